@@ -1,0 +1,157 @@
+// commscope-quickbench: one collective at one size, every algorithm side by side, plus the
+// machine's memcpy bandwidth for scale. A first look at a machine before the full
+// commscope-bench sweep; checks correctness before it times anything.
+//
+//   mpirun -np 2 build/bin/commscope-quickbench -s 64M -d f32
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commscope/collectives/check_data.hpp"
+#include "commscope/collectives/collectives.hpp"
+
+using namespace commscope;
+
+namespace {
+
+struct Options {
+  std::string size = "64M";
+  std::string type = "f32";
+  std::string op = "sum";
+  std::string coll = "allreduce";
+  std::vector<std::string> algos = {"mpi", "ring", "rhd", "tree"};
+  int iters = 20;
+  int warmup = 5;
+  std::size_t segment = std::size_t{1} << 20;
+};
+
+std::size_t parse_size(const std::string& s) {
+  std::size_t pos = 0;
+  const double v = std::stod(s, &pos);
+  const std::string suffix = s.substr(pos);
+  double mult = 1;
+  if (suffix == "K" || suffix == "k") mult = 1024;
+  else if (suffix == "M" || suffix == "m") mult = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "g") mult = 1024.0 * 1024 * 1024;
+  else if (!suffix.empty()) throw InvalidArgument("bad size '" + s + "' (use a number with an optional K, M or G)");
+  if (v < 0) throw InvalidArgument("bad size '" + s + "'");
+  return static_cast<std::size_t>(v * mult);
+}
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+double max_over_ranks(double v, MPI_Comm comm) {
+  double m = 0;
+  MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, comm);
+  return m;
+}
+
+int run(int argc, char** argv) {
+  Options o;
+  CLI::App app{"commscope-quickbench: time one collective with every algorithm and compare with memcpy"};
+  app.add_option("-s,--size", o.size, "array size in bytes (K, M, G suffixes; nccl-tests' size)")->capture_default_str();
+  app.add_option("-d,--type", o.type, "datatype: f32 f64 f16 bf16 i32 i64 u8")->capture_default_str();
+  app.add_option("-o,--op", o.op, "reduction: sum prod min max avg")->capture_default_str();
+  app.add_option("-c,--collective", o.coll, "allreduce allgather reducescatter reduce broadcast alltoall")
+      ->capture_default_str();
+  app.add_option("--algo", o.algos, "algorithms to time")->delimiter(',')->capture_default_str();
+  app.add_option("-n,--iters", o.iters, "timed iterations")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("-w,--warmup", o.warmup, "warm-up iterations")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--segment", o.segment, "ring pipeline segment (bytes)")->check(CLI::PositiveNumber)->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  CommOptions copts;
+  copts.algo.segment_bytes = o.segment;
+  Communicator comm(MPI_COMM_WORLD, copts);
+  const int p = comm.size(), r = comm.rank();
+  const DataType type = parse_datatype(o.type);
+  const ReduceOp op = parse_reduce_op(o.op);
+  const Collective coll = parse_collective(o.coll);
+  const std::size_t es = type_size(type);
+  const std::size_t bytes = parse_size(o.size);
+  // Per-call count such that the array (nccl-tests' size) is `bytes`.
+  const std::size_t per_rank_blocks = collective_bytes(coll, 1, type, p) / es;
+  const std::size_t count = bytes / es / per_rank_blocks;
+  const check::Spec spec{coll, type, op, count, 0, p, 42};
+  const std::size_t sbytes = check::send_elements(spec) * es, rbytes = check::recv_elements(spec) * es;
+  std::vector<std::byte> send(std::max<std::size_t>(sbytes, 1)), recv(std::max<std::size_t>(rbytes, 1));
+  check::fill_send(spec, r, send.data());
+  const double actual = static_cast<double>(collective_bytes(coll, count, type, p));
+
+  if (r == 0) {
+    std::printf("# commscope-quickbench: %s %s %s, %d ranks, %.0f bytes, %d iterations (+%d warm-up)\n",
+                o.coll.c_str(), o.type.c_str(), o.op.c_str(), p, actual, o.iters, o.warmup);
+    std::printf("# %-6s %12s %12s %12s %8s\n", "algo", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
+  }
+  int status = 0;
+  for (const std::string& name : o.algos) {
+    const Algorithm& algo = find_algorithm(name);
+    if (!algo.supports(coll)) {
+      if (r == 0) std::printf("  %-6s %12s\n", name.c_str(), "n/a");
+      continue;
+    }
+    const CollArgs args{coll, send.data(), recv.data(), count, type, op, 0};
+    // Correctness first: one checked call.
+    comm.run(args, algo);
+    unsigned long long wrong = check::check_recv(spec, r, recv.data()).wrong, total_wrong = 0;
+    MPI_Allreduce(&wrong, &total_wrong, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm.mpi_comm());
+    for (int i = 0; i < o.warmup; ++i) comm.run(args, algo);
+    comm.barrier();
+    const double t0 = now();
+    for (int i = 0; i < o.iters; ++i) comm.run(args, algo);
+    const double t = max_over_ranks((now() - t0) / o.iters, comm.mpi_comm());
+    const double algbw = actual / t / 1e9;
+    if (r == 0) {
+      std::printf("  %-6s %12.1f %12.3f %12.3f %8llu\n", name.c_str(), t * 1e6, algbw, algbw * busbw_factor(coll, p),
+                  total_wrong);
+    }
+    if (total_wrong) status = 1;
+  }
+
+  // memcpy of the same array, for scale: every rank at once (what the algorithms contend
+  // with), then rank 0 alone.
+  std::vector<std::byte> a(std::max<std::size_t>(bytes, 1), std::byte{1}), b(std::max<std::size_t>(bytes, 1));
+  auto time_memcpy = [&] {
+    std::memcpy(b.data(), a.data(), bytes);
+    const double t0 = now();
+    for (int i = 0; i < o.iters; ++i) std::memcpy(i % 2 ? a.data() : b.data(), i % 2 ? b.data() : a.data(), bytes);
+    return (now() - t0) / o.iters;
+  };
+  comm.barrier();
+  const double all = max_over_ranks(time_memcpy(), comm.mpi_comm());
+  comm.barrier();
+  const double alone = r == 0 ? time_memcpy() : 0;
+  comm.barrier();
+  if (r == 0) {
+    std::printf("  %-6s %12.1f %12.3f %12s %8s   (all %d ranks copying at once; GB/s per rank)\n", "memcpy",
+                all * 1e6, static_cast<double>(bytes) / all / 1e9, "-", "-", p);
+    std::printf("  %-6s %12.1f %12.3f %12s %8s   (rank 0 alone)\n", "memcpy", alone * 1e6,
+                static_cast<double>(bytes) / alone / 1e9, "-", "-");
+  }
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MpiRuntime mpi(argc, argv);
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::fprintf(stderr, "commscope-quickbench: rank %d: %s\n", rank, e.what());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+    return 2;
+  }
+}

@@ -1,0 +1,92 @@
+// The entry point of the collectives library: a communicator over an MPI communicator that
+// runs any collective with any algorithm, chosen by name at run time.
+//
+//   commscope::MpiRuntime mpi(argc, argv);             // MPI_Init / MPI_Finalize (RAII)
+//   commscope::Communicator world;                      // dup of MPI_COMM_WORLD
+//   world.allreduce(send, recv, n, DataType::f32, ReduceOp::sum, "ring");
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <string_view>
+
+#include "commscope/collectives/algorithm.hpp"
+#include "commscope/collectives/types.hpp"
+
+namespace commscope {
+
+class MpiTransport;
+
+// Initialises MPI (unless already initialised) and finalises it at scope exit if it did.
+class MpiRuntime {
+ public:
+  MpiRuntime(int& argc, char**& argv);
+  ~MpiRuntime();
+  MpiRuntime(const MpiRuntime&) = delete;
+  MpiRuntime& operator=(const MpiRuntime&) = delete;
+
+ private:
+  bool owns_ = false;
+};
+
+struct CommOptions {
+  AlgoOptions algo;
+  // Deadline of every point-to-point wait, seconds; <= 0 waits forever. The `mpi` algorithm
+  // calls blocking MPI collectives, which have no deadline (tools add a watchdog).
+  double timeout_s = 300;
+  // When more ranks share a node than it has cores available to them, waiting ranks sleep
+  // between polls instead of spinning (spinning would starve the ranks they wait for).
+  bool yield_when_oversubscribed = true;
+};
+
+class Communicator {
+ public:
+  // Duplicates `comm`. MPI must be initialised.
+  explicit Communicator(MPI_Comm comm = MPI_COMM_WORLD, CommOptions options = {});
+  ~Communicator();
+  Communicator(Communicator&&) noexcept;
+  Communicator& operator=(Communicator&&) noexcept;
+
+  // Ranks that share a node (MPI_COMM_TYPE_SHARED), same options.
+  Communicator split_by_node() const;
+
+  int rank() const;
+  int size() const;
+  MPI_Comm mpi_comm() const;
+  const CommOptions& options() const { return options_; }
+  Transport& transport();
+  // Ranks on this node and whether they outnumber the cores available to this process.
+  int local_size() const { return local_size_; }
+  bool oversubscribed() const;
+
+  // Collectives; `algo` is a name from algorithms() ("mpi", "ring", "tree", "rhd").
+  // Counts and in-place conventions: see CollArgs.
+  void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                 std::string_view algo = "mpi");
+  void allgather(const void* send, void* recv, std::size_t count, DataType type, std::string_view algo = "mpi");
+  void reducescatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                     std::string_view algo = "mpi");
+  void reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, int root,
+              std::string_view algo = "mpi");
+  void broadcast(const void* send, void* recv, std::size_t count, DataType type, int root,
+                 std::string_view algo = "mpi");
+  void alltoall(const void* send, void* recv, std::size_t count, DataType type, std::string_view algo = "mpi");
+
+  // Validate `args` (throws InvalidArgument / UnsupportedCollective) and run it.
+  void run(const CollArgs& args, const Algorithm& algo);
+  void run(const CollArgs& args, std::string_view algo) { run(args, find_algorithm(algo)); }
+
+  void barrier();
+
+ private:
+  std::unique_ptr<MpiTransport> transport_;
+  CommOptions options_;
+  int local_size_ = 1;
+};
+
+// Throws InvalidArgument describing the first problem with `args` on a communicator of
+// `nranks` ranks where this process is `rank`; the checks Communicator::run makes.
+void validate(const CollArgs& args, int rank, int nranks);
+
+}  // namespace commscope

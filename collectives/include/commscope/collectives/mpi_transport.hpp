@@ -1,0 +1,71 @@
+// Transport over an MPI communicator, for host buffers.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commscope/collectives/transport.hpp"
+
+namespace commscope {
+
+class MpiTransport final : public Transport {
+ public:
+  // Duplicates `comm` (library traffic never mixes with the caller's) and makes MPI errors on
+  // it return codes, which the transport turns into TransportError. timeout_s <= 0: no deadline.
+  MpiTransport(MPI_Comm comm, double timeout_s);
+  ~MpiTransport() override;
+  MpiTransport(const MpiTransport&) = delete;
+  MpiTransport& operator=(const MpiTransport&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void post_send(const void* buf, std::size_t bytes, int peer) override;
+  void post_recv(void* buf, std::size_t bytes, int peer) override;
+  void wait() override;
+  void reduce(void* dst, const void* a, const void* b, std::size_t count, DataType type, ReduceOp op) override;
+  void copy(void* dst, const void* src, std::size_t bytes) override;
+  void divide(void* buf, std::size_t count, DataType type, int divisor) override;
+  void* scratch(int slot, std::size_t bytes) override;
+  void set_context(std::string what) override { context_ = std::move(what); }
+
+  // The duplicated communicator, for algorithms that call MPI collectives directly.
+  MPI_Comm comm() const { return comm_; }
+  const std::string& context() const { return context_; }
+  double timeout_s() const { return timeout_s_; }
+  // Sleep briefly between polls after a short spin: for more ranks than cores, where a
+  // spinning rank steals the core of the rank it waits for. Off by default (pure spinning).
+  void set_yield_when_idle(bool on) { yield_when_idle_ = on; }
+
+ private:
+  void post(bool is_send, void* buf, std::size_t bytes, int peer);
+
+  struct Pending {
+    int peer;
+    bool is_send;
+    std::size_t bytes;
+  };
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  double timeout_s_;
+  bool yield_when_idle_ = false;
+  std::string context_;
+  std::vector<MPI_Request> requests_;
+  std::vector<Pending> pending_;
+  struct Scratch {
+    std::unique_ptr<std::byte[]> data;  // uninitialised: scratch is always written before read
+    std::size_t bytes = 0;
+  };
+  std::array<Scratch, kScratchSlots> scratch_;
+};
+
+// Throws TransportError naming the call, file:line and MPI's error string when rc != MPI_SUCCESS.
+void check_mpi(int rc, const char* call, const char* file, int line);
+#define COMMSCOPE_MPI_CHECK(call) ::commscope::check_mpi((call), #call, __FILE__, __LINE__)
+
+}  // namespace commscope

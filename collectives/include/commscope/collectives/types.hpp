@@ -1,0 +1,53 @@
+// Datatypes, reduction operations and collectives: the vocabulary shared by the library,
+// the benchmarks and the result files.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace commscope {
+
+enum class DataType : std::uint8_t { f32, f64, f16, bf16, i32, i64, u8 };
+enum class ReduceOp : std::uint8_t { sum, prod, min, max, avg };
+enum class Collective : std::uint8_t { allreduce, allgather, reducescatter, reduce, broadcast, alltoall };
+
+inline constexpr std::array kAllDataTypes = {DataType::f32, DataType::f64, DataType::f16, DataType::bf16,
+                                             DataType::i32, DataType::i64, DataType::u8};
+inline constexpr std::array kAllReduceOps = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max,
+                                             ReduceOp::avg};
+inline constexpr std::array kAllCollectives = {Collective::allreduce, Collective::allgather,
+                                               Collective::reducescatter, Collective::reduce,
+                                               Collective::broadcast, Collective::alltoall};
+
+// Bytes of one element.
+std::size_t type_size(DataType t);
+bool is_floating(DataType t);
+
+std::string_view to_string(DataType t);
+std::string_view to_string(ReduceOp op);
+std::string_view to_string(Collective c);
+
+// Parse a name as printed by to_string; throw UnknownName listing the valid names.
+DataType parse_datatype(std::string_view name);
+ReduceOp parse_reduce_op(std::string_view name);
+Collective parse_collective(std::string_view name);
+
+// True for the collectives that combine values with a ReduceOp.
+bool is_reducing(Collective c);
+// True for the collectives that take a root rank.
+bool is_rooted(Collective c);
+
+// nccl-tests' bus-bandwidth factor: busbw = algbw * factor, for n ranks.
+// allreduce 2(n-1)/n; allgather, reducescatter, alltoall (n-1)/n; reduce, broadcast 1.
+double busbw_factor(Collective c, int nranks);
+
+// Total bytes of the array a collective is measured on (nccl-tests' "size"):
+// allreduce/reduce/broadcast: count elements; allgather: recv side (count * n);
+// reducescatter: send side (count * n); alltoall: count * n per rank.
+// `count` is the per-call count as passed to Communicator (see communicator.hpp).
+std::size_t collective_bytes(Collective c, std::size_t count, DataType t, int nranks);
+
+}  // namespace commscope

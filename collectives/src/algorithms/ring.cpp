@@ -1,0 +1,226 @@
+// Ring algorithms (bandwidth-optimal, latency linear in p), pipelined in segments.
+//   allreduce:     ring reduce-scatter + ring allgather   2(p-1)a + 2(p-1)/p nB + (p-1)/p nG
+//   reducescatter: ring                                  (p-1)a + (p-1)/p n(B+G)
+//   allgather:     ring                                  (p-1)a + (p-1)/p nB
+//   reduce:        pipelined chain ending at the root    (p-2+k)(a + n/k (B+G)), k segments
+//   broadcast:     pipelined chain starting at the root  (p-2+k)(a + n/k B)
+//   alltoall:      pairwise exchange, p-1 steps          (p-1)a + (p-1)/p nB
+#include <algorithm>
+#include <cmath>
+
+#include "common.hpp"
+
+namespace commscope {
+namespace {
+
+using detail::Blocks;
+using detail::Buf;
+
+std::size_t segment_elems(const AlgoOptions& o, std::size_t esize) {
+  return std::max<std::size_t>(1, o.segment_bytes / esize);
+}
+
+// One ring reduce-scatter step, pipelined: send `slen` elements at `sbuf` to `to`, receive
+// `rlen` elements from `from` and store dst = local op received. The receive of segment j+1
+// is in flight while segment j is reduced (double-buffered scratch slots 0 and 1).
+void exchange_reduce(Transport& t, const CollArgs& a, const AlgoOptions& o, Buf sbuf, std::size_t slen, int to,
+                     Buf local, Buf dst, std::size_t rlen, int from) {
+  const std::size_t seg = segment_elems(o, sbuf.esize);
+  const std::size_t ns = (slen + seg - 1) / seg, nr = (rlen + seg - 1) / seg, nmax = std::max(ns, nr);
+  const std::size_t tmp_elems = std::min(seg, rlen);
+  Buf tmp[2] = {{t.scratch(0, sbuf.bytes(tmp_elems)), sbuf.esize}, {t.scratch(1, sbuf.bytes(tmp_elems)), sbuf.esize}};
+  auto seg_len = [&](std::size_t len, std::size_t j) { return std::min(seg, len - j * seg); };
+  auto post = [&](std::size_t j) {
+    if (j < nr) t.post_recv(tmp[j & 1].base, sbuf.bytes(seg_len(rlen, j)), from);
+    if (j < ns) t.post_send(sbuf.at(j * seg), sbuf.bytes(seg_len(slen, j)), to);
+  };
+  post(0);
+  for (std::size_t j = 0; j < nmax; ++j) {
+    t.wait();  // segment j has arrived (and segment j-1's reduction is done)
+    if (j + 1 < nmax) post(j + 1);
+    if (j < nr) t.reduce(dst.at(j * seg), local.at(j * seg), tmp[j & 1].base, seg_len(rlen, j), a.type, a.op);
+  }
+}
+
+// Ring reduce-scatter over `blocks` of `in`, leaving rank r's fully reduced block r at
+// block_dst(r, last step). block_dst(b, step) says where the partial result of block b
+// received at `step` is kept; the next step sends it on.
+template <typename BlockDst>
+void ring_reduce_scatter(Transport& t, const CollArgs& a, const AlgoOptions& o, Buf in, const Blocks& blocks,
+                         BlockDst block_dst) {
+  const int p = t.size(), r = t.rank();
+  const int right = (r + 1) % p, left = (r - 1 + p) % p;
+  Buf prev{};  // where the block received last step was reduced into
+  for (int s = 0; s < p - 1; ++s) {
+    const int sb = ((r - s - 1) % p + p) % p;  // block sent at this step
+    const int rb = ((r - s - 2) % p + p) % p;  // block received and reduced at this step
+    Buf src = s == 0 ? Buf{in.at(blocks.offset(sb)), in.esize} : prev;
+    Buf dst = block_dst(rb, s);
+    exchange_reduce(t, a, o, src, blocks.size(sb), right, Buf{in.at(blocks.offset(rb)), in.esize}, dst,
+                    blocks.size(rb), left);
+    prev = dst;
+  }
+}
+
+// Ring allgather of `blocks` in place in `buf`, where rank r already holds block r.
+void ring_allgather(Transport& t, Buf buf, const Blocks& blocks) {
+  const int p = t.size(), r = t.rank();
+  const int right = (r + 1) % p, left = (r - 1 + p) % p;
+  for (int s = 0; s < p - 1; ++s) {
+    const int sb = ((r - s) % p + p) % p, rb = ((r - s - 1) % p + p) % p;
+    t.sendrecv(buf.at(blocks.offset(sb)), buf.bytes(blocks.size(sb)), right, buf.at(blocks.offset(rb)),
+               buf.bytes(blocks.size(rb)), left);
+  }
+}
+
+void allreduce(Transport& t, const CollArgs& a, const AlgoOptions& o) {
+  const std::size_t es = type_size(a.type);
+  const int p = t.size(), r = t.rank();
+  Buf in = detail::cbuf(a.send, es), out{a.recv, es};
+  const Blocks blocks{a.count, p};
+  if (p == 1) {
+    t.copy(out.base, in.base, out.bytes(a.count));
+  } else {
+    ring_reduce_scatter(t, a, o, in, blocks, [&](int b, int) { return Buf{out.at(blocks.offset(b)), es}; });
+  }
+  if (a.op == ReduceOp::avg) t.divide(out.at(blocks.offset(r)), blocks.size(r), a.type, p);
+  ring_allgather(t, out, blocks);
+}
+
+void reducescatter(Transport& t, const CollArgs& a, const AlgoOptions& o) {
+  const std::size_t es = type_size(a.type);
+  const int p = t.size();
+  Buf in = detail::cbuf(a.send, es), out{a.recv, es};
+  const Blocks blocks{a.count * static_cast<std::size_t>(p), p};
+  if (p == 1) {
+    t.copy(out.base, in.base, out.bytes(a.count));
+  } else {
+    // Intermediate blocks alternate between scratch slots 2 and 3; the last one is ours.
+    Buf acc[2] = {{t.scratch(2, out.bytes(a.count)), es}, {t.scratch(3, out.bytes(a.count)), es}};
+    ring_reduce_scatter(t, a, o, in, blocks, [&](int, int s) { return s == p - 2 ? out : acc[s & 1]; });
+  }
+  if (a.op == ReduceOp::avg) t.divide(out.base, a.count, a.type, p);
+}
+
+void allgather(Transport& t, const CollArgs& a) {
+  const std::size_t es = type_size(a.type);
+  const int p = t.size(), r = t.rank();
+  Buf out{a.recv, es};
+  const Blocks blocks{a.count * static_cast<std::size_t>(p), p};
+  t.copy(out.at(blocks.offset(r)), a.send, out.bytes(a.count));
+  ring_allgather(t, out, blocks);
+}
+
+// Chain root <- 1 <- 2 <- ... <- p-1 in relative ranks, one segment at a time.
+void reduce(Transport& t, const CollArgs& a, const AlgoOptions& o) {
+  const std::size_t es = type_size(a.type);
+  const detail::RankMap map{t.size(), a.root};
+  const int p = t.size(), v = map.rel(t.rank());
+  Buf in = detail::cbuf(a.send, es), out{a.recv, es};
+  if (p == 1) {
+    t.copy(out.base, in.base, out.bytes(a.count));
+  } else {
+    const std::size_t seg = segment_elems(o, es), nseg = (a.count + seg - 1) / seg;
+    const std::size_t seg_cap = std::min(seg, a.count);
+    Buf tmp[2] = {{t.scratch(0, in.bytes(seg_cap)), es}, {t.scratch(1, in.bytes(seg_cap)), es}};
+    Buf acc[2] = {{t.scratch(2, in.bytes(seg_cap)), es}, {t.scratch(3, in.bytes(seg_cap)), es}};
+    const int from = map.real(v + 1), to = map.real(v - 1 + p);
+    for (std::size_t j = 0; j < nseg; ++j) {
+      const std::size_t len = std::min(seg, a.count - j * seg);
+      if (v < p - 1) t.post_recv(tmp[j & 1].base, in.bytes(len), from);
+      t.wait();  // segment j in, segment j-1 out
+      const void* result = in.at(j * seg);
+      if (v < p - 1) {
+        void* dst = v == 0 ? out.at(j * seg) : acc[j & 1].base;
+        t.reduce(dst, in.at(j * seg), tmp[j & 1].base, len, a.type, a.op);
+        result = dst;
+      }
+      if (v > 0) t.post_send(result, in.bytes(len), to);
+    }
+    t.wait();
+  }
+  if (v == 0 && a.op == ReduceOp::avg) t.divide(out.base, a.count, a.type, p);
+}
+
+// Chain root -> 1 -> 2 -> ... -> p-1 in relative ranks, one segment at a time.
+void broadcast(Transport& t, const CollArgs& a, const AlgoOptions& o) {
+  const std::size_t es = type_size(a.type);
+  const detail::RankMap map{t.size(), a.root};
+  const int p = t.size(), v = map.rel(t.rank());
+  Buf out{a.recv, es};
+  if (v == 0) t.copy(out.base, a.send, out.bytes(a.count));
+  const std::size_t seg = segment_elems(o, es), nseg = (a.count + seg - 1) / seg;
+  for (std::size_t j = 0; j < nseg; ++j) {
+    const std::size_t len = std::min(seg, a.count - j * seg);
+    if (v > 0) {
+      t.post_recv(out.at(j * seg), out.bytes(len), map.real(v - 1));
+      t.wait();  // segment j in, segment j-1 forwarded
+    }
+    if (v < p - 1) t.post_send(out.at(j * seg), out.bytes(len), map.real(v + 1));
+  }
+  t.wait();
+}
+
+// Pairwise exchange: at step s rank r swaps blocks with peer (s - r) mod p, which picks r
+// back, so the exchange also works in place (through a scratch block).
+void alltoall(Transport& t, const CollArgs& a) {
+  const std::size_t es = type_size(a.type);
+  const int p = t.size(), r = t.rank();
+  Buf in = detail::cbuf(a.send, es), out{a.recv, es};
+  const bool in_place = a.send == a.recv;
+  const std::size_t blk = a.count;
+  Buf tmp{in_place ? t.scratch(0, out.bytes(blk)) : nullptr, es};
+  for (int s = 0; s < p; ++s) {
+    const int peer = ((s - r) % p + p) % p;
+    const std::size_t off = static_cast<std::size_t>(peer) * blk;
+    if (peer == r) {
+      t.copy(out.at(off), in.at(off), out.bytes(blk));
+    } else if (in_place) {
+      t.sendrecv(in.at(off), in.bytes(blk), peer, tmp.base, tmp.bytes(blk), peer);
+      t.copy(out.at(off), tmp.base, out.bytes(blk));
+    } else {
+      t.sendrecv(in.at(off), in.bytes(blk), peer, out.at(off), out.bytes(blk), peer);
+    }
+  }
+}
+
+class RingAlgorithm final : public Algorithm {
+ public:
+  std::string_view name() const override { return "ring"; }
+  std::string_view description() const override {
+    return "ring reduce-scatter/allgather, pipelined chain reduce/broadcast, pairwise alltoall";
+  }
+  bool supports(Collective) const override { return true; }
+  void run(Transport& t, const CollArgs& a, const AlgoOptions& o) const override {
+    switch (a.coll) {
+      case Collective::allreduce: return allreduce(t, a, o);
+      case Collective::reducescatter: return reducescatter(t, a, o);
+      case Collective::allgather: return allgather(t, a);
+      case Collective::reduce: return reduce(t, a, o);
+      case Collective::broadcast: return broadcast(t, a, o);
+      case Collective::alltoall: return alltoall(t, a);
+    }
+  }
+  std::optional<Cost> cost(Collective c, int p, double n, const AlgoOptions& o) const override {
+    const double q = p, f = (q - 1) / q;
+    const double k = std::max(1.0, std::ceil(n / static_cast<double>(o.segment_bytes)));  // chain segments
+    switch (c) {
+      case Collective::allreduce: return Cost{2 * (q - 1), 2 * f, f};
+      case Collective::reducescatter: return Cost{q - 1, f, f};
+      case Collective::allgather:
+      case Collective::alltoall: return Cost{q - 1, f, 0};
+      case Collective::reduce: return p == 1 ? Cost{} : Cost{q - 2 + k, (q - 2 + k) / k, (q - 2 + k) / k};
+      case Collective::broadcast: return p == 1 ? Cost{} : Cost{q - 2 + k, (q - 2 + k) / k, 0};
+    }
+    return std::nullopt;
+  }
+};
+
+}  // namespace
+
+const Algorithm& ring_algorithm() {
+  static const RingAlgorithm instance;
+  return instance;
+}
+
+}  // namespace commscope

@@ -1,0 +1,274 @@
+#include "commscope/collectives/check_data.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "commscope/collectives/half.hpp"
+
+namespace commscope::check {
+namespace {
+
+// Cheap per-element hash of (seed, stream, index): one multiply-xorshift round. Checking a
+// 16 MiB array hashes millions of elements per rank, so this is kept to a few cycles.
+std::uint64_t hash(std::uint64_t seed, std::uint64_t stream, std::uint64_t g) {
+  std::uint64_t x = (g + 1) * 0x9e3779b97f4a7c15ull ^ (seed + stream * 0xd1b54a32d192ed03ull);
+  x = (x ^ (x >> 29)) * 0xbf58476d1ce4e5b9ull;
+  return x ^ (x >> 32);
+}
+// Uniform in [0, n) from the hash's high bits, without a division.
+std::uint64_t below(std::uint64_t h, std::uint64_t n) { return ((h >> 32) * n) >> 32; }
+
+// Largest integer magnitude every partial sum may reach and stay exact.
+double exact_limit(DataType t) {
+  switch (t) {
+    case DataType::f16: return 2048;
+    case DataType::bf16: return 256;
+    case DataType::f32: return 16777216.0;
+    case DataType::f64: return 9007199254740992.0;
+    case DataType::i32: return 2147483647.0;
+    case DataType::i64: return 9.2e18;
+    // Not 'modulo 256': Open MPI 4.1's AVX reduction saturates 8-bit sums (ompi #8045), so
+    // no u8 result may overflow.
+    case DataType::u8: return 255;
+  }
+  return 0;
+}
+// Largest power-of-two exponent a product may reach.
+int max_exponent(DataType t) {
+  switch (t) {
+    case DataType::f16: return 15;
+    case DataType::i32: return 30;
+    case DataType::i64: return 62;
+    case DataType::u8: return 7;
+    default: return 62;  // the reference product is computed in 64-bit integers
+  }
+}
+
+// The value generator of one Spec, with the rank-dependent parts precomputed.
+struct Gen {
+  Spec s;
+  bool reducing;
+  long long base_max = 0, delta_max = 0;  // sum/avg/min/max: v = base(g) + delta(q)
+  int twos = 0;                            // prod: how many ranks contribute a factor 2
+  bool threes = false;                     // prod, u8: per-element factor in {1, 3}
+
+  explicit Gen(const Spec& spec) : s(spec), reducing(is_reducing(spec.coll)) {
+    const double cap = std::floor(exact_limit(s.type) / std::max(1, s.nranks));
+    base_max = static_cast<long long>(std::min(cap / 2, 1000.0));
+    delta_max = static_cast<long long>(std::min(cap - static_cast<double>(base_max), 16.0));
+    twos = std::min(max_exponent(s.type) - 1, (s.nranks + 2) / 4);
+    // u8 products: a per-element factor 3 only while 3^n * 2^twos stays below 256.
+    threes = s.type == DataType::u8 && std::pow(3.0, s.nranks) * std::ldexp(1.0, twos) <= 255;
+  }
+  bool is_unsigned() const { return s.type == DataType::u8; }
+  long long base(std::size_t g) const {
+    const std::uint64_t h = hash(s.seed, 0, g);
+    if (is_unsigned()) return static_cast<long long>(below(h, static_cast<std::uint64_t>(base_max + 1)));
+    return static_cast<long long>(below(h, static_cast<std::uint64_t>(2 * base_max + 1))) - base_max;
+  }
+  long long delta(int q) const { return q % (delta_max + 1); }
+  long long sign(std::size_t g) const {  // prod: per-element factor
+    const bool odd = hash(s.seed, 1, g) >> 63;
+    if (is_unsigned()) return odd && threes ? 3 : 1;
+    return odd ? -1 : 1;
+  }
+  long long factor(int q) const {  // prod: per-rank factor
+    if (q % 4 == 1 && q / 4 < twos) return 2;
+    if (q % 4 == 3) return is_unsigned() ? 1 : -1;
+    return 1;
+  }
+  // Input element g of rank q.
+  long long input(int q, std::size_t g) const {
+    if (!reducing) return static_cast<long long>(below(hash(s.seed, static_cast<std::uint64_t>(q) + 2, g), 200));
+    if (s.op == ReduceOp::prod) return sign(g) * factor(q);
+    return base(g) + delta(q);
+  }
+};
+
+// Reduced value over all ranks of element g, exact (integer) before avg's division.
+struct Reference {
+  const Gen& gen;
+  long long delta_sum = 0, delta_min = 0, delta_max = 0;
+  unsigned long long factor_prod = 1;  // wraps: integer products are modular anyway
+  explicit Reference(const Gen& g) : gen(g) {
+    delta_min = std::numeric_limits<long long>::max();
+    delta_max = std::numeric_limits<long long>::min();
+    for (int q = 0; q < g.s.nranks; ++q) {
+      delta_sum += g.delta(q);
+      delta_min = std::min(delta_min, g.delta(q));
+      delta_max = std::max(delta_max, g.delta(q));
+      factor_prod *= static_cast<unsigned long long>(g.factor(q));
+    }
+  }
+  // Exact integer result (modular for prod), before avg's division.
+  long long combined(std::size_t g) const {
+    const long long n = gen.s.nranks;
+    switch (gen.s.op) {
+      case ReduceOp::sum:
+      case ReduceOp::avg: return n * gen.base(g) + delta_sum;
+      case ReduceOp::min: return gen.base(g) + delta_min;
+      case ReduceOp::max: return gen.base(g) + delta_max;
+      case ReduceOp::prod: {
+        unsigned long long sp = 1;
+        const auto sg = static_cast<unsigned long long>(gen.sign(g));
+        for (long long i = 0; i < n; ++i) sp *= sg;  // |sign| is 1 or 3: cheap even for many ranks
+        return static_cast<long long>(sp * factor_prod);
+      }
+    }
+    return 0;
+  }
+};
+
+// Per-type storage and conversions; check loops are instantiated per type so that the
+// per-element work has no type dispatch in it.
+template <typename S>
+struct Native {
+  using storage = S;
+  static S from_int(long long v) {
+    // Integers wrap as the reduction kernels wrap (through the unsigned type).
+    if constexpr (std::is_integral_v<S>) return static_cast<S>(static_cast<std::make_unsigned_t<S>>(v));
+    else return static_cast<S>(v);
+  }
+  static double to_double(S v) { return static_cast<double>(v); }
+};
+struct F16 {
+  using storage = std::uint16_t;
+  static std::uint16_t from_int(long long v) { return f32_to_f16(static_cast<float>(v)); }
+  static double to_double(std::uint16_t v) { return f16_to_f32(v); }
+};
+struct BF16 {
+  using storage = std::uint16_t;
+  static std::uint16_t from_int(long long v) { return f32_to_bf16(static_cast<float>(v)); }
+  static double to_double(std::uint16_t v) { return bf16_to_f32(v); }
+};
+
+template <typename Fn>
+decltype(auto) with_type(DataType t, Fn&& fn) {
+  switch (t) {
+    case DataType::f32: return fn(Native<float>{}, true);
+    case DataType::f64: return fn(Native<double>{}, true);
+    case DataType::f16: return fn(F16{}, true);
+    case DataType::bf16: return fn(BF16{}, true);
+    case DataType::i32: return fn(Native<std::int32_t>{}, false);
+    case DataType::i64: return fn(Native<std::int64_t>{}, false);
+    case DataType::u8: return fn(Native<std::uint8_t>{}, false);
+  }
+  return fn(Native<float>{}, true);
+}
+
+// Compare output elements with their exact (integer) expected values, plus avg's division.
+template <typename Tr, bool kFloat>
+struct Checker {
+  const Spec& s;
+  const typename Tr::storage* out;
+  double tol;
+  Result r;
+  void expect(std::size_t i, long long exact, bool divide) {
+    if constexpr (kFloat) {
+      const double ref = divide ? static_cast<double>(exact) / s.nranks : static_cast<double>(exact);
+      const double got = Tr::to_double(out[i]);
+      if (!(std::fabs(got - ref) <= tol * std::max(1.0, std::fabs(ref)))) miss(i, ref, got);
+    } else {
+      auto want = Tr::from_int(exact);
+      if (divide) want = static_cast<typename Tr::storage>(want / s.nranks);
+      if (out[i] != want) miss(i, static_cast<double>(want), static_cast<double>(out[i]));
+    }
+  }
+  void miss(std::size_t i, double want, double got) {
+    if (r.wrong++ == 0) r = Result{1, i, want, got};
+  }
+};
+
+}  // namespace
+
+std::size_t send_elements(const Spec& s) {
+  switch (s.coll) {
+    case Collective::reducescatter:
+    case Collective::alltoall: return s.count * static_cast<std::size_t>(s.nranks);
+    default: return s.count;
+  }
+}
+
+std::size_t recv_elements(const Spec& s) {
+  switch (s.coll) {
+    case Collective::allgather:
+    case Collective::alltoall: return s.count * static_cast<std::size_t>(s.nranks);
+    default: return s.count;
+  }
+}
+
+double tolerance(DataType t) {
+  switch (t) {
+    case DataType::f32: return 0x1p-23;
+    case DataType::f64: return 0x1p-52;
+    case DataType::f16: return 0x1p-10;
+    case DataType::bf16: return 0x1p-7;
+    default: return 0;
+  }
+}
+
+void fill_send(const Spec& s, int rank, void* send) {
+  const Gen gen(s);
+  const std::size_t n = send_elements(s);
+  with_type(s.type, [&](auto tr, bool) {
+    using Tr = decltype(tr);
+    auto* p = static_cast<typename Tr::storage*>(send);
+    for (std::size_t g = 0; g < n; ++g) p[g] = Tr::from_int(gen.input(rank, g));
+  });
+}
+
+std::size_t check_send_unchanged(const Spec& s, int rank, const void* send) {
+  const std::size_t es = type_size(s.type), bytes = send_elements(s) * es;
+  const auto expect = std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(bytes, 1));
+  fill_send(s, rank, expect.get());
+  const auto* got = static_cast<const std::byte*>(send);
+  if (std::memcmp(expect.get(), got, bytes) == 0) return 0;
+  std::size_t wrong = 0;
+  for (std::size_t off = 0; off < bytes; off += es) wrong += std::memcmp(expect.get() + off, got + off, es) != 0;
+  return wrong;
+}
+
+Result check_recv(const Spec& s, int rank, const void* recv) {
+  if (s.coll == Collective::reduce && rank != s.root) return {};
+  return with_type(s.type, [&](auto tr, bool floating) {
+    using Tr = decltype(tr);
+    const Gen gen(s);
+    const std::size_t n = s.count;
+    const bool avg = s.op == ReduceOp::avg;
+    const auto* out = static_cast<const typename Tr::storage*>(recv);
+    auto run = [&](auto c) {
+      switch (s.coll) {
+        case Collective::reduce:
+        case Collective::allreduce:
+        case Collective::reducescatter: {
+          const Reference ref(gen);
+          const std::size_t off = s.coll == Collective::reducescatter ? n * static_cast<std::size_t>(rank) : 0;
+          for (std::size_t i = 0; i < n; ++i) c.expect(i, ref.combined(off + i), avg);
+          break;
+        }
+        case Collective::broadcast:
+          for (std::size_t i = 0; i < n; ++i) c.expect(i, gen.input(s.root, i), false);
+          break;
+        case Collective::allgather:
+          for (int q = 0; q < s.nranks; ++q)
+            for (std::size_t i = 0; i < n; ++i) c.expect(static_cast<std::size_t>(q) * n + i, gen.input(q, i), false);
+          break;
+        case Collective::alltoall:
+          for (int q = 0; q < s.nranks; ++q)
+            for (std::size_t i = 0; i < n; ++i)
+              c.expect(static_cast<std::size_t>(q) * n + i, gen.input(q, static_cast<std::size_t>(rank) * n + i), false);
+          break;
+      }
+      return c.r;
+    };
+    return floating ? run(Checker<Tr, true>{s, out, tolerance(s.type), {}})
+                    : run(Checker<Tr, false>{s, out, 0.0, {}});
+  });
+}
+
+}  // namespace commscope::check

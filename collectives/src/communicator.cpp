@@ -1,0 +1,174 @@
+#include "commscope/collectives/communicator.hpp"
+
+#include <sched.h>
+
+#include <cstdint>
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include "commscope/collectives/error.hpp"
+#include "commscope/collectives/mpi_transport.hpp"
+
+namespace commscope {
+
+MpiRuntime::MpiRuntime(int& argc, char**& argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    COMMSCOPE_MPI_CHECK(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided));
+    owns_ = true;
+  }
+}
+
+MpiRuntime::~MpiRuntime() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (owns_ && !finalized) MPI_Finalize();
+}
+
+Communicator::Communicator(MPI_Comm comm, CommOptions options)
+    : transport_(std::make_unique<MpiTransport>(comm, options.timeout_s)), options_(options) {
+  if (options_.algo.segment_bytes == 0) throw InvalidArgument("segment size must be at least 1 byte");
+  MPI_Comm node = MPI_COMM_NULL;
+  COMMSCOPE_MPI_CHECK(MPI_Comm_split_type(transport_->comm(), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  MPI_Comm_size(node, &local_size_);
+  MPI_Comm_free(&node);
+  transport_->set_yield_when_idle(options_.yield_when_oversubscribed && oversubscribed());
+}
+
+bool Communicator::oversubscribed() const {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  return local_size_ > cpus;
+}
+
+Communicator::~Communicator() = default;
+Communicator::Communicator(Communicator&&) noexcept = default;
+Communicator& Communicator::operator=(Communicator&&) noexcept = default;
+
+Communicator Communicator::split_by_node() const {
+  MPI_Comm node = MPI_COMM_NULL;
+  COMMSCOPE_MPI_CHECK(MPI_Comm_split_type(transport_->comm(), MPI_COMM_TYPE_SHARED, rank(), MPI_INFO_NULL, &node));
+  Communicator result(node, options_);
+  MPI_Comm_free(&node);
+  return result;
+}
+
+int Communicator::rank() const { return transport_->rank(); }
+int Communicator::size() const { return transport_->size(); }
+MPI_Comm Communicator::mpi_comm() const { return transport_->comm(); }
+Transport& Communicator::transport() { return *transport_; }
+
+void Communicator::barrier() { COMMSCOPE_MPI_CHECK(MPI_Barrier(transport_->comm())); }
+
+namespace {
+
+[[noreturn]] void invalid(const CollArgs& a, const std::string& what) {
+  throw InvalidArgument(std::string(to_string(a.coll)) + ": " + what);
+}
+
+bool overlaps(const void* p, std::size_t pn, const void* q, std::size_t qn) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p), b = reinterpret_cast<std::uintptr_t>(q);
+  return pn > 0 && qn > 0 && a < b + qn && b < a + pn;
+}
+
+}  // namespace
+
+void validate(const CollArgs& a, int rank, int nranks) {
+  bool known_type = false, known_op = false, known_coll = false;
+  for (DataType t : kAllDataTypes) known_type |= t == a.type;
+  for (ReduceOp o : kAllReduceOps) known_op |= o == a.op;
+  for (Collective c : kAllCollectives) known_coll |= c == a.coll;
+  if (!known_coll) throw InvalidArgument("invalid collective value " + std::to_string(static_cast<int>(a.coll)));
+  if (!known_type) invalid(a, "invalid datatype value " + std::to_string(static_cast<int>(a.type)));
+  if (is_reducing(a.coll) && !known_op) invalid(a, "invalid reduction op value " + std::to_string(static_cast<int>(a.op)));
+  if (is_rooted(a.coll) && (a.root < 0 || a.root >= nranks)) {
+    invalid(a, "root " + std::to_string(a.root) + " out of range [0, " + std::to_string(nranks) + ")");
+  }
+  // Bytes of each side; the blocked collectives hold count * nranks elements on one side.
+  const std::size_t es = type_size(a.type);
+  const bool blocked = a.coll == Collective::allgather || a.coll == Collective::reducescatter ||
+                       a.coll == Collective::alltoall;
+  const std::size_t max_elems = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / es /
+                                static_cast<std::size_t>(blocked ? nranks : 1);
+  if (a.count > max_elems) {
+    std::ostringstream os;
+    os << "count overflow: " << a.count << " elements of " << to_string(a.type)
+       << (blocked ? " x " + std::to_string(nranks) + " ranks" : std::string()) << " exceed the address space";
+    invalid(a, os.str());
+  }
+  if (a.count == 0) return;
+  const std::size_t n = a.count * es, big = n * static_cast<std::size_t>(nranks);
+  std::size_t send_bytes = n, recv_bytes = n;
+  bool need_send = true, need_recv = true;
+  switch (a.coll) {
+    case Collective::allgather: recv_bytes = big; break;
+    case Collective::reducescatter: send_bytes = big; break;
+    case Collective::alltoall: send_bytes = recv_bytes = big; break;
+    case Collective::reduce: need_recv = rank == a.root; break;
+    case Collective::broadcast: need_send = rank == a.root; break;
+    case Collective::allreduce: break;
+  }
+  if (need_send && !a.send) invalid(a, "send buffer is null with count " + std::to_string(a.count));
+  if (need_recv && !a.recv) invalid(a, "recv buffer is null with count " + std::to_string(a.count));
+  if (!need_send || !need_recv) return;
+  // Buffers either do not overlap or are exactly in place (NCCL's conventions).
+  const auto* s = static_cast<const std::byte*>(a.send);
+  const auto* r = static_cast<const std::byte*>(a.recv);
+  const std::size_t off = n * static_cast<std::size_t>(rank);
+  const bool in_place = a.coll == Collective::allgather       ? s == r + off
+                        : a.coll == Collective::reducescatter ? r == s + off
+                                                              : s == r;
+  if (!in_place && overlaps(s, send_bytes, r, recv_bytes)) {
+    invalid(a, "send and recv buffers overlap without being the in-place layout");
+  }
+}
+
+void Communicator::run(const CollArgs& args, const Algorithm& algo) {
+  validate(args, rank(), size());
+  if (!algo.supports(args.coll)) {
+    std::string have;
+    for (const Algorithm* a : algorithms()) {
+      if (a->supports(args.coll)) have += (have.empty() ? "" : ", ") + std::string(a->name());
+    }
+    throw UnsupportedCollective("algorithm '" + std::string(algo.name()) + "' has no " +
+                                std::string(to_string(args.coll)) + " (algorithms with " +
+                                std::string(to_string(args.coll)) + ": " + have + ")");
+  }
+  if (args.count == 0) return;  // every rank passes the same count, so every rank returns here
+  std::ostringstream what;
+  what << to_string(args.coll) << " " << algo.name() << " " << to_string(args.type);
+  if (is_reducing(args.coll)) what << " " << to_string(args.op);
+  if (is_rooted(args.coll)) what << " root " << args.root;
+  what << " " << collective_bytes(args.coll, args.count, args.type, size()) << " B";
+  transport_->set_context(what.str());
+  algo.run(*transport_, args, options_.algo);
+}
+
+void Communicator::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                             std::string_view algo) {
+  run({Collective::allreduce, send, recv, count, type, op, 0}, algo);
+}
+void Communicator::allgather(const void* send, void* recv, std::size_t count, DataType type, std::string_view algo) {
+  run({Collective::allgather, send, recv, count, type, ReduceOp::sum, 0}, algo);
+}
+void Communicator::reducescatter(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
+                                 std::string_view algo) {
+  run({Collective::reducescatter, send, recv, count, type, op, 0}, algo);
+}
+void Communicator::reduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op, int root,
+                          std::string_view algo) {
+  run({Collective::reduce, send, recv, count, type, op, root}, algo);
+}
+void Communicator::broadcast(const void* send, void* recv, std::size_t count, DataType type, int root,
+                             std::string_view algo) {
+  run({Collective::broadcast, send, recv, count, type, ReduceOp::sum, root}, algo);
+}
+void Communicator::alltoall(const void* send, void* recv, std::size_t count, DataType type, std::string_view algo) {
+  run({Collective::alltoall, send, recv, count, type, ReduceOp::sum, 0}, algo);
+}
+
+}  // namespace commscope

@@ -1,0 +1,124 @@
+#include "commscope/collectives/mpi_transport.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <sstream>
+#include <thread>
+
+#include "commscope/collectives/error.hpp"
+#include "commscope/collectives/reduce.hpp"
+
+namespace commscope {
+namespace {
+
+// MPI counts are int: larger transfers are split into messages of at most this many bytes.
+// Both ends split identically, and MPI matches them in order.
+constexpr std::size_t kMaxMessage = std::size_t{1} << 30;
+
+}  // namespace
+
+void check_mpi(int rc, const char* call, const char* file, int line) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  std::ostringstream os;
+  os << "MPI error at " << file << ":" << line << ": " << call << ": " << std::string(text, static_cast<std::size_t>(len));
+  throw TransportError(os.str());
+}
+
+MpiTransport::MpiTransport(MPI_Comm comm, double timeout_s) : timeout_s_(timeout_s) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) throw InvalidArgument("MPI is not initialised: create a commscope::MpiRuntime first");
+  COMMSCOPE_MPI_CHECK(MPI_Comm_dup(comm, &comm_));
+  COMMSCOPE_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  COMMSCOPE_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+  COMMSCOPE_MPI_CHECK(MPI_Comm_size(comm_, &size_));
+}
+
+MpiTransport::~MpiTransport() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void MpiTransport::post(bool is_send, void* buf, std::size_t bytes, int peer) {
+  auto* p = static_cast<std::byte*>(buf);
+  for (std::size_t off = 0; off < bytes; off += kMaxMessage) {
+    const int n = static_cast<int>(std::min(kMaxMessage, bytes - off));
+    MPI_Request req;
+    if (is_send) {
+      COMMSCOPE_MPI_CHECK(MPI_Isend(p + off, n, MPI_BYTE, peer, 0, comm_, &req));
+    } else {
+      COMMSCOPE_MPI_CHECK(MPI_Irecv(p + off, n, MPI_BYTE, peer, 0, comm_, &req));
+    }
+    requests_.push_back(req);
+    pending_.push_back({peer, is_send, bytes});
+  }
+}
+
+void MpiTransport::post_send(const void* buf, std::size_t bytes, int peer) {
+  post(true, const_cast<void*>(buf), bytes, peer);  // MPI_Isend only reads it
+}
+
+void MpiTransport::post_recv(void* buf, std::size_t bytes, int peer) { post(false, buf, bytes, peer); }
+
+void MpiTransport::wait() {
+  if (requests_.empty()) return;
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  const int n = static_cast<int>(requests_.size());
+  int done = 0;
+  // Poll instead of MPI_Waitall so that a dead or hung peer ends in a TimeoutError that
+  // names the operation, rather than a hang. Open MPI's Waitall polls the same progress engine.
+  for (unsigned spins = 0;; ++spins) {
+    COMMSCOPE_MPI_CHECK(MPI_Testall(n, requests_.data(), &done, MPI_STATUSES_IGNORE));
+    if (done) break;
+    if (yield_when_idle_ && spins > 64) std::this_thread::sleep_for(std::chrono::microseconds(20));
+    if (timeout_s_ > 0 && (spins & 255u) == 0 &&
+        std::chrono::duration<double>(clock::now() - start).count() > timeout_s_) {
+      std::ostringstream os;
+      os << "timeout after " << timeout_s_ << " s on rank " << rank_ << " in " << (context_.empty() ? "?" : context_)
+         << ": still waiting on";
+      for (std::size_t i = 0; i < requests_.size(); ++i) {
+        if (requests_[i] == MPI_REQUEST_NULL) continue;
+        os << (pending_[i].is_send ? " send to " : " recv from ") << pending_[i].peer << " (" << pending_[i].bytes << " B)";
+        // Abandon the request so that it cannot match a later message of this communicator.
+        if (!pending_[i].is_send) MPI_Cancel(&requests_[i]);
+        MPI_Request_free(&requests_[i]);
+      }
+      requests_.clear();
+      pending_.clear();
+      throw TimeoutError(os.str());
+    }
+  }
+  requests_.clear();
+  pending_.clear();
+}
+
+void MpiTransport::reduce(void* dst, const void* a, const void* b, std::size_t count, DataType type, ReduceOp op) {
+  reduce_host(dst, a, b, count, type, op);
+}
+
+void MpiTransport::copy(void* dst, const void* src, std::size_t bytes) {
+  if (dst != src && bytes > 0) std::memcpy(dst, src, bytes);
+}
+
+void MpiTransport::divide(void* buf, std::size_t count, DataType type, int divisor) {
+  divide_host(buf, count, type, divisor);
+}
+
+void* MpiTransport::scratch(int slot, std::size_t bytes) {
+  if (slot < 0 || slot >= kScratchSlots) throw InvalidArgument("scratch slot " + std::to_string(slot) + " out of range");
+  Scratch& s = scratch_[static_cast<std::size_t>(slot)];
+  if (s.bytes < bytes || !s.data) {
+    s.data = std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(bytes, 64));
+    s.bytes = bytes;
+  }
+  return s.data.get();
+}
+
+}  // namespace commscope

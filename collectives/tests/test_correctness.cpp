@@ -1,0 +1,100 @@
+// The exhaustive correctness suite, run under mpirun at several rank counts: every collective
+// x algorithm x datatype x op, counts 0, 1, 7, 1000003 and one array over 16 MiB, in place and
+// out of place, root 0 and a non-zero root (the large counts alternate the layout, see below).
+// Integers compare exactly; floats against an f64 reference within check::tolerance (one ulp
+// of the type). Out of place, the send buffer must come back unchanged.
+//
+//   mpirun -np 5 test_correctness [--quick] [--seed S] [--segment BYTES]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "commscope/collectives/error.hpp"
+#include "harness.hpp"
+
+using namespace commscope;
+using namespace commscope::testing;
+
+int main(int argc, char** argv) {
+  MpiRuntime mpi(argc, argv);
+  bool quick = false;
+  std::uint64_t seed = 12345;
+  CommOptions opts;
+  opts.timeout_s = 120;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--quick") quick = true;
+    else if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
+    else if (a == "--segment" && i + 1 < argc) opts.algo.segment_bytes = std::stoull(argv[++i]);
+    else {
+      std::fprintf(stderr, "usage: test_correctness [--quick] [--seed S] [--segment BYTES]\n");
+      return 2;
+    }
+  }
+  Communicator comm(MPI_COMM_WORLD, opts);
+  const int p = comm.size();
+  const auto t0 = std::chrono::steady_clock::now();
+  Buffer send, recv;
+  SharedCase shared;
+  std::size_t cases = 0, failed = 0, unsupported = 0;
+
+  for (Collective coll : kAllCollectives) {
+    // Asking an algorithm for a collective it lacks must be a clear error on every rank.
+    for (const Algorithm* algo : algorithms()) {
+      if (algo->supports(coll)) continue;
+      bool threw = false;
+      try {
+        comm.run({coll, nullptr, nullptr, 0, DataType::f32, ReduceOp::sum, 0}, *algo);
+      } catch (const UnsupportedCollective& e) {
+        threw = std::string(e.what()).find("algorithms with") != std::string::npos;
+      }
+      ++unsupported;
+      if (!threw) {
+        ++failed;
+        std::fprintf(stderr, "FAIL %s %s: no UnsupportedCollective error\n", std::string(to_string(coll)).c_str(),
+                     std::string(algo->name()).c_str());
+      }
+    }
+    for (DataType type : kAllDataTypes) {
+      const std::size_t es = type_size(type);
+      // Counts as passed to the collective; the last makes the array (nccl-tests size) > 16 MiB.
+      const std::size_t big_total = (std::size_t{16} << 20) / es + 1001;
+      const bool blocked = collective_bytes(coll, 1, type, p) != es;
+      const std::size_t big = blocked ? big_total / static_cast<std::size_t>(p) + 1 : big_total;
+      std::vector<std::size_t> counts = {0, 1, 7, 1000003, big};
+      if (quick) counts = {0, 1, 7, 1003};
+      std::vector<ReduceOp> ops(kAllReduceOps.begin(), kAllReduceOps.end());
+      if (!is_reducing(coll)) ops = {ReduceOp::sum};
+      std::vector<int> roots = {0};
+      if (is_rooted(coll) && p > 1) roots.push_back(p == 2 ? 1 : p / 2 + 1);
+      for (ReduceOp op : ops)
+        for (std::size_t ci = 0; ci < counts.size(); ++ci)
+          for (int root : roots)
+            for (bool in_place : {false, true}) {
+              // Small counts run the full cross product. The two large counts run every
+              // (type, op) once per root, alternating in/out of place by (type, op), so each
+              // collective x algorithm still meets both layouts at both large sizes.
+              const bool large = counts[ci] >= 1000003;
+              const auto parity = static_cast<std::size_t>(type) + static_cast<std::size_t>(op) + ci;
+              if (large && in_place != (parity % 2 == 1)) continue;
+              const std::uint64_t case_seed = seed + cases;
+              for (const Algorithm* algo : algorithms()) {
+                if (!algo->supports(coll)) continue;
+                const Case c{coll, algo, type, op, counts[ci], root, in_place};
+                const Outcome o = run_case(comm, c, case_seed, send, recv, shared);
+                ++cases;
+                if (o.wrong) ++failed;
+                report(comm, c, o);
+              }
+            }
+    }
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (comm.rank() == 0) {
+    std::printf("correctness on %d ranks: %zu cases (+%zu unsupported pairs checked), %zu failed, %.1f s\n", p, cases,
+                unsupported, failed, secs);
+  }
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,73 @@
+// Randomised collectives: --calls random (collective, algorithm, type, op, count, root,
+// in-place, ring segment size) cases, all ranks drawing the same sequence from one seed.
+// A failure prints the seed and the call number, so `--seed S` replays it.
+//
+//   mpirun -np 3 test_random [--calls 2000] [--seed S]
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+
+#include "harness.hpp"
+
+using namespace commscope;
+using namespace commscope::testing;
+
+int main(int argc, char** argv) {
+  MpiRuntime mpi(argc, argv);
+  int calls = 2000;
+  unsigned long long seed = static_cast<unsigned long long>(std::chrono::system_clock::now().time_since_epoch().count());
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--calls" && i + 1 < argc) calls = std::stoi(argv[++i]);
+    else if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
+    else {
+      std::fprintf(stderr, "usage: test_random [--calls N] [--seed S]\n");
+      return 2;
+    }
+  }
+  MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);  // rank 0's seed for all
+
+  // Communicators with different ring segments: many tiny segments, a few, one.
+  const std::size_t segments[] = {64, 4096, std::size_t{1} << 20};
+  std::vector<Communicator> comms;
+  for (std::size_t seg : segments) {
+    CommOptions o;
+    o.algo.segment_bytes = seg;
+    o.timeout_s = 120;
+    comms.emplace_back(MPI_COMM_WORLD, o);
+  }
+  const int p = comms[0].size();
+  std::mt19937_64 rng(seed);
+  auto pick = [&](auto n) { return static_cast<decltype(n)>(rng() % static_cast<unsigned long long>(n)); };
+  Buffer send, recv;
+  SharedCase shared;
+  int failed = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int k = 0; k < calls; ++k) {
+    Case c;
+    c.coll = kAllCollectives[pick(kAllCollectives.size())];
+    do {
+      c.algo = algorithms()[pick(algorithms().size())];
+    } while (!c.algo->supports(c.coll));
+    c.type = kAllDataTypes[pick(kAllDataTypes.size())];
+    c.op = kAllReduceOps[pick(kAllReduceOps.size())];
+    // Log-uniform counts from 0 to ~128 Ki elements: small and odd sizes dominate.
+    const int bits = pick(18);
+    c.count = bits == 0 ? 0 : (std::size_t{1} << (bits - 1)) + pick(std::size_t{1} << (bits - 1));
+    c.root = pick(p);
+    c.in_place = pick(2) == 1;
+    Communicator& comm = comms[pick(std::size(segments))];
+    const Outcome o = run_case(comm, c, seed + static_cast<unsigned long long>(k), send, recv, shared);
+    if (o.wrong) {
+      ++failed;
+      report(comm, c, o, "seed " + std::to_string(seed) + " call " + std::to_string(k) + " segment " +
+                             std::to_string(comm.options().algo.segment_bytes) + ": ");
+    }
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (comms[0].rank() == 0) {
+    std::printf("random on %d ranks: %d calls, seed %llu, %d failed, %.1f s\n", p, calls, seed, failed, secs);
+  }
+  return failed ? 1 : 0;
+}
