@@ -36,15 +36,21 @@ std::size_t parse_size(const std::string& s) {
   const double v = std::stod(s, &pos);
   const std::string suffix = s.substr(pos);
   double mult = 1;
-  if (suffix == "K" || suffix == "k") mult = 1024;
-  else if (suffix == "M" || suffix == "m") mult = 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "g") mult = 1024.0 * 1024 * 1024;
-  else if (!suffix.empty()) throw InvalidArgument("bad size '" + s + "' (use a number with an optional K, M or G)");
+  if (suffix == "K" || suffix == "k")
+    mult = 1024;
+  else if (suffix == "M" || suffix == "m")
+    mult = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "g")
+    mult = 1024.0 * 1024 * 1024;
+  else if (!suffix.empty())
+    throw InvalidArgument("bad size '" + s + "' (use a number with an optional K, M or G)");
   if (v < 0) throw InvalidArgument("bad size '" + s + "'");
   return static_cast<std::size_t>(v * mult);
 }
 
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 double max_over_ranks(double v, MPI_Comm comm) {
   double m = 0;
@@ -55,7 +61,8 @@ double max_over_ranks(double v, MPI_Comm comm) {
 int run(int argc, char** argv) {
   Options o;
   CLI::App app{"commscope-quickbench: time one collective with every algorithm and compare with memcpy"};
-  app.add_option("-s,--size", o.size, "array size in bytes (K, M, G suffixes; nccl-tests' size)")->capture_default_str();
+  app.add_option("-s,--size", o.size, "array size in bytes (K, M, G suffixes; nccl-tests' size)")
+      ->capture_default_str();
   app.add_option("-d,--type", o.type, "datatype: f32 f64 f16 bf16 i32 i64 u8")->capture_default_str();
   app.add_option("-o,--op", o.op, "reduction: sum prod min max avg")->capture_default_str();
   app.add_option("-c,--collective", o.coll, "allreduce allgather reducescatter reduce broadcast alltoall")
@@ -63,7 +70,9 @@ int run(int argc, char** argv) {
   app.add_option("--algo", o.algos, "algorithms to time")->delimiter(',')->capture_default_str();
   app.add_option("-n,--iters", o.iters, "timed iterations")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("-w,--warmup", o.warmup, "warm-up iterations")->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--segment", o.segment, "ring pipeline segment (bytes)")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--segment", o.segment, "ring pipeline segment (bytes)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -89,8 +98,8 @@ int run(int argc, char** argv) {
   const double actual = static_cast<double>(collective_bytes(coll, count, type, p));
 
   if (r == 0) {
-    std::printf("# commscope-quickbench: %s %s %s, %d ranks, %.0f bytes, %d iterations (+%d warm-up)\n",
-                o.coll.c_str(), o.type.c_str(), o.op.c_str(), p, actual, o.iters, o.warmup);
+    std::printf("# commscope-quickbench: %s %s %s, %d ranks, %.0f bytes, %d iterations (+%d warm-up)\n", o.coll.c_str(),
+                o.type.c_str(), o.op.c_str(), p, actual, o.iters, o.warmup);
     std::printf("# %-6s %12s %12s %12s %8s\n", "algo", "time(us)", "algbw(GB/s)", "busbw(GB/s)", "#wrong");
   }
   int status = 0;
@@ -133,8 +142,8 @@ int run(int argc, char** argv) {
   const double alone = r == 0 ? time_memcpy() : 0;
   comm.barrier();
   if (r == 0) {
-    std::printf("  %-6s %12.1f %12.3f %12s %8s   (all %d ranks copying at once; GB/s per rank)\n", "memcpy",
-                all * 1e6, static_cast<double>(bytes) / all / 1e9, "-", "-", p);
+    std::printf("  %-6s %12.1f %12.3f %12s %8s   (all %d ranks copying at once; GB/s per rank)\n", "memcpy", all * 1e6,
+                static_cast<double>(bytes) / all / 1e9, "-", "-", p);
     std::printf("  %-6s %12.1f %12.3f %12s %8s   (rank 0 alone)\n", "memcpy", alone * 1e6,
                 static_cast<double>(bytes) / alone / 1e9, "-", "-");
   }

@@ -21,31 +21,45 @@ std::uint64_t hash(std::uint64_t seed, std::uint64_t stream, std::uint64_t g) {
   return x ^ (x >> 32);
 }
 // Uniform in [0, n) from the hash's high bits, without a division.
-std::uint64_t below(std::uint64_t h, std::uint64_t n) { return ((h >> 32) * n) >> 32; }
+std::uint64_t below(std::uint64_t h, std::uint64_t n) {
+  return ((h >> 32) * n) >> 32;
+}
 
 // Largest integer magnitude every partial sum may reach and stay exact.
 double exact_limit(DataType t) {
   switch (t) {
-    case DataType::f16: return 2048;
-    case DataType::bf16: return 256;
-    case DataType::f32: return 16777216.0;
-    case DataType::f64: return 9007199254740992.0;
-    case DataType::i32: return 2147483647.0;
-    case DataType::i64: return 9.2e18;
+    case DataType::f16:
+      return 2048;
+    case DataType::bf16:
+      return 256;
+    case DataType::f32:
+      return 16777216.0;
+    case DataType::f64:
+      return 9007199254740992.0;
+    case DataType::i32:
+      return 2147483647.0;
+    case DataType::i64:
+      return 9.2e18;
     // Not 'modulo 256': Open MPI 4.1's AVX reduction saturates 8-bit sums (ompi #8045), so
     // no u8 result may overflow.
-    case DataType::u8: return 255;
+    case DataType::u8:
+      return 255;
   }
   return 0;
 }
 // Largest power-of-two exponent a product may reach.
 int max_exponent(DataType t) {
   switch (t) {
-    case DataType::f16: return 15;
-    case DataType::i32: return 30;
-    case DataType::i64: return 62;
-    case DataType::u8: return 7;
-    default: return 62;  // the reference product is computed in 64-bit integers
+    case DataType::f16:
+      return 15;
+    case DataType::i32:
+      return 30;
+    case DataType::i64:
+      return 62;
+    case DataType::u8:
+      return 7;
+    default:
+      return 62;  // the reference product is computed in 64-bit integers
   }
 }
 
@@ -54,8 +68,8 @@ struct Gen {
   Spec s;
   bool reducing;
   long long base_max = 0, delta_max = 0;  // sum/avg/min/max: v = base(g) + delta(q)
-  int twos = 0;                            // prod: how many ranks contribute a factor 2
-  bool threes = false;                     // prod, u8: per-element factor in {1, 3}
+  int twos = 0;                           // prod: how many ranks contribute a factor 2
+  bool threes = false;                    // prod, u8: per-element factor in {1, 3}
 
   explicit Gen(const Spec& spec) : s(spec), reducing(is_reducing(spec.coll)) {
     const double cap = std::floor(exact_limit(s.type) / std::max(1, s.nranks));
@@ -110,9 +124,12 @@ struct Reference {
     const long long n = gen.s.nranks;
     switch (gen.s.op) {
       case ReduceOp::sum:
-      case ReduceOp::avg: return n * gen.base(g) + delta_sum;
-      case ReduceOp::min: return gen.base(g) + delta_min;
-      case ReduceOp::max: return gen.base(g) + delta_max;
+      case ReduceOp::avg:
+        return n * gen.base(g) + delta_sum;
+      case ReduceOp::min:
+        return gen.base(g) + delta_min;
+      case ReduceOp::max:
+        return gen.base(g) + delta_max;
       case ReduceOp::prod: {
         unsigned long long sp = 1;
         const auto sg = static_cast<unsigned long long>(gen.sign(g));
@@ -131,8 +148,10 @@ struct Native {
   using storage = S;
   static S from_int(long long v) {
     // Integers wrap as the reduction kernels wrap (through the unsigned type).
-    if constexpr (std::is_integral_v<S>) return static_cast<S>(static_cast<std::make_unsigned_t<S>>(v));
-    else return static_cast<S>(v);
+    if constexpr (std::is_integral_v<S>)
+      return static_cast<S>(static_cast<std::make_unsigned_t<S>>(v));
+    else
+      return static_cast<S>(v);
   }
   static double to_double(S v) { return static_cast<double>(v); }
 };
@@ -150,13 +169,20 @@ struct BF16 {
 template <typename Fn>
 decltype(auto) with_type(DataType t, Fn&& fn) {
   switch (t) {
-    case DataType::f32: return fn(Native<float>{}, true);
-    case DataType::f64: return fn(Native<double>{}, true);
-    case DataType::f16: return fn(F16{}, true);
-    case DataType::bf16: return fn(BF16{}, true);
-    case DataType::i32: return fn(Native<std::int32_t>{}, false);
-    case DataType::i64: return fn(Native<std::int64_t>{}, false);
-    case DataType::u8: return fn(Native<std::uint8_t>{}, false);
+    case DataType::f32:
+      return fn(Native<float>{}, true);
+    case DataType::f64:
+      return fn(Native<double>{}, true);
+    case DataType::f16:
+      return fn(F16{}, true);
+    case DataType::bf16:
+      return fn(BF16{}, true);
+    case DataType::i32:
+      return fn(Native<std::int32_t>{}, false);
+    case DataType::i64:
+      return fn(Native<std::int64_t>{}, false);
+    case DataType::u8:
+      return fn(Native<std::uint8_t>{}, false);
   }
   return fn(Native<float>{}, true);
 }
@@ -189,26 +215,35 @@ struct Checker {
 std::size_t send_elements(const Spec& s) {
   switch (s.coll) {
     case Collective::reducescatter:
-    case Collective::alltoall: return s.count * static_cast<std::size_t>(s.nranks);
-    default: return s.count;
+    case Collective::alltoall:
+      return s.count * static_cast<std::size_t>(s.nranks);
+    default:
+      return s.count;
   }
 }
 
 std::size_t recv_elements(const Spec& s) {
   switch (s.coll) {
     case Collective::allgather:
-    case Collective::alltoall: return s.count * static_cast<std::size_t>(s.nranks);
-    default: return s.count;
+    case Collective::alltoall:
+      return s.count * static_cast<std::size_t>(s.nranks);
+    default:
+      return s.count;
   }
 }
 
 double tolerance(DataType t) {
   switch (t) {
-    case DataType::f32: return 0x1p-23;
-    case DataType::f64: return 0x1p-52;
-    case DataType::f16: return 0x1p-10;
-    case DataType::bf16: return 0x1p-7;
-    default: return 0;
+    case DataType::f32:
+      return 0x1p-23;
+    case DataType::f64:
+      return 0x1p-52;
+    case DataType::f16:
+      return 0x1p-10;
+    case DataType::bf16:
+      return 0x1p-7;
+    default:
+      return 0;
   }
 }
 
@@ -261,13 +296,13 @@ Result check_recv(const Spec& s, int rank, const void* recv) {
         case Collective::alltoall:
           for (int q = 0; q < s.nranks; ++q)
             for (std::size_t i = 0; i < n; ++i)
-              c.expect(static_cast<std::size_t>(q) * n + i, gen.input(q, static_cast<std::size_t>(rank) * n + i), false);
+              c.expect(static_cast<std::size_t>(q) * n + i, gen.input(q, static_cast<std::size_t>(rank) * n + i),
+                       false);
           break;
       }
       return c.r;
     };
-    return floating ? run(Checker<Tr, true>{s, out, tolerance(s.type), {}})
-                    : run(Checker<Tr, false>{s, out, 0.0, {}});
+    return floating ? run(Checker<Tr, true>{s, out, tolerance(s.type), {}}) : run(Checker<Tr, false>{s, out, 0.0, {}});
   });
 }
 

@@ -57,12 +57,22 @@ Communicator Communicator::split_by_node() const {
   return result;
 }
 
-int Communicator::rank() const { return transport_->rank(); }
-int Communicator::size() const { return transport_->size(); }
-MPI_Comm Communicator::mpi_comm() const { return transport_->comm(); }
-Transport& Communicator::transport() { return *transport_; }
+int Communicator::rank() const {
+  return transport_->rank();
+}
+int Communicator::size() const {
+  return transport_->size();
+}
+MPI_Comm Communicator::mpi_comm() const {
+  return transport_->comm();
+}
+Transport& Communicator::transport() {
+  return *transport_;
+}
 
-void Communicator::barrier() { COMMSCOPE_MPI_CHECK(MPI_Barrier(transport_->comm())); }
+void Communicator::barrier() {
+  COMMSCOPE_MPI_CHECK(MPI_Barrier(transport_->comm()));
+}
 
 namespace {
 
@@ -84,14 +94,15 @@ void validate(const CollArgs& a, int rank, int nranks) {
   for (Collective c : kAllCollectives) known_coll |= c == a.coll;
   if (!known_coll) throw InvalidArgument("invalid collective value " + std::to_string(static_cast<int>(a.coll)));
   if (!known_type) invalid(a, "invalid datatype value " + std::to_string(static_cast<int>(a.type)));
-  if (is_reducing(a.coll) && !known_op) invalid(a, "invalid reduction op value " + std::to_string(static_cast<int>(a.op)));
+  if (is_reducing(a.coll) && !known_op)
+    invalid(a, "invalid reduction op value " + std::to_string(static_cast<int>(a.op)));
   if (is_rooted(a.coll) && (a.root < 0 || a.root >= nranks)) {
     invalid(a, "root " + std::to_string(a.root) + " out of range [0, " + std::to_string(nranks) + ")");
   }
   // Bytes of each side; the blocked collectives hold count * nranks elements on one side.
   const std::size_t es = type_size(a.type);
-  const bool blocked = a.coll == Collective::allgather || a.coll == Collective::reducescatter ||
-                       a.coll == Collective::alltoall;
+  const bool blocked =
+      a.coll == Collective::allgather || a.coll == Collective::reducescatter || a.coll == Collective::alltoall;
   const std::size_t max_elems = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / es /
                                 static_cast<std::size_t>(blocked ? nranks : 1);
   if (a.count > max_elems) {
@@ -105,12 +116,23 @@ void validate(const CollArgs& a, int rank, int nranks) {
   std::size_t send_bytes = n, recv_bytes = n;
   bool need_send = true, need_recv = true;
   switch (a.coll) {
-    case Collective::allgather: recv_bytes = big; break;
-    case Collective::reducescatter: send_bytes = big; break;
-    case Collective::alltoall: send_bytes = recv_bytes = big; break;
-    case Collective::reduce: need_recv = rank == a.root; break;
-    case Collective::broadcast: need_send = rank == a.root; break;
-    case Collective::allreduce: break;
+    case Collective::allgather:
+      recv_bytes = big;
+      break;
+    case Collective::reducescatter:
+      send_bytes = big;
+      break;
+    case Collective::alltoall:
+      send_bytes = recv_bytes = big;
+      break;
+    case Collective::reduce:
+      need_recv = rank == a.root;
+      break;
+    case Collective::broadcast:
+      need_send = rank == a.root;
+      break;
+    case Collective::allreduce:
+      break;
   }
   if (need_send && !a.send) invalid(a, "send buffer is null with count " + std::to_string(a.count));
   if (need_recv && !a.recv) invalid(a, "recv buffer is null with count " + std::to_string(a.count));

@@ -25,7 +25,8 @@ void check_mpi(int rc, const char* call, const char* file, int line) {
   int len = 0;
   MPI_Error_string(rc, text, &len);
   std::ostringstream os;
-  os << "MPI error at " << file << ":" << line << ": " << call << ": " << std::string(text, static_cast<std::size_t>(len));
+  os << "MPI error at " << file << ":" << line << ": " << call << ": "
+     << std::string(text, static_cast<std::size_t>(len));
   throw TransportError(os.str());
 }
 
@@ -64,7 +65,9 @@ void MpiTransport::post_send(const void* buf, std::size_t bytes, int peer) {
   post(true, const_cast<void*>(buf), bytes, peer);  // MPI_Isend only reads it
 }
 
-void MpiTransport::post_recv(void* buf, std::size_t bytes, int peer) { post(false, buf, bytes, peer); }
+void MpiTransport::post_recv(void* buf, std::size_t bytes, int peer) {
+  post(false, buf, bytes, peer);
+}
 
 void MpiTransport::wait() {
   if (requests_.empty()) return;
@@ -85,7 +88,8 @@ void MpiTransport::wait() {
          << ": still waiting on";
       for (std::size_t i = 0; i < requests_.size(); ++i) {
         if (requests_[i] == MPI_REQUEST_NULL) continue;
-        os << (pending_[i].is_send ? " send to " : " recv from ") << pending_[i].peer << " (" << pending_[i].bytes << " B)";
+        os << (pending_[i].is_send ? " send to " : " recv from ") << pending_[i].peer << " (" << pending_[i].bytes
+           << " B)";
         // Abandon the request so that it cannot match a later message of this communicator.
         if (!pending_[i].is_send) MPI_Cancel(&requests_[i]);
         MPI_Request_free(&requests_[i]);
@@ -112,7 +116,8 @@ void MpiTransport::divide(void* buf, std::size_t count, DataType type, int divis
 }
 
 void* MpiTransport::scratch(int slot, std::size_t bytes) {
-  if (slot < 0 || slot >= kScratchSlots) throw InvalidArgument("scratch slot " + std::to_string(slot) + " out of range");
+  if (slot < 0 || slot >= kScratchSlots)
+    throw InvalidArgument("scratch slot " + std::to_string(slot) + " out of range");
   Scratch& s = scratch_[static_cast<std::size_t>(slot)];
   if (s.bytes < bytes || !s.data) {
     s.data = std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(bytes, 64));

@@ -37,11 +37,15 @@ struct BHalf {
 
 struct Sum {
   template <typename T>
-  static T apply(T x, T y) { return static_cast<T>(x + y); }
+  static T apply(T x, T y) {
+    return static_cast<T>(x + y);
+  }
 };
 struct Prod {
   template <typename T>
-  static T apply(T x, T y) { return static_cast<T>(x * y); }
+  static T apply(T x, T y) {
+    return static_cast<T>(x * y);
+  }
 };
 // min/max compare in the storage type's signedness (unsigned compute would misorder negatives).
 template <typename Codec, bool kMax>
@@ -73,10 +77,14 @@ template <typename Codec>
 void by_op(void* dst, const void* a, const void* b, std::size_t count, ReduceOp op) {
   switch (op) {
     case ReduceOp::sum:
-    case ReduceOp::avg: return loop<Codec, Sum>(dst, a, b, count);
-    case ReduceOp::prod: return loop<Codec, Prod>(dst, a, b, count);
-    case ReduceOp::min: return loop<Codec, MinMax<Codec, false>>(dst, a, b, count);
-    case ReduceOp::max: return loop<Codec, MinMax<Codec, true>>(dst, a, b, count);
+    case ReduceOp::avg:
+      return loop<Codec, Sum>(dst, a, b, count);
+    case ReduceOp::prod:
+      return loop<Codec, Prod>(dst, a, b, count);
+    case ReduceOp::min:
+      return loop<Codec, MinMax<Codec, false>>(dst, a, b, count);
+    case ReduceOp::max:
+      return loop<Codec, MinMax<Codec, true>>(dst, a, b, count);
   }
   throw InvalidArgument("invalid ReduceOp value " + std::to_string(static_cast<int>(op)));
 }
@@ -99,13 +107,20 @@ void divide_loop(void* buf_v, std::size_t count, int divisor) {
 
 void reduce_host(void* dst, const void* a, const void* b, std::size_t count, DataType type, ReduceOp op) {
   switch (type) {
-    case DataType::f32: return by_op<Native<float>>(dst, a, b, count, op);
-    case DataType::f64: return by_op<Native<double>>(dst, a, b, count, op);
-    case DataType::f16: return by_op<Half>(dst, a, b, count, op);
-    case DataType::bf16: return by_op<BHalf>(dst, a, b, count, op);
-    case DataType::i32: return by_op<Native<std::int32_t>>(dst, a, b, count, op);
-    case DataType::i64: return by_op<Native<std::int64_t>>(dst, a, b, count, op);
-    case DataType::u8: return by_op<Native<std::uint8_t>>(dst, a, b, count, op);
+    case DataType::f32:
+      return by_op<Native<float>>(dst, a, b, count, op);
+    case DataType::f64:
+      return by_op<Native<double>>(dst, a, b, count, op);
+    case DataType::f16:
+      return by_op<Half>(dst, a, b, count, op);
+    case DataType::bf16:
+      return by_op<BHalf>(dst, a, b, count, op);
+    case DataType::i32:
+      return by_op<Native<std::int32_t>>(dst, a, b, count, op);
+    case DataType::i64:
+      return by_op<Native<std::int64_t>>(dst, a, b, count, op);
+    case DataType::u8:
+      return by_op<Native<std::uint8_t>>(dst, a, b, count, op);
   }
   throw InvalidArgument("invalid DataType value " + std::to_string(static_cast<int>(type)));
 }
@@ -113,13 +128,20 @@ void reduce_host(void* dst, const void* a, const void* b, std::size_t count, Dat
 void divide_host(void* buf, std::size_t count, DataType type, int divisor) {
   if (divisor == 0) throw InvalidArgument("divide_host: divisor is 0");
   switch (type) {
-    case DataType::f32: return divide_loop<Native<float>>(buf, count, divisor);
-    case DataType::f64: return divide_loop<Native<double>>(buf, count, divisor);
-    case DataType::f16: return divide_loop<Half>(buf, count, divisor);
-    case DataType::bf16: return divide_loop<BHalf>(buf, count, divisor);
-    case DataType::i32: return divide_loop<Native<std::int32_t>>(buf, count, divisor);
-    case DataType::i64: return divide_loop<Native<std::int64_t>>(buf, count, divisor);
-    case DataType::u8: return divide_loop<Native<std::uint8_t>>(buf, count, divisor);
+    case DataType::f32:
+      return divide_loop<Native<float>>(buf, count, divisor);
+    case DataType::f64:
+      return divide_loop<Native<double>>(buf, count, divisor);
+    case DataType::f16:
+      return divide_loop<Half>(buf, count, divisor);
+    case DataType::bf16:
+      return divide_loop<BHalf>(buf, count, divisor);
+    case DataType::i32:
+      return divide_loop<Native<std::int32_t>>(buf, count, divisor);
+    case DataType::i64:
+      return divide_loop<Native<std::int64_t>>(buf, count, divisor);
+    case DataType::u8:
+      return divide_loop<Native<std::uint8_t>>(buf, count, divisor);
   }
   throw InvalidArgument("invalid DataType value " + std::to_string(static_cast<int>(type)));
 }

@@ -23,13 +23,20 @@ Enum parse_name(std::string_view name, const std::array<Enum, N>& all, std::stri
 
 std::size_t type_size(DataType t) {
   switch (t) {
-    case DataType::f32: return 4;
-    case DataType::f64: return 8;
-    case DataType::f16: return 2;
-    case DataType::bf16: return 2;
-    case DataType::i32: return 4;
-    case DataType::i64: return 8;
-    case DataType::u8: return 1;
+    case DataType::f32:
+      return 4;
+    case DataType::f64:
+      return 8;
+    case DataType::f16:
+      return 2;
+    case DataType::bf16:
+      return 2;
+    case DataType::i32:
+      return 4;
+    case DataType::i64:
+      return 8;
+    case DataType::u8:
+      return 1;
   }
   throw InvalidArgument("invalid DataType value " + std::to_string(static_cast<int>(t)));
 }
@@ -40,59 +47,88 @@ bool is_floating(DataType t) {
 
 std::string_view to_string(DataType t) {
   switch (t) {
-    case DataType::f32: return "f32";
-    case DataType::f64: return "f64";
-    case DataType::f16: return "f16";
-    case DataType::bf16: return "bf16";
-    case DataType::i32: return "i32";
-    case DataType::i64: return "i64";
-    case DataType::u8: return "u8";
+    case DataType::f32:
+      return "f32";
+    case DataType::f64:
+      return "f64";
+    case DataType::f16:
+      return "f16";
+    case DataType::bf16:
+      return "bf16";
+    case DataType::i32:
+      return "i32";
+    case DataType::i64:
+      return "i64";
+    case DataType::u8:
+      return "u8";
   }
   return "invalid";
 }
 
 std::string_view to_string(ReduceOp op) {
   switch (op) {
-    case ReduceOp::sum: return "sum";
-    case ReduceOp::prod: return "prod";
-    case ReduceOp::min: return "min";
-    case ReduceOp::max: return "max";
-    case ReduceOp::avg: return "avg";
+    case ReduceOp::sum:
+      return "sum";
+    case ReduceOp::prod:
+      return "prod";
+    case ReduceOp::min:
+      return "min";
+    case ReduceOp::max:
+      return "max";
+    case ReduceOp::avg:
+      return "avg";
   }
   return "invalid";
 }
 
 std::string_view to_string(Collective c) {
   switch (c) {
-    case Collective::allreduce: return "allreduce";
-    case Collective::allgather: return "allgather";
-    case Collective::reducescatter: return "reducescatter";
-    case Collective::reduce: return "reduce";
-    case Collective::broadcast: return "broadcast";
-    case Collective::alltoall: return "alltoall";
+    case Collective::allreduce:
+      return "allreduce";
+    case Collective::allgather:
+      return "allgather";
+    case Collective::reducescatter:
+      return "reducescatter";
+    case Collective::reduce:
+      return "reduce";
+    case Collective::broadcast:
+      return "broadcast";
+    case Collective::alltoall:
+      return "alltoall";
   }
   return "invalid";
 }
 
-DataType parse_datatype(std::string_view name) { return parse_name(name, kAllDataTypes, "datatype"); }
-ReduceOp parse_reduce_op(std::string_view name) { return parse_name(name, kAllReduceOps, "reduction op"); }
-Collective parse_collective(std::string_view name) { return parse_name(name, kAllCollectives, "collective"); }
+DataType parse_datatype(std::string_view name) {
+  return parse_name(name, kAllDataTypes, "datatype");
+}
+ReduceOp parse_reduce_op(std::string_view name) {
+  return parse_name(name, kAllReduceOps, "reduction op");
+}
+Collective parse_collective(std::string_view name) {
+  return parse_name(name, kAllCollectives, "collective");
+}
 
 bool is_reducing(Collective c) {
   return c == Collective::allreduce || c == Collective::reducescatter || c == Collective::reduce;
 }
 
-bool is_rooted(Collective c) { return c == Collective::reduce || c == Collective::broadcast; }
+bool is_rooted(Collective c) {
+  return c == Collective::reduce || c == Collective::broadcast;
+}
 
 double busbw_factor(Collective c, int nranks) {
   const double n = nranks;
   switch (c) {
-    case Collective::allreduce: return 2.0 * (n - 1) / n;
+    case Collective::allreduce:
+      return 2.0 * (n - 1) / n;
     case Collective::allgather:
     case Collective::reducescatter:
-    case Collective::alltoall: return (n - 1) / n;
+    case Collective::alltoall:
+      return (n - 1) / n;
     case Collective::reduce:
-    case Collective::broadcast: return 1.0;
+    case Collective::broadcast:
+      return 1.0;
   }
   return 1.0;
 }
@@ -102,10 +138,12 @@ std::size_t collective_bytes(Collective c, std::size_t count, DataType t, int nr
   switch (c) {
     case Collective::allreduce:
     case Collective::reduce:
-    case Collective::broadcast: return per;
+    case Collective::broadcast:
+      return per;
     case Collective::allgather:
     case Collective::reducescatter:
-    case Collective::alltoall: return per * static_cast<std::size_t>(nranks);
+    case Collective::alltoall:
+      return per * static_cast<std::size_t>(nranks);
   }
   return per;
 }

@@ -92,9 +92,15 @@ inline Outcome run_case(Communicator& comm, const Case& c, std::uint64_t seed, B
   std::byte* send = nullptr;
   if (c.in_place) {
     switch (c.coll) {
-      case Collective::allgather: send = recv + c.count * es * static_cast<std::size_t>(r); break;
-      case Collective::reducescatter: send = send_buf.get(send_bytes); recv = send + c.count * es * static_cast<std::size_t>(r); break;
-      default: send = recv;
+      case Collective::allgather:
+        send = recv + c.count * es * static_cast<std::size_t>(r);
+        break;
+      case Collective::reducescatter:
+        send = send_buf.get(send_bytes);
+        recv = send + c.count * es * static_cast<std::size_t>(r);
+        break;
+      default:
+        send = recv;
     }
   } else {
     send = send_buf.get(send_bytes);
@@ -140,8 +146,10 @@ inline Outcome run_case(Communicator& comm, const Case& c, std::uint64_t seed, B
 
 // Rank 0 prints `line`; every rank's own failure detail is printed by that rank.
 inline void report(const Communicator& comm, const Case& c, const Outcome& o, const std::string& prefix = "") {
-  if (!o.first_failure.empty()) std::fprintf(stderr, "FAIL %s%s: %s\n", prefix.c_str(), c.describe().c_str(), o.first_failure.c_str());
-  if (comm.rank() == 0 && o.wrong) std::fprintf(stderr, "FAIL %s%s: %zu wrong over all ranks\n", prefix.c_str(), c.describe().c_str(), o.wrong);
+  if (!o.first_failure.empty())
+    std::fprintf(stderr, "FAIL %s%s: %s\n", prefix.c_str(), c.describe().c_str(), o.first_failure.c_str());
+  if (comm.rank() == 0 && o.wrong)
+    std::fprintf(stderr, "FAIL %s%s: %zu wrong over all ranks\n", prefix.c_str(), c.describe().c_str(), o.wrong);
 }
 
 }  // namespace commscope::testing

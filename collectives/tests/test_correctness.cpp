@@ -25,9 +25,12 @@ int main(int argc, char** argv) {
   opts.timeout_s = 120;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--quick") quick = true;
-    else if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
-    else if (a == "--segment" && i + 1 < argc) opts.algo.segment_bytes = std::stoull(argv[++i]);
+    if (a == "--quick")
+      quick = true;
+    else if (a == "--seed" && i + 1 < argc)
+      seed = std::stoull(argv[++i]);
+    else if (a == "--segment" && i + 1 < argc)
+      opts.algo.segment_bytes = std::stoull(argv[++i]);
     else {
       std::fprintf(stderr, "usage: test_correctness [--quick] [--seed S] [--segment BYTES]\n");
       return 2;

@@ -16,11 +16,14 @@ using namespace commscope::testing;
 int main(int argc, char** argv) {
   MpiRuntime mpi(argc, argv);
   int calls = 2000;
-  unsigned long long seed = static_cast<unsigned long long>(std::chrono::system_clock::now().time_since_epoch().count());
+  unsigned long long seed =
+      static_cast<unsigned long long>(std::chrono::system_clock::now().time_since_epoch().count());
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--calls" && i + 1 < argc) calls = std::stoi(argv[++i]);
-    else if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
+    if (a == "--calls" && i + 1 < argc)
+      calls = std::stoi(argv[++i]);
+    else if (a == "--seed" && i + 1 < argc)
+      seed = std::stoull(argv[++i]);
     else {
       std::fprintf(stderr, "usage: test_random [--calls N] [--seed S]\n");
       return 2;
@@ -61,8 +64,9 @@ int main(int argc, char** argv) {
     const Outcome o = run_case(comm, c, seed + static_cast<unsigned long long>(k), send, recv, shared);
     if (o.wrong) {
       ++failed;
-      report(comm, c, o, "seed " + std::to_string(seed) + " call " + std::to_string(k) + " segment " +
-                             std::to_string(comm.options().algo.segment_bytes) + ": ");
+      report(comm, c, o,
+             "seed " + std::to_string(seed) + " call " + std::to_string(k) + " segment " +
+                 std::to_string(comm.options().algo.segment_bytes) + ": ");
     }
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

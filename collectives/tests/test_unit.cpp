@@ -29,9 +29,21 @@ TEST(Half, EveryF16SurvivesARoundTripThroughF32) {
 #ifdef __FLT16_MAX__
 TEST(Half, F32ToF16RoundsLikeTheCompiler) {
   std::mt19937 rng(7);
-  std::vector<float> values = {0.0f, -0.0f, 65504.0f, 65519.99f, 65520.0f, 1e-8f, 5.96e-8f, 2.98e-8f, 2.99e-8f,
-                               6.1e-5f, -6.1e-5f, std::numeric_limits<float>::infinity(), 1.0f + 0x1p-11f,
-                               1.0f + 0x1p-11f + 0x1p-23f, 1.0f + 3 * 0x1p-11f};
+  std::vector<float> values = {0.0f,
+                               -0.0f,
+                               65504.0f,
+                               65519.99f,
+                               65520.0f,
+                               1e-8f,
+                               5.96e-8f,
+                               2.98e-8f,
+                               2.99e-8f,
+                               6.1e-5f,
+                               -6.1e-5f,
+                               std::numeric_limits<float>::infinity(),
+                               1.0f + 0x1p-11f,
+                               1.0f + 0x1p-11f + 0x1p-23f,
+                               1.0f + 3 * 0x1p-11f};
   for (int i = 0; i < 200000; ++i) {
     std::uint32_t bits = rng();
     float f;
@@ -49,9 +61,9 @@ TEST(Half, F32ToF16RoundsLikeTheCompiler) {
 
 TEST(Half, Bf16RoundsToNearestEven) {
   EXPECT_EQ(f32_to_bf16(1.0f), 0x3f80);
-  EXPECT_EQ(f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);               // halfway, even stays
-  EXPECT_EQ(f32_to_bf16(1.0f + 0x1p-7f + 0x1p-8f), 0x3f82);     // halfway, odd rounds up
-  EXPECT_EQ(f32_to_bf16(1.0f + 0x1p-8f + 0x1p-20f), 0x3f81);    // above halfway
+  EXPECT_EQ(f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);             // halfway, even stays
+  EXPECT_EQ(f32_to_bf16(1.0f + 0x1p-7f + 0x1p-8f), 0x3f82);   // halfway, odd rounds up
+  EXPECT_EQ(f32_to_bf16(1.0f + 0x1p-8f + 0x1p-20f), 0x3f81);  // above halfway
   EXPECT_TRUE(std::isnan(bf16_to_f32(f32_to_bf16(std::numeric_limits<float>::quiet_NaN()))));
   EXPECT_EQ(bf16_to_f32(f32_to_bf16(-3.5f)), -3.5f);
 }
@@ -60,10 +72,14 @@ namespace {
 double reference(ReduceOp op, double a, double b) {
   switch (op) {
     case ReduceOp::sum:
-    case ReduceOp::avg: return a + b;
-    case ReduceOp::prod: return a * b;
-    case ReduceOp::min: return std::min(a, b);
-    case ReduceOp::max: return std::max(a, b);
+    case ReduceOp::avg:
+      return a + b;
+    case ReduceOp::prod:
+      return a * b;
+    case ReduceOp::min:
+      return std::min(a, b);
+    case ReduceOp::max:
+      return std::max(a, b);
   }
   return 0;
 }
@@ -85,25 +101,46 @@ TEST(Reduce, EveryTypeAndOpMatchesScalarReferenceIncludingInPlace) {
       auto put = [&](std::vector<std::byte>& buf, const std::vector<long long>& v) {
         for (std::size_t i = 0; i < n; ++i) {
           switch (t) {
-            case DataType::f32: reinterpret_cast<float*>(buf.data())[i] = static_cast<float>(v[i]); break;
-            case DataType::f64: reinterpret_cast<double*>(buf.data())[i] = static_cast<double>(v[i]); break;
-            case DataType::f16: reinterpret_cast<std::uint16_t*>(buf.data())[i] = f32_to_f16(static_cast<float>(v[i])); break;
-            case DataType::bf16: reinterpret_cast<std::uint16_t*>(buf.data())[i] = f32_to_bf16(static_cast<float>(v[i])); break;
-            case DataType::i32: reinterpret_cast<std::int32_t*>(buf.data())[i] = static_cast<std::int32_t>(v[i]); break;
-            case DataType::i64: reinterpret_cast<std::int64_t*>(buf.data())[i] = v[i]; break;
-            case DataType::u8: reinterpret_cast<std::uint8_t*>(buf.data())[i] = static_cast<std::uint8_t>(v[i]); break;
+            case DataType::f32:
+              reinterpret_cast<float*>(buf.data())[i] = static_cast<float>(v[i]);
+              break;
+            case DataType::f64:
+              reinterpret_cast<double*>(buf.data())[i] = static_cast<double>(v[i]);
+              break;
+            case DataType::f16:
+              reinterpret_cast<std::uint16_t*>(buf.data())[i] = f32_to_f16(static_cast<float>(v[i]));
+              break;
+            case DataType::bf16:
+              reinterpret_cast<std::uint16_t*>(buf.data())[i] = f32_to_bf16(static_cast<float>(v[i]));
+              break;
+            case DataType::i32:
+              reinterpret_cast<std::int32_t*>(buf.data())[i] = static_cast<std::int32_t>(v[i]);
+              break;
+            case DataType::i64:
+              reinterpret_cast<std::int64_t*>(buf.data())[i] = v[i];
+              break;
+            case DataType::u8:
+              reinterpret_cast<std::uint8_t*>(buf.data())[i] = static_cast<std::uint8_t>(v[i]);
+              break;
           }
         }
       };
       auto get = [&](const std::vector<std::byte>& buf, std::size_t i) -> double {
         switch (t) {
-          case DataType::f32: return reinterpret_cast<const float*>(buf.data())[i];
-          case DataType::f64: return reinterpret_cast<const double*>(buf.data())[i];
-          case DataType::f16: return f16_to_f32(reinterpret_cast<const std::uint16_t*>(buf.data())[i]);
-          case DataType::bf16: return bf16_to_f32(reinterpret_cast<const std::uint16_t*>(buf.data())[i]);
-          case DataType::i32: return reinterpret_cast<const std::int32_t*>(buf.data())[i];
-          case DataType::i64: return static_cast<double>(reinterpret_cast<const std::int64_t*>(buf.data())[i]);
-          case DataType::u8: return reinterpret_cast<const std::uint8_t*>(buf.data())[i];
+          case DataType::f32:
+            return reinterpret_cast<const float*>(buf.data())[i];
+          case DataType::f64:
+            return reinterpret_cast<const double*>(buf.data())[i];
+          case DataType::f16:
+            return f16_to_f32(reinterpret_cast<const std::uint16_t*>(buf.data())[i]);
+          case DataType::bf16:
+            return bf16_to_f32(reinterpret_cast<const std::uint16_t*>(buf.data())[i]);
+          case DataType::i32:
+            return reinterpret_cast<const std::int32_t*>(buf.data())[i];
+          case DataType::i64:
+            return static_cast<double>(reinterpret_cast<const std::int64_t*>(buf.data())[i]);
+          case DataType::u8:
+            return reinterpret_cast<const std::uint8_t*>(buf.data())[i];
         }
         return 0;
       };
@@ -235,20 +272,35 @@ TEST(Validate, RejectsBadArgumentsWithAMessage) {
     }
     return "";
   };
-  EXPECT_NE(msg({Collective::allreduce, nullptr, buf, 4, DataType::f32, ReduceOp::sum, 0}, 0, 2).find("send buffer is null"), std::string::npos);
-  EXPECT_NE(msg({Collective::allreduce, buf, nullptr, 4, DataType::f32, ReduceOp::sum, 0}, 0, 2).find("recv buffer is null"), std::string::npos);
+  EXPECT_NE(
+      msg({Collective::allreduce, nullptr, buf, 4, DataType::f32, ReduceOp::sum, 0}, 0, 2).find("send buffer is null"),
+      std::string::npos);
+  EXPECT_NE(
+      msg({Collective::allreduce, buf, nullptr, 4, DataType::f32, ReduceOp::sum, 0}, 0, 2).find("recv buffer is null"),
+      std::string::npos);
   EXPECT_EQ(msg({Collective::allreduce, nullptr, nullptr, 0, DataType::f32, ReduceOp::sum, 0}, 0, 2), "");
-  EXPECT_NE(msg({Collective::reduce, buf, buf + 8, 4, DataType::f32, ReduceOp::sum, 2}, 0, 2).find("root 2 out of range"), std::string::npos);
-  EXPECT_NE(msg({Collective::broadcast, buf, buf, 4, DataType::f32, ReduceOp::sum, -1}, 0, 2).find("root -1"), std::string::npos);
-  EXPECT_EQ(msg({Collective::reduce, buf, nullptr, 4, DataType::f32, ReduceOp::sum, 1}, 0, 2), "");    // non-root recv
+  EXPECT_NE(
+      msg({Collective::reduce, buf, buf + 8, 4, DataType::f32, ReduceOp::sum, 2}, 0, 2).find("root 2 out of range"),
+      std::string::npos);
+  EXPECT_NE(msg({Collective::broadcast, buf, buf, 4, DataType::f32, ReduceOp::sum, -1}, 0, 2).find("root -1"),
+            std::string::npos);
+  EXPECT_EQ(msg({Collective::reduce, buf, nullptr, 4, DataType::f32, ReduceOp::sum, 1}, 0, 2), "");     // non-root recv
   EXPECT_EQ(msg({Collective::broadcast, nullptr, buf, 4, DataType::f32, ReduceOp::sum, 1}, 0, 2), "");  // non-root send
-  EXPECT_NE(msg({Collective::allgather, buf, buf, std::size_t{1} << 62, DataType::f64, ReduceOp::sum, 0}, 0, 4).find("count overflow"), std::string::npos);
-  EXPECT_NE(msg({Collective::allreduce, buf, buf + 1, 8, DataType::f32, ReduceOp::sum, 0}, 0, 2).find("overlap"), std::string::npos);
+  EXPECT_NE(msg({Collective::allgather, buf, buf, std::size_t{1} << 62, DataType::f64, ReduceOp::sum, 0}, 0, 4)
+                .find("count overflow"),
+            std::string::npos);
+  EXPECT_NE(msg({Collective::allreduce, buf, buf + 1, 8, DataType::f32, ReduceOp::sum, 0}, 0, 2).find("overlap"),
+            std::string::npos);
   EXPECT_EQ(msg({Collective::allgather, buf + 8, buf, 8, DataType::f32, ReduceOp::sum, 0}, 1, 4), "");  // in place
-  EXPECT_NE(msg({Collective::allgather, buf, buf, 8, DataType::f32, ReduceOp::sum, 0}, 1, 4).find("overlap"), std::string::npos);
+  EXPECT_NE(msg({Collective::allgather, buf, buf, 8, DataType::f32, ReduceOp::sum, 0}, 1, 4).find("overlap"),
+            std::string::npos);
   EXPECT_EQ(msg({Collective::reducescatter, buf, buf + 16, 8, DataType::f32, ReduceOp::sum, 0}, 2, 4), "");  // in place
-  EXPECT_NE(msg({Collective::allreduce, buf, buf + 8, 4, static_cast<DataType>(42), ReduceOp::sum, 0}, 0, 2).find("invalid datatype"), std::string::npos);
-  EXPECT_NE(msg({Collective::allreduce, buf, buf + 8, 4, DataType::f32, static_cast<ReduceOp>(9), 0}, 0, 2).find("invalid reduction op"), std::string::npos);
+  EXPECT_NE(msg({Collective::allreduce, buf, buf + 8, 4, static_cast<DataType>(42), ReduceOp::sum, 0}, 0, 2)
+                .find("invalid datatype"),
+            std::string::npos);
+  EXPECT_NE(msg({Collective::allreduce, buf, buf + 8, 4, DataType::f32, static_cast<ReduceOp>(9), 0}, 0, 2)
+                .find("invalid reduction op"),
+            std::string::npos);
 }
 
 // The checker, exercised without MPI: simulate each collective on 5 "ranks" in memory.

@@ -19,7 +19,9 @@ struct Buf {
   void* at(std::size_t elem) const { return static_cast<std::byte*>(base) + elem * esize; }
   std::size_t bytes(std::size_t elems) const { return elems * esize; }
 };
-inline Buf cbuf(const void* p, std::size_t esize) { return {const_cast<void*>(p), esize}; }
+inline Buf cbuf(const void* p, std::size_t esize) {
+  return {const_cast<void*>(p), esize};
+}
 
 // `count` elements cut into `parts` contiguous blocks whose sizes differ by at most one
 // (the first count % parts blocks get the extra element).

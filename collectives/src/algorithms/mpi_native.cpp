@@ -6,9 +6,9 @@
 #include <climits>
 #include <mutex>
 
+#include "common.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/collectives/reduce.hpp"
-#include "common.hpp"
 
 namespace commscope {
 namespace {
@@ -35,11 +35,10 @@ const HalfHandles& half_handles() {
     COMMSCOPE_MPI_CHECK(MPI_Type_commit(&h.f16));
     COMMSCOPE_MPI_CHECK(MPI_Type_contiguous(2, MPI_BYTE, &h.bf16));
     COMMSCOPE_MPI_CHECK(MPI_Type_commit(&h.bf16));
-    MPI_User_function* fns[2][4] = {
-        {half_op<DataType::f16, ReduceOp::sum>, half_op<DataType::f16, ReduceOp::prod>,
-         half_op<DataType::f16, ReduceOp::min>, half_op<DataType::f16, ReduceOp::max>},
-        {half_op<DataType::bf16, ReduceOp::sum>, half_op<DataType::bf16, ReduceOp::prod>,
-         half_op<DataType::bf16, ReduceOp::min>, half_op<DataType::bf16, ReduceOp::max>}};
+    MPI_User_function* fns[2][4] = {{half_op<DataType::f16, ReduceOp::sum>, half_op<DataType::f16, ReduceOp::prod>,
+                                     half_op<DataType::f16, ReduceOp::min>, half_op<DataType::f16, ReduceOp::max>},
+                                    {half_op<DataType::bf16, ReduceOp::sum>, half_op<DataType::bf16, ReduceOp::prod>,
+                                     half_op<DataType::bf16, ReduceOp::min>, half_op<DataType::bf16, ReduceOp::max>}};
     for (int t = 0; t < 2; ++t)
       for (int o = 0; o < 4; ++o) COMMSCOPE_MPI_CHECK(MPI_Op_create(fns[t][o], 1, &h.ops[t][o]));
   });
@@ -48,13 +47,20 @@ const HalfHandles& half_handles() {
 
 MPI_Datatype mpi_type(DataType t) {
   switch (t) {
-    case DataType::f32: return MPI_FLOAT;
-    case DataType::f64: return MPI_DOUBLE;
-    case DataType::f16: return half_handles().f16;
-    case DataType::bf16: return half_handles().bf16;
-    case DataType::i32: return MPI_INT32_T;
-    case DataType::i64: return MPI_INT64_T;
-    case DataType::u8: return MPI_UINT8_T;
+    case DataType::f32:
+      return MPI_FLOAT;
+    case DataType::f64:
+      return MPI_DOUBLE;
+    case DataType::f16:
+      return half_handles().f16;
+    case DataType::bf16:
+      return half_handles().bf16;
+    case DataType::i32:
+      return MPI_INT32_T;
+    case DataType::i64:
+      return MPI_INT64_T;
+    case DataType::u8:
+      return MPI_UINT8_T;
   }
   return MPI_DATATYPE_NULL;
 }
@@ -78,7 +84,9 @@ int checked_int(std::size_t n, Collective c) {
   return static_cast<int>(n);
 }
 
-const void* send_or_in_place(const void* send, const void* recv) { return send == recv ? MPI_IN_PLACE : send; }
+const void* send_or_in_place(const void* send, const void* recv) {
+  return send == recv ? MPI_IN_PLACE : send;
+}
 
 void run_mpi(MpiTransport& t, const CollArgs& a) {
   MPI_Comm comm = t.comm();

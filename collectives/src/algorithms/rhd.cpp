@@ -27,8 +27,8 @@ using detail::UnitRange;
 // elements of groups [lo, hi)). Extra ranks send their whole input to their partner and
 // return false. Otherwise, on return, acc holds this rank's group v = fold.virt(me) fully
 // reduced (other parts of acc are scratch). tmp must hold range(0, p2) elements.
-bool halving(Transport& t, const CollArgs& a, Buf in, Buf acc, Buf tmp, const Fold& fold, int me,
-             const RankMap& map, const UnitRange& range) {
+bool halving(Transport& t, const CollArgs& a, Buf in, Buf acc, Buf tmp, const Fold& fold, int me, const RankMap& map,
+             const UnitRange& range) {
   const auto [first, last] = range(0, fold.p2);
   const std::size_t total = last - first;
   if (fold.is_extra(me)) {
@@ -53,7 +53,10 @@ bool halving(Transport& t, const CollArgs& a, Buf in, Buf acc, Buf tmp, const Fo
                map.real(fold.rel_of(v ^ mask)));
     t.reduce(acc.at(kf), c.at(kf), tmp.base, kl - kf, a.type, a.op);
     cur = acc.base;
-    if (upper) lo = mid; else hi = mid;
+    if (upper)
+      lo = mid;
+    else
+      hi = mid;
   }
   if (cur != acc.base) t.copy(acc.base, cur, acc.bytes(total));  // one rank: nothing reduced
   return true;
@@ -158,8 +161,11 @@ void broadcast(Transport& t, const CollArgs& a) {
   Buf out{a.recv, es};
   const Blocks blocks{a.count, t.size()};
   if (me == 0) t.copy(out.base, a.send, out.bytes(a.count));
-  detail::binomial_scatter(t, out, t.size(), me, [&](int u) { return map.real(u); },
-                           [&](int lo, int hi) { return std::pair{blocks.offset(lo), blocks.offset(hi)}; });
+  detail::binomial_scatter(
+      t, out, t.size(), me, [&](int u) { return map.real(u); },
+      [&](int lo, int hi) {
+        return std::pair{blocks.offset(lo), blocks.offset(hi)};
+      });
   allgather_blocks(t, out, blocks, me, map);
 }
 
@@ -180,7 +186,8 @@ void reduce(Transport& t, const CollArgs& a) {
     const auto [f, l] = groups(v, v + 1);
     t.divide(acc.at(f), l - f, a.type, t.size());
   }
-  detail::binomial_gather(t, acc, fold.p2, v, [&](int u) { return map.real(fold.rel_of(u)); }, groups);
+  detail::binomial_gather(
+      t, acc, fold.p2, v, [&](int u) { return map.real(fold.rel_of(u)); }, groups);
 }
 
 class RhdAlgorithm final : public Algorithm {
@@ -193,12 +200,18 @@ class RhdAlgorithm final : public Algorithm {
   bool supports(Collective c) const override { return c != Collective::alltoall; }
   void run(Transport& t, const CollArgs& a, const AlgoOptions&) const override {
     switch (a.coll) {
-      case Collective::allreduce: return allreduce(t, a);
-      case Collective::reducescatter: return reducescatter(t, a);
-      case Collective::allgather: return allgather(t, a);
-      case Collective::reduce: return reduce(t, a);
-      case Collective::broadcast: return broadcast(t, a);
-      case Collective::alltoall: detail::unsupported(name(), a.coll);
+      case Collective::allreduce:
+        return allreduce(t, a);
+      case Collective::reducescatter:
+        return reducescatter(t, a);
+      case Collective::allgather:
+        return allgather(t, a);
+      case Collective::reduce:
+        return reduce(t, a);
+      case Collective::broadcast:
+        return broadcast(t, a);
+      case Collective::alltoall:
+        detail::unsupported(name(), a.coll);
     }
   }
   std::optional<Cost> cost(Collective c, int p, double, const AlgoOptions&) const override {
@@ -206,12 +219,18 @@ class RhdAlgorithm final : public Algorithm {
     const double l = detail::floor_log2(p), f = (fold.p2 - 1.0) / fold.p2;
     const double extra = fold.rem > 0 ? 1.0 : 0.0;  // fold in and out: one full exchange each
     switch (c) {
-      case Collective::allreduce: return Cost{2 * l + 2 * extra, 2 * f + 2 * extra, f + extra};
-      case Collective::reducescatter: return Cost{l + 2 * extra, f + extra, f + extra};
-      case Collective::allgather: return Cost{l + 2 * extra, f + extra, 0};
-      case Collective::reduce: return Cost{2 * l + extra, 2 * f + extra, f + extra};
-      case Collective::broadcast: return Cost{detail::ceil_log2(p) + l + 2 * extra, 2 * f + extra, 0};
-      case Collective::alltoall: return std::nullopt;
+      case Collective::allreduce:
+        return Cost{2 * l + 2 * extra, 2 * f + 2 * extra, f + extra};
+      case Collective::reducescatter:
+        return Cost{l + 2 * extra, f + extra, f + extra};
+      case Collective::allgather:
+        return Cost{l + 2 * extra, f + extra, 0};
+      case Collective::reduce:
+        return Cost{2 * l + extra, 2 * f + extra, f + extra};
+      case Collective::broadcast:
+        return Cost{detail::ceil_log2(p) + l + 2 * extra, 2 * f + extra, 0};
+      case Collective::alltoall:
+        return std::nullopt;
     }
     return std::nullopt;
   }

@@ -56,8 +56,8 @@ void ring_reduce_scatter(Transport& t, const CollArgs& a, const AlgoOptions& o, 
     const int rb = ((r - s - 2) % p + p) % p;  // block received and reduced at this step
     Buf src = s == 0 ? Buf{in.at(blocks.offset(sb)), in.esize} : prev;
     Buf dst = block_dst(rb, s);
-    exchange_reduce(t, a, o, src, blocks.size(sb), right, Buf{in.at(blocks.offset(rb)), in.esize}, dst,
-                    blocks.size(rb), left);
+    exchange_reduce(t, a, o, src, blocks.size(sb), right, Buf{in.at(blocks.offset(rb)), in.esize}, dst, blocks.size(rb),
+                    left);
     prev = dst;
   }
 }
@@ -193,24 +193,35 @@ class RingAlgorithm final : public Algorithm {
   bool supports(Collective) const override { return true; }
   void run(Transport& t, const CollArgs& a, const AlgoOptions& o) const override {
     switch (a.coll) {
-      case Collective::allreduce: return allreduce(t, a, o);
-      case Collective::reducescatter: return reducescatter(t, a, o);
-      case Collective::allgather: return allgather(t, a);
-      case Collective::reduce: return reduce(t, a, o);
-      case Collective::broadcast: return broadcast(t, a, o);
-      case Collective::alltoall: return alltoall(t, a);
+      case Collective::allreduce:
+        return allreduce(t, a, o);
+      case Collective::reducescatter:
+        return reducescatter(t, a, o);
+      case Collective::allgather:
+        return allgather(t, a);
+      case Collective::reduce:
+        return reduce(t, a, o);
+      case Collective::broadcast:
+        return broadcast(t, a, o);
+      case Collective::alltoall:
+        return alltoall(t, a);
     }
   }
   std::optional<Cost> cost(Collective c, int p, double n, const AlgoOptions& o) const override {
     const double q = p, f = (q - 1) / q;
     const double k = std::max(1.0, std::ceil(n / static_cast<double>(o.segment_bytes)));  // chain segments
     switch (c) {
-      case Collective::allreduce: return Cost{2 * (q - 1), 2 * f, f};
-      case Collective::reducescatter: return Cost{q - 1, f, f};
+      case Collective::allreduce:
+        return Cost{2 * (q - 1), 2 * f, f};
+      case Collective::reducescatter:
+        return Cost{q - 1, f, f};
       case Collective::allgather:
-      case Collective::alltoall: return Cost{q - 1, f, 0};
-      case Collective::reduce: return p == 1 ? Cost{} : Cost{q - 2 + k, (q - 2 + k) / k, (q - 2 + k) / k};
-      case Collective::broadcast: return p == 1 ? Cost{} : Cost{q - 2 + k, (q - 2 + k) / k, 0};
+      case Collective::alltoall:
+        return Cost{q - 1, f, 0};
+      case Collective::reduce:
+        return p == 1 ? Cost{} : Cost{q - 2 + k, (q - 2 + k) / k, (q - 2 + k) / k};
+      case Collective::broadcast:
+        return p == 1 ? Cost{} : Cost{q - 2 + k, (q - 2 + k) / k, 0};
     }
     return std::nullopt;
   }

@@ -85,23 +85,35 @@ class TreeAlgorithm final : public Algorithm {
   bool supports(Collective c) const override { return c != Collective::alltoall; }
   void run(Transport& t, const CollArgs& a, const AlgoOptions&) const override {
     switch (a.coll) {
-      case Collective::allreduce: return allreduce(t, a);
-      case Collective::reduce: return reduce(t, a);
-      case Collective::broadcast: return broadcast(t, a);
-      case Collective::allgather: return allgather(t, a);
-      case Collective::reducescatter: return reducescatter(t, a);
-      case Collective::alltoall: detail::unsupported(name(), a.coll);
+      case Collective::allreduce:
+        return allreduce(t, a);
+      case Collective::reduce:
+        return reduce(t, a);
+      case Collective::broadcast:
+        return broadcast(t, a);
+      case Collective::allgather:
+        return allgather(t, a);
+      case Collective::reducescatter:
+        return reducescatter(t, a);
+      case Collective::alltoall:
+        detail::unsupported(name(), a.coll);
     }
   }
   std::optional<Cost> cost(Collective c, int p, double, const AlgoOptions&) const override {
     const double l = detail::ceil_log2(p), f = (p - 1.0) / p;
     switch (c) {
-      case Collective::reduce: return Cost{l, l, l};
-      case Collective::broadcast: return Cost{l, l, 0};
-      case Collective::allreduce: return Cost{2 * l, 2 * l, l};
-      case Collective::allgather: return Cost{2 * l, l + f, 0};
-      case Collective::reducescatter: return Cost{2 * l, l + f, l};
-      case Collective::alltoall: return std::nullopt;
+      case Collective::reduce:
+        return Cost{l, l, l};
+      case Collective::broadcast:
+        return Cost{l, l, 0};
+      case Collective::allreduce:
+        return Cost{2 * l, 2 * l, l};
+      case Collective::allgather:
+        return Cost{2 * l, l + f, 0};
+      case Collective::reducescatter:
+        return Cost{2 * l, l + f, l};
+      case Collective::alltoall:
+        return std::nullopt;
     }
     return std::nullopt;
   }

@@ -42,7 +42,9 @@ struct Cost {
   double alpha = 0;
   double beta = 0;
   double gamma = 0;
-  double seconds(double bytes, double a, double b, double g) const { return alpha * a + beta * bytes * b + gamma * bytes * g; }
+  double seconds(double bytes, double a, double b, double g) const {
+    return alpha * a + beta * bytes * b + gamma * bytes * g;
+  }
 };
 
 class Algorithm {

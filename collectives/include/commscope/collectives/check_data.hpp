@@ -41,9 +41,9 @@ void fill_send(const Spec& s, int rank, void* send);
 double tolerance(DataType t);
 
 struct Result {
-  std::size_t wrong = 0;                    // elements outside tolerance
-  std::size_t first_wrong = SIZE_MAX;       // index of the first one
-  double expected = 0, got = 0;             // at first_wrong
+  std::size_t wrong = 0;               // elements outside tolerance
+  std::size_t first_wrong = SIZE_MAX;  // index of the first one
+  double expected = 0, got = 0;        // at first_wrong
 };
 
 // Check rank `rank`'s output. Ranks without output (reduce, non-root) have nothing wrong.

@@ -55,14 +55,17 @@ inline std::uint16_t f32_to_f16(float f) {
   return static_cast<std::uint16_t>(sign | mag);
 }
 
-inline float bf16_to_f32(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
+inline float bf16_to_f32(std::uint16_t b) {
+  return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
+}
 
 // f32 -> bf16 bits, round to nearest even; NaN stays a quiet NaN.
 inline std::uint16_t f32_to_bf16(float f) {
   const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
   const std::uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
   const std::uint32_t nan = (x >> 16) | 0x0040u;
-  return static_cast<std::uint16_t>(half_detail::select(static_cast<std::int32_t>(x & 0x7fffffffu) > 0x7f800000, nan, rounded));
+  return static_cast<std::uint16_t>(
+      half_detail::select(static_cast<std::int32_t>(x & 0x7fffffffu) > 0x7f800000, nan, rounded));
 }
 
 }  // namespace commscope

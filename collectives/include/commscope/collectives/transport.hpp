@@ -31,8 +31,7 @@ class Transport {
   virtual void wait() = 0;
 
   // Local operations on buffers of the kind this transport moves (host or device memory).
-  virtual void reduce(void* dst, const void* a, const void* b, std::size_t count, DataType type,
-                      ReduceOp op) = 0;
+  virtual void reduce(void* dst, const void* a, const void* b, std::size_t count, DataType type, ReduceOp op) = 0;
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void divide(void* buf, std::size_t count, DataType type, int divisor) = 0;
   // Reusable temporary buffer number `slot` (0..kScratchSlots-1) of at least `bytes` bytes;

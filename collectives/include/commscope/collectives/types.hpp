@@ -18,9 +18,8 @@ inline constexpr std::array kAllDataTypes = {DataType::f32, DataType::f64, DataT
                                              DataType::i32, DataType::i64, DataType::u8};
 inline constexpr std::array kAllReduceOps = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max,
                                              ReduceOp::avg};
-inline constexpr std::array kAllCollectives = {Collective::allreduce, Collective::allgather,
-                                               Collective::reducescatter, Collective::reduce,
-                                               Collective::broadcast, Collective::alltoall};
+inline constexpr std::array kAllCollectives = {Collective::allreduce, Collective::allgather, Collective::reducescatter,
+                                               Collective::reduce,    Collective::broadcast, Collective::alltoall};
 
 // Bytes of one element.
 std::size_t type_size(DataType t);
