@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Install what is missing, build, and run the suite on localhost ranks.
-# For now the suite is the collectives demo: a correctness pass of every collective and
-# algorithm, then each algorithm's allreduce bandwidth beside memcpy. It grows with the
-# bench, trainer and report.
+# For now the suite is commscope-bench over every collective and algorithm (checked, results
+# in results/bench-*.h5), then the local reduction loops beside memcpy. It grows with the
+# trainer and the report.
 #
 #   scripts/run-suite.sh [--ranks N] [--size BYTES] [--quick]
 set -euo pipefail
@@ -28,9 +28,12 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 launch=(mpirun -np "$ranks" --oversubscribe --bind-to none)
 bin="$root/build/bin"
 
-echo "== correctness: every collective x algorithm x type x op on $ranks ranks"
-"${launch[@]}" "$bin/test_collectives_correctness" --quick
-for coll in allreduce allgather reducescatter broadcast; do
-  echo "== $coll, $size, $ranks ranks"
-  "${launch[@]}" "$bin/commscope-quickbench" -c "$coll" -s "$size" -n $([ $quick = 1 ] && echo 3 || echo 20)
-done
+iters=$([ $quick = 1 ] && echo 5 || echo 20)
+mkdir -p "$root/results"
+out="$root/results/bench-np$ranks-$(date +%Y%m%d-%H%M%S).h5"
+echo "== commscope-bench: every collective and algorithm, 8 B to $size, $ranks ranks"
+"${launch[@]}" "$bin/commscope-bench" all --algo all -b 8 -e "$size" -f 4 -n "$iters" --out "$out"
+echo "== commscope-microbench: local reduction loops beside memcpy"
+"$bin/commscope-microbench" --benchmark_filter='memcpy|reduce/(f32|bf16|i32)/sum' \
+  --benchmark_min_time=$([ $quick = 1 ] && echo 0.01 || echo 0.2)
+echo "== results: $out"

@@ -1,0 +1,66 @@
+// commscope-bench's options: nccl-tests' flags (-b -e -f -i -n -w -c -d -o -r -a -T) plus the
+// algorithm, device, output file and statistics. Parsed with CLI11; the struct is passed in,
+// never global.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "commscope/collectives/types.hpp"
+
+namespace commscope::bench {
+
+// How the per-rank times of one case are combined into the reported time (nccl-tests' -a:
+// 0 rank0, 1 avg, 2 min, 3 max). max is the default: training waits for the slowest rank.
+enum class Combine : std::uint8_t { rank0, avg, min, max };
+std::string_view to_string(Combine c);
+
+struct Options {
+  std::vector<Collective> collectives;
+  std::size_t min_bytes = 8;
+  std::size_t max_bytes = std::size_t{64} << 20;
+  double factor = 2;        // -f: multiply the size by this ...
+  std::size_t step = 0;     // -i: ... or add this many bytes (0: use the factor)
+  std::int64_t iters = 20;  // -n: timed iterations per case; 0 lets Google Benchmark choose
+  int warmup = 5;           // -w
+  int check_iters = 1;      // -c: checked iterations after timing; 0 skips the check
+  std::vector<DataType> types = {DataType::f32};
+  std::vector<ReduceOp> ops = {ReduceOp::sum};
+  int root = 0;
+  Combine combine = Combine::max;
+  double timeout_s = 300;          // -T: a rank stuck longer than this in one step ends the run; 0: never
+  std::vector<std::string> algos;  // empty: every algorithm of the device
+  std::string device = "cpu";
+  std::string out;  // HDF5 results file ("" for none)
+  bool stats = false;
+  std::uint64_t seed = 42;
+  std::size_t segment_bytes = std::size_t{1} << 20;
+  // Testing aids (hidden from --help): rank `stall_rank` never enters the first collective of
+  // at least `stall_bytes`; rank 0 corrupts one output element before every check.
+  int stall_rank = -1;
+  std::size_t stall_bytes = 0;
+  bool corrupt = false;
+  // Google Benchmark's own flags (--benchmark_*), passed through in order.
+  std::vector<std::string> benchmark_flags;
+  std::string command_line;
+};
+
+// Parse "8", "64K", "1.5M", "2G" (powers of 1024, as nccl-tests). Throws InvalidArgument.
+std::size_t parse_size(const std::string& s);
+
+// The requested sizes: from min to max by factor (or step), max included when reached.
+std::vector<std::size_t> size_list(const Options& o);
+
+struct ParseResult {
+  Options options;
+  int exit_code = -1;   // >= 0: stop and exit with this code (--help: 0, bad usage: 2)
+  std::string message;  // what to print (help text or the one-line error)
+};
+
+// Parse the command line. Never throws for bad input: returns exit_code 2 and a one-line
+// message naming the flag and the accepted values.
+ParseResult parse_options(int argc, const char* const* argv);
+
+}  // namespace commscope::bench

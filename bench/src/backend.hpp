@@ -1,0 +1,57 @@
+// Where the buffers live and how a case runs: host buffers over the collectives library
+// (cpu), or device buffers over NCCL (cuda). The harness owns timing statistics, checking
+// policy and reporting; a backend only allocates, fills, runs and counts.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cases.hpp"
+#include "commscope/collectives/communicator.hpp"
+
+namespace commscope::bench {
+
+class Watchdog;
+
+// Where a case's input and output live in a backend's two buffer pools (`a` and `b`), as byte
+// offsets, following NCCL's in-place conventions: out of place, input at a and output at b;
+// in place, both in a (allgather: the input is this rank's block of the output; reducescatter:
+// the output is this rank's block of the input).
+struct Layout {
+  std::size_t a_bytes = 0, b_bytes = 0;  // pool sizes the case needs
+  std::size_t send_offset = 0, recv_offset = 0;
+  bool recv_in_b = true;
+};
+Layout buffer_layout(const Case& c, int rank);
+
+// One rank's timings of `iters` back-to-back calls after a barrier.
+struct LocalTimings {
+  std::vector<double> op_s;       // duration of call i (s)
+  std::vector<double> arrival_s;  // when call i started, from the barrier exit (s); empty if unknown
+  double total_s = 0;             // all calls, from the barrier exit to the last completion
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string device() const = 0;
+  // Algorithms this device runs, in display order.
+  virtual std::vector<std::string> algorithms() const = 0;
+  virtual bool supports(const std::string& algo, Collective c) const = 0;
+  // Allocate (or reuse) the buffers of `c` and fill the input with its check data.
+  virtual void prepare(const Case& c, std::uint64_t seed) = 0;
+  // Warm up, barrier, then time `iters` calls back to back. Beats the watchdog as it goes.
+  virtual LocalTimings run_timed(int warmup, std::int64_t iters, Watchdog& dog) = 0;
+  // Refill the input, run once, and count this rank's wrong output elements (and, out of
+  // place, changed input elements). `corrupt` flips one output element first (a test aid).
+  virtual std::uint64_t check_once(std::uint64_t seed, bool corrupt) = 0;
+};
+
+std::unique_ptr<Backend> make_cpu_backend(Communicator& comm);
+// Throws InvalidArgument when built without CUDA, TransportError when no GPU can be used.
+std::unique_ptr<Backend> make_cuda_backend(Communicator& comm, double timeout_s);
+
+}  // namespace commscope::bench

@@ -1,0 +1,99 @@
+#include "cases.hpp"
+
+#include <algorithm>
+
+#include "backend.hpp"
+#include "commscope/collectives/error.hpp"
+
+namespace commscope::bench {
+
+std::string_view Case::op_name() const {
+  return is_reducing(coll) ? to_string(op) : std::string_view("none");
+}
+
+Layout buffer_layout(const Case& c, int rank) {
+  const check::Spec s = c.spec(0);
+  const std::size_t es = type_size(c.type);
+  const std::size_t sn = check::send_elements(s) * es, rn = check::recv_elements(s) * es;
+  const std::size_t rank_block = static_cast<std::size_t>(rank) * c.count * es;
+  Layout l;
+  if (!c.in_place) {
+    l.a_bytes = sn;
+    l.b_bytes = rn;
+    return l;
+  }
+  l.recv_in_b = false;
+  l.a_bytes = std::max(sn, rn);
+  if (c.coll == Collective::allgather) l.send_offset = rank_block;
+  if (c.coll == Collective::reducescatter) l.recv_offset = rank_block;
+  return l;
+}
+
+std::size_t count_for_bytes(Collective c, std::size_t bytes, DataType t, int nranks) {
+  // Elements of the measured array per unit of per-call count (1, or n for the collectives
+  // whose array is n blocks of `count`).
+  const std::size_t per_count = collective_bytes(c, 1, t, nranks) / type_size(t);
+  return bytes / type_size(t) / per_count;
+}
+
+std::vector<Case> make_cases(const Options& o, int nranks, const Backend& backend) {
+  std::vector<std::string> algos = o.algos.empty() ? backend.algorithms() : o.algos;
+  const std::vector<std::string> have = backend.algorithms();
+  for (const std::string& a : algos) {
+    if (std::find(have.begin(), have.end(), a) == have.end()) {
+      std::string list;
+      for (const std::string& h : have) list += (list.empty() ? "" : ", ") + h;
+      throw InvalidArgument("unknown algorithm '" + a + "' for --device " + backend.device() + " (have: " + list + ")");
+    }
+    bool any = false;
+    for (Collective c : o.collectives) any |= backend.supports(a, c);
+    if (!any) {
+      std::string colls;
+      for (Collective c : o.collectives) colls += (colls.empty() ? "" : ", ") + std::string(to_string(c));
+      throw UnsupportedCollective("algorithm '" + a + "' has none of the requested collectives (" + colls + ")");
+    }
+  }
+  const bool any_rooted = std::any_of(o.collectives.begin(), o.collectives.end(), is_rooted);
+  if (any_rooted && o.root >= nranks)
+    throw InvalidArgument("-r/--root " + std::to_string(o.root) + " is not a rank of " + std::to_string(nranks));
+
+  const std::vector<std::size_t> sizes = size_list(o);
+  std::vector<Case> cases;
+  int row = 0;
+  for (Collective coll : o.collectives) {
+    for (DataType type : o.types) {
+      // Non-reducing collectives run once per type, not once per op.
+      const std::vector<ReduceOp> ops = is_reducing(coll) ? o.ops : std::vector<ReduceOp>{ReduceOp::sum};
+      for (ReduceOp op : ops) {
+        for (std::size_t req : sizes) {
+          for (const std::string& algo : algos) {
+            if (!backend.supports(algo, coll)) continue;
+            for (bool in_place : {false, true}) {
+              Case c;
+              c.id = static_cast<int>(cases.size());
+              c.row = row;
+              c.coll = coll;
+              c.algo = algo;
+              c.type = type;
+              c.op = op;
+              c.root = is_rooted(coll) ? o.root : 0;
+              c.in_place = in_place;
+              c.requested_bytes = req;
+              c.count = count_for_bytes(coll, req, type, nranks);
+              c.bytes = collective_bytes(coll, c.count, type, nranks);
+              c.nranks = nranks;
+              c.name = std::string(to_string(coll)) + "/" + algo + "/" + std::string(to_string(type)) + "/" +
+                       std::string(c.op_name()) + "/root:" + std::to_string(c.root_shown()) +
+                       "/bytes:" + std::to_string(c.bytes) + "/inplace:" + (in_place ? "1" : "0");
+              cases.push_back(std::move(c));
+            }
+            ++row;
+          }
+        }
+      }
+    }
+  }
+  return cases;
+}
+
+}  // namespace commscope::bench

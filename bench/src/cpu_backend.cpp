@@ -1,0 +1,98 @@
+// Host buffers over the collectives library: every algorithm of the registry (mpi, ring,
+// tree, rhd), the in-place layouts of NCCL's conventions, and one pair of buffers reused by
+// every case (grown to the largest, never shrunk, first-touched once).
+#include <cstring>
+
+#include "backend.hpp"
+#include "commscope/collectives/check_data.hpp"
+#include "watchdog.hpp"
+
+namespace commscope::bench {
+namespace {
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(Communicator& comm) : comm_(comm) {}
+
+  std::string device() const override { return "cpu"; }
+
+  std::vector<std::string> algorithms() const override {
+    std::vector<std::string> names;
+    for (const Algorithm* a : commscope::algorithms()) names.emplace_back(a->name());
+    return names;
+  }
+
+  bool supports(const std::string& algo, Collective c) const override {
+    for (const Algorithm* a : commscope::algorithms())
+      if (a->name() == algo) return a->supports(c);
+    return false;
+  }
+
+  void prepare(const Case& c, std::uint64_t seed) override {
+    case_ = c;
+    algo_ = &find_algorithm(c.algo);
+    const check::Spec s = c.spec(seed);
+    const Layout l = buffer_layout(c, comm_.rank());
+    grow(a_, l.a_bytes);
+    grow(b_, l.b_bytes);
+    args_ = CollArgs{
+        c.coll, a_.data() + l.send_offset, (l.recv_in_b ? b_.data() : a_.data()) + l.recv_offset, c.count, c.type, c.op,
+        c.root};
+    check::fill_send(s, comm_.rank(), const_cast<void*>(args_.send));
+  }
+
+  LocalTimings run_timed(int warmup, std::int64_t iters, Watchdog& dog) override {
+    for (int i = 0; i < warmup; ++i) comm_.run(args_, *algo_);
+    comm_.barrier();
+    LocalTimings t;
+    t.op_s.resize(static_cast<std::size_t>(iters));
+    t.arrival_s.resize(static_cast<std::size_t>(iters));
+    const std::int64_t t0 = now_ns();
+    std::int64_t prev = t0;
+    dog.beat(-1, t0);
+    for (std::int64_t i = 0; i < iters; ++i) {
+      comm_.run(args_, *algo_);
+      const std::int64_t now = now_ns();
+      t.op_s[static_cast<std::size_t>(i)] = static_cast<double>(now - prev) * 1e-9;
+      t.arrival_s[static_cast<std::size_t>(i)] = static_cast<double>(prev - t0) * 1e-9;
+      prev = now;
+      dog.beat(i, now);
+    }
+    t.total_s = static_cast<double>(prev - t0) * 1e-9;
+    return t;
+  }
+
+  std::uint64_t check_once(std::uint64_t seed, bool corrupt) override {
+    const check::Spec s = case_.spec(seed);
+    check::fill_send(s, comm_.rank(), const_cast<void*>(args_.send));
+    comm_.run(args_, *algo_);
+    const std::size_t rn = check::recv_elements(s);
+    const bool has_output = !(case_.coll == Collective::reduce && comm_.rank() != case_.root);
+    if (corrupt && comm_.rank() == 0 && has_output && rn > 0) {
+      auto* p = static_cast<unsigned char*>(args_.recv);
+      for (std::size_t b = 0; b < type_size(case_.type); ++b) p[b] = static_cast<unsigned char>(~p[b]);
+    }
+    std::uint64_t wrong = check::check_recv(s, comm_.rank(), args_.recv).wrong;
+    if (!case_.in_place) wrong += check::check_send_unchanged(s, comm_.rank(), args_.send);
+    return wrong;
+  }
+
+ private:
+  static void grow(std::vector<std::byte>& v, std::size_t bytes) {
+    if (v.size() < std::max<std::size_t>(bytes, 64)) v.resize(std::max<std::size_t>(bytes, 64));
+  }
+
+  Communicator& comm_;
+  Case case_;
+  const Algorithm* algo_ = nullptr;
+  CollArgs args_;
+  std::vector<std::byte> a_, b_;  // buffer pools, see Layout
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(Communicator& comm) {
+  return std::make_unique<CpuBackend>(comm);
+}
+
+}  // namespace commscope::bench

@@ -1,0 +1,277 @@
+// commscope-bench: nccl-tests' flags and table over Google Benchmark, every algorithm side by
+// side, per-iteration statistics, and an HDF5 results file.
+//
+//   mpirun -np 4 build/bin/commscope-bench allreduce --algo all -b 8 -e 128M -f 2 --out r.h5
+//
+// Google Benchmark drives the loop. Each (collective, algorithm, type, op, size, in-place)
+// case is a benchmark registered at run time; a case measures `state.max_iterations` calls
+// collectively and hands Google Benchmark the combined time (the max over ranks by default),
+// identical on every rank, so every rank takes the same decisions and runs the same calls.
+// Rank 0 reports: the table on stdout, Google Benchmark's file output, the HDF5 file.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "commscope/bench/environment.hpp"
+#include "commscope/bench/options.hpp"
+#include "commscope/collectives/collectives.hpp"
+#include "measure.hpp"
+#include "results.hpp"
+#include "table.hpp"
+#include "watchdog.hpp"
+
+namespace commscope::bench {
+namespace {
+
+// Rank 0's reporter: matches each reported run with the measurement that produced it, pairs
+// out-of-place with in-place, prints the line and appends it to the results file.
+class Reporter final : public benchmark::BenchmarkReporter {
+ public:
+  Reporter(const std::vector<Case>& cases, const Options& o, std::string device, Table& table, ResultsFile* file)
+      : cases_(cases), options_(o), device_(std::move(device)), table_(table), file_(file) {
+    for (const Case& c : cases_) by_name_[c.name] = &c;
+  }
+
+  // Every call of a case's function leaves its measurement here (Google Benchmark may call a
+  // case several times while it looks for the iteration count; only the last is reported).
+  void stash(const Case& c, Measurement m) { stash_[c.id].push_back(std::move(m)); }
+
+  bool ReportContext(const Context&) override { return true; }
+
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      if (run.run_type != Run::RT_Iteration) continue;  // mean/median/stddev of repetitions
+      auto it = by_name_.find(run.run_name.function_name);
+      if (it == by_name_.end()) continue;
+      const Case& c = *it->second;
+      auto& entries = stash_[c.id];
+      std::size_t& next = consumed_[c.id];
+      while (next < entries.size() && entries[next].iterations != run.iterations) ++next;
+      if (next == entries.size()) continue;
+      Measurement& m = entries[next++];
+      if (c.row != pending_row_) flush_pending();
+      pending_row_ = c.row;
+      pending_[c.in_place].push_back({make_row(c, m, options_, device_), std::move(m.samples)});
+    }
+    // The in-place side closes a line (it runs second).
+    if (pending_row_ >= 0 && !pending_[1].empty()) flush_pending();
+  }
+
+  // Print and write whatever is pending; flush the file.
+  void flush_pending() {
+    const std::size_t n = std::max(pending_[0].size(), pending_[1].size());
+    for (std::size_t i = 0; i < n; ++i) {
+      Entry* oop = i < pending_[0].size() ? &pending_[0][i] : nullptr;
+      Entry* ip = i < pending_[1].size() ? &pending_[1][i] : nullptr;
+      table_.row(oop ? &oop->row : nullptr, ip ? &ip->row : nullptr);
+      if (file_) {
+        if (oop) file_->append(oop->row, oop->samples);
+        if (ip) file_->append(ip->row, ip->samples);
+      }
+    }
+    if (file_ && n) file_->flush();
+    pending_[0].clear();
+    pending_[1].clear();
+    pending_row_ = -1;
+  }
+
+ private:
+  struct Entry {
+    ResultRow row;
+    Samples samples;
+  };
+  const std::vector<Case>& cases_;
+  const Options& options_;
+  std::string device_;
+  Table& table_;
+  ResultsFile* file_;
+  std::map<std::string, const Case*> by_name_;
+  std::map<int, std::vector<Measurement>> stash_;
+  std::map<int, std::size_t> consumed_;
+  int pending_row_ = -1;
+  std::vector<Entry> pending_[2];
+};
+
+class NullReporter final : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
+class Bench {
+ public:
+  Bench(const Options& o, int argc, char** argv) : o_(o), comm_(MPI_COMM_WORLD, comm_options(o)) {
+    rank_ = comm_.rank();
+    backend_ = o_.device == "cuda" ? make_cuda_backend(comm_, o_.timeout_s) : make_cpu_backend(comm_);
+    cases_ = make_cases(o_, comm_.size(), *backend_);
+    env_ = capture_environment(MPI_COMM_WORLD, argc, argv);
+    open_results_file();
+    // Our algorithms throw TimeoutError at T; the watchdog is the backstop for blocking
+    // MPI/NCCL calls and a little later, so the more precise message wins when both fire.
+    dog_ = std::make_unique<Watchdog>(o_.timeout_s > 0 ? o_.timeout_s + 2 : 0, rank_);
+  }
+
+  int run(char* argv0) {
+    if (rank_ == 0) {
+      print_environment(stdout, env_, "commscope-bench");
+      std::printf(
+          "# device %s, %d ranks, sizes %zu..%zu B (%zu sizes), %s iterations, %d warm-up, %d checked, "
+          "time = %s over ranks, timeout %g s\n",
+          backend_->device().c_str(), comm_.size(), o_.min_bytes, o_.max_bytes, size_list(o_).size(),
+          o_.iters > 0 ? std::to_string(o_.iters).c_str() : "auto", o_.warmup, o_.check_iters,
+          std::string(to_string(o_.combine)).c_str(), o_.timeout_s);
+      std::fflush(stdout);
+    }
+    table_ = std::make_unique<Table>(stdout, o_.stats);
+    if (rank_ == 0) reporter_ = std::make_unique<Reporter>(cases_, o_, backend_->device(), *table_, file_.get());
+
+    // Google Benchmark's flags; only rank 0 writes Google Benchmark's output file.
+    std::vector<std::string> gb_args{argv0};
+    for (const std::string& f : o_.benchmark_flags)
+      if (rank_ == 0 || f.rfind("--benchmark_out", 0) != 0) gb_args.push_back(f);
+    std::vector<char*> gb_argv;
+    for (std::string& s : gb_args) gb_argv.push_back(s.data());
+    gb_argv.push_back(nullptr);
+    int gb_argc = static_cast<int>(gb_args.size());
+    benchmark::Initialize(&gb_argc, gb_argv.data());
+    if (gb_argc > 1) throw InvalidArgument(std::string("unknown Google Benchmark flag '") + gb_argv[1] + "'");
+
+    for (const Case& c : cases_) {
+      auto* b = benchmark::RegisterBenchmark(c.name.c_str(), [this, &c](benchmark::State& st) { run_case(st, c); });
+      b->UseManualTime()->Unit(benchmark::kMicrosecond);
+      if (o_.iters > 0) b->Iterations(o_.iters);
+    }
+    NullReporter null;
+    const std::size_t ran = benchmark::RunSpecifiedBenchmarks(
+        rank_ == 0 ? static_cast<benchmark::BenchmarkReporter*>(reporter_.get()) : &null);
+    benchmark::Shutdown();
+
+    if (rank_ == 0) {
+      reporter_->flush_pending();
+      table_->footer();
+      if (file_) {
+        file_->close();
+        std::printf("# results: %s (%zu rows)\n", o_.out.c_str(), file_->rows_written());
+      }
+    }
+    if (ran == 0) {
+      if (rank_ == 0) std::fprintf(stderr, "commscope-bench: no case matched --benchmark_filter\n");
+      return 2;
+    }
+    return wrong_ > 0 ? 1 : 0;
+  }
+
+ private:
+  static CommOptions comm_options(const Options& o) {
+    CommOptions c;
+    c.algo.segment_bytes = o.segment_bytes;
+    c.timeout_s = o.timeout_s;  // 0: no deadline
+    return c;
+  }
+
+  // Rank 0 creates the file; every rank learns whether that worked, so that a bad path ends
+  // all ranks alike with exit code 2 instead of leaving the others waiting.
+  void open_results_file() {
+    if (o_.out.empty()) return;
+    std::string error;
+    if (rank_ == 0) {
+      try {
+        file_ = std::make_unique<ResultsFile>(o_.out, o_, env_, comm_.size());
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    }
+    int failed = !error.empty();
+    MPI_Bcast(&failed, 1, MPI_INT, 0, comm_.mpi_comm());
+    if (failed) throw InvalidArgument(rank_ == 0 ? "cannot create --out '" + o_.out + "': " + error : std::string());
+    install_results_signal_handlers();
+  }
+
+  void run_case(benchmark::State& st, const Case& c) {
+    try {
+      Measurement m = measure(*backend_, comm_, c, st.max_iterations, o_, *dog_);
+      for (auto _ : st) st.SetIterationTime(m.time_s);
+      const double algbw = m.time_s > 0 ? static_cast<double>(c.bytes) / m.time_s / 1e9 : 0;
+      st.counters["bytes"] = static_cast<double>(c.bytes);
+      st.counters["algbw_GBps"] = algbw;
+      st.counters["busbw_GBps"] = algbw * busbw_factor(c.coll, c.nranks);
+      st.counters["nwrong"] = static_cast<double>(m.nwrong);
+      st.counters["slowest_rank"] = m.slowest_rank;
+      if (rank_ == 0) {
+        st.counters["p50_us"] = percentile(m.samples.time_us, 0.5);
+        st.counters["p99_us"] = percentile(m.samples.time_us, 0.99);
+      }
+      wrong_ += m.nwrong;
+      if (rank_ == 0) reporter_->stash(c, std::move(m));
+    } catch (const TimeoutError& e) {
+      fatal("timeout in " + describe(c) + ": " + e.what());
+    } catch (const std::exception& e) {
+      fatal(describe(c) + ": " + e.what());
+    }
+  }
+
+  // Something failed mid-run (a timeout, a transport error): keep what rank 0 measured,
+  // then end every rank (the library throws, the tool decides).
+  [[noreturn]] void fatal(const std::string& what) {
+    std::fprintf(stderr, "commscope-bench: rank %d: %s\n", rank_, what.c_str());
+    std::fflush(stderr);
+    if (rank_ == 0) {
+      try {
+        reporter_->flush_pending();
+        if (file_) {
+          file_->close();
+          std::fprintf(stderr, "commscope-bench: kept %zu finished rows in %s\n", file_->rows_written(),
+                       o_.out.c_str());
+        }
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "commscope-bench: could not save the results: %s\n", e.what());
+      }
+    }
+    MPI_Abort(MPI_COMM_WORLD, 3);
+    std::_Exit(3);
+  }
+
+  Options o_;
+  Communicator comm_;
+  int rank_ = 0;
+  std::unique_ptr<Backend> backend_;
+  std::vector<Case> cases_;
+  Environment env_;
+  std::unique_ptr<ResultsFile> file_;
+  std::unique_ptr<Watchdog> dog_;
+  std::unique_ptr<Table> table_;
+  std::unique_ptr<Reporter> reporter_;
+  std::uint64_t wrong_ = 0;
+};
+
+}  // namespace
+}  // namespace commscope::bench
+
+int main(int argc, char** argv) {
+  using namespace commscope;
+  MpiRuntime mpi(argc, argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const bench::ParseResult parsed = bench::parse_options(argc, argv);
+  if (parsed.exit_code >= 0) {
+    if (rank == 0) std::fprintf(parsed.exit_code ? stderr : stdout, "%s\n", parsed.message.c_str());
+    return parsed.exit_code;
+  }
+  try {
+    bench::Bench b(parsed.options, argc, argv);
+    return b.run(argv[0]);
+  } catch (const InvalidArgument& e) {
+    // Configuration errors are found alike on every rank before anything is measured.
+    if (rank == 0) std::fprintf(stderr, "commscope-bench: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "commscope-bench: rank %d: %s\n", rank, e.what());
+    MPI_Abort(MPI_COMM_WORLD, 3);
+    return 3;
+  }
+}

@@ -1,0 +1,120 @@
+#include "measure.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "commscope/collectives/mpi_transport.hpp"
+#include "watchdog.hpp"
+
+namespace commscope::bench {
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+  return v[std::clamp<std::size_t>(k, 1, v.size()) - 1];
+}
+
+Measurement measure(Backend& backend, Communicator& comm, const Case& c, std::int64_t iters, const Options& o,
+                    Watchdog& dog) {
+  const MPI_Comm mc = comm.mpi_comm();
+  const int rank = comm.rank();
+  Measurement m;
+  m.iterations = iters;
+  backend.prepare(c, o.seed);
+  if (rank == o.stall_rank && c.requested_bytes >= o.stall_bytes) {
+    // Test aid: this rank never enters the collective; the others must time out.
+    for (;;) ::pause();
+  }
+
+  WatchScope watch(dog, &c, "the timed calls");
+  const LocalTimings t = backend.run_timed(o.warmup, iters, dog);
+
+  // Combine the totals: max (with the slowest rank), min, avg or rank 0's.
+  struct {
+    double value;
+    int rank;
+  } mine{t.total_s, rank}, slowest{};
+  COMMSCOPE_MPI_CHECK(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, mc));
+  double total = slowest.value;
+  if (o.combine == Combine::min) {
+    COMMSCOPE_MPI_CHECK(MPI_Allreduce(&t.total_s, &total, 1, MPI_DOUBLE, MPI_MIN, mc));
+  } else if (o.combine == Combine::avg) {
+    COMMSCOPE_MPI_CHECK(MPI_Allreduce(&t.total_s, &total, 1, MPI_DOUBLE, MPI_SUM, mc));
+    total /= comm.size();
+  } else if (o.combine == Combine::rank0) {
+    total = t.total_s;
+    COMMSCOPE_MPI_CHECK(MPI_Bcast(&total, 1, MPI_DOUBLE, 0, mc));
+  }
+  m.time_s = iters > 0 ? total / static_cast<double>(iters) : 0;
+  m.slowest_rank = slowest.rank;
+
+  // Per-iteration samples at rank 0: the max over ranks of each call's duration, and the
+  // spread of the ranks' arrivals at each call (from their own barrier exits).
+  const int n = static_cast<int>(iters);
+  std::vector<double> op_max(rank == 0 ? t.op_s.size() : 0);
+  COMMSCOPE_MPI_CHECK(MPI_Reduce(t.op_s.data(), op_max.data(), n, MPI_DOUBLE, MPI_MAX, 0, mc));
+  int have_arrivals = !t.arrival_s.empty(), all_arrivals = 0;
+  COMMSCOPE_MPI_CHECK(MPI_Allreduce(&have_arrivals, &all_arrivals, 1, MPI_INT, MPI_MIN, mc));
+  std::vector<double> arr_max, arr_min;
+  if (all_arrivals) {
+    arr_max.resize(rank == 0 ? t.arrival_s.size() : 0);
+    arr_min.resize(arr_max.size());
+    COMMSCOPE_MPI_CHECK(MPI_Reduce(t.arrival_s.data(), arr_max.data(), n, MPI_DOUBLE, MPI_MAX, 0, mc));
+    COMMSCOPE_MPI_CHECK(MPI_Reduce(t.arrival_s.data(), arr_min.data(), n, MPI_DOUBLE, MPI_MIN, 0, mc));
+  }
+  if (rank == 0) {
+    m.samples.time_us.resize(op_max.size());
+    for (std::size_t i = 0; i < op_max.size(); ++i) m.samples.time_us[i] = op_max[i] * 1e6;
+    m.samples.skew_us.resize(arr_max.size());
+    for (std::size_t i = 0; i < arr_max.size(); ++i) m.samples.skew_us[i] = (arr_max[i] - arr_min[i]) * 1e6;
+  }
+
+  // Correctness after timing, on fresh inputs.
+  std::uint64_t wrong = 0;
+  for (int i = 0; i < o.check_iters; ++i)
+    wrong += backend.check_once(o.seed + static_cast<std::uint64_t>(i), o.corrupt);
+  static_assert(sizeof(unsigned long long) == sizeof(std::uint64_t));
+  unsigned long long mine_wrong = wrong, all_wrong = 0;
+  COMMSCOPE_MPI_CHECK(MPI_Allreduce(&mine_wrong, &all_wrong, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, mc));
+  m.nwrong = all_wrong;
+  return m;
+}
+
+ResultRow make_row(const Case& c, const Measurement& m, const Options& o, const std::string& device) {
+  ResultRow r;
+  r.row = c.row;
+  set_text(r.collective, to_string(c.coll));
+  set_text(r.algorithm, c.algo);
+  set_text(r.device, device);
+  set_text(r.type, to_string(c.type));
+  set_text(r.op, c.op_name());
+  r.root = c.root_shown();
+  r.in_place = c.in_place ? 1 : 0;
+  r.nranks = c.nranks;
+  r.bytes = c.bytes;
+  r.count = c.count;
+  r.iterations = m.iterations;
+  r.warmup = o.warmup;
+  r.check_iters = o.check_iters;
+  r.time_us = m.time_s * 1e6;
+  r.algbw_GBps = m.time_s > 0 ? static_cast<double>(c.bytes) / m.time_s / 1e9 : 0;
+  r.busbw_GBps = r.algbw_GBps * busbw_factor(c.coll, c.nranks);
+  r.nwrong = m.nwrong;
+  const auto& s = m.samples.time_us;
+  r.min_us = s.empty() ? std::nan("") : *std::min_element(s.begin(), s.end());
+  r.p50_us = percentile(s, 0.50);
+  r.p99_us = percentile(s, 0.99);
+  r.max_us = s.empty() ? std::nan("") : *std::max_element(s.begin(), s.end());
+  const auto& k = m.samples.skew_us;
+  double sum = 0;
+  for (double v : k) sum += v;
+  r.skew_us = k.empty() ? std::nan("") : sum / static_cast<double>(k.size());
+  r.slowest_rank = m.slowest_rank;
+  return r;
+}
+
+}  // namespace commscope::bench

@@ -1,0 +1,32 @@
+// One measurement of one case on every rank: warm-up, `iters` timed calls back to back after
+// a barrier, then `-c` checked calls; the ranks' times combined (DESIGN.md "Timing").
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backend.hpp"
+#include "results.hpp"
+
+namespace commscope::bench {
+
+struct Measurement {
+  std::int64_t iterations = 0;
+  double time_s = 0;  // per call, ranks combined per -a; identical on every rank
+  int slowest_rank = 0;
+  std::uint64_t nwrong = 0;  // summed over ranks and check iterations; identical on every rank
+  // Rank 0 only: per-iteration max over ranks, and arrival skew (empty when unknown).
+  Samples samples;
+};
+
+// Collective over `comm`. Throws what the backend throws (TimeoutError, TransportError).
+Measurement measure(Backend& backend, Communicator& comm, const Case& c, std::int64_t iters, const Options& o,
+                    Watchdog& dog);
+
+// Nearest-rank percentile (q in [0, 1]) of unsorted values; NaN for none.
+double percentile(std::vector<double> v, double q);
+
+// The table/file row of a measurement.
+ResultRow make_row(const Case& c, const Measurement& m, const Options& o, const std::string& device);
+
+}  // namespace commscope::bench

@@ -1,0 +1,186 @@
+#include "commscope/bench/options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <sstream>
+
+#include "commscope/collectives/error.hpp"
+
+namespace commscope::bench {
+
+std::string_view to_string(Combine c) {
+  switch (c) {
+    case Combine::rank0:
+      return "rank0";
+    case Combine::avg:
+      return "avg";
+    case Combine::min:
+      return "min";
+    case Combine::max:
+      return "max";
+  }
+  return "?";
+}
+
+std::size_t parse_size(const std::string& s) {
+  std::size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &pos);
+  } catch (const std::exception&) {
+    throw InvalidArgument("bad size '" + s + "' (use a number of bytes with an optional K, M or G)");
+  }
+  const std::string suffix = s.substr(pos);
+  double mult = 1;
+  if (suffix == "K" || suffix == "k")
+    mult = 1024;
+  else if (suffix == "M" || suffix == "m")
+    mult = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "g")
+    mult = 1024.0 * 1024 * 1024;
+  else if (!suffix.empty())
+    throw InvalidArgument("bad size '" + s + "' (use a number of bytes with an optional K, M or G)");
+  const double bytes = v * mult;
+  if (!(bytes >= 0) || bytes > 1e15) throw InvalidArgument("bad size '" + s + "' (out of range)");
+  return static_cast<std::size_t>(bytes);
+}
+
+std::vector<std::size_t> size_list(const Options& o) {
+  std::vector<std::size_t> sizes;
+  for (std::size_t s = o.min_bytes; s <= o.max_bytes;) {
+    sizes.push_back(s);
+    std::size_t next = o.step > 0 ? s + o.step : static_cast<std::size_t>(std::ceil(static_cast<double>(s) * o.factor));
+    if (next <= s) break;  // size 0 with a factor, or overflow
+    s = next;
+  }
+  return sizes;
+}
+
+namespace {
+
+template <class T, class F>
+std::vector<T> parse_list(const std::string& text, F parse_one, auto all) {
+  std::vector<T> out;
+  if (text == "all") return std::vector<T>(all.begin(), all.end());
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    out.push_back(parse_one(item));
+  }
+  if (out.empty()) throw InvalidArgument("empty list '" + text + "'");
+  return out;
+}
+
+Combine parse_combine(const std::string& s) {
+  if (s == "max" || s == "3") return Combine::max;
+  if (s == "avg" || s == "1") return Combine::avg;
+  if (s == "min" || s == "2") return Combine::min;
+  if (s == "rank0" || s == "0") return Combine::rank0;
+  throw InvalidArgument("bad -a/--average '" + s + "' (max, avg, min, rank0, or nccl-tests' 3, 1, 2, 0)");
+}
+
+}  // namespace
+
+ParseResult parse_options(int argc, const char* const* argv) {
+  ParseResult r;
+  Options& o = r.options;
+  for (int i = 0; i < argc; ++i) {
+    if (i) o.command_line += ' ';
+    const std::string a = argv[i];
+    o.command_line += a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'";
+  }
+
+  std::string stall_bytes = "0", colls, minb = "8", maxb = "64M", step, types = "f32", ops = "sum", combine = "max",
+              algos = "all";
+  CLI::App app{
+      "commscope-bench: time collectives with the vendor library and our own algorithms, nccl-tests style.\n"
+      "Launch with mpirun/srun (one rank runs without a launcher). Google Benchmark's --benchmark_* flags\n"
+      "pass through (use the --flag=value form), e.g. --benchmark_out=r.json --benchmark_filter=ring.",
+      "commscope-bench"};
+  app.allow_extras();
+  app.add_option("collective", colls,
+                 "allreduce allgather reducescatter reduce broadcast alltoall, a comma list, or all")
+      ->required();
+  app.add_option("-b,--minbytes", minb, "smallest size in bytes (K, M, G suffixes)")->capture_default_str();
+  app.add_option("-e,--maxbytes", maxb, "largest size in bytes")->capture_default_str();
+  auto* f =
+      app.add_option("-f,--stepfactor", o.factor, "multiply the size by this factor (> 1)")->capture_default_str();
+  auto* i = app.add_option("-i,--stepbytes", step, "add this many bytes instead of a factor");
+  f->excludes(i);
+  app.add_option("-n,--iters", o.iters,
+                 "timed iterations per case (0: Google Benchmark picks, see --benchmark_min_time)")
+      ->capture_default_str();
+  app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations per case")->capture_default_str();
+  app.add_option("-c,--check", o.check_iters, "checked iterations after timing (0: no check)")->capture_default_str();
+  app.add_option("-d,--datatype", types, "f32 f64 f16 bf16 i32 i64 u8, a comma list, or all")->capture_default_str();
+  app.add_option("-o,--op", ops, "sum prod min max avg, a comma list, or all")->capture_default_str();
+  app.add_option("-r,--root", o.root, "root rank of reduce and broadcast")->capture_default_str();
+  app.add_option("-a,--average", combine, "how rank times combine: max, avg, min, rank0")->capture_default_str();
+  app.add_option("-T,--timeout", o.timeout_s,
+                 "seconds a rank may wait in one collective before the run ends (0: never)")
+      ->capture_default_str();
+  app.add_option("--algo", algos, "algorithms, a comma list (mpi ring tree rhd; nccl on cuda) or all")
+      ->capture_default_str();
+  app.add_option("--device", o.device, "cpu or cuda (buffers in device memory)")->capture_default_str();
+  app.add_option("--out", o.out, "HDF5 results file (schema: docs/bench-results.md)");
+  app.add_flag("--stats", o.stats, "print per-iteration min/p50/p99/max and the mean arrival skew");
+  app.add_option("--seed", o.seed, "seed of the check data")->capture_default_str();
+  app.add_option("--segment", o.segment_bytes, "ring pipeline segment in bytes")->capture_default_str();
+  app.add_option("--debug-stall-rank", o.stall_rank)->group("");
+  app.add_option("--debug-stall-bytes", stall_bytes)->group("");
+  app.add_flag("--debug-corrupt", o.corrupt)->group("");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    r.exit_code = 0;
+    r.message = app.help();
+    return r;
+  } catch (const CLI::ParseError& e) {
+    r.exit_code = 2;
+    r.message = std::string("commscope-bench: ") + e.what() + " (see --help)";
+    return r;
+  }
+
+  try {
+    for (const std::string& extra : app.remaining()) {
+      if (extra.rfind("--benchmark_", 0) != 0) throw InvalidArgument("unknown argument '" + extra + "'");
+      o.benchmark_flags.push_back(extra);
+    }
+    o.collectives = parse_list<Collective>(colls, parse_collective, kAllCollectives);
+    o.types = parse_list<DataType>(types, parse_datatype, kAllDataTypes);
+    o.ops = parse_list<ReduceOp>(ops, parse_reduce_op, kAllReduceOps);
+    o.combine = parse_combine(combine);
+    o.min_bytes = parse_size(minb);
+    o.max_bytes = parse_size(maxb);
+    o.stall_bytes = parse_size(stall_bytes);
+    if (!step.empty()) {
+      o.step = parse_size(step);
+      if (o.step == 0) throw InvalidArgument("-i/--stepbytes must be > 0");
+    }
+    if (o.min_bytes > o.max_bytes)
+      throw InvalidArgument("-b/--minbytes (" + minb + ") is larger than -e/--maxbytes (" + maxb + ")");
+    if (o.step == 0 && !(o.factor > 1) && o.min_bytes != o.max_bytes)
+      throw InvalidArgument("-f/--stepfactor must be > 1");
+    if (o.iters < 0) throw InvalidArgument("-n/--iters must be >= 0");
+    if (o.warmup < 0) throw InvalidArgument("-w/--warmup_iters must be >= 0");
+    if (o.check_iters < 0) throw InvalidArgument("-c/--check must be >= 0");
+    if (o.root < 0) throw InvalidArgument("-r/--root must be >= 0");
+    if (!(o.timeout_s >= 0)) throw InvalidArgument("-T/--timeout must be >= 0 seconds");
+    if (o.segment_bytes == 0) throw InvalidArgument("--segment must be > 0");
+    if (o.device != "cpu" && o.device != "cuda") throw InvalidArgument("bad --device '" + o.device + "' (cpu or cuda)");
+    if (algos != "all") {
+      o.algos = parse_list<std::string>(
+          algos, [](const std::string& s) { return s; }, std::vector<std::string>{});
+    }
+    if (!o.out.empty() && o.out.back() == '/') throw InvalidArgument("--out names a directory: '" + o.out + "'");
+  } catch (const Error& e) {
+    r.exit_code = 2;
+    r.message = std::string("commscope-bench: ") + e.what();
+  }
+  return r;
+}
+
+}  // namespace commscope::bench

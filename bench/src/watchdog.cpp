@@ -1,0 +1,80 @@
+#include "watchdog.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+#include "cases.hpp"
+#include "results.hpp"
+
+namespace commscope::bench {
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string describe(const Case& c) {
+  std::string s = std::string(to_string(c.coll)) + " algo=" + c.algo + " type=" + std::string(to_string(c.type));
+  if (is_reducing(c.coll)) s += " op=" + std::string(to_string(c.op));
+  if (is_rooted(c.coll)) s += " root=" + std::to_string(c.root);
+  s += " size=" + std::to_string(c.bytes) + " B " + (c.in_place ? "in-place" : "out-of-place");
+  return s;
+}
+
+Watchdog::Watchdog(double timeout_s, int rank) : timeout_s_(timeout_s), rank_(rank) {
+  if (timeout_s_ <= 0) return;
+  // The watchdog thread must not take the signals meant for the main thread's handlers.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  thread_ = std::thread([this] { watch(); });
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+Watchdog::~Watchdog() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void Watchdog::begin(const Case* c, const char* what) noexcept {
+  case_.store(c, std::memory_order_relaxed);
+  what_.store(what, std::memory_order_relaxed);
+  iteration_.store(-1, std::memory_order_relaxed);
+  heartbeat_ns_.store(now_ns(), std::memory_order_relaxed);
+  busy_.store(true, std::memory_order_release);
+}
+
+void Watchdog::watch() {
+  const auto timeout_ns = static_cast<std::int64_t>(timeout_s_ * 1e9);
+  const auto period = std::chrono::milliseconds(std::clamp<std::int64_t>(timeout_ns / 20'000'000, 10, 500));
+  std::unique_lock lock(mu_);
+  while (!cv_.wait_for(lock, period, [this] { return stop_; })) {
+    if (!busy_.load(std::memory_order_acquire)) continue;
+    const std::int64_t idle = now_ns() - heartbeat_ns_.load(std::memory_order_relaxed);
+    if (idle <= timeout_ns) continue;
+    const Case* c = case_.load(std::memory_order_relaxed);
+    const std::int64_t it = iteration_.load(std::memory_order_relaxed);
+    std::fprintf(stderr,
+                 "commscope-bench: rank %d: timeout: no progress for %.1f s (-T %g) in %s of %s, after call %lld; "
+                 "ending the run\n",
+                 rank_, static_cast<double>(idle) * 1e-9, timeout_s_, what_.load(std::memory_order_relaxed),
+                 c ? describe(*c).c_str() : "?", static_cast<long long>(it + 1));
+    std::fflush(stderr);
+    // The main thread is blocked in communication, not in the results file: publish what
+    // was flushed so far, then end without running destructors that could block on MPI.
+    publish_results_file_now();
+    std::_Exit(3);
+  }
+}
+
+}  // namespace commscope::bench

@@ -1,0 +1,61 @@
+// Reads a commscope-bench results file back and checks what every valid file must satisfy:
+// the schema, consistent bandwidths, samples that belong to their rows, and the row count
+// and wrong count the caller expects.
+//   test_bench_readback FILE MIN_ROWS [MAX_ROWS] [--wrong]
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "commscope/collectives/types.hpp"
+#include "results.hpp"
+
+using namespace commscope;
+using namespace commscope::bench;
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: test_bench_readback FILE MIN_ROWS [MAX_ROWS] [--wrong]\n");
+    return 2;
+  }
+  const std::string path = argv[1];
+  const long min_rows = std::atol(argv[2]);
+  const long max_rows = argc > 3 && argv[3][0] != '-' ? std::atol(argv[3]) : -1;
+  const bool want_wrong = std::string(argv[argc - 1]) == "--wrong";
+  int failures = 0;
+  auto fail = [&](const std::string& what) {
+    std::fprintf(stderr, "readback: %s: %s\n", path.c_str(), what.c_str());
+    ++failures;
+  };
+  try {
+    const ResultsData d = read_results(path);
+    if (d.schema != "commscope.bench/1") fail("schema '" + d.schema + "'");
+    const long n = static_cast<long>(d.rows.size());
+    if (n < min_rows || (max_rows >= 0 && n > max_rows))
+      fail(std::to_string(n) + " rows, wanted [" + std::to_string(min_rows) + ", " + std::to_string(max_rows) + "]");
+    std::uint64_t wrong = 0, next_sample = 0;
+    for (std::size_t i = 0; i < d.rows.size(); ++i) {
+      const ResultRow& r = d.rows[i];
+      wrong += r.nwrong;
+      const Collective c = parse_collective(text(r.collective));
+      const double algbw = r.time_us > 0 ? static_cast<double>(r.bytes) / (r.time_us * 1e-6) / 1e9 : 0;
+      if (std::abs(algbw - r.algbw_GBps) > 1e-9 * std::max(1.0, algbw)) fail("row " + std::to_string(i) + " algbw");
+      if (std::abs(r.busbw_GBps - r.algbw_GBps * busbw_factor(c, r.nranks)) > 1e-9 * std::max(1.0, algbw))
+        fail("row " + std::to_string(i) + " busbw is not algbw * factor");
+      if (r.sample_offset != next_sample || r.sample_count != static_cast<std::uint64_t>(r.iterations))
+        fail("row " + std::to_string(i) + " samples offset/count");
+      for (std::uint64_t k = r.sample_offset; k < r.sample_offset + r.sample_count && k < d.samples.size(); ++k)
+        if (d.samples[k].result != i) fail("sample " + std::to_string(k) + " belongs to another row");
+      if (r.sample_count && !(r.min_us <= r.p50_us && r.p50_us <= r.p99_us && r.p99_us <= r.max_us))
+        fail("row " + std::to_string(i) + " percentiles out of order");
+      next_sample += r.sample_count;
+    }
+    if (next_sample != d.samples.size()) fail("sample count does not add up");
+    if (want_wrong != (wrong > 0)) fail("wrong count " + std::to_string(wrong));
+    std::printf("readback: %s: %ld rows, %zu samples, %llu wrong: %s\n", path.c_str(), n, d.samples.size(),
+                static_cast<unsigned long long>(wrong), failures ? "FAILED" : "OK");
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,409 @@
+// Unit tests of the bench harness that need no MPI: flags, sizes, cases, bandwidths, the
+// table, and the HDF5 results round trip.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "backend.hpp"
+#include "cases.hpp"
+#include "commscope/bench/options.hpp"
+#include "commscope/collectives/error.hpp"
+#include "measure.hpp"
+#include "results.hpp"
+#include "table.hpp"
+
+using namespace commscope;
+using namespace commscope::bench;
+
+namespace {
+
+ParseResult parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "commscope-bench");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return parse_options(static_cast<int>(argv.size()), argv.data());
+}
+
+// The algorithms of the cpu device without touching MPI.
+class FakeBackend final : public Backend {
+ public:
+  std::string device() const override { return "cpu"; }
+  std::vector<std::string> algorithms() const override { return {"mpi", "ring", "tree", "rhd"}; }
+  bool supports(const std::string& a, Collective c) const override {
+    return a == "mpi" || a == "ring" || c != Collective::alltoall;
+  }
+  void prepare(const Case&, std::uint64_t) override {}
+  LocalTimings run_timed(int, std::int64_t, Watchdog&) override { return {}; }
+  std::uint64_t check_once(std::uint64_t, bool) override { return 0; }
+};
+
+}  // namespace
+
+TEST(Options, Sizes) {
+  EXPECT_EQ(parse_size("8"), 8u);
+  EXPECT_EQ(parse_size("4K"), 4096u);
+  EXPECT_EQ(parse_size("1.5M"), 1572864u);
+  EXPECT_EQ(parse_size("2G"), 2147483648u);
+  EXPECT_THROW(parse_size("1X"), InvalidArgument);
+  EXPECT_THROW(parse_size("K"), InvalidArgument);
+  EXPECT_THROW(parse_size("-1"), InvalidArgument);
+  Options o;
+  o.min_bytes = 8;
+  o.max_bytes = 4 << 20;
+  o.factor = 4;
+  const auto s = size_list(o);
+  ASSERT_EQ(s.size(), 10u);  // 8 B .. 2 MiB by 4 (nccl-tests' -b 8 -e 4M -f 4; 8 MiB > 4 MiB)
+  EXPECT_EQ(s.front(), 8u);
+  EXPECT_EQ(s.back(), 8u << 18);
+  o.step = 100;
+  o.min_bytes = 0;
+  o.max_bytes = 250;
+  EXPECT_EQ(size_list(o), (std::vector<std::size_t>{0, 100, 200}));
+}
+
+TEST(Options, Defaults) {
+  const ParseResult r = parse({"allreduce"});
+  ASSERT_EQ(r.exit_code, -1) << r.message;
+  EXPECT_EQ(r.options.collectives, std::vector<Collective>{Collective::allreduce});
+  EXPECT_EQ(r.options.combine, Combine::max);
+  EXPECT_EQ(r.options.iters, 20);
+  EXPECT_TRUE(r.options.algos.empty());
+}
+
+TEST(Options, NcclTestsFlags) {
+  const ParseResult r = parse({"all",
+                               "-b",
+                               "1K",
+                               "-e",
+                               "1M",
+                               "-f",
+                               "4",
+                               "-n",
+                               "7",
+                               "-w",
+                               "2",
+                               "-c",
+                               "3",
+                               "-d",
+                               "all",
+                               "-o",
+                               "max,min",
+                               "-r",
+                               "1",
+                               "-a",
+                               "1",
+                               "-T",
+                               "9",
+                               "--algo",
+                               "ring,tree",
+                               "--stats",
+                               "--out",
+                               "x.h5",
+                               "--benchmark_min_time=0.01"});
+  ASSERT_EQ(r.exit_code, -1) << r.message;
+  const Options& o = r.options;
+  EXPECT_EQ(o.collectives.size(), kAllCollectives.size());
+  EXPECT_EQ(o.min_bytes, 1024u);
+  EXPECT_EQ(o.max_bytes, 1u << 20);
+  EXPECT_EQ(o.factor, 4);
+  EXPECT_EQ(o.iters, 7);
+  EXPECT_EQ(o.warmup, 2);
+  EXPECT_EQ(o.check_iters, 3);
+  EXPECT_EQ(o.types.size(), kAllDataTypes.size());
+  EXPECT_EQ(o.ops, (std::vector<ReduceOp>{ReduceOp::max, ReduceOp::min}));
+  EXPECT_EQ(o.root, 1);
+  EXPECT_EQ(o.combine, Combine::avg);
+  EXPECT_EQ(o.timeout_s, 9);
+  EXPECT_EQ(o.algos, (std::vector<std::string>{"ring", "tree"}));
+  EXPECT_TRUE(o.stats);
+  EXPECT_EQ(o.out, "x.h5");
+  EXPECT_EQ(o.benchmark_flags, std::vector<std::string>{"--benchmark_min_time=0.01"});
+  EXPECT_EQ(parse({"allreduce", "-i", "1K"}).options.step, 1024u);
+}
+
+TEST(Options, BadValuesExit2WithAMessage) {
+  const std::vector<std::vector<std::string>> bad = {
+      {},                         // no collective
+      {"allreduc"},               // unknown collective
+      {"allreduce", "-b", "1X"},  // bad size
+      {"allreduce", "-b", "1M", "-e", "1K"},
+      {"allreduce", "-f", "1"},
+      {"allreduce", "-f", "2", "-i", "8"},  // factor and step exclude each other
+      {"allreduce", "-n", "-1"},
+      {"allreduce", "-n", "many"},
+      {"allreduce", "-w", "-2"},
+      {"allreduce", "-c", "-1"},
+      {"allreduce", "-d", "f33"},
+      {"allreduce", "-o", "xor"},
+      {"allreduce", "-r", "-3"},
+      {"allreduce", "-a", "median"},
+      {"allreduce", "-T", "-1"},
+      {"allreduce", "--device", "gpu"},
+      {"allreduce", "--bogus"},
+      {"allreduce", "--segment", "0"},
+  };
+  for (const auto& args : bad) {
+    const ParseResult r = parse(args);
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << joined;
+    EXPECT_NE(r.message.find("commscope-bench: "), std::string::npos) << joined << ": " << r.message;
+    EXPECT_EQ(r.message.find('\n'), std::string::npos) << "one line: " << r.message;
+  }
+  const ParseResult help = parse({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* flag : {"-b", "-e", "-f", "-i", "-n", "-w", "-c", "-d", "-o", "-r", "-a", "-T", "--algo", "--device",
+                           "--out", "--stats"})
+    EXPECT_NE(help.message.find(flag), std::string::npos) << flag;
+  EXPECT_EQ(help.message.find("debug"), std::string::npos) << "test aids stay out of --help";
+}
+
+TEST(Cases, OrderPairsAndNames) {
+  Options o = parse({"allreduce,allgather,alltoall", "-b", "8", "-e", "64", "-f", "8", "-d", "f32,u8", "-o", "sum,max"})
+                  .options;
+  FakeBackend be;
+  const std::vector<Case> cases = make_cases(o, 3, be);
+  // allreduce: 2 types x 2 ops x 2 sizes x 4 algos x 2 sides; allgather: 2 x 1 x 2 x 4 x 2;
+  // alltoall: 2 x 1 x 2 x 2 x 2 (tree and rhd have none).
+  EXPECT_EQ(cases.size(), 64u + 32u + 16u);
+  for (std::size_t i = 0; i + 1 < cases.size(); i += 2) {
+    EXPECT_EQ(cases[i].row, cases[i + 1].row);
+    EXPECT_FALSE(cases[i].in_place);
+    EXPECT_TRUE(cases[i + 1].in_place);
+    EXPECT_EQ(cases[i].id, static_cast<int>(i));
+  }
+  EXPECT_EQ(cases[0].name, "allreduce/mpi/f32/sum/root:-1/bytes:8/inplace:0");
+  const Case& ag = cases[64];
+  EXPECT_EQ(ag.coll, Collective::allgather);
+  EXPECT_EQ(ag.op_name(), "none");
+  EXPECT_EQ(ag.count, 0u);  // 8 B over 3 ranks of 4-byte elements
+  EXPECT_EQ(ag.bytes, 0u);
+  EXPECT_EQ(cases[72].bytes, 60u);  // 64 B: 5 elements per rank
+  EXPECT_THROW(make_cases(parse({"allreduce", "--algo", "nope"}).options, 3, be), InvalidArgument);
+  EXPECT_THROW(make_cases(parse({"alltoall", "--algo", "tree"}).options, 3, be), UnsupportedCollective);
+  EXPECT_THROW(make_cases(parse({"reduce", "-r", "3"}).options, 3, be), InvalidArgument);
+  EXPECT_NO_THROW(make_cases(parse({"allreduce", "-r", "3"}).options, 3, be));  // no root involved
+}
+
+TEST(Cases, InPlaceLayouts) {
+  Case c;
+  c.coll = Collective::allgather;
+  c.count = 10;
+  c.type = DataType::f64;
+  c.nranks = 4;
+  c.in_place = true;
+  Layout l = buffer_layout(c, 2);
+  EXPECT_EQ(l.a_bytes, 320u);
+  EXPECT_EQ(l.send_offset, 160u);
+  EXPECT_EQ(l.recv_offset, 0u);
+  EXPECT_FALSE(l.recv_in_b);
+  c.coll = Collective::reducescatter;
+  l = buffer_layout(c, 3);
+  EXPECT_EQ(l.recv_offset, 240u);
+  c.in_place = false;
+  l = buffer_layout(c, 3);
+  EXPECT_EQ(l.a_bytes, 320u);
+  EXPECT_EQ(l.b_bytes, 80u);
+  EXPECT_TRUE(l.recv_in_b);
+}
+
+TEST(Bandwidth, BusbwFactorsOfEveryCollective) {
+  Options o;
+  for (int n : {1, 2, 3, 8}) {
+    for (Collective coll : kAllCollectives) {
+      Case c;
+      c.coll = coll;
+      c.algo = "ring";
+      c.nranks = n;
+      c.count = 1000;
+      c.bytes = collective_bytes(coll, c.count, DataType::f32, n);
+      Measurement m;
+      m.iterations = 1;
+      m.time_s = 1e-3;
+      const ResultRow r = make_row(c, m, o, "cpu");
+      const double algbw = static_cast<double>(c.bytes) / 1e-3 / 1e9;
+      double factor = 1;
+      if (coll == Collective::allreduce) factor = 2.0 * (n - 1) / n;
+      if (coll == Collective::allgather || coll == Collective::reducescatter || coll == Collective::alltoall)
+        factor = static_cast<double>(n - 1) / n;
+      EXPECT_DOUBLE_EQ(r.algbw_GBps, algbw) << to_string(coll) << " n=" << n;
+      EXPECT_DOUBLE_EQ(r.busbw_GBps, algbw * factor) << to_string(coll) << " n=" << n;
+      const std::size_t per_rank =
+          coll == Collective::allreduce || coll == Collective::reduce || coll == Collective::broadcast
+              ? 1000u
+              : 1000u * static_cast<std::size_t>(n);
+      EXPECT_EQ(c.bytes, per_rank * 4) << to_string(coll);
+    }
+  }
+}
+
+TEST(Stats, PercentilesAndRow) {
+  EXPECT_TRUE(std::isnan(percentile({}, 0.5)));
+  EXPECT_EQ(percentile({5, 1, 3, 2, 4}, 0.5), 3);
+  EXPECT_EQ(percentile({5, 1, 3, 2, 4}, 0.99), 5);
+  EXPECT_EQ(percentile({5, 1, 3, 2, 4}, 0.0), 1);
+  std::vector<double> many(100);
+  for (int i = 0; i < 100; ++i) many[static_cast<std::size_t>(i)] = 100 - i;
+  EXPECT_EQ(percentile(many, 0.99), 99);
+  Case c;
+  c.bytes = 100;
+  c.nranks = 2;
+  Measurement m;
+  m.iterations = 3;
+  m.time_s = 2e-6;
+  m.samples.time_us = {3, 1, 2};
+  m.samples.skew_us = {0.5, 1.5, 1};
+  const ResultRow r = make_row(c, m, Options{}, "cpu");
+  EXPECT_EQ(r.min_us, 1);
+  EXPECT_EQ(r.p50_us, 2);
+  EXPECT_EQ(r.max_us, 3);
+  EXPECT_DOUBLE_EQ(r.skew_us, 1);
+  EXPECT_EQ(r.iterations, 3);
+}
+
+TEST(Table, PrintsNcclTestsColumnsAndFooter) {
+  char buf[8192] = {};
+  std::FILE* f = fmemopen(buf, sizeof buf - 1, "w");
+  ASSERT_NE(f, nullptr);
+  Table t(f, true);
+  ResultRow a{}, b{};
+  set_text(a.collective, "allreduce");
+  set_text(a.algorithm, "ring");
+  set_text(a.type, "f32");
+  set_text(a.op, "sum");
+  a.bytes = 1048576;
+  a.count = 262144;
+  a.time_us = 100;
+  a.algbw_GBps = 10.48576;
+  a.busbw_GBps = 15.72864;
+  b = a;
+  b.in_place = 1;
+  b.nwrong = 2;
+  t.row(&a, &b);
+  t.row(&a, nullptr);
+  EXPECT_EQ(t.footer(), 2u);
+  std::fclose(f);
+  const std::string s = buf;
+  for (const char* want : {"size(B)",
+                           "count",
+                           "type",
+                           "redop",
+                           "root",
+                           "algo",
+                           "time(us)",
+                           "algbw",
+                           "busbw",
+                           "#wrong",
+                           "p50(us)",
+                           "p99(us)",
+                           "skew(us)",
+                           "out-of-place",
+                           "in-place",
+                           "1048576",
+                           "262144",
+                           "15.729",
+                           "n/a",
+                           "Out of bounds values : 2 FAILED",
+                           "Avg bus bandwidth",
+                           "ring"})
+    EXPECT_NE(s.find(want), std::string::npos) << want << "\n" << s;
+}
+
+TEST(Results, Hdf5RoundTripOfEveryField) {
+  const std::string dir = "/tmp/commscope-bench-unit-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/r.h5";
+  Options o;
+  o.types = {DataType::f32, DataType::bf16};
+  Environment env;
+  env.fields = {{"commscope_version", "0.1.0"}, {"command_line", "commscope-bench allreduce"}, {"hosts", "a:2"}};
+  env.env_vars = {{"NCCL_DEBUG", "INFO"}};
+  std::vector<ResultRow> want;
+  {
+    ResultsFile file(path, o, env, 2);
+    EXPECT_TRUE(std::filesystem::exists(path + ".partial"));
+    for (int i = 0; i < 5; ++i) {
+      ResultRow r{};
+      r.row = i / 2;
+      set_text(r.collective, i % 2 ? "reducescatter" : "allreduce");
+      set_text(r.algorithm, "rhd");
+      set_text(r.device, "cpu");
+      set_text(r.type, "bf16");
+      set_text(r.op, "avg");
+      r.root = -1;
+      r.in_place = static_cast<std::uint8_t>(i % 2);
+      r.nranks = 2;
+      r.bytes = 1000u + static_cast<unsigned>(i);
+      r.count = 500;
+      r.iterations = i;
+      r.warmup = 5;
+      r.time_us = 1.25 * i;
+      r.algbw_GBps = 2.5;
+      r.busbw_GBps = 3.75;
+      r.nwrong = static_cast<std::uint64_t>(i);
+      r.check_iters = 1;
+      r.min_us = 1;
+      r.p50_us = 2;
+      r.p99_us = 3;
+      r.max_us = 4;
+      r.skew_us = 0.5;
+      r.slowest_rank = 1;
+      Samples s;
+      for (int k = 0; k < i; ++k) {
+        s.time_us.push_back(k + 0.5);
+        s.skew_us.push_back(k * 0.25);
+      }
+      file.append(r, s);
+      r.sample_offset = static_cast<std::uint64_t>(i * (i - 1) / 2);
+      r.sample_count = static_cast<std::uint64_t>(i);
+      want.push_back(r);
+      if (i == 2) file.flush();
+    }
+    file.close();
+    EXPECT_EQ(file.rows_written(), 5u);
+  }
+  EXPECT_FALSE(std::filesystem::exists(path + ".partial"));
+  const ResultsData d = read_results(path);
+  EXPECT_EQ(d.schema, "commscope.bench/1");
+  ASSERT_EQ(d.rows.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const ResultRow &g = d.rows[i], &w = want[i];
+    EXPECT_EQ(g.row, w.row);
+    EXPECT_EQ(text(g.collective), text(w.collective));
+    EXPECT_EQ(text(g.algorithm), "rhd");
+    EXPECT_EQ(text(g.device), "cpu");
+    EXPECT_EQ(text(g.type), "bf16");
+    EXPECT_EQ(text(g.op), "avg");
+    EXPECT_EQ(g.root, -1);
+    EXPECT_EQ(g.in_place, w.in_place);
+    EXPECT_EQ(g.nranks, 2);
+    EXPECT_EQ(g.bytes, w.bytes);
+    EXPECT_EQ(g.count, w.count);
+    EXPECT_EQ(g.iterations, w.iterations);
+    EXPECT_EQ(g.warmup, 5);
+    EXPECT_EQ(g.time_us, w.time_us);
+    EXPECT_EQ(g.algbw_GBps, 2.5);
+    EXPECT_EQ(g.busbw_GBps, 3.75);
+    EXPECT_EQ(g.nwrong, w.nwrong);
+    EXPECT_EQ(g.check_iters, 1);
+    EXPECT_EQ(g.min_us, 1);
+    EXPECT_EQ(g.p50_us, 2);
+    EXPECT_EQ(g.p99_us, 3);
+    EXPECT_EQ(g.max_us, 4);
+    EXPECT_EQ(g.skew_us, 0.5);
+    EXPECT_EQ(g.slowest_rank, 1);
+    EXPECT_EQ(g.sample_offset, w.sample_offset) << i;
+    EXPECT_EQ(g.sample_count, w.sample_count);
+  }
+  ASSERT_EQ(d.samples.size(), 10u);
+  EXPECT_EQ(d.samples[3].result, 3u);
+  EXPECT_EQ(d.samples[3].iteration, 0);
+  EXPECT_EQ(d.samples[5].time_us, 2.5);
+  EXPECT_EQ(d.samples[5].skew_us, 0.5);
+  std::filesystem::remove_all(dir);
+}
