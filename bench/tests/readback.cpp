@@ -2,6 +2,7 @@
 // the schema, consistent bandwidths, samples that belong to their rows, and the row count
 // and wrong count the caller expects.
 //   test_bench_readback FILE MIN_ROWS [MAX_ROWS] [--wrong]
+//   test_bench_readback FILE --print     (the table again, from the file)
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 
 #include "commscope/collectives/types.hpp"
 #include "results.hpp"
+#include "table.hpp"
 
 using namespace commscope;
 using namespace commscope::bench;
@@ -19,6 +21,20 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string path = argv[1];
+  if (std::string(argv[2]) == "--print") {
+    // Lines pair the out-of-place and in-place rows of one table row, as the bench prints them.
+    const ResultsData d = read_results(path);
+    Table table(stdout, false);
+    for (std::size_t i = 0; i < d.rows.size();) {
+      const ResultRow* side[2] = {nullptr, nullptr};
+      const std::int64_t row = d.rows[i].row;
+      for (; i < d.rows.size() && d.rows[i].row == row && !side[d.rows[i].in_place]; ++i)
+        side[d.rows[i].in_place] = &d.rows[i];
+      table.row(side[0], side[1]);
+    }
+    table.footer();
+    return 0;
+  }
   const long min_rows = std::atol(argv[2]);
   const long max_rows = argc > 3 && argv[3][0] != '-' ? std::atol(argv[3]) : -1;
   const bool want_wrong = std::string(argv[argc - 1]) == "--wrong";
