@@ -13,10 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "commscope/bench/options.hpp"
 #include "commscope/collectives/check_data.hpp"
 #include "commscope/collectives/collectives.hpp"
 
 using namespace commscope;
+using commscope::bench::parse_size;
 
 namespace {
 
@@ -30,23 +32,6 @@ struct Options {
   int warmup = 5;
   std::size_t segment = std::size_t{1} << 20;
 };
-
-std::size_t parse_size(const std::string& s) {
-  std::size_t pos = 0;
-  const double v = std::stod(s, &pos);
-  const std::string suffix = s.substr(pos);
-  double mult = 1;
-  if (suffix == "K" || suffix == "k")
-    mult = 1024;
-  else if (suffix == "M" || suffix == "m")
-    mult = 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "g")
-    mult = 1024.0 * 1024 * 1024;
-  else if (!suffix.empty())
-    throw InvalidArgument("bad size '" + s + "' (use a number with an optional K, M or G)");
-  if (v < 0) throw InvalidArgument("bad size '" + s + "'");
-  return static_cast<std::size_t>(v * mult);
-}
 
 double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
