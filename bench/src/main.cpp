@@ -53,7 +53,10 @@ class Reporter final : public benchmark::BenchmarkReporter {
       std::size_t& next = consumed_[c.id];
       while (next < entries.size() && entries[next].iterations != run.iterations) ++next;
       if (next == entries.size()) continue;
-      Measurement& m = entries[next++];
+      Measurement m = std::move(entries[next]);
+      // Earlier calls of this case (Google Benchmark's search for the count) are done with.
+      entries.erase(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(next) + 1);
+      next = 0;
       if (c.row != pending_row_) flush_pending();
       pending_row_ = c.row;
       pending_[c.in_place].push_back({make_row(c, m, options_, device_), std::move(m.samples)});
