@@ -27,6 +27,11 @@ struct Layout {
 };
 Layout buffer_layout(const Case& c, int rank);
 
+// Count rank `rank`'s wrong elements of case `c` run on the check data of `seed`: its output
+// `out` (host memory) and, out of place, its input `in` (host memory, must be unchanged).
+// `corrupt` (a test aid) flips rank 0's first output element before the check.
+std::uint64_t count_wrong(const Case& c, std::uint64_t seed, int rank, void* out, const void* in, bool corrupt);
+
 // One rank's timings of `iters` back-to-back calls after a barrier.
 struct LocalTimings {
   std::vector<double> op_s;       // duration of call i (s)

@@ -29,6 +29,18 @@ Layout buffer_layout(const Case& c, int rank) {
   return l;
 }
 
+std::uint64_t count_wrong(const Case& c, std::uint64_t seed, int rank, void* out, const void* in, bool corrupt) {
+  const check::Spec s = c.spec(seed);
+  const bool has_output = !(c.coll == Collective::reduce && rank != c.root);
+  if (corrupt && rank == 0 && has_output && check::recv_elements(s) > 0) {
+    auto* p = static_cast<unsigned char*>(out);
+    for (std::size_t b = 0; b < type_size(c.type); ++b) p[b] = static_cast<unsigned char>(~p[b]);
+  }
+  std::uint64_t wrong = check::check_recv(s, rank, out).wrong;
+  if (!c.in_place) wrong += check::check_send_unchanged(s, rank, in);
+  return wrong;
+}
+
 std::size_t count_for_bytes(Collective c, std::size_t bytes, DataType t, int nranks) {
   // Elements of the measured array per unit of per-call count (1, or n for the collectives
   // whose array is n blocks of `count`).

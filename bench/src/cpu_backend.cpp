@@ -66,15 +66,7 @@ class CpuBackend final : public Backend {
     const check::Spec s = case_.spec(seed);
     check::fill_send(s, comm_.rank(), const_cast<void*>(args_.send));
     comm_.run(args_, *algo_);
-    const std::size_t rn = check::recv_elements(s);
-    const bool has_output = !(case_.coll == Collective::reduce && comm_.rank() != case_.root);
-    if (corrupt && comm_.rank() == 0 && has_output && rn > 0) {
-      auto* p = static_cast<unsigned char*>(args_.recv);
-      for (std::size_t b = 0; b < type_size(case_.type); ++b) p[b] = static_cast<unsigned char>(~p[b]);
-    }
-    std::uint64_t wrong = check::check_recv(s, comm_.rank(), args_.recv).wrong;
-    if (!case_.in_place) wrong += check::check_send_unchanged(s, comm_.rank(), args_.send);
-    return wrong;
+    return count_wrong(case_, seed, comm_.rank(), args_.recv, args_.send, corrupt);
   }
 
  private:

@@ -199,15 +199,16 @@ class Bench {
     try {
       Measurement m = measure(*backend_, comm_, c, st.max_iterations, o_, *dog_);
       for (auto _ : st) st.SetIterationTime(m.time_s);
-      const double algbw = m.time_s > 0 ? static_cast<double>(c.bytes) / m.time_s / 1e9 : 0;
-      st.counters["bytes"] = static_cast<double>(c.bytes);
-      st.counters["algbw_GBps"] = algbw;
-      st.counters["busbw_GBps"] = algbw * busbw_factor(c.coll, c.nranks);
-      st.counters["nwrong"] = static_cast<double>(m.nwrong);
-      st.counters["slowest_rank"] = m.slowest_rank;
+      // Google Benchmark's counters are the result row's fields (percentiles: rank 0 only).
+      const ResultRow r = make_row(c, m, o_, backend_->device());
+      st.counters["bytes"] = static_cast<double>(r.bytes);
+      st.counters["algbw_GBps"] = r.algbw_GBps;
+      st.counters["busbw_GBps"] = r.busbw_GBps;
+      st.counters["nwrong"] = static_cast<double>(r.nwrong);
+      st.counters["slowest_rank"] = r.slowest_rank;
       if (rank_ == 0) {
-        st.counters["p50_us"] = percentile(m.samples.time_us, 0.5);
-        st.counters["p99_us"] = percentile(m.samples.time_us, 0.99);
+        st.counters["p50_us"] = r.p50_us;
+        st.counters["p99_us"] = r.p99_us;
       }
       wrong_ += m.nwrong;
       if (rank_ == 0) reporter_->stash(c, std::move(m));

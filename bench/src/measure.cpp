@@ -57,10 +57,9 @@ Measurement measure(Backend& backend, Communicator& comm, const Case& c, std::in
   const int n = static_cast<int>(iters);
   std::vector<double> op_max(rank == 0 ? t.op_s.size() : 0);
   COMMSCOPE_MPI_CHECK(MPI_Reduce(t.op_s.data(), op_max.data(), n, MPI_DOUBLE, MPI_MAX, 0, mc));
-  int have_arrivals = !t.arrival_s.empty(), all_arrivals = 0;
-  COMMSCOPE_MPI_CHECK(MPI_Allreduce(&have_arrivals, &all_arrivals, 1, MPI_INT, MPI_MIN, mc));
+  // Every rank runs the same device, so all have arrival times or none has.
   std::vector<double> arr_max, arr_min;
-  if (all_arrivals) {
+  if (!t.arrival_s.empty()) {
     arr_max.resize(rank == 0 ? t.arrival_s.size() : 0);
     arr_min.resize(arr_max.size());
     COMMSCOPE_MPI_CHECK(MPI_Reduce(t.arrival_s.data(), arr_max.data(), n, MPI_DOUBLE, MPI_MAX, 0, mc));
