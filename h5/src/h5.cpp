@@ -267,34 +267,29 @@ struct VlenStrings {
   }
 };
 
-// Every element of a string attribute, variable- or fixed-length.
-std::vector<std::string> read_string_attribute(hid_t object, std::string_view name) {
-  const OpenAttribute a = open_attribute(object, name);
-  if (a.cls != H5T_STRING) throw Error(a.label + " is not a string");
-  const hid_t file_type = a.type.id();
+// Every element of a string attribute or dataset, variable- or fixed-length: `file_type` is its
+// stored type, `read(mem_type, buffer)` reads all `count` elements (H5Aread or H5Dread).
+template <class Read>
+std::vector<std::string> read_string_elements(hid_t file_type, std::size_t count, const std::string& label,
+                                              Read&& read) {
   const htri_t variable =
-      checked([&] { return H5Tis_variable_str(file_type); }, [&] { return "H5Tis_variable_str " + a.label; });
-  const H5T_cset_t cset = checked([&] { return H5Tget_cset(file_type); }, [&] { return "H5Tget_cset " + a.label; });
+      checked([&] { return H5Tis_variable_str(file_type); }, [&] { return "H5Tis_variable_str " + label; });
+  const H5T_cset_t cset = checked([&] { return H5Tget_cset(file_type); }, [&] { return "H5Tget_cset " + label; });
   std::vector<std::string> values;
-  values.reserve(a.count);
+  values.reserve(count);
   if (variable > 0) {
     Handle mem_type = string_type(H5T_VARIABLE, cset, H5T_STR_NULLTERM);
-    VlenStrings buffer(a.count);
-    if (a.count > 0) {
-      checked([&] { return H5Aread(a.attr.id(), mem_type.id(), buffer.pointers.data()); },
-              [&] { return "H5Aread " + a.label; });
-    }
+    VlenStrings buffer(count);
+    if (count > 0) read(mem_type.id(), static_cast<void*>(buffer.pointers.data()));
     for (const char* p : buffer.pointers) values.emplace_back(p != nullptr ? p : "");
   } else {
     // Read the bytes as stored, then drop the padding.
     const std::size_t size = type_size(file_type);
-    const H5T_str_t pad = checked([&] { return H5Tget_strpad(file_type); }, [&] { return "H5Tget_strpad " + a.label; });
+    const H5T_str_t pad = checked([&] { return H5Tget_strpad(file_type); }, [&] { return "H5Tget_strpad " + label; });
     Handle mem_type = string_type(size, cset, pad);
-    std::vector<char> buffer(a.count * size);
-    if (a.count > 0) {
-      checked([&] { return H5Aread(a.attr.id(), mem_type.id(), buffer.data()); }, [&] { return "H5Aread " + a.label; });
-    }
-    for (std::size_t i = 0; i < a.count; ++i) {
+    std::vector<char> buffer(count * size);
+    if (count > 0) read(mem_type.id(), static_cast<void*>(buffer.data()));
+    for (std::size_t i = 0; i < count; ++i) {
       std::string_view text(buffer.data() + i * size, size);
       text = text.substr(0, text.find('\0'));
       if (pad == H5T_STR_SPACEPAD) text = text.substr(0, text.find_last_not_of(' ') + 1);
@@ -302,6 +297,25 @@ std::vector<std::string> read_string_attribute(hid_t object, std::string_view na
     }
   }
   return values;
+}
+
+// Every element of a string attribute, variable- or fixed-length.
+std::vector<std::string> read_string_attribute(hid_t object, std::string_view name) {
+  const OpenAttribute a = open_attribute(object, name);
+  if (a.cls != H5T_STRING) throw Error(a.label + " is not a string");
+  return read_string_elements(a.type.id(), a.count, a.label, [&](hid_t mem_type, void* buffer) {
+    checked([&] { return H5Aread(a.attr.id(), mem_type, buffer); }, [&] { return "H5Aread " + a.label; });
+  });
+}
+
+// H5Aiterate2 callback: append each attribute's name. Must not throw into C.
+herr_t collect_attribute_name(hid_t /*location*/, const char* name, const H5A_info_t* /*info*/, void* data) noexcept {
+  try {
+    static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+    return 0;
+  } catch (...) {
+    return -1;
+  }
 }
 
 // --- datasets
@@ -477,6 +491,14 @@ bool Object::has_attr(std::string_view name_view) const {
                  [&] { return "H5Aexists " + attribute_label(id(), name); }) > 0;
 }
 
+std::vector<std::string> Object::attr_names() const {
+  std::vector<std::string> names;
+  hsize_t position = 0;
+  checked([&] { return H5Aiterate2(id(), H5_INDEX_NAME, H5_ITER_INC, &position, collect_attribute_name, &names); },
+          [&] { return "H5Aiterate2 over the attributes of " + describe(id()); });
+  return names;
+}
+
 std::string Object::attr_string(std::string_view name) const {
   std::vector<std::string> values = read_string_attribute(id(), name);
   if (values.size() != 1) {
@@ -645,6 +667,11 @@ void File::close() {
   }
 }
 
+void File::close_partial() {
+  rename_on_close_ = false;
+  close();
+}
+
 // ------------------------------------------------------------------------------- CompoundTypeBase
 
 CompoundTypeBase::CompoundTypeBase(std::size_t size)
@@ -749,12 +776,36 @@ void write_vector(Group& parent, std::string_view name, const std::vector<std::i
   write_1d(parent, name, H5T_STD_I64LE, H5T_NATIVE_INT64, values.data(), values.size());
 }
 
+// Fixed-length (the longest string's bytes, NUL-padded) rather than variable-length: a
+// variable-length string lives in the file's global heap, and reading a damaged global heap is
+// where HDF5 1.10 itself crashes; a fixed-length dataset is read as plain bytes.
+void write_strings(Group& parent, std::string_view name, const std::vector<std::string>& values) {
+  std::size_t width = 1;
+  for (const std::string& value : values) width = std::max(width, value.size());
+  std::string packed(values.size() * width, '\0');
+  for (std::size_t i = 0; i < values.size(); ++i) packed.replace(i * width, values[i].size(), values[i]);
+  Handle type = string_type(width, H5T_CSET_UTF8, H5T_STR_NULLPAD);
+  write_1d(parent, name, type.id(), type.id(), packed.data(), values.size());
+}
+
 std::vector<double> read_doubles(const Group& parent, std::string_view name) {
   return read_1d<double>(parent, name, H5T_NATIVE_DOUBLE);
 }
 
 std::vector<std::int64_t> read_ints(const Group& parent, std::string_view name) {
   return read_1d<std::int64_t>(parent, name, H5T_NATIVE_INT64);
+}
+
+std::vector<std::string> read_strings(const Group& parent, std::string_view name) {
+  Handle dataset = open_dataset_handle(parent.id(), std::string(name));
+  const std::string label = "dataset " + describe(dataset.id());
+  Handle type = dataset_type(dataset.id());
+  if (type_class(type.id()) != H5T_STRING) throw Error(label + " is not a string dataset");
+  Handle space = dataset_space(dataset.id());
+  return read_string_elements(type.id(), point_count(space.id()), label, [&](hid_t mem_type, void* buffer) {
+    checked([&] { return H5Dread(dataset.id(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer); },
+            [&] { return "H5Dread " + label; });
+  });
 }
 
 }  // namespace commscope::h5

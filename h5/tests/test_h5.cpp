@@ -285,6 +285,59 @@ TEST_F(H5Test, PlainVectorsRoundTrip) {
   EXPECT_THROW((void)read_doubles(f, "missing"), Error);
 }
 
+TEST_F(H5Test, StringDatasetsRoundTrip) {
+  const std::string path = file("strings.h5");
+  const std::vector<std::string> strings{"",
+                                         "plain",
+                                         "with space",
+                                         "quote \" and \\ backslash",
+                                         "line\nbreak",
+                                         "UTF-8: \xc3\xa9t\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x9a\x80"};
+  {
+    File f = File::create(path);
+    write_strings(f, "s", strings);
+    write_strings(f, "empty", std::vector<std::string>{});
+    write_strings(f, "g/nested", std::vector<std::string>{"x"});
+    write_vector(f, "numbers", std::vector<double>{1.0});
+    EXPECT_THROW(write_strings(f, "s", strings), Error);
+    // A fixed-length, space-padded string dataset written with the C API: the reader accepts it.
+    const hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, 6);
+    H5Tset_strpad(type, H5T_STR_SPACEPAD);
+    const hsize_t n = 2;
+    const hid_t space = H5Screate_simple(1, &n, nullptr);
+    const hid_t dataset = H5Dcreate2(f.id(), "fixed", type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    const char bytes[] = "ab    abcdef";
+    ASSERT_GE(H5Dwrite(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, bytes), 0);
+    H5Dclose(dataset);
+    H5Sclose(space);
+    H5Tclose(type);
+  }
+  File f = File::open(path);
+  EXPECT_EQ(read_strings(f, "s"), strings);
+  EXPECT_TRUE(read_strings(f, "empty").empty());
+  EXPECT_EQ(read_strings(f, "g/nested"), std::vector<std::string>{"x"});
+  EXPECT_EQ(read_strings(f, "fixed"), (std::vector<std::string>{"ab", "abcdef"}));
+  EXPECT_EQ(f.open_dataset("s").size(), strings.size());
+  EXPECT_THROW((void)read_strings(f, "numbers"), Error);
+  EXPECT_THROW((void)read_strings(f, "missing"), Error);
+}
+
+TEST_F(H5Test, AttributeNamesComeInNameOrder) {
+  const std::string path = file("names.h5");
+  {
+    File f = File::create(path);
+    Group g = f.create_group("g");
+    g.set_attr("zeta", "1");
+    g.set_attr("alpha", 2);
+    g.set_attr("Mid dle", 3.0);
+    f.create_group("empty");
+  }
+  File f = File::open(path);
+  EXPECT_EQ(f.open_group("g").attr_names(), (std::vector<std::string>{"Mid dle", "alpha", "zeta"}));
+  EXPECT_TRUE(f.open_group("empty").attr_names().empty());
+}
+
 // --- tables
 
 TEST_F(H5Test, TableAppendsInBatchesAndReadsBack) {
@@ -445,6 +498,21 @@ TEST_F(H5Test, PartialFileIsRenamedOnCloseAndOnDestruction) {
   }
   EXPECT_TRUE(fs::exists(other));
   EXPECT_FALSE(fs::exists(other + ".partial"));
+}
+
+TEST_F(H5Test, ClosePartialLeavesThePartialFile) {
+  const std::string path = file("given_up.h5");
+  {
+    File f = File::create(path);
+    f.set_attr("a", 1);
+    f.close_partial();
+    EXPECT_FALSE(f.valid());
+    f.close_partial();  // idempotent
+    f.close();          // and close() no longer renames
+  }
+  EXPECT_FALSE(fs::exists(path));
+  ASSERT_TRUE(fs::exists(path + ".partial"));
+  EXPECT_EQ(File::open(path + ".partial").attr_int("a"), 1);
 }
 
 TEST_F(H5Test, OpeningAMissingFileThrowsWithPathAndStack) {

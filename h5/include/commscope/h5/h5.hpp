@@ -106,6 +106,8 @@ class Object {
   void set_attr(std::string_view name, const std::vector<std::int64_t>& values);  // 1-D int64
 
   bool has_attr(std::string_view name) const;
+  // The names of this object's attributes, in name order (HDF5's name index, byte-wise ascending).
+  std::vector<std::string> attr_names() const;
   // Readers throw Error naming the attribute when it is missing or of the wrong kind. Numbers are
   // converted by HDF5 (H5Aread into the native type; out-of-range values saturate). The scalar
   // readers need exactly one element; strings may be variable- or fixed-length.
@@ -174,6 +176,9 @@ class File : public Group {
   // Flush, close and, for File::create, rename the .partial file to path(). Idempotent. If
   // flushing or closing fails, throws and leaves the .partial file where it is.
   void close();
+  // Flush and close like close(), but leave a File::create file under partial_path(): for a
+  // writer that gives up on an incomplete file. Idempotent; after close() it does nothing.
+  void close_partial();
 
   // The final path (as given to create/open).
   const std::string& path() const noexcept { return path_; }
@@ -343,5 +348,12 @@ void write_vector(Group& parent, std::string_view name, const std::vector<double
 void write_vector(Group& parent, std::string_view name, const std::vector<std::int64_t>& values);
 std::vector<double> read_doubles(const Group& parent, std::string_view name);
 std::vector<std::int64_t> read_ints(const Group& parent, std::string_view name);
+
+// A plain 1-D dataset of fixed-length UTF-8 strings as wide as the longest, NUL-padded
+// (contiguous; h5py: `f[name].asstr()[:]`).
+// A string ends at its first NUL. Writing fails if `name` exists. The reader accepts any string
+// dataset, variable- or fixed-length (padding dropped as for attributes), and flattens it.
+void write_strings(Group& parent, std::string_view name, const std::vector<std::string>& values);
+std::vector<std::string> read_strings(const Group& parent, std::string_view name);
 
 }  // namespace commscope::h5
