@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
 done
 
 # Debian packages the build and the suite use.
-packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools libcli11-dev
+packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools libcli11-dev python3
           libbenchmark-dev libgtest-dev libopenblas-dev gnuplot-nox)
 
 if [ "$install" = 1 ]; then

@@ -1,0 +1,122 @@
+#pragma once
+// The iteration breakdown (docs/profiler.md is the contract; DESIGN's definitions):
+// per rank and iteration window W,
+//   C = union of communication intervals, K = union of compute intervals (kernels, memcpy, memset),
+//   comm = |C|, kernel = |K minus C|, overlap = |K and C|,
+//   every idle piece of W minus (C or K) lies between a previous thing p and a next thing q
+//   (an activity, or an operator's begin/end marker on the host timeline; the window's edges
+//   are "nothing"); it is intra-op dispatch when p and q belong to operator instances one of
+//   which encloses the other (or the same one), inter-op dispatch otherwise,
+//   comm + kernel + intra + inter = |W| exactly, in integer ns,
+//   comm = wait + transfer: wait is the part of a communication activity before the slowest
+//   rank arrived at the same collective instance (same sequence number).
+// All functions here are pure: they are unit tested with hand-computed timelines.
+
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "commscope/profiler/events.hpp"
+#include "commscope/profiler/profile.hpp"
+
+namespace commscope::profiler {
+
+inline constexpr std::int64_t kNoArrival = std::numeric_limits<std::int64_t>::min();
+
+enum class ActivityClass : std::uint8_t { kCompute, kCommunication };
+
+struct Activity {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  ActivityClass cls = ActivityClass::kCompute;
+  std::uint64_t op = 0;                     // innermost operator instance, 0 = none
+  std::int64_t seq = -1;                    // communication: collective instance, -1 = unknown
+  std::int64_t wait_until_ns = kNoArrival;  // communication: local time the slowest rank arrived
+};
+
+// An operator's begin or end on the host timeline. Markers split idle gaps; in a span of
+// markers, the order of those with equal times is their record order.
+struct Marker {
+  std::int64_t t_ns = 0;
+  std::uint64_t op = 0;
+};
+
+// Operator instances and their parents.
+class OperatorTree {
+ public:
+  void add(std::uint64_t id, std::uint64_t parent);
+  // a == b, or one is an ancestor of the other; false when either is 0.
+  bool related(std::uint64_t a, std::uint64_t b) const;
+  // 0 for "none", 1 for a root operator, ...
+  int depth(std::uint64_t id) const;
+
+ private:
+  std::unordered_map<std::uint64_t, std::uint64_t> parent_;
+};
+
+struct Components {
+  std::int64_t window_ns = 0;
+  std::int64_t kernel_ns = 0;
+  std::int64_t intra_ns = 0;
+  std::int64_t inter_ns = 0;
+  std::int64_t comm_ns = 0;
+  std::int64_t comm_wait_ns = 0;
+  std::int64_t comm_transfer_ns = 0;
+  std::int64_t overlap_ns = 0;
+
+  bool identity_holds() const noexcept {
+    return kernel_ns + intra_ns + inter_ns + comm_ns == window_ns && comm_wait_ns + comm_transfer_ns == comm_ns &&
+           kernel_ns >= 0 && intra_ns >= 0 && inter_ns >= 0 && comm_wait_ns >= 0 && comm_transfer_ns >= 0;
+  }
+};
+
+// The breakdown of one window [start, end). Activities and markers may extend beyond it (they
+// are clipped) and come in any order (markers: ties in record order). intra_by_op, when given,
+// receives each intra-op gap's length added to the deeper of its two operators.
+Components breakdown_window(std::int64_t start_ns, std::int64_t end_ns, std::span<const Activity> activities,
+                            std::span<const Marker> markers, const OperatorTree& tree,
+                            std::unordered_map<std::uint64_t, std::int64_t>* intra_by_op = nullptr);
+
+// Which timeline a rank's breakdown uses: the host thread (CPU runs: compute sections and
+// blocking collectives) or the device (CUPTI: kernels, memcpy, memset, NCCL kernels, plus host
+// communication scopes that launched no device communication, e.g. host-staged MPI).
+enum class Timeline : std::uint8_t { kHost, kDevice };
+
+struct Window {
+  std::int32_t iteration = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+};
+
+// A rank's events rearranged for the breakdown. Host timeline: compute = host kKernel, kMemcpy,
+// kMemset; communication = host kCommunication; markers = operator begins and ends. Device
+// timeline: see above; no markers (operator scopes are host times).
+struct RankTimeline {
+  std::vector<Window> windows;  // kIteration events, in start order
+  std::vector<Activity> activities;
+  std::vector<Marker> markers;
+  OperatorTree tree;
+};
+RankTimeline build_timeline(std::span<const Event> events, Timeline timeline);
+
+// Each collective instance's arrival on this rank, on rank 0's clock (local + clock_offset_ns):
+// the earliest start of its communication activities; kNoArrival where the rank has none.
+// Indexed by seq; the size is max(seq + 1, min_size).
+std::vector<std::int64_t> collective_arrivals(const RankTimeline& timeline, std::int64_t clock_offset_ns,
+                                              std::size_t min_size = 0);
+// Element-wise max (growing `into` when `other` is longer): the slowest rank's arrival.
+void merge_latest_arrivals(std::vector<std::int64_t>& into, std::span<const std::int64_t> other);
+// Sets each communication activity's wait_until_ns from the latest arrivals (rank 0's clock).
+void apply_latest_arrivals(RankTimeline& timeline, std::span<const std::int64_t> latest, std::int64_t clock_offset_ns);
+
+struct RankBreakdown {
+  std::vector<BreakdownRow> rows;           // one per window, in order
+  std::vector<OperatorTotalRow> operators;  // one per operator name, by name id
+};
+// Breakdown rows (start_ns on rank 0's clock) and per-operator totals of one rank.
+RankBreakdown analyze_rank(std::int32_t rank, std::span<const Event> events, const RankTimeline& timeline,
+                           std::int64_t clock_offset_ns);
+
+}  // namespace commscope::profiler

@@ -1,0 +1,62 @@
+#pragma once
+// Profile files (HDF5, schema commscope.profile/1, docs/profile-format.md). A file is written
+// under NAME.partial and renamed to NAME when it is complete.
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "commscope/h5/h5.hpp"
+#include "commscope/profiler/profile.hpp"
+
+namespace commscope::profiler {
+
+// A file that is missing, not HDF5, of another schema or version, or truncated. what() is one
+// line naming the file and the problem.
+class ProfileFileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The HDF5 compound type of an events table row (Event's members under their own names; kind
+// and track_kind as uint8).
+h5::CompoundType<Event> event_compound_type();
+
+// "run.h5", rank 3 -> "run.rank00003.h5" (same folder). Names without ".h5" get ".rank00003.h5" appended.
+std::string rank_event_file_name(const std::string& main_path, int rank);
+
+// Writes the main file. Construction creates NAME.partial and writes /meta and /strings; the
+// tables follow in any order; close() renames. Destroying it without close() leaves the
+// .partial file. Throws h5::Error on HDF5 failures.
+class ProfileWriter {
+ public:
+  ProfileWriter(const std::string& path, const ProfileMeta& meta, const std::vector<RankInfo>& ranks,
+                const std::vector<std::string>& strings);
+  ~ProfileWriter();
+  ProfileWriter(const ProfileWriter&) = delete;
+  ProfileWriter& operator=(const ProfileWriter&) = delete;
+
+  // Appends to /events/rankNNNNN (created on the first call for that rank; call it in pieces
+  // for large ranks). Only for the "single" layout.
+  void append_events(int rank, std::span<const Event> events);
+  void write_breakdown(std::span<const BreakdownRow> rows);
+  void write_operators(std::span<const OperatorTotalRow> rows);
+  void close();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The per-rank layout: one file per rank with /meta (schema, rank, main file name), /strings
+// and /events. Written under NAME.partial, renamed on return.
+void write_rank_event_file(const std::string& path, const ProfileMeta& meta, int rank,
+                           const std::vector<std::string>& strings, std::span<const Event> events);
+
+// Reads a profile file (and, with `with_events` and the per-rank layout, its rank files).
+// Throws ProfileFileError.
+Profile read_profile(const std::string& path, bool with_events = true);
+
+}  // namespace commscope::profiler

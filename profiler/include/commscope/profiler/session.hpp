@@ -1,0 +1,78 @@
+#pragma once
+// A profiling session over an MPI communicator: starts recording on every rank, and at finish()
+// turns the recorded events into the per-iteration breakdown and writes the profile file.
+//
+//   profiler::SessionOptions options;  options.output = "profile.h5";
+//   profiler::Session session(MPI_COMM_WORLD, options);   // collective
+//   for (step ...) { COMMSCOPE_PROFILE_ITERATION(step); ... }
+//   profiler::Profile p = session.finish();               // collective; rank 0 holds all ranks' rows
+//
+// The profiler logs and carries on: a failure to write the file or to start CUPTI is a warning
+// on stderr, never an exception out of finish() or an abort of the host program.
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "commscope/profiler/profile.hpp"
+#include "commscope/profiler/recorder.hpp"
+
+namespace commscope::profiler {
+
+enum class BackendChoice : std::uint8_t {
+  kAuto,   // CUPTI in CUDA builds when a device is present, else the host tracer
+  kHost,   // the host tracer: compute sections and blocking collectives on the host thread
+  kCupti,  // CUPTI activity records (falls back to the host tracer, with a warning, if CUPTI fails)
+};
+
+struct SessionOptions {
+  std::string output;  // profile file written by finish(); empty: none
+  BackendChoice backend = BackendChoice::kAuto;
+  std::size_t chunk_events = std::size_t{1} << 16;           // events per buffer chunk (80 B each)
+  std::size_t max_events_per_thread = std::size_t{1} << 23;  // beyond: dropped, counted, warned about
+  // Allocated and touched at start for the thread that starts the session (80 B per event), so
+  // recording does not page-fault; other threads' buffers grow as they record.
+  std::size_t preallocate_events = std::size_t{1} << 18;
+  // Up to this many ranks, rank 0 gathers every rank's raw events into the one file; beyond it
+  // each rank writes its own events file next to it (docs/profile-format.md).
+  int single_file_max_ranks = 64;
+  bool allow_tsc = true;  // false: read CLOCK_MONOTONIC on every event
+  int clock_rounds = 8;   // ping-pong rounds per rank for the clock offsets
+  std::string command_line;
+  std::vector<std::pair<std::string, std::string>> attributes;  // stored under /meta
+};
+
+// "" when `path` can be created (its folder exists and is writable), else a one-line reason.
+std::string output_problem(const std::string& path);
+
+class Session {
+ public:
+  Session(MPI_Comm comm, SessionOptions options);  // collective over comm
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  int rank() const noexcept;
+  int size() const noexcept;
+  const char* backend() const noexcept;           // "host" or "cupti"
+  std::int64_t clock_offset_ns() const noexcept;  // this rank's
+  std::int64_t now_ns() const noexcept;           // ns since this rank's epoch
+
+  // Collective. Stops recording and returns the profile: on rank 0 every rank's breakdown rows,
+  // operator totals and rank info (and every rank's events when they were gathered, i.e. the
+  // single-file layout); on other ranks their own. Writes options.output when set; whether it
+  // was written is written().
+  Profile finish();
+  bool written() const noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace commscope::profiler

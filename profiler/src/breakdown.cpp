@@ -1,0 +1,305 @@
+#include "commscope/profiler/breakdown.hpp"
+
+#include <algorithm>
+#include <map>
+#include <unordered_set>
+
+namespace commscope::profiler {
+
+void OperatorTree::add(std::uint64_t id, std::uint64_t parent) {
+  if (id != 0) parent_[id] = parent;
+}
+
+bool OperatorTree::related(std::uint64_t a, std::uint64_t b) const {
+  if (a == 0 || b == 0) return false;
+  if (a == b) return true;
+  // Walk up from the deeper one: operator trees are shallow (nesting depth, not size).
+  const int da = depth(a), db = depth(b);
+  std::uint64_t deep = da >= db ? a : b;
+  const std::uint64_t shallow = da >= db ? b : a;
+  for (int d = std::max(da, db); d > std::min(da, db); --d) {
+    auto it = parent_.find(deep);
+    if (it == parent_.end()) return false;
+    deep = it->second;
+  }
+  return deep == shallow;
+}
+
+int OperatorTree::depth(std::uint64_t id) const {
+  int d = 0;
+  for (int guard = 0; id != 0 && guard < 1 << 16; ++guard) {
+    ++d;
+    auto it = parent_.find(id);
+    if (it == parent_.end()) break;
+    id = it->second;
+  }
+  return d;
+}
+
+namespace {
+
+// A change of the counts at one instant of the sweep.
+struct Step {
+  std::int64_t t;
+  int compute, comm, wait;
+};
+
+}  // namespace
+
+Components breakdown_window(std::int64_t start_ns, std::int64_t end_ns, std::span<const Activity> activities,
+                            std::span<const Marker> markers, const OperatorTree& tree,
+                            std::unordered_map<std::uint64_t, std::int64_t>* intra_by_op) {
+  Components c;
+  if (end_ns <= start_ns) return c;
+  c.window_ns = end_ns - start_ns;
+
+  // The things on either side of an instant: an idle piece [x, y) lies between left_of[x] and
+  // right_of[y]. Markers win over activities at the same instant (a scope's end is recorded
+  // after the work inside it ended, its begin before the work started); among markers at one
+  // instant the last (left) or first (right) in order; among activities the latest-started
+  // (left) or the first listed (right). Missing means "nothing": inter-op.
+  std::unordered_map<std::int64_t, std::uint64_t> left_of, right_of;
+  std::unordered_map<std::int64_t, std::int64_t> left_start;  // start of the activity chosen for left_of
+  std::unordered_set<std::int64_t> marker_times;
+  std::vector<Step> steps;
+  steps.reserve(activities.size() * 3 + markers.size() + 2);
+  steps.push_back({start_ns, 0, 0, 0});
+  steps.push_back({end_ns, 0, 0, 0});
+
+  for (const Activity& a : activities) {
+    const std::int64_t s = std::max(a.start_ns, start_ns), e = std::min(a.end_ns, end_ns);
+    if (s >= e) continue;
+    const bool comm = a.cls == ActivityClass::kCommunication;
+    steps.push_back({s, comm ? 0 : 1, comm ? 1 : 0, 0});
+    steps.push_back({e, comm ? 0 : -1, comm ? -1 : 0, 0});
+    if (comm && a.wait_until_ns != kNoArrival) {
+      const std::int64_t we = std::min(e, a.wait_until_ns);
+      if (s < we) {
+        steps.push_back({s, 0, 0, 1});
+        steps.push_back({we, 0, 0, -1});
+      }
+    }
+    auto [it, fresh] = left_start.try_emplace(e, a.start_ns);
+    if (fresh || a.start_ns >= it->second) {
+      it->second = a.start_ns;
+      left_of[e] = a.op;
+    }
+    right_of.try_emplace(s, a.op);
+  }
+  // Markers override activities at the same instant; within one instant the left side takes the
+  // last marker, the right side the first.
+  std::unordered_set<std::int64_t> right_from_marker;
+  for (const Marker& m : markers) {
+    if (m.t_ns < start_ns || m.t_ns > end_ns) continue;
+    marker_times.insert(m.t_ns);
+    left_of[m.t_ns] = m.op;
+    if (right_from_marker.insert(m.t_ns).second) right_of[m.t_ns] = m.op;
+    steps.push_back({m.t_ns, 0, 0, 0});
+  }
+
+  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.t < b.t; });
+  int compute = 0, comm = 0, wait = 0;
+  for (std::size_t i = 0; i < steps.size();) {
+    const std::int64_t x = steps[i].t;
+    for (; i < steps.size() && steps[i].t == x; ++i) {
+      compute += steps[i].compute;
+      comm += steps[i].comm;
+      wait += steps[i].wait;
+    }
+    if (i == steps.size()) break;
+    const std::int64_t y = steps[i].t, len = y - x;
+    if (x >= end_ns) break;
+    if (len == 0) continue;
+    if (comm > 0) {
+      c.comm_ns += len;
+      if (wait > 0) c.comm_wait_ns += len;
+      if (compute > 0) c.overlap_ns += len;
+    } else if (compute > 0) {
+      c.kernel_ns += len;
+    } else {
+      const auto l = left_of.find(x), r = right_of.find(y);
+      const std::uint64_t p = l == left_of.end() ? 0 : l->second;
+      const std::uint64_t q = r == right_of.end() ? 0 : r->second;
+      if (tree.related(p, q)) {
+        c.intra_ns += len;
+        if (intra_by_op != nullptr) (*intra_by_op)[tree.depth(q) > tree.depth(p) ? q : p] += len;
+      } else {
+        c.inter_ns += len;
+      }
+    }
+  }
+  c.comm_transfer_ns = c.comm_ns - c.comm_wait_ns;
+  return c;
+}
+
+RankTimeline build_timeline(std::span<const Event> events, Timeline timeline) {
+  RankTimeline t;
+  std::unordered_set<std::uint64_t> device_comm_ids;
+  if (timeline == Timeline::kDevice)
+    for (const Event& e : events)
+      if (e.kind == EventKind::kCommunication && e.track_kind == TrackKind::kDeviceStream && e.id != 0)
+        device_comm_ids.insert(e.id);
+
+  struct Mark {
+    Marker m;
+    bool begin;
+    int depth;
+  };
+  std::vector<Mark> marks;
+  for (const Event& e : events)
+    if (e.kind == EventKind::kOperator) t.tree.add(e.id, e.parent);
+
+  for (const Event& e : events) {
+    const bool on_device = e.track_kind == TrackKind::kDeviceStream;
+    switch (e.kind) {
+      case EventKind::kIteration:
+        t.windows.push_back({e.iteration, e.start_ns, e.end_ns});
+        break;
+      case EventKind::kOperator:
+        if (timeline == Timeline::kHost) {
+          const int d = t.tree.depth(e.id);
+          marks.push_back({{e.start_ns, e.id}, true, d});
+          marks.push_back({{e.end_ns, e.id}, false, d});
+        }
+        break;
+      case EventKind::kKernel:
+      case EventKind::kMemcpy:
+      case EventKind::kMemset:
+        if (on_device == (timeline == Timeline::kDevice))
+          t.activities.push_back({e.start_ns, e.end_ns, ActivityClass::kCompute, e.parent, -1, kNoArrival});
+        break;
+      case EventKind::kCommunication:
+        if (timeline == Timeline::kHost ? !on_device : (on_device || !device_comm_ids.contains(e.id)))
+          t.activities.push_back({e.start_ns, e.end_ns, ActivityClass::kCommunication, e.parent, e.seq, kNoArrival});
+        break;
+      case EventKind::kRuntime:
+      case EventKind::kSync:
+        break;
+    }
+  }
+  std::stable_sort(t.windows.begin(), t.windows.end(),
+                   [](const Window& a, const Window& b) { return a.start_ns < b.start_ns; });
+  std::stable_sort(t.activities.begin(), t.activities.end(),
+                   [](const Activity& a, const Activity& b) { return a.start_ns < b.start_ns; });
+  // At one instant on one thread the true order is: ends before begins, inner ends before outer
+  // ends, outer begins before inner begins.
+  std::stable_sort(marks.begin(), marks.end(), [](const Mark& a, const Mark& b) {
+    if (a.m.t_ns != b.m.t_ns) return a.m.t_ns < b.m.t_ns;
+    if (a.begin != b.begin) return !a.begin;
+    return a.begin ? a.depth < b.depth : a.depth > b.depth;
+  });
+  t.markers.reserve(marks.size());
+  for (const Mark& m : marks) t.markers.push_back(m.m);
+  return t;
+}
+
+std::vector<std::int64_t> collective_arrivals(const RankTimeline& timeline, std::int64_t clock_offset_ns,
+                                              std::size_t min_size) {
+  std::vector<std::int64_t> arrivals(min_size, kNoArrival);
+  for (const Activity& a : timeline.activities) {
+    if (a.cls != ActivityClass::kCommunication || a.seq < 0) continue;
+    const auto seq = static_cast<std::size_t>(a.seq);
+    if (seq >= arrivals.size()) arrivals.resize(seq + 1, kNoArrival);
+    const std::int64_t at = a.start_ns + clock_offset_ns;
+    if (arrivals[seq] == kNoArrival || at < arrivals[seq]) arrivals[seq] = at;
+  }
+  return arrivals;
+}
+
+void merge_latest_arrivals(std::vector<std::int64_t>& into, std::span<const std::int64_t> other) {
+  if (into.size() < other.size()) into.resize(other.size(), kNoArrival);
+  for (std::size_t i = 0; i < other.size(); ++i) into[i] = std::max(into[i], other[i]);
+}
+
+void apply_latest_arrivals(RankTimeline& timeline, std::span<const std::int64_t> latest, std::int64_t clock_offset_ns) {
+  for (Activity& a : timeline.activities) {
+    if (a.cls != ActivityClass::kCommunication || a.seq < 0) continue;
+    const auto seq = static_cast<std::size_t>(a.seq);
+    a.wait_until_ns = seq < latest.size() && latest[seq] != kNoArrival ? latest[seq] - clock_offset_ns : kNoArrival;
+  }
+}
+
+RankBreakdown analyze_rank(std::int32_t rank, std::span<const Event> events, const RankTimeline& timeline,
+                           std::int64_t clock_offset_ns) {
+  RankBreakdown out;
+  // Activities are sorted by start; a window needs those with start < end_ns and end > start_ns,
+  // i.e. starting at or after start_ns - (longest activity).
+  std::int64_t longest = 0;
+  for (const Activity& a : timeline.activities) longest = std::max(longest, a.end_ns - a.start_ns);
+  struct Span {
+    std::int64_t start, end;
+  };
+  std::vector<Span> ops;
+  std::int64_t longest_op = 0;
+  for (const Event& e : events)
+    if (e.kind == EventKind::kOperator) {
+      ops.push_back({e.start_ns, e.end_ns});
+      longest_op = std::max(longest_op, e.end_ns - e.start_ns);
+    }
+  std::sort(ops.begin(), ops.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
+
+  std::unordered_map<std::uint64_t, std::int64_t> intra_by_op;
+  for (const Window& w : timeline.windows) {
+    const auto first = std::lower_bound(timeline.activities.begin(), timeline.activities.end(), w.start_ns - longest,
+                                        [](const Activity& a, std::int64_t t) { return a.start_ns < t; });
+    const auto last = std::lower_bound(first, timeline.activities.end(), w.end_ns,
+                                       [](const Activity& a, std::int64_t t) { return a.start_ns < t; });
+    const auto m_first = std::lower_bound(timeline.markers.begin(), timeline.markers.end(), w.start_ns,
+                                          [](const Marker& m, std::int64_t t) { return m.t_ns < t; });
+    const auto m_last = std::upper_bound(m_first, timeline.markers.end(), w.end_ns,
+                                         [](std::int64_t t, const Marker& m) { return t < m.t_ns; });
+    const std::span<const Activity> acts(first, last);
+    const Components c = breakdown_window(w.start_ns, w.end_ns, acts, std::span<const Marker>(m_first, m_last),
+                                          timeline.tree, &intra_by_op);
+    BreakdownRow row;
+    row.rank = rank;
+    row.iteration = w.iteration;
+    row.start_ns = w.start_ns + clock_offset_ns;
+    row.window_ns = c.window_ns;
+    row.kernel_ns = c.kernel_ns;
+    row.intra_ns = c.intra_ns;
+    row.inter_ns = c.inter_ns;
+    row.comm_ns = c.comm_ns;
+    row.comm_wait_ns = c.comm_wait_ns;
+    row.comm_transfer_ns = c.comm_transfer_ns;
+    row.overlap_ns = c.overlap_ns;
+    for (const Activity& a : acts) {
+      if (std::min(a.end_ns, w.end_ns) <= std::max(a.start_ns, w.start_ns)) continue;
+      ++(a.cls == ActivityClass::kCommunication ? row.communications : row.kernels);
+    }
+    const auto o_first = std::lower_bound(ops.begin(), ops.end(), w.start_ns - longest_op,
+                                          [](const Span& s, std::int64_t t) { return s.start < t; });
+    for (auto o = o_first; o != ops.end() && o->start < w.end_ns; ++o)
+      if (std::min(o->end, w.end_ns) > std::max(o->start, w.start_ns) || (o->start == o->end && o->start >= w.start_ns))
+        ++row.operators;
+    row.identity_ok = c.identity_holds() ? 1 : 0;
+    out.rows.push_back(row);
+  }
+
+  // Per-operator totals, by name.
+  std::unordered_map<std::uint64_t, std::uint32_t> name_of;
+  std::map<std::uint32_t, OperatorTotalRow> totals;
+  for (const Event& e : events) {
+    if (e.kind != EventKind::kOperator) continue;
+    name_of[e.id] = e.name;
+    OperatorTotalRow& r = totals[e.name];
+    r.rank = rank;
+    r.name = e.name;
+    r.calls += 1;
+    r.host_ns += e.end_ns - e.start_ns;
+  }
+  for (const Activity& a : timeline.activities) {
+    auto it = name_of.find(a.op);
+    if (it == name_of.end()) continue;
+    OperatorTotalRow& r = totals[it->second];
+    (a.cls == ActivityClass::kCommunication ? r.comm_ns : r.kernel_ns) += a.end_ns - a.start_ns;
+  }
+  for (const auto& [op, ns] : intra_by_op) {
+    auto it = name_of.find(op);
+    if (it != name_of.end()) totals[it->second].intra_ns += ns;
+  }
+  for (auto& [name, r] : totals) out.operators.push_back(r);
+  return out;
+}
+
+}  // namespace commscope::profiler

@@ -1,0 +1,608 @@
+// Profile files, schema commscope.profile/1 (docs/profile-format.md): the main file (/meta,
+// /ranks, /strings, /events/rankNNNNN, /breakdown, /operators) and the per-rank events files.
+// Everything goes through commscope::h5; read_profile turns every failure into one
+// ProfileFileError line naming the file.
+#include "commscope/profiler/profile_file.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+
+#include "commscope/h5/h5.hpp"
+
+namespace commscope::profiler {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kSingle = "single";
+constexpr const char* kPerRank = "per-rank";
+constexpr std::size_t kEventChunkRows = 16384;             // 80 B rows: ~1.3 MB chunks before compression
+constexpr std::int64_t kMaxRanks = std::int64_t{1} << 24;  // sanity bound for nranks read from a file
+
+static_assert(std::is_trivially_copyable_v<Event> && std::is_standard_layout_v<Event>,
+              "Event is written to HDF5 as it is");
+static_assert(sizeof(EventKind) == 1 && sizeof(TrackKind) == 1, "kind and track_kind are stored as uint8");
+
+// /ranks rows: RankInfo with fixed-length strings.
+struct RankRow {
+  std::int32_t rank = 0;
+  char host[64] = {};
+  std::int64_t clock_offset_ns = 0;
+  std::int64_t clock_error_ns = 0;
+  char backend[16] = {};
+  std::int64_t events = 0;
+  std::int64_t dropped_events = 0;
+};
+
+h5::CompoundType<RankRow> rank_type() {
+  h5::CompoundType<RankRow> t;
+  t.add("rank", &RankRow::rank)
+      .add("host", &RankRow::host)
+      .add("clock_offset_ns", &RankRow::clock_offset_ns)
+      .add("clock_error_ns", &RankRow::clock_error_ns)
+      .add("backend", &RankRow::backend)
+      .add("events", &RankRow::events)
+      .add("dropped_events", &RankRow::dropped_events);
+  return t;
+}
+
+h5::CompoundType<BreakdownRow> breakdown_type() {
+  h5::CompoundType<BreakdownRow> t;
+  t.add("rank", &BreakdownRow::rank)
+      .add("iteration", &BreakdownRow::iteration)
+      .add("start_ns", &BreakdownRow::start_ns)
+      .add("window_ns", &BreakdownRow::window_ns)
+      .add("kernel_ns", &BreakdownRow::kernel_ns)
+      .add("intra_ns", &BreakdownRow::intra_ns)
+      .add("inter_ns", &BreakdownRow::inter_ns)
+      .add("comm_ns", &BreakdownRow::comm_ns)
+      .add("comm_wait_ns", &BreakdownRow::comm_wait_ns)
+      .add("comm_transfer_ns", &BreakdownRow::comm_transfer_ns)
+      .add("overlap_ns", &BreakdownRow::overlap_ns)
+      .add("kernels", &BreakdownRow::kernels)
+      .add("communications", &BreakdownRow::communications)
+      .add("operators", &BreakdownRow::operators)
+      .add("identity_ok", &BreakdownRow::identity_ok);
+  return t;
+}
+
+h5::CompoundType<OperatorTotalRow> operator_type() {
+  h5::CompoundType<OperatorTotalRow> t;
+  t.add("rank", &OperatorTotalRow::rank)
+      .add("name", &OperatorTotalRow::name)
+      .add("calls", &OperatorTotalRow::calls)
+      .add("host_ns", &OperatorTotalRow::host_ns)
+      .add("kernel_ns", &OperatorTotalRow::kernel_ns)
+      .add("comm_ns", &OperatorTotalRow::comm_ns)
+      .add("intra_ns", &OperatorTotalRow::intra_ns);
+  return t;
+}
+
+std::string in_quotes(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 2);
+  out += '\'';
+  out += text;
+  out += '\'';
+  return out;
+}
+
+// "rank00003"
+std::string rank_table_name(int rank) {
+  char name[32];
+  std::snprintf(name, sizeof name, "rank%05d", rank);
+  return name;
+}
+
+// One line: HDF5's messages and user strings may carry newlines.
+std::string one_line(std::string text) {
+  for (char& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return text;
+}
+
+[[noreturn]] void fail(const std::string& file, const std::string& reason) {
+  throw ProfileFileError(one_line(file + ": " + reason));
+}
+
+void check_strings_table(const std::vector<std::string>& strings) {
+  if (strings.empty() || !strings.front().empty()) {
+    throw std::invalid_argument("profile string table must start with the empty string");
+  }
+}
+
+// Writer-side check: an event whose ids or kinds the reader would refuse.
+void check_events(std::span<const Event> events, std::size_t nstrings, int rank) {
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const Event& e = events[i];
+    if (e.name >= nstrings || e.detail >= nstrings) {
+      throw std::invalid_argument("event " + std::to_string(i) + " of rank " + std::to_string(rank) +
+                                  ": string id out of range (the table has " + std::to_string(nstrings) + ")");
+    }
+    if (static_cast<int>(e.kind) >= kEventKindCount || static_cast<int>(e.track_kind) > 1) {
+      throw std::invalid_argument("event " + std::to_string(i) + " of rank " + std::to_string(rank) +
+                                  ": invalid kind or track_kind");
+    }
+  }
+}
+
+// The main file's name as a rank file names it: "run.rank00003.h5" -> "run.h5"; "" when the
+// name does not follow rank_event_file_name's pattern.
+std::string main_file_of(const std::string& rank_path) {
+  const std::string base = fs::path(rank_path).filename().string();
+  const std::string_view suffix = ".h5";
+  if (!base.ends_with(suffix)) return {};
+  const std::string_view stem = std::string_view(base).substr(0, base.size() - suffix.size());
+  const std::size_t dot = stem.rfind(".rank");
+  if (dot == std::string_view::npos) return {};
+  const std::string_view digits = stem.substr(dot + 5);
+  if (digits.size() < 5 || digits.find_first_not_of("0123456789") != std::string_view::npos) return {};
+  return std::string(stem.substr(0, dot)) + ".h5";
+}
+
+// ------------------------------------------------------------------------------------ reading
+
+// True if the HDF5 signature is at offset 0, 512, 1024, 2048, ... (where HDF5 looks for it).
+bool has_hdf5_signature(const std::string& path) {
+  static constexpr char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<std::uint64_t>(in.tellg());
+  for (std::uint64_t offset = 0; offset + sizeof kSignature <= size; offset = offset == 0 ? 512 : offset * 2) {
+    char bytes[sizeof kSignature];
+    in.seekg(static_cast<std::streamoff>(offset));
+    if (!in.read(bytes, sizeof bytes)) return false;
+    if (std::equal(bytes, bytes + sizeof bytes, kSignature)) return true;
+  }
+  return false;
+}
+
+h5::File open_profile_file(const std::string& path) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (!fs::exists(status)) fail(path, "no such file");
+  if (fs::is_directory(status)) fail(path, "is a directory, not a profile file");
+  if (!fs::is_regular_file(status)) fail(path, "not a regular file");
+  {
+    std::ifstream probe(path, std::ios::binary);
+    if (!probe) fail(path, "cannot be read (permission denied?)");
+  }
+  if (!has_hdf5_signature(path)) fail(path, "not an HDF5 file");
+  try {
+    return h5::File::open(path);
+  } catch (const h5::Error& e) {
+    fail(path, std::string("truncated or corrupted HDF5 file: ") + e.what());
+  }
+}
+
+// The /meta group, after checking that it carries our schema.
+h5::Group open_meta(const h5::File& f, const std::string& path) {
+  if (!f.exists("meta")) fail(path, "not a commscope profile (no /meta group)");
+  h5::Group meta = f.open_group("meta");
+  if (!meta.has_attr("schema")) fail(path, "not a commscope profile (no schema attribute in /meta)");
+  const std::string schema = meta.attr_string("schema");
+  if (schema != kProfileSchema) fail(path, "schema " + in_quotes(schema) + ", expected " + in_quotes(kProfileSchema));
+  return meta;
+}
+
+void require_attr(const h5::Object& object, const char* name, const std::string& path) {
+  if (!object.has_attr(name)) fail(path, "missing attribute " + in_quotes(name) + " of " + object.name());
+}
+
+std::string string_attr(const h5::Object& object, const char* name, const std::string& path) {
+  require_attr(object, name, path);
+  return object.attr_string(name);
+}
+
+std::int64_t int_attr(const h5::Object& object, const char* name, const std::string& path) {
+  require_attr(object, name, path);
+  return object.attr_int(name);
+}
+
+template <class T>
+std::vector<T> read_table(const h5::Group& parent, const std::string& name, const h5::CompoundType<T>& type,
+                          const std::string& path) {
+  if (!parent.exists(name)) fail(path, "missing table " + in_quotes(name) + " in " + parent.name());
+  return h5::Table<T>::open(parent, name, type).read_all();
+}
+
+std::vector<std::string> read_string_table(const h5::Group& parent, const std::string& path) {
+  if (!parent.exists("strings")) fail(path, "missing the string table /strings");
+  std::vector<std::string> strings = h5::read_strings(parent, "strings");
+  if (strings.empty() || !strings.front().empty()) fail(path, "string table /strings does not start with \"\"");
+  return strings;
+}
+
+// Reader-side check of one rank's events: string ids and enum values.
+void validate_events(const std::vector<Event>& events, std::size_t nstrings, int rank, const std::string& path) {
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const Event& e = events[i];
+    const auto where = [&] { return "event " + std::to_string(i) + " of rank " + std::to_string(rank) + ": "; };
+    if (e.name >= nstrings || e.detail >= nstrings) {
+      fail(path, where() + "string id " + std::to_string(e.name >= nstrings ? e.name : e.detail) +
+                     " out of range (the string table has " + std::to_string(nstrings) + ")");
+    }
+    if (static_cast<int>(e.kind) >= kEventKindCount) {
+      fail(path, where() + "invalid kind " + std::to_string(static_cast<int>(e.kind)));
+    }
+    if (static_cast<int>(e.track_kind) > 1) {
+      fail(path, where() + "invalid track_kind " + std::to_string(static_cast<int>(e.track_kind)));
+    }
+  }
+}
+
+// Rank `rank`'s events from its own file (per-rank layout). Names are mapped into
+// profile.strings when the rank file's table differs from the main file's.
+std::vector<Event> read_rank_events(const std::string& rank_path, int rank, Profile& profile,
+                                    std::unordered_map<std::string, std::uint32_t>& index) {
+  h5::File f = open_profile_file(rank_path);
+  h5::Group meta = open_meta(f, rank_path);
+  if (!meta.has_attr("rank")) fail(rank_path, "not a rank events file (no rank attribute in /meta)");
+  const std::int64_t file_rank = meta.attr_int("rank");
+  if (file_rank != rank)
+    fail(rank_path, "holds rank " + std::to_string(file_rank) + ", expected " + std::to_string(rank));
+  const std::int64_t nranks = int_attr(meta, "nranks", rank_path);
+  if (nranks != profile.meta.nranks) {
+    fail(rank_path,
+         "written for " + std::to_string(nranks) + " ranks, the profile has " + std::to_string(profile.meta.nranks));
+  }
+  if (meta.has_attr("epoch_unix_ns") && meta.attr_int("epoch_unix_ns") != profile.meta.epoch_unix_ns) {
+    fail(rank_path, "belongs to another run (epoch_unix_ns differs from the main file's)");
+  }
+  const std::vector<std::string> strings = read_string_table(f, rank_path);
+  std::vector<Event> events = read_table(f, "events", event_compound_type(), rank_path);
+  validate_events(events, strings.size(), rank, rank_path);
+  if (strings != profile.strings) {
+    if (index.empty()) {
+      for (std::size_t i = 0; i < profile.strings.size(); ++i) {
+        index.emplace(profile.strings[i], static_cast<std::uint32_t>(i));
+      }
+    }
+    std::vector<std::uint32_t> map(strings.size());
+    for (std::size_t i = 0; i < strings.size(); ++i) {
+      auto [it, added] = index.emplace(strings[i], static_cast<std::uint32_t>(profile.strings.size()));
+      if (added) profile.strings.push_back(strings[i]);
+      map[i] = it->second;
+    }
+    for (Event& e : events) {
+      e.name = map[e.name];
+      e.detail = map[e.detail];
+    }
+  }
+  return events;
+}
+
+Profile read_main(const std::string& path, bool with_events) {
+  h5::File f = open_profile_file(path);
+  h5::Group meta = open_meta(f, path);
+  if (meta.has_attr("main_file")) {
+    fail(path, "a rank events file (of " + in_quotes(meta.attr_string("main_file")) + "), not a profile's main file");
+  }
+  Profile p;
+  p.meta.schema = kProfileSchema;
+  p.meta.version = string_attr(meta, "version", path);
+  p.meta.command_line = string_attr(meta, "command_line", path);
+  p.meta.clock = string_attr(meta, "clock", path);
+  p.meta.epoch_unix_ns = int_attr(meta, "epoch_unix_ns", path);
+  const std::int64_t nranks = int_attr(meta, "nranks", path);
+  if (nranks < 0 || nranks > kMaxRanks) fail(path, "nranks " + std::to_string(nranks) + " out of range");
+  p.meta.nranks = static_cast<std::int32_t>(nranks);
+  p.meta.events_layout = string_attr(meta, "events_layout", path);
+  const bool per_rank = p.meta.events_layout == kPerRank;
+  if (!per_rank && p.meta.events_layout != kSingle) {
+    fail(path, "events_layout " + in_quotes(p.meta.events_layout) + ", expected 'single' or 'per-rank'");
+  }
+  if (per_rank) {
+    require_attr(meta, "event_files", path);
+    p.meta.event_files = meta.attr_strings("event_files");
+    if (p.meta.event_files.size() != static_cast<std::size_t>(nranks)) {
+      fail(path, "lists " + std::to_string(p.meta.event_files.size()) + " event_files for " + std::to_string(nranks) +
+                     " ranks");
+    }
+  }
+  if (meta.exists("attributes")) {
+    const h5::Group attributes = meta.open_group("attributes");
+    for (std::string& key : attributes.attr_names()) {
+      std::string value = attributes.attr_string(key);
+      p.meta.attributes.emplace_back(std::move(key), std::move(value));
+    }
+  }
+
+  for (const RankRow& row : read_table(f, "ranks", rank_type(), path)) {
+    p.ranks.push_back(RankInfo{row.rank, std::string(h5::get_fixed(row.host)), row.clock_offset_ns, row.clock_error_ns,
+                               std::string(h5::get_fixed(row.backend)), row.events, row.dropped_events});
+  }
+  if (p.ranks.size() != static_cast<std::size_t>(nranks)) {
+    fail(path, "/ranks has " + std::to_string(p.ranks.size()) + " rows for " + std::to_string(nranks) + " ranks");
+  }
+  p.strings = read_string_table(f, path);
+  p.breakdown = read_table(f, "breakdown", breakdown_type(), path);
+  p.operators = read_table(f, "operators", operator_type(), path);
+  for (std::size_t i = 0; i < p.operators.size(); ++i) {
+    if (p.operators[i].name >= p.strings.size()) {
+      fail(path, "/operators row " + std::to_string(i) + ": string id " + std::to_string(p.operators[i].name) +
+                     " out of range (the string table has " + std::to_string(p.strings.size()) + ")");
+    }
+  }
+  if (!with_events) return p;
+
+  p.events.resize(static_cast<std::size_t>(nranks));
+  if (!per_rank) {
+    if (!f.exists("events")) fail(path, "missing group /events");
+    const h5::Group events = f.open_group("events");
+    const h5::CompoundType<Event> type = event_compound_type();
+    for (int r = 0; r < p.meta.nranks; ++r) {
+      const std::string name = rank_table_name(r);
+      if (!events.exists(name)) continue;  // a rank without events
+      p.events[static_cast<std::size_t>(r)] = h5::Table<Event>::open(events, name, type).read_all();
+      validate_events(p.events[static_cast<std::size_t>(r)], p.strings.size(), r, path);
+    }
+    return p;
+  }
+  const fs::path folder = fs::path(path).parent_path();
+  std::unordered_map<std::string, std::uint32_t> index;
+  for (int r = 0; r < p.meta.nranks; ++r) {
+    const std::string rank_path = (folder / p.meta.event_files[static_cast<std::size_t>(r)]).string();
+    const std::string context = " (rank " + std::to_string(r) + "'s events file of " + in_quotes(path) + ")";
+    try {
+      p.events[static_cast<std::size_t>(r)] = read_rank_events(rank_path, r, p, index);
+    } catch (const ProfileFileError& e) {
+      throw ProfileFileError(e.what() + context);
+    } catch (const std::exception& e) {
+      fail(rank_path, std::string("cannot read the rank events file: ") + e.what() + context);
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+h5::CompoundType<Event> event_compound_type() {
+  h5::CompoundType<Event> t;
+  t.add("start_ns", &Event::start_ns)
+      .add("end_ns", &Event::end_ns)
+      .add("id", &Event::id)
+      .add("parent", &Event::parent)
+      .add("correlation", &Event::correlation)
+      .add("bytes", &Event::bytes)
+      .add("seq", &Event::seq)
+      .add("iteration", &Event::iteration)
+      .add("name", &Event::name)
+      .add("detail", &Event::detail)
+      .add("track", &Event::track)
+      .add("device", &Event::device);
+  // The enums are one byte each (static_assert above): stored as their uint8 values.
+  t.insert("kind", offsetof(Event, kind), H5T_NATIVE_UINT8);
+  t.insert("track_kind", offsetof(Event, track_kind), H5T_NATIVE_UINT8);
+  return t;
+}
+
+std::string rank_event_file_name(const std::string& main_path, int rank) {
+  if (rank < 0) throw std::invalid_argument("rank_event_file_name: negative rank");
+  // Built by appending: GCC 12 warns falsely (-Wrestrict) about "." + std::string(...).
+  std::string name = main_path.ends_with(".h5") ? main_path.substr(0, main_path.size() - 3) : main_path;
+  name += '.';
+  name += rank_table_name(rank);
+  name += ".h5";
+  return name;
+}
+
+// ------------------------------------------------------------------------------------ writing
+
+struct ProfileWriter::Impl {
+  explicit Impl(h5::File f) : file(std::move(f)) {}
+
+  h5::File file;
+  std::int32_t nranks = 0;
+  bool single = true;
+  std::size_t nstrings = 0;
+  bool closed = false;
+  h5::CompoundType<Event> events_type = event_compound_type();
+  std::map<int, h5::Table<Event>> events;
+  std::optional<h5::Table<BreakdownRow>> breakdown;
+  std::optional<h5::Table<OperatorTotalRow>> operators;
+
+  void check_open(const char* what) const {
+    if (closed) throw std::logic_error(std::string("ProfileWriter::") + what + " after close()");
+  }
+  void ensure_breakdown() {
+    if (breakdown) return;
+    breakdown.emplace(h5::Table<BreakdownRow>::create(file, "breakdown", breakdown_type(), 1024));
+    breakdown->set_attr("units", "ns");
+    breakdown->set_attr("description",
+                        "one row per (rank, iteration): kernel_ns + intra_ns + inter_ns + comm_ns == window_ns; "
+                        "start_ns on rank 0's clock");
+  }
+  void ensure_operators() {
+    if (operators) return;
+    operators.emplace(h5::Table<OperatorTotalRow>::create(file, "operators", operator_type(), 1024));
+    operators->set_attr("units", "ns");
+    operators->set_attr("description", "one row per (rank, operator name): totals over the run; name = /strings id");
+  }
+};
+
+ProfileWriter::ProfileWriter(const std::string& path, const ProfileMeta& meta, const std::vector<RankInfo>& ranks,
+                             const std::vector<std::string>& strings) {
+  if (!meta.schema.empty() && meta.schema != kProfileSchema) {
+    throw std::invalid_argument("ProfileWriter writes " + std::string(kProfileSchema) + ", not " + meta.schema);
+  }
+  if (meta.nranks < 0) throw std::invalid_argument("ProfileWriter: negative nranks");
+  if (ranks.size() != static_cast<std::size_t>(meta.nranks)) {
+    throw std::invalid_argument("ProfileWriter: " + std::to_string(ranks.size()) + " RankInfo for " +
+                                std::to_string(meta.nranks) + " ranks");
+  }
+  check_strings_table(strings);
+  const std::string layout = meta.events_layout.empty() ? kSingle : meta.events_layout;
+  if (layout != kSingle && layout != kPerRank) {
+    throw std::invalid_argument("ProfileWriter: events_layout '" + layout + "', expected 'single' or 'per-rank'");
+  }
+  if (layout == kPerRank && meta.event_files.size() != ranks.size()) {
+    throw std::invalid_argument("ProfileWriter: the per-rank layout needs one event file per rank");
+  }
+
+  impl_ = std::make_unique<Impl>(h5::File::create(path));
+  Impl& w = *impl_;
+  w.nranks = meta.nranks;
+  w.single = layout == kSingle;
+  w.nstrings = strings.size();
+  try {
+    h5::Group m = w.file.create_group("meta");
+    m.set_attr("schema", kProfileSchema);
+    m.set_attr("version", meta.version);
+    m.set_attr("command_line", meta.command_line);
+    m.set_attr("clock", meta.clock);
+    m.set_attr("epoch_unix_ns", meta.epoch_unix_ns);
+    m.set_attr("nranks", static_cast<std::int64_t>(meta.nranks));
+    m.set_attr("events_layout", layout);
+    if (!w.single) m.set_attr("event_files", meta.event_files);
+    h5::Group attributes = m.create_group("attributes");
+    for (const auto& [key, value] : meta.attributes) attributes.set_attr(key, value);
+
+    auto rank_table = h5::Table<RankRow>::create(w.file, "ranks", rank_type(), 256);
+    rank_table.set_attr("units", "ns");
+    rank_table.set_attr("description", "one row per rank; clock_offset_ns: add it to the rank's times");
+    std::vector<RankRow> rows(ranks.size());
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      const RankInfo& r = ranks[i];
+      rows[i].rank = r.rank;
+      h5::set_fixed(rows[i].host, r.host);
+      rows[i].clock_offset_ns = r.clock_offset_ns;
+      rows[i].clock_error_ns = r.clock_error_ns;
+      h5::set_fixed(rows[i].backend, r.backend);
+      rows[i].events = r.events;
+      rows[i].dropped_events = r.dropped_events;
+    }
+    rank_table.append(rows);
+
+    h5::write_strings(w.file, "strings", strings);
+    if (w.single) {
+      h5::Group events = w.file.create_group("events");
+      events.set_attr("units", "ns");
+      events.set_attr("description", "one table per rank (rankNNNNN); times in ns since the rank's epoch");
+    }
+    w.file.flush();
+  } catch (...) {
+    try {
+      w.file.close_partial();
+    } catch (...) {  // the original failure is the one to report
+    }
+    throw;
+  }
+}
+
+ProfileWriter::~ProfileWriter() {
+  if (!impl_ || impl_->closed) return;
+  impl_->events.clear();
+  impl_->breakdown.reset();
+  impl_->operators.reset();
+  try {
+    impl_->file.close_partial();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "commscope profiler: closing '%s' failed: %s\n", impl_->file.partial_path().c_str(), e.what());
+  }
+}
+
+void ProfileWriter::append_events(int rank, std::span<const Event> events) {
+  Impl& w = *impl_;
+  w.check_open("append_events");
+  if (!w.single) throw std::logic_error("ProfileWriter::append_events: the events are in per-rank files");
+  if (rank < 0 || rank >= w.nranks) {
+    throw std::invalid_argument("ProfileWriter::append_events: rank " + std::to_string(rank) + " not in [0, " +
+                                std::to_string(w.nranks) + ")");
+  }
+  check_events(events, w.nstrings, rank);
+  auto it = w.events.find(rank);
+  if (it == w.events.end()) {
+    h5::Group group = w.file.open_group("events");
+    h5::Table<Event> table = h5::Table<Event>::create(group, rank_table_name(rank), w.events_type, kEventChunkRows);
+    table.set_attr("units", "ns");
+    it = w.events.emplace(rank, std::move(table)).first;
+  }
+  it->second.append(events);
+}
+
+void ProfileWriter::write_breakdown(std::span<const BreakdownRow> rows) {
+  impl_->check_open("write_breakdown");
+  impl_->ensure_breakdown();
+  impl_->breakdown->append(rows);
+}
+
+void ProfileWriter::write_operators(std::span<const OperatorTotalRow> rows) {
+  impl_->check_open("write_operators");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].name >= impl_->nstrings) {
+      throw std::invalid_argument("ProfileWriter::write_operators: row " + std::to_string(i) +
+                                  ": string id out of range");
+    }
+  }
+  impl_->ensure_operators();
+  impl_->operators->append(rows);
+}
+
+void ProfileWriter::close() {
+  Impl& w = *impl_;
+  if (w.closed) return;
+  w.ensure_breakdown();  // every table exists, possibly empty
+  w.ensure_operators();
+  w.events.clear();
+  w.breakdown.reset();
+  w.operators.reset();
+  w.closed = true;
+  w.file.close();
+}
+
+void write_rank_event_file(const std::string& path, const ProfileMeta& meta, int rank,
+                           const std::vector<std::string>& strings, std::span<const Event> events) {
+  if (rank < 0 || rank >= meta.nranks) {
+    throw std::invalid_argument("write_rank_event_file: rank " + std::to_string(rank) + " not in [0, " +
+                                std::to_string(meta.nranks) + ")");
+  }
+  check_strings_table(strings);
+  check_events(events, strings.size(), rank);
+  h5::File f = h5::File::create(path);
+  try {
+    h5::Group m = f.create_group("meta");
+    m.set_attr("schema", kProfileSchema);
+    m.set_attr("rank", rank);
+    m.set_attr("nranks", static_cast<std::int64_t>(meta.nranks));
+    m.set_attr("main_file", main_file_of(path));
+    m.set_attr("version", meta.version);
+    m.set_attr("epoch_unix_ns", meta.epoch_unix_ns);
+    h5::write_strings(f, "strings", strings);
+    auto table = h5::Table<Event>::create(f, "events", event_compound_type(), kEventChunkRows);
+    table.set_attr("units", "ns");
+    table.append(events);
+  } catch (...) {
+    try {
+      f.close_partial();
+    } catch (...) {  // the original failure is the one to report
+    }
+    throw;
+  }
+  f.close();
+}
+
+Profile read_profile(const std::string& path, bool with_events) {
+  try {
+    return read_main(path, with_events);
+  } catch (const ProfileFileError&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail(path, std::string("cannot read the profile: ") + e.what());
+  }
+}
+
+}  // namespace commscope::profiler

@@ -1,0 +1,433 @@
+#include "commscope/profiler/session.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+#include "commscope/profiler/breakdown.hpp"
+#include "commscope/profiler/device_records.hpp"
+#include "commscope/profiler/profile_file.hpp"
+#include "cupti_backend.hpp"
+#include "registry.hpp"
+
+namespace commscope::profiler {
+
+namespace {
+
+std::atomic<bool> g_session_open{false};
+
+void warn(const char* fmt, auto... args) {
+  std::fprintf(stderr, "commscope profiler: ");
+  std::fprintf(stderr, fmt, args...);
+  std::fputc('\n', stderr);
+}
+
+std::int64_t realtime_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// RankInfo as fixed-size bytes for MPI_Gather.
+struct RankInfoWire {
+  std::int32_t rank;
+  char host[64];
+  char backend[16];
+  std::int64_t clock_offset_ns, clock_error_ns, events, dropped_events;
+};
+
+template <class T>
+std::vector<T> gather_rows(MPI_Comm comm, int rank, int size, const std::vector<T>& mine) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  const int bytes = static_cast<int>(mine.size() * sizeof(T));
+  std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
+  MPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
+  std::vector<T> all;
+  if (rank == 0) {
+    std::size_t total = 0;
+    for (int r = 0; r < size; ++r) {
+      displs[static_cast<std::size_t>(r)] = static_cast<int>(total);
+      total += static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]);
+    }
+    all.resize(total / sizeof(T));
+  }
+  MPI_Gatherv(mine.data(), bytes, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, 0, comm);
+  return all;
+}
+
+// Merges every rank's name table into one (rank 0's ids first, so they rarely change) and remaps
+// this rank's events to it. Returns the merged table (complete on rank 0 only).
+std::vector<std::string> merge_strings(MPI_Comm comm, int rank, int size, std::vector<Event>& events) {
+  const std::vector<std::string> local = process_names().strings();
+  std::string packed;
+  for (const auto& s : local) packed.append(s).push_back('\0');
+  const int len = static_cast<int>(packed.size());
+  std::vector<int> lens(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
+  MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm);
+  std::string all;
+  if (rank == 0) {
+    std::size_t total = 0;
+    for (int r = 0; r < size; ++r)
+      displs[static_cast<std::size_t>(r)] = static_cast<int>(total),
+      total += static_cast<std::size_t>(lens[static_cast<std::size_t>(r)]);
+    all.resize(total);
+  }
+  MPI_Gatherv(packed.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, comm);
+
+  // Rank 0: the merged table and each rank's id map; scattered back.
+  StringTable merged;
+  std::vector<std::uint32_t> maps;
+  std::vector<int> map_counts(static_cast<std::size_t>(size)), map_displs(static_cast<std::size_t>(size));
+  if (rank == 0) {
+    for (int r = 0; r < size; ++r) {
+      map_displs[static_cast<std::size_t>(r)] = static_cast<int>(maps.size());
+      const char* p = all.data() + displs[static_cast<std::size_t>(r)];
+      const char* end = p + lens[static_cast<std::size_t>(r)];
+      while (p < end) {
+        const std::size_t n = std::strlen(p);
+        maps.push_back(merged.intern(std::string_view(p, n)));
+        p += n + 1;
+      }
+      map_counts[static_cast<std::size_t>(r)] = static_cast<int>(maps.size()) - map_displs[static_cast<std::size_t>(r)];
+    }
+  }
+  std::vector<std::uint32_t> my_map(local.size());
+  MPI_Scatterv(maps.data(), map_counts.data(), map_displs.data(), MPI_UINT32_T, my_map.data(),
+               static_cast<int>(my_map.size()), MPI_UINT32_T, 0, comm);
+  for (Event& e : events) {
+    if (e.name < my_map.size()) e.name = my_map[e.name];
+    if (e.detail < my_map.size()) e.detail = my_map[e.detail];
+  }
+  return rank == 0 ? merged.strings() : std::vector<std::string>{};
+}
+
+}  // namespace
+
+std::string output_problem(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (path.empty()) return "empty output path";
+  std::error_code ec;
+  const fs::path p(path);
+  if (fs::is_directory(p, ec)) return "'" + path + "' is a directory";
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) return "cannot write '" + path + "': folder '" + dir.string() + "' does not exist";
+  if (access(dir.c_str(), W_OK | X_OK) != 0)
+    return "cannot write '" + path + "': folder '" + dir.string() + "' is not writable (" + std::strerror(errno) + ")";
+  return "";
+}
+
+struct Session::Impl {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0, size = 1;
+  SessionOptions options;
+  TickConverter clock;
+  std::int64_t epoch_unix_ns = 0;
+  std::vector<std::int64_t> offsets, errors;  // every rank's
+  std::unique_ptr<detail::DeviceTracer> tracer;
+  bool finished = false;
+  bool written = false;
+
+  void estimate_offsets();
+  void stop_recording();
+  bool write(Profile& profile, const std::vector<Event>& events);
+};
+
+// Cristian's method against rank 0, round by round: rank 0 sends, rank r answers with its
+// clock, and of `clock_rounds` round trips the shortest gives the offset, with an error of at
+// most half that round trip. (A barrier leaves ranks skewed by the barrier's own fan-out; a
+// timed round trip bounds the error.)
+void Session::Impl::estimate_offsets() {
+  offsets.assign(static_cast<std::size_t>(size), 0);
+  errors.assign(static_cast<std::size_t>(size), 0);
+  const int rounds = std::max(1, options.clock_rounds);
+  for (int r = 1; r < size; ++r) {
+    if (rank == 0) {
+      std::int64_t best = -1;
+      for (int k = 0; k < rounds; ++k) {
+        const std::int64_t t0 = clock.mono_to_ns(mono_ns());
+        MPI_Send(&t0, 1, MPI_INT64_T, r, 71, comm);
+        std::int64_t tr = 0;
+        MPI_Recv(&tr, 1, MPI_INT64_T, r, 72, comm, MPI_STATUS_IGNORE);
+        const std::int64_t t1 = clock.mono_to_ns(mono_ns());
+        if (best < 0 || t1 - t0 < best) {
+          best = t1 - t0;
+          offsets[static_cast<std::size_t>(r)] = t0 + (t1 - t0) / 2 - tr;
+          errors[static_cast<std::size_t>(r)] = (t1 - t0 + 1) / 2;
+        }
+      }
+    } else if (rank == r) {
+      for (int k = 0; k < rounds; ++k) {
+        std::int64_t t0 = 0;
+        MPI_Recv(&t0, 1, MPI_INT64_T, 0, 71, comm, MPI_STATUS_IGNORE);
+        const std::int64_t tr = clock.mono_to_ns(mono_ns());
+        MPI_Send(&tr, 1, MPI_INT64_T, 0, 72, comm);
+      }
+    }
+  }
+  MPI_Bcast(offsets.data(), size, MPI_INT64_T, 0, comm);
+  MPI_Bcast(errors.data(), size, MPI_INT64_T, 0, comm);
+}
+
+void Session::Impl::stop_recording() {
+  detail::g_recording.store(false);
+  detail::g_iteration.store(-1);
+}
+
+// Everyone takes part whatever fails where: the protocol (who sends what to whom) does not depend
+// on success, and rank 0 tells everyone at the end whether the file is complete.
+bool Session::Impl::write(Profile& profile, const std::vector<Event>& events) {
+  const std::string& path = options.output;
+  const bool per_rank = profile.meta.events_layout == "per-rank";
+  int ok = 1;
+  if (per_rank) {
+    // Every rank writes its own events file and needs the merged string table.
+    std::string packed;
+    for (const auto& str : profile.strings) packed.append(str).push_back('\0');
+    std::int64_t len = static_cast<std::int64_t>(packed.size());
+    MPI_Bcast(&len, 1, MPI_INT64_T, 0, comm);
+    packed.resize(static_cast<std::size_t>(len));
+    MPI_Bcast(packed.data(), static_cast<int>(len), MPI_CHAR, 0, comm);
+    std::vector<std::string> strings;
+    for (const char* p = packed.data(); p < packed.data() + len; p += std::strlen(p) + 1) strings.emplace_back(p);
+    const std::string file = rank_event_file_name(path, rank);
+    try {
+      write_rank_event_file(file, profile.meta, rank, strings, events);
+    } catch (const std::exception& e) {
+      warn("rank %d: cannot write %s: %s", rank, file.c_str(), e.what());
+      ok = 0;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, comm);
+    if (rank == 0)
+      for (int r = 0; r < size; ++r)
+        profile.meta.event_files.push_back(std::filesystem::path(rank_event_file_name(path, r)).filename().string());
+  }
+
+  std::unique_ptr<ProfileWriter> writer;
+  auto fail = [&](const std::exception& e) {
+    warn("cannot write %s: %s", path.c_str(), e.what());
+    writer.reset();
+    ok = 0;
+  };
+  if (rank == 0) {
+    try {
+      writer = std::make_unique<ProfileWriter>(path, profile.meta, profile.ranks, profile.strings);
+    } catch (const std::exception& e) {
+      fail(e);
+    }
+  }
+  if (!per_rank) {
+    // Rank 0 takes every rank's events in pieces of at most kPiece events (80 B each).
+    constexpr std::size_t kPiece = std::size_t{1} << 18;
+    if (rank == 0) {
+      std::vector<Event> buffer;
+      for (int r = 0; r < size; ++r) {
+        std::int64_t count = static_cast<std::int64_t>(events.size());
+        if (r > 0) MPI_Recv(&count, 1, MPI_INT64_T, r, 81, comm, MPI_STATUS_IGNORE);
+        for (std::int64_t done = 0; done < count;) {
+          const auto n =
+              static_cast<std::size_t>(std::min<std::int64_t>(count - done, static_cast<std::int64_t>(kPiece)));
+          const Event* piece = events.data() + done;
+          if (r > 0) {
+            buffer.resize(n);
+            MPI_Recv(buffer.data(), static_cast<int>(n * sizeof(Event)), MPI_BYTE, r, 82, comm, MPI_STATUS_IGNORE);
+            piece = buffer.data();
+          }
+          try {
+            if (writer) writer->append_events(r, std::span<const Event>(piece, n));
+          } catch (const std::exception& e) {
+            fail(e);
+          }
+          done += static_cast<std::int64_t>(n);
+        }
+      }
+    } else {
+      const auto count = static_cast<std::int64_t>(events.size());
+      MPI_Send(&count, 1, MPI_INT64_T, 0, 81, comm);
+      for (std::size_t done = 0; done < events.size(); done += kPiece) {
+        const std::size_t n = std::min(events.size() - done, kPiece);
+        MPI_Send(events.data() + done, static_cast<int>(n * sizeof(Event)), MPI_BYTE, 0, 82, comm);
+      }
+    }
+  }
+  if (rank == 0 && writer) {
+    try {
+      writer->write_breakdown(profile.breakdown);
+      writer->write_operators(profile.operators);
+      if (ok) writer->close();  // an incomplete profile keeps its .partial name
+    } catch (const std::exception& e) {
+      fail(e);
+    }
+  }
+  if (rank == 0 && !writer) ok = 0;
+  MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+  return ok != 0;
+}
+
+Session::Session(MPI_Comm comm, SessionOptions options) : impl_(std::make_unique<Impl>()) {
+  if (g_session_open.exchange(true)) throw std::logic_error("a profiling session is already open in this process");
+  Impl& s = *impl_;
+  s.options = std::move(options);
+  MPI_Comm_dup(comm, &s.comm);
+  MPI_Comm_rank(s.comm, &s.rank);
+  MPI_Comm_size(s.comm, &s.size);
+  // The calling thread registers now (thread 0) with its buffers preallocated.
+  detail::configure_buffers(s.options.chunk_events, s.options.max_events_per_thread, s.options.preallocate_events);
+
+  if (s.rank == 0 && !s.options.output.empty()) {
+    const std::string problem = output_problem(s.options.output);
+    if (!problem.empty()) warn("%s: the profile will not be written (the run goes on)", problem.c_str());
+  }
+  MPI_Barrier(s.comm);
+  s.clock.start(s.options.allow_tsc);
+  s.epoch_unix_ns = realtime_ns();
+  MPI_Bcast(&s.epoch_unix_ns, 1, MPI_INT64_T, 0, s.comm);  // the run's epoch is rank 0's
+  s.estimate_offsets();
+
+  if (s.options.backend != BackendChoice::kHost) {
+    std::string why;
+    s.tracer = detail::start_cupti(s.clock, why);
+    if (!s.tracer && s.options.backend == BackendChoice::kCupti)
+      warn("rank %d: CUPTI unavailable (%s); using the host tracer", s.rank, why.c_str());
+  }
+  detail::g_comm_seq.store(0);
+  detail::g_iteration.store(-1);
+  MPI_Barrier(s.comm);
+  detail::g_recording.store(true);
+}
+
+Session::~Session() {
+  if (!impl_->finished) {
+    impl_->stop_recording();
+    if (impl_->tracer) impl_->tracer->stop();
+  }
+  if (impl_->comm != MPI_COMM_NULL) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free(&impl_->comm);
+  }
+  g_session_open.store(false);
+}
+
+int Session::rank() const noexcept {
+  return impl_->rank;
+}
+int Session::size() const noexcept {
+  return impl_->size;
+}
+const char* Session::backend() const noexcept {
+  return impl_->tracer ? "cupti" : "host";
+}
+std::int64_t Session::clock_offset_ns() const noexcept {
+  return impl_->offsets[static_cast<std::size_t>(impl_->rank)];
+}
+std::int64_t Session::now_ns() const noexcept {
+  return impl_->clock.mono_to_ns(mono_ns());
+}
+bool Session::written() const noexcept {
+  return impl_->written;
+}
+
+Profile Session::finish() {
+  Impl& s = *impl_;
+  if (s.finished) throw std::logic_error("Session::finish() called twice");
+  s.finished = true;
+  const std::int64_t close_ticks = ticks();
+  s.stop_recording();
+  std::vector<DeviceRecord> records;
+  if (s.tracer) records = s.tracer->stop();
+  s.clock.stop();
+
+  std::int64_t dropped = 0;
+  std::vector<Event> events = detail::collect_events(close_ticks, dropped);
+  for (Event& e : events) {
+    e.start_ns = s.clock.to_ns(e.start_ns);
+    e.end_ns = std::max(e.start_ns, s.clock.to_ns(e.end_ns));
+  }
+  if (s.tracer) {
+    RecordProcessor processor(process_names(), s.tracer->cupti_minus_host_ns());
+    processor.add(records);
+    std::vector<Event> device = processor.finish(events);
+    events.insert(events.end(), device.begin(), device.end());
+    dropped += s.tracer->dropped();
+  }
+  if (dropped > 0)
+    warn("rank %d: %lld events dropped (buffers full; raise SessionOptions::max_events_per_thread)", s.rank,
+         static_cast<long long>(dropped));
+
+  Profile profile;
+  profile.strings = merge_strings(s.comm, s.rank, s.size, events);
+  const std::int64_t offset = s.offsets[static_cast<std::size_t>(s.rank)];
+
+  // Cross-rank arrivals of every collective instance -> wait and transfer.
+  RankTimeline timeline = build_timeline(events, s.tracer ? Timeline::kDevice : Timeline::kHost);
+  std::vector<std::int64_t> arrivals = collective_arrivals(timeline, offset);
+  std::int64_t n = static_cast<std::int64_t>(arrivals.size()), n_max = 0;
+  MPI_Allreduce(&n, &n_max, 1, MPI_INT64_T, MPI_MAX, s.comm);
+  arrivals.resize(static_cast<std::size_t>(n_max), kNoArrival);
+  if (n_max > 0) MPI_Allreduce(MPI_IN_PLACE, arrivals.data(), static_cast<int>(n_max), MPI_INT64_T, MPI_MAX, s.comm);
+  apply_latest_arrivals(timeline, arrivals, offset);
+
+  RankBreakdown mine = analyze_rank(s.rank, events, timeline, offset);
+  for (const BreakdownRow& r : mine.rows)
+    if (r.identity_ok == 0)
+      warn(
+          "BUG: breakdown identity violated on rank %d iteration %d: kernel %lld + intra %lld + inter %lld + "
+          "comm %lld != window %lld ns",
+          r.rank, r.iteration, static_cast<long long>(r.kernel_ns), static_cast<long long>(r.intra_ns),
+          static_cast<long long>(r.inter_ns), static_cast<long long>(r.comm_ns), static_cast<long long>(r.window_ns));
+
+  RankInfoWire info{};
+  info.rank = s.rank;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  h5::set_fixed(info.host, host);
+  h5::set_fixed(info.backend, backend());
+  info.clock_offset_ns = offset;
+  info.clock_error_ns = s.errors[static_cast<std::size_t>(s.rank)];
+  info.events = static_cast<std::int64_t>(events.size());
+  info.dropped_events = dropped;
+  const auto infos = gather_rows(s.comm, s.rank, s.size, std::vector<RankInfoWire>{info});
+  profile.breakdown = gather_rows(s.comm, s.rank, s.size, mine.rows);
+  profile.operators = gather_rows(s.comm, s.rank, s.size, mine.operators);
+
+  ProfileMeta& meta = profile.meta;
+  meta.version = COMMSCOPE_VERSION;
+  meta.command_line = s.options.command_line;
+  meta.clock = s.clock.source();
+  meta.epoch_unix_ns = s.epoch_unix_ns;
+  meta.nranks = s.size;
+  meta.attributes = s.options.attributes;
+  if (s.rank == 0) {
+    for (const RankInfoWire& w : infos) {
+      RankInfo r;
+      r.rank = w.rank;
+      r.host.assign(w.host, strnlen(w.host, sizeof w.host));
+      r.backend.assign(w.backend, strnlen(w.backend, sizeof w.backend));
+      r.clock_offset_ns = w.clock_offset_ns;
+      r.clock_error_ns = w.clock_error_ns;
+      r.events = w.events;
+      r.dropped_events = w.dropped_events;
+      profile.ranks.push_back(std::move(r));
+    }
+  } else {
+    profile.ranks.push_back({info.rank, info.host, info.clock_offset_ns, info.clock_error_ns, info.backend, info.events,
+                             info.dropped_events});
+    profile.breakdown = mine.rows;
+    profile.operators = mine.operators;
+  }
+
+  const bool per_rank = s.size > s.options.single_file_max_ranks;
+  meta.events_layout = per_rank ? "per-rank" : "single";
+  if (!s.options.output.empty()) s.written = s.write(profile, events);
+  // The returned profile holds this rank's events only (the file holds every rank's).
+  profile.events.assign(static_cast<std::size_t>(s.rank == 0 ? s.size : 1), {});
+  profile.events[0] = std::move(events);
+  return profile;
+}
+
+}  // namespace commscope::profiler

@@ -1,0 +1,90 @@
+// commscope-trace: a profile file (docs/profile-format.md) -> Chrome trace JSON, for
+// chrome://tracing and ui.perfetto.dev.
+//
+//   commscope-trace PROFILE.h5 -o trace.json     (-o - writes to stdout)
+//
+// Exit status 0 on success; on any error one line "commscope-trace: <reason>" on stderr and 2.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "commscope/profiler/chrome_trace.hpp"
+#include "commscope/profiler/profile_file.hpp"
+
+namespace {
+
+constexpr const char* kTool = "commscope-trace";
+
+int fail(const std::string& reason) {
+  std::string line = reason;
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  std::cerr << kTool << ": " << line << '\n';
+  return 2;
+}
+
+// Writes the trace to `path` through path.partial, renamed when complete; returns the slices.
+std::size_t write_trace_file(const commscope::profiler::Profile& profile, const std::string& path) {
+  const std::string partial = path + ".partial";
+  std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+  if (!out) throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
+  const std::size_t slices = commscope::profiler::write_chrome_trace(profile, out);
+  out.close();
+  if (!out) {
+    const int error = errno;
+    std::remove(partial.c_str());
+    throw std::runtime_error("writing '" + path + "' failed: " + std::strerror(error));
+  }
+  if (std::rename(partial.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    std::remove(partial.c_str());
+    throw std::runtime_error("renaming '" + partial + "' to '" + path + "': " + std::strerror(error));
+  }
+  return slices;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Convert a commscope profile (HDF5, schema commscope.profile/1) to a Chrome trace (JSON) for "
+      "chrome://tracing or ui.perfetto.dev: one process per rank, one track per host thread and per device "
+      "stream, communication and iterations on tracks of their own, times on rank 0's clock in us.",
+      kTool};
+  std::string input;
+  std::string output;
+  app.add_option("profile", input, "profile file written by the profiler (its per-rank events files are read too)")
+      ->required();
+  app.add_option("-o,--output", output, "trace file to write (JSON); - writes to stdout")->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);  // --help
+    return fail(std::string(e.what()) + " (see --help)");
+  }
+
+  try {
+    const commscope::profiler::Profile profile = commscope::profiler::read_profile(input, true);
+    std::size_t slices = 0;
+    if (output == "-") {
+      slices = commscope::profiler::write_chrome_trace(profile, std::cout);
+      std::cout.flush();
+      if (!std::cout) return fail("writing the trace to stdout failed");
+    } else {
+      slices = write_trace_file(profile, output);
+    }
+    std::cerr << kTool << ": wrote " << slices << " slices (" << profile.meta.nranks << " ranks) to "
+              << (output == "-" ? std::string("stdout") : output) << '\n';
+    return 0;
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+}
