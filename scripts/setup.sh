@@ -20,9 +20,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-# Debian packages the build and the suite use.
+# Debian packages the build and the suite use (bible-kjv: the trainer's default corpus, see
+# scripts/get-corpus.sh).
 packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools libcli11-dev python3
-          libbenchmark-dev libgtest-dev libopenblas-dev gnuplot-nox)
+          libbenchmark-dev libgtest-dev libopenblas-dev gnuplot-nox bible-kjv)
 
 if [ "$install" = 1 ]; then
   missing=()
@@ -48,3 +49,5 @@ cmake -S "$root" -B "$build_dir" \
   "${cmake_extra[@]}"
 cmake --build "$build_dir" -j "$jobs"
 echo "setup.sh: built into $build_dir (binaries in $build_dir/bin)"
+# The trainer's default corpus (data/kjv.txt), when the bible program is there.
+if command -v bible >/dev/null 2>&1; then "$root/scripts/get-corpus.sh" >/dev/null; fi
