@@ -1,0 +1,83 @@
+#pragma once
+// Where each parameter lives in the one parameter buffer (the gradient buffer and the optimizer
+// state use the same layout).
+//
+// Our layout is segment-major, so that one layer's parameters are contiguous (ZeRO-3 gathers a
+// layer at a time, DDP buckets follow backward's order):
+//   segment 0        embeddings: wte [Vp, C], wpe [maxT, C]
+//   segment 1 + l    layer l: ln1w [C], ln1b [C], qkvw [3C, C], qkvb [3C], attprojw [C, C],
+//                    attprojb [C], ln2w [C], ln2b [C], fcw [4C, C], fcb [4C], fcprojw [C, 4C],
+//                    fcprojb [C]
+//   segment L + 1    final layernorm: lnfw [C], lnfb [C]
+// llm.c's checkpoint order is tensor-major (all layers' ln1w, then all layers' ln1b, ...);
+// to_llmc / from_llmc convert. Matrices are row-major [out, in] (y = x W^T + b).
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "commscope/trainer/config.hpp"
+
+namespace commscope::trainer {
+
+// The 16 tensors, in llm.c's order.
+enum class Tensor : int {
+  wte,
+  wpe,
+  ln1w,
+  ln1b,
+  qkvw,
+  qkvb,
+  attprojw,
+  attprojb,
+  ln2w,
+  ln2b,
+  fcw,
+  fcb,
+  fcprojw,
+  fcprojb,
+  lnfw,
+  lnfb
+};
+inline constexpr int kTensorCount = 16;
+std::string_view tensor_name(Tensor t);
+// Per-layer tensors are ln1w .. fcprojb.
+constexpr bool is_per_layer(Tensor t) {
+  return t >= Tensor::ln1w && t <= Tensor::fcprojb;
+}
+
+struct Segment {
+  std::size_t offset = 0;  // first element in the parameter buffer
+  std::size_t count = 0;
+};
+
+class ParameterLayout {
+ public:
+  explicit ParameterLayout(const ModelConfig& config);
+
+  const ModelConfig& config() const noexcept { return config_; }
+  std::size_t total() const noexcept { return total_; }
+  // Elements of one tensor for one layer (or the whole tensor when not per layer).
+  std::size_t size(Tensor t) const noexcept { return sizes_[static_cast<int>(t)]; }
+  // Offset of tensor t (of layer `layer` for per-layer tensors; layer ignored otherwise).
+  std::size_t offset(Tensor t, int layer = 0) const noexcept;
+  // Segments: 0 = embeddings, 1..L = layers, L+1 = final layernorm.
+  int segment_count() const noexcept { return config_.layers + 2; }
+  Segment segment(int s) const noexcept;
+
+  // Reorder a whole buffer between our layout and llm.c's (both of total() elements).
+  void to_llmc(std::span<const float> ours, std::span<float> llmc) const;
+  void from_llmc(std::span<const float> llmc, std::span<float> ours) const;
+
+ private:
+  ModelConfig config_;
+  std::array<std::size_t, kTensorCount> sizes_{};
+  std::array<std::size_t, kTensorCount>
+      layer_offset_{};  // offset of tensor t inside a layer segment (per-layer tensors)
+  std::size_t layer_size_ = 0;
+  std::size_t total_ = 0;
+};
+
+}  // namespace commscope::trainer

@@ -1,0 +1,94 @@
+#pragma once
+// A GPT-2 (token + learned position embeddings, pre-LayerNorm blocks with causal multi-head
+// attention and a GELU MLP, final LayerNorm, output head tied to wte) on the CPU, templated on
+// the element type: float for training, double for the gradient checks' reference.
+//
+// Memory is explicit: one parameter buffer and one gradient buffer (ParameterLayout), and one
+// activation buffer holding every activation backward needs, for a fixed [batch, seq]:
+//   encoded [B,T,C]; per layer: ln1 [B,T,C], ln1_mean/ln1_rstd [B,T], qkv [B,T,3C], atty [B,T,C],
+//   preatt/att [B,NH,T,T], attproj [B,T,C], residual2 [B,T,C], ln2 [B,T,C], ln2_mean/rstd [B,T],
+//   fch/fch_gelu [B,T,4C], fcproj [B,T,C], residual3 [B,T,C]; lnf [B,T,C], lnf_mean/rstd [B,T],
+//   logits/probs [B,T,Vp], losses [B,T]   (and the same shapes for the activation gradients).
+// GEMMs go through OpenBLAS (sgemm/dgemm), the other loops through OpenMP.
+//
+// Data parallelism plugs in through Hooks (see DataParallel): the model reads a segment's
+// parameters and writes its gradients through pointers the hooks give, so ZeRO-3 can keep only a
+// shard resident and gather a layer at a time. Without hooks, params() and grads() are used.
+//
+// Call order (segments: 0 = embeddings, 1..L = layers, L+1 = final layernorm):
+//   forward:  acquire(0) encoder release(0); for l: acquire(1+l) block l release(1+l);
+//             acquire(L+1) lnf release(L+1); acquire(0) logits (tied wte) release(0)
+//   backward: acquire(0) grad(0) head release(0); acquire(L+1) grad(L+1) lnf release(L+1)
+//             grads_ready(L+1); for l = L-1..0: acquire(1+l) grad(1+l) block l release(1+l)
+//             grads_ready(1+l); acquire(0) grad(0) encoder release(0) grads_ready(0)
+// Gradients are ADDED into grad(s) (the owner zeroes them); grad(0) receives the head's and the
+// encoder's contributions, so it must stay the same buffer until grads_ready(0).
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "commscope/trainer/config.hpp"
+#include "commscope/trainer/layout.hpp"
+
+namespace commscope::trainer {
+
+template <class T>
+class Gpt2 {
+ public:
+  struct Hooks {
+    std::function<const T*(int segment)> acquire;  // the segment's parameters (layout().segment(s).count elements)
+    std::function<T*(int segment)> grad;           // where the segment's gradients are added
+    std::function<void(int segment)> release;      // done with acquire(segment)'s pointer
+    std::function<void(int segment)> grads_ready;  // the segment's gradients of this backward are complete
+  };
+
+  // Activations for inputs of [batch, seq] tokens (seq <= config.max_seq). Parameters are
+  // zero until init() or a copy into params().
+  Gpt2(const ModelConfig& config, int batch, int seq);
+  ~Gpt2();
+  Gpt2(const Gpt2&) = delete;
+  Gpt2& operator=(const Gpt2&) = delete;
+
+  const ModelConfig& config() const noexcept;
+  const ParameterLayout& layout() const noexcept;
+  int batch() const noexcept;
+  int seq() const noexcept;
+
+  // GPT-2's initialisation: weights N(0, 0.02) (residual projections attprojw and fcprojw scaled
+  // by 1/sqrt(2L)), biases 0, layernorm weights 1; deterministic in `seed`; the padded vocabulary
+  // rows of wte are 0.
+  void init(std::uint64_t seed);
+
+  // The whole-model parameter and gradient buffers, allocated on first use (so a model driven
+  // entirely through hooks, as ZeRO-3 drives it, never holds them).
+  std::span<T> params();
+  std::span<T> grads();
+  void zero_grads();
+  void set_hooks(Hooks hooks);  // empty std::functions fall back to params()/grads()/no-ops
+
+  // inputs, targets: [batch, seq] token ids < vocab. Returns the mean cross-entropy over
+  // batch*seq (0 when targets is null: logits/probs only).
+  T forward(const int* inputs, const int* targets);
+  // Gradients of loss_scale * (the last forward's mean loss), added into grad(s).
+  void backward(T loss_scale = T(1));
+
+  std::span<const T> probs() const noexcept;      // [batch, seq, Vp] softmax of the last forward
+  std::size_t activation_bytes() const noexcept;  // activations + their gradients
+
+  // Names of the profiler's operators: "embed.fwd", "block3.attn.fwd", "block3.mlp.bwd",
+  // "head.fwd", ... (one per layer step).
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+extern template class Gpt2<float>;
+extern template class Gpt2<double>;
+
+}  // namespace commscope::trainer

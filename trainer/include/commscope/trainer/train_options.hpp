@@ -1,0 +1,42 @@
+#pragma once
+// commscope-train's command line.
+
+#include <cstdint>
+#include <string>
+
+#include "commscope/trainer/config.hpp"
+#include "commscope/trainer/data_parallel.hpp"
+#include "commscope/trainer/optimizer.hpp"
+
+namespace commscope::trainer {
+
+struct TrainOptions {
+  std::string model = "small";
+  int layers = 0, heads = 0, dim = 0, seq = 0;  // 0: the preset's (seq: the training sequence length)
+  int batch = 8;                                // global batch in sequences (a multiple of the rank count)
+  int steps = 20;
+  std::uint64_t seed = 1337;
+  int threads = 0;   // per rank; 0: the cores of this node divided among its ranks
+  std::string data;  // text file or llm.c token shard; "": data/kjv.txt (scripts/get-corpus.sh)
+  double val_fraction = 0.1;
+  int val_every = 0;  // steps; 0: only at the end
+  int val_batches = 4;
+  AdamWOptions adamw;
+  DpOptions dp;
+  double bucket_mb = 25;
+  std::string profile;  // profile file (HDF5)
+  std::string load_llmc, save_llmc, load, save;
+  int sample = 0;  // tokens to generate after training (rank 0)
+  std::string prompt = "And God said";
+  float temperature = 1.0f;
+  int log_every = 1;
+};
+
+struct TrainParse {
+  TrainOptions options;
+  int exit_code = -1;  // >= 0: exit now with this status (0 after --help), printing message
+  std::string message;
+};
+TrainParse parse_train_options(int argc, char** argv);
+
+}  // namespace commscope::trainer

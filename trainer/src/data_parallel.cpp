@@ -1,0 +1,360 @@
+#include "commscope/trainer/data_parallel.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "commscope/collectives/types.hpp"
+#include "commscope/profiler/recorder.hpp"
+
+namespace commscope::trainer {
+
+namespace prof = commscope::profiler;
+
+DpMode parse_dp_mode(std::string_view name) {
+  if (name == "ddp") return DpMode::kDdp;
+  if (name == "zero1") return DpMode::kZero1;
+  if (name == "zero2") return DpMode::kZero2;
+  if (name == "zero3") return DpMode::kZero3;
+  throw std::invalid_argument("unknown data-parallel mode '" + std::string(name) + "' (ddp, zero1, zero2, zero3)");
+}
+
+std::string_view to_string(DpMode mode) {
+  switch (mode) {
+    case DpMode::kDdp:
+      return "ddp";
+    case DpMode::kZero1:
+      return "zero1";
+    case DpMode::kZero2:
+      return "zero2";
+    case DpMode::kZero3:
+      return "zero3";
+  }
+  return "?";
+}
+
+namespace {
+
+// One segment as sharded over P ranks.
+struct Shard {
+  std::size_t offset = 0;   // segment's first element in the layout
+  std::size_t count = 0;    // segment's elements
+  std::size_t padded = 0;   // count rounded up to a multiple of P
+  std::size_t length = 0;   // padded / P: elements per rank
+  std::size_t storage = 0;  // where this segment's shard starts in a rank's shard buffers
+};
+
+}  // namespace
+
+struct DataParallel::Impl {
+  Communicator& comm;
+  Gpt2<float>& model;
+  DpOptions dp;
+  AdamWOptions adamw;
+  ParameterLayout layout;
+  int P = 1, rank = 0;
+  std::vector<Shard> shards;
+  std::size_t shard_total = 0, max_padded = 0;
+
+  std::vector<float> m, v;                   // ddp: whole layout; zero: this rank's shards
+  std::vector<float> grad_shard;             // zero: this rank's gradient shards
+  std::vector<float> param_shard;            // zero3: this rank's parameter shards
+  std::vector<float> staging;                // zero1/2: one padded segment (reduce-scatter input, allgather output)
+  std::vector<float> grad_work0, grad_work;  // zero2/3: segment 0's and the current segment's gradients
+  int grad_work_owner = -1;
+  std::vector<float> param_work0, param_work;  // zero3: gathered segment 0 / current segment
+  std::vector<int>
+      bucket_first;  // ddp: for the segment that closes a bucket, the bucket's first (highest) segment; else -1
+  std::int64_t step = 0;
+
+  prof::NameId n_allreduce, n_allgather, n_reducescatter, n_algo, n_mpi, op_grad_allreduce, op_grad_rs, op_param_ag,
+      op_optimizer, op_loss, k_adamw, k_copy;
+
+  Impl(Communicator& c, Gpt2<float>& mo, DpOptions d, AdamWOptions a)
+      : comm(c), model(mo), dp(std::move(d)), adamw(a), layout(mo.layout()) {
+    P = comm.size();
+    rank = comm.rank();
+    for (int s = 0; s < layout.segment_count(); ++s) {
+      Shard sh;
+      sh.offset = layout.segment(s).offset;
+      sh.count = layout.segment(s).count;
+      sh.padded =
+          (sh.count + static_cast<std::size_t>(P) - 1) / static_cast<std::size_t>(P) * static_cast<std::size_t>(P);
+      sh.length = sh.padded / static_cast<std::size_t>(P);
+      sh.storage = shard_total;
+      shard_total += sh.length;
+      max_padded = std::max(max_padded, sh.padded);
+      shards.push_back(sh);
+    }
+    n_allreduce = prof::name_id("allreduce");
+    n_allgather = prof::name_id("allgather");
+    n_reducescatter = prof::name_id("reducescatter");
+    n_algo = prof::name_id(dp.algo);
+    n_mpi = prof::name_id("mpi");
+    op_grad_allreduce = prof::name_id("grad.allreduce");
+    op_grad_rs = prof::name_id("grad.reducescatter");
+    op_param_ag = prof::name_id("param.allgather");
+    op_optimizer = prof::name_id("optimizer.step");
+    op_loss = prof::name_id("loss.allreduce");
+    k_adamw = prof::name_id("adamw");
+    k_copy = prof::name_id("copy");
+
+    const bool zero = dp.mode != DpMode::kDdp;
+    m.assign(zero ? shard_total : layout.total(), 0.0f);
+    v.assign(m.size(), 0.0f);
+    if (zero) grad_shard.assign(shard_total, 0.0f);
+    if (dp.mode == DpMode::kZero1 || dp.mode == DpMode::kZero2) staging.assign(max_padded, 0.0f);
+    if (dp.mode == DpMode::kZero2 || dp.mode == DpMode::kZero3) {
+      std::size_t other = 0;
+      for (std::size_t s = 1; s < shards.size(); ++s) other = std::max(other, shards[s].padded);
+      grad_work0.assign(shards[0].padded, 0.0f);
+      grad_work.assign(other, 0.0f);
+      if (dp.mode == DpMode::kZero3) {
+        param_shard.assign(shard_total, 0.0f);
+        param_work0.assign(shards[0].padded, 0.0f);
+        param_work.assign(other, 0.0f);
+      }
+    }
+    if (dp.mode == DpMode::kDdp) plan_buckets();
+    install_hooks();
+  }
+
+  // Buckets of whole segments in backward order (L+1, L, ..., 0), each at least bucket_bytes.
+  void plan_buckets() {
+    bucket_first.assign(shards.size(), -1);
+    int first = static_cast<int>(shards.size()) - 1;
+    std::size_t bytes = 0;
+    for (int s = first; s >= 0; --s) {
+      bytes += shards[static_cast<std::size_t>(s)].count * sizeof(float);
+      if (bytes >= dp.bucket_bytes || s == 0) {
+        bucket_first[static_cast<std::size_t>(s)] = first;
+        first = s - 1;
+        bytes = 0;
+      }
+    }
+  }
+
+  void allreduce_sum(float* data, std::size_t count, prof::NameId op) {
+    prof::OperatorScope scope(op);
+    prof::CommScope c(n_allreduce, n_algo, static_cast<std::int64_t>(count * sizeof(float)));
+    comm.allreduce(data, data, count, DataType::f32, ReduceOp::sum, dp.algo);
+  }
+
+  // send: one padded segment of gradients -> this rank's shard of its sum.
+  void reduce_scatter(const float* send, const Shard& sh) {
+    prof::OperatorScope scope(op_grad_rs);
+    prof::CommScope c(n_reducescatter, n_algo, static_cast<std::int64_t>(sh.padded * sizeof(float)));
+    comm.reducescatter(send, grad_shard.data() + sh.storage, sh.length, DataType::f32, ReduceOp::sum, dp.algo);
+  }
+
+  // this rank's shard `mine` -> the whole padded segment in `out` (every rank).
+  void all_gather(const float* mine, float* out, const Shard& sh) {
+    prof::OperatorScope scope(op_param_ag);
+    prof::CommScope c(n_allgather, n_algo, static_cast<std::int64_t>(sh.padded * sizeof(float)));
+    comm.allgather(mine, out, sh.length, DataType::f32, dp.algo);
+  }
+
+  float* zeroed_grad_work(int s) {
+    if (s == 0) return grad_work0.data();  // zeroed at the start of the step: head + encoder add into it
+    if (grad_work_owner != s) {
+      std::fill(grad_work.begin(), grad_work.end(), 0.0f);
+      grad_work_owner = s;
+    }
+    return grad_work.data();
+  }
+
+  void install_hooks() {
+    Gpt2<float>::Hooks hooks;
+    switch (dp.mode) {
+      case DpMode::kDdp:
+        hooks.grads_ready = [this](int s) {
+          const int first = bucket_first[static_cast<std::size_t>(s)];
+          if (first < 0) return;
+          const Shard& lo = shards[static_cast<std::size_t>(s)];
+          const Shard& hi = shards[static_cast<std::size_t>(first)];
+          allreduce_sum(model.grads().data() + lo.offset, hi.offset + hi.count - lo.offset, op_grad_allreduce);
+        };
+        break;
+      case DpMode::kZero1:
+        break;  // communication after backward
+      case DpMode::kZero3:
+        hooks.acquire = [this](int s) -> const float* {
+          const Shard& sh = shards[static_cast<std::size_t>(s)];
+          float* out = s == 0 ? param_work0.data() : param_work.data();
+          all_gather(param_shard.data() + sh.storage, out, sh);
+          return out;
+        };
+        [[fallthrough]];
+      case DpMode::kZero2:
+        hooks.grad = [this](int s) { return zeroed_grad_work(s); };
+        hooks.grads_ready = [this](int s) {
+          reduce_scatter(s == 0 ? grad_work0.data() : grad_work.data(), shards[static_cast<std::size_t>(s)]);
+          if (s != 0) grad_work_owner = -1;
+        };
+        break;
+    }
+    model.set_hooks(std::move(hooks));
+  }
+
+  // Elements of segment sh owned by this rank that are real (not padding), and the first one.
+  std::size_t owned_begin(const Shard& sh) const { return sh.offset + static_cast<std::size_t>(rank) * sh.length; }
+  std::size_t owned_count(const Shard& sh) const {
+    const std::size_t b = owned_begin(sh), end = sh.offset + sh.count;
+    return b >= end ? 0 : std::min(sh.length, end - b);
+  }
+
+  float global_mean(double local) {
+    double sum = 0;
+    prof::OperatorScope scope(op_loss);
+    prof::CommScope c(n_allreduce, n_mpi, static_cast<std::int64_t>(sizeof(double)));
+    comm.allreduce(&local, &sum, 1, DataType::f64, ReduceOp::sum, "mpi");
+    return static_cast<float>(sum / P);
+  }
+
+  // Shard buffers of every rank -> the whole layout, on every rank.
+  std::vector<float> gather_full(const std::vector<float>& mine) {
+    std::vector<float> full(layout.total()), work(max_padded);
+    for (const Shard& sh : shards) {
+      comm.allgather(mine.data() + sh.storage, work.data(), sh.length, DataType::f32, "mpi");
+      std::copy_n(work.data(), sh.count, full.data() + sh.offset);
+    }
+    return full;
+  }
+
+  float global_norm(std::span<const float> g, bool sharded) {
+    double local = 0;
+#pragma omp parallel for reduction(+ : local) schedule(static)
+    for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(g.size()); ++i)
+      local += static_cast<double>(g[static_cast<std::size_t>(i)]) * g[static_cast<std::size_t>(i)];
+    if (sharded) {
+      double sum = 0;
+      prof::CommScope c(n_allreduce, n_mpi, static_cast<std::int64_t>(sizeof(double)));
+      comm.allreduce(&local, &sum, 1, DataType::f64, ReduceOp::sum, "mpi");
+      local = sum;
+    }
+    return static_cast<float>(std::sqrt(local));
+  }
+};
+
+DataParallel::DataParallel(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw)
+    : impl_(std::make_unique<Impl>(comm, model, std::move(dp), adamw)) {}
+DataParallel::~DataParallel() = default;
+
+std::int64_t DataParallel::step() const noexcept {
+  return impl_->step;
+}
+
+void DataParallel::load(std::span<const float> params, std::span<const float> m, std::span<const float> v,
+                        std::int64_t step) {
+  Impl& d = *impl_;
+  const std::size_t total = d.layout.total();
+  if (params.size() != total || (!m.empty() && m.size() != total) || (!v.empty() && v.size() != total))
+    throw std::invalid_argument("DataParallel::load: buffers must hold the model's " + std::to_string(total) +
+                                " parameters");
+  d.step = step;
+  const bool zero = d.dp.mode != DpMode::kDdp;
+  auto take = [&](std::span<const float> full, std::vector<float>& mine) {
+    if (full.empty()) return std::fill(mine.begin(), mine.end(), 0.0f);
+    if (!zero) return static_cast<void>(std::copy(full.begin(), full.end(), mine.begin()));
+    std::fill(mine.begin(), mine.end(), 0.0f);
+    for (const Shard& sh : d.shards)
+      std::copy_n(full.data() + d.owned_begin(sh), d.owned_count(sh), mine.data() + sh.storage);
+  };
+  take(m, d.m);
+  take(v, d.v);
+  if (d.dp.mode == DpMode::kZero3)
+    take(params, d.param_shard);
+  else
+    std::copy(params.begin(), params.end(), d.model.params().begin());
+}
+
+DataParallel::StepResult DataParallel::train_step(const int* inputs, const int* targets) {
+  Impl& d = *impl_;
+  StepResult r;
+  const auto P = static_cast<float>(d.P);
+  if (d.dp.mode == DpMode::kDdp || d.dp.mode == DpMode::kZero1) d.model.zero_grads();
+  if (!d.grad_work0.empty()) std::fill(d.grad_work0.begin(), d.grad_work0.end(), 0.0f);
+  d.grad_work_owner = -1;
+
+  const float local_loss = d.model.forward(inputs, targets);
+  d.model.backward(1.0f / P);  // hooks communicate (ddp buckets, zero2/3 reduce-scatters)
+
+  if (d.dp.mode == DpMode::kZero1) {
+    // Reduce-scatter every segment's gradients (padded through the staging buffer).
+    for (const Shard& sh : d.shards) {
+      std::copy_n(d.model.grads().data() + sh.offset, sh.count, d.staging.data());
+      std::fill(d.staging.begin() + static_cast<std::ptrdiff_t>(sh.count),
+                d.staging.begin() + static_cast<std::ptrdiff_t>(sh.padded), 0.0f);
+      d.reduce_scatter(d.staging.data(), sh);
+    }
+  }
+  r.loss = d.global_mean(local_loss);
+
+  const bool zero = d.dp.mode != DpMode::kDdp;
+  r.grad_norm = zero ? d.global_norm(d.grad_shard, true) : d.global_norm(d.model.grads(), false);
+  const float scale =
+      d.adamw.grad_clip > 0 && r.grad_norm > d.adamw.grad_clip ? d.adamw.grad_clip / (r.grad_norm + 1e-6f) : 1.0f;
+  r.lr = learning_rate(d.adamw, d.step);
+  ++d.step;
+
+  prof::OperatorScope op(d.op_optimizer);
+  if (!zero) {
+    prof::KernelScope k(d.k_adamw);
+    adamw_update(d.layout, 0, d.model.params(), d.model.grads(), d.m, d.v, r.lr, scale, d.adamw, d.step);
+    return r;
+  }
+  for (const Shard& sh : d.shards) {
+    const std::size_t n = d.owned_count(sh);
+    const std::size_t begin = d.owned_begin(sh);
+    float* params = d.dp.mode == DpMode::kZero3 ? d.param_shard.data() + sh.storage : d.model.params().data() + begin;
+    if (n > 0) {
+      prof::KernelScope k(d.k_adamw);
+      adamw_update(d.layout, begin, {params, n}, {d.grad_shard.data() + sh.storage, n}, {d.m.data() + sh.storage, n},
+                   {d.v.data() + sh.storage, n}, r.lr, scale, d.adamw, d.step);
+    }
+    if (d.dp.mode == DpMode::kZero3) continue;  // the next forward gathers the updated shard
+    // Every rank's updated shard -> the whole segment of the model's parameters.
+    {
+      prof::KernelScope k(d.k_copy);
+      std::fill_n(d.staging.data() + static_cast<std::size_t>(d.rank) * sh.length, sh.length, 0.0f);
+      std::copy_n(params, n, d.staging.data() + static_cast<std::size_t>(d.rank) * sh.length);
+    }
+    d.all_gather(d.staging.data() + static_cast<std::size_t>(d.rank) * sh.length, d.staging.data(), sh);
+    std::copy_n(d.staging.data(), sh.count, d.model.params().data() + sh.offset);
+  }
+  return r;
+}
+
+float DataParallel::eval_loss(const int* inputs, const int* targets) {
+  return impl_->global_mean(impl_->model.forward(inputs, targets));
+}
+
+std::vector<float> DataParallel::full_params() {
+  Impl& d = *impl_;
+  if (d.dp.mode == DpMode::kZero3) return d.gather_full(d.param_shard);
+  const auto p = d.model.params();
+  return {p.begin(), p.end()};
+}
+std::vector<float> DataParallel::full_m() {
+  return impl_->dp.mode == DpMode::kDdp ? impl_->m : impl_->gather_full(impl_->m);
+}
+std::vector<float> DataParallel::full_v() {
+  return impl_->dp.mode == DpMode::kDdp ? impl_->v : impl_->gather_full(impl_->v);
+}
+
+MemoryReport DataParallel::memory() const {
+  const Impl& d = *impl_;
+  auto bytes = [](const std::vector<float>& x) { return x.size() * sizeof(float); };
+  const std::size_t full = d.layout.total() * sizeof(float);
+  MemoryReport r;
+  r.params = d.dp.mode == DpMode::kZero3 ? bytes(d.param_shard) : full;
+  r.grads = d.dp.mode == DpMode::kDdp || d.dp.mode == DpMode::kZero1 ? full : 0;
+  r.grads += bytes(d.grad_shard);
+  r.optimizer = bytes(d.m) + bytes(d.v);
+  r.working = bytes(d.staging) + bytes(d.grad_work0) + bytes(d.grad_work) + bytes(d.param_work0) + bytes(d.param_work);
+  r.activations = d.model.activation_bytes();
+  return r;
+}
+
+}  // namespace commscope::trainer

@@ -1,0 +1,100 @@
+#include "commscope/trainer/layout.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace commscope::trainer {
+
+std::string_view tensor_name(Tensor t) {
+  static constexpr std::string_view names[kTensorCount] = {"wte",      "wpe",      "ln1w", "ln1b", "qkvw", "qkvb",
+                                                           "attprojw", "attprojb", "ln2w", "ln2b", "fcw",  "fcb",
+                                                           "fcprojw",  "fcprojb",  "lnfw", "lnfb"};
+  return names[static_cast<int>(t)];
+}
+
+ParameterLayout::ParameterLayout(const ModelConfig& config) : config_(config) {
+  const std::size_t C = static_cast<std::size_t>(config.channels);
+  const std::size_t sizes[kTensorCount] = {static_cast<std::size_t>(config.padded_vocab) * C,
+                                           static_cast<std::size_t>(config.max_seq) * C,
+                                           C,
+                                           C,
+                                           3 * C * C,
+                                           3 * C,
+                                           C * C,
+                                           C,
+                                           C,
+                                           C,
+                                           4 * C * C,
+                                           4 * C,
+                                           4 * C * C,
+                                           C,
+                                           C,
+                                           C};
+  std::copy(std::begin(sizes), std::end(sizes), sizes_.begin());
+  for (int t = static_cast<int>(Tensor::ln1w); t <= static_cast<int>(Tensor::fcprojb); ++t) {
+    layer_offset_[static_cast<std::size_t>(t)] = layer_size_;
+    layer_size_ += sizes_[static_cast<std::size_t>(t)];
+  }
+  total_ = sizes_[0] + sizes_[1] + static_cast<std::size_t>(config.layers) * layer_size_ + 2 * C;
+}
+
+std::size_t ParameterLayout::offset(Tensor t, int layer) const noexcept {
+  const std::size_t embeddings = sizes_[0] + sizes_[1];
+  switch (t) {
+    case Tensor::wte:
+      return 0;
+    case Tensor::wpe:
+      return sizes_[0];
+    case Tensor::lnfw:
+      return embeddings + static_cast<std::size_t>(config_.layers) * layer_size_;
+    case Tensor::lnfb:
+      return embeddings + static_cast<std::size_t>(config_.layers) * layer_size_ +
+             sizes_[static_cast<int>(Tensor::lnfw)];
+    default:
+      return embeddings + static_cast<std::size_t>(layer) * layer_size_ + layer_offset_[static_cast<std::size_t>(t)];
+  }
+}
+
+Segment ParameterLayout::segment(int s) const noexcept {
+  const std::size_t embeddings = sizes_[0] + sizes_[1];
+  if (s == 0) return {0, embeddings};
+  if (s <= config_.layers) return {embeddings + static_cast<std::size_t>(s - 1) * layer_size_, layer_size_};
+  return {embeddings + static_cast<std::size_t>(config_.layers) * layer_size_,
+          2 * static_cast<std::size_t>(config_.channels)};
+}
+
+namespace {
+
+// Calls f(our_offset, llmc_offset, count) for every tensor piece.
+template <class F>
+void for_each_piece(const ParameterLayout& layout, F&& f) {
+  std::size_t llmc = 0;
+  for (int ti = 0; ti < kTensorCount; ++ti) {
+    const auto t = static_cast<Tensor>(ti);
+    const int pieces = is_per_layer(t) ? layout.config().layers : 1;
+    for (int l = 0; l < pieces; ++l) {
+      f(layout.offset(t, l), llmc, layout.size(t));
+      llmc += layout.size(t);
+    }
+  }
+}
+
+void check(std::size_t a, std::size_t b, std::size_t total) {
+  if (a != total || b != total) throw std::invalid_argument("parameter buffers must hold exactly total() elements");
+}
+
+}  // namespace
+
+void ParameterLayout::to_llmc(std::span<const float> ours, std::span<float> llmc) const {
+  check(ours.size(), llmc.size(), total_);
+  for_each_piece(
+      *this, [&](std::size_t o, std::size_t l, std::size_t n) { std::copy_n(ours.data() + o, n, llmc.data() + l); });
+}
+
+void ParameterLayout::from_llmc(std::span<const float> llmc, std::span<float> ours) const {
+  check(ours.size(), llmc.size(), total_);
+  for_each_piece(
+      *this, [&](std::size_t o, std::size_t l, std::size_t n) { std::copy_n(llmc.data() + l, n, ours.data() + o); });
+}
+
+}  // namespace commscope::trainer

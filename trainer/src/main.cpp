@@ -1,0 +1,353 @@
+// commscope-train: a GPT-2 trained data parallel (DDP, ZeRO-1/2/3) over the collectives
+// library on the CPU, with the profiler's breakdown of every step.
+//
+//   mpirun -np 2 build/bin/commscope-train --model small --steps 20 --dp zero2 --algo ring --profile p.h5
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "commscope/collectives/communicator.hpp"
+#include "commscope/collectives/error.hpp"
+#include "commscope/profiler/profile_file.hpp"
+#include "commscope/profiler/session.hpp"
+#include "commscope/trainer/checkpoint.hpp"
+#include "commscope/trainer/data.hpp"
+#include "commscope/trainer/data_parallel.hpp"
+#include "commscope/trainer/model.hpp"
+#include "commscope/trainer/train_options.hpp"
+
+namespace ct = commscope::trainer;
+namespace prof = commscope::profiler;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Bad input: the message on rank 0, exit 2 on every rank (all ranks see the same input).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The machine's sgemm rate with this rank's threads: the reference for "fraction of sgemm".
+double measure_sgemm_gflops(int m, int k, int n) {
+  std::vector<float> a(static_cast<std::size_t>(m) * k, 0.5f), b(static_cast<std::size_t>(n) * k, 0.25f),
+      c(static_cast<std::size_t>(m) * n);
+  double best = 0;
+  for (int rep = 0; rep < 4; ++rep) {
+    const auto t0 = Clock::now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a.data(), k, b.data(), k, 0.0f, c.data(), n);
+    const double s = seconds_since(t0);
+    if (rep > 0) best = std::max(best, 2.0 * m * n * k / s / 1e9);
+  }
+  return best;
+}
+
+// FLOPs of one training iteration (forward + backward) for `batch` sequences, DESIGN.md's
+// formula b (72 s d^2 + 12 s^2 d) l, which leaves out the output head's 6 b s d V.
+double iteration_flops(const ct::ModelConfig& c, int batch, int seq) {
+  const double b = batch, s = seq, d = c.channels, l = c.layers;
+  return b * (72 * s * d * d + 12 * s * s * d) * l;
+}
+
+std::string mib(std::size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+std::string default_corpus() {
+  for (const std::string& candidate :
+       {std::string("data/kjv.txt"), std::string(COMMSCOPE_SOURCE_DIR) + "/data/kjv.txt"})
+    if (std::filesystem::exists(candidate)) return candidate;
+  throw UsageError("no training text: run scripts/get-corpus.sh (writes data/kjv.txt) or pass --data FILE");
+}
+
+int sample_token(std::span<const float> probs, int vocab, float temperature, std::mt19937_64& rng) {
+  std::vector<double> w(static_cast<std::size_t>(vocab));
+  for (int i = 0; i < vocab; ++i)
+    w[static_cast<std::size_t>(i)] = std::pow(std::max(0.0, static_cast<double>(probs[static_cast<std::size_t>(i)])),
+                                              1.0 / static_cast<double>(temperature));
+  std::discrete_distribution<int> pick(w.begin(), w.end());
+  return pick(rng);
+}
+
+int run(int argc, char** argv, commscope::Communicator& world) {
+  const int rank = world.rank(), ranks = world.size();
+  const ct::TrainParse parsed = ct::parse_train_options(argc, argv);
+  if (parsed.exit_code >= 0) {
+    if (rank == 0) std::fprintf(parsed.exit_code ? stderr : stdout, "%s\n", parsed.message.c_str());
+    return parsed.exit_code;
+  }
+  const ct::TrainOptions& o = parsed.options;
+
+  // --- model configuration
+  ct::ModelConfig config;
+  std::vector<float> start_params, start_m, start_v;
+  std::int64_t start_step = 0;
+  try {
+    if (!o.load_llmc.empty()) {
+      ct::ModelFile f = ct::read_llmc_model(o.load_llmc);
+      config = f.config;
+      start_params = std::move(f.params);
+    } else if (!o.load.empty()) {
+      ct::TrainingState st = ct::read_training_checkpoint(o.load);
+      config = st.config;
+      start_params = std::move(st.params);
+      start_m = std::move(st.m);
+      start_v = std::move(st.v);
+      start_step = st.step;
+    } else {
+      config = ct::preset(o.model);
+      if (o.layers) config.layers = o.layers;
+      if (o.heads) config.heads = o.heads;
+      if (o.dim) config.channels = o.dim;
+      if (o.seq) config.max_seq = std::max(config.max_seq, o.seq);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  } catch (const ct::CheckpointError& e) {
+    throw UsageError(e.what());
+  }
+  if (const std::string p = config.problem(); !p.empty()) throw UsageError(p);
+  const int seq = o.seq ? o.seq : config.max_seq;
+  if (seq > config.max_seq)
+    throw UsageError("--seq " + std::to_string(seq) + " exceeds the model's context " + std::to_string(config.max_seq));
+  if (o.batch % ranks != 0)
+    throw UsageError("--batch " + std::to_string(o.batch) + " is not a multiple of the " + std::to_string(ranks) +
+                     " ranks");
+  for (const std::string* path : {&o.profile, &o.save_llmc, &o.save})
+    if (!path->empty())
+      if (const std::string p = prof::output_problem(*path); !p.empty()) throw UsageError(p);
+
+  // --- threads: the node's cores shared among its ranks
+  const int threads =
+      o.threads > 0
+          ? o.threads
+          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, world.local_size()));
+  omp_set_num_threads(threads);
+  openblas_set_num_threads(threads);
+
+  // --- data
+  ct::TokenDataset data;
+  try {
+    data = ct::TokenDataset::load(o.data.empty() ? default_corpus() : o.data);
+  } catch (const ct::DataError& e) {
+    throw UsageError(e.what());
+  }
+  if (data.max_token() >= config.vocab)
+    throw UsageError("the data has token " + std::to_string(data.max_token()) + " but the model's vocabulary is " +
+                     std::to_string(config.vocab));
+  auto [train, val] = data.split(o.val_fraction);
+  if (train.size() < static_cast<std::size_t>(seq) + 1 ||
+      (o.val_fraction > 0 && val.size() < static_cast<std::size_t>(seq) + 1))
+    throw UsageError("the data is too short for --seq " + std::to_string(seq) + " (" + std::to_string(data.size()) +
+                     " tokens)");
+  ct::BatchLoader loader(train, o.batch, seq, rank, ranks, o.seed);
+  loader.set_step(start_step);
+
+  // --- model, data parallelism
+  ct::Gpt2<float> model(config, loader.local_batch(), seq);
+  if (start_params.empty()) {
+    model.init(o.seed);
+    const auto p = model.params();
+    start_params.assign(p.begin(), p.end());
+  }
+  ct::AdamWOptions adamw = o.adamw;
+  adamw.total_steps = static_cast<int>(start_step) + o.steps;  // a resumed run continues the schedule
+  ct::DataParallel dp(world, model, o.dp, adamw);
+  dp.load(start_params, start_m, start_v, start_step);
+  start_params = {};
+
+  // The reference rate: a 1024^3 sgemm with this rank's threads (multi-threaded OpenBLAS; the
+  // model itself splits GEMMs over its OpenMP threads and calls single-threaded BLAS).
+  const double sgemm = measure_sgemm_gflops(1024, 1024, 1024);
+  if (rank == 0) {
+    const ct::MemoryReport mem = dp.memory();
+    std::printf(
+        "commscope-train: %s, %d layers, %d heads, %d channels, context %d, vocabulary %d (padded %d), "
+        "%lld parameters\n",
+        o.load_llmc.empty() && o.load.empty() ? o.model.c_str() : "loaded", config.layers, config.heads,
+        config.channels, config.max_seq, config.vocab, config.padded_vocab,
+        static_cast<long long>(config.parameter_count()));
+    std::printf(
+        "data: %zu tokens (%zu train, %zu validation); global batch %d x %d tokens, %d per rank; %d ranks x %d "
+        "threads\n",
+        data.size(), train.size(), val.size(), o.batch, seq, loader.local_batch(), ranks, threads);
+    std::printf(
+        "data parallel: %s over '%s'%s; memory per rank: params %s, grads %s, AdamW %s, working %s, "
+        "activations %s, total %s\n",
+        std::string(ct::to_string(o.dp.mode)).c_str(), o.dp.algo.c_str(),
+        o.dp.mode == ct::DpMode::kDdp ? (", buckets of " + mib(o.dp.bucket_bytes)).c_str() : "",
+        mib(mem.params).c_str(), mib(mem.grads).c_str(), mib(mem.optimizer).c_str(), mib(mem.working).c_str(),
+        mib(mem.activations).c_str(), mib(mem.total()).c_str());
+    std::printf("sgemm here: %.1f GFLOP/s per rank (1024 x 1024 x 1024, %d threads)\n", sgemm, threads);
+    std::fflush(stdout);
+  }
+
+  auto validate = [&]() {
+    ct::BatchLoader vl(val, o.batch, seq, rank, ranks, o.seed ^ 0x5eedu);
+    std::vector<int> in(static_cast<std::size_t>(vl.local_batch()) * seq), tg(in.size());
+    double sum = 0;
+    for (int b = 0; b < o.val_batches; ++b) {
+      vl.next(in.data(), tg.data());
+      sum += dp.eval_loss(in.data(), tg.data());
+    }
+    return sum / o.val_batches;
+  };
+
+  // --- training
+  std::unique_ptr<prof::Session> session;
+  if (!o.profile.empty()) {
+    prof::SessionOptions so;
+    so.output = o.profile;
+    so.backend = prof::BackendChoice::kHost;
+    for (int i = 0; i < argc; ++i) {
+      if (i > 0) so.command_line += ' ';
+      so.command_line += argv[i];
+    }
+    so.attributes = {{"tool", "commscope-train"},
+                     {"model", o.model},
+                     {"layers", std::to_string(config.layers)},
+                     {"heads", std::to_string(config.heads)},
+                     {"channels", std::to_string(config.channels)},
+                     {"seq", std::to_string(seq)},
+                     {"vocab", std::to_string(config.vocab)},
+                     {"global_batch", std::to_string(o.batch)},
+                     {"dp", std::string(ct::to_string(o.dp.mode))},
+                     {"algo", o.dp.algo},
+                     {"threads", std::to_string(threads)},
+                     {"sgemm_gflops", std::to_string(sgemm)}};
+    session = std::make_unique<prof::Session>(world.mpi_comm(), so);
+  }
+  std::vector<int> inputs(static_cast<std::size_t>(loader.local_batch()) * seq), targets(inputs.size());
+  const double flops_rank = iteration_flops(config, loader.local_batch(), seq);
+  double total_time = 0;
+  int timed_steps = 0;
+  float last_loss = 0;
+  for (int s = 0; s < o.steps; ++s) {
+    const auto t0 = Clock::now();
+    ct::DataParallel::StepResult r;
+    {
+      prof::IterationScope iteration(static_cast<std::int32_t>(dp.step()));
+      loader.next(inputs.data(), targets.data());
+      r = dp.train_step(inputs.data(), targets.data());
+    }
+    const double dt = seconds_since(t0);
+    last_loss = r.loss;
+    if (s > 0) total_time += dt, ++timed_steps;  // the first step warms up
+    if (!std::isfinite(r.loss)) throw std::runtime_error("the loss is not finite at step " + std::to_string(dp.step()));
+    if (rank == 0 && (s % o.log_every == 0 || s + 1 == o.steps)) {
+      const double tokens = static_cast<double>(o.batch) * seq;
+      const double gflops = flops_rank / dt / 1e9;
+      std::printf(
+          "step %5lld/%d | loss %.4f | lr %.2e | norm %.3f | %8.1f ms | %9.0f tok/s | %.2f GFLOP/s per rank "
+          "(%.0f%% of sgemm)\n",
+          static_cast<long long>(dp.step()), o.steps + static_cast<int>(start_step), r.loss, r.lr, r.grad_norm,
+          dt * 1e3, tokens / dt, gflops, 100.0 * gflops / sgemm);
+      std::fflush(stdout);
+    }
+    if (o.val_every > 0 && (s + 1) % o.val_every == 0 && o.val_fraction > 0) {
+      const double vloss = validate();
+      if (rank == 0) std::printf("step %5lld validation loss %.4f\n", static_cast<long long>(dp.step()), vloss);
+    }
+  }
+  if (session) {
+    const prof::Profile p = session->finish();
+    if (rank == 0) {
+      std::printf("profile: %s%s; per iteration (mean over ranks and steps):", o.profile.c_str(),
+                  session->written() ? "" : " NOT WRITTEN");
+      double k = 0, intra = 0, inter = 0, comm = 0, wait = 0, win = 0;
+      for (const auto& row : p.breakdown) {
+        k += row.kernel_ns, intra += row.intra_ns, inter += row.inter_ns, comm += row.comm_ns;
+        wait += row.comm_wait_ns, win += row.window_ns;
+      }
+      const double n = std::max<double>(1, static_cast<double>(p.breakdown.size())) * 1e6;
+      std::printf(" %.2f ms = kernel %.2f + intra %.2f + inter %.2f + comm %.2f (wait %.2f)\n", win / n, k / n,
+                  intra / n, inter / n, comm / n, wait / n);
+    }
+  }
+  if (o.val_fraction > 0 && o.steps > 0) {
+    const double vloss = validate();
+    if (rank == 0) std::printf("final: train loss %.4f, validation loss %.4f\n", last_loss, vloss);
+  }
+  if (rank == 0 && timed_steps > 0)
+    std::printf("mean step %.1f ms (%d steps after the first), %.0f tok/s, %.2f GFLOP/s per rank\n",
+                total_time / timed_steps * 1e3, timed_steps, o.batch * seq * timed_steps / total_time,
+                flops_rank * timed_steps / total_time / 1e9);
+
+  // --- checkpoints and sampling (full buffers gathered on every rank: collective)
+  if (!o.save_llmc.empty() || !o.save.empty() || o.sample > 0) {
+    const std::vector<float> params = dp.full_params();
+    ct::TrainingState st;
+    if (!o.save.empty()) {
+      st.m = dp.full_m();
+      st.v = dp.full_v();
+    }
+    if (rank == 0) {
+      if (!o.save_llmc.empty()) {
+        ct::write_llmc_model(o.save_llmc, config, params);
+        std::printf("saved %s (llm.c fp32)\n", o.save_llmc.c_str());
+      }
+      if (!o.save.empty()) {
+        st.config = config;
+        st.step = dp.step();
+        st.params = params;
+        ct::write_training_checkpoint(o.save, st);
+        std::printf("saved %s (step %lld)\n", o.save.c_str(), static_cast<long long>(st.step));
+      }
+      if (o.sample > 0) {
+        ct::Gpt2<float> sampler(config, 1, seq);
+        std::copy(params.begin(), params.end(), sampler.params().begin());
+        std::vector<std::uint16_t> prompt = ct::encode_bytes(o.prompt);
+        std::vector<int> text(prompt.begin(), prompt.end());
+        if (text.empty()) text.push_back('\n');
+        std::mt19937_64 rng(o.seed);
+        std::vector<int> window(static_cast<std::size_t>(seq), 0);
+        for (int i = 0; i < o.sample; ++i) {
+          const std::size_t n = std::min(text.size(), static_cast<std::size_t>(seq));
+          std::copy(text.end() - static_cast<std::ptrdiff_t>(n), text.end(), window.begin());
+          sampler.forward(window.data(), nullptr);
+          const auto probs = sampler.probs().subspan((n - 1) * static_cast<std::size_t>(config.padded_vocab));
+          text.push_back(sample_token(probs, config.vocab, o.temperature, rng));
+        }
+        std::printf("sample:\n%s\n", ct::decode_bytes(text).c_str());
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  commscope::MpiRuntime mpi(argc, argv);
+  commscope::Communicator world;
+  const int rank = world.rank();
+  try {
+    return run(argc, argv, world);
+  } catch (const UsageError& e) {
+    if (rank == 0) std::fprintf(stderr, "commscope-train: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    // A failure on one rank (a transport error, a timeout, an I/O error) ends the job: the other
+    // ranks may be waiting in a collective.
+    std::fprintf(stderr, "commscope-train: rank %d: %s\n", rank, e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return 1;
+  }
+}

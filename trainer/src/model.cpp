@@ -1,0 +1,531 @@
+#include "commscope/trainer/model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "commscope/profiler/recorder.hpp"
+#include "kernels.hpp"
+
+// Threads: every kernel runs on an OpenMP team of omp_get_max_threads() threads, GEMMs included
+// (each thread calls single-threaded BLAS on its rows; with the pthreads build of OpenBLAS the
+// matmul kernels set openblas_set_num_threads(1), since OpenBLAS's spinning workers and OpenMP's
+// would otherwise fight over the cores: see kernels.cpp). So omp_set_num_threads (or
+// OMP_NUM_THREADS) alone sets the model's threads; a later openblas_set_num_threads(threads) by
+// the caller is undone at the next matmul.
+//
+// Profiler: every layer step is one OperatorScope ("embed.fwd", "block3.attn.fwd", ...,
+// "head.bwd"), every kernel inside it one KernelScope ("matmul.qkv", "attention", ...), all names
+// interned at construction. The hook calls run inside the step that needs the segment (block l:
+// acquire in attn.fwd and release in mlp.fwd; acquire/grad in mlp.bwd and release/grads_ready in
+// attn.bwd; segments 0 and L+1 in embed.* and head.*), so the communication the hooks record is
+// attributed to that step.
+
+namespace commscope::trainer {
+
+namespace {
+
+namespace k = kernels;
+using profiler::KernelScope;
+using profiler::NameId;
+using profiler::OperatorScope;
+using std::size_t;
+
+// Activation buffers start on 64-byte multiples (relative to the buffer's start).
+constexpr size_t kAlignElements = 16;
+
+size_t round_up(size_t n) {
+  return (n + kAlignElements - 1) / kAlignElements * kAlignElements;
+}
+
+// A layer's 12 tensors, as pointers into its segment (P = const T for parameters, T for grads).
+template <class P>
+struct LayerTensors {
+  P *ln1w, *ln1b, *qkvw, *qkvb, *attprojw, *attprojb, *ln2w, *ln2b, *fcw, *fcb, *fcprojw, *fcprojb;
+};
+
+}  // namespace
+
+template <class T>
+struct Gpt2<T>::Impl {
+  // One layer's activations (or their gradients: then mean/rstd are null, preatt/att hold
+  // dpreatt/datt).
+  struct LayerActs {
+    T *ln1 = nullptr, *ln1_mean = nullptr, *ln1_rstd = nullptr, *qkv = nullptr, *atty = nullptr, *preatt = nullptr,
+      *att = nullptr, *attproj = nullptr, *residual2 = nullptr, *ln2 = nullptr, *ln2_mean = nullptr,
+      *ln2_rstd = nullptr, *fch = nullptr, *fch_gelu = nullptr, *fcproj = nullptr, *residual3 = nullptr;
+  };
+  struct Acts {
+    T* encoded = nullptr;
+    std::vector<LayerActs> layers;
+    T *lnf = nullptr, *lnf_mean = nullptr, *lnf_rstd = nullptr, *logits = nullptr, *probs = nullptr, *losses = nullptr;
+  };
+
+  struct Names {
+    NameId embed_fwd, embed_bwd, head_fwd, head_bwd;
+    std::vector<NameId> attn_fwd, mlp_fwd, attn_bwd, mlp_bwd;
+    NameId encoder, layernorm, qkv, attention, attproj, residual, fc, gelu, fcproj, logits, softmax_xent, zero;
+  };
+
+  ModelConfig config;
+  ParameterLayout layout;
+  int B, Tn;
+  std::vector<T> params, grads;
+  Hooks hooks;
+
+  std::vector<T> act_buf, grad_buf;
+  Acts acts, dacts;
+  size_t grad_zeroed = 0;            // backward zeroes grad_buf[0, grad_zeroed); the rest it overwrites
+  std::vector<int> inputs, targets;  // the last forward's
+  bool have_targets = false;
+  Names names;
+
+  Impl(const ModelConfig& c, int batch, int seq) : config(c), layout(c), B(batch), Tn(seq) {
+    if (const std::string problem = c.problem(); !problem.empty()) throw std::invalid_argument(problem);
+    if (batch < 1 || seq < 1 || seq > c.max_seq)
+      throw std::invalid_argument("Gpt2: need batch >= 1 and 1 <= seq <= max_seq (" + std::to_string(c.max_seq) +
+                                  "), got batch " + std::to_string(batch) + ", seq " + std::to_string(seq));
+    inputs.assign(static_cast<size_t>(B) * Tn, 0);
+    targets.assign(static_cast<size_t>(B) * Tn, 0);
+    allocate(acts, act_buf, false);
+    allocate(dacts, grad_buf, true);
+    intern_names();
+  }
+
+  // Calls f(slot, elements) for every buffer of `a` in buffer order. For gradients, skips what
+  // backward does not need (mean, rstd, probs, losses) and visits dpreatt, datt and dlogits, which
+  // backward overwrites, last, after the slot grad_zeroed: zeroing the prefix before them is enough.
+  template <class F>
+  void visit(Acts& a, bool gradients, F&& f) {
+    const size_t N = static_cast<size_t>(B) * Tn, C = static_cast<size_t>(config.channels);
+    const size_t att = static_cast<size_t>(B) * config.heads * Tn * Tn, Vp = static_cast<size_t>(config.padded_vocab);
+    a.layers.resize(static_cast<size_t>(config.layers));
+    f(a.encoded, N * C);
+    for (LayerActs& l : a.layers) {
+      f(l.ln1, N * C);
+      f(l.qkv, N * 3 * C);
+      f(l.atty, N * C);
+      f(l.attproj, N * C);
+      f(l.residual2, N * C);
+      f(l.ln2, N * C);
+      f(l.fch, N * 4 * C);
+      f(l.fch_gelu, N * 4 * C);
+      f(l.fcproj, N * C);
+      f(l.residual3, N * C);
+      if (!gradients) {
+        f(l.ln1_mean, N);
+        f(l.ln1_rstd, N);
+        f(l.ln2_mean, N);
+        f(l.ln2_rstd, N);
+        f(l.preatt, att);
+        f(l.att, att);
+      }
+    }
+    f(a.lnf, N * C);
+    if (!gradients) {
+      f(a.lnf_mean, N);
+      f(a.lnf_rstd, N);
+      f(a.logits, N * Vp);
+      f(a.probs, N * Vp);
+      f(a.losses, N);
+      return;
+    }
+    f(grad_zeroed, 0);  // marks the end of the zeroed prefix
+    for (LayerActs& l : a.layers) {
+      f(l.preatt, att);
+      f(l.att, att);
+    }
+    f(a.logits, N * Vp);
+  }
+
+  void allocate(Acts& a, std::vector<T>& buf, bool gradients) {
+    size_t total = 0;
+    visit(a, gradients, [&](auto&, size_t n) { total += round_up(n); });
+    buf.assign(total, T(0));
+    size_t next = 0;
+    visit(a, gradients, [&](auto& slot, size_t n) {
+      if constexpr (std::is_same_v<std::remove_reference_t<decltype(slot)>, size_t>) {
+        slot = next;
+      } else {
+        slot = buf.data() + next;
+      }
+      next += round_up(n);
+    });
+  }
+
+  void intern_names() {
+    auto id = [](const std::string& s) { return profiler::name_id(s); };
+    names.embed_fwd = id("embed.fwd");
+    names.embed_bwd = id("embed.bwd");
+    names.head_fwd = id("head.fwd");
+    names.head_bwd = id("head.bwd");
+    for (int l = 0; l < config.layers; ++l) {
+      const std::string block = "block" + std::to_string(l);
+      names.attn_fwd.push_back(id(block + ".attn.fwd"));
+      names.mlp_fwd.push_back(id(block + ".mlp.fwd"));
+      names.attn_bwd.push_back(id(block + ".attn.bwd"));
+      names.mlp_bwd.push_back(id(block + ".mlp.bwd"));
+    }
+    names.encoder = id("encoder");
+    names.layernorm = id("layernorm");
+    names.qkv = id("matmul.qkv");
+    names.attention = id("attention");
+    names.attproj = id("matmul.attproj");
+    names.residual = id("residual");
+    names.fc = id("matmul.fc");
+    names.gelu = id("gelu");
+    names.fcproj = id("matmul.fcproj");
+    names.logits = id("matmul.logits");
+    names.softmax_xent = id("softmax_xent");
+    names.zero = id("zero_act_grads");
+  }
+
+  // --- hooks (empty functions fall back to our buffers)
+  // The whole-model buffers are allocated on first use: a model whose hooks supply every segment
+  // (ZeRO-3) never holds them, one whose hooks supply the gradients (ZeRO-2) holds no gradients.
+  std::vector<T>& own_params() {
+    if (params.empty()) params.assign(layout.total(), T(0));
+    return params;
+  }
+  std::vector<T>& own_grads() {
+    if (grads.empty()) grads.assign(layout.total(), T(0));
+    return grads;
+  }
+  const T* acquire(int s) { return hooks.acquire ? hooks.acquire(s) : own_params().data() + layout.segment(s).offset; }
+  T* grad(int s) { return hooks.grad ? hooks.grad(s) : own_grads().data() + layout.segment(s).offset; }
+  void release(int s) {
+    if (hooks.release) hooks.release(s);
+  }
+  void grads_ready(int s) {
+    if (hooks.grads_ready) hooks.grads_ready(s);
+  }
+
+  // Tensor t (of layer l) inside segment s's buffer `base`.
+  template <class P>
+  P* at(P* base, int s, Tensor t, int l = 0) const {
+    return base + (layout.offset(t, l) - layout.segment(s).offset);
+  }
+  template <class P>
+  LayerTensors<P> layer(P* base, int l) const {
+    const int s = 1 + l;
+    return {at(base, s, Tensor::ln1w, l), at(base, s, Tensor::ln1b, l),     at(base, s, Tensor::qkvw, l),
+            at(base, s, Tensor::qkvb, l), at(base, s, Tensor::attprojw, l), at(base, s, Tensor::attprojb, l),
+            at(base, s, Tensor::ln2w, l), at(base, s, Tensor::ln2b, l),     at(base, s, Tensor::fcw, l),
+            at(base, s, Tensor::fcb, l),  at(base, s, Tensor::fcprojw, l),  at(base, s, Tensor::fcprojb, l)};
+  }
+
+  void check_tokens(const int* tokens, const char* what) const {
+    const size_t n = static_cast<size_t>(B) * Tn;
+    for (size_t i = 0; i < n; ++i)
+      if (tokens[i] < 0 || tokens[i] >= config.vocab)
+        throw std::out_of_range(std::string("Gpt2::forward: ") + what + " token " + std::to_string(tokens[i]) +
+                                " outside [0, " + std::to_string(config.vocab) + ")");
+  }
+
+  T forward(const int* in, const int* tg) {
+    if (in == nullptr) throw std::invalid_argument("Gpt2::forward: inputs is null");
+    check_tokens(in, "input");
+    if (tg != nullptr) check_tokens(tg, "target");
+    const size_t count = static_cast<size_t>(B) * Tn;
+    std::copy_n(in, count, inputs.data());
+    have_targets = tg != nullptr;
+    if (have_targets) std::copy_n(tg, count, targets.data());
+
+    const int N = B * Tn, C = config.channels, NH = config.heads, L = config.layers;
+    const int V = config.vocab, Vp = config.padded_vocab;
+    const size_t NC = static_cast<size_t>(N) * C;
+    {
+      OperatorScope op(names.embed_fwd);
+      const T* p = acquire(0);
+      {
+        KernelScope ks(names.encoder);
+        k::encoder_forward(acts.encoded, inputs.data(), at(p, 0, Tensor::wte), at(p, 0, Tensor::wpe), B, Tn, C);
+      }
+      release(0);
+    }
+    for (int l = 0; l < L; ++l) {
+      LayerActs& a = acts.layers[static_cast<size_t>(l)];
+      const T* residual = l == 0 ? acts.encoded : acts.layers[static_cast<size_t>(l) - 1].residual3;
+      LayerTensors<const T> w{};
+      {
+        OperatorScope op(names.attn_fwd[static_cast<size_t>(l)]);
+        w = layer(acquire(1 + l), l);
+        {
+          KernelScope ks(names.layernorm);
+          k::layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, residual, w.ln1w, w.ln1b, N, C);
+        }
+        {
+          KernelScope ks(names.qkv);
+          k::matmul_forward(a.qkv, a.ln1, w.qkvw, w.qkvb, N, C, 3 * C);
+        }
+        {
+          KernelScope ks(names.attention);
+          k::attention_forward(a.atty, a.preatt, a.att, a.qkv, B, Tn, C, NH);
+        }
+        {
+          KernelScope ks(names.attproj);
+          k::matmul_forward(a.attproj, a.atty, w.attprojw, w.attprojb, N, C, C);
+        }
+        {
+          KernelScope ks(names.residual);
+          k::residual_forward(a.residual2, residual, a.attproj, NC);
+        }
+      }
+      {
+        OperatorScope op(names.mlp_fwd[static_cast<size_t>(l)]);
+        {
+          KernelScope ks(names.layernorm);
+          k::layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual2, w.ln2w, w.ln2b, N, C);
+        }
+        {
+          KernelScope ks(names.fc);
+          k::matmul_forward(a.fch, a.ln2, w.fcw, w.fcb, N, C, 4 * C);
+        }
+        {
+          KernelScope ks(names.gelu);
+          k::gelu_forward(a.fch_gelu, a.fch, 4 * NC);
+        }
+        {
+          KernelScope ks(names.fcproj);
+          k::matmul_forward(a.fcproj, a.fch_gelu, w.fcprojw, w.fcprojb, N, 4 * C, C);
+        }
+        {
+          KernelScope ks(names.residual);
+          k::residual_forward(a.residual3, a.residual2, a.fcproj, NC);
+        }
+        release(1 + l);
+      }
+    }
+    OperatorScope op(names.head_fwd);
+    {
+      const T* p = acquire(L + 1);
+      KernelScope ks(names.layernorm);
+      k::layernorm_forward(acts.lnf, acts.lnf_mean, acts.lnf_rstd, acts.layers.back().residual3,
+                           at(p, L + 1, Tensor::lnfw), at(p, L + 1, Tensor::lnfb), N, C);
+    }
+    release(L + 1);
+    {
+      const T* p = acquire(0);
+      KernelScope ks(names.logits);
+      k::matmul_forward(acts.logits, acts.lnf, at(p, 0, Tensor::wte), static_cast<const T*>(nullptr), N, C, Vp);
+    }
+    release(0);
+    {
+      KernelScope ks(names.softmax_xent);
+      k::softmax_xent_forward(acts.probs, acts.losses, acts.logits, have_targets ? targets.data() : nullptr, N, V, Vp);
+    }
+    if (!have_targets) return T(0);
+    T sum = 0;
+    for (int n = 0; n < N; ++n) sum += acts.losses[n];
+    return sum / T(N);
+  }
+
+  void backward(T loss_scale) {
+    if (!have_targets) throw std::logic_error("Gpt2::backward: the last forward had no targets");
+    const int N = B * Tn, C = config.channels, NH = config.heads, L = config.layers;
+    const int V = config.vocab, Vp = config.padded_vocab;
+    const size_t NC = static_cast<size_t>(N) * C;
+    {
+      OperatorScope op(names.head_bwd);
+      {
+        KernelScope ks(names.zero);
+        constexpr size_t kChunk = size_t{1} << 14;  // elements per parallel memset
+        T* g = grad_buf.data();
+        const long chunks = static_cast<long>((grad_zeroed + kChunk - 1) / kChunk);
+#pragma omp parallel for schedule(static)
+        for (long i = 0; i < chunks; ++i) {
+          const size_t first = static_cast<size_t>(i) * kChunk;
+          std::fill(g + first, g + std::min(grad_zeroed, first + kChunk), T(0));
+        }
+      }
+      {
+        KernelScope ks(names.softmax_xent);
+        k::softmax_xent_backward(dacts.logits, acts.probs, targets.data(), loss_scale / T(N), N, V, Vp);
+      }
+      {
+        const T* p = acquire(0);
+        T* g = grad(0);
+        KernelScope ks(names.logits);
+        k::matmul_backward(dacts.lnf, at(g, 0, Tensor::wte), static_cast<T*>(nullptr), dacts.logits, acts.lnf,
+                           at(p, 0, Tensor::wte), N, C, Vp);
+      }
+      release(0);
+      {
+        const T* p = acquire(L + 1);
+        T* g = grad(L + 1);
+        KernelScope ks(names.layernorm);
+        k::layernorm_backward(dacts.layers.back().residual3, at(g, L + 1, Tensor::lnfw), at(g, L + 1, Tensor::lnfb),
+                              dacts.lnf, acts.layers.back().residual3, at(p, L + 1, Tensor::lnfw), acts.lnf_mean,
+                              acts.lnf_rstd, N, C);
+      }
+      release(L + 1);
+      grads_ready(L + 1);
+    }
+    for (int l = L - 1; l >= 0; --l) {
+      const size_t li = static_cast<size_t>(l);
+      const LayerActs& a = acts.layers[li];
+      const LayerActs& d = dacts.layers[li];
+      const T* residual = l == 0 ? acts.encoded : acts.layers[li - 1].residual3;
+      T* dresidual = l == 0 ? dacts.encoded : dacts.layers[li - 1].residual3;
+      LayerTensors<const T> w{};
+      LayerTensors<T> dw{};
+      {
+        OperatorScope op(names.mlp_bwd[li]);
+        w = layer(acquire(1 + l), l);
+        dw = layer(grad(1 + l), l);
+        {
+          KernelScope ks(names.residual);
+          k::residual_backward(d.residual2, d.fcproj, d.residual3, NC);
+        }
+        {
+          KernelScope ks(names.fcproj);
+          k::matmul_backward(d.fch_gelu, dw.fcprojw, dw.fcprojb, d.fcproj, a.fch_gelu, w.fcprojw, N, 4 * C, C);
+        }
+        {
+          KernelScope ks(names.gelu);
+          k::gelu_backward(d.fch, a.fch, d.fch_gelu, 4 * NC);
+        }
+        {
+          KernelScope ks(names.fc);
+          k::matmul_backward(d.ln2, dw.fcw, dw.fcb, d.fch, a.ln2, w.fcw, N, C, 4 * C);
+        }
+        {
+          KernelScope ks(names.layernorm);
+          k::layernorm_backward(d.residual2, dw.ln2w, dw.ln2b, d.ln2, a.residual2, w.ln2w, a.ln2_mean, a.ln2_rstd, N,
+                                C);
+        }
+      }
+      {
+        OperatorScope op(names.attn_bwd[li]);
+        {
+          KernelScope ks(names.residual);
+          k::residual_backward(dresidual, d.attproj, d.residual2, NC);
+        }
+        {
+          KernelScope ks(names.attproj);
+          k::matmul_backward(d.atty, dw.attprojw, dw.attprojb, d.attproj, a.atty, w.attprojw, N, C, C);
+        }
+        {
+          KernelScope ks(names.attention);
+          k::attention_backward(d.qkv, d.preatt, d.att, d.atty, a.qkv, a.att, B, Tn, C, NH);
+        }
+        {
+          KernelScope ks(names.qkv);
+          k::matmul_backward(d.ln1, dw.qkvw, dw.qkvb, d.qkv, a.ln1, w.qkvw, N, C, 3 * C);
+        }
+        {
+          KernelScope ks(names.layernorm);
+          k::layernorm_backward(dresidual, dw.ln1w, dw.ln1b, d.ln1, residual, w.ln1w, a.ln1_mean, a.ln1_rstd, N, C);
+        }
+        release(1 + l);
+        grads_ready(1 + l);
+      }
+    }
+    OperatorScope op(names.embed_bwd);
+    {
+      acquire(0);
+      T* g = grad(0);
+      KernelScope ks(names.encoder);
+      k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dacts.encoded, inputs.data(), B, Tn, C);
+    }
+    release(0);
+    grads_ready(0);
+  }
+
+  void init(std::uint64_t seed) {
+    // Drawn in double whatever T, so Gpt2<float> and Gpt2<double> start from the same values.
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    const double stddev = 0.02, residual_stddev = 0.02 / std::sqrt(2.0 * config.layers);
+    auto fill_normal = [&](size_t offset, size_t n, double sd) {
+      for (size_t i = 0; i < n; ++i) params[offset + i] = static_cast<T>(normal(rng) * sd);
+    };
+    auto fill = [&](Tensor t, int l, T value) {
+      std::fill_n(params.begin() + layout.offset(t, l), layout.size(t), value);
+    };
+    own_params();
+    std::fill(params.begin(), params.end(), T(0));
+    const size_t C = static_cast<size_t>(config.channels);
+    fill_normal(layout.offset(Tensor::wte), static_cast<size_t>(config.vocab) * C, stddev);  // padded rows stay 0
+    fill_normal(layout.offset(Tensor::wpe), layout.size(Tensor::wpe), stddev);
+    for (int l = 0; l < config.layers; ++l) {
+      fill(Tensor::ln1w, l, T(1));
+      fill_normal(layout.offset(Tensor::qkvw, l), layout.size(Tensor::qkvw), stddev);
+      fill_normal(layout.offset(Tensor::attprojw, l), layout.size(Tensor::attprojw), residual_stddev);
+      fill(Tensor::ln2w, l, T(1));
+      fill_normal(layout.offset(Tensor::fcw, l), layout.size(Tensor::fcw), stddev);
+      fill_normal(layout.offset(Tensor::fcprojw, l), layout.size(Tensor::fcprojw), residual_stddev);
+    }
+    fill(Tensor::lnfw, 0, T(1));
+  }
+};
+
+template <class T>
+Gpt2<T>::Gpt2(const ModelConfig& config, int batch, int seq) : impl_(std::make_unique<Impl>(config, batch, seq)) {}
+template <class T>
+Gpt2<T>::~Gpt2() = default;
+
+template <class T>
+const ModelConfig& Gpt2<T>::config() const noexcept {
+  return impl_->config;
+}
+template <class T>
+const ParameterLayout& Gpt2<T>::layout() const noexcept {
+  return impl_->layout;
+}
+template <class T>
+int Gpt2<T>::batch() const noexcept {
+  return impl_->B;
+}
+template <class T>
+int Gpt2<T>::seq() const noexcept {
+  return impl_->Tn;
+}
+template <class T>
+void Gpt2<T>::init(std::uint64_t seed) {
+  impl_->init(seed);
+}
+template <class T>
+std::span<T> Gpt2<T>::params() {
+  return impl_->own_params();
+}
+template <class T>
+std::span<T> Gpt2<T>::grads() {
+  return impl_->own_grads();
+}
+template <class T>
+void Gpt2<T>::zero_grads() {
+  auto& g = impl_->own_grads();
+  std::fill(g.begin(), g.end(), T(0));
+}
+template <class T>
+void Gpt2<T>::set_hooks(Hooks hooks) {
+  impl_->hooks = std::move(hooks);
+}
+template <class T>
+T Gpt2<T>::forward(const int* inputs, const int* targets) {
+  return impl_->forward(inputs, targets);
+}
+template <class T>
+void Gpt2<T>::backward(T loss_scale) {
+  impl_->backward(loss_scale);
+}
+template <class T>
+std::span<const T> Gpt2<T>::probs() const noexcept {
+  return {impl_->acts.probs,
+          static_cast<size_t>(impl_->B) * impl_->Tn * static_cast<size_t>(impl_->config.padded_vocab)};
+}
+template <class T>
+std::size_t Gpt2<T>::activation_bytes() const noexcept {
+  return (impl_->act_buf.size() + impl_->grad_buf.size()) * sizeof(T);
+}
+
+template class Gpt2<float>;
+template class Gpt2<double>;
+
+}  // namespace commscope::trainer

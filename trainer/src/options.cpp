@@ -1,0 +1,88 @@
+#include <CLI/CLI.hpp>
+
+#include "commscope/trainer/train_options.hpp"
+
+namespace commscope::trainer {
+
+TrainParse parse_train_options(int argc, char** argv) {
+  TrainParse r;
+  TrainOptions& o = r.options;
+  std::string dp = "ddp";
+  CLI::App app{"commscope-train: a GPT-2 trained data parallel over the collectives library, profiled."};
+  app.add_option("--model", o.model, "preset: tiny, small (6 layers, 6 heads, 384 dims, context 256), gpt2-124m")
+      ->capture_default_str();
+  app.add_option("--layers", o.layers, "override the preset's layers")->check(CLI::Range(1, 1024));
+  app.add_option("--heads", o.heads, "override the preset's heads")->check(CLI::Range(1, 1024));
+  app.add_option("--dim", o.dim, "override the preset's channels")->check(CLI::Range(1, 65536));
+  app.add_option("--seq", o.seq, "training sequence length (default: the preset's context)")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--batch", o.batch, "global batch in sequences (a multiple of the rank count)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--steps", o.steps, "training steps")->capture_default_str()->check(CLI::Range(0, 1 << 30));
+  app.add_option("--lr", o.adamw.lr, "peak learning rate")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--warmup", o.adamw.warmup_steps, "linear warm-up steps")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--weight-decay", o.adamw.weight_decay, "AdamW weight decay (matrices only)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--grad-clip", o.adamw.grad_clip, "global gradient-norm clip; 0: none")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--seed", o.seed, "initialisation and data seed")->capture_default_str();
+  app.add_option("--threads", o.threads, "threads per rank (0: the node's cores shared among its ranks)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
+  app.add_option("--data", o.data, "text file (byte tokens) or llm.c token shard; default data/kjv.txt");
+  app.add_option("--val-fraction", o.val_fraction, "share of the data held out for validation")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.9));
+  app.add_option("--val-every", o.val_every, "validation loss every N steps (0: at the end only)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--val-batches", o.val_batches, "batches per validation")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--dp", dp, "data parallelism: ddp, zero1, zero2, zero3")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3"}));
+  app.add_option("--algo", o.dp.algo, "collective algorithm: mpi, ring, tree, rhd")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"mpi", "ring", "tree", "rhd"}));
+  app.add_option("--bucket-mb", o.bucket_mb, "DDP gradient bucket size (MiB)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
+  app.add_option("--profile", o.profile, "write the profile (HDF5) here");
+  app.add_option("--load-llmc", o.load_llmc, "start from an llm.c model file (fp32)");
+  app.add_option("--save-llmc", o.save_llmc, "save the model in llm.c's format at the end");
+  app.add_option("--load", o.load, "resume from a commscope training checkpoint");
+  app.add_option("--save", o.save, "save a training checkpoint (model, AdamW state, step) at the end");
+  app.add_option("--sample", o.sample, "generate N tokens after training")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
+  app.add_option("--prompt", o.prompt, "prompt for --sample")->capture_default_str();
+  app.add_option("--temperature", o.temperature, "sampling temperature")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--log-every", o.log_every, "print a step line every N steps")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 30));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    r.exit_code = 0;
+    r.message = app.help();
+    return r;
+  } catch (const CLI::ParseError& e) {
+    r.exit_code = 2;
+    r.message = std::string("commscope-train: ") + e.what() + " (see --help)";
+    return r;
+  }
+  o.dp.mode = parse_dp_mode(dp);
+  o.dp.bucket_bytes = static_cast<std::size_t>(o.bucket_mb * 1024 * 1024);
+  o.adamw.total_steps = o.steps;
+  return r;
+}
+
+}  // namespace commscope::trainer
