@@ -3,10 +3,16 @@
 #include "commscope/profiler/chrome_trace.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
 #include <limits>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -403,6 +409,32 @@ class TraceWriter {
 
 std::size_t write_chrome_trace(const Profile& profile, std::ostream& out) {
   return TraceWriter(profile, out).write();
+}
+
+// Writes the trace to `path` through path.partial, renamed when complete; returns the slices.
+std::size_t write_chrome_trace_file(const Profile& profile, const std::string& path) {
+  if (path == "-") {
+    const std::size_t slices = write_chrome_trace(profile, std::cout);
+    std::cout.flush();
+    if (!std::cout) throw std::runtime_error("writing the trace to stdout failed");
+    return slices;
+  }
+  const std::string partial = path + ".partial";
+  std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+  if (!out) throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
+  const std::size_t slices = write_chrome_trace(profile, out);
+  out.close();
+  if (!out) {
+    const int error = errno;
+    std::remove(partial.c_str());
+    throw std::runtime_error("writing '" + path + "' failed: " + std::strerror(error));
+  }
+  if (std::rename(partial.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    std::remove(partial.c_str());
+    throw std::runtime_error("renaming '" + partial + "' to '" + path + "': " + std::strerror(error));
+  }
+  return slices;
 }
 
 }  // namespace commscope::profiler

@@ -31,26 +31,6 @@ int fail(const std::string& reason) {
   return 2;
 }
 
-// Writes the trace to `path` through path.partial, renamed when complete; returns the slices.
-std::size_t write_trace_file(const commscope::profiler::Profile& profile, const std::string& path) {
-  const std::string partial = path + ".partial";
-  std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-  if (!out) throw std::runtime_error("cannot write '" + path + "': " + std::strerror(errno));
-  const std::size_t slices = commscope::profiler::write_chrome_trace(profile, out);
-  out.close();
-  if (!out) {
-    const int error = errno;
-    std::remove(partial.c_str());
-    throw std::runtime_error("writing '" + path + "' failed: " + std::strerror(error));
-  }
-  if (std::rename(partial.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(partial.c_str());
-    throw std::runtime_error("renaming '" + partial + "' to '" + path + "': " + std::strerror(error));
-  }
-  return slices;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -73,14 +53,7 @@ int main(int argc, char** argv) {
 
   try {
     const commscope::profiler::Profile profile = commscope::profiler::read_profile(input, true);
-    std::size_t slices = 0;
-    if (output == "-") {
-      slices = commscope::profiler::write_chrome_trace(profile, std::cout);
-      std::cout.flush();
-      if (!std::cout) return fail("writing the trace to stdout failed");
-    } else {
-      slices = write_trace_file(profile, output);
-    }
+    const std::size_t slices = commscope::profiler::write_chrome_trace_file(profile, output);
     std::cerr << kTool << ": wrote " << slices << " slices (" << profile.meta.nranks << " ranks) to "
               << (output == "-" ? std::string("stdout") : output) << '\n';
     return 0;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <iosfwd>
+#include <string>
 
 #include "commscope/profiler/profile.hpp"
 
@@ -14,5 +15,9 @@ namespace commscope::profiler {
 // Writes the trace; returns the number of slices ("ph":"X" events): exactly one per event in
 // profile.events. Metadata events (process and thread names) come on top.
 std::size_t write_chrome_trace(const Profile& profile, std::ostream& out);
+
+// The same into `path`, through path.partial renamed when complete; `-` writes to stdout.
+// Throws std::runtime_error with a one-line reason when the file cannot be written.
+std::size_t write_chrome_trace_file(const Profile& profile, const std::string& path);
 
 }  // namespace commscope::profiler
