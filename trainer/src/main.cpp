@@ -160,12 +160,14 @@ int run(int argc, char** argv, commscope::Communicator& world) {
   loader.set_step(start_step);
 
   // --- model, data parallelism
-  ct::Gpt2<float> model(config, loader.local_batch(), seq);
   if (start_params.empty()) {
-    model.init(o.seed);
-    const auto p = model.params();
-    start_params.assign(p.begin(), p.end());
+    // Initialised in a model of its own (activations for one token), so that the training model
+    // never allocates the whole parameter buffer when ZeRO-3 keeps only a shard.
+    ct::Gpt2<float> initializer(config, 1, 1);
+    initializer.init(o.seed);
+    start_params.assign(initializer.params().begin(), initializer.params().end());
   }
+  ct::Gpt2<float> model(config, loader.local_batch(), seq);
   ct::AdamWOptions adamw = o.adamw;
   adamw.total_steps = static_cast<int>(start_step) + o.steps;  // a resumed run continues the schedule
   ct::DataParallel dp(world, model, o.dp, adamw);
