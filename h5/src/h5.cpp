@@ -3,6 +3,7 @@
 // stack; the public classes only combine these small wrappers.
 #include "commscope/h5/h5.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>

@@ -154,33 +154,8 @@ std::string main_file_of(const std::string& rank_path) {
 
 // ------------------------------------------------------------------------------------ reading
 
-// True if the HDF5 signature is at offset 0, 512, 1024, 2048, ... (where HDF5 looks for it).
-bool has_hdf5_signature(const std::string& path) {
-  static constexpr char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  in.seekg(0, std::ios::end);
-  const auto size = static_cast<std::uint64_t>(in.tellg());
-  for (std::uint64_t offset = 0; offset + sizeof kSignature <= size; offset = offset == 0 ? 512 : offset * 2) {
-    char bytes[sizeof kSignature];
-    in.seekg(static_cast<std::streamoff>(offset));
-    if (!in.read(bytes, sizeof bytes)) return false;
-    if (std::equal(bytes, bytes + sizeof bytes, kSignature)) return true;
-  }
-  return false;
-}
-
 h5::File open_profile_file(const std::string& path) {
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (!fs::exists(status)) fail(path, "no such file");
-  if (fs::is_directory(status)) fail(path, "is a directory, not a profile file");
-  if (!fs::is_regular_file(status)) fail(path, "not a regular file");
-  {
-    std::ifstream probe(path, std::ios::binary);
-    if (!probe) fail(path, "cannot be read (permission denied?)");
-  }
-  if (!has_hdf5_signature(path)) fail(path, "not an HDF5 file");
+  if (const std::string problem = h5::file_problem(path, "a profile file"); !problem.empty()) fail(path, problem);
   try {
     return h5::File::open(path);
   } catch (const h5::Error& e) {

@@ -349,6 +349,13 @@ void write_vector(Group& parent, std::string_view name, const std::vector<std::i
 std::vector<double> read_doubles(const Group& parent, std::string_view name);
 std::vector<std::int64_t> read_ints(const Group& parent, std::string_view name);
 
+// Checks before HDF5 sees a file to read, for clearer messages than HDF5's: "" when `path` is a
+// readable regular file with the HDF5 signature, else the problem in a few words ("no such
+// file", "is a directory, not WHAT", "an empty file: not an HDF5 file", "not an HDF5 file", ...).
+std::string file_problem(const std::string& path, std::string_view what);
+// True when the HDF5 signature is at offset 0, 512, 1024, 2048, ... (where HDF5 looks for it).
+bool has_signature(const std::string& path);
+
 // A plain 1-D dataset of fixed-length UTF-8 strings as wide as the longest, NUL-padded
 // (contiguous; h5py: `f[name].asstr()[:]`).
 // A string ends at its first NUL. Writing fails if `name` exists. The reader accepts any string
