@@ -1,0 +1,152 @@
+#pragma once
+// Alpha-beta models of collectives: fitting t = alpha + beta_eff * n to measurements, the
+// textbook cost curves of DESIGN.md ("Collectives"), and where the fastest algorithm changes.
+// Units throughout: time in microseconds (the bench's float-us columns), sizes in bytes (the
+// collective's array size S, as nccl-tests reports it), bandwidth in GB/s with GB = 1e9 bytes.
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commscope/analysis/format.hpp"
+
+namespace commscope::analysis {
+
+// ---------------------------------------------------------------- collectives and algorithms
+
+enum class Collective { allreduce, allgather, reducescatter, reduce, broadcast, alltoall };
+std::string_view collective_name(Collective c);
+Collective parse_collective(std::string_view name);  // std::invalid_argument for an unknown name
+
+// nccl-tests' busbw factor (busbw = algbw x factor, p >= 1): allreduce 2(p-1)/p; allgather,
+// reducescatter, alltoall (p-1)/p; reduce, broadcast 1. For allreduce, allgather and
+// reducescatter it is also the fraction of S one rank sends in a bandwidth-optimal algorithm.
+double busbw_factor(Collective c, int p);
+
+// The textbook algorithms (Thakur, Rabenseifner, Gropp 2005) that have a closed-form cost.
+enum class TextbookAlgorithm {
+  ring,                // allreduce, allgather, reducescatter
+  rabenseifner,        // allreduce (recursive-halving reduce-scatter + recursive-doubling allgather), reduce
+  recursive_doubling,  // allreduce, allgather
+  recursive_halving,   // reducescatter
+  binomial_tree,       // allreduce (reduce + broadcast), reduce, broadcast
+  scatter_allgather,   // broadcast (binomial scatter + recursive-doubling allgather)
+  pairwise_exchange,   // alltoall
+};
+std::string_view textbook_algorithm_name(TextbookAlgorithm a);
+
+// t = alpha_count * alpha + beta_factor * n * beta + gamma_factor * n * gamma
+// (alpha: latency per message, beta: time per byte sent, gamma: time per byte reduced; the time
+// comes out in alpha's unit when beta and gamma are in that unit per byte).
+struct CostTerms {
+  double alpha_count = 0;
+  double beta_factor = 0;
+  double gamma_factor = 0;
+  double time(double alpha, double beta, double gamma, double bytes) const {
+    return alpha_count * alpha + beta_factor * bytes * beta + gamma_factor * bytes * gamma;
+  }
+};
+
+// The cost terms of `a` running collective `c` on p ranks; nullopt when `a` is not a textbook
+// algorithm of `c`. For p a power of two (and for ring, binomial, pairwise at any p) these are
+// DESIGN.md's formulas:
+//   allreduce ring 2(p-1)a + 2(p-1)/p nB + (p-1)/p nG; rabenseifner 2 lg p a + 2(p-1)/p nB + (p-1)/p nG;
+//     recursive doubling lg p (a + nB + nG); binomial tree 2 ceil(lg p)(a + nB) + ceil(lg p) nG
+//   allgather ring (p-1)a + (p-1)/p nB; recursive doubling lg p a + (p-1)/p nB
+//   reducescatter ring (p-1)a + (p-1)/p n(B+G); recursive halving lg p a + (p-1)/p n(B+G)
+//   reduce binomial tree ceil(lg p)(a + nB + nG); rabenseifner 2 lg p a + 2(p-1)/p nB + (p-1)/p nG
+//   broadcast binomial ceil(lg p)(a + nB); scatter+allgather 2 lg p a + 2(p-1)/p nB
+//   alltoall pairwise exchange (p-1)a + (p-1)/p nB
+// For the recursive algorithms at p not a power of two, lg p becomes lg p2 (p2 = the largest power
+// of two <= p, (p-1)/p becomes (p2-1)/p2) plus the fold that collectives/src/algorithms/rhd.cpp
+// does: one full-size exchange before and one after (+2 alpha, +n B on each side that moves the
+// whole array, +n G where the fold reduces). Throws std::invalid_argument for p < 1.
+std::optional<CostTerms> textbook_cost(Collective c, TextbookAlgorithm a, int p);
+
+// The textbook algorithm behind one of our algorithm names for a collective:
+//   "ring": ring (allreduce, allgather, reducescatter), pairwise exchange (alltoall); our ring
+//           reduce/broadcast are segment-pipelined chains: no textbook curve
+//   "rhd":  rabenseifner (allreduce, reduce), recursive doubling (allgather), recursive halving
+//           (reducescatter), scatter+allgather (broadcast)
+//   "tree": binomial tree (allreduce, reduce, broadcast); our tree allgather/reducescatter
+//           (gather/reduce + broadcast) have no textbook curve
+//   "mpi":  none (the library chooses inside)
+// nullopt where there is no curve; std::invalid_argument for an unknown algorithm name.
+std::optional<TextbookAlgorithm> textbook_algorithm_for(Collective c, std::string_view algorithm);
+
+// Textbook time (us) of `algorithm` (our name) for c on p ranks and `bytes`, or nullopt.
+struct CostParams {
+  double alpha_us = 0;           // latency per message
+  double beta_us_per_byte = 0;   // 1 / link bandwidth
+  double gamma_us_per_byte = 0;  // reduction time per byte
+};
+std::optional<double> textbook_time_us(Collective c, std::string_view algorithm, int p, double bytes,
+                                       const CostParams& params);
+
+// ---------------------------------------------------------------- fitting t = alpha + beta_eff n
+
+// One measurement of one (collective, algorithm, rank count).
+struct Sample {
+  double bytes = 0;    // S, the collective's array size (may be 0)
+  double time_us = 0;  // time of one call, microseconds
+};
+
+enum class FitWeighting {
+  // weights 1/t^2: minimises the sum of squared relative errors. Times span 5+ decades from
+  // bytes to GiB; unweighted least squares is then decided by the few largest sizes and alpha
+  // (the small-size regime) comes out with a large error, often negative. Relative weighting
+  // gives each size the same say. Requires every time > 0.
+  relative,
+  // plain least squares on the times (every time >= 0).
+  absolute,
+};
+
+struct AlphaBetaFit {
+  double alpha_us = 0;            // intercept; may come out negative on data that is not linear
+  double beta_us_per_byte = 0;    // slope
+  double bandwidth_gbps = 0;      // 1 / beta in GB/s (1e9 bytes): 1e-3 / beta_us_per_byte; inf if beta <= 0
+  double r_squared = 0;           // 1 - SS_res / SS_tot on the UNWEIGHTED times (the usual R^2 of the data)
+  std::size_t samples = 0;        // samples used
+  double max_relative_error = 0;  // max over samples of |fit - t| / t (samples with t > 0)
+  FitWeighting weighting = FitWeighting::relative;
+  double predict_us(double bytes) const { return alpha_us + beta_us_per_byte * bytes; }
+};
+
+// Weighted least squares; throws std::invalid_argument for fewer than 2 distinct sizes, negative
+// or non-finite values, or (relative weighting) a time <= 0.
+AlphaBetaFit fit_alpha_beta(std::span<const Sample> samples, FitWeighting weighting = FitWeighting::relative);
+inline AlphaBetaFit fit_alpha_beta_unweighted(std::span<const Sample> samples) {
+  return fit_alpha_beta(samples, FitWeighting::absolute);
+}
+
+// ---------------------------------------------------------------- crossovers
+
+// One algorithm's times (us) over a size grid shared by all curves.
+struct CostCurve {
+  std::string name;
+  std::vector<double> time_us;
+};
+// The curve of a fit (or textbook terms) on a grid.
+CostCurve curve_from_fit(std::string name, const AlphaBetaFit& fit, std::span<const double> sizes);
+// Powers of two from lo to hi bytes inclusive (lo, hi > 0; lo rounded up to a power of two).
+std::vector<double> pow2_sizes(double lo, double hi);
+
+struct Crossover {
+  double bytes = 0;               // first grid size at which `to` is the fastest
+  double interpolated_bytes = 0;  // where t_from = t_to, by linear interpolation between the two
+                                  // grid sizes around the change (exact for alpha-beta lines)
+  std::string from;               // fastest below
+  std::string to;                 // fastest from `bytes` on
+};
+// Scans the grid (ascending sizes) and reports each change of the fastest curve (ties go to
+// the earlier curve). Throws std::invalid_argument for no curves, an empty or non-ascending grid,
+// or a curve whose length differs from the grid's.
+std::vector<Crossover> find_crossovers(std::span<const double> sizes, std::span<const CostCurve> curves);
+// "rhd below 32 KiB, ring above"; "rhd below 32 KiB, ring from 32 KiB to 4 MiB, tree above";
+// "ring fastest at all sizes" (sizes are the grid sizes at which the fastest changes).
+std::string describe_crossovers(std::span<const double> sizes, std::span<const CostCurve> curves);
+
+}  // namespace commscope::analysis

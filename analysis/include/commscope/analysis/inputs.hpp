@@ -1,0 +1,66 @@
+#pragma once
+// The report's inputs: the bench's results files (schema commscope.bench/1,
+// docs/bench-results.md) and the profiler's profiles (commscope.profile/1,
+// docs/profile-format.md), read through HDF5 alone: the report links neither the collectives
+// nor the trainer.
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "commscope/profiler/profile.hpp"
+
+namespace commscope::analysis {
+
+// Any input the report cannot use: missing, not HDF5, another schema or version, truncated,
+// damaged. what() is one line naming the file. (commscope-report exits 2 with it.)
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One /results row (out-of-place and in-place rows are separate).
+struct BenchRow {
+  std::int64_t row = 0;
+  std::string collective, algorithm, device, type, op;
+  std::int32_t root = -1;
+  bool in_place = false;
+  std::int32_t nranks = 0;
+  std::uint64_t bytes = 0, count = 0;
+  std::int64_t iterations = 0;
+  double time_us = 0, algbw_GBps = 0, busbw_GBps = 0;
+  std::uint64_t nwrong = 0;
+  double min_us = 0, p50_us = 0, p99_us = 0, max_us = 0, skew_us = 0;
+  std::int32_t slowest_rank = 0;
+};
+
+struct BenchFile {
+  std::string path;
+  std::int32_t nranks = 0;
+  std::string device;  // "cpu" or "cuda"
+  // Every /meta attribute as text (numbers formatted, string lists joined with ", "), by name.
+  std::vector<std::pair<std::string, std::string>> meta;
+  // /meta/env: the communication environment variables rank 0 saw.
+  std::vector<std::pair<std::string, std::string>> env;
+  std::vector<BenchRow> rows;
+
+  std::string meta_value(const std::string& key) const;  // "" when absent
+};
+
+// Reads a bench results file. Throws InputError.
+BenchFile read_bench_file(const std::string& path);
+
+// Reads a profile (with_events: the raw events too, for the trace export). Throws InputError.
+profiler::Profile read_profile_file(const std::string& path, bool with_events = false);
+
+// Reads `path` first in a forked child process (its stderr to /dev/null), so that a file
+// damaged in a way the HDF5 library itself crashes on becomes an InputError ("PATH: the HDF5
+// library failed reading it (signal N): a damaged file?") rather than a crash of the report.
+// Returns when the child read it; throws the child's InputError when it refused it. Call before
+// read_*_file, from a single-threaded process. kind: "bench" or "profile" (else
+// std::invalid_argument).
+void preflight(const std::string& path, const std::string& kind);
+
+}  // namespace commscope::analysis

@@ -1,0 +1,137 @@
+#pragma once
+// The transformer and scaling formulas of DESIGN.md ("Analysis formulas"), in doubles.
+// Pure functions: no I/O, no MPI. Symbols follow the papers:
+//   b = micro-batch (sequences per GPU per iteration), s = sequence length (tokens),
+//   d = h = hidden size (channels), l = layers, a = attention heads, V = vocabulary,
+//   p = ranks (GPUs), P = parameter count (elements).
+// Every function throws std::invalid_argument on a non-finite or out-of-range argument.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace commscope::analysis {
+
+// ---------------------------------------------------------------- model shapes and presets
+
+struct ModelShape {
+  std::string name;
+  int layers = 0;        // l
+  int d_model = 0;       // d = h: channels
+  int heads = 0;         // a (divides d_model)
+  int seq = 0;           // s: sequence length of an iteration (= max_seq for the presets)
+  int vocab = 0;         // V: real vocabulary
+  int padded_vocab = 0;  // rows of the embedding (>= vocab; llm.c pads 50257 -> 50304)
+};
+
+// Presets for predict:
+//   "125m"      l=12, d=768,  a=12, s=1024, V=50257 (the paper's 125M)
+//   "1.3b"      l=24, d=2064, a=24, s=1024, V=50257 (the paper's 1.3B quotes d=2064; 2064/24 = 86 per head)
+//   "6.7b"      l=32, d=4096, a=32, s=1024, V=50257
+//   "gpt2-124m" l=12, d=768,  a=12, s=1024, V=50257 padded to 50304 (commscope-train's preset)
+//   "small"     l=6,  d=384,  a=6,  s=256,  V=256
+//   "tiny"      l=2,  d=32,   a=2,  s=32,   V=256
+// padded_vocab is the vocabulary rounded up to a multiple of 128 (the trainer's rule).
+// Throws std::invalid_argument naming the presets for an unknown name.
+ModelShape model_preset(std::string_view name);
+std::vector<std::string> model_preset_names();
+
+// ---------------------------------------------------------------- parameters, FLOPs, memory
+
+// P = 12 d^2 l (elements): the transformer blocks' weight matrices only (no embeddings, biases,
+// layernorms): per block 4 d^2 (QKV + projection) + 8 d^2 (MLP d -> 4d -> d).
+double params_approx(double d, double l);
+
+// The exact GPT-2 count (elements), embeddings included:
+//   V d (wte, tied with the output head) + s_max d (wpe)
+//   + l (12 d^2 + 13 d)   per block: weights 12 d^2; biases 3d + d + 4d + d; 2 layernorms 4d
+//   + 2 d                 final layernorm.
+// V is the embedding's row count (pass the padded vocabulary to match a padded checkpoint).
+double params_gpt2_exact(double vocab, double max_seq, double d, double l);
+
+// FLOPs of one training iteration (forward + backward = 3x forward), transformer blocks only:
+//   b (72 s d^2 + 12 s^2 d) l
+// (per block forward: 24 b s d^2 for the matmuls + 4 b s^2 d for attention scores and values).
+double flops_per_iteration(double b, double s, double d, double l);
+// ... plus the output head (logits [b, s, V] = [b, s, d] x [d, V]): + 6 b s d V.
+double flops_per_iteration_with_head(double b, double s, double d, double l, double vocab);
+
+// Activation memory of one iteration (bytes, fp16 activations, no recomputation):
+//   b (34 s d + 5 a s^2) l   (Korthikanti et al.; a = heads).
+double activation_bytes(double b, double s, double d, double l, double heads);
+
+// Achieved model TFLOP/s per GPU (Narayanan et al., Megatron-LM, full activation recomputation):
+//   96 B s l h^2 (1 + s/(6h) + V/(16 l h)) / (1e12 gpus t)
+// B = global batch (sequences), t = seconds per iteration.
+double megatron_tflops_per_gpu(double global_batch, double s, double l, double h, double vocab, double gpus,
+                               double seconds_per_iteration);
+
+// ---------------------------------------------------------------- data-parallel communication volume
+
+// Convention. A collective call is described by `count`, the element count of the full array it
+// operates on (nccl-tests' count: the allreduce's vector, the allgather's output, the
+// reduce-scatter's input), and the bytes of one element. What one GPU sends (and receives) in a
+// bandwidth-optimal algorithm is count x bytes x factor, with the busbw factor:
+//   allreduce 2(1 - 1/p); allgather, reducescatter (1 - 1/p).
+// Per iteration, with P parameters:
+//   stage 0 (DDP): allreduce(grads, P)                                -> 2(1-1/p) P elements per GPU
+//   stage 1:       allreduce(grads, P) + allgather(params, P)         -> 3(1-1/p) P  (as DESIGN.md states it)
+//   stage 2:       reducescatter(grads, P) + allgather(params, P)     -> 2(1-1/p) P
+//   stage 3:       allgather(params, P) in forward and again in backward + reducescatter(grads, P)
+//                                                                     -> 3(1-1/p) P
+// DESIGN.md's byte figures (AllReduce 4(1-1/p)P bytes, AllGather/ReduceScatter 2(1-1/p)P bytes)
+// are these element counts with bytes_per_param = 2 (fp16).
+// Note: commscope-train's zero1 reduce-scatters gradients (not allreduce); its volume equals
+// stage 2's. Stage 1 here follows DESIGN.md's wording.
+// `buckets` splits each logical collective into that many equal calls (DDP buckets, ZeRO-3
+// layers): the bytes are unchanged, the call count (and so the alpha term) grows.
+struct CommCall {
+  std::string collective;     // "allreduce", "allgather" or "reducescatter"
+  std::string purpose;        // "grads", "params (forward)", ...
+  double count = 0;           // elements of the full array per call
+  int calls = 0;              // calls per iteration
+  double bytes_per_call = 0;  // count * bytes_per_param: the S of algbw/busbw
+  double per_gpu_bytes = 0;   // calls * bytes_per_call * factor: sent by one GPU per iteration
+};
+
+struct CommVolume {
+  int stage = 0;
+  int ranks = 0;
+  double params = 0;
+  double bytes_per_param = 0;
+  std::vector<CommCall> calls;
+  double per_gpu_bytes() const;  // sum over calls
+};
+
+// stage 0..3, ranks >= 1, params >= 0, bytes_per_param > 0, buckets >= 1.
+CommVolume zero_comm_volume(int stage, int ranks, double params, double bytes_per_param, int buckets = 1);
+
+// ---------------------------------------------------------------- scaling from g to n ranks
+
+// Measured: speedup(g->n) = t_iter(g) / t_iter(n) (seconds per iteration at g and at n ranks).
+double speedup(double t_iter_g, double t_iter_n);
+// Communication efficiency eff(g->n) = t_comm(g) / t_comm(n) (communication seconds per
+// iteration; < 1 when communication gets slower with more ranks).
+double comm_efficiency(double t_comm_g, double t_comm_n);
+// Predicted speedup(g->n) = (r_comp + r_comm) / (r_comp + r_comm / eff), where
+// r_comp = t_comp(g) / t_iter(g) and r_comm = t_comm(g) / t_iter(g) are shares of the iteration
+// at g. What is compared: the per-rank compute time stays as at g (same per-rank work) and only
+// the communication time changes, t_comm(n) = t_comm(g) / eff; the result is t(g) / t(n) of the
+// compute + communication part (other time, e.g. dispatch, is left out: r_comp + r_comm may be
+// < 1). eff may come from a measurement or from an alpha-beta prediction of t_comm(n).
+double predicted_speedup(double r_comp, double r_comm, double eff);
+// Parallel efficiency. Strong scaling (fixed global work): speedup * g / n (1 = ideal).
+double strong_scaling_efficiency(double t_iter_g, double t_iter_n, int g, int n);
+// Weak scaling (fixed per-rank work): t(g) / t(n) (1 = ideal).
+double weak_scaling_efficiency(double t_iter_g, double t_iter_n);
+
+// ---------------------------------------------------------------- straggler bound
+
+// E[max of p i.i.d. standard normals] = integral of x p phi(x) Phi(x)^(p-1) dx, by adaptive
+// Simpson over [-10, 10] (relative error < 1e-9 for p <= 1e6); 0 for p = 1, 1/sqrt(pi) for p = 2.
+double expected_max_std_normal(std::int64_t p);
+// Expected slowest of p ranks whose step times are i.i.d. N(mu, sigma): mu + sigma E[max].
+double straggler_bound(double mu, double sigma, std::int64_t p);
+
+}  // namespace commscope::analysis

@@ -1,0 +1,86 @@
+#pragma once
+// The report's outputs: terminal tables, Markdown, CSV and plots (gnuplot: SVG and PNG).
+
+#include <cstddef>
+#include <filesystem>
+#include <iosfwd>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "commscope/analysis/format.hpp"
+
+namespace commscope::analysis {
+
+// The report cannot write its output (folder, gnuplot missing or failing). One line.
+class OutputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A table of text cells; numbers are formatted by the caller.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> headers);
+  void add(std::vector<std::string> cells);  // as many cells as headers (std::invalid_argument otherwise)
+  std::size_t rows() const noexcept { return rows_.size(); }
+  const std::vector<std::string>& headers() const noexcept { return headers_; }
+  const std::vector<std::vector<std::string>>& cells() const noexcept { return rows_; }
+
+  // Columns padded to width, numbers right-aligned (cells that parse as numbers, optionally with a
+  // short unit: "12.5", "32 KiB", "40%"; "" and "-" take their column's alignment), a rule under
+  // the header. Newlines in cells print as spaces.
+  std::string terminal() const;
+  // A GitHub-flavoured Markdown table ('|' in cells escaped as '\|', newlines as spaces; numeric
+  // columns right-aligned with "---:").
+  std::string markdown() const;
+  // RFC 4180 CSV (cells with ',', '"' or newlines quoted, CRLF line ends).
+  std::string csv() const;
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// One line series of a plot.
+struct Series {
+  std::string title;
+  std::vector<double> x, y;
+  bool points = true;  // points and lines; false: a line only (fits, textbook curves)
+  bool dashed = false;
+};
+
+struct LinePlot {
+  std::string title, xlabel, ylabel;
+  bool logx = false, logy = false;
+  bool x_bytes = false;  // x tics as sizes (8 B ... 1 GiB)
+  std::vector<Series> series;
+};
+
+// Bars stacked per category (x), e.g. an iteration's breakdown per step.
+struct StackedBars {
+  std::string title, xlabel, ylabel;
+  std::vector<std::string> categories;
+  std::vector<std::string> components;      // bottom to top
+  std::vector<std::vector<double>> values;  // [component][category]
+};
+
+// Writes DIR/NAME.svg and DIR/NAME.png with gnuplot (the data file DIR/NAME.dat and the script
+// DIR/NAME.gp are kept, so a plot can be redrawn or restyled by hand); DIR is created. Points that
+// are not finite, or not positive on a log axis, are dropped; series left empty are skipped.
+// Throws OutputError when nothing is left to plot, gnuplot is missing or fails, or an output is not
+// valid; std::invalid_argument when a series' x and y (or the bars' values) do not match in size.
+void plot(const LinePlot& plot, const std::filesystem::path& dir, const std::string& name);
+void plot(const StackedBars& plot, const std::filesystem::path& dir, const std::string& name);
+
+// Structural checks of what gnuplot wrote (also used by the tests): an SVG document with an
+// <svg> root and drawing elements; a PNG with its signature, IHDR and IEND chunks and non-zero size.
+bool is_valid_svg(const std::filesystem::path& path);
+bool is_valid_png(const std::filesystem::path& path);
+
+// Creates `dir` (and parents); throws OutputError with a one-line reason when it cannot.
+void make_output_dir(const std::filesystem::path& dir);
+// Writes `text` to dir/name through a .partial file; throws OutputError.
+void write_text(const std::filesystem::path& dir, const std::string& name, const std::string& text);
+
+}  // namespace commscope::analysis

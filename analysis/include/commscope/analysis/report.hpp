@@ -1,0 +1,39 @@
+#pragma once
+// commscope-report's subcommands. Each prints a readable terminal report and, with an output
+// folder, writes report.md, CSV files and plots (SVG + PNG) there. They read only the HDF5
+// files (inputs.hpp) and throw InputError / OutputError / std::invalid_argument for bad input,
+// which the command line turns into one line and exit status 2.
+
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace commscope::analysis {
+
+struct ReportOptions {
+  std::optional<std::filesystem::path> out_dir;  // -o DIR: Markdown, CSV and plots
+  std::ostream* terminal = nullptr;              // where the readable report goes (stdout)
+};
+
+void report_bench(const std::string& file, const ReportOptions& options);
+void report_compare(const std::vector<std::string>& files, const ReportOptions& options);
+void report_profile(const std::string& file, const ReportOptions& options);
+void report_scaling(const std::vector<std::string>& files, const ReportOptions& options);
+
+struct PredictOptions {
+  std::string model;  // preset name, or empty with the dimensions below
+  int layers = 0, dim = 0, heads = 0, seq = 0, batch = 1, vocab = 0;
+  std::vector<int> gpus;    // rank counts to predict for
+  std::string bench;        // a bench results file with the collectives the ZeRO stage needs
+  double flops = 0;         // per-GPU rate in FLOP/s; 0: from the bench file's... (must be given)
+  int zero = 0;             // ZeRO stage 0..3
+  int bytes_per_param = 2;  // 2 (bf16/fp16 training) or 4 (fp32)
+};
+void report_predict(const PredictOptions& predict, const ReportOptions& options);
+
+// The Chrome trace / Perfetto export of a profile (the profiler's exporter).
+void report_trace(const std::string& file, const std::filesystem::path& json, const ReportOptions& options);
+
+}  // namespace commscope::analysis

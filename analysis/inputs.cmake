@@ -1,0 +1,31 @@
+# The report's input readers (bench results files and profiles, HDF5 only) and their tests.
+# Included from analysis/CMakeLists.txt.
+add_library(commscope_analysis_inputs STATIC ${CMAKE_CURRENT_SOURCE_DIR}/src/inputs.cpp)
+target_include_directories(commscope_analysis_inputs PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+target_compile_features(commscope_analysis_inputs PUBLIC cxx_std_20)
+target_link_libraries(commscope_analysis_inputs PUBLIC commscope::h5 commscope::profiler_core
+                      PRIVATE commscope_build_flags)
+
+if(COMMSCOPE_BUILD_TESTS)
+  add_executable(test_analysis_inputs ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_inputs.cpp)
+  target_link_libraries(test_analysis_inputs PRIVATE commscope_analysis_inputs commscope_build_flags GTest::gtest_main)
+  add_test(NAME analysis.inputs COMMAND test_analysis_inputs)
+  set_tests_properties(analysis.inputs PROPERTIES LABELS "unit" ENVIRONMENT "COMMSCOPE_TEST_TMP=${CMAKE_CURRENT_BINARY_DIR}")
+
+  # read_any KIND FILE: preflight + reader, "ok" or the InputError line (the fuzz test's reader).
+  add_executable(test_analysis_read_any ${CMAKE_CURRENT_SOURCE_DIR}/tests/read_any.cpp)
+  target_link_libraries(test_analysis_read_any PRIVATE commscope_analysis_inputs commscope_build_flags)
+
+  # Fixture files from the real programs (bench and trainer, 1, 2 and 4 ranks).
+  add_test(NAME analysis.fixtures
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/fixtures.sh $<TARGET_FILE_DIR:commscope-bench>
+                   ${CMAKE_BINARY_DIR}/fixtures ${MPIEXEC_EXECUTABLE})
+  set_tests_properties(analysis.fixtures PROPERTIES FIXTURES_SETUP report_fixtures LABELS "mpi" PROCESSORS 2
+                                                    TIMEOUT 300 ENVIRONMENT "${COMMSCOPE_TEST_ENV}")
+
+  # Damaged variants of the fixtures: every one read without a crash, a hang or a multi-line error.
+  add_test(NAME analysis.fuzz_inputs
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/fuzz_inputs.sh $<TARGET_FILE:test_analysis_read_any>
+                   ${CMAKE_BINARY_DIR}/fixtures ${CMAKE_CURRENT_BINARY_DIR}/fuzz)
+  set_tests_properties(analysis.fuzz_inputs PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit" TIMEOUT 900)
+endif()

@@ -1,0 +1,70 @@
+# commscope-report: the subcommands over the readers (inputs.cmake), the numeric core and the
+# outputs (output.cmake). It links neither the collectives nor the trainer.
+find_package(CLI11 CONFIG REQUIRED)
+add_executable(commscope-report
+  src/main.cpp src/report_writer.cpp src/bench_fits.cpp src/report_bench.cpp src/report_profile.cpp
+  src/report_scaling.cpp src/report_predict.cpp src/report_trace.cpp)
+target_link_libraries(commscope-report PRIVATE commscope_analysis_core commscope_analysis_inputs
+                      commscope_analysis_output CLI11::CLI11 commscope_build_flags)
+install(TARGETS commscope-report RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+if(COMMSCOPE_BUILD_TESTS)
+  # Every subcommand on the fixtures the real bench and trainer wrote at 1, 2 and 4 ranks
+  # (analysis.fixtures), with -o: report.md, CSV files and valid SVG/PNG plots.
+  add_executable(test_analysis_check_outputs tests/check_outputs.cpp)
+  target_link_libraries(test_analysis_check_outputs PRIVATE commscope_analysis_output commscope_build_flags)
+  set(fx ${CMAKE_BINARY_DIR}/fixtures)
+  set(report $<TARGET_FILE:commscope-report>)
+  set(check $<TARGET_FILE:test_analysis_check_outputs>)
+  set(rdir ${CMAKE_CURRENT_BINARY_DIR}/reports)
+  foreach(case
+      "bench_np1|bench ${fx}/bench-np1.h5"
+      "bench_np2|bench ${fx}/bench-np2.h5"
+      "bench_np4|bench ${fx}/bench-np4.h5"
+      "compare|compare ${fx}/bench-np2.h5 ${fx}/bench-np4.h5"
+      "profile_np1|profile ${fx}/train-np1.h5"
+      "profile_np2|profile ${fx}/train-np2.h5"
+      "profile_np4|profile ${fx}/train-np4.h5"
+      "scaling|scaling ${fx}/train-np1.h5 ${fx}/train-np2.h5 ${fx}/train-np4.h5"
+      "predict|predict --model 125m --gpus 2,4,8,64 --bench ${fx}/bench-np4.h5 --flops 1e12 --zero 2")
+    string(REPLACE "|" ";" parts "${case}")
+    list(GET parts 0 name)
+    list(GET parts 1 args)
+    separate_arguments(args)
+    add_test(NAME analysis.report.${name}
+             COMMAND bash -c "rm -rf \"$1\" && \"$2\" \"\${@:4}\" -o \"$1\" && \"$3\" \"$1\""
+                     report ${rdir}/${name} ${report} ${check} ${args})
+    set_tests_properties(analysis.report.${name} PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit" TIMEOUT 120)
+  endforeach()
+  add_test(NAME analysis.report.trace
+           COMMAND bash -c "\"$1\" trace \"$2\" -o \"$3\" && python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); assert any(e.get(\"ph\")==\"X\" for e in t[\"traceEvents\"])' \"$3\""
+                   report ${report} ${fx}/train-np2.h5 ${CMAKE_CURRENT_BINARY_DIR}/trace-np2.json)
+  set_tests_properties(analysis.report.trace PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit" TIMEOUT 60)
+  # Random command lines: status 0, or 2 with one line; never a crash or a hang.
+  add_test(NAME analysis.fuzz_args
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tests/fuzz_args.sh ${report} ${fx} ${CMAKE_CURRENT_BINARY_DIR}/fuzz_args 300)
+  set_tests_properties(analysis.fuzz_args PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit" TIMEOUT 600)
+  # Bad or foreign input: one line, exit 2.
+  set(expect ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh)
+  foreach(case
+      "missing|no such file|bench /no/such/file.h5"
+      "not_hdf5|${CMAKE_CURRENT_SOURCE_DIR}|bench ${CMAKE_CURRENT_SOURCE_DIR}/README.md"
+      "profile_as_bench|profile|bench ${fx}/train-np2.h5"
+      "bench_as_profile|bench|profile ${fx}/bench-np2.h5"
+      "no_subcommand|subcommand|"
+      "bad_gpus|not a rank count|predict --model 125m --gpus 8,x --bench ${fx}/bench-np2.h5 --flops 1e12"
+      "bad_model|unknown|predict --model 9b --gpus 8 --bench ${fx}/bench-np2.h5 --flops 1e12"
+      "scaling_one|required|scaling ${fx}/train-np2.h5")
+    string(REPLACE "|" ";" parts "${case}")
+    list(GET parts 0 name)
+    list(GET parts 1 regex)
+    list(LENGTH parts n)
+    set(args "")
+    if(n GREATER 2)
+      list(GET parts 2 args)
+      separate_arguments(args)
+    endif()
+    add_test(NAME analysis.report.bad.${name} COMMAND ${expect} 2 "${regex}" 0 -- ${report} ${args})
+    set_tests_properties(analysis.report.bad.${name} PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit")
+  endforeach()
+endif()

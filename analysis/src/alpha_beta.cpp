@@ -1,0 +1,302 @@
+#include "commscope/analysis/alpha_beta.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+namespace commscope::analysis {
+namespace {
+
+constexpr std::array<std::pair<Collective, std::string_view>, 6> kCollectiveNames = {{
+    {Collective::allreduce, "allreduce"},
+    {Collective::allgather, "allgather"},
+    {Collective::reducescatter, "reducescatter"},
+    {Collective::reduce, "reduce"},
+    {Collective::broadcast, "broadcast"},
+    {Collective::alltoall, "alltoall"},
+}};
+
+void check_ranks(int p) {
+  if (p < 1) throw std::invalid_argument("commscope::analysis: rank count must be >= 1, got " + std::to_string(p));
+}
+
+int floor_log2(int p) {
+  int l = 0;
+  while ((2LL << l) <= p) ++l;
+  return l;
+}
+int ceil_log2(int p) {
+  int l = 0;
+  while ((1LL << l) < p) ++l;
+  return l;
+}
+
+}  // namespace
+
+std::string_view collective_name(Collective c) {
+  for (const auto& [value, name] : kCollectiveNames) {
+    if (value == c) return name;
+  }
+  throw std::invalid_argument("collective_name: invalid Collective value");
+}
+
+Collective parse_collective(std::string_view name) {
+  for (const auto& [value, n] : kCollectiveNames) {
+    if (n == name) return value;
+  }
+  throw std::invalid_argument("unknown collective '" + std::string(name) +
+                              "' (known: allreduce, allgather, reducescatter, reduce, broadcast, alltoall)");
+}
+
+double busbw_factor(Collective c, int p) {
+  check_ranks(p);
+  const double f = (p - 1.0) / p;
+  switch (c) {
+    case Collective::allreduce:
+      return 2.0 * f;
+    case Collective::allgather:
+    case Collective::reducescatter:
+    case Collective::alltoall:
+      return f;
+    case Collective::reduce:
+    case Collective::broadcast:
+      return 1.0;
+  }
+  throw std::invalid_argument("busbw_factor: invalid Collective value");
+}
+
+std::string_view textbook_algorithm_name(TextbookAlgorithm a) {
+  switch (a) {
+    case TextbookAlgorithm::ring:
+      return "ring";
+    case TextbookAlgorithm::rabenseifner:
+      return "rabenseifner";
+    case TextbookAlgorithm::recursive_doubling:
+      return "recursive_doubling";
+    case TextbookAlgorithm::recursive_halving:
+      return "recursive_halving";
+    case TextbookAlgorithm::binomial_tree:
+      return "binomial_tree";
+    case TextbookAlgorithm::scatter_allgather:
+      return "scatter_allgather";
+    case TextbookAlgorithm::pairwise_exchange:
+      return "pairwise_exchange";
+  }
+  throw std::invalid_argument("textbook_algorithm_name: invalid TextbookAlgorithm value");
+}
+
+std::optional<CostTerms> textbook_cost(Collective c, TextbookAlgorithm a, int p) {
+  check_ranks(p);
+  const double q = p, fr = (q - 1.0) / q;  // ring: exact for any p
+  const double cl = ceil_log2(p);          // binomial trees: ceil(lg p) rounds
+  const int p2 = 1 << floor_log2(p);       // recursive algorithms run on p2 ranks ...
+  const double l = floor_log2(p), f = (p2 - 1.0) / p2;
+  const double e = p2 == p ? 0.0 : 1.0;  // ... after folding the other p - p2 in (and back out)
+  using A = TextbookAlgorithm;
+  switch (c) {
+    case Collective::allreduce:
+      if (a == A::ring) return CostTerms{2 * (q - 1), 2 * fr, fr};
+      if (a == A::rabenseifner) return CostTerms{2 * l + 2 * e, 2 * f + 2 * e, f + e};
+      if (a == A::recursive_doubling) return CostTerms{l + 2 * e, l + 2 * e, l + e};
+      if (a == A::binomial_tree) return CostTerms{2 * cl, 2 * cl, cl};
+      return std::nullopt;
+    case Collective::allgather:
+      if (a == A::ring) return CostTerms{q - 1, fr, 0};
+      if (a == A::recursive_doubling) return CostTerms{l + 2 * e, f + e, 0};
+      return std::nullopt;
+    case Collective::reducescatter:
+      if (a == A::ring) return CostTerms{q - 1, fr, fr};
+      if (a == A::recursive_halving) return CostTerms{l + 2 * e, f + e, f + e};
+      return std::nullopt;
+    case Collective::reduce:
+      if (a == A::binomial_tree) return CostTerms{cl, cl, cl};
+      if (a == A::rabenseifner) return CostTerms{2 * l + e, 2 * f + e, f + e};
+      return std::nullopt;
+    case Collective::broadcast:
+      if (a == A::binomial_tree) return CostTerms{cl, cl, 0};
+      if (a == A::scatter_allgather) return CostTerms{cl + l + 2 * e, 2 * f + e, 0};
+      return std::nullopt;
+    case Collective::alltoall:
+      if (a == A::pairwise_exchange) return CostTerms{q - 1, fr, 0};
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<TextbookAlgorithm> textbook_algorithm_for(Collective c, std::string_view algorithm) {
+  using A = TextbookAlgorithm;
+  if (algorithm == "mpi") return std::nullopt;
+  if (algorithm == "ring") {
+    switch (c) {
+      case Collective::allreduce:
+      case Collective::allgather:
+      case Collective::reducescatter:
+        return A::ring;
+      case Collective::alltoall:
+        return A::pairwise_exchange;
+      default:
+        return std::nullopt;
+    }
+  }
+  if (algorithm == "rhd") {
+    switch (c) {
+      case Collective::allreduce:
+      case Collective::reduce:
+        return A::rabenseifner;
+      case Collective::allgather:
+        return A::recursive_doubling;
+      case Collective::reducescatter:
+        return A::recursive_halving;
+      case Collective::broadcast:
+        return A::scatter_allgather;
+      default:
+        return std::nullopt;
+    }
+  }
+  if (algorithm == "tree") {
+    switch (c) {
+      case Collective::allreduce:
+      case Collective::reduce:
+      case Collective::broadcast:
+        return A::binomial_tree;
+      default:
+        return std::nullopt;
+    }
+  }
+  throw std::invalid_argument("unknown algorithm '" + std::string(algorithm) + "' (known: mpi, ring, tree, rhd)");
+}
+
+std::optional<double> textbook_time_us(Collective c, std::string_view algorithm, int p, double bytes,
+                                       const CostParams& params) {
+  const auto a = textbook_algorithm_for(c, algorithm);
+  if (!a) return std::nullopt;
+  const auto terms = textbook_cost(c, *a, p);
+  if (!terms) return std::nullopt;
+  return terms->time(params.alpha_us, params.beta_us_per_byte, params.gamma_us_per_byte, bytes);
+}
+
+AlphaBetaFit fit_alpha_beta(std::span<const Sample> samples, FitWeighting weighting) {
+  const bool relative = weighting == FitWeighting::relative;
+  std::set<double> sizes;
+  for (const auto& s : samples) {
+    if (!std::isfinite(s.bytes) || s.bytes < 0 || !std::isfinite(s.time_us) || s.time_us < 0) {
+      throw std::invalid_argument("fit_alpha_beta: sizes and times must be finite and >= 0");
+    }
+    if (relative && s.time_us <= 0) {
+      throw std::invalid_argument("fit_alpha_beta: relative weighting needs every time > 0");
+    }
+    sizes.insert(s.bytes);
+  }
+  if (sizes.size() < 2) {
+    throw std::invalid_argument("fit_alpha_beta: need samples at 2 or more distinct sizes, got " +
+                                std::to_string(sizes.size()));
+  }
+  auto weight = [relative](const Sample& s) { return relative ? 1.0 / (s.time_us * s.time_us) : 1.0; };
+  // Centred sums (well conditioned although sizes span 8 B .. GiB).
+  double w_sum = 0, x_mean = 0, y_mean = 0;
+  for (const auto& s : samples) {
+    const double w = weight(s);
+    w_sum += w, x_mean += w * s.bytes, y_mean += w * s.time_us;
+  }
+  x_mean /= w_sum, y_mean /= w_sum;
+  double sxx = 0, sxy = 0;
+  for (const auto& s : samples) {
+    const double w = weight(s), dx = s.bytes - x_mean;
+    sxx += w * dx * dx, sxy += w * dx * (s.time_us - y_mean);
+  }
+  AlphaBetaFit fit;
+  fit.weighting = weighting;
+  fit.samples = samples.size();
+  fit.beta_us_per_byte = sxy / sxx;
+  fit.alpha_us = y_mean - fit.beta_us_per_byte * x_mean;
+  fit.bandwidth_gbps = fit.beta_us_per_byte > 0 ? 1e-3 / fit.beta_us_per_byte : std::numeric_limits<double>::infinity();
+  // R^2 and relative errors on the unweighted data.
+  double t_mean = 0;
+  for (const auto& s : samples) t_mean += s.time_us;
+  t_mean /= static_cast<double>(samples.size());
+  double ss_res = 0, ss_tot = 0;
+  for (const auto& s : samples) {
+    const double r = s.time_us - fit.predict_us(s.bytes);
+    ss_res += r * r, ss_tot += (s.time_us - t_mean) * (s.time_us - t_mean);
+    if (s.time_us > 0) fit.max_relative_error = std::max(fit.max_relative_error, std::abs(r) / s.time_us);
+  }
+  fit.r_squared = ss_tot > 0 ? 1.0 - ss_res / ss_tot : (ss_res == 0 ? 1.0 : 0.0);
+  return fit;
+}
+
+CostCurve curve_from_fit(std::string name, const AlphaBetaFit& fit, std::span<const double> sizes) {
+  CostCurve curve{std::move(name), {}};
+  curve.time_us.reserve(sizes.size());
+  for (double n : sizes) curve.time_us.push_back(fit.predict_us(n));
+  return curve;
+}
+
+std::vector<double> pow2_sizes(double lo, double hi) {
+  if (!(lo > 0) || !(hi >= lo) || !std::isfinite(hi)) {
+    throw std::invalid_argument("pow2_sizes: need 0 < lo <= hi, finite");
+  }
+  std::vector<double> sizes;
+  for (double n = std::exp2(std::ceil(std::log2(lo))); n <= hi; n *= 2) sizes.push_back(n);
+  return sizes;
+}
+
+namespace {
+
+void check_grid(std::span<const double> sizes, std::span<const CostCurve> curves) {
+  if (curves.empty()) throw std::invalid_argument("find_crossovers: no curves");
+  if (sizes.empty()) throw std::invalid_argument("find_crossovers: empty size grid");
+  for (std::size_t i = 1; i < sizes.size(); ++i) {
+    if (!(sizes[i] > sizes[i - 1])) throw std::invalid_argument("find_crossovers: sizes must be ascending");
+  }
+  for (const auto& c : curves) {
+    if (c.time_us.size() != sizes.size()) {
+      throw std::invalid_argument("find_crossovers: curve '" + c.name + "' has " + std::to_string(c.time_us.size()) +
+                                  " points, the grid " + std::to_string(sizes.size()));
+    }
+  }
+}
+
+// Index of the fastest curve at grid point i (ties: the earlier curve).
+std::size_t fastest(std::span<const CostCurve> curves, std::size_t i) {
+  std::size_t best = 0;
+  for (std::size_t k = 1; k < curves.size(); ++k) {
+    if (curves[k].time_us[i] < curves[best].time_us[i]) best = k;
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<Crossover> find_crossovers(std::span<const double> sizes, std::span<const CostCurve> curves) {
+  check_grid(sizes, curves);
+  std::vector<Crossover> out;
+  std::size_t prev = fastest(curves, 0);
+  for (std::size_t i = 1; i < sizes.size(); ++i) {
+    const std::size_t now = fastest(curves, i);
+    if (now == prev) continue;
+    // d = t_from - t_to: <= 0 at i-1 (from was fastest), > 0 at i.
+    const double d0 = curves[prev].time_us[i - 1] - curves[now].time_us[i - 1];
+    const double d1 = curves[prev].time_us[i] - curves[now].time_us[i];
+    const double frac = d1 - d0 > 0 ? -d0 / (d1 - d0) : 1.0;
+    out.push_back({sizes[i], sizes[i - 1] + frac * (sizes[i] - sizes[i - 1]), curves[prev].name, curves[now].name});
+    prev = now;
+  }
+  return out;
+}
+
+std::string describe_crossovers(std::span<const double> sizes, std::span<const CostCurve> curves) {
+  const auto xs = find_crossovers(sizes, curves);
+  if (xs.empty()) return curves[fastest(curves, 0)].name + " fastest at all sizes";
+  std::string text = xs.front().from + " below " + format_bytes(xs.front().bytes);
+  for (std::size_t k = 1; k < xs.size(); ++k) {
+    text += ", " + xs[k].from + " from " + format_bytes(xs[k - 1].bytes) + " to " + format_bytes(xs[k].bytes);
+  }
+  return text + ", " + xs.back().to + " above";
+}
+
+}  // namespace commscope::analysis

@@ -1,0 +1,459 @@
+// The report's input readers: bench results files (commscope.bench/1, read here with
+// commscope::h5 alone, by field name) and profiles (through profiler::read_profile). Every
+// failure becomes one InputError line naming the file.
+
+#include "commscope/analysis/inputs.hpp"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "commscope/h5/h5.hpp"
+#include "commscope/profiler/profile_file.hpp"
+
+namespace commscope::analysis {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kBenchSchema = "commscope.bench/1";
+constexpr std::string_view kBenchSchemaFamily = "commscope.bench/";
+constexpr std::string_view kProfileSchemaFamily = "commscope.profile/";
+
+// One line: HDF5's error stacks and attribute values may carry newlines.
+std::string one_line(std::string text) {
+  for (char& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return text;
+}
+
+[[noreturn]] void fail(const std::string& path, const std::string& reason) {
+  throw InputError(one_line(path + ": " + reason));
+}
+
+std::vector<std::string_view> split(std::string_view text, std::string_view separator) {
+  std::vector<std::string_view> parts;
+  for (;;) {
+    const std::size_t at = text.find(separator);
+    parts.push_back(text.substr(0, at));
+    if (at == std::string_view::npos) return parts;
+    text.remove_prefix(at + separator.size());
+  }
+}
+
+// A truncated file, from HDF5's "truncated file: eof = 100, sblock->base_addr = 0, stored_eof = 16162":
+// "truncated: 100 of 16162 bytes (...)"; "" for other errors.
+std::string truncation(std::string_view what) {
+  const std::size_t at = what.find("truncated file: eof = ");
+  if (at == std::string_view::npos) return {};
+  unsigned long long eof = 0;
+  unsigned long long stored = 0;
+  const std::string tail(what.substr(at));
+  if (std::sscanf(tail.c_str(), "truncated file: eof = %llu, sblock->base_addr = %*u, stored_eof = %llu", &eof,
+                  &stored) != 2) {
+    return "truncated";
+  }
+  return "truncated: " + std::to_string(eof) + " of " + std::to_string(stored) + " bytes (a copy that did not finish?)";
+}
+
+// An h5::Error's (or a ProfileFileError's) text with HDF5's error stack shortened to its outermost
+// and two innermost entries: the whole stack is often ten entries, most of them repetitions.
+std::string shorter(std::string_view what) {
+  static constexpr std::string_view kStack = "; HDF5: ";
+  const std::size_t at = what.find(kStack);
+  if (at == std::string_view::npos) return std::string(what);
+  const std::vector<std::string_view> stack = split(what.substr(at + kStack.size()), " / ");
+  std::string out(what.substr(0, at + kStack.size()));
+  if (stack.size() <= 3) return out + std::string(what.substr(at + kStack.size()));
+  out += stack.front();
+  out += " / ... / ";
+  out += stack[stack.size() - 2];
+  out += " / ";
+  out += stack.back();
+  return out;
+}
+
+// /results as the report reads it: the schema's fields by name, strings as char[N] of the
+// schema's sizes (S16, S16, S8, S8, S8). Fields of the file not listed here are skipped.
+struct ResultsRecord {
+  std::int64_t row;
+  char collective[16];
+  char algorithm[16];
+  char device[8];
+  char type[8];
+  char op[8];
+  std::int32_t root;
+  std::uint8_t in_place;
+  std::int32_t nranks;
+  std::uint64_t bytes;
+  std::uint64_t count;
+  std::int64_t iterations;
+  double time_us;
+  double algbw_GBps;
+  double busbw_GBps;
+  std::uint64_t nwrong;
+  double min_us;
+  double p50_us;
+  double p99_us;
+  double max_us;
+  double skew_us;
+  std::int32_t slowest_rank;
+};
+
+h5::CompoundType<ResultsRecord> results_type() {
+  h5::CompoundType<ResultsRecord> t;
+  t.add("row", &ResultsRecord::row)
+      .add("collective", &ResultsRecord::collective)
+      .add("algorithm", &ResultsRecord::algorithm)
+      .add("device", &ResultsRecord::device)
+      .add("type", &ResultsRecord::type)
+      .add("op", &ResultsRecord::op)
+      .add("root", &ResultsRecord::root)
+      .add("in_place", &ResultsRecord::in_place)
+      .add("nranks", &ResultsRecord::nranks)
+      .add("bytes", &ResultsRecord::bytes)
+      .add("count", &ResultsRecord::count)
+      .add("iterations", &ResultsRecord::iterations)
+      .add("time_us", &ResultsRecord::time_us)
+      .add("algbw_GBps", &ResultsRecord::algbw_GBps)
+      .add("busbw_GBps", &ResultsRecord::busbw_GBps)
+      .add("nwrong", &ResultsRecord::nwrong)
+      .add("min_us", &ResultsRecord::min_us)
+      .add("p50_us", &ResultsRecord::p50_us)
+      .add("p99_us", &ResultsRecord::p99_us)
+      .add("max_us", &ResultsRecord::max_us)
+      .add("skew_us", &ResultsRecord::skew_us)
+      .add("slowest_rank", &ResultsRecord::slowest_rank);
+  return t;
+}
+
+BenchRow to_row(const ResultsRecord& r) {
+  BenchRow b;
+  b.row = r.row;
+  b.collective = h5::get_fixed(r.collective);
+  b.algorithm = h5::get_fixed(r.algorithm);
+  b.device = h5::get_fixed(r.device);
+  b.type = h5::get_fixed(r.type);
+  b.op = h5::get_fixed(r.op);
+  b.root = r.root;
+  b.in_place = r.in_place != 0;
+  b.nranks = r.nranks;
+  b.bytes = r.bytes;
+  b.count = r.count;
+  b.iterations = r.iterations;
+  b.time_us = r.time_us;
+  b.algbw_GBps = r.algbw_GBps;
+  b.busbw_GBps = r.busbw_GBps;
+  b.nwrong = r.nwrong;
+  b.min_us = r.min_us;
+  b.p50_us = r.p50_us;
+  b.p99_us = r.p99_us;
+  b.max_us = r.max_us;
+  b.skew_us = r.skew_us;
+  b.slowest_rank = r.slowest_rank;
+  return b;
+}
+
+// ---------------------------------------------------------------- attributes as text
+
+template <class V>
+std::string number_text(V value) {
+  char buffer[64];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);  // shortest round trip
+  if (ec != std::errc()) return "?";
+  return std::string(buffer, end);
+}
+
+template <class V>
+std::string join_numbers(const std::vector<V>& values) {
+  std::string out;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += number_text(values[i]);
+  }
+  return out;
+}
+
+std::string join_strings(const std::vector<std::string>& values) {
+  std::string out;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += values[i];
+  }
+  return out;
+}
+
+// A negative HDF5 return: an h5::Error naming the call (the caught error becomes an InputError).
+template <class R>
+R checked(R result, const std::string& what) {
+  if (result < 0) throw h5::Error(what + " failed");
+  return result;
+}
+
+// The type class, signedness and element count of attribute `name` of `object` (the
+// commscope::h5 readers convert but do not tell what is stored; the text needs to know).
+struct AttributeShape {
+  H5T_class_t cls = H5T_NO_CLASS;
+  bool is_signed = true;
+  std::size_t count = 0;
+};
+
+AttributeShape attribute_shape(const h5::Object& object, const std::string& name) {
+  const std::string what = "attribute '" + name + "'";
+  h5::Handle attr(checked(H5Aopen(object.id(), name.c_str(), H5P_DEFAULT), "H5Aopen " + what));
+  h5::Handle type(checked(H5Aget_type(attr.id()), "H5Aget_type " + what));
+  h5::Handle space(checked(H5Aget_space(attr.id()), "H5Aget_space " + what));
+  AttributeShape shape;
+  shape.cls = checked(H5Tget_class(type.id()), "H5Tget_class " + what);
+  if (shape.cls == H5T_INTEGER)
+    shape.is_signed = checked(H5Tget_sign(type.id()), "H5Tget_sign " + what) != H5T_SGN_NONE;
+  shape.count = static_cast<std::size_t>(checked(H5Sget_simple_extent_npoints(space.id()), "H5Sget_npoints " + what));
+  return shape;
+}
+
+// Attribute `name` as text: numbers formatted, lists joined with ", ".
+std::string attribute_text(const h5::Object& object, const std::string& name) {
+  const AttributeShape shape = attribute_shape(object, name);
+  switch (shape.cls) {
+    case H5T_STRING:
+      return join_strings(object.attr_strings(name));
+    case H5T_INTEGER:
+      if (!shape.is_signed && shape.count == 1) return number_text(object.attr_uint(name));
+      return join_numbers(object.attr_ints(name));
+    case H5T_FLOAT:
+      return join_numbers(object.attr_doubles(name));
+    default:
+      return "(HDF5 type class " + std::to_string(static_cast<int>(shape.cls)) + ")";
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> attributes_as_text(const h5::Object& object) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const std::string& name : object.attr_names()) out.emplace_back(name, attribute_text(object, name));
+  return out;
+}
+
+// --------------------------------------------------------------------------- the file
+
+// The checks before HDF5 sees the file, for messages better than HDF5's; returns its size.
+std::uintmax_t check_file(const std::string& path, const char* what) {
+  if (const std::string problem = h5::file_problem(path, what); !problem.empty()) fail(path, problem);
+  return std::filesystem::file_size(path);
+}
+
+BenchFile read_bench(const std::string& path) {
+  const std::uintmax_t file_bytes = check_file(path, "a bench results file");
+  h5::File file = [&] {
+    try {
+      return h5::File::open(path);
+    } catch (const h5::Error& e) {
+      const std::string truncated = truncation(e.what());
+      fail(path, !truncated.empty() ? truncated : "damaged HDF5 file: " + shorter(e.what()));
+    }
+  }();
+  if (!file.exists("meta")) fail(path, "not a commscope bench results file (no /meta group)");
+  const h5::Group meta = file.open_group("meta");
+  if (!meta.has_attr("schema")) fail(path, "not a commscope bench results file (no schema attribute in /meta)");
+  const std::string schema = meta.attr_string("schema");
+  if (schema.starts_with(kProfileSchemaFamily)) {
+    fail(path, "is a commscope profile, not a bench results file (use 'commscope-report profile')");
+  }
+  if (schema != kBenchSchema) fail(path, "schema '" + schema + "', expected '" + std::string(kBenchSchema) + "'");
+
+  BenchFile out;
+  out.path = path;
+  out.meta = attributes_as_text(meta);
+  out.nranks = static_cast<std::int32_t>(meta.attr_int("nranks"));
+  if (out.nranks < 1) fail(path, "/meta nranks is " + std::to_string(out.nranks) + ", expected at least 1");
+  out.device = meta.attr_string("device");
+  if (meta.exists("env")) out.env = attributes_as_text(meta.open_group("env"));
+
+  if (!file.exists("results")) fail(path, "no /results table");
+  const auto table = h5::Table<ResultsRecord>::open(file, "results", results_type());
+  // A damaged dataspace can claim any number of rows: refuse more than the file could hold
+  // rather than allocate them. A packed row is ~190 bytes and deflate compresses at most
+  // ~1000:1, so a real file holds well under 8 rows per byte.
+  const std::size_t nrows = table.size();
+  if (nrows / 8 > file_bytes) {
+    fail(path, "/results claims " + std::to_string(nrows) + " rows, more than a file of " + std::to_string(file_bytes) +
+                   " bytes holds: a damaged file?");
+  }
+  const std::vector<ResultsRecord> records = table.read_all();
+  out.rows.reserve(records.size());
+  for (const ResultsRecord& r : records) out.rows.push_back(to_row(r));
+  return out;
+}
+
+// Runs `read` and turns every failure into an InputError naming `path`.
+template <class Read>
+auto guarded(const std::string& path, Read&& read) {
+  try {
+    return read();
+  } catch (const InputError&) {
+    throw;
+  } catch (const profiler::ProfileFileError& e) {
+    const std::string truncated = truncation(e.what());
+    if (!truncated.empty()) fail(path, truncated);
+    throw InputError(one_line(shorter(e.what())));  // already names the file
+  } catch (const h5::Error& e) {
+    fail(path, "cannot read it (a damaged file?): " + shorter(e.what()));
+  } catch (const std::bad_alloc&) {
+    fail(path, "cannot read it: out of memory (a damaged file claiming huge sizes?)");
+  } catch (const std::exception& e) {
+    fail(path, std::string("cannot read it: ") + e.what());
+  }
+}
+
+// ------------------------------------------------------------------------------ preflight
+
+// Writes all of `text` to `fd`, ignoring failures (the parent then reports the exit status).
+void write_all(int fd, const std::string& text) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+constexpr int kChildOk = 0;
+constexpr int kChildInputError = 3;
+constexpr int kChildOtherError = 4;
+
+// The child: read the file fully, report on `fd`, and _exit (no atexit handlers, no flushing of
+// the parent's stdio buffers, no destructors of the parent's objects).
+[[noreturn]] void preflight_child(const std::string& path, const std::string& kind, int fd) {
+  const int devnull = ::open("/dev/null", O_WRONLY);
+  if (devnull >= 0) {
+    ::dup2(devnull, STDERR_FILENO);  // HDF5 (or a sanitizer) may talk about the damage
+    ::close(devnull);
+  }
+  const rlimit no_core{0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);  // a crash here is expected, a core dump is not wanted
+  int status = kChildOk;
+  try {
+    if (kind == "bench") {
+      (void)read_bench_file(path);
+    } else {
+      (void)read_profile_file(path, true);
+    }
+  } catch (const InputError& e) {
+    write_all(fd, e.what());
+    status = kChildInputError;
+  } catch (const std::exception& e) {
+    write_all(fd, one_line(path + ": " + e.what()));
+    status = kChildOtherError;
+  } catch (...) {
+    status = kChildOtherError;
+  }
+  ::close(fd);
+  ::_exit(status);
+}
+
+}  // namespace
+
+std::string BenchFile::meta_value(const std::string& key) const {
+  for (const auto& [k, v] : meta) {
+    if (k == key) return v;
+  }
+  return {};
+}
+
+BenchFile read_bench_file(const std::string& path) {
+  return guarded(path, [&] { return read_bench(path); });
+}
+
+profiler::Profile read_profile_file(const std::string& path, bool with_events) {
+  return guarded(path, [&]() -> profiler::Profile {
+    check_file(path, "a profile file");
+    try {
+      return profiler::read_profile(path, with_events);
+    } catch (const profiler::ProfileFileError& e) {
+      // read_profile names the schema it found: a bench file gets a pointer to the right command.
+      if (std::string_view(e.what()).find("schema '" + std::string(kBenchSchemaFamily)) != std::string_view::npos) {
+        fail(path, "is a commscope bench results file, not a profile (use 'commscope-report bench')");
+      }
+      throw;
+    }
+  });
+}
+
+// Why a child process: HDF5 1.10 is not hardened against damaged files. Most damage is caught
+// and reported as an error (an InputError here), but some is not: a damaged global heap (where
+// variable-length strings such as /meta's attributes live) can make it crash in H5HG_read, and
+// a damaged attribute table can make it crash in H5A__close while iterating over attributes
+// (both seen with overwritten bytes in real bench files; fuzz_inputs.sh finds such files). A crash in the report
+// itself would lose its output and tell the user nothing, so the file is first read fully in a
+// forked child: if the child dies, the parent reports the file as damaged instead of crashing.
+// The child inherits the parent's memory as it is, so this assumes a single-threaded caller
+// (the report is); it reads the file once more, which costs milliseconds for bench files and
+// about one extra read for profiles.
+void preflight(const std::string& path, const std::string& kind) {
+  if (kind != "bench" && kind != "profile") {
+    throw std::invalid_argument("preflight: kind '" + kind + "', expected 'bench' or 'profile'");
+  }
+  int fds[2];
+  if (::pipe(fds) != 0) fail(path, std::string("preflight: pipe failed: ") + std::strerror(errno));
+  std::fflush(nullptr);  // nothing buffered in stdio is written twice by the child
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int error = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    fail(path, std::string("preflight: fork failed: ") + std::strerror(error));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    preflight_child(path, kind, fds[1]);
+  }
+  ::close(fds[1]);
+  // Read the message before waiting: a message longer than the pipe's buffer would otherwise
+  // block the child, and the wait with it.
+  std::string message;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    message.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  pid_t waited = 0;
+  do {
+    waited = ::waitpid(pid, &status, 0);
+  } while (waited < 0 && errno == EINTR);
+  if (waited < 0) fail(path, std::string("preflight: waitpid failed: ") + std::strerror(errno));
+
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kChildOk) return;
+  if (WIFEXITED(status) && !message.empty() &&
+      (WEXITSTATUS(status) == kChildInputError || WEXITSTATUS(status) == kChildOtherError)) {
+    throw InputError(one_line(message));
+  }
+  if (WIFSIGNALED(status)) {
+    fail(path, "the HDF5 library failed reading it (signal " + std::to_string(WTERMSIG(status)) + "): a damaged file?");
+  }
+  fail(path, "the HDF5 library failed reading it (exit status " +
+                 std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + "): a damaged file?");
+}
+
+}  // namespace commscope::analysis

@@ -1,0 +1,141 @@
+// commscope-report: what a cluster run means, from the bench's and the profiler's HDF5 files.
+//
+//   commscope-report bench r.h5 [-o DIR]             busbw/latency per size, alpha-beta fits, crossovers
+//   commscope-report compare a.h5 b.h5 [...] [-o DIR]  interconnects side by side
+//   commscope-report profile p.h5 [-o DIR]           per-iteration breakdown, ranks, top operators
+//   commscope-report scaling p1.h5 p2.h5 [...] [-o DIR]  speedup, efficiency, prediction vs measurement
+//   commscope-report predict --model 125m --gpus 8,64 --bench r.h5 --flops 1e14 [--zero 0..3]
+//   commscope-report trace p.h5 -o trace.json        Chrome trace / Perfetto
+//
+// Bad or foreign input: one line on stderr and exit status 2.
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "commscope/analysis/inputs.hpp"
+#include "commscope/analysis/output.hpp"
+#include "commscope/analysis/report.hpp"
+
+namespace ca = commscope::analysis;
+
+namespace {
+
+int fail(const std::string& message) {
+  std::string line = message;
+  for (char& c : line)
+    if (c == '\n' || c == '\r') c = ' ';
+  std::fprintf(stderr, "commscope-report: %s\n", line.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "commscope-report: scaling, alpha-beta fits, interconnect comparison, prediction and plots from "
+      "commscope's HDF5 files (bench results and profiles)."};
+  app.require_subcommand(1, 1);
+  std::string out;
+  std::string file;
+  std::vector<std::string> files;
+
+  auto* bench = app.add_subcommand("bench", "busbw and latency against size, alpha-beta fits, crossover sizes");
+  bench->add_option("file", file, "bench results file (commscope-bench --out)")->required();
+  bench->add_option("-o,--out", out, "folder for report.md, CSV files and plots");
+
+  auto* compare = app.add_subcommand("compare", "two or more bench files side by side (interconnects, settings)");
+  compare->add_option("files", files, "bench results files (the first is the baseline)")->required()->expected(2, -1);
+  compare->add_option("-o,--out", out, "folder for report.md, CSV files and plots");
+
+  auto* profile = app.add_subcommand("profile", "per-iteration breakdown, spread, ranks and stragglers, top operators");
+  profile->add_option("file", file, "profile (commscope-train --profile)")->required();
+  profile->add_option("-o,--out", out, "folder for report.md, CSV files and plots");
+
+  auto* scaling = app.add_subcommand("scaling", "speedup and efficiency from profiles at different rank counts");
+  scaling->add_option("files", files, "profiles of the same workload at different rank counts")
+      ->required()
+      ->expected(2, -1);
+  scaling->add_option("-o,--out", out, "folder for report.md, CSV files and plots");
+
+  ca::PredictOptions p;
+  std::string gpus;
+  auto* predict = app.add_subcommand("predict", "iteration time, speedup and memory of a model at other rank counts");
+  predict->add_option("--model", p.model, "preset: 125m, 1.3b, 6.7b, gpt2-124m, small, tiny");
+  predict->add_option("--layers", p.layers, "layers (without --model)")->check(CLI::Range(1, 100000));
+  predict->add_option("--dim", p.dim, "channels")->check(CLI::Range(1, 1 << 20));
+  predict->add_option("--heads", p.heads, "attention heads")->check(CLI::Range(1, 1 << 16));
+  predict->add_option("--seq", p.seq, "sequence length")->check(CLI::Range(1, 1 << 24));
+  predict->add_option("--batch", p.batch, "sequences per GPU")->capture_default_str()->check(CLI::Range(1, 1 << 24));
+  predict->add_option("--vocab", p.vocab, "vocabulary")->check(CLI::Range(1, 1 << 24));
+  predict->add_option("--gpus", gpus, "rank counts, comma-separated (e.g. 8,64,512)")->required();
+  predict->add_option("--bench", p.bench, "bench results file with the collectives to price")->required();
+  predict->add_option("--flops", p.flops, "per-GPU compute rate in FLOP/s (e.g. 3.1e14)")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  predict->add_option("--zero", p.zero, "ZeRO stage 0..3")->capture_default_str()->check(CLI::Range(0, 3));
+  predict->add_option("--bytes-per-param", p.bytes_per_param, "2 (bf16/fp16) or 4 (fp32)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({2, 4}));
+  predict->add_option("-o,--out", out, "folder for report.md and CSV files");
+
+  std::string json;
+  auto* trace = app.add_subcommand("trace", "export a profile as a Chrome trace / Perfetto JSON");
+  trace->add_option("file", file, "profile")->required();
+  trace->add_option("-o,--out", json, "the JSON file to write")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {  // --help of a subcommand
+      app.exit(e);
+      return 0;
+    }
+    return fail(std::string(e.what()) + " (see --help)");
+  }
+
+  ca::ReportOptions options;
+  options.terminal = &std::cout;
+  if (!out.empty()) options.out_dir = out;
+  try {
+    if (*bench) ca::report_bench(file, options);
+    if (*compare) ca::report_compare(files, options);
+    if (*profile) ca::report_profile(file, options);
+    if (*scaling) ca::report_scaling(files, options);
+    if (*predict) {
+      for (std::size_t b = 0, e; b <= gpus.size(); b = e + 1) {
+        e = gpus.find(',', b);
+        if (e == std::string::npos) e = gpus.size();
+        const std::string item = gpus.substr(b, e - b);
+        std::size_t used = 0;
+        int n = 0;
+        try {
+          n = std::stoi(item, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != item.size() || n < 1) return fail("--gpus: '" + item + "' is not a rank count");
+        p.gpus.push_back(n);
+      }
+      ca::report_predict(p, options);
+    }
+    if (*trace) ca::report_trace(file, json, options);
+  } catch (const ca::InputError& e) {
+    return fail(e.what());
+  } catch (const ca::OutputError& e) {
+    return fail(e.what());
+  } catch (const std::invalid_argument& e) {
+    return fail(e.what());
+  } catch (const std::exception& e) {
+    fail(std::string("internal error: ") + e.what());  // a bug, not bad input
+    return 1;
+  }
+  return 0;
+}

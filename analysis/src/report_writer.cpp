@@ -1,0 +1,88 @@
+#include "report_writer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace commscope::analysis {
+
+ReportWriter::ReportWriter(const ReportOptions& options, const std::string& title)
+    : terminal_(options.terminal), dir_(options.out_dir) {
+  if (dir_) make_output_dir(*dir_);
+  if (terminal_) *terminal_ << title << "\n" << std::string(title.size(), '=') << "\n";
+  markdown_ << "# " << title << "\n\n";
+}
+
+void ReportWriter::section(const std::string& title) {
+  if (terminal_) *terminal_ << "\n" << title << "\n" << std::string(title.size(), '-') << "\n";
+  markdown_ << "\n## " << title << "\n\n";
+}
+
+void ReportWriter::text(const std::string& paragraph) {
+  if (terminal_) *terminal_ << paragraph << "\n";
+  markdown_ << paragraph << "\n\n";
+}
+
+void ReportWriter::table(const std::string& csv_name, const Table& t) {
+  if (terminal_) *terminal_ << t.terminal();
+  markdown_ << t.markdown() << "\n";
+  if (dir_) {
+    write_text(*dir_, csv_name + ".csv", t.csv());
+    written_.push_back(csv_name + ".csv");
+    markdown_ << "([" << csv_name << ".csv](" << csv_name << ".csv))\n\n";
+  }
+}
+
+void ReportWriter::plot(const std::string& name, const LinePlot& p) {
+  if (!dir_) return;
+  // A plot with no point to draw (e.g. busbw on one rank: 0 on a log axis) is left out, said so.
+  const bool drawable = std::any_of(p.series.begin(), p.series.end(), [&](const Series& s) {
+    for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i)
+      if (std::isfinite(s.x[i]) && std::isfinite(s.y[i]) && (!p.logx || s.x[i] > 0) && (!p.logy || s.y[i] > 0))
+        return true;
+    return false;
+  });
+  if (!drawable) {
+    markdown_ << "(" << p.title << ": nothing to draw)\n\n";
+    return;
+  }
+  analysis::plot(p, *dir_, name);
+  written_.push_back(name + ".svg");
+  markdown_ << "![" << p.title << "](" << name << ".svg)\n\n";
+}
+
+void ReportWriter::plot(const std::string& name, const StackedBars& p) {
+  if (!dir_) return;
+  analysis::plot(p, *dir_, name);
+  written_.push_back(name + ".svg");
+  markdown_ << "![" << p.title << "](" << name << ".svg)\n\n";
+}
+
+void ReportWriter::finish() {
+  if (!dir_) return;
+  write_text(*dir_, "report.md", markdown_.str());
+  if (terminal_)
+    *terminal_ << "\nwrote " << (*dir_ / "report.md").string() << " with " << written_.size()
+               << " CSV and plot files (plots as SVG and PNG)\n";
+}
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
+  return values[std::clamp<std::size_t>(rank, 1, values.size()) - 1];
+}
+
+double mean(const std::vector<double>& values) {
+  return values.empty() ? 0 : std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+}
+
+double stddev(const std::vector<double>& values) {
+  if (values.size() < 2) return 0;
+  const double m = mean(values);
+  double ss = 0;
+  for (double v : values) ss += (v - m) * (v - m);
+  return std::sqrt(ss / static_cast<double>(values.size() - 1));
+}
+
+}  // namespace commscope::analysis

@@ -1,0 +1,43 @@
+#pragma once
+// What every subcommand writes: the terminal report, and with -o DIR a Markdown report, one CSV
+// per table and the plots, all named after the section they belong to.
+
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "commscope/analysis/output.hpp"
+#include "commscope/analysis/report.hpp"
+
+namespace commscope::analysis {
+
+class ReportWriter {
+ public:
+  ReportWriter(const ReportOptions& options, const std::string& title);
+
+  void section(const std::string& title);
+  void text(const std::string& paragraph);
+  // Printed, added to the Markdown, and written as DIR/csv_name.csv.
+  void table(const std::string& csv_name, const Table& table);
+  // Drawn (SVG + PNG) and linked from the Markdown; only with an output folder.
+  void plot(const std::string& name, const LinePlot& plot);
+  void plot(const std::string& name, const StackedBars& plot);
+  // Writes report.md; prints where everything went.
+  void finish();
+
+ private:
+  std::ostream* terminal_;
+  std::optional<std::filesystem::path> dir_;
+  std::ostringstream markdown_;
+  std::vector<std::string> written_;
+};
+
+// Median and nearest-rank percentile of a copy of `values` (0 for an empty list).
+double percentile(std::vector<double> values, double p);
+double mean(const std::vector<double>& values);
+double stddev(const std::vector<double>& values);
+
+}  // namespace commscope::analysis

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# fixtures.sh BUILD_BIN_DIR OUT_DIR MPIEXEC: fixture files for the report's tests, from the real
+# programs: bench-np{1,2,4}.h5 (commscope-bench) and train-np{1,2,4}.h5 (commscope-train's
+# profiles). Files that exist are kept (idempotent). Exits non-zero with one line if a program fails.
+set -u
+if [ $# -ne 3 ]; then
+  echo "usage: $0 BUILD_BIN_DIR OUT_DIR MPIEXEC" >&2
+  exit 1
+fi
+bin=$1
+out=$2
+mpiexec=$3
+here=$(cd "$(dirname "$0")" && pwd)
+data="$here/../../trainer/tests/data/tiny.txt"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMP_NUM_THREADS=1
+
+mkdir -p "$out" || { echo "fixtures.sh: cannot create $out" >&2; exit 1; }
+for exe in commscope-bench commscope-train; do
+  [ -x "$bin/$exe" ] || { echo "fixtures.sh: $bin/$exe not found (build it first)" >&2; exit 1; }
+done
+
+# run NAME NP PROGRAM ARGS...: PROGRAM on NP ranks (directly for one), output in $out/NAME.log.
+run() {
+  local name=$1 np=$2
+  shift 2
+  local launch=()
+  if [ "$np" -gt 1 ]; then launch=("$mpiexec" -np "$np" --oversubscribe --bind-to none); fi
+  if ! "${launch[@]}" "$@" >"$out/$name.log" 2>&1; then
+    echo "fixtures.sh: $name failed ($*); see $out/$name.log: $(tail -n 1 "$out/$name.log")" >&2
+    exit 1
+  fi
+}
+
+made=0
+for np in 1 2 4; do
+  file="$out/bench-np$np.h5"
+  if [ ! -f "$file" ]; then
+    run "bench-np$np" "$np" "$bin/commscope-bench" all --algo all -b 8 -e 64K -f 4 -n 5 -w 1 -c 1 --out "$file"
+    made=$((made + 1))
+  fi
+  [ -f "$file" ] || { echo "fixtures.sh: commscope-bench wrote no $file" >&2; exit 1; }
+  file="$out/train-np$np.h5"
+  if [ ! -f "$file" ]; then
+    run "train-np$np" "$np" "$bin/commscope-train" --model tiny --steps 4 --batch 4 --data "$data" --threads 1 \
+      --profile "$file"
+    made=$((made + 1))
+  fi
+  [ -f "$file" ] || { echo "fixtures.sh: commscope-train wrote no $file" >&2; exit 1; }
+done
+echo "fixtures.sh: $made made, $((6 - made)) kept, in $out"

@@ -1,0 +1,220 @@
+// Unit tests of model_math: the paper's table, hand-computed values of every formula (the
+// arithmetic is in the comments), ZeRO volumes, scaling and the straggler bound.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <numbers>
+#include <stdexcept>
+
+#include "commscope/analysis/model_math.hpp"
+
+namespace ca = commscope::analysis;
+
+namespace {
+
+// The paper's table (b = 1, s = 1024): FLOPs per iteration in TFLOP, quoted to 2 significant
+// digits (0.64, 8.2, 41.2). Computed must round to the quoted figure: within half a unit of its
+// last digit (0.005, 0.05, 0.05 TFLOP, i.e. 0.8%, 0.6%, 0.12%).
+TEST(ModelMath, PaperFlopsTable) {
+  struct Row {
+    const char* preset;
+    double quoted_tflop, half_unit;
+  };
+  for (const Row& r : {Row{"125m", 0.64, 0.005}, Row{"1.3b", 8.2, 0.05}, Row{"6.7b", 41.2, 0.05}}) {
+    const ca::ModelShape m = ca::model_preset(r.preset);
+    const double tflop = ca::flops_per_iteration(1, m.seq, m.d_model, m.layers) / 1e12;
+    std::printf("  %-5s l=%d d=%d s=%d: %.4f TFLOP/iteration (paper %.2f), P = 12 d^2 l = %.4g\n", r.preset, m.layers,
+                m.d_model, m.seq, tflop, r.quoted_tflop, ca::params_approx(m.d_model, m.layers));
+    EXPECT_NEAR(tflop, r.quoted_tflop, r.half_unit) << r.preset;
+  }
+  // Hand: 125m = 12 (72*1024*768^2 + 12*1024^2*768) = 12 * 53,150,220,288 = 637,802,643,456.
+  EXPECT_DOUBLE_EQ(ca::flops_per_iteration(1, 1024, 768, 12), 637802643456.0);
+}
+
+TEST(ModelMath, Presets) {
+  const ca::ModelShape g = ca::model_preset("gpt2-124m");
+  EXPECT_EQ(g.layers, 12);
+  EXPECT_EQ(g.d_model, 768);
+  EXPECT_EQ(g.heads, 12);
+  EXPECT_EQ(g.seq, 1024);
+  EXPECT_EQ(g.vocab, 50257);
+  EXPECT_EQ(g.padded_vocab, 50304);
+  const ca::ModelShape b = ca::model_preset("1.3b");
+  EXPECT_EQ(b.d_model % b.heads, 0);
+  EXPECT_EQ(b.d_model, 2064);
+  const ca::ModelShape t = ca::model_preset("tiny");
+  EXPECT_EQ(t.layers, 2);
+  EXPECT_EQ(t.d_model, 32);
+  EXPECT_EQ(t.heads, 2);
+  EXPECT_EQ(t.seq, 32);
+  EXPECT_EQ(t.padded_vocab, 256);
+  const ca::ModelShape s = ca::model_preset("small");
+  EXPECT_EQ(s.layers, 6);
+  EXPECT_EQ(s.d_model, 384);
+  EXPECT_EQ(s.seq, 256);
+  EXPECT_EQ(ca::model_preset_names().size(), 6u);
+  for (const auto& name : ca::model_preset_names()) {
+    const ca::ModelShape m = ca::model_preset(name);
+    EXPECT_EQ(m.d_model % m.heads, 0) << name;
+  }
+  EXPECT_THROW(ca::model_preset("175b"), std::invalid_argument);
+}
+
+TEST(ModelMath, Parameters) {
+  // 12 * 2^2 * 3 = 144; 12 * 768^2 * 12 = 84,934,656.
+  EXPECT_DOUBLE_EQ(ca::params_approx(2, 3), 144.0);
+  EXPECT_DOUBLE_EQ(ca::params_approx(768, 12), 84934656.0);
+  // V=10, s_max=4, d=2, l=1: 20 + 8 + (12*4 + 13*2) + 4 = 106.
+  EXPECT_DOUBLE_EQ(ca::params_gpt2_exact(10, 4, 2, 1), 106.0);
+  // GPT-2 124M, vocabulary padded to 50304: 38,633,472 + 786,432 + 12 * 7,087,872 + 1,536.
+  const ca::ModelShape g = ca::model_preset("gpt2-124m");
+  const double exact = ca::params_gpt2_exact(g.padded_vocab, g.seq, g.d_model, g.layers);
+  std::printf("  gpt2-124m exact parameters: %.0f\n", exact);
+  EXPECT_DOUBLE_EQ(exact, 124475904.0);
+  EXPECT_THROW(ca::params_approx(-1, 2), std::invalid_argument);
+  EXPECT_THROW(ca::params_gpt2_exact(NAN, 1, 1, 1), std::invalid_argument);
+}
+
+TEST(ModelMath, FlopsAndActivations) {
+  // b=1, s=2, d=3, l=1: 72*2*9 + 12*4*3 = 1296 + 144 = 1440.
+  EXPECT_DOUBLE_EQ(ca::flops_per_iteration(1, 2, 3, 1), 1440.0);
+  // b=2, l=3: 1440 * 6 = 8640.
+  EXPECT_DOUBLE_EQ(ca::flops_per_iteration(2, 2, 3, 3), 8640.0);
+  // + head 6 b s d V = 6*1*2*3*5 = 180.
+  EXPECT_DOUBLE_EQ(ca::flops_per_iteration_with_head(1, 2, 3, 1, 5), 1620.0);
+  // b=1, s=2, d=3, l=1, a=1: 34*2*3 + 5*1*4 = 204 + 20 = 224 bytes.
+  EXPECT_DOUBLE_EQ(ca::activation_bytes(1, 2, 3, 1, 1), 224.0);
+  // b=2, l=2, a=3: 2 * (204 + 60) * 2 = 1056.
+  EXPECT_DOUBLE_EQ(ca::activation_bytes(2, 2, 3, 2, 3), 1056.0);
+  EXPECT_THROW(ca::flops_per_iteration(1, -2, 3, 1), std::invalid_argument);
+}
+
+TEST(ModelMath, MegatronTflops) {
+  // B=1, s=6, l=1, h=1, V=16: 96*6 * (1 + 6/6 + 16/16) = 576 * 3 = 1728 FLOP;
+  // 1 GPU, t = 1e-9 s: 1728 / (1e12 * 1e-9) = 1.728.
+  EXPECT_NEAR(ca::megatron_tflops_per_gpu(1, 6, 1, 1, 16, 1, 1e-9), 1.728, 1e-12);
+  // Twice the GPUs, half the TFLOP/s each.
+  EXPECT_NEAR(ca::megatron_tflops_per_gpu(1, 6, 1, 1, 16, 2, 1e-9), 0.864, 1e-12);
+  // Realistic magnitude: 125m on 8 GPUs, B = 8, 0.1 s/iteration.
+  const double t = ca::megatron_tflops_per_gpu(8, 1024, 12, 768, 50257, 8, 0.1);
+  std::printf("  megatron 125m B=8 on 8 GPUs at 0.1 s: %.3f TFLOP/s per GPU\n", t);
+  // = 96*8*1024*12*768^2 (1 + 1024/4608 + 50257/147456) / (8e11) = 10.8755...
+  EXPECT_NEAR(t, 96.0 * 8 * 1024 * 12 * 768.0 * 768 * (1 + 1024.0 / 4608 + 50257.0 / 147456) / 8e11, 1e-9);
+  EXPECT_GT(t, 10.875);
+  EXPECT_LT(t, 10.876);
+  EXPECT_THROW(ca::megatron_tflops_per_gpu(1, 6, 1, 1, 16, 0, 1), std::invalid_argument);
+  EXPECT_THROW(ca::megatron_tflops_per_gpu(1, 6, 1, 1, 16, 1, 0), std::invalid_argument);
+}
+
+TEST(ModelMath, ZeroCommVolume) {
+  // p = 4, P = 1000, fp16 (2 bytes): allreduce 2 * 3/4 * 1000 * 2 = 3000 bytes = DESIGN's 4(1-1/p)P;
+  // allgather / reducescatter 3/4 * 1000 * 2 = 1500 = DESIGN's 2(1-1/p)P.
+  const ca::CommVolume v0 = ca::zero_comm_volume(0, 4, 1000, 2);
+  ASSERT_EQ(v0.calls.size(), 1u);
+  EXPECT_EQ(v0.calls[0].collective, "allreduce");
+  EXPECT_DOUBLE_EQ(v0.calls[0].count, 1000.0);
+  EXPECT_EQ(v0.calls[0].calls, 1);
+  EXPECT_DOUBLE_EQ(v0.calls[0].bytes_per_call, 2000.0);
+  EXPECT_DOUBLE_EQ(v0.per_gpu_bytes(), 3000.0);
+  EXPECT_DOUBLE_EQ(v0.per_gpu_bytes(), 4 * (1 - 1.0 / 4) * 1000);
+
+  const ca::CommVolume v1 = ca::zero_comm_volume(1, 4, 1000, 2);
+  ASSERT_EQ(v1.calls.size(), 2u);
+  EXPECT_EQ(v1.calls[0].collective, "allreduce");
+  EXPECT_EQ(v1.calls[1].collective, "allgather");
+  EXPECT_DOUBLE_EQ(v1.per_gpu_bytes(), 4500.0);  // 3000 + 1500
+
+  const ca::CommVolume v2 = ca::zero_comm_volume(2, 4, 1000, 2);
+  ASSERT_EQ(v2.calls.size(), 2u);
+  EXPECT_EQ(v2.calls[0].collective, "reducescatter");
+  EXPECT_EQ(v2.calls[1].collective, "allgather");
+  EXPECT_DOUBLE_EQ(v2.per_gpu_bytes(), 3000.0);  // 1500 + 1500
+
+  const ca::CommVolume v3 = ca::zero_comm_volume(3, 4, 1000, 2);
+  ASSERT_EQ(v3.calls.size(), 3u);
+  EXPECT_EQ(v3.calls[0].collective, "allgather");
+  EXPECT_EQ(v3.calls[1].collective, "allgather");
+  EXPECT_EQ(v3.calls[2].collective, "reducescatter");
+  EXPECT_DOUBLE_EQ(v3.per_gpu_bytes(), 4500.0);  // 3 * 1500
+
+  // fp32, 10 buckets: count 100 per call, 10 calls, 400 bytes per call, 2 * 3/4 * 1000 * 4 = 6000.
+  const ca::CommVolume b = ca::zero_comm_volume(0, 4, 1000, 4, 10);
+  EXPECT_DOUBLE_EQ(b.calls[0].count, 100.0);
+  EXPECT_EQ(b.calls[0].calls, 10);
+  EXPECT_DOUBLE_EQ(b.calls[0].bytes_per_call, 400.0);
+  EXPECT_DOUBLE_EQ(b.per_gpu_bytes(), 6000.0);
+  // One rank: nothing moves.
+  EXPECT_DOUBLE_EQ(ca::zero_comm_volume(3, 1, 1000, 2).per_gpu_bytes(), 0.0);
+  EXPECT_THROW(ca::zero_comm_volume(4, 4, 1000, 2), std::invalid_argument);
+  EXPECT_THROW(ca::zero_comm_volume(0, 0, 1000, 2), std::invalid_argument);
+  EXPECT_THROW(ca::zero_comm_volume(0, 4, 1000, 0), std::invalid_argument);
+  EXPECT_THROW(ca::zero_comm_volume(0, 4, 1000, 2, 0), std::invalid_argument);
+}
+
+TEST(ModelMath, Scaling) {
+  EXPECT_DOUBLE_EQ(ca::speedup(10.0, 4.0), 2.5);
+  EXPECT_DOUBLE_EQ(ca::comm_efficiency(2.0, 4.0), 0.5);
+  // (0.6 + 0.4) / (0.6 + 0.4 / 0.5) = 1 / 1.4 = 0.714285...
+  EXPECT_NEAR(ca::predicted_speedup(0.6, 0.4, 0.5), 1.0 / 1.4, 1e-15);
+  // No change in communication: no change in time.
+  EXPECT_DOUBLE_EQ(ca::predicted_speedup(0.5, 0.3, 1.0), 1.0);
+  // Communication twice as fast (eff 2): (0.5 + 0.5) / (0.5 + 0.25) = 4/3.
+  EXPECT_NEAR(ca::predicted_speedup(0.5, 0.5, 2.0), 4.0 / 3.0, 1e-15);
+  // Strong: speedup 2.5 from 2 to 8 ranks -> 2.5 * 2 / 8 = 0.625. Weak: 1.0 / 1.25 = 0.8.
+  EXPECT_DOUBLE_EQ(ca::strong_scaling_efficiency(10.0, 4.0, 2, 8), 0.625);
+  EXPECT_DOUBLE_EQ(ca::weak_scaling_efficiency(1.0, 1.25), 0.8);
+  EXPECT_THROW(ca::speedup(1.0, 0.0), std::invalid_argument);
+  EXPECT_THROW(ca::predicted_speedup(0.5, 0.5, 0.0), std::invalid_argument);
+  EXPECT_THROW(ca::predicted_speedup(0.0, 0.0, 1.0), std::invalid_argument);
+  EXPECT_THROW(ca::strong_scaling_efficiency(1, 1, 0, 2), std::invalid_argument);
+}
+
+// An independent evaluation of E[max]: E = int_0^inf (1 - Phi^p) dx - int_-inf^0 Phi^p dx,
+// by the trapezoid rule with step 1e-4 on [-10, 10].
+double expected_max_by_cdf(double p) {
+  const double h = 1e-4;
+  double sum = 0.0;
+  for (int i = -100000; i <= 100000; ++i) {
+    const double x = i * h;
+    const double phi_p = std::exp(p * std::log(0.5 * std::erfc(-x / std::numbers::sqrt2)));
+    // The integrand jumps by 1 at x = 0: take the mean of both sides there.
+    const double f = i > 0 ? 1.0 - phi_p : (i < 0 ? -phi_p : 0.5 - phi_p);
+    sum += (i == -100000 || i == 100000 ? 0.5 : 1.0) * f;
+  }
+  return sum * h;
+}
+
+TEST(ModelMath, ExpectedMaxOfNormals) {
+  EXPECT_EQ(ca::expected_max_std_normal(1), 0.0);
+  EXPECT_NEAR(ca::expected_max_std_normal(2), 1.0 / std::sqrt(std::numbers::pi), 1e-10);
+  // p = 3 is exact too: 3 / (2 sqrt(pi)) = 0.8462843753...
+  EXPECT_NEAR(ca::expected_max_std_normal(3), 1.5 / std::sqrt(std::numbers::pi), 1e-10);
+  // Tabulated values (6 decimals).
+  EXPECT_NEAR(ca::expected_max_std_normal(3), 0.846284, 5e-7);
+  EXPECT_NEAR(ca::expected_max_std_normal(4), 1.029375, 5e-7);
+  EXPECT_NEAR(ca::expected_max_std_normal(10), 1.538753, 5e-7);
+  EXPECT_NEAR(ca::expected_max_std_normal(100), 2.507594, 5e-7);
+  double previous = 0.0;
+  for (std::int64_t p : {2, 10, 100, 1000, 10000, 100000}) {
+    const double e = ca::expected_max_std_normal(p);
+    const double check = expected_max_by_cdf(static_cast<double>(p));
+    std::printf("  E[max of %6lld standard normals] = %.7f (cdf form %.7f)\n", static_cast<long long>(p), e, check);
+    EXPECT_NEAR(e, check, 1e-6) << p;
+    EXPECT_GT(e, previous);
+    EXPECT_LT(e, std::sqrt(2.0 * std::log(static_cast<double>(p))));  // the classical upper bound
+    previous = e;
+  }
+  EXPECT_THROW(ca::expected_max_std_normal(0), std::invalid_argument);
+}
+
+TEST(ModelMath, StragglerBound) {
+  // 100 + 10 / sqrt(pi) = 105.6418958...
+  EXPECT_NEAR(ca::straggler_bound(100.0, 10.0, 2), 100.0 + 10.0 / std::sqrt(std::numbers::pi), 1e-9);
+  EXPECT_DOUBLE_EQ(ca::straggler_bound(100.0, 10.0, 1), 100.0);
+  EXPECT_DOUBLE_EQ(ca::straggler_bound(100.0, 0.0, 1000), 100.0);
+  EXPECT_NEAR(ca::straggler_bound(50.0, 2.0, 100), 50.0 + 2.0 * 2.507594, 2e-6);
+  EXPECT_THROW(ca::straggler_bound(1.0, -1.0, 4), std::invalid_argument);
+}
+
+}  // namespace

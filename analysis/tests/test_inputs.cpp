@@ -1,0 +1,654 @@
+// The report's input readers: small bench and profile files written here (the bench file with
+// commscope::h5 following docs/bench-results.md, the profile with profiler::ProfileWriter) read
+// back field by field, and every kind of bad file refused with one line naming it.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "commscope/analysis/inputs.hpp"
+#include "commscope/h5/h5.hpp"
+#include "commscope/profiler/profile_file.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace ca = commscope::analysis;
+namespace cp = commscope::profiler;
+namespace h5 = commscope::h5;
+
+fs::path work_dir() {
+  const char* tmp = std::getenv("COMMSCOPE_TEST_TMP");
+  fs::path dir =
+      fs::path(tmp != nullptr && *tmp != '\0' ? tmp : fs::temp_directory_path().string()) / "analysis_inputs_test";
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string temp_file(const std::string& name) {
+  const fs::path path = work_dir() / name;
+  fs::remove_all(path);
+  return path.string();
+}
+
+// A /results row exactly as docs/bench-results.md lays it out (every field, schema sizes).
+struct BenchRecord {
+  std::int64_t row = 0;
+  char collective[16] = {};
+  char algorithm[16] = {};
+  char device[8] = {};
+  char type[8] = {};
+  char op[8] = {};
+  std::int32_t root = -1;
+  std::uint8_t in_place = 0;
+  std::int32_t nranks = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t count = 0;
+  std::int64_t iterations = 0;
+  std::int32_t warmup = 0;
+  std::int32_t check_iters = 0;
+  double time_us = 0;
+  double algbw_GBps = 0;
+  double busbw_GBps = 0;
+  std::uint64_t nwrong = 0;
+  double min_us = 0;
+  double p50_us = 0;
+  double p99_us = 0;
+  double max_us = 0;
+  double skew_us = 0;
+  std::int32_t slowest_rank = 0;
+  std::uint64_t sample_offset = 0;
+  std::uint64_t sample_count = 0;
+};
+
+struct SampleRecord {
+  std::uint64_t result = 0;
+  std::int64_t iteration = 0;
+  double time_us = 0;
+  double skew_us = 0;
+};
+
+BenchRecord bench_record(std::int64_t row, const char* collective, const char* algorithm, bool in_place,
+                         std::uint64_t bytes, double time_us) {
+  BenchRecord r;
+  r.row = row;
+  h5::set_fixed(r.collective, collective);
+  h5::set_fixed(r.algorithm, algorithm);
+  h5::set_fixed(r.device, "cpu");
+  h5::set_fixed(r.type, "float");
+  h5::set_fixed(r.op, "sum");
+  r.root = -1;
+  r.in_place = in_place ? 1 : 0;
+  r.nranks = 2;
+  r.bytes = bytes;
+  r.count = bytes / 4;
+  r.iterations = 5;
+  r.warmup = 1;
+  r.check_iters = 1;
+  r.time_us = time_us;
+  r.algbw_GBps = static_cast<double>(bytes) / (time_us * 1e3);
+  r.busbw_GBps = r.algbw_GBps;  // allreduce over 2 ranks: factor 2(n-1)/n = 1
+  r.nwrong = 0;
+  r.min_us = time_us * 0.9;
+  r.p50_us = time_us;
+  r.p99_us = time_us * 1.5;
+  r.max_us = time_us * 2;
+  r.skew_us = 0.25;
+  r.slowest_rank = 1;
+  r.sample_offset = static_cast<std::uint64_t>(row) * 5;
+  r.sample_count = 5;
+  return r;
+}
+
+// A small bench results file following docs/bench-results.md; `schema` replaces the schema name.
+void write_bench_file(const std::string& path, const std::string& schema = "commscope.bench/1") {
+  h5::File f = h5::File::create(path);
+  h5::Group meta = f.create_group("meta");
+  meta.set_attr("schema", schema);
+  meta.set_attr("tool", "commscope-bench");
+  meta.set_attr("commscope_version", "0.1.0");
+  meta.set_attr("command_line", "commscope-bench allreduce --algo ring -b 8 -e 64K --out 'r .h5'");
+  meta.set_attr("date", "2026-01-02T03:04:05Z");
+  meta.set_attr("nhosts", "1");
+  meta.set_attr("hosts", "node0:2");
+  meta.set_attr("cpu_model", "Test CPU");
+  meta.set_attr("cpu_cores", "2");
+  meta.set_attr("os", "Linux");
+  meta.set_attr("mpi_library", "Open MPI v4.1.4");
+  meta.set_attr("mpi_version", "3.1");
+  meta.set_attr("nranks", std::int64_t{2});
+  meta.set_attr("device", "cpu");
+  meta.set_attr("collectives", std::vector<std::string>{"allreduce", "allgather"});
+  meta.set_attr("datatypes", std::vector<std::string>{"float"});
+  meta.set_attr("ops", std::vector<std::string>{"sum"});
+  meta.set_attr("algorithms", std::vector<std::string>{"all"});
+  meta.set_attr("min_bytes", std::uint64_t{8});
+  meta.set_attr("max_bytes", std::uint64_t{65536});
+  meta.set_attr("step_bytes", std::uint64_t{0});
+  meta.set_attr("step_factor", 4.0);
+  meta.set_attr("iters", std::int64_t{5});
+  meta.set_attr("warmup_iters", std::int64_t{1});
+  meta.set_attr("check_iters", std::int64_t{1});
+  meta.set_attr("root", std::int64_t{0});
+  meta.set_attr("combine", "max");
+  meta.set_attr("timeout_s", 2.5);
+  meta.set_attr("seed", std::uint64_t{18446744073709551615ULL});
+  meta.set_attr("segment_bytes", std::uint64_t{1048576});
+  h5::Group env = meta.create_group("env");
+  env.set_attr("OMPI_COMM_WORLD_SIZE", "2");
+  env.set_attr("UCX_TLS", "self,sm");
+
+  auto results_type = h5::CompoundType<BenchRecord>{}
+                          .add("row", &BenchRecord::row)
+                          .add("collective", &BenchRecord::collective)
+                          .add("algorithm", &BenchRecord::algorithm)
+                          .add("device", &BenchRecord::device)
+                          .add("type", &BenchRecord::type)
+                          .add("op", &BenchRecord::op)
+                          .add("root", &BenchRecord::root)
+                          .add("in_place", &BenchRecord::in_place)
+                          .add("nranks", &BenchRecord::nranks)
+                          .add("bytes", &BenchRecord::bytes)
+                          .add("count", &BenchRecord::count)
+                          .add("iterations", &BenchRecord::iterations)
+                          .add("warmup", &BenchRecord::warmup)
+                          .add("check_iters", &BenchRecord::check_iters)
+                          .add("time_us", &BenchRecord::time_us)
+                          .add("algbw_GBps", &BenchRecord::algbw_GBps)
+                          .add("busbw_GBps", &BenchRecord::busbw_GBps)
+                          .add("nwrong", &BenchRecord::nwrong)
+                          .add("min_us", &BenchRecord::min_us)
+                          .add("p50_us", &BenchRecord::p50_us)
+                          .add("p99_us", &BenchRecord::p99_us)
+                          .add("max_us", &BenchRecord::max_us)
+                          .add("skew_us", &BenchRecord::skew_us)
+                          .add("slowest_rank", &BenchRecord::slowest_rank)
+                          .add("sample_offset", &BenchRecord::sample_offset)
+                          .add("sample_count", &BenchRecord::sample_count);
+  auto results = h5::Table<BenchRecord>::create(f, "results", results_type);
+  const std::vector<BenchRecord> rows = {bench_record(0, "allreduce", "ring", false, 8, 12.5),
+                                         bench_record(0, "allreduce", "ring", true, 8, 11.0),
+                                         bench_record(1, "allreduce", "ring", false, 65536, 80.0)};
+  results.append(rows);
+
+  auto samples_type = h5::CompoundType<SampleRecord>{}
+                          .add("result", &SampleRecord::result)
+                          .add("iteration", &SampleRecord::iteration)
+                          .add("time_us", &SampleRecord::time_us)
+                          .add("skew_us", &SampleRecord::skew_us);
+  auto samples = h5::Table<SampleRecord>::create(f, "samples", samples_type);
+  for (std::uint64_t r = 0; r < rows.size(); ++r) {
+    for (std::int64_t i = 0; i < 5; ++i) samples.append(SampleRecord{r, i, rows[r].time_us, 0.25});
+  }
+  f.close();
+}
+
+cp::Profile sample_profile() {
+  cp::Profile p;
+  p.meta.version = "0.1.0";
+  p.meta.command_line = "commscope-train --model tiny --steps 2";
+  p.meta.clock = "steady_clock";
+  p.meta.epoch_unix_ns = 1'700'000'000'000'000'000;
+  p.meta.nranks = 2;
+  p.meta.events_layout = "single";
+  p.meta.attributes = {{"dp", "ddp"}, {"model", "tiny"}};
+  p.ranks = {{0, "node0", 0, 100, "host", 3, 0}, {1, "node1", -2'500, 120, "host", 3, 7}};
+  p.strings = {"", "step", "allreduce", "ring"};
+  for (std::int32_t r = 0; r < 2; ++r) {
+    std::vector<cp::Event> events;
+    for (std::int32_t it = 0; it < 2; ++it) {
+      cp::Event step;
+      step.start_ns = it * 1000;
+      step.end_ns = it * 1000 + 900;
+      step.iteration = it;
+      step.name = 1;
+      step.kind = cp::EventKind::kIteration;
+      events.push_back(step);
+    }
+    cp::Event comm;
+    comm.start_ns = 100;
+    comm.end_ns = 400;
+    comm.id = 1;
+    comm.bytes = 4096;
+    comm.seq = 0;
+    comm.iteration = 0;
+    comm.name = 2;
+    comm.detail = 3;
+    comm.kind = cp::EventKind::kCommunication;
+    events.push_back(comm);
+    p.events.push_back(events);
+    for (std::int32_t it = 0; it < 2; ++it) {
+      cp::BreakdownRow row;
+      row.rank = r;
+      row.iteration = it;
+      row.start_ns = it * 1000;
+      row.window_ns = 900;
+      row.kernel_ns = 500;
+      row.intra_ns = 50;
+      row.inter_ns = 50;
+      row.comm_ns = 300;
+      row.comm_wait_ns = 100;
+      row.comm_transfer_ns = 200;
+      row.overlap_ns = 10;
+      row.kernels = 3;
+      row.communications = 1;
+      row.operators = 2;
+      row.identity_ok = 1;
+      p.breakdown.push_back(row);
+    }
+    p.operators.push_back({r, 2, 1, 300, 0, 300, 0});
+  }
+  return p;
+}
+
+void write_profile_file(const std::string& path, const cp::Profile& p) {
+  cp::ProfileWriter writer(path, p.meta, p.ranks, p.strings);
+  for (std::size_t r = 0; r < p.events.size(); ++r) writer.append_events(static_cast<int>(r), p.events[r]);
+  writer.write_breakdown(p.breakdown);
+  writer.write_operators(p.operators);
+  writer.close();
+}
+
+std::vector<char> file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const std::string& path, const std::vector<char>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// `call` must throw an InputError of one line naming `path` and containing `part`.
+template <class Call>
+void expect_input_error(Call&& call, const std::string& path, const std::string& part) {
+  try {
+    call();
+    ADD_FAILURE() << "no InputError for " << path;
+  } catch (const ca::InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(path), std::string::npos) << what;
+    EXPECT_NE(what.find(part), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+}
+
+// ------------------------------------------------------------------------------ reading
+
+TEST(BenchFile, ReadsEveryFieldBack) {
+  const std::string path = temp_file("bench.h5");
+  write_bench_file(path);
+  const ca::BenchFile b = ca::read_bench_file(path);
+  EXPECT_EQ(b.path, path);
+  EXPECT_EQ(b.nranks, 2);
+  EXPECT_EQ(b.device, "cpu");
+
+  EXPECT_EQ(b.meta_value("schema"), "commscope.bench/1");
+  EXPECT_EQ(b.meta_value("tool"), "commscope-bench");
+  EXPECT_EQ(b.meta_value("command_line"), "commscope-bench allreduce --algo ring -b 8 -e 64K --out 'r .h5'");
+  EXPECT_EQ(b.meta_value("hosts"), "node0:2");
+  EXPECT_EQ(b.meta_value("nranks"), "2");
+  EXPECT_EQ(b.meta_value("collectives"), "allreduce, allgather");
+  EXPECT_EQ(b.meta_value("algorithms"), "all");
+  EXPECT_EQ(b.meta_value("min_bytes"), "8");
+  EXPECT_EQ(b.meta_value("max_bytes"), "65536");
+  EXPECT_EQ(b.meta_value("step_bytes"), "0");
+  EXPECT_EQ(b.meta_value("step_factor"), "4");
+  EXPECT_EQ(b.meta_value("timeout_s"), "2.5");
+  EXPECT_EQ(b.meta_value("root"), "0");
+  EXPECT_EQ(b.meta_value("combine"), "max");
+  EXPECT_EQ(b.meta_value("seed"), "18446744073709551615");  // uint64 beyond int64
+  EXPECT_EQ(b.meta_value("segment_bytes"), "1048576");
+  EXPECT_EQ(b.meta_value("no_such_attribute"), "");
+  EXPECT_EQ(b.meta.size(), 30U);  // every attribute of /meta, none of /meta/env
+  for (std::size_t i = 1; i < b.meta.size(); ++i) EXPECT_LT(b.meta[i - 1].first, b.meta[i].first);
+
+  const std::vector<std::pair<std::string, std::string>> env = {{"OMPI_COMM_WORLD_SIZE", "2"}, {"UCX_TLS", "self,sm"}};
+  EXPECT_EQ(b.env, env);
+
+  ASSERT_EQ(b.rows.size(), 3U);
+  const BenchRecord want[] = {bench_record(0, "allreduce", "ring", false, 8, 12.5),
+                              bench_record(0, "allreduce", "ring", true, 8, 11.0),
+                              bench_record(1, "allreduce", "ring", false, 65536, 80.0)};
+  for (std::size_t i = 0; i < b.rows.size(); ++i) {
+    const ca::BenchRow& got = b.rows[i];
+    const BenchRecord& w = want[i];
+    EXPECT_EQ(got.row, w.row);
+    EXPECT_EQ(got.collective, "allreduce");
+    EXPECT_EQ(got.algorithm, "ring");
+    EXPECT_EQ(got.device, "cpu");
+    EXPECT_EQ(got.type, "float");
+    EXPECT_EQ(got.op, "sum");
+    EXPECT_EQ(got.root, -1);
+    EXPECT_EQ(got.in_place, w.in_place != 0);
+    EXPECT_EQ(got.nranks, 2);
+    EXPECT_EQ(got.bytes, w.bytes);
+    EXPECT_EQ(got.count, w.count);
+    EXPECT_EQ(got.iterations, 5);
+    EXPECT_DOUBLE_EQ(got.time_us, w.time_us);
+    EXPECT_DOUBLE_EQ(got.algbw_GBps, w.algbw_GBps);
+    EXPECT_DOUBLE_EQ(got.busbw_GBps, w.busbw_GBps);
+    EXPECT_EQ(got.nwrong, 0U);
+    EXPECT_DOUBLE_EQ(got.min_us, w.min_us);
+    EXPECT_DOUBLE_EQ(got.p50_us, w.p50_us);
+    EXPECT_DOUBLE_EQ(got.p99_us, w.p99_us);
+    EXPECT_DOUBLE_EQ(got.max_us, w.max_us);
+    EXPECT_DOUBLE_EQ(got.skew_us, 0.25);
+    EXPECT_EQ(got.slowest_rank, 1);
+  }
+  EXPECT_NO_THROW(ca::preflight(path, "bench"));
+}
+
+TEST(BenchFile, StringsUsingEveryByteOfTheirField) {
+  const std::string path = temp_file("bench-wide.h5");
+  {
+    h5::File f = h5::File::create(path);
+    h5::Group meta = f.create_group("meta");
+    meta.set_attr("schema", "commscope.bench/1");
+    meta.set_attr("nranks", std::int64_t{1});
+    meta.set_attr("device", "cpu");
+    BenchRecord r = bench_record(0, "reducescatter_xy", "0123456789abcdef", false, 8, 1.0);
+    h5::set_fixed(r.type, "bfloat16");
+    auto type = h5::CompoundType<BenchRecord>{};
+    // Only the fields the reader needs, in another order: it selects by name.
+    type.add("slowest_rank", &BenchRecord::slowest_rank)
+        .add("skew_us", &BenchRecord::skew_us)
+        .add("max_us", &BenchRecord::max_us)
+        .add("p99_us", &BenchRecord::p99_us)
+        .add("p50_us", &BenchRecord::p50_us)
+        .add("min_us", &BenchRecord::min_us)
+        .add("nwrong", &BenchRecord::nwrong)
+        .add("busbw_GBps", &BenchRecord::busbw_GBps)
+        .add("algbw_GBps", &BenchRecord::algbw_GBps)
+        .add("time_us", &BenchRecord::time_us)
+        .add("iterations", &BenchRecord::iterations)
+        .add("count", &BenchRecord::count)
+        .add("bytes", &BenchRecord::bytes)
+        .add("nranks", &BenchRecord::nranks)
+        .add("in_place", &BenchRecord::in_place)
+        .add("root", &BenchRecord::root)
+        .add("op", &BenchRecord::op)
+        .add("type", &BenchRecord::type)
+        .add("device", &BenchRecord::device)
+        .add("algorithm", &BenchRecord::algorithm)
+        .add("collective", &BenchRecord::collective)
+        .add("row", &BenchRecord::row);
+    auto t = h5::Table<BenchRecord>::create(f, "results", type);
+    t.append(r);
+    f.close();
+  }
+  const ca::BenchFile b = ca::read_bench_file(path);
+  ASSERT_EQ(b.rows.size(), 1U);
+  EXPECT_EQ(b.rows[0].collective, "reducescatter_xy");
+  EXPECT_EQ(b.rows[0].algorithm, "0123456789abcdef");
+  EXPECT_EQ(b.rows[0].type, "bfloat16");
+  EXPECT_TRUE(b.env.empty());  // no /meta/env: none
+}
+
+TEST(ProfileFile, ReadsEveryFieldBack) {
+  const std::string path = temp_file("profile.h5");
+  const cp::Profile want = sample_profile();
+  write_profile_file(path, want);
+
+  const cp::Profile got = ca::read_profile_file(path, true);
+  EXPECT_EQ(got.meta.schema, "commscope.profile/1");
+  EXPECT_EQ(got.meta.version, want.meta.version);
+  EXPECT_EQ(got.meta.command_line, want.meta.command_line);
+  EXPECT_EQ(got.meta.clock, want.meta.clock);
+  EXPECT_EQ(got.meta.epoch_unix_ns, want.meta.epoch_unix_ns);
+  EXPECT_EQ(got.meta.nranks, 2);
+  EXPECT_EQ(got.meta.events_layout, "single");
+  EXPECT_EQ(got.meta.attributes, want.meta.attributes);
+  ASSERT_EQ(got.ranks.size(), 2U);
+  for (std::size_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(got.ranks[r].rank, want.ranks[r].rank);
+    EXPECT_EQ(got.ranks[r].host, want.ranks[r].host);
+    EXPECT_EQ(got.ranks[r].clock_offset_ns, want.ranks[r].clock_offset_ns);
+    EXPECT_EQ(got.ranks[r].clock_error_ns, want.ranks[r].clock_error_ns);
+    EXPECT_EQ(got.ranks[r].backend, want.ranks[r].backend);
+    EXPECT_EQ(got.ranks[r].events, want.ranks[r].events);
+    EXPECT_EQ(got.ranks[r].dropped_events, want.ranks[r].dropped_events);
+  }
+  EXPECT_EQ(got.strings, want.strings);
+  ASSERT_EQ(got.events.size(), 2U);
+  for (std::size_t r = 0; r < 2; ++r) {
+    ASSERT_EQ(got.events[r].size(), want.events[r].size());
+    for (std::size_t i = 0; i < got.events[r].size(); ++i) {
+      const cp::Event& g = got.events[r][i];
+      const cp::Event& w = want.events[r][i];
+      EXPECT_EQ(g.start_ns, w.start_ns);
+      EXPECT_EQ(g.end_ns, w.end_ns);
+      EXPECT_EQ(g.id, w.id);
+      EXPECT_EQ(g.bytes, w.bytes);
+      EXPECT_EQ(g.seq, w.seq);
+      EXPECT_EQ(g.iteration, w.iteration);
+      EXPECT_EQ(g.name, w.name);
+      EXPECT_EQ(g.detail, w.detail);
+      EXPECT_EQ(g.kind, w.kind);
+      EXPECT_EQ(g.track_kind, w.track_kind);
+    }
+  }
+  ASSERT_EQ(got.breakdown.size(), want.breakdown.size());
+  for (std::size_t i = 0; i < got.breakdown.size(); ++i) {
+    const cp::BreakdownRow& g = got.breakdown[i];
+    const cp::BreakdownRow& w = want.breakdown[i];
+    EXPECT_EQ(g.rank, w.rank);
+    EXPECT_EQ(g.iteration, w.iteration);
+    EXPECT_EQ(g.start_ns, w.start_ns);
+    EXPECT_EQ(g.window_ns, w.window_ns);
+    EXPECT_EQ(g.kernel_ns, w.kernel_ns);
+    EXPECT_EQ(g.intra_ns, w.intra_ns);
+    EXPECT_EQ(g.inter_ns, w.inter_ns);
+    EXPECT_EQ(g.comm_ns, w.comm_ns);
+    EXPECT_EQ(g.comm_wait_ns, w.comm_wait_ns);
+    EXPECT_EQ(g.comm_transfer_ns, w.comm_transfer_ns);
+    EXPECT_EQ(g.overlap_ns, w.overlap_ns);
+    EXPECT_EQ(g.kernels, w.kernels);
+    EXPECT_EQ(g.communications, w.communications);
+    EXPECT_EQ(g.operators, w.operators);
+    EXPECT_EQ(g.identity_ok, w.identity_ok);
+  }
+  ASSERT_EQ(got.operators.size(), want.operators.size());
+  for (std::size_t i = 0; i < got.operators.size(); ++i) {
+    EXPECT_EQ(got.operators[i].rank, want.operators[i].rank);
+    EXPECT_EQ(got.operators[i].name, want.operators[i].name);
+    EXPECT_EQ(got.operators[i].calls, want.operators[i].calls);
+    EXPECT_EQ(got.operators[i].host_ns, want.operators[i].host_ns);
+    EXPECT_EQ(got.operators[i].comm_ns, want.operators[i].comm_ns);
+  }
+
+  // Without the events: the rest is the same.
+  const cp::Profile light = ca::read_profile_file(path, false);
+  EXPECT_EQ(light.breakdown.size(), want.breakdown.size());
+  for (const auto& events : light.events) EXPECT_TRUE(events.empty());
+  EXPECT_NO_THROW(ca::preflight(path, "profile"));
+}
+
+// ------------------------------------------------------------------------------- errors
+
+TEST(InputErrors, MissingFile) {
+  const std::string path = temp_file("missing.h5");
+  expect_input_error([&] { ca::read_bench_file(path); }, path, "no such file");
+  expect_input_error([&] { ca::read_profile_file(path); }, path, "no such file");
+  expect_input_error([&] { ca::preflight(path, "bench"); }, path, "no such file");
+  expect_input_error([&] { ca::preflight(path, "profile"); }, path, "no such file");
+}
+
+TEST(InputErrors, Directory) {
+  const std::string path = temp_file("a-directory.h5");
+  fs::create_directories(path);
+  expect_input_error([&] { ca::read_bench_file(path); }, path, "is a directory");
+  expect_input_error([&] { ca::read_profile_file(path); }, path, "is a directory");
+}
+
+TEST(InputErrors, TextFile) {
+  const std::string path = temp_file("text.h5");
+  std::ofstream(path) << "time,busbw\n8,0.1\n16,0.2\n";
+  expect_input_error([&] { ca::read_bench_file(path); }, path, "not an HDF5 file");
+  expect_input_error([&] { ca::read_profile_file(path); }, path, "not an HDF5 file");
+  expect_input_error([&] { ca::preflight(path, "bench"); }, path, "not an HDF5 file");
+}
+
+TEST(InputErrors, EmptyFile) {
+  const std::string path = temp_file("empty.h5");
+  std::ofstream{path};
+  expect_input_error([&] { ca::read_bench_file(path); }, path, "empty");
+  expect_input_error([&] { ca::read_profile_file(path); }, path, "empty");
+  expect_input_error([&] { ca::preflight(path, "profile"); }, path, "empty");
+}
+
+TEST(InputErrors, BenchFileGivenAsProfile) {
+  const std::string path = temp_file("bench-as-profile.h5");
+  write_bench_file(path);
+  const std::string message = "is a commscope bench results file, not a profile (use 'commscope-report bench')";
+  expect_input_error([&] { ca::read_profile_file(path); }, path, message);
+  expect_input_error([&] { ca::preflight(path, "profile"); }, path, message);
+}
+
+TEST(InputErrors, ProfileGivenAsBenchFile) {
+  const std::string path = temp_file("profile-as-bench.h5");
+  write_profile_file(path, sample_profile());
+  const std::string message = "is a commscope profile, not a bench results file (use 'commscope-report profile')";
+  expect_input_error([&] { ca::read_bench_file(path); }, path, message);
+  expect_input_error([&] { ca::preflight(path, "bench"); }, path, message);
+}
+
+TEST(InputErrors, OtherSchemaVersion) {
+  const std::string path = temp_file("bench-v2.h5");
+  write_bench_file(path, "commscope.bench/2");
+  expect_input_error([&] { ca::read_bench_file(path); }, path,
+                     "schema 'commscope.bench/2', expected 'commscope.bench/1'");
+}
+
+TEST(InputErrors, HdfFileOfSomethingElse) {
+  const std::string no_meta = temp_file("other.h5");
+  {
+    h5::File f = h5::File::create(no_meta);
+    f.create_group("data");
+    f.close();
+  }
+  expect_input_error([&] { ca::read_bench_file(no_meta); }, no_meta, "no /meta group");
+  expect_input_error([&] { ca::read_profile_file(no_meta); }, no_meta, "not a commscope profile");
+
+  const std::string no_schema = temp_file("no-schema.h5");
+  {
+    h5::File f = h5::File::create(no_schema);
+    f.create_group("meta").set_attr("tool", "something");
+    f.close();
+  }
+  expect_input_error([&] { ca::read_bench_file(no_schema); }, no_schema, "no schema attribute");
+
+  const std::string no_results = temp_file("no-results.h5");
+  {
+    h5::File f = h5::File::create(no_results);
+    h5::Group meta = f.create_group("meta");
+    meta.set_attr("schema", "commscope.bench/1");
+    meta.set_attr("nranks", std::int64_t{1});
+    meta.set_attr("device", "cpu");
+    f.close();
+  }
+  expect_input_error([&] { ca::read_bench_file(no_results); }, no_results, "no /results");
+
+  // A /results table that lacks a field the reader needs.
+  const std::string missing_field = temp_file("missing-field.h5");
+  {
+    h5::File f = h5::File::create(missing_field);
+    h5::Group meta = f.create_group("meta");
+    meta.set_attr("schema", "commscope.bench/1");
+    meta.set_attr("nranks", std::int64_t{1});
+    meta.set_attr("device", "cpu");
+    auto type = h5::CompoundType<BenchRecord>{}.add("row", &BenchRecord::row).add("bytes", &BenchRecord::bytes);
+    auto t = h5::Table<BenchRecord>::create(f, "results", type);
+    t.append(bench_record(0, "allreduce", "ring", false, 8, 1.0));
+    f.close();
+  }
+  expect_input_error([&] { ca::read_bench_file(missing_field); }, missing_field, "cannot read it");
+}
+
+TEST(InputErrors, TruncatedFiles) {
+  const std::string bench = temp_file("bench-whole.h5");
+  write_bench_file(bench);
+  const std::string profile = temp_file("profile-whole.h5");
+  write_profile_file(profile, sample_profile());
+  for (const auto& [whole, kind] : {std::pair{bench, "bench"}, std::pair{profile, "profile"}}) {
+    const std::vector<char> bytes = file_bytes(whole);
+    ASSERT_GT(bytes.size(), 2048U);
+    for (std::size_t length : {std::size_t{1}, std::size_t{8}, std::size_t{100}, std::size_t{512}, std::size_t{1024},
+                               bytes.size() / 3, bytes.size() / 2, bytes.size() - 100, bytes.size() - 1}) {
+      SCOPED_TRACE(std::string(kind) + " truncated at " + std::to_string(length));
+      const std::string path = temp_file(std::string(kind) + "-truncated-" + std::to_string(length) + ".h5");
+      write_bytes(path, std::vector<char>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(length)));
+      // Every truncation is refused (HDF5 checks the end of file against the superblock), in the
+      // child of preflight and in the readers themselves; once the superblock is whole, as such.
+      const std::string part =
+          length >= 100 ? "truncated: " + std::to_string(length) + " of " + std::to_string(bytes.size()) + " bytes"
+                        : "";
+      expect_input_error([&] { ca::preflight(path, kind); }, path, part);
+      if (std::string(kind) == "bench") {
+        expect_input_error([&] { ca::read_bench_file(path); }, path, part);
+      } else {
+        expect_input_error([&] { ca::read_profile_file(path, true); }, path, part);
+      }
+    }
+  }
+}
+
+TEST(Preflight, DamagedFilesNeverCrashTheCaller) {
+  const std::string bench = temp_file("bench-undamaged.h5");
+  write_bench_file(bench);
+  const std::string profile = temp_file("profile-undamaged.h5");
+  write_profile_file(profile, sample_profile());
+  std::mt19937_64 random(2026);
+  int fine = 0;
+  int refused = 0;
+  for (const auto& [whole, kind] : {std::pair{bench, "bench"}, std::pair{profile, "profile"}}) {
+    const std::vector<char> original = file_bytes(whole);
+    for (int variant = 0; variant < 25; ++variant) {
+      std::vector<char> bytes = original;
+      // 1..64 random bytes somewhere in the middle half of the file.
+      const std::size_t count = 1 + random() % 64;
+      const std::size_t offset = bytes.size() / 4 + random() % (bytes.size() / 2);
+      for (std::size_t i = 0; i < count && offset + i < bytes.size(); ++i) {
+        bytes[offset + i] = static_cast<char>(random() & 0xff);
+      }
+      const std::string path = temp_file(std::string(kind) + "-damaged-" + std::to_string(variant) + ".h5");
+      write_bytes(path, bytes);
+      SCOPED_TRACE(path);
+      try {
+        ca::preflight(path, kind);
+        // The child read it: the parent's read gives the same outcome, without crashing.
+        if (std::string(kind) == "bench") {
+          (void)ca::read_bench_file(path);
+        } else {
+          (void)ca::read_profile_file(path, true);
+        }
+        ++fine;
+      } catch (const ca::InputError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find(path), std::string::npos) << what;
+        EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+        ++refused;
+      }
+    }
+  }
+  EXPECT_EQ(fine + refused, 50);
+  std::printf("damaged files: %d read, %d refused\n", fine, refused);
+}
+
+TEST(Preflight, UnknownKind) {
+  const std::string path = temp_file("bench-kind.h5");
+  write_bench_file(path);
+  EXPECT_THROW(ca::preflight(path, "trace"), std::invalid_argument);
+}
+
+}  // namespace
