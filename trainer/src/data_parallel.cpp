@@ -1,7 +1,9 @@
 #include "commscope/trainer/data_parallel.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -35,6 +37,26 @@ std::string_view to_string(DpMode mode) {
 }
 
 namespace {
+
+// The activity marker: written into the buffer not in use, then published by one atomic store.
+char g_activity[2][160];
+std::atomic<const char*> g_current{""};
+int g_next = 0;
+
+// Marks the collective in progress for the scope's lifetime.
+class Activity {
+ public:
+  Activity(const char* collective, const std::string& algo, std::size_t bytes, const char* what) {
+    char* buf = g_activity[g_next];
+    g_next ^= 1;
+    std::snprintf(buf, sizeof g_activity[0], "%s (%s, %.3g MiB, %s)", collective, algo.c_str(),
+                  static_cast<double>(bytes) / (1024.0 * 1024.0), what);
+    g_current.store(buf);
+  }
+  ~Activity() { g_current.store(""); }
+  Activity(const Activity&) = delete;
+  Activity& operator=(const Activity&) = delete;
+};
 
 // One segment as sharded over P ranks.
 struct Shard {
@@ -136,6 +158,7 @@ struct DataParallel::Impl {
   }
 
   void allreduce_sum(float* data, std::size_t count, prof::NameId op) {
+    Activity activity("allreduce", dp.algo, count * sizeof(float), "gradients");
     prof::OperatorScope scope(op);
     prof::CommScope c(n_allreduce, n_algo, static_cast<std::int64_t>(count * sizeof(float)));
     comm.allreduce(data, data, count, DataType::f32, ReduceOp::sum, dp.algo);
@@ -143,6 +166,7 @@ struct DataParallel::Impl {
 
   // send: one padded segment of gradients -> this rank's shard of its sum.
   void reduce_scatter(const float* send, const Shard& sh) {
+    Activity activity("reducescatter", dp.algo, sh.padded * sizeof(float), "gradients");
     prof::OperatorScope scope(op_grad_rs);
     prof::CommScope c(n_reducescatter, n_algo, static_cast<std::int64_t>(sh.padded * sizeof(float)));
     comm.reducescatter(send, grad_shard.data() + sh.storage, sh.length, DataType::f32, ReduceOp::sum, dp.algo);
@@ -150,6 +174,7 @@ struct DataParallel::Impl {
 
   // this rank's shard `mine` -> the whole padded segment in `out` (every rank).
   void all_gather(const float* mine, float* out, const Shard& sh) {
+    Activity activity("allgather", dp.algo, sh.padded * sizeof(float), "parameters");
     prof::OperatorScope scope(op_param_ag);
     prof::CommScope c(n_allgather, n_algo, static_cast<std::int64_t>(sh.padded * sizeof(float)));
     comm.allgather(mine, out, sh.length, DataType::f32, dp.algo);
@@ -205,6 +230,7 @@ struct DataParallel::Impl {
   }
 
   float global_mean(double local) {
+    Activity activity("allreduce", "mpi", sizeof(double), "loss");
     double sum = 0;
     prof::OperatorScope scope(op_loss);
     prof::CommScope c(n_allreduce, n_mpi, static_cast<std::int64_t>(sizeof(double)));
@@ -228,6 +254,7 @@ struct DataParallel::Impl {
     for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(g.size()); ++i)
       local += static_cast<double>(g[static_cast<std::size_t>(i)]) * g[static_cast<std::size_t>(i)];
     if (sharded) {
+      Activity activity("allreduce", "mpi", sizeof(double), "gradient norm");
       double sum = 0;
       prof::CommScope c(n_allreduce, n_mpi, static_cast<std::int64_t>(sizeof(double)));
       comm.allreduce(&local, &sum, 1, DataType::f64, ReduceOp::sum, "mpi");
@@ -236,6 +263,10 @@ struct DataParallel::Impl {
     return static_cast<float>(std::sqrt(local));
   }
 };
+
+const char* current_collective() noexcept {
+  return g_current.load();
+}
 
 DataParallel::DataParallel(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw)
     : impl_(std::make_unique<Impl>(comm, model, std::move(dp), adamw)) {}

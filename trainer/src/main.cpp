@@ -6,10 +6,14 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -37,6 +41,39 @@ using Clock = std::chrono::steady_clock;
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// A rank stopped by a signal (its launcher ending the job after another rank died, Ctrl-C)
+// says where it was: one line naming the collective in progress. Async-signal-safe: only
+// strlen/memcpy/write on preformatted text.
+char g_signal_prefix[64] = "commscope-train: ";
+
+void append(char* buf, std::size_t& n, std::size_t cap, const char* s) {
+  const std::size_t len = std::strlen(s);
+  const std::size_t take = len < cap - n ? len : cap - n;
+  std::memcpy(buf + n, s, take);
+  n += take;
+}
+
+extern "C" void on_stop_signal(int sig) {
+  char buf[400];
+  std::size_t n = 0;
+  const char* name = sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "a signal";
+  append(buf, n, sizeof buf - 1, g_signal_prefix);
+  append(buf, n, sizeof buf - 1, "stopped by ");
+  append(buf, n, sizeof buf - 1, name);
+  const char* doing = ct::current_collective();
+  append(buf, n, sizeof buf - 1, doing[0] != '\0' ? " while in " : " outside any collective");
+  append(buf, n, sizeof buf - 1, doing);
+  buf[n++] = '\n';
+  [[maybe_unused]] const ssize_t written = write(STDERR_FILENO, buf, n);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void install_stop_handlers(int rank) {
+  std::snprintf(g_signal_prefix, sizeof g_signal_prefix, "commscope-train: rank %d: ", rank);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) std::signal(sig, on_stop_signal);
+}
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -241,6 +278,12 @@ int run(int argc, char** argv, commscope::Communicator& world) {
   int timed_steps = 0;
   float last_loss = 0;
   for (int s = 0; s < o.steps; ++s) {
+    if (s == o.debug_kill_step && rank == o.debug_kill_rank) {
+      // Fault tests: the others are waiting for this rank in the step's first collective by the
+      // time it dies.
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      std::raise(SIGKILL);
+    }
     const auto t0 = Clock::now();
     ct::DataParallel::StepResult r;
     {
@@ -339,6 +382,7 @@ int main(int argc, char** argv) {
   commscope::MpiRuntime mpi(argc, argv);
   commscope::Communicator world;
   const int rank = world.rank();
+  install_stop_handlers(rank);
   try {
     return run(argc, argv, world);
   } catch (const UsageError& e) {

@@ -68,6 +68,8 @@ TrainParse parse_train_options(int argc, char** argv) {
   app.add_option("--log-every", o.log_every, "print a step line every N steps")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 30));
+  app.add_option("--debug-kill-rank", o.debug_kill_rank)->group("");
+  app.add_option("--debug-kill-step", o.debug_kill_step)->group("");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -47,6 +47,11 @@ struct MemoryReport {
   std::size_t total() const noexcept { return params + grads + optimizer + working + activations; }
 };
 
+// What this process's data parallelism is doing: "allreduce (ring, 4 MiB, gradients)" inside a
+// collective, "" outside one. Safe to read from a signal handler (two buffers swapped
+// atomically), so a rank stopped by its launcher can say where it was.
+const char* current_collective() noexcept;
+
 class DataParallel {
  public:
   DataParallel(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw);

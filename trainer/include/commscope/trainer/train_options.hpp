@@ -30,6 +30,9 @@ struct TrainOptions {
   std::string prompt = "And God said";
   float temperature = 1.0f;
   int log_every = 1;
+  // Fault tests (hidden flags): rank debug_kill_rank kills itself (SIGKILL) at step debug_kill_step.
+  int debug_kill_rank = -1;
+  int debug_kill_step = -1;
 };
 
 struct TrainParse {
