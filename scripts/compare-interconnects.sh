@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Compare transports with commscope-bench and commscope-report compare. On one machine:
+#   shm    Open MPI's shared-memory transport (btl vader)
+#   tcp    TCP over the loopback interface (btl tcp)
+#   slow   TCP over the loopback of a network namespace whose link is shaped with tc: a rate
+#          limit (tbf, or netem with --delay when the kernel has sch_netem); needs root
+# On a cluster, pass your own transports as NAME=MCA-ARGS pairs, e.g.
+#   scripts/compare-interconnects.sh --hostfile hosts --transport ib="--mca pml ucx" \
+#                                    --transport tcp="--mca pml ob1 --mca btl self,tcp"
+#
+#   scripts/compare-interconnects.sh [--quick] [--ranks N] [--out DIR] [--rate 1gbit] [--delay 100us]
+#                                    [--hostfile FILE] [--transport NAME=ARGS]... [--no-build]
+# --quick: allreduce only, 5 timed calls per size (sizes 16 B, 64 B, ..., 1 MiB, ..., 64 MiB either way).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ranks=2
+quick=0
+out=""
+rate=1gbit
+delay=""
+hostfile=""
+build=1
+transports=()
+die() { echo "compare-interconnects.sh: $*" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1; shift ;;
+    --ranks) [ $# -ge 2 ] || die "--ranks needs a value"; ranks=$2; shift 2 ;;
+    --out) [ $# -ge 2 ] || die "--out needs a folder"; out=$2; shift 2 ;;
+    --rate) [ $# -ge 2 ] || die "--rate needs a value (e.g. 1gbit)"; rate=$2; shift 2 ;;
+    --delay) [ $# -ge 2 ] || die "--delay needs a value (e.g. 100us)"; delay=$2; shift 2 ;;
+    --hostfile) [ $# -ge 2 ] || die "--hostfile needs a file"; hostfile=$2; shift 2 ;;
+    --transport) [ $# -ge 2 ] || die "--transport needs NAME=ARGS"; transports+=("$2"); shift 2 ;;
+    --no-build) build=0; shift ;;
+    -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) die "unknown argument '$1' (see --help)" ;;
+  esac
+done
+case "$ranks" in ''|*[!0-9]*|0|1) die "--ranks needs an integer of at least 2, not '$ranks'" ;; esac
+[ -z "$hostfile" ] || [ -r "$hostfile" ] || die "cannot read the hostfile '$hostfile'"
+out=${out:-$root/results/interconnects-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out" 2>/dev/null && [ -w "$out" ] || die "cannot write the output folder '$out'"
+
+if [ $build = 1 ]; then "$root/scripts/setup.sh" >/dev/null; fi
+bin="$root/build/bin"
+[ -x "$bin/commscope-bench" ] || die "no build in $root/build: run scripts/setup.sh"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+colls=$([ $quick = 1 ] && echo allreduce || echo all)
+iters=$([ $quick = 1 ] && echo 5 || echo 20)
+bench=("$bin/commscope-bench" "$colls" --algo all -b 16 -e 64M -f 4 -n "$iters" -w 2 -c 1)
+run() {  # run NAME [prefix command...] -- mpirun arguments...
+  local name=$1
+  shift
+  local prefix=()
+  while [ "$1" != "--" ]; do prefix+=("$1"); shift; done
+  shift
+  echo "== $name: ${*:-(defaults)}"
+  "${prefix[@]}" mpirun -np "$ranks" --oversubscribe --bind-to none ${hostfile:+--hostfile "$hostfile"} "$@" \
+    "${bench[@]}" --out "$out/$name.h5" | tee "$out/$name.log" | grep -E "^ +[0-9]+ " || true
+  [ -s "$out/$name.h5" ] || die "the $name run wrote no results (see $out/$name.log)"
+  files+=("$out/$name.h5")
+}
+
+files=()
+if [ ${#transports[@]} -gt 0 ]; then
+  for t in "${transports[@]}"; do
+    name=${t%%=*}
+    args=${t#*=}
+    [ -n "$name" ] && [ "$name" != "$t" ] || die "--transport wants NAME=ARGS, not '$t'"
+    # shellcheck disable=SC2086  # the MCA arguments are words
+    run "$name" -- $args
+  done
+else
+  run shm -- --mca btl self,vader
+  run tcp -- --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo
+  # The emulated link: a namespace of our own, its loopback shaped.
+  ns="commscope-slow-$$"
+  if [ "$(id -u)" = 0 ] && ip netns add "$ns" 2>/dev/null; then
+    trap 'ip netns del "$ns" 2>/dev/null || true' EXIT
+    ip netns exec "$ns" ip link set lo up
+    shaped=""
+    if [ -n "$delay" ] && ip netns exec "$ns" tc qdisc add dev lo root netem delay "$delay" rate "$rate" 2>/dev/null; then
+      shaped="netem delay $delay rate $rate"
+    elif ip netns exec "$ns" tc qdisc add dev lo root tbf rate "$rate" burst 256kb latency 100ms 2>/dev/null; then
+      shaped="tbf rate $rate"
+      [ -z "$delay" ] || echo "   (no sch_netem in this kernel: --delay $delay not applied, rate only)"
+    fi
+    if [ -n "$shaped" ]; then
+      echo "   slow link: loopback of namespace $ns shaped with $shaped"
+      run slow ip netns exec "$ns" -- --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo
+    else
+      echo "== slow: skipped (tc cannot shape the namespace's loopback here)"
+    fi
+  else
+    echo "== slow: skipped (needs root to create a network namespace)"
+  fi
+fi
+
+echo "== commscope-report compare"
+"$bin/commscope-report" compare "${files[@]}" -o "$out/report" >"$out/compare.txt"
+for f in "${files[@]}"; do "$bin/commscope-report" bench "$f" -o "$out/report/$(basename "$f" .h5)" >/dev/null; done
+
+echo
+echo "allreduce busbw (GB/s), $ranks ranks:"
+python3 - "$out/report" "${files[@]}" <<'PY'
+import csv, os, sys
+report, files = sys.argv[1], sys.argv[2:]
+rows = []
+for f in files:
+    name = os.path.basename(f)[:-3]
+    for r in csv.DictReader(open(os.path.join(report, name, "allreduce.csv"), newline="")):
+        if r["size"] in ("1 MiB", "64 MiB"):
+            rows.append((name, r["size"], {k[:-6]: v for k, v in r.items() if k.endswith("_busbw")}))
+algos = sorted({a for _, _, d in rows for a in d})
+print("  %-8s %-7s " % ("link", "size") + " ".join("%9s" % a for a in algos))
+for name, size, d in rows:
+    print("  %-8s %-7s " % (name, size) + " ".join("%9s" % d.get(a, "-") for a in algos))
+PY
+echo "Report: $out/report/report.md"
