@@ -54,7 +54,16 @@ if(COMMSCOPE_BUILD_TESTS)
       "no_subcommand|subcommand|"
       "bad_gpus|not a rank count|predict --model 125m --gpus 8,x --bench ${fx}/bench-np2.h5 --flops 1e12"
       "bad_model|unknown|predict --model 9b --gpus 8 --bench ${fx}/bench-np2.h5 --flops 1e12"
-      "scaling_one|required|scaling ${fx}/train-np2.h5")
+      "scaling_one|required|scaling ${fx}/train-np2.h5"
+      "bad_zero|--zero|predict --model 125m --gpus 8 --bench ${fx}/bench-np2.h5 --flops 1e12 --zero 7"
+      "negative_flops|--flops|predict --model 125m --gpus 8 --bench ${fx}/bench-np2.h5 --flops -1"
+      "trace_without_out|--out is required|trace ${fx}/train-np2.h5"
+      "compare_one|required|compare ${fx}/bench-np2.h5"
+      "predict_without_bench|--bench is required|predict --model 125m --gpus 8 --flops 1e12"
+      "profile_two_files|not expected|profile ${fx}/train-np2.h5 ${fx}/train-np1.h5"
+      "predict_one_rank_bench|needs a bench run|predict --model 125m --gpus 8 --bench ${fx}/bench-np1.h5 --flops 1e12"
+      "predict_partial_shape|--layers --dim|predict --layers 4 --gpus 8 --bench ${fx}/bench-np2.h5 --flops 1e12"
+      "scaling_same_ranks|the same rank count|scaling ${fx}/train-np2.h5 ${fx}/train-np2.h5")
     string(REPLACE "|" ";" parts "${case}")
     list(GET parts 0 name)
     list(GET parts 1 regex)
