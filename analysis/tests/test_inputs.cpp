@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "../../profiler/tests/expect_rows.hpp"
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/h5/h5.hpp"
 #include "commscope/profiler/profile_file.hpp"
@@ -438,34 +439,8 @@ TEST(ProfileFile, ReadsEveryFieldBack) {
       EXPECT_EQ(g.track_kind, w.track_kind);
     }
   }
-  ASSERT_EQ(got.breakdown.size(), want.breakdown.size());
-  for (std::size_t i = 0; i < got.breakdown.size(); ++i) {
-    const cp::BreakdownRow& g = got.breakdown[i];
-    const cp::BreakdownRow& w = want.breakdown[i];
-    EXPECT_EQ(g.rank, w.rank);
-    EXPECT_EQ(g.iteration, w.iteration);
-    EXPECT_EQ(g.start_ns, w.start_ns);
-    EXPECT_EQ(g.window_ns, w.window_ns);
-    EXPECT_EQ(g.kernel_ns, w.kernel_ns);
-    EXPECT_EQ(g.intra_ns, w.intra_ns);
-    EXPECT_EQ(g.inter_ns, w.inter_ns);
-    EXPECT_EQ(g.comm_ns, w.comm_ns);
-    EXPECT_EQ(g.comm_wait_ns, w.comm_wait_ns);
-    EXPECT_EQ(g.comm_transfer_ns, w.comm_transfer_ns);
-    EXPECT_EQ(g.overlap_ns, w.overlap_ns);
-    EXPECT_EQ(g.kernels, w.kernels);
-    EXPECT_EQ(g.communications, w.communications);
-    EXPECT_EQ(g.operators, w.operators);
-    EXPECT_EQ(g.identity_ok, w.identity_ok);
-  }
-  ASSERT_EQ(got.operators.size(), want.operators.size());
-  for (std::size_t i = 0; i < got.operators.size(); ++i) {
-    EXPECT_EQ(got.operators[i].rank, want.operators[i].rank);
-    EXPECT_EQ(got.operators[i].name, want.operators[i].name);
-    EXPECT_EQ(got.operators[i].calls, want.operators[i].calls);
-    EXPECT_EQ(got.operators[i].host_ns, want.operators[i].host_ns);
-    EXPECT_EQ(got.operators[i].comm_ns, want.operators[i].comm_ns);
-  }
+  expect_same_breakdown(got.breakdown, want.breakdown);
+  expect_same_operators(got.operators, want.operators);
 
   // Without the events: the rest is the same.
   const cp::Profile light = ca::read_profile_file(path, false);

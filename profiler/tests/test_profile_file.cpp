@@ -19,6 +19,7 @@
 
 #include "commscope/h5/h5.hpp"
 #include "commscope/profiler/profile_file.hpp"
+#include "expect_rows.hpp"
 
 namespace fs = std::filesystem;
 namespace h5 = commscope::h5;
@@ -157,41 +158,8 @@ void expect_profiles_equal(const Profile& got, const Profile& want, bool with_ev
   }
   EXPECT_EQ(got.strings, want.strings);
 
-  ASSERT_EQ(got.breakdown.size(), want.breakdown.size());
-  for (std::size_t i = 0; i < want.breakdown.size(); ++i) {
-    SCOPED_TRACE("breakdown[" + std::to_string(i) + "]");
-    const BreakdownRow& g = got.breakdown[i];
-    const BreakdownRow& w = want.breakdown[i];
-    EXPECT_EQ(g.rank, w.rank);
-    EXPECT_EQ(g.iteration, w.iteration);
-    EXPECT_EQ(g.start_ns, w.start_ns);
-    EXPECT_EQ(g.window_ns, w.window_ns);
-    EXPECT_EQ(g.kernel_ns, w.kernel_ns);
-    EXPECT_EQ(g.intra_ns, w.intra_ns);
-    EXPECT_EQ(g.inter_ns, w.inter_ns);
-    EXPECT_EQ(g.comm_ns, w.comm_ns);
-    EXPECT_EQ(g.comm_wait_ns, w.comm_wait_ns);
-    EXPECT_EQ(g.comm_transfer_ns, w.comm_transfer_ns);
-    EXPECT_EQ(g.overlap_ns, w.overlap_ns);
-    EXPECT_EQ(g.kernels, w.kernels);
-    EXPECT_EQ(g.communications, w.communications);
-    EXPECT_EQ(g.operators, w.operators);
-    EXPECT_EQ(g.identity_ok, w.identity_ok);
-  }
-
-  ASSERT_EQ(got.operators.size(), want.operators.size());
-  for (std::size_t i = 0; i < want.operators.size(); ++i) {
-    SCOPED_TRACE("operators[" + std::to_string(i) + "]");
-    const OperatorTotalRow& g = got.operators[i];
-    const OperatorTotalRow& w = want.operators[i];
-    EXPECT_EQ(g.rank, w.rank);
-    EXPECT_EQ(g.name, w.name);
-    EXPECT_EQ(g.calls, w.calls);
-    EXPECT_EQ(g.host_ns, w.host_ns);
-    EXPECT_EQ(g.kernel_ns, w.kernel_ns);
-    EXPECT_EQ(g.comm_ns, w.comm_ns);
-    EXPECT_EQ(g.intra_ns, w.intra_ns);
-  }
+  expect_same_breakdown(got.breakdown, want.breakdown);
+  expect_same_operators(got.operators, want.operators);
 
   if (!with_events) {
     EXPECT_TRUE(got.events.empty());
