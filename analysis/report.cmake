@@ -44,6 +44,17 @@ if(COMMSCOPE_BUILD_TESTS)
   add_test(NAME analysis.fuzz_args
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tests/fuzz_args.sh ${report} ${fx} ${CMAKE_CURRENT_BINARY_DIR}/fuzz_args 300)
   set_tests_properties(analysis.fuzz_args PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit" TIMEOUT 600)
+  # A damaged file that sends HDF5 into an endless loop: one line, exit 2, after the read time limit.
+  set(looping ${CMAKE_CURRENT_SOURCE_DIR}/tests/looping_heap.sh)
+  add_test(NAME analysis.report.bad.looping_heap_bench
+           COMMAND ${looping} ${fx}/bench-np2.h5 ${CMAKE_CURRENT_BINARY_DIR}/looping ${report} bench FILE)
+  add_test(NAME analysis.report.bad.looping_heap_profile
+           COMMAND ${looping} ${fx}/train-np2.h5 ${CMAKE_CURRENT_BINARY_DIR}/looping ${report} profile FILE)
+  add_test(NAME commscope-trace.looping_heap
+           COMMAND ${looping} ${fx}/train-np1.h5 ${CMAKE_CURRENT_BINARY_DIR}/looping $<TARGET_FILE:commscope-trace>
+                   FILE -o ${CMAKE_CURRENT_BINARY_DIR}/looping/trace.json)
+  set_tests_properties(analysis.report.bad.looping_heap_bench analysis.report.bad.looping_heap_profile
+                       commscope-trace.looping_heap PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit" TIMEOUT 120)
   # Bad or foreign input: one line, exit 2.
   set(expect ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh)
   foreach(case

@@ -4,12 +4,7 @@
 
 #include "commscope/analysis/inputs.hpp"
 
-#include <fcntl.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -37,16 +32,8 @@ constexpr std::string_view kBenchSchema = "commscope.bench/1";
 constexpr std::string_view kBenchSchemaFamily = "commscope.bench/";
 constexpr std::string_view kProfileSchemaFamily = "commscope.profile/";
 
-// One line: HDF5's error stacks and attribute values may carry newlines.
-std::string one_line(std::string text) {
-  for (char& c : text) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return text;
-}
-
 [[noreturn]] void fail(const std::string& path, const std::string& reason) {
-  throw InputError(one_line(path + ": " + reason));
+  throw InputError(h5::one_line(path + ": " + reason));
 }
 
 std::vector<std::string_view> split(std::string_view text, std::string_view separator) {
@@ -312,7 +299,7 @@ auto guarded(const std::string& path, Read&& read) {
   } catch (const profiler::ProfileFileError& e) {
     const std::string truncated = truncation(e.what());
     if (!truncated.empty()) fail(path, truncated);
-    throw InputError(one_line(shorter(e.what())));  // already names the file
+    throw InputError(h5::one_line(shorter(e.what())));  // already names the file
   } catch (const h5::Error& e) {
     fail(path, "cannot read it (a damaged file?): " + shorter(e.what()));
   } catch (const std::bad_alloc&) {
@@ -320,53 +307,6 @@ auto guarded(const std::string& path, Read&& read) {
   } catch (const std::exception& e) {
     fail(path, std::string("cannot read it: ") + e.what());
   }
-}
-
-// ------------------------------------------------------------------------------ preflight
-
-// Writes all of `text` to `fd`, ignoring failures (the parent then reports the exit status).
-void write_all(int fd, const std::string& text) {
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-constexpr int kChildOk = 0;
-constexpr int kChildInputError = 3;
-constexpr int kChildOtherError = 4;
-
-// The child: read the file fully, report on `fd`, and _exit (no atexit handlers, no flushing of
-// the parent's stdio buffers, no destructors of the parent's objects).
-[[noreturn]] void preflight_child(const std::string& path, const std::string& kind, int fd) {
-  const int devnull = ::open("/dev/null", O_WRONLY);
-  if (devnull >= 0) {
-    ::dup2(devnull, STDERR_FILENO);  // HDF5 (or a sanitizer) may talk about the damage
-    ::close(devnull);
-  }
-  const rlimit no_core{0, 0};
-  ::setrlimit(RLIMIT_CORE, &no_core);  // a crash here is expected, a core dump is not wanted
-  int status = kChildOk;
-  try {
-    if (kind == "bench") {
-      (void)read_bench_file(path);
-    } else {
-      (void)read_profile_file(path, true);
-    }
-  } catch (const InputError& e) {
-    write_all(fd, e.what());
-    status = kChildInputError;
-  } catch (const std::exception& e) {
-    write_all(fd, one_line(path + ": " + e.what()));
-    status = kChildOtherError;
-  } catch (...) {
-    status = kChildOtherError;
-  }
-  ::close(fd);
-  ::_exit(status);
 }
 
 }  // namespace
@@ -397,63 +337,26 @@ profiler::Profile read_profile_file(const std::string& path, bool with_events) {
   });
 }
 
-// Why a child process: HDF5 1.10 is not hardened against damaged files. Most damage is caught
-// and reported as an error (an InputError here), but some is not: a damaged global heap (where
-// variable-length strings such as /meta's attributes live) can make it crash in H5HG_read, and
-// a damaged attribute table can make it crash in H5A__close while iterating over attributes
-// (both seen with overwritten bytes in real bench files; fuzz_inputs.sh finds such files). A crash in the report
-// itself would lose its output and tell the user nothing, so the file is first read fully in a
-// forked child: if the child dies, the parent reports the file as damaged instead of crashing.
-// The child inherits the parent's memory as it is, so this assumes a single-threaded caller
-// (the report is); it reads the file once more, which costs milliseconds for bench files and
-// about one extra read for profiles.
+// ------------------------------------------------------------------------------ preflight
+
+// Why a child process: see h5::read_in_child. A crash in the report itself would lose its output
+// and tell the user nothing, so the file is first read fully in a forked child: if the child dies
+// or hangs, the parent reports the file as damaged instead.
 void preflight(const std::string& path, const std::string& kind) {
   if (kind != "bench" && kind != "profile") {
     throw std::invalid_argument("preflight: kind '" + kind + "', expected 'bench' or 'profile'");
   }
-  int fds[2];
-  if (::pipe(fds) != 0) fail(path, std::string("preflight: pipe failed: ") + std::strerror(errno));
-  std::fflush(nullptr);  // nothing buffered in stdio is written twice by the child
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int error = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    fail(path, std::string("preflight: fork failed: ") + std::strerror(error));
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    preflight_child(path, kind, fds[1]);
-  }
-  ::close(fds[1]);
-  // Read the message before waiting: a message longer than the pipe's buffer would otherwise
-  // block the child, and the wait with it.
-  std::string message;
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    message.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fds[0]);
-  int status = 0;
-  pid_t waited = 0;
-  do {
-    waited = ::waitpid(pid, &status, 0);
-  } while (waited < 0 && errno == EINTR);
-  if (waited < 0) fail(path, std::string("preflight: waitpid failed: ") + std::strerror(errno));
-
-  if (WIFEXITED(status) && WEXITSTATUS(status) == kChildOk) return;
-  if (WIFEXITED(status) && !message.empty() &&
-      (WEXITSTATUS(status) == kChildInputError || WEXITSTATUS(status) == kChildOtherError)) {
-    throw InputError(one_line(message));
-  }
-  if (WIFSIGNALED(status)) {
-    fail(path, "the HDF5 library failed reading it (signal " + std::to_string(WTERMSIG(status)) + "): a damaged file?");
-  }
-  fail(path, "the HDF5 library failed reading it (exit status " +
-                 std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + "): a damaged file?");
+  const std::string problem = h5::read_in_child(path, [&] {
+    if (kind == "bench") {
+      (void)read_bench_file(path);
+    } else {
+      (void)read_profile_file(path, true);
+    }
+  });
+  if (problem.empty()) return;
+  // read_bench_file's and read_profile_file's errors name the file already.
+  if (problem.starts_with(path + ": ")) throw InputError(problem);
+  fail(path, problem);
 }
 
 }  // namespace commscope::analysis

@@ -20,16 +20,14 @@
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/analysis/output.hpp"
 #include "commscope/analysis/report.hpp"
+#include "commscope/h5/h5.hpp"
 
 namespace ca = commscope::analysis;
 
 namespace {
 
 int fail(const std::string& message) {
-  std::string line = message;
-  for (char& c : line)
-    if (c == '\n' || c == '\r') c = ' ';
-  std::fprintf(stderr, "commscope-report: %s\n", line.c_str());
+  std::fprintf(stderr, "commscope-report: %s\n", commscope::h5::one_line(message).c_str());
   return 2;
 }
 

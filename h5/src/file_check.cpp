@@ -1,14 +1,74 @@
 // Checks of a file before HDF5 opens it (kept apart from h5.cpp: <fstream> brings std::quoted,
 // which would compete with h5.cpp's own quoted() by argument-dependent lookup).
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 
 #include "commscope/h5/h5.hpp"
 
 namespace commscope::h5 {
+
+namespace {
+
+// Length of the valid UTF-8 sequence starting at text[at] (2..4), or 0 if it is not one.
+std::size_t utf8_length(std::string_view text, std::size_t at) {
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(at);
+  std::size_t length = 0;
+  char32_t code = 0;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+    code = lead & 0x1Fu;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    code = lead & 0x0Fu;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    code = lead & 0x07u;
+  } else {
+    return 0;
+  }
+  if (at + length > text.size()) return 0;
+  for (std::size_t i = 1; i < length; ++i) {
+    if ((byte(at + i) & 0xC0u) != 0x80u) return 0;
+    code = (code << 6) | (byte(at + i) & 0x3Fu);
+  }
+  static constexpr char32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (code < kSmallest[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return 0;
+  if (code == 0x85 || code == 0x2028 || code == 0x2029) return 0;  // line breaks to some readers
+  return length;
+}
+
+}  // namespace
+
+std::string one_line(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string line;
+  line.reserve(text.size());
+  for (std::size_t at = 0; at < text.size();) {
+    const auto c = static_cast<unsigned char>(text[at]);
+    if (c == '\n' || c == '\r') {
+      line += ' ';
+      ++at;
+    } else if (c >= 0x20 && c < 0x7F) {
+      line += static_cast<char>(c);
+      ++at;
+    } else if (const std::size_t length = c >= 0x80 ? utf8_length(text, at) : 0; length > 0) {
+      line.append(text.substr(at, length));
+      at += length;
+    } else {
+      line += "\\x";
+      line += kHex[c >> 4];
+      line += kHex[c & 0xF];
+      ++at;
+    }
+  }
+  return line;
+}
 
 bool has_signature(const std::string& path) {
   static constexpr char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};

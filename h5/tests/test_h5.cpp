@@ -604,3 +604,19 @@ TEST_F(H5Test, H5dumpReadsAClosedFile) {
 }
 
 }  // namespace
+
+TEST(OneLine, KeepsPrintableTextAndUtf8) {
+  EXPECT_EQ(commscope::h5::one_line("schema 'commscope.bench/1'"), "schema 'commscope.bench/1'");
+  EXPECT_EQ(commscope::h5::one_line("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(commscope::h5::one_line(""), "");
+}
+
+TEST(OneLine, EscapesWhatCouldBreakTheLine) {
+  EXPECT_EQ(commscope::h5::one_line("a\nb\r\nc"), "a b  c");
+  EXPECT_EQ(commscope::h5::one_line("benZ.\xd5\x0c"), "benZ.\\xd5\\x0c");  // truncated UTF-8, form feed
+  EXPECT_EQ(commscope::h5::one_line(std::string("a\0b\x1b\x7f", 5)), "a\\x00b\\x1b\\x7f");
+  EXPECT_EQ(commscope::h5::one_line("\x1c\x1d\x1e\v\t"), "\\x1c\\x1d\\x1e\\x0b\\x09");
+  EXPECT_EQ(commscope::h5::one_line("\xc2\x85|\xe2\x80\xa8|\xe2\x80\xa9"), "\\xc2\\x85|\\xe2\\x80\\xa8|\\xe2\\x80\\xa9");
+  EXPECT_EQ(commscope::h5::one_line("\xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80 \xff"),  // overlong, surrogate, > U+10FFFF
+            "\\xc0\\xaf \\xed\\xa0\\x80 \\xf4\\x90\\x80\\x80 \\xff");
+}

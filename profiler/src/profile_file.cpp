@@ -105,16 +105,8 @@ std::string rank_table_name(int rank) {
   return name;
 }
 
-// One line: HDF5's messages and user strings may carry newlines.
-std::string one_line(std::string text) {
-  for (char& c : text) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return text;
-}
-
 [[noreturn]] void fail(const std::string& file, const std::string& reason) {
-  throw ProfileFileError(one_line(file + ": " + reason));
+  throw ProfileFileError(h5::one_line(file + ": " + reason));
 }
 
 void check_strings_table(const std::vector<std::string>& strings) {

@@ -15,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "commscope/h5/h5.hpp"
 #include "commscope/profiler/chrome_trace.hpp"
 #include "commscope/profiler/profile_file.hpp"
 
@@ -23,11 +24,7 @@ namespace {
 constexpr const char* kTool = "commscope-trace";
 
 int fail(const std::string& reason) {
-  std::string line = reason;
-  for (char& c : line) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  std::cerr << kTool << ": " << line << '\n';
+  std::cerr << kTool << ": " << commscope::h5::one_line(reason) << '\n';
   return 2;
 }
 
@@ -52,6 +49,13 @@ int main(int argc, char** argv) {
   }
 
   try {
+    // Read it once in a child first: a damaged file can crash HDF5 or send it into an endless loop.
+    if (const std::string problem = commscope::h5::read_in_child(input, [&] {
+          (void)commscope::profiler::read_profile(input, true);
+        });
+        !problem.empty()) {
+      return fail(problem.starts_with(input + ": ") ? problem : input + ": " + problem);
+    }
     const commscope::profiler::Profile profile = commscope::profiler::read_profile(input, true);
     const std::size_t slices = commscope::profiler::write_chrome_trace_file(profile, output);
     std::cerr << kTool << ": wrote " << slices << " slices (" << profile.meta.nranks << " ranks) to "

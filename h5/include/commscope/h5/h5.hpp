@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -353,6 +354,23 @@ std::vector<std::int64_t> read_ints(const Group& parent, std::string_view name);
 // readable regular file with the HDF5 signature, else the problem in a few words ("no such
 // file", "is a directory, not WHAT", "an empty file: not an HDF5 file", "not an HDF5 file", ...).
 std::string file_problem(const std::string& path, std::string_view what);
+// Runs `read` (which reads `path`) in a forked child first, because HDF5 1.10 is not hardened
+// against damaged files: most damage is reported as an error, but some crashes the library (a
+// damaged global heap in H5HG_read, a damaged attribute table in H5A__close) or sends it into an
+// endless loop (a global heap pointing at itself). Returns "" when `read` finished without an
+// exception; else one line: the exception's text, or that the library crashed, or that it did not
+// finish within read_time_limit_s(path) (the child is then killed). The caller must be
+// single-threaded (the child inherits its memory as it is); the file is read once more, which
+// costs milliseconds for results files.
+std::string read_in_child(const std::string& path, const std::function<void()>& read);
+// COMMSCOPE_READ_TIMEOUT seconds when set (std::invalid_argument when not a positive number),
+// else 60 s plus 1 s for every 10 MB of `path` (a healthy read goes at hundreds of MB/s).
+double read_time_limit_s(const std::string& path);
+
+// `text` made safe for a one-line error message: strings read from a (possibly damaged) file may
+// hold any bytes. Line breaks become spaces; other control bytes, bytes that are not valid UTF-8
+// and the Unicode line separators (U+0085, U+2028, U+2029) become \xNN escapes.
+std::string one_line(std::string_view text);
 // True when the HDF5 signature is at offset 0, 512, 1024, 2048, ... (where HDF5 looks for it).
 bool has_signature(const std::string& path);
 
