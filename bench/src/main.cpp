@@ -110,6 +110,7 @@ class Bench {
  public:
   Bench(const Options& o, int argc, char** argv) : o_(o), comm_(MPI_COMM_WORLD, comm_options(o)) {
     rank_ = comm_.rank();
+    install_signal_handlers(rank_);
     backend_ = o_.device == "cuda" ? make_cuda_backend(comm_, o_.timeout_s) : make_cpu_backend(comm_);
     cases_ = make_cases(o_, comm_.size(), *backend_);
     env_ = capture_environment(MPI_COMM_WORLD, argc, argv);
@@ -192,7 +193,6 @@ class Bench {
     int failed = !error.empty();
     MPI_Bcast(&failed, 1, MPI_INT, 0, comm_.mpi_comm());
     if (failed) throw InvalidArgument(rank_ == 0 ? "cannot create --out '" + o_.out + "': " + error : std::string());
-    install_results_signal_handlers();
   }
 
   void run_case(benchmark::State& st, const Case& c) {

@@ -1,12 +1,16 @@
 #include "measure.hpp"
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "commscope/collectives/mpi_transport.hpp"
+#include "results.hpp"
 #include "watchdog.hpp"
 
 namespace commscope::bench {
@@ -29,6 +33,12 @@ Measurement measure(Backend& backend, Communicator& comm, const Case& c, std::in
     // Test aid: this rank never enters the collective; the others must time out.
     for (;;) ::pause();
   }
+  if (rank == o.kill_rank && c.requested_bytes >= o.kill_bytes) {
+    // Test aid: this rank dies; the launcher must end the others, which say where they were.
+    std::fflush(nullptr);
+    ::raise(SIGKILL);
+  }
+  const SignalContext in_case(c);
 
   WatchScope watch(dog, &c, "the timed calls");
   const LocalTimings t = backend.run_timed(o.warmup, iters, dog);

@@ -92,7 +92,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
     o.command_line += a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'";
   }
 
-  std::string stall_bytes = "0", colls, minb = "8", maxb = "64M", step, types = "f32", ops = "sum", combine = "max",
+  std::string stall_bytes = "0", kill_bytes = "0", colls, minb = "8", maxb = "64M", step, types = "f32", ops = "sum", combine = "max",
               algos = "all";
   CLI::App app{
       "commscope-bench: time collectives with the vendor library and our own algorithms, nccl-tests style.\n"
@@ -130,6 +130,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_option("--segment", o.segment_bytes, "ring pipeline segment in bytes")->capture_default_str();
   app.add_option("--debug-stall-rank", o.stall_rank)->group("");
   app.add_option("--debug-stall-bytes", stall_bytes)->group("");
+  app.add_option("--debug-kill-rank", o.kill_rank)->group("");
+  app.add_option("--debug-kill-bytes", kill_bytes)->group("");
   app.add_flag("--debug-corrupt", o.corrupt)->group("");
 
   try {
@@ -156,6 +158,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
     o.min_bytes = parse_size(minb);
     o.max_bytes = parse_size(maxb);
     o.stall_bytes = parse_size(stall_bytes);
+    o.kill_bytes = parse_size(kill_bytes);
     if (!step.empty()) {
       o.step = parse_size(step);
       if (o.step == 0) throw InvalidArgument("-i/--stepbytes must be > 0");

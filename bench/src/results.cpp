@@ -1,15 +1,16 @@
 #include "results.hpp"
 
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 
-#include <atomic>
-#include <cmath>
-
 #include "commscope/collectives/error.hpp"
-
 #include "commscope/h5/h5.hpp"
+#include "watchdog.hpp"
 
 namespace commscope::bench {
 
@@ -75,7 +76,35 @@ void die_of(int sig) {
   std::raise(sig);
 }
 
+// What the handler says: "commscope-bench: rank N: " and the case in progress, double-buffered
+// (the main thread fills the buffer not being shown, then publishes its index).
+char g_signal_prefix[64] = "commscope-bench: ";
+char g_context[2][512];
+std::atomic<int> g_context_shown{-1};
+
+void append(char* buf, std::size_t& n, std::size_t cap, const char* s) {
+  const std::size_t len = std::strlen(s);
+  const std::size_t take = len < cap - n ? len : cap - n;
+  std::memcpy(buf + n, s, take);
+  n += take;
+}
+
+void say_where(int sig) {
+  char buf[800];
+  std::size_t n = 0;
+  const char* name = sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "a signal";
+  append(buf, n, sizeof buf - 1, g_signal_prefix);
+  append(buf, n, sizeof buf - 1, "stopped by ");
+  append(buf, n, sizeof buf - 1, name);
+  const int shown = g_context_shown.load();
+  append(buf, n, sizeof buf - 1, shown >= 0 ? " while in " : " outside any collective");
+  if (shown >= 0) append(buf, n, sizeof buf - 1, g_context[shown]);
+  buf[n++] = '\n';
+  [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, buf, n);
+}
+
 extern "C" void on_signal(int sig) {
+  say_where(sig);
   if (g_state.load() == kWriting) {  // the writer publishes when it is done
     g_pending_signal.store(sig);
     return;
@@ -110,7 +139,21 @@ void publish_results_file_now() noexcept {
   if (g_state.compare_exchange_strong(expected, kNone)) ::rename(g_partial, g_final);
 }
 
-void install_results_signal_handlers() {
+SignalContext::SignalContext(const Case& c) noexcept {
+  const int next = g_context_shown.load() == 0 ? 1 : 0;
+  try {
+    const std::string text = describe(c);
+    std::snprintf(g_context[next], sizeof g_context[next], "%s", text.c_str());
+  } catch (...) {
+    std::snprintf(g_context[next], sizeof g_context[next], "%s", "a collective");
+  }
+  g_context_shown.store(next);
+}
+
+SignalContext::~SignalContext() { g_context_shown.store(-1); }
+
+void install_signal_handlers(int rank) {
+  std::snprintf(g_signal_prefix, sizeof g_signal_prefix, "commscope-bench: rank %d: ", rank);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
     struct sigaction sa {};
     sa.sa_handler = on_signal;

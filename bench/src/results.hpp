@@ -98,8 +98,19 @@ class ResultsFile {
 // Async-signal-safe: if a results file is open and not being written, rename it to its final
 // name now (its content is what the last flush() wrote).
 void publish_results_file_now() noexcept;
-// SIGINT/SIGTERM/SIGHUP: publish the results file, then die of the signal as before.
-void install_results_signal_handlers();
+// SIGINT/SIGTERM/SIGHUP (installed on every rank at start): say which collective the rank was
+// in ("commscope-bench: rank 2: stopped by SIGTERM while in allreduce algo=ring ... size=4096 B
+// ..."; a launcher ending the job after another rank died sends SIGTERM), publish the results
+// file if one is open, then die of the signal as before.
+void install_signal_handlers(int rank);
+// While alive, the signal handlers name case `c` as the collective in progress.
+class SignalContext {
+ public:
+  explicit SignalContext(const Case& c) noexcept;
+  ~SignalContext();
+  SignalContext(const SignalContext&) = delete;
+  SignalContext& operator=(const SignalContext&) = delete;
+};
 
 // Read a results file back (tests, and anything that wants the rows without h5py).
 struct ResultsData {

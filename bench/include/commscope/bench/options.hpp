@@ -38,9 +38,12 @@ struct Options {
   std::uint64_t seed = 42;
   std::size_t segment_bytes = std::size_t{1} << 20;
   // Testing aids (hidden from --help): rank `stall_rank` never enters the first collective of
-  // at least `stall_bytes`; rank 0 corrupts one output element before every check.
+  // at least `stall_bytes`; rank `kill_rank` dies of SIGKILL there instead (`kill_bytes`);
+  // rank 0 corrupts one output element before every check.
   int stall_rank = -1;
   std::size_t stall_bytes = 0;
+  int kill_rank = -1;
+  std::size_t kill_bytes = 0;
   bool corrupt = false;
   // Google Benchmark's own flags (--benchmark_*), passed through in order.
   std::vector<std::string> benchmark_flags;
