@@ -180,19 +180,27 @@ int run(int argc, char** argv, commscope::Communicator& world) {
 
   // --- data
   ct::TokenDataset data;
+  const std::string data_path = o.data.empty() ? default_corpus() : o.data;
   try {
-    data = ct::TokenDataset::load(o.data.empty() ? default_corpus() : o.data);
+    data = ct::TokenDataset::load(data_path);
   } catch (const ct::DataError& e) {
     throw UsageError(e.what());
   }
-  if (data.max_token() >= config.vocab)
-    throw UsageError("the data has token " + std::to_string(data.max_token()) + " but the model's vocabulary is " +
-                     std::to_string(config.vocab));
+  if (data.max_token() >= config.vocab) {
+    std::string message = data_path;
+    message += ": holds token " + std::to_string(data.max_token()) + ", outside the model's vocabulary of " +
+               std::to_string(config.vocab);
+    const std::string& model_file = !o.load.empty() ? o.load : o.load_llmc;
+    if (!model_file.empty()) message += " (the model read from " + model_file + ")";
+    throw UsageError(message);
+  }
   auto [train, val] = data.split(o.val_fraction);
   if (train.size() < static_cast<std::size_t>(seq) + 1 ||
-      (o.val_fraction > 0 && val.size() < static_cast<std::size_t>(seq) + 1))
-    throw UsageError("the data is too short for --seq " + std::to_string(seq) + " (" + std::to_string(data.size()) +
-                     " tokens)");
+      (o.val_fraction > 0 && val.size() < static_cast<std::size_t>(seq) + 1)) {
+    std::string message = data_path;
+    message += ": too short for --seq " + std::to_string(seq) + " (" + std::to_string(data.size()) + " tokens)";
+    throw UsageError(message);
+  }
   ct::BatchLoader loader(train, o.batch, seq, rank, ranks, o.seed);
   loader.set_step(start_step);
 
