@@ -36,6 +36,42 @@ if(COMMSCOPE_BUILD_TESTS)
                      report ${rdir}/${name} ${report} ${check} ${args})
     set_tests_properties(analysis.report.${name} PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit" TIMEOUT 120)
   endforeach()
+  # The reports' numbers against the HDF5 files, read independently with h5py
+  # (scripts/check-report.py); one mismatched pair must be caught. Skipped without h5py.
+  set(check_report ${PROJECT_SOURCE_DIR}/scripts/check-report.py)
+  set(h5py_python "")
+  foreach(candidate python3 /usr/bin/python3)
+    execute_process(COMMAND ${candidate} -c "import h5py" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+    if(rc EQUAL 0)
+      set(h5py_python ${candidate})
+      break()
+    endif()
+  endforeach()
+  if(h5py_python)
+    set(run_check ${h5py_python} ${check_report})
+  else()
+    set(run_check bash -c "echo 'no python3 with h5py (Debian: python3-h5py): skipped'; exit 77")
+  endif()
+  foreach(case
+      "bench_np2|bench ${fx}/bench-np2.h5 ${rdir}/bench_np2|analysis.report.bench_np2"
+      "bench_np4|bench ${fx}/bench-np4.h5 ${rdir}/bench_np4|analysis.report.bench_np4"
+      "profile_np2|profile ${fx}/train-np2.h5 ${rdir}/profile_np2|analysis.report.profile_np2"
+      "scaling|scaling ${fx}/train-np1.h5 ${fx}/train-np2.h5 ${fx}/train-np4.h5 ${rdir}/scaling|analysis.report.scaling")
+    string(REPLACE "|" ";" parts "${case}")
+    list(GET parts 0 name)
+    list(GET parts 1 args)
+    list(GET parts 2 after)
+    separate_arguments(args)
+    add_test(NAME analysis.check_report.${name} COMMAND ${run_check} ${args})
+    set_tests_properties(analysis.check_report.${name} PROPERTIES DEPENDS ${after} FIXTURES_REQUIRED report_fixtures
+                                                                  LABELS "unit" SKIP_RETURN_CODE 77)
+  endforeach()
+  if(h5py_python)
+    set(run_check ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 1 "values differ" 0 -- ${run_check})
+  endif()
+  add_test(NAME analysis.check_report.mismatch_caught COMMAND ${run_check} bench ${fx}/bench-np4.h5 ${rdir}/bench_np2)
+  set_tests_properties(analysis.check_report.mismatch_caught PROPERTIES DEPENDS analysis.report.bench_np2
+                       FIXTURES_REQUIRED report_fixtures LABELS "unit" SKIP_RETURN_CODE 77)
   add_test(NAME analysis.report.trace
            COMMAND bash -c "\"$1\" trace \"$2\" -o \"$3\" && python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); assert any(e.get(\"ph\")==\"X\" for e in t[\"traceEvents\"])' \"$3\""
                    report ${report} ${fx}/train-np2.h5 ${CMAKE_CURRENT_BINARY_DIR}/trace-np2.json)

@@ -9,8 +9,9 @@
 #                                    --transport tcp="--mca pml ob1 --mca btl self,tcp"
 #
 #   scripts/compare-interconnects.sh [--quick] [--ranks N] [--out DIR] [--rate 1gbit] [--delay 100us]
-#                                    [--hostfile FILE] [--transport NAME=ARGS]... [--no-build]
+#                                    [--hostfile FILE] [--transport NAME=ARGS]... [--no-build] [--bin DIR]
 # --quick: allreduce only, 5 timed calls per size (sizes 16 B, 64 B, ..., 1 MiB, ..., 64 MiB either way).
+# --bin: the binaries in DIR (another build; implies --no-build).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,6 +22,7 @@ rate=1gbit
 delay=""
 hostfile=""
 build=1
+bin=""
 transports=()
 die() { echo "compare-interconnects.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -33,18 +35,25 @@ while [ $# -gt 0 ]; do
     --hostfile) [ $# -ge 2 ] || die "--hostfile needs a file"; hostfile=$2; shift 2 ;;
     --transport) [ $# -ge 2 ] || die "--transport needs NAME=ARGS"; transports+=("$2"); shift 2 ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    --bin) [ $# -ge 2 ] || die "--bin needs a folder"; bin=$2; build=0; shift 2 ;;
+    -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
 case "$ranks" in ''|*[!0-9]*|0|1) die "--ranks needs an integer of at least 2, not '$ranks'" ;; esac
 [ -z "$hostfile" ] || [ -r "$hostfile" ] || die "cannot read the hostfile '$hostfile'"
+for t in ${transports[@]+"${transports[@]}"}; do
+  name=${t%%=*}
+  [ -n "$name" ] && [ "$name" != "$t" ] || die "--transport wants NAME=ARGS, not '$t'"
+done
 out=${out:-$root/results/interconnects-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out" 2>/dev/null && [ -w "$out" ] || die "cannot write the output folder '$out'"
 
 if [ $build = 1 ]; then "$root/scripts/setup.sh" >/dev/null; fi
-bin="$root/build/bin"
-[ -x "$bin/commscope-bench" ] || die "no build in $root/build: run scripts/setup.sh"
+bin=${bin:-$root/build/bin}
+for tool in commscope-bench commscope-report; do
+  [ -x "$bin/$tool" ] || die "no $tool in $bin: build first (scripts/setup.sh), or give --bin the build's bin folder"
+done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 colls=$([ $quick = 1 ] && echo allreduce || echo all)
@@ -68,7 +77,6 @@ if [ ${#transports[@]} -gt 0 ]; then
   for t in "${transports[@]}"; do
     name=${t%%=*}
     args=${t#*=}
-    [ -n "$name" ] && [ "$name" != "$t" ] || die "--transport wants NAME=ARGS, not '$t'"
     # shellcheck disable=SC2086  # the MCA arguments are words
     run "$name" -- $args
   done

@@ -3,15 +3,19 @@
 #   1. commscope-bench: every collective and algorithm, 8 B to 64 MiB, checked
 #   2. commscope-train --model small, profiled, at 1 rank and at --ranks ranks
 #   3. commscope-report: bench, profile and scaling reports (Markdown + CSV + plots), a trace
+#   4. scripts/check-report.py: the reports' numbers against the HDF5 files (read with h5py)
 # Everything goes to results/<date-time>/ (or --out); a one-screen summary ends the run.
 #
 #   scripts/run-suite.sh [--ranks N] [--quick] [--out DIR] [--hostfile FILE] [--launcher mpirun|srun]
-#                        [--size BYTES] [--steps N] [--no-build]
+#                        [--size BYTES] [--steps N] [--device cpu|cuda] [--no-build] [--bin DIR]
 #
 # --ranks: ranks of the multi-rank runs (default: the cores here, at least 2); --quick: bench
 # up to 1 MiB and 5 training steps; --hostfile: mpirun's hostfile (clusters); --launcher srun:
-# inside a Slurm allocation (see scripts/slurm/); --no-build: use build/ as it is (clusters: build
-# once with scripts/setup.sh first). Steps print one line per size or step.
+# inside a Slurm allocation (see scripts/slurm/); --device cuda: the bench on GPU buffers (NCCL
+# and our algorithms, one GPU per rank; the trainer stays on the CPU); --no-build: use build/
+# as it is (clusters: build once with scripts/setup.sh first); --bin: the binaries in DIR
+# (another build; implies --no-build). Steps print one line per size or step. Docs:
+# docs/suite.md.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,7 +27,9 @@ quick=0
 out=""
 hostfile=""
 launcher=mpirun
+device=cpu
 build=1
+bin=""
 die() { echo "run-suite.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -32,16 +38,19 @@ while [ $# -gt 0 ]; do
     --steps) [ $# -ge 2 ] || die "--steps needs a value"; steps=$2; shift 2 ;;
     --quick) quick=1; size=1M; steps=5; shift ;;
     --no-build) build=0; shift ;;
+    --bin) [ $# -ge 2 ] || die "--bin needs a folder"; bin=$2; build=0; shift 2 ;;
     --out) [ $# -ge 2 ] || die "--out needs a folder"; out=$2; shift 2 ;;
     --hostfile) [ $# -ge 2 ] || die "--hostfile needs a file"; hostfile=$2; shift 2 ;;
     --launcher) [ $# -ge 2 ] || die "--launcher needs mpirun or srun"; launcher=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    --device) [ $# -ge 2 ] || die "--device needs cpu or cuda"; device=$2; shift 2 ;;
+    -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
 case "$ranks" in ''|*[!0-9]*|0) die "--ranks needs a positive integer, not '$ranks'" ;; esac
 case "$steps" in ''|*[!0-9]*|0) die "--steps needs a positive integer, not '$steps'" ;; esac
 case "$launcher" in mpirun|srun) ;; *) die "--launcher must be mpirun or srun, not '$launcher'" ;; esac
+case "$device" in cpu|cuda) ;; *) die "--device must be cpu or cuda, not '$device'" ;; esac
 [ -z "$hostfile" ] || [ -r "$hostfile" ] || die "cannot read the hostfile '$hostfile'"
 [ -z "$hostfile" ] || [ "$launcher" = mpirun ] || die "--hostfile is for mpirun; srun takes its hosts from Slurm"
 
@@ -51,11 +60,16 @@ mkdir -p "$out" 2>/dev/null || die "cannot create the output folder '$out'"
 
 if [ $build = 1 ]; then
   "$root/scripts/setup.sh"
-else
-  [ -x "$root/build/bin/commscope-bench" ] || die "--no-build but build/ has no binaries: run scripts/setup.sh first"
 fi
+bin=${bin:-$root/build/bin}
+for tool in commscope-bench commscope-train commscope-report; do
+  [ -x "$bin/$tool" ] || die "no $tool in $bin: build first (scripts/setup.sh), or give --bin the build's bin folder"
+done
+python=""
+for candidate in python3 /usr/bin/python3; do
+  if "$candidate" -c "import h5py" 2>/dev/null; then python=$candidate; break; fi
+done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-bin="$root/build/bin"
 launch() {  # launch N command...
   local n=$1
   shift
@@ -66,11 +80,11 @@ launch() {  # launch N command...
   fi
 }
 start=$(date +%s)
-step() { echo; echo "== [$1/6] $2 ($(($(date +%s) - start)) s so far)"; }
+step() { echo; echo "== [$1/7] $2 ($(($(date +%s) - start)) s so far)"; }
 
 iters=$([ $quick = 1 ] && echo 5 || echo 20)
-step 1 "commscope-bench: every collective and algorithm, 8 B to $size, $ranks ranks, checked"
-launch "$ranks" "$bin/commscope-bench" all --algo all -b 8 -e "$size" -f 4 -n "$iters" -c 1 \
+step 1 "commscope-bench: every collective and algorithm, 8 B to $size, $ranks ranks ($device), checked"
+launch "$ranks" "$bin/commscope-bench" all --algo all --device "$device" -b 8 -e "$size" -f 4 -n "$iters" -c 1 \
   --out "$out/bench.h5" | tee "$out/bench.log"
 
 # The trainer's global batch is the same at 1 and N ranks (strong scaling): a multiple of N.
@@ -89,6 +103,28 @@ step 5 "commscope-report profile and scaling"
   >"$out/report-scaling.txt"
 step 6 "trace export (ui.perfetto.dev)"
 "$bin/commscope-report" trace "$out/train-np$ranks.h5" -o "$out/trace-np$ranks.json"
+
+step 7 "the reports' numbers against the HDF5 files"
+checked=""
+check_failed=0
+if [ -n "$python" ]; then
+  check=("$python" "$root/scripts/check-report.py")
+  : >"$out/check.txt"
+  "${check[@]}" bench "$out/bench.h5" "$out/report/bench" >>"$out/check.txt" || check_failed=1
+  "${check[@]}" profile "$out/train-np$ranks.h5" "$out/report/profile" >>"$out/check.txt" || check_failed=1
+  "${check[@]}" scaling "$out/train-np1.h5" "$out/train-np$ranks.h5" "$out/report/scaling" >>"$out/check.txt" ||
+    check_failed=1
+  cat "$out/check.txt"
+  if [ $check_failed = 0 ]; then
+    checked="its numbers match the HDF5 files ($(grep -o '[0-9]* values match' "$out/check.txt" |
+      awk '{n += $1} END {print n}') values compared, scripts/check-report.py)"
+  else
+    checked="MISMATCH between the report and the HDF5 files: see $out/check.txt"
+  fi
+else
+  echo "skipped: no python3 with h5py (Debian: python3-h5py; scripts/setup.sh installs it)"
+  checked="not checked against the HDF5 files (no h5py)"
+fi
 
 # --- the one-screen summary, from the reports' CSV files
 csv_table() {  # csv_table FILE COLUMNS...: the named columns, aligned
@@ -113,4 +149,6 @@ echo "Scaling 1 -> $ranks ranks:"
 csv_table "$out/report/scaling/scaling.csv" ranks t_iter_ms t_comp_ms t_comm_ms speedup comm_eff predicted_w1 error_w1
 echo "Breakdown at $ranks ranks (ms):"
 csv_table "$out/report/profile/components.csv" component median_ms p10_ms p90_ms share_of_step
+echo "Report: $checked"
 echo "Files: $out (report/*/report.md, HDF5 files, trace-np$ranks.json)"
+[ $check_failed = 0 ] || exit 1

@@ -21,9 +21,9 @@ while [ $# -gt 0 ]; do
 done
 
 # Debian packages the build and the suite use (bible-kjv: the trainer's default corpus, see
-# scripts/get-corpus.sh).
+# scripts/get-corpus.sh; python3-h5py: scripts/check-report.py).
 packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools libcli11-dev python3
-          libbenchmark-dev libgtest-dev libopenblas-dev gnuplot-nox bible-kjv)
+          python3-h5py          libbenchmark-dev libgtest-dev libopenblas-dev gnuplot-nox bible-kjv)
 
 if [ "$install" = 1 ]; then
   missing=()

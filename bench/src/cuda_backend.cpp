@@ -11,9 +11,12 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "commscope/collectives/check_data.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
@@ -108,12 +111,28 @@ class CudaBackend final : public Backend {
     if (e != cudaSuccess || ngpu == 0)
       throw InvalidArgument(std::string("--device cuda: no usable GPU (") +
                             (e != cudaSuccess ? cudaGetErrorString(e) : "no devices") + ")");
+    // The node's ranks take the visible GPUs in turn. Launchers that give each rank its own GPU
+    // (srun --gpus-per-task=1, CUDA_VISIBLE_DEVICES per rank) leave one visible GPU per rank,
+    // so what must differ is the physical GPU: compared by PCI bus id across the node's ranks.
     Communicator node = comm_.split_by_node();
-    if (node.size() > ngpu)
-      throw TransportError("--device cuda: " + std::to_string(node.size()) + " ranks on this node share " +
-                           std::to_string(ngpu) + " GPUs; NCCL needs one GPU per rank");
     device_ = node.rank() % ngpu;
     COMMSCOPE_CUDA_CHECK(cudaSetDevice(device_));
+    char bus[32] = {};
+    COMMSCOPE_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, device_));
+    std::vector<char> buses(sizeof bus * static_cast<std::size_t>(node.size()));
+    COMMSCOPE_MPI_CHECK(MPI_Allgather(bus, sizeof bus, MPI_CHAR, buses.data(), sizeof bus, MPI_CHAR, node.mpi_comm()));
+    std::string shared;
+    for (int r = 0; r < node.size() && shared.empty(); ++r) {
+      if (r != node.rank() && std::strncmp(bus, buses.data() + sizeof bus * static_cast<std::size_t>(r), sizeof bus) == 0)
+        shared = "--device cuda: ranks " + std::to_string(std::min(r, node.rank())) + " and " +
+                 std::to_string(std::max(r, node.rank())) + " of this node (" + std::to_string(node.size()) +
+                 " ranks, " + std::to_string(ngpu) + " visible GPUs each) share the GPU at " + bus +
+                 "; NCCL needs one GPU per rank";
+    }
+    // Every rank learns of a conflict anywhere, so that all stop here rather than some waiting in NCCL.
+    int conflict = !shared.empty(), any_conflict = 0;
+    COMMSCOPE_MPI_CHECK(MPI_Allreduce(&conflict, &any_conflict, 1, MPI_INT, MPI_MAX, comm_.mpi_comm()));
+    if (any_conflict) throw TransportError(shared.empty() ? "--device cuda: ranks share a GPU (see their messages)" : shared);
     COMMSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     ncclUniqueId id;
     if (comm_.rank() == 0) COMMSCOPE_NCCL_CHECK(ncclGetUniqueId(&id));

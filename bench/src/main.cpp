@@ -185,7 +185,9 @@ class Bench {
     std::string error;
     if (rank_ == 0) {
       try {
-        file_ = std::make_unique<ResultsFile>(o_.out, o_, env_, comm_.size());
+        // A full disk is found now, not after minutes of measuring.
+        error = free_space_problem(o_.out, results_file_estimate(cases_.size(), o_.iters), o_.free_bytes_override);
+        if (error.empty()) file_ = std::make_unique<ResultsFile>(o_.out, o_, env_, comm_.size());
       } catch (const std::exception& e) {
         error = e.what();
       }

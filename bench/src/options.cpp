@@ -132,6 +132,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_option("--debug-stall-bytes", stall_bytes)->group("");
   app.add_option("--debug-kill-rank", o.kill_rank)->group("");
   app.add_option("--debug-kill-bytes", kill_bytes)->group("");
+  app.add_option("--debug-free-bytes", o.free_bytes_override)->group("");
   app.add_flag("--debug-corrupt", o.corrupt)->group("");
 
   try {

@@ -71,6 +71,13 @@ std::string text(const char (&src)[N]) {
 // Writes the results file on rank 0: /meta at creation, rows and samples appended by
 // append() and made durable by flush(); published under its final name by close(), by
 // publish_results_file_now() (timeout), or by the SIGINT/SIGTERM handler.
+// Bytes a results file of `cases` cases needs, generously: rows, samples (`iters` per case, or
+// 1,000 when Google Benchmark chooses) and 256 KiB of metadata.
+std::uint64_t results_file_estimate(std::size_t cases, std::int64_t iters);
+// "" when the file system that will hold `path` has room for `needed` bytes (`free_override`
+// >= 0 replaces the measured free space: a test aid); else the problem, in a few words.
+std::string free_space_problem(const std::string& path, std::uint64_t needed, std::int64_t free_override);
+
 class ResultsFile {
  public:
   ResultsFile(const std::string& path, const Options& o, const Environment& env, int nranks);
