@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -12,10 +13,27 @@
 
 namespace commscope {
 
+namespace {
+
+// True when a launcher (mpirun, mpiexec, srun) started this process: they all leave one of
+// these in the environment.
+bool launched() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "SLURM_STEP_ID"}) {
+    if (std::getenv(name) != nullptr) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 MpiRuntime::MpiRuntime(int& argc, char**& argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
+    // One rank without a launcher: Open MPI's singleton start execs its daemon (orted), which a
+    // machine with only the MPI libraries (a GPU node, a container) lacks; isolated, it needs none.
+    // A value the user set is kept; other MPI libraries ignore the variable.
+    if (!launched()) ::setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
     int provided = 0;
     COMMSCOPE_MPI_CHECK(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided));
     owns_ = true;
