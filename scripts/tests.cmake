@@ -4,6 +4,7 @@
 set(expect ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh)
 set(suite ${PROJECT_SOURCE_DIR}/scripts/run-suite.sh)
 set(compare ${PROJECT_SOURCE_DIR}/scripts/compare-interconnects.sh)
+set(gpucheck ${PROJECT_SOURCE_DIR}/scripts/gpu-check.sh)
 set(bindir $<TARGET_FILE_DIR:commscope-bench>)
 
 add_test(NAME suite.quick.np2
@@ -25,7 +26,9 @@ foreach(case
     "compare|ranks_one|at least 2|--ranks 1"
     "compare|bad_transport|--transport wants NAME=ARGS|--transport ib"
     "compare|unknown|unknown argument '--fast'|--fast"
-    "compare|unwritable_out|cannot write the output folder|--bin ${bindir} --out /proc/commscope-compare")
+    "compare|unwritable_out|cannot write the output folder|--bin ${bindir} --out /proc/commscope-compare"
+    "gpucheck|bad_ranks|--ranks needs a positive integer|--ranks x"
+    "gpucheck|unknown|unknown argument '--cpu'|--cpu")
   string(REPLACE "|" ";" parts "${case}")
   list(GET parts 0 script)
   list(GET parts 1 name)
@@ -35,3 +38,8 @@ foreach(case
   add_test(NAME ${script}.flags.${name} COMMAND ${expect} 2 "${regex}" 0 -- bash ${${script}} ${args})
   set_tests_properties(${script}.flags.${name} PROPERTIES LABELS "unit" TIMEOUT 60)
 endforeach()
+
+# gpu-check.sh on a machine without a GPU: one line, exit 2, nothing built (skipped where a GPU is).
+add_test(NAME gpucheck.no_gpu COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/gpu.sh absent -- ${expect} 2
+                                      "no NVIDIA GPU is usable here" 0 -- bash ${gpucheck} --out ${CMAKE_BINARY_DIR}/gpucheck)
+set_tests_properties(gpucheck.no_gpu PROPERTIES SKIP_RETURN_CODE 77 LABELS "unit" TIMEOUT 60)

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# On a GPU machine: build the CUDA configuration, run the GPU tests, a bench sweep on device
+# buffers (NCCL and our algorithms, 8 B to 1 GiB), a profiled training run and the reports,
+# then write a summary table (summary.md) to record in docs/gpu-results.md.
+#
+#   scripts/gpu-check.sh [--out DIR] [--build DIR] [--size BYTES] [--ranks N] [--no-build]
+#
+# --ranks: bench ranks (default: one per GPU when mpirun is present, else 1: a single rank
+# runs without a launcher); --size: largest bench size (default 1G); --build: build folder
+# (default build-cuda/); --no-build: use it as it is. Needs what scripts/setup.sh installs
+# (MPI, HDF5, ...) plus the CUDA toolkit with cuBLAS, CUPTI and NCCL (NCCL_HOME if elsewhere).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=""
+build_dir="$root/build-cuda"
+size=1G
+ranks=""
+build=1
+die() { echo "gpu-check.sh: $*" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) [ $# -ge 2 ] || die "--out needs a folder"; out=$2; shift 2 ;;
+    --build) [ $# -ge 2 ] || die "--build needs a folder"; build_dir=$2; shift 2 ;;
+    --size) [ $# -ge 2 ] || die "--size needs a value"; size=$2; shift 2 ;;
+    --ranks) [ $# -ge 2 ] || die "--ranks needs a value"; ranks=$2; shift 2 ;;
+    --no-build) build=0; shift ;;
+    -h|--help) sed -n '2,11p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) die "unknown argument '$1' (see --help)" ;;
+  esac
+done
+case "$ranks" in ''|*[!0-9]*|0) [ -z "$ranks" ] || die "--ranks needs a positive integer, not '$ranks'" ;; esac
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+[ "$ngpu" -gt 0 ] || die "no NVIDIA GPU is usable here (nvidia-smi -L lists none)"
+out=${out:-$root/results/gpu-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out" 2>/dev/null && [ -w "$out" ] || die "cannot write the output folder '$out'"
+if [ -z "$ranks" ]; then
+  if command -v mpirun >/dev/null; then ranks=$ngpu; else ranks=1; fi
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+launch() {  # launch N command...: without a launcher for one rank
+  local n=$1
+  shift
+  if [ "$n" = 1 ]; then "$@"; else mpirun -np "$n" --bind-to none "$@"; fi
+}
+start=$(date +%s)
+step() { echo; echo "== [$1/5] $2 ($(($(date +%s) - start)) s so far)"; }
+
+step 1 "build the CUDA configuration in $build_dir"
+if [ $build = 1 ]; then
+  cmake -S "$root" -B "$build_dir" -DCOMMSCOPE_CUDA=ON -DCOMMSCOPE_WERROR=ON -DCMAKE_BUILD_TYPE=Release \
+    >"$out/configure.log" 2>&1 || { tail -20 "$out/configure.log"; die "configure failed (see $out/configure.log)"; }
+  cmake --build "$build_dir" -j "$(nproc)" >"$out/build.log" 2>&1 ||
+    { tail -30 "$out/build.log"; die "build failed (see $out/build.log)"; }
+fi
+bin="$build_dir/bin"
+[ -x "$bin/commscope-bench" ] || die "no commscope-bench in $bin"
+
+step 2 "the gpu tests (ctest -L gpu)"
+gpu_tests=0
+(cd "$build_dir" && ctest -L gpu --output-on-failure) 2>&1 | tee "$out/gpu-tests.log" || gpu_tests=1
+
+step 3 "commscope-bench on device buffers: every collective, NCCL and our algorithms, 8 B to $size, $ranks ranks"
+bench_rc=0
+launch "$ranks" "$bin/commscope-bench" all --device cuda --algo all -b 8 -e "$size" -f 4 -c 1 --stats \
+  --out "$out/bench-cuda.h5" 2>&1 | tee "$out/bench-cuda.log" || bench_rc=1
+
+step 4 "commscope-train, profiled"
+train=("$bin/commscope-train" --steps 10 --log-every 1 --profile "$out/train.h5")
+if "$bin/commscope-train" --help | grep -q -- '--device'; then
+  train+=(--device cuda --model gpt2-124m --batch 8 --seq 1024)
+else
+  train+=(--model small --batch 4)  # this build's trainer runs on the CPU only
+fi
+train_rc=0
+launch 1 "${train[@]}" 2>&1 | tee "$out/train.log" || train_rc=1
+
+step 5 "reports"
+report_rc=0
+[ ! -s "$out/bench-cuda.h5" ] || "$bin/commscope-report" bench "$out/bench-cuda.h5" -o "$out/report/bench" \
+  >"$out/report-bench.txt" 2>&1 || report_rc=1
+[ ! -s "$out/train.h5" ] || "$bin/commscope-report" profile "$out/train.h5" -o "$out/report/profile" \
+  >"$out/report-profile.txt" 2>&1 || report_rc=1
+
+# --- summary.md: what docs/gpu-results.md records
+{
+  echo "# commscope GPU check, $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo
+  echo "- device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | sort | uniq -c | sed 's/^ *//' | paste -sd ';' -)"
+  grep -m3 -E "^# (cuda|nccl|CUDA|NCCL)" "$out/bench-cuda.log" | sed 's/^# /- /' || true
+  echo "- commands: scripts/gpu-check.sh --size $size --ranks $ranks (bench: $ranks rank(s))"
+  echo
+  echo "## GPU tests"
+  echo
+  echo '```'
+  grep -E "Test +#|tests passed|max_rel|PASS|FAIL|skipped" "$out/gpu-tests.log" | head -60 || true
+  echo '```'
+  echo
+  echo "## Bench (busbw GB/s by size, out of place; full table in bench-cuda.log)"
+  echo
+  for csv in "$out"/report/bench/*.csv; do
+    [ -e "$csv" ] && [ "$(basename "$csv")" != fits.csv ] || continue
+    echo "### $(basename "$csv" .csv)"
+    echo
+    python3 - "$csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+cols = ["size"] + [c for c in rows[0].keys() if c.endswith("_busbw")] if rows else []
+print("| " + " | ".join(cols) + " |")
+print("|" + "---|" * len(cols))
+for r in rows:
+    print("| " + " | ".join(r[c] for c in cols) + " |")
+PY
+    echo
+  done
+  grep -E "Out of bounds|Avg bus bandwidth" "$out/bench-cuda.log" | sed 's/^#/-/' || true
+  echo
+  echo "## Training"
+  echo
+  grep -E "^mean step|^step +[0-9]+ " "$out/train.log" | tail -4 | sed 's/^/    /' || true
+  if [ -s "$out/report/profile/components.csv" ]; then
+    echo
+    echo "Breakdown (ms, over every rank and step; kernel + intra-op + inter-op + communication = step):"
+    echo
+    sed 's/^/    /' "$out/report/profile/components.csv"
+  fi
+} >"$out/summary.md"
+
+echo
+cat "$out/summary.md"
+echo
+echo "gpu-check.sh: results in $out (summary.md, logs, HDF5 files, report/)"
+status=$((gpu_tests | bench_rc | train_rc | report_rc))
+[ $status = 0 ] || echo "gpu-check.sh: some steps failed: gpu tests $gpu_tests, bench $bench_rc, train $train_rc, reports $report_rc"
+exit $status
