@@ -40,6 +40,9 @@ if(NOT _cs_cuda STREQUAL "OFF")
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
       set(CMAKE_CUDA_ARCHITECTURES 80 90)
     endif()
+    # Every program links the shared CUDA runtime (as CUDA::cudart does), also those linking the
+    # static libraries that hold CUDA code, for which CMake would pick cudart_static otherwise.
+    set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
     enable_language(CUDA)
     add_library(commscope_nccl INTERFACE)
     target_include_directories(commscope_nccl INTERFACE ${NCCL_INCLUDE_DIR})

@@ -1,0 +1,70 @@
+// The CUDA AdamW launchers (the kernel is in kernels.cu): the host side, which needs the trainer's
+// C++20 headers, so it is compiled as C++ rather than by nvcc.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "commscope/trainer/layout.hpp"
+#include "commscope/trainer/optimizer.hpp"
+#include "kernels_cuda.hpp"
+
+namespace commscope::trainer::cuda_kernels {
+
+namespace {
+
+using detail::AdamWPiece;
+
+detail::AdamWStep step_scalars(float lr, float grad_scale, const AdamWOptions& o, std::int64_t t) {
+  // The bias corrections exactly as the CPU adamw_update computes them: float pow, here on the host.
+  return {lr,
+          grad_scale,
+          o.beta1,
+          o.beta2,
+          1.0f - o.beta1,
+          1.0f - o.beta2,
+          o.eps,
+          1.0f - std::pow(o.beta1, static_cast<float>(t)),
+          1.0f - std::pow(o.beta2, static_cast<float>(t))};
+}
+
+}  // namespace
+
+void adamw_update(float* params, const float* grads, float* m, float* v, std::size_t count, float lr, float grad_scale,
+                  float weight_decay, const AdamWOptions& options, std::int64_t t, cudaStream_t stream) {
+  if (count == 0) return;
+  const AdamWPiece whole{0, count, weight_decay};
+  detail::launch_adamw(params, grads, m, v, &whole, 1, step_scalars(lr, grad_scale, options, t), stream);
+}
+
+void adamw_update(const ParameterLayout& layout, std::size_t begin, float* params, const float* grads, float* m,
+                  float* v, std::size_t count, float lr, float grad_scale, const AdamWOptions& options, std::int64_t t,
+                  cudaStream_t stream) {
+  // The pieces of [begin, begin + count) that lie in one tensor each, as the CPU update walks
+  // them, relative to begin; then in buffer order with same-decay neighbours merged, so that a
+  // launch (up to 32 pieces) covers as much as it can.
+  const std::size_t end = begin + count;
+  std::vector<AdamWPiece> pieces;
+  const int layers = layout.config().layers;
+  for (int ti = 0; ti < kTensorCount; ++ti) {
+    const auto tensor = static_cast<Tensor>(ti);
+    const float wd = decays(tensor) ? options.weight_decay : 0.0f;
+    for (int l = 0; l < (is_per_layer(tensor) ? layers : 1); ++l) {
+      const std::size_t b = std::max(begin, layout.offset(tensor, l));
+      const std::size_t e = std::min(end, layout.offset(tensor, l) + layout.size(tensor));
+      if (b < e) pieces.push_back({b - begin, e - begin, wd});
+    }
+  }
+  std::sort(pieces.begin(), pieces.end(), [](const AdamWPiece& x, const AdamWPiece& y) { return x.begin < y.begin; });
+  std::vector<AdamWPiece> merged;
+  for (const AdamWPiece& p : pieces) {
+    if (!merged.empty() && merged.back().end == p.begin && merged.back().weight_decay == p.weight_decay)
+      merged.back().end = p.end;
+    else
+      merged.push_back(p);
+  }
+  if (merged.empty()) return;
+  detail::launch_adamw(params, grads, m, v, merged.data(), merged.size(), step_scalars(lr, grad_scale, options, t),
+                       stream);
+}
+
+}  // namespace commscope::trainer::cuda_kernels

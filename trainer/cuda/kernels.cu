@@ -1,0 +1,745 @@
+// The GPT-2 layer kernels on a CUDA GPU; see kernels_cuda.hpp for the contract. The math mirrors
+// trainer/src/kernels.cpp (the reference), with float arithmetic for every element type.
+#include "kernels_cuda.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace commscope::trainer::cuda_kernels {
+
+namespace {
+
+using std::size_t;
+
+// ---------------------------------------------------------------------------------------------
+// Errors, launch shapes, element conversion.
+
+void cuda_check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string("CUDA: ") + what + ": " + cudaGetErrorString(e));
+}
+// After a launch: configuration errors show up here (execution errors surface at the next sync).
+void launch_check(const char* kernel) {
+  cuda_check(cudaGetLastError(), kernel);
+}
+void cublas_check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("cuBLAS: ") + what + ": " + cublasGetStatusString(s));
+}
+
+constexpr int kWarp = 32;
+constexpr int kBlock = 256;  // threads per block of the elementwise and per-row kernels
+// Grid-stride kernels stop growing the grid here: enough blocks to fill any current GPU.
+constexpr size_t kMaxBlocks = size_t{1} << 16;
+
+constexpr int ceil_div(int a, int b) {
+  return (a + b - 1) / b;
+}
+unsigned elementwise_blocks(size_t n) {
+  return static_cast<unsigned>(std::min((n + kBlock - 1) / kBlock, kMaxBlocks));
+}
+
+__device__ __forceinline__ float to_f(float x) {
+  return x;
+}
+__device__ __forceinline__ float to_f(__nv_bfloat16 x) {
+  return __bfloat162float(x);
+}
+template <class T>
+__device__ __forceinline__ T from_f(float x);
+template <>
+__device__ __forceinline__ float from_f<float>(float x) {
+  return x;
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+// dst += x, in float, rounded once.
+template <class T>
+__device__ __forceinline__ void add_to(T& dst, float x) {
+  dst = from_f<T>(to_f(dst) + x);
+}
+
+__device__ __forceinline__ size_t global_thread() {
+  return static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ size_t grid_threads() {
+  return static_cast<size_t>(gridDim.x) * blockDim.x;
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = kWarp / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+  for (int o = kWarp / 2; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// The block-wide sum or max of v, returned to every thread. Every thread of the block must call it.
+template <bool kMax>
+__device__ float block_reduce(float v) {
+  __shared__ float per_warp[kWarp];
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
+  const float identity = kMax ? -INFINITY : 0.0f;
+  v = kMax ? warp_max(v) : warp_sum(v);
+  if (lane == 0) per_warp[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < warps ? per_warp[lane] : identity;
+    v = kMax ? warp_max(v) : warp_sum(v);
+    if (lane == 0) per_warp[0] = v;
+  }
+  __syncthreads();
+  v = per_warp[0];
+  __syncthreads();  // per_warp is reused by the block's next call
+  return v;
+}
+
+template <class T>
+constexpr cudaDataType_t kCudaType = CUDA_R_32F;
+template <>
+constexpr cudaDataType_t kCudaType<__nv_bfloat16> = CUDA_R_16BF;
+
+// ---------------------------------------------------------------------------------------------
+// GEMMs in cuBLAS's column-major terms. A row-major [R, K] matrix with row stride ld is the
+// column-major [K, R] matrix with leading dimension ld, so each row-major product below is
+// written as its transpose: (X Y)^T = Y^T X^T.
+
+template <class T>
+void gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, float alpha, const T* A,
+          int lda, const T* B, int ldb, float beta, T* Cm, int ldc) {
+  if (m <= 0 || n <= 0) return;
+  cublas_check(cublasGemmEx(h, ta, tb, m, n, k, &alpha, A, kCudaType<T>, lda, B, kCudaType<T>, ldb, &beta, Cm,
+                            kCudaType<T>, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmEx");
+}
+
+template <class T>
+void gemm_batched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, float alpha,
+                  const T* A, int lda, long long stride_a, const T* B, int ldb, long long stride_b, float beta, T* Cm,
+                  int ldc, long long stride_c, int batch) {
+  if (m <= 0 || n <= 0 || batch <= 0) return;
+  cublas_check(cublasGemmStridedBatchedEx(h, ta, tb, m, n, k, &alpha, A, kCudaType<T>, lda, stride_a, B, kCudaType<T>,
+                                          ldb, stride_b, &beta, Cm, kCudaType<T>, ldc, stride_c, batch,
+                                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmStridedBatchedEx");
+}
+
+void bind(cublasHandle_t handle, cudaStream_t stream) {
+  cublas_check(cublasSetStream(handle, stream), "cublasSetStream");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Column sums: dst0[c] += sum_n f(n, c).x, dst1[c] += sum_n f(n, c).y over N rows, in two
+// deterministic stages. Stage 1: block (x, y) sums rows [y * rows_per_part, ...) of 32 columns
+// (8 row lanes per column, then in order across the lanes) into partial[y, c]; stage 2 sums the
+// parts of each column in order and adds once into dst.
+
+constexpr int kColWidth = 32;        // columns per stage-1 block (one warp wide: coalesced rows)
+constexpr int kColLanes = 8;         // threads per column in a stage-1 block
+constexpr int kMaxParts = 128;       // row parts (stage-1 grid height)
+constexpr int kMinRowsPerPart = 32;  // below this a part is not worth a block
+
+template <class F>
+__global__ void column_partial_kernel(float2* partial, int N, int C, int rows_per_part, F f) {
+  __shared__ float2 lanes[kColLanes][kColWidth];
+  const int c = blockIdx.x * kColWidth + threadIdx.x;
+  const int first = blockIdx.y * rows_per_part, last = min(N, first + rows_per_part);
+  float2 acc = make_float2(0.0f, 0.0f);
+  if (c < C) {
+    for (int n = first + static_cast<int>(threadIdx.y); n < last; n += kColLanes) {
+      const float2 v = f(n, c);
+      acc.x += v.x;
+      acc.y += v.y;
+    }
+  }
+  lanes[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < C) {
+    for (int l = 1; l < kColLanes; ++l) {
+      acc.x += lanes[l][threadIdx.x].x;
+      acc.y += lanes[l][threadIdx.x].y;
+    }
+    partial[static_cast<size_t>(blockIdx.y) * C + c] = acc;
+  }
+}
+
+template <class T>
+__global__ void column_finish_kernel(T* dst0, T* dst1, const float2* partial, int parts, int C) {
+  const int c = static_cast<int>(global_thread());
+  if (c >= C) return;
+  float2 s = make_float2(0.0f, 0.0f);
+  for (int p = 0; p < parts; ++p) {
+    const float2 v = partial[static_cast<size_t>(p) * C + c];
+    s.x += v.x;
+    s.y += v.y;
+  }
+  add_to(dst0[c], s.x);
+  if (dst1 != nullptr) add_to(dst1[c], s.y);
+}
+
+// Stream-ordered scratch, freed on the stream when it goes out of scope (also on a throw).
+class StreamScratch {
+ public:
+  StreamScratch(size_t bytes, cudaStream_t stream) : stream_(stream) {
+    cuda_check(cudaMallocAsync(&p_, bytes, stream), "cudaMallocAsync");
+  }
+  // A destructor cannot throw; a failed free would show up at the caller's next sync anyway.
+  ~StreamScratch() { static_cast<void>(cudaFreeAsync(p_, stream_)); }
+  StreamScratch(const StreamScratch&) = delete;
+  StreamScratch& operator=(const StreamScratch&) = delete;
+  template <class U>
+  U* as() const {
+    return static_cast<U*>(p_);
+  }
+
+ private:
+  void* p_ = nullptr;
+  cudaStream_t stream_;
+};
+
+template <class T, class F>
+void column_sums_add(T* dst0, T* dst1, int N, int C, F f, cudaStream_t stream) {
+  if (N <= 0 || C <= 0) return;
+  const int parts = std::min(kMaxParts, ceil_div(N, kMinRowsPerPart));
+  const int rows_per_part = ceil_div(N, parts);
+  StreamScratch partial(sizeof(float2) * static_cast<size_t>(parts) * static_cast<size_t>(C), stream);
+  column_partial_kernel<<<dim3(ceil_div(C, kColWidth), parts), dim3(kColWidth, kColLanes), 0, stream>>>(
+      partial.as<float2>(), N, C, rows_per_part, f);
+  launch_check("column_partial_kernel");
+  column_finish_kernel<<<ceil_div(C, kBlock), kBlock, 0, stream>>>(dst0, dst1, partial.as<float2>(), parts, C);
+  launch_check("column_finish_kernel");
+}
+
+// The summands of the column sums (functors: nvcc needs --extended-lambda for device lambdas).
+template <class T>
+struct ColumnValue {  // x[n, c]
+  const T* x;
+  int C;
+  __device__ float2 operator()(int n, int c) const {
+    return make_float2(to_f(x[static_cast<size_t>(n) * C + c]), 0.0f);
+  }
+};
+template <class T>
+struct LayerNormParamGrad {  // (dout * norm, dout) at [n, c]
+  const T* dout;
+  const T* inp;
+  const float* mean;
+  const float* rstd;
+  int C;
+  __device__ float2 operator()(int n, int c) const {
+    const size_t i = static_cast<size_t>(n) * C + c;
+    const float dy = to_f(dout[i]);
+    return make_float2(dy * (to_f(inp[i]) - mean[n]) * rstd[n], dy);
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Encoder.
+
+template <class T>
+__global__ void encoder_forward_kernel(T* out, const int* inp, const T* wte, const T* wpe, int Tn, int C,
+                                       size_t total) {
+  for (size_t i = global_thread(); i < total; i += grid_threads()) {
+    const size_t n = i / C, c = i % C, t = n % Tn;
+    out[i] = from_f<T>(to_f(wte[static_cast<size_t>(inp[n]) * C + c]) + to_f(wpe[t * C + c]));
+  }
+}
+
+// dwpe[t, c] += sum_b dout[b, t, c], in order of b.
+template <class T>
+__global__ void encoder_backward_wpe_kernel(T* dwpe, const T* dout, int B, int Tn, int C) {
+  const size_t total = static_cast<size_t>(Tn) * C;
+  for (size_t i = global_thread(); i < total; i += grid_threads()) {
+    float s = 0.0f;
+    for (int b = 0; b < B; ++b) s += to_f(dout[static_cast<size_t>(b) * total + i]);
+    add_to(dwpe[i], s);
+  }
+}
+
+// Block (n, channel block): if n is the first position of its token, sums dout over all the
+// token's positions (in order) for its channels and adds the sum into dwte once; any other block
+// stops as soon as it meets an earlier position of the token. The positions are scanned a chunk
+// of blockDim.x at a time; a ballot per warp lists the chunk's matches in order in shared memory.
+constexpr int kEncoderBlock = 128;
+
+template <class T>
+__global__ void __launch_bounds__(kEncoderBlock)
+    encoder_backward_wte_kernel(T* dwte, const T* dout, const int* inp, int N, int C) {
+  __shared__ int matches[kEncoderBlock];
+  __shared__ int warp_counts[kEncoderBlock / kWarp];
+  const int n = blockIdx.x;
+  const int token = inp[n];
+  const int c = blockIdx.y * kEncoderBlock + threadIdx.x;
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  bool first_seen = false;  // the token's first position has been met (it was n: we own the row)
+  float acc = 0.0f;
+  for (int base = 0; base < N; base += kEncoderBlock) {
+    const int i = base + threadIdx.x;
+    const bool match = i < N && inp[i] == token;
+    const unsigned ballot = __ballot_sync(0xffffffffu, match);
+    if (lane == 0) warp_counts[warp] = __popc(ballot);
+    __syncthreads();
+    int before = 0, count = 0;
+    for (int w = 0; w < kEncoderBlock / kWarp; ++w) {
+      before += w < warp ? warp_counts[w] : 0;
+      count += warp_counts[w];
+    }
+    if (match) matches[before + __popc(ballot & ((1u << lane) - 1u))] = i;
+    __syncthreads();
+    if (!first_seen && count > 0) {
+      if (matches[0] != n) return;  // uniform across the block: every thread read the same value
+      first_seen = true;
+    }
+    if (c < C)
+      for (int j = 0; j < count; ++j) acc += to_f(dout[static_cast<size_t>(matches[j]) * C + c]);
+    __syncthreads();  // matches and warp_counts are rewritten by the next chunk
+  }
+  if (c < C) add_to(dwte[static_cast<size_t>(token) * C + c], acc);
+}
+
+// ---------------------------------------------------------------------------------------------
+// LayerNorm: one warp per position.
+
+constexpr float kLayerNormEps = 1e-5f;
+constexpr int kRowsPerBlock = kBlock / kWarp;
+
+__device__ __forceinline__ int warp_row() {
+  return blockIdx.x * kRowsPerBlock + threadIdx.x / kWarp;
+}
+
+template <class T>
+__global__ void layernorm_forward_kernel(T* out, float* mean, float* rstd, const T* inp, const T* w, const T* b, int N,
+                                         int C) {
+  const int n = warp_row(), lane = threadIdx.x % kWarp;
+  if (n >= N) return;  // the whole warp leaves together
+  const T* x = inp + static_cast<size_t>(n) * C;
+  float sum = 0.0f;
+  for (int c = lane; c < C; c += kWarp) sum += to_f(x[c]);
+  const float m = warp_sum(sum) / static_cast<float>(C);
+  // Two passes (mean, then squared deviations) as the reference does: no cancellation.
+  float var = 0.0f;
+  for (int c = lane; c < C; c += kWarp) {
+    const float d = to_f(x[c]) - m;
+    var += d * d;
+  }
+  const float s = 1.0f / sqrtf(warp_sum(var) / static_cast<float>(C) + kLayerNormEps);
+  T* o = out + static_cast<size_t>(n) * C;
+  for (int c = lane; c < C; c += kWarp) o[c] = from_f<T>((to_f(x[c]) - m) * s * to_f(w[c]) + to_f(b[c]));
+  if (lane == 0) {
+    mean[n] = m;
+    rstd[n] = s;
+  }
+}
+
+// dinp += rstd * (dnorm - mean(dnorm) - norm * mean(dnorm * norm)), dnorm = dout * w.
+template <class T>
+__global__ void layernorm_backward_dinp_kernel(T* dinp, const T* dout, const T* inp, const T* w, const float* mean,
+                                               const float* rstd, int N, int C) {
+  const int n = warp_row(), lane = threadIdx.x % kWarp;
+  if (n >= N) return;
+  const size_t row = static_cast<size_t>(n) * C;
+  const T* x = inp + row;
+  const T* dy = dout + row;
+  const float m = mean[n], s = rstd[n];
+  float sum_dnorm = 0.0f, sum_dnorm_norm = 0.0f;
+  for (int c = lane; c < C; c += kWarp) {
+    const float dnorm = to_f(dy[c]) * to_f(w[c]);
+    sum_dnorm += dnorm;
+    sum_dnorm_norm += dnorm * (to_f(x[c]) - m) * s;
+  }
+  const float mean_dnorm = warp_sum(sum_dnorm) / static_cast<float>(C);
+  const float mean_dnorm_norm = warp_sum(sum_dnorm_norm) / static_cast<float>(C);
+  T* dx = dinp + row;
+  for (int c = lane; c < C; c += kWarp)
+    add_to(dx[c], s * (to_f(dy[c]) * to_f(w[c]) - mean_dnorm - (to_f(x[c]) - m) * s * mean_dnorm_norm));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matmul bias: out[n, o] = bias[o] before the GEMM adds into it.
+
+template <class T>
+__global__ void broadcast_rows_kernel(T* out, const T* bias, int OC, size_t total) {
+  for (size_t i = global_thread(); i < total; i += grid_threads()) out[i] = bias[i % OC];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attention softmax (forward) and its backward: one warp per row (b, h, t) of the T x T squares.
+
+template <class T>
+__global__ void causal_softmax_kernel(T* att, const T* preatt, int Tn, size_t rows) {
+  const size_t r = static_cast<size_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp;
+  const int lane = threadIdx.x % kWarp;
+  if (r >= rows) return;
+  const int t = static_cast<int>(r % Tn);
+  const T* p = preatt + r * Tn;
+  T* a = att + r * Tn;
+  float maxv = -INFINITY;
+  for (int t2 = lane; t2 <= t; t2 += kWarp) maxv = fmaxf(maxv, to_f(p[t2]));
+  maxv = warp_max(maxv);
+  float sum = 0.0f;
+  for (int t2 = lane; t2 <= t; t2 += kWarp) sum += expf(to_f(p[t2]) - maxv);
+  const float inv = 1.0f / warp_sum(sum);
+  for (int t2 = lane; t2 < Tn; t2 += kWarp) a[t2] = from_f<T>(t2 <= t ? expf(to_f(p[t2]) - maxv) * inv : 0.0f);
+}
+
+// dpreatt[t2] = att[t2] (datt[t2] - sum_t3 att[t3] datt[t3]) for t2 <= t, 0 beyond (written).
+template <class T>
+__global__ void causal_softmax_backward_kernel(T* dpreatt, const T* att, const T* datt, int Tn, size_t rows) {
+  const size_t r = static_cast<size_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp;
+  const int lane = threadIdx.x % kWarp;
+  if (r >= rows) return;
+  const int t = static_cast<int>(r % Tn);
+  const T* a = att + r * Tn;
+  const T* da = datt + r * Tn;
+  T* dp = dpreatt + r * Tn;
+  float s = 0.0f;
+  for (int t2 = lane; t2 <= t; t2 += kWarp) s += to_f(a[t2]) * to_f(da[t2]);
+  s = warp_sum(s);
+  for (int t2 = lane; t2 < Tn; t2 += kWarp) dp[t2] = from_f<T>(t2 <= t ? to_f(a[t2]) * (to_f(da[t2]) - s) : 0.0f);
+}
+
+// ---------------------------------------------------------------------------------------------
+// GELU through (1 + tanh(u)) / 2 = sigmoid(2u), as the reference computes it.
+
+constexpr float kGeluScale = 0.7978845608028654f;  // sqrt(2 / pi)
+constexpr float kGeluCubic = 0.044715f;
+
+template <class T>
+__global__ void gelu_forward_kernel(T* out, const T* inp, size_t n) {
+  for (size_t i = global_thread(); i < n; i += grid_threads()) {
+    const float x = to_f(inp[i]);
+    const float u = kGeluScale * (x + kGeluCubic * x * x * x);
+    out[i] = from_f<T>(x / (1.0f + expf(-2.0f * u)));
+  }
+}
+
+template <class T>
+__global__ void gelu_backward_kernel(T* dinp, const T* inp, const T* dout, size_t n) {
+  for (size_t i = global_thread(); i < n; i += grid_threads()) {
+    const float x = to_f(inp[i]);
+    const float u = kGeluScale * (x + kGeluCubic * x * x * x);
+    const float du = kGeluScale * (1.0f + 3.0f * kGeluCubic * x * x);
+    const float sig = 1.0f / (1.0f + expf(-2.0f * u));
+    add_to(dinp[i], to_f(dout[i]) * (sig + 2.0f * x * sig * (1.0f - sig) * du));
+  }
+}
+
+template <class T>
+__global__ void residual_forward_kernel(T* out, const T* a, const T* b, size_t n) {
+  for (size_t i = global_thread(); i < n; i += grid_threads()) out[i] = from_f<T>(to_f(a[i]) + to_f(b[i]));
+}
+
+template <class T>
+__global__ void residual_backward_kernel(T* da, T* db, const T* dout, size_t n) {
+  for (size_t i = global_thread(); i < n; i += grid_threads()) {
+    const float g = to_f(dout[i]);
+    add_to(da[i], g);
+    add_to(db[i], g);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Softmax + cross-entropy: one block per position.
+
+template <class T>
+__global__ void softmax_xent_forward_kernel(T* probs, float* losses, const T* logits, const int* targets, int V,
+                                            int Vp) {
+  const size_t n = blockIdx.x;
+  const T* z = logits + n * Vp;
+  T* p = probs + n * Vp;
+  // Read before any probability is written (block_reduce syncs first): probs may then alias logits.
+  const float target_logit = targets != nullptr && threadIdx.x == 0 ? to_f(z[targets[n]]) : 0.0f;
+  float maxv = -INFINITY;
+  for (int i = threadIdx.x; i < V; i += blockDim.x) maxv = fmaxf(maxv, to_f(z[i]));
+  maxv = block_reduce<true>(maxv);
+  float sum = 0.0f;
+  for (int i = threadIdx.x; i < V; i += blockDim.x) sum += expf(to_f(z[i]) - maxv);
+  sum = block_reduce<false>(sum);
+  const float inv = 1.0f / sum;
+  for (int i = threadIdx.x; i < Vp; i += blockDim.x) p[i] = from_f<T>(i < V ? expf(to_f(z[i]) - maxv) * inv : 0.0f);
+  if (targets != nullptr && threadIdx.x == 0) losses[n] = logf(sum) + maxv - target_logit;
+}
+
+template <class T>
+__global__ void softmax_xent_backward_kernel(T* dlogits, const T* probs, const int* targets, float dloss, int V, int Vp,
+                                             size_t total) {
+  for (size_t idx = global_thread(); idx < total; idx += grid_threads()) {
+    const size_t n = idx / Vp;
+    const int i = static_cast<int>(idx % Vp);
+    float d = 0.0f;
+    if (i < V) {
+      d = to_f(probs[idx]) * dloss;
+      if (i == targets[n]) d -= dloss;
+    }
+    dlogits[idx] = from_f<T>(d);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// AdamW. A launch covers up to kMaxPieces pieces of the range, each with its own weight decay,
+// passed by value; a thread's elements increase, so its piece cursor only moves forward. The
+// arithmetic uses the _rn intrinsics, which nvcc never fuses into FMAs, so each operation rounds
+// as the CPU reference's does.
+
+constexpr int kMaxPieces = 32;
+
+struct AdamWPieces {
+  int count = 0;
+  size_t begin[kMaxPieces] = {};  // relative to the launch's first element; ascending, disjoint
+  size_t end[kMaxPieces] = {};
+  float weight_decay[kMaxPieces] = {};
+};
+
+__global__ void adamw_kernel(float* params, const float* grads, float* m, float* v, AdamWPieces pieces,
+                             detail::AdamWStep s) {
+  const size_t n = pieces.end[pieces.count - 1];
+  int p = 0;
+  for (size_t i = global_thread(); i < n; i += grid_threads()) {
+    while (i >= pieces.end[p]) ++p;
+    if (i < pieces.begin[p]) continue;  // between two pieces: not part of the update
+    const float g = __fmul_rn(grads[i], s.grad_scale);
+    const float mi = __fadd_rn(__fmul_rn(s.beta1, m[i]), __fmul_rn(s.one_minus_beta1, g));
+    const float vi = __fadd_rn(__fmul_rn(s.beta2, v[i]), __fmul_rn(__fmul_rn(s.one_minus_beta2, g), g));
+    m[i] = mi;
+    v[i] = vi;
+    const float m_hat = __fdiv_rn(mi, s.correction1), v_hat = __fdiv_rn(vi, s.correction2);
+    const float step =
+        __fadd_rn(__fdiv_rn(m_hat, __fadd_rn(__fsqrt_rn(v_hat), s.eps)), __fmul_rn(pieces.weight_decay[p], params[i]));
+    params[i] = __fsub_rn(params[i], __fmul_rn(s.lr, step));
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Launchers.
+
+template <class T>
+void encoder_forward(T* out, const int* inp, const T* wte, const T* wpe, int B, int Tn, int C, cudaStream_t stream) {
+  const size_t total = static_cast<size_t>(B) * Tn * C;
+  if (total == 0) return;
+  encoder_forward_kernel<<<elementwise_blocks(total), kBlock, 0, stream>>>(out, inp, wte, wpe, Tn, C, total);
+  launch_check("encoder_forward_kernel");
+}
+
+template <class T>
+void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* inp, int B, int Tn, int C, cudaStream_t stream) {
+  const int N = B * Tn;
+  if (N <= 0 || C <= 0) return;
+  encoder_backward_wpe_kernel<<<elementwise_blocks(static_cast<size_t>(Tn) * C), kBlock, 0, stream>>>(dwpe, dout, B, Tn,
+                                                                                                      C);
+  launch_check("encoder_backward_wpe_kernel");
+  encoder_backward_wte_kernel<<<dim3(N, ceil_div(C, kEncoderBlock)), kEncoderBlock, 0, stream>>>(dwte, dout, inp, N, C);
+  launch_check("encoder_backward_wte_kernel");
+}
+
+template <class T>
+void layernorm_forward(T* out, float* mean, float* rstd, const T* inp, const T* w, const T* b, int N, int C,
+                       cudaStream_t stream) {
+  if (N <= 0) return;
+  layernorm_forward_kernel<<<ceil_div(N, kRowsPerBlock), kBlock, 0, stream>>>(out, mean, rstd, inp, w, b, N, C);
+  launch_check("layernorm_forward_kernel");
+}
+
+template <class T>
+void layernorm_backward(T* dinp, T* dw, T* db, const T* dout, const T* inp, const T* w, const float* mean,
+                        const float* rstd, int N, int C, cudaStream_t stream) {
+  if (N <= 0 || C <= 0) return;
+  layernorm_backward_dinp_kernel<<<ceil_div(N, kRowsPerBlock), kBlock, 0, stream>>>(dinp, dout, inp, w, mean, rstd, N,
+                                                                                    C);
+  launch_check("layernorm_backward_dinp_kernel");
+  column_sums_add(dw, db, N, C, LayerNormParamGrad<T>{dout, inp, mean, rstd, C}, stream);
+}
+
+template <class T>
+void matmul_forward(T* out, const T* inp, const T* w, const T* bias, int N, int C, int OC, cublasHandle_t handle,
+                    cudaStream_t stream) {
+  if (N <= 0 || OC <= 0) return;
+  bind(handle, stream);
+  float beta = 0.0f;
+  if (bias != nullptr) {
+    const size_t total = static_cast<size_t>(N) * OC;
+    broadcast_rows_kernel<<<elementwise_blocks(total), kBlock, 0, stream>>>(out, bias, OC, total);
+    launch_check("broadcast_rows_kernel");
+    beta = 1.0f;
+  }
+  // out^T [OC,N] = w [OC,C] inp^T [C,N]: w is column-major [C,OC] (ld C), inp column-major [C,N].
+  gemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, OC, N, C, 1.0f, w, C, inp, C, beta, out, OC);
+}
+
+template <class T>
+void matmul_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int C, int OC,
+                     cublasHandle_t handle, cudaStream_t stream) {
+  if (N <= 0 || OC <= 0 || C <= 0) return;
+  bind(handle, stream);
+  // dinp^T [C,N] += w^T [C,OC] dout^T [OC,N]
+  gemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, C, N, OC, 1.0f, w, C, dout, OC, 1.0f, dinp, C);
+  // dw^T [C,OC] += inp^T [C,N] dout [N,OC]
+  gemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, C, OC, N, 1.0f, inp, C, dout, OC, 1.0f, dw, C);
+  if (dbias != nullptr) column_sums_add(dbias, static_cast<T*>(nullptr), N, OC, ColumnValue<T>{dout, OC}, stream);
+}
+
+template <class T>
+void attention_forward(T* out, T* preatt, T* att, const T* qkv, int B, int Tn, int C, int NH, cublasHandle_t handle,
+                       cudaStream_t stream) {
+  if (B <= 0 || Tn <= 0 || NH <= 0) return;
+  bind(handle, stream);
+  const int hs = C / NH, ld = 3 * C;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  const long long square = static_cast<long long>(Tn) * Tn;
+  // Per batch row b, the NH heads are one strided batch: head h's q, k, v start h*hs further.
+  for (int b = 0; b < B; ++b) {
+    const T* q = qkv + static_cast<size_t>(b) * Tn * ld;
+    const T* k = q + C;
+    T* pre = preatt + static_cast<size_t>(b) * NH * square;
+    // preatt^T [T(t2), T(t)] = scale k [t2, hs] q^T [hs, t]
+    gemm_batched(handle, CUBLAS_OP_T, CUBLAS_OP_N, Tn, Tn, hs, scale, k, ld, hs, q, ld, hs, 0.0f, pre, Tn, square, NH);
+  }
+  const size_t rows = static_cast<size_t>(B) * NH * Tn;
+  causal_softmax_kernel<<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), kBlock, 0, stream>>>(
+      att, preatt, Tn, rows);
+  launch_check("causal_softmax_kernel");
+  for (int b = 0; b < B; ++b) {
+    const T* v = qkv + static_cast<size_t>(b) * Tn * ld + 2 * static_cast<size_t>(C);
+    const T* a = att + static_cast<size_t>(b) * NH * square;
+    T* o = out + static_cast<size_t>(b) * Tn * C;
+    // out^T [hs, T(t)] = v^T [hs, t2] att^T [t2, t]
+    gemm_batched(handle, CUBLAS_OP_N, CUBLAS_OP_N, hs, Tn, Tn, 1.0f, v, ld, hs, a, Tn, square, 0.0f, o, C, hs, NH);
+  }
+}
+
+template <class T>
+void attention_backward(T* dqkv, T* dpreatt, T* datt, const T* dout, const T* qkv, const T* att, int B, int Tn, int C,
+                        int NH, cublasHandle_t handle, cudaStream_t stream) {
+  if (B <= 0 || Tn <= 0 || NH <= 0) return;
+  bind(handle, stream);
+  const int hs = C / NH, ld = 3 * C;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  const long long square = static_cast<long long>(Tn) * Tn;
+  for (int b = 0; b < B; ++b) {
+    const size_t row0 = static_cast<size_t>(b) * Tn * ld;
+    const T* v = qkv + row0 + 2 * static_cast<size_t>(C);
+    T* dv = dqkv + row0 + 2 * static_cast<size_t>(C);
+    const T* dy = dout + static_cast<size_t>(b) * Tn * C;
+    const T* a = att + static_cast<size_t>(b) * NH * square;
+    T* da = datt + static_cast<size_t>(b) * NH * square;
+    // out = att v. dv^T [hs, t2] += dout^T [hs, t] att [t, t2]
+    gemm_batched(handle, CUBLAS_OP_N, CUBLAS_OP_T, hs, Tn, Tn, 1.0f, dy, C, hs, a, Tn, square, 1.0f, dv, ld, hs, NH);
+    // datt^T [t2, t] = v [t2, hs] dout^T [hs, t]
+    gemm_batched(handle, CUBLAS_OP_T, CUBLAS_OP_N, Tn, Tn, hs, 1.0f, v, ld, hs, dy, C, hs, 0.0f, da, Tn, square, NH);
+  }
+  const size_t rows = static_cast<size_t>(B) * NH * Tn;
+  causal_softmax_backward_kernel<<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), kBlock, 0,
+                                   stream>>>(dpreatt, att, datt, Tn, rows);
+  launch_check("causal_softmax_backward_kernel");
+  for (int b = 0; b < B; ++b) {
+    const size_t row0 = static_cast<size_t>(b) * Tn * ld;
+    const T* q = qkv + row0;
+    const T* k = q + C;
+    T* dq = dqkv + row0;
+    T* dk = dq + C;
+    const T* dp = dpreatt + static_cast<size_t>(b) * NH * square;
+    // preatt = scale q k^T. dq^T [hs, t] += scale k^T [hs, t2] dpreatt^T [t2, t]
+    gemm_batched(handle, CUBLAS_OP_N, CUBLAS_OP_N, hs, Tn, Tn, scale, k, ld, hs, dp, Tn, square, 1.0f, dq, ld, hs, NH);
+    // dk^T [hs, t2] += scale q^T [hs, t] dpreatt [t, t2]
+    gemm_batched(handle, CUBLAS_OP_N, CUBLAS_OP_T, hs, Tn, Tn, scale, q, ld, hs, dp, Tn, square, 1.0f, dk, ld, hs, NH);
+  }
+}
+
+template <class T>
+void gelu_forward(T* out, const T* inp, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  gelu_forward_kernel<<<elementwise_blocks(n), kBlock, 0, stream>>>(out, inp, n);
+  launch_check("gelu_forward_kernel");
+}
+
+template <class T>
+void gelu_backward(T* dinp, const T* inp, const T* dout, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  gelu_backward_kernel<<<elementwise_blocks(n), kBlock, 0, stream>>>(dinp, inp, dout, n);
+  launch_check("gelu_backward_kernel");
+}
+
+template <class T>
+void residual_forward(T* out, const T* a, const T* b, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  residual_forward_kernel<<<elementwise_blocks(n), kBlock, 0, stream>>>(out, a, b, n);
+  launch_check("residual_forward_kernel");
+}
+
+template <class T>
+void residual_backward(T* da, T* db, const T* dout, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  residual_backward_kernel<<<elementwise_blocks(n), kBlock, 0, stream>>>(da, db, dout, n);
+  launch_check("residual_backward_kernel");
+}
+
+template <class T>
+void softmax_xent_forward(T* probs, float* losses, const T* logits, const int* targets, int N, int V, int Vp,
+                          cudaStream_t stream) {
+  if (N <= 0) return;
+  softmax_xent_forward_kernel<<<N, kBlock, 0, stream>>>(probs, losses, logits, targets, V, Vp);
+  launch_check("softmax_xent_forward_kernel");
+}
+
+template <class T>
+void softmax_xent_backward(T* dlogits, const T* probs, const int* targets, float dloss, int N, int V, int Vp,
+                           cudaStream_t stream) {
+  const size_t total = static_cast<size_t>(N) * Vp;
+  if (total == 0) return;
+  softmax_xent_backward_kernel<<<elementwise_blocks(total), kBlock, 0, stream>>>(dlogits, probs, targets, dloss, V, Vp,
+                                                                                 total);
+  launch_check("softmax_xent_backward_kernel");
+}
+
+void detail::launch_adamw(float* params, const float* grads, float* m, float* v, const AdamWPiece* pieces,
+                          std::size_t piece_count, const AdamWStep& step, cudaStream_t stream) {
+  for (size_t first = 0; first < piece_count; first += kMaxPieces) {
+    const size_t last = std::min(piece_count, first + kMaxPieces);
+    const size_t base = pieces[first].begin;
+    AdamWPieces batch;
+    batch.count = static_cast<int>(last - first);
+    for (size_t i = first; i < last; ++i) {
+      batch.begin[i - first] = pieces[i].begin - base;
+      batch.end[i - first] = pieces[i].end - base;
+      batch.weight_decay[i - first] = pieces[i].weight_decay;
+    }
+    const size_t n = pieces[last - 1].end - base;
+    if (n == 0) continue;
+    adamw_kernel<<<elementwise_blocks(n), kBlock, 0, stream>>>(params + base, grads + base, m + base, v + base, batch,
+                                                               step);
+    launch_check("adamw_kernel");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+#define COMMSCOPE_CUDA_KERNELS_INSTANTIATE(T)                                                                         \
+  template void encoder_forward<T>(T*, const int*, const T*, const T*, int, int, int, cudaStream_t);                  \
+  template void encoder_backward<T>(T*, T*, const T*, const int*, int, int, int, cudaStream_t);                       \
+  template void layernorm_forward<T>(T*, float*, float*, const T*, const T*, const T*, int, int, cudaStream_t);       \
+  template void layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const float*, const float*, int, int, \
+                                      cudaStream_t);                                                                  \
+  template void matmul_forward<T>(T*, const T*, const T*, const T*, int, int, int, cublasHandle_t, cudaStream_t);     \
+  template void matmul_backward<T>(T*, T*, T*, const T*, const T*, const T*, int, int, int, cublasHandle_t,           \
+                                   cudaStream_t);                                                                     \
+  template void attention_forward<T>(T*, T*, T*, const T*, int, int, int, int, cublasHandle_t, cudaStream_t);         \
+  template void attention_backward<T>(T*, T*, T*, const T*, const T*, const T*, int, int, int, int, cublasHandle_t,   \
+                                      cudaStream_t);                                                                  \
+  template void gelu_forward<T>(T*, const T*, std::size_t, cudaStream_t);                                             \
+  template void gelu_backward<T>(T*, const T*, const T*, std::size_t, cudaStream_t);                                  \
+  template void residual_forward<T>(T*, const T*, const T*, std::size_t, cudaStream_t);                               \
+  template void residual_backward<T>(T*, T*, const T*, std::size_t, cudaStream_t);                                    \
+  template void softmax_xent_forward<T>(T*, float*, const T*, const int*, int, int, int, cudaStream_t);               \
+  template void softmax_xent_backward<T>(T*, const T*, const int*, float, int, int, int, cudaStream_t);
+
+COMMSCOPE_CUDA_KERNELS_INSTANTIATE(float)
+COMMSCOPE_CUDA_KERNELS_INSTANTIATE(__nv_bfloat16)
+
+#undef COMMSCOPE_CUDA_KERNELS_INSTANTIATE
+
+}  // namespace commscope::trainer::cuda_kernels

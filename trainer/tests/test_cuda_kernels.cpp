@@ -1,0 +1,588 @@
+// The CUDA layer kernels (trainer/cuda) against the CPU reference kernels (trainer/src/kernels.hpp,
+// in double) and the CPU AdamW: each kernel on the same random inputs (fixed seeds), in fp32 and
+// in bf16. One line per output tensor:
+//   kernel.tensor  precision  max_rel_err  bound  PASS|FAIL
+// where max_rel_err = max |gpu - ref| / max |ref| over the tensor. The inputs are rounded to the
+// precision under test before the reference sees them, so the error measured is the kernel's own
+// (intermediate and output rounding), not the inputs'. Backward kernels start from nonzero
+// gradients, which checks that they add; WRITES outputs start from garbage, which checks that
+// they overwrite. Exit 0: all pass; 1: a failure; 77: no usable GPU (ctest: skipped).
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <limits>
+#include <random>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "commscope/trainer/config.hpp"
+#include "commscope/trainer/layout.hpp"
+#include "commscope/trainer/optimizer.hpp"
+#include "kernels.hpp"
+#include "kernels_cuda.hpp"
+
+namespace {
+
+namespace ct = commscope::trainer;
+namespace cpu = commscope::trainer::kernels;
+namespace gpu = commscope::trainer::cuda_kernels;
+using bf16 = __nv_bfloat16;
+using Vec = std::vector<double>;
+
+// Small, but no dimension a multiple of the warp size (B*T = 51 positions, hs = 12).
+constexpr int kB = 3, kT = 17, kC = 48, kNH = 4, kV = 101, kVp = 128, kOC = 3 * kC;
+constexpr int kN = kB * kT;
+
+// Bounds on max_rel_err. fp32: float arithmetic against a double reference on float inputs.
+// bf16: the outputs (and, in attention, the intermediate preatt/att/datt/dpreatt tensors the
+// contract stores in T) are rounded to 8 significant bits, 2^-9 = 2e-3 relative each.
+constexpr double kBoundFp32 = 1e-4;
+constexpr double kBoundBf16 = 2e-2;
+
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+// --- element types -----------------------------------------------------------------------------
+
+template <class T>
+struct Precision;
+template <>
+struct Precision<float> {
+  static constexpr const char* name = "fp32";
+  static constexpr double bound = kBoundFp32;
+  static float narrow(double x) { return static_cast<float>(x); }
+  static double widen(float x) { return x; }
+};
+template <>
+struct Precision<bf16> {
+  static constexpr const char* name = "bf16";
+  static constexpr double bound = kBoundBf16;
+  static bf16 narrow(double x) { return __float2bfloat16(static_cast<float>(x)); }
+  static double widen(bf16 x) { return static_cast<double>(__bfloat162float(x)); }
+};
+
+// The values x takes once stored as T (what the device kernels and the reference both read).
+template <class T>
+Vec quantize(Vec x) {
+  for (double& e : x) e = Precision<T>::widen(Precision<T>::narrow(e));
+  return x;
+}
+
+Vec random_vec(std::size_t n, double lo, double hi, std::mt19937& rng) {
+  std::uniform_real_distribution<double> u(lo, hi);
+  Vec v(n);
+  for (double& e : v) e = u(rng);
+  return v;
+}
+
+std::vector<int> random_tokens(std::size_t n, int limit, std::mt19937& rng) {
+  std::uniform_int_distribution<int> u(0, limit - 1);
+  std::vector<int> v(n);
+  for (int& e : v) e = u(rng);
+  return v;
+}
+
+// --- device buffers ------------------------------------------------------------------------------
+
+template <class T>
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t n) : n_(n) {
+    void* p = nullptr;
+    check_cuda(cudaMalloc(&p, std::max<std::size_t>(n, 1) * sizeof(T)), "cudaMalloc");
+    p_ = static_cast<T*>(p);
+  }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(o.n_) {}
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(DeviceBuffer&&) = delete;
+  ~DeviceBuffer() {
+    if (p_ != nullptr) static_cast<void>(cudaFree(p_));
+  }
+  T* get() const { return p_; }
+  void upload(const std::vector<T>& h) {
+    if (h.size() != n_) throw std::logic_error("upload: size mismatch");
+    check_cuda(cudaMemcpy(p_, h.data(), n_ * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy to device");
+  }
+  std::vector<T> download() const {
+    std::vector<T> h(n_);
+    check_cuda(cudaMemcpy(h.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy to host");
+    return h;
+  }
+
+ private:
+  T* p_ = nullptr;
+  std::size_t n_;
+};
+
+template <class T>
+DeviceBuffer<T> to_device(const Vec& h) {
+  std::vector<T> t(h.size());
+  std::transform(h.begin(), h.end(), t.begin(), [](double x) { return Precision<T>::narrow(x); });
+  DeviceBuffer<T> d(h.size());
+  d.upload(t);
+  return d;
+}
+DeviceBuffer<int> to_device(const std::vector<int>& h) {
+  DeviceBuffer<int> d(h.size());
+  d.upload(h);
+  return d;
+}
+template <class T>
+Vec to_host(const DeviceBuffer<T>& d) {
+  const std::vector<T> t = d.download();
+  Vec h(t.size());
+  std::transform(t.begin(), t.end(), h.begin(), [](T x) { return Precision<T>::widen(x); });
+  return h;
+}
+
+// --- the comparison --------------------------------------------------------------------------------
+
+class Report {
+ public:
+  // max |got - ref| / max |ref| (NaN anywhere: infinite).
+  void compare(const std::string& what, const char* precision, const Vec& got, const Vec& ref, double bound) {
+    double diff = 0.0, scale = 0.0;
+    if (got.size() != ref.size()) diff = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < std::min(got.size(), ref.size()); ++i) {
+      const double d = std::abs(got[i] - ref[i]);
+      diff = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(diff, d);
+      scale = std::max(scale, std::abs(ref[i]));
+    }
+    line(what, precision, diff / std::max(scale, 1e-30), bound);
+  }
+  // Entries the contract sets to exactly 0 (masked attention, padded vocabulary): the error is the
+  // largest magnitude found there, bound 0.
+  void exact_zero(const std::string& what, const char* precision, const Vec& got, int rows, int cols,
+                  bool (*is_zero_entry)(int row, int col)) {
+    double worst = 0.0;
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c)
+        if (is_zero_entry(r, c)) {
+          const double x = std::abs(got[static_cast<std::size_t>(r) * cols + c]);
+          worst = std::isnan(x) ? std::numeric_limits<double>::infinity() : std::max(worst, x);
+        }
+    line(what + " (exact 0)", precision, worst, 0.0);
+  }
+  // The reference left the values alone: they must be exactly the same.
+  void unchanged(const std::string& what, const char* precision, const Vec& got, const Vec& before) {
+    double worst = 0.0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const double d = std::abs(got[i] - before[i]);
+      worst = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(worst, d);
+    }
+    line(what + " (unchanged)", precision, worst, 0.0);
+  }
+  int failures() const { return failures_; }
+  int checks() const { return checks_; }
+
+ private:
+  void line(const std::string& what, const char* precision, double err, double bound) {
+    const bool pass = err <= bound;
+    ++checks_;
+    if (!pass) ++failures_;
+    std::printf("%-44s %-5s %11.3e %8.1e %s\n", what.c_str(), precision, err, bound, pass ? "PASS" : "FAIL");
+  }
+  int failures_ = 0, checks_ = 0;
+};
+
+struct Gpu {
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+  // Waits for the stream and reports any error of the work queued on it.
+  void sync() const { check_cuda(cudaStreamSynchronize(stream), "kernel execution"); }
+};
+
+// --- one test per kernel pair --------------------------------------------------------------------------------
+
+template <class T>
+void test_encoder(Report& r, const Gpu& g) {
+  const char* p = Precision<T>::name;
+  const double bound = Precision<T>::bound;
+  std::mt19937 rng(11);
+  std::vector<int> tokens = random_tokens(kN, kV, rng);
+  // Make sure some tokens repeat, across batch rows too: dwte sums their positions.
+  tokens[7] = tokens[0];
+  tokens[kT + 3] = tokens[0];
+  tokens[kN - 1] = tokens[5];
+  const Vec wte = quantize<T>(random_vec(static_cast<std::size_t>(kVp) * kC, -1, 1, rng));
+  const Vec wpe = quantize<T>(random_vec(static_cast<std::size_t>(kT) * kC, -1, 1, rng));
+  const std::size_t nc = static_cast<std::size_t>(kN) * kC;
+
+  Vec out(nc);
+  cpu::encoder_forward<double>(out.data(), tokens.data(), wte.data(), wpe.data(), kB, kT, kC);
+  auto d_tokens = to_device(tokens);
+  auto d_wte = to_device<T>(wte);
+  auto d_wpe = to_device<T>(wpe);
+  auto d_out = to_device<T>(random_vec(nc, -9, 9, rng));
+  gpu::encoder_forward<T>(d_out.get(), d_tokens.get(), d_wte.get(), d_wpe.get(), kB, kT, kC, g.stream);
+  g.sync();
+  r.compare("encoder_forward.out", p, to_host(d_out), out, bound);
+
+  const Vec dout = quantize<T>(random_vec(nc, -1, 1, rng));
+  Vec dwte = quantize<T>(random_vec(wte.size(), -1, 1, rng));
+  Vec dwpe = quantize<T>(random_vec(wpe.size(), -1, 1, rng));
+  auto d_dout = to_device<T>(dout);
+  auto d_dwte = to_device<T>(dwte);
+  auto d_dwpe = to_device<T>(dwpe);
+  cpu::encoder_backward<double>(dwte.data(), dwpe.data(), dout.data(), tokens.data(), kB, kT, kC);
+  gpu::encoder_backward<T>(d_dwte.get(), d_dwpe.get(), d_dout.get(), d_tokens.get(), kB, kT, kC, g.stream);
+  g.sync();
+  r.compare("encoder_backward.dwte", p, to_host(d_dwte), dwte, bound);
+  r.compare("encoder_backward.dwpe", p, to_host(d_dwpe), dwpe, bound);
+}
+
+template <class T>
+void test_layernorm(Report& r, const Gpu& g) {
+  const char* p = Precision<T>::name;
+  const double bound = Precision<T>::bound;
+  std::mt19937 rng(12);
+  const std::size_t nc = static_cast<std::size_t>(kN) * kC;
+  // An offset, so that the mean matters.
+  const Vec inp = quantize<T>(random_vec(nc, -1.5, 2.5, rng));
+  const Vec w = quantize<T>(random_vec(kC, 0.5, 1.5, rng));
+  const Vec b = quantize<T>(random_vec(kC, -0.5, 0.5, rng));
+
+  Vec out(nc), mean(kN), rstd(kN);
+  cpu::layernorm_forward<double>(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), kN, kC);
+  auto d_inp = to_device<T>(inp);
+  auto d_w = to_device<T>(w);
+  auto d_b = to_device<T>(b);
+  auto d_out = to_device<T>(random_vec(nc, -9, 9, rng));
+  DeviceBuffer<float> d_mean(kN), d_rstd(kN);
+  gpu::layernorm_forward<T>(d_out.get(), d_mean.get(), d_rstd.get(), d_inp.get(), d_w.get(), d_b.get(), kN, kC,
+                            g.stream);
+  g.sync();
+  r.compare("layernorm_forward.out", p, to_host(d_out), out, bound);
+  // mean and rstd are float for every T: float accuracy.
+  r.compare("layernorm_forward.mean", p, to_host(d_mean), mean, kBoundFp32);
+  r.compare("layernorm_forward.rstd", p, to_host(d_rstd), rstd, kBoundFp32);
+
+  // The backward gets the statistics as float, the reference the same values.
+  const Vec mean_f = quantize<float>(mean), rstd_f = quantize<float>(rstd);
+  const Vec dout = quantize<T>(random_vec(nc, -1, 1, rng));
+  Vec dinp = quantize<T>(random_vec(nc, -1, 1, rng));
+  Vec dw = quantize<T>(random_vec(kC, -1, 1, rng));
+  Vec db = quantize<T>(random_vec(kC, -1, 1, rng));
+  auto d_dout = to_device<T>(dout);
+  auto d_dinp = to_device<T>(dinp);
+  auto d_dw = to_device<T>(dw);
+  auto d_db = to_device<T>(db);
+  auto d_mean_in = to_device<float>(mean_f);
+  auto d_rstd_in = to_device<float>(rstd_f);
+  cpu::layernorm_backward<double>(dinp.data(), dw.data(), db.data(), dout.data(), inp.data(), w.data(), mean_f.data(),
+                                  rstd_f.data(), kN, kC);
+  gpu::layernorm_backward<T>(d_dinp.get(), d_dw.get(), d_db.get(), d_dout.get(), d_inp.get(), d_w.get(),
+                             d_mean_in.get(), d_rstd_in.get(), kN, kC, g.stream);
+  g.sync();
+  r.compare("layernorm_backward.dinp", p, to_host(d_dinp), dinp, bound);
+  r.compare("layernorm_backward.dw", p, to_host(d_dw), dw, bound);
+  r.compare("layernorm_backward.db", p, to_host(d_db), db, bound);
+}
+
+template <class T>
+void test_matmul(Report& r, const Gpu& g) {
+  const char* p = Precision<T>::name;
+  const double bound = Precision<T>::bound;
+  std::mt19937 rng(13);
+  const std::size_t nc = static_cast<std::size_t>(kN) * kC, noc = static_cast<std::size_t>(kN) * kOC;
+  const Vec inp = quantize<T>(random_vec(nc, -1, 1, rng));
+  const Vec w = quantize<T>(random_vec(static_cast<std::size_t>(kOC) * kC, -0.5, 0.5, rng));
+  const Vec bias = quantize<T>(random_vec(kOC, -1, 1, rng));
+  auto d_inp = to_device<T>(inp);
+  auto d_w = to_device<T>(w);
+  auto d_bias = to_device<T>(bias);
+
+  for (const bool with_bias : {true, false}) {
+    Vec out(noc);
+    cpu::matmul_forward<double>(out.data(), inp.data(), w.data(), with_bias ? bias.data() : nullptr, kN, kC, kOC);
+    auto d_out = to_device<T>(random_vec(noc, -9, 9, rng));
+    gpu::matmul_forward<T>(d_out.get(), d_inp.get(), d_w.get(), with_bias ? d_bias.get() : nullptr, kN, kC, kOC, g.blas,
+                           g.stream);
+    g.sync();
+    r.compare(with_bias ? "matmul_forward.out" : "matmul_forward(no bias).out", p, to_host(d_out), out, bound);
+  }
+
+  const Vec dout = quantize<T>(random_vec(noc, -1, 1, rng));
+  auto d_dout = to_device<T>(dout);
+  for (const bool with_bias : {true, false}) {
+    Vec dinp = quantize<T>(random_vec(nc, -1, 1, rng));
+    Vec dw = quantize<T>(random_vec(w.size(), -1, 1, rng));
+    Vec dbias = quantize<T>(random_vec(kOC, -1, 1, rng));
+    auto d_dinp = to_device<T>(dinp);
+    auto d_dw = to_device<T>(dw);
+    auto d_dbias = to_device<T>(dbias);
+    cpu::matmul_backward<double>(dinp.data(), dw.data(), with_bias ? dbias.data() : nullptr, dout.data(), inp.data(),
+                                 w.data(), kN, kC, kOC);
+    gpu::matmul_backward<T>(d_dinp.get(), d_dw.get(), with_bias ? d_dbias.get() : nullptr, d_dout.get(), d_inp.get(),
+                            d_w.get(), kN, kC, kOC, g.blas, g.stream);
+    g.sync();
+    const std::string name = with_bias ? "matmul_backward." : "matmul_backward(no bias).";
+    r.compare(name + "dinp", p, to_host(d_dinp), dinp, bound);
+    r.compare(name + "dw", p, to_host(d_dw), dw, bound);
+    if (with_bias) r.compare(name + "dbias", p, to_host(d_dbias), dbias, bound);
+  }
+}
+
+bool above_diagonal(int row, int col) {
+  return col > row % kT;  // rows of [B,NH,T,T] squares: t = row % T
+}
+
+template <class T>
+void test_attention(Report& r, const Gpu& g) {
+  const char* p = Precision<T>::name;
+  const double bound = Precision<T>::bound;
+  std::mt19937 rng(14);
+  const std::size_t nc = static_cast<std::size_t>(kN) * kC, n3c = 3 * nc;
+  const std::size_t squares = static_cast<std::size_t>(kB) * kNH * kT * kT;
+  const int rows = kB * kNH * kT;
+  const Vec qkv = quantize<T>(random_vec(n3c, -1.5, 1.5, rng));
+
+  Vec out(nc), preatt(squares), att(squares);
+  cpu::attention_forward<double>(out.data(), preatt.data(), att.data(), qkv.data(), kB, kT, kC, kNH);
+  auto d_qkv = to_device<T>(qkv);
+  auto d_out = to_device<T>(random_vec(nc, -9, 9, rng));
+  auto d_preatt = to_device<T>(random_vec(squares, -9, 9, rng));
+  auto d_att = to_device<T>(random_vec(squares, -9, 9, rng));
+  gpu::attention_forward<T>(d_out.get(), d_preatt.get(), d_att.get(), d_qkv.get(), kB, kT, kC, kNH, g.blas, g.stream);
+  g.sync();
+  r.compare("attention_forward.out", p, to_host(d_out), out, bound);
+  r.compare("attention_forward.preatt", p, to_host(d_preatt), preatt, bound);
+  r.compare("attention_forward.att", p, to_host(d_att), att, bound);
+  r.exact_zero("attention_forward.att", p, to_host(d_att), rows, kT, above_diagonal);
+
+  // The backward reads att as stored in T; the reference gets the same values.
+  const Vec att_in = quantize<T>(att);
+  const Vec dout = quantize<T>(random_vec(nc, -1, 1, rng));
+  Vec dqkv = quantize<T>(random_vec(n3c, -1, 1, rng));
+  Vec dpreatt(squares), datt(squares);
+  auto d_att_in = to_device<T>(att_in);
+  auto d_dout = to_device<T>(dout);
+  auto d_dqkv = to_device<T>(dqkv);
+  auto d_dpreatt = to_device<T>(random_vec(squares, -9, 9, rng));  // scratch the kernel writes
+  auto d_datt = to_device<T>(random_vec(squares, -9, 9, rng));
+  cpu::attention_backward<double>(dqkv.data(), dpreatt.data(), datt.data(), dout.data(), qkv.data(), att_in.data(), kB,
+                                  kT, kC, kNH);
+  gpu::attention_backward<T>(d_dqkv.get(), d_dpreatt.get(), d_datt.get(), d_dout.get(), d_qkv.get(), d_att_in.get(), kB,
+                             kT, kC, kNH, g.blas, g.stream);
+  g.sync();
+  r.compare("attention_backward.dqkv", p, to_host(d_dqkv), dqkv, bound);
+  r.compare("attention_backward.datt", p, to_host(d_datt), datt, bound);
+  r.compare("attention_backward.dpreatt", p, to_host(d_dpreatt), dpreatt, bound);
+  r.exact_zero("attention_backward.dpreatt", p, to_host(d_dpreatt), rows, kT, above_diagonal);
+}
+
+template <class T>
+void test_elementwise(Report& r, const Gpu& g) {
+  const char* p = Precision<T>::name;
+  const double bound = Precision<T>::bound;
+  std::mt19937 rng(15);
+  const std::size_t n = static_cast<std::size_t>(kN) * 4 * kC;  // the MLP's hidden activations
+  const Vec x = quantize<T>(random_vec(n, -4, 4, rng));
+  const Vec y = quantize<T>(random_vec(n, -1, 1, rng));
+  const Vec dout = quantize<T>(random_vec(n, -1, 1, rng));
+  auto d_x = to_device<T>(x);
+  auto d_y = to_device<T>(y);
+  auto d_dout = to_device<T>(dout);
+
+  Vec out(n);
+  cpu::gelu_forward<double>(out.data(), x.data(), n);
+  auto d_out = to_device<T>(random_vec(n, -9, 9, rng));
+  gpu::gelu_forward<T>(d_out.get(), d_x.get(), n, g.stream);
+  g.sync();
+  r.compare("gelu_forward.out", p, to_host(d_out), out, bound);
+
+  Vec dinp = quantize<T>(random_vec(n, -1, 1, rng));
+  auto d_dinp = to_device<T>(dinp);
+  cpu::gelu_backward<double>(dinp.data(), x.data(), dout.data(), n);
+  gpu::gelu_backward<T>(d_dinp.get(), d_x.get(), d_dout.get(), n, g.stream);
+  g.sync();
+  r.compare("gelu_backward.dinp", p, to_host(d_dinp), dinp, bound);
+
+  cpu::residual_forward<double>(out.data(), x.data(), y.data(), n);
+  gpu::residual_forward<T>(d_out.get(), d_x.get(), d_y.get(), n, g.stream);
+  g.sync();
+  r.compare("residual_forward.out", p, to_host(d_out), out, bound);
+
+  Vec da = quantize<T>(random_vec(n, -1, 1, rng));
+  Vec db = quantize<T>(random_vec(n, -1, 1, rng));
+  auto d_da = to_device<T>(da);
+  auto d_db = to_device<T>(db);
+  cpu::residual_backward<double>(da.data(), db.data(), dout.data(), n);
+  gpu::residual_backward<T>(d_da.get(), d_db.get(), d_dout.get(), n, g.stream);
+  g.sync();
+  r.compare("residual_backward.da", p, to_host(d_da), da, bound);
+  r.compare("residual_backward.db", p, to_host(d_db), db, bound);
+}
+
+bool padded_column(int /*row*/, int col) {
+  return col >= kV;
+}
+
+template <class T>
+void test_softmax_xent(Report& r, const Gpu& g) {
+  const char* p = Precision<T>::name;
+  const double bound = Precision<T>::bound;
+  std::mt19937 rng(16);
+  const std::size_t nv = static_cast<std::size_t>(kN) * kVp;
+  Vec logits = random_vec(nv, -4, 4, rng);
+  // Large padding logits: they must be ignored, not merely small.
+  for (int n = 0; n < kN; ++n)
+    for (int i = kV; i < kVp; ++i) logits[static_cast<std::size_t>(n) * kVp + i] = 30.0;
+  logits = quantize<T>(logits);
+  const std::vector<int> targets = random_tokens(kN, kV, rng);
+
+  Vec probs(nv), losses(kN);
+  cpu::softmax_xent_forward<double>(probs.data(), losses.data(), logits.data(), targets.data(), kN, kV, kVp);
+  auto d_logits = to_device<T>(logits);
+  auto d_targets = to_device(targets);
+  auto d_probs = to_device<T>(random_vec(nv, -9, 9, rng));
+  DeviceBuffer<float> d_losses(kN);
+  gpu::softmax_xent_forward<T>(d_probs.get(), d_losses.get(), d_logits.get(), d_targets.get(), kN, kV, kVp, g.stream);
+  g.sync();
+  r.compare("softmax_xent_forward.probs", p, to_host(d_probs), probs, bound);
+  r.exact_zero("softmax_xent_forward.probs", p, to_host(d_probs), kN, kVp, padded_column);
+  r.compare("softmax_xent_forward.losses", p, to_host(d_losses), losses, kBoundFp32);  // float for every T
+
+  // No targets: probabilities only, the losses left alone.
+  const Vec sentinel(kN, 123.0);
+  auto d_kept = to_device<float>(sentinel);
+  auto d_probs2 = to_device<T>(random_vec(nv, -9, 9, rng));
+  gpu::softmax_xent_forward<T>(d_probs2.get(), d_kept.get(), d_logits.get(), nullptr, kN, kV, kVp, g.stream);
+  g.sync();
+  r.compare("softmax_xent_forward(no targets).probs", p, to_host(d_probs2), probs, bound);
+  r.unchanged("softmax_xent_forward(no targets).losses", p, to_host(d_kept), sentinel);
+
+  const Vec probs_in = quantize<T>(probs);
+  const float dloss = 1.0f / static_cast<float>(kN);
+  Vec dlogits(nv);
+  cpu::softmax_xent_backward<double>(dlogits.data(), probs_in.data(), targets.data(), static_cast<double>(dloss), kN,
+                                     kV, kVp);
+  auto d_probs_in = to_device<T>(probs_in);
+  auto d_dlogits = to_device<T>(random_vec(nv, -9, 9, rng));  // written, not added into
+  gpu::softmax_xent_backward<T>(d_dlogits.get(), d_probs_in.get(), d_targets.get(), dloss, kN, kV, kVp, g.stream);
+  g.sync();
+  r.compare("softmax_xent_backward.dlogits", p, to_host(d_dlogits), dlogits, bound);
+  r.exact_zero("softmax_xent_backward.dlogits", p, to_host(d_dlogits), kN, kVp, padded_column);
+}
+
+// AdamW against the CPU update (float on both sides), on a shard that cuts tensors in the middle
+// and on one tensor with the single-range overload.
+void test_adamw(Report& r, const Gpu& g) {
+  const char* p = "fp32";
+  ct::ModelConfig config;
+  config.max_seq = 8;
+  config.vocab = 10;
+  config.padded_vocab = 16;
+  config.layers = 2;
+  config.heads = 2;
+  config.channels = 8;
+  const ct::ParameterLayout layout(config);
+  ct::AdamWOptions o;
+  o.weight_decay = 0.1f;
+  const float lr = 1e-2f, grad_scale = 0.7f;
+  const std::int64_t step = 3;
+
+  std::mt19937 rng(17);
+  auto floats = [&rng](std::size_t n, double lo, double hi) {
+    const Vec v = quantize<float>(random_vec(n, lo, hi, rng));
+    return std::vector<float>(v.begin(), v.end());
+  };
+  const auto widen = [](const std::vector<float>& v) { return Vec(v.begin(), v.end()); };
+
+  struct Case {
+    const char* name;
+    std::size_t begin, count;
+    bool single_range;  // through the overload without a layout (wte only: decayed)
+  };
+  const std::size_t wte = layout.size(ct::Tensor::wte);
+  const Case cases[] = {{"adamw_update(shard)", 37, layout.total() - 37 - 11, false},
+                        {"adamw_update(one range)", 0, wte, true}};
+  for (const Case& c : cases) {
+    const std::vector<float> params0 = floats(c.count, -1, 1), grads = floats(c.count, -1, 1);
+    const std::vector<float> m0 = floats(c.count, -0.1, 0.1), v0 = floats(c.count, 0, 0.01);
+    std::vector<float> params = params0, m = m0, v = v0;
+    ct::adamw_update(layout, c.begin, params, grads, m, v, lr, grad_scale, o, step);
+
+    auto d_params = to_device<float>(widen(params0));
+    auto d_grads = to_device<float>(widen(grads));
+    auto d_m = to_device<float>(widen(m0));
+    auto d_v = to_device<float>(widen(v0));
+    if (c.single_range)
+      gpu::adamw_update(d_params.get(), d_grads.get(), d_m.get(), d_v.get(), c.count, lr, grad_scale, o.weight_decay, o,
+                        step, g.stream);
+    else
+      gpu::adamw_update(layout, c.begin, d_params.get(), d_grads.get(), d_m.get(), d_v.get(), c.count, lr, grad_scale,
+                        o, step, g.stream);
+    g.sync();
+    // The update itself (params - params0), not the parameters, so the bound means something.
+    Vec got = to_host(d_params), want = widen(params);
+    for (std::size_t i = 0; i < c.count; ++i) {
+      got[i] -= params0[i];
+      want[i] -= params0[i];
+    }
+    const std::string name = c.name;
+    r.compare(name + ".params_delta", p, got, want, kBoundFp32);
+    r.compare(name + ".m", p, to_host(d_m), widen(m), kBoundFp32);
+    r.compare(name + ".v", p, to_host(d_v), widen(v), kBoundFp32);
+  }
+}
+
+template <class T>
+void test_precision(Report& r, const Gpu& g) {
+  test_encoder<T>(r, g);
+  test_layernorm<T>(r, g);
+  test_matmul<T>(r, g);
+  test_attention<T>(r, g);
+  test_elementwise<T>(r, g);
+  test_softmax_xent<T>(r, g);
+}
+
+// "" when device 0 can run the kernels, else why not.
+std::string unusable_gpu() {
+  int count = 0;
+  if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) return cudaGetErrorString(e);
+  if (count == 0) return "no CUDA device found";
+  cudaDeviceProp prop{};
+  if (const cudaError_t e = cudaGetDeviceProperties(&prop, 0); e != cudaSuccess) return cudaGetErrorString(e);
+  if (prop.major < 8)
+    return "device 0 (" + std::string(prop.name) + ") is sm_" + std::to_string(prop.major) +
+           std::to_string(prop.minor) + "; the kernels are built for sm_80 and newer";
+  if (const cudaError_t e = cudaFree(nullptr); e != cudaSuccess) return cudaGetErrorString(e);  // context creation
+  return "";
+}
+
+}  // namespace
+
+int main() {
+  if (const std::string why = unusable_gpu(); !why.empty()) {
+    std::printf("skipped: no usable CUDA GPU (%s)\n", why.c_str());
+    return 77;
+  }
+  try {
+    Gpu g;
+    check_cuda(cudaStreamCreate(&g.stream), "cudaStreamCreate");
+    if (cublasCreate(&g.blas) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
+    Report r;
+    std::printf("%-44s %-5s %11s %8s %s\n", "kernel.tensor", "prec", "max_rel_err", "bound", "result");
+    test_precision<float>(r, g);
+    test_precision<bf16>(r, g);
+    test_adamw(r, g);
+    cublasDestroy(g.blas);
+    cudaStreamDestroy(g.stream);
+    std::printf("%d of %d checks failed\n", r.failures(), r.checks());
+    return r.failures() == 0 ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::printf("error: %s\n", e.what());
+    return 1;
+  }
+}
