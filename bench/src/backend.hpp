@@ -56,7 +56,8 @@ class Backend {
 };
 
 std::unique_ptr<Backend> make_cpu_backend(Communicator& comm);
+// `transport` (nccl or staged) moves the device buffers of ring/tree/rhd: see Options::transport.
 // Throws InvalidArgument when built without CUDA, TransportError when no GPU can be used.
-std::unique_ptr<Backend> make_cuda_backend(Communicator& comm, double timeout_s);
+std::unique_ptr<Backend> make_cuda_backend(Communicator& comm, double timeout_s, const std::string& transport);
 
 }  // namespace commscope::bench

@@ -1,8 +1,12 @@
-// Device buffers over NCCL (--device cuda): the `nccl` algorithm, one GPU per rank (local
-// rank modulo the GPUs visible), the communicator bootstrapped over MPI. Timing follows
+// Device buffers (--device cuda): NCCL's own collectives (the `nccl` algorithm) and our ring,
+// tree and rhd over a device transport. --transport nccl (default): one GPU per rank (local
+// rank modulo the GPUs visible), the NCCL communicator bootstrapped over MPI, and ring/tree/rhd
+// over ncclSend/ncclRecv on the same communicator and stream. --transport staged: ring/tree/rhd
+// over MPI through pinned host memory, no NCCL at all, so ranks may share a GPU. Timing follows
 // nccl-tests: the calls are launched back to back on one stream, the host waits for the
 // stream, and the time is the host's wall time; CUDA events between calls give the
-// per-iteration samples. NCCL reads NCCL_ALGO / NCCL_PROTO itself; we never override them.
+// per-iteration samples (our algorithms wait inside each call, so their calls do not overlap).
+// NCCL reads NCCL_ALGO / NCCL_PROTO itself; we never override them.
 #include "backend.hpp"
 #include "commscope/collectives/error.hpp"
 
@@ -12,14 +16,17 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "commscope/collectives/check_data.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
+#include "device_transport.hpp"
 #include "watchdog.hpp"
 
 #define COMMSCOPE_CUDA_CHECK(call)                                                                           \
@@ -40,6 +47,23 @@
 
 namespace commscope::bench {
 namespace {
+
+// Our algorithms that run on device buffers through a DeviceTransport.
+constexpr std::array<std::string_view, 3> kDeviceAlgorithms = {"ring", "tree", "rhd"};
+
+bool is_device_algorithm(const std::string& name) {
+  return std::find(kDeviceAlgorithms.begin(), kDeviceAlgorithms.end(), name) != kDeviceAlgorithms.end();
+}
+
+// What Communicator::run names the running collective, for the transports' error messages.
+std::string context_of(const CollArgs& a, std::string_view algo, int nranks) {
+  std::ostringstream what;
+  what << to_string(a.coll) << " " << algo << " " << to_string(a.type);
+  if (is_reducing(a.coll)) what << " " << to_string(a.op);
+  if (is_rooted(a.coll)) what << " root " << a.root;
+  what << " " << collective_bytes(a.coll, a.count, a.type, nranks) << " B";
+  return what.str();
+}
 
 ncclDataType_t nccl_type(DataType t) {
   switch (t) {
@@ -94,6 +118,9 @@ class DeviceBuffer {
     size_ = 0;
     COMMSCOPE_CUDA_CHECK(cudaMalloc(&p_, bytes));
     COMMSCOPE_CUDA_CHECK(cudaMemset(p_, 0, bytes));
+    // The memset runs on the legacy stream, which the backend's non-blocking stream does not
+    // wait for: finish it before that stream writes the buffer.
+    COMMSCOPE_CUDA_CHECK(cudaDeviceSynchronize());
     size_ = bytes;
   }
   std::byte* data() const { return static_cast<std::byte*>(p_); }
@@ -105,50 +132,57 @@ class DeviceBuffer {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(Communicator& comm, double timeout_s) : comm_(comm), timeout_s_(timeout_s) {
+  CudaBackend(Communicator& comm, double timeout_s, const std::string& transport)
+      : comm_(comm), timeout_s_(timeout_s), staged_(transport == "staged") {
+    if (transport != "nccl" && transport != "staged")
+      throw InvalidArgument("bad --transport '" + transport + "' (nccl or staged)");
     int ngpu = 0;
     const cudaError_t e = cudaGetDeviceCount(&ngpu);
     if (e != cudaSuccess || ngpu == 0)
       throw InvalidArgument(std::string("--device cuda: no usable GPU (") +
                             (e != cudaSuccess ? cudaGetErrorString(e) : "no devices") + ")");
-    // The node's ranks take the visible GPUs in turn. Launchers that give each rank its own GPU
-    // (srun --gpus-per-task=1, CUDA_VISIBLE_DEVICES per rank) leave one visible GPU per rank,
-    // so what must differ is the physical GPU: compared by PCI bus id across the node's ranks.
+    // The node's ranks take the visible GPUs in turn.
     Communicator node = comm_.split_by_node();
     device_ = node.rank() % ngpu;
     COMMSCOPE_CUDA_CHECK(cudaSetDevice(device_));
-    char bus[32] = {};
-    COMMSCOPE_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, device_));
-    std::vector<char> buses(sizeof bus * static_cast<std::size_t>(node.size()));
-    COMMSCOPE_MPI_CHECK(MPI_Allgather(bus, sizeof bus, MPI_CHAR, buses.data(), sizeof bus, MPI_CHAR, node.mpi_comm()));
-    std::string shared;
-    for (int r = 0; r < node.size() && shared.empty(); ++r) {
-      if (r != node.rank() && std::strncmp(bus, buses.data() + sizeof bus * static_cast<std::size_t>(r), sizeof bus) == 0)
-        shared = "--device cuda: ranks " + std::to_string(std::min(r, node.rank())) + " and " +
-                 std::to_string(std::max(r, node.rank())) + " of this node (" + std::to_string(node.size()) +
-                 " ranks, " + std::to_string(ngpu) + " visible GPUs each) share the GPU at " + bus +
-                 "; NCCL needs one GPU per rank";
-    }
-    // Every rank learns of a conflict anywhere, so that all stop here rather than some waiting in NCCL.
-    int conflict = !shared.empty(), any_conflict = 0;
-    COMMSCOPE_MPI_CHECK(MPI_Allreduce(&conflict, &any_conflict, 1, MPI_INT, MPI_MAX, comm_.mpi_comm()));
-    if (any_conflict) throw TransportError(shared.empty() ? "--device cuda: ranks share a GPU (see their messages)" : shared);
+    // NCCL refuses two ranks on one GPU; staged transfers go through host memory and do not care.
+    if (!staged_) require_own_gpu(node, ngpu);
     COMMSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    if (staged_) {
+      auto staged = std::make_unique<StagedMpiTransport>(comm_.mpi_comm(), stream_, timeout_s_);
+      // Ranks sharing a GPU often share the node's cores too: do not let a waiting rank spin.
+      staged->set_yield_when_idle(comm_.options().yield_when_oversubscribed && comm_.oversubscribed());
+      transport_ = std::move(staged);
+      return;
+    }
     ncclUniqueId id;
     if (comm_.rank() == 0) COMMSCOPE_NCCL_CHECK(ncclGetUniqueId(&id));
     COMMSCOPE_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm_.mpi_comm()));
     COMMSCOPE_NCCL_CHECK(ncclCommInitRank(&nccl_, comm_.size(), id, comm_.rank()));
+    transport_ = std::make_unique<NcclP2pTransport>(nccl_, stream_, comm_.rank(), comm_.size(), timeout_s_);
   }
 
   ~CudaBackend() override {
+    // The transport's scratch memory goes first, while its stream still exists.
+    transport_.reset();
     for (cudaEvent_t ev : events_) cudaEventDestroy(ev);
     if (nccl_) ncclCommDestroy(nccl_);
     if (stream_) cudaStreamDestroy(stream_);
   }
 
   std::string device() const override { return "cuda"; }
-  std::vector<std::string> algorithms() const override { return {"nccl"}; }
-  bool supports(const std::string& algo, Collective) const override { return algo == "nccl"; }
+
+  std::vector<std::string> algorithms() const override {
+    std::vector<std::string> names;
+    if (!staged_) names.emplace_back("nccl");
+    for (std::string_view a : kDeviceAlgorithms) names.emplace_back(a);
+    return names;
+  }
+
+  bool supports(const std::string& algo, Collective c) const override {
+    if (algo == "nccl") return !staged_;
+    return is_device_algorithm(algo) && find_algorithm(algo).supports(c);
+  }
 
   void prepare(const Case& c, std::uint64_t seed) override {
     case_ = c;
@@ -157,6 +191,14 @@ class CudaBackend final : public Backend {
     b_.grow(c.in_place && c.coll == Collective::alltoall ? layout_.a_bytes : layout_.b_bytes);
     send_ = a_.data() + layout_.send_offset;
     recv_ = (layout_.recv_in_b ? b_.data() : a_.data()) + layout_.recv_offset;
+    algo_ = nullptr;
+    if (c.algo != "nccl") {
+      // The buffers as the CPU backend passes them to Communicator::run, checked the same way.
+      algo_ = &find_algorithm(c.algo);
+      args_ = CollArgs{c.coll, send_, recv_, c.count, c.type, c.op, c.root};
+      validate(args_, comm_.rank(), comm_.size());
+      transport_->set_context(context_of(args_, algo_->name(), comm_.size()));
+    }
     upload_input(seed);
   }
 
@@ -174,6 +216,8 @@ class CudaBackend final : public Backend {
     for (std::int64_t i = 0; i < iters; ++i) {
       launch();
       if (per_call) COMMSCOPE_CUDA_CHECK(cudaEventRecord(events_[static_cast<std::size_t>(i) + 1], stream_));
+      // Our algorithms return after their last wait: progress the watchdog should see.
+      if (algo_) dog.beat(i, now_ns());
     }
     wait_stream();
     const std::int64_t t1 = now_ns();
@@ -209,14 +253,64 @@ class CudaBackend final : public Backend {
  private:
   static constexpr std::int64_t kMaxEventSamples = 100000;
 
+  // Launchers that give each rank its own GPU (srun --gpus-per-task=1, CUDA_VISIBLE_DEVICES per
+  // rank) leave one visible GPU per rank, so what must differ is the physical GPU: compared by
+  // PCI bus id across the node's ranks.
+  void require_own_gpu(const Communicator& node, int ngpu) {
+    char bus[32] = {};
+    COMMSCOPE_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, device_));
+    std::vector<char> buses(sizeof bus * static_cast<std::size_t>(node.size()));
+    COMMSCOPE_MPI_CHECK(MPI_Allgather(bus, sizeof bus, MPI_CHAR, buses.data(), sizeof bus, MPI_CHAR, node.mpi_comm()));
+    std::string shared;
+    for (int r = 0; r < node.size() && shared.empty(); ++r) {
+      if (r != node.rank() &&
+          std::strncmp(bus, buses.data() + sizeof bus * static_cast<std::size_t>(r), sizeof bus) == 0)
+        shared = "--device cuda: ranks " + std::to_string(std::min(r, node.rank())) + " and " +
+                 std::to_string(std::max(r, node.rank())) + " of this node (" + std::to_string(node.size()) +
+                 " ranks, " + std::to_string(ngpu) + " visible GPUs each) share the GPU at " + bus +
+                 "; NCCL needs one GPU per rank (--transport staged runs ring/tree/rhd on a shared GPU)";
+    }
+    // Every rank learns of a conflict anywhere, so that all stop here rather than some waiting in NCCL.
+    int conflict = !shared.empty(), any_conflict = 0;
+    COMMSCOPE_MPI_CHECK(MPI_Allreduce(&conflict, &any_conflict, 1, MPI_INT, MPI_MAX, comm_.mpi_comm()));
+    if (any_conflict)
+      throw TransportError(shared.empty() ? "--device cuda: ranks share a GPU (see their messages)" : shared);
+  }
+
   void upload_input(std::uint64_t seed) {
     const check::Spec s = case_.spec(seed);
     std::vector<std::byte> host(check::send_elements(s) * type_size(case_.type) + 1);
     check::fill_send(s, comm_.rank(), host.data());
-    COMMSCOPE_CUDA_CHECK(cudaMemcpy(send_, host.data(), host.size() - 1, cudaMemcpyHostToDevice));
+    // On the backend's stream and waited for: a pageable cudaMemcpy may return before its DMA
+    // is done, and the non-blocking stream would not wait for it.
+    COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(send_, host.data(), host.size() - 1, cudaMemcpyHostToDevice, stream_));
+    COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
   void launch() {
+    if (!staged_ && !nccl_) throw TransportError("the NCCL communicator was aborted after an earlier error");
+    if (algo_) {
+      run_algorithm();
+    } else {
+      launch_nccl();
+    }
+  }
+
+  // One call of ring/tree/rhd: the host drives it, waiting at every step of the algorithm.
+  void run_algorithm() {
+    if (args_.count == 0) return;  // as Communicator::run: every rank has the same count
+    try {
+      algo_->run(*transport_, args_, comm_.options().algo);
+    } catch (...) {
+      // NCCL kernels of the failed step may be stuck on the stream: abort before anything waits
+      // on it, after closing any group the failure left open.
+      transport_->abandon();
+      abort_nccl();
+      throw;
+    }
+  }
+
+  void launch_nccl() {
     const Case& c = case_;
     const ncclDataType_t t = nccl_type(c.type);
     switch (c.coll) {
@@ -256,26 +350,35 @@ class CudaBackend final : public Backend {
     }
   }
 
+  // Ends the NCCL communicator after an error (its kernels stop); later launches throw.
+  void abort_nccl() noexcept {
+    if (!nccl_) return;
+    ncclCommAbort(nccl_);
+    nccl_ = nullptr;
+  }
+
   // Wait for the stream without blocking in the driver: a dead peer shows up as NCCL's
-  // asynchronous error or as the deadline passing, never as a silent hang.
+  // asynchronous error or as the deadline passing, never as a silent hang. (Staged runs have
+  // only local copies and kernels left on the stream here.)
   void wait_stream() {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s_);
     for (;;) {
       const cudaError_t e = cudaStreamQuery(stream_);
       if (e == cudaSuccess) return;
       if (e != cudaErrorNotReady) COMMSCOPE_CUDA_CHECK(e);
-      ncclResult_t async = ncclSuccess;
-      COMMSCOPE_NCCL_CHECK(ncclCommGetAsyncError(nccl_, &async));
-      if (async != ncclSuccess && async != ncclInProgress) {
-        ncclCommAbort(nccl_);
-        nccl_ = nullptr;
-        throw TransportError(std::string("NCCL asynchronous error: ") + ncclGetErrorString(async));
+      if (nccl_) {
+        ncclResult_t async = ncclSuccess;
+        COMMSCOPE_NCCL_CHECK(ncclCommGetAsyncError(nccl_, &async));
+        if (async != ncclSuccess && async != ncclInProgress) {
+          abort_nccl();
+          throw TransportError(std::string("NCCL asynchronous error: ") + ncclGetErrorString(async));
+        }
       }
       if (timeout_s_ > 0 && std::chrono::steady_clock::now() > deadline) {
-        ncclCommAbort(nccl_);
-        nccl_ = nullptr;
-        throw TimeoutError("NCCL " + describe(case_) + " did not complete within " + std::to_string(timeout_s_) +
-                           " s on rank " + std::to_string(comm_.rank()));
+        abort_nccl();
+        throw TimeoutError(std::string(algo_ ? "the device stream of " : "NCCL ") + describe(case_) +
+                           " did not complete within " + std::to_string(timeout_s_) + " s on rank " +
+                           std::to_string(comm_.rank()));
       }
       std::this_thread::yield();
     }
@@ -291,21 +394,25 @@ class CudaBackend final : public Backend {
 
   Communicator& comm_;
   double timeout_s_;
+  bool staged_;  // --transport staged: no NCCL communicator, ranks may share a GPU
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
   ncclComm_t nccl_ = nullptr;
+  std::unique_ptr<DeviceTransport> transport_;  // ring/tree/rhd's data movement
   std::vector<cudaEvent_t> events_;
   Case case_;
   Layout layout_;
   DeviceBuffer a_, b_;
   std::byte* send_ = nullptr;
   std::byte* recv_ = nullptr;
+  const Algorithm* algo_ = nullptr;  // null: the `nccl` algorithm
+  CollArgs args_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cuda_backend(Communicator& comm, double timeout_s) {
-  return std::make_unique<CudaBackend>(comm, timeout_s);
+std::unique_ptr<Backend> make_cuda_backend(Communicator& comm, double timeout_s, const std::string& transport) {
+  return std::make_unique<CudaBackend>(comm, timeout_s, transport);
 }
 
 }  // namespace commscope::bench
@@ -313,7 +420,7 @@ std::unique_ptr<Backend> make_cuda_backend(Communicator& comm, double timeout_s)
 #else  // !COMMSCOPE_WITH_CUDA
 
 namespace commscope::bench {
-std::unique_ptr<Backend> make_cuda_backend(Communicator&, double) {
+std::unique_ptr<Backend> make_cuda_backend(Communicator&, double, const std::string&) {
   throw InvalidArgument("--device cuda: this build has no CUDA (configure with -DCOMMSCOPE_CUDA=ON)");
 }
 }  // namespace commscope::bench

@@ -121,9 +121,15 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_option("-T,--timeout", o.timeout_s,
                  "seconds a rank may wait in one collective before the run ends (0: never)")
       ->capture_default_str();
-  app.add_option("--algo", algos, "algorithms, a comma list (mpi ring tree rhd; nccl on cuda) or all")
+  app.add_option("--algo", algos,
+                 "algorithms, a comma list (mpi ring tree rhd on cpu; nccl ring tree rhd on cuda) or all")
       ->capture_default_str();
   app.add_option("--device", o.device, "cpu or cuda (buffers in device memory)")->capture_default_str();
+  auto* transport =
+      app.add_option("--transport", o.transport,
+                     "with --device cuda, how ring/tree/rhd move data: nccl (ncclSend/ncclRecv, one GPU per rank) "
+                     "or staged (MPI through pinned host memory; ranks may share a GPU; no nccl algorithm)")
+          ->capture_default_str();
   app.add_option("--out", o.out, "HDF5 results file (schema: docs/bench-results.md)");
   app.add_flag("--stats", o.stats, "print per-iteration min/p50/p99/max and the mean arrival skew");
   app.add_option("--seed", o.seed, "seed of the check data")->capture_default_str();
@@ -175,6 +181,9 @@ ParseResult parse_options(int argc, const char* const* argv) {
     if (!(o.timeout_s >= 0)) throw InvalidArgument("-T/--timeout must be >= 0 seconds");
     if (o.segment_bytes == 0) throw InvalidArgument("--segment must be > 0");
     if (o.device != "cpu" && o.device != "cuda") throw InvalidArgument("bad --device '" + o.device + "' (cpu or cuda)");
+    if (transport->count() > 0 && o.device != "cuda") throw InvalidArgument("--transport applies to --device cuda");
+    if (o.transport != "nccl" && o.transport != "staged")
+      throw InvalidArgument("bad --transport '" + o.transport + "' (nccl or staged)");
     if (algos != "all") {
       o.algos = parse_list<std::string>(
           algos, [](const std::string& s) { return s; }, std::vector<std::string>{});

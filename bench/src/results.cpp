@@ -179,6 +179,7 @@ ResultsFile::ResultsFile(const std::string& path, const Options& o, const Enviro
   for (const auto& [k, v] : env.fields) meta.set_attr(k, v);
   meta.set_attr("nranks", nranks);
   meta.set_attr("device", o.device);
+  if (o.device == "cuda") meta.set_attr("transport", o.transport);
   meta.set_attr("collectives", names(o.collectives));
   meta.set_attr("datatypes", names(o.types));
   meta.set_attr("ops", names(o.ops));

@@ -33,6 +33,9 @@ struct Options {
   double timeout_s = 300;          // -T: a rank stuck longer than this in one step ends the run; 0: never
   std::vector<std::string> algos;  // empty: every algorithm of the device
   std::string device = "cpu";
+  // --device cuda: how ring/tree/rhd move device buffers. nccl: ncclSend/ncclRecv (one GPU per
+  // rank); staged: MPI through pinned host memory (ranks may share a GPU; no nccl algorithm).
+  std::string transport = "nccl";
   std::string out;  // HDF5 results file ("" for none)
   bool stats = false;
   std::uint64_t seed = 42;

@@ -1,0 +1,229 @@
+#include "device_transport.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <sstream>
+#include <thread>
+
+#include "commscope/collectives/error.hpp"
+
+namespace commscope {
+
+void check_cuda(cudaError_t rc, const char* call, const char* file, int line) {
+  if (rc == cudaSuccess) return;
+  std::ostringstream os;
+  os << "CUDA error at " << file << ":" << line << ": " << call << ": " << cudaGetErrorString(rc);
+  throw TransportError(os.str());
+}
+
+void check_nccl(ncclResult_t rc, const char* call, const char* file, int line) {
+  if (rc == ncclSuccess || rc == ncclInProgress) return;
+  std::ostringstream os;
+  os << "NCCL error at " << file << ":" << line << ": " << call << ": " << ncclGetErrorString(rc);
+  throw TransportError(os.str());
+}
+
+// ---- DeviceTransport: local operations on the stream
+
+DeviceTransport::~DeviceTransport() {
+  // cudaFree waits for the device, so kernels still reading a slot finish first.
+  for (Slot& s : scratch_)
+    if (s.data) cudaFree(s.data);
+}
+
+void DeviceTransport::reduce(void* dst, const void* a, const void* b, std::size_t count, DataType type, ReduceOp op) {
+  reduce_device(dst, a, b, count, type, op, stream_);
+}
+
+void DeviceTransport::copy(void* dst, const void* src, std::size_t bytes) {
+  if (dst == src || bytes == 0) return;
+  COMMSCOPE_CUDA_CALL(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+}
+
+void DeviceTransport::divide(void* buf, std::size_t count, DataType type, int divisor) {
+  divide_device(buf, count, type, divisor, stream_);
+}
+
+void* DeviceTransport::scratch(int slot, std::size_t bytes) {
+  if (slot < 0 || slot >= kScratchSlots)
+    throw InvalidArgument("scratch slot " + std::to_string(slot) + " out of range");
+  Slot& s = scratch_[static_cast<std::size_t>(slot)];
+  if (s.data && s.bytes >= bytes) return s.data;
+  if (s.data) {
+    // Work queued earlier on the stream may still use the old slot.
+    COMMSCOPE_CUDA_CALL(cudaStreamSynchronize(stream_));
+    COMMSCOPE_CUDA_CALL(cudaFree(s.data));
+    s = Slot{};
+  }
+  const std::size_t size = std::max<std::size_t>(bytes, 256);
+  COMMSCOPE_CUDA_CALL(cudaMalloc(&s.data, size));  // uninitialised: scratch is written before read
+  s.bytes = size;
+  return s.data;
+}
+
+// ---- NcclP2pTransport
+
+NcclP2pTransport::NcclP2pTransport(ncclComm_t comm, cudaStream_t stream, int rank, int size, double timeout_s)
+    : DeviceTransport(stream), comm_(comm), rank_(rank), size_(size), timeout_s_(timeout_s) {
+  if (!comm_) throw InvalidArgument("NcclP2pTransport: the NCCL communicator is null");
+  if (size_ < 1 || rank_ < 0 || rank_ >= size_)
+    throw InvalidArgument("NcclP2pTransport: rank " + std::to_string(rank_) + " of " + std::to_string(size_));
+}
+
+NcclP2pTransport::~NcclP2pTransport() {
+  // Only after an error between a post and its wait: keep NCCL's group nesting balanced.
+  close_group_quietly();
+}
+
+void NcclP2pTransport::close_group_quietly() noexcept {
+  if (!group_open_) return;
+  group_open_ = false;
+  ncclGroupEnd();
+  pending_.clear();
+}
+
+void NcclP2pTransport::post(bool is_send, void* buf, std::size_t bytes, int peer) {
+  if (bytes == 0) return;
+  if (!group_open_) {
+    COMMSCOPE_NCCL_CALL(ncclGroupStart());
+    group_open_ = true;
+  }
+  try {
+    if (is_send) {
+      COMMSCOPE_NCCL_CALL(ncclSend(buf, bytes, ncclUint8, peer, comm_, stream()));
+    } else {
+      COMMSCOPE_NCCL_CALL(ncclRecv(buf, bytes, ncclUint8, peer, comm_, stream()));
+    }
+  } catch (...) {
+    close_group_quietly();
+    throw;
+  }
+  pending_.push_back({peer, is_send, bytes});
+}
+
+void NcclP2pTransport::post_send(const void* buf, std::size_t bytes, int peer) {
+  post(true, const_cast<void*>(buf), bytes, peer);  // ncclSend only reads it
+}
+
+void NcclP2pTransport::post_recv(void* buf, std::size_t bytes, int peer) {
+  post(false, buf, bytes, peer);
+}
+
+void NcclP2pTransport::wait() {
+  if (!group_open_) return;
+  group_open_ = false;
+  try {
+    // Blocking communicators enqueue the group's kernels here; non-blocking ones may still be
+    // doing so when this returns ncclInProgress (drain() polls for that too).
+    COMMSCOPE_NCCL_CALL(ncclGroupEnd());
+    drain();
+  } catch (...) {
+    pending_.clear();
+    throw;
+  }
+  pending_.clear();
+}
+
+std::string NcclP2pTransport::pending_text() const {
+  std::ostringstream os;
+  for (const Pending& p : pending_)
+    os << (p.is_send ? " send to " : " recv from ") << p.peer << " (" << p.bytes << " B)";
+  return os.str();
+}
+
+void NcclP2pTransport::drain() {
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  // Poll rather than cudaStreamSynchronize: a dead or hung peer then ends in NCCL's
+  // asynchronous error or in a TimeoutError naming the operation, not in a hang.
+  for (;;) {
+    ncclResult_t async = ncclSuccess;
+    COMMSCOPE_NCCL_CALL(ncclCommGetAsyncError(comm_, &async));
+    if (async != ncclSuccess && async != ncclInProgress) {
+      std::ostringstream os;
+      os << "NCCL asynchronous error on rank " << rank_ << " in " << (context_.empty() ? "?" : context_) << ": "
+         << ncclGetErrorString(async) << "; pending:" << pending_text();
+      throw TransportError(os.str());
+    }
+    if (async == ncclSuccess) {  // the group is enqueued: the stream tells when it is done
+      const cudaError_t e = cudaStreamQuery(stream());
+      if (e == cudaSuccess) return;
+      if (e != cudaErrorNotReady) COMMSCOPE_CUDA_CALL(e);
+    }
+    if (timeout_s_ > 0 && std::chrono::duration<double>(clock::now() - start).count() > timeout_s_) {
+      std::ostringstream os;
+      os << "timeout after " << timeout_s_ << " s on rank " << rank_ << " in " << (context_.empty() ? "?" : context_)
+         << ": still waiting on the NCCL group of" << pending_text();
+      throw TimeoutError(os.str());
+    }
+    std::this_thread::yield();
+  }
+}
+
+// ---- StagedMpiTransport
+
+StagedMpiTransport::StagedMpiTransport(MPI_Comm comm, cudaStream_t stream, double timeout_s)
+    : DeviceTransport(stream), mpi_(comm, timeout_s) {}
+
+StagedMpiTransport::~StagedMpiTransport() {
+  // After a failed wait MPI may still own some staging buffers (abandoned requests): those
+  // were released (leaked) on purpose; the rest are free to go.
+  for (Pinned& p : stages_)
+    if (p.data) cudaFreeHost(p.data);
+}
+
+void* StagedMpiTransport::stage(std::size_t bytes) {
+  if (stages_used_ == stages_.size()) stages_.emplace_back();
+  Pinned& p = stages_[stages_used_++];
+  if (!p.data || p.bytes < bytes) {
+    // Not in use: buffers are handed out again only after a wait completed their transfers.
+    if (p.data) COMMSCOPE_CUDA_CALL(cudaFreeHost(p.data));
+    p = Pinned{};
+    const std::size_t size = std::max<std::size_t>(bytes, 4096);
+    COMMSCOPE_CUDA_CALL(cudaMallocHost(&p.data, size));
+    p.bytes = size;
+  }
+  return p.data;
+}
+
+void StagedMpiTransport::release_stages() noexcept {
+  // MPI may still read or write the buffers of requests it abandoned on an error: forget
+  // them rather than free memory that could be touched later.
+  for (std::size_t i = 0; i < stages_used_; ++i) stages_[i] = Pinned{};
+  stages_used_ = 0;
+  landings_.clear();
+}
+
+void StagedMpiTransport::post_send(const void* buf, std::size_t bytes, int peer) {
+  if (bytes == 0) return;
+  void* host = stage(bytes);
+  // The synchronisation also orders the copy after the kernels that produced `buf`.
+  COMMSCOPE_CUDA_CALL(cudaMemcpyAsync(host, buf, bytes, cudaMemcpyDeviceToHost, stream()));
+  COMMSCOPE_CUDA_CALL(cudaStreamSynchronize(stream()));
+  mpi_.post_send(host, bytes, peer);
+}
+
+void StagedMpiTransport::post_recv(void* buf, std::size_t bytes, int peer) {
+  if (bytes == 0) return;
+  void* host = stage(bytes);
+  mpi_.post_recv(host, bytes, peer);
+  landings_.push_back({buf, host, bytes});
+}
+
+void StagedMpiTransport::wait() {
+  if (stages_used_ == 0) return;  // nothing posted since the last wait
+  try {
+    mpi_.wait();  // deadline, TimeoutError naming the context and the pending peers
+    for (const Landing& l : landings_)
+      COMMSCOPE_CUDA_CALL(cudaMemcpyAsync(l.device, l.staged, l.bytes, cudaMemcpyHostToDevice, stream()));
+    // The staging buffers are reused by the next posts, so the copies must have read them.
+    if (!landings_.empty()) COMMSCOPE_CUDA_CALL(cudaStreamSynchronize(stream()));
+  } catch (...) {
+    release_stages();
+    throw;
+  }
+  landings_.clear();
+  stages_used_ = 0;
+}
+
+}  // namespace commscope
