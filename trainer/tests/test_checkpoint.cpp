@@ -6,8 +6,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <random>
 #include <string>
@@ -18,22 +16,12 @@
 #include "commscope/trainer/layout.hpp"
 
 #include "test_dir.hpp"
+#include "test_files.hpp"
 
 namespace ct = commscope::trainer;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void write_all(const fs::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(out.good()) << p;
-}
 
 std::int32_t header_int(const std::string& bytes, std::size_t i) {
   std::int32_t v = 0;
@@ -332,28 +320,8 @@ TEST(Checkpoint, FuzzedFilesLoadOrThrowCheckpointError) {
   for (int k = 0; k < 200; ++k) {
     const bool model = k % 2 == 0;
     std::string bytes = goods[model ? 0 : 1];
-    switch ((k / 2) % 3) {
-      case 0: {  // random header ints among the meaningful ones
-        const int n = 1 + static_cast<int>(rng() % 3);
-        for (int j = 0; j < n; ++j) {
-          const std::int32_t value =
-              rng() % 2 ? specials[rng() % std::size(specials)] : static_cast<std::int32_t>(rng());
-          set_header_int(bytes, rng() % 12, value);
-        }
-        break;
-      }
-      case 1:  // truncation at a random length
-        bytes.resize(rng() % 2 ? rng() % 1100 : rng() % bytes.size());
-        break;
-      default: {  // random bytes anywhere (half of them in the header's fields)
-        const int n = 1 + static_cast<int>(rng() % 16);
-        for (int j = 0; j < n; ++j) {
-          const std::size_t at = rng() % 2 ? rng() % 48 : rng() % bytes.size();
-          bytes[at] = static_cast<char>(rng() & 0xFF);
-        }
-        if (rng() % 4 == 0) bytes += std::string(1 + rng() % 9, 'z');
-      }
-    }
+    // The header's meaningful ints are the first 12 (48 bytes).
+    damage(bytes, k / 2, rng, specials, DamageAim{12, 1100, 48});
     const std::string path = (dir / ("fuzz-" + std::to_string(k))).string();
     write_all(path, bytes);
     try {

@@ -8,8 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <random>
 #include <string>
@@ -19,6 +17,7 @@
 #include "commscope/trainer/data.hpp"
 
 #include "test_dir.hpp"
+#include "test_files.hpp"
 
 namespace ct = commscope::trainer;
 namespace fs = std::filesystem;
@@ -27,17 +26,6 @@ namespace {
 
 fs::path tiny_text() {
   return fs::path(__FILE__).parent_path() / "data" / "tiny.txt";
-}
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-void write_all(const fs::path& p, const std::string& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(out.good()) << p;
 }
 
 std::string header_bytes(std::array<std::int32_t, 256> header) {
@@ -267,29 +255,8 @@ TEST(Shard, FuzzedFilesLoadOrThrowDataError) {
   int loaded = 0, rejected = 0;
   for (int k = 0; k < 200; ++k) {
     std::string bytes = good;
-    switch (k % 3) {
-      case 0: {  // random header ints
-        const int n = 1 + static_cast<int>(rng() % 3);
-        for (int j = 0; j < n; ++j) {
-          const std::size_t at = rng() % 4;
-          const std::int32_t value =
-              rng() % 2 ? specials[rng() % std::size(specials)] : static_cast<std::int32_t>(rng());
-          std::memcpy(bytes.data() + at * 4, &value, 4);
-        }
-        break;
-      }
-      case 1:  // truncation at a random length (sometimes in the header)
-        bytes.resize(rng() % 2 ? rng() % 1024 : rng() % bytes.size());
-        break;
-      default: {  // random bytes, half of the time in the header
-        const int n = 1 + static_cast<int>(rng() % 16);
-        for (int j = 0; j < n; ++j) {
-          const std::size_t at = rng() % 2 ? rng() % 12 : rng() % bytes.size();
-          bytes[at] = static_cast<char>(rng() & 0xFF);
-        }
-        if (rng() % 4 == 0) bytes += std::string(1 + rng() % 9, 'z');
-      }
-    }
+    // A shard's header: magic, version, token count (3 ints, 12 bytes) and reserved ints.
+    damage(bytes, k, rng, specials, DamageAim{4, 1024, 12});
     const std::string path = (dir / ("fuzz-" + std::to_string(k) + ".bin")).string();
     write_all(path, bytes);
     try {
