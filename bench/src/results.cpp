@@ -84,29 +84,9 @@ char g_signal_prefix[64] = "commscope-bench: ";
 char g_context[2][512];
 std::atomic<int> g_context_shown{-1};
 
-void append(char* buf, std::size_t& n, std::size_t cap, const char* s) {
-  const std::size_t len = std::strlen(s);
-  const std::size_t take = len < cap - n ? len : cap - n;
-  std::memcpy(buf + n, s, take);
-  n += take;
-}
-
-void say_where(int sig) {
-  char buf[800];
-  std::size_t n = 0;
-  const char* name = sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "a signal";
-  append(buf, n, sizeof buf - 1, g_signal_prefix);
-  append(buf, n, sizeof buf - 1, "stopped by ");
-  append(buf, n, sizeof buf - 1, name);
-  const int shown = g_context_shown.load();
-  append(buf, n, sizeof buf - 1, shown >= 0 ? " while in " : " outside any collective");
-  if (shown >= 0) append(buf, n, sizeof buf - 1, g_context[shown]);
-  buf[n++] = '\n';
-  [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, buf, n);
-}
-
 extern "C" void on_signal(int sig) {
-  say_where(sig);
+  const int shown = g_context_shown.load();
+  write_stop_line(g_signal_prefix, sig, shown >= 0 ? g_context[shown] : nullptr);
   if (g_state.load() == kWriting) {  // the writer publishes when it is done
     g_pending_signal.store(sig);
     return;

@@ -43,29 +43,11 @@ struct UsageError : std::runtime_error {
 };
 
 // A rank stopped by a signal (its launcher ending the job after another rank died, Ctrl-C)
-// says where it was: one line naming the collective in progress. Async-signal-safe: only
-// strlen/memcpy/write on preformatted text.
+// says where it was: one line naming the collective in progress (async-signal-safe).
 char g_signal_prefix[64] = "commscope-train: ";
 
-void append(char* buf, std::size_t& n, std::size_t cap, const char* s) {
-  const std::size_t len = std::strlen(s);
-  const std::size_t take = len < cap - n ? len : cap - n;
-  std::memcpy(buf + n, s, take);
-  n += take;
-}
-
 extern "C" void on_stop_signal(int sig) {
-  char buf[400];
-  std::size_t n = 0;
-  const char* name = sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "a signal";
-  append(buf, n, sizeof buf - 1, g_signal_prefix);
-  append(buf, n, sizeof buf - 1, "stopped by ");
-  append(buf, n, sizeof buf - 1, name);
-  const char* doing = ct::current_collective();
-  append(buf, n, sizeof buf - 1, doing[0] != '\0' ? " while in " : " outside any collective");
-  append(buf, n, sizeof buf - 1, doing);
-  buf[n++] = '\n';
-  [[maybe_unused]] const ssize_t written = write(STDERR_FILENO, buf, n);
+  commscope::write_stop_line(g_signal_prefix, sig, ct::current_collective());
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
