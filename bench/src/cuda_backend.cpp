@@ -65,42 +65,6 @@ std::string context_of(const CollArgs& a, std::string_view algo, int nranks) {
   return what.str();
 }
 
-ncclDataType_t nccl_type(DataType t) {
-  switch (t) {
-    case DataType::f32:
-      return ncclFloat32;
-    case DataType::f64:
-      return ncclFloat64;
-    case DataType::f16:
-      return ncclFloat16;
-    case DataType::bf16:
-      return ncclBfloat16;
-    case DataType::i32:
-      return ncclInt32;
-    case DataType::i64:
-      return ncclInt64;
-    case DataType::u8:
-      return ncclUint8;
-  }
-  throw InvalidArgument("no NCCL datatype for " + std::string(to_string(t)));
-}
-
-ncclRedOp_t nccl_op(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::sum:
-      return ncclSum;
-    case ReduceOp::prod:
-      return ncclProd;
-    case ReduceOp::min:
-      return ncclMin;
-    case ReduceOp::max:
-      return ncclMax;
-    case ReduceOp::avg:
-      return ncclAvg;
-  }
-  throw InvalidArgument("no NCCL op for " + std::string(to_string(op)));
-}
-
 // Device memory that grows to the largest request and is freed once.
 class DeviceBuffer {
  public:
@@ -136,17 +100,9 @@ class CudaBackend final : public Backend {
       : comm_(comm), timeout_s_(timeout_s), staged_(transport == "staged") {
     if (transport != "nccl" && transport != "staged")
       throw InvalidArgument("bad --transport '" + transport + "' (nccl or staged)");
-    int ngpu = 0;
-    const cudaError_t e = cudaGetDeviceCount(&ngpu);
-    if (e != cudaSuccess || ngpu == 0)
-      throw InvalidArgument(std::string("--device cuda: no usable GPU (") +
-                            (e != cudaSuccess ? cudaGetErrorString(e) : "no devices") + ")");
-    // The node's ranks take the visible GPUs in turn.
-    Communicator node = comm_.split_by_node();
-    device_ = node.rank() % ngpu;
-    COMMSCOPE_CUDA_CHECK(cudaSetDevice(device_));
-    // NCCL refuses two ranks on one GPU; staged transfers go through host memory and do not care.
-    if (!staged_) require_own_gpu(node, ngpu);
+    // The node's ranks take the visible GPUs in turn; NCCL refuses two ranks on one GPU, staged
+    // transfers go through host memory and do not care.
+    device_ = bind_local_gpu(comm_, !staged_, "--device cuda");
     COMMSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     if (staged_) {
       auto staged = std::make_unique<StagedMpiTransport>(comm_.mpi_comm(), stream_, timeout_s_);
@@ -155,10 +111,7 @@ class CudaBackend final : public Backend {
       transport_ = std::move(staged);
       return;
     }
-    ncclUniqueId id;
-    if (comm_.rank() == 0) COMMSCOPE_NCCL_CHECK(ncclGetUniqueId(&id));
-    COMMSCOPE_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm_.mpi_comm()));
-    COMMSCOPE_NCCL_CHECK(ncclCommInitRank(&nccl_, comm_.size(), id, comm_.rank()));
+    nccl_ = init_nccl(comm_);
     transport_ = std::make_unique<NcclP2pTransport>(nccl_, stream_, comm_.rank(), comm_.size(), timeout_s_);
   }
 
@@ -252,30 +205,6 @@ class CudaBackend final : public Backend {
 
  private:
   static constexpr std::int64_t kMaxEventSamples = 100000;
-
-  // Launchers that give each rank its own GPU (srun --gpus-per-task=1, CUDA_VISIBLE_DEVICES per
-  // rank) leave one visible GPU per rank, so what must differ is the physical GPU: compared by
-  // PCI bus id across the node's ranks.
-  void require_own_gpu(const Communicator& node, int ngpu) {
-    char bus[32] = {};
-    COMMSCOPE_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, device_));
-    std::vector<char> buses(sizeof bus * static_cast<std::size_t>(node.size()));
-    COMMSCOPE_MPI_CHECK(MPI_Allgather(bus, sizeof bus, MPI_CHAR, buses.data(), sizeof bus, MPI_CHAR, node.mpi_comm()));
-    std::string shared;
-    for (int r = 0; r < node.size() && shared.empty(); ++r) {
-      if (r != node.rank() &&
-          std::strncmp(bus, buses.data() + sizeof bus * static_cast<std::size_t>(r), sizeof bus) == 0)
-        shared = "--device cuda: ranks " + std::to_string(std::min(r, node.rank())) + " and " +
-                 std::to_string(std::max(r, node.rank())) + " of this node (" + std::to_string(node.size()) +
-                 " ranks, " + std::to_string(ngpu) + " visible GPUs each) share the GPU at " + bus +
-                 "; NCCL needs one GPU per rank (--transport staged runs ring/tree/rhd on a shared GPU)";
-    }
-    // Every rank learns of a conflict anywhere, so that all stop here rather than some waiting in NCCL.
-    int conflict = !shared.empty(), any_conflict = 0;
-    COMMSCOPE_MPI_CHECK(MPI_Allreduce(&conflict, &any_conflict, 1, MPI_INT, MPI_MAX, comm_.mpi_comm()));
-    if (any_conflict)
-      throw TransportError(shared.empty() ? "--device cuda: ranks share a GPU (see their messages)" : shared);
-  }
 
   void upload_input(std::uint64_t seed) {
     const check::Spec s = case_.spec(seed);

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
+#include "commscope/collectives/communicator.hpp"
 #include "commscope/collectives/error.hpp"
 
 namespace commscope {
@@ -21,6 +25,83 @@ void check_nccl(ncclResult_t rc, const char* call, const char* file, int line) {
   std::ostringstream os;
   os << "NCCL error at " << file << ":" << line << ": " << call << ": " << ncclGetErrorString(rc);
   throw TransportError(os.str());
+}
+
+// ---- Setting a rank up on a GPU
+
+int bind_local_gpu(const Communicator& comm, bool exclusive, const std::string& who) {
+  int ngpu = 0;
+  const cudaError_t e = cudaGetDeviceCount(&ngpu);
+  if (e != cudaSuccess || ngpu == 0)
+    throw InvalidArgument(who + ": no usable GPU (" + (e != cudaSuccess ? cudaGetErrorString(e) : "no devices") +
+                          ")");
+  const Communicator node = comm.split_by_node();
+  const int device = node.rank() % ngpu;
+  COMMSCOPE_CUDA_CALL(cudaSetDevice(device));
+  if (!exclusive) return device;
+  char bus[32] = {};
+  COMMSCOPE_CUDA_CALL(cudaDeviceGetPCIBusId(bus, sizeof bus, device));
+  std::vector<char> buses(sizeof bus * static_cast<std::size_t>(node.size()));
+  COMMSCOPE_MPI_CHECK(MPI_Allgather(bus, sizeof bus, MPI_CHAR, buses.data(), sizeof bus, MPI_CHAR, node.mpi_comm()));
+  std::string shared;
+  for (int r = 0; r < node.size() && shared.empty(); ++r) {
+    if (r != node.rank() && std::strncmp(bus, buses.data() + sizeof bus * static_cast<std::size_t>(r), sizeof bus) == 0) {
+      shared = who;
+      shared += ": ranks " + std::to_string(std::min(r, node.rank())) + " and " + std::to_string(std::max(r, node.rank())) +
+                " of this node (" + std::to_string(node.size()) + " ranks, " + std::to_string(ngpu) +
+                " visible GPUs each) share the GPU at " + bus +
+                "; NCCL needs one GPU per rank (--transport staged runs ring/tree/rhd on a shared GPU)";
+    }
+  }
+  int conflict = !shared.empty(), any_conflict = 0;
+  COMMSCOPE_MPI_CHECK(MPI_Allreduce(&conflict, &any_conflict, 1, MPI_INT, MPI_MAX, comm.mpi_comm()));
+  if (any_conflict) throw TransportError(shared.empty() ? who + ": ranks share a GPU (see their messages)" : shared);
+  return device;
+}
+
+ncclComm_t init_nccl(const Communicator& comm) {
+  ncclUniqueId id;
+  if (comm.rank() == 0) COMMSCOPE_NCCL_CALL(ncclGetUniqueId(&id));
+  COMMSCOPE_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm.mpi_comm()));
+  ncclComm_t nccl = nullptr;
+  COMMSCOPE_NCCL_CALL(ncclCommInitRank(&nccl, comm.size(), id, comm.rank()));
+  return nccl;
+}
+
+ncclDataType_t nccl_type(DataType t) {
+  switch (t) {
+    case DataType::f32:
+      return ncclFloat32;
+    case DataType::f64:
+      return ncclFloat64;
+    case DataType::f16:
+      return ncclFloat16;
+    case DataType::bf16:
+      return ncclBfloat16;
+    case DataType::i32:
+      return ncclInt32;
+    case DataType::i64:
+      return ncclInt64;
+    case DataType::u8:
+      return ncclUint8;
+  }
+  throw InvalidArgument("no NCCL datatype for " + std::string(to_string(t)));
+}
+
+ncclRedOp_t nccl_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::sum:
+      return ncclSum;
+    case ReduceOp::prod:
+      return ncclProd;
+    case ReduceOp::min:
+      return ncclMin;
+    case ReduceOp::max:
+      return ncclMax;
+    case ReduceOp::avg:
+      return ncclAvg;
+  }
+  throw InvalidArgument("no NCCL op for " + std::string(to_string(op)));
 }
 
 // ---- DeviceTransport: local operations on the stream

@@ -23,6 +23,8 @@
 
 namespace commscope {
 
+class Communicator;  // communicator.hpp is C++20; this header is also read by the C++17 .cu files
+
 // Stream-ordered dst[i] = a[i] op b[i] on device memory: the values of reduce_host, bit for bit
 // (16-bit floats combine in f32 and round once, integers wrap, avg combines as sum), except
 // that a NaN made by the GPU's arithmetic may carry another payload or sign than the host's.
@@ -39,6 +41,21 @@ void check_cuda(cudaError_t rc, const char* call, const char* file, int line);
 void check_nccl(ncclResult_t rc, const char* call, const char* file, int line);
 #define COMMSCOPE_CUDA_CALL(call) ::commscope::check_cuda((call), #call, __FILE__, __LINE__)
 #define COMMSCOPE_NCCL_CALL(call) ::commscope::check_nccl((call), #call, __FILE__, __LINE__)
+
+// ---- Setting a rank up on a GPU (the bench's --device cuda and the trainer's).
+
+// The node's ranks take the visible GPUs in turn: cudaSetDevice(node rank % GPUs); returns the
+// device. With `exclusive` (NCCL refuses two ranks on one GPU) the node's ranks compare their
+// GPUs' PCI bus ids (launchers that give each rank its own GPU leave one visible GPU per rank,
+// so what must differ is the physical GPU), and every rank throws TransportError if any two
+// share one, so that none goes on to wait in NCCL. No usable GPU: InvalidArgument. Messages
+// start with `who` ("--device cuda"). Collective over comm.
+int bind_local_gpu(const Communicator& comm, bool exclusive, const std::string& who);
+// An NCCL communicator over comm's ranks (rank 0's unique id broadcast over MPI). Collective.
+ncclComm_t init_nccl(const Communicator& comm);
+// NCCL's names for our types and operations (InvalidArgument where NCCL has none).
+ncclDataType_t nccl_type(DataType t);
+ncclRedOp_t nccl_op(ReduceOp op);
 
 // What both device transports share: local operations and scratch slots on one stream.
 class DeviceTransport : public Transport {
