@@ -696,6 +696,61 @@ void softmax_xent_backward(T* dlogits, const T* probs, const int* targets, float
   launch_check("softmax_xent_backward_kernel");
 }
 
+namespace {
+
+template <class To, class From>
+__global__ void convert_kernel(To* dst, const From* src, size_t n) {
+  for (size_t i = global_thread(); i < n; i += grid_threads()) dst[i] = from_f<To>(to_f(src[i]));
+}
+
+constexpr int kSumBlocks = 1024;  // partial sums of sum_squares' first stage
+
+template <class T>
+__global__ void sum_squares_partial_kernel(float* partial, const T* src, size_t n) {
+  float s = 0.0f;
+  for (size_t i = global_thread(); i < n; i += grid_threads()) {
+    const float x = to_f(src[i]);
+    s += x * x;
+  }
+  s = block_reduce<false>(s);
+  if (threadIdx.x == 0) partial[blockIdx.x] = s;
+}
+
+__global__ void sum_partials_kernel(float* out, const float* partial, int count) {
+  float s = 0.0f;
+  for (int i = threadIdx.x; i < count; i += blockDim.x) s += partial[i];
+  s = block_reduce<false>(s);
+  if (threadIdx.x == 0) *out = s;
+}
+
+}  // namespace
+
+void convert(float* dst, const __nv_bfloat16* src, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  convert_kernel<<<elementwise_blocks(n), kBlock, 0, stream>>>(dst, src, n);
+  launch_check("convert_kernel");
+}
+
+void convert(__nv_bfloat16* dst, const float* src, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  convert_kernel<<<elementwise_blocks(n), kBlock, 0, stream>>>(dst, src, n);
+  launch_check("convert_kernel");
+}
+
+template <class T>
+void sum_squares(float* out, const T* src, std::size_t n, cudaStream_t stream) {
+  if (n == 0) {
+    cuda_check(cudaMemsetAsync(out, 0, sizeof(float), stream), "cudaMemsetAsync");
+    return;
+  }
+  const int blocks = static_cast<int>(std::min<size_t>(elementwise_blocks(n), kSumBlocks));
+  StreamScratch partial(sizeof(float) * static_cast<size_t>(blocks), stream);
+  sum_squares_partial_kernel<<<blocks, kBlock, 0, stream>>>(partial.as<float>(), src, n);
+  launch_check("sum_squares_partial_kernel");
+  sum_partials_kernel<<<1, kBlock, 0, stream>>>(out, partial.as<float>(), blocks);
+  launch_check("sum_partials_kernel");
+}
+
 void detail::launch_adamw(float* params, const float* grads, float* m, float* v, const AdamWPiece* pieces,
                           std::size_t piece_count, const AdamWStep& step, cudaStream_t stream) {
   for (size_t first = 0; first < piece_count; first += kMaxPieces) {
@@ -735,7 +790,8 @@ void detail::launch_adamw(float* params, const float* grads, float* m, float* v,
   template void residual_forward<T>(T*, const T*, const T*, std::size_t, cudaStream_t);                               \
   template void residual_backward<T>(T*, T*, const T*, std::size_t, cudaStream_t);                                    \
   template void softmax_xent_forward<T>(T*, float*, const T*, const int*, int, int, int, cudaStream_t);               \
-  template void softmax_xent_backward<T>(T*, const T*, const int*, float, int, int, int, cudaStream_t);
+  template void softmax_xent_backward<T>(T*, const T*, const int*, float, int, int, int, cudaStream_t);               \
+  template void sum_squares<T>(float*, const T*, std::size_t, cudaStream_t);
 
 COMMSCOPE_CUDA_KERNELS_INSTANTIATE(float)
 COMMSCOPE_CUDA_KERNELS_INSTANTIATE(__nv_bfloat16)

@@ -107,6 +107,15 @@ template <class T>
 void softmax_xent_backward(T* dlogits, const T* probs, const int* targets, float dloss, int N, int V, int Vp,
                            cudaStream_t stream);
 
+// dst[i] = src[i] converted (float -> bf16 rounds to nearest even), n elements. For the
+// mixed-precision copies between bf16 model buffers and float master weights and gradients.
+void convert(float* dst, const __nv_bfloat16* src, std::size_t n, cudaStream_t stream);
+void convert(__nv_bfloat16* dst, const float* src, std::size_t n, cudaStream_t stream);
+// *out (device) = the sum of src[i]^2 over n elements, accumulated in float in a fixed order
+// (grid-stride partial sums per block, then one block over the partials): deterministic.
+template <class T>
+void sum_squares(float* out, const T* src, std::size_t n, cudaStream_t stream);
+
 // AdamW on float master parameters, float moments and float gradients (in adamw.cpp; callers
 // include commscope/trainer/optimizer.hpp for AdamWOptions): the same update as the CPU
 // commscope::trainer::adamw_update (g = grads[i] * grad_scale; bias correction with the 1-based

@@ -26,6 +26,13 @@ std::string ModelConfig::problem() const {
   return "";
 }
 
+void ModelConfig::check_tokens(const int* tokens, std::size_t n, const char* who, const char* what) const {
+  for (std::size_t i = 0; i < n; ++i)
+    if (tokens[i] < 0 || tokens[i] >= vocab)
+      throw std::out_of_range(std::string(who) + ": " + what + " token " + std::to_string(tokens[i]) + " outside [0, " +
+                              std::to_string(vocab) + ")");
+}
+
 std::vector<std::string> preset_names() {
   return {"tiny", "small", "gpt2-124m"};
 }

@@ -9,6 +9,7 @@
 
 #include "commscope/collectives/types.hpp"
 #include "commscope/profiler/recorder.hpp"
+#include "commscope/trainer/sharding.hpp"
 
 namespace commscope::trainer {
 
@@ -43,30 +44,6 @@ char g_activity[2][160];
 std::atomic<const char*> g_current{""};
 int g_next = 0;
 
-// Marks the collective in progress for the scope's lifetime.
-class Activity {
- public:
-  Activity(const char* collective, const std::string& algo, std::size_t bytes, const char* what) {
-    char* buf = g_activity[g_next];
-    g_next ^= 1;
-    std::snprintf(buf, sizeof g_activity[0], "%s (%s, %.3g MiB, %s)", collective, algo.c_str(),
-                  static_cast<double>(bytes) / (1024.0 * 1024.0), what);
-    g_current.store(buf);
-  }
-  ~Activity() { g_current.store(""); }
-  Activity(const Activity&) = delete;
-  Activity& operator=(const Activity&) = delete;
-};
-
-// One segment as sharded over P ranks.
-struct Shard {
-  std::size_t offset = 0;   // segment's first element in the layout
-  std::size_t count = 0;    // segment's elements
-  std::size_t padded = 0;   // count rounded up to a multiple of P
-  std::size_t length = 0;   // padded / P: elements per rank
-  std::size_t storage = 0;  // where this segment's shard starts in a rank's shard buffers
-};
-
 }  // namespace
 
 struct DataParallel::Impl {
@@ -75,8 +52,9 @@ struct DataParallel::Impl {
   DpOptions dp;
   AdamWOptions adamw;
   ParameterLayout layout;
+  ShardPlan plan;
   int P = 1, rank = 0;
-  std::vector<Shard> shards;
+  const std::vector<Shard>& shards;
   std::size_t shard_total = 0, max_padded = 0;
 
   std::vector<float> m, v;                   // ddp: whole layout; zero: this rank's shards
@@ -94,21 +72,17 @@ struct DataParallel::Impl {
       op_optimizer, op_loss, k_adamw, k_copy;
 
   Impl(Communicator& c, Gpt2<float>& mo, DpOptions d, AdamWOptions a)
-      : comm(c), model(mo), dp(std::move(d)), adamw(a), layout(mo.layout()) {
-    P = comm.size();
-    rank = comm.rank();
-    for (int s = 0; s < layout.segment_count(); ++s) {
-      Shard sh;
-      sh.offset = layout.segment(s).offset;
-      sh.count = layout.segment(s).count;
-      sh.padded =
-          (sh.count + static_cast<std::size_t>(P) - 1) / static_cast<std::size_t>(P) * static_cast<std::size_t>(P);
-      sh.length = sh.padded / static_cast<std::size_t>(P);
-      sh.storage = shard_total;
-      shard_total += sh.length;
-      max_padded = std::max(max_padded, sh.padded);
-      shards.push_back(sh);
-    }
+      : comm(c),
+        model(mo),
+        dp(std::move(d)),
+        adamw(a),
+        layout(mo.layout()),
+        plan(layout, c.size(), c.rank()),
+        P(c.size()),
+        rank(c.rank()),
+        shards(plan.shards),
+        shard_total(plan.shard_total),
+        max_padded(plan.max_padded) {
     n_allreduce = prof::name_id("allreduce");
     n_allgather = prof::name_id("allgather");
     n_reducescatter = prof::name_id("reducescatter");
@@ -128,8 +102,7 @@ struct DataParallel::Impl {
     if (zero) grad_shard.assign(shard_total, 0.0f);
     if (dp.mode == DpMode::kZero1 || dp.mode == DpMode::kZero2) staging.assign(max_padded, 0.0f);
     if (dp.mode == DpMode::kZero2 || dp.mode == DpMode::kZero3) {
-      std::size_t other = 0;
-      for (std::size_t s = 1; s < shards.size(); ++s) other = std::max(other, shards[s].padded);
+      const std::size_t other = plan.max_padded_layer;
       grad_work0.assign(shards[0].padded, 0.0f);
       grad_work.assign(other, 0.0f);
       if (dp.mode == DpMode::kZero3) {
@@ -138,27 +111,12 @@ struct DataParallel::Impl {
         param_work.assign(other, 0.0f);
       }
     }
-    if (dp.mode == DpMode::kDdp) plan_buckets();
+    if (dp.mode == DpMode::kDdp) bucket_first = plan.buckets(dp.bucket_bytes, sizeof(float));
     install_hooks();
   }
 
-  // Buckets of whole segments in backward order (L+1, L, ..., 0), each at least bucket_bytes.
-  void plan_buckets() {
-    bucket_first.assign(shards.size(), -1);
-    int first = static_cast<int>(shards.size()) - 1;
-    std::size_t bytes = 0;
-    for (int s = first; s >= 0; --s) {
-      bytes += shards[static_cast<std::size_t>(s)].count * sizeof(float);
-      if (bytes >= dp.bucket_bytes || s == 0) {
-        bucket_first[static_cast<std::size_t>(s)] = first;
-        first = s - 1;
-        bytes = 0;
-      }
-    }
-  }
-
   void allreduce_sum(float* data, std::size_t count, prof::NameId op) {
-    Activity activity("allreduce", dp.algo, count * sizeof(float), "gradients");
+    CollectiveActivity activity("allreduce", dp.algo, count * sizeof(float), "gradients");
     prof::OperatorScope scope(op);
     prof::CommScope c(n_allreduce, n_algo, static_cast<std::int64_t>(count * sizeof(float)));
     comm.allreduce(data, data, count, DataType::f32, ReduceOp::sum, dp.algo);
@@ -166,7 +124,7 @@ struct DataParallel::Impl {
 
   // send: one padded segment of gradients -> this rank's shard of its sum.
   void reduce_scatter(const float* send, const Shard& sh) {
-    Activity activity("reducescatter", dp.algo, sh.padded * sizeof(float), "gradients");
+    CollectiveActivity activity("reducescatter", dp.algo, sh.padded * sizeof(float), "gradients");
     prof::OperatorScope scope(op_grad_rs);
     prof::CommScope c(n_reducescatter, n_algo, static_cast<std::int64_t>(sh.padded * sizeof(float)));
     comm.reducescatter(send, grad_shard.data() + sh.storage, sh.length, DataType::f32, ReduceOp::sum, dp.algo);
@@ -174,7 +132,7 @@ struct DataParallel::Impl {
 
   // this rank's shard `mine` -> the whole padded segment in `out` (every rank).
   void all_gather(const float* mine, float* out, const Shard& sh) {
-    Activity activity("allgather", dp.algo, sh.padded * sizeof(float), "parameters");
+    CollectiveActivity activity("allgather", dp.algo, sh.padded * sizeof(float), "parameters");
     prof::OperatorScope scope(op_param_ag);
     prof::CommScope c(n_allgather, n_algo, static_cast<std::int64_t>(sh.padded * sizeof(float)));
     comm.allgather(mine, out, sh.length, DataType::f32, dp.algo);
@@ -222,15 +180,11 @@ struct DataParallel::Impl {
     model.set_hooks(std::move(hooks));
   }
 
-  // Elements of segment sh owned by this rank that are real (not padding), and the first one.
-  std::size_t owned_begin(const Shard& sh) const { return sh.offset + static_cast<std::size_t>(rank) * sh.length; }
-  std::size_t owned_count(const Shard& sh) const {
-    const std::size_t b = owned_begin(sh), end = sh.offset + sh.count;
-    return b >= end ? 0 : std::min(sh.length, end - b);
-  }
+  std::size_t owned_begin(const Shard& sh) const { return plan.owned_begin(sh); }
+  std::size_t owned_count(const Shard& sh) const { return plan.owned_count(sh); }
 
   float global_mean(double local) {
-    Activity activity("allreduce", "mpi", sizeof(double), "loss");
+    CollectiveActivity activity("allreduce", "mpi", sizeof(double), "loss");
     double sum = 0;
     prof::OperatorScope scope(op_loss);
     prof::CommScope c(n_allreduce, n_mpi, static_cast<std::int64_t>(sizeof(double)));
@@ -238,15 +192,7 @@ struct DataParallel::Impl {
     return static_cast<float>(sum / P);
   }
 
-  // Shard buffers of every rank -> the whole layout, on every rank.
-  std::vector<float> gather_full(const std::vector<float>& mine) {
-    std::vector<float> full(layout.total()), work(max_padded);
-    for (const Shard& sh : shards) {
-      comm.allgather(mine.data() + sh.storage, work.data(), sh.length, DataType::f32, "mpi");
-      std::copy_n(work.data(), sh.count, full.data() + sh.offset);
-    }
-    return full;
-  }
+  std::vector<float> gather_full(const std::vector<float>& mine) { return gather_shards(comm, plan, mine); }
 
   float global_norm(std::span<const float> g, bool sharded) {
     double local = 0;
@@ -254,7 +200,7 @@ struct DataParallel::Impl {
     for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(g.size()); ++i)
       local += static_cast<double>(g[static_cast<std::size_t>(i)]) * g[static_cast<std::size_t>(i)];
     if (sharded) {
-      Activity activity("allreduce", "mpi", sizeof(double), "gradient norm");
+      CollectiveActivity activity("allreduce", "mpi", sizeof(double), "gradient norm");
       double sum = 0;
       prof::CommScope c(n_allreduce, n_mpi, static_cast<std::int64_t>(sizeof(double)));
       comm.allreduce(&local, &sum, 1, DataType::f64, ReduceOp::sum, "mpi");
@@ -266,6 +212,19 @@ struct DataParallel::Impl {
 
 const char* current_collective() noexcept {
   return g_current.load();
+}
+
+CollectiveActivity::CollectiveActivity(const char* collective, std::string_view algo, std::size_t bytes,
+                                       const char* what) noexcept {
+  char* buf = g_activity[g_next];
+  g_next ^= 1;
+  std::snprintf(buf, sizeof g_activity[0], "%s (%.*s, %.3g MiB, %s)", collective, static_cast<int>(algo.size()),
+                algo.data(), static_cast<double>(bytes) / (1024.0 * 1024.0), what);
+  g_current.store(buf);
+}
+
+CollectiveActivity::~CollectiveActivity() {
+  g_current.store("");
 }
 
 DataParallel::DataParallel(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw)
@@ -288,9 +247,7 @@ void DataParallel::load(std::span<const float> params, std::span<const float> m,
   auto take = [&](std::span<const float> full, std::vector<float>& mine) {
     if (full.empty()) return std::fill(mine.begin(), mine.end(), 0.0f);
     if (!zero) return static_cast<void>(std::copy(full.begin(), full.end(), mine.begin()));
-    std::fill(mine.begin(), mine.end(), 0.0f);
-    for (const Shard& sh : d.shards)
-      std::copy_n(full.data() + d.owned_begin(sh), d.owned_count(sh), mine.data() + sh.storage);
+    mine = d.plan.take_shards(full);
   };
   take(m, d.m);
   take(v, d.v);

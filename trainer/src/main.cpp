@@ -1,7 +1,8 @@
 // commscope-train: a GPT-2 trained data parallel (DDP, ZeRO-1/2/3) over the collectives
-// library on the CPU, with the profiler's breakdown of every step.
+// library on the CPU or on CUDA GPUs, with the profiler's breakdown of every step.
 //
 //   mpirun -np 2 build/bin/commscope-train --model small --steps 20 --dp zero2 --algo ring --profile p.h5
+//   mpirun -np 8 build/bin/commscope-train --device cuda --precision bf16 --model gpt2-124m --profile p.h5
 
 #include <cblas.h>
 #include <omp.h>
@@ -29,6 +30,10 @@
 #include "commscope/trainer/data_parallel.hpp"
 #include "commscope/trainer/model.hpp"
 #include "commscope/trainer/train_options.hpp"
+
+#if COMMSCOPE_WITH_CUDA
+#include "commscope/trainer/cuda_engine.hpp"
+#endif
 
 namespace ct = commscope::trainer;
 namespace prof = commscope::profiler;
@@ -194,16 +199,44 @@ int run(int argc, char** argv, commscope::Communicator& world) {
     initializer.init(o.seed);
     start_params.assign(initializer.params().begin(), initializer.params().end());
   }
-  ct::Gpt2<float> model(config, loader.local_batch(), seq);
   ct::AdamWOptions adamw = o.adamw;
   adamw.total_steps = static_cast<int>(start_step) + o.steps;  // a resumed run continues the schedule
-  ct::DataParallel dp(world, model, o.dp, adamw);
+  const bool cuda = o.device == "cuda";
+  const bool bf16 = o.precision == "bf16";
+  std::unique_ptr<ct::Gpt2<float>> cpu_model;
+  std::unique_ptr<ct::TrainEngine> engine;
+  // The reference rate for "% of GEMM" (GFLOP/s per rank) and what it was measured on.
+  double gemm = 0;
+  std::string gemm_what;
+  if (cuda) {
+#if COMMSCOPE_WITH_CUDA
+    ct::CudaEngineOptions co;
+    co.bf16 = bf16;
+    co.transport = o.transport;
+    try {
+      engine = ct::make_cuda_engine(world, config, loader.local_batch(), seq, o.dp, adamw, co);
+    } catch (const commscope::InvalidArgument& e) {
+      throw UsageError(e.what());
+    }
+    const ct::CudaDeviceInfo info = ct::cuda_device_info(bf16);
+    gemm = info.gemm_tflops * 1e3;
+    gemm_what = info.name + " (" + mib(info.memory_bytes) + "), cuBLAS " + (bf16 ? "bf16" : "fp32") +
+                " GEMM 4096 x 4096 x 4096";
+#else
+    throw UsageError("--device cuda: this build has no CUDA (configure where the CUDA toolkit and NCCL are installed)");
+#endif
+  } else {
+    cpu_model = std::make_unique<ct::Gpt2<float>>(config, loader.local_batch(), seq);
+    engine = std::make_unique<ct::DataParallel>(world, *cpu_model, o.dp, adamw);
+    // A 1024^3 sgemm with this rank's threads (multi-threaded OpenBLAS; the model itself splits
+    // GEMMs over its OpenMP threads and calls single-threaded BLAS).
+    gemm = measure_sgemm_gflops(1024, 1024, 1024);
+    gemm_what = "sgemm 1024 x 1024 x 1024, " + std::to_string(threads) + " threads";
+  }
+  ct::TrainEngine& dp = *engine;
   dp.load(start_params, start_m, start_v, start_step);
   start_params = {};
 
-  // The reference rate: a 1024^3 sgemm with this rank's threads (multi-threaded OpenBLAS; the
-  // model itself splits GEMMs over its OpenMP threads and calls single-threaded BLAS).
-  const double sgemm = measure_sgemm_gflops(1024, 1024, 1024);
   if (rank == 0) {
     const ct::MemoryReport mem = dp.memory();
     std::printf(
@@ -214,16 +247,18 @@ int run(int argc, char** argv, commscope::Communicator& world) {
         static_cast<long long>(config.parameter_count()));
     std::printf(
         "data: %zu tokens (%zu train, %zu validation); global batch %d x %d tokens, %d per rank; %d ranks x %d "
-        "threads\n",
-        data.size(), train.size(), val.size(), o.batch, seq, loader.local_batch(), ranks, threads);
+        "threads; device %s, %s\n",
+        data.size(), train.size(), val.size(), o.batch, seq, loader.local_batch(), ranks, threads, o.device.c_str(),
+        cuda && bf16 ? "bf16 with fp32 master weights" : "fp32");
     std::printf(
-        "data parallel: %s over '%s'%s; memory per rank: params %s, grads %s, AdamW %s, working %s, "
+        "data parallel: %s over '%s'%s%s; memory per rank: params %s, grads %s, AdamW %s, working %s, "
         "activations %s, total %s\n",
         std::string(ct::to_string(o.dp.mode)).c_str(), o.dp.algo.c_str(),
+        cuda && o.dp.algo != "nccl" ? (" (" + o.transport + " transport)").c_str() : "",
         o.dp.mode == ct::DpMode::kDdp ? (", buckets of " + mib(o.dp.bucket_bytes)).c_str() : "",
         mib(mem.params).c_str(), mib(mem.grads).c_str(), mib(mem.optimizer).c_str(), mib(mem.working).c_str(),
         mib(mem.activations).c_str(), mib(mem.total()).c_str());
-    std::printf("sgemm here: %.1f GFLOP/s per rank (1024 x 1024 x 1024, %d threads)\n", sgemm, threads);
+    std::printf("GEMM here: %.1f GFLOP/s per rank (%s)\n", gemm, gemm_what.c_str());
     std::fflush(stdout);
   }
 
@@ -243,7 +278,8 @@ int run(int argc, char** argv, commscope::Communicator& world) {
   if (!o.profile.empty()) {
     prof::SessionOptions so;
     so.output = o.profile;
-    so.backend = prof::BackendChoice::kHost;
+    // CUPTI on the GPU (kernels, NCCL, runtime records); the host tracer on the CPU.
+    so.backend = cuda ? prof::BackendChoice::kCupti : prof::BackendChoice::kHost;
     for (int i = 0; i < argc; ++i) {
       if (i > 0) so.command_line += ' ';
       so.command_line += argv[i];
@@ -259,7 +295,9 @@ int run(int argc, char** argv, commscope::Communicator& world) {
                      {"dp", std::string(ct::to_string(o.dp.mode))},
                      {"algo", o.dp.algo},
                      {"threads", std::to_string(threads)},
-                     {"sgemm_gflops", std::to_string(sgemm)}};
+                     {"device", o.device},
+                     {"precision", cuda ? o.precision : std::string("fp32")},
+                     {"gemm_gflops", std::to_string(gemm)}};
     session = std::make_unique<prof::Session>(world.mpi_comm(), so);
   }
   std::vector<int> inputs(static_cast<std::size_t>(loader.local_batch()) * seq), targets(inputs.size());
@@ -275,7 +313,7 @@ int run(int argc, char** argv, commscope::Communicator& world) {
       std::raise(SIGKILL);
     }
     const auto t0 = Clock::now();
-    ct::DataParallel::StepResult r;
+    ct::TrainEngine::StepResult r;
     {
       prof::IterationScope iteration(static_cast<std::int32_t>(dp.step()));
       loader.next(inputs.data(), targets.data());
@@ -290,9 +328,9 @@ int run(int argc, char** argv, commscope::Communicator& world) {
       const double gflops = flops_rank / dt / 1e9;
       std::printf(
           "step %5lld/%d | loss %.4f | lr %.2e | norm %.3f | %8.1f ms | %9.0f tok/s | %.2f GFLOP/s per rank "
-          "(%.0f%% of sgemm)\n",
+          "(%.0f%% of GEMM)\n",
           static_cast<long long>(dp.step()), o.steps + static_cast<int>(start_step), r.loss, r.lr, r.grad_norm,
-          dt * 1e3, tokens / dt, gflops, 100.0 * gflops / sgemm);
+          dt * 1e3, tokens / dt, gflops, 100.0 * gflops / gemm);
       std::fflush(stdout);
     }
     if (o.val_every > 0 && (s + 1) % o.val_every == 0 && o.val_fraction > 0) {
@@ -319,10 +357,14 @@ int run(int argc, char** argv, commscope::Communicator& world) {
     const double vloss = validate();
     if (rank == 0) std::printf("final: train loss %.4f, validation loss %.4f\n", last_loss, vloss);
   }
-  if (rank == 0 && timed_steps > 0)
-    std::printf("mean step %.1f ms (%d steps after the first), %.0f tok/s, %.2f GFLOP/s per rank\n",
-                total_time / timed_steps * 1e3, timed_steps, o.batch * seq * timed_steps / total_time,
-                flops_rank * timed_steps / total_time / 1e9);
+  if (rank == 0 && timed_steps > 0) {
+    const double gflops = flops_rank * timed_steps / total_time / 1e9;
+    std::printf("mean step %.1f ms (%d steps after the first), %.0f tok/s, %.2f GFLOP/s per rank (%.1f%% of GEMM)",
+                total_time / timed_steps * 1e3, timed_steps, o.batch * seq * timed_steps / total_time, gflops,
+                100.0 * gflops / gemm);
+    if (o.peak_tflops > 0) std::printf(", MFU %.1f%% of %.0f TFLOP/s", 100.0 * gflops / (o.peak_tflops * 1e3), o.peak_tflops);
+    std::printf("\n");
+  }
 
   // --- checkpoints and sampling (full buffers gathered on every rank: collective)
   if (!o.save_llmc.empty() || !o.save.empty() || o.sample > 0) {

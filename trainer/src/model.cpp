@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "commscope/profiler/recorder.hpp"
+#include "commscope/trainer/operators.hpp"
 #include "kernels.hpp"
 
 // Threads: every kernel runs on an OpenMP team of omp_get_max_threads() threads, GEMMs included
@@ -67,8 +68,6 @@ struct Gpt2<T>::Impl {
   };
 
   struct Names {
-    NameId embed_fwd, embed_bwd, head_fwd, head_bwd;
-    std::vector<NameId> attn_fwd, mlp_fwd, attn_bwd, mlp_bwd;
     NameId encoder, layernorm, qkv, attention, attproj, residual, fc, gelu, fcproj, logits, softmax_xent, zero;
   };
 
@@ -84,8 +83,9 @@ struct Gpt2<T>::Impl {
   std::vector<int> inputs, targets;  // the last forward's
   bool have_targets = false;
   Names names;
+  ModelOperators ops;
 
-  Impl(const ModelConfig& c, int batch, int seq) : config(c), layout(c), B(batch), Tn(seq) {
+  Impl(const ModelConfig& c, int batch, int seq) : config(c), layout(c), B(batch), Tn(seq), ops(c.layers) {
     if (const std::string problem = c.problem(); !problem.empty()) throw std::invalid_argument(problem);
     if (batch < 1 || seq < 1 || seq > c.max_seq)
       throw std::invalid_argument("Gpt2: need batch >= 1 and 1 <= seq <= max_seq (" + std::to_string(c.max_seq) +
@@ -160,17 +160,6 @@ struct Gpt2<T>::Impl {
 
   void intern_names() {
     auto id = [](const std::string& s) { return profiler::name_id(s); };
-    names.embed_fwd = id("embed.fwd");
-    names.embed_bwd = id("embed.bwd");
-    names.head_fwd = id("head.fwd");
-    names.head_bwd = id("head.bwd");
-    for (int l = 0; l < config.layers; ++l) {
-      const std::string block = "block" + std::to_string(l);
-      names.attn_fwd.push_back(id(block + ".attn.fwd"));
-      names.mlp_fwd.push_back(id(block + ".mlp.fwd"));
-      names.attn_bwd.push_back(id(block + ".attn.bwd"));
-      names.mlp_bwd.push_back(id(block + ".mlp.bwd"));
-    }
     names.encoder = id("encoder");
     names.layernorm = id("layernorm");
     names.qkv = id("matmul.qkv");
@@ -219,19 +208,11 @@ struct Gpt2<T>::Impl {
             at(base, s, Tensor::fcb, l),  at(base, s, Tensor::fcprojw, l),  at(base, s, Tensor::fcprojb, l)};
   }
 
-  void check_tokens(const int* tokens, const char* what) const {
-    const size_t n = static_cast<size_t>(B) * Tn;
-    for (size_t i = 0; i < n; ++i)
-      if (tokens[i] < 0 || tokens[i] >= config.vocab)
-        throw std::out_of_range(std::string("Gpt2::forward: ") + what + " token " + std::to_string(tokens[i]) +
-                                " outside [0, " + std::to_string(config.vocab) + ")");
-  }
-
   T forward(const int* in, const int* tg) {
     if (in == nullptr) throw std::invalid_argument("Gpt2::forward: inputs is null");
-    check_tokens(in, "input");
-    if (tg != nullptr) check_tokens(tg, "target");
     const size_t count = static_cast<size_t>(B) * Tn;
+    config.check_tokens(in, count, "Gpt2::forward", "input");
+    if (tg != nullptr) config.check_tokens(tg, count, "Gpt2::forward", "target");
     std::copy_n(in, count, inputs.data());
     have_targets = tg != nullptr;
     if (have_targets) std::copy_n(tg, count, targets.data());
@@ -240,7 +221,7 @@ struct Gpt2<T>::Impl {
     const int V = config.vocab, Vp = config.padded_vocab;
     const size_t NC = static_cast<size_t>(N) * C;
     {
-      OperatorScope op(names.embed_fwd);
+      OperatorScope op(ops.embed_fwd.id);
       const T* p = acquire(0);
       {
         KernelScope ks(names.encoder);
@@ -253,7 +234,7 @@ struct Gpt2<T>::Impl {
       const T* residual = l == 0 ? acts.encoded : acts.layers[static_cast<size_t>(l) - 1].residual3;
       LayerTensors<const T> w{};
       {
-        OperatorScope op(names.attn_fwd[static_cast<size_t>(l)]);
+        OperatorScope op(ops.attn_fwd[static_cast<size_t>(l)].id);
         w = layer(acquire(1 + l), l);
         {
           KernelScope ks(names.layernorm);
@@ -277,7 +258,7 @@ struct Gpt2<T>::Impl {
         }
       }
       {
-        OperatorScope op(names.mlp_fwd[static_cast<size_t>(l)]);
+        OperatorScope op(ops.mlp_fwd[static_cast<size_t>(l)].id);
         {
           KernelScope ks(names.layernorm);
           k::layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual2, w.ln2w, w.ln2b, N, C);
@@ -301,7 +282,7 @@ struct Gpt2<T>::Impl {
         release(1 + l);
       }
     }
-    OperatorScope op(names.head_fwd);
+    OperatorScope op(ops.head_fwd.id);
     {
       const T* p = acquire(L + 1);
       KernelScope ks(names.layernorm);
@@ -331,7 +312,7 @@ struct Gpt2<T>::Impl {
     const int V = config.vocab, Vp = config.padded_vocab;
     const size_t NC = static_cast<size_t>(N) * C;
     {
-      OperatorScope op(names.head_bwd);
+      OperatorScope op(ops.head_bwd.id);
       {
         KernelScope ks(names.zero);
         constexpr size_t kChunk = size_t{1} << 14;  // elements per parallel memset
@@ -375,7 +356,7 @@ struct Gpt2<T>::Impl {
       LayerTensors<const T> w{};
       LayerTensors<T> dw{};
       {
-        OperatorScope op(names.mlp_bwd[li]);
+        OperatorScope op(ops.mlp_bwd[li].id);
         w = layer(acquire(1 + l), l);
         dw = layer(grad(1 + l), l);
         {
@@ -401,7 +382,7 @@ struct Gpt2<T>::Impl {
         }
       }
       {
-        OperatorScope op(names.attn_bwd[li]);
+        OperatorScope op(ops.attn_bwd[li].id);
         {
           KernelScope ks(names.residual);
           k::residual_backward(dresidual, d.attproj, d.residual2, NC);
@@ -426,7 +407,7 @@ struct Gpt2<T>::Impl {
         grads_ready(1 + l);
       }
     }
-    OperatorScope op(names.embed_bwd);
+    OperatorScope op(ops.embed_bwd.id);
     {
       acquire(0);
       T* g = grad(0);

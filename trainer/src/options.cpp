@@ -1,5 +1,7 @@
 #include <CLI/CLI.hpp>
 
+#include <string>
+
 #include "commscope/trainer/train_options.hpp"
 
 namespace commscope::trainer {
@@ -8,6 +10,7 @@ TrainParse parse_train_options(int argc, char** argv) {
   TrainParse r;
   TrainOptions& o = r.options;
   std::string dp = "ddp";
+  o.dp.algo.clear();  // chosen after parsing, by device
   CLI::App app{"commscope-train: a GPT-2 trained data parallel over the collectives library, profiled."};
   app.add_option("--model", o.model, "preset: tiny, small (6 layers, 6 heads, 384 dims, context 256), gpt2-124m")
       ->capture_default_str();
@@ -47,9 +50,27 @@ TrainParse parse_train_options(int argc, char** argv) {
   app.add_option("--dp", dp, "data parallelism: ddp, zero1, zero2, zero3")
       ->capture_default_str()
       ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3"}));
-  app.add_option("--algo", o.dp.algo, "collective algorithm: mpi, ring, tree, rhd")
+  app.add_option("--algo", o.dp.algo,
+                 "collective algorithm: mpi, ring, tree, rhd; nccl (--device cuda). Default: mpi on the CPU, nccl "
+                 "on CUDA (ring with --transport staged)")
+      ->check(CLI::IsMember({"mpi", "ring", "tree", "rhd", "nccl"}));
+  app.add_option("--device", o.device, "where the model runs: cpu, or cuda (one GPU per rank, the node's ranks "
+                                       "taking the visible GPUs in turn)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"mpi", "ring", "tree", "rhd"}));
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  auto* precision = app.add_option("--precision", o.precision,
+                                   "fp32, or bf16 (--device cuda: bf16 parameters, gradients and activations, fp32 "
+                                   "master weights and AdamW)")
+                        ->capture_default_str()
+                        ->check(CLI::IsMember({"fp32", "bf16"}));
+  auto* transport = app.add_option("--transport", o.transport,
+                                   "--device cuda with ring/tree/rhd: nccl (NCCL point-to-point, a GPU per rank) or "
+                                   "staged (MPI through pinned host memory; ranks may share a GPU)")
+                        ->capture_default_str()
+                        ->check(CLI::IsMember({"nccl", "staged"}));
+  app.add_option("--peak-tflops", o.peak_tflops,
+                 "the device's peak TFLOP/s in the training precision, for MFU (e.g. 989 for an H100 SXM in bf16)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--bucket-mb", o.bucket_mb, "DDP gradient bucket size (MiB)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
@@ -81,6 +102,21 @@ TrainParse parse_train_options(int argc, char** argv) {
     r.message = std::string("commscope-train: ") + e.what() + " (see --help)";
     return r;
   }
+  auto usage = [&](std::string message) {
+    r.exit_code = 2;
+    r.message = "commscope-train: " + message;
+    return r;
+  };
+  const bool cuda = o.device == "cuda";
+  if (o.dp.algo.empty()) o.dp.algo = cuda ? (o.transport == "staged" ? "ring" : "nccl") : "mpi";
+  if (!cuda && o.dp.algo == "nccl") return usage("--algo nccl needs --device cuda (the CPU has mpi, ring, tree, rhd)");
+  if (cuda && o.dp.algo == "mpi")
+    return usage("--algo mpi with --device cuda would hand device pointers to MPI; use nccl, or ring/tree/rhd");
+  if (!cuda && precision->count() > 0 && o.precision != "fp32")
+    return usage("--precision " + o.precision + " needs --device cuda (the CPU trains in fp32)");
+  if (!cuda && transport->count() > 0) return usage("--transport applies to --device cuda only");
+  if (o.transport == "staged" && o.dp.algo == "nccl")
+    return usage("--algo nccl needs --transport nccl (--transport staged runs ring, tree or rhd)");
   o.dp.mode = parse_dp_mode(dp);
   o.dp.bucket_bytes = static_cast<std::size_t>(o.bucket_mb * 1024 * 1024);
   o.adamw.total_steps = o.steps;

@@ -1,6 +1,7 @@
 #pragma once
 // GPT-2 model configurations and the presets of commscope-train.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -19,6 +20,9 @@ struct ModelConfig {
   std::int64_t parameter_count() const;  // sum of the 16 tensors' sizes (padded vocabulary)
   // "" when valid, else one line saying what is wrong.
   std::string problem() const;
+  // Throws std::out_of_range "<who>: <what> token <t> outside [0, vocab)" for the first of the n
+  // tokens that is not a token of this vocabulary.
+  void check_tokens(const int* tokens, std::size_t n, const char* who, const char* what) const;
 };
 
 // Presets: "tiny" (tests: 2 layers, 2 heads, 32 channels, context 32, byte vocabulary),

@@ -51,37 +51,65 @@ struct MemoryReport {
 // collective, "" outside one. Safe to read from a signal handler (two buffers swapped
 // atomically), so a rank stopped by its launcher can say where it was.
 const char* current_collective() noexcept;
-
-class DataParallel {
+// Marks a collective as in progress (what current_collective() returns) for its lifetime.
+class CollectiveActivity {
  public:
-  DataParallel(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw);
-  ~DataParallel();
-  DataParallel(const DataParallel&) = delete;
-  DataParallel& operator=(const DataParallel&) = delete;
+  CollectiveActivity(const char* collective, std::string_view algo, std::size_t bytes, const char* what) noexcept;
+  ~CollectiveActivity();
+  CollectiveActivity(const CollectiveActivity&) = delete;
+  CollectiveActivity& operator=(const CollectiveActivity&) = delete;
+};
+
+// What commscope-train drives: data-parallel training of one model on this rank's device.
+// DataParallel is the CPU's; make_cuda_engine (cuda_engine.hpp) gives the CUDA one.
+class TrainEngine {
+ public:
+  virtual ~TrainEngine() = default;
 
   // The same full parameters on every rank (from init(seed) or a checkpoint); AdamW state
   // optional (empty spans: zero), step = steps already taken.
-  void load(std::span<const float> params, std::span<const float> m = {}, std::span<const float> v = {},
-            std::int64_t step = 0);
+  virtual void load(std::span<const float> params, std::span<const float> m, std::span<const float> v,
+                    std::int64_t step) = 0;
+  void load(std::span<const float> params) { load(params, {}, {}, 0); }
 
   struct StepResult {
     float loss = 0;       // global mean loss (the same on every rank)
     float grad_norm = 0;  // global gradient norm before clipping
     float lr = 0;
   };
-  // One step on this rank's [local_batch, seq] tokens: forward, backward with this mode's
-  // communication, clipping, AdamW. Collective.
-  StepResult train_step(const int* inputs, const int* targets);
+  // One step on this rank's [local_batch, seq] tokens (host arrays): forward, backward with this
+  // mode's communication, clipping, AdamW. Collective.
+  virtual StepResult train_step(const int* inputs, const int* targets) = 0;
   // The global mean loss of a forward pass (no update). Collective.
-  float eval_loss(const int* inputs, const int* targets);
+  virtual float eval_loss(const int* inputs, const int* targets) = 0;
 
-  // Full buffers on every rank (ZeRO: gathered). Collective.
-  std::vector<float> full_params();
-  std::vector<float> full_m();
-  std::vector<float> full_v();
-  std::int64_t step() const noexcept;
+  // Full fp32 buffers on every rank (ZeRO: gathered; mixed precision: the fp32 master weights).
+  // Collective.
+  virtual std::vector<float> full_params() = 0;
+  virtual std::vector<float> full_m() = 0;
+  virtual std::vector<float> full_v() = 0;
+  virtual std::int64_t step() const noexcept = 0;
 
-  MemoryReport memory() const;
+  virtual MemoryReport memory() const = 0;
+};
+
+class DataParallel final : public TrainEngine {
+ public:
+  DataParallel(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw);
+  ~DataParallel() override;
+  DataParallel(const DataParallel&) = delete;
+  DataParallel& operator=(const DataParallel&) = delete;
+
+  using TrainEngine::load;
+  void load(std::span<const float> params, std::span<const float> m, std::span<const float> v,
+            std::int64_t step) override;
+  StepResult train_step(const int* inputs, const int* targets) override;
+  float eval_loss(const int* inputs, const int* targets) override;
+  std::vector<float> full_params() override;
+  std::vector<float> full_m() override;
+  std::vector<float> full_v() override;
+  std::int64_t step() const noexcept override;
+  MemoryReport memory() const override;
 
  private:
   struct Impl;

@@ -1,0 +1,570 @@
+// The CUDA trainer's data parallelism (see cuda_engine.hpp). The plan (shards, buckets, which
+// rank owns what) is the CPU's (sharding.hpp); the buffers live on the GPU.
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "commscope/collectives/algorithm.hpp"
+#include "commscope/collectives/error.hpp"
+#include "commscope/profiler/recorder.hpp"
+#include "commscope/trainer/cuda_engine.hpp"
+#include "commscope/trainer/sharding.hpp"
+#include "device_array.hpp"
+#include "device_op.hpp"
+#include "device_transport.hpp"
+#include "kernels_cuda.hpp"
+#include "model_cuda.hpp"
+
+namespace commscope::trainer {
+
+namespace {
+
+namespace prof = commscope::profiler;
+namespace k = cuda_kernels;
+using cuda::check;
+using cuda::DeviceArray;
+using std::size_t;
+
+template <class T>
+constexpr DataType kType = std::is_same_v<T, float> ? DataType::f32 : DataType::bf16;
+
+// A CUDA event recorded on one stream and waited for by another.
+class Event {
+ public:
+  Event() { check(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming), "cudaEventCreate"); }
+  ~Event() { cudaEventDestroy(e_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  // `waiter` waits for what `from` has enqueued so far.
+  void order(cudaStream_t from, cudaStream_t waiter) {
+    check(cudaEventRecord(e_, from), "cudaEventRecord");
+    check(cudaStreamWaitEvent(waiter, e_, 0), "cudaStreamWaitEvent");
+  }
+  void record(cudaStream_t s) { check(cudaEventRecord(e_, s), "cudaEventRecord"); }
+  void wait(cudaStream_t s) { check(cudaStreamWaitEvent(s, e_, 0), "cudaStreamWaitEvent"); }
+
+ private:
+  cudaEvent_t e_ = nullptr;
+};
+
+class Stream {
+ public:
+  Stream() { check(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  ~Stream() { cudaStreamDestroy(s_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  operator cudaStream_t() const { return s_; }  // NOLINT(google-explicit-constructor)
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+// The device collectives of one engine, on the communication stream: NCCL's own, or one of our
+// algorithms over a device transport.
+class DeviceCollectives {
+ public:
+  DeviceCollectives(Communicator& comm, const std::string& algo, const std::string& transport, cudaStream_t stream)
+      : comm_(comm), algo_name_(algo), stream_(stream) {
+    const bool staged = transport == "staged";
+    if (algo != "nccl") algo_ = &find_algorithm(algo);
+    if (!staged) nccl_ = init_nccl(comm);
+    if (algo_ != nullptr) {
+      const double timeout = comm.options().timeout_s;
+      if (staged) {
+        auto t = std::make_unique<StagedMpiTransport>(comm.mpi_comm(), stream, timeout);
+        t->set_yield_when_idle(comm.options().yield_when_oversubscribed && comm.oversubscribed());
+        transport_ = std::move(t);
+      } else {
+        transport_ = std::make_unique<NcclP2pTransport>(nccl_, stream, comm.rank(), comm.size(), timeout);
+      }
+    }
+  }
+  ~DeviceCollectives() {
+    transport_.reset();
+    if (nccl_ != nullptr) ncclCommDestroy(nccl_);
+  }
+  DeviceCollectives(const DeviceCollectives&) = delete;
+  DeviceCollectives& operator=(const DeviceCollectives&) = delete;
+
+  const std::string& name() const { return algo_name_; }
+
+  // Counts and in-place conventions: CollArgs's (NCCL's). Sum for the reducing ones.
+  void run(Collective c, const void* send, void* recv, size_t count, DataType type) {
+    if (count == 0) return;
+    if (algo_ != nullptr) {
+      const CollArgs args{c, send, recv, count, type, ReduceOp::sum, 0};
+      try {
+        algo_->run(*transport_, args, comm_.options().algo);
+      } catch (...) {
+        transport_->abandon();
+        if (nccl_ != nullptr) ncclCommAbort(nccl_);
+        nccl_ = nullptr;
+        throw;
+      }
+      return;
+    }
+    const ncclDataType_t t = nccl_type(type);
+    switch (c) {
+      case Collective::allreduce:
+        COMMSCOPE_NCCL_CALL(ncclAllReduce(send, recv, count, t, ncclSum, nccl_, stream_));
+        break;
+      case Collective::reducescatter:
+        COMMSCOPE_NCCL_CALL(ncclReduceScatter(send, recv, count, t, ncclSum, nccl_, stream_));
+        break;
+      case Collective::allgather:
+        COMMSCOPE_NCCL_CALL(ncclAllGather(send, recv, count, t, nccl_, stream_));
+        break;
+      default:
+        throw InvalidArgument("the trainer uses allreduce, reducescatter and allgather only");
+    }
+  }
+
+ private:
+  Communicator& comm_;
+  std::string algo_name_;
+  cudaStream_t stream_;
+  ncclComm_t nccl_ = nullptr;
+  const Algorithm* algo_ = nullptr;  // null: NCCL's collectives
+  std::unique_ptr<DeviceTransport> transport_;
+};
+
+template <class T>
+class CudaEngine final : public TrainEngine {
+ public:
+  CudaEngine(Communicator& comm, const ModelConfig& config, int local_batch, int seq, const DpOptions& dp,
+             const AdamWOptions& adamw, const CudaEngineOptions& options)
+      : comm_(comm),
+        dp_(dp),
+        adamw_(adamw),
+        layout_(config),
+        plan_(layout_, comm.size(), comm.rank()),
+        coll_(comm, dp.algo, options.transport, comm_stream_),
+        model_(config, local_batch, seq, compute_) {
+    n_allreduce_ = prof::name_id("allreduce");
+    n_allgather_ = prof::name_id("allgather");
+    n_reducescatter_ = prof::name_id("reducescatter");
+    n_algo_ = prof::name_id(dp.algo);
+    n_mpi_ = prof::name_id("mpi");
+    op_grad_allreduce_ = prof::name_id("grad.allreduce");
+    op_grad_rs_ = prof::name_id("grad.reducescatter");
+    op_param_ag_ = prof::name_id("param.allgather");
+    op_optimizer_ = prof::name_id("optimizer.step");
+    op_loss_ = prof::name_id("loss.allreduce");
+
+    const size_t total = layout_.total(), shards = plan_.shard_total;
+    const bool sharded = dp.mode != DpMode::kDdp;
+    m_.resize(sharded ? shards : total);
+    v_.resize(m_.size());
+    if (!sharded) {
+      if constexpr (!kFloat) {
+        master_.resize(total);
+        grad32_.resize(total);
+      }
+    } else {
+      master_.resize(shards);
+      grad_shard_.resize(shards);
+      if constexpr (!kFloat) grad32_.resize(shards);
+    }
+    if (dp.mode == DpMode::kZero1 || dp.mode == DpMode::kZero2) staging_.resize(plan_.max_padded);
+    if (dp.mode == DpMode::kZero2 || dp.mode == DpMode::kZero3) {
+      grad_work0_.resize(plan_.shards[0].padded);
+      for (auto& w : grad_work_) w.resize(plan_.max_padded_layer);
+      work_of_.assign(plan_.shards.size(), 0);
+    }
+    if (dp.mode == DpMode::kZero3) {
+      param_shard_.resize(shards);
+      param_work0_.resize(plan_.shards[0].padded);
+      for (auto& w : param_work_) w.resize(plan_.max_padded_layer);
+    }
+    if (dp.mode == DpMode::kDdp) bucket_first_ = plan_.buckets(dp.bucket_bytes, sizeof(T));
+    check(cudaMallocHost(reinterpret_cast<void**>(&norm_host_), sizeof(float)), "cudaMallocHost");
+    install_hooks();
+  }
+
+  ~CudaEngine() override {
+    cudaStreamSynchronize(compute_);
+    cudaStreamSynchronize(comm_stream_);
+    cudaFreeHost(norm_host_);
+  }
+
+  void load(std::span<const float> params, std::span<const float> m, std::span<const float> v,
+            std::int64_t step) override {
+    const size_t total = layout_.total();
+    if (params.size() != total || (!m.empty() && m.size() != total) || (!v.empty() && v.size() != total))
+      throw std::invalid_argument("CudaEngine::load: buffers must hold the model's " + std::to_string(total) +
+                                  " parameters");
+    step_ = step;
+    sync();
+    const bool sharded = dp_.mode != DpMode::kDdp;
+    auto take = [&](std::span<const float> full, DeviceArray<float>& mine) {
+      if (full.empty()) return check(cudaMemset(mine.data(), 0, mine.bytes()), "cudaMemset");
+      if (!sharded) return cuda::upload(mine.data(), full);
+      const std::vector<float> shard = plan_.take_shards(full);
+      cuda::upload(mine.data(), std::span<const float>(shard));
+    };
+    take(m, m_);
+    take(v, v_);
+    if (sharded) {
+      take(params, master_);
+      if (dp_.mode == DpMode::kZero3) {
+        const std::vector<float> shard = plan_.take_shards(params);
+        cuda::upload(param_shard_.data(), std::span<const float>(shard));
+      }
+    } else if constexpr (!kFloat) {
+      take(params, master_);
+    }
+    if (dp_.mode != DpMode::kZero3) cuda::upload(model_.params(), params);
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  }
+
+  StepResult train_step(const int* inputs, const int* targets) override {
+    StepResult r;
+    if (dp_.mode == DpMode::kDdp || dp_.mode == DpMode::kZero1) model_.zero_grads();
+    if (!grad_work0_.empty()) zero(grad_work0_.data(), grad_work0_.size());
+    next_work_ = 0;
+
+    model_.forward(inputs, targets);
+    model_.backward(1.0f / static_cast<float>(comm_.size()));  // hooks communicate
+    if (dp_.mode == DpMode::kZero1) {
+      // Every segment's gradients, padded through the staging buffer, reduce-scattered.
+      to_comm_.order(compute_, comm_stream_);
+      for (const Shard& sh : plan_.shards) {
+        check(cudaMemcpyAsync(staging_.data(), model_.grads() + sh.offset, sh.count * sizeof(T),
+                              cudaMemcpyDeviceToDevice, comm_stream_),
+              "cudaMemcpyAsync");
+        check(cudaMemsetAsync(staging_.data() + sh.count, 0, (sh.padded - sh.count) * sizeof(T), comm_stream_),
+              "cudaMemsetAsync");
+        reduce_scatter(staging_.data(), sh);
+      }
+    }
+    to_compute_.order(comm_stream_, compute_);  // backward's communication is done before the update
+    r.loss = global_mean(model_.loss());
+
+    // The gradient norm over fp32 gradients (widened first in bf16).
+    const bool sharded = dp_.mode != DpMode::kDdp;
+    T* grads = sharded ? grad_shard_.data() : model_.grads();
+    const size_t n = sharded ? plan_.shard_total : layout_.total();
+    float* g32 = grads32(grads, n);
+    DeviceArray<float>& norm = norm_device();
+    k::sum_squares(norm.data(), g32, n, compute_);
+    check(cudaMemcpyAsync(norm_host_, norm.data(), sizeof(float), cudaMemcpyDeviceToHost, compute_), "cudaMemcpyAsync");
+    check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
+    double sq = *norm_host_;
+    if (sharded) {
+      CollectiveActivity activity("allreduce", "mpi", sizeof(double), "gradient norm");
+      double sum = 0;
+      prof::CommScope c(n_allreduce_, n_mpi_, static_cast<std::int64_t>(sizeof(double)));
+      comm_.allreduce(&sq, &sum, 1, DataType::f64, ReduceOp::sum, "mpi");
+      sq = sum;
+    }
+    r.grad_norm = static_cast<float>(std::sqrt(sq));
+    const float scale =
+        adamw_.grad_clip > 0 && r.grad_norm > adamw_.grad_clip ? adamw_.grad_clip / (r.grad_norm + 1e-6f) : 1.0f;
+    r.lr = learning_rate(adamw_, step_);
+    ++step_;
+
+    update(g32, r.lr, scale);
+    // Waited for, so that a step's time (and its profile window) holds its update.
+    check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
+    return r;
+  }
+
+  float eval_loss(const int* inputs, const int* targets) override {
+    model_.forward(inputs, targets);
+    return global_mean(model_.loss());
+  }
+
+  std::vector<float> full_params() override {
+    sync();
+    if (dp_.mode != DpMode::kDdp) return gather(master_);
+    return cuda::download(master(), layout_.total());
+  }
+  std::vector<float> full_m() override { return full(m_); }
+  std::vector<float> full_v() override { return full(v_); }
+  std::int64_t step() const noexcept override { return step_; }
+
+  MemoryReport memory() const override {
+    const size_t full = layout_.total() * sizeof(T);
+    MemoryReport r;
+    r.params = (dp_.mode == DpMode::kZero3 ? param_shard_.bytes() : full) + master_.bytes();
+    r.grads = (dp_.mode == DpMode::kDdp || dp_.mode == DpMode::kZero1 ? full : 0) + grad_shard_.bytes() +
+              grad32_.bytes();
+    r.optimizer = m_.bytes() + v_.bytes();
+    r.working = staging_.bytes() + grad_work0_.bytes() + grad_work_[0].bytes() + grad_work_[1].bytes() +
+                param_work0_.bytes() + param_work_[0].bytes() + param_work_[1].bytes();
+    r.activations = model_.activation_bytes();
+    return r;
+  }
+
+ private:
+  static constexpr bool kFloat = std::is_same_v<T, float>;
+
+  // AdamW on the fp32 master weights (this rank's shards under ZeRO), then the model's
+  // parameters from them: converted (bf16), allgathered (zero1/2) or left to the next forward's
+  // gathers (zero3).
+  void update(const float* g32, float lr, float scale) {
+    cuda::DeviceOp op(op_optimizer_, "optimizer.step");
+    if (dp_.mode == DpMode::kDdp) {
+      k::adamw_update(layout_, 0, master(), g32, m_.data(), v_.data(), layout_.total(), lr, scale, adamw_, step_,
+                      compute_);
+      if constexpr (!kFloat) k::convert(model_.params(), master_.data(), layout_.total(), compute_);
+      return;
+    }
+    for (const Shard& sh : plan_.shards) {
+      const size_t count = plan_.owned_count(sh);
+      if (count > 0)
+        k::adamw_update(layout_, plan_.owned_begin(sh), master_.data() + sh.storage, g32 + sh.storage,
+                        m_.data() + sh.storage, v_.data() + sh.storage, count, lr, scale, adamw_, step_, compute_);
+      if (dp_.mode == DpMode::kZero3) continue;
+      // This rank's updated shard (in T) -> every rank's whole segment of the model's parameters.
+      T* mine = staging_.data() + static_cast<size_t>(plan_.rank) * sh.length;
+      zero(mine, sh.length);
+      narrow(mine, master_.data() + sh.storage, count, compute_);
+      to_comm_.order(compute_, comm_stream_);
+      all_gather(mine, staging_.data(), sh);
+      to_compute_.order(comm_stream_, compute_);
+      check(cudaMemcpyAsync(model_.params() + sh.offset, staging_.data(), sh.count * sizeof(T),
+                            cudaMemcpyDeviceToDevice, compute_),
+            "cudaMemcpyAsync");
+    }
+    if (dp_.mode == DpMode::kZero3) narrow(param_shard_.data(), master_.data(), plan_.shard_total, compute_);
+  }
+
+  void zero(T* p, size_t n) { check(cudaMemsetAsync(p, 0, n * sizeof(T), compute_), "cudaMemsetAsync"); }
+  void sync() {
+    check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
+    check(cudaStreamSynchronize(comm_stream_), "cudaStreamSynchronize");
+  }
+  // fp32 master weights: the model's own parameters in fp32 DDP.
+  float* master() {
+    if constexpr (kFloat) {
+      if (dp_.mode == DpMode::kDdp) return model_.params();
+    }
+    return master_.data();
+  }
+  // The gradients as fp32 (widened into grad32_ in bf16).
+  float* grads32(T* grads, size_t n) {
+    if constexpr (kFloat) {
+      return grads;
+    } else {
+      k::convert(grad32_.data(), grads, n, compute_);
+      return grad32_.data();
+    }
+  }
+  // fp32 -> T, n elements, on `stream`.
+  static void narrow(T* dst, const float* src, size_t n, cudaStream_t stream) {
+    if (n == 0) return;
+    if constexpr (kFloat) {
+      check(cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
+    } else {
+      k::convert(dst, src, n, stream);
+    }
+  }
+  DeviceArray<float>& norm_device() {
+    if (norm_.empty()) norm_.resize(1);
+    return norm_;
+  }
+
+  float global_mean(float local_loss) {
+    CollectiveActivity activity("allreduce", "mpi", sizeof(double), "loss");
+    double local = local_loss, sum = 0;
+    prof::OperatorScope scope(op_loss_);
+    prof::CommScope c(n_allreduce_, n_mpi_, static_cast<std::int64_t>(sizeof(double)));
+    comm_.allreduce(&local, &sum, 1, DataType::f64, ReduceOp::sum, "mpi");
+    return static_cast<float>(sum / comm_.size());
+  }
+
+  std::vector<float> gather(const DeviceArray<float>& shards) {
+    const std::vector<float> mine = cuda::download(shards.data(), shards.size());
+    return gather_shards(comm_, plan_, mine);
+  }
+  std::vector<float> full(const DeviceArray<float>& x) {
+    sync();
+    return dp_.mode == DpMode::kDdp ? cuda::download(x.data(), x.size()) : gather(x);
+  }
+
+  // --- collectives on the communication stream (the caller orders them after the compute)
+  void allreduce(T* data, size_t count) {
+    CollectiveActivity activity("allreduce", coll_.name(), count * sizeof(T), "gradients");
+    cuda::DeviceOp scope(op_grad_allreduce_, "grad.allreduce");
+    prof::CommScope c(n_allreduce_, n_algo_, static_cast<std::int64_t>(count * sizeof(T)));
+    coll_.run(Collective::allreduce, data, data, count, kType<T>);
+  }
+  void reduce_scatter(const T* send, const Shard& sh) {
+    CollectiveActivity activity("reducescatter", coll_.name(), sh.padded * sizeof(T), "gradients");
+    cuda::DeviceOp scope(op_grad_rs_, "grad.reducescatter");
+    prof::CommScope c(n_reducescatter_, n_algo_, static_cast<std::int64_t>(sh.padded * sizeof(T)));
+    coll_.run(Collective::reducescatter, send, grad_shard_.data() + sh.storage, sh.length, kType<T>);
+  }
+  void all_gather(const T* mine, T* out, const Shard& sh) {
+    CollectiveActivity activity("allgather", coll_.name(), sh.padded * sizeof(T), "parameters");
+    cuda::DeviceOp scope(op_param_ag_, "param.allgather");
+    prof::CommScope c(n_allgather_, n_algo_, static_cast<std::int64_t>(sh.padded * sizeof(T)));
+    coll_.run(Collective::allgather, mine, out, sh.length, kType<T>);
+  }
+
+  void install_hooks() {
+    typename cuda::CudaGpt2<T>::Hooks hooks;
+    switch (dp_.mode) {
+      case DpMode::kDdp:
+        hooks.grads_ready = [this](int s) {
+          const int first = bucket_first_[static_cast<size_t>(s)];
+          if (first < 0) return;
+          const Shard& lo = plan_.shards[static_cast<size_t>(s)];
+          const Shard& hi = plan_.shards[static_cast<size_t>(first)];
+          to_comm_.order(compute_, comm_stream_);
+          allreduce(model_.grads() + lo.offset, hi.offset + hi.count - lo.offset);
+        };
+        break;
+      case DpMode::kZero1:
+        break;  // communication after backward
+      case DpMode::kZero3:
+        hooks.acquire = [this](int s) -> const T* {
+          // Gathered when needed (no prefetch): the layer waits for its parameters.
+          const Shard& sh = plan_.shards[static_cast<size_t>(s)];
+          T* out = s == 0 ? param_work0_.data() : param_work_[next_param_ ^= 1].data();
+          to_comm_.order(compute_, comm_stream_);  // the buffer's previous readers are done
+          all_gather(param_shard_.data() + sh.storage, out, sh);
+          to_compute_.order(comm_stream_, compute_);
+          return out;
+        };
+        [[fallthrough]];
+      case DpMode::kZero2:
+        hooks.grad = [this](int s) -> T* {
+          if (s == 0) return grad_work0_.data();  // zeroed at the start of the step
+          // Each other segment asks once, in backward order: the two buffers take turns, each
+          // reused once the reduce-scatter that last read it is done.
+          const int i = next_work_;
+          next_work_ ^= 1;
+          work_free_[i].wait(compute_);
+          zero(grad_work_[i].data(), grad_work_[i].size());
+          work_of_[static_cast<size_t>(s)] = i;
+          return grad_work_[i].data();
+        };
+        hooks.grads_ready = [this](int s) {
+          const int i = work_of_[static_cast<size_t>(s)];
+          to_comm_.order(compute_, comm_stream_);
+          reduce_scatter(s == 0 ? grad_work0_.data() : grad_work_[i].data(), plan_.shards[static_cast<size_t>(s)]);
+          if (s != 0) work_free_[i].record(comm_stream_);
+        };
+        break;
+    }
+    model_.set_hooks(std::move(hooks));
+  }
+
+  Communicator& comm_;
+  DpOptions dp_;
+  AdamWOptions adamw_;
+  ParameterLayout layout_;
+  ShardPlan plan_;
+  Stream compute_, comm_stream_;
+  Event to_comm_, to_compute_;
+  std::array<Event, 2> work_free_;  // recorded after the reduce-scatter that read grad_work_[i]
+  DeviceCollectives coll_;
+  cuda::CudaGpt2<T> model_;
+
+  DeviceArray<float> m_, v_, master_, grad32_, norm_;
+  DeviceArray<T> grad_shard_, staging_, grad_work0_, param_shard_, param_work0_;
+  std::array<DeviceArray<T>, 2> grad_work_, param_work_;
+  std::vector<int> work_of_, bucket_first_;
+  int next_work_ = 0, next_param_ = 0;
+  float* norm_host_ = nullptr;
+  std::int64_t step_ = 0;
+
+  prof::NameId n_allreduce_, n_allgather_, n_reducescatter_, n_algo_, n_mpi_, op_grad_allreduce_, op_grad_rs_,
+      op_param_ag_, op_optimizer_, op_loss_;
+};
+
+// Throws before anything collective when this rank cannot take part, after agreeing with the
+// others (so that no rank waits for one that gave up).
+void agree(Communicator& comm, const std::string& problem) {
+  int bad = !problem.empty(), any = 0;
+  COMMSCOPE_MPI_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm.mpi_comm()));
+  if (any) throw InvalidArgument(problem.empty() ? "another rank could not start on its GPU (see its message)" : problem);
+}
+
+}  // namespace
+
+std::unique_ptr<TrainEngine> make_cuda_engine(Communicator& comm, const ModelConfig& config, int local_batch, int seq,
+                                              const DpOptions& dp, const AdamWOptions& adamw,
+                                              const CudaEngineOptions& options) {
+  if (options.transport != "nccl" && options.transport != "staged")
+    throw InvalidArgument("--transport '" + options.transport + "': nccl or staged");
+  if (dp.algo == "mpi")
+    throw InvalidArgument(
+        "--device cuda: --algo mpi would hand device pointers to MPI; use nccl, or ring/tree/rhd (over NCCL "
+        "point-to-point, or --transport staged through host memory)");
+  if (dp.algo == "nccl" && options.transport == "staged")
+    throw InvalidArgument("--algo nccl needs --transport nccl (--transport staged runs ring, tree or rhd)");
+  // NCCL (its collectives or its point-to-point) needs a GPU per rank; staged does not.
+  bind_local_gpu(comm, options.transport == "nccl", "--device cuda");
+  std::string problem;
+  std::unique_ptr<TrainEngine> engine;
+  try {
+    if (options.bf16)
+      engine = std::make_unique<CudaEngine<__nv_bfloat16>>(comm, config, local_batch, seq, dp, adamw, options);
+    else
+      engine = std::make_unique<CudaEngine<float>>(comm, config, local_batch, seq, dp, adamw, options);
+  } catch (const std::runtime_error& e) {
+    problem = std::string("--device cuda: rank ") + std::to_string(comm.rank()) + ": " + e.what();
+  }
+  agree(comm, problem);
+  return engine;
+}
+
+CudaDeviceInfo cuda_device_info(bool bf16) {
+  CudaDeviceInfo info;
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  info.name = prop.name;
+  info.memory_bytes = prop.totalGlobalMem;
+
+  constexpr int n = 4096;
+  const size_t elems = static_cast<size_t>(n) * n;
+  Stream stream;
+  cublasHandle_t handle = nullptr;
+  if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cuBLAS: cublasCreate failed");
+  auto measure = [&](auto* tag) {
+    using U = std::remove_pointer_t<decltype(tag)>;
+    DeviceArray<U> a(elems), b(elems), c(elems);
+    cudaEvent_t e0, e1;
+    check(cudaEventCreate(&e0), "cudaEventCreate");
+    check(cudaEventCreate(&e1), "cudaEventCreate");
+    double best = 0;
+    for (int rep = 0; rep < 4; ++rep) {
+      check(cudaEventRecord(e0, stream), "cudaEventRecord");
+      k::matmul_forward(c.data(), a.data(), b.data(), static_cast<const U*>(nullptr), n, n, n, handle, stream);
+      check(cudaEventRecord(e1, stream), "cudaEventRecord");
+      check(cudaEventSynchronize(e1), "cudaEventSynchronize");
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
+      if (rep > 0 && ms > 0) best = std::max(best, 2.0 * n * n * static_cast<double>(n) / (ms * 1e-3) / 1e12);
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return best;
+  };
+  try {
+    info.gemm_tflops = bf16 ? measure(static_cast<__nv_bfloat16*>(nullptr)) : measure(static_cast<float*>(nullptr));
+  } catch (...) {
+    cublasDestroy(handle);
+    throw;
+  }
+  cublasDestroy(handle);
+  return info;
+}
+
+}  // namespace commscope::trainer

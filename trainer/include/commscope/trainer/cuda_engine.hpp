@@ -1,0 +1,53 @@
+#pragma once
+// commscope-train --device cuda: the GPT-2 of model.hpp on this rank's GPU, trained data
+// parallel (ddp, zero1, zero2, zero3, as data_parallel.hpp describes them) over device-buffer
+// collectives. Defined in CUDA builds only (trainer/cuda); this header needs no CUDA headers.
+//
+// Precision: fp32, or bf16 parameters, gradients, activations and gradient communication with
+// fp32 master weights, fp32 AdamW state and fp32 updates (the gradients widened to fp32 first).
+//
+// Collectives (--algo): `nccl` (NCCL's own collectives; the communicator bootstrapped over MPI),
+// or our ring / tree / rhd over a device transport: NCCL point-to-point (--transport nccl), or
+// MPI staged through pinned host memory (--transport staged: ranks may share a GPU, no NCCL).
+//
+// Streams: the model computes on one stream, the gradient collectives run on a second, ordered
+// by events. With `nccl`, DDP's bucket allreduces and ZeRO-2/3's reduce-scatters run while
+// backward goes on with the next layers; ZeRO-2/3 alternate two gradient working buffers so
+// that one can be reduced while the other is filled. Our algorithms are driven by the host,
+// which waits at every step: their collectives overlap only the work already queued. ZeRO-1
+// communicates after backward, ZeRO-3's allgathers are waited for before the layer runs.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "commscope/collectives/communicator.hpp"
+#include "commscope/trainer/config.hpp"
+#include "commscope/trainer/data_parallel.hpp"
+#include "commscope/trainer/optimizer.hpp"
+
+namespace commscope::trainer {
+
+struct CudaEngineOptions {
+  bool bf16 = false;
+  std::string transport = "nccl";  // for ring/tree/rhd: "nccl" (point-to-point) or "staged"
+};
+
+// Binds this rank to a GPU (the node's ranks take the visible GPUs in turn; with NCCL in use
+// every rank needs a GPU of its own) and builds the model and its data parallelism. Collective.
+// Bad combinations (no GPU, --algo mpi, shared GPU with NCCL): commscope::InvalidArgument or
+// TransportError with a one-line message.
+std::unique_ptr<TrainEngine> make_cuda_engine(Communicator& comm, const ModelConfig& config, int local_batch, int seq,
+                                              const DpOptions& dp, const AdamWOptions& adamw,
+                                              const CudaEngineOptions& options);
+
+// This rank's GPU and the reference rate for "% of GEMM": the best of a few square GEMMs of
+// 4096 in the training precision (cuBLAS, fp32 accumulation; fp32 without TF32).
+struct CudaDeviceInfo {
+  std::string name;
+  std::size_t memory_bytes = 0;
+  double gemm_tflops = 0;
+};
+CudaDeviceInfo cuda_device_info(bool bf16);
+
+}  // namespace commscope::trainer

@@ -1,0 +1,234 @@
+// The CUDA trainer against the CPU trainer (the reference).
+//
+//   [mpirun -np N] test_trainer_cuda DATA.txt [--transports nccl,staged] [--steps 5]
+//
+// 1. Model (rank 0): CudaGpt2 in fp32 and bf16 against Gpt2<double> holding the same (rounded)
+//    parameters, on the tiny model with a batch of 4 x 32 tokens: the loss (relative error) and
+//    every parameter gradient tensor (relative L2 error: |g - ref| / |ref| over the tensor).
+//    Bounds: fp32 1e-4; bf16 5e-2 (every activation and gradient is stored in bf16, 2^-9
+//    relative each, through 2 layers and the tied head).
+// 2. Data parallelism: rank 0 trains the CPU reference alone (global batch 12, 5 steps, lr 1e-4),
+//    then all ranks train on their GPUs with every mode (ddp, zero1, zero2, zero3) and every
+//    algorithm of each transport asked for (nccl: nccl, ring, tree, rhd over NCCL; staged: ring,
+//    tree, rhd through host memory), in fp32 and bf16; the gathered fp32 (master) parameters are
+//    compared with the reference. Bounds on the relative L2 difference: fp32 1e-4, bf16 2e-2.
+// Exit 0: all pass; 1: a failure; 77: no usable GPU (ctest: skipped).
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "commscope/collectives/communicator.hpp"
+#include "commscope/trainer/cuda_engine.hpp"
+#include "commscope/trainer/data.hpp"
+#include "commscope/trainer/data_parallel.hpp"
+#include "commscope/trainer/model.hpp"
+#include "device_array.hpp"
+#include "model_cuda.hpp"
+
+namespace {
+
+namespace ct = commscope::trainer;
+using bf16 = __nv_bfloat16;
+
+constexpr int kGlobalBatch = 12;  // a multiple of 1, 2, 3 and 4 ranks
+constexpr std::uint64_t kSeed = 42;
+
+double rel_l2(const float* got, const double* ref, std::size_t n) {
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(got[i]) - ref[i];
+    diff += d * d;
+    norm += ref[i] * ref[i];
+  }
+  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+}
+
+// Part 1 for one precision: returns the failures.
+template <class T>
+int check_model(const char* precision, double bound, const ct::TokenDataset& data) {
+  const ct::ModelConfig config = ct::preset("tiny");
+  constexpr int B = 4, Tn = 32;
+  ct::Gpt2<float> init(config, 1, 1);
+  init.init(kSeed);
+  std::vector<float> params(init.params().begin(), init.params().end());
+
+  cudaStream_t stream = nullptr;
+  ct::cuda::check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  ct::cuda::CudaGpt2<T> gpu(config, B, Tn, stream);
+  ct::cuda::upload(gpu.params(), std::span<const float>(params));
+  // The reference sees the parameters as the GPU holds them (rounded to bf16 in bf16).
+  params = ct::cuda::download(gpu.params(), params.size());
+  ct::Gpt2<double> ref(config, B, Tn);
+  std::copy(params.begin(), params.end(), ref.params().begin());
+
+  ct::BatchLoader loader(data, B, Tn, 0, 1, kSeed);
+  std::vector<int> in(static_cast<std::size_t>(B) * Tn), tg(in.size());
+  loader.next(in.data(), tg.data());
+
+  gpu.zero_grads();
+  gpu.forward(in.data(), tg.data());
+  const float loss = gpu.loss();
+  gpu.backward(1.0f);
+  ct::cuda::check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  const std::vector<float> grads = ct::cuda::download(gpu.grads(), params.size());
+  ref.zero_grads();
+  const double ref_loss = ref.forward(in.data(), tg.data());
+  ref.backward(1.0);
+
+  int failures = 0;
+  const double loss_err = std::fabs(loss - ref_loss) / std::fabs(ref_loss);
+  const bool loss_ok = loss_err <= bound;
+  failures += loss_ok ? 0 : 1;
+  std::printf("model %-4s loss                %.6f vs %.6f  rel err %.2e  bound %.0e  %s\n", precision,
+              static_cast<double>(loss), ref_loss, loss_err, bound, loss_ok ? "PASS" : "FAIL");
+  const ct::ParameterLayout& layout = ref.layout();
+  for (int t = 0; t < ct::kTensorCount; ++t) {
+    const auto tensor = static_cast<ct::Tensor>(t);
+    const int layers = ct::is_per_layer(tensor) ? config.layers : 1;
+    double worst = 0;
+    for (int l = 0; l < layers; ++l) {
+      const std::size_t off = layout.offset(tensor, l), n = layout.size(tensor);
+      worst = std::max(worst, rel_l2(grads.data() + off, ref.grads().data() + off, n));
+    }
+    const bool ok = worst <= bound;
+    failures += ok ? 0 : 1;
+    std::printf("model %-4s grad %-14s rel L2 err %.2e  bound %.0e  %s\n", precision,
+                std::string(ct::tensor_name(tensor)).c_str(), worst, bound, ok ? "PASS" : "FAIL");
+  }
+  cudaStreamDestroy(stream);
+  return failures;
+}
+
+ct::AdamWOptions adamw_for(int steps) {
+  ct::AdamWOptions adamw;
+  adamw.lr = 1e-4f;
+  adamw.warmup_steps = 2;
+  adamw.total_steps = steps;
+  return adamw;
+}
+
+std::vector<float> initial_params() {
+  ct::Gpt2<float> init(ct::preset("tiny"), 1, 1);
+  init.init(kSeed);
+  return {init.params().begin(), init.params().end()};
+}
+
+std::vector<float> train_cpu(commscope::Communicator& comm, const ct::TokenDataset& data, int steps) {
+  const ct::ModelConfig config = ct::preset("tiny");
+  ct::BatchLoader loader(data, kGlobalBatch, config.max_seq, comm.rank(), comm.size(), kSeed);
+  ct::Gpt2<float> model(config, loader.local_batch(), config.max_seq);
+  ct::DataParallel parallel(comm, model, {}, adamw_for(steps));
+  parallel.load(initial_params());
+  std::vector<int> in(static_cast<std::size_t>(loader.local_batch()) * config.max_seq), tg(in.size());
+  for (int s = 0; s < steps; ++s) {
+    loader.next(in.data(), tg.data());
+    parallel.train_step(in.data(), tg.data());
+  }
+  return parallel.full_params();
+}
+
+std::vector<float> train_gpu(commscope::Communicator& comm, const ct::TokenDataset& data, const ct::DpOptions& dp,
+                             const ct::CudaEngineOptions& options, int steps, float* last_loss) {
+  const ct::ModelConfig config = ct::preset("tiny");
+  ct::BatchLoader loader(data, kGlobalBatch, config.max_seq, comm.rank(), comm.size(), kSeed);
+  auto engine = ct::make_cuda_engine(comm, config, loader.local_batch(), config.max_seq, dp, adamw_for(steps), options);
+  engine->load(initial_params());
+  std::vector<int> in(static_cast<std::size_t>(loader.local_batch()) * config.max_seq), tg(in.size());
+  for (int s = 0; s < steps; ++s) {
+    loader.next(in.data(), tg.data());
+    *last_loss = engine->train_step(in.data(), tg.data()).loss;
+  }
+  return engine->full_params();
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  commscope::MpiRuntime mpi(argc, argv);
+  commscope::Communicator world;
+  const int rank = world.rank(), size = world.size();
+  if (argc < 2) {
+    if (rank == 0) std::fprintf(stderr, "usage: test_trainer_cuda DATA.txt [--transports nccl,staged] [--steps N]\n");
+    return 2;
+  }
+  std::string transports = "nccl,staged";
+  int steps = 5;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--transports") == 0) transports = argv[i + 1];
+    if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoi(argv[i + 1]);
+  }
+  int ngpu = 0;
+  const cudaError_t e = cudaGetDeviceCount(&ngpu);
+  if (e != cudaSuccess || ngpu == 0) {
+    if (rank == 0)
+      std::printf("SKIP: no usable GPU (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "no devices");
+    return 77;
+  }
+  const ct::TokenDataset data = ct::TokenDataset::load(argv[1]);
+  int failures = 0;
+  try {
+    if (rank == 0) {
+      ct::cuda::check(cudaSetDevice(0), "cudaSetDevice");
+      failures += check_model<float>("fp32", 1e-4, data);
+      failures += check_model<bf16>("bf16", 5e-2, data);
+    }
+    std::vector<float> reference;
+    if (rank == 0) {
+      commscope::Communicator self(MPI_COMM_SELF);
+      reference = train_cpu(self, data, steps);
+    }
+    for (const std::string& transport : split(transports)) {
+      const std::vector<std::string> algos =
+          transport == "staged" ? std::vector<std::string>{"ring", "tree", "rhd"}
+                                : std::vector<std::string>{"nccl", "ring", "tree", "rhd"};
+      for (const bool use_bf16 : {false, true}) {
+        for (const char* mode : {"ddp", "zero1", "zero2", "zero3"}) {
+          for (const std::string& algo : algos) {
+            ct::DpOptions dp;
+            dp.mode = ct::parse_dp_mode(mode);
+            dp.algo = algo;
+            dp.bucket_bytes = 64 << 10;  // several buckets even for the tiny model
+            ct::CudaEngineOptions options;
+            options.bf16 = use_bf16;
+            options.transport = transport;
+            float loss = 0;
+            const std::vector<float> got = train_gpu(world, data, dp, options, steps, &loss);
+            if (rank != 0) continue;
+            const std::vector<double> ref(reference.begin(), reference.end());
+            const double rel = rel_l2(got.data(), ref.data(), ref.size());
+            const double bound = use_bf16 ? 2e-2 : 1e-4;
+            const bool ok = got.size() == ref.size() && rel <= bound;
+            failures += ok ? 0 : 1;
+            std::printf("%d ranks %-4s %-5s %-4s over %-6s: relative difference %.2e, bound %.0e, last loss %.5f %s\n",
+                        size, use_bf16 ? "bf16" : "fp32", mode, algo.c_str(), transport.c_str(), rel, bound,
+                        static_cast<double>(loss), ok ? "PASS" : "FAIL");
+            std::fflush(stdout);
+          }
+        }
+      }
+    }
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "rank %d: %s\n", rank, ex.what());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Bcast(&failures, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rank == 0) std::printf("%s: %d failure(s)\n", failures == 0 ? "PASS" : "FAIL", failures);
+  return failures == 0 ? 0 : 1;
+}
