@@ -151,7 +151,9 @@ std::vector<Event> RecordProcessor::finish(std::span<const Event> host_events) {
     switch (r.kind) {
       case DeviceRecordKind::kKernel:
         e.name = intern(r.name);
-        if (is_nccl_kernel(r.name)) {
+        // NCCL's kernels, and any kernel launched inside a CommScope (the reduction kernels of our
+        // algorithms on device buffers), are the collective's: communication.
+        if (is_nccl_kernel(r.name) || host_comm != nullptr) {
           e.kind = EventKind::kCommunication;
           if (host_comm != nullptr) {
             e.id = host_comm->id;

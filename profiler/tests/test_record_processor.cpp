@@ -156,6 +156,27 @@ TEST(RecordProcessor, NcclKernelTakesTheHostCommunicationEvent) {
   EXPECT_EQ(e.correlation, 77u);
 }
 
+TEST(RecordProcessor, KernelInsideACommunicationIsCommunication) {
+  // Our ring's reduction kernel, launched inside the allreduce's CommScope.
+  StringTable strings;
+  const auto allreduce = strings.intern("allreduce");
+  const auto ring = strings.intern("ring");
+  const std::vector<Event> host = {host_comm(0x200000009, allreduce, ring, 4096, 5, 2)};
+  RecordProcessor p(strings, 0);
+  p.add(kernel("reduce_kernel", 100, 180, 31, 0, 7));
+  p.add(external(31, ExternalKind::kCommunication, 0x200000009));
+  p.add(kernel("reduce_kernel", 200, 260, 32, 0, 7));  // the same kernel outside any collective
+  const auto events = p.finish(host);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].kind, EventKind::kCommunication);
+  EXPECT_EQ(events[0].id, 0x200000009u);
+  EXPECT_EQ(events[0].name, allreduce);
+  EXPECT_EQ(events[0].seq, 5);
+  EXPECT_EQ(events[0].iteration, 2);
+  EXPECT_EQ(events[1].kind, EventKind::kKernel);
+  EXPECT_EQ(strings.at(events[1].name), "reduce_kernel");
+}
+
 TEST(RecordProcessor, NcclKernelWithoutCommunicationLink) {
   StringTable strings;
   const auto allreduce = strings.intern("allreduce");
