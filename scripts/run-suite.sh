@@ -12,7 +12,7 @@
 # --ranks: ranks of the multi-rank runs (default: the cores here, at least 2); --quick: bench
 # up to 1 MiB and 5 training steps; --hostfile: mpirun's hostfile (clusters); --launcher srun:
 # inside a Slurm allocation (see scripts/slurm/); --device cuda: the bench on GPU buffers (NCCL
-# and our algorithms, one GPU per rank; the trainer stays on the CPU); --no-build: use build/
+# and our algorithms) and the trainer on the GPUs (bf16, NCCL), one GPU per rank; --no-build: use build/
 # as it is (clusters: build once with scripts/setup.sh first); --bin: the binaries in DIR
 # (another build; implies --no-build). Steps print one line per size or step. Docs:
 # docs/suite.md.
@@ -90,6 +90,7 @@ launch "$ranks" "$bin/commscope-bench" all --algo all --device "$device" -b 8 -e
 # The trainer's global batch is the same at 1 and N ranks (strong scaling): a multiple of N.
 batch=$(( (8 + ranks - 1) / ranks * ranks ))
 train=("$bin/commscope-train" --model small --steps "$steps" --batch "$batch" --val-every 0 --log-every 1)
+if [ "$device" = cuda ]; then train+=(--device cuda --precision bf16); fi
 step 2 "commscope-train --model small, $steps steps, global batch $batch, 1 rank, profiled"
 launch 1 "${train[@]}" --profile "$out/train-np1.h5" | tee "$out/train-np1.log"
 step 3 "commscope-train --model small, $steps steps, global batch $batch, $ranks ranks, profiled"
