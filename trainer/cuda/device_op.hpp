@@ -12,7 +12,6 @@ namespace commscope::trainer::cuda {
 class DeviceOp {
  public:
   explicit DeviceOp(const ModelOperators::Op& op) : scope_(op.id) { nvtxRangePushA(op.name.c_str()); }
-  DeviceOp(profiler::NameId id, const char* name) : scope_(id) { nvtxRangePushA(name); }
   ~DeviceOp() { nvtxRangePop(); }
   DeviceOp(const DeviceOp&) = delete;
   DeviceOp& operator=(const DeviceOp&) = delete;

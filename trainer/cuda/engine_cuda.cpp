@@ -19,6 +19,7 @@
 #include "commscope/collectives/error.hpp"
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/trainer/cuda_engine.hpp"
+#include "commscope/trainer/operators.hpp"
 #include "commscope/trainer/sharding.hpp"
 #include "device_array.hpp"
 #include "device_op.hpp"
@@ -150,18 +151,8 @@ class CudaEngine final : public TrainEngine {
         layout_(config),
         plan_(layout_, comm.size(), comm.rank()),
         coll_(comm, dp.algo, options.transport, comm_stream_),
-        model_(config, local_batch, seq, compute_) {
-    n_allreduce_ = prof::name_id("allreduce");
-    n_allgather_ = prof::name_id("allgather");
-    n_reducescatter_ = prof::name_id("reducescatter");
-    n_algo_ = prof::name_id(dp.algo);
-    n_mpi_ = prof::name_id("mpi");
-    op_grad_allreduce_ = prof::name_id("grad.allreduce");
-    op_grad_rs_ = prof::name_id("grad.reducescatter");
-    op_param_ag_ = prof::name_id("param.allgather");
-    op_optimizer_ = prof::name_id("optimizer.step");
-    op_loss_ = prof::name_id("loss.allreduce");
-
+        model_(config, local_batch, seq, compute_),
+        names_(dp.algo) {
     const size_t total = layout_.total(), shards = plan_.shard_total;
     const bool sharded = dp.mode != DpMode::kDdp;
     m_.resize(sharded ? shards : total);
@@ -264,7 +255,7 @@ class CudaEngine final : public TrainEngine {
     if (sharded) {
       CollectiveActivity activity("allreduce", "mpi", sizeof(double), "gradient norm");
       double sum = 0;
-      prof::CommScope c(n_allreduce_, n_mpi_, static_cast<std::int64_t>(sizeof(double)));
+      prof::CommScope c(names_.allreduce, names_.mpi, static_cast<std::int64_t>(sizeof(double)));
       comm_.allreduce(&sq, &sum, 1, DataType::f64, ReduceOp::sum, "mpi");
       sq = sum;
     }
@@ -314,7 +305,7 @@ class CudaEngine final : public TrainEngine {
   // parameters from them: converted (bf16), allgathered (zero1/2) or left to the next forward's
   // gathers (zero3).
   void update(const float* g32, float lr, float scale) {
-    cuda::DeviceOp op(op_optimizer_, "optimizer.step");
+    cuda::DeviceOp op(names_.optimizer);
     if (dp_.mode == DpMode::kDdp) {
       k::adamw_update(layout_, 0, master(), g32, m_.data(), v_.data(), layout_.total(), lr, scale, adamw_, step_,
                       compute_);
@@ -379,8 +370,8 @@ class CudaEngine final : public TrainEngine {
   float global_mean(float local_loss) {
     CollectiveActivity activity("allreduce", "mpi", sizeof(double), "loss");
     double local = local_loss, sum = 0;
-    prof::OperatorScope scope(op_loss_);
-    prof::CommScope c(n_allreduce_, n_mpi_, static_cast<std::int64_t>(sizeof(double)));
+    prof::OperatorScope scope(names_.loss.id);
+    prof::CommScope c(names_.allreduce, names_.mpi, static_cast<std::int64_t>(sizeof(double)));
     comm_.allreduce(&local, &sum, 1, DataType::f64, ReduceOp::sum, "mpi");
     return static_cast<float>(sum / comm_.size());
   }
@@ -397,20 +388,20 @@ class CudaEngine final : public TrainEngine {
   // --- collectives on the communication stream (the caller orders them after the compute)
   void allreduce(T* data, size_t count) {
     CollectiveActivity activity("allreduce", coll_.name(), count * sizeof(T), "gradients");
-    cuda::DeviceOp scope(op_grad_allreduce_, "grad.allreduce");
-    prof::CommScope c(n_allreduce_, n_algo_, static_cast<std::int64_t>(count * sizeof(T)));
+    cuda::DeviceOp scope(names_.grad_allreduce);
+    prof::CommScope c(names_.allreduce, names_.algo, static_cast<std::int64_t>(count * sizeof(T)));
     coll_.run(Collective::allreduce, data, data, count, kType<T>);
   }
   void reduce_scatter(const T* send, const Shard& sh) {
     CollectiveActivity activity("reducescatter", coll_.name(), sh.padded * sizeof(T), "gradients");
-    cuda::DeviceOp scope(op_grad_rs_, "grad.reducescatter");
-    prof::CommScope c(n_reducescatter_, n_algo_, static_cast<std::int64_t>(sh.padded * sizeof(T)));
+    cuda::DeviceOp scope(names_.grad_reducescatter);
+    prof::CommScope c(names_.reducescatter, names_.algo, static_cast<std::int64_t>(sh.padded * sizeof(T)));
     coll_.run(Collective::reducescatter, send, grad_shard_.data() + sh.storage, sh.length, kType<T>);
   }
   void all_gather(const T* mine, T* out, const Shard& sh) {
     CollectiveActivity activity("allgather", coll_.name(), sh.padded * sizeof(T), "parameters");
-    cuda::DeviceOp scope(op_param_ag_, "param.allgather");
-    prof::CommScope c(n_allgather_, n_algo_, static_cast<std::int64_t>(sh.padded * sizeof(T)));
+    cuda::DeviceOp scope(names_.param_allgather);
+    prof::CommScope c(names_.allgather, names_.algo, static_cast<std::int64_t>(sh.padded * sizeof(T)));
     coll_.run(Collective::allgather, mine, out, sh.length, kType<T>);
   }
 
@@ -482,8 +473,7 @@ class CudaEngine final : public TrainEngine {
   float* norm_host_ = nullptr;
   std::int64_t step_ = 0;
 
-  prof::NameId n_allreduce_, n_allgather_, n_reducescatter_, n_algo_, n_mpi_, op_grad_allreduce_, op_grad_rs_,
-      op_param_ag_, op_optimizer_, op_loss_;
+  DataParallelNames names_;
 };
 
 // Throws before anything collective when this rank cannot take part, after agreeing with the

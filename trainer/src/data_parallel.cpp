@@ -9,6 +9,7 @@
 
 #include "commscope/collectives/types.hpp"
 #include "commscope/profiler/recorder.hpp"
+#include "commscope/trainer/operators.hpp"
 #include "commscope/trainer/sharding.hpp"
 
 namespace commscope::trainer {
@@ -68,8 +69,8 @@ struct DataParallel::Impl {
       bucket_first;  // ddp: for the segment that closes a bucket, the bucket's first (highest) segment; else -1
   std::int64_t step = 0;
 
-  prof::NameId n_allreduce, n_allgather, n_reducescatter, n_algo, n_mpi, op_grad_allreduce, op_grad_rs, op_param_ag,
-      op_optimizer, op_loss, k_adamw, k_copy;
+  DataParallelNames names;
+  prof::NameId k_adamw, k_copy;
 
   Impl(Communicator& c, Gpt2<float>& mo, DpOptions d, AdamWOptions a)
       : comm(c),
@@ -82,17 +83,8 @@ struct DataParallel::Impl {
         rank(c.rank()),
         shards(plan.shards),
         shard_total(plan.shard_total),
-        max_padded(plan.max_padded) {
-    n_allreduce = prof::name_id("allreduce");
-    n_allgather = prof::name_id("allgather");
-    n_reducescatter = prof::name_id("reducescatter");
-    n_algo = prof::name_id(dp.algo);
-    n_mpi = prof::name_id("mpi");
-    op_grad_allreduce = prof::name_id("grad.allreduce");
-    op_grad_rs = prof::name_id("grad.reducescatter");
-    op_param_ag = prof::name_id("param.allgather");
-    op_optimizer = prof::name_id("optimizer.step");
-    op_loss = prof::name_id("loss.allreduce");
+        max_padded(plan.max_padded),
+        names(dp.algo) {
     k_adamw = prof::name_id("adamw");
     k_copy = prof::name_id("copy");
 
@@ -118,23 +110,23 @@ struct DataParallel::Impl {
   void allreduce_sum(float* data, std::size_t count, prof::NameId op) {
     CollectiveActivity activity("allreduce", dp.algo, count * sizeof(float), "gradients");
     prof::OperatorScope scope(op);
-    prof::CommScope c(n_allreduce, n_algo, static_cast<std::int64_t>(count * sizeof(float)));
+    prof::CommScope c(names.allreduce, names.algo, static_cast<std::int64_t>(count * sizeof(float)));
     comm.allreduce(data, data, count, DataType::f32, ReduceOp::sum, dp.algo);
   }
 
   // send: one padded segment of gradients -> this rank's shard of its sum.
   void reduce_scatter(const float* send, const Shard& sh) {
     CollectiveActivity activity("reducescatter", dp.algo, sh.padded * sizeof(float), "gradients");
-    prof::OperatorScope scope(op_grad_rs);
-    prof::CommScope c(n_reducescatter, n_algo, static_cast<std::int64_t>(sh.padded * sizeof(float)));
+    prof::OperatorScope scope(names.grad_reducescatter.id);
+    prof::CommScope c(names.reducescatter, names.algo, static_cast<std::int64_t>(sh.padded * sizeof(float)));
     comm.reducescatter(send, grad_shard.data() + sh.storage, sh.length, DataType::f32, ReduceOp::sum, dp.algo);
   }
 
   // this rank's shard `mine` -> the whole padded segment in `out` (every rank).
   void all_gather(const float* mine, float* out, const Shard& sh) {
     CollectiveActivity activity("allgather", dp.algo, sh.padded * sizeof(float), "parameters");
-    prof::OperatorScope scope(op_param_ag);
-    prof::CommScope c(n_allgather, n_algo, static_cast<std::int64_t>(sh.padded * sizeof(float)));
+    prof::OperatorScope scope(names.param_allgather.id);
+    prof::CommScope c(names.allgather, names.algo, static_cast<std::int64_t>(sh.padded * sizeof(float)));
     comm.allgather(mine, out, sh.length, DataType::f32, dp.algo);
   }
 
@@ -156,7 +148,7 @@ struct DataParallel::Impl {
           if (first < 0) return;
           const Shard& lo = shards[static_cast<std::size_t>(s)];
           const Shard& hi = shards[static_cast<std::size_t>(first)];
-          allreduce_sum(model.grads().data() + lo.offset, hi.offset + hi.count - lo.offset, op_grad_allreduce);
+          allreduce_sum(model.grads().data() + lo.offset, hi.offset + hi.count - lo.offset, names.grad_allreduce.id);
         };
         break;
       case DpMode::kZero1:
@@ -186,8 +178,8 @@ struct DataParallel::Impl {
   float global_mean(double local) {
     CollectiveActivity activity("allreduce", "mpi", sizeof(double), "loss");
     double sum = 0;
-    prof::OperatorScope scope(op_loss);
-    prof::CommScope c(n_allreduce, n_mpi, static_cast<std::int64_t>(sizeof(double)));
+    prof::OperatorScope scope(names.loss.id);
+    prof::CommScope c(names.allreduce, names.mpi, static_cast<std::int64_t>(sizeof(double)));
     comm.allreduce(&local, &sum, 1, DataType::f64, ReduceOp::sum, "mpi");
     return static_cast<float>(sum / P);
   }
@@ -202,7 +194,7 @@ struct DataParallel::Impl {
     if (sharded) {
       CollectiveActivity activity("allreduce", "mpi", sizeof(double), "gradient norm");
       double sum = 0;
-      prof::CommScope c(n_allreduce, n_mpi, static_cast<std::int64_t>(sizeof(double)));
+      prof::CommScope c(names.allreduce, names.mpi, static_cast<std::int64_t>(sizeof(double)));
       comm.allreduce(&local, &sum, 1, DataType::f64, ReduceOp::sum, "mpi");
       local = sum;
     }
@@ -286,7 +278,7 @@ DataParallel::StepResult DataParallel::train_step(const int* inputs, const int* 
   r.lr = learning_rate(d.adamw, d.step);
   ++d.step;
 
-  prof::OperatorScope op(d.op_optimizer);
+  prof::OperatorScope op(d.names.optimizer.id);
   if (!zero) {
     prof::KernelScope k(d.k_adamw);
     adamw_update(d.layout, 0, d.model.params(), d.model.grads(), d.m, d.v, r.lr, scale, d.adamw, d.step);

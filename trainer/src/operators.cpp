@@ -19,4 +19,16 @@ ModelOperators::ModelOperators(int layers)
   }
 }
 
+DataParallelNames::DataParallelNames(const std::string& algo_name)
+    : grad_allreduce(op("grad.allreduce")),
+      grad_reducescatter(op("grad.reducescatter")),
+      param_allgather(op("param.allgather")),
+      optimizer(op("optimizer.step")),
+      loss(op("loss.allreduce")),
+      allreduce(profiler::name_id("allreduce")),
+      allgather(profiler::name_id("allgather")),
+      reducescatter(profiler::name_id("reducescatter")),
+      algo(profiler::name_id(algo_name)),
+      mpi(profiler::name_id("mpi")) {}
+
 }  // namespace commscope::trainer

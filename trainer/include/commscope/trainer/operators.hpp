@@ -1,7 +1,9 @@
 #pragma once
 // The profiler's operators of a GPT-2 step, one per layer step, shared by the CPU and the CUDA
 // models (which also emit each as an NVTX range): "embed.fwd", "block3.attn.fwd",
-// "block3.mlp.fwd", "head.fwd", then "head.bwd", "block3.mlp.bwd", "block3.attn.bwd", "embed.bwd".
+// "block3.mlp.fwd", "head.fwd", then "head.bwd", "block3.mlp.bwd", "block3.attn.bwd", "embed.bwd";
+// and data parallelism's: "grad.allreduce", "grad.reducescatter", "param.allgather",
+// "optimizer.step", "loss.allreduce".
 
 #include <string>
 #include <vector>
@@ -19,6 +21,14 @@ struct ModelOperators {
 
   Op embed_fwd, embed_bwd, head_fwd, head_bwd;
   std::vector<Op> attn_fwd, mlp_fwd, attn_bwd, mlp_bwd;  // per layer
+};
+
+// The data parallelism's operators and communication names, shared by the CPU and CUDA engines.
+struct DataParallelNames {
+  explicit DataParallelNames(const std::string& algo);
+
+  ModelOperators::Op grad_allreduce, grad_reducescatter, param_allgather, optimizer, loss;
+  profiler::NameId allreduce, allgather, reducescatter, algo, mpi;
 };
 
 }  // namespace commscope::trainer
