@@ -65,15 +65,24 @@ bench_rc=0
 launch "$ranks" "$bin/commscope-bench" all --device cuda --algo all -b 8 -e "$size" -f 4 -c 1 --stats \
   --out "$out/bench-cuda.h5" 2>&1 | tee "$out/bench-cuda.log" || bench_rc=1
 
-step 4 "commscope-train, profiled"
-train=("$bin/commscope-train" --steps 10 --log-every 1 --profile "$out/train.h5")
-if "$bin/commscope-train" --help | grep -q -- '--device'; then
-  train+=(--device cuda --model gpt2-124m --batch 8 --seq 1024)
-else
-  train+=(--model small --batch 4)  # this build's trainer runs on the CPU only
+step 4 "commscope-train --device cuda: GPT-2 124M in bf16, profiled, $ranks rank(s)"
+# MFU against the datasheet's dense bf16 peak of the GPUs named here (PEAK_TFLOPS overrides;
+# unknown GPUs get no MFU, only the fraction of the GEMM rate measured at start).
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+peak=${PEAK_TFLOPS:-}
+if [ -z "$peak" ]; then
+  case "$gpu_name" in
+    *H100*PCIe*) peak=756 ;;
+    *H100*NVL*) peak=835 ;;
+    *H100*|*H200*|*GH200*) peak=989 ;;
+    *A100*) peak=312 ;;
+    *) peak=0 ;;
+  esac
 fi
+train=("$bin/commscope-train" --device cuda --precision bf16 --model gpt2-124m --batch $((8 * ranks)) --seq 1024
+  --steps 20 --log-every 1 --peak-tflops "$peak" --profile "$out/train.h5")
 train_rc=0
-launch 1 "${train[@]}" 2>&1 | tee "$out/train.log" || train_rc=1
+launch "$ranks" "${train[@]}" 2>&1 | tee "$out/train.log" || train_rc=1
 
 step 5 "reports"
 report_rc=0
