@@ -59,6 +59,13 @@ bin="$build_dir/bin"
 step 2 "the gpu tests (ctest -L gpu)"
 gpu_tests=0
 (cd "$build_dir" && ctest -L gpu --output-on-failure) 2>&1 | tee "$out/gpu-tests.log" || gpu_tests=1
+# The measured errors and times behind those verdicts, for the summary (ctest shows a passing
+# test's output only with -V).
+for t in test_trainer_cuda_kernels test_profiler_cupti_known_durations; do
+  [ -x "$bin/$t" ] && { "$bin/$t" >"$out/$t.log" 2>&1 || true; }
+done
+[ -x "$bin/test_trainer_cuda" ] &&
+  { "$bin/test_trainer_cuda" "$root/trainer/tests/data/tiny.txt" --transports nccl >"$out/test_trainer_cuda.log" 2>&1 || true; }
 
 step 3 "commscope-bench on device buffers: every collective, NCCL and our algorithms, 8 B to $size, $ranks ranks"
 bench_rc=0
@@ -102,8 +109,17 @@ report_rc=0
   echo "## GPU tests"
   echo
   echo '```'
-  grep -E "Test +#|tests passed|max_rel|PASS|FAIL|skipped" "$out/gpu-tests.log" | head -60 || true
+  grep -E "Test +#|tests passed|skipped" "$out/gpu-tests.log" | head -60 || true
   echo '```'
+  for t in test_trainer_cuda_kernels test_trainer_cuda test_profiler_cupti_known_durations; do
+    [ -s "$out/$t.log" ] || continue
+    echo
+    echo "### $t"
+    echo
+    echo '```'
+    head -120 "$out/$t.log"
+    echo '```'
+  done
   echo
   echo "## Bench (busbw GB/s by size, out of place; full table in bench-cuda.log)"
   echo
