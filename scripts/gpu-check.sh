@@ -113,8 +113,12 @@ report_rc=0
   echo '```'
   for t in test_trainer_cuda_kernels test_trainer_cuda test_profiler_cupti_known_durations; do
     [ -s "$out/$t.log" ] || continue
+    case $t in
+      test_profiler_cupti_known_durations) title="CUPTI vs known kernel durations ($t)" ;;
+      *) title=$t ;;
+    esac
     echo
-    echo "### $t"
+    echo "### $title"
     echo
     echo '```'
     head -120 "$out/$t.log"
