@@ -240,43 +240,14 @@ class CudaBackend final : public Backend {
   }
 
   void launch_nccl() {
-    const Case& c = case_;
-    const ncclDataType_t t = nccl_type(c.type);
-    switch (c.coll) {
-      case Collective::allreduce:
-        COMMSCOPE_NCCL_CHECK(ncclAllReduce(send_, recv_, c.count, t, nccl_op(c.op), nccl_, stream_));
-        break;
-      case Collective::allgather:
-        COMMSCOPE_NCCL_CHECK(ncclAllGather(send_, recv_, c.count, t, nccl_, stream_));
-        break;
-      case Collective::reducescatter:
-        COMMSCOPE_NCCL_CHECK(ncclReduceScatter(send_, recv_, c.count, t, nccl_op(c.op), nccl_, stream_));
-        break;
-      case Collective::reduce:
-        COMMSCOPE_NCCL_CHECK(ncclReduce(send_, recv_, c.count, t, nccl_op(c.op), c.root, nccl_, stream_));
-        break;
-      case Collective::broadcast:
-        COMMSCOPE_NCCL_CHECK(ncclBroadcast(send_, recv_, c.count, t, c.root, nccl_, stream_));
-        break;
-      case Collective::alltoall: {
-        // NCCL has no in-place alltoall: in place, the input is staged in the second pool.
-        const std::size_t block = c.count * type_size(c.type);
-        const std::byte* in = send_;
-        if (c.in_place) {
-          COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(b_.data(), send_, block * static_cast<std::size_t>(comm_.size()),
-                                               cudaMemcpyDeviceToDevice, stream_));
-          in = b_.data();
-        }
-        COMMSCOPE_NCCL_CHECK(ncclGroupStart());
-        for (int peer = 0; peer < comm_.size(); ++peer) {
-          const std::size_t off = static_cast<std::size_t>(peer) * block;
-          COMMSCOPE_NCCL_CHECK(ncclSend(in + off, c.count, t, peer, nccl_, stream_));
-          COMMSCOPE_NCCL_CHECK(ncclRecv(recv_ + off, c.count, t, peer, nccl_, stream_));
-        }
-        COMMSCOPE_NCCL_CHECK(ncclGroupEnd());
-        break;
-      }
+    CollArgs args{case_.coll, send_, recv_, case_.count, case_.type, case_.op, case_.root};
+    if (case_.coll == Collective::alltoall && case_.in_place) {
+      // NCCL has no in-place alltoall: in place, the input is staged in the second pool.
+      const std::size_t bytes = case_.count * type_size(case_.type) * static_cast<std::size_t>(comm_.size());
+      COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(b_.data(), send_, bytes, cudaMemcpyDeviceToDevice, stream_));
+      args.send = b_.data();
     }
+    ::commscope::launch_nccl(args, nccl_, stream_);
   }
 
   // Ends the NCCL communicator after an error (its kernels stop); later launches throw.

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "commscope/collectives/algorithm.hpp"
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/collectives/error.hpp"
 
@@ -102,6 +104,44 @@ ncclRedOp_t nccl_op(ReduceOp op) {
       return ncclAvg;
   }
   throw InvalidArgument("no NCCL op for " + std::string(to_string(op)));
+}
+
+void launch_nccl(const CollArgs& a, ncclComm_t comm, cudaStream_t stream) {
+  const ncclDataType_t t = nccl_type(a.type);
+  switch (a.coll) {
+    case Collective::allreduce:
+      COMMSCOPE_NCCL_CALL(ncclAllReduce(a.send, a.recv, a.count, t, nccl_op(a.op), comm, stream));
+      return;
+    case Collective::allgather:
+      COMMSCOPE_NCCL_CALL(ncclAllGather(a.send, a.recv, a.count, t, comm, stream));
+      return;
+    case Collective::reducescatter:
+      COMMSCOPE_NCCL_CALL(ncclReduceScatter(a.send, a.recv, a.count, t, nccl_op(a.op), comm, stream));
+      return;
+    case Collective::reduce:
+      COMMSCOPE_NCCL_CALL(ncclReduce(a.send, a.recv, a.count, t, nccl_op(a.op), a.root, comm, stream));
+      return;
+    case Collective::broadcast:
+      COMMSCOPE_NCCL_CALL(ncclBroadcast(a.send, a.recv, a.count, t, a.root, comm, stream));
+      return;
+    case Collective::alltoall: {
+      if (a.send == a.recv) throw InvalidArgument("NCCL has no in-place alltoall");
+      int nranks = 0;
+      COMMSCOPE_NCCL_CALL(ncclCommCount(comm, &nranks));
+      const std::size_t block = a.count * type_size(a.type);
+      const auto* in = static_cast<const std::byte*>(a.send);
+      auto* out = static_cast<std::byte*>(a.recv);
+      COMMSCOPE_NCCL_CALL(ncclGroupStart());
+      for (int peer = 0; peer < nranks; ++peer) {
+        const std::size_t off = static_cast<std::size_t>(peer) * block;
+        COMMSCOPE_NCCL_CALL(ncclSend(in + off, a.count, t, peer, comm, stream));
+        COMMSCOPE_NCCL_CALL(ncclRecv(out + off, a.count, t, peer, comm, stream));
+      }
+      COMMSCOPE_NCCL_CALL(ncclGroupEnd());
+      return;
+    }
+  }
+  throw InvalidArgument("unknown collective");
 }
 
 // ---- DeviceTransport: local operations on the stream

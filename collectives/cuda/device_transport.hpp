@@ -56,6 +56,11 @@ ncclComm_t init_nccl(const Communicator& comm);
 // NCCL's names for our types and operations (InvalidArgument where NCCL has none).
 ncclDataType_t nccl_type(DataType t);
 ncclRedOp_t nccl_op(ReduceOp op);
+// Enqueues NCCL's own collective for `args` (CollArgs's counts and in-place conventions, which
+// are NCCL's) on `stream`; alltoall as grouped ncclSend/ncclRecv, out of place only (NCCL has
+// no in-place alltoall: InvalidArgument). Does not wait.
+struct CollArgs;
+void launch_nccl(const CollArgs& args, ncclComm_t comm, cudaStream_t stream);
 
 // What both device transports share: local operations and scratch slots on one stream.
 class DeviceTransport : public Transport {

@@ -103,8 +103,8 @@ class DeviceCollectives {
   // Counts and in-place conventions: CollArgs's (NCCL's). Sum for the reducing ones.
   void run(Collective c, const void* send, void* recv, size_t count, DataType type) {
     if (count == 0) return;
+    const CollArgs args{c, send, recv, count, type, ReduceOp::sum, 0};
     if (algo_ != nullptr) {
-      const CollArgs args{c, send, recv, count, type, ReduceOp::sum, 0};
       try {
         algo_->run(*transport_, args, comm_.options().algo);
       } catch (...) {
@@ -115,20 +115,7 @@ class DeviceCollectives {
       }
       return;
     }
-    const ncclDataType_t t = nccl_type(type);
-    switch (c) {
-      case Collective::allreduce:
-        COMMSCOPE_NCCL_CALL(ncclAllReduce(send, recv, count, t, ncclSum, nccl_, stream_));
-        break;
-      case Collective::reducescatter:
-        COMMSCOPE_NCCL_CALL(ncclReduceScatter(send, recv, count, t, ncclSum, nccl_, stream_));
-        break;
-      case Collective::allgather:
-        COMMSCOPE_NCCL_CALL(ncclAllGather(send, recv, count, t, nccl_, stream_));
-        break;
-      default:
-        throw InvalidArgument("the trainer uses allreduce, reducescatter and allgather only");
-    }
+    launch_nccl(args, nccl_, stream_);
   }
 
  private:
@@ -179,6 +166,7 @@ class CudaEngine final : public TrainEngine {
       for (auto& w : param_work_) w.resize(plan_.max_padded_layer);
     }
     if (dp.mode == DpMode::kDdp) bucket_first_ = plan_.buckets(dp.bucket_bytes, sizeof(T));
+    norm_.resize(1);
     check(cudaMallocHost(reinterpret_cast<void**>(&norm_host_), sizeof(float)), "cudaMallocHost");
     install_hooks();
   }
@@ -207,11 +195,9 @@ class CudaEngine final : public TrainEngine {
     take(m, m_);
     take(v, v_);
     if (sharded) {
-      take(params, master_);
-      if (dp_.mode == DpMode::kZero3) {
-        const std::vector<float> shard = plan_.take_shards(params);
-        cuda::upload(param_shard_.data(), std::span<const float>(shard));
-      }
+      const std::vector<float> shard = plan_.take_shards(params);
+      cuda::upload(master_.data(), std::span<const float>(shard));
+      if (dp_.mode == DpMode::kZero3) cuda::upload(param_shard_.data(), std::span<const float>(shard));
     } else if constexpr (!kFloat) {
       take(params, master_);
     }
@@ -247,18 +233,11 @@ class CudaEngine final : public TrainEngine {
     T* grads = sharded ? grad_shard_.data() : model_.grads();
     const size_t n = sharded ? plan_.shard_total : layout_.total();
     float* g32 = grads32(grads, n);
-    DeviceArray<float>& norm = norm_device();
-    k::sum_squares(norm.data(), g32, n, compute_);
-    check(cudaMemcpyAsync(norm_host_, norm.data(), sizeof(float), cudaMemcpyDeviceToHost, compute_), "cudaMemcpyAsync");
+    k::sum_squares(norm_.data(), g32, n, compute_);
+    check(cudaMemcpyAsync(norm_host_, norm_.data(), sizeof(float), cudaMemcpyDeviceToHost, compute_), "cudaMemcpyAsync");
     check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
     double sq = *norm_host_;
-    if (sharded) {
-      CollectiveActivity activity("allreduce", "mpi", sizeof(double), "gradient norm");
-      double sum = 0;
-      prof::CommScope c(names_.allreduce, names_.mpi, static_cast<std::int64_t>(sizeof(double)));
-      comm_.allreduce(&sq, &sum, 1, DataType::f64, ReduceOp::sum, "mpi");
-      sq = sum;
-    }
+    if (sharded) sq = sum_over_ranks(comm_, names_, sq, "gradient norm");
     r.grad_norm = static_cast<float>(std::sqrt(sq));
     const float scale =
         adamw_.grad_clip > 0 && r.grad_norm > adamw_.grad_clip ? adamw_.grad_clip / (r.grad_norm + 1e-6f) : 1.0f;
@@ -362,18 +341,10 @@ class CudaEngine final : public TrainEngine {
       k::convert(dst, src, n, stream);
     }
   }
-  DeviceArray<float>& norm_device() {
-    if (norm_.empty()) norm_.resize(1);
-    return norm_;
-  }
 
   float global_mean(float local_loss) {
-    CollectiveActivity activity("allreduce", "mpi", sizeof(double), "loss");
-    double local = local_loss, sum = 0;
     prof::OperatorScope scope(names_.loss.id);
-    prof::CommScope c(names_.allreduce, names_.mpi, static_cast<std::int64_t>(sizeof(double)));
-    comm_.allreduce(&local, &sum, 1, DataType::f64, ReduceOp::sum, "mpi");
-    return static_cast<float>(sum / comm_.size());
+    return static_cast<float>(sum_over_ranks(comm_, names_, local_loss, "loss") / comm_.size());
   }
 
   std::vector<float> gather(const DeviceArray<float>& shards) {

@@ -55,8 +55,6 @@ struct DataParallel::Impl {
   ParameterLayout layout;
   ShardPlan plan;
   int P = 1, rank = 0;
-  const std::vector<Shard>& shards;
-  std::size_t shard_total = 0, max_padded = 0;
 
   std::vector<float> m, v;                   // ddp: whole layout; zero: this rank's shards
   std::vector<float> grad_shard;             // zero: this rank's gradient shards
@@ -81,25 +79,22 @@ struct DataParallel::Impl {
         plan(layout, c.size(), c.rank()),
         P(c.size()),
         rank(c.rank()),
-        shards(plan.shards),
-        shard_total(plan.shard_total),
-        max_padded(plan.max_padded),
         names(dp.algo) {
     k_adamw = prof::name_id("adamw");
     k_copy = prof::name_id("copy");
 
     const bool zero = dp.mode != DpMode::kDdp;
-    m.assign(zero ? shard_total : layout.total(), 0.0f);
+    m.assign(zero ? plan.shard_total : layout.total(), 0.0f);
     v.assign(m.size(), 0.0f);
-    if (zero) grad_shard.assign(shard_total, 0.0f);
-    if (dp.mode == DpMode::kZero1 || dp.mode == DpMode::kZero2) staging.assign(max_padded, 0.0f);
+    if (zero) grad_shard.assign(plan.shard_total, 0.0f);
+    if (dp.mode == DpMode::kZero1 || dp.mode == DpMode::kZero2) staging.assign(plan.max_padded, 0.0f);
     if (dp.mode == DpMode::kZero2 || dp.mode == DpMode::kZero3) {
       const std::size_t other = plan.max_padded_layer;
-      grad_work0.assign(shards[0].padded, 0.0f);
+      grad_work0.assign(plan.shards[0].padded, 0.0f);
       grad_work.assign(other, 0.0f);
       if (dp.mode == DpMode::kZero3) {
-        param_shard.assign(shard_total, 0.0f);
-        param_work0.assign(shards[0].padded, 0.0f);
+        param_shard.assign(plan.shard_total, 0.0f);
+        param_work0.assign(plan.shards[0].padded, 0.0f);
         param_work.assign(other, 0.0f);
       }
     }
@@ -146,8 +141,8 @@ struct DataParallel::Impl {
         hooks.grads_ready = [this](int s) {
           const int first = bucket_first[static_cast<std::size_t>(s)];
           if (first < 0) return;
-          const Shard& lo = shards[static_cast<std::size_t>(s)];
-          const Shard& hi = shards[static_cast<std::size_t>(first)];
+          const Shard& lo = plan.shards[static_cast<std::size_t>(s)];
+          const Shard& hi = plan.shards[static_cast<std::size_t>(first)];
           allreduce_sum(model.grads().data() + lo.offset, hi.offset + hi.count - lo.offset, names.grad_allreduce.id);
         };
         break;
@@ -155,7 +150,7 @@ struct DataParallel::Impl {
         break;  // communication after backward
       case DpMode::kZero3:
         hooks.acquire = [this](int s) -> const float* {
-          const Shard& sh = shards[static_cast<std::size_t>(s)];
+          const Shard& sh = plan.shards[static_cast<std::size_t>(s)];
           float* out = s == 0 ? param_work0.data() : param_work.data();
           all_gather(param_shard.data() + sh.storage, out, sh);
           return out;
@@ -164,7 +159,7 @@ struct DataParallel::Impl {
       case DpMode::kZero2:
         hooks.grad = [this](int s) { return zeroed_grad_work(s); };
         hooks.grads_ready = [this](int s) {
-          reduce_scatter(s == 0 ? grad_work0.data() : grad_work.data(), shards[static_cast<std::size_t>(s)]);
+          reduce_scatter(s == 0 ? grad_work0.data() : grad_work.data(), plan.shards[static_cast<std::size_t>(s)]);
           if (s != 0) grad_work_owner = -1;
         };
         break;
@@ -172,16 +167,9 @@ struct DataParallel::Impl {
     model.set_hooks(std::move(hooks));
   }
 
-  std::size_t owned_begin(const Shard& sh) const { return plan.owned_begin(sh); }
-  std::size_t owned_count(const Shard& sh) const { return plan.owned_count(sh); }
-
   float global_mean(double local) {
-    CollectiveActivity activity("allreduce", "mpi", sizeof(double), "loss");
-    double sum = 0;
     prof::OperatorScope scope(names.loss.id);
-    prof::CommScope c(names.allreduce, names.mpi, static_cast<std::int64_t>(sizeof(double)));
-    comm.allreduce(&local, &sum, 1, DataType::f64, ReduceOp::sum, "mpi");
-    return static_cast<float>(sum / P);
+    return static_cast<float>(sum_over_ranks(comm, names, local, "loss") / P);
   }
 
   std::vector<float> gather_full(const std::vector<float>& mine) { return gather_shards(comm, plan, mine); }
@@ -191,13 +179,7 @@ struct DataParallel::Impl {
 #pragma omp parallel for reduction(+ : local) schedule(static)
     for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(g.size()); ++i)
       local += static_cast<double>(g[static_cast<std::size_t>(i)]) * g[static_cast<std::size_t>(i)];
-    if (sharded) {
-      CollectiveActivity activity("allreduce", "mpi", sizeof(double), "gradient norm");
-      double sum = 0;
-      prof::CommScope c(names.allreduce, names.mpi, static_cast<std::int64_t>(sizeof(double)));
-      comm.allreduce(&local, &sum, 1, DataType::f64, ReduceOp::sum, "mpi");
-      local = sum;
-    }
+    if (sharded) local = sum_over_ranks(comm, names, local, "gradient norm");
     return static_cast<float>(std::sqrt(local));
   }
 };
@@ -217,6 +199,14 @@ CollectiveActivity::CollectiveActivity(const char* collective, std::string_view 
 
 CollectiveActivity::~CollectiveActivity() {
   g_current.store("");
+}
+
+double sum_over_ranks(Communicator& comm, const DataParallelNames& names, double local, const char* what) {
+  CollectiveActivity activity("allreduce", "mpi", sizeof(double), what);
+  double sum = 0;
+  prof::CommScope c(names.allreduce, names.mpi, static_cast<std::int64_t>(sizeof(double)));
+  comm.allreduce(&local, &sum, 1, DataType::f64, ReduceOp::sum, "mpi");
+  return sum;
 }
 
 DataParallel::DataParallel(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw)
@@ -262,7 +252,7 @@ DataParallel::StepResult DataParallel::train_step(const int* inputs, const int* 
 
   if (d.dp.mode == DpMode::kZero1) {
     // Reduce-scatter every segment's gradients (padded through the staging buffer).
-    for (const Shard& sh : d.shards) {
+    for (const Shard& sh : d.plan.shards) {
       std::copy_n(d.model.grads().data() + sh.offset, sh.count, d.staging.data());
       std::fill(d.staging.begin() + static_cast<std::ptrdiff_t>(sh.count),
                 d.staging.begin() + static_cast<std::ptrdiff_t>(sh.padded), 0.0f);
@@ -284,9 +274,9 @@ DataParallel::StepResult DataParallel::train_step(const int* inputs, const int* 
     adamw_update(d.layout, 0, d.model.params(), d.model.grads(), d.m, d.v, r.lr, scale, d.adamw, d.step);
     return r;
   }
-  for (const Shard& sh : d.shards) {
-    const std::size_t n = d.owned_count(sh);
-    const std::size_t begin = d.owned_begin(sh);
+  for (const Shard& sh : d.plan.shards) {
+    const std::size_t n = d.plan.owned_count(sh);
+    const std::size_t begin = d.plan.owned_begin(sh);
     float* params = d.dp.mode == DpMode::kZero3 ? d.param_shard.data() + sh.storage : d.model.params().data() + begin;
     if (n > 0) {
       prof::KernelScope k(d.k_adamw);

@@ -27,6 +27,7 @@
 
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/trainer/model.hpp"
+#include "commscope/trainer/operators.hpp"
 #include "commscope/trainer/optimizer.hpp"
 
 namespace commscope::trainer {
@@ -59,6 +60,11 @@ class CollectiveActivity {
   CollectiveActivity(const CollectiveActivity&) = delete;
   CollectiveActivity& operator=(const CollectiveActivity&) = delete;
 };
+
+// The sum over all ranks of one double, over MPI on the host (the loss, the squared gradient
+// norm): marked as the collective in progress ("allreduce (mpi, ..., <what>)") and recorded as
+// an allreduce communication. Collective.
+double sum_over_ranks(Communicator& comm, const DataParallelNames& names, double local, const char* what);
 
 // What commscope-train drives: data-parallel training of one model on this rank's device.
 // DataParallel is the CPU's; make_cuda_engine (cuda_engine.hpp) gives the CUDA one.
