@@ -21,6 +21,7 @@ if(COMMSCOPE_BUILD_TESTS)
       "bench_np1|bench ${fx}/bench-np1.h5"
       "bench_np2|bench ${fx}/bench-np2.h5"
       "bench_np4|bench ${fx}/bench-np4.h5"
+      "bench_cuda_h100|bench ${PROJECT_SOURCE_DIR}/analysis/tests/data/bench-cuda-h100-np1.h5"
       "compare|compare ${fx}/bench-np2.h5 ${fx}/bench-np4.h5"
       "profile_np1|profile ${fx}/train-np1.h5"
       "profile_np2|profile ${fx}/train-np2.h5"
@@ -36,6 +37,12 @@ if(COMMSCOPE_BUILD_TESTS)
                      report ${rdir}/${name} ${report} ${check} ${args})
     set_tests_properties(analysis.report.${name} PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit" TIMEOUT 120)
   endforeach()
+  # Without gnuplot (GPU nodes often lack it) the report still writes its text, CSV files and
+  # plot scripts, says which plots are left to draw, and exits 0.
+  add_test(NAME analysis.report.no_gnuplot
+           COMMAND bash -c "rm -rf \"$1\" && env PATH=/nonexistent \"$2\" bench \"$3\" -o \"$1\" 2>\"$1.err\" && test -s \"$1/report.md\" && test -s \"$1/allreduce.csv\" && test -s \"$1/allreduce_time.gp\" && test ! -e \"$1/allreduce_time.svg\" && grep -q 'plots not drawn (gnuplot is not installed' \"$1.err\" && grep -q 'not drawn, gnuplot is not installed' \"$1/report.md\""
+                   nogp ${rdir}/no_gnuplot ${report} ${fx}/bench-np2.h5)
+  set_tests_properties(analysis.report.no_gnuplot PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit" TIMEOUT 120)
   # The reports' numbers against the HDF5 files, read independently with h5py
   # (scripts/check-report.py); one mismatched pair must be caught. Skipped without h5py.
   set(check_report ${PROJECT_SOURCE_DIR}/scripts/check-report.py)
@@ -55,6 +62,7 @@ if(COMMSCOPE_BUILD_TESTS)
   foreach(case
       "bench_np2|bench ${fx}/bench-np2.h5 ${rdir}/bench_np2|analysis.report.bench_np2"
       "bench_np4|bench ${fx}/bench-np4.h5 ${rdir}/bench_np4|analysis.report.bench_np4"
+      "bench_cuda_h100|bench ${PROJECT_SOURCE_DIR}/analysis/tests/data/bench-cuda-h100-np1.h5 ${rdir}/bench_cuda_h100|analysis.report.bench_cuda_h100"
       "profile_np2|profile ${fx}/train-np2.h5 ${rdir}/profile_np2|analysis.report.profile_np2"
       "scaling|scaling ${fx}/train-np1.h5 ${fx}/train-np2.h5 ${fx}/train-np4.h5 ${rdir}/scaling|analysis.report.scaling")
     string(REPLACE "|" ";" parts "${case}")

@@ -130,7 +130,7 @@ std::optional<CostTerms> textbook_cost(Collective c, TextbookAlgorithm a, int p)
 
 std::optional<TextbookAlgorithm> textbook_algorithm_for(Collective c, std::string_view algorithm) {
   using A = TextbookAlgorithm;
-  if (algorithm == "mpi") return std::nullopt;
+  if (algorithm == "mpi" || algorithm == "nccl") return std::nullopt;  // the library chooses inside
   if (algorithm == "ring") {
     switch (c) {
       case Collective::allreduce:
@@ -168,7 +168,7 @@ std::optional<TextbookAlgorithm> textbook_algorithm_for(Collective c, std::strin
         return std::nullopt;
     }
   }
-  throw std::invalid_argument("unknown algorithm '" + std::string(algorithm) + "' (known: mpi, ring, tree, rhd)");
+  throw std::invalid_argument("unknown algorithm '" + std::string(algorithm) + "' (known: mpi, nccl, ring, tree, rhd)");
 }
 
 std::optional<double> textbook_time_us(Collective c, std::string_view algorithm, int p, double bytes,

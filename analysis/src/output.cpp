@@ -177,7 +177,7 @@ std::string first_error_line(const std::string& err) {
 // Runs `gnuplot SCRIPT` in `dir`; throws OutputError when gnuplot is missing or fails.
 void run_gnuplot(const fs::path& dir, const std::string& script) {
   const fs::path gnuplot = find_on_path("gnuplot");
-  if (gnuplot.empty()) throw OutputError("gnuplot is not installed (Debian: gnuplot-nox)");
+  if (gnuplot.empty()) throw GnuplotMissing("gnuplot is not installed (Debian: gnuplot-nox)");
 
   int fds[2];
   if (::pipe(fds) != 0) throw OutputError("cannot run gnuplot: pipe: " + errno_text(errno));

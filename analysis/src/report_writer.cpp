@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <numeric>
 
 namespace commscope::analysis {
@@ -46,16 +47,28 @@ void ReportWriter::plot(const std::string& name, const LinePlot& p) {
     markdown_ << "(" << p.title << ": nothing to draw)\n\n";
     return;
   }
-  analysis::plot(p, *dir_, name);
-  written_.push_back(name + ".svg");
-  markdown_ << "![" << p.title << "](" << name << ".svg)\n\n";
+  try_draw(name, p.title, [&] { analysis::plot(p, *dir_, name); });
 }
 
 void ReportWriter::plot(const std::string& name, const StackedBars& p) {
   if (!dir_) return;
-  analysis::plot(p, *dir_, name);
+  try_draw(name, p.title, [&] { analysis::plot(p, *dir_, name); });
+}
+
+template <class Draw>
+bool ReportWriter::try_draw(const std::string& name, const std::string& title, Draw draw) {
+  try {
+    draw();
+  } catch (const GnuplotMissing& e) {
+    undrawn_.push_back(name);
+    undrawn_reason_ = e.what();
+    markdown_ << "(" << title << ": not drawn, " << e.what() << "; `gnuplot " << name
+              << ".gp` in this folder draws it)\n\n";
+    return false;
+  }
   written_.push_back(name + ".svg");
-  markdown_ << "![" << p.title << "](" << name << ".svg)\n\n";
+  markdown_ << "![" << title << "](" << name << ".svg)\n\n";
+  return true;
 }
 
 void ReportWriter::finish() {
@@ -64,6 +77,9 @@ void ReportWriter::finish() {
   if (terminal_)
     *terminal_ << "\nwrote " << (*dir_ / "report.md").string() << " with " << written_.size()
                << " CSV and plot files (plots as SVG and PNG)\n";
+  if (!undrawn_.empty())
+    std::cerr << "commscope-report: " << undrawn_.size() << " plots not drawn (" << undrawn_reason_
+              << "): their data and gnuplot scripts are in " << dir_->string() << "\n";
 }
 
 double percentile(std::vector<double> values, double p) {

@@ -22,7 +22,9 @@ class ReportWriter {
   void text(const std::string& paragraph);
   // Printed, added to the Markdown, and written as DIR/csv_name.csv.
   void table(const std::string& csv_name, const Table& table);
-  // Drawn (SVG + PNG) and linked from the Markdown; only with an output folder.
+  // Drawn (SVG + PNG) and linked from the Markdown; only with an output folder. Without gnuplot
+  // (GPU nodes often lack it) the data and script are kept, the report goes on and finish()
+  // says which plots are left to draw.
   void plot(const std::string& name, const LinePlot& plot);
   void plot(const std::string& name, const StackedBars& plot);
   // Writes report.md; prints where everything went.
@@ -33,6 +35,12 @@ class ReportWriter {
   std::optional<std::filesystem::path> dir_;
   std::ostringstream markdown_;
   std::vector<std::string> written_;
+  std::vector<std::string> undrawn_;  // plots whose .gp waits for gnuplot
+  std::string undrawn_reason_;
+
+  // Draws through `draw`; false (and noted in the Markdown) when gnuplot is missing.
+  template <class Draw>
+  bool try_draw(const std::string& name, const std::string& title, Draw draw);
 };
 
 // Median and nearest-rank percentile of a copy of `values` (0 for an empty list).

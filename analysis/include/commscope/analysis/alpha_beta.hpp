@@ -73,7 +73,7 @@ std::optional<CostTerms> textbook_cost(Collective c, TextbookAlgorithm a, int p)
 //           (reducescatter), scatter+allgather (broadcast)
 //   "tree": binomial tree (allreduce, reduce, broadcast); our tree allgather/reducescatter
 //           (gather/reduce + broadcast) have no textbook curve
-//   "mpi":  none (the library chooses inside)
+//   "mpi", "nccl": none (the vendor library chooses inside)
 // nullopt where there is no curve; std::invalid_argument for an unknown algorithm name.
 std::optional<TextbookAlgorithm> textbook_algorithm_for(Collective c, std::string_view algorithm);
 

@@ -18,6 +18,12 @@ class OutputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// gnuplot is not on the PATH: the plot's data and script were written, its SVG/PNG were not.
+class GnuplotMissing : public OutputError {
+ public:
+  using OutputError::OutputError;
+};
+
 // A table of text cells; numbers are formatted by the caller.
 class Table {
  public:
@@ -68,8 +74,8 @@ struct StackedBars {
 // Writes DIR/NAME.svg and DIR/NAME.png with gnuplot (the data file DIR/NAME.dat and the script
 // DIR/NAME.gp are kept, so a plot can be redrawn or restyled by hand); DIR is created. Points that
 // are not finite, or not positive on a log axis, are dropped; series left empty are skipped.
-// Throws OutputError when nothing is left to plot, gnuplot is missing or fails, or an output is not
-// valid; std::invalid_argument when a series' x and y (or the bars' values) do not match in size.
+// Throws OutputError when nothing is left to plot, gnuplot fails, or an output is not valid
+// (GnuplotMissing, after writing the .dat and .gp, when gnuplot is not installed); std::invalid_argument when a series' x and y (or the bars' values) do not match in size.
 void plot(const LinePlot& plot, const std::filesystem::path& dir, const std::string& name);
 void plot(const StackedBars& plot, const std::filesystem::path& dir, const std::string& name);
 
