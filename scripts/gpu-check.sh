@@ -3,11 +3,13 @@
 # buffers (NCCL and our algorithms, 8 B to 1 GiB), a profiled training run and the reports,
 # then write a summary table (summary.md) to record in docs/gpu-results.md.
 #
-#   scripts/gpu-check.sh [--out DIR] [--build DIR] [--size BYTES] [--ranks N] [--no-build]
+#   scripts/gpu-check.sh [--out DIR] [--build DIR] [--size BYTES] [--ranks N] [--iters N] [--no-build]
 #
 # --ranks: bench ranks (default: one per GPU when mpirun is present, else 1: a single rank
-# runs without a launcher); --size: largest bench size (default 1G); --build: build folder
-# (default build-cuda/); --no-build: use it as it is. Needs what scripts/setup.sh installs
+# runs without a launcher); --size: largest bench size (default 1G); --iters: timed iterations
+# per bench case (default 20, as the bench's -n and nccl-tests; 0: Google Benchmark picks,
+# which takes longer); --build: build folder (default build-cuda/); --no-build: use it
+# as it is. Needs what scripts/setup.sh installs
 # (MPI, HDF5, ...) plus the CUDA toolkit with cuBLAS, CUPTI and NCCL (NCCL_HOME if elsewhere).
 set -euo pipefail
 
@@ -16,6 +18,7 @@ out=""
 build_dir="$root/build-cuda"
 size=1G
 ranks=""
+iters=20
 build=1
 die() { echo "gpu-check.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -24,12 +27,14 @@ while [ $# -gt 0 ]; do
     --build) [ $# -ge 2 ] || die "--build needs a folder"; build_dir=$2; shift 2 ;;
     --size) [ $# -ge 2 ] || die "--size needs a value"; size=$2; shift 2 ;;
     --ranks) [ $# -ge 2 ] || die "--ranks needs a value"; ranks=$2; shift 2 ;;
+    --iters) [ $# -ge 2 ] || die "--iters needs a value"; iters=$2; shift 2 ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,11p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
 case "$ranks" in ''|*[!0-9]*|0) [ -z "$ranks" ] || die "--ranks needs a positive integer, not '$ranks'" ;; esac
+case "$iters" in ''|*[!0-9]*) die "--iters needs a non-negative integer, not '$iters'" ;; esac
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 [ "$ngpu" -gt 0 ] || die "no NVIDIA GPU is usable here (nvidia-smi -L lists none)"
 out=${out:-$root/results/gpu-$(date +%Y%m%d-%H%M%S)}
@@ -69,7 +74,7 @@ done
 
 step 3 "commscope-bench on device buffers: every collective, NCCL and our algorithms, 8 B to $size, $ranks ranks"
 bench_rc=0
-launch "$ranks" "$bin/commscope-bench" all --device cuda --algo all -b 8 -e "$size" -f 4 -c 1 --stats \
+launch "$ranks" "$bin/commscope-bench" all --device cuda --algo all -b 8 -e "$size" -f 4 -c 1 -n "$iters" --stats \
   --out "$out/bench-cuda.h5" 2>&1 | tee "$out/bench-cuda.log" || bench_rc=1
 
 step 4 "commscope-train --device cuda: GPT-2 124M in bf16, profiled, $ranks rank(s)"
@@ -104,7 +109,7 @@ report_rc=0
   echo
   echo "- device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | sort | uniq -c | sed 's/^ *//' | paste -sd ';' -)"
   grep -m3 -E "^# (cuda|nccl|CUDA|NCCL)" "$out/bench-cuda.log" | sed 's/^# /- /' || true
-  echo "- commands: scripts/gpu-check.sh --size $size --ranks $ranks (bench: $ranks rank(s))"
+  echo "- commands: scripts/gpu-check.sh --size $size --ranks $ranks --iters $iters (bench: $ranks rank(s))"
   echo
   echo "## GPU tests"
   echo
@@ -125,7 +130,7 @@ report_rc=0
     echo '```'
   done
   echo
-  echo "## Bench (busbw GB/s by size, out of place; full table in bench-cuda.log)"
+  echo "## Bench (time us and busbw GB/s by size, out of place; full table in bench-cuda.log)"
   echo
   for csv in "$out"/report/bench/*.csv; do
     [ -e "$csv" ] && [ "$(basename "$csv")" != fits.csv ] || continue
@@ -134,7 +139,8 @@ report_rc=0
     python3 - "$csv" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1], newline="")))
-cols = ["size"] + [c for c in rows[0].keys() if c.endswith("_busbw")] if rows else []
+# time and busbw of each algorithm (one rank has busbw 0 for most collectives: the time tells)
+cols = ["size"] + [c for c in rows[0].keys() if c.endswith("_us") or c.endswith("_busbw")] if rows else []
 print("| " + " | ".join(cols) + " |")
 print("|" + "---|" * len(cols))
 for r in rows:
