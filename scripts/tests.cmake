@@ -28,6 +28,7 @@ foreach(case
     "compare|unknown|unknown argument '--fast'|--fast"
     "compare|unwritable_out|cannot write the output folder|--bin ${bindir} --out /proc/commscope-compare"
     "gpucheck|bad_ranks|--ranks needs a positive integer|--ranks x"
+    "gpucheck|bad_iters|--iters needs a non-negative integer|--iters -3"
     "gpucheck|unknown|unknown argument '--cpu'|--cpu")
   string(REPLACE "|" ";" parts "${case}")
   list(GET parts 0 script)
