@@ -57,9 +57,10 @@ std::vector<Case> make_cases(const Options& o, int nranks, const Backend& backen
       for (const std::string& h : have) list += (list.empty() ? "" : ", ") + h;
       throw InvalidArgument("unknown algorithm '" + a + "' for --device " + backend.device() + " (have: " + list + ")");
     }
+    // A named algorithm must have one of the collectives; `all` takes those that do.
     bool any = false;
     for (Collective c : o.collectives) any |= backend.supports(a, c);
-    if (!any) {
+    if (!any && !o.algos.empty()) {
       std::string colls;
       for (Collective c : o.collectives) colls += (colls.empty() ? "" : ", ") + std::string(to_string(c));
       throw UnsupportedCollective("algorithm '" + a + "' has none of the requested collectives (" + colls + ")");

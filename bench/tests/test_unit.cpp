@@ -186,6 +186,11 @@ TEST(Cases, OrderPairsAndNames) {
   EXPECT_EQ(cases[72].bytes, 60u);  // 64 B: 5 elements per rank
   EXPECT_THROW(make_cases(parse({"allreduce", "--algo", "nope"}).options, 3, be), InvalidArgument);
   EXPECT_THROW(make_cases(parse({"alltoall", "--algo", "tree"}).options, 3, be), UnsupportedCollective);
+  // --algo all (the default) runs the algorithms that have the collective.
+  const std::vector<Case> a2a = make_cases(parse({"alltoall", "-b", "8", "-e", "8"}).options, 3, be);
+  ASSERT_EQ(a2a.size(), 4u);
+  EXPECT_EQ(a2a[0].algo, "mpi");
+  EXPECT_EQ(a2a[2].algo, "ring");
   EXPECT_THROW(make_cases(parse({"reduce", "-r", "3"}).options, 3, be), InvalidArgument);
   EXPECT_NO_THROW(make_cases(parse({"allreduce", "-r", "3"}).options, 3, be));  // no root involved
 }
