@@ -24,14 +24,14 @@ Layout buffer_layout(const Case& c, int rank) {
   }
   l.recv_in_b = false;
   l.a_bytes = std::max(sn, rn);
-  if (c.coll == Collective::allgather) l.send_offset = rank_block;
-  if (c.coll == Collective::reducescatter) l.recv_offset = rank_block;
+  if (c.coll == Collective::allgather || c.coll == Collective::gather) l.send_offset = rank_block;
+  if (c.coll == Collective::reducescatter || c.coll == Collective::scatter) l.recv_offset = rank_block;
   return l;
 }
 
 std::uint64_t count_wrong(const Case& c, std::uint64_t seed, int rank, void* out, const void* in, bool corrupt) {
   const check::Spec s = c.spec(seed);
-  const bool has_output = !(c.coll == Collective::reduce && rank != c.root);
+  const bool has_output = !((c.coll == Collective::reduce || c.coll == Collective::gather) && rank != c.root);
   if (corrupt && rank == 0 && has_output && check::recv_elements(s) > 0) {
     auto* p = static_cast<unsigned char*>(out);
     for (std::size_t b = 0; b < type_size(c.type); ++b) p[b] = static_cast<unsigned char>(~p[b]);
@@ -82,6 +82,7 @@ std::vector<Case> make_cases(const Options& o, int nranks, const Backend& backen
           for (const std::string& algo : algos) {
             if (!backend.supports(algo, coll)) continue;
             for (bool in_place : {false, true}) {
+              if (in_place && !has_in_place(coll)) continue;  // alltoallv: out of place only
               Case c;
               c.id = static_cast<int>(cases.size());
               c.row = row;

@@ -34,9 +34,7 @@ class FakeBackend final : public Backend {
  public:
   std::string device() const override { return "cpu"; }
   std::vector<std::string> algorithms() const override { return {"mpi", "ring", "tree", "rhd"}; }
-  bool supports(const std::string& a, Collective c) const override {
-    return a == "mpi" || a == "ring" || c != Collective::alltoall;
-  }
+  bool supports(const std::string& a, Collective c) const override { return find_algorithm(a).supports(c); }
   void prepare(const Case&, std::uint64_t) override {}
   LocalTimings run_timed(int, std::int64_t, Watchdog&) override { return {}; }
   std::uint64_t check_once(std::uint64_t, bool) override { return 0; }
@@ -195,6 +193,29 @@ TEST(Cases, OrderPairsAndNames) {
   EXPECT_NO_THROW(make_cases(parse({"allreduce", "-r", "3"}).options, 3, be));  // no root involved
 }
 
+TEST(Cases, NewCollectives) {
+  FakeBackend be;
+  // gather, scatter: mpi, ring, tree x 2 sides; sendrecv: mpi and ring x 2 sides; alltoallv:
+  // mpi and ring, out of place only (it has no in-place form).
+  const std::vector<Case> cases =
+      make_cases(parse({"gather,scatter,sendrecv,alltoallv", "-b", "96", "-e", "96", "-r", "2"}).options, 3, be);
+  ASSERT_EQ(cases.size(), 6u + 6u + 4u + 2u);
+  EXPECT_EQ(cases[0].name, "gather/mpi/f32/none/root:2/bytes:96/inplace:0");
+  EXPECT_EQ(cases[0].count, 8u);  // 96 B = 3 ranks x 8 f32
+  EXPECT_EQ(cases[4].algo, "tree");
+  EXPECT_EQ(cases[6].coll, Collective::scatter);
+  EXPECT_EQ(cases[6].count, 8u);
+  EXPECT_EQ(cases[12].name, "sendrecv/mpi/f32/none/root:-1/bytes:96/inplace:0");
+  EXPECT_EQ(cases[12].count, 24u);
+  EXPECT_EQ(cases[16].name, "alltoallv/mpi/f32/none/root:-1/bytes:96/inplace:0");
+  EXPECT_EQ(cases[16].count, 24u);  // every rank sends and receives 24 elements in all
+  EXPECT_EQ(cases[17].algo, "ring");
+  EXPECT_FALSE(cases[17].in_place);
+  EXPECT_NE(cases[16].row, cases[17].row);  // no in-place partner
+  EXPECT_THROW(make_cases(parse({"gather", "-r", "3"}).options, 3, be), InvalidArgument);
+  EXPECT_THROW(make_cases(parse({"sendrecv", "--algo", "tree"}).options, 3, be), UnsupportedCollective);
+}
+
 TEST(Cases, InPlaceLayouts) {
   Case c;
   c.coll = Collective::allgather;
@@ -215,6 +236,17 @@ TEST(Cases, InPlaceLayouts) {
   EXPECT_EQ(l.a_bytes, 320u);
   EXPECT_EQ(l.b_bytes, 80u);
   EXPECT_TRUE(l.recv_in_b);
+  // gather and scatter as NCCL: the root's block of the big side is the small side.
+  c.in_place = true;
+  c.coll = Collective::gather;
+  l = buffer_layout(c, 1);
+  EXPECT_EQ(l.a_bytes, 320u);
+  EXPECT_EQ(l.send_offset, 80u);
+  EXPECT_EQ(l.recv_offset, 0u);
+  c.coll = Collective::scatter;
+  l = buffer_layout(c, 1);
+  EXPECT_EQ(l.send_offset, 0u);
+  EXPECT_EQ(l.recv_offset, 80u);
 }
 
 TEST(Bandwidth, BusbwFactorsOfEveryCollective) {
@@ -232,16 +264,15 @@ TEST(Bandwidth, BusbwFactorsOfEveryCollective) {
       m.time_s = 1e-3;
       const ResultRow r = make_row(c, m, o, "cpu");
       const double algbw = static_cast<double>(c.bytes) / 1e-3 / 1e9;
-      double factor = 1;
+      // nccl-tests: 1 for reduce, broadcast, sendrecv; 2(n-1)/n for allreduce; (n-1)/n otherwise.
+      const bool one = coll == Collective::reduce || coll == Collective::broadcast || coll == Collective::sendrecv;
+      double factor = one ? 1.0 : static_cast<double>(n - 1) / n;
       if (coll == Collective::allreduce) factor = 2.0 * (n - 1) / n;
-      if (coll == Collective::allgather || coll == Collective::reducescatter || coll == Collective::alltoall)
-        factor = static_cast<double>(n - 1) / n;
       EXPECT_DOUBLE_EQ(r.algbw_GBps, algbw) << to_string(coll) << " n=" << n;
       EXPECT_DOUBLE_EQ(r.busbw_GBps, algbw * factor) << to_string(coll) << " n=" << n;
-      const std::size_t per_rank =
-          coll == Collective::allreduce || coll == Collective::reduce || coll == Collective::broadcast
-              ? 1000u
-              : 1000u * static_cast<std::size_t>(n);
+      // The array measured: one rank's count, or n blocks of it.
+      const bool single = one || coll == Collective::allreduce || coll == Collective::alltoallv;
+      const std::size_t per_rank = single ? 1000u : 1000u * static_cast<std::size_t>(n);
       EXPECT_EQ(c.bytes, per_rank * 4) << to_string(coll);
     }
   }
