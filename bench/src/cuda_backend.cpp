@@ -55,16 +55,6 @@ bool is_device_algorithm(const std::string& name) {
   return std::find(kDeviceAlgorithms.begin(), kDeviceAlgorithms.end(), name) != kDeviceAlgorithms.end();
 }
 
-// What Communicator::run names the running collective, for the transports' error messages.
-std::string context_of(const CollArgs& a, std::string_view algo, int nranks) {
-  std::ostringstream what;
-  what << to_string(a.coll) << " " << algo << " " << to_string(a.type);
-  if (is_reducing(a.coll)) what << " " << to_string(a.op);
-  if (is_rooted(a.coll)) what << " root " << a.root;
-  what << " " << collective_bytes(a.coll, a.count, a.type, nranks) << " B";
-  return what.str();
-}
-
 // Device memory that grows to the largest request and is freed once.
 class DeviceBuffer {
  public:
@@ -150,7 +140,7 @@ class CudaBackend final : public Backend {
       algo_ = &find_algorithm(c.algo);
       args_ = CollArgs{c.coll, send_, recv_, c.count, c.type, c.op, c.root};
       validate(args_, comm_.rank(), comm_.size());
-      transport_->set_context(context_of(args_, algo_->name(), comm_.size()));
+      transport_->set_context(call_context(args_, algo_->name(), comm_.size()));
     }
     upload_input(seed);
   }
@@ -164,15 +154,12 @@ class CudaBackend final : public Backend {
     // whole time of a call that does no work (a 1-rank or in-place no-op).
     LocalTimings t;
     const std::int64_t t0 = now_ns();
-    dog.beat(-1, t0);
     for (std::int64_t i = 0; i < iters; ++i) {
       launch();
-      // Our algorithms return after their last wait: progress the watchdog should see.
-      if (algo_) dog.beat(i, now_ns());
+      dog.progress(i);
     }
     wait_stream();
     const std::int64_t t1 = now_ns();
-    dog.beat(iters - 1, t1);
     t.total_s = static_cast<double>(t1 - t0) * 1e-9;
     t.op_s = sample_calls(iters, dog);
     if (t.op_s.empty()) t.op_s.assign(static_cast<std::size_t>(iters), t.total_s / static_cast<double>(iters));
@@ -285,10 +272,9 @@ class CudaBackend final : public Backend {
     for (std::int64_t i = 0; i < iters; ++i) {
       launch();
       COMMSCOPE_CUDA_CHECK(cudaEventRecord(events_[static_cast<std::size_t>(i) + 1], stream_));
-      if (algo_) dog.beat(i, now_ns());
+      dog.progress(i);
     }
     wait_stream();
-    dog.beat(iters - 1, now_ns());
     op_s.resize(static_cast<std::size_t>(iters));
     for (std::size_t i = 0; i < op_s.size(); ++i) {
       float ms = 0;

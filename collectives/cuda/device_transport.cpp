@@ -281,7 +281,7 @@ void NcclP2pTransport::drain() {
     COMMSCOPE_NCCL_CALL(ncclCommGetAsyncError(comm_, &async));
     if (async != ncclSuccess && async != ncclInProgress) {
       std::ostringstream os;
-      os << "NCCL asynchronous error on rank " << rank_ << " in " << (context_.empty() ? "?" : context_) << ": "
+      os << "NCCL asynchronous error on rank " << rank_ << " in " << context().describe() << ": "
          << ncclGetErrorString(async) << "; pending:" << pending_text();
       throw TransportError(os.str());
     }
@@ -292,7 +292,7 @@ void NcclP2pTransport::drain() {
     }
     if (timeout_s_ > 0 && std::chrono::duration<double>(clock::now() - start).count() > timeout_s_) {
       std::ostringstream os;
-      os << "timeout after " << timeout_s_ << " s on rank " << rank_ << " in " << (context_.empty() ? "?" : context_)
+      os << "timeout after " << timeout_s_ << " s on rank " << rank_ << " in " << context().describe()
          << ": still waiting on the NCCL group of" << pending_text();
       throw TimeoutError(os.str());
     }

@@ -111,8 +111,6 @@ class NcclP2pTransport final : public DeviceTransport {
   void post_send(const void* buf, std::size_t bytes, int peer) override;
   void post_recv(void* buf, std::size_t bytes, int peer) override;
   void wait() override;
-  void set_context(std::string what) override { context_ = std::move(what); }
-  const std::string& context() const { return context_; }
   // Ends an open group: its operations are enqueued and stay stuck until the owner aborts the
   // communicator, which must therefore come after this.
   void abandon() noexcept override { close_group_quietly(); }
@@ -135,7 +133,6 @@ class NcclP2pTransport final : public DeviceTransport {
   double timeout_s_;
   bool group_open_ = false;
   std::vector<Pending> pending_;
-  std::string context_;
 };
 
 // Device buffers over MPI through pinned host memory (MPI never sees a device pointer, so it
@@ -154,8 +151,11 @@ class StagedMpiTransport final : public DeviceTransport {
   void post_send(const void* buf, std::size_t bytes, int peer) override;
   void post_recv(void* buf, std::size_t bytes, int peer) override;
   void wait() override;
-  void set_context(std::string what) override { mpi_.set_context(std::move(what)); }
-  const std::string& context() const { return mpi_.context(); }
+  // The MPI transport raises the timeouts, so it is told too.
+  void set_context(const CallContext& what) noexcept override {
+    DeviceTransport::set_context(what);
+    mpi_.set_context(what);
+  }
   // See MpiTransport::set_yield_when_idle: for more ranks than cores (e.g. many ranks on one GPU).
   void set_yield_when_idle(bool on) { mpi_.set_yield_when_idle(on); }
   // Leaves the staging buffers of pending requests allocated: MPI may still touch them.

@@ -151,7 +151,7 @@ class MpiAlgorithm final : public Algorithm {
   std::string_view description() const override { return "the MPI library's own collective calls"; }
   bool supports(Collective) const override { return true; }
   void run(Transport& t, const CollArgs& a, const AlgoOptions&) const override {
-    auto* mt = dynamic_cast<MpiTransport*>(&t);
+    MpiTransport* mt = t.as_mpi();
     if (!mt) throw UnsupportedCollective("algorithm 'mpi' needs the MPI transport (host buffers over MPI)");
     run_mpi(*mt, a);
   }

@@ -28,6 +28,8 @@ struct CollArgs {
   DataType type = DataType::f32;
   ReduceOp op = ReduceOp::sum;
   int root = 0;
+
+  bool operator==(const CollArgs&) const = default;
 };
 
 struct AlgoOptions {
