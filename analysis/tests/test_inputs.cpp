@@ -111,8 +111,10 @@ BenchRecord bench_record(std::int64_t row, const char* collective, const char* a
   return r;
 }
 
-// A small bench results file following docs/bench-results.md; `schema` replaces the schema name.
-void write_bench_file(const std::string& path, const std::string& schema = "commscope.bench/1") {
+// A small bench results file following docs/bench-results.md; `schema` replaces the schema name,
+// `samples_per_row` below the rows' sample_count (5) damages /samples.
+void write_bench_file(const std::string& path, const std::string& schema = "commscope.bench/1",
+                      std::int64_t samples_per_row = 5) {
   h5::File f = h5::File::create(path);
   h5::Group meta = f.create_group("meta");
   meta.set_attr("schema", schema);
@@ -189,7 +191,7 @@ void write_bench_file(const std::string& path, const std::string& schema = "comm
                           .add("skew_us", &SampleRecord::skew_us);
   auto samples = h5::Table<SampleRecord>::create(f, "samples", samples_type);
   for (std::uint64_t r = 0; r < rows.size(); ++r) {
-    for (std::int64_t i = 0; i < 5; ++i) samples.append(SampleRecord{r, i, rows[r].time_us, 0.25});
+    for (std::int64_t i = 0; i < samples_per_row; ++i) samples.append(SampleRecord{r, i, rows[r].time_us + i, 0.25});
   }
   f.close();
 }
@@ -346,7 +348,13 @@ TEST(BenchFile, ReadsEveryFieldBack) {
     EXPECT_DOUBLE_EQ(got.max_us, w.max_us);
     EXPECT_DOUBLE_EQ(got.skew_us, 0.25);
     EXPECT_EQ(got.slowest_rank, 1);
+    EXPECT_EQ(got.sample_offset, w.sample_offset);
+    EXPECT_EQ(got.sample_count, 5U);
   }
+  ASSERT_EQ(b.sample_time_us.size(), 15U);  // /samples time_us, 5 per row, in file order
+  EXPECT_DOUBLE_EQ(b.sample_time_us[0], 12.5);
+  EXPECT_DOUBLE_EQ(b.sample_time_us[6], 12.0);
+  EXPECT_DOUBLE_EQ(b.sample_time_us[14], 84.0);
   EXPECT_NO_THROW(ca::preflight(path, "bench"));
 }
 
@@ -360,9 +368,12 @@ TEST(BenchFile, StringsUsingEveryByteOfTheirField) {
     meta.set_attr("device", "cpu");
     BenchRecord r = bench_record(0, "reducescatter_xy", "0123456789abcdef", false, 8, 1.0);
     h5::set_fixed(r.type, "bfloat16");
+    r.sample_count = 0;  // and no /samples table
     auto type = h5::CompoundType<BenchRecord>{};
     // Only the fields the reader needs, in another order: it selects by name.
-    type.add("slowest_rank", &BenchRecord::slowest_rank)
+    type.add("sample_count", &BenchRecord::sample_count)
+        .add("sample_offset", &BenchRecord::sample_offset)
+        .add("slowest_rank", &BenchRecord::slowest_rank)
         .add("skew_us", &BenchRecord::skew_us)
         .add("max_us", &BenchRecord::max_us)
         .add("p99_us", &BenchRecord::p99_us)
@@ -394,6 +405,7 @@ TEST(BenchFile, StringsUsingEveryByteOfTheirField) {
   EXPECT_EQ(b.rows[0].algorithm, "0123456789abcdef");
   EXPECT_EQ(b.rows[0].type, "bfloat16");
   EXPECT_TRUE(b.env.empty());  // no /meta/env: none
+  EXPECT_TRUE(b.sample_time_us.empty());
 }
 
 TEST(ProfileFile, ReadsEveryFieldBack) {
@@ -548,6 +560,12 @@ TEST(InputErrors, HdfFileOfSomethingElse) {
     f.close();
   }
   expect_input_error([&] { ca::read_bench_file(missing_field); }, missing_field, "cannot read it");
+}
+
+TEST(InputErrors, SamplesBeyondTheSamplesTable) {
+  const std::string path = temp_file("bench-few-samples.h5");
+  write_bench_file(path, "commscope.bench/1", 3);  // 9 samples; the last row claims 5..9
+  expect_input_error([&] { ca::read_bench_file(path); }, path, "/results row 1 points at samples beyond the 9");
 }
 
 TEST(InputErrors, TruncatedFiles) {
