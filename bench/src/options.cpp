@@ -114,7 +114,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
       ->capture_default_str();
   app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations per case")->capture_default_str();
   app.add_option("-c,--check", o.check_iters, "checked iterations after timing (0: no check)")->capture_default_str();
-  app.add_option("-d,--datatype", types, "f32 f64 f16 bf16 i32 i64 u8, a comma list, or all")->capture_default_str();
+  app.add_option("-d,--datatype", types, "f32 f64 f16 bf16 i32 i64 u8 i8 u32 u64, a comma list, or all")->capture_default_str();
   app.add_option("-o,--op", ops, "sum prod min max avg, a comma list, or all")->capture_default_str();
   app.add_option("-r,--root", o.root, "root rank of reduce and broadcast")->capture_default_str();
   app.add_option("-a,--average", combine, "how rank times combine: max, avg, min, rank0")->capture_default_str();

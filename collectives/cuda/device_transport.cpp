@@ -97,6 +97,12 @@ ncclDataType_t nccl_type(DataType t) {
       return ncclInt64;
     case DataType::u8:
       return ncclUint8;
+    case DataType::i8:
+      return ncclInt8;
+    case DataType::u32:
+      return ncclUint32;
+    case DataType::u64:
+      return ncclUint64;
   }
   throw InvalidArgument("no NCCL datatype for " + std::string(to_string(t)));
 }
