@@ -73,6 +73,34 @@ std::vector<T> parse_list(const std::string& text, F parse_one, auto all) {
   return out;
 }
 
+// nccl-tests' datatype names (with its pre-2.0 aliases char and int) for ours.
+struct TypeName {
+  const char* name;
+  DataType type;
+};
+constexpr TypeName kNcclTestsTypes[] = {
+    {"int8", DataType::i8},        {"uint8", DataType::u8},    {"int32", DataType::i32}, {"uint32", DataType::u32},
+    {"int64", DataType::i64},      {"uint64", DataType::u64},  {"half", DataType::f16},  {"float", DataType::f32},
+    {"double", DataType::f64},     {"bfloat16", DataType::bf16}, {"char", DataType::i8},   {"int", DataType::i32},
+};
+
+DataType parse_type_name(const std::string& s) {
+  for (const TypeName& t : kNcclTestsTypes)
+    if (s == t.name) return t.type;
+  if (s == "f8e4m3" || s == "f8e5m2") throw InvalidArgument("-d/--datatype " + s + ": fp8 types are not supported");
+  try {
+    return parse_datatype(s);
+  } catch (const UnknownName& e) {
+    throw InvalidArgument(std::string(e.what()) +
+                          " or nccl-tests' int8, uint8, int32, uint32, int64, uint64, half, float, double, bfloat16");
+  }
+}
+
+ReduceOp parse_op_name(const std::string& s) {
+  if (s == "mulsum") throw InvalidArgument("-o/--op mulsum (NCCL's pre-multiplied sum) is not supported");
+  return parse_reduce_op(s);
+}
+
 Combine parse_combine(const std::string& s) {
   if (s == "max" || s == "3") return Combine::max;
   if (s == "avg" || s == "1") return Combine::avg;
@@ -82,6 +110,12 @@ Combine parse_combine(const std::string& s) {
 }
 
 }  // namespace
+
+std::string_view nccl_tests_name(DataType t) {
+  for (const TypeName& n : kNcclTestsTypes)
+    if (n.type == t) return n.name;
+  return to_string(t);
+}
 
 ParseResult parse_options(int argc, const char* const* argv) {
   ParseResult r;
@@ -114,7 +148,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
       ->capture_default_str();
   app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations per case")->capture_default_str();
   app.add_option("-c,--check", o.check_iters, "checked iterations after timing (0: no check)")->capture_default_str();
-  app.add_option("-d,--datatype", types, "f32 f64 f16 bf16 i32 i64 u8 i8 u32 u64, a comma list, or all")->capture_default_str();
+  app.add_option("-d,--datatype", types, "f32 f64 f16 bf16 i32 i64 u8 i8 u32 u64 (or nccl-tests' int8 uint8 int32 uint32 int64 uint64 half "
+                 "float double bfloat16), a comma list, or all")->capture_default_str();
   app.add_option("-o,--op", ops, "sum prod min max avg, a comma list, or all")->capture_default_str();
   app.add_option("-r,--root", o.root, "root rank of reduce and broadcast")->capture_default_str();
   app.add_option("-a,--average", combine, "how rank times combine: max, avg, min, rank0")->capture_default_str();
@@ -159,8 +194,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
       o.benchmark_flags.push_back(extra);
     }
     o.collectives = parse_list<Collective>(colls, parse_collective, kAllCollectives);
-    o.types = parse_list<DataType>(types, parse_datatype, kAllDataTypes);
-    o.ops = parse_list<ReduceOp>(ops, parse_reduce_op, kAllReduceOps);
+    o.types = parse_list<DataType>(types, parse_type_name, kAllDataTypes);
+    o.ops = parse_list<ReduceOp>(ops, parse_op_name, kAllReduceOps);
     o.combine = parse_combine(combine);
     o.min_bytes = parse_size(minb);
     o.max_bytes = parse_size(maxb);

@@ -126,6 +126,24 @@ TEST(Options, NcclTestsFlags) {
   EXPECT_EQ(parse({"allreduce", "-i", "1K"}).options.step, 1024u);
 }
 
+TEST(Options, NcclTestsTypeNamesAndAliases) {
+  const ParseResult r =
+      parse({"allreduce", "-d", "int8,uint8,int32,uint32,int64,uint64,half,float,double,bfloat16,char,int,f32"});
+  ASSERT_EQ(r.exit_code, -1) << r.message;
+  using T = DataType;
+  EXPECT_EQ(r.options.types, (std::vector<T>{T::i8, T::u8, T::i32, T::u32, T::i64, T::u64, T::f16, T::f32, T::f64,
+                                             T::bf16, T::i8, T::i32, T::f32}));
+  for (DataType t : kAllDataTypes) {
+    const std::string name(nccl_tests_name(t));
+    EXPECT_EQ(parse({"allreduce", "-d", name}).options.types, std::vector<DataType>{t}) << name;
+  }
+  EXPECT_EQ(nccl_tests_name(DataType::bf16), "bfloat16");
+  EXPECT_NE(parse({"allreduce", "-d", "f8e4m3"}).message.find("fp8 types are not supported"), std::string::npos);
+  EXPECT_NE(parse({"allreduce", "-o", "mulsum"}).message.find("mulsum (NCCL's pre-multiplied sum) is not supported"),
+            std::string::npos);
+  EXPECT_NE(parse({"allreduce", "-d", "float8"}).message.find("or nccl-tests' int8"), std::string::npos);
+}
+
 TEST(Options, BadValuesExit2WithAMessage) {
   const std::vector<std::vector<std::string>> bad = {
       {},                         // no collective
@@ -140,6 +158,8 @@ TEST(Options, BadValuesExit2WithAMessage) {
       {"allreduce", "-c", "-1"},
       {"allreduce", "-d", "f33"},
       {"allreduce", "-o", "xor"},
+      {"allreduce", "-o", "mulsum"},
+      {"allreduce", "-d", "f8e5m2"},
       {"allreduce", "-r", "-3"},
       {"allreduce", "-a", "median"},
       {"allreduce", "-T", "-1"},

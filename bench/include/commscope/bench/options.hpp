@@ -54,6 +54,9 @@ struct Options {
   std::string command_line;
 };
 
+// nccl-tests' name of a datatype ("float" for f32, "bfloat16" for bf16, ...).
+std::string_view nccl_tests_name(DataType t);
+
 // Parse "8", "64K", "1.5M", "2G" (powers of 1024, as nccl-tests). Throws InvalidArgument.
 std::size_t parse_size(const std::string& s);
 
