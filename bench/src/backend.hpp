@@ -19,13 +19,15 @@ class Watchdog;
 // Where a case's input and output live in a backend's two buffer pools (`a` and `b`), as byte
 // offsets, following NCCL's in-place conventions: out of place, input at a and output at b;
 // in place, both in a (allgather: the input is this rank's block of the output; reducescatter:
-// the output is this rank's block of the input).
+// the output is this rank's block of the input). The pools start on a page (host) or a 256-byte
+// (cudaMalloc) boundary; `unalign` elements (nccl-tests' -u) shift both buffers off it, so they
+// stay aligned to their element size only.
 struct Layout {
   std::size_t a_bytes = 0, b_bytes = 0;  // pool sizes the case needs
   std::size_t send_offset = 0, recv_offset = 0;
   bool recv_in_b = true;
 };
-Layout buffer_layout(const Case& c, int rank);
+Layout buffer_layout(const Case& c, int rank, std::size_t unalign);
 
 // Count rank `rank`'s wrong elements of case `c` run on the check data of `seed`: its output
 // `out` (host memory) and, out of place, its input `in` (host memory, must be unchanged).
@@ -55,9 +57,10 @@ class Backend {
   virtual std::uint64_t check_once(std::uint64_t seed, bool corrupt) = 0;
 };
 
-std::unique_ptr<Backend> make_cpu_backend(Communicator& comm);
-// `transport` (nccl or staged) moves the device buffers of ring/tree/rhd: see Options::transport.
+// The options' device settings (-u, and for cuda -T, --transport, ...) shape the backends.
+std::unique_ptr<Backend> make_cpu_backend(Communicator& comm, const Options& o);
+// o.transport (nccl or staged) moves the device buffers of ring/tree/rhd: see Options::transport.
 // Throws InvalidArgument when built without CUDA, TransportError when no GPU can be used.
-std::unique_ptr<Backend> make_cuda_backend(Communicator& comm, double timeout_s, const std::string& transport);
+std::unique_ptr<Backend> make_cuda_backend(Communicator& comm, const Options& o);
 
 }  // namespace commscope::bench

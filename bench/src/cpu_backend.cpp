@@ -1,7 +1,12 @@
 // Host buffers over the collectives library: every algorithm of the registry (mpi, ring,
-// tree, rhd), the in-place layouts of NCCL's conventions, and one pair of buffers reused by
-// every case (grown to the largest, never shrunk, first-touched once).
+// tree, rhd), the in-place layouts of NCCL's conventions, and one pair of page-aligned buffers
+// reused by every case (grown to the largest, never shrunk, first-touched once), so that -u is
+// the only source of misalignment.
+#include <unistd.h>
+
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "backend.hpp"
 #include "commscope/collectives/check_data.hpp"
@@ -10,9 +15,35 @@
 namespace commscope::bench {
 namespace {
 
+// Host memory starting on a page boundary; grows to the largest request (zeroed, so every page
+// is touched before timing), never shrinks.
+class PageBuffer {
+ public:
+  PageBuffer() = default;
+  ~PageBuffer() { std::free(p_); }
+  PageBuffer(const PageBuffer&) = delete;
+  PageBuffer& operator=(const PageBuffer&) = delete;
+  void grow(std::size_t bytes) {
+    bytes = std::max<std::size_t>(bytes, 64);
+    if (bytes <= size_) return;
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    void* p = nullptr;
+    if (::posix_memalign(&p, page, (bytes + page - 1) / page * page) != 0) throw std::bad_alloc();
+    std::memset(p, 0, bytes);
+    std::free(p_);
+    p_ = p;
+    size_ = bytes;
+  }
+  std::byte* data() const { return static_cast<std::byte*>(p_); }
+
+ private:
+  void* p_ = nullptr;
+  std::size_t size_ = 0;
+};
+
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(Communicator& comm) : comm_(comm) {}
+  CpuBackend(Communicator& comm, const Options& o) : comm_(comm), unalign_(o.unalign) {}
 
   std::string device() const override { return "cpu"; }
 
@@ -32,9 +63,9 @@ class CpuBackend final : public Backend {
     case_ = c;
     algo_ = &find_algorithm(c.algo);
     const check::Spec s = c.spec(seed);
-    const Layout l = buffer_layout(c, comm_.rank());
-    grow(a_, l.a_bytes);
-    grow(b_, l.b_bytes);
+    const Layout l = buffer_layout(c, comm_.rank(), unalign_);
+    a_.grow(l.a_bytes);
+    b_.grow(l.b_bytes);
     args_ = CollArgs{
         c.coll, a_.data() + l.send_offset, (l.recv_in_b ? b_.data() : a_.data()) + l.recv_offset, c.count, c.type, c.op,
         c.root};
@@ -70,21 +101,18 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  static void grow(std::vector<std::byte>& v, std::size_t bytes) {
-    if (v.size() < std::max<std::size_t>(bytes, 64)) v.resize(std::max<std::size_t>(bytes, 64));
-  }
-
   Communicator& comm_;
+  std::size_t unalign_;  // -u: elements past the page boundary
   Case case_;
   const Algorithm* algo_ = nullptr;
   CollArgs args_;
-  std::vector<std::byte> a_, b_;  // buffer pools, see Layout
+  PageBuffer a_, b_;  // buffer pools, see Layout
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend(Communicator& comm) {
-  return std::make_unique<CpuBackend>(comm);
+std::unique_ptr<Backend> make_cpu_backend(Communicator& comm, const Options& o) {
+  return std::make_unique<CpuBackend>(comm, o);
 }
 
 }  // namespace commscope::bench

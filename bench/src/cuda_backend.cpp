@@ -96,10 +96,10 @@ class DeviceBuffer {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(Communicator& comm, double timeout_s, const std::string& transport)
-      : comm_(comm), timeout_s_(timeout_s), staged_(transport == "staged") {
-    if (transport != "nccl" && transport != "staged")
-      throw InvalidArgument("bad --transport '" + transport + "' (nccl or staged)");
+  CudaBackend(Communicator& comm, const Options& o)
+      : comm_(comm), timeout_s_(o.timeout_s), staged_(o.transport == "staged"), unalign_(o.unalign) {
+    if (o.transport != "nccl" && o.transport != "staged")
+      throw InvalidArgument("bad --transport '" + o.transport + "' (nccl or staged)");
     // The node's ranks take the visible GPUs in turn; NCCL refuses two ranks on one GPU, staged
     // transfers go through host memory and do not care.
     device_ = bind_local_gpu(comm_, !staged_, "--device cuda");
@@ -139,7 +139,7 @@ class CudaBackend final : public Backend {
 
   void prepare(const Case& c, std::uint64_t seed) override {
     case_ = c;
-    layout_ = buffer_layout(c, comm_.rank());
+    layout_ = buffer_layout(c, comm_.rank(), unalign_);
     a_.grow(layout_.a_bytes);
     b_.grow(c.in_place && c.coll == Collective::alltoall ? layout_.a_bytes : layout_.b_bytes);
     send_ = a_.data() + layout_.send_offset;
@@ -309,6 +309,7 @@ class CudaBackend final : public Backend {
   Communicator& comm_;
   double timeout_s_;
   bool staged_;  // --transport staged: no NCCL communicator, ranks may share a GPU
+  std::size_t unalign_;  // -u: elements past cudaMalloc's 256-byte alignment
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
   ncclComm_t nccl_ = nullptr;
@@ -325,8 +326,8 @@ class CudaBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cuda_backend(Communicator& comm, double timeout_s, const std::string& transport) {
-  return std::make_unique<CudaBackend>(comm, timeout_s, transport);
+std::unique_ptr<Backend> make_cuda_backend(Communicator& comm, const Options& o) {
+  return std::make_unique<CudaBackend>(comm, o);
 }
 
 }  // namespace commscope::bench
@@ -334,7 +335,7 @@ std::unique_ptr<Backend> make_cuda_backend(Communicator& comm, double timeout_s,
 #else  // !COMMSCOPE_WITH_CUDA
 
 namespace commscope::bench {
-std::unique_ptr<Backend> make_cuda_backend(Communicator&, double, const std::string&) {
+std::unique_ptr<Backend> make_cuda_backend(Communicator&, const Options&) {
   throw InvalidArgument("--device cuda: this build has no CUDA (configure with -DCOMMSCOPE_CUDA=ON)");
 }
 }  // namespace commscope::bench

@@ -111,7 +111,7 @@ class Bench {
   Bench(const Options& o, int argc, char** argv) : o_(o), comm_(MPI_COMM_WORLD, comm_options(o)) {
     rank_ = comm_.rank();
     install_signal_handlers(rank_);
-    backend_ = o_.device == "cuda" ? make_cuda_backend(comm_, o_.timeout_s, o_.transport) : make_cpu_backend(comm_);
+    backend_ = o_.device == "cuda" ? make_cuda_backend(comm_, o_) : make_cpu_backend(comm_, o_);
     cases_ = make_cases(o_, comm_.size(), *backend_);
     env_ = capture_environment(MPI_COMM_WORLD, argc, argv);
     open_results_file();

@@ -165,6 +165,10 @@ ParseResult parse_options(int argc, const char* const* argv) {
                      "with --device cuda, how ring/tree/rhd move data: nccl (ncclSend/ncclRecv, one GPU per rank) "
                      "or staged (MPI through pinned host memory; ranks may share a GPU; no nccl algorithm)")
           ->capture_default_str();
+  long long unalign = 0;
+  app.add_option("-u,--unalign", unalign,
+                 "start the buffers this many elements past a page boundary (misaligned buffers)")
+      ->capture_default_str();
   app.add_option("--out", o.out, "HDF5 results file (schema: docs/bench-results.md)");
   app.add_flag("--stats", o.stats, "print per-iteration min/p50/p99/max and the mean arrival skew");
   app.add_option("--seed", o.seed, "seed of the check data")->capture_default_str();
@@ -215,6 +219,9 @@ ParseResult parse_options(int argc, const char* const* argv) {
     if (o.root < 0) throw InvalidArgument("-r/--root must be >= 0");
     if (!(o.timeout_s >= 0)) throw InvalidArgument("-T/--timeout must be >= 0 seconds");
     if (o.segment_bytes == 0) throw InvalidArgument("--segment must be > 0");
+    // A page of elements already reaches every misalignment; more only wastes memory.
+    if (unalign < 0 || unalign > 4096) throw InvalidArgument("-u/--unalign must be 0 to 4096 elements");
+    o.unalign = static_cast<std::size_t>(unalign);
     if (o.device != "cpu" && o.device != "cuda") throw InvalidArgument("bad --device '" + o.device + "' (cpu or cuda)");
     if (transport->count() > 0 && o.device != "cuda") throw InvalidArgument("--transport applies to --device cuda");
     if (o.transport != "nccl" && o.transport != "staged")

@@ -176,6 +176,7 @@ ResultsFile::ResultsFile(const std::string& path, const Options& o, const Enviro
   meta.set_attr("timeout_s", o.timeout_s);
   meta.set_attr("seed", static_cast<std::uint64_t>(o.seed));
   meta.set_attr("segment_bytes", static_cast<std::uint64_t>(o.segment_bytes));
+  meta.set_attr("unalign", static_cast<std::uint64_t>(o.unalign));
   h5::Group envg = meta.create_group("env");
   for (const auto& [k, v] : env.env_vars) envg.set_attr(k, v);
 

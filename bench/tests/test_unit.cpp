@@ -166,6 +166,8 @@ TEST(Options, BadValuesExit2WithAMessage) {
       {"allreduce", "--device", "gpu"},
       {"allreduce", "--bogus"},
       {"allreduce", "--segment", "0"},
+      {"allreduce", "-u", "-1"},
+      {"allreduce", "-u", "5000"},
   };
   for (const auto& args : bad) {
     const ParseResult r = parse(args);
@@ -217,19 +219,30 @@ TEST(Cases, InPlaceLayouts) {
   c.type = DataType::f64;
   c.nranks = 4;
   c.in_place = true;
-  Layout l = buffer_layout(c, 2);
+  Layout l = buffer_layout(c, 2, 0);
   EXPECT_EQ(l.a_bytes, 320u);
   EXPECT_EQ(l.send_offset, 160u);
   EXPECT_EQ(l.recv_offset, 0u);
   EXPECT_FALSE(l.recv_in_b);
   c.coll = Collective::reducescatter;
-  l = buffer_layout(c, 3);
+  l = buffer_layout(c, 3, 0);
   EXPECT_EQ(l.recv_offset, 240u);
   c.in_place = false;
-  l = buffer_layout(c, 3);
+  l = buffer_layout(c, 3, 0);
   EXPECT_EQ(l.a_bytes, 320u);
   EXPECT_EQ(l.b_bytes, 80u);
   EXPECT_TRUE(l.recv_in_b);
+  // -u 3: both buffers move 3 elements (24 B) off the pools' start, and the pools grow by as much.
+  l = buffer_layout(c, 3, 3);
+  EXPECT_EQ(l.send_offset, 24u);
+  EXPECT_EQ(l.recv_offset, 24u);
+  EXPECT_EQ(l.a_bytes, 344u);
+  EXPECT_EQ(l.b_bytes, 104u);
+  c.in_place = true;
+  l = buffer_layout(c, 3, 3);
+  EXPECT_EQ(l.recv_offset, 24u + 240u);
+  EXPECT_EQ(l.send_offset, 24u);
+  EXPECT_EQ(l.a_bytes, 344u);
 }
 
 TEST(Bandwidth, BusbwFactorsOfEveryCollective) {

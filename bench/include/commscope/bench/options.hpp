@@ -40,6 +40,9 @@ struct Options {
   bool stats = false;
   std::uint64_t seed = 42;
   std::size_t segment_bytes = std::size_t{1} << 20;
+  // -u: the buffers start this many elements past a page boundary (host) or cudaMalloc's
+  // 256-byte alignment (device), as nccl-tests misaligns them.
+  std::size_t unalign = 0;
   // Testing aids (hidden from --help): rank `stall_rank` never enters the first collective of
   // at least `stall_bytes`; rank `kill_rank` dies of SIGKILL there instead (`kill_bytes`);
   // rank 0 corrupts one output element before every check.
