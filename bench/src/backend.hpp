@@ -34,11 +34,23 @@ Layout buffer_layout(const Case& c, int rank, std::size_t unalign);
 // `corrupt` (a test aid) flips rank 0's first output element before the check.
 std::uint64_t count_wrong(const Case& c, std::uint64_t seed, int rank, void* out, const void* in, bool corrupt);
 
-// One rank's timings of `iters` back-to-back calls after a barrier.
+// How the timed calls of a case run (nccl-tests' -w -n -m -z): after `warmup` calls and a
+// barrier, `iters` iterations of `agg` calls each; -z `blocking` adds waits and barriers.
+struct TimingPlan {
+  int warmup = 0;
+  std::int64_t iters = 0;
+  int agg = 1;
+  int blocking = 0;  // 0 none; 1 wait + barrier after each call; 2 wait after each call; 3 wait +
+                     // barrier after each iteration, the barrier not timed
+  std::int64_t calls() const { return iters * agg; }
+};
+
+// One rank's timings of a TimingPlan.
 struct LocalTimings {
-  std::vector<double> op_s;       // duration of call i (s)
-  std::vector<double> arrival_s;  // when call i started, from the barrier exit (s); empty if unknown
-  double total_s = 0;             // all calls, from the barrier exit to the last completion
+  std::vector<double> op_s;       // iteration i's duration divided by its calls: s per call
+  std::vector<double> arrival_s;  // when iteration i started, from the barrier exit (s); empty if unknown
+  double total_s = 0;             // all calls, from the barrier exit to the last completion (s)
+  double launch_s = 0;            // from the barrier exit until the last call was issued (s)
 };
 
 class Backend {
@@ -50,8 +62,8 @@ class Backend {
   virtual bool supports(const std::string& algo, Collective c) const = 0;
   // Allocate (or reuse) the buffers of `c` and fill the input with its check data.
   virtual void prepare(const Case& c, std::uint64_t seed) = 0;
-  // Warm up, barrier, then time `iters` calls back to back. Beats the watchdog as it goes.
-  virtual LocalTimings run_timed(int warmup, std::int64_t iters, Watchdog& dog) = 0;
+  // Warm up, barrier, then time the plan's calls. Beats the watchdog as it goes.
+  virtual LocalTimings run_timed(const TimingPlan& plan, Watchdog& dog) = 0;
   // Refill the input, run once, and count this rank's wrong output elements (and, out of
   // place, changed input elements). `corrupt` flips one output element first (a test aid).
   virtual std::uint64_t check_once(std::uint64_t seed, bool corrupt) = 0;

@@ -155,27 +155,32 @@ class CudaBackend final : public Backend {
     upload_input(seed);
   }
 
-  LocalTimings run_timed(int warmup, std::int64_t iters, Watchdog& dog) override {
-    for (int i = 0; i < warmup; ++i) launch();
+  LocalTimings run_timed(const TimingPlan& p, Watchdog& dog) override {
+    for (int i = 0; i < p.warmup; ++i) launch();
     wait_stream();
     comm_.barrier();
-    // The time: `iters` calls back to back with nothing between them, as nccl-tests times
-    // them. A CUDA event recorded between calls costs the host about 1.5 us, which is the
+    // The time: the iterations with nothing between them but what -z asks for, as nccl-tests
+    // times them. A CUDA event recorded between calls costs the host about 1.5 us, which is the
     // whole time of a call that does no work (a 1-rank or in-place no-op).
     LocalTimings t;
     const std::int64_t t0 = now_ns();
+    std::int64_t untimed = 0;  // ns in -z 3's barriers
     dog.beat(-1, t0);
-    for (std::int64_t i = 0; i < iters; ++i) {
-      launch();
+    for (std::int64_t i = 0; i < p.iters; ++i) {
+      run_iteration(p);
       // Our algorithms return after their last wait: progress the watchdog should see.
       if (algo_) dog.beat(i, now_ns());
+      if (p.blocking == 3) untimed += wait_then_barrier();
     }
+    const std::int64_t issued = now_ns();
     wait_stream();
     const std::int64_t t1 = now_ns();
-    dog.beat(iters - 1, t1);
-    t.total_s = static_cast<double>(t1 - t0) * 1e-9;
-    t.op_s = sample_calls(iters, dog);
-    if (t.op_s.empty()) t.op_s.assign(static_cast<std::size_t>(iters), t.total_s / static_cast<double>(iters));
+    dog.beat(p.iters - 1, t1);
+    t.total_s = static_cast<double>(t1 - t0 - untimed) * 1e-9;
+    t.launch_s = static_cast<double>(issued - t0 - untimed) * 1e-9;
+    t.op_s = sample_calls(p, dog);
+    if (t.op_s.empty())
+      t.op_s.assign(static_cast<std::size_t>(p.iters), t.total_s / static_cast<double>(std::max<std::int64_t>(1, p.calls())));
     return t;
   }
 
@@ -212,6 +217,29 @@ class CudaBackend final : public Backend {
     } else {
       launch_nccl();
     }
+  }
+
+  // One timed iteration: -m calls (NCCL's collectives in one NCCL group, as nccl-tests
+  // aggregates them), with -z 1/2's waits (and -z 1's barrier) after each call or group.
+  void run_iteration(const TimingPlan& p) {
+    const bool group = !algo_ && p.agg > 1;
+    const bool each = p.blocking == 1 || p.blocking == 2;
+    if (group) COMMSCOPE_NCCL_CHECK(ncclGroupStart());
+    for (int a = 0; a < p.agg; ++a) {
+      launch();
+      if (each && !group) wait_then_barrier(p.blocking == 1);
+    }
+    if (group) COMMSCOPE_NCCL_CHECK(ncclGroupEnd());
+    if (each && group) wait_then_barrier(p.blocking == 1);
+  }
+
+  // Wait for the stream, then (if asked) a barrier; returns the barrier's ns.
+  std::int64_t wait_then_barrier(bool barrier = true) {
+    wait_stream();
+    if (!barrier) return 0;
+    const std::int64_t before = now_ns();
+    comm_.barrier();
+    return now_ns() - before;
   }
 
   // One call of ring/tree/rhd: the host drives it, waiting at every step of the algorithm.
@@ -273,27 +301,30 @@ class CudaBackend final : public Backend {
     }
   }
 
-  // Per-call durations (min/p50/p99/max) from a second pass of `iters` calls with a CUDA event
-  // between calls, after the timed pass so that they cannot slow it. Beyond kMaxEventSamples
-  // calls only the timed pass's mean is known.
-  std::vector<double> sample_calls(std::int64_t iters, Watchdog& dog) {
+  // Per-iteration durations (min/p50/p99/max, s per call) from a second pass of the plan with a
+  // CUDA event before and after each iteration (so -z 3's barriers stay out), after the timed
+  // pass so that they cannot slow it. Beyond kMaxEventSamples iterations only the timed pass's
+  // mean is known.
+  std::vector<double> sample_calls(const TimingPlan& p, Watchdog& dog) {
     std::vector<double> op_s;
-    if (iters <= 0 || iters > kMaxEventSamples) return op_s;
-    ensure_events(static_cast<std::size_t>(iters) + 1);
+    if (p.iters <= 0 || p.iters > kMaxEventSamples) return op_s;
+    const auto n = static_cast<std::size_t>(p.iters);
+    ensure_events(2 * n);
     comm_.barrier();
-    COMMSCOPE_CUDA_CHECK(cudaEventRecord(events_[0], stream_));
-    for (std::int64_t i = 0; i < iters; ++i) {
-      launch();
-      COMMSCOPE_CUDA_CHECK(cudaEventRecord(events_[static_cast<std::size_t>(i) + 1], stream_));
-      if (algo_) dog.beat(i, now_ns());
+    for (std::size_t i = 0; i < n; ++i) {
+      COMMSCOPE_CUDA_CHECK(cudaEventRecord(events_[2 * i], stream_));
+      run_iteration(p);
+      COMMSCOPE_CUDA_CHECK(cudaEventRecord(events_[2 * i + 1], stream_));
+      if (algo_) dog.beat(static_cast<std::int64_t>(i), now_ns());
+      if (p.blocking == 3) wait_then_barrier();
     }
     wait_stream();
-    dog.beat(iters - 1, now_ns());
-    op_s.resize(static_cast<std::size_t>(iters));
-    for (std::size_t i = 0; i < op_s.size(); ++i) {
+    dog.beat(p.iters - 1, now_ns());
+    op_s.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
       float ms = 0;
-      COMMSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i], events_[i + 1]));
-      op_s[i] = ms * 1e-3;
+      COMMSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[2 * i], events_[2 * i + 1]));
+      op_s[i] = ms * 1e-3 / p.agg;
     }
     return op_s;
   }

@@ -37,6 +37,13 @@ class Reporter final : public benchmark::BenchmarkReporter {
     for (const Case& c : cases_) by_name_[c.name] = &c;
   }
 
+  // -N: cycle k's lines number from k times one cycle's lines, so that rows stay distinct.
+  void start_cycle(int cycle) {
+    flush_pending();
+    const std::int64_t lines = cases_.empty() ? 0 : cases_.back().row + 1;
+    row_offset_ = cycle * lines;
+  }
+
   // Every call of a case's function leaves its measurement here (Google Benchmark may call a
   // case several times while it looks for the iteration count; only the last is reported).
   void stash(const Case& c, Measurement m) { stash_[c.id].push_back(std::move(m)); }
@@ -59,7 +66,9 @@ class Reporter final : public benchmark::BenchmarkReporter {
       next = 0;
       if (c.row != pending_row_) flush_pending();
       pending_row_ = c.row;
-      pending_[c.in_place].push_back({make_row(c, m, options_, device_), std::move(m.samples)});
+      ResultRow row = make_row(c, m, options_, device_);
+      row.row += row_offset_;
+      pending_[c.in_place].push_back({row, std::move(m.samples)});
     }
     // The in-place side closes a line (it runs second).
     if (pending_row_ >= 0 && !pending_[1].empty()) flush_pending();
@@ -97,6 +106,7 @@ class Reporter final : public benchmark::BenchmarkReporter {
   std::map<int, std::vector<Measurement>> stash_;
   std::map<int, std::size_t> consumed_;
   int pending_row_ = -1;
+  std::int64_t row_offset_ = 0;
   std::vector<Entry> pending_[2];
 };
 
@@ -129,9 +139,13 @@ class Bench {
           backend_->device().c_str(), comm_.size(), o_.min_bytes, o_.max_bytes, size_list(o_).size(),
           o_.iters > 0 ? std::to_string(o_.iters).c_str() : "auto", o_.warmup, o_.check_iters,
           std::string(to_string(o_.combine)).c_str(), o_.timeout_s);
+      print_loop_shape();
       std::fflush(stdout);
     }
-    table_ = std::make_unique<Table>(stdout, o_.stats);
+    table_ = std::make_unique<Table>(stdout, TableStyle{.stats = o_.stats,
+                                                        .per_iter = o_.per_iter_timing,
+                                                        .cputime = o_.report_cputime,
+                                                        .timestamps = o_.report_timestamps});
     if (rank_ == 0) reporter_ = std::make_unique<Reporter>(cases_, o_, backend_->device(), *table_, file_.get());
 
     // Google Benchmark's flags; only rank 0 writes Google Benchmark's output file.
@@ -151,8 +165,14 @@ class Bench {
       if (o_.iters > 0) b->Iterations(o_.iters);
     }
     NullReporter null;
-    const std::size_t ran = benchmark::RunSpecifiedBenchmarks(
-        rank_ == 0 ? static_cast<benchmark::BenchmarkReporter*>(reporter_.get()) : &null);
+    auto* reporter = rank_ == 0 ? static_cast<benchmark::BenchmarkReporter*>(reporter_.get()) : &null;
+    std::size_t ran = 0;
+    // -N: every case again, cycle after cycle (0: until a signal ends the run).
+    for (int cycle = 0; o_.run_cycles == 0 || cycle < o_.run_cycles; ++cycle) {
+      if (rank_ == 0) reporter_->start_cycle(cycle);
+      ran = benchmark::RunSpecifiedBenchmarks(reporter);
+      if (ran == 0) break;
+    }
     benchmark::Shutdown();
 
     if (rank_ == 0) {
@@ -171,6 +191,21 @@ class Bench {
   }
 
  private:
+  // What -z, -m, -N, -K change about the loop, in nccl-tests' words.
+  void print_loop_shape() const {
+    static const char* const kBlocking[] = {
+        "", "wait and barrier after each call (-m: each inner iteration)", "wait after each call, no barrier",
+        "wait and barrier after each iteration (-n); time excludes barrier"};
+    if (o_.blocking > 0) std::printf("# Blocking Enabled: %s\n", kBlocking[o_.blocking]);
+    if (o_.agg_iters > 1) std::printf("# %d calls per timed iteration (-m)\n", o_.agg_iters);
+    if (o_.run_cycles != 1) std::printf("# %s cycles of every case (-N)\n", o_.run_cycles ? std::to_string(o_.run_cycles).c_str() : "endless");
+    if (o_.per_iter_timing) {
+      std::printf("# Per-Iteration Report: i_* uses the max over ranks of each iteration");
+      if (o_.per_iter_skip) std::printf("; summary skips first %d iterations", o_.per_iter_skip);
+      std::printf("\n");
+    }
+  }
+
   static CommOptions comm_options(const Options& o) {
     CommOptions c;
     c.algo.segment_bytes = o.segment_bytes;

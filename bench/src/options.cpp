@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "commscope/collectives/error.hpp"
+#include "nccl_tests_flags.hpp"
 
 namespace commscope::bench {
 
@@ -173,6 +174,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_flag("--stats", o.stats, "print per-iteration min/p50/p99/max and the mean arrival skew");
   app.add_option("--seed", o.seed, "seed of the check data")->capture_default_str();
   app.add_option("--segment", o.segment_bytes, "ring pipeline segment in bytes")->capture_default_str();
+  NcclTestsFlags nccl_tests;
+  add_nccl_tests_flags(app, nccl_tests);
   app.add_option("--debug-stall-rank", o.stall_rank)->group("");
   app.add_option("--debug-stall-bytes", stall_bytes)->group("");
   app.add_option("--debug-kill-rank", o.kill_rank)->group("");
@@ -231,6 +234,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
           algos, [](const std::string& s) { return s; }, std::vector<std::string>{});
     }
     if (!o.out.empty() && o.out.back() == '/') throw InvalidArgument("--out names a directory: '" + o.out + "'");
+    apply_nccl_tests_flags(nccl_tests, o);
   } catch (const Error& e) {
     r.exit_code = 2;
     r.message = std::string("commscope-bench: ") + e.what();

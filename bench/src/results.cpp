@@ -41,6 +41,7 @@ h5::CompoundType<ResultRow> result_type() {
       .add("iterations", &ResultRow::iterations)
       .add("warmup", &ResultRow::warmup)
       .add("time_us", &ResultRow::time_us)
+      .add("cpu_time_us", &ResultRow::cpu_time_us)
       .add("algbw_GBps", &ResultRow::algbw_GBps)
       .add("busbw_GBps", &ResultRow::busbw_GBps)
       .add("nwrong", &ResultRow::nwrong)
@@ -49,6 +50,8 @@ h5::CompoundType<ResultRow> result_type() {
       .add("p50_us", &ResultRow::p50_us)
       .add("p99_us", &ResultRow::p99_us)
       .add("max_us", &ResultRow::max_us)
+      .add("mean_us", &ResultRow::mean_us)
+      .add("stdev_us", &ResultRow::stdev_us)
       .add("skew_us", &ResultRow::skew_us)
       .add("slowest_rank", &ResultRow::slowest_rank)
       .add("sample_offset", &ResultRow::sample_offset)
@@ -177,6 +180,10 @@ ResultsFile::ResultsFile(const std::string& path, const Options& o, const Enviro
   meta.set_attr("seed", static_cast<std::uint64_t>(o.seed));
   meta.set_attr("segment_bytes", static_cast<std::uint64_t>(o.segment_bytes));
   meta.set_attr("unalign", static_cast<std::uint64_t>(o.unalign));
+  meta.set_attr("blocking", o.blocking);
+  meta.set_attr("agg_iters", o.agg_iters);
+  meta.set_attr("run_cycles", o.run_cycles);
+  meta.set_attr("per_iter_skip", o.per_iter_skip);
   h5::Group envg = meta.create_group("env");
   for (const auto& [k, v] : env.env_vars) envg.set_attr(k, v);
 

@@ -30,12 +30,15 @@ struct ResultRow {
   std::uint64_t count = 0;  // per-call element count (NCCL conventions)
   std::int64_t iterations = 0;
   std::int32_t warmup = 0;
-  double time_us = 0;  // per call, ranks combined as /meta combine says (max by default)
+  double time_us = 0;      // per call, ranks combined as /meta combine says (max by default)
+  double cpu_time_us = 0;  // per call, the host's time to issue the calls (-C), combined alike
   double algbw_GBps = 0;
   double busbw_GBps = 0;
   std::uint64_t nwrong = 0;  // wrong elements, summed over ranks and check iterations
   std::int32_t check_iters = 0;
-  double min_us = 0, p50_us = 0, p99_us = 0, max_us = 0;  // of the per-iteration max over ranks
+  // Of the per-iteration max over ranks, the first /meta per_iter_skip iterations left out.
+  double min_us = 0, p50_us = 0, p99_us = 0, max_us = 0;
+  double mean_us = 0, stdev_us = 0;  // population standard deviation
   double skew_us = 0;               // mean over iterations of (latest - earliest arrival); NaN if unknown
   std::int32_t slowest_rank = 0;    // the rank with the longest total time
   std::uint64_t sample_offset = 0;  // first row of this result in /samples

@@ -38,7 +38,7 @@ class FakeBackend final : public Backend {
     return a == "mpi" || a == "ring" || c != Collective::alltoall;
   }
   void prepare(const Case&, std::uint64_t) override {}
-  LocalTimings run_timed(int, std::int64_t, Watchdog&) override { return {}; }
+  LocalTimings run_timed(const TimingPlan&, Watchdog&) override { return {}; }
   std::uint64_t check_once(std::uint64_t, bool) override { return 0; }
 };
 
@@ -144,6 +144,39 @@ TEST(Options, NcclTestsTypeNamesAndAliases) {
   EXPECT_NE(parse({"allreduce", "-d", "float8"}).message.find("or nccl-tests' int8"), std::string::npos);
 }
 
+TEST(Options, NcclTestsLoopAndReportFlags) {
+  const ParseResult r = parse({"allreduce", "-z", "3", "-m", "4", "-N", "0", "-C", "1", "-S", "1", "-I", "1", "-K", "2",
+                               "-n", "10"});
+  ASSERT_EQ(r.exit_code, -1) << r.message;
+  const Options& o = r.options;
+  EXPECT_EQ(o.blocking, 3);
+  EXPECT_EQ(o.agg_iters, 4);
+  EXPECT_EQ(o.run_cycles, 0);
+  EXPECT_TRUE(o.report_cputime);
+  EXPECT_TRUE(o.report_timestamps);
+  EXPECT_TRUE(o.per_iter_timing);
+  EXPECT_EQ(o.per_iter_skip, 2);
+  const TimingPlan p = timing_plan(o, 10);
+  EXPECT_EQ(p.calls(), 40);
+  EXPECT_EQ(p.blocking, 3);
+  const ParseResult longs = parse({"allreduce", "--blocking", "2", "--agg_iters", "2", "--run_cycles", "3",
+                                   "--report_cputime", "0", "--report_timestamps", "0", "--per_iter_timing", "1",
+                                   "--per_iter_skip", "0"});
+  ASSERT_EQ(longs.exit_code, -1) << longs.message;
+  EXPECT_EQ(longs.options.blocking, 2);
+  EXPECT_EQ(longs.options.run_cycles, 3);
+  EXPECT_FALSE(longs.options.report_cputime);
+  // The messages name the flag and what it takes.
+  EXPECT_EQ(parse({"allreduce", "-z", "4"}).message, "commscope-bench: bad -z/--blocking 4 (0 to 3)");
+  EXPECT_EQ(parse({"allreduce", "-C", "2"}).message, "commscope-bench: bad -C/--report_cputime 2 (0 or 1)");
+  EXPECT_EQ(parse({"allreduce", "-N", "-1"}).message, "commscope-bench: bad -N/--run_cycles -1 (>= 0)");
+  EXPECT_EQ(parse({"allreduce", "-K", "1"}).message,
+            "commscope-bench: -K/--per_iter_skip applies with -I/--per_iter_timing 1");
+  EXPECT_EQ(parse({"allreduce", "-I", "1", "-K", "5", "-n", "5"}).message,
+            "commscope-bench: -K/--per_iter_skip 5 must be below -n/--iters 5");
+  EXPECT_NE(parse({"allreduce", "-I", "1", "-K", "1", "-n", "0"}).message.find("needs a fixed -n"), std::string::npos);
+}
+
 TEST(Options, BadValuesExit2WithAMessage) {
   const std::vector<std::vector<std::string>> bad = {
       {},                         // no collective
@@ -167,6 +200,11 @@ TEST(Options, BadValuesExit2WithAMessage) {
       {"allreduce", "--bogus"},
       {"allreduce", "--segment", "0"},
       {"allreduce", "-u", "-1"},
+      {"allreduce", "-m", "0"},
+      {"allreduce", "-S", "-1"},
+      {"allreduce", "-I", "2"},
+      {"allreduce", "-K", "-1"},
+      {"allreduce", "-z", "x"},
       {"allreduce", "-u", "5000"},
   };
   for (const auto& args : bad) {
@@ -180,7 +218,8 @@ TEST(Options, BadValuesExit2WithAMessage) {
   const ParseResult help = parse({"--help"});
   EXPECT_EQ(help.exit_code, 0);
   for (const char* flag : {"-b", "-e", "-f", "-i", "-n", "-w", "-c", "-d", "-o", "-r", "-a", "-T", "--algo", "--device",
-                           "--out", "--stats"})
+                           "--out", "--stats", "--blocking", "--agg_iters", "--run_cycles", "--report_cputime",
+                           "--report_timestamps", "--per_iter_timing", "--per_iter_skip", "--unalign"})
     EXPECT_NE(help.message.find(flag), std::string::npos) << flag;
   EXPECT_EQ(help.message.find("debug"), std::string::npos) << "test aids stay out of --help";
 }
@@ -299,11 +338,61 @@ TEST(Stats, PercentilesAndRow) {
   EXPECT_EQ(r.iterations, 3);
 }
 
+TEST(Stats, IterStatsSkipTheFirstIterations) {
+  const IterStats s = iter_stats({100, 1, 2, 3, 4}, 1);  // -K 1 drops the slow first iteration
+  EXPECT_EQ(s.n, 4u);
+  EXPECT_EQ(s.min, 1);
+  EXPECT_EQ(s.max, 4);
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.stdev, std::sqrt(1.25));
+  EXPECT_EQ(s.p50, 2);
+  EXPECT_EQ(s.p99, 4);
+  EXPECT_TRUE(std::isnan(iter_stats({1, 2}, 2).mean));
+  Case c;
+  c.bytes = 100;
+  c.nranks = 2;
+  Measurement m;
+  m.iterations = 5;
+  m.time_s = 2e-6;
+  m.cpu_time_s = 1e-6;
+  m.samples.time_us = {100, 1, 2, 3, 4};
+  Options o;
+  o.per_iter_skip = 1;
+  const ResultRow r = make_row(c, m, o, "cpu");
+  EXPECT_EQ(r.max_us, 4);
+  EXPECT_DOUBLE_EQ(r.mean_us, 2.5);
+  EXPECT_DOUBLE_EQ(r.cpu_time_us, 1);
+}
+
+TEST(Table, NcclTestsOptionalColumns) {
+  char buf[8192] = {};
+  std::FILE* f = fmemopen(buf, sizeof buf - 1, "w");
+  ASSERT_NE(f, nullptr);
+  Table t(f, TableStyle{.per_iter = true, .cputime = true, .timestamps = true});
+  ResultRow a{};
+  set_text(a.collective, "allgather");
+  set_text(a.algorithm, "mpi");
+  set_text(a.type, "f32");
+  set_text(a.op, "none");
+  a.time_us = 100;
+  a.cpu_time_us = 12.5;
+  a.mean_us = 10;
+  a.stdev_us = 2.5;  // cv 25 %
+  a.check_iters = 0;
+  t.row(&a, &a);
+  std::fclose(f);
+  const std::string s = buf;
+  for (const char* want : {"cputime(us)", "i_min", "i_max", "i_p99", "i_cv%", "timestamp", "%Y-%m-%d %H:%M:%S",
+                           "       12.50", "  25.00", "   N/A"})
+    EXPECT_NE(s.find(want), std::string::npos) << want << "\n" << s;
+  EXPECT_EQ(s.find("100.00"), std::string::npos) << "-C shows the cpu time, not the time\n" << s;
+}
+
 TEST(Table, PrintsNcclTestsColumnsAndFooter) {
   char buf[8192] = {};
   std::FILE* f = fmemopen(buf, sizeof buf - 1, "w");
   ASSERT_NE(f, nullptr);
-  Table t(f, true);
+  Table t(f, TableStyle{.stats = true});
   ResultRow a{}, b{};
   set_text(a.collective, "allreduce");
   set_text(a.algorithm, "ring");
@@ -314,6 +403,7 @@ TEST(Table, PrintsNcclTestsColumnsAndFooter) {
   a.time_us = 100;
   a.algbw_GBps = 10.48576;
   a.busbw_GBps = 15.72864;
+  a.check_iters = 1;
   b = a;
   b.in_place = 1;
   b.nwrong = 2;

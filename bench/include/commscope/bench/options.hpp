@@ -43,6 +43,16 @@ struct Options {
   // -u: the buffers start this many elements past a page boundary (host) or cudaMalloc's
   // 256-byte alignment (device), as nccl-tests misaligns them.
   std::size_t unalign = 0;
+  // nccl-tests' shape of the timed loop (docs/bench.md): -z 0 launches the calls back to back;
+  // 1 waits for each call and then a barrier; 2 waits for each call; 3 waits and barriers after
+  // each iteration, the barrier left out of the time. -m: calls per iteration.
+  int blocking = 0;
+  int agg_iters = 1;
+  int run_cycles = 1;              // -N: every case this many times, in order; 0: until interrupted
+  bool report_cputime = false;     // -C: report the host's time to issue the calls
+  bool report_timestamps = false;  // -S: each line ends with the time it was printed
+  bool per_iter_timing = false;    // -I: nccl-tests' per-iteration columns
+  int per_iter_skip = 0;           // -K: first iterations left out of the per-iteration summaries
   // Testing aids (hidden from --help): rank `stall_rank` never enters the first collective of
   // at least `stall_bytes`; rank `kill_rank` dies of SIGKILL there instead (`kill_bytes`);
   // rank 0 corrupts one output element before every check.
