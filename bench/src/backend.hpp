@@ -53,10 +53,18 @@ struct LocalTimings {
   double launch_s = 0;            // from the barrier exit until the last call was issued (s)
 };
 
+// The device a rank runs on, as nccl-tests lists it ("device 0 [0000:1b:00] NVIDIA H100").
+struct DeviceInfo {
+  int ordinal = -1;  // CUDA device; -1 on the host
+  std::string pci;   // "dddd:bb:dd"; "" on the host
+  std::string name;  // GPU name, or "cpu"
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string device() const = 0;
+  virtual DeviceInfo device_info() const = 0;
   // Algorithms this device runs, in display order.
   virtual std::vector<std::string> algorithms() const = 0;
   virtual bool supports(const std::string& algo, Collective c) const = 0;

@@ -46,6 +46,7 @@ class CpuBackend final : public Backend {
   CpuBackend(Communicator& comm, const Options& o) : comm_(comm), unalign_(o.unalign) {}
 
   std::string device() const override { return "cpu"; }
+  DeviceInfo device_info() const override { return {-1, "", "cpu"}; }
 
   std::vector<std::string> algorithms() const override {
     std::vector<std::string> names;

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <sstream>
 #include <string>
@@ -124,6 +125,15 @@ class CudaBackend final : public Backend {
   }
 
   std::string device() const override { return "cuda"; }
+
+  DeviceInfo device_info() const override {
+    cudaDeviceProp prop{};
+    COMMSCOPE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
+    char pci[32];
+    std::snprintf(pci, sizeof pci, "%04x:%02x:%02x", static_cast<unsigned>(prop.pciDomainID),
+                  static_cast<unsigned>(prop.pciBusID), static_cast<unsigned>(prop.pciDeviceID));
+    return {device_, pci, prop.name};
+  }
 
   std::vector<std::string> algorithms() const override {
     std::vector<std::string> names;

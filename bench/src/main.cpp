@@ -20,6 +20,7 @@
 #include "commscope/bench/environment.hpp"
 #include "commscope/bench/options.hpp"
 #include "commscope/collectives/collectives.hpp"
+#include "json_results.hpp"
 #include "measure.hpp"
 #include "results.hpp"
 #include "table.hpp"
@@ -32,8 +33,9 @@ namespace {
 // out-of-place with in-place, prints the line and appends it to the results file.
 class Reporter final : public benchmark::BenchmarkReporter {
  public:
-  Reporter(const std::vector<Case>& cases, const Options& o, std::string device, Table& table, ResultsFile* file)
-      : cases_(cases), options_(o), device_(std::move(device)), table_(table), file_(file) {
+  Reporter(const std::vector<Case>& cases, const Options& o, std::string device, Table& table, ResultsFile* file,
+           JsonResults* json)
+      : cases_(cases), options_(o), device_(std::move(device)), table_(table), file_(file), json_(json) {
     for (const Case& c : cases_) by_name_[c.name] = &c;
   }
 
@@ -81,6 +83,9 @@ class Reporter final : public benchmark::BenchmarkReporter {
       Entry* oop = i < pending_[0].size() ? &pending_[0][i] : nullptr;
       Entry* ip = i < pending_[1].size() ? &pending_[1][i] : nullptr;
       table_.row(oop ? &oop->row : nullptr, ip ? &ip->row : nullptr);
+      if (json_)
+        json_->line(oop ? &oop->row : nullptr, oop ? &oop->samples : nullptr, ip ? &ip->row : nullptr,
+                    ip ? &ip->samples : nullptr);
       if (file_) {
         if (oop) file_->append(oop->row, oop->samples);
         if (ip) file_->append(ip->row, ip->samples);
@@ -102,6 +107,7 @@ class Reporter final : public benchmark::BenchmarkReporter {
   std::string device_;
   Table& table_;
   ResultsFile* file_;
+  JsonResults* json_;
   std::map<std::string, const Case*> by_name_;
   std::map<int, std::vector<Measurement>> stash_;
   std::map<int, std::size_t> consumed_;
@@ -118,13 +124,14 @@ class NullReporter final : public benchmark::BenchmarkReporter {
 
 class Bench {
  public:
-  Bench(const Options& o, int argc, char** argv) : o_(o), comm_(MPI_COMM_WORLD, comm_options(o)) {
+  Bench(const Options& o, int argc, char** argv)
+      : o_(o), args_(argv, argv + argc), comm_(MPI_COMM_WORLD, comm_options(o)) {
     rank_ = comm_.rank();
     install_signal_handlers(rank_);
     backend_ = o_.device == "cuda" ? make_cuda_backend(comm_, o_) : make_cpu_backend(comm_, o_);
     cases_ = make_cases(o_, comm_.size(), *backend_);
     env_ = capture_environment(MPI_COMM_WORLD, argc, argv);
-    open_results_file();
+    open_output_files();
     // Our algorithms throw TimeoutError at T; the watchdog is the backstop for blocking
     // MPI/NCCL calls and a little later, so the more precise message wins when both fire.
     dog_ = std::make_unique<Watchdog>(o_.timeout_s > 0 ? o_.timeout_s + 2 : 0, rank_);
@@ -140,13 +147,15 @@ class Bench {
           o_.iters > 0 ? std::to_string(o_.iters).c_str() : "auto", o_.warmup, o_.check_iters,
           std::string(to_string(o_.combine)).c_str(), o_.timeout_s);
       print_loop_shape();
+      if (json_) std::printf("# Writing JSON output to %s\n", json_->path().c_str());
       std::fflush(stdout);
     }
     table_ = std::make_unique<Table>(stdout, TableStyle{.stats = o_.stats,
                                                         .per_iter = o_.per_iter_timing,
                                                         .cputime = o_.report_cputime,
                                                         .timestamps = o_.report_timestamps});
-    if (rank_ == 0) reporter_ = std::make_unique<Reporter>(cases_, o_, backend_->device(), *table_, file_.get());
+    if (rank_ == 0)
+      reporter_ = std::make_unique<Reporter>(cases_, o_, backend_->device(), *table_, file_.get(), json_.get());
 
     // Google Benchmark's flags; only rank 0 writes Google Benchmark's output file.
     std::vector<std::string> gb_args{argv0};
@@ -178,6 +187,7 @@ class Bench {
     if (rank_ == 0) {
       reporter_->flush_pending();
       table_->footer();
+      if (json_) json_->finish("");
       if (file_) {
         file_->close();
         std::printf("# results: %s (%zu rows)\n", o_.out.c_str(), file_->rows_written());
@@ -213,23 +223,35 @@ class Bench {
     return c;
   }
 
-  // Rank 0 creates the file; every rank learns whether that worked, so that a bad path ends
-  // all ranks alike with exit code 2 instead of leaving the others waiting.
-  void open_results_file() {
-    if (o_.out.empty()) return;
+  // Rank 0 creates the files (--out, -J); every rank learns whether that worked, so that a bad
+  // path ends all ranks alike with exit code 2 instead of leaving the others waiting.
+  void open_output_files() {
+    std::vector<RankInfo> ranks;
+    if (!o_.json_out.empty()) ranks = gather_rank_info(comm_.mpi_comm(), backend_->device_info());
     std::string error;
     if (rank_ == 0) {
       try {
-        // A full disk is found now, not after minutes of measuring.
-        error = free_space_problem(o_.out, results_file_estimate(cases_.size(), o_.iters), o_.free_bytes_override);
-        if (error.empty()) file_ = std::make_unique<ResultsFile>(o_.out, o_, env_, comm_.size());
+        if (!o_.json_out.empty()) json_ = std::make_unique<JsonResults>(o_.json_out, o_, env_, args_, ranks);
       } catch (const std::exception& e) {
         error = e.what();
+      }
+      if (error.empty() && !o_.out.empty()) {
+        try {
+          // A full disk is found now, not after minutes of measuring.
+          error = free_space_problem(o_.out, results_file_estimate(cases_.size(), o_.iters), o_.free_bytes_override);
+          if (error.empty()) file_ = std::make_unique<ResultsFile>(o_.out, o_, env_, comm_.size());
+        } catch (const std::exception& e) {
+          error = e.what();
+        }
+        if (!error.empty()) {
+          error = "cannot create --out '" + o_.out + "': " + error;
+          if (json_) json_->discard();
+        }
       }
     }
     int failed = !error.empty();
     MPI_Bcast(&failed, 1, MPI_INT, 0, comm_.mpi_comm());
-    if (failed) throw InvalidArgument(rank_ == 0 ? "cannot create --out '" + o_.out + "': " + error : std::string());
+    if (failed) throw InvalidArgument(rank_ == 0 ? error : std::string());
   }
 
   void run_case(benchmark::State& st, const Case& c) {
@@ -264,6 +286,7 @@ class Bench {
     if (rank_ == 0) {
       try {
         reporter_->flush_pending();
+        if (json_) json_->finish(what);
         if (file_) {
           file_->close();
           std::fprintf(stderr, "commscope-bench: kept %zu finished rows in %s\n", file_->rows_written(),
@@ -278,12 +301,14 @@ class Bench {
   }
 
   Options o_;
+  std::vector<std::string> args_;  // argv, for the JSON file
   Communicator comm_;
   int rank_ = 0;
   std::unique_ptr<Backend> backend_;
   std::vector<Case> cases_;
   Environment env_;
   std::unique_ptr<ResultsFile> file_;
+  std::unique_ptr<JsonResults> json_;
   std::unique_ptr<Watchdog> dog_;
   std::unique_ptr<Table> table_;
   std::unique_ptr<Reporter> reporter_;

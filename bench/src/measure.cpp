@@ -116,6 +116,12 @@ Measurement measure(Backend& backend, Communicator& comm, const Case& c, std::in
     COMMSCOPE_MPI_CHECK(MPI_Reduce(t.arrival_s.data(), arr_max.data(), n, MPI_DOUBLE, MPI_MAX, 0, mc));
     COMMSCOPE_MPI_CHECK(MPI_Reduce(t.arrival_s.data(), arr_min.data(), n, MPI_DOUBLE, MPI_MIN, 0, mc));
   }
+  if (o.per_iter_timing && comm.size() > 1) {
+    m.samples.rank_time_us.resize(rank == 0 ? t.op_s.size() * static_cast<std::size_t>(comm.size()) : 0);
+    COMMSCOPE_MPI_CHECK(
+        MPI_Gather(t.op_s.data(), n, MPI_DOUBLE, m.samples.rank_time_us.data(), n, MPI_DOUBLE, 0, mc));
+    for (double& v : m.samples.rank_time_us) v *= 1e6;
+  }
   if (rank == 0) {
     m.samples.time_us.resize(op_max.size());
     for (std::size_t i = 0; i < op_max.size(); ++i) m.samples.time_us[i] = op_max[i] * 1e6;

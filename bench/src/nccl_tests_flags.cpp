@@ -39,6 +39,9 @@ void add_nccl_tests_flags(CLI::App& app, NcclTestsFlags& f) {
   add("-S,--report_timestamps", f.report_timestamps, "1: end each line with the time it was printed");
   add("-I,--per_iter_timing", f.per_iter_timing, "1: per-iteration i_min i_max i_p99 i_cv% columns");
   add("-K,--per_iter_skip", f.per_iter_skip, "leave this many first iterations out of the per-iteration summaries");
+  app.add_option("-J,--output_file", f.output_file,
+                 "JSON results file in nccl-tests' layout (an existing name gets .0, .1, ... as nccl-tests does)")
+      ->group(group);
 }
 
 void apply_nccl_tests_flags(const NcclTestsFlags& f, Options& o) {
@@ -49,6 +52,9 @@ void apply_nccl_tests_flags(const NcclTestsFlags& f, Options& o) {
   o.report_timestamps = on_off("-S/--report_timestamps", f.report_timestamps);
   o.per_iter_timing = on_off("-I/--per_iter_timing", f.per_iter_timing);
   o.per_iter_skip = static_cast<int>(in_range("-K/--per_iter_skip", f.per_iter_skip, 0, kIntMax));
+  o.json_out = f.output_file;
+  if (!o.json_out.empty() && o.json_out.back() == '/')
+    throw InvalidArgument("-J/--output_file names a directory: '" + o.json_out + "'");
   if (o.per_iter_skip > 0) {
     // nccl-tests drops a -K it cannot honour with a warning; a command line asking for it is
     // told why instead.

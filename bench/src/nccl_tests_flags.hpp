@@ -1,5 +1,5 @@
 // nccl-tests' flags beyond sizes, iterations, types and ops (which options.cpp parses with
-// ours): how the timed calls run (-z -m -N), what is reported (-C -S -I -K). Spelled as
+// ours): how the timed calls run (-z -m -N), what is reported (-C -S -I -K -J). Spelled as
 // nccl-tests spells them, short and long; every value is checked and a bad one is a one-line
 // InvalidArgument naming the flag.
 #pragma once
@@ -14,6 +14,7 @@ namespace commscope::bench {
 struct NcclTestsFlags {
   long long blocking = 0, agg_iters = 1, run_cycles = 1;
   long long report_cputime = 0, report_timestamps = 0, per_iter_timing = 0, per_iter_skip = 0;
+  std::string output_file;
 };
 
 void add_nccl_tests_flags(CLI::App& app, NcclTestsFlags& f);

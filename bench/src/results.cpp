@@ -12,6 +12,7 @@
 
 #include "commscope/collectives/error.hpp"
 #include "commscope/h5/h5.hpp"
+#include "json_results.hpp"
 #include "watchdog.hpp"
 
 namespace commscope::bench {
@@ -120,6 +121,7 @@ std::vector<std::string> names(const auto& values) {
 }  // namespace
 
 void publish_results_file_now() noexcept {
+  close_json_results_now();
   int expected = kOpen;
   if (g_state.compare_exchange_strong(expected, kNone)) ::rename(g_partial, g_final);
 }

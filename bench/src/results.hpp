@@ -57,6 +57,9 @@ struct SampleRow {
 struct Samples {
   std::vector<double> time_us;
   std::vector<double> skew_us;  // empty if unknown
+  // -I 1 only: every rank's own iteration times, [rank][iteration] flat (nccl-tests' JSON
+  // per_process_max_times_us); empty otherwise.
+  std::vector<double> rank_time_us;
 };
 
 void set_text(char* dst, std::size_t n, std::string_view s);
@@ -106,7 +109,7 @@ class ResultsFile {
 };
 
 // Async-signal-safe: if a results file is open and not being written, rename it to its final
-// name now (its content is what the last flush() wrote).
+// name now (its content is what the last flush() wrote); end an open -J file likewise.
 void publish_results_file_now() noexcept;
 // SIGINT/SIGTERM/SIGHUP (installed on every rank at start): say which collective the rank was
 // in ("commscope-bench: rank 2: stopped by SIGTERM while in allreduce algo=ring ... size=4096 B

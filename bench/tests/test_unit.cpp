@@ -13,6 +13,8 @@
 #include "cases.hpp"
 #include "commscope/bench/options.hpp"
 #include "commscope/collectives/error.hpp"
+#include "json_results.hpp"
+#include "json_writer.hpp"
 #include "measure.hpp"
 #include "results.hpp"
 #include "table.hpp"
@@ -33,6 +35,7 @@ ParseResult parse(std::vector<std::string> args) {
 class FakeBackend final : public Backend {
  public:
   std::string device() const override { return "cpu"; }
+  DeviceInfo device_info() const override { return {}; }
   std::vector<std::string> algorithms() const override { return {"mpi", "ring", "tree", "rhd"}; }
   bool supports(const std::string& a, Collective c) const override {
     return a == "mpi" || a == "ring" || c != Collective::alltoall;
@@ -435,6 +438,32 @@ TEST(Table, PrintsNcclTestsColumnsAndFooter) {
                            "Avg bus bandwidth",
                            "ring"})
     EXPECT_NE(s.find(want), std::string::npos) << want << "\n" << s;
+}
+
+TEST(Json, WriterNestsEscapesAndRefusesMisuse) {
+  char buf[512] = {};
+  std::FILE* f = fmemopen(buf, sizeof buf - 1, "w");
+  ASSERT_NE(f, nullptr);
+  JsonWriter j(f);
+  j.begin_object();
+  j.key("a").begin_list().value(1).value(-2).value(std::uint64_t{18446744073709551615u}).value("x\"y\n\x01");
+  j.null().value(std::nan("")).value(0.5).end_list();
+  j.key("b").begin_object().key("c").flag(true).end_object();
+  EXPECT_THROW(j.value(3), InvalidArgument);  // an object's value needs a key
+  EXPECT_THROW(j.end_list(), InvalidArgument);
+  j.key("open").begin_list().value("left open");
+  j.close_all();
+  EXPECT_TRUE(j.complete());
+  std::fclose(f);
+  EXPECT_STREQ(buf,
+               "{\"a\":[1,-2,18446744073709551615,\"x\\\"y\\n\\u0001\",null,\"nan\",0.5],\"b\":{\"c\":\"true\"},"
+               "\"open\":[\"left open\"]}");
+}
+
+TEST(Json, NcclVersionCodes) {
+  EXPECT_EQ(nccl_version_code("2.28.9"), 22809);
+  EXPECT_EQ(nccl_version_code("2.8.4"), 2804);  // before 2.9 the minor took two digits less
+  EXPECT_EQ(nccl_version_code("none"), 0);
 }
 
 TEST(Results, Hdf5RoundTripOfEveryField) {

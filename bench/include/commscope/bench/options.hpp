@@ -53,6 +53,7 @@ struct Options {
   bool report_timestamps = false;  // -S: each line ends with the time it was printed
   bool per_iter_timing = false;    // -I: nccl-tests' per-iteration columns
   int per_iter_skip = 0;           // -K: first iterations left out of the per-iteration summaries
+  std::string json_out;            // -J: nccl-tests' JSON results file ("" for none)
   // Testing aids (hidden from --help): rank `stall_rank` never enters the first collective of
   // at least `stall_bytes`; rank `kill_rank` dies of SIGKILL there instead (`kill_bytes`);
   // rank 0 corrupts one output element before every check.
