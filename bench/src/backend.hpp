@@ -3,6 +3,7 @@
 // policy and reporting; a backend only allocates, fills, runs and counts.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -34,15 +35,18 @@ Layout buffer_layout(const Case& c, int rank, std::size_t unalign);
 // `corrupt` (a test aid) flips rank 0's first output element before the check.
 std::uint64_t count_wrong(const Case& c, std::uint64_t seed, int rank, void* out, const void* in, bool corrupt);
 
-// How the timed calls of a case run (nccl-tests' -w -n -m -z): after `warmup` calls and a
-// barrier, `iters` iterations of `agg` calls each; -z `blocking` adds waits and barriers.
+// How the timed calls of a case run (nccl-tests' -w -n -m -z -G): after `warmup` calls and a
+// barrier, `iters` iterations of `agg` calls each; -z `blocking` adds waits and barriers; with
+// `graph_launches` > 0 (cuda) the iterations are captured once in a CUDA graph, replayed that
+// many times.
 struct TimingPlan {
   int warmup = 0;
   std::int64_t iters = 0;
   int agg = 1;
   int blocking = 0;  // 0 none; 1 wait + barrier after each call; 2 wait after each call; 3 wait +
                      // barrier after each iteration, the barrier not timed
-  std::int64_t calls() const { return iters * agg; }
+  int graph_launches = 0;
+  std::int64_t calls() const { return iters * agg * std::max(1, graph_launches); }
 };
 
 // One rank's timings of a TimingPlan.
@@ -60,11 +64,19 @@ struct DeviceInfo {
   std::string name;  // GPU name, or "cpu"
 };
 
+// One line of -M's memory report: what, in bytes.
+struct MemoryUse {
+  std::string name;
+  std::int64_t bytes = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string device() const = 0;
   virtual DeviceInfo device_info() const = 0;
+  // -M: this rank's memory use so far (the same names, in the same order, on every rank).
+  virtual std::vector<MemoryUse> memory_use() const = 0;
   // Algorithms this device runs, in display order.
   virtual std::vector<std::string> algorithms() const = 0;
   virtual bool supports(const std::string& algo, Collective c) const = 0;

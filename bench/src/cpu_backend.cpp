@@ -2,6 +2,7 @@
 // tree, rhd), the in-place layouts of NCCL's conventions, and one pair of page-aligned buffers
 // reused by every case (grown to the largest, never shrunk, first-touched once), so that -u is
 // the only source of misalignment.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -35,6 +36,7 @@ class PageBuffer {
     size_ = bytes;
   }
   std::byte* data() const { return static_cast<std::byte*>(p_); }
+  std::size_t size() const { return size_; }
 
  private:
   void* p_ = nullptr;
@@ -47,6 +49,14 @@ class CpuBackend final : public Backend {
 
   std::string device() const override { return "cpu"; }
   DeviceInfo device_info() const override { return {-1, "", "cpu"}; }
+
+  // -M on the host: our buffers, and the process's peak resident memory (which holds them).
+  std::vector<MemoryUse> memory_use() const override {
+    struct rusage ru {};
+    ::getrusage(RUSAGE_SELF, &ru);
+    return {{"User-Allocated", static_cast<std::int64_t>(a_.size() + b_.size())},
+            {"Peak RSS", static_cast<std::int64_t>(ru.ru_maxrss) * 1024}};  // ru_maxrss: KiB on Linux
+  }
 
   std::vector<std::string> algorithms() const override {
     std::vector<std::string> names;

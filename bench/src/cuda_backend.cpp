@@ -27,6 +27,7 @@
 
 #include "commscope/collectives/check_data.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
+#include "device_buffer.hpp"
 #include "device_transport.hpp"
 #include "watchdog.hpp"
 
@@ -66,35 +67,6 @@ std::string context_of(const CollArgs& a, std::string_view algo, int nranks) {
   return what.str();
 }
 
-// Device memory that grows to the largest request and is freed once.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  ~DeviceBuffer() {
-    if (p_) cudaFree(p_);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void grow(std::size_t bytes) {
-    bytes = std::max<std::size_t>(bytes, 256);
-    if (bytes <= size_) return;
-    if (p_) COMMSCOPE_CUDA_CHECK(cudaFree(p_));
-    p_ = nullptr;
-    size_ = 0;
-    COMMSCOPE_CUDA_CHECK(cudaMalloc(&p_, bytes));
-    COMMSCOPE_CUDA_CHECK(cudaMemset(p_, 0, bytes));
-    // The memset runs on the legacy stream, which the backend's non-blocking stream does not
-    // wait for: finish it before that stream writes the buffer.
-    COMMSCOPE_CUDA_CHECK(cudaDeviceSynchronize());
-    size_ = bytes;
-  }
-  std::byte* data() const { return static_cast<std::byte*>(p_); }
-
- private:
-  void* p_ = nullptr;
-  std::size_t size_ = 0;
-};
-
 class CudaBackend final : public Backend {
  public:
   CudaBackend(Communicator& comm, const Options& o)
@@ -104,7 +76,9 @@ class CudaBackend final : public Backend {
     // The node's ranks take the visible GPUs in turn; NCCL refuses two ranks on one GPU, staged
     // transfers go through host memory and do not care.
     device_ = bind_local_gpu(comm_, !staged_, "--device cuda");
-    COMMSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    free_at_start_ = free_device_memory();
+    // -y 1: the legacy default stream (nullptr), as nccl-tests' stream_null.
+    if (!o.stream_null) COMMSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     if (staged_) {
       auto staged = std::make_unique<StagedMpiTransport>(comm_.mpi_comm(), stream_, timeout_s_);
       // Ranks sharing a GPU often share the node's cores too: do not let a waiting rank spin.
@@ -112,13 +86,19 @@ class CudaBackend final : public Backend {
       transport_ = std::move(staged);
       return;
     }
-    nccl_ = init_nccl(comm_);
+    nccl_ = init_nccl(comm_, o.cta_policy);
+    free_after_init_ = free_device_memory();
+    a_.set_registration(nccl_, o.local_register);
+    b_.set_registration(nccl_, o.local_register);
     transport_ = std::make_unique<NcclP2pTransport>(nccl_, stream_, comm_.rank(), comm_.size(), timeout_s_);
   }
 
   ~CudaBackend() override {
-    // The transport's scratch memory goes first, while its stream still exists.
+    // The transport's scratch memory goes first, while its stream still exists; the buffers'
+    // registrations before the communicator.
     transport_.reset();
+    a_.release();
+    b_.release();
     for (cudaEvent_t ev : events_) cudaEventDestroy(ev);
     if (nccl_) ncclCommDestroy(nccl_);
     if (stream_) cudaStreamDestroy(stream_);
@@ -133,6 +113,15 @@ class CudaBackend final : public Backend {
     std::snprintf(pci, sizeof pci, "%04x:%02x:%02x", static_cast<unsigned>(prop.pciDomainID),
                   static_cast<unsigned>(prop.pciBusID), static_cast<unsigned>(prop.pciDeviceID));
     return {device_, pci, prop.name};
+  }
+
+  // As nccl-tests' -M: what NCCL's initialisation took (free memory before and after), our
+  // buffers, and what the collectives took since (NCCL's lazily connected buffers, our scratch).
+  std::vector<MemoryUse> memory_use() const override {
+    const std::int64_t ours = static_cast<std::int64_t>(a_.size() + b_.size());
+    const std::int64_t init = staged_ ? 0 : free_at_start_ - free_after_init_;
+    const std::int64_t since = (staged_ ? free_at_start_ : free_after_init_) - free_device_memory() - ours;
+    return {{"Initialization", init}, {"User-Allocated", ours}, {"Collective", std::max<std::int64_t>(0, since)}};
   }
 
   std::vector<std::string> algorithms() const override {
@@ -168,6 +157,7 @@ class CudaBackend final : public Backend {
   LocalTimings run_timed(const TimingPlan& p, Watchdog& dog) override {
     for (int i = 0; i < p.warmup; ++i) launch();
     wait_stream();
+    if (p.graph_launches > 0) return run_graph(p, dog);
     comm_.barrier();
     // The time: the iterations with nothing between them but what -z asks for, as nccl-tests
     // times them. A CUDA event recorded between calls costs the host about 1.5 us, which is the
@@ -229,6 +219,42 @@ class CudaBackend final : public Backend {
     }
   }
 
+  // -G: the plan's iterations captured once in a CUDA graph (NCCL's collectives only; options
+  // refuse the rest), the graph launched graph_launches times back to back and timed as a whole.
+  LocalTimings run_graph(const TimingPlan& p, Watchdog& dog) {
+    cudaGraph_t graph = nullptr;
+    COMMSCOPE_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    try {
+      for (std::int64_t i = 0; i < p.iters; ++i) run_iteration(p);
+    } catch (...) {
+      if (cudaStreamEndCapture(stream_, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    COMMSCOPE_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    COMMSCOPE_CUDA_CHECK(made);
+    struct ExecGuard {
+      cudaGraphExec_t e;
+      ~ExecGuard() { cudaGraphExecDestroy(e); }
+    } guard{exec};
+    comm_.barrier();
+    LocalTimings t;
+    const std::int64_t t0 = now_ns();
+    dog.beat(-1, t0);
+    for (int l = 0; l < p.graph_launches; ++l) COMMSCOPE_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
+    const std::int64_t issued = now_ns();
+    wait_stream();
+    const std::int64_t t1 = now_ns();
+    dog.beat(p.iters - 1, t1);
+    t.total_s = static_cast<double>(t1 - t0) * 1e-9;
+    t.launch_s = static_cast<double>(issued - t0) * 1e-9;
+    // Inside a graph only the whole is timed: every iteration gets the mean.
+    t.op_s.assign(static_cast<std::size_t>(p.iters), t.total_s / static_cast<double>(std::max<std::int64_t>(1, p.calls())));
+    return t;
+  }
+
   // One timed iteration: -m calls (NCCL's collectives in one NCCL group, as nccl-tests
   // aggregates them), with -z 1/2's waits (and -z 1's barrier) after each call or group.
   void run_iteration(const TimingPlan& p) {
@@ -280,6 +306,8 @@ class CudaBackend final : public Backend {
   // Ends the NCCL communicator after an error (its kernels stop); later launches throw.
   void abort_nccl() noexcept {
     if (!nccl_) return;
+    a_.forget_registration();
+    b_.forget_registration();
     ncclCommAbort(nccl_);
     nccl_ = nullptr;
   }
@@ -339,6 +367,12 @@ class CudaBackend final : public Backend {
     return op_s;
   }
 
+  static std::int64_t free_device_memory() {
+    std::size_t free = 0, total = 0;
+    COMMSCOPE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return static_cast<std::int64_t>(free);
+  }
+
   void ensure_events(std::size_t n) {
     while (events_.size() < n) {
       cudaEvent_t ev;
@@ -356,6 +390,7 @@ class CudaBackend final : public Backend {
   ncclComm_t nccl_ = nullptr;
   std::unique_ptr<DeviceTransport> transport_;  // ring/tree/rhd's data movement
   std::vector<cudaEvent_t> events_;
+  std::int64_t free_at_start_ = 0, free_after_init_ = 0;  // device bytes free (-M)
   Case case_;
   Layout layout_;
   DeviceBuffer a_, b_;

@@ -10,6 +10,7 @@
 // Rank 0 reports: the table on stdout, Google Benchmark's file output, the HDF5 file.
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "commscope/bench/environment.hpp"
 #include "commscope/bench/options.hpp"
 #include "commscope/collectives/collectives.hpp"
+#include "commscope/collectives/mpi_transport.hpp"
 #include "json_results.hpp"
 #include "measure.hpp"
 #include "results.hpp"
@@ -28,6 +30,17 @@
 
 namespace commscope::bench {
 namespace {
+
+// Bytes as nccl-tests' memory report writes them: B, KB, MB, GB (powers of 1024).
+std::string memory_text(long long bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (u < 3 && std::abs(v) >= 1024) v /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f %s", u == 0 ? 0 : 2, v, units[u]);
+  return buf;
+}
 
 // Rank 0's reporter: matches each reported run with the measurement that produced it, pairs
 // out-of-place with in-place, prints the line and appends it to the results file.
@@ -183,10 +196,12 @@ class Bench {
       if (ran == 0) break;
     }
     benchmark::Shutdown();
+    const std::string memory = o_.memory_report ? memory_line() : std::string();
 
     if (rank_ == 0) {
       reporter_->flush_pending();
       table_->footer();
+      if (!memory.empty()) std::printf("%s\n#\n", memory.c_str());
       if (json_) json_->finish("");
       if (file_) {
         file_->close();
@@ -214,6 +229,26 @@ class Bench {
       if (o_.per_iter_skip) std::printf("; summary skips first %d iterations", o_.per_iter_skip);
       std::printf("\n");
     }
+  }
+
+  // -M, collective: "# GPU memory usage     : Initialization 1.2 GB | ..." with each amount the
+  // max over ranks (rank 0's line; "" elsewhere).
+  std::string memory_line() const {
+    const std::vector<MemoryUse> use = backend_->memory_use();
+    std::vector<long long> mine, most(use.size());
+    for (const MemoryUse& u : use) mine.push_back(u.bytes);
+    COMMSCOPE_MPI_CHECK(MPI_Reduce(mine.data(), most.data(), static_cast<int>(mine.size()), MPI_LONG_LONG, MPI_MAX, 0,
+                                   comm_.mpi_comm()));
+    if (rank_ != 0) return {};
+    const bool gpu = backend_->device() == "cuda";
+    std::string line = std::string("# ") + (gpu ? "GPU memory usage    " : "Host memory usage   ") + " :";
+    long long total = 0;
+    for (std::size_t i = 0; i < use.size(); ++i) {
+      line += (i ? " | " : " ") + use[i].name + " " + memory_text(most[i]);
+      total += most[i];
+    }
+    if (gpu) line += " | Total " + memory_text(total);  // on the host, RSS already holds our buffers
+    return line;
   }
 
   static CommOptions comm_options(const Options& o) {

@@ -50,6 +50,7 @@ TimingPlan timing_plan(const Options& o, std::int64_t iters) {
   p.iters = iters;
   p.agg = o.agg_iters;
   p.blocking = o.blocking;
+  p.graph_launches = o.cuda_graphs;
   return p;
 }
 

@@ -36,6 +36,7 @@ class FakeBackend final : public Backend {
  public:
   std::string device() const override { return "cpu"; }
   DeviceInfo device_info() const override { return {}; }
+  std::vector<MemoryUse> memory_use() const override { return {}; }
   std::vector<std::string> algorithms() const override { return {"mpi", "ring", "tree", "rhd"}; }
   bool supports(const std::string& a, Collective c) const override {
     return a == "mpi" || a == "ring" || c != Collective::alltoall;
@@ -180,6 +181,48 @@ TEST(Options, NcclTestsLoopAndReportFlags) {
   EXPECT_NE(parse({"allreduce", "-I", "1", "-K", "1", "-n", "0"}).message.find("needs a fixed -n"), std::string::npos);
 }
 
+TEST(Options, NcclTestsDeviceAndThreadFlags) {
+  // What nccl-tests' defaults and one-GPU-per-rank values say is accepted everywhere.
+  const ParseResult cpu = parse({"allreduce", "-t", "1", "-g", "1", "-p", "1", "-D", "0", "-V", "128", "-M", "1", "-G",
+                                 "0", "-R", "0", "-y", "0", "-x", "-1"});
+  ASSERT_EQ(cpu.exit_code, -1) << cpu.message;
+  EXPECT_TRUE(cpu.options.memory_report);
+  EXPECT_EQ(cpu.options.cuda_graphs, 0);
+  // On cuda with NCCL: -G narrows the algorithms to nccl; -R, -y, -x are kept.
+  const ParseResult gpu = parse({"allreduce", "--device", "cuda", "--cudagraph", "3", "--local_register", "2",
+                                 "--cta_policy", "1", "-m", "2"});
+  ASSERT_EQ(gpu.exit_code, -1) << gpu.message;
+  EXPECT_EQ(gpu.options.cuda_graphs, 3);
+  EXPECT_EQ(gpu.options.algos, std::vector<std::string>{"nccl"});
+  EXPECT_EQ(gpu.options.local_register, 2);
+  EXPECT_EQ(gpu.options.cta_policy, 1);
+  EXPECT_EQ(timing_plan(gpu.options, 5).calls(), 30);  // 5 iterations x 2 calls x 3 replays
+  EXPECT_TRUE(parse({"allreduce", "--device", "cuda", "--stream_null", "1"}).options.stream_null);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"-t", "4"}, "-t/--nthreads 4: commscope-bench runs one thread per rank; start 4 times as many ranks instead"},
+      {{"-g", "8"}, "-g/--ngpus 8: commscope-bench drives one GPU per rank; start one rank per GPU instead"},
+      {{"-D", "1"}, "-D/--device_implementation 1: nccl-tests' device-API kernels are not part of commscope-bench"},
+      {{"-V", "129"}, "bad -V/--device_cta_count 129 (1 to 128)"},
+      {{"-G", "1"}, "-G/--cudagraph applies to --device cuda"},
+      {{"-R", "1"}, "-R/--local_register applies to --device cuda"},
+      {{"-y", "1"}, "-y/--stream_null applies to --device cuda"},
+      {{"-x", "0"}, "-x/--cta_policy applies to --device cuda"},
+      {{"-R", "3", "--device", "cuda"}, "bad -R/--local_register 3 (0 to 2)"},
+      {{"-x", "1", "--device", "cuda", "--transport", "staged"}, "-x/--cta_policy needs NCCL"},
+      {{"-G", "1", "--device", "cuda", "--algo", "nccl,rhd"}, "-G/--cudagraph times NCCL's own collectives only: rhd"},
+      {{"-G", "1", "--device", "cuda", "-z", "2"}, "-G/--cudagraph replays the calls back to back (-z 0 only)"},
+      {{"-G", "1", "--device", "cuda", "-I", "1"}, "-I/--per_iter_timing cannot time iterations inside a CUDA graph"},
+      {{"-G", "1", "--device", "cuda", "-y", "1"}, "-G/--cudagraph cannot capture the legacy default stream (-y 1)"},
+  };
+  for (const auto& [args, message] : refused) {
+    std::vector<std::string> full = {"allreduce"};
+    full.insert(full.end(), args.begin(), args.end());
+    const ParseResult r = parse(full);
+    EXPECT_EQ(r.exit_code, 2) << message;
+    EXPECT_NE(r.message.find(message), std::string::npos) << r.message;
+  }
+}
+
 TEST(Options, BadValuesExit2WithAMessage) {
   const std::vector<std::vector<std::string>> bad = {
       {},                         // no collective
@@ -222,7 +265,9 @@ TEST(Options, BadValuesExit2WithAMessage) {
   EXPECT_EQ(help.exit_code, 0);
   for (const char* flag : {"-b", "-e", "-f", "-i", "-n", "-w", "-c", "-d", "-o", "-r", "-a", "-T", "--algo", "--device",
                            "--out", "--stats", "--blocking", "--agg_iters", "--run_cycles", "--report_cputime",
-                           "--report_timestamps", "--per_iter_timing", "--per_iter_skip", "--unalign"})
+                           "--report_timestamps", "--per_iter_timing", "--per_iter_skip", "--unalign", "--output_file",
+                           "--memory", "--cudagraph", "--local_register", "--stream_null", "--cta_policy", "--nthreads",
+                           "--ngpus", "--parallel_init", "--device_implementation", "--device_cta_count"})
     EXPECT_NE(help.message.find(flag), std::string::npos) << flag;
   EXPECT_EQ(help.message.find("debug"), std::string::npos) << "test aids stay out of --help";
 }

@@ -54,6 +54,14 @@ struct Options {
   bool per_iter_timing = false;    // -I: nccl-tests' per-iteration columns
   int per_iter_skip = 0;           // -K: first iterations left out of the per-iteration summaries
   std::string json_out;            // -J: nccl-tests' JSON results file ("" for none)
+  bool memory_report = false;      // -M: memory use in the footer
+  // --device cuda with NCCL only: -G replays the timed iterations (NCCL's collectives only)
+  // from a CUDA graph this many times; -R 1 registers the buffers with ncclCommRegister, 2 as
+  // symmetric windows; -y runs on the legacy default stream; -x sets NCCL's CTA policy.
+  int cuda_graphs = 0;
+  int local_register = 0;
+  bool stream_null = false;
+  int cta_policy = -1;  // -1: NCCL's default
   // Testing aids (hidden from --help): rank `stall_rank` never enters the first collective of
   // at least `stall_bytes`; rank `kill_rank` dies of SIGKILL there instead (`kill_bytes`);
   // rank 0 corrupts one output element before every check.
