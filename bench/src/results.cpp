@@ -137,7 +137,9 @@ SignalContext::SignalContext(const Case& c) noexcept {
   g_context_shown.store(next);
 }
 
-SignalContext::~SignalContext() { g_context_shown.store(-1); }
+SignalContext::~SignalContext() {
+  g_context_shown.store(-1);
+}
 
 void install_signal_handlers(int rank) {
   std::snprintf(g_signal_prefix, sizeof g_signal_prefix, "commscope-bench: rank %d: ", rank);
@@ -186,6 +188,12 @@ ResultsFile::ResultsFile(const std::string& path, const Options& o, const Enviro
   meta.set_attr("agg_iters", o.agg_iters);
   meta.set_attr("run_cycles", o.run_cycles);
   meta.set_attr("per_iter_skip", o.per_iter_skip);
+  if (o.device == "cuda") {
+    meta.set_attr("cuda_graphs", o.cuda_graphs);
+    meta.set_attr("local_register", o.local_register);
+    meta.set_attr("stream_null", static_cast<int>(o.stream_null));
+    meta.set_attr("cta_policy", o.cta_policy);
+  }
   h5::Group envg = meta.create_group("env");
   for (const auto& [k, v] : env.env_vars) envg.set_attr(k, v);
 
