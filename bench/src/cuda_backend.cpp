@@ -180,7 +180,8 @@ class CudaBackend final : public Backend {
     t.launch_s = static_cast<double>(issued - t0 - untimed) * 1e-9;
     t.op_s = sample_calls(p, dog);
     if (t.op_s.empty())
-      t.op_s.assign(static_cast<std::size_t>(p.iters), t.total_s / static_cast<double>(std::max<std::int64_t>(1, p.calls())));
+      t.op_s.assign(static_cast<std::size_t>(p.iters),
+                    t.total_s / static_cast<double>(std::max<std::int64_t>(1, p.calls())));
     return t;
   }
 
@@ -251,7 +252,8 @@ class CudaBackend final : public Backend {
     t.total_s = static_cast<double>(t1 - t0) * 1e-9;
     t.launch_s = static_cast<double>(issued - t0) * 1e-9;
     // Inside a graph only the whole is timed: every iteration gets the mean.
-    t.op_s.assign(static_cast<std::size_t>(p.iters), t.total_s / static_cast<double>(std::max<std::int64_t>(1, p.calls())));
+    t.op_s.assign(static_cast<std::size_t>(p.iters),
+                  t.total_s / static_cast<double>(std::max<std::int64_t>(1, p.calls())));
     return t;
   }
 
@@ -383,7 +385,7 @@ class CudaBackend final : public Backend {
 
   Communicator& comm_;
   double timeout_s_;
-  bool staged_;  // --transport staged: no NCCL communicator, ranks may share a GPU
+  bool staged_;          // --transport staged: no NCCL communicator, ranks may share a GPU
   std::size_t unalign_;  // -u: elements past cudaMalloc's 256-byte alignment
   int device_ = 0;
   cudaStream_t stream_ = nullptr;

@@ -67,12 +67,11 @@ std::vector<RankInfo> gather_rank_info(MPI_Comm comm, const DeviceInfo& device) 
   copy_text(mine.device_hex, sizeof mine.device_hex, device.pci);
   copy_text(mine.device_info, sizeof mine.device_info, device.name);
   std::vector<RankRecord> all(rank == 0 ? static_cast<std::size_t>(size) : 0);
-  COMMSCOPE_MPI_CHECK(
-      MPI_Gather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof(RankRecord), MPI_BYTE, 0, comm));
+  COMMSCOPE_MPI_CHECK(MPI_Gather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof(RankRecord), MPI_BYTE, 0, comm));
   std::vector<RankInfo> out;
   for (std::size_t r = 0; r < all.size(); ++r)
-    out.push_back({static_cast<int>(r), all[r].pid, all[r].hostname, all[r].device, all[r].device_hex,
-                   all[r].device_info});
+    out.push_back(
+        {static_cast<int>(r), all[r].pid, all[r].hostname, all[r].device, all[r].device_hex, all[r].device_info});
   return out;
 }
 
@@ -148,11 +147,12 @@ JsonResults::~JsonResults() {
 }
 
 void JsonResults::prepare_tail() {
-  const int n = std::snprintf(g_tail, sizeof g_tail,
-                              "],\"out_of_bounds\":{\"count\":%llu,\"okay\":\"%s\"},\"average_bus_bandwidth\":{\"bandwidth\":%.10g,"
-                              "\"okay\":\"unchecked\"},\"errors\":[\"the run was stopped before its end\"],\"end_time\":\"%s\"}\n",
-                              static_cast<unsigned long long>(wrong_), wrong_ ? "false" : "true",
-                              sides_ ? busbw_sum_ / sides_ : 0.0, timestamp_text().c_str());
+  const int n = std::snprintf(
+      g_tail, sizeof g_tail,
+      "],\"out_of_bounds\":{\"count\":%llu,\"okay\":\"%s\"},\"average_bus_bandwidth\":{\"bandwidth\":%.10g,"
+      "\"okay\":\"unchecked\"},\"errors\":[\"the run was stopped before its end\"],\"end_time\":\"%s\"}\n",
+      static_cast<unsigned long long>(wrong_), wrong_ ? "false" : "true", sides_ ? busbw_sum_ / sides_ : 0.0,
+      timestamp_text().c_str());
   g_tail_len = n > 0 ? std::min(static_cast<std::size_t>(n), sizeof g_tail - 1) : 0;
 }
 

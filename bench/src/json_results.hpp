@@ -34,9 +34,9 @@ struct RankInfo {
   int rank = 0;
   int pid = 0;
   std::string hostname;
-  int device = -1;         // CUDA ordinal; -1 on the host
-  std::string device_hex;  // PCI "dddd:bb:dd"; "" on the host
-  std::string device_info; // GPU name, or "cpu"
+  int device = -1;          // CUDA ordinal; -1 on the host
+  std::string device_hex;   // PCI "dddd:bb:dd"; "" on the host
+  std::string device_info;  // GPU name, or "cpu"
 };
 
 // Collective over comm: every rank's RankInfo (its device from the backend), at rank 0 only.

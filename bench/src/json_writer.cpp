@@ -50,7 +50,8 @@ JsonWriter& JsonWriter::end_list() {
 }
 
 JsonWriter& JsonWriter::key(std::string_view k) {
-  if (stack_.empty() || stack_.back().close != '}' || pending_key_) throw InvalidArgument("JSON: a key outside an object");
+  if (stack_.empty() || stack_.back().close != '}' || pending_key_)
+    throw InvalidArgument("JSON: a key outside an object");
   if (!stack_.back().empty) std::fputc(',', out_);
   stack_.back().empty = false;
   write_string(k);

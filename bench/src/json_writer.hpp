@@ -30,8 +30,7 @@ class JsonWriter {
   // nccl-tests writes NaN).
   JsonWriter& value(double v);
   template <std::integral T>
-    requires(!std::same_as<T, bool>)
-  JsonWriter& value(T v) {
+  requires(!std::same_as<T, bool>) JsonWriter& value(T v) {
     if constexpr (std::is_signed_v<T>)
       return signed_integer(v);
     else

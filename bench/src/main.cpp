@@ -218,12 +218,14 @@ class Bench {
  private:
   // What -z, -m, -N, -K change about the loop, in nccl-tests' words.
   void print_loop_shape() const {
-    static const char* const kBlocking[] = {
-        "", "wait and barrier after each call (-m: each inner iteration)", "wait after each call, no barrier",
-        "wait and barrier after each iteration (-n); time excludes barrier"};
+    static const char* const kBlocking[] = {"", "wait and barrier after each call (-m: each inner iteration)",
+                                            "wait after each call, no barrier",
+                                            "wait and barrier after each iteration (-n); time excludes barrier"};
     if (o_.blocking > 0) std::printf("# Blocking Enabled: %s\n", kBlocking[o_.blocking]);
     if (o_.agg_iters > 1) std::printf("# %d calls per timed iteration (-m)\n", o_.agg_iters);
-    if (o_.run_cycles != 1) std::printf("# %s cycles of every case (-N)\n", o_.run_cycles ? std::to_string(o_.run_cycles).c_str() : "endless");
+    if (o_.run_cycles != 1)
+      std::printf("# %s cycles of every case (-N)\n",
+                  o_.run_cycles ? std::to_string(o_.run_cycles).c_str() : "endless");
     if (o_.per_iter_timing) {
       std::printf("# Per-Iteration Report: i_* uses the max over ranks of each iteration");
       if (o_.per_iter_skip) std::printf("; summary skips first %d iterations", o_.per_iter_skip);

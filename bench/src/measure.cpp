@@ -119,8 +119,7 @@ Measurement measure(Backend& backend, Communicator& comm, const Case& c, std::in
   }
   if (o.per_iter_timing && comm.size() > 1) {
     m.samples.rank_time_us.resize(rank == 0 ? t.op_s.size() * static_cast<std::size_t>(comm.size()) : 0);
-    COMMSCOPE_MPI_CHECK(
-        MPI_Gather(t.op_s.data(), n, MPI_DOUBLE, m.samples.rank_time_us.data(), n, MPI_DOUBLE, 0, mc));
+    COMMSCOPE_MPI_CHECK(MPI_Gather(t.op_s.data(), n, MPI_DOUBLE, m.samples.rank_time_us.data(), n, MPI_DOUBLE, 0, mc));
     for (double& v : m.samples.rank_time_us) v *= 1e6;
   }
   if (rank == 0) {

@@ -42,7 +42,8 @@ void add_nccl_tests_flags(CLI::App& app, NcclTestsFlags& f) {
   app.add_option("-J,--output_file", f.output_file,
                  "JSON results file in nccl-tests' layout (an existing name gets .0, .1, ... as nccl-tests does)")
       ->group(group);
-  add("-M,--memory", f.memory, "1: memory use in the footer (GPU: NCCL's, ours, the collectives'; host: ours, peak RSS)");
+  add("-M,--memory", f.memory,
+      "1: memory use in the footer (GPU: NCCL's, ours, the collectives'; host: ours, peak RSS)");
   add("-G,--cudagraph", f.cudagraph,
       "cuda: capture the timed iterations of NCCL's collectives in a CUDA graph and replay it this many times");
   add("-R,--local_register", f.local_register,
@@ -52,7 +53,8 @@ void add_nccl_tests_flags(CLI::App& app, NcclTestsFlags& f) {
   add("-t,--nthreads", f.nthreads, "threads per rank: 1 (start more ranks instead)");
   add("-g,--ngpus", f.ngpus, "GPUs per rank: 1 (start one rank per GPU)");
   add("-p,--parallel_init", f.parallel_init, "0 or 1; one thread per rank initialises alone either way");
-  add("-D,--device_implementation", f.device_implementation, "0: NCCL's collectives (nccl-tests' device kernels: none)");
+  add("-D,--device_implementation", f.device_implementation,
+      "0: NCCL's collectives (nccl-tests' device kernels: none)");
   add("-V,--device_cta_count", f.device_cta_count, "1 to 128; applies to -D > 0 only, so it changes nothing");
 }
 
@@ -61,15 +63,16 @@ namespace {
 // -G -R -y -x: only --device cuda with NCCL (not --transport staged) has what they change.
 void need_nccl(const char* flag, const Options& o, const char* what) {
   if (o.device != "cuda") throw InvalidArgument(std::string(flag) + " applies to --device cuda (" + what + ")");
-  if (o.transport == "staged") throw InvalidArgument(std::string(flag) + " needs NCCL, which --transport staged does not start");
+  if (o.transport == "staged")
+    throw InvalidArgument(std::string(flag) + " needs NCCL, which --transport staged does not start");
 }
 
 // nccl-tests runs several threads and GPUs per process; commscope-bench one of each per rank.
 void one_per_rank(const NcclTestsFlags& f) {
   if (f.nthreads != 1)
     throw InvalidArgument("-t/--nthreads " + std::to_string(f.nthreads) +
-                          ": commscope-bench runs one thread per rank; start " +
-                          std::to_string(f.nthreads) + " times as many ranks instead");
+                          ": commscope-bench runs one thread per rank; start " + std::to_string(f.nthreads) +
+                          " times as many ranks instead");
   if (f.ngpus != 1)
     throw InvalidArgument("-g/--ngpus " + std::to_string(f.ngpus) +
                           ": commscope-bench drives one GPU per rank; start one rank per GPU instead");

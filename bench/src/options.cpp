@@ -80,9 +80,9 @@ struct TypeName {
   DataType type;
 };
 constexpr TypeName kNcclTestsTypes[] = {
-    {"int8", DataType::i8},        {"uint8", DataType::u8},    {"int32", DataType::i32}, {"uint32", DataType::u32},
-    {"int64", DataType::i64},      {"uint64", DataType::u64},  {"half", DataType::f16},  {"float", DataType::f32},
-    {"double", DataType::f64},     {"bfloat16", DataType::bf16}, {"char", DataType::i8},   {"int", DataType::i32},
+    {"int8", DataType::i8},    {"uint8", DataType::u8},      {"int32", DataType::i32}, {"uint32", DataType::u32},
+    {"int64", DataType::i64},  {"uint64", DataType::u64},    {"half", DataType::f16},  {"float", DataType::f32},
+    {"double", DataType::f64}, {"bfloat16", DataType::bf16}, {"char", DataType::i8},   {"int", DataType::i32},
 };
 
 DataType parse_type_name(const std::string& s) {
@@ -127,8 +127,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
     o.command_line += a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'";
   }
 
-  std::string stall_bytes = "0", kill_bytes = "0", colls, minb = "8", maxb = "64M", step, types = "f32", ops = "sum", combine = "max",
-              algos = "all";
+  std::string stall_bytes = "0", kill_bytes = "0", colls, minb = "8", maxb = "64M", step, types = "f32", ops = "sum",
+              combine = "max", algos = "all";
   CLI::App app{
       "commscope-bench: time collectives with the vendor library and our own algorithms, nccl-tests style.\n"
       "Launch with mpirun/srun (one rank runs without a launcher). Google Benchmark's --benchmark_* flags\n"
@@ -149,8 +149,10 @@ ParseResult parse_options(int argc, const char* const* argv) {
       ->capture_default_str();
   app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations per case")->capture_default_str();
   app.add_option("-c,--check", o.check_iters, "checked iterations after timing (0: no check)")->capture_default_str();
-  app.add_option("-d,--datatype", types, "f32 f64 f16 bf16 i32 i64 u8 i8 u32 u64 (or nccl-tests' int8 uint8 int32 uint32 int64 uint64 half "
-                 "float double bfloat16), a comma list, or all")->capture_default_str();
+  app.add_option("-d,--datatype", types,
+                 "f32 f64 f16 bf16 i32 i64 u8 i8 u32 u64 (or nccl-tests' int8 uint8 int32 uint32 int64 uint64 half "
+                 "float double bfloat16), a comma list, or all")
+      ->capture_default_str();
   app.add_option("-o,--op", ops, "sum prod min max avg, a comma list, or all")->capture_default_str();
   app.add_option("-r,--root", o.root, "root rank of reduce and broadcast")->capture_default_str();
   app.add_option("-a,--average", combine, "how rank times combine: max, avg, min, rank0")->capture_default_str();

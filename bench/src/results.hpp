@@ -39,9 +39,9 @@ struct ResultRow {
   // Of the per-iteration max over ranks, the first /meta per_iter_skip iterations left out.
   double min_us = 0, p50_us = 0, p99_us = 0, max_us = 0;
   double mean_us = 0, stdev_us = 0;  // population standard deviation
-  double skew_us = 0;               // mean over iterations of (latest - earliest arrival); NaN if unknown
-  std::int32_t slowest_rank = 0;    // the rank with the longest total time
-  std::uint64_t sample_offset = 0;  // first row of this result in /samples
+  double skew_us = 0;                // mean over iterations of (latest - earliest arrival); NaN if unknown
+  std::int32_t slowest_rank = 0;     // the rank with the longest total time
+  std::uint64_t sample_offset = 0;   // first row of this result in /samples
   std::uint64_t sample_count = 0;
 };
 

@@ -19,9 +19,9 @@ std::string timestamp_text() {
 
 Table::Table(std::FILE* out, TableStyle style) : out_(out), style_(style) {
   const bool cpu = style.cputime;
-  columns_.push_back({cpu ? "cputime(us)" : "time(us)", "", cpu ? 11 : 10, 2,
-                      cpu ? +[](const ResultRow& r) { return r.cpu_time_us; }
-                          : +[](const ResultRow& r) { return r.time_us; }});
+  columns_.push_back(
+      {cpu ? "cputime(us)" : "time(us)", "", cpu ? 11 : 10, 2,
+       cpu ? +[](const ResultRow& r) { return r.cpu_time_us; } : +[](const ResultRow& r) { return r.time_us; }});
   columns_.push_back({"algbw", "(GB/s)", 8, 3, [](const ResultRow& r) { return r.algbw_GBps; }});
   columns_.push_back({"busbw", "(GB/s)", 8, 3, [](const ResultRow& r) { return r.busbw_GBps; }});
   columns_.push_back({"#wrong", "", 6, 0, [](const ResultRow& r) { return static_cast<double>(r.nwrong); }, true});
@@ -29,9 +29,8 @@ Table::Table(std::FILE* out, TableStyle style) : out_(out), style_(style) {
     columns_.push_back({"i_min", "(us)", 9, 2, [](const ResultRow& r) { return r.min_us; }});
     columns_.push_back({"i_max", "(us)", 9, 2, [](const ResultRow& r) { return r.max_us; }});
     columns_.push_back({"i_p99", "(us)", 9, 2, [](const ResultRow& r) { return r.p99_us; }});
-    columns_.push_back({"i_cv%", "(%)", 7, 2, [](const ResultRow& r) {
-                          return r.mean_us > 0 ? r.stdev_us / r.mean_us * 100 : 0.0;
-                        }});
+    columns_.push_back(
+        {"i_cv%", "(%)", 7, 2, [](const ResultRow& r) { return r.mean_us > 0 ? r.stdev_us / r.mean_us * 100 : 0.0; }});
   }
   if (style.stats) {
     columns_.push_back({"min(us)", "", 9, 2, [](const ResultRow& r) { return r.min_us; }});

@@ -149,8 +149,8 @@ TEST(Options, NcclTestsTypeNamesAndAliases) {
 }
 
 TEST(Options, NcclTestsLoopAndReportFlags) {
-  const ParseResult r = parse({"allreduce", "-z", "3", "-m", "4", "-N", "0", "-C", "1", "-S", "1", "-I", "1", "-K", "2",
-                               "-n", "10"});
+  const ParseResult r =
+      parse({"allreduce", "-z", "3", "-m", "4", "-N", "0", "-C", "1", "-S", "1", "-I", "1", "-K", "2", "-n", "10"});
   ASSERT_EQ(r.exit_code, -1) << r.message;
   const Options& o = r.options;
   EXPECT_EQ(o.blocking, 3);
@@ -163,9 +163,9 @@ TEST(Options, NcclTestsLoopAndReportFlags) {
   const TimingPlan p = timing_plan(o, 10);
   EXPECT_EQ(p.calls(), 40);
   EXPECT_EQ(p.blocking, 3);
-  const ParseResult longs = parse({"allreduce", "--blocking", "2", "--agg_iters", "2", "--run_cycles", "3",
-                                   "--report_cputime", "0", "--report_timestamps", "0", "--per_iter_timing", "1",
-                                   "--per_iter_skip", "0"});
+  const ParseResult longs =
+      parse({"allreduce", "--blocking", "2", "--agg_iters", "2", "--run_cycles", "3", "--report_cputime", "0",
+             "--report_timestamps", "0", "--per_iter_timing", "1", "--per_iter_skip", "0"});
   ASSERT_EQ(longs.exit_code, -1) << longs.message;
   EXPECT_EQ(longs.options.blocking, 2);
   EXPECT_EQ(longs.options.run_cycles, 3);
@@ -183,14 +183,14 @@ TEST(Options, NcclTestsLoopAndReportFlags) {
 
 TEST(Options, NcclTestsDeviceAndThreadFlags) {
   // What nccl-tests' defaults and one-GPU-per-rank values say is accepted everywhere.
-  const ParseResult cpu = parse({"allreduce", "-t", "1", "-g", "1", "-p", "1", "-D", "0", "-V", "128", "-M", "1", "-G",
-                                 "0", "-R", "0", "-y", "0", "-x", "-1"});
+  const ParseResult cpu = parse({"allreduce", "-t", "1",  "-g", "1",  "-p", "1",  "-D", "0",  "-V", "128",
+                                 "-M",        "1",  "-G", "0",  "-R", "0",  "-y", "0",  "-x", "-1"});
   ASSERT_EQ(cpu.exit_code, -1) << cpu.message;
   EXPECT_TRUE(cpu.options.memory_report);
   EXPECT_EQ(cpu.options.cuda_graphs, 0);
   // On cuda with NCCL: -G narrows the algorithms to nccl; -R, -y, -x are kept.
-  const ParseResult gpu = parse({"allreduce", "--device", "cuda", "--cudagraph", "3", "--local_register", "2",
-                                 "--cta_policy", "1", "-m", "2"});
+  const ParseResult gpu = parse(
+      {"allreduce", "--device", "cuda", "--cudagraph", "3", "--local_register", "2", "--cta_policy", "1", "-m", "2"});
   ASSERT_EQ(gpu.exit_code, -1) << gpu.message;
   EXPECT_EQ(gpu.options.cuda_graphs, 3);
   EXPECT_EQ(gpu.options.algos, std::vector<std::string>{"nccl"});
@@ -263,11 +263,41 @@ TEST(Options, BadValuesExit2WithAMessage) {
   }
   const ParseResult help = parse({"--help"});
   EXPECT_EQ(help.exit_code, 0);
-  for (const char* flag : {"-b", "-e", "-f", "-i", "-n", "-w", "-c", "-d", "-o", "-r", "-a", "-T", "--algo", "--device",
-                           "--out", "--stats", "--blocking", "--agg_iters", "--run_cycles", "--report_cputime",
-                           "--report_timestamps", "--per_iter_timing", "--per_iter_skip", "--unalign", "--output_file",
-                           "--memory", "--cudagraph", "--local_register", "--stream_null", "--cta_policy", "--nthreads",
-                           "--ngpus", "--parallel_init", "--device_implementation", "--device_cta_count"})
+  for (const char* flag : {"-b",
+                           "-e",
+                           "-f",
+                           "-i",
+                           "-n",
+                           "-w",
+                           "-c",
+                           "-d",
+                           "-o",
+                           "-r",
+                           "-a",
+                           "-T",
+                           "--algo",
+                           "--device",
+                           "--out",
+                           "--stats",
+                           "--blocking",
+                           "--agg_iters",
+                           "--run_cycles",
+                           "--report_cputime",
+                           "--report_timestamps",
+                           "--per_iter_timing",
+                           "--per_iter_skip",
+                           "--unalign",
+                           "--output_file",
+                           "--memory",
+                           "--cudagraph",
+                           "--local_register",
+                           "--stream_null",
+                           "--cta_policy",
+                           "--nthreads",
+                           "--ngpus",
+                           "--parallel_init",
+                           "--device_implementation",
+                           "--device_cta_count"})
     EXPECT_NE(help.message.find(flag), std::string::npos) << flag;
   EXPECT_EQ(help.message.find("debug"), std::string::npos) << "test aids stay out of --help";
 }
@@ -412,24 +442,41 @@ TEST(Stats, IterStatsSkipTheFirstIterations) {
   EXPECT_DOUBLE_EQ(r.cpu_time_us, 1);
 }
 
-TEST(Table, NcclTestsOptionalColumns) {
+namespace {
+
+// A result row with its names set.
+ResultRow named_row(const char* collective, const char* algorithm, const char* op) {
+  ResultRow r{};
+  set_text(r.collective, collective);
+  set_text(r.algorithm, algorithm);
+  set_text(r.type, "f32");
+  set_text(r.op, op);
+  return r;
+}
+
+// What a table of `style` prints for what `print` does with it.
+template <class Print>
+std::string printed(TableStyle style, Print print) {
   char buf[8192] = {};
   std::FILE* f = fmemopen(buf, sizeof buf - 1, "w");
-  ASSERT_NE(f, nullptr);
-  Table t(f, TableStyle{.per_iter = true, .cputime = true, .timestamps = true});
-  ResultRow a{};
-  set_text(a.collective, "allgather");
-  set_text(a.algorithm, "mpi");
-  set_text(a.type, "f32");
-  set_text(a.op, "none");
+  if (!f) return "fmemopen failed";
+  Table t(f, style);
+  print(t);
+  std::fclose(f);
+  return buf;
+}
+
+}  // namespace
+
+TEST(Table, NcclTestsOptionalColumns) {
+  ResultRow a = named_row("allgather", "mpi", "none");
   a.time_us = 100;
   a.cpu_time_us = 12.5;
   a.mean_us = 10;
   a.stdev_us = 2.5;  // cv 25 %
   a.check_iters = 0;
-  t.row(&a, &a);
-  std::fclose(f);
-  const std::string s = buf;
+  const std::string s =
+      printed(TableStyle{.per_iter = true, .cputime = true, .timestamps = true}, [&](Table& t) { t.row(&a, &a); });
   for (const char* want : {"cputime(us)", "i_min", "i_max", "i_p99", "i_cv%", "timestamp", "%Y-%m-%d %H:%M:%S",
                            "       12.50", "  25.00", "   N/A"})
     EXPECT_NE(s.find(want), std::string::npos) << want << "\n" << s;
@@ -437,29 +484,21 @@ TEST(Table, NcclTestsOptionalColumns) {
 }
 
 TEST(Table, PrintsNcclTestsColumnsAndFooter) {
-  char buf[8192] = {};
-  std::FILE* f = fmemopen(buf, sizeof buf - 1, "w");
-  ASSERT_NE(f, nullptr);
-  Table t(f, TableStyle{.stats = true});
-  ResultRow a{}, b{};
-  set_text(a.collective, "allreduce");
-  set_text(a.algorithm, "ring");
-  set_text(a.type, "f32");
-  set_text(a.op, "sum");
+  ResultRow a = named_row("allreduce", "ring", "sum");
   a.bytes = 1048576;
   a.count = 262144;
   a.time_us = 100;
   a.algbw_GBps = 10.48576;
   a.busbw_GBps = 15.72864;
   a.check_iters = 1;
-  b = a;
+  ResultRow b = a;
   b.in_place = 1;
   b.nwrong = 2;
-  t.row(&a, &b);
-  t.row(&a, nullptr);
-  EXPECT_EQ(t.footer(), 2u);
-  std::fclose(f);
-  const std::string s = buf;
+  const std::string s = printed(TableStyle{.stats = true}, [&](Table& t) {
+    t.row(&a, &b);
+    t.row(&a, nullptr);
+    EXPECT_EQ(t.footer(), 2u);
+  });
   for (const char* want : {"size(B)",
                            "count",
                            "type",

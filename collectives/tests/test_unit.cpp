@@ -209,7 +209,8 @@ TEST(Names, ParseAndPrintRoundTripAndErrorsListValidNames) {
     parse_datatype("f8");
     FAIL() << "no exception";
   } catch (const UnknownName& e) {
-    EXPECT_NE(std::string(e.what()).find("f32, f64, f16, bf16, i32, i64, u8, i8, u32, u64"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("f32, f64, f16, bf16, i32, i64, u8, i8, u32, u64"), std::string::npos)
+        << e.what();
   }
   try {
     find_algorithm("butterfly");
