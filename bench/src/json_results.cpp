@@ -31,14 +31,13 @@ class Busy {
 
 // fopen "wx" (never overwrite); an existing name moves on to path.0, path.1, ...
 std::FILE* open_exclusive(const std::string& path, std::string& chosen) {
-  chosen = path;
-  for (int n = 0; n < 1000; ++n) {
+  for (int n = -1; n < 1000; ++n) {
+    chosen = n < 0 ? path : path + "." + std::to_string(n);
     if (std::FILE* f = std::fopen(chosen.c_str(), "wx")) return f;
     if (errno != EEXIST)
       throw InvalidArgument("cannot create -J/--output_file '" + chosen + "': " + std::strerror(errno));
-    chosen = path + "." + std::to_string(n);
   }
-  throw InvalidArgument("cannot create -J/--output_file '" + path + "': " + path + ".0 to .999 exist");
+  throw InvalidArgument("cannot create -J/--output_file '" + path + "': it and " + path + ".0 to .999 exist");
 }
 
 // Fixed-size record of one rank for MPI_Gather.
@@ -110,7 +109,7 @@ JsonResults::JsonResults(const std::string& path, const Options& o, const Enviro
   json_.key("iterations").value(o.iters);
   json_.key("aggregated_iterations").value(o.agg_iters);
   json_.key("validation").value(o.check_iters);
-  json_.key("graph").value(0);
+  json_.key("graph").value(o.cuda_graphs);
   json_.key("blocking_collectives").flag(o.blocking != 0);
   json_.key("per_iter_timing").flag(o.per_iter_timing);
   json_.key("per_iter_skip").value(o.per_iter_skip);
