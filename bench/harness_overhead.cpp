@@ -71,7 +71,7 @@ int run(const HarnessOptions& o) {
   c.requested_bytes = o.bytes;
   c.nranks = nranks;
   c.name = "harness";
-  std::unique_ptr<Backend> backend = make_cpu_backend(comm);
+  std::unique_ptr<Backend> backend = make_cpu_backend(comm, Options{});
   backend->prepare(c, 42);
   Watchdog dog(o.timeout_s, comm.rank());
   const Algorithm& mpi = find_algorithm("mpi");
@@ -94,7 +94,9 @@ int run(const HarnessOptions& o) {
     }));
     {  // the bench's time: its timed pass, not the sampling pass run_timed adds after it
       WatchScope watch(dog, &c, "the timed calls");
-      const double mine = backend->run_timed(0, o.calls, dog).total_s;
+      TimingPlan plan;
+      plan.iters = o.calls;
+      const double mine = backend->run_timed(plan, dog).total_s;
       double slowest = 0;
       COMMSCOPE_MPI_CHECK(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, mc));
       via_bench.push_back(slowest);

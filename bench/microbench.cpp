@@ -137,6 +137,18 @@ void fill(std::byte* buf, std::size_t count, DataType type, unsigned seed) {
       fill_as<std::uint8_t>(
           buf, count, [](std::size_t i, unsigned s) { return static_cast<std::uint8_t>(input_int(i, s)); }, seed);
       break;
+    case DataType::i8:
+      fill_as<std::int8_t>(
+          buf, count, [](std::size_t i, unsigned s) { return static_cast<std::int8_t>(input_int(i, s)); }, seed);
+      break;
+    case DataType::u32:
+      fill_as<std::uint32_t>(
+          buf, count, [](std::size_t i, unsigned s) { return static_cast<std::uint32_t>(input_int(i, s)); }, seed);
+      break;
+    case DataType::u64:
+      fill_as<std::uint64_t>(
+          buf, count, [](std::size_t i, unsigned s) { return static_cast<std::uint64_t>(input_int(i, s)); }, seed);
+      break;
   }
 }
 

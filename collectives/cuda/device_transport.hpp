@@ -52,7 +52,8 @@ void check_nccl(ncclResult_t rc, const char* call, const char* file, int line);
 // start with `who` ("--device cuda"). Collective over comm.
 int bind_local_gpu(const Communicator& comm, bool exclusive, const std::string& who);
 // An NCCL communicator over comm's ranks (rank 0's unique id broadcast over MPI). Collective.
-ncclComm_t init_nccl(const Communicator& comm);
+// cta_policy >= 0 sets ncclConfig_t::CTAPolicy (NCCL 2.27 on; InvalidArgument before).
+ncclComm_t init_nccl(const Communicator& comm, int cta_policy = -1);
 // NCCL's names for our types and operations (InvalidArgument where NCCL has none).
 ncclDataType_t nccl_type(DataType t);
 ncclRedOp_t nccl_op(ReduceOp op);

@@ -61,6 +61,12 @@ MPI_Datatype mpi_type(DataType t) {
       return MPI_INT64_T;
     case DataType::u8:
       return MPI_UINT8_T;
+    case DataType::i8:
+      return MPI_INT8_T;
+    case DataType::u32:
+      return MPI_UINT32_T;
+    case DataType::u64:
+      return MPI_UINT64_T;
   }
   return MPI_DATATYPE_NULL;
 }
