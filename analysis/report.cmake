@@ -2,7 +2,7 @@
 # outputs (output.cmake). It links neither the collectives nor the trainer.
 find_package(CLI11 CONFIG REQUIRED)
 add_executable(commscope-report
-  src/main.cpp src/report_writer.cpp src/bench_fits.cpp src/report_bench.cpp src/report_profile.cpp
+  src/main.cpp src/report_writer.cpp src/bench_fits.cpp src/bench_verdicts.cpp src/report_bench.cpp src/report_profile.cpp
   src/report_scaling.cpp src/report_predict.cpp src/report_trace.cpp)
 target_link_libraries(commscope-report PRIVATE commscope_analysis_core commscope_analysis_inputs
                       commscope_analysis_output CLI11::CLI11 commscope_build_flags)
@@ -17,11 +17,19 @@ if(COMMSCOPE_BUILD_TESTS)
   set(report $<TARGET_FILE:commscope-report>)
   set(check $<TARGET_FILE:test_analysis_check_outputs>)
   set(rdir ${CMAKE_CURRENT_BINARY_DIR}/reports)
+  # Bench files with known answers (tests/synthetic_bench.cpp): ties, a protocol switch, runs.
+  add_executable(test_analysis_synthetic_bench tests/synthetic_bench.cpp)
+  target_link_libraries(test_analysis_synthetic_bench PRIVATE commscope::h5 commscope_build_flags)
+  set(syn ${fx}/synthetic)
+  add_test(NAME analysis.synthetic_fixtures COMMAND test_analysis_synthetic_bench ${syn})
+  set_tests_properties(analysis.synthetic_fixtures PROPERTIES FIXTURES_SETUP synthetic_bench LABELS "unit")
   foreach(case
       "bench_np1|bench ${fx}/bench-np1.h5"
       "bench_np2|bench ${fx}/bench-np2.h5"
       "bench_np4|bench ${fx}/bench-np4.h5"
       "bench_cuda_h100|bench ${PROJECT_SOURCE_DIR}/analysis/tests/data/bench-cuda-h100-np1.h5"
+      "bench_synthetic|bench ${syn}/ties.h5"
+      "bench_runs|bench ${syn}/run1.h5 ${syn}/run2.h5 ${syn}/run3.h5"
       "compare|compare ${fx}/bench-np2.h5 ${fx}/bench-np4.h5"
       "profile_np1|profile ${fx}/train-np1.h5"
       "profile_np2|profile ${fx}/train-np2.h5"
@@ -35,7 +43,27 @@ if(COMMSCOPE_BUILD_TESTS)
     add_test(NAME analysis.report.${name}
              COMMAND bash -c "rm -rf \"$1\" && \"$2\" \"\${@:4}\" -o \"$1\" && \"$3\" \"$1\""
                      report ${rdir}/${name} ${report} ${check} ${args})
-    set_tests_properties(analysis.report.${name} PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit" TIMEOUT 120)
+    set_tests_properties(analysis.report.${name} PROPERTIES FIXTURES_REQUIRED "report_fixtures;synthetic_bench"
+                                                            LABELS "unit" TIMEOUT 120)
+  endforeach()
+  # The synthetic files' known answers: overlapping spreads are a tie, mpi's protocol switch at
+  # 1 MiB splits its fit in two; without samples a 1.3x lead is a tie, with three runs a winner.
+  # (No ';' or '|' in a regex: they split the case.)
+  foreach(case
+      "synthetic_ties|Fastest measured: mpi below 2 MiB, tie \\(ring, tree\\) above\\.|${syn}/ties.h5"
+      "synthetic_ties_fits|Fastest by the fits: mpi below 2 MiB, tie \\(ring, tree\\) above\\.|${syn}/ties.h5"
+      "synthetic_regimes|Fit of mpi \\(2 regimes\\): 8 B to 1 MiB: alpha [12]\\.[09][0-9]* us, [78]\\.[09][0-9]* GB/s, R\\^2 1. 2 MiB to 64 MiB: alpha [0-9.]+ us, 1\\.0[0-9]* GB/s|${syn}/ties.h5"
+      "synthetic_no_spread|Fastest measured: tie \\(ring, tree\\) at all sizes\\.|${syn}/run1.h5"
+      "synthetic_no_spread_said|The spread is unknown for 18 of 18 measurements|${syn}/run1.h5"
+      "synthetic_runs|Fastest measured: ring fastest at all sizes\\.|${syn}/run1.h5 ${syn}/run2.h5 ${syn}/run3.h5")
+    string(REPLACE "|" ";" parts "${case}")
+    list(GET parts 0 name)
+    list(GET parts 1 regex)
+    list(GET parts 2 args)
+    separate_arguments(args)
+    add_test(NAME analysis.report.${name}
+             COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "${regex}" 0 -- ${report} bench ${args})
+    set_tests_properties(analysis.report.${name} PROPERTIES FIXTURES_REQUIRED synthetic_bench LABELS "unit")
   endforeach()
   # Without gnuplot (GPU nodes often lack it) the report still writes its text, CSV files and
   # plot scripts, says which plots are left to draw, and exits 0.
@@ -63,6 +91,8 @@ if(COMMSCOPE_BUILD_TESTS)
       "bench_np2|bench ${fx}/bench-np2.h5 ${rdir}/bench_np2|analysis.report.bench_np2"
       "bench_np4|bench ${fx}/bench-np4.h5 ${rdir}/bench_np4|analysis.report.bench_np4"
       "bench_cuda_h100|bench ${PROJECT_SOURCE_DIR}/analysis/tests/data/bench-cuda-h100-np1.h5 ${rdir}/bench_cuda_h100|analysis.report.bench_cuda_h100"
+      "bench_synthetic|bench ${syn}/ties.h5 ${rdir}/bench_synthetic|analysis.report.bench_synthetic"
+      "bench_runs|bench ${syn}/run1.h5 ${syn}/run2.h5 ${syn}/run3.h5 ${rdir}/bench_runs|analysis.report.bench_runs"
       "profile_np2|profile ${fx}/train-np2.h5 ${rdir}/profile_np2|analysis.report.profile_np2"
       "scaling|scaling ${fx}/train-np1.h5 ${fx}/train-np2.h5 ${fx}/train-np4.h5 ${rdir}/scaling|analysis.report.scaling")
     string(REPLACE "|" ";" parts "${case}")
@@ -71,8 +101,8 @@ if(COMMSCOPE_BUILD_TESTS)
     list(GET parts 2 after)
     separate_arguments(args)
     add_test(NAME analysis.check_report.${name} COMMAND ${run_check} ${args})
-    set_tests_properties(analysis.check_report.${name} PROPERTIES DEPENDS ${after} FIXTURES_REQUIRED report_fixtures
-                                                                  LABELS "unit" SKIP_RETURN_CODE 77)
+    set_tests_properties(analysis.check_report.${name} PROPERTIES DEPENDS ${after}
+                         FIXTURES_REQUIRED "report_fixtures;synthetic_bench" LABELS "unit" SKIP_RETURN_CODE 77)
   endforeach()
   if(h5py_python)
     set(run_check ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 1 "values differ" 0 -- ${run_check})
@@ -118,7 +148,9 @@ if(COMMSCOPE_BUILD_TESTS)
       "profile_two_files|not expected|profile ${fx}/train-np2.h5 ${fx}/train-np1.h5"
       "predict_one_rank_bench|needs a bench run|predict --model 125m --gpus 8 --bench ${fx}/bench-np1.h5 --flops 1e12"
       "predict_partial_shape|--layers --dim|predict --layers 4 --gpus 8 --bench ${fx}/bench-np2.h5 --flops 1e12"
-      "scaling_same_ranks|the same rank count|scaling ${fx}/train-np2.h5 ${fx}/train-np2.h5")
+      "scaling_same_ranks|the same rank count|scaling ${fx}/train-np2.h5 ${fx}/train-np2.h5"
+      "bench_twice|given twice|bench ${fx}/bench-np2.h5 ${fx}/bench-np2.h5"
+      "bench_other_configuration|pools runs of one configuration|bench ${fx}/bench-np2.h5 ${fx}/bench-np4.h5")
     string(REPLACE "|" ";" parts "${case}")
     list(GET parts 0 name)
     list(GET parts 1 regex)

@@ -14,6 +14,9 @@
 // bytes_per_second in binary units (G/s = 2^30 B/s); the JSON output holds plain bytes/s.
 //
 // Filter with --benchmark_filter, e.g. --benchmark_filter='reduce/f32/.*|memcpy/.*'.
+//
+// `commscope-microbench harness [--bytes 8] [--calls N] [--rounds R]` (under mpirun or alone)
+// measures instead what commscope's harness adds to an MPI_Allreduce call: harness_overhead.cpp.
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
@@ -26,6 +29,7 @@
 #include <string>
 
 #include "commscope/collectives/half.hpp"
+#include "harness_overhead.hpp"
 #include "commscope/collectives/reduce.hpp"
 #include "commscope/collectives/types.hpp"
 
@@ -133,6 +137,18 @@ void fill(std::byte* buf, std::size_t count, DataType type, unsigned seed) {
       fill_as<std::uint8_t>(
           buf, count, [](std::size_t i, unsigned s) { return static_cast<std::uint8_t>(input_int(i, s)); }, seed);
       break;
+    case DataType::i8:
+      fill_as<std::int8_t>(
+          buf, count, [](std::size_t i, unsigned s) { return static_cast<std::int8_t>(input_int(i, s)); }, seed);
+      break;
+    case DataType::u32:
+      fill_as<std::uint32_t>(
+          buf, count, [](std::size_t i, unsigned s) { return static_cast<std::uint32_t>(input_int(i, s)); }, seed);
+      break;
+    case DataType::u64:
+      fill_as<std::uint64_t>(
+          buf, count, [](std::size_t i, unsigned s) { return static_cast<std::uint64_t>(input_int(i, s)); }, seed);
+      break;
   }
 }
 
@@ -201,6 +217,7 @@ void print_help() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "harness") return commscope::bench::harness_main(argc - 1, argv + 1);
   benchmark::Initialize(&argc, argv, print_help);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::AddCustomContext("bandwidth",

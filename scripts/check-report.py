@@ -5,7 +5,11 @@ Reads the files with h5py (independently of commscope-report's own readers), rec
 the report prints and compares it with the report's CSV files (which hold the same numbers as
 its Markdown tables):
 
-  check-report.py bench   BENCH.h5 REPORT_DIR     per-collective tables: time and busbw per size
+  check-report.py bench   BENCH.h5 [MORE.h5 ...] REPORT_DIR
+                                                  per-collective tables: time and busbw per size
+                                                  (several files: runs pooled, as the report does);
+                                                  fits.csv: each regime's line refitted from the
+                                                  times, the regimes tiling the sizes, the verdict
   check-report.py profile PROFILE.h5 REPORT_DIR   components.csv: median/p10/p90/min/max, shares
   check-report.py scaling ONE.h5 N.h5 REPORT_DIR  scaling.csv: t_iter, t_comp, t_comm, speedup
 
@@ -89,26 +93,90 @@ def percentile(values, p):
     return values[min(max(rank, 1), len(values)) - 1]
 
 
-def check_bench(path, report):
-    c = Checker()
-    with open_h5(path) as f:
-        rows = f["results"][:]
-    # What the report shows: out-of-place rows with a size, the first (type, op) of each
-    # collective, the median (lower middle) of the repetitions by time.
+def pooled_cases(paths):
+    """(collective, algorithm, bytes) -> (time_us, busbw) as the report shows them: out-of-place
+    rows with a size, the first (type, op) of each collective, the median (lower middle) by time
+    of the repetitions of every file pooled."""
     first, by_case = {}, {}
-    for r in rows:
-        coll = text(r["collective"])
-        if r["in_place"] or r["bytes"] == 0 or not r["time_us"] > 0:
-            continue
-        key = (text(r["type"]), text(r["op"]))
-        if first.setdefault(coll, key) != key:
-            continue
-        by_case.setdefault((coll, text(r["algorithm"]), int(r["bytes"])), []).append(
-            (float(r["time_us"]), float(r["busbw_GBps"])))
+    for path in paths:
+        with open_h5(path) as f:
+            rows = f["results"][:]
+        for r in rows:
+            coll = text(r["collective"])
+            if r["in_place"] or r["bytes"] == 0 or not r["time_us"] > 0:
+                continue
+            key = (text(r["type"]), text(r["op"]))
+            if first.setdefault(coll, key) != key:
+                continue
+            by_case.setdefault((coll, text(r["algorithm"]), int(r["bytes"])), []).append(
+                (float(r["time_us"]), float(r["busbw_GBps"])))
+    return {case: sorted(reps)[(len(reps) - 1) // 2] for case, reps in by_case.items()}
+
+
+def fit_line(points):
+    """t = alpha + beta S weighted by 1/t^2 (the report's fit_alpha_beta): alpha, bandwidth in
+    GB/s, R^2 on the unweighted times, the largest relative residual."""
+    w = [1.0 / (t * t) for _, t in points]
+    sw = sum(w)
+    xm = sum(wi * x for wi, (x, _) in zip(w, points)) / sw
+    ym = sum(wi * t for wi, (_, t) in zip(w, points)) / sw
+    sxx = sum(wi * (x - xm) ** 2 for wi, (x, _) in zip(w, points))
+    sxy = sum(wi * (x - xm) * (t - ym) for wi, (x, t) in zip(w, points))
+    beta = sxy / sxx
+    alpha = ym - beta * xm
+    mean = sum(t for _, t in points) / len(points)
+    ss_res = sum((t - alpha - beta * x) ** 2 for x, t in points)
+    ss_tot = sum((t - mean) ** 2 for _, t in points)
+    r2 = 1 - ss_res / ss_tot if ss_tot > 0 else (1.0 if ss_res == 0 else 0.0)
+    max_rel = max(abs(alpha + beta * x - t) / t for x, t in points)
+    return alpha, (1e-3 / beta if beta > 0 else math.inf), r2, max_rel
+
+
+def check_fits(c, cases, report):
+    """fits.csv: per algorithm the regimes tile its sizes in order; each regime's line, refitted
+    here from the times in its range, matches; the verdict follows the rule (R^2 >= 0.9 fits,
+    else every time within 15% of alpha flat, else does not fit) and no number is printed where
+    the line does not hold."""
+    rows = read_csv(os.path.join(report, "fits.csv"))
+    regimes = {}
+    for row in rows:
+        regimes.setdefault((row["collective"], row["algorithm"]), []).append(row)
+    for (coll, algo), rs in regimes.items():
+        sizes = sorted(b for (c2, a2, b) in cases if (c2, a2) == (coll, algo))
+        used = []
+        for row in rs:
+            lo, hi = size_bytes(row["from"]), size_bytes(row["to"])
+            points = [(b, cases[(coll, algo, b)][0]) for b in sizes if lo * (1 - REL) <= b <= hi * (1 + REL)]
+            used += [b for b, _ in points]
+            where = f"fits.csv {coll} {algo} regime {row['regime']}"
+            if len(points) != int(row["sizes"]) or len(points) < 2:
+                c.mismatches.append(f"{where}: {len(points)} sizes in {row['from']}..{row['to']}, "
+                                    f"the report says {row['sizes']}")
+                continue
+            alpha, bandwidth, r2, max_rel = fit_line(points)
+            c.expect(f"{where} R2", r2, row["R2"])
+            c.expect(f"{where} max_rel_error", max_rel, row["max_rel_error"], rel=6e-3)
+            flat = all(abs(t - alpha) <= 0.15 * t for _, t in points)
+            verdict = "fits" if r2 >= 0.9 else "flat" if flat else "does not fit"
+            c.compared += 1
+            if row["fit"] != verdict:
+                c.mismatches.append(f"{where}: R^2 {r2:.4g}, off by {max_rel:.3g}: {verdict}, the report says {row['fit']!r}")
+            if verdict != "does not fit":
+                c.expect(f"{where} alpha_us", alpha, row["alpha_us"])
+            if verdict == "fits":
+                c.expect(f"{where} bandwidth_GBps", bandwidth, row["bandwidth_GBps"])
+            elif row["bandwidth_GBps"] != "-" or (verdict == "does not fit" and row["alpha_us"] != "-"):
+                c.mismatches.append(f"{where}: a number printed for a line that does not hold")
+        c.compared += 1
+        if used != sizes:
+            c.mismatches.append(f"fits.csv {coll} {algo}: the regimes do not tile the {len(sizes)} sizes")
+
+
+def check_bench(paths, report):
+    c = Checker()
+    cases = pooled_cases(paths)
     tables = {}
-    for (coll, algo, size), reps in sorted(by_case.items()):
-        reps.sort()
-        time_us, busbw = reps[(len(reps) - 1) // 2]
+    for (coll, algo, size), (time_us, busbw) in sorted(cases.items()):
         if coll not in tables:
             tables[coll] = {size_key: row for size_key, row in
                             ((size_bytes(row["size"]), row) for row in read_csv(os.path.join(report, coll + ".csv")))}
@@ -118,9 +186,12 @@ def check_bench(path, report):
             continue
         c.expect(f"{coll}.csv {algo} {size} B time_us", time_us, match[0].get(algo + "_us", "-"))
         c.expect(f"{coll}.csv {algo} {size} B busbw", busbw, match[0].get(algo + "_busbw", "-"))
-    if not by_case:
-        c.mismatches.append(f"{path}: no out-of-place measurements")
-    return c.finish(f"bench {os.path.basename(path)} vs {report} ({len(tables)} collectives)")
+    if not cases:
+        c.mismatches.append(f"{' '.join(paths)}: no out-of-place measurements")
+    else:
+        check_fits(c, cases, report)
+    names = " ".join(os.path.basename(p) for p in paths)
+    return c.finish(f"bench {names} vs {report} ({len(tables)} collectives)")
 
 
 def breakdown(path):
@@ -190,13 +261,13 @@ def main(argv):
     if len(argv) >= 2 and argv[1] in ("-h", "--help"):
         print(__doc__.strip())
         return 0
-    if len(argv) == 4 and argv[1] == "bench":
-        return check_bench(argv[2], argv[3])
+    if len(argv) >= 4 and argv[1] == "bench":
+        return check_bench(argv[2:-1], argv[-1])
     if len(argv) == 4 and argv[1] == "profile":
         return check_profile(argv[2], argv[3])
     if len(argv) >= 5 and argv[1] == "scaling":
         return check_scaling(argv[2:-1], argv[-1])
-    fail_usage("usage: check-report.py bench|profile FILE.h5 REPORT_DIR, or scaling A.h5 B.h5... REPORT_DIR")
+    fail_usage("usage: check-report.py profile FILE.h5 REPORT_DIR, or bench|scaling A.h5 [B.h5...] REPORT_DIR")
 
 
 if __name__ == "__main__":

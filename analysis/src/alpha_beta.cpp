@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "commscope/analysis/fastest.hpp"
+
 namespace commscope::analysis {
 namespace {
 
@@ -308,13 +310,11 @@ std::vector<Crossover> find_crossovers(std::span<const double> sizes, std::span<
 }
 
 std::string describe_crossovers(std::span<const double> sizes, std::span<const CostCurve> curves) {
-  const auto xs = find_crossovers(sizes, curves);
-  if (xs.empty()) return curves[fastest(curves, 0)].name + " fastest at all sizes";
-  std::string text = xs.front().from + " below " + format_bytes(xs.front().bytes);
-  for (std::size_t k = 1; k < xs.size(); ++k) {
-    text += ", " + xs[k].from + " from " + format_bytes(xs[k - 1].bytes) + " to " + format_bytes(xs[k].bytes);
-  }
-  return text + ", " + xs.back().to + " above";
+  check_grid(sizes, curves);
+  std::vector<Verdict> winners;
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    winners.push_back({Verdict::Kind::winner, {curves[fastest(curves, i)].name}});
+  return describe_verdicts(sizes, winners);
 }
 
 }  // namespace commscope::analysis

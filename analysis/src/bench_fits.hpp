@@ -1,29 +1,42 @@
 #pragma once
-// What bench and compare share: a bench file's measurements grouped per collective and
-// algorithm, and their alpha-beta fits.
+// What bench and compare share: bench files' measurements grouped per collective and algorithm,
+// their spreads and their alpha-beta fits.
 
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "commscope/analysis/alpha_beta.hpp"
+#include "commscope/analysis/fastest.hpp"
 #include "commscope/analysis/inputs.hpp"
+#include "commscope/analysis/piecewise_fit.hpp"
 
 namespace commscope::analysis {
 
-// The out-of-place measurements of one (collective, algorithm) at the first (type, op) the file
-// has for that collective, by size (repetitions: the median time).
+// The out-of-place measurements of one (collective, algorithm) at the first (type, op) the files
+// have for that collective, by size. Repetitions of a case (--benchmark_repetitions) and runs of
+// the same configuration (several files) are pooled: the time is their median (the lower middle).
 struct Measured {
   std::string collective, algorithm, type, op;
   int nranks = 0;
   std::vector<double> bytes, time_us, busbw_GBps;  // ascending sizes, sizes > 0 only
-  std::optional<AlphaBetaFit> fit;                 // when at least 2 sizes
+  // Per size: the p10-p90 of every per-call sample of the case, widened to the p10-p90 of the
+  // runs' own times (each file's median) where kMinSpreadValues or more files have the case;
+  // nullopt where neither is known (no samples, fewer runs).
+  std::vector<std::optional<Interval>> spread_us;
+  std::optional<AlphaBetaFit> fit;  // one line through every size (compare, predict), >= 2 sizes
+  std::vector<Regime> regimes;      // the piecewise fit (bench), >= 2 sizes
 };
 
-// collective -> algorithm -> measurements, in the file's order of first appearance.
+// collective -> algorithm -> measurements, in the first file's order of first appearance.
 using BenchData = std::vector<std::pair<std::string, std::vector<Measured>>>;
-BenchData measurements(const BenchFile& file);
+// `runs`: one file, or several runs of one configuration.
+BenchData measurements(std::span<const BenchFile> runs);
+inline BenchData measurements(const BenchFile& file) {
+  return measurements(std::span(&file, 1));
+}
 
 }  // namespace commscope::analysis

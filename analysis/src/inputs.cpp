@@ -103,6 +103,13 @@ struct ResultsRecord {
   double max_us;
   double skew_us;
   std::int32_t slowest_rank;
+  std::uint64_t sample_offset;
+  std::uint64_t sample_count;
+};
+
+// /samples as the report reads it: the time of each call only.
+struct SampleRecord {
+  double time_us;
 };
 
 h5::CompoundType<ResultsRecord> results_type() {
@@ -128,7 +135,9 @@ h5::CompoundType<ResultsRecord> results_type() {
       .add("p99_us", &ResultsRecord::p99_us)
       .add("max_us", &ResultsRecord::max_us)
       .add("skew_us", &ResultsRecord::skew_us)
-      .add("slowest_rank", &ResultsRecord::slowest_rank);
+      .add("slowest_rank", &ResultsRecord::slowest_rank)
+      .add("sample_offset", &ResultsRecord::sample_offset)
+      .add("sample_count", &ResultsRecord::sample_count);
   return t;
 }
 
@@ -156,6 +165,8 @@ BenchRow to_row(const ResultsRecord& r) {
   b.max_us = r.max_us;
   b.skew_us = r.skew_us;
   b.slowest_rank = r.slowest_rank;
+  b.sample_offset = r.sample_offset;
+  b.sample_count = r.sample_count;
   return b;
 }
 
@@ -246,6 +257,21 @@ std::uintmax_t check_file(const std::string& path, const char* what) {
   return std::filesystem::file_size(path);
 }
 
+// The rows of table `name`. A damaged dataspace can claim any number of rows: refuse more than
+// the file could hold rather than allocate them. A packed row is 8 to ~190 bytes and deflate
+// compresses at most ~1000:1, so a real file holds well under 8 rows per byte.
+template <class T>
+std::vector<T> read_table(const std::string& path, const h5::File& file, const std::string& name,
+                          const h5::CompoundType<T>& type, std::uintmax_t file_bytes) {
+  const auto table = h5::Table<T>::open(file, name, type);
+  const std::size_t nrows = table.size();
+  if (nrows / 8 > file_bytes) {
+    fail(path, "/" + name + " claims " + std::to_string(nrows) + " rows, more than a file of " +
+                   std::to_string(file_bytes) + " bytes holds: a damaged file?");
+  }
+  return table.read_all();
+}
+
 BenchFile read_bench(const std::string& path) {
   const std::uintmax_t file_bytes = check_file(path, "a bench results file");
   h5::File file = [&] {
@@ -274,18 +300,19 @@ BenchFile read_bench(const std::string& path) {
   if (meta.exists("env")) out.env = attributes_as_text(meta.open_group("env"));
 
   if (!file.exists("results")) fail(path, "no /results table");
-  const auto table = h5::Table<ResultsRecord>::open(file, "results", results_type());
-  // A damaged dataspace can claim any number of rows: refuse more than the file could hold
-  // rather than allocate them. A packed row is ~190 bytes and deflate compresses at most
-  // ~1000:1, so a real file holds well under 8 rows per byte.
-  const std::size_t nrows = table.size();
-  if (nrows / 8 > file_bytes) {
-    fail(path, "/results claims " + std::to_string(nrows) + " rows, more than a file of " + std::to_string(file_bytes) +
-                   " bytes holds: a damaged file?");
-  }
-  const std::vector<ResultsRecord> records = table.read_all();
+  const std::vector<ResultsRecord> records = read_table(path, file, "results", results_type(), file_bytes);
   out.rows.reserve(records.size());
   for (const ResultsRecord& r : records) out.rows.push_back(to_row(r));
+  if (file.exists("samples")) {
+    h5::CompoundType<SampleRecord> type;
+    type.add("time_us", &SampleRecord::time_us);
+    for (const SampleRecord& s : read_table(path, file, "samples", type, file_bytes))
+      out.sample_time_us.push_back(s.time_us);
+  }
+  for (const BenchRow& r : out.rows)
+    if (r.sample_count > out.sample_time_us.size() || r.sample_offset > out.sample_time_us.size() - r.sample_count)
+      fail(path, "/results row " + std::to_string(r.row) + " points at samples beyond the " +
+                     std::to_string(out.sample_time_us.size()) + " in /samples: a damaged file?");
   return out;
 }
 

@@ -1,6 +1,6 @@
 // commscope-report: what a cluster run means, from the bench's and the profiler's HDF5 files.
 //
-//   commscope-report bench r.h5 [-o DIR]             busbw/latency per size, alpha-beta fits, crossovers
+//   commscope-report bench r.h5 [r2.h5 ...] [-o DIR]  busbw/latency per size, alpha-beta fits, crossovers
 //   commscope-report compare a.h5 b.h5 [...] [-o DIR]  interconnects side by side
 //   commscope-report profile p.h5 [-o DIR]           per-iteration breakdown, ranks, top operators
 //   commscope-report scaling p1.h5 p2.h5 [...] [-o DIR]  speedup, efficiency, prediction vs measurement
@@ -43,7 +43,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
 
   auto* bench = app.add_subcommand("bench", "busbw and latency against size, alpha-beta fits, crossover sizes");
-  bench->add_option("file", file, "bench results file (commscope-bench --out)")->required();
+  bench->add_option("files", files, "bench results file (commscope-bench --out); several: runs of one configuration")
+      ->required()
+      ->expected(1, -1);
   bench->add_option("-o,--out", out, "folder for report.md, CSV files and plots");
 
   auto* compare = app.add_subcommand("compare", "two or more bench files side by side (interconnects, settings)");
@@ -103,7 +105,7 @@ int main(int argc, char** argv) {
   options.terminal = &std::cout;
   if (!out.empty()) options.out_dir = out;
   try {
-    if (*bench) ca::report_bench(file, options);
+    if (*bench) ca::report_bench(files, options);
     if (*compare) ca::report_compare(files, options);
     if (*profile) ca::report_profile(file, options);
     if (*scaling) ca::report_scaling(files, options);

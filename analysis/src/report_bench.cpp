@@ -7,10 +7,12 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bench_fits.hpp"
+#include "bench_verdicts.hpp"
 #include "commscope/analysis/inputs.hpp"
 #include "report_writer.hpp"
 
@@ -89,22 +91,122 @@ bool launch_specific(const std::string& key) {
   return false;
 }
 
+// The files of `bench`: one, or runs of one configuration (rank count, device); each read
+// once in a child first (preflight).
+std::vector<BenchFile> read_runs(const std::vector<std::string>& files) {
+  std::vector<BenchFile> runs;
+  for (const std::string& f : files) {
+    preflight(f, "bench");  // first: equivalent() needs the file to exist
+    for (const BenchFile& run : runs)
+      if (std::filesystem::equivalent(run.path, f)) throw std::invalid_argument(f + " is given twice");
+    runs.push_back(read_bench_file(f));
+    const BenchFile &a = runs.front(), &b = runs.back();
+    if (b.nranks != a.nranks || b.device != a.device)
+      throw std::invalid_argument(b.path + " has " + std::to_string(b.nranks) + " ranks on " + b.device + ", " +
+                                  a.path + " " + std::to_string(a.nranks) + " on " + a.device +
+                                  ": 'bench' pools runs of one configuration ('compare' sets different ones side "
+                                  "by side)");
+  }
+  return runs;
+}
+
+// A row of the fits table: regime k of m; alpha and bandwidth only where they hold.
+std::vector<std::string> fit_row(const std::string& collective, const Measured& m, std::size_t k) {
+  const Regime& r = m.regimes[k];
+  const bool holds = r.quality != FitQuality::poor, resolved = r.quality == FitQuality::fits;
+  return {collective,
+          m.algorithm,
+          std::to_string(k + 1),
+          format_bytes(r.from_bytes),
+          format_bytes(r.to_bytes),
+          std::to_string(r.last - r.first + 1),
+          holds ? format_number(r.fit.alpha_us) : "-",
+          resolved ? format_number(r.fit.bandwidth_gbps) : "-",
+          format_number(r.fit.r_squared, 5),
+          format_number(r.fit.max_relative_error, 3),
+          std::string(fit_quality_name(r.quality))};
+}
+
+// Regime r's line over its sizes (and the grid sizes between them), dashed.
+Series regime_series(const Measured& m, const Regime& r, const std::vector<double>& grid) {
+  std::set<double> xs(m.bytes.begin() + static_cast<std::ptrdiff_t>(r.first),
+                      m.bytes.begin() + static_cast<std::ptrdiff_t>(r.last) + 1);
+  for (double s : grid)
+    if (s > r.from_bytes && s < r.to_bytes) xs.insert(s);
+  Series fit{m.algorithm + " fit", {xs.begin(), xs.end()}, {}, false, true};
+  if (m.regimes.size() > 1) fit.title += " " + format_bytes(r.from_bytes) + "-" + format_bytes(r.to_bytes);
+  for (double s : fit.x) fit.y.push_back(r.fit.predict_us(s));
+  return fit;
+}
+
+// The run(s), the device, correctness, and what the fits state.
+std::string intro(const std::vector<BenchFile>& runs) {
+  const BenchFile& bench = runs.front();
+  std::uint64_t wrong = 0;
+  for (const BenchFile& run : runs)
+    for (const BenchRow& r : run.rows) wrong += r.nwrong;
+  return (runs.size() > 1 ? std::to_string(runs.size()) +
+                                " runs of one configuration, pooled: times are the median over runs and repetitions. "
+                          : std::string()) +
+         std::to_string(bench.nranks) + " ranks on " + bench.meta_value("hosts") + "; device " + bench.device + "; " +
+         bench.meta_value("mpi_library") + "; CPU " + bench.meta_value("cpu_model") + ". " +
+         (wrong ? "WARNING: " + std::to_string(wrong) + " wrong elements in the file" + (runs.size() > 1 ? "s" : "") +
+                      ": those results are not valid. "
+                : "Every checked result was correct. ") +
+         "Times are per call (us), busbw in GB/s; fits are t = alpha + S / bandwidth per regime (the sizes between "
+         "protocol switches), weighted by 1/t^2, stated where R^2 >= " +
+         format_number(kMinRSquared) + ", or where every time is within " + format_number(100 * kFlatTolerance) +
+         "% of alpha (flat).";
+}
+
+// Which algorithm is fastest: measured (sizes every algorithm has) and by the fits (on `grid`),
+// each only where the spread allows.
+void write_fastest(ReportWriter& w, const std::vector<Measured>& algos, const std::vector<double>& grid) {
+  std::size_t unknown = 0, cases = 0;
+  for (const Measured& m : algos)
+    for (const auto& spread : m.spread_us) unknown += !spread, ++cases;
+  if (unknown > 0)
+    w.text("The spread is unknown for " + std::to_string(unknown) + " of " + std::to_string(cases) +
+           " measurements (no per-call samples, fewer than " + std::to_string(kMinSpreadValues) +
+           " runs): there only a " + format_number(kUnknownSpreadFactor) + "x lead names a winner.");
+  const SizeVerdicts measured = measured_verdicts(algos);
+  if (!measured.sizes.empty())
+    w.text("Fastest measured: " + describe_verdicts(measured.sizes, measured.verdicts) + ".");
+  const auto fitted_algos =
+      std::count_if(algos.begin(), algos.end(), [](const Measured& m) { return !m.regimes.empty(); });
+  const SizeVerdicts fitted = fitted_verdicts(algos, grid);
+  if (fitted_algos > 1 && !fitted.sizes.empty())
+    w.text("Fastest by the fits: " + describe_verdicts(fitted.sizes, fitted.verdicts) + ".");
+}
+
+// Each algorithm's regimes in words, and their rows of the fits table.
+void write_fits(ReportWriter& w, Table& fits, const std::string& collective, const std::vector<Measured>& algos) {
+  for (const Measured& m : algos) {
+    if (m.regimes.empty()) continue;
+    std::string text;
+    for (const Regime& r : m.regimes) text += (text.empty() ? "" : "; ") + describe_regime(r);
+    w.text("Fit of " + m.algorithm +
+           (m.regimes.size() > 1 ? " (" + std::to_string(m.regimes.size()) + " regimes)" : "") + ": " + text + ".");
+    for (std::size_t k = 0; k < m.regimes.size(); ++k) fits.add(fit_row(collective, m, k));
+  }
+}
+
 }  // namespace
 
-void report_bench(const std::string& file, const ReportOptions& options) {
-  preflight(file, "bench");
-  const BenchFile bench = read_bench_file(file);
-  const BenchData data = measurements(bench);
-  if (data.empty()) throw InputError(file + ": no out-of-place measurements with a non-zero size");
+void report_bench(const std::vector<std::string>& files, const ReportOptions& options) {
+  const std::vector<BenchFile> runs = read_runs(files);
+  const BenchData data = measurements(runs);
+  if (data.empty()) throw InputError(files.front() + ": no out-of-place measurements with a non-zero size");
 
-  ReportWriter w(options, "commscope bench report: " + file);
-  std::uint64_t wrong = 0;
-  for (const BenchRow& r : bench.rows) wrong += r.nwrong;
-  w.text(std::to_string(bench.nranks) + " ranks on " + bench.meta_value("hosts") + "; device " + bench.device + "; " +
-         bench.meta_value("mpi_library") + "; CPU " + bench.meta_value("cpu_model") + ". " +
-         (wrong ? "WARNING: " + std::to_string(wrong) + " wrong elements in the file: those results are not valid. "
-                : "Every checked result was correct. ") +
-         "Times are per call (us), busbw in GB/s; fits are t = alpha + S / bandwidth, weighted by 1/t^2.");
+  std::string names;
+  for (const std::string& f : files) names += (names.empty() ? "" : ", ") + f;
+  ReportWriter w(options, "commscope bench report: " + names);
+  w.text(intro(runs));
+  w.text("An algorithm is named fastest at a size only where its p10-p90 range of per-call times (nearest rank" +
+         std::string(runs.size() > 1 ? ", widened to the runs' spread" : "") +
+         ") lies below every other's; where ranges overlap the size is a tie between those algorithms, and where "
+         "the spread is unknown only a " +
+         format_number(kUnknownSpreadFactor) + "x lead names one.");
   const auto link = fit_link_model(data);
   if (link)
     w.text("Link model fitted to every textbook algorithm's measurements (for the textbook curves): alpha " +
@@ -113,7 +215,8 @@ void report_bench(const std::string& file, const ReportOptions& options) {
            (link->gamma_us_per_byte > 0 ? format_number(1e-3 / link->gamma_us_per_byte) + " GB/s" : "-") +
            " (reduction).");
 
-  Table fits({"collective", "algorithm", "alpha_us", "bandwidth_GBps", "R2", "max_rel_error", "sizes"});
+  Table fits({"collective", "algorithm", "regime", "from", "to", "sizes", "alpha_us", "bandwidth_GBps", "R2",
+              "max_rel_error", "fit"});
   for (const auto& [collective, algos] : data) {
     const Measured& first = algos.front();
     w.section(collective + " (" + first.type + (first.op != "none" ? " " + first.op : "") + ", " +
@@ -135,39 +238,17 @@ void report_bench(const std::string& file, const ReportOptions& options) {
     }
     w.table(collective, t);
 
-    // Crossovers: measured (sizes every algorithm has) and fitted (a power-of-two grid).
-    std::vector<double> common;
-    for (double s : sizes)
-      if (std::all_of(algos.begin(), algos.end(),
-                      [&](const Measured& m) { return std::find(m.bytes.begin(), m.bytes.end(), s) != m.bytes.end(); }))
-        common.push_back(s);
-    std::vector<CostCurve> measured_curves, fitted_curves;
     const std::vector<double> grid = pow2_sizes(*sizes.begin(), *sizes.rbegin());
-    for (const Measured& m : algos) {
-      CostCurve c{m.algorithm, {}};
-      for (double s : common)
-        c.time_us.push_back(
-            m.time_us[static_cast<std::size_t>(std::find(m.bytes.begin(), m.bytes.end(), s) - m.bytes.begin())]);
-      measured_curves.push_back(c);
-      if (m.fit) fitted_curves.push_back(curve_from_fit(m.algorithm, *m.fit, grid));
-      fits.add({collective, m.algorithm, m.fit ? format_number(m.fit->alpha_us) : "-",
-                m.fit ? format_number(m.fit->bandwidth_gbps) : "-", m.fit ? format_number(m.fit->r_squared, 5) : "-",
-                m.fit ? format_number(m.fit->max_relative_error, 3) : "-", std::to_string(m.bytes.size())});
-    }
-    if (algos.size() > 1) {
-      if (!common.empty()) w.text("Fastest measured: " + describe_crossovers(common, measured_curves) + ".");
-      if (fitted_curves.size() > 1 && !grid.empty())
-        w.text("Fastest by the fits: " + describe_crossovers(grid, fitted_curves) + ".");
-    }
+    if (algos.size() > 1) write_fastest(w, algos, grid);
+    write_fits(w, fits, collective, algos);
 
     LinePlot bw{collective + ": bus bandwidth", "message size", "busbw (GB/s)", true, true, true, {}};
     LinePlot lat{collective + ": time per call", "message size", "time (us)", true, true, true, {}};
     for (const Measured& m : algos) {
       bw.series.push_back({m.algorithm, m.bytes, m.busbw_GBps, true, false});
       lat.series.push_back({m.algorithm + " measured", m.bytes, m.time_us, true, false});
-      if (m.fit)
-        lat.series.push_back(
-            {m.algorithm + " fit", grid, curve_from_fit(m.algorithm, *m.fit, grid).time_us, false, true});
+      for (const Regime& r : m.regimes)
+        if (r.quality != FitQuality::poor) lat.series.push_back(regime_series(m, r, grid));
       if (link) {
         Series tb{m.algorithm + " textbook", {}, {}, false, false};
         for (double s : grid)
@@ -180,6 +261,9 @@ void report_bench(const std::string& file, const ReportOptions& options) {
     w.plot(collective + "_time", lat);
   }
   w.section("Alpha-beta fits");
+  w.text(
+      "One row per regime; alpha and bandwidth are left out (-) where the regime's line does not hold, and the "
+      "bandwidth where the regime is flat.");
   w.table("fits", fits);
   w.finish();
 }

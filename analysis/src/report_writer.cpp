@@ -5,6 +5,8 @@
 #include <iostream>
 #include <numeric>
 
+#include "commscope/analysis/fastest.hpp"
+
 namespace commscope::analysis {
 
 ReportWriter::ReportWriter(const ReportOptions& options, const std::string& title)
@@ -85,8 +87,7 @@ void ReportWriter::finish() {
 double percentile(std::vector<double> values, double p) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
-  const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
-  return values[std::clamp<std::size_t>(rank, 1, values.size()) - 1];
+  return nearest_rank(values, p);
 }
 
 double mean(const std::vector<double>& values) {

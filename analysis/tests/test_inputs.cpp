@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "../../profiler/tests/expect_rows.hpp"
+#include "bench_file_writer.hpp"
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/h5/h5.hpp"
 #include "commscope/profiler/profile_file.hpp"
@@ -27,6 +28,9 @@ namespace fs = std::filesystem;
 namespace ca = commscope::analysis;
 namespace cp = commscope::profiler;
 namespace h5 = commscope::h5;
+using ca::testing::bench_record;
+using ca::testing::BenchRecord;
+using ca::testing::SampleRecord;
 
 fs::path work_dir() {
   const char* tmp = std::getenv("COMMSCOPE_TEST_TMP");
@@ -42,154 +46,21 @@ std::string temp_file(const std::string& name) {
   return path.string();
 }
 
-// A /results row exactly as docs/bench-results.md lays it out (every field, schema sizes).
-struct BenchRecord {
-  std::int64_t row = 0;
-  char collective[16] = {};
-  char algorithm[16] = {};
-  char device[8] = {};
-  char type[8] = {};
-  char op[8] = {};
-  std::int32_t root = -1;
-  std::uint8_t in_place = 0;
-  std::int32_t nranks = 0;
-  std::uint64_t bytes = 0;
-  std::uint64_t count = 0;
-  std::int64_t iterations = 0;
-  std::int32_t warmup = 0;
-  std::int32_t check_iters = 0;
-  double time_us = 0;
-  double algbw_GBps = 0;
-  double busbw_GBps = 0;
-  std::uint64_t nwrong = 0;
-  double min_us = 0;
-  double p50_us = 0;
-  double p99_us = 0;
-  double max_us = 0;
-  double skew_us = 0;
-  std::int32_t slowest_rank = 0;
-  std::uint64_t sample_offset = 0;
-  std::uint64_t sample_count = 0;
-};
-
-struct SampleRecord {
-  std::uint64_t result = 0;
-  std::int64_t iteration = 0;
-  double time_us = 0;
-  double skew_us = 0;
-};
-
-BenchRecord bench_record(std::int64_t row, const char* collective, const char* algorithm, bool in_place,
-                         std::uint64_t bytes, double time_us) {
-  BenchRecord r;
-  r.row = row;
-  h5::set_fixed(r.collective, collective);
-  h5::set_fixed(r.algorithm, algorithm);
-  h5::set_fixed(r.device, "cpu");
-  h5::set_fixed(r.type, "float");
-  h5::set_fixed(r.op, "sum");
-  r.root = -1;
-  r.in_place = in_place ? 1 : 0;
-  r.nranks = 2;
-  r.bytes = bytes;
-  r.count = bytes / 4;
-  r.iterations = 5;
-  r.warmup = 1;
-  r.check_iters = 1;
-  r.time_us = time_us;
-  r.algbw_GBps = static_cast<double>(bytes) / (time_us * 1e3);
-  r.busbw_GBps = r.algbw_GBps;  // allreduce over 2 ranks: factor 2(n-1)/n = 1
-  r.nwrong = 0;
-  r.min_us = time_us * 0.9;
-  r.p50_us = time_us;
-  r.p99_us = time_us * 1.5;
-  r.max_us = time_us * 2;
-  r.skew_us = 0.25;
-  r.slowest_rank = 1;
-  r.sample_offset = static_cast<std::uint64_t>(row) * 5;
-  r.sample_count = 5;
-  return r;
-}
-
-// A small bench results file following docs/bench-results.md; `schema` replaces the schema name.
-void write_bench_file(const std::string& path, const std::string& schema = "commscope.bench/1") {
+// A small bench results file following docs/bench-results.md; `schema` replaces the schema name,
+// `samples_per_row` below the rows' sample_count (5) damages /samples.
+void write_bench_file(const std::string& path, const std::string& schema = "commscope.bench/1",
+                      std::int64_t samples_per_row = 5) {
   h5::File f = h5::File::create(path);
-  h5::Group meta = f.create_group("meta");
-  meta.set_attr("schema", schema);
-  meta.set_attr("tool", "commscope-bench");
-  meta.set_attr("commscope_version", "0.1.0");
-  meta.set_attr("command_line", "commscope-bench allreduce --algo ring -b 8 -e 64K --out 'r .h5'");
-  meta.set_attr("date", "2026-01-02T03:04:05Z");
-  meta.set_attr("nhosts", "1");
-  meta.set_attr("hosts", "node0:2");
-  meta.set_attr("cpu_model", "Test CPU");
-  meta.set_attr("cpu_cores", "2");
-  meta.set_attr("os", "Linux");
-  meta.set_attr("mpi_library", "Open MPI v4.1.4");
-  meta.set_attr("mpi_version", "3.1");
-  meta.set_attr("nranks", std::int64_t{2});
-  meta.set_attr("device", "cpu");
-  meta.set_attr("collectives", std::vector<std::string>{"allreduce", "allgather"});
-  meta.set_attr("datatypes", std::vector<std::string>{"float"});
-  meta.set_attr("ops", std::vector<std::string>{"sum"});
-  meta.set_attr("algorithms", std::vector<std::string>{"all"});
-  meta.set_attr("min_bytes", std::uint64_t{8});
-  meta.set_attr("max_bytes", std::uint64_t{65536});
-  meta.set_attr("step_bytes", std::uint64_t{0});
-  meta.set_attr("step_factor", 4.0);
-  meta.set_attr("iters", std::int64_t{5});
-  meta.set_attr("warmup_iters", std::int64_t{1});
-  meta.set_attr("check_iters", std::int64_t{1});
-  meta.set_attr("root", std::int64_t{0});
-  meta.set_attr("combine", "max");
-  meta.set_attr("timeout_s", 2.5);
-  meta.set_attr("seed", std::uint64_t{18446744073709551615ULL});
-  meta.set_attr("segment_bytes", std::uint64_t{1048576});
-  h5::Group env = meta.create_group("env");
-  env.set_attr("OMPI_COMM_WORLD_SIZE", "2");
-  env.set_attr("UCX_TLS", "self,sm");
-
-  auto results_type = h5::CompoundType<BenchRecord>{}
-                          .add("row", &BenchRecord::row)
-                          .add("collective", &BenchRecord::collective)
-                          .add("algorithm", &BenchRecord::algorithm)
-                          .add("device", &BenchRecord::device)
-                          .add("type", &BenchRecord::type)
-                          .add("op", &BenchRecord::op)
-                          .add("root", &BenchRecord::root)
-                          .add("in_place", &BenchRecord::in_place)
-                          .add("nranks", &BenchRecord::nranks)
-                          .add("bytes", &BenchRecord::bytes)
-                          .add("count", &BenchRecord::count)
-                          .add("iterations", &BenchRecord::iterations)
-                          .add("warmup", &BenchRecord::warmup)
-                          .add("check_iters", &BenchRecord::check_iters)
-                          .add("time_us", &BenchRecord::time_us)
-                          .add("algbw_GBps", &BenchRecord::algbw_GBps)
-                          .add("busbw_GBps", &BenchRecord::busbw_GBps)
-                          .add("nwrong", &BenchRecord::nwrong)
-                          .add("min_us", &BenchRecord::min_us)
-                          .add("p50_us", &BenchRecord::p50_us)
-                          .add("p99_us", &BenchRecord::p99_us)
-                          .add("max_us", &BenchRecord::max_us)
-                          .add("skew_us", &BenchRecord::skew_us)
-                          .add("slowest_rank", &BenchRecord::slowest_rank)
-                          .add("sample_offset", &BenchRecord::sample_offset)
-                          .add("sample_count", &BenchRecord::sample_count);
-  auto results = h5::Table<BenchRecord>::create(f, "results", results_type);
+  ca::testing::write_bench_meta(f, schema);
+  auto results = h5::Table<BenchRecord>::create(f, "results", ca::testing::bench_record_type());
   const std::vector<BenchRecord> rows = {bench_record(0, "allreduce", "ring", false, 8, 12.5),
                                          bench_record(0, "allreduce", "ring", true, 8, 11.0),
                                          bench_record(1, "allreduce", "ring", false, 65536, 80.0)};
   results.append(rows);
 
-  auto samples_type = h5::CompoundType<SampleRecord>{}
-                          .add("result", &SampleRecord::result)
-                          .add("iteration", &SampleRecord::iteration)
-                          .add("time_us", &SampleRecord::time_us)
-                          .add("skew_us", &SampleRecord::skew_us);
-  auto samples = h5::Table<SampleRecord>::create(f, "samples", samples_type);
+  auto samples = h5::Table<SampleRecord>::create(f, "samples", ca::testing::sample_record_type());
   for (std::uint64_t r = 0; r < rows.size(); ++r) {
-    for (std::int64_t i = 0; i < 5; ++i) samples.append(SampleRecord{r, i, rows[r].time_us, 0.25});
+    for (std::int64_t i = 0; i < samples_per_row; ++i) samples.append(SampleRecord{r, i, rows[r].time_us + i, 0.25});
   }
   f.close();
 }
@@ -346,7 +217,13 @@ TEST(BenchFile, ReadsEveryFieldBack) {
     EXPECT_DOUBLE_EQ(got.max_us, w.max_us);
     EXPECT_DOUBLE_EQ(got.skew_us, 0.25);
     EXPECT_EQ(got.slowest_rank, 1);
+    EXPECT_EQ(got.sample_offset, w.sample_offset);
+    EXPECT_EQ(got.sample_count, 5U);
   }
+  ASSERT_EQ(b.sample_time_us.size(), 15U);  // /samples time_us, 5 per row, in file order
+  EXPECT_DOUBLE_EQ(b.sample_time_us[0], 12.5);
+  EXPECT_DOUBLE_EQ(b.sample_time_us[6], 12.0);
+  EXPECT_DOUBLE_EQ(b.sample_time_us[14], 84.0);
   EXPECT_NO_THROW(ca::preflight(path, "bench"));
 }
 
@@ -360,9 +237,12 @@ TEST(BenchFile, StringsUsingEveryByteOfTheirField) {
     meta.set_attr("device", "cpu");
     BenchRecord r = bench_record(0, "reducescatter_xy", "0123456789abcdef", false, 8, 1.0);
     h5::set_fixed(r.type, "bfloat16");
+    r.sample_count = 0;  // and no /samples table
     auto type = h5::CompoundType<BenchRecord>{};
     // Only the fields the reader needs, in another order: it selects by name.
-    type.add("slowest_rank", &BenchRecord::slowest_rank)
+    type.add("sample_count", &BenchRecord::sample_count)
+        .add("sample_offset", &BenchRecord::sample_offset)
+        .add("slowest_rank", &BenchRecord::slowest_rank)
         .add("skew_us", &BenchRecord::skew_us)
         .add("max_us", &BenchRecord::max_us)
         .add("p99_us", &BenchRecord::p99_us)
@@ -394,6 +274,7 @@ TEST(BenchFile, StringsUsingEveryByteOfTheirField) {
   EXPECT_EQ(b.rows[0].algorithm, "0123456789abcdef");
   EXPECT_EQ(b.rows[0].type, "bfloat16");
   EXPECT_TRUE(b.env.empty());  // no /meta/env: none
+  EXPECT_TRUE(b.sample_time_us.empty());
 }
 
 TEST(ProfileFile, ReadsEveryFieldBack) {
@@ -548,6 +429,12 @@ TEST(InputErrors, HdfFileOfSomethingElse) {
     f.close();
   }
   expect_input_error([&] { ca::read_bench_file(missing_field); }, missing_field, "cannot read it");
+}
+
+TEST(InputErrors, SamplesBeyondTheSamplesTable) {
+  const std::string path = temp_file("bench-few-samples.h5");
+  write_bench_file(path, "commscope.bench/1", 3);  // 9 samples; the last row claims 5..9
+  expect_input_error([&] { ca::read_bench_file(path); }, path, "/results row 1 points at samples beyond the 9");
 }
 
 TEST(InputErrors, TruncatedFiles) {

@@ -11,21 +11,23 @@ std::string_view Case::op_name() const {
   return is_reducing(coll) ? to_string(op) : std::string_view("none");
 }
 
-Layout buffer_layout(const Case& c, int rank) {
+Layout buffer_layout(const Case& c, int rank, std::size_t unalign) {
   const check::Spec s = c.spec(0);
   const std::size_t es = type_size(c.type);
   const std::size_t sn = check::send_elements(s) * es, rn = check::recv_elements(s) * es;
   const std::size_t rank_block = static_cast<std::size_t>(rank) * c.count * es;
+  const std::size_t shift = unalign * es;
   Layout l;
+  l.send_offset = l.recv_offset = shift;
   if (!c.in_place) {
-    l.a_bytes = sn;
-    l.b_bytes = rn;
+    l.a_bytes = shift + sn;
+    l.b_bytes = shift + rn;
     return l;
   }
   l.recv_in_b = false;
-  l.a_bytes = std::max(sn, rn);
-  if (c.coll == Collective::allgather || c.coll == Collective::gather) l.send_offset = rank_block;
-  if (c.coll == Collective::reducescatter || c.coll == Collective::scatter) l.recv_offset = rank_block;
+  l.a_bytes = shift + std::max(sn, rn);
+  if (c.coll == Collective::allgather || c.coll == Collective::gather) l.send_offset += rank_block;
+  if (c.coll == Collective::reducescatter || c.coll == Collective::scatter) l.recv_offset += rank_block;
   return l;
 }
 

@@ -1,7 +1,13 @@
 // Host buffers over the collectives library: every algorithm of the registry (mpi, ring,
-// tree, rhd), the in-place layouts of NCCL's conventions, and one pair of buffers reused by
-// every case (grown to the largest, never shrunk, first-touched once).
+// tree, rhd), the in-place layouts of NCCL's conventions, and one pair of page-aligned buffers
+// reused by every case (grown to the largest, never shrunk, first-touched once), so that -u is
+// the only source of misalignment.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "backend.hpp"
 #include "commscope/collectives/check_data.hpp"
@@ -10,11 +16,47 @@
 namespace commscope::bench {
 namespace {
 
+// Host memory starting on a page boundary; grows to the largest request (zeroed, so every page
+// is touched before timing), never shrinks.
+class PageBuffer {
+ public:
+  PageBuffer() = default;
+  ~PageBuffer() { std::free(p_); }
+  PageBuffer(const PageBuffer&) = delete;
+  PageBuffer& operator=(const PageBuffer&) = delete;
+  void grow(std::size_t bytes) {
+    bytes = std::max<std::size_t>(bytes, 64);
+    if (bytes <= size_) return;
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    void* p = nullptr;
+    if (::posix_memalign(&p, page, (bytes + page - 1) / page * page) != 0) throw std::bad_alloc();
+    std::memset(p, 0, bytes);
+    std::free(p_);
+    p_ = p;
+    size_ = bytes;
+  }
+  std::byte* data() const { return static_cast<std::byte*>(p_); }
+  std::size_t size() const { return size_; }
+
+ private:
+  void* p_ = nullptr;
+  std::size_t size_ = 0;
+};
+
 class CpuBackend final : public Backend {
  public:
-  explicit CpuBackend(Communicator& comm) : comm_(comm) {}
+  CpuBackend(Communicator& comm, const Options& o) : comm_(comm), unalign_(o.unalign) {}
 
   std::string device() const override { return "cpu"; }
+  DeviceInfo device_info() const override { return {-1, "", "cpu"}; }
+
+  // -M on the host: our buffers, and the process's peak resident memory (which holds them).
+  std::vector<MemoryUse> memory_use() const override {
+    struct rusage ru {};
+    ::getrusage(RUSAGE_SELF, &ru);
+    return {{"User-Allocated", static_cast<std::int64_t>(a_.size() + b_.size())},
+            {"Peak RSS", static_cast<std::int64_t>(ru.ru_maxrss) * 1024}};  // ru_maxrss: KiB on Linux
+  }
 
   std::vector<std::string> algorithms() const override {
     std::vector<std::string> names;
@@ -32,9 +74,9 @@ class CpuBackend final : public Backend {
     case_ = c;
     algo_ = &find_algorithm(c.algo);
     const check::Spec s = c.spec(seed);
-    const Layout l = buffer_layout(c, comm_.rank());
-    grow(a_, l.a_bytes);
-    grow(b_, l.b_bytes);
+    const Layout l = buffer_layout(c, comm_.rank(), unalign_);
+    a_.grow(l.a_bytes);
+    b_.grow(l.b_bytes);
     args_ = CollArgs{
         c.coll, a_.data() + l.send_offset, (l.recv_in_b ? b_.data() : a_.data()) + l.recv_offset, c.count, c.type, c.op,
         c.root};
@@ -43,24 +85,48 @@ class CpuBackend final : public Backend {
     check::fill_send(s, comm_.rank(), const_cast<void*>(args_.send));
   }
 
-  LocalTimings run_timed(int warmup, std::int64_t iters, Watchdog& dog) override {
-    for (int i = 0; i < warmup; ++i) comm_.run(args_, *algo_);
+  // Host calls complete when they return, so -z 2 changes nothing here and -z 1 only adds the
+  // barriers; the host's issue time (launch_s) is the time.
+  LocalTimings run_timed(const TimingPlan& p, Watchdog& dog) override {
+    for (int i = 0; i < p.warmup; ++i) comm_.run(args_, *algo_);
     comm_.barrier();
+    // -z 0, the time: the calls back to back with nothing else in the loop, as nccl-tests times
+    // them. A clock read costs 20-50 ns (in a VM), a 2-rank 8 B allreduce about 600 ns. -z 3
+    // times each iteration alone between untimed barriers, as IMB-MPI1 and OSU do.
     LocalTimings t;
-    t.op_s.resize(static_cast<std::size_t>(iters));
-    t.arrival_s.resize(static_cast<std::size_t>(iters));
-    const std::int64_t t0 = now_ns();
-    std::int64_t prev = t0;
-    dog.beat(-1, t0);
-    for (std::int64_t i = 0; i < iters; ++i) {
-      comm_.run(args_, *algo_);
-      const std::int64_t now = now_ns();
-      t.op_s[static_cast<std::size_t>(i)] = static_cast<double>(now - prev) * 1e-9;
-      t.arrival_s[static_cast<std::size_t>(i)] = static_cast<double>(prev - t0) * 1e-9;
-      prev = now;
-      dog.beat(i, now);
+    if (p.blocking == 0) {
+      const std::int64_t t0 = now_ns();
+      const std::int64_t calls = p.iters * p.agg;
+      for (std::int64_t i = 0; i < calls; ++i) {
+        comm_.run(args_, *algo_);
+        dog.progress(i);
+      }
+      t.total_s = t.launch_s = static_cast<double>(now_ns() - t0) * 1e-9;
+      sample_iterations(p, dog, t);
+      return t;
     }
-    t.total_s = static_cast<double>(prev - t0) * 1e-9;
+    // -z 1 and -z 3 time every iteration anyway: the clock is read after each.
+    t.op_s.resize(static_cast<std::size_t>(p.iters));
+    t.arrival_s.resize(static_cast<std::size_t>(p.iters));
+    const std::int64_t t0 = now_ns();
+    std::int64_t start = t0, untimed = 0;  // ns: start of this iteration, -z 3 barriers so far
+    for (std::int64_t i = 0; i < p.iters; ++i) {
+      for (int a = 0; a < p.agg; ++a) {
+        comm_.run(args_, *algo_);
+        if (p.blocking == 1) comm_.barrier();
+      }
+      const std::int64_t end = now_ns();
+      t.op_s[static_cast<std::size_t>(i)] = static_cast<double>(end - start) * 1e-9 / p.agg;
+      t.arrival_s[static_cast<std::size_t>(i)] = static_cast<double>(start - t0) * 1e-9;
+      dog.progress(i);
+      start = end;
+      if (p.blocking == 3) {
+        comm_.barrier();
+        start = now_ns();
+        untimed += start - end;
+      }
+    }
+    t.total_s = t.launch_s = static_cast<double>(start - t0 - untimed) * 1e-9;
     return t;
   }
 
@@ -72,22 +138,37 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  static void grow(std::vector<std::byte>& v, std::size_t bytes) {
-    if (v.size() < std::max<std::size_t>(bytes, 64)) v.resize(std::max<std::size_t>(bytes, 64));
+  // Per-iteration durations and arrivals (since the barrier exit) from a second pass of
+  // `iters` iterations of `agg` calls with a timestamp after each, kept out of the timed pass.
+  void sample_iterations(const TimingPlan& p, Watchdog& dog, LocalTimings& t) {
+    t.op_s.resize(static_cast<std::size_t>(p.iters));
+    t.arrival_s.resize(static_cast<std::size_t>(p.iters));
+    comm_.barrier();
+    const std::int64_t t0 = now_ns();
+    std::int64_t prev = t0;
+    for (std::int64_t i = 0; i < p.iters; ++i) {
+      for (int a = 0; a < p.agg; ++a) comm_.run(args_, *algo_);
+      const std::int64_t now = now_ns();
+      t.op_s[static_cast<std::size_t>(i)] = static_cast<double>(now - prev) * 1e-9 / p.agg;
+      t.arrival_s[static_cast<std::size_t>(i)] = static_cast<double>(prev - t0) * 1e-9;
+      prev = now;
+      dog.progress(i);
+    }
   }
 
   Communicator& comm_;
+  std::size_t unalign_;  // -u: elements past the page boundary
   Case case_;
   const Algorithm* algo_ = nullptr;
   CollArgs args_;
   check::AlltoallvLayout vlayout_;  // alltoallv's counts and displacements, which args_ points at
-  std::vector<std::byte> a_, b_;    // buffer pools, see Layout
+  PageBuffer a_, b_;                // buffer pools, see Layout
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend(Communicator& comm) {
-  return std::make_unique<CpuBackend>(comm);
+std::unique_ptr<Backend> make_cpu_backend(Communicator& comm, const Options& o) {
+  return std::make_unique<CpuBackend>(comm, o);
 }
 
 }  // namespace commscope::bench

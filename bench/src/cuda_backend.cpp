@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <sstream>
 #include <string>
@@ -26,6 +27,7 @@
 
 #include "commscope/collectives/check_data.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
+#include "device_buffer.hpp"
 #include "device_transport.hpp"
 #include "watchdog.hpp"
 
@@ -61,55 +63,19 @@ bool nccl_stages_in_place(Collective c) {
   return c == Collective::alltoall || c == Collective::sendrecv;
 }
 
-// What Communicator::run names the running collective, for the transports' error messages.
-std::string context_of(const CollArgs& a, std::string_view algo, int nranks) {
-  std::ostringstream what;
-  what << to_string(a.coll) << " " << algo << " " << to_string(a.type);
-  if (is_reducing(a.coll)) what << " " << to_string(a.op);
-  if (is_rooted(a.coll)) what << " root " << a.root;
-  what << " " << collective_bytes(a.coll, a.count, a.type, nranks) << " B";
-  return what.str();
-}
-
-// Device memory that grows to the largest request and is freed once.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  ~DeviceBuffer() {
-    if (p_) cudaFree(p_);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void grow(std::size_t bytes) {
-    bytes = std::max<std::size_t>(bytes, 256);
-    if (bytes <= size_) return;
-    if (p_) COMMSCOPE_CUDA_CHECK(cudaFree(p_));
-    p_ = nullptr;
-    size_ = 0;
-    COMMSCOPE_CUDA_CHECK(cudaMalloc(&p_, bytes));
-    COMMSCOPE_CUDA_CHECK(cudaMemset(p_, 0, bytes));
-    // The memset runs on the legacy stream, which the backend's non-blocking stream does not
-    // wait for: finish it before that stream writes the buffer.
-    COMMSCOPE_CUDA_CHECK(cudaDeviceSynchronize());
-    size_ = bytes;
-  }
-  std::byte* data() const { return static_cast<std::byte*>(p_); }
-
- private:
-  void* p_ = nullptr;
-  std::size_t size_ = 0;
-};
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(Communicator& comm, double timeout_s, const std::string& transport)
-      : comm_(comm), timeout_s_(timeout_s), staged_(transport == "staged") {
-    if (transport != "nccl" && transport != "staged")
-      throw InvalidArgument("bad --transport '" + transport + "' (nccl or staged)");
+  CudaBackend(Communicator& comm, const Options& o)
+      : comm_(comm), timeout_s_(o.timeout_s), staged_(o.transport == "staged"), unalign_(o.unalign) {
+    if (o.transport != "nccl" && o.transport != "staged")
+      throw InvalidArgument("bad --transport '" + o.transport + "' (nccl or staged)");
     // The node's ranks take the visible GPUs in turn; NCCL refuses two ranks on one GPU, staged
     // transfers go through host memory and do not care.
     device_ = bind_local_gpu(comm_, !staged_, "--device cuda");
-    COMMSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    free_at_start_ = free_device_memory();
+    // -y 1: the legacy default stream (nullptr), as nccl-tests' stream_null.
+    if (!o.stream_null) COMMSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     if (staged_) {
       auto staged = std::make_unique<StagedMpiTransport>(comm_.mpi_comm(), stream_, timeout_s_);
       // Ranks sharing a GPU often share the node's cores too: do not let a waiting rank spin.
@@ -117,19 +83,43 @@ class CudaBackend final : public Backend {
       transport_ = std::move(staged);
       return;
     }
-    nccl_ = init_nccl(comm_);
+    nccl_ = init_nccl(comm_, o.cta_policy);
+    free_after_init_ = free_device_memory();
+    a_.set_registration(nccl_, o.local_register);
+    b_.set_registration(nccl_, o.local_register);
     transport_ = std::make_unique<NcclP2pTransport>(nccl_, stream_, comm_.rank(), comm_.size(), timeout_s_);
   }
 
   ~CudaBackend() override {
-    // The transport's scratch memory goes first, while its stream still exists.
+    // The transport's scratch memory goes first, while its stream still exists; the buffers'
+    // registrations before the communicator.
     transport_.reset();
+    a_.release();
+    b_.release();
     for (cudaEvent_t ev : events_) cudaEventDestroy(ev);
     if (nccl_) ncclCommDestroy(nccl_);
     if (stream_) cudaStreamDestroy(stream_);
   }
 
   std::string device() const override { return "cuda"; }
+
+  DeviceInfo device_info() const override {
+    cudaDeviceProp prop{};
+    COMMSCOPE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
+    char pci[32];
+    std::snprintf(pci, sizeof pci, "%04x:%02x:%02x", static_cast<unsigned>(prop.pciDomainID),
+                  static_cast<unsigned>(prop.pciBusID), static_cast<unsigned>(prop.pciDeviceID));
+    return {device_, pci, prop.name};
+  }
+
+  // As nccl-tests' -M: what NCCL's initialisation took (free memory before and after), our
+  // buffers, and what the collectives took since (NCCL's lazily connected buffers, our scratch).
+  std::vector<MemoryUse> memory_use() const override {
+    const std::int64_t ours = static_cast<std::int64_t>(a_.size() + b_.size());
+    const std::int64_t init = staged_ ? 0 : free_at_start_ - free_after_init_;
+    const std::int64_t since = (staged_ ? free_at_start_ : free_after_init_) - free_device_memory() - ours;
+    return {{"Initialization", init}, {"User-Allocated", ours}, {"Collective", std::max<std::int64_t>(0, since)}};
+  }
 
   std::vector<std::string> algorithms() const override {
     std::vector<std::string> names;
@@ -145,7 +135,7 @@ class CudaBackend final : public Backend {
 
   void prepare(const Case& c, std::uint64_t seed) override {
     case_ = c;
-    layout_ = buffer_layout(c, comm_.rank());
+    layout_ = buffer_layout(c, comm_.rank(), unalign_);
     a_.grow(layout_.a_bytes);
     b_.grow(c.in_place && nccl_stages_in_place(c.coll) ? layout_.a_bytes : layout_.b_bytes);
     send_ = a_.data() + layout_.send_offset;
@@ -158,32 +148,36 @@ class CudaBackend final : public Backend {
       // The buffers as the CPU backend passes them to Communicator::run, checked the same way.
       algo_ = &find_algorithm(c.algo);
       validate(args_, comm_.rank(), comm_.size());
-      transport_->set_context(context_of(args_, algo_->name(), comm_.size()));
+      transport_->set_context(call_context(args_, algo_->name(), comm_.size()));
     }
     upload_input(seed);
   }
 
-  LocalTimings run_timed(int warmup, std::int64_t iters, Watchdog& dog) override {
-    for (int i = 0; i < warmup; ++i) launch();
+  LocalTimings run_timed(const TimingPlan& p, Watchdog& dog) override {
+    for (int i = 0; i < p.warmup; ++i) launch();
     wait_stream();
+    if (p.graph_launches > 0) return run_graph(p, dog);
     comm_.barrier();
-    // The time: `iters` calls back to back with nothing between them, as nccl-tests times
-    // them. A CUDA event recorded between calls costs the host about 1.5 us, which is the
+    // The time: the iterations with nothing between them but what -z asks for, as nccl-tests
+    // times them. A CUDA event recorded between calls costs the host about 1.5 us, which is the
     // whole time of a call that does no work (a 1-rank or in-place no-op).
     LocalTimings t;
     const std::int64_t t0 = now_ns();
-    dog.beat(-1, t0);
-    for (std::int64_t i = 0; i < iters; ++i) {
-      launch();
-      // Our algorithms return after their last wait: progress the watchdog should see.
-      if (algo_) dog.beat(i, now_ns());
+    std::int64_t untimed = 0;  // ns in -z 3's barriers
+    for (std::int64_t i = 0; i < p.iters; ++i) {
+      run_iteration(p);
+      dog.progress(i);
+      if (p.blocking == 3) untimed += wait_then_barrier();
     }
+    const std::int64_t issued = now_ns();
     wait_stream();
     const std::int64_t t1 = now_ns();
-    dog.beat(iters - 1, t1);
-    t.total_s = static_cast<double>(t1 - t0) * 1e-9;
-    t.op_s = sample_calls(iters, dog);
-    if (t.op_s.empty()) t.op_s.assign(static_cast<std::size_t>(iters), t.total_s / static_cast<double>(iters));
+    t.total_s = static_cast<double>(t1 - t0 - untimed) * 1e-9;
+    t.launch_s = static_cast<double>(issued - t0 - untimed) * 1e-9;
+    t.op_s = sample_calls(p, dog);
+    if (t.op_s.empty())
+      t.op_s.assign(static_cast<std::size_t>(p.iters),
+                    t.total_s / static_cast<double>(std::max<std::int64_t>(1, p.calls())));
     return t;
   }
 
@@ -222,6 +216,64 @@ class CudaBackend final : public Backend {
     }
   }
 
+  // -G: the plan's iterations captured once in a CUDA graph (NCCL's collectives only; options
+  // refuse the rest), the graph launched graph_launches times back to back and timed as a whole.
+  LocalTimings run_graph(const TimingPlan& p, Watchdog& /*dog*/) {
+    cudaGraph_t graph = nullptr;
+    COMMSCOPE_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    try {
+      for (std::int64_t i = 0; i < p.iters; ++i) run_iteration(p);
+    } catch (...) {
+      if (cudaStreamEndCapture(stream_, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    COMMSCOPE_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    COMMSCOPE_CUDA_CHECK(made);
+    struct ExecGuard {
+      cudaGraphExec_t e;
+      ~ExecGuard() { cudaGraphExecDestroy(e); }
+    } guard{exec};
+    comm_.barrier();
+    LocalTimings t;
+    const std::int64_t t0 = now_ns();
+    for (int l = 0; l < p.graph_launches; ++l) COMMSCOPE_CUDA_CHECK(cudaGraphLaunch(exec, stream_));
+    const std::int64_t issued = now_ns();
+    wait_stream();
+    const std::int64_t t1 = now_ns();
+    t.total_s = static_cast<double>(t1 - t0) * 1e-9;
+    t.launch_s = static_cast<double>(issued - t0) * 1e-9;
+    // Inside a graph only the whole is timed: every iteration gets the mean.
+    t.op_s.assign(static_cast<std::size_t>(p.iters),
+                  t.total_s / static_cast<double>(std::max<std::int64_t>(1, p.calls())));
+    return t;
+  }
+
+  // One timed iteration: -m calls (NCCL's collectives in one NCCL group, as nccl-tests
+  // aggregates them), with -z 1/2's waits (and -z 1's barrier) after each call or group.
+  void run_iteration(const TimingPlan& p) {
+    const bool group = !algo_ && p.agg > 1;
+    const bool each = p.blocking == 1 || p.blocking == 2;
+    if (group) COMMSCOPE_NCCL_CHECK(ncclGroupStart());
+    for (int a = 0; a < p.agg; ++a) {
+      launch();
+      if (each && !group) wait_then_barrier(p.blocking == 1);
+    }
+    if (group) COMMSCOPE_NCCL_CHECK(ncclGroupEnd());
+    if (each && group) wait_then_barrier(p.blocking == 1);
+  }
+
+  // Wait for the stream, then (if asked) a barrier; returns the barrier's ns.
+  std::int64_t wait_then_barrier(bool barrier = true) {
+    wait_stream();
+    if (!barrier) return 0;
+    const std::int64_t before = now_ns();
+    comm_.barrier();
+    return now_ns() - before;
+  }
+
   // One call of ring/tree/rhd: the host drives it, waiting at every step of the algorithm.
   void run_algorithm() {
     if (args_.count == 0) return;  // as Communicator::run: every rank has the same count
@@ -250,6 +302,8 @@ class CudaBackend final : public Backend {
   // Ends the NCCL communicator after an error (its kernels stop); later launches throw.
   void abort_nccl() noexcept {
     if (!nccl_) return;
+    a_.forget_registration();
+    b_.forget_registration();
     ncclCommAbort(nccl_);
     nccl_ = nullptr;
   }
@@ -281,29 +335,37 @@ class CudaBackend final : public Backend {
     }
   }
 
-  // Per-call durations (min/p50/p99/max) from a second pass of `iters` calls with a CUDA event
-  // between calls, after the timed pass so that they cannot slow it. Beyond kMaxEventSamples
-  // calls only the timed pass's mean is known.
-  std::vector<double> sample_calls(std::int64_t iters, Watchdog& dog) {
+  // Per-iteration durations (min/p50/p99/max, s per call) from a second pass of the plan with a
+  // CUDA event before and after each iteration (so -z 3's barriers stay out), after the timed
+  // pass so that they cannot slow it. Beyond kMaxEventSamples iterations only the timed pass's
+  // mean is known.
+  std::vector<double> sample_calls(const TimingPlan& p, Watchdog& dog) {
     std::vector<double> op_s;
-    if (iters <= 0 || iters > kMaxEventSamples) return op_s;
-    ensure_events(static_cast<std::size_t>(iters) + 1);
+    if (p.iters <= 0 || p.iters > kMaxEventSamples) return op_s;
+    const auto n = static_cast<std::size_t>(p.iters);
+    ensure_events(2 * n);
     comm_.barrier();
-    COMMSCOPE_CUDA_CHECK(cudaEventRecord(events_[0], stream_));
-    for (std::int64_t i = 0; i < iters; ++i) {
-      launch();
-      COMMSCOPE_CUDA_CHECK(cudaEventRecord(events_[static_cast<std::size_t>(i) + 1], stream_));
-      if (algo_) dog.beat(i, now_ns());
+    for (std::size_t i = 0; i < n; ++i) {
+      COMMSCOPE_CUDA_CHECK(cudaEventRecord(events_[2 * i], stream_));
+      run_iteration(p);
+      COMMSCOPE_CUDA_CHECK(cudaEventRecord(events_[2 * i + 1], stream_));
+      dog.progress(static_cast<std::int64_t>(i));
+      if (p.blocking == 3) wait_then_barrier();
     }
     wait_stream();
-    dog.beat(iters - 1, now_ns());
-    op_s.resize(static_cast<std::size_t>(iters));
-    for (std::size_t i = 0; i < op_s.size(); ++i) {
+    op_s.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
       float ms = 0;
-      COMMSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[i], events_[i + 1]));
-      op_s[i] = ms * 1e-3;
+      COMMSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[2 * i], events_[2 * i + 1]));
+      op_s[i] = ms * 1e-3 / p.agg;
     }
     return op_s;
+  }
+
+  static std::int64_t free_device_memory() {
+    std::size_t free = 0, total = 0;
+    COMMSCOPE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    return static_cast<std::int64_t>(free);
   }
 
   void ensure_events(std::size_t n) {
@@ -316,12 +378,14 @@ class CudaBackend final : public Backend {
 
   Communicator& comm_;
   double timeout_s_;
-  bool staged_;  // --transport staged: no NCCL communicator, ranks may share a GPU
+  bool staged_;          // --transport staged: no NCCL communicator, ranks may share a GPU
+  std::size_t unalign_;  // -u: elements past cudaMalloc's 256-byte alignment
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
   ncclComm_t nccl_ = nullptr;
   std::unique_ptr<DeviceTransport> transport_;  // ring/tree/rhd's data movement
   std::vector<cudaEvent_t> events_;
+  std::int64_t free_at_start_ = 0, free_after_init_ = 0;  // device bytes free (-M)
   Case case_;
   Layout layout_;
   DeviceBuffer a_, b_;
@@ -334,8 +398,8 @@ class CudaBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cuda_backend(Communicator& comm, double timeout_s, const std::string& transport) {
-  return std::make_unique<CudaBackend>(comm, timeout_s, transport);
+std::unique_ptr<Backend> make_cuda_backend(Communicator& comm, const Options& o) {
+  return std::make_unique<CudaBackend>(comm, o);
 }
 
 }  // namespace commscope::bench
@@ -343,7 +407,7 @@ std::unique_ptr<Backend> make_cuda_backend(Communicator& comm, double timeout_s,
 #else  // !COMMSCOPE_WITH_CUDA
 
 namespace commscope::bench {
-std::unique_ptr<Backend> make_cuda_backend(Communicator&, double, const std::string&) {
+std::unique_ptr<Backend> make_cuda_backend(Communicator&, const Options&) {
   throw InvalidArgument("--device cuda: this build has no CUDA (configure with -DCOMMSCOPE_CUDA=ON)");
 }
 }  // namespace commscope::bench

@@ -12,6 +12,7 @@
 #include <ctime>
 #include <exception>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <thread>
@@ -74,17 +75,75 @@ std::string command_line(int argc, const char* const* argv) {
   return s;
 }
 
+// A few server generations by CPUID family and model, for the model names that hypervisors
+// reduce to "AMD EPYC" or "Intel(R) Xeon(R) Processor". Only ids we are sure of.
+const char* cpu_generation(std::string_view vendor, int family, int model) {
+  struct Known {
+    std::string_view vendor;
+    int family, model;
+    const char* name;
+  };
+  static constexpr Known kKnown[] = {
+      {"AuthenticAMD", 23, 1, "Zen, Naples"},        {"AuthenticAMD", 23, 49, "Zen 2, Rome"},
+      {"AuthenticAMD", 25, 1, "Zen 3, Milan"},       {"AuthenticAMD", 25, 17, "Zen 4, Genoa"},
+      {"AuthenticAMD", 25, 160, "Zen 4c, Bergamo"},  {"AuthenticAMD", 26, 2, "Zen 5, Turin"},
+      {"AuthenticAMD", 26, 17, "Zen 5c, Turin"},     {"GenuineIntel", 6, 63, "Haswell-EP"},
+      {"GenuineIntel", 6, 79, "Broadwell-EP"},       {"GenuineIntel", 6, 85, "Skylake-SP or Cascade Lake"},
+      {"GenuineIntel", 6, 106, "Ice Lake-SP"},       {"GenuineIntel", 6, 143, "Sapphire Rapids"},
+      {"GenuineIntel", 6, 207, "Emerald Rapids"},    {"GenuineIntel", 6, 173, "Granite Rapids"},
+      {"GenuineIntel", 6, 175, "Sierra Forest"}};
+  for (const Known& k : kKnown)
+    if (k.vendor == vendor && k.family == family && k.model == model) return k.name;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string describe_cpu(std::string_view cpuinfo, std::string_view machine) {
+  std::string name, vendor;
+  int family = -1, model = -1, stepping = -1;
+  std::size_t pos = 0;
+  while (pos < cpuinfo.size()) {  // the first processor's block: up to the first empty line
+    std::size_t eol = cpuinfo.find('\n', pos);
+    if (eol == std::string_view::npos) eol = cpuinfo.size();
+    const std::string_view line = cpuinfo.substr(pos, eol - pos);
+    pos = eol + 1;
+    if (trim(line).empty()) {
+      if (!name.empty() || !vendor.empty()) break;
+      continue;
+    }
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    const std::string key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
+    const auto number = [&value] {
+      try {
+        return std::stoi(value);
+      } catch (const std::exception&) {
+        return -1;
+      }
+    };
+    if (key == "model name") name = value;
+    if (key == "vendor_id") vendor = value;
+    if (key == "cpu family") family = number();
+    if (key == "model") model = number();
+    if (key == "stepping") stepping = number();
+  }
+  if (name.empty()) name = machine.empty() ? std::string("unknown") : std::string(machine);
+  if (family < 0 || model < 0) return name;
+  // The model name alone can be a bare vendor string inside a VM: the CPUID numbers (and the
+  // generation they mean) say which processor it is.
+  std::string id = "family " + std::to_string(family) + " model " + std::to_string(model);
+  if (stepping >= 0) id += " stepping " + std::to_string(stepping);
+  if (const char* gen = cpu_generation(vendor, family, model)) id = std::string(gen) + "; " + id;
+  return name + " (" + id + ")";
+}
+
+namespace {
+
 std::string cpu_model(const struct utsname* u) {
   std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) != 0) continue;
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string v = trim(std::string_view(line).substr(colon + 1));
-    if (!v.empty()) return v;
-  }
-  return u != nullptr ? std::string(u->machine) : std::string("unknown");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return describe_cpu(text, u != nullptr ? std::string_view(u->machine) : std::string_view());
 }
 
 std::string utc_now() {
@@ -96,13 +155,6 @@ std::string utc_now() {
   return std::string(buf.data(), n);
 }
 
-bool is_comm_variable(std::string_view name) {
-  static constexpr std::string_view kPrefixes[] = {"NCCL_", "OMPI_", "UCX_", "FI_", "SLURM_"};
-  if (name == "CUDA_VISIBLE_DEVICES") return true;
-  return std::any_of(std::begin(kPrefixes), std::end(kPrefixes),
-                     [name](std::string_view p) { return name.substr(0, p.size()) == p; });
-}
-
 Pairs comm_variables() {
   Pairs vars;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
@@ -110,7 +162,7 @@ Pairs comm_variables() {
     const auto eq = entry.find('=');
     if (eq == std::string_view::npos) continue;
     const std::string_view name = entry.substr(0, eq);
-    if (is_comm_variable(name)) vars.emplace_back(std::string(name), std::string(entry.substr(eq + 1)));
+    if (is_recorded_variable(name)) vars.emplace_back(std::string(name), std::string(entry.substr(eq + 1)));
   }
   std::stable_sort(vars.begin(), vars.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   return vars;
@@ -226,6 +278,28 @@ Environment deserialise(std::string_view data) {
 }
 
 }  // namespace
+
+bool is_recorded_variable(std::string_view name) {
+  const auto starts = [name](std::string_view p) { return name.substr(0, p.size()) == p; };
+  // Libraries' tuning: whatever the user (or a site module) set.
+  for (std::string_view p : {"NCCL_", "UCX_", "FI_", "PSM2_", "MPICH_", "I_MPI_", "HCOLL_"})
+    if (starts(p)) return true;
+  for (std::string_view v : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_MAX_CONNECTIONS", "OMP_NUM_THREADS"})
+    if (name == v) return true;
+  // Slurm: which job, step and nodes, and the binding it applied; not its hundred others.
+  for (std::string_view v : {"SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_JOB_NODELIST", "SLURM_NNODES", "SLURM_NODEID",
+                             "SLURM_CLUSTER_NAME", "SLURM_JOB_PARTITION", "SLURM_CPU_BIND", "SLURM_MPI_TYPE"})
+    if (name == v) return true;
+  // Open MPI: MCA parameters, except those its launcher passes to every process about the
+  // launch itself (orte_*, ess*, pmix*, plm*, the working directory, the HNP's URI, ...),
+  // which vary per rank and run and change nothing of the communication.
+  if (!starts("OMPI_MCA_")) return false;
+  const std::string_view param = name.substr(9);
+  for (std::string_view p : {"orte_", "ess", "pmix", "plm", "initial_wdir", "shmem_RUNTIME_QUERY_hint", "ras_",
+                             "routed", "state_", "odls", "iof", "filem", "errmgr", "grpcomm", "rml", "oob"})
+    if (param.substr(0, p.size()) == p) return false;
+  return true;
+}
 
 const std::string* Environment::find(std::string_view key) const {
   for (const auto& [k, v] : fields) {

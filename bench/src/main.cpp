@@ -10,6 +10,7 @@
 // Rank 0 reports: the table on stdout, Google Benchmark's file output, the HDF5 file.
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -20,6 +21,8 @@
 #include "commscope/bench/environment.hpp"
 #include "commscope/bench/options.hpp"
 #include "commscope/collectives/collectives.hpp"
+#include "commscope/collectives/mpi_transport.hpp"
+#include "json_results.hpp"
 #include "measure.hpp"
 #include "results.hpp"
 #include "table.hpp"
@@ -28,13 +31,32 @@
 namespace commscope::bench {
 namespace {
 
+// Bytes as nccl-tests' memory report writes them: B, KB, MB, GB (powers of 1024).
+std::string memory_text(long long bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (u < 3 && std::abs(v) >= 1024) v /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f %s", u == 0 ? 0 : 2, v, units[u]);
+  return buf;
+}
+
 // Rank 0's reporter: matches each reported run with the measurement that produced it, pairs
 // out-of-place with in-place, prints the line and appends it to the results file.
 class Reporter final : public benchmark::BenchmarkReporter {
  public:
-  Reporter(const std::vector<Case>& cases, const Options& o, std::string device, Table& table, ResultsFile* file)
-      : cases_(cases), options_(o), device_(std::move(device)), table_(table), file_(file) {
+  Reporter(const std::vector<Case>& cases, const Options& o, std::string device, Table& table, ResultsFile* file,
+           JsonResults* json)
+      : cases_(cases), options_(o), device_(std::move(device)), table_(table), file_(file), json_(json) {
     for (const Case& c : cases_) by_name_[c.name] = &c;
+  }
+
+  // -N: cycle k's lines number from k times one cycle's lines, so that rows stay distinct.
+  void start_cycle(int cycle) {
+    flush_pending();
+    const std::int64_t lines = cases_.empty() ? 0 : cases_.back().row + 1;
+    row_offset_ = cycle * lines;
   }
 
   // Every call of a case's function leaves its measurement here (Google Benchmark may call a
@@ -60,7 +82,9 @@ class Reporter final : public benchmark::BenchmarkReporter {
       next = 0;
       if (c.row != pending_row_) flush_pending();
       pending_row_ = c.row;
-      pending_[c.in_place].push_back({make_row(c, m, options_, device_), std::move(m.samples)});
+      ResultRow row = make_row(c, m, options_, device_);
+      row.row += row_offset_;
+      pending_[c.in_place].push_back({row, std::move(m.samples)});
       line_done = c.in_place || !has_in_place(c.coll);
     }
     // The in-place side closes a line (it runs second); alltoallv has none.
@@ -74,6 +98,9 @@ class Reporter final : public benchmark::BenchmarkReporter {
       Entry* oop = i < pending_[0].size() ? &pending_[0][i] : nullptr;
       Entry* ip = i < pending_[1].size() ? &pending_[1][i] : nullptr;
       table_.row(oop ? &oop->row : nullptr, ip ? &ip->row : nullptr);
+      if (json_)
+        json_->line(oop ? &oop->row : nullptr, oop ? &oop->samples : nullptr, ip ? &ip->row : nullptr,
+                    ip ? &ip->samples : nullptr);
       if (file_) {
         if (oop) file_->append(oop->row, oop->samples);
         if (ip) file_->append(ip->row, ip->samples);
@@ -95,10 +122,12 @@ class Reporter final : public benchmark::BenchmarkReporter {
   std::string device_;
   Table& table_;
   ResultsFile* file_;
+  JsonResults* json_;
   std::map<std::string, const Case*> by_name_;
   std::map<int, std::vector<Measurement>> stash_;
   std::map<int, std::size_t> consumed_;
   int pending_row_ = -1;
+  std::int64_t row_offset_ = 0;
   std::vector<Entry> pending_[2];
 };
 
@@ -110,13 +139,14 @@ class NullReporter final : public benchmark::BenchmarkReporter {
 
 class Bench {
  public:
-  Bench(const Options& o, int argc, char** argv) : o_(o), comm_(MPI_COMM_WORLD, comm_options(o)) {
+  Bench(const Options& o, int argc, char** argv)
+      : o_(o), args_(argv, argv + argc), comm_(MPI_COMM_WORLD, comm_options(o)) {
     rank_ = comm_.rank();
     install_signal_handlers(rank_);
-    backend_ = o_.device == "cuda" ? make_cuda_backend(comm_, o_.timeout_s, o_.transport) : make_cpu_backend(comm_);
+    backend_ = o_.device == "cuda" ? make_cuda_backend(comm_, o_) : make_cpu_backend(comm_, o_);
     cases_ = make_cases(o_, comm_.size(), *backend_);
     env_ = capture_environment(MPI_COMM_WORLD, argc, argv);
-    open_results_file();
+    open_output_files();
     // Our algorithms throw TimeoutError at T; the watchdog is the backstop for blocking
     // MPI/NCCL calls and a little later, so the more precise message wins when both fire.
     dog_ = std::make_unique<Watchdog>(o_.timeout_s > 0 ? o_.timeout_s + 2 : 0, rank_);
@@ -131,10 +161,16 @@ class Bench {
           backend_->device().c_str(), comm_.size(), o_.min_bytes, o_.max_bytes, size_list(o_).size(),
           o_.iters > 0 ? std::to_string(o_.iters).c_str() : "auto", o_.warmup, o_.check_iters,
           std::string(to_string(o_.combine)).c_str(), o_.timeout_s);
+      print_loop_shape();
+      if (json_) std::printf("# Writing JSON output to %s\n", json_->path().c_str());
       std::fflush(stdout);
     }
-    table_ = std::make_unique<Table>(stdout, o_.stats);
-    if (rank_ == 0) reporter_ = std::make_unique<Reporter>(cases_, o_, backend_->device(), *table_, file_.get());
+    table_ = std::make_unique<Table>(stdout, TableStyle{.stats = o_.stats,
+                                                        .per_iter = o_.per_iter_timing,
+                                                        .cputime = o_.report_cputime,
+                                                        .timestamps = o_.report_timestamps});
+    if (rank_ == 0)
+      reporter_ = std::make_unique<Reporter>(cases_, o_, backend_->device(), *table_, file_.get(), json_.get());
 
     // Google Benchmark's flags; only rank 0 writes Google Benchmark's output file.
     std::vector<std::string> gb_args{argv0};
@@ -153,13 +189,22 @@ class Bench {
       if (o_.iters > 0) b->Iterations(o_.iters);
     }
     NullReporter null;
-    const std::size_t ran = benchmark::RunSpecifiedBenchmarks(
-        rank_ == 0 ? static_cast<benchmark::BenchmarkReporter*>(reporter_.get()) : &null);
+    auto* reporter = rank_ == 0 ? static_cast<benchmark::BenchmarkReporter*>(reporter_.get()) : &null;
+    std::size_t ran = 0;
+    // -N: every case again, cycle after cycle (0: until a signal ends the run).
+    for (int cycle = 0; o_.run_cycles == 0 || cycle < o_.run_cycles; ++cycle) {
+      if (rank_ == 0) reporter_->start_cycle(cycle);
+      ran = benchmark::RunSpecifiedBenchmarks(reporter);
+      if (ran == 0) break;
+    }
     benchmark::Shutdown();
+    const std::string memory = o_.memory_report ? memory_line() : std::string();
 
     if (rank_ == 0) {
       reporter_->flush_pending();
       table_->footer();
+      if (!memory.empty()) std::printf("%s\n#\n", memory.c_str());
+      if (json_) json_->finish("");
       if (file_) {
         file_->close();
         std::printf("# results: %s (%zu rows)\n", o_.out.c_str(), file_->rows_written());
@@ -173,6 +218,43 @@ class Bench {
   }
 
  private:
+  // What -z, -m, -N, -K change about the loop, in nccl-tests' words.
+  void print_loop_shape() const {
+    static const char* const kBlocking[] = {"", "wait and barrier after each call (-m: each inner iteration)",
+                                            "wait after each call, no barrier",
+                                            "wait and barrier after each iteration (-n); time excludes barrier"};
+    if (o_.blocking > 0) std::printf("# Blocking Enabled: %s\n", kBlocking[o_.blocking]);
+    if (o_.agg_iters > 1) std::printf("# %d calls per timed iteration (-m)\n", o_.agg_iters);
+    if (o_.run_cycles != 1)
+      std::printf("# %s cycles of every case (-N)\n",
+                  o_.run_cycles ? std::to_string(o_.run_cycles).c_str() : "endless");
+    if (o_.per_iter_timing) {
+      std::printf("# Per-Iteration Report: i_* uses the max over ranks of each iteration");
+      if (o_.per_iter_skip) std::printf("; summary skips first %d iterations", o_.per_iter_skip);
+      std::printf("\n");
+    }
+  }
+
+  // -M, collective: "# GPU memory usage     : Initialization 1.2 GB | ..." with each amount the
+  // max over ranks (rank 0's line; "" elsewhere).
+  std::string memory_line() const {
+    const std::vector<MemoryUse> use = backend_->memory_use();
+    std::vector<long long> mine, most(use.size());
+    for (const MemoryUse& u : use) mine.push_back(u.bytes);
+    COMMSCOPE_MPI_CHECK(MPI_Reduce(mine.data(), most.data(), static_cast<int>(mine.size()), MPI_LONG_LONG, MPI_MAX, 0,
+                                   comm_.mpi_comm()));
+    if (rank_ != 0) return {};
+    const bool gpu = backend_->device() == "cuda";
+    std::string line = std::string("# ") + (gpu ? "GPU memory usage    " : "Host memory usage   ") + " :";
+    long long total = 0;
+    for (std::size_t i = 0; i < use.size(); ++i) {
+      line += (i ? " | " : " ") + use[i].name + " " + memory_text(most[i]);
+      total += most[i];
+    }
+    if (gpu) line += " | Total " + memory_text(total);  // on the host, RSS already holds our buffers
+    return line;
+  }
+
   static CommOptions comm_options(const Options& o) {
     CommOptions c;
     c.algo.segment_bytes = o.segment_bytes;
@@ -180,23 +262,35 @@ class Bench {
     return c;
   }
 
-  // Rank 0 creates the file; every rank learns whether that worked, so that a bad path ends
-  // all ranks alike with exit code 2 instead of leaving the others waiting.
-  void open_results_file() {
-    if (o_.out.empty()) return;
+  // Rank 0 creates the files (--out, -J); every rank learns whether that worked, so that a bad
+  // path ends all ranks alike with exit code 2 instead of leaving the others waiting.
+  void open_output_files() {
+    std::vector<RankInfo> ranks;
+    if (!o_.json_out.empty()) ranks = gather_rank_info(comm_.mpi_comm(), backend_->device_info());
     std::string error;
     if (rank_ == 0) {
       try {
-        // A full disk is found now, not after minutes of measuring.
-        error = free_space_problem(o_.out, results_file_estimate(cases_.size(), o_.iters), o_.free_bytes_override);
-        if (error.empty()) file_ = std::make_unique<ResultsFile>(o_.out, o_, env_, comm_.size());
+        if (!o_.json_out.empty()) json_ = std::make_unique<JsonResults>(o_.json_out, o_, env_, args_, ranks);
       } catch (const std::exception& e) {
         error = e.what();
+      }
+      if (error.empty() && !o_.out.empty()) {
+        try {
+          // A full disk is found now, not after minutes of measuring.
+          error = free_space_problem(o_.out, results_file_estimate(cases_.size(), o_.iters), o_.free_bytes_override);
+          if (error.empty()) file_ = std::make_unique<ResultsFile>(o_.out, o_, env_, comm_.size());
+        } catch (const std::exception& e) {
+          error = e.what();
+        }
+        if (!error.empty()) {
+          error = "cannot create --out '" + o_.out + "': " + error;
+          if (json_) json_->discard();
+        }
       }
     }
     int failed = !error.empty();
     MPI_Bcast(&failed, 1, MPI_INT, 0, comm_.mpi_comm());
-    if (failed) throw InvalidArgument(rank_ == 0 ? "cannot create --out '" + o_.out + "': " + error : std::string());
+    if (failed) throw InvalidArgument(rank_ == 0 ? error : std::string());
   }
 
   void run_case(benchmark::State& st, const Case& c) {
@@ -231,6 +325,7 @@ class Bench {
     if (rank_ == 0) {
       try {
         reporter_->flush_pending();
+        if (json_) json_->finish(what);
         if (file_) {
           file_->close();
           std::fprintf(stderr, "commscope-bench: kept %zu finished rows in %s\n", file_->rows_written(),
@@ -245,12 +340,14 @@ class Bench {
   }
 
   Options o_;
+  std::vector<std::string> args_;  // argv, for the JSON file
   Communicator comm_;
   int rank_ = 0;
   std::unique_ptr<Backend> backend_;
   std::vector<Case> cases_;
   Environment env_;
   std::unique_ptr<ResultsFile> file_;
+  std::unique_ptr<JsonResults> json_;
   std::unique_ptr<Watchdog> dog_;
   std::unique_ptr<Table> table_;
   std::unique_ptr<Reporter> reporter_;

@@ -22,6 +22,55 @@ double percentile(std::vector<double> v, double q) {
   return v[std::clamp<std::size_t>(k, 1, v.size()) - 1];
 }
 
+IterStats iter_stats(const std::vector<double>& samples, std::size_t skip) {
+  IterStats s;
+  const std::vector<double> v(samples.begin() + static_cast<std::ptrdiff_t>(std::min(skip, samples.size())),
+                              samples.end());
+  s.n = v.size();
+  if (v.empty()) {
+    s.min = s.max = s.mean = s.p50 = s.p95 = s.p99 = s.stdev = std::numeric_limits<double>::quiet_NaN();
+    return s;
+  }
+  s.min = *std::min_element(v.begin(), v.end());
+  s.max = *std::max_element(v.begin(), v.end());
+  s.p50 = percentile(v, 0.50);
+  s.p95 = percentile(v, 0.95);
+  s.p99 = percentile(v, 0.99);
+  double sum = 0, squares = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / static_cast<double>(v.size());
+  for (double x : v) squares += (x - s.mean) * (x - s.mean);
+  s.stdev = std::sqrt(squares / static_cast<double>(v.size()));
+  return s;
+}
+
+TimingPlan timing_plan(const Options& o, std::int64_t iters) {
+  TimingPlan p;
+  p.warmup = o.warmup;
+  p.iters = iters;
+  p.agg = o.agg_iters;
+  p.blocking = o.blocking;
+  p.graph_launches = o.cuda_graphs;
+  return p;
+}
+
+namespace {
+
+// One rank's value combined over ranks as -a says (max, min, avg or rank 0's), on every rank.
+double combine(double mine, Combine how, MPI_Comm mc, int nranks) {
+  double all = mine;
+  if (how == Combine::max) COMMSCOPE_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MAX, mc));
+  if (how == Combine::min) COMMSCOPE_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_MIN, mc));
+  if (how == Combine::avg) {
+    COMMSCOPE_MPI_CHECK(MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_SUM, mc));
+    all /= nranks;
+  }
+  if (how == Combine::rank0) COMMSCOPE_MPI_CHECK(MPI_Bcast(&all, 1, MPI_DOUBLE, 0, mc));
+  return all;
+}
+
+}  // namespace
+
 Measurement measure(Backend& backend, Communicator& comm, const Case& c, std::int64_t iters, const Options& o,
                     Watchdog& dog) {
   const MPI_Comm mc = comm.mpi_comm();
@@ -41,25 +90,18 @@ Measurement measure(Backend& backend, Communicator& comm, const Case& c, std::in
   const SignalContext in_case(c);
 
   WatchScope watch(dog, &c, "the timed calls");
-  const LocalTimings t = backend.run_timed(o.warmup, iters, dog);
+  const TimingPlan plan = timing_plan(o, iters);
+  const LocalTimings t = backend.run_timed(plan, dog);
 
-  // Combine the totals: max (with the slowest rank), min, avg or rank 0's.
+  // The slowest rank, then the totals combined per -a (max, min, avg or rank 0's).
   struct {
     double value;
     int rank;
   } mine{t.total_s, rank}, slowest{};
   COMMSCOPE_MPI_CHECK(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, mc));
-  double total = slowest.value;
-  if (o.combine == Combine::min) {
-    COMMSCOPE_MPI_CHECK(MPI_Allreduce(&t.total_s, &total, 1, MPI_DOUBLE, MPI_MIN, mc));
-  } else if (o.combine == Combine::avg) {
-    COMMSCOPE_MPI_CHECK(MPI_Allreduce(&t.total_s, &total, 1, MPI_DOUBLE, MPI_SUM, mc));
-    total /= comm.size();
-  } else if (o.combine == Combine::rank0) {
-    total = t.total_s;
-    COMMSCOPE_MPI_CHECK(MPI_Bcast(&total, 1, MPI_DOUBLE, 0, mc));
-  }
-  m.time_s = iters > 0 ? total / static_cast<double>(iters) : 0;
+  const double calls = static_cast<double>(plan.calls());
+  m.time_s = calls > 0 ? combine(t.total_s, o.combine, mc, comm.size()) / calls : 0;
+  m.cpu_time_s = calls > 0 ? combine(t.launch_s, o.combine, mc, comm.size()) / calls : 0;
   m.slowest_rank = slowest.rank;
 
   // Per-iteration samples at rank 0: the max over ranks of each call's duration, and the
@@ -74,6 +116,11 @@ Measurement measure(Backend& backend, Communicator& comm, const Case& c, std::in
     arr_min.resize(arr_max.size());
     COMMSCOPE_MPI_CHECK(MPI_Reduce(t.arrival_s.data(), arr_max.data(), n, MPI_DOUBLE, MPI_MAX, 0, mc));
     COMMSCOPE_MPI_CHECK(MPI_Reduce(t.arrival_s.data(), arr_min.data(), n, MPI_DOUBLE, MPI_MIN, 0, mc));
+  }
+  if (o.per_iter_timing && comm.size() > 1) {
+    m.samples.rank_time_us.resize(rank == 0 ? t.op_s.size() * static_cast<std::size_t>(comm.size()) : 0);
+    COMMSCOPE_MPI_CHECK(MPI_Gather(t.op_s.data(), n, MPI_DOUBLE, m.samples.rank_time_us.data(), n, MPI_DOUBLE, 0, mc));
+    for (double& v : m.samples.rank_time_us) v *= 1e6;
   }
   if (rank == 0) {
     m.samples.time_us.resize(op_max.size());
@@ -110,14 +157,17 @@ ResultRow make_row(const Case& c, const Measurement& m, const Options& o, const 
   r.warmup = o.warmup;
   r.check_iters = o.check_iters;
   r.time_us = m.time_s * 1e6;
+  r.cpu_time_us = m.cpu_time_s * 1e6;
   r.algbw_GBps = m.time_s > 0 ? static_cast<double>(c.bytes) / m.time_s / 1e9 : 0;
   r.busbw_GBps = r.algbw_GBps * busbw_factor(c.coll, c.nranks);
   r.nwrong = m.nwrong;
-  const auto& s = m.samples.time_us;
-  r.min_us = s.empty() ? std::nan("") : *std::min_element(s.begin(), s.end());
-  r.p50_us = percentile(s, 0.50);
-  r.p99_us = percentile(s, 0.99);
-  r.max_us = s.empty() ? std::nan("") : *std::max_element(s.begin(), s.end());
+  const IterStats s = iter_stats(m.samples.time_us, static_cast<std::size_t>(o.per_iter_skip));
+  r.min_us = s.min;
+  r.p50_us = s.p50;
+  r.p99_us = s.p99;
+  r.max_us = s.max;
+  r.mean_us = s.mean;
+  r.stdev_us = s.stdev;
   const auto& k = m.samples.skew_us;
   double sum = 0;
   for (double v : k) sum += v;

@@ -11,8 +11,9 @@
 namespace commscope::bench {
 
 struct Measurement {
-  std::int64_t iterations = 0;
-  double time_s = 0;  // per call, ranks combined per -a; identical on every rank
+  std::int64_t iterations = 0;  // timed iterations (of -m calls each)
+  double time_s = 0;            // per call, ranks combined per -a; identical on every rank
+  double cpu_time_s = 0;        // per call, the host's time to issue the calls, combined alike
   int slowest_rank = 0;
   std::uint64_t nwrong = 0;  // summed over ranks and check iterations; identical on every rank
   // Rank 0 only: per-iteration max over ranks, and arrival skew (empty when unknown).
@@ -25,6 +26,17 @@ Measurement measure(Backend& backend, Communicator& comm, const Case& c, std::in
 
 // Nearest-rank percentile (q in [0, 1]) of unsorted values; NaN for none.
 double percentile(std::vector<double> v, double q);
+
+// Summary of per-iteration samples after leaving out the first `skip` (-K); NaN for none.
+struct IterStats {
+  std::size_t n = 0;
+  double min = 0, max = 0, mean = 0, p50 = 0, p95 = 0, p99 = 0;
+  double stdev = 0;  // population standard deviation, as nccl-tests
+};
+IterStats iter_stats(const std::vector<double>& samples, std::size_t skip);
+
+// The timed loop the options ask for, with `iters` iterations.
+TimingPlan timing_plan(const Options& o, std::int64_t iters);
 
 // The table/file row of a measurement.
 ResultRow make_row(const Case& c, const Measurement& m, const Options& o, const std::string& device);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "commscope/collectives/error.hpp"
+#include "nccl_tests_flags.hpp"
 
 namespace commscope::bench {
 
@@ -73,6 +74,34 @@ std::vector<T> parse_list(const std::string& text, F parse_one, auto all) {
   return out;
 }
 
+// nccl-tests' datatype names (with its pre-2.0 aliases char and int) for ours.
+struct TypeName {
+  const char* name;
+  DataType type;
+};
+constexpr TypeName kNcclTestsTypes[] = {
+    {"int8", DataType::i8},    {"uint8", DataType::u8},      {"int32", DataType::i32}, {"uint32", DataType::u32},
+    {"int64", DataType::i64},  {"uint64", DataType::u64},    {"half", DataType::f16},  {"float", DataType::f32},
+    {"double", DataType::f64}, {"bfloat16", DataType::bf16}, {"char", DataType::i8},   {"int", DataType::i32},
+};
+
+DataType parse_type_name(const std::string& s) {
+  for (const TypeName& t : kNcclTestsTypes)
+    if (s == t.name) return t.type;
+  if (s == "f8e4m3" || s == "f8e5m2") throw InvalidArgument("-d/--datatype " + s + ": fp8 types are not supported");
+  try {
+    return parse_datatype(s);
+  } catch (const UnknownName& e) {
+    throw InvalidArgument(std::string(e.what()) +
+                          " or nccl-tests' int8, uint8, int32, uint32, int64, uint64, half, float, double, bfloat16");
+  }
+}
+
+ReduceOp parse_op_name(const std::string& s) {
+  if (s == "mulsum") throw InvalidArgument("-o/--op mulsum (NCCL's pre-multiplied sum) is not supported");
+  return parse_reduce_op(s);
+}
+
 Combine parse_combine(const std::string& s) {
   if (s == "max" || s == "3") return Combine::max;
   if (s == "avg" || s == "1") return Combine::avg;
@@ -83,6 +112,12 @@ Combine parse_combine(const std::string& s) {
 
 }  // namespace
 
+std::string_view nccl_tests_name(DataType t) {
+  for (const TypeName& n : kNcclTestsTypes)
+    if (n.type == t) return n.name;
+  return to_string(t);
+}
+
 ParseResult parse_options(int argc, const char* const* argv) {
   ParseResult r;
   Options& o = r.options;
@@ -92,8 +127,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
     o.command_line += a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'";
   }
 
-  std::string stall_bytes = "0", kill_bytes = "0", colls, minb = "8", maxb = "64M", step, types = "f32", ops = "sum", combine = "max",
-              algos = "all";
+  std::string stall_bytes = "0", kill_bytes = "0", colls, minb = "8", maxb = "64M", step, types = "f32", ops = "sum",
+              combine = "max", algos = "all";
   CLI::App app{
       "commscope-bench: time collectives with the vendor library and our own algorithms, nccl-tests style.\n"
       "Launch with mpirun/srun (one rank runs without a launcher). Google Benchmark's --benchmark_* flags\n"
@@ -115,7 +150,10 @@ ParseResult parse_options(int argc, const char* const* argv) {
       ->capture_default_str();
   app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations per case")->capture_default_str();
   app.add_option("-c,--check", o.check_iters, "checked iterations after timing (0: no check)")->capture_default_str();
-  app.add_option("-d,--datatype", types, "f32 f64 f16 bf16 i32 i64 u8, a comma list, or all")->capture_default_str();
+  app.add_option("-d,--datatype", types,
+                 "f32 f64 f16 bf16 i32 i64 u8 i8 u32 u64 (or nccl-tests' int8 uint8 int32 uint32 int64 uint64 half "
+                 "float double bfloat16), a comma list, or all")
+      ->capture_default_str();
   app.add_option("-o,--op", ops, "sum prod min max avg, a comma list, or all")->capture_default_str();
   app.add_option("-r,--root", o.root, "root rank of reduce, broadcast, gather and scatter")->capture_default_str();
   app.add_option("-a,--average", combine, "how rank times combine: max, avg, min, rank0")->capture_default_str();
@@ -131,10 +169,16 @@ ParseResult parse_options(int argc, const char* const* argv) {
                      "with --device cuda, how ring/tree/rhd move data: nccl (ncclSend/ncclRecv, one GPU per rank) "
                      "or staged (MPI through pinned host memory; ranks may share a GPU; no nccl algorithm)")
           ->capture_default_str();
+  long long unalign = 0;
+  app.add_option("-u,--unalign", unalign,
+                 "start the buffers this many elements past a page boundary (misaligned buffers)")
+      ->capture_default_str();
   app.add_option("--out", o.out, "HDF5 results file (schema: docs/bench-results.md)");
   app.add_flag("--stats", o.stats, "print per-iteration min/p50/p99/max and the mean arrival skew");
   app.add_option("--seed", o.seed, "seed of the check data")->capture_default_str();
   app.add_option("--segment", o.segment_bytes, "ring pipeline segment in bytes")->capture_default_str();
+  NcclTestsFlags nccl_tests;
+  add_nccl_tests_flags(app, nccl_tests);
   app.add_option("--debug-stall-rank", o.stall_rank)->group("");
   app.add_option("--debug-stall-bytes", stall_bytes)->group("");
   app.add_option("--debug-kill-rank", o.kill_rank)->group("");
@@ -160,8 +204,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
       o.benchmark_flags.push_back(extra);
     }
     o.collectives = parse_list<Collective>(colls, parse_collective, kAllCollectives);
-    o.types = parse_list<DataType>(types, parse_datatype, kAllDataTypes);
-    o.ops = parse_list<ReduceOp>(ops, parse_reduce_op, kAllReduceOps);
+    o.types = parse_list<DataType>(types, parse_type_name, kAllDataTypes);
+    o.ops = parse_list<ReduceOp>(ops, parse_op_name, kAllReduceOps);
     o.combine = parse_combine(combine);
     o.min_bytes = parse_size(minb);
     o.max_bytes = parse_size(maxb);
@@ -181,6 +225,9 @@ ParseResult parse_options(int argc, const char* const* argv) {
     if (o.root < 0) throw InvalidArgument("-r/--root must be >= 0");
     if (!(o.timeout_s >= 0)) throw InvalidArgument("-T/--timeout must be >= 0 seconds");
     if (o.segment_bytes == 0) throw InvalidArgument("--segment must be > 0");
+    // A page of elements already reaches every misalignment; more only wastes memory.
+    if (unalign < 0 || unalign > 4096) throw InvalidArgument("-u/--unalign must be 0 to 4096 elements");
+    o.unalign = static_cast<std::size_t>(unalign);
     if (o.device != "cpu" && o.device != "cuda") throw InvalidArgument("bad --device '" + o.device + "' (cpu or cuda)");
     if (transport->count() > 0 && o.device != "cuda") throw InvalidArgument("--transport applies to --device cuda");
     if (o.transport != "nccl" && o.transport != "staged")
@@ -190,6 +237,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
           algos, [](const std::string& s) { return s; }, std::vector<std::string>{});
     }
     if (!o.out.empty() && o.out.back() == '/') throw InvalidArgument("--out names a directory: '" + o.out + "'");
+    apply_nccl_tests_flags(nccl_tests, o);
   } catch (const Error& e) {
     r.exit_code = 2;
     r.message = std::string("commscope-bench: ") + e.what();

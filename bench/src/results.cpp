@@ -12,6 +12,7 @@
 
 #include "commscope/collectives/error.hpp"
 #include "commscope/h5/h5.hpp"
+#include "json_results.hpp"
 #include "watchdog.hpp"
 
 namespace commscope::bench {
@@ -41,6 +42,7 @@ h5::CompoundType<ResultRow> result_type() {
       .add("iterations", &ResultRow::iterations)
       .add("warmup", &ResultRow::warmup)
       .add("time_us", &ResultRow::time_us)
+      .add("cpu_time_us", &ResultRow::cpu_time_us)
       .add("algbw_GBps", &ResultRow::algbw_GBps)
       .add("busbw_GBps", &ResultRow::busbw_GBps)
       .add("nwrong", &ResultRow::nwrong)
@@ -49,6 +51,8 @@ h5::CompoundType<ResultRow> result_type() {
       .add("p50_us", &ResultRow::p50_us)
       .add("p99_us", &ResultRow::p99_us)
       .add("max_us", &ResultRow::max_us)
+      .add("mean_us", &ResultRow::mean_us)
+      .add("stdev_us", &ResultRow::stdev_us)
       .add("skew_us", &ResultRow::skew_us)
       .add("slowest_rank", &ResultRow::slowest_rank)
       .add("sample_offset", &ResultRow::sample_offset)
@@ -117,6 +121,7 @@ std::vector<std::string> names(const auto& values) {
 }  // namespace
 
 void publish_results_file_now() noexcept {
+  close_json_results_now();
   int expected = kOpen;
   if (g_state.compare_exchange_strong(expected, kNone)) ::rename(g_partial, g_final);
 }
@@ -132,7 +137,9 @@ SignalContext::SignalContext(const Case& c) noexcept {
   g_context_shown.store(next);
 }
 
-SignalContext::~SignalContext() { g_context_shown.store(-1); }
+SignalContext::~SignalContext() {
+  g_context_shown.store(-1);
+}
 
 void install_signal_handlers(int rank) {
   std::snprintf(g_signal_prefix, sizeof g_signal_prefix, "commscope-bench: rank %d: ", rank);
@@ -176,6 +183,17 @@ ResultsFile::ResultsFile(const std::string& path, const Options& o, const Enviro
   meta.set_attr("timeout_s", o.timeout_s);
   meta.set_attr("seed", static_cast<std::uint64_t>(o.seed));
   meta.set_attr("segment_bytes", static_cast<std::uint64_t>(o.segment_bytes));
+  meta.set_attr("unalign", static_cast<std::uint64_t>(o.unalign));
+  meta.set_attr("blocking", o.blocking);
+  meta.set_attr("agg_iters", o.agg_iters);
+  meta.set_attr("run_cycles", o.run_cycles);
+  meta.set_attr("per_iter_skip", o.per_iter_skip);
+  if (o.device == "cuda") {
+    meta.set_attr("cuda_graphs", o.cuda_graphs);
+    meta.set_attr("local_register", o.local_register);
+    meta.set_attr("stream_null", static_cast<int>(o.stream_null));
+    meta.set_attr("cta_policy", o.cta_policy);
+  }
   h5::Group envg = meta.create_group("env");
   for (const auto& [k, v] : env.env_vars) envg.set_attr(k, v);
 

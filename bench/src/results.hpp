@@ -30,15 +30,18 @@ struct ResultRow {
   std::uint64_t count = 0;  // per-call element count (NCCL conventions)
   std::int64_t iterations = 0;
   std::int32_t warmup = 0;
-  double time_us = 0;  // per call, ranks combined as /meta combine says (max by default)
+  double time_us = 0;      // per call, ranks combined as /meta combine says (max by default)
+  double cpu_time_us = 0;  // per call, the host's time to issue the calls (-C), combined alike
   double algbw_GBps = 0;
   double busbw_GBps = 0;
   std::uint64_t nwrong = 0;  // wrong elements, summed over ranks and check iterations
   std::int32_t check_iters = 0;
-  double min_us = 0, p50_us = 0, p99_us = 0, max_us = 0;  // of the per-iteration max over ranks
-  double skew_us = 0;               // mean over iterations of (latest - earliest arrival); NaN if unknown
-  std::int32_t slowest_rank = 0;    // the rank with the longest total time
-  std::uint64_t sample_offset = 0;  // first row of this result in /samples
+  // Of the per-iteration max over ranks, the first /meta per_iter_skip iterations left out.
+  double min_us = 0, p50_us = 0, p99_us = 0, max_us = 0;
+  double mean_us = 0, stdev_us = 0;  // population standard deviation
+  double skew_us = 0;                // mean over iterations of (latest - earliest arrival); NaN if unknown
+  std::int32_t slowest_rank = 0;     // the rank with the longest total time
+  std::uint64_t sample_offset = 0;   // first row of this result in /samples
   std::uint64_t sample_count = 0;
 };
 
@@ -54,6 +57,9 @@ struct SampleRow {
 struct Samples {
   std::vector<double> time_us;
   std::vector<double> skew_us;  // empty if unknown
+  // -I 1 only: every rank's own iteration times, [rank][iteration] flat (nccl-tests' JSON
+  // per_process_max_times_us); empty otherwise.
+  std::vector<double> rank_time_us;
 };
 
 void set_text(char* dst, std::size_t n, std::string_view s);
@@ -103,7 +109,7 @@ class ResultsFile {
 };
 
 // Async-signal-safe: if a results file is open and not being written, rename it to its final
-// name now (its content is what the last flush() wrote).
+// name now (its content is what the last flush() wrote); end an open -J file likewise.
 void publish_results_file_now() noexcept;
 // SIGINT/SIGTERM/SIGHUP (installed on every rank at start): say which collective the rank was
 // in ("commscope-bench: rank 2: stopped by SIGTERM while in allreduce algo=ring ... size=4096 B

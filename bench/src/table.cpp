@@ -1,32 +1,85 @@
 #include "table.hpp"
 
 #include <cmath>
+#include <ctime>
 
 namespace commscope::bench {
+namespace {
+constexpr int kTimestampWidth = 19;  // "2025-01-31 12:00:00"
+}  // namespace
+
+std::string timestamp_text() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+Table::Table(std::FILE* out, TableStyle style) : out_(out), style_(style) {
+  const bool cpu = style.cputime;
+  columns_.push_back(
+      {cpu ? "cputime(us)" : "time(us)", "", cpu ? 11 : 10, 2,
+       cpu ? +[](const ResultRow& r) { return r.cpu_time_us; } : +[](const ResultRow& r) { return r.time_us; }});
+  columns_.push_back({"algbw", "(GB/s)", 8, 3, [](const ResultRow& r) { return r.algbw_GBps; }});
+  columns_.push_back({"busbw", "(GB/s)", 8, 3, [](const ResultRow& r) { return r.busbw_GBps; }});
+  columns_.push_back({"#wrong", "", 6, 0, [](const ResultRow& r) { return static_cast<double>(r.nwrong); }, true});
+  if (style.per_iter) {
+    columns_.push_back({"i_min", "(us)", 9, 2, [](const ResultRow& r) { return r.min_us; }});
+    columns_.push_back({"i_max", "(us)", 9, 2, [](const ResultRow& r) { return r.max_us; }});
+    columns_.push_back({"i_p99", "(us)", 9, 2, [](const ResultRow& r) { return r.p99_us; }});
+    columns_.push_back(
+        {"i_cv%", "(%)", 7, 2, [](const ResultRow& r) { return r.mean_us > 0 ? r.stdev_us / r.mean_us * 100 : 0.0; }});
+  }
+  if (style.stats) {
+    columns_.push_back({"min(us)", "", 9, 2, [](const ResultRow& r) { return r.min_us; }});
+    columns_.push_back({"p50(us)", "", 9, 2, [](const ResultRow& r) { return r.p50_us; }});
+    columns_.push_back({"p99(us)", "", 9, 2, [](const ResultRow& r) { return r.p99_us; }});
+    columns_.push_back({"max(us)", "", 9, 2, [](const ResultRow& r) { return r.max_us; }});
+    columns_.push_back({"skew(us)", "", 9, 2, [](const ResultRow& r) { return r.skew_us; }});
+  }
+}
+
+int Table::side_width() const {
+  int w = 1;  // two leading spaces, one space fewer than columns
+  for (const Column& c : columns_) w += 1 + c.width;
+  return w;
+}
 
 void Table::header(const ResultRow& r) {
-  const char* stats_head = stats_ ? "   min(us)   p50(us)   p99(us)   max(us)  skew(us)" : "";
   std::fprintf(out_, "#\n# %s\n", text(r.collective).c_str());
-  std::fprintf(out_, "# %10s %12s %5s %5s %5s %5s  %-*s  %s\n", "", "", "", "", "", "", stats_ ? 84 : 34,
+  std::fprintf(out_, "# %10s %12s %5s %5s %5s %5s  %-*s  %s\n", "", "", "", "", "", "", side_width() - 2,
                "out-of-place", "in-place");
-  std::fprintf(out_, "# %10s %12s %5s %5s %5s %5s  %10s %8s %8s %6s%s  %10s %8s %8s %6s%s\n", "size(B)", "count",
-               "type", "redop", "root", "algo", "time(us)", "algbw", "busbw", "#wrong", stats_head, "time(us)", "algbw",
-               "busbw", "#wrong", stats_head);
-  std::fprintf(out_, "# %10s %12s %5s %5s %5s %5s  %10s %8s %8s %6s%s  %10s %8s %8s %6s\n", "", "(elements)", "", "",
-               "", "", "", "(GB/s)", "(GB/s)", "", stats_ ? std::string(50, ' ').c_str() : "", "", "(GB/s)", "(GB/s)",
-               "");
+  const char* ids[2][6] = {{"size(B)", "count", "type", "redop", "root", "algo"}, {"", "(elements)", "", "", "", ""}};
+  for (int line = 0; line < 2; ++line) {
+    std::fprintf(out_, "# %10s %12s %5s %5s %5s %5s", ids[line][0], ids[line][1], ids[line][2], ids[line][3],
+                 ids[line][4], ids[line][5]);
+    for (int s = 0; s < 2; ++s) {
+      std::fputs("  ", out_);
+      for (std::size_t i = 0; i < columns_.size(); ++i)
+        std::fprintf(out_, "%s%*s", i ? " " : "", columns_[i].width,
+                     (line == 0 ? columns_[i].title : columns_[i].unit).c_str());
+    }
+    if (style_.timestamps) std::fprintf(out_, "  %*s", kTimestampWidth, line == 0 ? "timestamp" : "%Y-%m-%d %H:%M:%S");
+    std::fputc('\n', out_);
+  }
 }
 
 void Table::side(const ResultRow* r) {
+  std::fputs("  ", out_);
   if (!r) {
-    std::fprintf(out_, "  %10s %8s %8s %6s", "n/a", "", "", "");
-    if (stats_) std::fprintf(out_, "%50s", "");
+    std::fprintf(out_, "%*s%*s", columns_[0].width, "n/a", side_width() - 2 - columns_[0].width, "");
     return;
   }
-  std::fprintf(out_, "  %10.2f %8.3f %8.3f %6llu", r->time_us, r->algbw_GBps, r->busbw_GBps,
-               static_cast<unsigned long long>(r->nwrong));
-  if (stats_)
-    std::fprintf(out_, " %9.2f %9.2f %9.2f %9.2f %9.2f", r->min_us, r->p50_us, r->p99_us, r->max_us, r->skew_us);
+  for (std::size_t i = 0; i < columns_.size(); ++i) {
+    const Column& c = columns_[i];
+    if (i) std::fputc(' ', out_);
+    if (c.checked && r->check_iters == 0)
+      std::fprintf(out_, "%*s", c.width, "N/A");
+    else
+      std::fprintf(out_, "%*.*f", c.width, c.precision, c.value(*r));
+  }
   wrong_ += r->nwrong;
   auto& [sum, n] = busbw_[text(r->algorithm)];
   sum += r->busbw_GBps;
@@ -47,6 +100,7 @@ void Table::row(const ResultRow* oop, const ResultRow* ip) {
                text(any->algorithm).c_str());
   side(oop);
   side(ip);
+  if (style_.timestamps) std::fprintf(out_, "  %*s", kTimestampWidth, timestamp_text().c_str());
   std::fputc('\n', out_);
   std::fflush(out_);
 }
@@ -54,8 +108,7 @@ void Table::row(const ResultRow* oop, const ResultRow* ip) {
 std::uint64_t Table::footer() {
   std::fprintf(out_, "# Out of bounds values : %llu %s\n", static_cast<unsigned long long>(wrong_),
                wrong_ ? "FAILED" : "OK");
-  std::fprintf(out_, "# Avg bus bandwidth    : %.4f GB/s over %d results\n",
-               busbw_rows_ ? busbw_sum_ / busbw_rows_ : 0.0, busbw_rows_);
+  std::fprintf(out_, "# Avg bus bandwidth    : %.4f GB/s over %d results\n", average_busbw(), busbw_rows_);
   for (const auto& [algo, v] : busbw_)
     std::fprintf(out_, "#   %-6s             : %.4f GB/s over %d results\n", algo.c_str(), v.first / v.second,
                  v.second);

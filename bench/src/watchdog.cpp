@@ -50,20 +50,31 @@ void Watchdog::begin(const Case* c, const char* what) noexcept {
   case_.store(c, std::memory_order_relaxed);
   what_.store(what, std::memory_order_relaxed);
   iteration_.store(-1, std::memory_order_relaxed);
-  heartbeat_ns_.store(now_ns(), std::memory_order_relaxed);
+  step_.fetch_add(1, std::memory_order_relaxed);
   busy_.store(true, std::memory_order_release);
 }
 
 void Watchdog::watch() {
   const auto timeout_ns = static_cast<std::int64_t>(timeout_s_ * 1e9);
   const auto period = std::chrono::milliseconds(std::clamp<std::int64_t>(timeout_ns / 20'000'000, 10, 500));
+  // The last (step, iteration) seen and when it was first seen: progress is any change of it.
+  std::uint64_t seen_step = 0;
+  std::int64_t seen_it = -2, seen_ns = now_ns();
   std::unique_lock lock(mu_);
   while (!cv_.wait_for(lock, period, [this] { return stop_; })) {
     if (!busy_.load(std::memory_order_acquire)) continue;
-    const std::int64_t idle = now_ns() - heartbeat_ns_.load(std::memory_order_relaxed);
+    const std::uint64_t step = step_.load(std::memory_order_relaxed);
+    const std::int64_t it = iteration_.load(std::memory_order_relaxed);
+    const std::int64_t now = now_ns();
+    if (step != seen_step || it != seen_it) {
+      seen_step = step;
+      seen_it = it;
+      seen_ns = now;
+      continue;
+    }
+    const std::int64_t idle = now - seen_ns;
     if (idle <= timeout_ns) continue;
     const Case* c = case_.load(std::memory_order_relaxed);
-    const std::int64_t it = iteration_.load(std::memory_order_relaxed);
     std::fprintf(stderr,
                  "commscope-bench: rank %d: timeout: no progress for %.1f s (-T %g) in %s of %s, after call %lld; "
                  "ending the run\n",

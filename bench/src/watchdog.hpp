@@ -28,11 +28,9 @@ class Watchdog {
 
   // Entering a communication step of case `c` (which must outlive end()); `what` names it.
   void begin(const Case* c, const char* what) noexcept;
-  // Progress: call `iteration` finished at `t_ns` (now_ns clock).
-  void beat(std::int64_t iteration, std::int64_t t_ns) noexcept {
-    iteration_.store(iteration, std::memory_order_relaxed);
-    heartbeat_ns_.store(t_ns, std::memory_order_relaxed);
-  }
+  // Progress: call `iteration` finished. One relaxed store and no clock read, so that it can
+  // sit in a timed loop: the watchdog thread notices the change and keeps the time itself.
+  void progress(std::int64_t iteration) noexcept { iteration_.store(iteration, std::memory_order_relaxed); }
   void end() noexcept { busy_.store(false, std::memory_order_release); }
 
  private:
@@ -43,7 +41,7 @@ class Watchdog {
   std::atomic<bool> busy_{false};
   std::atomic<const Case*> case_{nullptr};
   std::atomic<const char*> what_{""};
-  std::atomic<std::int64_t> heartbeat_ns_{0};
+  std::atomic<std::uint64_t> step_{0};  // begin() count: a new step is progress too
   std::atomic<std::int64_t> iteration_{-1};
   std::mutex mu_;
   std::condition_variable cv_;

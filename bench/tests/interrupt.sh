@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Ctrl-C in the middle of a run: the results file must be published under its final name,
-# valid, holding every line finished before the interrupt.
+# valid, holding every line finished before the interrupt; the -J file (OUT.h5.json) must be
+# valid JSON with those lines (checked where python3 is).
 #   interrupt.sh READBACK OUT.h5 -- launcher-and-bench-command...
 set -u
 readback=$1 out=$2
 shift 2
 [ "$1" = "--" ] && shift
-rm -f "$out" "$out.partial"
+rm -f "$out" "$out.partial" "$out.json"*
 log=$(mktemp)
-"$@" --out "$out" >"$log" 2>&1 &
+"$@" --out "$out" -J "$out.json" >"$log" 2>&1 &
 pid=$!
 # Wait for a few finished lines (or give up after 60 s).
 for _ in $(seq 600); do
@@ -24,4 +25,7 @@ rm -f "$log"
 echo "interrupt.sh: exit status $rc after SIGINT"
 [ "$rc" -ne 0 ] || { echo "interrupt.sh: FAIL: an interrupted run must not exit 0"; exit 1; }
 [ -e "$out.partial" ] && { echo "interrupt.sh: FAIL: $out.partial was left behind"; exit 1; }
-exec "$readback" "$out" 3
+"$readback" "$out" 3 || exit 1
+command -v python3 >/dev/null || exit 0
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["results"]) >= 3 and d["errors"], d
+print("interrupt.sh: %d lines in the JSON file" % len(d["results"]))' "$out.json"

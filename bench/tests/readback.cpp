@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   if (std::string(argv[2]) == "--print") {
     // Lines pair the out-of-place and in-place rows of one table row, as the bench prints them.
     const ResultsData d = read_results(path);
-    Table table(stdout, false);
+    Table table(stdout, TableStyle{});
     for (std::size_t i = 0; i < d.rows.size();) {
       const ResultRow* side[2] = {nullptr, nullptr};
       const std::int64_t row = d.rows[i].row;

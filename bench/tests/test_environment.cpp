@@ -18,6 +18,8 @@ namespace {
 
 using commscope::bench::capture_environment;
 using commscope::bench::Environment;
+using commscope::bench::describe_cpu;
+using commscope::bench::is_recorded_variable;
 
 int world_rank() {
   int r = 0;
@@ -145,12 +147,44 @@ TEST(Environment, CapturesCommunicationVariablesSorted) {
     if (name == "NCCL_DEBUG") {
       EXPECT_EQ(value, "INFO");
     }
-    const bool allowed = name.starts_with("NCCL_") || name.starts_with("OMPI_") || name.starts_with("UCX_") ||
-                         name.starts_with("FI_") || name.starts_with("SLURM_") || name == "CUDA_VISIBLE_DEVICES";
-    EXPECT_TRUE(allowed) << name;
+    EXPECT_TRUE(is_recorded_variable(name)) << name;
+    // Under mpirun the launcher's bookkeeping is in the environment: none of it is recorded.
+    EXPECT_FALSE(name.starts_with("OMPI_COMM_WORLD") || name.starts_with("OMPI_MCA_orte_") || name == "OMPI_ARGV")
+        << name;
   }
   EXPECT_TRUE(std::is_sorted(env.env_vars.begin(), env.env_vars.end(),
                              [](const auto& a, const auto& b) { return a.first < b.first; }));
+}
+
+TEST(Environment, RecordsWhatChangesBehaviourNotTheLaunchersBookkeeping) {
+  for (const char* name : {"NCCL_IB_HCA", "NCCL_ALGO", "UCX_TLS", "FI_PROVIDER", "CUDA_VISIBLE_DEVICES",
+                           "OMPI_MCA_btl", "OMPI_MCA_pml", "OMPI_MCA_btl_vader_single_copy_mechanism",
+                           "OMPI_MCA_coll_tuned_allreduce_algorithm", "OMPI_MCA_mpi_yield_when_idle", "SLURM_JOB_ID",
+                           "SLURM_JOB_NODELIST", "SLURM_NODEID", "I_MPI_FABRICS"})
+    EXPECT_TRUE(is_recorded_variable(name)) << name;
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_ARGV", "OMPI_COMMAND",
+                           "OMPI_FILE_LOCATION", "OMPI_APP_CTX_NUM_PROCS", "OMPI_UNIVERSE_SIZE",
+                           "OMPI_MCA_orte_hnp_uri", "OMPI_MCA_orte_ess_vpid", "OMPI_MCA_ess",
+                           "OMPI_MCA_ess_singleton_isolated", "OMPI_MCA_pmix", "OMPI_MCA_plm", "OMPI_MCA_initial_wdir",
+                           "OMPI_MCA_orte_precondition_transports", "OMPI_ALLOW_RUN_AS_ROOT", "PMIX_RANK",
+                           "SLURM_TASKS_PER_NODE", "SLURM_PROCID", "CUDA_VISIBLE_DEVICES_X", "NCCL", "PATH"})
+    EXPECT_FALSE(is_recorded_variable(name)) << name;
+}
+
+TEST(Environment, CpuModelNamesTheProcessorWhenTheNameIsOnlyTheVendor) {
+  const std::string vm_amd =
+      "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: AMD EPYC\n"
+      "stepping\t: 1\nflags\t\t: fpu\n\nprocessor\t: 1\nmodel name\t: other\n";
+  EXPECT_EQ(describe_cpu(vm_amd, "x86_64"), "AMD EPYC (Zen 5, Turin; family 26 model 2 stepping 1)");
+  const std::string intel =
+      "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\n"
+      "model name\t: Intel(R) Xeon(R) Platinum 8480+\nstepping\t: 8\n";
+  EXPECT_EQ(describe_cpu(intel, "x86_64"), "Intel(R) Xeon(R) Platinum 8480+ (Sapphire Rapids; family 6 model 143 stepping 8)");
+  const std::string unknown = "vendor_id\t: SomeVendor\ncpu family\t: 7\nmodel\t\t: 3\nmodel name\t: X\n";
+  EXPECT_EQ(describe_cpu(unknown, "x86_64"), "X (family 7 model 3)");
+  const std::string arm = "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\n";
+  EXPECT_EQ(describe_cpu(arm, "aarch64"), "aarch64");
+  EXPECT_EQ(describe_cpu("", ""), "unknown");
 }
 
 TEST(Environment, QuotesArgumentsWithSpaces) {

@@ -13,6 +13,8 @@
 #include "cases.hpp"
 #include "commscope/bench/options.hpp"
 #include "commscope/collectives/error.hpp"
+#include "json_results.hpp"
+#include "json_writer.hpp"
 #include "measure.hpp"
 #include "results.hpp"
 #include "table.hpp"
@@ -33,10 +35,12 @@ ParseResult parse(std::vector<std::string> args) {
 class FakeBackend final : public Backend {
  public:
   std::string device() const override { return "cpu"; }
+  DeviceInfo device_info() const override { return {}; }
+  std::vector<MemoryUse> memory_use() const override { return {}; }
   std::vector<std::string> algorithms() const override { return {"mpi", "ring", "tree", "rhd"}; }
   bool supports(const std::string& a, Collective c) const override { return find_algorithm(a).supports(c); }
   void prepare(const Case&, std::uint64_t) override {}
-  LocalTimings run_timed(int, std::int64_t, Watchdog&) override { return {}; }
+  LocalTimings run_timed(const TimingPlan&, Watchdog&) override { return {}; }
   std::uint64_t check_once(std::uint64_t, bool) override { return 0; }
 };
 
@@ -124,6 +128,99 @@ TEST(Options, NcclTestsFlags) {
   EXPECT_EQ(parse({"allreduce", "-i", "1K"}).options.step, 1024u);
 }
 
+TEST(Options, NcclTestsTypeNamesAndAliases) {
+  const ParseResult r =
+      parse({"allreduce", "-d", "int8,uint8,int32,uint32,int64,uint64,half,float,double,bfloat16,char,int,f32"});
+  ASSERT_EQ(r.exit_code, -1) << r.message;
+  using T = DataType;
+  EXPECT_EQ(r.options.types, (std::vector<T>{T::i8, T::u8, T::i32, T::u32, T::i64, T::u64, T::f16, T::f32, T::f64,
+                                             T::bf16, T::i8, T::i32, T::f32}));
+  for (DataType t : kAllDataTypes) {
+    const std::string name(nccl_tests_name(t));
+    EXPECT_EQ(parse({"allreduce", "-d", name}).options.types, std::vector<DataType>{t}) << name;
+  }
+  EXPECT_EQ(nccl_tests_name(DataType::bf16), "bfloat16");
+  EXPECT_NE(parse({"allreduce", "-d", "f8e4m3"}).message.find("fp8 types are not supported"), std::string::npos);
+  EXPECT_NE(parse({"allreduce", "-o", "mulsum"}).message.find("mulsum (NCCL's pre-multiplied sum) is not supported"),
+            std::string::npos);
+  EXPECT_NE(parse({"allreduce", "-d", "float8"}).message.find("or nccl-tests' int8"), std::string::npos);
+}
+
+TEST(Options, NcclTestsLoopAndReportFlags) {
+  const ParseResult r =
+      parse({"allreduce", "-z", "3", "-m", "4", "-N", "0", "-C", "1", "-S", "1", "-I", "1", "-K", "2", "-n", "10"});
+  ASSERT_EQ(r.exit_code, -1) << r.message;
+  const Options& o = r.options;
+  EXPECT_EQ(o.blocking, 3);
+  EXPECT_EQ(o.agg_iters, 4);
+  EXPECT_EQ(o.run_cycles, 0);
+  EXPECT_TRUE(o.report_cputime);
+  EXPECT_TRUE(o.report_timestamps);
+  EXPECT_TRUE(o.per_iter_timing);
+  EXPECT_EQ(o.per_iter_skip, 2);
+  const TimingPlan p = timing_plan(o, 10);
+  EXPECT_EQ(p.calls(), 40);
+  EXPECT_EQ(p.blocking, 3);
+  const ParseResult longs =
+      parse({"allreduce", "--blocking", "2", "--agg_iters", "2", "--run_cycles", "3", "--report_cputime", "0",
+             "--report_timestamps", "0", "--per_iter_timing", "1", "--per_iter_skip", "0"});
+  ASSERT_EQ(longs.exit_code, -1) << longs.message;
+  EXPECT_EQ(longs.options.blocking, 2);
+  EXPECT_EQ(longs.options.run_cycles, 3);
+  EXPECT_FALSE(longs.options.report_cputime);
+  // The messages name the flag and what it takes.
+  EXPECT_EQ(parse({"allreduce", "-z", "4"}).message, "commscope-bench: bad -z/--blocking 4 (0 to 3)");
+  EXPECT_EQ(parse({"allreduce", "-C", "2"}).message, "commscope-bench: bad -C/--report_cputime 2 (0 or 1)");
+  EXPECT_EQ(parse({"allreduce", "-N", "-1"}).message, "commscope-bench: bad -N/--run_cycles -1 (>= 0)");
+  EXPECT_EQ(parse({"allreduce", "-K", "1"}).message,
+            "commscope-bench: -K/--per_iter_skip applies with -I/--per_iter_timing 1");
+  EXPECT_EQ(parse({"allreduce", "-I", "1", "-K", "5", "-n", "5"}).message,
+            "commscope-bench: -K/--per_iter_skip 5 must be below -n/--iters 5");
+  EXPECT_NE(parse({"allreduce", "-I", "1", "-K", "1", "-n", "0"}).message.find("needs a fixed -n"), std::string::npos);
+}
+
+TEST(Options, NcclTestsDeviceAndThreadFlags) {
+  // What nccl-tests' defaults and one-GPU-per-rank values say is accepted everywhere.
+  const ParseResult cpu = parse({"allreduce", "-t", "1",  "-g", "1",  "-p", "1",  "-D", "0",  "-V", "128",
+                                 "-M",        "1",  "-G", "0",  "-R", "0",  "-y", "0",  "-x", "-1"});
+  ASSERT_EQ(cpu.exit_code, -1) << cpu.message;
+  EXPECT_TRUE(cpu.options.memory_report);
+  EXPECT_EQ(cpu.options.cuda_graphs, 0);
+  // On cuda with NCCL: -G narrows the algorithms to nccl; -R, -y, -x are kept.
+  const ParseResult gpu = parse(
+      {"allreduce", "--device", "cuda", "--cudagraph", "3", "--local_register", "2", "--cta_policy", "1", "-m", "2"});
+  ASSERT_EQ(gpu.exit_code, -1) << gpu.message;
+  EXPECT_EQ(gpu.options.cuda_graphs, 3);
+  EXPECT_EQ(gpu.options.algos, std::vector<std::string>{"nccl"});
+  EXPECT_EQ(gpu.options.local_register, 2);
+  EXPECT_EQ(gpu.options.cta_policy, 1);
+  EXPECT_EQ(timing_plan(gpu.options, 5).calls(), 30);  // 5 iterations x 2 calls x 3 replays
+  EXPECT_TRUE(parse({"allreduce", "--device", "cuda", "--stream_null", "1"}).options.stream_null);
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refused = {
+      {{"-t", "4"}, "-t/--nthreads 4: commscope-bench runs one thread per rank; start 4 times as many ranks instead"},
+      {{"-g", "8"}, "-g/--ngpus 8: commscope-bench drives one GPU per rank; start one rank per GPU instead"},
+      {{"-D", "1"}, "-D/--device_implementation 1: nccl-tests' device-API kernels are not part of commscope-bench"},
+      {{"-V", "129"}, "bad -V/--device_cta_count 129 (1 to 128)"},
+      {{"-G", "1"}, "-G/--cudagraph applies to --device cuda"},
+      {{"-R", "1"}, "-R/--local_register applies to --device cuda"},
+      {{"-y", "1"}, "-y/--stream_null applies to --device cuda"},
+      {{"-x", "0"}, "-x/--cta_policy applies to --device cuda"},
+      {{"-R", "3", "--device", "cuda"}, "bad -R/--local_register 3 (0 to 2)"},
+      {{"-x", "1", "--device", "cuda", "--transport", "staged"}, "-x/--cta_policy needs NCCL"},
+      {{"-G", "1", "--device", "cuda", "--algo", "nccl,rhd"}, "-G/--cudagraph times NCCL's own collectives only: rhd"},
+      {{"-G", "1", "--device", "cuda", "-z", "2"}, "-G/--cudagraph replays the calls back to back (-z 0 only)"},
+      {{"-G", "1", "--device", "cuda", "-I", "1"}, "-I/--per_iter_timing cannot time iterations inside a CUDA graph"},
+      {{"-G", "1", "--device", "cuda", "-y", "1"}, "-G/--cudagraph cannot capture the legacy default stream (-y 1)"},
+  };
+  for (const auto& [args, message] : refused) {
+    std::vector<std::string> full = {"allreduce"};
+    full.insert(full.end(), args.begin(), args.end());
+    const ParseResult r = parse(full);
+    EXPECT_EQ(r.exit_code, 2) << message;
+    EXPECT_NE(r.message.find(message), std::string::npos) << r.message;
+  }
+}
+
 TEST(Options, BadValuesExit2WithAMessage) {
   const std::vector<std::vector<std::string>> bad = {
       {},                         // no collective
@@ -138,12 +235,21 @@ TEST(Options, BadValuesExit2WithAMessage) {
       {"allreduce", "-c", "-1"},
       {"allreduce", "-d", "f33"},
       {"allreduce", "-o", "xor"},
+      {"allreduce", "-o", "mulsum"},
+      {"allreduce", "-d", "f8e5m2"},
       {"allreduce", "-r", "-3"},
       {"allreduce", "-a", "median"},
       {"allreduce", "-T", "-1"},
       {"allreduce", "--device", "gpu"},
       {"allreduce", "--bogus"},
       {"allreduce", "--segment", "0"},
+      {"allreduce", "-u", "-1"},
+      {"allreduce", "-m", "0"},
+      {"allreduce", "-S", "-1"},
+      {"allreduce", "-I", "2"},
+      {"allreduce", "-K", "-1"},
+      {"allreduce", "-z", "x"},
+      {"allreduce", "-u", "5000"},
   };
   for (const auto& args : bad) {
     const ParseResult r = parse(args);
@@ -155,8 +261,41 @@ TEST(Options, BadValuesExit2WithAMessage) {
   }
   const ParseResult help = parse({"--help"});
   EXPECT_EQ(help.exit_code, 0);
-  for (const char* flag : {"-b", "-e", "-f", "-i", "-n", "-w", "-c", "-d", "-o", "-r", "-a", "-T", "--algo", "--device",
-                           "--out", "--stats"})
+  for (const char* flag : {"-b",
+                           "-e",
+                           "-f",
+                           "-i",
+                           "-n",
+                           "-w",
+                           "-c",
+                           "-d",
+                           "-o",
+                           "-r",
+                           "-a",
+                           "-T",
+                           "--algo",
+                           "--device",
+                           "--out",
+                           "--stats",
+                           "--blocking",
+                           "--agg_iters",
+                           "--run_cycles",
+                           "--report_cputime",
+                           "--report_timestamps",
+                           "--per_iter_timing",
+                           "--per_iter_skip",
+                           "--unalign",
+                           "--output_file",
+                           "--memory",
+                           "--cudagraph",
+                           "--local_register",
+                           "--stream_null",
+                           "--cta_policy",
+                           "--nthreads",
+                           "--ngpus",
+                           "--parallel_init",
+                           "--device_implementation",
+                           "--device_cta_count"})
     EXPECT_NE(help.message.find(flag), std::string::npos) << flag;
   EXPECT_EQ(help.message.find("debug"), std::string::npos) << "test aids stay out of --help";
 }
@@ -223,28 +362,38 @@ TEST(Cases, InPlaceLayouts) {
   c.type = DataType::f64;
   c.nranks = 4;
   c.in_place = true;
-  Layout l = buffer_layout(c, 2);
+  Layout l = buffer_layout(c, 2, 0);
   EXPECT_EQ(l.a_bytes, 320u);
   EXPECT_EQ(l.send_offset, 160u);
   EXPECT_EQ(l.recv_offset, 0u);
   EXPECT_FALSE(l.recv_in_b);
   c.coll = Collective::reducescatter;
-  l = buffer_layout(c, 3);
+  l = buffer_layout(c, 3, 0);
   EXPECT_EQ(l.recv_offset, 240u);
   c.in_place = false;
-  l = buffer_layout(c, 3);
+  l = buffer_layout(c, 3, 0);
   EXPECT_EQ(l.a_bytes, 320u);
   EXPECT_EQ(l.b_bytes, 80u);
   EXPECT_TRUE(l.recv_in_b);
-  // gather and scatter as NCCL: the root's block of the big side is the small side.
+  // -u 3: both buffers move 3 elements (24 B) off the pools' start, and the pools grow by as much.
+  l = buffer_layout(c, 3, 3);
+  EXPECT_EQ(l.send_offset, 24u);
+  EXPECT_EQ(l.recv_offset, 24u);
+  EXPECT_EQ(l.a_bytes, 344u);
+  EXPECT_EQ(l.b_bytes, 104u);
   c.in_place = true;
+  l = buffer_layout(c, 3, 3);
+  EXPECT_EQ(l.recv_offset, 24u + 240u);
+  EXPECT_EQ(l.send_offset, 24u);
+  EXPECT_EQ(l.a_bytes, 344u);
+  // gather and scatter as NCCL: the root's block of the big side is the small side.
   c.coll = Collective::gather;
-  l = buffer_layout(c, 1);
+  l = buffer_layout(c, 1, 0);
   EXPECT_EQ(l.a_bytes, 320u);
   EXPECT_EQ(l.send_offset, 80u);
   EXPECT_EQ(l.recv_offset, 0u);
   c.coll = Collective::scatter;
-  l = buffer_layout(c, 1);
+  l = buffer_layout(c, 1, 0);
   EXPECT_EQ(l.send_offset, 0u);
   EXPECT_EQ(l.recv_offset, 80u);
 }
@@ -302,29 +451,89 @@ TEST(Stats, PercentilesAndRow) {
   EXPECT_EQ(r.iterations, 3);
 }
 
-TEST(Table, PrintsNcclTestsColumnsAndFooter) {
+TEST(Stats, IterStatsSkipTheFirstIterations) {
+  const IterStats s = iter_stats({100, 1, 2, 3, 4}, 1);  // -K 1 drops the slow first iteration
+  EXPECT_EQ(s.n, 4u);
+  EXPECT_EQ(s.min, 1);
+  EXPECT_EQ(s.max, 4);
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.stdev, std::sqrt(1.25));
+  EXPECT_EQ(s.p50, 2);
+  EXPECT_EQ(s.p99, 4);
+  EXPECT_TRUE(std::isnan(iter_stats({1, 2}, 2).mean));
+  Case c;
+  c.bytes = 100;
+  c.nranks = 2;
+  Measurement m;
+  m.iterations = 5;
+  m.time_s = 2e-6;
+  m.cpu_time_s = 1e-6;
+  m.samples.time_us = {100, 1, 2, 3, 4};
+  Options o;
+  o.per_iter_skip = 1;
+  const ResultRow r = make_row(c, m, o, "cpu");
+  EXPECT_EQ(r.max_us, 4);
+  EXPECT_DOUBLE_EQ(r.mean_us, 2.5);
+  EXPECT_DOUBLE_EQ(r.cpu_time_us, 1);
+}
+
+namespace {
+
+// A result row with its names set.
+ResultRow named_row(const char* collective, const char* algorithm, const char* op) {
+  ResultRow r{};
+  set_text(r.collective, collective);
+  set_text(r.algorithm, algorithm);
+  set_text(r.type, "f32");
+  set_text(r.op, op);
+  return r;
+}
+
+// What a table of `style` prints for what `print` does with it.
+template <class Print>
+std::string printed(TableStyle style, Print print) {
   char buf[8192] = {};
   std::FILE* f = fmemopen(buf, sizeof buf - 1, "w");
-  ASSERT_NE(f, nullptr);
-  Table t(f, true);
-  ResultRow a{}, b{};
-  set_text(a.collective, "allreduce");
-  set_text(a.algorithm, "ring");
-  set_text(a.type, "f32");
-  set_text(a.op, "sum");
+  if (!f) return "fmemopen failed";
+  Table t(f, style);
+  print(t);
+  std::fclose(f);
+  return buf;
+}
+
+}  // namespace
+
+TEST(Table, NcclTestsOptionalColumns) {
+  ResultRow a = named_row("allgather", "mpi", "none");
+  a.time_us = 100;
+  a.cpu_time_us = 12.5;
+  a.mean_us = 10;
+  a.stdev_us = 2.5;  // cv 25 %
+  a.check_iters = 0;
+  const std::string s =
+      printed(TableStyle{.per_iter = true, .cputime = true, .timestamps = true}, [&](Table& t) { t.row(&a, &a); });
+  for (const char* want : {"cputime(us)", "i_min", "i_max", "i_p99", "i_cv%", "timestamp", "%Y-%m-%d %H:%M:%S",
+                           "       12.50", "  25.00", "   N/A"})
+    EXPECT_NE(s.find(want), std::string::npos) << want << "\n" << s;
+  EXPECT_EQ(s.find("100.00"), std::string::npos) << "-C shows the cpu time, not the time\n" << s;
+}
+
+TEST(Table, PrintsNcclTestsColumnsAndFooter) {
+  ResultRow a = named_row("allreduce", "ring", "sum");
   a.bytes = 1048576;
   a.count = 262144;
   a.time_us = 100;
   a.algbw_GBps = 10.48576;
   a.busbw_GBps = 15.72864;
-  b = a;
+  a.check_iters = 1;
+  ResultRow b = a;
   b.in_place = 1;
   b.nwrong = 2;
-  t.row(&a, &b);
-  t.row(&a, nullptr);
-  EXPECT_EQ(t.footer(), 2u);
-  std::fclose(f);
-  const std::string s = buf;
+  const std::string s = printed(TableStyle{.stats = true}, [&](Table& t) {
+    t.row(&a, &b);
+    t.row(&a, nullptr);
+    EXPECT_EQ(t.footer(), 2u);
+  });
   for (const char* want : {"size(B)",
                            "count",
                            "type",
@@ -348,6 +557,32 @@ TEST(Table, PrintsNcclTestsColumnsAndFooter) {
                            "Avg bus bandwidth",
                            "ring"})
     EXPECT_NE(s.find(want), std::string::npos) << want << "\n" << s;
+}
+
+TEST(Json, WriterNestsEscapesAndRefusesMisuse) {
+  char buf[512] = {};
+  std::FILE* f = fmemopen(buf, sizeof buf - 1, "w");
+  ASSERT_NE(f, nullptr);
+  JsonWriter j(f);
+  j.begin_object();
+  j.key("a").begin_list().value(1).value(-2).value(std::uint64_t{18446744073709551615u}).value("x\"y\n\x01");
+  j.null().value(std::nan("")).value(0.5).end_list();
+  j.key("b").begin_object().key("c").flag(true).end_object();
+  EXPECT_THROW(j.value(3), InvalidArgument);  // an object's value needs a key
+  EXPECT_THROW(j.end_list(), InvalidArgument);
+  j.key("open").begin_list().value("left open");
+  j.close_all();
+  EXPECT_TRUE(j.complete());
+  std::fclose(f);
+  EXPECT_STREQ(buf,
+               "{\"a\":[1,-2,18446744073709551615,\"x\\\"y\\n\\u0001\",null,\"nan\",0.5],\"b\":{\"c\":\"true\"},"
+               "\"open\":[\"left open\"]}");
+}
+
+TEST(Json, NcclVersionCodes) {
+  EXPECT_EQ(nccl_version_code("2.28.9"), 22809);
+  EXPECT_EQ(nccl_version_code("2.8.4"), 2804);  // before 2.9 the minor took two digits less
+  EXPECT_EQ(nccl_version_code("none"), 0);
 }
 
 TEST(Results, Hdf5RoundTripOfEveryField) {

@@ -214,6 +214,12 @@ bool dispatch_reduce(DataType type, ReduceOp op, F& f) {
       return dispatch_op<Native<std::int64_t>>(op, f);
     case DataType::u8:
       return dispatch_op<Native<std::uint8_t>>(op, f);
+    case DataType::i8:
+      return dispatch_op<Native<std::int8_t>>(op, f);
+    case DataType::u32:
+      return dispatch_op<Native<std::uint32_t>>(op, f);
+    case DataType::u64:
+      return dispatch_op<Native<std::uint64_t>>(op, f);
   }
   return false;
 }
@@ -242,6 +248,15 @@ bool dispatch_type(DataType type, F& f) {
       return true;
     case DataType::u8:
       f.template run<Native<std::uint8_t>>();
+      return true;
+    case DataType::i8:
+      f.template run<Native<std::int8_t>>();
+      return true;
+    case DataType::u32:
+      f.template run<Native<std::uint32_t>>();
+      return true;
+    case DataType::u64:
+      f.template run<Native<std::uint64_t>>();
       return true;
   }
   return false;

@@ -61,13 +61,24 @@ int bind_local_gpu(const Communicator& comm, bool exclusive, const std::string& 
   return device;
 }
 
-ncclComm_t init_nccl(const Communicator& comm) {
+ncclComm_t init_nccl(const Communicator& comm, int cta_policy) {
   ncclUniqueId id;
   if (comm.rank() == 0) COMMSCOPE_NCCL_CALL(ncclGetUniqueId(&id));
   COMMSCOPE_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm.mpi_comm()));
   ncclComm_t nccl = nullptr;
-  COMMSCOPE_NCCL_CALL(ncclCommInitRank(&nccl, comm.size(), id, comm.rank()));
+  if (cta_policy < 0) {
+    COMMSCOPE_NCCL_CALL(ncclCommInitRank(&nccl, comm.size(), id, comm.rank()));
+    return nccl;
+  }
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.CTAPolicy = cta_policy;
+  COMMSCOPE_NCCL_CALL(ncclCommInitRankConfig(&nccl, comm.size(), id, comm.rank(), &config));
   return nccl;
+#else
+  throw InvalidArgument("NCCL's CTA policy needs NCCL 2.27 or later (built with " + std::to_string(NCCL_VERSION_CODE) +
+                        ")");
+#endif
 }
 
 namespace {
@@ -97,6 +108,12 @@ ncclDataType_t nccl_type(DataType t) {
       return ncclInt64;
     case DataType::u8:
       return ncclUint8;
+    case DataType::i8:
+      return ncclInt8;
+    case DataType::u32:
+      return ncclUint32;
+    case DataType::u64:
+      return ncclUint64;
   }
   throw InvalidArgument("no NCCL datatype for " + std::string(to_string(t)));
 }
@@ -356,7 +373,7 @@ void NcclP2pTransport::drain() {
     COMMSCOPE_NCCL_CALL(ncclCommGetAsyncError(comm_, &async));
     if (async != ncclSuccess && async != ncclInProgress) {
       std::ostringstream os;
-      os << "NCCL asynchronous error on rank " << rank_ << " in " << (context_.empty() ? "?" : context_) << ": "
+      os << "NCCL asynchronous error on rank " << rank_ << " in " << context().describe() << ": "
          << ncclGetErrorString(async) << "; pending:" << pending_text();
       throw TransportError(os.str());
     }
@@ -367,7 +384,7 @@ void NcclP2pTransport::drain() {
     }
     if (timeout_s_ > 0 && std::chrono::duration<double>(clock::now() - start).count() > timeout_s_) {
       std::ostringstream os;
-      os << "timeout after " << timeout_s_ << " s on rank " << rank_ << " in " << (context_.empty() ? "?" : context_)
+      os << "timeout after " << timeout_s_ << " s on rank " << rank_ << " in " << context().describe()
          << ": still waiting on the NCCL group of" << pending_text();
       throw TimeoutError(os.str());
     }

@@ -52,7 +52,8 @@ void check_nccl(ncclResult_t rc, const char* call, const char* file, int line);
 // start with `who` ("--device cuda"). Collective over comm.
 int bind_local_gpu(const Communicator& comm, bool exclusive, const std::string& who);
 // An NCCL communicator over comm's ranks (rank 0's unique id broadcast over MPI). Collective.
-ncclComm_t init_nccl(const Communicator& comm);
+// cta_policy >= 0 sets ncclConfig_t::CTAPolicy (NCCL 2.27 on; InvalidArgument before).
+ncclComm_t init_nccl(const Communicator& comm, int cta_policy = -1);
 // NCCL's names for our types and operations (InvalidArgument where NCCL has none).
 ncclDataType_t nccl_type(DataType t);
 ncclRedOp_t nccl_op(ReduceOp op);
@@ -113,8 +114,6 @@ class NcclP2pTransport final : public DeviceTransport {
   void post_send(const void* buf, std::size_t bytes, int peer) override;
   void post_recv(void* buf, std::size_t bytes, int peer) override;
   void wait() override;
-  void set_context(std::string what) override { context_ = std::move(what); }
-  const std::string& context() const { return context_; }
   // Ends an open group: its operations are enqueued and stay stuck until the owner aborts the
   // communicator, which must therefore come after this.
   void abandon() noexcept override { close_group_quietly(); }
@@ -137,7 +136,6 @@ class NcclP2pTransport final : public DeviceTransport {
   double timeout_s_;
   bool group_open_ = false;
   std::vector<Pending> pending_;
-  std::string context_;
 };
 
 // Device buffers over MPI through pinned host memory (MPI never sees a device pointer, so it
@@ -156,8 +154,11 @@ class StagedMpiTransport final : public DeviceTransport {
   void post_send(const void* buf, std::size_t bytes, int peer) override;
   void post_recv(void* buf, std::size_t bytes, int peer) override;
   void wait() override;
-  void set_context(std::string what) override { mpi_.set_context(std::move(what)); }
-  const std::string& context() const { return mpi_.context(); }
+  // The MPI transport raises the timeouts, so it is told too.
+  void set_context(const CallContext& what) noexcept override {
+    DeviceTransport::set_context(what);
+    mpi_.set_context(what);
+  }
   // See MpiTransport::set_yield_when_idle: for more ranks than cores (e.g. many ranks on one GPU).
   void set_yield_when_idle(bool on) { mpi_.set_yield_when_idle(on); }
   // Leaves the staging buffers of pending requests allocated: MPI may still touch them.

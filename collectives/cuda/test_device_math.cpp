@@ -141,6 +141,21 @@ std::vector<std::byte> sample(DataType t, std::size_t n, std::uint32_t seed) {
         put(v, i, ints[i % 5]);
         break;
       }
+      case DataType::i8: {
+        const std::int8_t ints[] = {0, 1, -1, -128, 127};
+        put(v, i, ints[i % 5]);
+        break;
+      }
+      case DataType::u32: {
+        const std::uint32_t ints[] = {0, 1, 0x7fffffffu, 0x80000000u, 0xffffffffu};
+        put(v, i, ints[i % 5]);
+        break;
+      }
+      case DataType::u64: {
+        const std::uint64_t ints[] = {0, 1, std::uint64_t{1} << 63, (std::uint64_t{1} << 63) - 1, ~std::uint64_t{0}};
+        put(v, i, ints[i % 5]);
+        break;
+      }
     }
   }
   return v;

@@ -43,9 +43,15 @@ double exact_limit(DataType t) {
     case DataType::i64:
       return 9.2e18;
     // Not 'modulo 256': Open MPI 4.1's AVX reduction saturates 8-bit sums (ompi #8045), so
-    // no u8 result may overflow.
+    // no 8-bit result may overflow.
     case DataType::u8:
       return 255;
+    case DataType::i8:
+      return 127;
+    case DataType::u32:
+      return 4294967295.0;
+    case DataType::u64:
+      return 1.8e19;
   }
   return 0;
 }
@@ -59,7 +65,10 @@ int max_exponent(DataType t) {
     case DataType::i64:
       return 62;
     case DataType::u8:
+    case DataType::i8:
       return 7;
+    case DataType::u32:
+      return 31;
     default:
       return 62;  // the reference product is computed in 64-bit integers
   }
@@ -71,17 +80,18 @@ struct Gen {
   bool reducing;
   long long base_max = 0, delta_max = 0;  // sum/avg/min/max: v = base(g) + delta(q)
   int twos = 0;                           // prod: how many ranks contribute a factor 2
-  bool threes = false;                    // prod, u8: per-element factor in {1, 3}
+  bool threes = false;                    // prod, unsigned: per-element factor in {1, 3}
 
   explicit Gen(const Spec& spec) : s(spec), reducing(is_reducing(spec.coll)) {
     const double cap = std::floor(exact_limit(s.type) / std::max(1, s.nranks));
     base_max = static_cast<long long>(std::min(cap / 2, 1000.0));
     delta_max = static_cast<long long>(std::min(cap - static_cast<double>(base_max), 16.0));
     twos = std::min(max_exponent(s.type) - 1, (s.nranks + 2) / 4);
-    // u8 products: a per-element factor 3 only while 3^n * 2^twos stays below 256.
-    threes = s.type == DataType::u8 && std::pow(3.0, s.nranks) * std::ldexp(1.0, twos) <= 255;
+    // Unsigned products (no -1 factors): a per-element factor 3 only while 3^n * 2^twos stays
+    // exact (below 256 for u8).
+    threes = is_unsigned() && std::pow(3.0, s.nranks) * std::ldexp(1.0, twos) <= exact_limit(s.type);
   }
-  bool is_unsigned() const { return s.type == DataType::u8; }
+  bool is_unsigned() const { return s.type == DataType::u8 || s.type == DataType::u32 || s.type == DataType::u64; }
   long long base(std::size_t g) const {
     const std::uint64_t h = hash(s.seed, 0, g);
     if (is_unsigned()) return static_cast<long long>(below(h, static_cast<std::uint64_t>(base_max + 1)));
@@ -185,6 +195,12 @@ decltype(auto) with_type(DataType t, Fn&& fn) {
       return fn(Native<std::int64_t>{}, false);
     case DataType::u8:
       return fn(Native<std::uint8_t>{}, false);
+    case DataType::i8:
+      return fn(Native<std::int8_t>{}, false);
+    case DataType::u32:
+      return fn(Native<std::uint32_t>{}, false);
+    case DataType::u64:
+      return fn(Native<std::uint64_t>{}, false);
   }
   return fn(Native<float>{}, true);
 }

@@ -227,7 +227,20 @@ void validate(const CollArgs& a, int rank, int nranks) {
   }
 }
 
+bool CollArgs::operator==(const CollArgs& o) const noexcept {
+  const auto same = [](std::span<const std::size_t> x, std::span<const std::size_t> y) {
+    return x.data() == y.data() && x.size() == y.size();
+  };
+  return coll == o.coll && send == o.send && recv == o.recv && count == o.count && type == o.type && op == o.op &&
+         root == o.root && same(send_counts, o.send_counts) && same(send_displs, o.send_displs) &&
+         same(recv_counts, o.recv_counts) && same(recv_displs, o.recv_displs);
+}
+
 void Communicator::run(const CollArgs& args, const Algorithm& algo) {
+  if (&algo == checked_algo_ && args == checked_args_) {
+    if (args.count != 0) algo.run(*transport_, args, options_.algo);
+    return;
+  }
   validate(args, rank(), size());
   if (!algo.supports(args.coll)) {
     std::string have;
@@ -238,13 +251,12 @@ void Communicator::run(const CollArgs& args, const Algorithm& algo) {
                                 std::string(to_string(args.coll)) + " (algorithms with " +
                                 std::string(to_string(args.coll)) + ": " + have + ")");
   }
+  // Plain values: the text of an error message is made only when an error is raised.
+  transport_->set_context(call_context(args, algo.name(), size()));
+  // alltoallv's counts may change behind unchanged spans: it is validated on every call.
+  checked_args_ = args;
+  checked_algo_ = args.coll == Collective::alltoallv ? nullptr : &algo;
   if (args.count == 0) return;  // every rank passes the same count, so every rank returns here
-  std::ostringstream what;
-  what << to_string(args.coll) << " " << algo.name() << " " << to_string(args.type);
-  if (is_reducing(args.coll)) what << " " << to_string(args.op);
-  if (is_rooted(args.coll)) what << " root " << args.root;
-  what << " " << collective_bytes(args.coll, args.count, args.type, size()) << " B";
-  transport_->set_context(what.str());
   algo.run(*transport_, args, options_.algo);
 }
 

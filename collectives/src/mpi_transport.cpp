@@ -84,7 +84,7 @@ void MpiTransport::wait() {
     if (timeout_s_ > 0 && (spins & 255u) == 0 &&
         std::chrono::duration<double>(clock::now() - start).count() > timeout_s_) {
       std::ostringstream os;
-      os << "timeout after " << timeout_s_ << " s on rank " << rank_ << " in " << (context_.empty() ? "?" : context_)
+      os << "timeout after " << timeout_s_ << " s on rank " << rank_ << " in " << context().describe()
          << ": still waiting on";
       for (std::size_t i = 0; i < requests_.size(); ++i) {
         if (requests_[i] == MPI_REQUEST_NULL) continue;

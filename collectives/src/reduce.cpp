@@ -121,6 +121,12 @@ void reduce_host(void* dst, const void* a, const void* b, std::size_t count, Dat
       return by_op<Native<std::int64_t>>(dst, a, b, count, op);
     case DataType::u8:
       return by_op<Native<std::uint8_t>>(dst, a, b, count, op);
+    case DataType::i8:
+      return by_op<Native<std::int8_t>>(dst, a, b, count, op);
+    case DataType::u32:
+      return by_op<Native<std::uint32_t>>(dst, a, b, count, op);
+    case DataType::u64:
+      return by_op<Native<std::uint64_t>>(dst, a, b, count, op);
   }
   throw InvalidArgument("invalid DataType value " + std::to_string(static_cast<int>(type)));
 }
@@ -142,6 +148,12 @@ void divide_host(void* buf, std::size_t count, DataType type, int divisor) {
       return divide_loop<Native<std::int64_t>>(buf, count, divisor);
     case DataType::u8:
       return divide_loop<Native<std::uint8_t>>(buf, count, divisor);
+    case DataType::i8:
+      return divide_loop<Native<std::int8_t>>(buf, count, divisor);
+    case DataType::u32:
+      return divide_loop<Native<std::uint32_t>>(buf, count, divisor);
+    case DataType::u64:
+      return divide_loop<Native<std::uint64_t>>(buf, count, divisor);
   }
   throw InvalidArgument("invalid DataType value " + std::to_string(static_cast<int>(type)));
 }

@@ -37,6 +37,12 @@ std::size_t type_size(DataType t) {
       return 8;
     case DataType::u8:
       return 1;
+    case DataType::i8:
+      return 1;
+    case DataType::u32:
+      return 4;
+    case DataType::u64:
+      return 8;
   }
   throw InvalidArgument("invalid DataType value " + std::to_string(static_cast<int>(t)));
 }
@@ -61,6 +67,12 @@ std::string_view to_string(DataType t) {
       return "i64";
     case DataType::u8:
       return "u8";
+    case DataType::i8:
+      return "i8";
+    case DataType::u32:
+      return "u32";
+    case DataType::u64:
+      return "u64";
   }
   return "invalid";
 }

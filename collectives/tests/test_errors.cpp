@@ -76,9 +76,38 @@ TEST(Errors, UnknownAlgorithmAndBadArgumentsThrowTypedErrors) {
   EXPECT_EQ(x[15], static_cast<float>(comm.size()));
 }
 
+TEST(Errors, ARepeatedCallIsCheckedOnceAndEveryChangedOneAgain) {
+  // Communicator::run skips validation when a call repeats the last valid one exactly; any
+  // change of any argument must be checked again.
+  Communicator comm;
+  std::vector<float> x(16, 1.0f), y(16, 0.0f);
+  const Algorithm& ring = find_algorithm("ring");
+  CollArgs a{Collective::allreduce, x.data(), y.data(), 16, DataType::f32, ReduceOp::sum, 0};
+  comm.run(a, ring);
+  comm.run(a, ring);
+  EXPECT_EQ(y[15], static_cast<float>(comm.size()));
+  CollArgs bad = a;
+  bad.send = nullptr;
+  EXPECT_THROW(comm.run(bad, ring), InvalidArgument);
+  bad = a;
+  bad.recv = x.data() + 1;  // overlaps the input without being in place
+  EXPECT_THROW(comm.run(bad, ring), InvalidArgument);
+  bad = a;
+  bad.coll = Collective::reduce;
+  bad.root = comm.size();
+  EXPECT_THROW(comm.run(bad, ring), InvalidArgument);
+  // The same arguments with another algorithm are checked against that algorithm.
+  std::vector<float> big(16 * static_cast<std::size_t>(comm.size()), 1.0f), out(big.size());
+  const CollArgs a2a{Collective::alltoall, big.data(), out.data(), 16, DataType::f32, ReduceOp::sum, 0};
+  comm.run(a2a, ring);
+  EXPECT_THROW(comm.run(a2a, find_algorithm("tree")), UnsupportedCollective);
+  comm.run(a, ring);
+  EXPECT_EQ(y[0], static_cast<float>(comm.size()));
+}
+
 TEST(Errors, AWaitWithNoMatchingSendTimesOutNamingTheOperation) {
   MpiTransport t(MPI_COMM_WORLD, 0.3);
-  t.set_context("allreduce ring f32 sum 64 B");
+  t.set_context(CallContext{Collective::allreduce, "ring", DataType::f32, ReduceOp::sum, 0, 16, 1});
   float x[16];
   t.post_recv(x, sizeof x, t.rank());  // nobody sends this
   const auto t0 = std::chrono::steady_clock::now();

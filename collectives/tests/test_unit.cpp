@@ -91,11 +91,12 @@ TEST(Reduce, EveryTypeAndOpMatchesScalarReferenceIncludingInPlace) {
   constexpr std::size_t n = 1037;  // not a multiple of any vector width
   for (DataType t : kAllDataTypes) {
     for (ReduceOp op : kAllReduceOps) {
-      // Small integers keep every result exact in every type (u8 stays non-negative).
+      // Small integers keep every result exact in every type (unsigned types stay non-negative).
+      const bool is_unsigned = t == DataType::u8 || t == DataType::u32 || t == DataType::u64;
       std::vector<long long> a(n), b(n);
       for (std::size_t i = 0; i < n; ++i) {
-        a[i] = static_cast<long long>(rng() % 15) - (t == DataType::u8 ? 0 : 7);
-        b[i] = static_cast<long long>(rng() % 15) - (t == DataType::u8 ? 0 : 7);
+        a[i] = static_cast<long long>(rng() % 15) - (is_unsigned ? 0 : 7);
+        b[i] = static_cast<long long>(rng() % 15) - (is_unsigned ? 0 : 7);
       }
       const std::size_t es = type_size(t);
       std::vector<std::byte> ba(n * es), bb(n * es), out(n * es);
@@ -123,6 +124,15 @@ TEST(Reduce, EveryTypeAndOpMatchesScalarReferenceIncludingInPlace) {
             case DataType::u8:
               reinterpret_cast<std::uint8_t*>(buf.data())[i] = static_cast<std::uint8_t>(v[i]);
               break;
+            case DataType::i8:
+              reinterpret_cast<std::int8_t*>(buf.data())[i] = static_cast<std::int8_t>(v[i]);
+              break;
+            case DataType::u32:
+              reinterpret_cast<std::uint32_t*>(buf.data())[i] = static_cast<std::uint32_t>(v[i]);
+              break;
+            case DataType::u64:
+              reinterpret_cast<std::uint64_t*>(buf.data())[i] = static_cast<std::uint64_t>(v[i]);
+              break;
           }
         }
       };
@@ -142,6 +152,12 @@ TEST(Reduce, EveryTypeAndOpMatchesScalarReferenceIncludingInPlace) {
             return static_cast<double>(reinterpret_cast<const std::int64_t*>(buf.data())[i]);
           case DataType::u8:
             return reinterpret_cast<const std::uint8_t*>(buf.data())[i];
+          case DataType::i8:
+            return reinterpret_cast<const std::int8_t*>(buf.data())[i];
+          case DataType::u32:
+            return reinterpret_cast<const std::uint32_t*>(buf.data())[i];
+          case DataType::u64:
+            return static_cast<double>(reinterpret_cast<const std::uint64_t*>(buf.data())[i]);
         }
         return 0;
       };
@@ -169,6 +185,20 @@ TEST(Reduce, IntegerOverflowWrapsAndDivideTruncates) {
   std::uint8_t u[1] = {250}, v[1] = {10};
   reduce_host(u, u, v, 1, DataType::u8, ReduceOp::sum);
   EXPECT_EQ(u[0], 4);
+  // The new widths: i8 wraps like i32 and min/max compare signed; u64 min/max compare unsigned.
+  std::int8_t c[2] = {127, -3}, d[2] = {1, 5};
+  reduce_host(c, c, d, 1, DataType::i8, ReduceOp::sum);
+  EXPECT_EQ(c[0], -128);
+  reduce_host(c + 1, c + 1, d + 1, 1, DataType::i8, ReduceOp::min);
+  EXPECT_EQ(c[1], -3);
+  std::uint64_t big[1] = {~std::uint64_t{0}}, one[1] = {1};
+  reduce_host(big, big, one, 1, DataType::u64, ReduceOp::max);
+  EXPECT_EQ(big[0], ~std::uint64_t{0});
+  std::uint32_t w[1] = {4294967295u}, x[1] = {7};
+  divide_host(w, 1, DataType::u32, 2);
+  EXPECT_EQ(w[0], 2147483647u);
+  reduce_host(w, w, x, 1, DataType::u32, ReduceOp::prod);
+  EXPECT_EQ(w[0], 2147483647u * 7u);
   EXPECT_THROW(divide_host(u, 1, DataType::u8, 0), InvalidArgument);
 }
 
@@ -180,7 +210,8 @@ TEST(Names, ParseAndPrintRoundTripAndErrorsListValidNames) {
     parse_datatype("f8");
     FAIL() << "no exception";
   } catch (const UnknownName& e) {
-    EXPECT_NE(std::string(e.what()).find("f32, f64, f16, bf16, i32, i64, u8"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("f32, f64, f16, bf16, i32, i64, u8, i8, u32, u64"), std::string::npos)
+        << e.what();
   }
   try {
     find_algorithm("butterfly");

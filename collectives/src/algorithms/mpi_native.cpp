@@ -63,6 +63,12 @@ MPI_Datatype mpi_type(DataType t) {
       return MPI_INT64_T;
     case DataType::u8:
       return MPI_UINT8_T;
+    case DataType::i8:
+      return MPI_INT8_T;
+    case DataType::u32:
+      return MPI_UINT32_T;
+    case DataType::u64:
+      return MPI_UINT64_T;
   }
   return MPI_DATATYPE_NULL;
 }
@@ -194,7 +200,7 @@ class MpiAlgorithm final : public Algorithm {
   std::string_view description() const override { return "the MPI library's own collective calls"; }
   bool supports(Collective) const override { return true; }
   void run(Transport& t, const CollArgs& a, const AlgoOptions&) const override {
-    auto* mt = dynamic_cast<MpiTransport*>(&t);
+    MpiTransport* mt = t.as_mpi();
     if (!mt) throw UnsupportedCollective("algorithm 'mpi' needs the MPI transport (host buffers over MPI)");
     run_mpi(*mt, a);
   }

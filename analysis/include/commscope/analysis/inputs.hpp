@@ -34,6 +34,8 @@ struct BenchRow {
   std::uint64_t nwrong = 0;
   double min_us = 0, p50_us = 0, p99_us = 0, max_us = 0, skew_us = 0;
   std::int32_t slowest_rank = 0;
+  // This row's per-call samples: BenchFile::sample_time_us[sample_offset, + sample_count).
+  std::uint64_t sample_offset = 0, sample_count = 0;
 };
 
 struct BenchFile {
@@ -45,6 +47,8 @@ struct BenchFile {
   // /meta/env: the communication environment variables rank 0 saw.
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<BenchRow> rows;
+  // /samples time_us: per call, max over ranks (us); empty when the file has no /samples.
+  std::vector<double> sample_time_us;
 
   std::string meta_value(const std::string& key) const;  // "" when absent
 };

@@ -17,7 +17,8 @@ struct ReportOptions {
   std::ostream* terminal = nullptr;              // where the readable report goes (stdout)
 };
 
-void report_bench(const std::string& file, const ReportOptions& options);
+// bench: one results file, or several runs of one configuration (pooled; their spread counts).
+void report_bench(const std::vector<std::string>& files, const ReportOptions& options);
 void report_compare(const std::vector<std::string>& files, const ReportOptions& options);
 void report_profile(const std::string& file, const ReportOptions& options);
 void report_scaling(const std::vector<std::string>& files, const ReportOptions& options);

@@ -19,7 +19,9 @@ struct Environment {
   //   command_line       argv joined by spaces; arguments with spaces or quotes are single-quoted
   //   nranks, nhosts     ranks in the communicator, distinct hosts among them
   //   hosts              ranks per host in rank order of first appearance: "host1:4,host2:4"
-  //   cpu_model          /proc/cpuinfo "model name", or uname's machine when there is none
+  //   cpu_model          /proc/cpuinfo "model name" and its CPUID family, model, stepping (and
+  //                      the server generation when known): "AMD EPYC (Zen 5, Turin; family 26
+  //                      model 2 stepping 1)"; uname's machine when there is no model name
   //   cpu_cores          std::thread::hardware_concurrency
   //   os                 uname sysname and release: "Linux 6.1.0-18-amd64"
   //   mpi_library        MPI_Get_library_version, first line, trimmed
@@ -32,13 +34,23 @@ struct Environment {
   // and last:
   //   date               UTC ISO-8601 time of the capture: "2025-01-31T12:00:00Z"
   std::vector<std::pair<std::string, std::string>> fields;
-  // Environment variables shaping communication, sorted by name: those starting with NCCL_,
-  // OMPI_, UCX_, FI_ or SLURM_, and CUDA_VISIBLE_DEVICES. Values as they are on rank 0.
+  // Environment variables that change how communication behaves, sorted by name (see
+  // is_recorded_variable). Values as they are on rank 0.
   std::vector<std::pair<std::string, std::string>> env_vars;
 
   // The value of a field, nullptr if absent.
   const std::string* find(std::string_view key) const;
 };
+
+// Whether the variable `name` goes into Environment::env_vars: the tuning variables of NCCL,
+// UCX, libfabric (FI_), PSM2, MPICH, Intel MPI and HCOLL; Open MPI's MCA parameters (OMPI_MCA_*)
+// except the launch internals its launcher hands every process (orte_*, ess*, pmix*, plm*, ...);
+// CUDA_VISIBLE_DEVICES, CUDA_DEVICE_MAX_CONNECTIONS, OMP_NUM_THREADS; Slurm's job, step and node
+// ids and its binding. Not the launcher's bookkeeping (OMPI_COMM_WORLD_*, OMPI_ARGV, PMIX_*, ...).
+bool is_recorded_variable(std::string_view name);
+
+// The cpu_model field from the text of /proc/cpuinfo (`machine`, uname's, when it has no model).
+std::string describe_cpu(std::string_view cpuinfo, std::string_view machine);
 
 // Collective over `comm`: every rank calls it. Host names are gathered from all ranks; rank 0
 // builds the rest and broadcasts it, so the result is complete and identical on every rank.

@@ -40,6 +40,28 @@ struct Options {
   bool stats = false;
   std::uint64_t seed = 42;
   std::size_t segment_bytes = std::size_t{1} << 20;
+  // -u: the buffers start this many elements past a page boundary (host) or cudaMalloc's
+  // 256-byte alignment (device), as nccl-tests misaligns them.
+  std::size_t unalign = 0;
+  // nccl-tests' shape of the timed loop (docs/bench.md): -z 0 launches the calls back to back;
+  // 1 waits for each call and then a barrier; 2 waits for each call; 3 waits and barriers after
+  // each iteration, the barrier left out of the time. -m: calls per iteration.
+  int blocking = 0;
+  int agg_iters = 1;
+  int run_cycles = 1;              // -N: every case this many times, in order; 0: until interrupted
+  bool report_cputime = false;     // -C: report the host's time to issue the calls
+  bool report_timestamps = false;  // -S: each line ends with the time it was printed
+  bool per_iter_timing = false;    // -I: nccl-tests' per-iteration columns
+  int per_iter_skip = 0;           // -K: first iterations left out of the per-iteration summaries
+  std::string json_out;            // -J: nccl-tests' JSON results file ("" for none)
+  bool memory_report = false;      // -M: memory use in the footer
+  // --device cuda with NCCL only: -G replays the timed iterations (NCCL's collectives only)
+  // from a CUDA graph this many times; -R 1 registers the buffers with ncclCommRegister, 2 as
+  // symmetric windows; -y runs on the legacy default stream; -x sets NCCL's CTA policy.
+  int cuda_graphs = 0;
+  int local_register = 0;
+  bool stream_null = false;
+  int cta_policy = -1;  // -1: NCCL's default
   // Testing aids (hidden from --help): rank `stall_rank` never enters the first collective of
   // at least `stall_bytes`; rank `kill_rank` dies of SIGKILL there instead (`kill_bytes`);
   // rank 0 corrupts one output element before every check.
@@ -53,6 +75,9 @@ struct Options {
   std::vector<std::string> benchmark_flags;
   std::string command_line;
 };
+
+// nccl-tests' name of a datatype ("float" for f32, "bfloat16" for bf16, ...).
+std::string_view nccl_tests_name(DataType t);
 
 // Parse "8", "64K", "1.5M", "2G" (powers of 1024, as nccl-tests). Throws InvalidArgument.
 std::size_t parse_size(const std::string& s);

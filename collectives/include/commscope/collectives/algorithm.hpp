@@ -40,6 +40,10 @@ struct CollArgs {
   // from rank i land at recv + recv_displs[i]. Rank i's send_counts[j] must equal rank j's
   // recv_counts[i] (a mismatch is the caller's bug: a truncation error or a timeout).
   std::span<const std::size_t> send_counts = {}, send_displs = {}, recv_counts = {}, recv_displs = {};
+
+  // The same call: every field, the alltoallv spans by address and length (their contents are
+  // the caller's to keep unchanged between calls that reuse them).
+  bool operator==(const CollArgs& o) const noexcept;
 };
 
 struct AlgoOptions {

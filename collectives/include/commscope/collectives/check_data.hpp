@@ -6,7 +6,7 @@
 // Reductions use small integers: element g of rank q is base(g) + delta(q) for sum, avg, min
 // and max, and sign(g) * m(q) for prod (m in {1, 2, -1}); magnitudes shrink with the rank
 // count so that every partial result stays exact (f16 below 2048, bf16 below 256) and no
-// integer result overflows (u8 below 256: libraries disagree on 8-bit overflow). The only
+// integer result overflows (u8 below 256, i8 within +-127: libraries disagree on 8-bit overflow). The only
 // inexact step is avg's final division, hence the per-type tolerance.
 #pragma once
 

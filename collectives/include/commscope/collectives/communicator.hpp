@@ -93,10 +93,19 @@ class Communicator {
   std::unique_ptr<MpiTransport> transport_;
   CommOptions options_;
   int local_size_ = 1;
+  // The last call that passed validation: a benchmark repeats one call many times, and
+  // repeating it needs no new checks (nor a new error context).
+  CollArgs checked_args_;
+  const Algorithm* checked_algo_ = nullptr;
 };
 
 // Throws InvalidArgument describing the first problem with `args` on a communicator of
 // `nranks` ranks where this process is `rank`; the checks Communicator::run makes.
 void validate(const CollArgs& args, int rank, int nranks);
+
+// The error-message context of running `args` with algorithm `algo` on `nranks` ranks.
+inline CallContext call_context(const CollArgs& args, std::string_view algo, int nranks) {
+  return CallContext{args.coll, algo, args.type, args.op, args.root, args.count, nranks};
+}
 
 }  // namespace commscope

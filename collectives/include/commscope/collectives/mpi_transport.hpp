@@ -24,6 +24,7 @@ class MpiTransport final : public Transport {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  MpiTransport* as_mpi() noexcept override { return this; }
   void post_send(const void* buf, std::size_t bytes, int peer) override;
   void post_recv(void* buf, std::size_t bytes, int peer) override;
   void wait() override;
@@ -31,11 +32,9 @@ class MpiTransport final : public Transport {
   void copy(void* dst, const void* src, std::size_t bytes) override;
   void divide(void* buf, std::size_t count, DataType type, int divisor) override;
   void* scratch(int slot, std::size_t bytes) override;
-  void set_context(std::string what) override { context_ = std::move(what); }
 
   // The duplicated communicator, for algorithms that call MPI collectives directly.
   MPI_Comm comm() const { return comm_; }
-  const std::string& context() const { return context_; }
   double timeout_s() const { return timeout_s_; }
   // Sleep briefly between polls after a short spin: for more ranks than cores, where a
   // spinning rank steals the core of the rank it waits for. Off by default (pure spinning).
@@ -54,7 +53,6 @@ class MpiTransport final : public Transport {
   int size_ = 1;
   double timeout_s_;
   bool yield_when_idle_ = false;
-  std::string context_;
   std::vector<MPI_Request> requests_;
   std::vector<Pending> pending_;
   struct Scratch {

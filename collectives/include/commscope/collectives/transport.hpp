@@ -9,10 +9,27 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "commscope/collectives/types.hpp"
 
 namespace commscope {
+
+class MpiTransport;
+
+// What is running, for error messages. Set on every call of Communicator::run, so it holds
+// plain values only (no allocation); the text is made when an error needs it.
+struct CallContext {
+  Collective coll = Collective::allreduce;
+  std::string_view algo;  // an Algorithm's name (static storage); empty: nothing set
+  DataType type = DataType::f32;
+  ReduceOp op = ReduceOp::sum;
+  int root = 0;
+  std::size_t count = 0;  // per-call count, as in CollArgs
+  int nranks = 1;
+  // "allreduce ring f32 sum 4096 B", "reduce tree f64 max root 2 64 B"; "?" when nothing is set.
+  std::string describe() const;
+};
 
 class Transport {
  public:
@@ -20,6 +37,9 @@ class Transport {
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
+  // The MPI transport itself, for algorithms that call MPI's collectives (null for others).
+  // A virtual call instead of a dynamic_cast on every collective call.
+  virtual MpiTransport* as_mpi() noexcept { return nullptr; }
 
   // Start a send/receive of `bytes` bytes to/from rank `peer`. Zero-byte operations are
   // no-ops (both sides always agree on sizes). Messages between one pair of ranks are
@@ -39,8 +59,9 @@ class Transport {
   static constexpr int kScratchSlots = 4;
   virtual void* scratch(int slot, std::size_t bytes) = 0;
 
-  // What is running, for error messages ("allreduce ring f32 sum 4096 B").
-  virtual void set_context(std::string what) = 0;
+  // What is running, for error messages (see CallContext). Cheap: called on every collective.
+  virtual void set_context(const CallContext& what) noexcept { context_ = what; }
+  const CallContext& context() const noexcept { return context_; }
 
   // Blocking conveniences built on post_* and wait().
   void send(const void* buf, std::size_t bytes, int peer) {
@@ -56,6 +77,9 @@ class Transport {
     post_send(sbuf, sbytes, dst);
     wait();
   }
+
+ private:
+  CallContext context_;
 };
 
 }  // namespace commscope

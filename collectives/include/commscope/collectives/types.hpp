@@ -10,7 +10,7 @@
 
 namespace commscope {
 
-enum class DataType : std::uint8_t { f32, f64, f16, bf16, i32, i64, u8 };
+enum class DataType : std::uint8_t { f32, f64, f16, bf16, i32, i64, u8, i8, u32, u64 };
 enum class ReduceOp : std::uint8_t { sum, prod, min, max, avg };
 enum class Collective : std::uint8_t {
   allreduce,
@@ -26,7 +26,8 @@ enum class Collective : std::uint8_t {
 };
 
 inline constexpr std::array kAllDataTypes = {DataType::f32, DataType::f64, DataType::f16, DataType::bf16,
-                                             DataType::i32, DataType::i64, DataType::u8};
+                                             DataType::i32, DataType::i64, DataType::u8,  DataType::i8,
+                                             DataType::u32, DataType::u64};
 inline constexpr std::array kAllReduceOps = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max,
                                              ReduceOp::avg};
 inline constexpr std::array kAllCollectives = {Collective::allreduce, Collective::allgather, Collective::reducescatter,

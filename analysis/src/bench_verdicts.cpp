@@ -1,0 +1,83 @@
+#include "bench_verdicts.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "commscope/analysis/format.hpp"
+
+namespace commscope::analysis {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Index of `bytes` in m.bytes, or m.bytes.size().
+std::size_t index_of(const Measured& m, double bytes) {
+  return static_cast<std::size_t>(std::find(m.bytes.begin(), m.bytes.end(), bytes) - m.bytes.begin());
+}
+
+// The fitted time of `m` at `bytes` with its spread (see fitted_verdicts); NaN where the regime
+// does not fit or the line is not positive.
+Timed fitted(const Measured& m, double bytes) {
+  const Regime& r = regime_at(m.regimes, bytes);
+  const double f = r.fit.predict_us(bytes);
+  if (r.quality == FitQuality::poor || !(f > 0)) return {m.algorithm, kNaN, std::nullopt};
+  std::size_t near = r.first;  // the regime's size nearest to `bytes` in log
+  for (std::size_t i = r.first; i <= r.last; ++i)
+    if (std::fabs(std::log(m.bytes[i] / bytes)) < std::fabs(std::log(m.bytes[near] / bytes))) near = i;
+  const double f_near = r.fit.predict_us(m.bytes[near]);
+  if (!(f_near > 0)) return {m.algorithm, kNaN, std::nullopt};
+  if (!m.spread_us[near]) return {m.algorithm, f, std::nullopt};
+  const Interval held = *hull(m.spread_us[near], Interval{f_near, f_near});
+  return {m.algorithm, f, Interval{held.lo * f / f_near, held.hi * f / f_near}};
+}
+
+}  // namespace
+
+SizeVerdicts measured_verdicts(std::span<const Measured> algos) {
+  SizeVerdicts out;
+  if (algos.empty()) return out;
+  for (double s : algos.front().bytes) {
+    std::vector<Timed> candidates;
+    for (const Measured& m : algos) {
+      const std::size_t i = index_of(m, s);
+      if (i == m.bytes.size()) break;
+      candidates.push_back({m.algorithm, m.time_us[i], m.spread_us[i]});
+    }
+    if (candidates.size() < algos.size()) continue;
+    out.sizes.push_back(s);
+    out.verdicts.push_back(fastest(candidates));
+  }
+  return out;
+}
+
+SizeVerdicts fitted_verdicts(std::span<const Measured> algos, std::span<const double> grid) {
+  SizeVerdicts out;
+  for (double s : grid) {
+    std::vector<Timed> candidates;
+    for (const Measured& m : algos)
+      if (!m.regimes.empty()) candidates.push_back(fitted(m, s));
+    if (candidates.empty()) continue;
+    out.sizes.push_back(s);
+    out.verdicts.push_back(fastest(candidates));
+  }
+  return out;
+}
+
+std::string describe_regime(const Regime& r) {
+  const std::string range = format_bytes(r.from_bytes) + " to " + format_bytes(r.to_bytes) + ": ";
+  const std::string r2 = "R^2 " + format_number(r.fit.r_squared, 3);
+  switch (r.quality) {
+    case FitQuality::fits:
+      return range + "alpha " + format_number(r.fit.alpha_us) + " us, " + format_number(r.fit.bandwidth_gbps) +
+             " GB/s, " + r2;
+    case FitQuality::flat:
+      return range + "flat at alpha " + format_number(r.fit.alpha_us) + " us (every size within " +
+             format_number(100 * kFlatTolerance) + "%, " + r2 + ": no bandwidth term resolved)";
+    case FitQuality::poor:
+      break;
+  }
+  return range + "does not fit (" + r2 + ", off by up to " + format_number(100 * r.fit.max_relative_error, 3) + "%)";
+}
+
+}  // namespace commscope::analysis

@@ -1,0 +1,85 @@
+#include "commscope/analysis/fastest.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "commscope/analysis/format.hpp"
+
+namespace commscope::analysis {
+
+double nearest_rank(std::span<const double> sorted, double p) {
+  if (sorted.empty()) throw std::invalid_argument("nearest_rank: no values");
+  const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
+}
+
+std::optional<Interval> p10_p90(std::vector<double> values) {
+  if (values.size() < kMinSpreadValues) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  return Interval{nearest_rank(values, 10), nearest_rank(values, 90)};
+}
+
+std::optional<Interval> hull(const std::optional<Interval>& a, const std::optional<Interval>& b) {
+  if (!a) return b;
+  if (!b) return a;
+  return Interval{std::min(a->lo, b->lo), std::max(a->hi, b->hi)};
+}
+
+bool clearly_faster(const Timed& a, const Timed& b) {
+  if (!(a.time_us < b.time_us)) return false;
+  if (a.spread && b.spread) return a.spread->hi < b.spread->lo;
+  return b.time_us >= kUnknownSpreadFactor * a.time_us;
+}
+
+Verdict fastest(std::span<const Timed> candidates) {
+  if (candidates.empty()) throw std::invalid_argument("fastest: no candidates");
+  Verdict v;
+  for (const Timed& c : candidates)
+    if (std::isnan(c.time_us)) v.names.push_back(c.name);
+  if (!v.names.empty()) {
+    v.kind = Verdict::Kind::unknown;
+    return v;
+  }
+  const auto best = std::min_element(candidates.begin(), candidates.end(),
+                                     [](const Timed& a, const Timed& b) { return a.time_us < b.time_us; });
+  for (auto it = candidates.begin(); it != candidates.end(); ++it)
+    if (it == best || !clearly_faster(*best, *it)) v.names.push_back(it->name);
+  v.kind = v.names.size() == 1 ? Verdict::Kind::winner : Verdict::Kind::tie;
+  return v;
+}
+
+std::string verdict_text(const Verdict& v) {
+  std::string names;
+  for (const std::string& n : v.names) names += (names.empty() ? "" : ", ") + n;
+  switch (v.kind) {
+    case Verdict::Kind::winner:
+      return names;
+    case Verdict::Kind::tie:
+      return "tie (" + names + ")";
+    case Verdict::Kind::unknown:
+      return "unknown (no fit for " + names + ")";
+  }
+  return names;
+}
+
+std::string describe_verdicts(std::span<const double> sizes, std::span<const Verdict> verdicts) {
+  if (sizes.empty() || sizes.size() != verdicts.size())
+    throw std::invalid_argument("describe_verdicts: need as many sizes as verdicts, at least one");
+  for (std::size_t i = 1; i < sizes.size(); ++i)
+    if (!(sizes[i] > sizes[i - 1])) throw std::invalid_argument("describe_verdicts: sizes must be ascending");
+  std::vector<std::size_t> changes;  // indices where the verdict differs from the one before
+  for (std::size_t i = 1; i < verdicts.size(); ++i)
+    if (!(verdicts[i] == verdicts[i - 1])) changes.push_back(i);
+  if (changes.empty()) {
+    const Verdict& only = verdicts.front();
+    return verdict_text(only) + (only.kind == Verdict::Kind::winner ? " fastest at all sizes" : " at all sizes");
+  }
+  std::string text = verdict_text(verdicts.front()) + " below " + format_bytes(sizes[changes.front()]);
+  for (std::size_t k = 1; k < changes.size(); ++k)
+    text += ", " + verdict_text(verdicts[changes[k - 1]]) + " from " + format_bytes(sizes[changes[k - 1]]) + " to " +
+            format_bytes(sizes[changes[k]]);
+  return text + ", " + verdict_text(verdicts[changes.back()]) + " above";
+}
+
+}  // namespace commscope::analysis

@@ -1,0 +1,82 @@
+// synthetic_bench OUT_DIR: bench results files with known answers, for the report's end-to-end
+// tests (2 ranks, allreduce f32 sum, sizes in bytes, times in us):
+//   ties.h5        mpi 2 us + S / 8 GB/s up to 1 MiB and 300 us + S / 1 GB/s from 2 MiB (2% noise);
+//                  ring and tree both 5 us + S / 2 GB/s with 10% noise per call, 20 samples a row:
+//                  "mpi below 2 MiB, tie (ring, tree) above", and mpi's fit in two regimes.
+//   run1..3.h5     three runs without samples: ring 5 us + S / 2 GB/s, tree 1.3x ring, 2% noise
+//                  between runs. One alone has no spread (a 1.3x lead is a tie); the three
+//                  together have the run-to-run spread, and ring is ahead by more than it.
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_file_writer.hpp"
+
+namespace h5 = commscope::h5;
+namespace ct = commscope::analysis::testing;
+
+namespace {
+
+struct Algorithm {
+  const char* name;
+  std::function<double(double)> time_us;  // true time of one call at S bytes
+  double noise;                           // relative, per call (with samples) or per run
+};
+
+// One file: every algorithm at 8 B .. max_bytes by factors of `step`, `samples` calls a row
+// (0: no /samples table, sample_count 0, the time alone carries the noise).
+void write(const std::string& path, const std::vector<Algorithm>& algos, double max_bytes, double step, int samples,
+           unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> z(0.0, 1.0);
+  h5::File f = h5::File::create(path);
+  ct::write_bench_meta(f);
+  auto results = h5::Table<ct::BenchRecord>::create(f, "results", ct::bench_record_type());
+  std::vector<ct::SampleRecord> calls;
+  std::int64_t row = 0;
+  for (double s = 8; s <= max_bytes; s *= step, ++row) {
+    for (const Algorithm& a : algos) {
+      std::vector<double> times;
+      for (int i = 0; i < std::max(samples, 1); ++i) times.push_back(a.time_us(s) * (1 + a.noise * z(rng)));
+      double mean = 0;
+      for (double t : times) mean += t / static_cast<double>(times.size());
+      ct::BenchRecord r = ct::bench_record(row, "allreduce", a.name, false, static_cast<std::uint64_t>(s), mean);
+      r.iterations = std::max(samples, 1);
+      r.sample_offset = calls.size();
+      r.sample_count = static_cast<std::uint64_t>(samples);
+      for (int i = 0; i < samples; ++i)
+        calls.push_back({static_cast<std::uint64_t>(results.size()), i, times[static_cast<std::size_t>(i)], 0.1});
+      results.append(r);
+    }
+  }
+  if (samples > 0) h5::Table<ct::SampleRecord>::create(f, "samples", ct::sample_record_type()).append(calls);
+  f.close();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: synthetic_bench OUT_DIR\n");
+    return 2;
+  }
+  const std::filesystem::path out = argv[1];
+  std::filesystem::create_directories(out);
+  constexpr double kMiB = 1024.0 * 1024.0;
+  auto line = [](double alpha, double gbps) { return [=](double s) { return alpha + s / (gbps * 1e3); }; };
+  const auto mpi = [eager = line(2, 8), rendezvous = line(300, 1)](double s) {
+    return s <= kMiB ? eager(s) : rendezvous(s);
+  };
+  write((out / "ties.h5").string(), {{"mpi", mpi, 0.02}, {"ring", line(5, 2), 0.1}, {"tree", line(5, 2), 0.1}},
+        64 * kMiB, 2, 20, 1);
+  const auto ring = line(5, 2);
+  const auto tree = [ring](double s) { return 1.3 * ring(s); };
+  for (unsigned run = 1; run <= 3; ++run)
+    write((out / ("run" + std::to_string(run) + ".h5")).string(), {{"ring", ring, 0.02}, {"tree", tree, 0.02}}, kMiB, 4,
+          0, 10 + run);
+  std::printf("synthetic_bench: ties.h5, run1.h5, run2.h5, run3.h5 in %s\n", out.c_str());
+  return 0;
+}
