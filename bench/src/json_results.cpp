@@ -1,10 +1,12 @@
 #include "json_results.hpp"
+#include "results.hpp"
 
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 
 #include "commscope/collectives/error.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
@@ -22,11 +24,15 @@ char g_tail[512];
 std::size_t g_tail_len = 0;  // changed only while g_busy
 static_assert(std::atomic<int>::is_always_lock_free && std::atomic<bool>::is_always_lock_free);
 
-// Marks the file busy while a line goes out, so that a signal leaves it alone.
+// Marks the file busy while a line goes out: a signal arriving meanwhile is handled when the
+// line is complete (deliver_deferred_signal), so the file always ends validly.
 class Busy {
  public:
   Busy() { g_busy.store(true); }
-  ~Busy() { g_busy.store(false); }
+  ~Busy() {
+    g_busy.store(false);
+    deliver_deferred_signal();
+  }
 };
 
 // fopen "wx" (never overwrite); an existing name moves on to path.0, path.1, ...
@@ -135,9 +141,8 @@ JsonResults::JsonResults(const std::string& path, const Options& o, const Enviro
   json_.end_object();
 
   json_.key("results").begin_list();
-  std::fflush(file_);
-  prepare_tail();
   g_fd.store(::fileno(file_));
+  end_on_disk();
 }
 
 JsonResults::~JsonResults() {
@@ -153,6 +158,10 @@ void JsonResults::prepare_tail() {
       static_cast<unsigned long long>(wrong_), wrong_ ? "false" : "true", sides_ ? busbw_sum_ / sides_ : 0.0,
       timestamp_text().c_str());
   g_tail_len = n > 0 ? std::min(static_cast<std::size_t>(n), sizeof g_tail - 1) : 0;
+}
+
+bool json_results_busy() noexcept {
+  return g_busy.load();
 }
 
 void close_json_results_now() noexcept {
@@ -239,8 +248,20 @@ void JsonResults::line(const ResultRow* oop, const Samples* oop_s, const ResultR
   json_.key("collective").value(text(any->collective));
   json_.key("algorithm").value(text(any->algorithm));
   json_.end_object();
+  end_on_disk();
+}
+
+// The file on disk ends validly after every line, even if the process is killed (SIGKILL
+// cannot be caught): the footer of a stopped run follows the last line, and the next line
+// (or the real footer) writes over it. The stream's position stays before that footer.
+void JsonResults::end_on_disk() {
   std::fflush(file_);
   prepare_tail();
+  const long at = std::ftell(file_);
+  const int fd = ::fileno(file_);
+  if (at < 0 || ::pwrite(fd, g_tail, g_tail_len, at) != static_cast<ssize_t>(g_tail_len) ||
+      ::ftruncate(fd, at + static_cast<off_t>(g_tail_len)) != 0)
+    throw std::runtime_error("cannot write -J/--output_file '" + path_ + "': " + std::strerror(errno));
 }
 
 void JsonResults::discard() {
@@ -270,8 +291,12 @@ void JsonResults::finish(const std::string& error) {
   json_.key("end_time").value(timestamp_text());
   json_.end_object();
   std::fputc('\n', file_);
+  std::fflush(file_);
+  const long end = std::ftell(file_);
+  const bool cut = end >= 0 && ::ftruncate(::fileno(file_), end) == 0;  // the stopped footer's rest
   std::fclose(file_);
   file_ = nullptr;
+  if (!cut) throw std::runtime_error("cannot end -J/--output_file '" + path_ + "': " + std::strerror(errno));
 }
 
 }  // namespace commscope::bench

@@ -72,6 +72,7 @@ class JsonResults {
   void per_iter(const ResultRow& r, const Samples& s);
   void footer(const std::string& error);
   void prepare_tail();
+  void end_on_disk();
 
   const Options& o_;
   std::string path_;
@@ -85,5 +86,7 @@ class JsonResults {
 // Async-signal-safe: end the open JSON file validly after its last complete line (a footer
 // whose "errors" says the run was stopped), unless a line is being written.
 void close_json_results_now() noexcept;
+// Whether a line (or the footer) of the JSON file is being written: a signal then waits for it.
+bool json_results_busy() noexcept;
 
 }  // namespace commscope::bench

@@ -325,12 +325,12 @@ class Bench {
     if (rank_ == 0) {
       try {
         reporter_->flush_pending();
-        if (json_) json_->finish(what);
-        if (file_) {
+        if (file_) {  // the results file first: a launcher's SIGKILL may follow soon
           file_->close();
           std::fprintf(stderr, "commscope-bench: kept %zu finished rows in %s\n", file_->rows_written(),
                        o_.out.c_str());
         }
+        if (json_) json_->finish(what);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "commscope-bench: could not save the results: %s\n", e.what());
       }

@@ -91,7 +91,7 @@ std::atomic<int> g_context_shown{-1};
 extern "C" void on_signal(int sig) {
   const int shown = g_context_shown.load();
   write_stop_line(g_signal_prefix, sig, shown >= 0 ? g_context[shown] : nullptr);
-  if (g_state.load() == kWriting) {  // the writer publishes when it is done
+  if (g_state.load() == kWriting || json_results_busy()) {  // the writer publishes when it is done
     g_pending_signal.store(sig);
     return;
   }
@@ -105,10 +105,7 @@ class WriteGuard {
   WriteGuard() { g_state.store(kWriting); }
   ~WriteGuard() {
     g_state.store(kOpen);
-    if (const int sig = g_pending_signal.exchange(0)) {
-      publish_results_file_now();
-      die_of(sig);
-    }
+    deliver_deferred_signal();
   }
 };
 
@@ -119,6 +116,14 @@ std::vector<std::string> names(const auto& values) {
 }
 
 }  // namespace
+
+void deliver_deferred_signal() noexcept {
+  if (g_state.load() == kWriting || json_results_busy()) return;  // the other writer delivers it
+  if (const int sig = g_pending_signal.exchange(0)) {
+    publish_results_file_now();
+    die_of(sig);
+  }
+}
 
 void publish_results_file_now() noexcept {
   close_json_results_now();

@@ -111,6 +111,9 @@ class ResultsFile {
 // Async-signal-safe: if a results file is open and not being written, rename it to its final
 // name now (its content is what the last flush() wrote); end an open -J file likewise.
 void publish_results_file_now() noexcept;
+// Called when a write of the results or JSON file ends: a signal that arrived during the write
+// (and was held back so that the files stay valid) is handled now: publish, then die of it.
+void deliver_deferred_signal() noexcept;
 // SIGINT/SIGTERM/SIGHUP (installed on every rank at start): say which collective the rank was
 // in ("commscope-bench: rank 2: stopped by SIGTERM while in allreduce algo=ring ... size=4096 B
 // ..."; a launcher ending the job after another rank died sends SIGTERM), publish the results
