@@ -50,7 +50,8 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("-d,--type", o.type, "datatype: f32 f64 f16 bf16 i32 i64 u8")->capture_default_str();
   app.add_option("-o,--op", o.op, "reduction: sum prod min max avg")->capture_default_str();
-  app.add_option("-c,--collective", o.coll, "allreduce allgather reducescatter reduce broadcast alltoall")
+  app.add_option("-c,--collective", o.coll,
+                 "allreduce allgather reducescatter reduce broadcast alltoall gather scatter sendrecv alltoallv")
       ->capture_default_str();
   app.add_option("--algo", o.algos, "algorithms to time")->delimiter(',')->capture_default_str();
   app.add_option("-n,--iters", o.iters, "timed iterations")->check(CLI::PositiveNumber)->capture_default_str();
@@ -81,6 +82,7 @@ int run(int argc, char** argv) {
   std::vector<std::byte> send(std::max<std::size_t>(sbytes, 1)), recv(std::max<std::size_t>(rbytes, 1));
   check::fill_send(spec, r, send.data());
   const double actual = static_cast<double>(collective_bytes(coll, count, type, p));
+  const check::AlltoallvLayout layout = check::peer_layout(spec, r);  // alltoallv's counts
 
   if (r == 0) {
     std::printf("# commscope-quickbench: %s %s %s, %d ranks, %.0f bytes, %d iterations (+%d warm-up)\n", o.coll.c_str(),
@@ -94,7 +96,8 @@ int run(int argc, char** argv) {
       if (r == 0) std::printf("  %-6s %12s\n", name.c_str(), "n/a");
       continue;
     }
-    const CollArgs args{coll, send.data(), recv.data(), count, type, op, 0};
+    CollArgs args{coll, send.data(), recv.data(), count, type, op, 0};
+    layout.apply(args);
     // Correctness first: one checked call.
     comm.run(args, algo);
     unsigned long long wrong = check::check_recv(spec, r, recv.data()).wrong, total_wrong = 0;

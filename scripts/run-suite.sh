@@ -142,7 +142,7 @@ PY
 echo
 echo "================ commscope suite: $ranks ranks, $(($(date +%s) - start)) s ================"
 echo "Collectives (alpha-beta fits of every algorithm, per regime; bandwidth in GB/s):"
-csv_table "$out/report/bench/fits.csv" collective algorithm from to alpha_us bandwidth_GBps R2 fit | head -30
+csv_table "$out/report/bench/fits.csv" collective algorithm from to alpha_us bandwidth_GBps R2 fit
 grep -E "Out of bounds" "$out/bench.log" | tail -1 | sed 's/^#*/ /'
 echo "Training (small), 1 and $ranks ranks:"
 grep -h "^mean step" "$out/train-np1.log" "$out/train-np$ranks.log" | sed 's/^/  /'

@@ -14,13 +14,17 @@
 namespace commscope::analysis {
 namespace {
 
-constexpr std::array<std::pair<Collective, std::string_view>, 6> kCollectiveNames = {{
+constexpr std::array<std::pair<Collective, std::string_view>, 10> kCollectiveNames = {{
     {Collective::allreduce, "allreduce"},
     {Collective::allgather, "allgather"},
     {Collective::reducescatter, "reducescatter"},
     {Collective::reduce, "reduce"},
     {Collective::broadcast, "broadcast"},
     {Collective::alltoall, "alltoall"},
+    {Collective::gather, "gather"},
+    {Collective::scatter, "scatter"},
+    {Collective::sendrecv, "sendrecv"},
+    {Collective::alltoallv, "alltoallv"},
 }};
 
 void check_ranks(int p) {
@@ -51,8 +55,9 @@ Collective parse_collective(std::string_view name) {
   for (const auto& [value, n] : kCollectiveNames) {
     if (n == name) return value;
   }
-  throw std::invalid_argument("unknown collective '" + std::string(name) +
-                              "' (known: allreduce, allgather, reducescatter, reduce, broadcast, alltoall)");
+  std::string known;
+  for (const auto& [value, n] : kCollectiveNames) known += (known.empty() ? "" : ", ") + std::string(n);
+  throw std::invalid_argument("unknown collective '" + std::string(name) + "' (known: " + known + ")");
 }
 
 double busbw_factor(Collective c, int p) {
@@ -64,9 +69,13 @@ double busbw_factor(Collective c, int p) {
     case Collective::allgather:
     case Collective::reducescatter:
     case Collective::alltoall:
+    case Collective::gather:
+    case Collective::scatter:
+    case Collective::alltoallv:
       return f;
     case Collective::reduce:
     case Collective::broadcast:
+    case Collective::sendrecv:
       return 1.0;
   }
   throw std::invalid_argument("busbw_factor: invalid Collective value");
@@ -126,6 +135,13 @@ std::optional<CostTerms> textbook_cost(Collective c, TextbookAlgorithm a, int p)
     case Collective::alltoall:
       if (a == A::pairwise_exchange) return CostTerms{q - 1, fr, 0};
       return std::nullopt;
+    case Collective::gather:
+    case Collective::scatter:
+      if (a == A::binomial_tree) return CostTerms{cl, fr, 0};
+      return std::nullopt;
+    case Collective::sendrecv:
+    case Collective::alltoallv:
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -165,6 +181,8 @@ std::optional<TextbookAlgorithm> textbook_algorithm_for(Collective c, std::strin
       case Collective::allreduce:
       case Collective::reduce:
       case Collective::broadcast:
+      case Collective::gather:
+      case Collective::scatter:
         return A::binomial_tree;
       default:
         return std::nullopt;

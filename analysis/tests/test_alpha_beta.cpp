@@ -31,14 +31,23 @@ TEST(AlphaBeta, BusbwFactors) {
   EXPECT_DOUBLE_EQ(ca::busbw_factor(Collective::reduce, 4), 1.0);
   EXPECT_DOUBLE_EQ(ca::busbw_factor(Collective::broadcast, 4), 1.0);
   EXPECT_DOUBLE_EQ(ca::busbw_factor(Collective::allreduce, 1), 0.0);
+  EXPECT_DOUBLE_EQ(ca::busbw_factor(Collective::gather, 4), 0.75);  // nccl-tests: (p-1)/p
+  EXPECT_DOUBLE_EQ(ca::busbw_factor(Collective::scatter, 5), 0.8);
+  EXPECT_DOUBLE_EQ(ca::busbw_factor(Collective::alltoallv, 8), 0.875);
+  EXPECT_DOUBLE_EQ(ca::busbw_factor(Collective::sendrecv, 4), 1.0);
   EXPECT_THROW(ca::busbw_factor(Collective::allreduce, 0), std::invalid_argument);
 }
 
 TEST(AlphaBeta, Names) {
-  for (const char* n : {"allreduce", "allgather", "reducescatter", "reduce", "broadcast", "alltoall"}) {
+  for (const char* n : {"allreduce", "allgather", "reducescatter", "reduce", "broadcast", "alltoall", "gather",
+                        "scatter", "sendrecv", "alltoallv"}) {
     EXPECT_EQ(ca::collective_name(ca::parse_collective(n)), n);
   }
-  EXPECT_THROW(ca::parse_collective("gather"), std::invalid_argument);
+  EXPECT_THROW(ca::parse_collective("gatherv"), std::invalid_argument);
+  EXPECT_EQ(ca::textbook_algorithm_for(Collective::gather, "tree"), TextbookAlgorithm::binomial_tree);
+  EXPECT_FALSE(ca::textbook_algorithm_for(Collective::gather, "ring").has_value());  // our chain: no textbook curve
+  EXPECT_FALSE(ca::textbook_algorithm_for(Collective::sendrecv, "ring").has_value());
+  EXPECT_FALSE(ca::textbook_algorithm_for(Collective::alltoallv, "ring").has_value());
   EXPECT_EQ(ca::textbook_algorithm_for(Collective::allreduce, "ring"), TextbookAlgorithm::ring);
   EXPECT_EQ(ca::textbook_algorithm_for(Collective::allreduce, "rhd"), TextbookAlgorithm::rabenseifner);
   EXPECT_EQ(ca::textbook_algorithm_for(Collective::allreduce, "tree"), TextbookAlgorithm::binomial_tree);
@@ -80,6 +89,10 @@ TEST(AlphaBeta, TextbookCostsByHand) {
   EXPECT_DOUBLE_EQ(t(Collective::broadcast, A::binomial_tree), 22.0);           // 2 (1 + 10)
   EXPECT_DOUBLE_EQ(t(Collective::broadcast, A::scatter_allgather), 19.0);       // 4 + 15
   EXPECT_DOUBLE_EQ(t(Collective::alltoall, A::pairwise_exchange), 10.5);        // 3 + 7.5
+  EXPECT_DOUBLE_EQ(t(Collective::gather, A::binomial_tree), 9.5);               // 2 + 7.5
+  EXPECT_DOUBLE_EQ(t(Collective::scatter, A::binomial_tree), 9.5);              // 2 + 7.5
+  EXPECT_FALSE(ca::textbook_cost(Collective::sendrecv, A::ring, p).has_value());
+  EXPECT_FALSE(ca::textbook_cost(Collective::alltoallv, A::pairwise_exchange, p).has_value());
   EXPECT_FALSE(ca::textbook_cost(Collective::alltoall, A::ring, p).has_value());
   EXPECT_FALSE(ca::textbook_cost(Collective::broadcast, A::ring, p).has_value());
   // Through our names: allreduce "rhd" = Rabenseifner.

@@ -19,10 +19,10 @@ class Watchdog;
 
 // Where a case's input and output live in a backend's two buffer pools (`a` and `b`), as byte
 // offsets, following NCCL's in-place conventions: out of place, input at a and output at b;
-// in place, both in a (allgather: the input is this rank's block of the output; reducescatter:
-// the output is this rank's block of the input). The pools start on a page (host) or a 256-byte
-// (cudaMalloc) boundary; `unalign` elements (nccl-tests' -u) shift both buffers off it, so they
-// stay aligned to their element size only.
+// in place, both in a (allgather, gather: the input is this rank's block of the output;
+// reducescatter, scatter: the output is this rank's block of the input). The pools start on a
+// page (host) or a 256-byte (cudaMalloc) boundary; `unalign` elements (nccl-tests' -u) shift
+// both buffers off it, so they stay aligned to their element size only.
 struct Layout {
   std::size_t a_bytes = 0, b_bytes = 0;  // pool sizes the case needs
   std::size_t send_offset = 0, recv_offset = 0;

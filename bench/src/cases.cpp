@@ -26,14 +26,14 @@ Layout buffer_layout(const Case& c, int rank, std::size_t unalign) {
   }
   l.recv_in_b = false;
   l.a_bytes = shift + std::max(sn, rn);
-  if (c.coll == Collective::allgather) l.send_offset += rank_block;
-  if (c.coll == Collective::reducescatter) l.recv_offset += rank_block;
+  if (c.coll == Collective::allgather || c.coll == Collective::gather) l.send_offset += rank_block;
+  if (c.coll == Collective::reducescatter || c.coll == Collective::scatter) l.recv_offset += rank_block;
   return l;
 }
 
 std::uint64_t count_wrong(const Case& c, std::uint64_t seed, int rank, void* out, const void* in, bool corrupt) {
   const check::Spec s = c.spec(seed);
-  const bool has_output = !(c.coll == Collective::reduce && rank != c.root);
+  const bool has_output = !((c.coll == Collective::reduce || c.coll == Collective::gather) && rank != c.root);
   if (corrupt && rank == 0 && has_output && check::recv_elements(s) > 0) {
     auto* p = static_cast<unsigned char*>(out);
     for (std::size_t b = 0; b < type_size(c.type); ++b) p[b] = static_cast<unsigned char>(~p[b]);
@@ -59,9 +59,10 @@ std::vector<Case> make_cases(const Options& o, int nranks, const Backend& backen
       for (const std::string& h : have) list += (list.empty() ? "" : ", ") + h;
       throw InvalidArgument("unknown algorithm '" + a + "' for --device " + backend.device() + " (have: " + list + ")");
     }
+    // A named algorithm must have one of the collectives; `all` takes those that do.
     bool any = false;
     for (Collective c : o.collectives) any |= backend.supports(a, c);
-    if (!any) {
+    if (!any && !o.algos.empty()) {
       std::string colls;
       for (Collective c : o.collectives) colls += (colls.empty() ? "" : ", ") + std::string(to_string(c));
       throw UnsupportedCollective("algorithm '" + a + "' has none of the requested collectives (" + colls + ")");
@@ -83,6 +84,7 @@ std::vector<Case> make_cases(const Options& o, int nranks, const Backend& backen
           for (const std::string& algo : algos) {
             if (!backend.supports(algo, coll)) continue;
             for (bool in_place : {false, true}) {
+              if (in_place && !has_in_place(coll)) continue;  // alltoallv: out of place only
               Case c;
               c.id = static_cast<int>(cases.size());
               c.row = row;

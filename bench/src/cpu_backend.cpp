@@ -80,6 +80,8 @@ class CpuBackend final : public Backend {
     args_ = CollArgs{
         c.coll, a_.data() + l.send_offset, (l.recv_in_b ? b_.data() : a_.data()) + l.recv_offset, c.count, c.type, c.op,
         c.root};
+    vlayout_ = check::peer_layout(s, comm_.rank());
+    vlayout_.apply(args_);
     check::fill_send(s, comm_.rank(), const_cast<void*>(args_.send));
   }
 
@@ -159,7 +161,8 @@ class CpuBackend final : public Backend {
   Case case_;
   const Algorithm* algo_ = nullptr;
   CollArgs args_;
-  PageBuffer a_, b_;  // buffer pools, see Layout
+  check::AlltoallvLayout vlayout_;  // alltoallv's counts and displacements, which args_ points at
+  PageBuffer a_, b_;                // buffer pools, see Layout
 };
 
 }  // namespace

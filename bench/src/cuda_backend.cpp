@@ -57,6 +57,12 @@ bool is_device_algorithm(const std::string& name) {
   return std::find(kDeviceAlgorithms.begin(), kDeviceAlgorithms.end(), name) != kDeviceAlgorithms.end();
 }
 
+// Collectives NCCL runs out of place only: in place, the `nccl` algorithm stages the input in
+// the second buffer pool first (the copy is part of the time).
+bool nccl_stages_in_place(Collective c) {
+  return c == Collective::alltoall || c == Collective::sendrecv;
+}
+
 
 class CudaBackend final : public Backend {
  public:
@@ -131,14 +137,16 @@ class CudaBackend final : public Backend {
     case_ = c;
     layout_ = buffer_layout(c, comm_.rank(), unalign_);
     a_.grow(layout_.a_bytes);
-    b_.grow(c.in_place && c.coll == Collective::alltoall ? layout_.a_bytes : layout_.b_bytes);
+    b_.grow(c.in_place && nccl_stages_in_place(c.coll) ? layout_.a_bytes : layout_.b_bytes);
     send_ = a_.data() + layout_.send_offset;
     recv_ = (layout_.recv_in_b ? b_.data() : a_.data()) + layout_.recv_offset;
     algo_ = nullptr;
+    args_ = CollArgs{c.coll, send_, recv_, c.count, c.type, c.op, c.root};
+    vlayout_ = check::peer_layout(c.spec(seed), comm_.rank());
+    vlayout_.apply(args_);
     if (c.algo != "nccl") {
       // The buffers as the CPU backend passes them to Communicator::run, checked the same way.
       algo_ = &find_algorithm(c.algo);
-      args_ = CollArgs{c.coll, send_, recv_, c.count, c.type, c.op, c.root};
       validate(args_, comm_.rank(), comm_.size());
       transport_->set_context(call_context(args_, algo_->name(), comm_.size()));
     }
@@ -281,10 +289,10 @@ class CudaBackend final : public Backend {
   }
 
   void launch_nccl() {
-    CollArgs args{case_.coll, send_, recv_, case_.count, case_.type, case_.op, case_.root};
-    if (case_.coll == Collective::alltoall && case_.in_place) {
-      // NCCL has no in-place alltoall: in place, the input is staged in the second pool.
-      const std::size_t bytes = case_.count * type_size(case_.type) * static_cast<std::size_t>(comm_.size());
+    CollArgs args = args_;
+    if (case_.in_place && nccl_stages_in_place(case_.coll)) {
+      // NCCL has no in-place alltoall or sendrecv: in place, the input is staged in the second pool.
+      const std::size_t bytes = check::send_elements(case_.spec(0)) * type_size(case_.type);
       COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(b_.data(), send_, bytes, cudaMemcpyDeviceToDevice, stream_));
       args.send = b_.data();
     }
@@ -384,7 +392,8 @@ class CudaBackend final : public Backend {
   std::byte* send_ = nullptr;
   std::byte* recv_ = nullptr;
   const Algorithm* algo_ = nullptr;  // null: the `nccl` algorithm
-  CollArgs args_;
+  CollArgs args_;                    // this case's call, for either
+  check::AlltoallvLayout vlayout_;   // alltoallv's counts and displacements, which args_ points at
 };
 
 }  // namespace

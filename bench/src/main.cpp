@@ -66,6 +66,7 @@ class Reporter final : public benchmark::BenchmarkReporter {
   bool ReportContext(const Context&) override { return true; }
 
   void ReportRuns(const std::vector<Run>& runs) override {
+    bool line_done = false;
     for (const Run& run : runs) {
       if (run.run_type != Run::RT_Iteration) continue;  // mean/median/stddev of repetitions
       auto it = by_name_.find(run.run_name.function_name);
@@ -84,9 +85,10 @@ class Reporter final : public benchmark::BenchmarkReporter {
       ResultRow row = make_row(c, m, options_, device_);
       row.row += row_offset_;
       pending_[c.in_place].push_back({row, std::move(m.samples)});
+      line_done = c.in_place || !has_in_place(c.coll);
     }
-    // The in-place side closes a line (it runs second).
-    if (pending_row_ >= 0 && !pending_[1].empty()) flush_pending();
+    // The in-place side closes a line (it runs second); alltoallv has none.
+    if (pending_row_ >= 0 && line_done) flush_pending();
   }
 
   // Print and write whatever is pending; flush the file.

@@ -136,7 +136,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
       "commscope-bench"};
   app.allow_extras();
   app.add_option("collective", colls,
-                 "allreduce allgather reducescatter reduce broadcast alltoall, a comma list, or all")
+                 "allreduce allgather reducescatter reduce broadcast alltoall gather scatter sendrecv alltoallv, "
+                 "a comma list, or all")
       ->required();
   app.add_option("-b,--minbytes", minb, "smallest size in bytes (K, M, G suffixes)")->capture_default_str();
   app.add_option("-e,--maxbytes", maxb, "largest size in bytes")->capture_default_str();
@@ -154,7 +155,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "float double bfloat16), a comma list, or all")
       ->capture_default_str();
   app.add_option("-o,--op", ops, "sum prod min max avg, a comma list, or all")->capture_default_str();
-  app.add_option("-r,--root", o.root, "root rank of reduce and broadcast")->capture_default_str();
+  app.add_option("-r,--root", o.root, "root rank of reduce, broadcast, gather and scatter")->capture_default_str();
   app.add_option("-a,--average", combine, "how rank times combine: max, avg, min, rank0")->capture_default_str();
   app.add_option("-T,--timeout", o.timeout_s,
                  "seconds a rank may wait in one collective before the run ends (0: never)")

@@ -38,9 +38,7 @@ class FakeBackend final : public Backend {
   DeviceInfo device_info() const override { return {}; }
   std::vector<MemoryUse> memory_use() const override { return {}; }
   std::vector<std::string> algorithms() const override { return {"mpi", "ring", "tree", "rhd"}; }
-  bool supports(const std::string& a, Collective c) const override {
-    return a == "mpi" || a == "ring" || c != Collective::alltoall;
-  }
+  bool supports(const std::string& a, Collective c) const override { return find_algorithm(a).supports(c); }
   void prepare(const Case&, std::uint64_t) override {}
   LocalTimings run_timed(const TimingPlan&, Watchdog&) override { return {}; }
   std::uint64_t check_once(std::uint64_t, bool) override { return 0; }
@@ -325,8 +323,36 @@ TEST(Cases, OrderPairsAndNames) {
   EXPECT_EQ(cases[72].bytes, 60u);  // 64 B: 5 elements per rank
   EXPECT_THROW(make_cases(parse({"allreduce", "--algo", "nope"}).options, 3, be), InvalidArgument);
   EXPECT_THROW(make_cases(parse({"alltoall", "--algo", "tree"}).options, 3, be), UnsupportedCollective);
+  // --algo all (the default) runs the algorithms that have the collective.
+  const std::vector<Case> a2a = make_cases(parse({"alltoall", "-b", "8", "-e", "8"}).options, 3, be);
+  ASSERT_EQ(a2a.size(), 4u);
+  EXPECT_EQ(a2a[0].algo, "mpi");
+  EXPECT_EQ(a2a[2].algo, "ring");
   EXPECT_THROW(make_cases(parse({"reduce", "-r", "3"}).options, 3, be), InvalidArgument);
   EXPECT_NO_THROW(make_cases(parse({"allreduce", "-r", "3"}).options, 3, be));  // no root involved
+}
+
+TEST(Cases, NewCollectives) {
+  FakeBackend be;
+  // gather, scatter: mpi, ring, tree x 2 sides; sendrecv: mpi and ring x 2 sides; alltoallv:
+  // mpi and ring, out of place only (it has no in-place form).
+  const std::vector<Case> cases =
+      make_cases(parse({"gather,scatter,sendrecv,alltoallv", "-b", "96", "-e", "96", "-r", "2"}).options, 3, be);
+  ASSERT_EQ(cases.size(), 6u + 6u + 4u + 2u);
+  EXPECT_EQ(cases[0].name, "gather/mpi/f32/none/root:2/bytes:96/inplace:0");
+  EXPECT_EQ(cases[0].count, 8u);  // 96 B = 3 ranks x 8 f32
+  EXPECT_EQ(cases[4].algo, "tree");
+  EXPECT_EQ(cases[6].coll, Collective::scatter);
+  EXPECT_EQ(cases[6].count, 8u);
+  EXPECT_EQ(cases[12].name, "sendrecv/mpi/f32/none/root:-1/bytes:96/inplace:0");
+  EXPECT_EQ(cases[12].count, 24u);
+  EXPECT_EQ(cases[16].name, "alltoallv/mpi/f32/none/root:-1/bytes:96/inplace:0");
+  EXPECT_EQ(cases[16].count, 24u);  // every rank sends and receives 24 elements in all
+  EXPECT_EQ(cases[17].algo, "ring");
+  EXPECT_FALSE(cases[17].in_place);
+  EXPECT_NE(cases[16].row, cases[17].row);  // no in-place partner
+  EXPECT_THROW(make_cases(parse({"gather", "-r", "3"}).options, 3, be), InvalidArgument);
+  EXPECT_THROW(make_cases(parse({"sendrecv", "--algo", "tree"}).options, 3, be), UnsupportedCollective);
 }
 
 TEST(Cases, InPlaceLayouts) {
@@ -360,6 +386,16 @@ TEST(Cases, InPlaceLayouts) {
   EXPECT_EQ(l.recv_offset, 24u + 240u);
   EXPECT_EQ(l.send_offset, 24u);
   EXPECT_EQ(l.a_bytes, 344u);
+  // gather and scatter as NCCL: the root's block of the big side is the small side.
+  c.coll = Collective::gather;
+  l = buffer_layout(c, 1, 0);
+  EXPECT_EQ(l.a_bytes, 320u);
+  EXPECT_EQ(l.send_offset, 80u);
+  EXPECT_EQ(l.recv_offset, 0u);
+  c.coll = Collective::scatter;
+  l = buffer_layout(c, 1, 0);
+  EXPECT_EQ(l.send_offset, 0u);
+  EXPECT_EQ(l.recv_offset, 80u);
 }
 
 TEST(Bandwidth, BusbwFactorsOfEveryCollective) {
@@ -377,16 +413,15 @@ TEST(Bandwidth, BusbwFactorsOfEveryCollective) {
       m.time_s = 1e-3;
       const ResultRow r = make_row(c, m, o, "cpu");
       const double algbw = static_cast<double>(c.bytes) / 1e-3 / 1e9;
-      double factor = 1;
+      // nccl-tests: 1 for reduce, broadcast, sendrecv; 2(n-1)/n for allreduce; (n-1)/n otherwise.
+      const bool one = coll == Collective::reduce || coll == Collective::broadcast || coll == Collective::sendrecv;
+      double factor = one ? 1.0 : static_cast<double>(n - 1) / n;
       if (coll == Collective::allreduce) factor = 2.0 * (n - 1) / n;
-      if (coll == Collective::allgather || coll == Collective::reducescatter || coll == Collective::alltoall)
-        factor = static_cast<double>(n - 1) / n;
       EXPECT_DOUBLE_EQ(r.algbw_GBps, algbw) << to_string(coll) << " n=" << n;
       EXPECT_DOUBLE_EQ(r.busbw_GBps, algbw * factor) << to_string(coll) << " n=" << n;
-      const std::size_t per_rank =
-          coll == Collective::allreduce || coll == Collective::reduce || coll == Collective::broadcast
-              ? 1000u
-              : 1000u * static_cast<std::size_t>(n);
+      // The array measured: one rank's count, or n blocks of it.
+      const bool single = one || coll == Collective::allreduce || coll == Collective::alltoallv;
+      const std::size_t per_rank = single ? 1000u : 1000u * static_cast<std::size_t>(n);
       EXPECT_EQ(c.bytes, per_rank * 4) << to_string(coll);
     }
   }

@@ -58,8 +58,10 @@ ncclComm_t init_nccl(const Communicator& comm, int cta_policy = -1);
 ncclDataType_t nccl_type(DataType t);
 ncclRedOp_t nccl_op(ReduceOp op);
 // Enqueues NCCL's own collective for `args` (CollArgs's counts and in-place conventions, which
-// are NCCL's) on `stream`; alltoall as grouped ncclSend/ncclRecv, out of place only (NCCL has
-// no in-place alltoall: InvalidArgument). Does not wait.
+// are NCCL's) on `stream`. alltoall, gather and scatter are NCCL's calls from 2.28 on, grouped
+// ncclSend/ncclRecv before; sendrecv (the ring shift) and alltoallv are grouped
+// ncclSend/ncclRecv, as nccl-tests runs them. alltoall and sendrecv are out of place only (NCCL
+// has no in-place form: InvalidArgument). Does not wait.
 struct CollArgs;
 void launch_nccl(const CollArgs& args, ncclComm_t comm, cudaStream_t stream);
 

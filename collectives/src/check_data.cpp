@@ -5,9 +5,11 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <vector>
 
+#include "commscope/collectives/error.hpp"
 #include "commscope/collectives/half.hpp"
 
 namespace commscope::check {
@@ -232,6 +234,7 @@ std::size_t send_elements(const Spec& s) {
   switch (s.coll) {
     case Collective::reducescatter:
     case Collective::alltoall:
+    case Collective::scatter:
       return s.count * static_cast<std::size_t>(s.nranks);
     default:
       return s.count;
@@ -242,10 +245,53 @@ std::size_t recv_elements(const Spec& s) {
   switch (s.coll) {
     case Collective::allgather:
     case Collective::alltoall:
+    case Collective::gather:
       return s.count * static_cast<std::size_t>(s.nranks);
     default:
       return s.count;
   }
+}
+
+std::size_t alltoallv_share(std::size_t total, int nranks, int distance) {
+  if (distance < 0 || distance >= std::max(nranks, 1))
+    throw InvalidArgument("alltoallv_share: distance " + std::to_string(distance) + " out of range for " +
+                          std::to_string(nranks) + " ranks");
+  if (nranks == 1) return total;
+  // floor(total * C(d) / W), W = C(n-1) = n(n-1)/2, without overflow: total = qW + rem.
+  __extension__ typedef unsigned __int128 u128;
+  const auto n = static_cast<std::uint64_t>(nranks);
+  const std::uint64_t w = n * (n - 1) / 2, q = total / w, rem = total % w;
+  auto upto = [&](std::uint64_t d) {
+    const std::uint64_t c = d * (d + 1) / 2;
+    return q * c + static_cast<std::uint64_t>(static_cast<u128>(rem) * c / w);
+  };
+  const auto d = static_cast<std::uint64_t>(distance);
+  return d == 0 ? 0 : upto(d) - upto(d - 1);
+}
+
+AlltoallvLayout peer_layout(const Spec& s, int rank) {
+  return s.coll == Collective::alltoallv ? alltoallv_layout(s.count, s.nranks, rank) : AlltoallvLayout{};
+}
+
+void AlltoallvLayout::apply(CollArgs& args) const {
+  args.send_counts = send_counts;
+  args.send_displs = send_displs;
+  args.recv_counts = recv_counts;
+  args.recv_displs = recv_displs;
+}
+
+AlltoallvLayout alltoallv_layout(std::size_t total, int nranks, int rank) {
+  AlltoallvLayout l;
+  std::size_t soff = 0, roff = 0;
+  for (int j = 0; j < nranks; ++j) {
+    l.send_counts.push_back(alltoallv_share(total, nranks, (j - rank + nranks) % nranks));
+    l.send_displs.push_back(soff);
+    soff += l.send_counts.back();
+    l.recv_counts.push_back(alltoallv_share(total, nranks, (rank - j + nranks) % nranks));
+    l.recv_displs.push_back(roff);
+    roff += l.recv_counts.back();
+  }
+  return l;
 }
 
 double tolerance(DataType t) {
@@ -285,7 +331,7 @@ std::size_t check_send_unchanged(const Spec& s, int rank, const void* send) {
 }
 
 Result check_recv(const Spec& s, int rank, const void* recv) {
-  if (s.coll == Collective::reduce && rank != s.root) return {};
+  if ((s.coll == Collective::reduce || s.coll == Collective::gather) && rank != s.root) return {};
   return with_type(s.type, [&](auto tr, bool floating) {
     using Tr = decltype(tr);
     const Gen gen(s);
@@ -306,9 +352,28 @@ Result check_recv(const Spec& s, int rank, const void* recv) {
           for (std::size_t i = 0; i < n; ++i) c.expect(i, gen.input(s.root, i), false);
           break;
         case Collective::allgather:
+        case Collective::gather:
           for (int q = 0; q < s.nranks; ++q)
             for (std::size_t i = 0; i < n; ++i) c.expect(static_cast<std::size_t>(q) * n + i, gen.input(q, i), false);
           break;
+        case Collective::scatter:
+          for (std::size_t i = 0; i < n; ++i)
+            c.expect(i, gen.input(s.root, static_cast<std::size_t>(rank) * n + i), false);
+          break;
+        case Collective::sendrecv:
+          for (std::size_t i = 0; i < n; ++i) c.expect(i, gen.input((rank - 1 + s.nranks) % s.nranks, i), false);
+          break;
+        case Collective::alltoallv: {
+          // Rank q's block for this rank starts where q's blocks for the ranks before it end.
+          const AlltoallvLayout mine = alltoallv_layout(n, s.nranks, rank);
+          for (int q = 0; q < s.nranks; ++q) {
+            const std::size_t from = alltoallv_layout(n, s.nranks, q).send_displs[static_cast<std::size_t>(rank)];
+            const std::size_t at = mine.recv_displs[static_cast<std::size_t>(q)];
+            for (std::size_t i = 0; i < mine.recv_counts[static_cast<std::size_t>(q)]; ++i)
+              c.expect(at + i, gen.input(q, from + i), false);
+          }
+          break;
+        }
         case Collective::alltoall:
           for (int q = 0; q < s.nranks; ++q)
             for (std::size_t i = 0; i < n; ++i)

@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
@@ -103,6 +104,54 @@ bool overlaps(const void* p, std::size_t pn, const void* q, std::size_t qn) {
   return pn > 0 && qn > 0 && a < b + qn && b < a + pn;
 }
 
+// alltoallv: n counts and displacements per side whose totals stay within `count`; the send
+// and recv regions must not overlap (there is no in-place form).
+void validate_alltoallv(const CollArgs& a, int rank, int nranks, std::size_t max_elems) {
+  const auto n = static_cast<std::size_t>(nranks);
+  if (a.count == 0 && a.send_counts.empty() && a.recv_counts.empty() && a.send_displs.empty() && a.recv_displs.empty())
+    return;
+  struct Side {
+    const char* name;
+    std::span<const std::size_t> counts, displs;
+    const void* buf;
+    std::size_t total = 0, first = SIZE_MAX, end = 0;  // elements, and the extent [first, end)
+  };
+  Side sides[2] = {{"send", a.send_counts, a.send_displs, a.send}, {"recv", a.recv_counts, a.recv_displs, a.recv}};
+  for (Side& s : sides) {
+    if (s.counts.size() != n || s.displs.size() != n) {
+      invalid(a, std::string(s.name) + " counts and displacements need " + std::to_string(n) + " entries each, got " +
+                     std::to_string(s.counts.size()) + " and " + std::to_string(s.displs.size()));
+    }
+    for (std::size_t j = 0; j < n; ++j) {
+      if (s.counts[j] > max_elems || s.displs[j] > max_elems - s.counts[j])
+        invalid(a, std::string(s.name) + " block " + std::to_string(j) + " exceeds the address space");
+      s.total += s.counts[j];
+      if (s.total > a.count) {
+        invalid(a, std::string("this rank's ") + s.name + " counts add up to more than count " +
+                       std::to_string(a.count) + " (count bounds every rank's total)");
+      }
+      if (s.counts[j] == 0) continue;
+      s.first = std::min(s.first, s.displs[j]);
+      s.end = std::max(s.end, s.displs[j] + s.counts[j]);
+    }
+    if (s.total > 0 && !s.buf)
+      invalid(a, std::string(s.name) + " buffer is null with " + std::to_string(s.total) + " elements");
+  }
+  const auto r = static_cast<std::size_t>(rank);
+  if (a.send_counts[r] != a.recv_counts[r]) {
+    invalid(a, "this rank sends itself " + std::to_string(a.send_counts[r]) + " elements but receives " +
+                   std::to_string(a.recv_counts[r]));
+  }
+  const std::size_t es = type_size(a.type);
+  const Side& s = sides[0];
+  const Side& d = sides[1];
+  if (s.total > 0 && d.total > 0 &&
+      overlaps(static_cast<const std::byte*>(a.send) + s.first * es, (s.end - s.first) * es,
+               static_cast<const std::byte*>(a.recv) + d.first * es, (d.end - d.first) * es)) {
+    invalid(a, "send and recv regions overlap (alltoallv has no in-place form)");
+  }
+}
+
 }  // namespace
 
 void validate(const CollArgs& a, int rank, int nranks) {
@@ -117,10 +166,10 @@ void validate(const CollArgs& a, int rank, int nranks) {
   if (is_rooted(a.coll) && (a.root < 0 || a.root >= nranks)) {
     invalid(a, "root " + std::to_string(a.root) + " out of range [0, " + std::to_string(nranks) + ")");
   }
-  // Bytes of each side; the blocked collectives hold count * nranks elements on one side.
+  // Bytes of each side; the blocked collectives (allgather, reducescatter, alltoall, gather,
+  // scatter) hold count * nranks elements on one side.
   const std::size_t es = type_size(a.type);
-  const bool blocked =
-      a.coll == Collective::allgather || a.coll == Collective::reducescatter || a.coll == Collective::alltoall;
+  const bool blocked = collective_bytes(a.coll, 1, a.type, nranks) != es;
   const std::size_t max_elems = static_cast<std::size_t>(std::numeric_limits<std::ptrdiff_t>::max()) / es /
                                 static_cast<std::size_t>(blocked ? nranks : 1);
   if (a.count > max_elems) {
@@ -129,6 +178,7 @@ void validate(const CollArgs& a, int rank, int nranks) {
        << (blocked ? " x " + std::to_string(nranks) + " ranks" : std::string()) << " exceed the address space";
     invalid(a, os.str());
   }
+  if (a.coll == Collective::alltoallv) return validate_alltoallv(a, rank, nranks, max_elems);
   if (a.count == 0) return;
   const std::size_t n = a.count * es, big = n * static_cast<std::size_t>(nranks);
   std::size_t send_bytes = n, recv_bytes = n;
@@ -149,7 +199,17 @@ void validate(const CollArgs& a, int rank, int nranks) {
     case Collective::broadcast:
       need_send = rank == a.root;
       break;
+    case Collective::gather:
+      recv_bytes = big;
+      need_recv = rank == a.root;
+      break;
+    case Collective::scatter:
+      send_bytes = big;
+      need_send = rank == a.root;
+      break;
     case Collective::allreduce:
+    case Collective::sendrecv:
+    case Collective::alltoallv:
       break;
   }
   if (need_send && !a.send) invalid(a, "send buffer is null with count " + std::to_string(a.count));
@@ -159,12 +219,21 @@ void validate(const CollArgs& a, int rank, int nranks) {
   const auto* s = static_cast<const std::byte*>(a.send);
   const auto* r = static_cast<const std::byte*>(a.recv);
   const std::size_t off = n * static_cast<std::size_t>(rank);
-  const bool in_place = a.coll == Collective::allgather       ? s == r + off
-                        : a.coll == Collective::reducescatter ? r == s + off
-                                                              : s == r;
+  const bool in_place = a.coll == Collective::allgather || a.coll == Collective::gather        ? s == r + off
+                        : a.coll == Collective::reducescatter || a.coll == Collective::scatter ? r == s + off
+                                                                                               : s == r;
   if (!in_place && overlaps(s, send_bytes, r, recv_bytes)) {
     invalid(a, "send and recv buffers overlap without being the in-place layout");
   }
+}
+
+bool CollArgs::operator==(const CollArgs& o) const noexcept {
+  const auto same = [](std::span<const std::size_t> x, std::span<const std::size_t> y) {
+    return x.data() == y.data() && x.size() == y.size();
+  };
+  return coll == o.coll && send == o.send && recv == o.recv && count == o.count && type == o.type && op == o.op &&
+         root == o.root && same(send_counts, o.send_counts) && same(send_displs, o.send_displs) &&
+         same(recv_counts, o.recv_counts) && same(recv_displs, o.recv_displs);
 }
 
 void Communicator::run(const CollArgs& args, const Algorithm& algo) {
@@ -184,8 +253,9 @@ void Communicator::run(const CollArgs& args, const Algorithm& algo) {
   }
   // Plain values: the text of an error message is made only when an error is raised.
   transport_->set_context(call_context(args, algo.name(), size()));
+  // alltoallv's counts may change behind unchanged spans: it is validated on every call.
   checked_args_ = args;
-  checked_algo_ = &algo;
+  checked_algo_ = args.coll == Collective::alltoallv ? nullptr : &algo;
   if (args.count == 0) return;  // every rank passes the same count, so every rank returns here
   algo.run(*transport_, args, options_.algo);
 }
@@ -211,6 +281,25 @@ void Communicator::broadcast(const void* send, void* recv, std::size_t count, Da
 }
 void Communicator::alltoall(const void* send, void* recv, std::size_t count, DataType type, std::string_view algo) {
   run({Collective::alltoall, send, recv, count, type, ReduceOp::sum, 0}, algo);
+}
+void Communicator::gather(const void* send, void* recv, std::size_t count, DataType type, int root,
+                          std::string_view algo) {
+  run({Collective::gather, send, recv, count, type, ReduceOp::sum, root}, algo);
+}
+void Communicator::scatter(const void* send, void* recv, std::size_t count, DataType type, int root,
+                           std::string_view algo) {
+  run({Collective::scatter, send, recv, count, type, ReduceOp::sum, root}, algo);
+}
+void Communicator::sendrecv(const void* send, void* recv, std::size_t count, DataType type, std::string_view algo) {
+  run({Collective::sendrecv, send, recv, count, type, ReduceOp::sum, 0}, algo);
+}
+void Communicator::alltoallv(const void* send, std::span<const std::size_t> send_counts,
+                             std::span<const std::size_t> send_displs, void* recv,
+                             std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
+                             std::size_t count, DataType type, std::string_view algo) {
+  run({Collective::alltoallv, send, recv, count, type, ReduceOp::sum, 0, send_counts, send_displs, recv_counts,
+       recv_displs},
+      algo);
 }
 
 }  // namespace commscope

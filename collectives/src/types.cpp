@@ -107,6 +107,14 @@ std::string_view to_string(Collective c) {
       return "broadcast";
     case Collective::alltoall:
       return "alltoall";
+    case Collective::gather:
+      return "gather";
+    case Collective::scatter:
+      return "scatter";
+    case Collective::sendrecv:
+      return "sendrecv";
+    case Collective::alltoallv:
+      return "alltoallv";
   }
   return "invalid";
 }
@@ -126,7 +134,11 @@ bool is_reducing(Collective c) {
 }
 
 bool is_rooted(Collective c) {
-  return c == Collective::reduce || c == Collective::broadcast;
+  return c == Collective::reduce || c == Collective::broadcast || c == Collective::gather || c == Collective::scatter;
+}
+
+bool has_in_place(Collective c) {
+  return c != Collective::alltoallv;
 }
 
 double busbw_factor(Collective c, int nranks) {
@@ -137,9 +149,13 @@ double busbw_factor(Collective c, int nranks) {
     case Collective::allgather:
     case Collective::reducescatter:
     case Collective::alltoall:
+    case Collective::gather:
+    case Collective::scatter:
+    case Collective::alltoallv:
       return (n - 1) / n;
     case Collective::reduce:
     case Collective::broadcast:
+    case Collective::sendrecv:
       return 1.0;
   }
   return 1.0;
@@ -151,10 +167,14 @@ std::size_t collective_bytes(Collective c, std::size_t count, DataType t, int nr
     case Collective::allreduce:
     case Collective::reduce:
     case Collective::broadcast:
+    case Collective::sendrecv:
+    case Collective::alltoallv:
       return per;
     case Collective::allgather:
     case Collective::reducescatter:
     case Collective::alltoall:
+    case Collective::gather:
+    case Collective::scatter:
       return per * static_cast<std::size_t>(nranks);
   }
   return per;

@@ -79,8 +79,8 @@ inline Outcome run_case(Communicator& comm, const Case& c, std::uint64_t seed, B
   const check::Spec spec{c.coll, c.type, c.op, c.count, c.root, p, seed};
   const std::size_t es = type_size(c.type);
   const std::size_t send_bytes = check::send_elements(spec) * es, recv_bytes = check::recv_elements(spec) * es;
-  const bool has_input = !(c.coll == Collective::broadcast && r != c.root);
-  const bool has_output = !(c.coll == Collective::reduce && r != c.root);
+  const bool has_input = !((c.coll == Collective::broadcast || c.coll == Collective::scatter) && r != c.root);
+  const bool has_output = !((c.coll == Collective::reduce || c.coll == Collective::gather) && r != c.root);
   if (!shared.valid || !same_spec(shared.spec, spec)) {
     shared.spec = spec;
     shared.valid = true;
@@ -93,9 +93,11 @@ inline Outcome run_case(Communicator& comm, const Case& c, std::uint64_t seed, B
   if (c.in_place) {
     switch (c.coll) {
       case Collective::allgather:
+      case Collective::gather:
         send = recv + c.count * es * static_cast<std::size_t>(r);
         break;
       case Collective::reducescatter:
+      case Collective::scatter:
         send = send_buf.get(send_bytes);
         recv = send + c.count * es * static_cast<std::size_t>(r);
         break;
@@ -107,6 +109,8 @@ inline Outcome run_case(Communicator& comm, const Case& c, std::uint64_t seed, B
   }
   if (has_input) std::memcpy(send, shared.input.get(send_bytes), send_bytes);
   CollArgs args{c.coll, send, recv, c.count, c.type, c.op, c.root};
+  const check::AlltoallvLayout vlayout = check::peer_layout(spec, r);
+  vlayout.apply(args);
   // Out of place, ranks without input or output pass null, which the library must accept.
   if (!c.in_place && !has_input) args.send = nullptr;
   if (!c.in_place && !has_output) args.recv = nullptr;

@@ -30,6 +30,37 @@ TEST(Errors, UnsupportedCollectiveNamesTheAlgorithmsThatHaveIt) {
   EXPECT_NE(m.find("algorithms with alltoall: mpi, ring"), std::string::npos) << m;
 }
 
+// gather, scatter, sendrecv and alltoallv through Communicator's calls: the algorithms without
+// them say which have them, a bad alltoallv layout is refused on every rank alike, and a small
+// call of each arrives where it should.
+TEST(Errors, NewCollectivesThroughTheCommunicatorCalls) {
+  Communicator comm;
+  const int p = comm.size(), r = comm.rank();
+  const float mine = static_cast<float>(r);
+  float got = -1;
+  const std::string m =
+      message_of<UnsupportedCollective>([&] { comm.sendrecv(&mine, &got, 1, DataType::f32, "tree"); });
+  EXPECT_NE(m.find("algorithms with sendrecv: mpi, ring"), std::string::npos) << m;
+  comm.sendrecv(&mine, &got, 1, DataType::f32, "ring");
+  EXPECT_EQ(got, static_cast<float>((r - 1 + p) % p));
+
+  std::vector<float> all(static_cast<std::size_t>(p), -1);
+  comm.gather(&mine, all.data(), 1, DataType::f32, p - 1, "tree");
+  for (int q = 0; r == p - 1 && q < p; ++q) EXPECT_EQ(all[static_cast<std::size_t>(q)], static_cast<float>(q));
+  float back = -1;
+  comm.scatter(all.data(), &back, 1, DataType::f32, p - 1, "ring");
+  EXPECT_EQ(back, mine);
+
+  // One element to every rank; count bounds every rank's total (here p).
+  std::vector<std::size_t> ones(static_cast<std::size_t>(p), 1), displs(static_cast<std::size_t>(p));
+  for (std::size_t q = 0; q < displs.size(); ++q) displs[q] = q;
+  std::vector<float> in(static_cast<std::size_t>(p), mine), out(static_cast<std::size_t>(p), -1);
+  EXPECT_THROW(comm.alltoallv(in.data(), ones, displs, out.data(), ones, displs, displs.size() - 1, DataType::f32),
+               InvalidArgument);
+  comm.alltoallv(in.data(), ones, displs, out.data(), ones, displs, displs.size(), DataType::f32, "ring");
+  for (int q = 0; q < p; ++q) EXPECT_EQ(out[static_cast<std::size_t>(q)], static_cast<float>(q));
+}
+
 TEST(Errors, UnknownAlgorithmAndBadArgumentsThrowTypedErrors) {
   Communicator comm;
   std::vector<float> x(16);

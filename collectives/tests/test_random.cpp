@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     const int bits = pick(18);
     c.count = bits == 0 ? 0 : (std::size_t{1} << (bits - 1)) + pick(std::size_t{1} << (bits - 1));
     c.root = pick(p);
-    c.in_place = pick(2) == 1;
+    c.in_place = pick(2) == 1 && has_in_place(c.coll);
     Communicator& comm = comms[pick(std::size(segments))];
     const Outcome o = run_case(comm, c, seed + static_cast<unsigned long long>(k), send, recv, shared);
     if (o.wrong) {

@@ -2,6 +2,7 @@
 // cost models, argument validation and the correctness-data checker itself.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -231,6 +232,36 @@ TEST(Formulas, BusBandwidthFactorsAndSizes) {
   EXPECT_DOUBLE_EQ(busbw_factor(Collective::allreduce, 1), 0.0);
   EXPECT_EQ(collective_bytes(Collective::allgather, 10, DataType::f64, 3), 240u);
   EXPECT_EQ(collective_bytes(Collective::allreduce, 10, DataType::f16, 3), 20u);
+  // nccl-tests: gather, scatter, alltoallv (n-1)/n; sendrecv 1.
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::gather, 4), 0.75);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::scatter, 5), 0.8);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::sendrecv, 8), 1.0);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::alltoallv, 2), 0.5);
+  EXPECT_EQ(collective_bytes(Collective::gather, 10, DataType::f32, 3), 120u);   // the root's output
+  EXPECT_EQ(collective_bytes(Collective::scatter, 10, DataType::f32, 3), 120u);  // the root's input
+  EXPECT_EQ(collective_bytes(Collective::sendrecv, 10, DataType::f32, 3), 40u);
+  EXPECT_EQ(collective_bytes(Collective::alltoallv, 10, DataType::f32, 3), 40u);  // count bounds a rank's total
+  EXPECT_TRUE(is_rooted(Collective::gather));
+  EXPECT_TRUE(is_rooted(Collective::scatter));
+  EXPECT_FALSE(is_rooted(Collective::sendrecv));
+  EXPECT_FALSE(has_in_place(Collective::alltoallv));
+  EXPECT_TRUE(has_in_place(Collective::sendrecv));
+}
+
+TEST(Algorithms, EachHasTheCollectivesItCanShape) {
+  auto has = [](std::string_view algo, Collective c) { return find_algorithm(algo).supports(c); };
+  for (Collective c : kAllCollectives) {
+    EXPECT_TRUE(has("mpi", c)) << to_string(c);
+    EXPECT_TRUE(has("ring", c)) << to_string(c);
+  }
+  EXPECT_TRUE(has("tree", Collective::gather));
+  EXPECT_TRUE(has("tree", Collective::scatter));
+  for (Collective c : {Collective::sendrecv, Collective::alltoallv, Collective::alltoall}) {
+    EXPECT_FALSE(has("tree", c)) << to_string(c);
+    EXPECT_FALSE(has("rhd", c)) << to_string(c);
+  }
+  EXPECT_FALSE(has("rhd", Collective::gather));
+  EXPECT_FALSE(has("rhd", Collective::scatter));
 }
 
 TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
@@ -254,6 +285,15 @@ TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
   EXPECT_DOUBLE_EQ(cost("tree", Collective::broadcast, 8).beta, 3);
   EXPECT_FALSE(find_algorithm("mpi").cost(Collective::allreduce, 4, 1e6, o).has_value());
   EXPECT_FALSE(find_algorithm("tree").cost(Collective::alltoall, 4, 1e6, o).has_value());
+  const Cost chain = cost("ring", Collective::gather, 5);  // (p-1)a + (p-1)/p nB
+  EXPECT_DOUBLE_EQ(chain.alpha, 4);
+  EXPECT_DOUBLE_EQ(chain.beta, 0.8);
+  const Cost binomial = cost("tree", Collective::scatter, 5);  // ceil(lg p) a + (p-1)/p nB
+  EXPECT_DOUBLE_EQ(binomial.alpha, 3);
+  EXPECT_DOUBLE_EQ(binomial.beta, 0.8);
+  EXPECT_DOUBLE_EQ(cost("ring", Collective::sendrecv, 4).alpha, 1);
+  EXPECT_DOUBLE_EQ(cost("ring", Collective::sendrecv, 4).beta, 1);
+  EXPECT_FALSE(find_algorithm("ring").cost(Collective::alltoallv, 4, 1e6, o).has_value());
   EXPECT_NEAR(ring.seconds(1e6, 1e-6, 1e-9, 1e-10), 6e-6 + 1.5e-3 + 0.75e-4, 1e-12);
 }
 
@@ -332,6 +372,48 @@ TEST(Validate, RejectsBadArgumentsWithAMessage) {
   EXPECT_NE(msg({Collective::allreduce, buf, buf + 8, 4, DataType::f32, static_cast<ReduceOp>(9), 0}, 0, 2)
                 .find("invalid reduction op"),
             std::string::npos);
+  // gather/scatter: the root's big side, in place at the root's block; the other side only at the root.
+  EXPECT_EQ(msg({Collective::gather, buf + 16, buf, 8, DataType::f32, ReduceOp::sum, 2}, 2, 4), "");  // in place
+  EXPECT_NE(msg({Collective::gather, buf + 8, buf, 8, DataType::f32, ReduceOp::sum, 2}, 2, 4).find("overlap"),
+            std::string::npos);
+  EXPECT_EQ(msg({Collective::gather, buf, nullptr, 8, DataType::f32, ReduceOp::sum, 2}, 1, 4), "");  // non-root recv
+  EXPECT_NE(msg({Collective::gather, buf, nullptr, 8, DataType::f32, ReduceOp::sum, 1}, 1, 4).find("recv buffer"),
+            std::string::npos);
+  EXPECT_EQ(msg({Collective::scatter, buf, buf + 8, 8, DataType::f32, ReduceOp::sum, 1}, 1, 4), "");  // in place
+  EXPECT_EQ(msg({Collective::scatter, nullptr, buf, 8, DataType::f32, ReduceOp::sum, 1}, 0, 4), "");  // non-root send
+  EXPECT_NE(msg({Collective::scatter, buf, buf, 8, DataType::f32, ReduceOp::sum, 99}, 0, 4).find("root 99"),
+            std::string::npos);
+  EXPECT_EQ(msg({Collective::sendrecv, buf, buf, 8, DataType::f32, ReduceOp::sum, 0}, 0, 4), "");  // in place
+  EXPECT_NE(msg({Collective::sendrecv, buf, buf + 4, 8, DataType::f32, ReduceOp::sum, 0}, 0, 4).find("overlap"),
+            std::string::npos);
+}
+
+TEST(Validate, AlltoallvCountsAndDisplacements) {
+  float buf[64] = {};
+  auto msg = [&](std::size_t count, std::vector<std::size_t> sc, std::vector<std::size_t> sd,
+                 std::vector<std::size_t> rc, std::vector<std::size_t> rd, const float* send = nullptr,
+                 float* recv = nullptr) -> std::string {
+    CollArgs a{
+        Collective::alltoallv, send ? send : buf, recv ? recv : buf + 32, count, DataType::f32, ReduceOp::sum, 0};
+    a.send_counts = sc, a.send_displs = sd, a.recv_counts = rc, a.recv_displs = rd;
+    try {
+      validate(a, 1, 3);
+    } catch (const InvalidArgument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(msg(6, {1, 2, 3}, {0, 1, 3}, {3, 2, 1}, {0, 3, 5}), "");
+  EXPECT_EQ(msg(0, {}, {}, {}, {}), "");  // nothing to move
+  EXPECT_NE(msg(6, {1, 2}, {0, 1}, {3, 2, 1}, {0, 3, 5}).find("send counts and displacements need 3 entries"),
+            std::string::npos);
+  EXPECT_NE(msg(5, {1, 2, 3}, {0, 1, 3}, {3, 2, 0}, {0, 3, 5}).find("more than count 5"), std::string::npos);
+  EXPECT_NE(msg(0, {1, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}).find("more than count 0"), std::string::npos);
+  EXPECT_NE(msg(6, {1, 1, 3}, {0, 1, 3}, {3, 2, 1}, {0, 3, 5}).find("sends itself 1 elements but receives 2"),
+            std::string::npos);
+  EXPECT_NE(msg(6, {1, 2, 3}, {0, 1, SIZE_MAX - 1}, {3, 2, 1}, {0, 3, 5}).find("address space"), std::string::npos);
+  EXPECT_NE(msg(6, {1, 2, 3}, {0, 1, 3}, {3, 2, 1}, {0, 3, 5}, buf, buf + 4).find("overlap"), std::string::npos);
+  EXPECT_EQ(msg(6, {1, 2, 3}, {0, 1, 3}, {3, 2, 1}, {0, 3, 5}, buf, buf + 6), "");  // adjacent, not overlapping
 }
 
 // The checker, exercised without MPI: simulate each collective on 5 "ranks" in memory.
@@ -355,6 +437,83 @@ TEST(CheckData, SimulatedReductionsPassAndCorruptionIsCaught) {
       EXPECT_EQ(check::check_recv(s, 2, acc.data()).wrong, 1u) << to_string(t) << " " << to_string(op);
     }
   }
+}
+
+TEST(CheckData, AlltoallvPatternSumsToTheTotalInSharesOfTheDistance) {
+  for (int n = 1; n <= 9; ++n) {
+    for (std::size_t total : {0u, 1u, 7u, 1000u, 1000003u}) {
+      std::size_t sum = 0;
+      for (int d = 0; d < n; ++d) {
+        const std::size_t share = check::alltoallv_share(total, n, d);
+        sum += share;
+        if (n > 1) {  // within one element of d / (n(n-1)/2) of the total
+          const double exact = static_cast<double>(total) * d / (n * (n - 1) / 2.0);
+          EXPECT_LT(std::fabs(static_cast<double>(share) - exact), 1.0) << n << " ranks, " << total << ", d " << d;
+        }
+      }
+      EXPECT_EQ(sum, total) << n << " ranks";
+      if (n > 1) {
+        EXPECT_EQ(check::alltoallv_share(total, n, 0), 0u);
+      }
+      for (int r = 0; r < n; ++r) {  // what r receives from q is what q sends r
+        const check::AlltoallvLayout l = check::alltoallv_layout(total, n, r);
+        EXPECT_EQ(l.recv_displs.back() + l.recv_counts.back(), total);
+        for (int q = 0; q < n; ++q)
+          EXPECT_EQ(l.recv_counts[static_cast<std::size_t>(q)],
+                    check::alltoallv_layout(total, n, q).send_counts[static_cast<std::size_t>(r)]);
+      }
+    }
+  }
+  // 4 ranks, 60 elements: distances 1, 2, 3 get 10, 20, 30 (nccl-tests' d / (n(n-1)/2)).
+  EXPECT_EQ(check::alltoallv_layout(60, 4, 1).send_counts, (std::vector<std::size_t>{30, 0, 10, 20}));
+  EXPECT_EQ(check::alltoallv_share(std::size_t{1} << 62, 3, 2), (std::size_t{1} << 62) / 3 * 2 + 1);
+  EXPECT_THROW(check::alltoallv_share(10, 3, 3), InvalidArgument);
+}
+
+// Each new collective simulated in memory on 4 "ranks": the right data passes, a misplaced block does not.
+TEST(CheckData, GatherScatterSendrecvAlltoallvLayouts) {
+  const int n = 4;
+  const std::size_t count = 6;
+  auto spec = [&](Collective c) { return check::Spec{c, DataType::i32, ReduceOp::sum, count, 2, n, 9}; };
+  auto input = [&](const check::Spec& s, int r) {
+    std::vector<std::int32_t> v(check::send_elements(s));
+    check::fill_send(s, r, v.data());
+    return v;
+  };
+  const check::Spec g = spec(Collective::gather);
+  std::vector<std::int32_t> out;
+  for (int r = 0; r < n; ++r) {
+    const std::vector<std::int32_t> block = input(g, r);
+    out.insert(out.end(), block.begin(), block.end());
+  }
+  EXPECT_EQ(check::check_recv(g, 2, out.data()).wrong, 0u);
+  EXPECT_EQ(check::check_recv(g, 1, nullptr).wrong, 0u);  // no output off the root
+  std::swap(out[0], out[count]);
+  EXPECT_GE(check::check_recv(g, 2, out.data()).wrong, 1u);
+
+  const check::Spec sc = spec(Collective::scatter);
+  const std::vector<std::int32_t> all = input(sc, 2);
+  EXPECT_EQ(check::check_recv(sc, 3, all.data() + 3 * count).wrong, 0u);
+  EXPECT_GE(check::check_recv(sc, 3, all.data() + 2 * count).wrong, 1u);
+
+  const check::Spec sr = spec(Collective::sendrecv);
+  EXPECT_EQ(check::check_recv(sr, 0, input(sr, 3).data()).wrong, 0u);  // from the left, wrapping
+  EXPECT_GE(check::check_recv(sr, 0, input(sr, 1).data()).wrong, 1u);
+
+  const check::Spec v = spec(Collective::alltoallv);
+  const int me = 1;
+  const check::AlltoallvLayout mine = check::alltoallv_layout(count, n, me);
+  std::vector<std::int32_t> got(count);
+  for (int q = 0; q < n; ++q) {
+    const check::AlltoallvLayout theirs = check::alltoallv_layout(count, n, q);
+    const auto qi = static_cast<std::size_t>(q), mi = static_cast<std::size_t>(me);
+    const std::vector<std::int32_t> in = input(v, q);
+    std::copy_n(in.begin() + static_cast<std::ptrdiff_t>(theirs.send_displs[mi]), mine.recv_counts[qi],
+                got.begin() + static_cast<std::ptrdiff_t>(mine.recv_displs[qi]));
+  }
+  EXPECT_EQ(check::check_recv(v, me, got.data()).wrong, 0u);
+  std::reverse(got.begin(), got.end());
+  EXPECT_GE(check::check_recv(v, me, got.data()).wrong, 1u);
 }
 
 TEST(CheckData, GatherLayoutsAreChecked) {

@@ -3,14 +3,11 @@
 
 namespace commscope::detail {
 
-namespace {
-// Size of unit u's subtree (units [u, u + subtree) in a binomial tree of n units rooted at 0).
-int subtree(int u, int n) {
+int binomial_subtree(int u, int n) {
   int mask = 1;
   while (mask < n && !(u & mask)) mask <<= 1;
   return std::min(mask, n - u);
 }
-}  // namespace
 
 void binomial_scatter(Transport& t, Buf buf, int n, int me, const UnitToRank& real, const UnitRange& range) {
   int mask = 1;
@@ -33,7 +30,7 @@ void binomial_scatter(Transport& t, Buf buf, int n, int me, const UnitToRank& re
 void binomial_gather(Transport& t, Buf buf, int n, int me, const UnitToRank& real, const UnitRange& range) {
   for (int mask = 1; mask < n; mask <<= 1) {
     if (me & mask) {
-      const auto [first, last] = range(me, me + subtree(me, n));
+      const auto [first, last] = range(me, me + binomial_subtree(me, n));
       t.send(buf.at(first), buf.bytes(last - first), real(me - mask));
       return;
     }

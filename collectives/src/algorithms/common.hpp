@@ -87,6 +87,10 @@ inline int floor_log2(int p) {
 using UnitToRank = std::function<int(int)>;
 using UnitRange = std::function<std::pair<std::size_t, std::size_t>(int, int)>;
 
+// Size of unit u's subtree: it holds units [u, u + binomial_subtree(u, n)) of a binomial tree
+// of n units rooted at 0.
+int binomial_subtree(int u, int n);
+
 // Root's buf holds every unit's range; afterwards unit u holds units [u, u + subtree) in buf.
 void binomial_scatter(Transport& t, Buf buf, int n, int me, const UnitToRank& real, const UnitRange& range);
 // Every unit holds its own range in buf; afterwards the root holds all of them.

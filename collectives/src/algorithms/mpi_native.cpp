@@ -5,6 +5,8 @@
 
 #include <climits>
 #include <mutex>
+#include <span>
+#include <vector>
 
 #include "common.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
@@ -146,6 +148,47 @@ void run_mpi(MpiTransport& t, const CollArgs& a) {
       const int n = checked_int(a.count * static_cast<std::size_t>(p), a.coll) / std::max(p, 1);
       const bool in_place = in.base == out.base;
       COMMSCOPE_MPI_CHECK(MPI_Alltoall(in_place ? MPI_IN_PLACE : in.base, n, dt, out.base, n, dt, comm));
+      return;
+    }
+    case Collective::gather: {
+      const int n = checked_int(a.count * static_cast<std::size_t>(p), a.coll) / std::max(p, 1);
+      const bool root = me == a.root;
+      // MPI's in-place gather leaves the root's block where it is, as ours does.
+      const bool in_place = root && in.base == out.at(a.count * static_cast<std::size_t>(me));
+      COMMSCOPE_MPI_CHECK(
+          MPI_Gather(in_place ? MPI_IN_PLACE : in.base, n, dt, root ? out.base : nullptr, n, dt, a.root, comm));
+      return;
+    }
+    case Collective::scatter: {
+      const int n = checked_int(a.count * static_cast<std::size_t>(p), a.coll) / std::max(p, 1);
+      const bool root = me == a.root;
+      const bool in_place = root && out.base == in.at(a.count * static_cast<std::size_t>(me));
+      COMMSCOPE_MPI_CHECK(
+          MPI_Scatter(root ? in.base : nullptr, n, dt, in_place ? MPI_IN_PLACE : out.base, n, dt, a.root, comm));
+      return;
+    }
+    case Collective::sendrecv: {
+      const int right = (me + 1) % p, left = (me - 1 + p) % p;
+      for (std::size_t off = 0; off < a.count; off += kMaxCount) {
+        const int n = static_cast<int>(std::min(kMaxCount, a.count - off));
+        if (in.base == out.base) {
+          COMMSCOPE_MPI_CHECK(MPI_Sendrecv_replace(out.at(off), n, dt, right, 0, left, 0, comm, MPI_STATUS_IGNORE));
+        } else {
+          COMMSCOPE_MPI_CHECK(
+              MPI_Sendrecv(in.at(off), n, dt, right, 0, out.at(off), n, dt, left, 0, comm, MPI_STATUS_IGNORE));
+        }
+      }
+      return;
+    }
+    case Collective::alltoallv: {
+      // MPI counts and displacements are int (elements): refuse what does not fit.
+      std::vector<int> v(4 * static_cast<std::size_t>(p));
+      const std::span<const std::size_t> from[4] = {a.send_counts, a.send_displs, a.recv_counts, a.recv_displs};
+      for (std::size_t k = 0; k < 4; ++k)
+        for (std::size_t j = 0; j < from[k].size(); ++j) v[k * from[k].size() + j] = checked_int(from[k][j], a.coll);
+      const int* sc = v.data();
+      const int* rc = sc + 2 * p;
+      COMMSCOPE_MPI_CHECK(MPI_Alltoallv(in.base, sc, sc + p, dt, out.base, rc, rc + p, dt, comm));
       return;
     }
   }

@@ -8,7 +8,10 @@
 //   reduce:        recursive halving + binomial gather  2 lg p a + 2(p-1)/p nB + (p-1)/p nG
 //   broadcast:     binomial scatter + recursive-doubling allgather
 //                                                       2 lg p a + 2(p-1)/p nB
-//   alltoall:      none
+//   alltoall, alltoallv: none
+//   gather, scatter: none: recursive doubling/halving of a gather or scatter is the binomial
+//                  tree's exchange pattern, which `tree` has
+//   sendrecv:      none (one message to a neighbour)
 // (costs for p a power of two; the fold adds one full-size exchange before and after)
 #include <cmath>
 
@@ -197,7 +200,10 @@ class RhdAlgorithm final : public Algorithm {
     return "recursive halving/doubling: Rabenseifner allreduce and reduce, recursive-halving reducescatter, "
            "recursive-doubling allgather, scatter+allgather broadcast";
   }
-  bool supports(Collective c) const override { return c != Collective::alltoall; }
+  bool supports(Collective c) const override {
+    return c == Collective::allreduce || c == Collective::reducescatter || c == Collective::allgather ||
+           c == Collective::reduce || c == Collective::broadcast;
+  }
   void run(Transport& t, const CollArgs& a, const AlgoOptions&) const override {
     switch (a.coll) {
       case Collective::allreduce:
@@ -211,6 +217,10 @@ class RhdAlgorithm final : public Algorithm {
       case Collective::broadcast:
         return broadcast(t, a);
       case Collective::alltoall:
+      case Collective::gather:
+      case Collective::scatter:
+      case Collective::sendrecv:
+      case Collective::alltoallv:
         detail::unsupported(name(), a.coll);
     }
   }
@@ -230,6 +240,10 @@ class RhdAlgorithm final : public Algorithm {
       case Collective::broadcast:
         return Cost{detail::ceil_log2(p) + l + 2 * extra, 2 * f + extra, 0};
       case Collective::alltoall:
+      case Collective::gather:
+      case Collective::scatter:
+      case Collective::sendrecv:
+      case Collective::alltoallv:
         return std::nullopt;
     }
     return std::nullopt;

@@ -5,8 +5,14 @@
 //   reduce:        pipelined chain ending at the root    (p-2+k)(a + n/k (B+G)), k segments
 //   broadcast:     pipelined chain starting at the root  (p-2+k)(a + n/k B)
 //   alltoall:      pairwise exchange, p-1 steps          (p-1)a + (p-1)/p nB
+//   gather:        chain to the root, a block a step     (p-1)a + (p-1)/p nB
+//   scatter:       chain from the root, a block a step   (p-1)a + (p-1)/p nB
+//   sendrecv:      the ring shift, one message           a + nB
+//   alltoallv:     pairwise exchange, p-1 steps          none: a step lasts as long as the larger
+//                                                        of its blocks, which the pattern decides
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "common.hpp"
 
@@ -161,34 +167,106 @@ void broadcast(Transport& t, const CollArgs& a, const AlgoOptions& o) {
   t.wait();
 }
 
+// A block of a peer's data in a buffer, in elements.
+struct Block {
+  std::size_t offset = 0, count = 0;
+};
+using PeerBlock = std::function<Block(int peer)>;
+
 // Pairwise exchange: at step s rank r swaps blocks with peer (s - r) mod p, which picks r
 // back, so the exchange also works in place (through a scratch block).
-void alltoall(Transport& t, const CollArgs& a) {
-  const std::size_t es = type_size(a.type);
+void pairwise(Transport& t, Buf in, Buf out, bool in_place, const PeerBlock& sent, const PeerBlock& received) {
   const int p = t.size(), r = t.rank();
-  Buf in = detail::cbuf(a.send, es), out{a.recv, es};
-  const bool in_place = a.send == a.recv;
-  const std::size_t blk = a.count;
-  Buf tmp{in_place ? t.scratch(0, out.bytes(blk)) : nullptr, es};
   for (int s = 0; s < p; ++s) {
     const int peer = ((s - r) % p + p) % p;
-    const std::size_t off = static_cast<std::size_t>(peer) * blk;
+    const Block sb = sent(peer), rb = received(peer);
     if (peer == r) {
-      t.copy(out.at(off), in.at(off), out.bytes(blk));
+      t.copy(out.at(rb.offset), in.at(sb.offset), out.bytes(rb.count));
     } else if (in_place) {
-      t.sendrecv(in.at(off), in.bytes(blk), peer, tmp.base, tmp.bytes(blk), peer);
-      t.copy(out.at(off), tmp.base, out.bytes(blk));
+      Buf tmp{t.scratch(0, out.bytes(rb.count)), out.esize};
+      t.sendrecv(in.at(sb.offset), in.bytes(sb.count), peer, tmp.base, tmp.bytes(rb.count), peer);
+      t.copy(out.at(rb.offset), tmp.base, out.bytes(rb.count));
     } else {
-      t.sendrecv(in.at(off), in.bytes(blk), peer, out.at(off), out.bytes(blk), peer);
+      t.sendrecv(in.at(sb.offset), in.bytes(sb.count), peer, out.at(rb.offset), out.bytes(rb.count), peer);
     }
   }
+}
+
+void alltoall(Transport& t, const CollArgs& a) {
+  const std::size_t es = type_size(a.type);
+  const PeerBlock block = [&](int peer) { return Block{static_cast<std::size_t>(peer) * a.count, a.count}; };
+  pairwise(t, detail::cbuf(a.send, es), Buf{a.recv, es}, a.send == a.recv, block, block);
+}
+
+void alltoallv(Transport& t, const CollArgs& a) {
+  const std::size_t es = type_size(a.type);
+  const auto j = [](int peer) { return static_cast<std::size_t>(peer); };
+  const PeerBlock sent = [&](int peer) { return Block{a.send_displs[j(peer)], a.send_counts[j(peer)]}; };
+  const PeerBlock received = [&](int peer) { return Block{a.recv_displs[j(peer)], a.recv_counts[j(peer)]}; };
+  pairwise(t, detail::cbuf(a.send, es), Buf{a.recv, es}, false, sent, received);
+}
+
+// Chain p-1 -> ... -> 1 -> root in relative ranks, one block per step: rank v sends its own
+// block, then forwards those of v+1 .. p-1 one step after they arrive (double-buffered scratch),
+// so the root receives one block per step for p-1 steps.
+void gather(Transport& t, const CollArgs& a) {
+  const std::size_t es = type_size(a.type), blk = a.count;
+  const detail::RankMap map{t.size(), a.root};
+  const int p = t.size(), v = map.rel(t.rank());
+  Buf out{a.recv, es};
+  if (v == 0) {
+    const auto at = [&](int rel) { return out.at(static_cast<std::size_t>(map.real(rel)) * blk); };
+    t.copy(at(0), a.send, out.bytes(blk));
+    for (int b = 1; b < p; ++b) t.recv(at(b), out.bytes(blk), map.real(1));
+    return;
+  }
+  Buf tmp[2] = {{t.scratch(0, out.bytes(blk)), es}, {t.scratch(1, out.bytes(blk)), es}};
+  for (int s = 0; v + s < p; ++s) {  // step s sends block v + s and receives block v + s + 1
+    if (v + s + 1 < p) t.post_recv(tmp[s & 1].base, out.bytes(blk), map.real(v + 1));
+    t.post_send(s == 0 ? a.send : tmp[(s - 1) & 1].base, out.bytes(blk), map.real(v - 1));
+    t.wait();
+  }
+}
+
+// Chain root -> 1 -> ... -> p-1 in relative ranks: the root sends the blocks of p-1, p-2, ..., 1
+// in that order; rank v receives blocks p-1 down to v, keeps the last (its own) and forwards
+// each of the others one step after it arrives.
+void scatter(Transport& t, const CollArgs& a) {
+  const std::size_t es = type_size(a.type), blk = a.count;
+  const detail::RankMap map{t.size(), a.root};
+  const int p = t.size(), v = map.rel(t.rank());
+  Buf in = detail::cbuf(a.send, es);
+  if (v == 0) {
+    const auto at = [&](int rel) { return in.at(static_cast<std::size_t>(map.real(rel)) * blk); };
+    t.copy(a.recv, at(0), in.bytes(blk));
+    for (int b = p - 1; b > 0; --b) t.send(at(b), in.bytes(blk), map.real(1));
+    return;
+  }
+  Buf tmp[2] = {{t.scratch(0, in.bytes(blk)), es}, {t.scratch(1, in.bytes(blk)), es}};
+  for (int s = 0; p - 1 - s >= v; ++s) {  // step s receives block p-1-s and forwards block p-s
+    t.post_recv(p - 1 - s == v ? a.recv : tmp[s & 1].base, in.bytes(blk), map.real(v - 1));
+    if (s > 0) t.post_send(tmp[(s - 1) & 1].base, in.bytes(blk), map.real(v + 1));
+    t.wait();
+  }
+}
+
+// The ring shift: one message to the right, one from the left. In place, the incoming message
+// lands in scratch and is copied over the input once the outgoing one has left.
+void sendrecv(Transport& t, const CollArgs& a) {
+  const std::size_t bytes = a.count * type_size(a.type);
+  const int p = t.size(), r = t.rank();
+  if (p == 1) return t.copy(a.recv, a.send, bytes);
+  void* dst = a.send == a.recv ? t.scratch(0, bytes) : a.recv;
+  t.sendrecv(a.send, bytes, (r + 1) % p, dst, bytes, (r - 1 + p) % p);
+  t.copy(a.recv, dst, bytes);
 }
 
 class RingAlgorithm final : public Algorithm {
  public:
   std::string_view name() const override { return "ring"; }
   std::string_view description() const override {
-    return "ring reduce-scatter/allgather, pipelined chain reduce/broadcast, pairwise alltoall";
+    return "ring reduce-scatter/allgather, pipelined chain reduce/broadcast/gather/scatter, pairwise "
+           "alltoall/alltoallv, ring shift sendrecv";
   }
   bool supports(Collective) const override { return true; }
   void run(Transport& t, const CollArgs& a, const AlgoOptions& o) const override {
@@ -205,6 +283,14 @@ class RingAlgorithm final : public Algorithm {
         return broadcast(t, a, o);
       case Collective::alltoall:
         return alltoall(t, a);
+      case Collective::gather:
+        return gather(t, a);
+      case Collective::scatter:
+        return scatter(t, a);
+      case Collective::sendrecv:
+        return sendrecv(t, a);
+      case Collective::alltoallv:
+        return alltoallv(t, a);
     }
   }
   std::optional<Cost> cost(Collective c, int p, double n, const AlgoOptions& o) const override {
@@ -217,7 +303,13 @@ class RingAlgorithm final : public Algorithm {
         return Cost{q - 1, f, f};
       case Collective::allgather:
       case Collective::alltoall:
+      case Collective::gather:
+      case Collective::scatter:
         return Cost{q - 1, f, 0};
+      case Collective::sendrecv:
+        return p == 1 ? Cost{} : Cost{1, 1, 0};
+      case Collective::alltoallv:
+        return std::nullopt;
       case Collective::reduce:
         return p == 1 ? Cost{} : Cost{q - 2 + k, (q - 2 + k) / k, (q - 2 + k) / k};
       case Collective::broadcast:

@@ -4,7 +4,12 @@
 //   allreduce:     reduce to rank 0 + broadcast        2 ceil(lg p)(a + nB) + ceil(lg p) nG
 //   allgather:     binomial gather to 0 + broadcast    ceil(lg p)(2a + nB) + (p-1)/p nB
 //   reducescatter: reduce to 0 + binomial scatter      ceil(lg p)(2a + nB + nG) + (p-1)/p nB
-//   alltoall:      none (a tree only adds hops to a personalised exchange)
+//   gather:        binomial gather to the root         ceil(lg p) a + (p-1)/p nB
+//   scatter:       binomial scatter from the root      ceil(lg p) a + (p-1)/p nB
+//   alltoall, alltoallv: none (a tree only adds hops to a personalised exchange)
+//   sendrecv:      none (one message to a neighbour: nothing for a tree to shape)
+// A non-zero root of gather/scatter holds the array in rank order, the tree wants it in
+// relative order: the root rotates it through scratch (one extra local copy of the array).
 #include <cmath>
 
 #include "common.hpp"
@@ -76,13 +81,71 @@ void reducescatter(Transport& t, const CollArgs& a) {
   if (a.op == ReduceOp::avg) t.divide(a.recv, a.count, a.type, p);
 }
 
+// The element range of units [lo, hi) in a buffer that holds the blocks of units [me, ...)
+// from its start: a non-root rank keeps only its subtree's blocks.
+detail::UnitRange from_me(int me, std::size_t blk) {
+  return [me, blk](int lo, int hi) {
+    return std::pair{static_cast<std::size_t>(lo - me) * blk, static_cast<std::size_t>(hi - me) * blk};
+  };
+}
+
+// Copy the blocks of `src` from rank order to relative (unit) order in `dst`, or back. Units
+// [0, p - root) are ranks [root, p); units [p - root, p) are ranks [0, root).
+void rotate(Transport& t, Buf dst, Buf src, std::size_t blk, int p, int root, bool to_units) {
+  const std::size_t head = static_cast<std::size_t>(p - root) * blk, tail = static_cast<std::size_t>(root) * blk;
+  if (to_units) {
+    t.copy(dst.base, src.at(tail), dst.bytes(head));
+    t.copy(dst.at(head), src.base, dst.bytes(tail));
+  } else {
+    t.copy(dst.at(tail), src.base, dst.bytes(head));
+    t.copy(dst.base, src.at(head), dst.bytes(tail));
+  }
+}
+
+void gather(Transport& t, const CollArgs& a) {
+  const std::size_t es = type_size(a.type), blk = a.count;
+  const detail::RankMap map{t.size(), a.root};
+  const int p = t.size(), me = map.rel(t.rank());
+  const int units = detail::binomial_subtree(me, p);
+  // Rank 0 as the root gathers straight into recv; everyone else into scratch.
+  const bool direct = me == 0 && a.root == 0;
+  Buf buf = direct ? Buf{a.recv, es} : Buf{t.scratch(0, es * blk * static_cast<std::size_t>(units)), es};
+  t.copy(buf.base, a.send, buf.bytes(blk));
+  detail::binomial_gather(
+      t, buf, p, me, [&](int u) { return map.real(u); }, from_me(me, blk));
+  if (me == 0 && !direct) rotate(t, Buf{a.recv, es}, buf, blk, p, a.root, false);
+}
+
+void scatter(Transport& t, const CollArgs& a) {
+  const std::size_t es = type_size(a.type), blk = a.count;
+  const detail::RankMap map{t.size(), a.root};
+  const int p = t.size(), me = map.rel(t.rank());
+  const int units = detail::binomial_subtree(me, p);
+  Buf buf{a.recv, es};  // a leaf receives its one block straight into recv
+  if (me == 0) {
+    buf = detail::cbuf(a.send, es);  // only read: the root never receives
+    if (a.root != 0) {
+      buf = Buf{t.scratch(0, es * blk * static_cast<std::size_t>(p)), es};
+      rotate(t, buf, detail::cbuf(a.send, es), blk, p, a.root, true);
+    }
+  } else if (units > 1) {
+    buf = Buf{t.scratch(0, es * blk * static_cast<std::size_t>(units)), es};
+  }
+  detail::binomial_scatter(
+      t, buf, p, me, [&](int u) { return map.real(u); }, from_me(me, blk));
+  t.copy(a.recv, buf.base, buf.bytes(blk));
+}
+
 class TreeAlgorithm final : public Algorithm {
  public:
   std::string_view name() const override { return "tree"; }
   std::string_view description() const override {
-    return "binomial tree: reduce, broadcast, reduce+broadcast, gather+broadcast, reduce+scatter";
+    return "binomial tree: reduce, broadcast, gather, scatter, reduce+broadcast, gather+broadcast, "
+           "reduce+scatter";
   }
-  bool supports(Collective c) const override { return c != Collective::alltoall; }
+  bool supports(Collective c) const override {
+    return c != Collective::alltoall && c != Collective::alltoallv && c != Collective::sendrecv;
+  }
   void run(Transport& t, const CollArgs& a, const AlgoOptions&) const override {
     switch (a.coll) {
       case Collective::allreduce:
@@ -95,7 +158,13 @@ class TreeAlgorithm final : public Algorithm {
         return allgather(t, a);
       case Collective::reducescatter:
         return reducescatter(t, a);
+      case Collective::gather:
+        return gather(t, a);
+      case Collective::scatter:
+        return scatter(t, a);
       case Collective::alltoall:
+      case Collective::sendrecv:
+      case Collective::alltoallv:
         detail::unsupported(name(), a.coll);
     }
   }
@@ -112,7 +181,12 @@ class TreeAlgorithm final : public Algorithm {
         return Cost{2 * l, l + f, 0};
       case Collective::reducescatter:
         return Cost{2 * l, l + f, l};
+      case Collective::gather:
+      case Collective::scatter:
+        return Cost{l, f, 0};
       case Collective::alltoall:
+      case Collective::sendrecv:
+      case Collective::alltoallv:
         return std::nullopt;
     }
     return std::nullopt;

@@ -17,12 +17,24 @@ namespace commscope::analysis {
 
 // ---------------------------------------------------------------- collectives and algorithms
 
-enum class Collective { allreduce, allgather, reducescatter, reduce, broadcast, alltoall };
+enum class Collective {
+  allreduce,
+  allgather,
+  reducescatter,
+  reduce,
+  broadcast,
+  alltoall,
+  gather,
+  scatter,
+  sendrecv,
+  alltoallv
+};
 std::string_view collective_name(Collective c);
 Collective parse_collective(std::string_view name);  // std::invalid_argument for an unknown name
 
 // nccl-tests' busbw factor (busbw = algbw x factor, p >= 1): allreduce 2(p-1)/p; allgather,
-// reducescatter, alltoall (p-1)/p; reduce, broadcast 1. For allreduce, allgather and
+// reducescatter, alltoall, gather, scatter, alltoallv (p-1)/p; reduce, broadcast, sendrecv 1.
+// For allreduce, allgather and
 // reducescatter it is also the fraction of S one rank sends in a bandwidth-optimal algorithm.
 double busbw_factor(Collective c, int p);
 
@@ -32,7 +44,7 @@ enum class TextbookAlgorithm {
   rabenseifner,        // allreduce (recursive-halving reduce-scatter + recursive-doubling allgather), reduce
   recursive_doubling,  // allreduce, allgather
   recursive_halving,   // reducescatter
-  binomial_tree,       // allreduce (reduce + broadcast), reduce, broadcast
+  binomial_tree,       // allreduce (reduce + broadcast), reduce, broadcast, gather, scatter
   scatter_allgather,   // broadcast (binomial scatter + recursive-doubling allgather)
   pairwise_exchange,   // alltoall
 };
@@ -60,6 +72,8 @@ struct CostTerms {
 //   reduce binomial tree ceil(lg p)(a + nB + nG); rabenseifner 2 lg p a + 2(p-1)/p nB + (p-1)/p nG
 //   broadcast binomial ceil(lg p)(a + nB); scatter+allgather 2 lg p a + 2(p-1)/p nB
 //   alltoall pairwise exchange (p-1)a + (p-1)/p nB
+//   gather, scatter binomial tree ceil(lg p) a + (p-1)/p nB
+//   sendrecv, alltoallv: none (one message; a time that depends on the count pattern)
 // For the recursive algorithms at p not a power of two, lg p becomes lg p2 (p2 = the largest power
 // of two <= p, (p-1)/p becomes (p2-1)/p2) plus the fold that collectives/src/algorithms/rhd.cpp
 // does: one full-size exchange before and one after (+2 alpha, +n B on each side that moves the
@@ -71,8 +85,8 @@ std::optional<CostTerms> textbook_cost(Collective c, TextbookAlgorithm a, int p)
 //           reduce/broadcast are segment-pipelined chains: no textbook curve
 //   "rhd":  rabenseifner (allreduce, reduce), recursive doubling (allgather), recursive halving
 //           (reducescatter), scatter+allgather (broadcast)
-//   "tree": binomial tree (allreduce, reduce, broadcast); our tree allgather/reducescatter
-//           (gather/reduce + broadcast) have no textbook curve
+//   "tree": binomial tree (allreduce, reduce, broadcast, gather, scatter); our tree
+//           allgather/reducescatter (gather/reduce + broadcast) have no textbook curve
 //   "mpi", "nccl": none (the vendor library chooses inside)
 // nullopt where there is no curve; std::invalid_argument for an unknown algorithm name.
 std::optional<TextbookAlgorithm> textbook_algorithm_for(Collective c, std::string_view algorithm);

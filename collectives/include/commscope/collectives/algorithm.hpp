@@ -16,10 +16,17 @@ namespace commscope {
 //   allreduce, reduce, broadcast: `count` elements in and out;
 //   allgather: `count` elements in, count * n out (rank r's block at r * count);
 //   reducescatter: count * n in, `count` out (rank r gets block r);
-//   alltoall: count * n in and out (block j of the input goes to rank j).
-// In place: send == recv, except allgather (send == recv + rank*count) and reducescatter
-// (recv == send + rank*count), as in NCCL. reduce: recv is used at the root only.
-// broadcast: send is read at the root only.
+//   alltoall: count * n in and out (block j of the input goes to rank j);
+//   gather: `count` in, count * n out at the root (rank r's block at r * count);
+//   scatter: count * n in at the root (block r goes to rank r), `count` out;
+//   sendrecv: `count` in, sent to rank (rank + 1) % n; `count` out, from (rank - 1 + n) % n;
+//   alltoallv: per-peer counts and displacements below; `count` is the same on every rank
+//     and bounds what any rank sends or receives in all (nccl-tests' size of alltoallv is the
+//     largest such total); 0 means no rank moves anything.
+// In place: send == recv, except allgather and gather (send == recv + rank*count) and
+// reducescatter and scatter (recv == send + rank*count), as in NCCL; alltoallv has no in-place
+// form. reduce, gather: recv is used at the root only. broadcast, scatter: send is read at the
+// root only.
 struct CollArgs {
   Collective coll = Collective::allreduce;
   const void* send = nullptr;
@@ -28,8 +35,15 @@ struct CollArgs {
   DataType type = DataType::f32;
   ReduceOp op = ReduceOp::sum;
   int root = 0;
+  // alltoallv only (empty otherwise), n entries each, in elements (MPI_Alltoallv's layout):
+  // send_counts[j] elements at send + send_displs[j] go to rank j, and recv_counts[i] elements
+  // from rank i land at recv + recv_displs[i]. Rank i's send_counts[j] must equal rank j's
+  // recv_counts[i] (a mismatch is the caller's bug: a truncation error or a timeout).
+  std::span<const std::size_t> send_counts = {}, send_displs = {}, recv_counts = {}, recv_displs = {};
 
-  bool operator==(const CollArgs&) const = default;
+  // The same call: every field, the alltoallv spans by address and length (their contents are
+  // the caller's to keep unchanged between calls that reuse them).
+  bool operator==(const CollArgs& o) const noexcept;
 };
 
 struct AlgoOptions {

@@ -1,7 +1,7 @@
 // Correctness data for collectives: deterministic inputs from (seed, rank, index) whose
 // reduced result is exactly representable in every datatype and every summation order, and a
-// checker that counts wrong output elements in O(1) work per element. Used by the tests and
-// by commscope-bench's #wrong column.
+// checker that counts wrong output elements in O(1) work per element (alltoallv: plus O(n^2)
+// per check for its layout). Used by the tests and by commscope-bench's #wrong column.
 //
 // Reductions use small integers: element g of rank q is base(g) + delta(q) for sum, avg, min
 // and max, and sign(g) * m(q) for prod (m in {1, 2, -1}); magnitudes shrink with the rank
@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "commscope/collectives/algorithm.hpp"
 #include "commscope/collectives/types.hpp"
@@ -28,9 +29,27 @@ struct Spec {
   std::uint64_t seed = 0;
 };
 
-// Elements of rank-local send and recv buffers (CollArgs conventions).
+// Elements of rank-local send and recv buffers (CollArgs conventions; alltoallv: `count`,
+// the total of its count pattern below).
 std::size_t send_elements(const Spec& s);
 std::size_t recv_elements(const Spec& s);
+
+// alltoallv's count pattern, nccl-tests' default (distance-weighted): every rank sends and
+// receives `total` elements in all, and what rank i sends rank j grows with the ring distance
+// d = (j - i) mod n, as d / (n(n-1)/2) of the total (nothing to itself). Shares are cut from
+// cumulative weights, floor(total C(d) / C(n-1)) - floor(total C(d-1) / C(n-1)) with
+// C(d) = d(d+1)/2, so that they add up to `total` exactly. One rank: all of it to itself.
+std::size_t alltoallv_share(std::size_t total, int nranks, int distance);
+
+// One rank's counts and displacements of that pattern (blocks packed in rank order), which a
+// CollArgs points at: args.send_counts = layout.send_counts, and so on.
+struct AlltoallvLayout {
+  std::vector<std::size_t> send_counts, send_displs, recv_counts, recv_displs;
+  void apply(CollArgs& args) const;
+};
+AlltoallvLayout alltoallv_layout(std::size_t total, int nranks, int rank);
+// The layout of `s` for rank `rank`: alltoallv_layout(s.count, ...) for alltoallv, empty otherwise.
+AlltoallvLayout peer_layout(const Spec& s, int rank);
 
 // Fill `send` (send_elements(s) elements) with rank `rank`'s input.
 void fill_send(const Spec& s, int rank, void* send);

@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <span>
 #include <string_view>
 
 #include "commscope/collectives/algorithm.hpp"
@@ -72,6 +73,15 @@ class Communicator {
   void broadcast(const void* send, void* recv, std::size_t count, DataType type, int root,
                  std::string_view algo = "mpi");
   void alltoall(const void* send, void* recv, std::size_t count, DataType type, std::string_view algo = "mpi");
+  void gather(const void* send, void* recv, std::size_t count, DataType type, int root, std::string_view algo = "mpi");
+  void scatter(const void* send, void* recv, std::size_t count, DataType type, int root, std::string_view algo = "mpi");
+  // The ring shift: send `count` elements to rank + 1, receive as many from rank - 1 (mod n).
+  void sendrecv(const void* send, void* recv, std::size_t count, DataType type, std::string_view algo = "mpi");
+  // Per-peer counts and displacements in elements (see CollArgs); `count`, the same on every
+  // rank, bounds every rank's send and recv totals.
+  void alltoallv(const void* send, std::span<const std::size_t> send_counts, std::span<const std::size_t> send_displs,
+                 void* recv, std::span<const std::size_t> recv_counts, std::span<const std::size_t> recv_displs,
+                 std::size_t count, DataType type, std::string_view algo = "mpi");
 
   // Validate `args` (throws InvalidArgument / UnsupportedCollective) and run it.
   void run(const CollArgs& args, const Algorithm& algo);

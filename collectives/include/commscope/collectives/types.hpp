@@ -12,7 +12,18 @@ namespace commscope {
 
 enum class DataType : std::uint8_t { f32, f64, f16, bf16, i32, i64, u8, i8, u32, u64 };
 enum class ReduceOp : std::uint8_t { sum, prod, min, max, avg };
-enum class Collective : std::uint8_t { allreduce, allgather, reducescatter, reduce, broadcast, alltoall };
+enum class Collective : std::uint8_t {
+  allreduce,
+  allgather,
+  reducescatter,
+  reduce,
+  broadcast,
+  alltoall,
+  gather,
+  scatter,
+  sendrecv,
+  alltoallv
+};
 
 inline constexpr std::array kAllDataTypes = {DataType::f32, DataType::f64, DataType::f16, DataType::bf16,
                                              DataType::i32, DataType::i64, DataType::u8,  DataType::i8,
@@ -20,7 +31,9 @@ inline constexpr std::array kAllDataTypes = {DataType::f32, DataType::f64, DataT
 inline constexpr std::array kAllReduceOps = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max,
                                              ReduceOp::avg};
 inline constexpr std::array kAllCollectives = {Collective::allreduce, Collective::allgather, Collective::reducescatter,
-                                               Collective::reduce,    Collective::broadcast, Collective::alltoall};
+                                               Collective::reduce,    Collective::broadcast, Collective::alltoall,
+                                               Collective::gather,    Collective::scatter,   Collective::sendrecv,
+                                               Collective::alltoallv};
 
 // Bytes of one element.
 std::size_t type_size(DataType t);
@@ -39,14 +52,19 @@ Collective parse_collective(std::string_view name);
 bool is_reducing(Collective c);
 // True for the collectives that take a root rank.
 bool is_rooted(Collective c);
+// False for alltoallv, whose send and recv layouts differ per peer: it has no in-place form
+// (NCCL and nccl-tests have none either).
+bool has_in_place(Collective c);
 
 // nccl-tests' bus-bandwidth factor: busbw = algbw * factor, for n ranks.
-// allreduce 2(n-1)/n; allgather, reducescatter, alltoall (n-1)/n; reduce, broadcast 1.
+// allreduce 2(n-1)/n; allgather, reducescatter, alltoall, gather, scatter, alltoallv (n-1)/n;
+// reduce, broadcast, sendrecv 1.
 double busbw_factor(Collective c, int nranks);
 
 // Total bytes of the array a collective is measured on (nccl-tests' "size"):
-// allreduce/reduce/broadcast: count elements; allgather: recv side (count * n);
-// reducescatter: send side (count * n); alltoall: count * n per rank.
+// allreduce/reduce/broadcast/sendrecv: count elements; allgather, gather: recv side
+// (count * n); reducescatter, scatter: send side (count * n); alltoall: count * n per rank;
+// alltoallv: count elements (the most any rank sends or receives, see CollArgs).
 // `count` is the per-call count as passed to Communicator (see communicator.hpp).
 std::size_t collective_bytes(Collective c, std::size_t count, DataType t, int nranks);
 
