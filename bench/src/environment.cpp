@@ -212,6 +212,12 @@ Environment build(const std::vector<std::string>& hosts, int argc, const char* c
   int major = 0, minor = 0;
   check_mpi(MPI_Get_version(&major, &minor), "MPI_Get_version");
   f.emplace_back("mpi_version", std::to_string(major) + "." + std::to_string(minor));
+  int level = MPI_THREAD_SINGLE;
+  check_mpi(MPI_Query_thread(&level), "MPI_Query_thread");
+  f.emplace_back("mpi_thread_level", level == MPI_THREAD_MULTIPLE     ? "multiple"
+                                     : level == MPI_THREAD_SERIALIZED ? "serialized"
+                                     : level == MPI_THREAD_FUNNELED   ? "funneled"
+                                                                      : "single");
 
   detail::add_cuda_fields(f);
   f.emplace_back("date", utc_now());

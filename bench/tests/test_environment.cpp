@@ -75,6 +75,7 @@ TEST(Environment, RequiredFieldsArePresent) {
   EXPECT_EQ(field(env, "nranks"), std::to_string(world_size()));
   EXPECT_EQ(field(env, "command_line"), "test_environment -b 8");
   EXPECT_NE(field(env, "mpi_version").find('.'), std::string::npos);
+  EXPECT_EQ(field(env, "mpi_thread_level"), "single");  // this test calls MPI_Init
   EXPECT_EQ(field(env, "mpi_library").find('\n'), std::string::npos);
   EXPECT_EQ(env.find("no_such_field"), nullptr);
   const std::string date = field(env, "date");  // 2025-01-31T12:00:00Z

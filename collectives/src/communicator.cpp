@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <sstream>
@@ -27,6 +28,23 @@ bool launched() {
 
 }  // namespace
 
+// COMMSCOPE_MPI_THREAD_LEVEL, or SINGLE (see MpiRuntime). MPI is not up yet: a bad value is
+// said on stderr and the default used, rather than failing before any rank can report it.
+namespace {
+int requested_thread_level() {
+  const char* v = std::getenv("COMMSCOPE_MPI_THREAD_LEVEL");
+  if (!v || !*v) return MPI_THREAD_SINGLE;
+  const std::string s(v);
+  if (s == "single") return MPI_THREAD_SINGLE;
+  if (s == "funneled") return MPI_THREAD_FUNNELED;
+  if (s == "serialized") return MPI_THREAD_SERIALIZED;
+  if (s == "multiple") return MPI_THREAD_MULTIPLE;
+  std::fprintf(stderr, "commscope: ignoring COMMSCOPE_MPI_THREAD_LEVEL='%s' (single, funneled, serialized, multiple)\n",
+               v);
+  return MPI_THREAD_SINGLE;
+}
+}  // namespace
+
 MpiRuntime::MpiRuntime(int& argc, char**& argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
@@ -36,7 +54,7 @@ MpiRuntime::MpiRuntime(int& argc, char**& argv) {
     // A value the user set is kept; other MPI libraries ignore the variable.
     if (!launched()) ::setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
     int provided = 0;
-    COMMSCOPE_MPI_CHECK(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided));
+    COMMSCOPE_MPI_CHECK(MPI_Init_thread(&argc, &argv, requested_thread_level(), &provided));
     owns_ = true;
   }
 }
