@@ -7,8 +7,11 @@ target_link_libraries(commscope_analysis_inputs PUBLIC commscope::h5 commscope::
                       PRIVATE commscope_build_flags)
 
 if(COMMSCOPE_BUILD_TESTS)
-  add_executable(test_analysis_inputs ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_inputs.cpp)
-  target_link_libraries(test_analysis_inputs PRIVATE commscope_analysis_inputs commscope_build_flags GTest::gtest_main)
+  # bench_fits.cpp: the report's pooling of bench rows, tested on files built in memory.
+  add_executable(test_analysis_inputs ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_inputs.cpp
+                                      ${CMAKE_CURRENT_SOURCE_DIR}/src/bench_fits.cpp)
+  target_link_libraries(test_analysis_inputs PRIVATE commscope_analysis_inputs commscope::analysis_core
+                                                     commscope_build_flags GTest::gtest_main)
   add_test(NAME analysis.inputs COMMAND test_analysis_inputs)
   set_tests_properties(analysis.inputs PROPERTIES LABELS "unit" ENVIRONMENT "COMMSCOPE_TEST_TMP=${CMAKE_CURRENT_BINARY_DIR}")
 

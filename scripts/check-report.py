@@ -94,13 +94,15 @@ def percentile(values, p):
 
 
 def pooled_cases(paths):
-    """(collective, algorithm, bytes) -> (time_us, busbw) as the report shows them: out-of-place
-    rows with a size, the first (type, op) of each collective, the median (lower middle) by time
-    of the repetitions of every file pooled."""
-    first, by_case = {}, {}
+    """(collective, algorithm, bytes) -> (time_us, busbw, typical_us) as the report shows them:
+    out-of-place rows with a size, the first (type, op) of each collective, the median (lower
+    middle) by time of the repetitions of every file pooled; typical_us, what the piecewise fits
+    fit, is the lower of that time and the lower middle of every per-call sample of the case."""
+    first, by_case, samples = {}, {}, {}
     for path in paths:
         with open_h5(path) as f:
             rows = f["results"][:]
+            times = f["samples"]["time_us"][:] if "samples" in f else []
         for r in rows:
             coll = text(r["collective"])
             if r["in_place"] or r["bytes"] == 0 or not r["time_us"] > 0:
@@ -108,9 +110,17 @@ def pooled_cases(paths):
             key = (text(r["type"]), text(r["op"]))
             if first.setdefault(coll, key) != key:
                 continue
-            by_case.setdefault((coll, text(r["algorithm"]), int(r["bytes"])), []).append(
-                (float(r["time_us"]), float(r["busbw_GBps"])))
-    return {case: sorted(reps)[(len(reps) - 1) // 2] for case, reps in by_case.items()}
+            case = (coll, text(r["algorithm"]), int(r["bytes"]))
+            by_case.setdefault(case, []).append((float(r["time_us"]), float(r["busbw_GBps"])))
+            lo, n = int(r["sample_offset"]), int(r["sample_count"])
+            samples.setdefault(case, []).extend(float(t) for t in times[lo:lo + n] if math.isfinite(t))
+    out = {}
+    for case, reps in by_case.items():
+        time_us, busbw = sorted(reps)[(len(reps) - 1) // 2]
+        pooled = sorted(samples.get(case, []))
+        mid = pooled[(len(pooled) - 1) // 2] if pooled else 0.0
+        out[case] = (time_us, busbw, min(time_us, mid) if mid > 0 else time_us)
+    return out
 
 
 def fit_line(points):
@@ -146,7 +156,7 @@ def check_fits(c, cases, report):
         used = []
         for row in rs:
             lo, hi = size_bytes(row["from"]), size_bytes(row["to"])
-            points = [(b, cases[(coll, algo, b)][0]) for b in sizes if lo * (1 - REL) <= b <= hi * (1 + REL)]
+            points = [(b, cases[(coll, algo, b)][2]) for b in sizes if lo * (1 - REL) <= b <= hi * (1 + REL)]
             used += [b for b, _ in points]
             where = f"fits.csv {coll} {algo} regime {row['regime']}"
             if len(points) != int(row["sizes"]) or len(points) < 2:
@@ -176,7 +186,7 @@ def check_bench(paths, report):
     c = Checker()
     cases = pooled_cases(paths)
     tables = {}
-    for (coll, algo, size), (time_us, busbw) in sorted(cases.items()):
+    for (coll, algo, size), (time_us, busbw, _) in sorted(cases.items()):
         if coll not in tables:
             tables[coll] = {size_key: row for size_key, row in
                             ((size_bytes(row["size"]), row) for row in read_csv(os.path.join(report, coll + ".csv")))}

@@ -33,13 +33,24 @@ std::optional<Interval> case_spread(const Case& c) {
   return hull(p10_p90(c.samples), p10_p90(run_times));
 }
 
+// The lower of a case's time and the median of its per-call samples (see Measured::typical_us).
+double typical(double time_us, std::vector<double> samples) {
+  if (samples.empty()) return time_us;
+  const auto mid = samples.begin() + static_cast<std::ptrdiff_t>((samples.size() - 1) / 2);
+  std::nth_element(samples.begin(), mid, samples.end());
+  return *mid > 0 ? std::min(time_us, *mid) : time_us;
+}
+
 void fit(Measured& m) {
   if (m.bytes.size() < 2) return;
-  std::vector<Sample> samples;
-  for (std::size_t i = 0; i < m.bytes.size(); ++i) samples.push_back({m.bytes[i], m.time_us[i]});
+  std::vector<Sample> samples, typical_samples;
+  for (std::size_t i = 0; i < m.bytes.size(); ++i) {
+    samples.push_back({m.bytes[i], m.time_us[i]});
+    typical_samples.push_back({m.bytes[i], m.typical_us[i]});
+  }
   try {
     m.fit = fit_alpha_beta(samples);
-    m.regimes = fit_piecewise(samples);
+    m.regimes = fit_piecewise(typical_samples);
   } catch (const std::invalid_argument&) {
     m.fit.reset();  // degenerate data: reported without a fit
     m.regimes.clear();
@@ -89,6 +100,7 @@ BenchData measurements(std::span<const BenchFile> runs) {
         m.time_us.push_back(mid.time_us);
         m.busbw_GBps.push_back(mid.busbw_GBps);
         m.spread_us.push_back(case_spread(c));
+        m.typical_us.push_back(typical(mid.time_us, c.samples));
       }
       fit(m);
     }

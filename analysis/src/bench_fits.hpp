@@ -27,8 +27,13 @@ struct Measured {
   // runs' own times (each file's median) where kMinSpreadValues or more files have the case;
   // nullopt where neither is known (no samples, fewer runs).
   std::vector<std::optional<Interval>> spread_us;
-  std::optional<AlphaBetaFit> fit;  // one line through every size (compare, predict), >= 2 sizes
-  std::vector<Regime> regimes;      // the piecewise fit (bench), >= 2 sizes
+  // Per size: what the piecewise fit fits, the lower of time_us and the median of the per-call
+  // samples. A few stalled calls (a preempted rank on a busy node) raise the mean of 20 calls
+  // 10-100x, never the median, and one such size would hide every protocol switch from the fit.
+  // (On a GPU the samples come from a slower second pass: there time_us is the lower.)
+  std::vector<double> typical_us;
+  std::optional<AlphaBetaFit> fit;  // one line through every size's time_us (compare, predict), >= 2 sizes
+  std::vector<Regime> regimes;      // the piecewise fit of typical_us (bench), >= 2 sizes
 };
 
 // collective -> algorithm -> measurements, in the first file's order of first appearance.

@@ -37,7 +37,7 @@ std::optional<CostParams> fit_link_model(const BenchData& data) {
       const auto terms = textbook_cost(c, *algo, meas.nranks);
       if (!terms) continue;
       for (std::size_t i = 0; i < meas.bytes.size(); ++i) {
-        const double t = meas.time_us[i], n = meas.bytes[i];
+        const double t = meas.typical_us[i], n = meas.bytes[i];
         const std::array<double, 3> x{terms->alpha_count / t, terms->beta_factor * n / t, terms->gamma_factor * n / t};
         for (int a = 0; a < 3; ++a) {
           for (int b = 0; b < 3; ++b) m[a][b] += x[a] * x[b];

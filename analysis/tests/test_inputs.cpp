@@ -514,3 +514,55 @@ TEST(Preflight, UnknownKind) {
 }
 
 }  // namespace
+
+// The bench report's fits go through measurements(): one size whose mean is raised 10x by a
+// stalled call must not hide a protocol switch (the fit takes the median call there).
+#include "../src/bench_fits.hpp"
+
+namespace {
+
+commscope::analysis::BenchFile switching_file(bool with_samples) {
+  commscope::analysis::BenchFile f;
+  f.nranks = 2;
+  f.device = "cpu";
+  for (int e = 3; e <= 16; ++e) {
+    const double bytes = std::ldexp(1.0, e);
+    const double t = bytes <= 1024 ? 1.0 + bytes / 1e3 : 20.0 + bytes / 1e3;  // switch above 1 KiB
+    commscope::analysis::BenchRow r;
+    r.collective = "allreduce", r.algorithm = "mpi", r.device = "cpu", r.type = "f32", r.op = "sum";
+    r.nranks = 2, r.bytes = static_cast<std::uint64_t>(bytes), r.count = r.bytes / 4;
+    r.sample_offset = f.sample_time_us.size();
+    double sum = 0;
+    for (int i = 0; i < 20; ++i) {
+      const double s = (e == 3 && i == 7) ? 200 * t : t * (1 + 0.001 * (i % 3));  // one stall at 8 B
+      f.sample_time_us.push_back(s);
+      sum += s;
+    }
+    r.sample_count = with_samples ? 20 : 0;
+    r.time_us = sum / 20;
+    r.busbw_GBps = bytes / r.time_us * 1e-3;
+    f.rows.push_back(r);
+  }
+  if (!with_samples) f.sample_time_us.clear();
+  return f;
+}
+
+TEST(BenchFits, AStalledCallDoesNotHideAProtocolSwitch) {
+  const auto data = commscope::analysis::measurements(switching_file(true));
+  ASSERT_EQ(data.size(), 1U);
+  const auto& m = data[0].second.at(0);
+  EXPECT_GT(m.time_us[0], 10.0);        // the mean of 20 calls with one 200x stall
+  EXPECT_NEAR(m.typical_us[0], 1.008, 0.01);  // the median call
+  ASSERT_EQ(m.regimes.size(), 2U);
+  EXPECT_EQ(m.regimes[0].to_bytes, 1024);
+  EXPECT_EQ(m.regimes[1].from_bytes, 2048);
+  for (const auto& r : m.regimes) EXPECT_GT(r.fit.r_squared, 0.99);
+}
+
+TEST(BenchFits, WithoutSamplesTheRowTimeIsFitted) {
+  const auto data = commscope::analysis::measurements(switching_file(false));
+  const auto& m = data.at(0).second.at(0);
+  EXPECT_EQ(m.typical_us, m.time_us);
+}
+
+}  // namespace
