@@ -269,8 +269,18 @@ void ResultsFile::close() {
   if (!impl_) return;
   flush();
   int expected = kOpen;
-  // Whoever takes the state from open publishes: here by closing (which renames).
-  if (g_state.compare_exchange_strong(expected, kNone)) impl_->file.close();
+  // Whoever takes the state from open publishes: here by closing (which renames). A signal
+  // arriving meanwhile waits until the file has its final name (a launcher's SIGTERM after
+  // another rank's abort came mid-close, and the file stayed FILE.partial).
+  if (g_state.compare_exchange_strong(expected, kWriting)) {
+    struct Done {
+      ~Done() {
+        g_state.store(kNone);
+        deliver_deferred_signal();
+      }
+    } done;
+    impl_->file.close();
+  }
   delete impl_;
   impl_ = nullptr;
 }
