@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "commscope/collectives/collectives.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
@@ -121,6 +122,33 @@ TEST(Errors, AWaitWithNoMatchingSendTimesOutNamingTheOperation) {
   float y = 5, z = 0;
   t.sendrecv(&y, sizeof y, t.rank(), &z, sizeof z, t.rank());
   EXPECT_EQ(z, 5.0f);
+}
+
+// shm: a peer that never arrives is a TimeoutError naming the collective, the size and that
+// peer, not a hang; the segment then refuses further calls instead of mixing steps.
+TEST(Errors, ShmAllreduceWithAStalledPeerTimesOutNamingThePeer) {
+  CommOptions o;
+  o.timeout_s = 0.3;
+  Communicator comm(MPI_COMM_WORLD, o);  // its own segment: the test breaks it
+  const int p = comm.size(), r = comm.rank();
+  std::vector<float> x(16, 1.0f);
+  // The first call makes the segment on every rank (collective) and works.
+  comm.allreduce(x.data(), x.data(), x.size(), DataType::f32, ReduceOp::sum, "shm");
+  EXPECT_EQ(x[15], static_cast<float>(p));
+  if (p == 1) GTEST_SKIP() << "needs a peer to stall";
+  if (r == 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string m = message_of<TimeoutError>(
+        [&] { comm.allreduce(x.data(), x.data(), x.size(), DataType::f32, ReduceOp::sum, "shm"); });
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_NE(m.find("timeout after 0.3 s on rank 0"), std::string::npos) << m;
+    EXPECT_NE(m.find("allreduce shm f32 sum 64 B"), std::string::npos) << m;
+    EXPECT_NE(m.find("rank 1's shm ready flag"), std::string::npos) << m;
+    EXPECT_LT(secs, 10.0);
+    EXPECT_THROW(comm.allreduce(x.data(), x.data(), x.size(), DataType::f32, ReduceOp::sum, "shm"), TransportError);
+  }
+  // Rank 0 timed out alone; the communicator (and its window) is freed by all ranks together.
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 int main(int argc, char** argv) {

@@ -217,7 +217,7 @@ TEST(Names, ParseAndPrintRoundTripAndErrorsListValidNames) {
     find_algorithm("butterfly");
     FAIL() << "no exception";
   } catch (const UnknownName& e) {
-    EXPECT_NE(std::string(e.what()).find("mpi, ring, tree, rhd"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("mpi, ring, tree, rhd, shm"), std::string::npos) << e.what();
   }
   EXPECT_EQ(find_algorithm("rhd").name(), "rhd");
 }
@@ -262,6 +262,8 @@ TEST(Algorithms, EachHasTheCollectivesItCanShape) {
   }
   EXPECT_FALSE(has("rhd", Collective::gather));
   EXPECT_FALSE(has("rhd", Collective::scatter));
+  // shm has allreduce only so far.
+  for (Collective c : kAllCollectives) EXPECT_EQ(has("shm", c), c == Collective::allreduce) << to_string(c);
 }
 
 TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
@@ -295,6 +297,18 @@ TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
   EXPECT_DOUBLE_EQ(cost("ring", Collective::sendrecv, 4).beta, 1);
   EXPECT_FALSE(find_algorithm("ring").cost(Collective::alltoallv, 4, 1e6, o).has_value());
   EXPECT_NEAR(ring.seconds(1e6, 1e-6, 1e-9, 1e-10), 6e-6 + 1.5e-3 + 0.75e-4, 1e-12);
+  // shm: one-shot below the switch (k a + p nB + (p-1) nG), two-shot from it on
+  // (2k a + (3p-1)/p nB + (p-1)/p nG), k = 1 MiB chunks.
+  const Algorithm& shm = find_algorithm("shm");
+  const Cost one = *shm.cost(Collective::allreduce, 4, 4096, o);
+  EXPECT_DOUBLE_EQ(one.alpha, 1);
+  EXPECT_DOUBLE_EQ(one.beta, 4);
+  EXPECT_DOUBLE_EQ(one.gamma, 3);
+  const Cost two = *shm.cost(Collective::allreduce, 4, 3 << 20, o);
+  EXPECT_DOUBLE_EQ(two.alpha, 6);
+  EXPECT_DOUBLE_EQ(two.beta, 11.0 / 4);
+  EXPECT_DOUBLE_EQ(two.gamma, 0.75);
+  EXPECT_FALSE(shm.cost(Collective::allgather, 4, 1e6, o).has_value());
 }
 
 TEST(Partition, BlocksCoverTheArrayAndDifferByAtMostOne) {

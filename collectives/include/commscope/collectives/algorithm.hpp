@@ -50,6 +50,9 @@ struct AlgoOptions {
   // Pipeline segment of the ring algorithm (bytes): bounds the scratch memory and lets the
   // reduction of one segment overlap the transfer of the next.
   std::size_t segment_bytes = std::size_t{1} << 20;
+  // The shm allreduce's switch: arrays of at least this many bytes take two-shot (reduce a
+  // 1/n slice each, then gather the slices), smaller ones one-shot (every rank reduces all).
+  std::size_t shm_two_shot_bytes = std::size_t{64} << 10;
 };
 
 // Alpha-beta-gamma cost: t = alpha * a + beta * n * B + gamma * n * G for a message of n
@@ -78,7 +81,7 @@ class Algorithm {
   double busbw_factor(Collective c, int nranks) const { return commscope::busbw_factor(c, nranks); }
 };
 
-// Every algorithm compiled in, in a fixed order: mpi, ring, tree, rhd.
+// Every algorithm compiled in, in a fixed order: mpi, ring, tree, rhd, shm.
 std::span<const Algorithm* const> algorithms();
 // Look up by name; throws UnknownName listing the names that exist.
 const Algorithm& find_algorithm(std::string_view name);

@@ -1,0 +1,70 @@
+// The node segment of the `shm` algorithm (internal header): one MPI shared-memory window per
+// communicator whose ranks all share a node, with a region per rank holding three sequence-number
+// flags and two chunk slots. MpiTransport owns it (created on the first shm call, freed with the
+// transport); docs/collectives.md describes the layout and the flag protocol.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace commscope::detail {
+
+// One slot: the most of a rank's array that is in the segment at once. Arrays larger than this
+// go through in chunks of this size; two slots per rank let a fast rank fill the next chunk
+// while slower ones still read the last. 2 MiB + one page per rank in all, whatever the array.
+inline constexpr std::size_t kShmSlotBytes = std::size_t{1} << 20;
+inline constexpr int kShmSlotsPerRank = 2;
+
+// A rank's flags: the last step (a count of chunks, continued across calls) for which it has
+//   ready:   copied its chunk into its slot;
+//   reduced: published its reduced slice of the chunk in its slot (two-shot only);
+//   done:    finished reading every peer's slot, which may then be overwritten.
+// Only the owner stores (release); peers load (acquire). Each flag has its own 128-byte line
+// (two lines: adjacent-line prefetch) so that one rank's stores do not bounce a line others poll.
+struct ShmFlags {
+  alignas(128) std::atomic<std::uint64_t> ready{0};
+  alignas(128) std::atomic<std::uint64_t> reduced{0};
+  alignas(128) std::atomic<std::uint64_t> done{0};
+};
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "shm flags must be lock-free to work across processes");
+
+class ShmSegment {
+ public:
+  // Collective over `comm` (every rank must call it): splits off the ranks sharing this node
+  // and, when that is all of `comm`, allocates the window. Otherwise no window is made and
+  // single_node() is false on every rank.
+  explicit ShmSegment(MPI_Comm comm);
+  ~ShmSegment();
+  ShmSegment(const ShmSegment&) = delete;
+  ShmSegment& operator=(const ShmSegment&) = delete;
+
+  bool single_node() const { return win_ != MPI_WIN_NULL; }
+  int node_size() const { return node_size_; }  // ranks of `comm` on this rank's node
+
+  ShmFlags& flags(int rank) const { return *flags_[static_cast<std::size_t>(rank)]; }
+  std::byte* slot(int rank, int which) const {
+    return slots_[static_cast<std::size_t>(rank)] + static_cast<std::size_t>(which) * kShmSlotBytes;
+  }
+  // The step number of the next chunk; every rank runs the same steps in the same order.
+  std::uint64_t next_step() { return ++step_; }
+
+  // After a timeout the ranks are at different steps and cannot agree again without
+  // communication: the segment refuses further use (a new Communicator makes a new one).
+  void mark_broken() { broken_ = true; }
+  bool broken() const { return broken_; }
+
+ private:
+  MPI_Comm node_ = MPI_COMM_NULL;
+  MPI_Win win_ = MPI_WIN_NULL;
+  int node_size_ = 1;
+  std::vector<ShmFlags*> flags_;
+  std::vector<std::byte*> slots_;
+  std::uint64_t step_ = 0;
+  bool broken_ = false;
+};
+
+}  // namespace commscope::detail
