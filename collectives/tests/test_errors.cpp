@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "commscope/collectives/collectives.hpp"
@@ -149,6 +150,20 @@ TEST(Errors, ShmAllreduceWithAStalledPeerTimesOutNamingThePeer) {
   }
   // Rank 0 timed out alone; the communicator (and its window) is freed by all ranks together.
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Unbound ranks, or ranks bound to a core each (mpirun's default for 2 ranks): the node is
+// oversubscribed only with more ranks than CPUs. (The check once compared the node's ranks with
+// one rank's own affinity, so two ranks bound to two cores counted as oversubscribed and every
+// wait slept: ctest runs this also under --bind-to core.)
+TEST(Communicator, OversubscribedCountsTheNodesCpusNotOneRanks) {
+  Communicator comm(MPI_COMM_WORLD);
+  const int cpus = static_cast<int>(std::thread::hardware_concurrency());
+  if (cpus < comm.local_size()) {
+    EXPECT_TRUE(comm.oversubscribed());
+  } else {
+    EXPECT_FALSE(comm.oversubscribed()) << comm.local_size() << " ranks, " << cpus << " CPUs";
+  }
 }
 
 int main(int argc, char** argv) {

@@ -64,9 +64,11 @@ class Communicator {
   MPI_Comm mpi_comm() const;
   const CommOptions& options() const { return options_; }
   Transport& transport();
-  // Ranks on this node and whether they outnumber the cores available to this process.
+  // Ranks on this node, and whether they outnumber the CPUs they may run on together (the
+  // union of the node's ranks' affinity masks: a rank bound to one core sees one CPU, and two
+  // ranks bound to two cores are not oversubscribed).
   int local_size() const { return local_size_; }
-  bool oversubscribed() const;
+  bool oversubscribed() const { return local_size_ > node_cpus_; }
 
   // Collectives; `algo` is a name from algorithms() ("mpi", "ring", "tree", "rhd", "shm").
   // Counts and in-place conventions: see CollArgs.
@@ -100,6 +102,7 @@ class Communicator {
   std::unique_ptr<MpiTransport> transport_;
   CommOptions options_;
   int local_size_ = 1;
+  int node_cpus_ = 1;
   // The last call that passed validation: a benchmark repeats one call many times, and
   // repeating it needs no new checks (nor a new error context).
   CollArgs checked_args_;
