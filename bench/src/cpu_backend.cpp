@@ -94,18 +94,35 @@ class CpuBackend final : public Backend {
     // them. A clock read costs 20-50 ns (in a VM), a 2-rank 8 B allreduce about 600 ns. -z 3
     // times each iteration alone between untimed barriers, as IMB-MPI1 and OSU do.
     LocalTimings t;
-    if (p.blocking == 0) {
-      const std::int64_t t0 = now_ns();
-      const std::int64_t calls = p.iters * p.agg;
-      for (std::int64_t i = 0; i < calls; ++i) {
-        comm_.run(args_, *algo_);
-        dog.progress(i);
-      }
-      t.total_s = t.launch_s = static_cast<double>(now_ns() - t0) * 1e-9;
-      sample_iterations(p, dog, t);
+    if (p.blocking != 0) {  // -z 1 to 3 time every iteration anyway: the clock is read after each
+      t.total_s = t.launch_s = time_iterations(p, dog, t);
       return t;
     }
-    // -z 1 and -z 3 time every iteration anyway: the clock is read after each.
+    const std::int64_t t0 = now_ns();
+    const std::int64_t calls = p.iters * p.agg;
+    for (std::int64_t i = 0; i < calls; ++i) {
+      comm_.run(args_, *algo_);
+      dog.progress(i);
+    }
+    t.total_s = t.launch_s = static_cast<double>(now_ns() - t0) * 1e-9;
+    // The per-iteration samples from a second pass, kept out of the timed one.
+    comm_.barrier();
+    time_iterations(p, dog, t);
+    return t;
+  }
+
+  std::uint64_t check_once(std::uint64_t seed, bool corrupt) override {
+    const check::Spec s = case_.spec(seed);
+    check::fill_send(s, comm_.rank(), const_cast<void*>(args_.send));
+    comm_.run(args_, *algo_);
+    return count_wrong(case_, seed, comm_.rank(), args_.recv, args_.send, corrupt);
+  }
+
+ private:
+  // `iters` iterations of `agg` calls (with -z 1's and -z 3's barriers) and a timestamp after
+  // each: per-iteration durations and arrivals (since the start); returns their time without
+  // -z 3's barriers (s).
+  double time_iterations(const TimingPlan& p, Watchdog& dog, LocalTimings& t) {
     t.op_s.resize(static_cast<std::size_t>(p.iters));
     t.arrival_s.resize(static_cast<std::size_t>(p.iters));
     const std::int64_t t0 = now_ns();
@@ -126,34 +143,7 @@ class CpuBackend final : public Backend {
         untimed += start - end;
       }
     }
-    t.total_s = t.launch_s = static_cast<double>(start - t0 - untimed) * 1e-9;
-    return t;
-  }
-
-  std::uint64_t check_once(std::uint64_t seed, bool corrupt) override {
-    const check::Spec s = case_.spec(seed);
-    check::fill_send(s, comm_.rank(), const_cast<void*>(args_.send));
-    comm_.run(args_, *algo_);
-    return count_wrong(case_, seed, comm_.rank(), args_.recv, args_.send, corrupt);
-  }
-
- private:
-  // Per-iteration durations and arrivals (since the barrier exit) from a second pass of
-  // `iters` iterations of `agg` calls with a timestamp after each, kept out of the timed pass.
-  void sample_iterations(const TimingPlan& p, Watchdog& dog, LocalTimings& t) {
-    t.op_s.resize(static_cast<std::size_t>(p.iters));
-    t.arrival_s.resize(static_cast<std::size_t>(p.iters));
-    comm_.barrier();
-    const std::int64_t t0 = now_ns();
-    std::int64_t prev = t0;
-    for (std::int64_t i = 0; i < p.iters; ++i) {
-      for (int a = 0; a < p.agg; ++a) comm_.run(args_, *algo_);
-      const std::int64_t now = now_ns();
-      t.op_s[static_cast<std::size_t>(i)] = static_cast<double>(now - prev) * 1e-9 / p.agg;
-      t.arrival_s[static_cast<std::size_t>(i)] = static_cast<double>(prev - t0) * 1e-9;
-      prev = now;
-      dog.progress(i);
-    }
+    return static_cast<double>(start - t0 - untimed) * 1e-9;
   }
 
   Communicator& comm_;

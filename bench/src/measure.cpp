@@ -100,7 +100,9 @@ Measurement measure(Backend& backend, Communicator& comm, const Case& c, std::in
   } mine{t.total_s, rank}, slowest{};
   COMMSCOPE_MPI_CHECK(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, mc));
   const double calls = static_cast<double>(plan.calls());
-  m.time_s = calls > 0 ? combine(t.total_s, o.combine, mc, comm.size()) / calls : 0;
+  // -a max is the slowest rank's total, found above.
+  const double total = o.combine == Combine::max ? slowest.value : combine(t.total_s, o.combine, mc, comm.size());
+  m.time_s = calls > 0 ? total / calls : 0;
   m.cpu_time_s = calls > 0 ? combine(t.launch_s, o.combine, mc, comm.size()) / calls : 0;
   m.slowest_rank = slowest.rank;
 
