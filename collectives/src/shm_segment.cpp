@@ -4,14 +4,15 @@
 #include <cstring>
 #include <new>
 
+#include "commscope/collectives/algorithm.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
 
 namespace commscope::detail {
-namespace {
 
 // Flags first, slots from the next page on: the slots start page-aligned and the flags of
 // one rank never share a page with another rank's data.
 constexpr std::size_t kHeaderBytes = 4096;
+namespace {
 static_assert(sizeof(ShmFlags) <= kHeaderBytes);
 // MPI aligns regions to pages in practice but promises nothing: kAlign spare bytes let every
 // rank round its region's start up to the flags' alignment. Mappings are page-aligned, so the
@@ -80,3 +81,9 @@ ShmSegment::~ShmSegment() {
 }
 
 }  // namespace commscope::detail
+
+namespace commscope {
+ShmSegmentShape shm_segment_shape() {
+  return {detail::kShmSlotBytes, detail::kShmSlotsPerRank, detail::kHeaderBytes};
+}
+}  // namespace commscope

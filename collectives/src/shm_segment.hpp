@@ -13,11 +13,12 @@
 
 namespace commscope::detail {
 
-// One slot: the most of a rank's array that is in the segment at once. Arrays larger than this
-// go through in chunks of this size; two slots per rank let a fast rank fill the next chunk
-// while slower ones still read the last. 2 MiB + one page per rank in all, whatever the array.
+// One slot: the most of a rank's data that is in the segment at once. Arrays larger than a
+// slot go through in chunks of at most this size, kShmSlotsPerRank slots per rank in turn, so
+// that a fast rank fills the next slots while slower ones still read the last. The segment is
+// kShmRegionBytes per rank whatever the array (printed by the bench, in docs/collectives.md).
 inline constexpr std::size_t kShmSlotBytes = std::size_t{1} << 20;
-inline constexpr int kShmSlotsPerRank = 2;
+inline constexpr int kShmSlotsPerRank = 4;
 
 // A rank's flags: the last step (a count of chunks, continued across calls) for which it has
 //   ready:   copied its chunk into its slot;
@@ -46,8 +47,9 @@ class ShmSegment {
   int node_size() const { return node_size_; }  // ranks of `comm` on this rank's node
 
   ShmFlags& flags(int rank) const { return *flags_[static_cast<std::size_t>(rank)]; }
-  std::byte* slot(int rank, int which) const {
-    return slots_[static_cast<std::size_t>(rank)] + static_cast<std::size_t>(which) * kShmSlotBytes;
+  // Slot `which` (any step number: taken modulo the slot count) of a rank's region.
+  std::byte* slot(int rank, std::uint64_t which) const {
+    return slots_[static_cast<std::size_t>(rank)] + static_cast<std::size_t>(which % kShmSlotsPerRank) * kShmSlotBytes;
   }
   // The step number of the next chunk; every rank runs the same steps in the same order.
   std::uint64_t next_step() { return ++step_; }

@@ -7,8 +7,10 @@
 #include <thread>
 #include <vector>
 
+#include "commscope/collectives/check_data.hpp"
 #include "commscope/collectives/collectives.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
+#include "../src/shm_segment.hpp"
 
 using namespace commscope;
 
@@ -149,6 +151,36 @@ TEST(Errors, ShmAllreduceWithAStalledPeerTimesOutNamingThePeer) {
     EXPECT_THROW(comm.allreduce(x.data(), x.data(), x.size(), DataType::f32, ReduceOp::sum, "shm"), TransportError);
   }
   // Rank 0 timed out alone; the communicator (and its window) is freed by all ranks together.
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Mutation check of the shm flag protocol: rank 1 claims its slots ready before it has filled
+// them and enters the call late, so its peers reduce whatever its slot held before. The data
+// checker must count those elements wrong (a protocol broken this way would fail the suite).
+TEST(Errors, ShmForgedReadyFlagIsCaughtByTheChecker) {
+  Communicator comm(MPI_COMM_WORLD);  // its own segment: the test breaks its protocol
+  const int p = comm.size(), r = comm.rank();
+  if (p == 1) GTEST_SKIP() << "needs a peer to forge a flag";
+  check::Spec spec{Collective::allreduce, DataType::f32, ReduceOp::sum, 4096, 0, p, 7};
+  std::vector<float> send(check::send_elements(spec)), recv(check::recv_elements(spec));
+  auto call = [&] {
+    check::fill_send(spec, r, send.data());
+    comm.allreduce(send.data(), recv.data(), spec.count, spec.type, spec.op, "shm");
+    return check::check_recv(spec, r, recv.data()).wrong;
+  };
+  EXPECT_EQ(call(), 0u);  // the protocol as written: right
+  spec.seed = 8;          // new inputs, so that last call's slots are stale
+  if (r == 1) {
+    auto* mpi = comm.transport().as_mpi();
+    ASSERT_NE(mpi, nullptr);
+    mpi->node_segment().flags(1).ready.store(std::uint64_t{1} << 40, std::memory_order_release);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (r == 1) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const std::size_t wrong = call();
+  if (r != 1) {
+    EXPECT_GT(wrong, spec.count / 2) << "rank " << r << ": the checker missed a stale slot";
+  }
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
