@@ -178,7 +178,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_option("--seed", o.seed, "seed of the check data")->capture_default_str();
   app.add_option("--segment", o.segment_bytes, "ring pipeline segment in bytes")->capture_default_str();
   std::string shm_chunk = std::to_string(o.shm_chunk_bytes), shm_two_shot = std::to_string(o.shm_two_shot_bytes);
-  app.add_option("--shm-chunk", shm_chunk, "shm: bytes a rank puts into the node segment per step (1 to 1M)")
+  app.add_option("--shm-chunk", shm_chunk, "shm: bytes a rank puts into the node segment per step (1 to 512K, the segment's slot)")
       ->capture_default_str();
   app.add_option("--shm-two-shot", shm_two_shot,
                  "shm allreduce/reduce: arrays of at least this size take two-shot, smaller one-shot")
@@ -232,8 +232,9 @@ ParseResult parse_options(int argc, const char* const* argv) {
     if (!(o.timeout_s >= 0)) throw InvalidArgument("-T/--timeout must be >= 0 seconds");
     if (o.segment_bytes == 0) throw InvalidArgument("--segment must be > 0");
     o.shm_chunk_bytes = parse_size(shm_chunk);
-    if (o.shm_chunk_bytes == 0 || o.shm_chunk_bytes > (std::size_t{1} << 20))
-      throw InvalidArgument("--shm-chunk must be 1 to 1M bytes (the segment's slot)");
+    if (o.shm_chunk_bytes == 0 || o.shm_chunk_bytes > shm_segment_shape().slot_bytes)
+      throw InvalidArgument("--shm-chunk must be 1 to " + std::to_string(shm_segment_shape().slot_bytes) +
+                            " bytes (the shm segment's slot)");
     o.shm_two_shot_bytes = parse_size(shm_two_shot);
     // A page of elements already reaches every misalignment; more only wastes memory.
     if (unalign < 0 || unalign > 4096) throw InvalidArgument("-u/--unalign must be 0 to 4096 elements");

@@ -17,7 +17,7 @@ namespace commscope::detail {
 // slot go through in chunks of at most this size, kShmSlotsPerRank slots per rank in turn, so
 // that a fast rank fills the next slots while slower ones still read the last. The segment is
 // kShmRegionBytes per rank whatever the array (printed by the bench, in docs/collectives.md).
-inline constexpr std::size_t kShmSlotBytes = std::size_t{1} << 20;
+inline constexpr std::size_t kShmSlotBytes = std::size_t{512} << 10;
 inline constexpr int kShmSlotsPerRank = 4;
 
 // A rank's flags: the last step (a count of chunks, continued across calls) for which it has
@@ -26,10 +26,19 @@ inline constexpr int kShmSlotsPerRank = 4;
 //   done:    finished reading every peer's slot, which may then be overwritten.
 // Only the owner stores (release); peers load (acquire). Each flag has its own 128-byte line
 // (two lines: adjacent-line prefetch) so that one rank's stores do not bounce a line others poll.
+//   inline_slots[s mod kShmSlotsPerRank]: steps that put at most kShmInlineBytes per rank carry
+//            them here, beside a copy of `ready` in the same line, so a peer fetches flag and
+//            data in one transfer between cores instead of two (the slot stays unused).
+inline constexpr std::size_t kShmInlineBytes = 120;
+struct ShmInline {
+  alignas(128) std::atomic<std::uint64_t> ready{0};
+  std::byte data[kShmInlineBytes];
+};
 struct ShmFlags {
   alignas(128) std::atomic<std::uint64_t> ready{0};
   alignas(128) std::atomic<std::uint64_t> reduced{0};
   alignas(128) std::atomic<std::uint64_t> done{0};
+  ShmInline inline_slots[kShmSlotsPerRank];
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "shm flags must be lock-free to work across processes");
 
@@ -53,6 +62,9 @@ class ShmSegment {
   }
   // The step number of the next chunk; every rank runs the same steps in the same order.
   std::uint64_t next_step() { return ++step_; }
+  // The lowest `done` step of the peers when this rank last read them (they only grow).
+  std::uint64_t peers_done() const { return peers_done_; }
+  void set_peers_done(std::uint64_t s) { peers_done_ = s; }
 
   // After a timeout the ranks are at different steps and cannot agree again without
   // communication: the segment refuses further use (a new Communicator makes a new one).
@@ -66,6 +78,7 @@ class ShmSegment {
   std::vector<ShmFlags*> flags_;
   std::vector<std::byte*> slots_;
   std::uint64_t step_ = 0;
+  std::uint64_t peers_done_ = 0;
   bool broken_ = false;
 };
 

@@ -47,13 +47,14 @@ using detail::Blocks;
 using detail::Buf;
 using detail::kShmSlotBytes;
 using detail::kShmSlotsPerRank;
+using detail::kShmInlineBytes;
 using detail::ShmFlags;
 using detail::ShmSegment;
 
-enum class Flag { ready, reduced, done };
+enum class Flag { ready, reduced, done, ready_inline };
 
 const char* flag_name(Flag f) {
-  return f == Flag::ready ? "ready" : f == Flag::reduced ? "reduced" : "done";
+  return f == Flag::reduced ? "reduced" : f == Flag::done ? "done" : "ready";  // ready_inline: the same flag, in the data's line
 }
 
 // Spins until a peer's flag reaches a step, under the transport's deadline and its
@@ -63,13 +64,14 @@ class FlagWaiter {
   FlagWaiter(MpiTransport& t, ShmSegment& seg)
       : t_(t), seg_(seg), timeout_s_(t.timeout_s()), yield_(t.yield_when_idle()) {}
 
-  void wait(int peer, Flag f, std::uint64_t step) const {
-    const std::atomic<std::uint64_t>& flag = get(seg_.flags(peer), f);
-    if (flag.load(std::memory_order_acquire) >= step) return;
+  // Returns the flag's value, at least `step`.
+  std::uint64_t wait(int peer, Flag f, std::uint64_t step) const {
+    const std::atomic<std::uint64_t>& flag = get(seg_.flags(peer), f, step);
+    if (const std::uint64_t v = flag.load(std::memory_order_acquire); v >= step) return v;
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
     for (unsigned spins = 1;; ++spins) {
-      if (flag.load(std::memory_order_acquire) >= step) return;
+      if (const std::uint64_t v = flag.load(std::memory_order_acquire); v >= step) return v;
       if (yield_ && spins > 64) std::this_thread::sleep_for(std::chrono::microseconds(20));
       if (timeout_s_ > 0 && (spins & 255u) == 0 &&
           std::chrono::duration<double>(clock::now() - start).count() > timeout_s_) {
@@ -82,14 +84,23 @@ class FlagWaiter {
       }
     }
   }
-  void wait_all(Flag f, std::uint64_t step) const {
+  // Waits for every peer; returns the lowest value seen (at least `step`).
+  std::uint64_t wait_all(Flag f, std::uint64_t step) const {
+    std::uint64_t low = UINT64_MAX;
     for (int q = 0; q < t_.size(); ++q)
-      if (q != t_.rank()) wait(q, f, step);
+      if (q != t_.rank()) low = std::min(low, wait(q, f, step));
+    return low;
   }
 
  private:
-  static const std::atomic<std::uint64_t>& get(const ShmFlags& fl, Flag f) {
-    return f == Flag::ready ? fl.ready : f == Flag::reduced ? fl.reduced : fl.done;
+  static const std::atomic<std::uint64_t>& get(const ShmFlags& fl, Flag f, std::uint64_t step) {
+    switch (f) {
+      case Flag::ready: return fl.ready;
+      case Flag::reduced: return fl.reduced;
+      case Flag::done: return fl.done;
+      case Flag::ready_inline: break;
+    }
+    return fl.inline_slots[step % detail::kShmSlotsPerRank].ready;
   }
   MpiTransport& t_;
   ShmSegment& seg_;
@@ -168,9 +179,13 @@ class Steps {
     ShmFlags& flags = seg.flags(me);
     for (std::size_t i = 0; i < nsteps; ++i) {
       step_ = seg.next_step();
-      if (step_ > kShmSlotsPerRank) waiter.wait_all(Flag::done, step_ - kShmSlotsPerRank);
+      // The peers' done flags are read only when the last reading does not already free the
+      // slot: a line the peers keep writing costs a transfer between cores per read.
+      if (step_ > kShmSlotsPerRank && seg.peers_done() < step_ - kShmSlotsPerRank)
+        seg.set_peers_done(waiter.wait_all(Flag::done, step_ - kShmSlotsPerRank));
       fill(i);
-      flags.ready.store(step_, std::memory_order_release);
+      if (inline_) flags.inline_slots[step_ % kShmSlotsPerRank].ready.store(step_, std::memory_order_release);
+      flags.ready.store(step_, std::memory_order_release);  // (no peer polls it in inline steps: the line stays here)
       consume(i);
       if constexpr (late) {
         if (i > 0) finish_step(i - 1, step_ - 1, finish);
@@ -189,17 +204,20 @@ class Steps {
     if (stream) return stream_copy(dst, src, bytes);
     std::memcpy(dst, src, bytes);
   }
-  std::byte* mine() const { return seg.slot(me, step_); }
+  // A collective sets this before run(): the most bytes any rank puts into its slot in a step
+  // (the same on every rank); small steps go inline (ShmFlags::inline_slots).
+  void set_step_bytes(std::size_t bytes) { inline_ = bytes <= kShmInlineBytes; }
+  std::byte* mine() const { return slot(me); }
   // Peer q's slot of this step, once q has filled it.
   const std::byte* peer(int q) const {
-    if (q != me) waiter.wait(q, Flag::ready, step_);
-    return seg.slot(q, step_);
+    if (q != me) waiter.wait(q, inline_ ? Flag::ready_inline : Flag::ready, step_);
+    return slot(q);
   }
   // Two-shot: this rank's reduced slice is in its slot / peer q's is in q's.
   void publish_reduced() const { seg.flags(me).reduced.store(step_, std::memory_order_release); }
   const std::byte* reduced(int q) const {
     if (q != me) waiter.wait(q, Flag::reduced, step_);
-    return seg.slot(q, step_);
+    return slot(q);
   }
 
   MpiTransport& t;
@@ -209,6 +227,9 @@ class Steps {
   bool stream = false;  // set by the collective from its output size
 
  private:
+  std::byte* slot(int q) const {
+    return inline_ ? seg.flags(q).inline_slots[step_ % kShmSlotsPerRank].data : seg.slot(q, step_);
+  }
   template <typename Finish>
   void finish_step(std::size_t i, std::uint64_t step, Finish& finish) {
     const std::uint64_t now = step_;
@@ -218,6 +239,7 @@ class Steps {
     step_ = now;
   }
   std::uint64_t step_ = 0;
+  bool inline_ = false;
 };
 
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
@@ -280,6 +302,7 @@ void all_reduce(Steps& s, const CollArgs& a, const AlgoOptions& o, int root) {
   const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
   const bool writes = root < 0 || s.me == root;
   s.stream = a.count * es >= kStreamOutputBytes;
+  s.set_step_bytes(std::min(chunk, a.count) * es);
   const std::size_t nsteps = ceil_div(a.count, chunk);
   auto len_of = [&](std::size_t i) { return std::min(chunk, a.count - i * chunk); };
   if (!two_shot) {
@@ -323,15 +346,22 @@ void reducescatter(Steps& s, const CollArgs& a, const AlgoOptions& o) {
   const std::size_t es = type_size(a.type), per = step_elems(o, es, s.p);
   const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
   s.stream = a.count * es >= kStreamOutputBytes;
+  s.set_step_bytes(static_cast<std::size_t>(s.p) * std::min(per, a.count) * es);
+  // Out of place, the own block is read from the input (only this rank needs it); in place it
+  // is the output, which the reduction overwrites, so it goes through the slot as well.
+  const bool own_input = out.base != in.at(s.me * a.count);
   s.run(
       ceil_div(a.count, per),
       [&](std::size_t i) {
         const std::size_t off = i * per, len = std::min(per, a.count - off);
-        for (int q = 0; q < s.p; ++q) s.t.copy(s.mine() + q * len * es, in.at(q * a.count + off), in.bytes(len));
+        for (int q = 0; q < s.p; ++q)
+          if (q != s.me || !own_input) s.t.copy(s.mine() + q * len * es, in.at(q * a.count + off), in.bytes(len));
       },
       [&](std::size_t i) {
         const std::size_t off = i * per, len = std::min(per, a.count - off);
-        reduce_out(s, a, out.at(off), len, [&](int q) { return s.peer(q) + s.me * len * es; });
+        reduce_out(s, a, out.at(off), len, [&](int q) {
+          return q == s.me && own_input ? in.at(s.me * a.count + off) : s.peer(q) + s.me * len * es;
+        });
       });
 }
 
@@ -340,6 +370,7 @@ void gather(Steps& s, const CollArgs& a, const AlgoOptions& o, int root) {
   const std::size_t es = type_size(a.type), chunk = step_elems(o, es, 1);
   const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
   s.stream = a.count * es * static_cast<std::size_t>(s.p) >= kStreamOutputBytes;
+  s.set_step_bytes(std::min(chunk, a.count) * es);
   if (root < 0 || s.me == root) s.copy_out(out.at(s.me * a.count), in.base, in.bytes(a.count));
   s.run(
       ceil_div(a.count, chunk), [&](std::size_t i) { s.t.copy(s.mine(), in.at(i * chunk), in.bytes(std::min(chunk, a.count - i * chunk))); },
@@ -359,6 +390,7 @@ void from_root(Steps& s, const CollArgs& a, const AlgoOptions& o, bool scatter) 
   const std::size_t es = type_size(a.type), per = step_elems(o, es, scatter ? s.p : 1);
   const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
   s.stream = a.count * es >= kStreamOutputBytes;
+  s.set_step_bytes(static_cast<std::size_t>(scatter ? s.p : 1) * std::min(per, a.count) * es);
   const bool root = s.me == a.root;
   if (root) s.copy_out(out.base, in.at(scatter ? s.me * a.count : 0), in.bytes(a.count));
   s.run(
@@ -381,6 +413,7 @@ void alltoall(Steps& s, const CollArgs& a, const AlgoOptions& o) {
   const std::size_t es = type_size(a.type), per = step_elems(o, es, s.p);
   const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
   s.stream = a.count * es * static_cast<std::size_t>(s.p) >= kStreamOutputBytes;
+  s.set_step_bytes(static_cast<std::size_t>(s.p) * std::min(per, a.count) * es);
   s.run(
       ceil_div(a.count, per),
       [&](std::size_t i) {
@@ -403,6 +436,7 @@ void sendrecv(Steps& s, const CollArgs& a, const AlgoOptions& o) {
   const std::size_t es = type_size(a.type), chunk = step_elems(o, es, 1);
   const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
   s.stream = a.count * es >= kStreamOutputBytes;
+  s.set_step_bytes(std::min(chunk, a.count) * es);
   const int left = (s.me - 1 + s.p) % s.p;
   s.run(
       ceil_div(a.count, chunk), [&](std::size_t i) { s.t.copy(s.mine(), in.at(i * chunk), in.bytes(std::min(chunk, a.count - i * chunk))); },

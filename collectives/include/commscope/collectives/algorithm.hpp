@@ -54,7 +54,7 @@ struct AlgoOptions {
   // 1/n slice each, then gather the slices), smaller ones one-shot (every rank reduces all).
   std::size_t shm_two_shot_bytes = std::size_t{64} << 10;
   // The shm algorithms' step: the most bytes a rank puts into the segment per step (at most
-  // the segment's slot size, 1 MiB); larger arrays are pipelined in steps of this size.
+  // the segment's slot size, 512 KiB); larger arrays are pipelined in steps of this size.
   std::size_t shm_chunk_bytes = std::size_t{256} << 10;
 };
 
