@@ -110,7 +110,7 @@ class FlagWaiter {
 
 // Outputs of at least this many bytes are written with non-temporal stores: they would not
 // stay in the caches anyway, and a normal store first reads each output line from memory.
-constexpr std::size_t kStreamOutputBytes = std::size_t{8} << 20;
+constexpr std::size_t kStreamOutputBytes = std::size_t{32} << 20;
 
 // memcpy with non-temporal stores where the CPU has them (x86-64: SSE2 always, AVX-512 when
 // the CPU says so at run time). They are weakly ordered: store_fence() before anyone else may
