@@ -26,10 +26,12 @@ inline constexpr int kShmSlotsPerRank = 4;
 //   done:    finished reading every peer's slot, which may then be overwritten.
 // Only the owner stores (release); peers load (acquire). Each flag has its own 128-byte line
 // (two lines: adjacent-line prefetch) so that one rank's stores do not bounce a line others poll.
-//   inline_slots[s mod kShmSlotsPerRank]: steps that put at most kShmInlineBytes per rank carry
+//   inline_slots[s mod kShmInlineSlots]: steps that put at most kShmInlineBytes per rank carry
 //            them here, beside a copy of `ready` in the same line, so a peer fetches flag and
-//            data in one transfer between cores instead of two (the slot stays unused).
+//            data in one transfer between cores instead of two (the slot stays unused). There
+//            are more of them than slots: a rank may run that many small steps ahead.
 inline constexpr std::size_t kShmInlineBytes = 120;
+inline constexpr int kShmInlineSlots = 16;
 struct ShmInline {
   alignas(128) std::atomic<std::uint64_t> ready{0};
   std::byte data[kShmInlineBytes];
@@ -38,7 +40,7 @@ struct ShmFlags {
   alignas(128) std::atomic<std::uint64_t> ready{0};
   alignas(128) std::atomic<std::uint64_t> reduced{0};
   alignas(128) std::atomic<std::uint64_t> done{0};
-  ShmInline inline_slots[kShmSlotsPerRank];
+  ShmInline inline_slots[kShmInlineSlots];
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "shm flags must be lock-free to work across processes");
 

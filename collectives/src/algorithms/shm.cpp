@@ -48,6 +48,7 @@ using detail::Buf;
 using detail::kShmSlotBytes;
 using detail::kShmSlotsPerRank;
 using detail::kShmInlineBytes;
+using detail::kShmInlineSlots;
 using detail::ShmFlags;
 using detail::ShmSegment;
 
@@ -103,7 +104,7 @@ class FlagWaiter {
       case Flag::done: return fl.done;
       case Flag::ready_inline: break;
     }
-    return fl.inline_slots[step % detail::kShmSlotsPerRank].ready;
+    return fl.inline_slots[step % detail::kShmInlineSlots].ready;
   }
   MpiTransport& t_;
   ShmSegment& seg_;
@@ -184,10 +185,12 @@ class Steps {
       step_ = seg.next_step();
       // The peers' done flags are read only when the last reading does not already free the
       // slot: a line the peers keep writing costs a transfer between cores per read.
-      if (step_ > kShmSlotsPerRank && seg.peers_done() < step_ - kShmSlotsPerRank)
-        seg.set_peers_done(waiter.wait_all(Flag::done, step_ - kShmSlotsPerRank));
+      // An inline step reuses the inline slot of step - kShmInlineSlots, a slot step the slot of
+      // step - kShmSlotsPerRank (at the latest: steps of the other kind may lie between).
+      const std::uint64_t reuse = inline_ ? kShmInlineSlots : kShmSlotsPerRank;
+      if (step_ > reuse && seg.peers_done() < step_ - reuse) seg.set_peers_done(waiter.wait_all(Flag::done, step_ - reuse));
       fill(i);
-      if (inline_) flags.inline_slots[step_ % kShmSlotsPerRank].ready.store(step_, std::memory_order_release);
+      if (inline_) flags.inline_slots[step_ % kShmInlineSlots].ready.store(step_, std::memory_order_release);
       flags.ready.store(step_, std::memory_order_release);  // (no peer polls it in inline steps: the line stays here)
       consume(i);
       if constexpr (late) {
@@ -231,7 +234,7 @@ class Steps {
 
  private:
   std::byte* slot(int q) const {
-    return inline_ ? seg.flags(q).inline_slots[step_ % kShmSlotsPerRank].data : seg.slot(q, step_);
+    return inline_ ? seg.flags(q).inline_slots[step_ % kShmInlineSlots].data : seg.slot(q, step_);
   }
   template <typename Finish>
   void finish_step(std::size_t i, std::uint64_t step, Finish& finish) {
