@@ -354,8 +354,10 @@ void reducescatter(Steps& s, const CollArgs& a, const AlgoOptions& o) {
   s.stream = a.count * es >= kStreamOutputBytes;
   s.set_step_bytes(static_cast<std::size_t>(s.p) * std::min(per, a.count) * es);
   // Out of place, the own block is read from the input (only this rank needs it); in place it
-  // is the output, which the reduction overwrites, so it goes through the slot as well.
-  const bool own_input = out.base != in.at(s.me * a.count);
+  // is the output, which the reduction overwrites, so it goes through the slot as well. So does
+  // a streamed one: arrays that large come from memory, which memcpy reads faster than the
+  // reduction loop does (see all_reduce).
+  const bool own_input = !s.stream && out.base != in.at(s.me * a.count);
   s.run(
       ceil_div(a.count, per),
       [&](std::size_t i) {
