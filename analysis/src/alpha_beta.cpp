@@ -149,6 +149,8 @@ std::optional<CostTerms> textbook_cost(Collective c, TextbookAlgorithm a, int p)
 std::optional<TextbookAlgorithm> textbook_algorithm_for(Collective c, std::string_view algorithm) {
   using A = TextbookAlgorithm;
   if (algorithm == "mpi" || algorithm == "nccl") return std::nullopt;  // the library chooses inside
+  // Node shared memory: its cost (Algorithm::cost in the library) is not a network textbook's.
+  if (algorithm == "shm") return std::nullopt;
   if (algorithm == "ring") {
     switch (c) {
       case Collective::allreduce:
@@ -188,7 +190,7 @@ std::optional<TextbookAlgorithm> textbook_algorithm_for(Collective c, std::strin
         return std::nullopt;
     }
   }
-  throw std::invalid_argument("unknown algorithm '" + std::string(algorithm) + "' (known: mpi, nccl, ring, tree, rhd)");
+  throw std::invalid_argument("unknown algorithm '" + std::string(algorithm) + "' (known: mpi, nccl, ring, tree, rhd, shm)");
 }
 
 std::optional<double> textbook_time_us(Collective c, std::string_view algorithm, int p, double bytes,

@@ -80,6 +80,9 @@ class Backend {
   // Algorithms this device runs, in display order.
   virtual std::vector<std::string> algorithms() const = 0;
   virtual bool supports(const std::string& algo, Collective c) const = 0;
+  // Why an algorithm of algorithms() cannot run on this job at all (empty: it can), e.g. shm
+  // on ranks that span nodes. `--algo all` leaves such an algorithm out; naming it is an error.
+  virtual std::string unavailable(const std::string& /*algo*/) const { return {}; }
   // Allocate (or reuse) the buffers of `c` and fill the input with its check data.
   virtual void prepare(const Case& c, std::uint64_t seed) = 0;
   // Warm up, barrier, then time the plan's calls. Beats the watchdog as it goes.

@@ -59,6 +59,8 @@ std::vector<Case> make_cases(const Options& o, int nranks, const Backend& backen
       for (const std::string& h : have) list += (list.empty() ? "" : ", ") + h;
       throw InvalidArgument("unknown algorithm '" + a + "' for --device " + backend.device() + " (have: " + list + ")");
     }
+    const std::string why = backend.unavailable(a);
+    if (!why.empty() && !o.algos.empty()) throw UnsupportedCollective("algorithm '" + a + "' " + why);
     // A named algorithm must have one of the collectives; `all` takes those that do.
     bool any = false;
     for (Collective c : o.collectives) any |= backend.supports(a, c);

@@ -64,7 +64,14 @@ class CpuBackend final : public Backend {
     return names;
   }
 
+  std::string unavailable(const std::string& algo) const override {
+    if (algo != "shm" || comm_.local_size() == comm_.size()) return {};
+    return "needs every rank on one node (this node has " + std::to_string(comm_.local_size()) + " of " +
+           std::to_string(comm_.size()) + " ranks)";
+  }
+
   bool supports(const std::string& algo, Collective c) const override {
+    if (!unavailable(algo).empty()) return false;
     for (const Algorithm* a : commscope::algorithms())
       if (a->name() == algo) return a->supports(c);
     return false;

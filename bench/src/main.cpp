@@ -162,6 +162,7 @@ class Bench {
           o_.iters > 0 ? std::to_string(o_.iters).c_str() : "auto", o_.warmup, o_.check_iters,
           std::string(to_string(o_.combine)).c_str(), o_.timeout_s);
       print_loop_shape();
+      print_shm_shape();
       if (json_) std::printf("# Writing JSON output to %s\n", json_->path().c_str());
       std::fflush(stdout);
     }
@@ -218,6 +219,24 @@ class Bench {
   }
 
  private:
+  // The memory the shm algorithm takes on the node, where it runs.
+  void print_shm_shape() const {
+    const bool named = o_.algos.empty() || std::find(o_.algos.begin(), o_.algos.end(), "shm") != o_.algos.end();
+    const auto have = backend_->algorithms();
+    if (!named || std::find(have.begin(), have.end(), "shm") == have.end() || !backend_->unavailable("shm").empty())
+      return;
+    const ShmSegmentShape s = shm_segment_shape();
+    std::printf(
+        "# shm: node segment %s per rank (%d slots of %s, %s of flags), %s on this node; steps of %s (--shm-chunk), "
+        "two-shot from %s (--shm-two-shot)\n",
+        memory_text(static_cast<std::int64_t>(s.per_rank())).c_str(), s.slots,
+        memory_text(static_cast<std::int64_t>(s.slot_bytes)).c_str(),
+        memory_text(static_cast<std::int64_t>(s.flag_bytes)).c_str(),
+        memory_text(static_cast<std::int64_t>(s.per_rank() * static_cast<std::size_t>(comm_.local_size()))).c_str(),
+        memory_text(static_cast<std::int64_t>(o_.shm_chunk_bytes)).c_str(),
+        memory_text(static_cast<std::int64_t>(o_.shm_two_shot_bytes)).c_str());
+  }
+
   // What -z, -m, -N, -K change about the loop, in nccl-tests' words.
   void print_loop_shape() const {
     static const char* const kBlocking[] = {"", "wait and barrier after each call (-m: each inner iteration)",
@@ -258,6 +277,8 @@ class Bench {
   static CommOptions comm_options(const Options& o) {
     CommOptions c;
     c.algo.segment_bytes = o.segment_bytes;
+    c.algo.shm_chunk_bytes = o.shm_chunk_bytes;
+    c.algo.shm_two_shot_bytes = o.shm_two_shot_bytes;
     c.timeout_s = o.timeout_s;  // 0: no deadline
     return c;
   }

@@ -37,8 +37,15 @@ class FakeBackend final : public Backend {
   std::string device() const override { return "cpu"; }
   DeviceInfo device_info() const override { return {}; }
   std::vector<MemoryUse> memory_use() const override { return {}; }
-  std::vector<std::string> algorithms() const override { return {"mpi", "ring", "tree", "rhd"}; }
-  bool supports(const std::string& a, Collective c) const override { return find_algorithm(a).supports(c); }
+  std::vector<std::string> algorithms() const override { return {"mpi", "ring", "tree", "rhd", "shm"}; }
+  bool supports(const std::string& a, Collective c) const override {
+    return unavailable(a).empty() && find_algorithm(a).supports(c);
+  }
+  // As the cpu backend says on ranks that span nodes, when asked to.
+  std::string unavailable(const std::string& a) const override {
+    return a == "shm" && multi_node ? "needs every rank on one node (this node has 2 of 4 ranks)" : "";
+  }
+  bool multi_node = false;
   void prepare(const Case&, std::uint64_t) override {}
   LocalTimings run_timed(const TimingPlan&, Watchdog&) override { return {}; }
   std::uint64_t check_once(std::uint64_t, bool) override { return 0; }
@@ -301,7 +308,8 @@ TEST(Options, BadValuesExit2WithAMessage) {
 }
 
 TEST(Cases, OrderPairsAndNames) {
-  Options o = parse({"allreduce,allgather,alltoall", "-b", "8", "-e", "64", "-f", "8", "-d", "f32,u8", "-o", "sum,max"})
+  Options o = parse({"allreduce,allgather,alltoall", "--algo", "mpi,ring,tree,rhd", "-b", "8", "-e", "64", "-f", "8", "-d",
+                     "f32,u8", "-o", "sum,max"})
                   .options;
   FakeBackend be;
   const std::vector<Case> cases = make_cases(o, 3, be);
@@ -325,19 +333,33 @@ TEST(Cases, OrderPairsAndNames) {
   EXPECT_THROW(make_cases(parse({"alltoall", "--algo", "tree"}).options, 3, be), UnsupportedCollective);
   // --algo all (the default) runs the algorithms that have the collective.
   const std::vector<Case> a2a = make_cases(parse({"alltoall", "-b", "8", "-e", "8"}).options, 3, be);
-  ASSERT_EQ(a2a.size(), 4u);
+  ASSERT_EQ(a2a.size(), 6u);  // mpi, ring, shm x 2 sides
   EXPECT_EQ(a2a[0].algo, "mpi");
   EXPECT_EQ(a2a[2].algo, "ring");
+  EXPECT_EQ(a2a[4].algo, "shm");
   EXPECT_THROW(make_cases(parse({"reduce", "-r", "3"}).options, 3, be), InvalidArgument);
+  // shm where the ranks span nodes: left out of --algo all, an error when named.
+  FakeBackend nodes;
+  nodes.multi_node = true;
+  for (const Case& c : make_cases(parse({"allreduce", "-b", "8", "-e", "8"}).options, 4, nodes)) EXPECT_NE(c.algo, "shm");
+  try {
+    make_cases(parse({"allreduce", "--algo", "shm"}).options, 4, nodes);
+    ADD_FAILURE() << "shm across nodes accepted";
+  } catch (const UnsupportedCollective& e) {
+    EXPECT_STREQ(e.what(), "algorithm 'shm' needs every rank on one node (this node has 2 of 4 ranks)");
+  }
   EXPECT_NO_THROW(make_cases(parse({"allreduce", "-r", "3"}).options, 3, be));  // no root involved
 }
 
 TEST(Cases, NewCollectives) {
   FakeBackend be;
   // gather, scatter: mpi, ring, tree x 2 sides; sendrecv: mpi and ring x 2 sides; alltoallv:
-  // mpi and ring, out of place only (it has no in-place form).
-  const std::vector<Case> cases =
-      make_cases(parse({"gather,scatter,sendrecv,alltoallv", "-b", "96", "-e", "96", "-r", "2"}).options, 3, be);
+  // mpi and ring, out of place only (it has no in-place form). (shm left out: its cases would
+  // only move the indices below.)
+  const std::vector<Case> cases = make_cases(
+      parse({"gather,scatter,sendrecv,alltoallv", "--algo", "mpi,ring,tree", "-b", "96", "-e", "96", "-r", "2"})
+          .options,
+      3, be);
   ASSERT_EQ(cases.size(), 6u + 6u + 4u + 2u);
   EXPECT_EQ(cases[0].name, "gather/mpi/f32/none/root:2/bytes:96/inplace:0");
   EXPECT_EQ(cases[0].count, 8u);  // 96 B = 3 ranks x 8 f32

@@ -13,10 +13,11 @@ const Algorithm& mpi_algorithm();
 const Algorithm& ring_algorithm();
 const Algorithm& tree_algorithm();
 const Algorithm& rhd_algorithm();
+const Algorithm& shm_algorithm();
 
 std::span<const Algorithm* const> algorithms() {
-  static const std::array<const Algorithm*, 4> all = {&mpi_algorithm(), &ring_algorithm(), &tree_algorithm(),
-                                                      &rhd_algorithm()};
+  static const std::array<const Algorithm*, 5> all = {&mpi_algorithm(), &ring_algorithm(), &tree_algorithm(),
+                                                      &rhd_algorithm(), &shm_algorithm()};
   return all;
 }
 

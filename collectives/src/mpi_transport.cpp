@@ -9,6 +9,7 @@
 
 #include "commscope/collectives/error.hpp"
 #include "commscope/collectives/reduce.hpp"
+#include "shm_segment.hpp"
 
 namespace commscope {
 namespace {
@@ -41,6 +42,7 @@ MpiTransport::MpiTransport(MPI_Comm comm, double timeout_s) : timeout_s_(timeout
 }
 
 MpiTransport::~MpiTransport() {
+  shm_.reset();  // its window and node communicator go before the communicator they came from
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
@@ -113,6 +115,11 @@ void MpiTransport::copy(void* dst, const void* src, std::size_t bytes) {
 
 void MpiTransport::divide(void* buf, std::size_t count, DataType type, int divisor) {
   divide_host(buf, count, type, divisor);
+}
+
+detail::ShmSegment& MpiTransport::node_segment() {
+  if (!shm_) shm_ = std::make_unique<detail::ShmSegment>(comm_);
+  return *shm_;
 }
 
 void* MpiTransport::scratch(int slot, std::size_t bytes) {

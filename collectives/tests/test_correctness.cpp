@@ -1,12 +1,14 @@
 // The exhaustive correctness suite, run under mpirun at several rank counts: every collective
 // x algorithm x datatype x op, counts 0, 1, 7, 1000003 and one array over 16 MiB, in place (where
 // the collective has a form: not alltoallv) and out of place, root 0 and a non-zero root (the
-// large counts alternate the layout, see below).
+// large counts alternate the layout, see below); shm's allreduce also with its one-shot /
+// two-shot switch moved, so that each variant meets every size.
 // Integers compare exactly; floats against an f64 reference within check::tolerance (one ulp
 // of the type). Out of place, the send buffer must come back unchanged.
 //
 //   mpirun -np 5 test_correctness [--quick] [--seed S] [--segment BYTES]
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -38,6 +40,12 @@ int main(int argc, char** argv) {
     }
   }
   Communicator comm(MPI_COMM_WORLD, opts);
+  // shm with its switch at either end: one-shot at the large counts (several chunks), two-shot
+  // at the small ones (empty slices when the count is below the rank count).
+  CommOptions one = opts, two = opts;
+  one.algo.shm_two_shot_bytes = SIZE_MAX;
+  two.algo.shm_two_shot_bytes = 0;
+  Communicator shm_one_shot(MPI_COMM_WORLD, one), shm_two_shot(MPI_COMM_WORLD, two);
   const int p = comm.size();
   const auto t0 = std::chrono::steady_clock::now();
   Buffer send, recv;
@@ -97,6 +105,13 @@ int main(int argc, char** argv) {
                 ++cases;
                 if (o.wrong) ++failed;
                 report(comm, c, o);
+                if (algo->name() != "shm" || (coll != Collective::allreduce && coll != Collective::reduce)) continue;
+                // The shm variant the default switch does not pick at this size.
+                Communicator& other = large ? shm_one_shot : shm_two_shot;
+                const Outcome o2 = run_case(other, c, case_seed, send, recv, shared);
+                ++cases;
+                if (o2.wrong) ++failed;
+                report(other, c, o2, large ? "one-shot: " : "two-shot: ");
               }
             }
     }

@@ -5,9 +5,12 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "commscope/collectives/check_data.hpp"
 #include "commscope/collectives/collectives.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
+#include "../src/shm_segment.hpp"
 
 using namespace commscope;
 
@@ -122,6 +125,63 @@ TEST(Errors, AWaitWithNoMatchingSendTimesOutNamingTheOperation) {
   float y = 5, z = 0;
   t.sendrecv(&y, sizeof y, t.rank(), &z, sizeof z, t.rank());
   EXPECT_EQ(z, 5.0f);
+}
+
+// shm: a peer that never arrives is a TimeoutError naming the collective, the size and that
+// peer, not a hang; the segment then refuses further calls instead of mixing steps.
+TEST(Errors, ShmAllreduceWithAStalledPeerTimesOutNamingThePeer) {
+  CommOptions o;
+  o.timeout_s = 0.3;
+  Communicator comm(MPI_COMM_WORLD, o);  // its own segment: the test breaks it
+  const int p = comm.size(), r = comm.rank();
+  std::vector<float> x(16, 1.0f);
+  // The first call makes the segment on every rank (collective) and works.
+  comm.allreduce(x.data(), x.data(), x.size(), DataType::f32, ReduceOp::sum, "shm");
+  EXPECT_EQ(x[15], static_cast<float>(p));
+  if (p == 1) GTEST_SKIP() << "needs a peer to stall";
+  if (r == 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::string m = message_of<TimeoutError>(
+        [&] { comm.allreduce(x.data(), x.data(), x.size(), DataType::f32, ReduceOp::sum, "shm"); });
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_NE(m.find("timeout after 0.3 s on rank 0"), std::string::npos) << m;
+    EXPECT_NE(m.find("allreduce shm f32 sum 64 B"), std::string::npos) << m;
+    EXPECT_NE(m.find("rank 1's shm ready flag"), std::string::npos) << m;
+    EXPECT_LT(secs, 10.0);
+    EXPECT_THROW(comm.allreduce(x.data(), x.data(), x.size(), DataType::f32, ReduceOp::sum, "shm"), TransportError);
+  }
+  // Rank 0 timed out alone; the communicator (and its window) is freed by all ranks together.
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Mutation check of the shm flag protocol: rank 1 claims its slots ready before it has filled
+// them and enters the call late, so its peers reduce whatever its slot held before. The data
+// checker must count those elements wrong (a protocol broken this way would fail the suite).
+TEST(Errors, ShmForgedReadyFlagIsCaughtByTheChecker) {
+  Communicator comm(MPI_COMM_WORLD);  // its own segment: the test breaks its protocol
+  const int p = comm.size(), r = comm.rank();
+  if (p == 1) GTEST_SKIP() << "needs a peer to forge a flag";
+  check::Spec spec{Collective::allreduce, DataType::f32, ReduceOp::sum, 4096, 0, p, 7};
+  std::vector<float> send(check::send_elements(spec)), recv(check::recv_elements(spec));
+  auto call = [&] {
+    check::fill_send(spec, r, send.data());
+    comm.allreduce(send.data(), recv.data(), spec.count, spec.type, spec.op, "shm");
+    return check::check_recv(spec, r, recv.data()).wrong;
+  };
+  EXPECT_EQ(call(), 0u);  // the protocol as written: right
+  spec.seed = 8;          // new inputs, so that last call's slots are stale
+  if (r == 1) {
+    auto* mpi = comm.transport().as_mpi();
+    ASSERT_NE(mpi, nullptr);
+    mpi->node_segment().flags(1).ready.store(std::uint64_t{1} << 40, std::memory_order_release);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (r == 1) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const std::size_t wrong = call();
+  if (r != 1) {
+    EXPECT_GT(wrong, spec.count / 2) << "rank " << r << ": the checker missed a stale slot";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 // Unbound ranks, or ranks bound to a core each (mpirun's default for 2 ranks): the node is

@@ -4,6 +4,7 @@
 //
 //   mpirun -np 3 test_random [--calls 2000] [--seed S]
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -31,12 +32,16 @@ int main(int argc, char** argv) {
   }
   MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);  // rank 0's seed for all
 
-  // Communicators with different ring segments: many tiny segments, a few, one.
+  // Communicators with different ring segments: many tiny segments, a few, one; and with
+  // them different shm switch points: always two-shot (slices of 0 or 1 element at small
+  // counts), the default, and always one-shot.
   const std::size_t segments[] = {64, 4096, std::size_t{1} << 20};
+  const std::size_t two_shot[] = {0, AlgoOptions{}.shm_two_shot_bytes, SIZE_MAX};
   std::vector<Communicator> comms;
-  for (std::size_t seg : segments) {
+  for (std::size_t i = 0; i < std::size(segments); ++i) {
     CommOptions o;
-    o.algo.segment_bytes = seg;
+    o.algo.segment_bytes = segments[i];
+    o.algo.shm_two_shot_bytes = two_shot[i];
     o.timeout_s = 120;
     comms.emplace_back(MPI_COMM_WORLD, o);
   }

@@ -217,7 +217,7 @@ TEST(Names, ParseAndPrintRoundTripAndErrorsListValidNames) {
     find_algorithm("butterfly");
     FAIL() << "no exception";
   } catch (const UnknownName& e) {
-    EXPECT_NE(std::string(e.what()).find("mpi, ring, tree, rhd"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("mpi, ring, tree, rhd, shm"), std::string::npos) << e.what();
   }
   EXPECT_EQ(find_algorithm("rhd").name(), "rhd");
 }
@@ -262,6 +262,8 @@ TEST(Algorithms, EachHasTheCollectivesItCanShape) {
   }
   EXPECT_FALSE(has("rhd", Collective::gather));
   EXPECT_FALSE(has("rhd", Collective::scatter));
+  // shm has every collective but alltoallv.
+  for (Collective c : kAllCollectives) EXPECT_EQ(has("shm", c), c != Collective::alltoallv) << to_string(c);
 }
 
 TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
@@ -295,6 +297,25 @@ TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
   EXPECT_DOUBLE_EQ(cost("ring", Collective::sendrecv, 4).beta, 1);
   EXPECT_FALSE(find_algorithm("ring").cost(Collective::alltoallv, 4, 1e6, o).has_value());
   EXPECT_NEAR(ring.seconds(1e6, 1e-6, 1e-9, 1e-10), 6e-6 + 1.5e-3 + 0.75e-4, 1e-12);
+  // shm: one-shot below the switch (k a + nB + (p-1) nG), two-shot from it on
+  // (2k a + (2p-1)/p nB + (p-1)/p nG), k = steps of 256 KiB.
+  const Algorithm& shm = find_algorithm("shm");
+  const Cost one = *shm.cost(Collective::allreduce, 4, 4096, o);
+  EXPECT_DOUBLE_EQ(one.alpha, 1);
+  EXPECT_DOUBLE_EQ(one.beta, 1);
+  EXPECT_DOUBLE_EQ(one.gamma, 3);
+  const Cost two = *shm.cost(Collective::allreduce, 4, 3 << 20, o);
+  EXPECT_DOUBLE_EQ(two.alpha, 24);
+  EXPECT_DOUBLE_EQ(two.beta, 7.0 / 4);
+  EXPECT_DOUBLE_EQ(two.gamma, 0.75);
+  // allgather: a block of n/p per rank in steps of 256 KiB; alltoall: n/p in chunk/p pieces.
+  const Cost ag = *shm.cost(Collective::allgather, 4, 4 << 20, o);
+  EXPECT_DOUBLE_EQ(ag.alpha, 4);
+  EXPECT_DOUBLE_EQ(ag.beta, 1);
+  const Cost a2a = *shm.cost(Collective::alltoall, 4, 4 << 20, o);
+  EXPECT_DOUBLE_EQ(a2a.alpha, 16);
+  EXPECT_DOUBLE_EQ(a2a.beta, 7.0 / 4);
+  EXPECT_FALSE(shm.cost(Collective::alltoallv, 4, 1e6, o).has_value());
 }
 
 TEST(Partition, BlocksCoverTheArrayAndDifferByAtMostOne) {

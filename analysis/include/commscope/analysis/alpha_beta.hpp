@@ -88,6 +88,7 @@ std::optional<CostTerms> textbook_cost(Collective c, TextbookAlgorithm a, int p)
 //   "tree": binomial tree (allreduce, reduce, broadcast, gather, scatter); our tree
 //           allgather/reducescatter (gather/reduce + broadcast) have no textbook curve
 //   "mpi", "nccl": none (the vendor library chooses inside)
+//   "shm": none (node shared memory; no network textbook curve)
 // nullopt where there is no curve; std::invalid_argument for an unknown algorithm name.
 std::optional<TextbookAlgorithm> textbook_algorithm_for(Collective c, std::string_view algorithm);
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "commscope/collectives/algorithm.hpp"
 #include "commscope/collectives/types.hpp"
 
 namespace commscope::bench {
@@ -40,6 +41,8 @@ struct Options {
   bool stats = false;
   std::uint64_t seed = 42;
   std::size_t segment_bytes = std::size_t{1} << 20;
+  std::size_t shm_chunk_bytes = commscope::AlgoOptions{}.shm_chunk_bytes;  // --shm-chunk
+  std::size_t shm_two_shot_bytes = commscope::AlgoOptions{}.shm_two_shot_bytes;  // --shm-two-shot
   // -u: the buffers start this many elements past a page boundary (host) or cudaMalloc's
   // 256-byte alignment (device), as nccl-tests misaligns them.
   std::size_t unalign = 0;

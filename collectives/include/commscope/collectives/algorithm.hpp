@@ -50,6 +50,12 @@ struct AlgoOptions {
   // Pipeline segment of the ring algorithm (bytes): bounds the scratch memory and lets the
   // reduction of one segment overlap the transfer of the next.
   std::size_t segment_bytes = std::size_t{1} << 20;
+  // The shm allreduce's switch: arrays of at least this many bytes take two-shot (reduce a
+  // 1/n slice each, then gather the slices), smaller ones one-shot (every rank reduces all).
+  std::size_t shm_two_shot_bytes = std::size_t{64} << 10;
+  // The shm algorithms' step: the most bytes a rank puts into the segment per step (at most
+  // the segment's slot size, 512 KiB); larger arrays are pipelined in steps of this size.
+  std::size_t shm_chunk_bytes = std::size_t{256} << 10;
 };
 
 // Alpha-beta-gamma cost: t = alpha * a + beta * n * B + gamma * n * G for a message of n
@@ -78,7 +84,17 @@ class Algorithm {
   double busbw_factor(Collective c, int nranks) const { return commscope::busbw_factor(c, nranks); }
 };
 
-// Every algorithm compiled in, in a fixed order: mpi, ring, tree, rhd.
+// The shm algorithm's node segment, per rank and whatever the array: `slots` slots of
+// `slot_bytes` (a step uses AlgoOptions::shm_chunk_bytes of one) and a page of flags.
+struct ShmSegmentShape {
+  std::size_t slot_bytes = 0;
+  int slots = 0;
+  std::size_t flag_bytes = 0;
+  std::size_t per_rank() const { return static_cast<std::size_t>(slots) * slot_bytes + flag_bytes; }
+};
+ShmSegmentShape shm_segment_shape();
+
+// Every algorithm compiled in, in a fixed order: mpi, ring, tree, rhd, shm.
 std::span<const Algorithm* const> algorithms();
 // Look up by name; throws UnknownName listing the names that exist.
 const Algorithm& find_algorithm(std::string_view name);

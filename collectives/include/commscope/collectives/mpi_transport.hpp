@@ -13,6 +13,10 @@
 
 namespace commscope {
 
+namespace detail {
+class ShmSegment;
+}
+
 class MpiTransport final : public Transport {
  public:
   // Duplicates `comm` (library traffic never mixes with the caller's) and makes MPI errors on
@@ -39,6 +43,11 @@ class MpiTransport final : public Transport {
   // Sleep briefly between polls after a short spin: for more ranks than cores, where a
   // spinning rank steals the core of the rank it waits for. Off by default (pure spinning).
   void set_yield_when_idle(bool on) { yield_when_idle_ = on; }
+  bool yield_when_idle() const { return yield_when_idle_; }
+  // The node shared-memory segment of the `shm` algorithm: made on first use, which is
+  // collective over the communicator (every rank's first shm call), and freed, also
+  // collectively, with the transport.
+  detail::ShmSegment& node_segment();
 
  private:
   void post(bool is_send, void* buf, std::size_t bytes, int peer);
@@ -60,6 +69,7 @@ class MpiTransport final : public Transport {
     std::size_t bytes = 0;
   };
   std::array<Scratch, kScratchSlots> scratch_;
+  std::unique_ptr<detail::ShmSegment> shm_;
 };
 
 // Throws TransportError naming the call, file:line and MPI's error string when rc != MPI_SUCCESS.

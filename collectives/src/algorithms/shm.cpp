@@ -1,0 +1,526 @@
+// Shared memory among the ranks of one node: every rank copies a chunk of its input into a slot
+// of a node segment (MPI_Win_allocate_shared) and reads its peers' slots directly; sequence-number
+// flags in the segment order the steps, with no MPI call per chunk. A step moves at most
+// AlgoOptions::shm_chunk_bytes per rank (blocked collectives: that divided among the p blocks);
+// a rank reuses a slot once every peer is done with the step that last filled it, so with
+// kShmSlotsPerRank slots a fast rank runs ahead of slow ones by that many steps.
+//
+// Costs, for k steps, B the time per byte of a copy between cores, G of a reduction, n the
+// array size as nccl-tests counts it (busbw factors are those of every algorithm):
+//   allreduce one-shot (n < shm_two_shot_bytes): copy in, every rank reduces all p slots
+//                                                      k a + nB + (p-1) nG
+//   allreduce two-shot: copy in, rank r reduces slice r of every slot in place, then every
+//                  rank copies out the p-1 other reduced slices
+//                                                      2k a + (2p-1)/p nB + (p-1)/p nG
+//   reduce: one-shot (the root reduces) below the same switch, two-shot (slices reduced in
+//                  parallel, the root copies them out) above: as allreduce
+//   reducescatter: copy in all p blocks, rank r reduces block r of every slot
+//                                                      k a + nB + (p-1)/p nG
+//   allgather, gather: copy in, copy out the p-1 others' blocks       k a + nB
+//   broadcast, scatter: the root copies in, the others copy out        k a + nB
+//   alltoall: copy in all p blocks, copy out block r of every slot  k a + (2p-1)/p nB
+//   sendrecv: copy in, the right neighbour copies out                  k a + 2nB
+// Every element is combined in one order for all ranks (one-shot: rank order on every rank;
+// two-shot: by its slice's owner alone), so all ranks get identical bits.
+// A communicator whose ranks span nodes is refused (UnsupportedCollective).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <sstream>
+#include <thread>
+#include <type_traits>
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
+#include "../shm_segment.hpp"
+#include "common.hpp"
+#include "commscope/collectives/mpi_transport.hpp"
+
+namespace commscope {
+namespace {
+
+using detail::Blocks;
+using detail::Buf;
+using detail::kShmSlotBytes;
+using detail::kShmSlotsPerRank;
+using detail::kShmInlineBytes;
+using detail::kShmInlineSlots;
+using detail::ShmFlags;
+using detail::ShmSegment;
+
+enum class Flag { ready, reduced, done, ready_inline };
+
+const char* flag_name(Flag f) {
+  return f == Flag::reduced ? "reduced" : f == Flag::done ? "done" : "ready";  // ready_inline: the same flag, in the data's line
+}
+
+// Spins until a peer's flag reaches a step, under the transport's deadline and its
+// oversubscription setting (sleep between polls, as MpiTransport::wait does).
+class FlagWaiter {
+ public:
+  FlagWaiter(MpiTransport& t, ShmSegment& seg)
+      : t_(t), seg_(seg), timeout_s_(t.timeout_s()), yield_(t.yield_when_idle()) {}
+
+  // Returns the flag's value, at least `step`.
+  std::uint64_t wait(int peer, Flag f, std::uint64_t step) const {
+    const std::atomic<std::uint64_t>& flag = get(seg_.flags(peer), f, step);
+    if (const std::uint64_t v = flag.load(std::memory_order_acquire); v >= step) return v;
+    using clock = std::chrono::steady_clock;
+    const auto start = clock::now();
+    for (unsigned spins = 1;; ++spins) {
+      if (const std::uint64_t v = flag.load(std::memory_order_acquire); v >= step) return v;
+      // Oversubscribed: give the core to the rank being waited for (it may share it). A peer
+      // flag moves within microseconds once that rank runs, so yield rather than sleep (a
+      // 20 us sleep lasts 50 us or more with timer slack, and every step waits at least once).
+      if (yield_ && spins > 64) std::this_thread::yield();
+      if (timeout_s_ > 0 && (spins & 255u) == 0 &&
+          std::chrono::duration<double>(clock::now() - start).count() > timeout_s_) {
+        seg_.mark_broken();
+        std::ostringstream os;
+        os << "timeout after " << timeout_s_ << " s on rank " << t_.rank() << " in " << t_.context().describe()
+           << ": waiting for rank " << peer << "'s shm " << flag_name(f) << " flag to reach step " << step
+           << ", still at " << flag.load(std::memory_order_relaxed);
+        throw TimeoutError(os.str());
+      }
+    }
+  }
+  // Waits for every peer; returns the lowest value seen (at least `step`).
+  std::uint64_t wait_all(Flag f, std::uint64_t step) const {
+    std::uint64_t low = UINT64_MAX;
+    for (int q = 0; q < t_.size(); ++q)
+      if (q != t_.rank()) low = std::min(low, wait(q, f, step));
+    return low;
+  }
+
+ private:
+  static const std::atomic<std::uint64_t>& get(const ShmFlags& fl, Flag f, std::uint64_t step) {
+    switch (f) {
+      case Flag::ready: return fl.ready;
+      case Flag::reduced: return fl.reduced;
+      case Flag::done: return fl.done;
+      case Flag::ready_inline: break;
+    }
+    return fl.inline_slots[step % detail::kShmInlineSlots].ready;
+  }
+  MpiTransport& t_;
+  ShmSegment& seg_;
+  double timeout_s_;
+  bool yield_;
+};
+
+// Outputs of at least this many bytes are written with non-temporal stores: they would not
+// stay in the caches anyway, and a normal store first reads each output line from memory.
+constexpr std::size_t kStreamOutputBytes = std::size_t{32} << 20;
+
+// memcpy with non-temporal stores where the CPU has them (x86-64: SSE2 always, AVX-512 when
+// the CPU says so at run time). They are weakly ordered: store_fence() before anyone else may
+// read the destination.
+#if defined(__SSE2__)
+__attribute__((target("avx512f"))) void stream_lines_avx512(std::byte* d, const std::byte* s, std::size_t lines) {
+  for (std::size_t i = 0; i < lines * 64; i += 64) _mm512_stream_si512(reinterpret_cast<__m512i*>(d + i), _mm512_loadu_si512(s + i));
+}
+void stream_lines_sse2(std::byte* d, const std::byte* s, std::size_t lines) {
+  for (std::size_t i = 0; i < lines * 64; i += 64) {
+    const __m128i x0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    const __m128i x1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 16));
+    const __m128i x2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 32));
+    const __m128i x3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i), x0);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 16), x1);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 32), x2);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 48), x3);
+  }
+}
+const auto stream_lines = __builtin_cpu_supports("avx512f") ? stream_lines_avx512 : stream_lines_sse2;
+#endif
+
+void stream_copy(void* dst, const void* src, std::size_t bytes) {
+#if defined(__SSE2__)
+  auto* d = static_cast<std::byte*>(dst);
+  const auto* s = static_cast<const std::byte*>(src);
+  const std::size_t head = std::min(bytes, (64 - reinterpret_cast<std::uintptr_t>(d) % 64) % 64);
+  std::memcpy(d, s, head);
+  d += head, s += head, bytes -= head;
+  stream_lines(d, s, bytes / 64);
+  std::memcpy(d + bytes / 64 * 64, s + bytes / 64 * 64, bytes % 64);
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
+void store_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
+// One collective call over the segment, as a sequence of steps. A step is
+//   fill(step):    this rank copies its part of the step's data into `mine()` (may be nothing);
+//                  then its ready flag says so;
+//   consume(step): it reads what it needs from the peers' slots (`peer()` waits for their
+//                  ready flag) and writes its output; then its done flag says so.
+// Before filling a slot the rank waits until every peer is done with the step that last
+// filled it.
+class Steps {
+ public:
+  Steps(MpiTransport& transport, ShmSegment& segment)
+      : t(transport), seg(segment), waiter(transport, segment), p(transport.size()), me(transport.rank()) {}
+
+  template <typename Fill, typename Consume>
+  void run(std::size_t nsteps, Fill fill, Consume consume) {
+    run(nsteps, fill, consume, nullptr);
+  }
+  // With a second phase: finish(i) runs one step late (after step i + 1's consume, the last
+  // after the loop), so that a rank need not wait for its peers' consume of the same step.
+  // Its done flag follows finish.
+  template <typename Fill, typename Consume, typename Finish>
+  void run(std::size_t nsteps, Fill fill, Consume consume, Finish finish) {
+    constexpr bool late = !std::is_same_v<Finish, std::nullptr_t>;
+    ShmFlags& flags = seg.flags(me);
+    for (std::size_t i = 0; i < nsteps; ++i) {
+      step_ = seg.next_step();
+      // The peers' done flags are read only when the last reading does not already free the
+      // slot: a line the peers keep writing costs a transfer between cores per read.
+      // An inline step reuses the inline slot of step - kShmInlineSlots, a slot step the slot of
+      // step - kShmSlotsPerRank (at the latest: steps of the other kind may lie between).
+      const std::uint64_t reuse = inline_ ? kShmInlineSlots : kShmSlotsPerRank;
+      if (step_ > reuse && seg.peers_done() < step_ - reuse) seg.set_peers_done(waiter.wait_all(Flag::done, step_ - reuse));
+      fill(i);
+      if (inline_) flags.inline_slots[step_ % kShmInlineSlots].ready.store(step_, std::memory_order_release);
+      flags.ready.store(step_, std::memory_order_release);  // (no peer polls it in inline steps: the line stays here)
+      consume(i);
+      if constexpr (late) {
+        if (i > 0) finish_step(i - 1, step_ - 1, finish);
+      } else {
+        flags.done.store(step_, std::memory_order_release);
+      }
+    }
+    if constexpr (late) {
+      if (nsteps > 0) finish_step(nsteps - 1, step_, finish);
+    }
+    if (stream) store_fence();  // the output is complete before the caller (or a thread it tells) reads it
+  }
+  // Writes to the caller's output: streamed (non-temporal) when the output is large.
+  void copy_out(void* dst, const void* src, std::size_t bytes) const {
+    if (dst == src || bytes == 0) return;
+    if (stream) return stream_copy(dst, src, bytes);
+    std::memcpy(dst, src, bytes);
+  }
+  // A collective sets this before run(): the most bytes any rank puts into its slot in a step
+  // (the same on every rank); small steps go inline (ShmFlags::inline_slots).
+  void set_step_bytes(std::size_t bytes) { inline_ = bytes <= kShmInlineBytes; }
+  std::byte* mine() const { return slot(me); }
+  // Peer q's slot of this step, once q has filled it.
+  const std::byte* peer(int q) const {
+    if (q != me) waiter.wait(q, inline_ ? Flag::ready_inline : Flag::ready, step_);
+    return slot(q);
+  }
+  // Two-shot: this rank's reduced slice is in its slot / peer q's is in q's.
+  void publish_reduced() const { seg.flags(me).reduced.store(step_, std::memory_order_release); }
+  const std::byte* reduced(int q) const {
+    if (q != me) waiter.wait(q, Flag::reduced, step_);
+    return slot(q);
+  }
+
+  MpiTransport& t;
+  ShmSegment& seg;
+  const FlagWaiter waiter;
+  const int p, me;
+  bool stream = false;  // set by the collective from its output size
+
+ private:
+  std::byte* slot(int q) const {
+    return inline_ ? seg.flags(q).inline_slots[step_ % kShmInlineSlots].data : seg.slot(q, step_);
+  }
+  template <typename Finish>
+  void finish_step(std::size_t i, std::uint64_t step, Finish& finish) {
+    const std::uint64_t now = step_;
+    step_ = step;
+    finish(i);
+    seg.flags(me).done.store(step, std::memory_order_release);
+    step_ = now;
+  }
+  std::uint64_t step_ = 0;
+  bool inline_ = false;
+};
+
+std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
+// Elements per step and per block: a rank's chunk divided among `blocks` blocks, rounded down
+// to whole 64-byte lines where that leaves at least one.
+std::size_t step_elems(const AlgoOptions& o, std::size_t es, int blocks) {
+  const std::size_t chunk = std::clamp<std::size_t>(o.shm_chunk_bytes, 1, kShmSlotBytes);
+  std::size_t n = std::max<std::size_t>(1, chunk / es / static_cast<std::size_t>(blocks));
+  const std::size_t line = 64 / es;
+  if (n >= line) n -= n % line;
+  return n;
+}
+
+// dst[0, n) = the ranks' elements combined, rank q's at src(q): rank `first`'s, then the others
+// in rank order. Ranks that must agree bit for bit pass the same `first`; src(q) may be dst
+// only for q == first.
+template <typename Src>
+void reduce_ranks(MpiTransport& t, const CollArgs& a, void* dst, std::size_t n, int p, int first, Src src) {
+  if (p == 1) {
+    t.copy(dst, src(0), n * type_size(a.type));
+  } else {
+    bool started = false;
+    for (int q = 0; q < p; ++q) {
+      if (q == first) continue;
+      if (started) {
+        t.reduce(dst, dst, src(q), n, a.type, a.op);
+      } else {
+        const void* lhs = src(first);  // evaluated first: waits in a fixed order
+        t.reduce(dst, lhs, src(q), n, a.type, a.op);
+        started = true;
+      }
+    }
+  }
+  if (a.op == ReduceOp::avg) t.divide(dst, n, a.type, p);
+}
+
+// reduce_ranks into the caller's output. Streamed, in pieces that stay in L1: reduced into a
+// scratch piece, then streamed out.
+template <typename Src>
+void reduce_out(Steps& s, const CollArgs& a, void* out, std::size_t n, Src src) {
+  const std::size_t es = type_size(a.type);
+  if (!s.stream) return reduce_ranks(s.t, a, out, n, s.p, 0, src);
+  constexpr std::size_t kPieceBytes = 16 << 10;
+  const std::size_t piece = std::max<std::size_t>(1, kPieceBytes / es);
+  void* tmp = s.t.scratch(0, piece * es);
+  for (std::size_t i = 0; i < n; i += piece) {
+    const std::size_t len = std::min(piece, n - i);
+    reduce_ranks(s.t, a, tmp, len, s.p, 0, [&](int q) { return static_cast<const std::byte*>(src(q)) + i * es; });
+    s.copy_out(static_cast<std::byte*>(out) + i * es, tmp, len * es);
+  }
+}
+
+// allreduce, and reduce (`root` >= 0: only the root's output is written).
+void all_reduce(Steps& s, const CollArgs& a, const AlgoOptions& o, int root) {
+  const std::size_t es = type_size(a.type);
+  const std::size_t chunk = step_elems(o, es, 1);
+  // Depends only on arguments every rank passes alike, so all ranks take the same variant.
+  const bool two_shot = s.p > 1 && a.count * es >= o.shm_two_shot_bytes;
+  const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
+  const bool writes = root < 0 || s.me == root;
+  s.stream = a.count * es >= kStreamOutputBytes;
+  s.set_step_bytes(std::min(chunk, a.count) * es);
+  const std::size_t nsteps = ceil_div(a.count, chunk);
+  auto len_of = [&](std::size_t i) { return std::min(chunk, a.count - i * chunk); };
+  if (!two_shot) {
+    // Every rank combines in rank order, so all get the same bits. Own elements come from the
+    // input (one pass fewer) unless it is the output, which the reduction overwrites.
+    const bool own_input = a.send != a.recv;
+    auto fill = [&](std::size_t i) { s.t.copy(s.mine(), in.at(i * chunk), in.bytes(len_of(i))); };
+    return s.run(nsteps, fill, [&](std::size_t i) {
+      if (!writes) return;
+      const std::size_t off = i * chunk;
+      reduce_out(s, a, out.at(off), len_of(i), [&](int q) { return q == s.me && own_input ? in.at(off) : s.peer(q); });
+    });
+  }
+  // Slice r of every slot is read by rank r only, so rank r reduces slice r (its own elements
+  // first) into its own slot, while the peers read their slices of the same slot; the others
+  // copy that result, so all ranks get the same bits. (Every slice is copied in, the own one
+  // too: the reduction reads memory far slower than memcpy does, so it reads the slots only.)
+  // The copies out run a step late: by then the peers have usually published their slices,
+  // so no rank waits on another's reduction.
+  s.run(
+      nsteps, [&](std::size_t i) { s.t.copy(s.mine(), in.at(i * chunk), in.bytes(len_of(i))); },
+      [&](std::size_t i) {
+        const Blocks slices{len_of(i), s.p};
+        const std::size_t f = slices.offset(s.me);
+        reduce_ranks(s.t, a, s.mine() + f * es, slices.size(s.me), s.p, s.me,
+                     [&](int q) { return s.peer(q) + f * es; });
+        s.publish_reduced();
+      },
+      [&](std::size_t i) {
+        if (!writes) return;
+        const Blocks slices{len_of(i), s.p};
+        for (int k = 0; k < s.p; ++k) {
+          const int q = (s.me + k) % s.p;  // own slice first: it is ready
+          const std::size_t f = slices.offset(q);
+          s.copy_out(out.at(i * chunk + f), s.reduced(q) + f * es, out.bytes(slices.size(q)));
+        }
+      });
+}
+
+void reducescatter(Steps& s, const CollArgs& a, const AlgoOptions& o) {
+  const std::size_t es = type_size(a.type), per = step_elems(o, es, s.p);
+  const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
+  s.stream = a.count * es >= kStreamOutputBytes;
+  s.set_step_bytes(static_cast<std::size_t>(s.p) * std::min(per, a.count) * es);
+  // Out of place, the own block is read from the input (only this rank needs it); in place it
+  // is the output, which the reduction overwrites, so it goes through the slot as well. So does
+  // a streamed one: arrays that large come from memory, which memcpy reads faster than the
+  // reduction loop does (see all_reduce).
+  const bool own_input = !s.stream && out.base != in.at(s.me * a.count);
+  s.run(
+      ceil_div(a.count, per),
+      [&](std::size_t i) {
+        const std::size_t off = i * per, len = std::min(per, a.count - off);
+        for (int q = 0; q < s.p; ++q)
+          if (q != s.me || !own_input) s.t.copy(s.mine() + q * len * es, in.at(q * a.count + off), in.bytes(len));
+      },
+      [&](std::size_t i) {
+        const std::size_t off = i * per, len = std::min(per, a.count - off);
+        reduce_out(s, a, out.at(off), len, [&](int q) {
+          return q == s.me && own_input ? in.at(s.me * a.count + off) : s.peer(q) + s.me * len * es;
+        });
+      });
+}
+
+// Every rank's `count` elements: gather (`root` >= 0) or allgather (-1).
+void gather(Steps& s, const CollArgs& a, const AlgoOptions& o, int root) {
+  const std::size_t es = type_size(a.type), chunk = step_elems(o, es, 1);
+  const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
+  s.stream = a.count * es * static_cast<std::size_t>(s.p) >= kStreamOutputBytes;
+  s.set_step_bytes(std::min(chunk, a.count) * es);
+  if (root < 0 || s.me == root) s.copy_out(out.at(s.me * a.count), in.base, in.bytes(a.count));
+  s.run(
+      ceil_div(a.count, chunk), [&](std::size_t i) { s.t.copy(s.mine(), in.at(i * chunk), in.bytes(std::min(chunk, a.count - i * chunk))); },
+      [&](std::size_t i) {
+        if (root >= 0 && s.me != root) return;
+        const std::size_t off = i * chunk, len = std::min(chunk, a.count - off);
+        for (int k = 1; k < s.p; ++k) {
+          const int q = (s.me + k) % s.p;
+          s.copy_out(out.at(q * a.count + off), s.peer(q), out.bytes(len));
+        }
+      });
+}
+
+// The root's `count` elements to every rank: broadcast (scatter false), or its block r to
+// rank r (scatter true).
+void from_root(Steps& s, const CollArgs& a, const AlgoOptions& o, bool scatter) {
+  const std::size_t es = type_size(a.type), per = step_elems(o, es, scatter ? s.p : 1);
+  const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
+  s.stream = a.count * es >= kStreamOutputBytes;
+  s.set_step_bytes(static_cast<std::size_t>(scatter ? s.p : 1) * std::min(per, a.count) * es);
+  const bool root = s.me == a.root;
+  if (root) s.copy_out(out.base, in.at(scatter ? s.me * a.count : 0), in.bytes(a.count));
+  s.run(
+      ceil_div(a.count, per),
+      [&](std::size_t i) {
+        if (!root) return;
+        const std::size_t off = i * per, len = std::min(per, a.count - off);
+        if (!scatter) return s.t.copy(s.mine(), in.at(off), in.bytes(len));
+        for (int q = 0; q < s.p; ++q)
+          if (q != s.me) s.t.copy(s.mine() + q * len * es, in.at(q * a.count + off), in.bytes(len));
+      },
+      [&](std::size_t i) {
+        if (root) return;
+        const std::size_t off = i * per, len = std::min(per, a.count - off);
+        s.copy_out(out.at(off), s.peer(a.root) + (scatter ? s.me * len * es : 0), out.bytes(len));
+      });
+}
+
+void alltoall(Steps& s, const CollArgs& a, const AlgoOptions& o) {
+  const std::size_t es = type_size(a.type), per = step_elems(o, es, s.p);
+  const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
+  s.stream = a.count * es * static_cast<std::size_t>(s.p) >= kStreamOutputBytes;
+  s.set_step_bytes(static_cast<std::size_t>(s.p) * std::min(per, a.count) * es);
+  s.run(
+      ceil_div(a.count, per),
+      [&](std::size_t i) {
+        const std::size_t off = i * per, len = std::min(per, a.count - off);
+        for (int q = 0; q < s.p; ++q)
+          if (q != s.me) s.t.copy(s.mine() + q * len * es, in.at(q * a.count + off), in.bytes(len));
+      },
+      [&](std::size_t i) {
+        // In place, block q of the output is block q of the input, already in the slot.
+        const std::size_t off = i * per, len = std::min(per, a.count - off);
+        s.copy_out(out.at(s.me * a.count + off), in.at(s.me * a.count + off), out.bytes(len));
+        for (int k = 1; k < s.p; ++k) {
+          const int q = (s.me + k) % s.p;
+          s.copy_out(out.at(q * a.count + off), s.peer(q) + s.me * len * es, out.bytes(len));
+        }
+      });
+}
+
+void sendrecv(Steps& s, const CollArgs& a, const AlgoOptions& o) {
+  const std::size_t es = type_size(a.type), chunk = step_elems(o, es, 1);
+  const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
+  s.stream = a.count * es >= kStreamOutputBytes;
+  s.set_step_bytes(std::min(chunk, a.count) * es);
+  const int left = (s.me - 1 + s.p) % s.p;
+  s.run(
+      ceil_div(a.count, chunk), [&](std::size_t i) { s.t.copy(s.mine(), in.at(i * chunk), in.bytes(std::min(chunk, a.count - i * chunk))); },
+      [&](std::size_t i) {
+        const std::size_t off = i * chunk;
+        s.copy_out(out.at(off), s.peer(left), out.bytes(std::min(chunk, a.count - off)));
+      });
+}
+
+class ShmAlgorithm final : public Algorithm {
+ public:
+  std::string_view name() const override { return "shm"; }
+  std::string_view description() const override {
+    return "node shared memory (one node only): chunked segment, atomic step flags; one-shot / two-shot allreduce";
+  }
+  bool supports(Collective c) const override { return c != Collective::alltoallv; }
+  void run(Transport& t, const CollArgs& a, const AlgoOptions& o) const override {
+    if (!supports(a.coll)) detail::unsupported(name(), a.coll);
+    MpiTransport* mt = t.as_mpi();
+    if (!mt) throw UnsupportedCollective("algorithm 'shm' needs the MPI transport (host buffers over MPI)");
+    ShmSegment& seg = mt->node_segment();
+    if (!seg.single_node()) {
+      throw UnsupportedCollective("algorithm 'shm' needs every rank on one node: this node holds " +
+                                  std::to_string(seg.node_size()) + " of the communicator's " +
+                                  std::to_string(t.size()) + " ranks (use ring, rhd or mpi across nodes)");
+    }
+    if (seg.broken()) {
+      throw TransportError(
+          "algorithm 'shm': this communicator's segment is unusable after a timeout (the ranks "
+          "are at different steps); create a new Communicator");
+    }
+    Steps s(*mt, seg);
+    switch (a.coll) {
+      case Collective::allreduce: return all_reduce(s, a, o, -1);
+      case Collective::reduce: return all_reduce(s, a, o, a.root);
+      case Collective::reducescatter: return reducescatter(s, a, o);
+      case Collective::allgather: return gather(s, a, o, -1);
+      case Collective::gather: return gather(s, a, o, a.root);
+      case Collective::broadcast: return from_root(s, a, o, false);
+      case Collective::scatter: return from_root(s, a, o, true);
+      case Collective::alltoall: return alltoall(s, a, o);
+      case Collective::sendrecv: return sendrecv(s, a, o);
+      case Collective::alltoallv: break;
+    }
+    detail::unsupported(name(), a.coll);
+  }
+  std::optional<Cost> cost(Collective c, int p, double n, const AlgoOptions& o) const override {
+    if (!supports(c)) return std::nullopt;
+    if (p == 1) return Cost{};
+    const double q = p;
+    const bool blocked = c == Collective::reducescatter || c == Collective::alltoall || c == Collective::scatter;
+    const double es_chunk = static_cast<double>(std::clamp<std::size_t>(o.shm_chunk_bytes, 1, kShmSlotBytes));
+    // Steps: the array in chunks (the blocked collectives move n/p per rank-block in
+    // chunk/p pieces, the gathers a block of n/p per step chunk).
+    const bool gathered = c == Collective::allgather || c == Collective::gather;
+    const double moved = blocked || gathered ? n / q : n;
+    const double chunk = blocked ? es_chunk / q : es_chunk;
+    const double k = std::max(1.0, std::ceil(moved / chunk));
+    switch (c) {
+      case Collective::allreduce:
+      case Collective::reduce:
+        if (n < static_cast<double>(o.shm_two_shot_bytes)) return Cost{k, 1, q - 1};
+        return Cost{2 * k, (2 * q - 1) / q, (q - 1) / q};
+      case Collective::reducescatter: return Cost{k, 1, (q - 1) / q};
+      case Collective::alltoall: return Cost{k, (2 * q - 1) / q, 0};
+      case Collective::sendrecv: return Cost{k, 2, 0};
+      default: return Cost{k, 1, 0};
+    }
+  }
+};
+
+}  // namespace
+
+const Algorithm& shm_algorithm() {
+  static const ShmAlgorithm instance;
+  return instance;
+}
+
+}  // namespace commscope

@@ -1,0 +1,89 @@
+#include "shm_segment.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <new>
+
+#include "commscope/collectives/algorithm.hpp"
+#include "commscope/collectives/mpi_transport.hpp"
+
+namespace commscope::detail {
+
+// Flags first, slots from the next page on: the slots start page-aligned and the flags of
+// one rank never share a page with another rank's data.
+constexpr std::size_t kHeaderBytes = 4096;
+namespace {
+static_assert(sizeof(ShmFlags) <= kHeaderBytes);
+// MPI aligns regions to pages in practice but promises nothing: kAlign spare bytes let every
+// rank round its region's start up to the flags' alignment. Mappings are page-aligned, so the
+// rounding is the same in every process's view of a region.
+constexpr std::size_t kAlign = alignof(ShmFlags);
+constexpr std::size_t kRegionBytes = kAlign + kHeaderBytes + kShmSlotsPerRank * kShmSlotBytes;
+
+std::byte* aligned(void* p) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  return static_cast<std::byte*>(p) + ((kAlign - a % kAlign) % kAlign);
+}
+
+}  // namespace
+
+ShmSegment::ShmSegment(MPI_Comm comm) {
+  int rank = 0, size = 1;
+  COMMSCOPE_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  COMMSCOPE_MPI_CHECK(MPI_Comm_size(comm, &size));
+  // Key = rank: on one node, node ranks equal the communicator's ranks.
+  COMMSCOPE_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node_));
+  COMMSCOPE_MPI_CHECK(MPI_Comm_size(node_, &node_size_));
+  // Every rank sees the same answer (if one node lacks a rank, every node does), so all
+  // return here together or none does.
+  if (node_size_ != size) {
+    MPI_Comm_free(&node_);
+    return;
+  }
+  // Non-contiguous: each rank's region may start on its own pages, which its owner touches
+  // first, so the region lands in the owner's NUMA domain.
+  MPI_Info info = MPI_INFO_NULL;
+  COMMSCOPE_MPI_CHECK(MPI_Info_create(&info));
+  MPI_Info_set(info, "alloc_shared_noncontig", "true");
+  void* base = nullptr;
+  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(kRegionBytes), 1, info, node_, &base, &win_);
+  MPI_Info_free(&info);
+  if (rc != MPI_SUCCESS) {
+    win_ = MPI_WIN_NULL;
+    MPI_Comm_free(&node_);
+    COMMSCOPE_MPI_CHECK(rc);
+  }
+  COMMSCOPE_MPI_CHECK(MPI_Win_set_errhandler(win_, MPI_ERRORS_RETURN));
+  std::byte* own = aligned(base);
+  new (own) ShmFlags{};
+  std::memset(own + kHeaderBytes, 0, kShmSlotsPerRank * kShmSlotBytes);  // first touch by the owner
+  flags_.resize(static_cast<std::size_t>(size));
+  slots_.resize(static_cast<std::size_t>(size));
+  for (int q = 0; q < size; ++q) {
+    MPI_Aint bytes = 0;
+    int disp = 0;
+    void* p = nullptr;
+    COMMSCOPE_MPI_CHECK(MPI_Win_shared_query(win_, q, &bytes, &disp, &p));
+    std::byte* b = aligned(p);
+    flags_[static_cast<std::size_t>(q)] = std::launder(reinterpret_cast<ShmFlags*>(b));
+    slots_[static_cast<std::size_t>(q)] = b + kHeaderBytes;
+  }
+  // No rank may poll a peer's flags before the peer has constructed them.
+  COMMSCOPE_MPI_CHECK(MPI_Barrier(node_));
+}
+
+ShmSegment::~ShmSegment() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);  // collective: communicators are destroyed together
+  if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
+}
+
+}  // namespace commscope::detail
+
+namespace commscope {
+ShmSegmentShape shm_segment_shape() {
+  return {detail::kShmSlotBytes, detail::kShmSlotsPerRank, detail::kHeaderBytes};
+}
+}  // namespace commscope

@@ -1,0 +1,87 @@
+// The node segment of the `shm` algorithm (internal header): one MPI shared-memory window per
+// communicator whose ranks all share a node, with a region per rank holding three sequence-number
+// flags and two chunk slots. MpiTransport owns it (created on the first shm call, freed with the
+// transport); docs/collectives.md describes the layout and the flag protocol.
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace commscope::detail {
+
+// One slot: the most of a rank's data that is in the segment at once. Arrays larger than a
+// slot go through in chunks of at most this size, kShmSlotsPerRank slots per rank in turn, so
+// that a fast rank fills the next slots while slower ones still read the last. The segment is
+// kShmRegionBytes per rank whatever the array (printed by the bench, in docs/collectives.md).
+inline constexpr std::size_t kShmSlotBytes = std::size_t{512} << 10;
+inline constexpr int kShmSlotsPerRank = 4;
+
+// A rank's flags: the last step (a count of chunks, continued across calls) for which it has
+//   ready:   copied its chunk into its slot;
+//   reduced: published its reduced slice of the chunk in its slot (two-shot only);
+//   done:    finished reading every peer's slot, which may then be overwritten.
+// Only the owner stores (release); peers load (acquire). Each flag has its own 128-byte line
+// (two lines: adjacent-line prefetch) so that one rank's stores do not bounce a line others poll.
+//   inline_slots[s mod kShmInlineSlots]: steps that put at most kShmInlineBytes per rank carry
+//            them here, beside a copy of `ready` in the same line, so a peer fetches flag and
+//            data in one transfer between cores instead of two (the slot stays unused). There
+//            are more of them than slots: a rank may run that many small steps ahead.
+inline constexpr std::size_t kShmInlineBytes = 120;
+inline constexpr int kShmInlineSlots = 16;
+struct ShmInline {
+  alignas(128) std::atomic<std::uint64_t> ready{0};
+  std::byte data[kShmInlineBytes];
+};
+struct ShmFlags {
+  alignas(128) std::atomic<std::uint64_t> ready{0};
+  alignas(128) std::atomic<std::uint64_t> reduced{0};
+  alignas(128) std::atomic<std::uint64_t> done{0};
+  ShmInline inline_slots[kShmInlineSlots];
+};
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "shm flags must be lock-free to work across processes");
+
+class ShmSegment {
+ public:
+  // Collective over `comm` (every rank must call it): splits off the ranks sharing this node
+  // and, when that is all of `comm`, allocates the window. Otherwise no window is made and
+  // single_node() is false on every rank.
+  explicit ShmSegment(MPI_Comm comm);
+  ~ShmSegment();
+  ShmSegment(const ShmSegment&) = delete;
+  ShmSegment& operator=(const ShmSegment&) = delete;
+
+  bool single_node() const { return win_ != MPI_WIN_NULL; }
+  int node_size() const { return node_size_; }  // ranks of `comm` on this rank's node
+
+  ShmFlags& flags(int rank) const { return *flags_[static_cast<std::size_t>(rank)]; }
+  // Slot `which` (any step number: taken modulo the slot count) of a rank's region.
+  std::byte* slot(int rank, std::uint64_t which) const {
+    return slots_[static_cast<std::size_t>(rank)] + static_cast<std::size_t>(which % kShmSlotsPerRank) * kShmSlotBytes;
+  }
+  // The step number of the next chunk; every rank runs the same steps in the same order.
+  std::uint64_t next_step() { return ++step_; }
+  // The lowest `done` step of the peers when this rank last read them (they only grow).
+  std::uint64_t peers_done() const { return peers_done_; }
+  void set_peers_done(std::uint64_t s) { peers_done_ = s; }
+
+  // After a timeout the ranks are at different steps and cannot agree again without
+  // communication: the segment refuses further use (a new Communicator makes a new one).
+  void mark_broken() { broken_ = true; }
+  bool broken() const { return broken_; }
+
+ private:
+  MPI_Comm node_ = MPI_COMM_NULL;
+  MPI_Win win_ = MPI_WIN_NULL;
+  int node_size_ = 1;
+  std::vector<ShmFlags*> flags_;
+  std::vector<std::byte*> slots_;
+  std::uint64_t step_ = 0;
+  std::uint64_t peers_done_ = 0;
+  bool broken_ = false;
+};
+
+}  // namespace commscope::detail
