@@ -142,6 +142,8 @@ class Bench {
   Bench(const Options& o, int argc, char** argv)
       : o_(o), args_(argv, argv + argc), comm_(MPI_COMM_WORLD, comm_options(o)) {
     rank_ = comm_.rank();
+    // The shm switch the library takes here, so the header and the results file say it.
+    o_.shm_two_shot_bytes = shm_two_shot_switch(comm_options(o).algo, comm_.local_size(), comm_.oversubscribed());
     install_signal_handlers(rank_);
     backend_ = o_.device == "cuda" ? make_cuda_backend(comm_, o_) : make_cpu_backend(comm_, o_);
     cases_ = make_cases(o_, comm_.size(), *backend_);
@@ -234,7 +236,7 @@ class Bench {
         memory_text(static_cast<std::int64_t>(s.flag_bytes)).c_str(),
         memory_text(static_cast<std::int64_t>(s.per_rank() * static_cast<std::size_t>(comm_.local_size()))).c_str(),
         memory_text(static_cast<std::int64_t>(o_.shm_chunk_bytes)).c_str(),
-        memory_text(static_cast<std::int64_t>(o_.shm_two_shot_bytes)).c_str());
+        memory_text(static_cast<std::int64_t>(o_.shm_two_shot_bytes.value_or(0))).c_str());
   }
 
   // What -z, -m, -N, -K change about the loop, in nccl-tests' words.

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -36,7 +37,7 @@ int main(int argc, char** argv) {
   // them different shm switch points: always two-shot (slices of 0 or 1 element at small
   // counts), the default, and always one-shot.
   const std::size_t segments[] = {64, 4096, std::size_t{1} << 20};
-  const std::size_t two_shot[] = {0, AlgoOptions{}.shm_two_shot_bytes, SIZE_MAX};
+  const std::optional<std::size_t> two_shot[] = {0, std::nullopt, SIZE_MAX};  // nullopt: by rank count
   std::vector<Communicator> comms;
   for (std::size_t i = 0; i < std::size(segments); ++i) {
     CommOptions o;

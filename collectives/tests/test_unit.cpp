@@ -300,7 +300,17 @@ TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
   // shm: one-shot below the switch (k a + nB + (p-1) nG), two-shot from it on
   // (2k a + (2p-1)/p nB + (p-1)/p nG), k = steps of 256 KiB.
   const Algorithm& shm = find_algorithm("shm");
-  const Cost one = *shm.cost(Collective::allreduce, 4, 4096, o);
+  // The switch by rank count (64 KiB for 2 or oversubscribed ranks, 4 KiB for 3, 2 KiB from 4
+  // on) unless set.
+  EXPECT_EQ(shm_two_shot_switch(o, 2, false), std::size_t{64} << 10);
+  EXPECT_EQ(shm_two_shot_switch(o, 3, false), std::size_t{4} << 10);
+  EXPECT_EQ(shm_two_shot_switch(o, 4, false), std::size_t{2} << 10);
+  EXPECT_EQ(shm_two_shot_switch(o, 8, true), std::size_t{64} << 10);
+  AlgoOptions fixed = o;
+  fixed.shm_two_shot_bytes = 100;
+  EXPECT_EQ(shm_two_shot_switch(fixed, 8, false), 100u);
+  EXPECT_EQ(shm.cost(Collective::allreduce, 4, 2048, o)->alpha, 2);  // two-shot from 2 KiB at 4 ranks
+  const Cost one = *shm.cost(Collective::allreduce, 4, 1024, o);
   EXPECT_DOUBLE_EQ(one.alpha, 1);
   EXPECT_DOUBLE_EQ(one.beta, 1);
   EXPECT_DOUBLE_EQ(one.gamma, 3);

@@ -304,7 +304,7 @@ void all_reduce(Steps& s, const CollArgs& a, const AlgoOptions& o, int root) {
   const std::size_t es = type_size(a.type);
   const std::size_t chunk = step_elems(o, es, 1);
   // Depends only on arguments every rank passes alike, so all ranks take the same variant.
-  const bool two_shot = s.p > 1 && a.count * es >= o.shm_two_shot_bytes;
+  const bool two_shot = s.p > 1 && a.count * es >= shm_two_shot_switch(o, s.p, s.t.yield_when_idle());
   const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
   const bool writes = root < 0 || s.me == root;
   s.stream = a.count * es >= kStreamOutputBytes;
@@ -506,7 +506,7 @@ class ShmAlgorithm final : public Algorithm {
     switch (c) {
       case Collective::allreduce:
       case Collective::reduce:
-        if (n < static_cast<double>(o.shm_two_shot_bytes)) return Cost{k, 1, q - 1};
+        if (n < static_cast<double>(shm_two_shot_switch(o, p, false))) return Cost{k, 1, q - 1};
         return Cost{2 * k, (2 * q - 1) / q, (q - 1) / q};
       case Collective::reducescatter: return Cost{k, 1, (q - 1) / q};
       case Collective::alltoall: return Cost{k, (2 * q - 1) / q, 0};

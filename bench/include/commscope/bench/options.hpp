@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,8 @@ struct Options {
   std::uint64_t seed = 42;
   std::size_t segment_bytes = std::size_t{1} << 20;
   std::size_t shm_chunk_bytes = commscope::AlgoOptions{}.shm_chunk_bytes;  // --shm-chunk
-  std::size_t shm_two_shot_bytes = commscope::AlgoOptions{}.shm_two_shot_bytes;  // --shm-two-shot
+  // --shm-two-shot; nullopt (auto): by the node's rank count, resolved when the bench starts.
+  std::optional<std::size_t> shm_two_shot_bytes = std::nullopt;
   // -u: the buffers start this many elements past a page boundary (host) or cudaMalloc's
   // 256-byte alignment (device), as nccl-tests misaligns them.
   std::size_t unalign = 0;

@@ -52,7 +52,8 @@ struct AlgoOptions {
   std::size_t segment_bytes = std::size_t{1} << 20;
   // The shm allreduce's switch: arrays of at least this many bytes take two-shot (reduce a
   // 1/n slice each, then gather the slices), smaller ones one-shot (every rank reduces all).
-  std::size_t shm_two_shot_bytes = std::size_t{64} << 10;
+  // nullopt: by the node's rank count, as measured (shm_two_shot_switch).
+  std::optional<std::size_t> shm_two_shot_bytes = std::nullopt;
   // The shm algorithms' step: the most bytes a rank puts into the segment per step (at most
   // the segment's slot size, 512 KiB); larger arrays are pipelined in steps of this size.
   std::size_t shm_chunk_bytes = std::size_t{256} << 10;
@@ -93,6 +94,13 @@ struct ShmSegmentShape {
   std::size_t per_rank() const { return static_cast<std::size_t>(slots) * slot_bytes + flag_bytes; }
 };
 ShmSegmentShape shm_segment_shape();
+// The shm allreduce/reduce switch that `options` gives on a node of `node_ranks` ranks: the
+// explicit value, else 64 KiB for 2 ranks or oversubscribed ranks (one-shot's single handoff
+// per step wins while its reduction stays small; a second handoff costs a context switch when
+// ranks share cores), 4 KiB for 3 ranks and 2 KiB from 4 on (one-shot reads p slots per output
+// element; two-shot wins from 2-4 KiB at 3 to 8 ranks on their own cores). Measurements:
+// docs/collectives.md.
+std::size_t shm_two_shot_switch(const AlgoOptions& options, int node_ranks, bool oversubscribed);
 
 // Every algorithm compiled in, in a fixed order: mpi, ring, tree, rhd, shm.
 std::span<const Algorithm* const> algorithms();
