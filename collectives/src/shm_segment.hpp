@@ -36,11 +36,19 @@ struct ShmInline {
   alignas(128) std::atomic<std::uint64_t> ready{0};
   std::byte data[kShmInlineBytes];
 };
+// Direct steps (large arrays, where the kernel can copy between address spaces): the owner
+// writes its process id and the address of the call's input here before storing `ready`,
+// and peers read the buffers themselves (process_vm_readv) after loading it.
+struct ShmDirect {
+  alignas(128) std::uint64_t pid = 0;
+  std::uint64_t send = 0;
+};
 struct ShmFlags {
   alignas(128) std::atomic<std::uint64_t> ready{0};
   alignas(128) std::atomic<std::uint64_t> reduced{0};
   alignas(128) std::atomic<std::uint64_t> done{0};
   ShmInline inline_slots[kShmInlineSlots];
+  ShmDirect direct;
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "shm flags must be lock-free to work across processes");
 
@@ -55,6 +63,9 @@ class ShmSegment {
   ShmSegment& operator=(const ShmSegment&) = delete;
 
   bool single_node() const { return win_ != MPI_WIN_NULL; }
+  // Whether every rank of the node may read every other's memory with process_vm_readv
+  // (Linux cross-memory attach; tried once at set-up, the same answer on every rank).
+  bool direct() const { return direct_; }
   int node_size() const { return node_size_; }  // ranks of `comm` on this rank's node
 
   ShmFlags& flags(int rank) const { return *flags_[static_cast<std::size_t>(rank)]; }
@@ -82,6 +93,11 @@ class ShmSegment {
   std::uint64_t step_ = 0;
   std::uint64_t peers_done_ = 0;
   bool broken_ = false;
+  bool direct_ = false;
 };
+
+// Copies `bytes` from address `remote` of process `pid` to `local` (process_vm_readv, in as many
+// calls as it takes); false with errno set when the kernel refuses.
+bool read_process(std::uint64_t pid, std::uint64_t remote, void* local, std::size_t bytes);
 
 }  // namespace commscope::detail

@@ -41,11 +41,17 @@ int main(int argc, char** argv) {
   }
   Communicator comm(MPI_COMM_WORLD, opts);
   // shm with its switch at either end: one-shot at the large counts (several chunks), two-shot
-  // at the small ones (empty slices when the count is below the rank count).
+  // at the small ones (empty slices when the count is below the rank count); both through the
+  // segment, never direct.
   CommOptions one = opts, two = opts;
   one.algo.shm_two_shot_bytes = SIZE_MAX;
+  one.algo.shm_direct_bytes = two.algo.shm_direct_bytes = SIZE_MAX;
   two.algo.shm_two_shot_bytes = 0;
   Communicator shm_one_shot(MPI_COMM_WORLD, one), shm_two_shot(MPI_COMM_WORLD, two);
+  // and reading peers' buffers directly (allgather, gather, broadcast, scatter) at every count.
+  CommOptions direct = opts;
+  direct.algo.shm_direct_bytes = 0;
+  Communicator shm_direct(MPI_COMM_WORLD, direct);
   const int p = comm.size();
   const auto t0 = std::chrono::steady_clock::now();
   Buffer send, recv;
@@ -105,13 +111,17 @@ int main(int argc, char** argv) {
                 ++cases;
                 if (o.wrong) ++failed;
                 report(comm, c, o);
-                if (algo->name() != "shm" || (coll != Collective::allreduce && coll != Collective::reduce)) continue;
+                if (algo->name() != "shm") continue;
                 // The shm variant the default switch does not pick at this size.
-                Communicator& other = large ? shm_one_shot : shm_two_shot;
+                const bool reduces = coll == Collective::allreduce || coll == Collective::reduce;
+                const bool direct_form = coll == Collective::allgather || coll == Collective::gather ||
+                                         coll == Collective::broadcast || coll == Collective::scatter;
+                if (!reduces && !direct_form) continue;
+                Communicator& other = !reduces ? shm_direct : large ? shm_one_shot : shm_two_shot;
                 const Outcome o2 = run_case(other, c, case_seed, send, recv, shared);
                 ++cases;
                 if (o2.wrong) ++failed;
-                report(other, c, o2, large ? "one-shot: " : "two-shot: ");
+                report(other, c, o2, !reduces ? "direct: " : large ? "one-shot: " : "two-shot: ");
               }
             }
     }

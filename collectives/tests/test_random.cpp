@@ -34,15 +34,18 @@ int main(int argc, char** argv) {
   MPI_Bcast(&seed, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);  // rank 0's seed for all
 
   // Communicators with different ring segments: many tiny segments, a few, one; and with
-  // them different shm switch points: always two-shot (slices of 0 or 1 element at small
-  // counts), the default, and always one-shot.
+  // them different shm switch points: always two-shot through the segment (slices of 0 or 1
+  // element at small counts), always direct where a collective has it (else the default
+  // switch), and always one-shot through the segment.
   const std::size_t segments[] = {64, 4096, std::size_t{1} << 20};
   const std::optional<std::size_t> two_shot[] = {0, std::nullopt, SIZE_MAX};  // nullopt: by rank count
+  const std::size_t direct[] = {SIZE_MAX, 0, SIZE_MAX};
   std::vector<Communicator> comms;
   for (std::size_t i = 0; i < std::size(segments); ++i) {
     CommOptions o;
     o.algo.segment_bytes = segments[i];
     o.algo.shm_two_shot_bytes = two_shot[i];
+    o.algo.shm_direct_bytes = direct[i];
     o.timeout_s = 120;
     comms.emplace_back(MPI_COMM_WORLD, o);
   }

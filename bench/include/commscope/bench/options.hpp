@@ -45,6 +45,7 @@ struct Options {
   std::size_t shm_chunk_bytes = commscope::AlgoOptions{}.shm_chunk_bytes;  // --shm-chunk
   // --shm-two-shot; nullopt (auto): by the node's rank count, resolved when the bench starts.
   std::optional<std::size_t> shm_two_shot_bytes = std::nullopt;
+  std::size_t shm_direct_bytes = SIZE_MAX;  // never
   // -u: the buffers start this many elements past a page boundary (host) or cudaMalloc's
   // 256-byte alignment (device), as nccl-tests misaligns them.
   std::size_t unalign = 0;

@@ -57,6 +57,11 @@ struct AlgoOptions {
   // The shm algorithms' step: the most bytes a rank puts into the segment per step (at most
   // the segment's slot size, 512 KiB); larger arrays are pipelined in steps of this size.
   std::size_t shm_chunk_bytes = std::size_t{256} << 10;
+  // The shm algorithm's direct switch: arrays of at least this many bytes (nccl-tests' size)
+  // skip the segment's slots where the kernel allows it, and each rank reads its peers'
+  // buffers itself (one copy instead of two: allgather, gather, broadcast, scatter).
+  // SIZE_MAX (the default): never; docs/collectives.md has the measurements behind it.
+  std::size_t shm_direct_bytes = SIZE_MAX;
 };
 
 // Alpha-beta-gamma cost: t = alpha * a + beta * n * B + gamma * n * G for a message of n
