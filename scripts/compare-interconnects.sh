@@ -7,11 +7,15 @@
 # On a cluster, pass your own transports as NAME=MCA-ARGS pairs, e.g.
 #   scripts/compare-interconnects.sh --hostfile hosts --transport ib="--mca pml ucx" \
 #                                    --transport tcp="--mca pml ob1 --mca btl self,tcp"
+# Between emulated hosts (--cluster N, root; scripts/emulate-cluster.sh): one run per link
+# setting of --links (default unshaped,10gbit,1gbit), each on a cluster of N hosts brought up
+# with that --link rate (and --delay) and taken down after; --ranks spread over the hosts.
 #
-#   scripts/compare-interconnects.sh [--quick] [--ranks N] [--out DIR] [--rate 1gbit] [--delay 100us]
-#                                    [--hostfile FILE] [--transport NAME=ARGS]... [--no-build] [--bin DIR]
+#   scripts/compare-interconnects.sh [--quick] [--ranks N] [--size BYTES] [--out DIR] [--rate 1gbit]
+#                                    [--delay 100us] [--hostfile FILE] [--transport NAME=ARGS]...
+#                                    [--cluster N [--links RATE,...]] [--no-build] [--bin DIR]
 # --quick: allreduce only, 5 timed calls per size (sizes 16 B, 64 B, ..., 1 MiB, ..., 64 MiB either way).
-# --bin: the binaries in DIR (another build; implies --no-build).
+# --size: the largest size (default 64M). --bin: the binaries in DIR (another build; implies --no-build).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,6 +27,9 @@ delay=""
 hostfile=""
 build=1
 bin=""
+size=64M
+cluster=""
+links=unshaped,10gbit,1gbit
 transports=()
 die() { echo "compare-interconnects.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -33,10 +40,13 @@ while [ $# -gt 0 ]; do
     --rate) [ $# -ge 2 ] || die "--rate needs a value (e.g. 1gbit)"; rate=$2; shift 2 ;;
     --delay) [ $# -ge 2 ] || die "--delay needs a value (e.g. 100us)"; delay=$2; shift 2 ;;
     --hostfile) [ $# -ge 2 ] || die "--hostfile needs a file"; hostfile=$2; shift 2 ;;
+    --size) [ $# -ge 2 ] || die "--size needs a value (e.g. 1M)"; size=$2; shift 2 ;;
+    --cluster) [ $# -ge 2 ] || die "--cluster needs a host count"; cluster=$2; shift 2 ;;
+    --links) [ $# -ge 2 ] || die "--links needs RATE,... (e.g. unshaped,1gbit)"; links=$2; shift 2 ;;
     --transport) [ $# -ge 2 ] || die "--transport needs NAME=ARGS"; transports+=("$2"); shift 2 ;;
     --no-build) build=0; shift ;;
     --bin) [ $# -ge 2 ] || die "--bin needs a folder"; bin=$2; build=0; shift 2 ;;
-    -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -46,6 +56,21 @@ for t in ${transports[@]+"${transports[@]}"}; do
   name=${t%%=*}
   [ -n "$name" ] && [ "$name" != "$t" ] || die "--transport wants NAME=ARGS, not '$t'"
 done
+if [ -n "$cluster" ]; then
+  case "$cluster" in ''|*[!0-9]*|0) die "--cluster needs a positive host count, not '$cluster'" ;; esac
+  [ ${#transports[@]} = 0 ] && [ -z "$hostfile" ] || die "--cluster compares --links: not with --transport or --hostfile"
+  for l in ${links//,/ }; do
+    [ "$l" = unshaped ] || [[ $l =~ ^[0-9]+(\.[0-9]+)?([kKmMgGtT]i?)?(bit|bps)$ ]] ||
+      die "--links: a tc rate like 1gbit or unshaped, not '$l'"
+  done
+  # emulate-cluster.sh takes milliseconds: 100us -> 0.1, 2ms -> 2
+  case "$delay" in
+    '') cdelay="" ;;
+    *us) cdelay=$(awk -v d="${delay%us}" 'BEGIN {print d / 1000}') ;;
+    *ms) cdelay=${delay%ms} ;;
+    *) cdelay=$delay ;;
+  esac
+fi
 out=${out:-$root/results/interconnects-$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out" 2>/dev/null && [ -w "$out" ] || die "cannot write the output folder '$out'"
 
@@ -58,22 +83,37 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 colls=$([ $quick = 1 ] && echo allreduce || echo all)
 iters=$([ $quick = 1 ] && echo 5 || echo 20)
-bench=("$bin/commscope-bench" "$colls" --algo all -b 16 -e 64M -f 4 -n "$iters" -w 2 -c 1)
-run() {  # run NAME [prefix command...] -- mpirun arguments...
+bench=("$bin/commscope-bench" "$colls" --algo all -b 16 -e "$size" -f 4 -n "$iters" -w 2 -c 1)
+run() {  # run NAME [launcher command, default mpirun] -- mpirun arguments...
   local name=$1
   shift
-  local prefix=()
-  while [ "$1" != "--" ]; do prefix+=("$1"); shift; done
+  local launcher=()
+  while [ "$1" != "--" ]; do launcher+=("$1"); shift; done
   shift
+  [ ${#launcher[@]} -gt 0 ] || launcher=(mpirun)
   echo "== $name: ${*:-(defaults)}"
-  "${prefix[@]}" mpirun -np "$ranks" --oversubscribe --bind-to none ${hostfile:+--hostfile "$hostfile"} "$@" \
+  "${launcher[@]}" -np "$ranks" --oversubscribe --bind-to none ${hostfile:+--hostfile "$hostfile"} "$@" \
     "${bench[@]}" --out "$out/$name.h5" | tee "$out/$name.log" | grep -E "^ +[0-9]+ " || true
   [ -s "$out/$name.h5" ] || die "the $name run wrote no results (see $out/$name.log)"
   files+=("$out/$name.h5")
 }
 
 files=()
-if [ ${#transports[@]} -gt 0 ]; then
+if [ -n "$cluster" ]; then
+  # One emulated cluster per link setting, the same hosts and ranks each time.
+  emulate=$root/scripts/emulate-cluster.sh
+  cprefix=commscope-compare
+  trap '"$emulate" down --prefix "$cprefix" >/dev/null 2>&1 || true' EXIT
+  trap 'exit 130' INT TERM HUP
+  for l in ${links//,/ }; do
+    up=("$emulate" up "$cluster" --slots $(( (ranks + cluster - 1) / cluster )) --prefix "$cprefix")
+    [ "$l" = unshaped ] || up+=(--link "$l")
+    [ -z "$cdelay" ] || up+=(--delay "$cdelay")
+    "${up[@]}" || { rc=$?; [ $rc != 77 ] || rc=2; echo "compare-interconnects.sh: no emulated cluster (above)" >&2; exit $rc; }
+    run "$l" "$emulate" mpirun --prefix "$cprefix" -- --mca btl self,vader,tcp
+    "$emulate" down --prefix "$cprefix" >/dev/null
+  done
+elif [ ${#transports[@]} -gt 0 ]; then
   for t in "${transports[@]}"; do
     name=${t%%=*}
     args=${t#*=}
@@ -97,7 +137,7 @@ else
     fi
     if [ -n "$shaped" ]; then
       echo "   slow link: loopback of namespace $ns shaped with $shaped"
-      run slow ip netns exec "$ns" -- --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo
+      run slow ip netns exec "$ns" mpirun -- --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo
     else
       echo "== slow: skipped (tc cannot shape the namespace's loopback here)"
     fi
@@ -111,15 +151,16 @@ echo "== commscope-report compare"
 for f in "${files[@]}"; do "$bin/commscope-report" bench "$f" -o "$out/report/$(basename "$f" .h5)" >/dev/null; done
 
 echo
-echo "allreduce busbw (GB/s), $ranks ranks:"
+echo "allreduce busbw (GB/s), $ranks ranks${cluster:+ on $cluster emulated hosts}:"
 python3 - "$out/report" "${files[@]}" <<'PY'
 import csv, os, sys
 report, files = sys.argv[1], sys.argv[2:]
 rows = []
 for f in files:
     name = os.path.basename(f)[:-3]
-    for r in csv.DictReader(open(os.path.join(report, name, "allreduce.csv"), newline="")):
-        if r["size"] in ("1 MiB", "64 MiB"):
+    table = list(csv.DictReader(open(os.path.join(report, name, "allreduce.csv"), newline="")))
+    for i, r in enumerate(table):  # 1 MiB and the largest size
+        if r["size"] in ("1 MiB", "64 MiB") or i == len(table) - 1 and r["size"] != "1 MiB":
             rows.append((name, r["size"], {k[:-6]: v for k, v in r.items() if k.endswith("_busbw")}))
 algos = sorted({a for _, _, d in rows for a in d})
 print("  %-8s %-7s " % ("link", "size") + " ".join("%9s" % a for a in algos))

@@ -7,15 +7,17 @@
 # Everything goes to results/<date-time>/ (or --out); a one-screen summary ends the run.
 #
 #   scripts/run-suite.sh [--ranks N] [--quick] [--out DIR] [--hostfile FILE] [--launcher mpirun|srun]
-#                        [--size BYTES] [--steps N] [--device cpu|cuda] [--no-build] [--bin DIR]
+#                        [--cluster N] [--size BYTES] [--steps N] [--device cpu|cuda] [--no-build] [--bin DIR]
 #
 # --ranks: ranks of the multi-rank runs (default: the cores here, at least 2); --quick: bench
-# up to 1 MiB and 5 training steps; --hostfile: mpirun's hostfile (clusters); --launcher srun:
-# inside a Slurm allocation (see scripts/slurm/); --device cuda: the bench on GPU buffers (NCCL
-# and our algorithms) and the trainer on the GPUs (bf16, NCCL), one GPU per rank; --no-build: use build/
-# as it is (clusters: build once with scripts/setup.sh first); --bin: the binaries in DIR
-# (another build; implies --no-build). Steps print one line per size or step. Docs:
-# docs/suite.md.
+# up to 1 MiB and 5 training steps; --hostfile: mpirun's hostfile (clusters; the hostfile of an
+# emulated cluster, /run/PREFIX/hostfile, launches through scripts/emulate-cluster.sh mpirun);
+# --cluster N: emulate N hosts here for the run (root; emulate-cluster.sh up N, --ranks spread
+# over them, down at the end); --launcher srun: inside a Slurm allocation (see scripts/slurm/);
+# --device cuda: the bench on GPU buffers (NCCL and our algorithms) and the trainer on the GPUs
+# (bf16, NCCL), one GPU per rank; --no-build: use build/ as it is (clusters: build once with
+# scripts/setup.sh first); --bin: the binaries in DIR (another build; implies --no-build).
+# Steps print one line per size or step. Docs: docs/suite.md.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,6 +32,7 @@ launcher=mpirun
 device=cpu
 build=1
 bin=""
+cluster=""
 die() { echo "run-suite.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -41,9 +44,10 @@ while [ $# -gt 0 ]; do
     --bin) [ $# -ge 2 ] || die "--bin needs a folder"; bin=$2; build=0; shift 2 ;;
     --out) [ $# -ge 2 ] || die "--out needs a folder"; out=$2; shift 2 ;;
     --hostfile) [ $# -ge 2 ] || die "--hostfile needs a file"; hostfile=$2; shift 2 ;;
+    --cluster) [ $# -ge 2 ] || die "--cluster needs a host count"; cluster=$2; shift 2 ;;
     --launcher) [ $# -ge 2 ] || die "--launcher needs mpirun or srun"; launcher=$2; shift 2 ;;
     --device) [ $# -ge 2 ] || die "--device needs cpu or cuda"; device=$2; shift 2 ;;
-    -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -53,6 +57,10 @@ case "$launcher" in mpirun|srun) ;; *) die "--launcher must be mpirun or srun, n
 case "$device" in cpu|cuda) ;; *) die "--device must be cpu or cuda, not '$device'" ;; esac
 [ -z "$hostfile" ] || [ -r "$hostfile" ] || die "cannot read the hostfile '$hostfile'"
 [ -z "$hostfile" ] || [ "$launcher" = mpirun ] || die "--hostfile is for mpirun; srun takes its hosts from Slurm"
+if [ -n "$cluster" ]; then
+  case "$cluster" in ''|*[!0-9]*|0) die "--cluster needs a positive host count, not '$cluster'" ;; esac
+  [ -z "$hostfile" ] && [ "$launcher" = mpirun ] || die "--cluster makes its own hosts: not with --hostfile or --launcher srun"
+fi
 
 out=${out:-$root/results/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out" 2>/dev/null || die "cannot create the output folder '$out'"
@@ -70,11 +78,29 @@ for candidate in python3 /usr/bin/python3; do
   if "$candidate" -c "import h5py" 2>/dev/null; then python=$candidate; break; fi
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# An emulated cluster: made here for the run (--cluster), or already up (its hostfile given).
+# mpirun then runs through the cluster's launcher, inside its first host.
+emulate=$root/scripts/emulate-cluster.sh
+emulated=""
+if [ -n "$cluster" ]; then
+  emulated=commscope-suite
+  trap '"$emulate" down --prefix "$emulated" >/dev/null 2>&1 || true' EXIT
+  trap 'exit 130' INT TERM HUP
+  "$emulate" up "$cluster" --slots $(( (ranks + cluster - 1) / cluster )) --prefix "$emulated" ||
+    { rc=$?; [ $rc != 77 ] || rc=2; echo "run-suite.sh: --cluster $cluster: no emulated cluster (above)" >&2; exit $rc; }
+  hostfile=/run/$emulated/hostfile
+elif [ -n "$hostfile" ]; then
+  dir=$(dirname "$(realpath "$hostfile")")
+  if [ -x "$dir/agent" ] && grep -q "emulate-cluster.sh" "$dir/agent" 2>/dev/null; then emulated=$(basename "$dir"); fi
+fi
+[ -z "$emulated" ] || echo "run-suite.sh: launching across the emulated cluster '$emulated' ($(grep -c . "$hostfile") hosts)"
 launch() {  # launch N command...
   local n=$1
   shift
   if [ "$launcher" = srun ]; then
     srun -n "$n" "$@"
+  elif [ -n "$emulated" ]; then
+    "$emulate" mpirun --prefix "$emulated" -np "$n" --oversubscribe --bind-to none --hostfile "$hostfile" "$@"
   else
     mpirun -np "$n" --oversubscribe --bind-to none ${hostfile:+--hostfile "$hostfile"} "$@"
   fi
@@ -141,6 +167,8 @@ PY
 }
 echo
 echo "================ commscope suite: $ranks ranks, $(($(date +%s) - start)) s ================"
+# The bench's environment record: hosts and ranks per host, as its header printed them.
+echo "Hosts: $(sed -n 's/^# nhosts: //p' "$out/bench.log" | head -1) ($(sed -n 's/^# hosts: //p' "$out/bench.log" | head -1))"
 echo "Collectives (alpha-beta fits of every algorithm, per regime; bandwidth in GB/s):"
 csv_table "$out/report/bench/fits.csv" collective algorithm from to alpha_us bandwidth_GBps R2 fit
 grep -E "Out of bounds" "$out/bench.log" | tail -1 | sed 's/^#*/ /'

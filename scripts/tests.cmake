@@ -21,11 +21,16 @@ foreach(case
     "suite|unknown|unknown argument '--bogus'|--bogus"
     "suite|no_hostfile|cannot read the hostfile|--hostfile /no/such/hosts"
     "suite|hostfile_with_srun|--hostfile is for mpirun|--launcher srun --hostfile ${PROJECT_SOURCE_DIR}/README.md"
+    "suite|cluster_zero|--cluster needs a positive host count|--cluster 0"
+    "suite|cluster_with_hostfile|--cluster makes its own hosts|--cluster 2 --hostfile ${PROJECT_SOURCE_DIR}/README.md"
     "suite|unwritable_out|cannot create the output folder|--bin ${bindir} --out /proc/commscope-results"
     "suite|no_binaries|no commscope-bench in|--bin /no/such/bin --out ${CMAKE_BINARY_DIR}/suite-nobin"
     "compare|ranks_one|at least 2|--ranks 1"
     "compare|bad_transport|--transport wants NAME=ARGS|--transport ib"
     "compare|unknown|unknown argument '--fast'|--fast"
+    "compare|cluster_zero|--cluster needs a positive host count|--cluster 0"
+    "compare|bad_link|--links: a tc rate like 1gbit or unshaped, not '1gb'|--cluster 2 --links unshaped,1gb"
+    "compare|cluster_with_transport|--cluster compares --links|--cluster 2 --transport ib=x"
     "compare|unwritable_out|cannot write the output folder|--bin ${bindir} --out /proc/commscope-compare"
     "gpucheck|bad_ranks|--ranks needs a positive integer|--ranks x"
     "gpucheck|bad_iters|--iters needs a non-negative integer|--iters -3"
@@ -44,3 +49,56 @@ endforeach()
 add_test(NAME gpucheck.no_gpu COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/gpu.sh absent -- ${expect} 2
                                       "no NVIDIA GPU is usable here" 0 -- bash ${gpucheck} --out ${CMAKE_BINARY_DIR}/gpucheck)
 set_tests_properties(gpucheck.no_gpu PROPERTIES SKIP_RETURN_CODE 77 LABELS "unit" TIMEOUT 60)
+
+# An emulated cluster (scripts/emulate-cluster.sh, label `cluster`): two hosts with 3 slots each
+# from network and UTS namespaces, made once by a fixture and removed after the last test that
+# needs it (also when one fails). Where no cluster can be made (not root, no namespaces) the
+# fixture and every test skip, saying why. Ranks talk over TCP between the hosts, vader within.
+set(cluster_prefix csctest)  # its own name: other clusters may be up on this machine
+set(cluster ${PROJECT_SOURCE_DIR}/scripts/tests/cluster.sh)
+set(cluster_mpirun ${PROJECT_SOURCE_DIR}/scripts/emulate-cluster.sh mpirun --prefix ${cluster_prefix})
+add_test(NAME cluster.up COMMAND ${cluster} up ${cluster_prefix})
+add_test(NAME cluster.down COMMAND ${cluster} down ${cluster_prefix})
+set_tests_properties(cluster.up PROPERTIES FIXTURES_SETUP cluster)
+set_tests_properties(cluster.down PROPERTIES FIXTURES_CLEANUP cluster)
+# commscope_cluster_test(NAME name COMMAND ...): a test on the fixture's cluster.
+function(commscope_cluster_test)
+  cmake_parse_arguments(T "" "NAME" "COMMAND" ${ARGN})
+  add_test(NAME ${T_NAME} COMMAND ${T_COMMAND})
+  set_tests_properties(${T_NAME} PROPERTIES FIXTURES_REQUIRED cluster)
+endfunction()
+set(cluster_bench_h5 ${CMAKE_BINARY_DIR}/cluster-bench.h5)
+# (a) Every collective with our three algorithms and MPI's, 2 hosts x 2 ranks, checked.
+commscope_cluster_test(NAME cluster.bench.2x2
+  COMMAND ${cluster} run ${cluster_prefix} --fresh ${cluster_bench_h5} -- ${expect} 0 "Out of bounds values : 0 OK" 0 --
+          ${cluster_mpirun} -np 4 --map-by ppr:2:node $<TARGET_FILE:commscope-bench> all --algo ring,rhd,mpi,tree
+          -b 8 -e 64K -f 32 -n 2 -w 1 -c 1 --out ${cluster_bench_h5})
+# (d) Its environment record: 2 hosts, 2 ranks on each.
+commscope_cluster_test(NAME cluster.bench.hosts
+  COMMAND ${cluster} hosts ${cluster_prefix} ${cluster_bench_h5} 2 host1:2,host2:2)
+set_tests_properties(cluster.bench.hosts PROPERTIES DEPENDS cluster.bench.2x2)
+# (b) The correctness suite across hosts, even and uneven (quick counts, three types: every case
+# crosses TCP on shared cores); shm is refused across nodes by design: skipped, and said.
+commscope_cluster_test(NAME cluster.correctness.2x2
+  COMMAND ${cluster} run ${cluster_prefix} -- ${expect} 0 "shm skipped: this node holds 2 of 4 ranks" 0 --
+          ${cluster_mpirun} -np 4 --map-by ppr:2:node $<TARGET_FILE:test_collectives_correctness> --quick --types f32,bf16,i32)
+commscope_cluster_test(NAME cluster.correctness.3and2
+  COMMAND ${cluster} run ${cluster_prefix} -- ${expect} 0 "shm skipped: this node holds 3 of 5 ranks" 0 --
+          ${cluster_mpirun} -np 5 $<TARGET_FILE:test_collectives_correctness> --quick --types f32,bf16,i32)
+# (c) Communicator::split_by_node gives the hosts' real layout.
+commscope_cluster_test(NAME cluster.node_split.2x2
+  COMMAND ${cluster} run ${cluster_prefix} -- ${expect} 0 "2 nodes \\(host1: 2, host2: 2\\): OK" 0 --
+          ${cluster_mpirun} -np 4 --map-by ppr:2:node $<TARGET_FILE:test_node_split> --expect 2,2)
+commscope_cluster_test(NAME cluster.node_split.3and2
+  COMMAND ${cluster} run ${cluster_prefix} -- ${expect} 0 "2 nodes \\(host1: 3, host2: 2\\): OK" 0 --
+          ${cluster_mpirun} -np 5 $<TARGET_FILE:test_node_split> --expect 3,2)
+# (e) A shaped link is what the time measures: 1 MiB allreduce, host2's link at 100mbit against
+# unshaped, both measured in this test (a ratio of two rates, not a time against a constant):
+# at least 3x (about 84 ms against a few ms expected).
+commscope_cluster_test(NAME cluster.shaped_link
+  COMMAND ${cluster} shaped ${cluster_prefix} $<TARGET_FILE:commscope-bench> 3)
+get_property(cluster_tests DIRECTORY PROPERTY TESTS)
+list(FILTER cluster_tests INCLUDE REGEX "^cluster\\.")
+# One at a time (they share the cluster and 2 cores); skip status 77 says why.
+set_tests_properties(${cluster_tests} PROPERTIES LABELS "cluster" SKIP_RETURN_CODE 77 RESOURCE_LOCK cluster
+                                                 PROCESSORS 2 TIMEOUT 180 ENVIRONMENT "OMP_NUM_THREADS=1")

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The ctest fixture and checks of the emulated cluster (label `cluster`, scripts/tests.cmake):
+#
+#   cluster.sh up PREFIX [UP-ARGS...]     fixture setup: scripts/emulate-cluster.sh up 2 --slots 3
+#                                         (a cluster left by a killed run is removed first);
+#                                         exit 77 with the reason where none can be made here
+#   cluster.sh down PREFIX                fixture cleanup (idempotent)
+#   cluster.sh run PREFIX [--fresh FILE] -- COMMAND...
+#                                         COMMAND, or exit 77 with the reason when the cluster is
+#                                         not up; --fresh removes FILE first (a stale result)
+#   cluster.sh hosts PREFIX FILE.h5 NHOSTS HOSTS
+#                                         the bench file's /meta records NHOSTS hosts as HOSTS
+#   cluster.sh shaped PREFIX BENCH MIN_RATIO
+#                                         allreduce 1 MiB, 1 rank per host, on PREFIX's cluster
+#                                         and on one (PREFIX-s) whose host2 link is 100mbit:
+#                                         shaped / unshaped time >= MIN_RATIO for ring and mpi
+#
+# The reason a fixture could not be made is kept in ./PREFIX.why (the tests' working folder),
+# so that every test that needs it skips saying why.
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+emulate=$root/scripts/emulate-cluster.sh
+cmd=${1:-} prefix=${2:-}
+[ -n "$cmd" ] && [ -n "$prefix" ] || { echo "usage: cluster.sh up|down|run|hosts|shaped PREFIX ..." >&2; exit 2; }
+shift 2
+why=$PWD/$prefix.why
+
+not_up() {  # exit 77 saying why the cluster is missing
+  if [ -s "$why" ]; then
+    echo "cluster.sh: skipped: no emulated cluster here: $(cat "$why")"
+  else
+    echo "cluster.sh: skipped: emulated cluster '$prefix' is not up (its fixture test did not make it)"
+  fi
+  exit 77
+}
+is_up() { [ -x "/run/$prefix/agent" ]; }
+
+case "$cmd" in
+  up)
+    rm -f "$why"
+    "$emulate" down --prefix "$prefix" >/dev/null 2>&1
+    out=$("$emulate" up 2 --slots 3 --prefix "$prefix" "$@" 2>&1)
+    rc=$?
+    printf '%s\n' "$out"
+    if [ $rc = 77 ]; then
+      printf '%s\n' "$out" | sed -n 's/^.*cannot emulate a cluster here: //p' | tail -1 >"$why"
+      echo "cluster.sh: skipped: $(cat "$why")"
+    fi
+    [ $rc != 0 ] || "$emulate" status --prefix "$prefix"
+    exit $rc ;;
+  down)
+    "$emulate" down --prefix "$prefix"
+    rc=$?
+    "$emulate" down --prefix "$prefix-s" >/dev/null 2>&1  # the shaped check's, if it was killed
+    exit $rc ;;
+  run)
+    if [ "${1:-}" = --fresh ]; then rm -f "$2"; shift 2; fi
+    [ "${1:-}" = -- ] && shift
+    is_up || not_up
+    exec "$@" ;;
+  hosts)
+    is_up || not_up
+    file=$1 want_n=$2 want_hosts=$3
+    [ -s "$file" ] || { echo "cluster.sh: FAIL: no results file $file (did the bench run fail?)"; exit 1; }
+    attr() { h5dump -a "/meta/$1" "$file" | sed -n 's/^ *(0): "\(.*\)"$/\1/p'; }
+    n=$(attr nhosts) hosts=$(attr hosts)
+    echo "cluster.sh: $file: nhosts '$n', hosts '$hosts'"
+    [ "$n" = "$want_n" ] && [ "$hosts" = "$want_hosts" ] ||
+      { echo "cluster.sh: FAIL: wanted nhosts '$want_n', hosts '$want_hosts'"; exit 1; }
+    exit 0 ;;
+  shaped)
+    is_up || not_up
+    bench=$1 min_ratio=$2
+    slow=$prefix-s
+    trap '"$emulate" down --prefix "$slow" >/dev/null 2>&1' EXIT
+    "$emulate" down --prefix "$slow" >/dev/null 2>&1
+    "$emulate" up 2 --slots 1 --host-link host2=100mbit --prefix "$slow" || exit 1
+    # Out-of-place time (us) of the 1 MiB line of each algorithm: size count type redop root algo time ...
+    times() {
+      "$emulate" mpirun --prefix "$1" -np 2 --map-by node "$bench" allreduce --algo ring,mpi -b 1M -e 1M \
+        -n 3 -w 1 -c 1 | tee /dev/stderr | awk '$1 == 1048576 {print $6, $7}'
+    }
+    fast=$(times "$prefix") || exit 1
+    shaped=$(times "$slow") || exit 1
+    fail=0
+    for algo in ring mpi; do
+      f=$(awk -v a=$algo '$1 == a {print $2}' <<<"$fast") s=$(awk -v a=$algo '$1 == a {print $2}' <<<"$shaped")
+      [ -n "$f" ] && [ -n "$s" ] || { echo "cluster.sh: FAIL: no 1 MiB $algo line"; fail=1; continue; }
+      if awk -v f="$f" -v s="$s" -v m="$min_ratio" 'BEGIN {exit !(s >= m * f)}'; then
+        verdict=ok
+      else
+        verdict="FAIL (wanted at least ${min_ratio}x)"
+        fail=1
+      fi
+      awk -v a=$algo -v f="$f" -v s="$s" -v v="$verdict" \
+        'BEGIN {printf "cluster.sh: allreduce 1 MiB %s: unshaped %.0f us, host2 at 100mbit %.0f us: %.1fx %s\n", a, f, s, s / f, v}'
+    done
+    exit $fail ;;
+  *) echo "cluster.sh: unknown command '$cmd'" >&2; exit 2 ;;
+esac
