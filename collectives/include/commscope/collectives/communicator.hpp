@@ -70,7 +70,7 @@ class Communicator {
   int local_size() const { return local_size_; }
   bool oversubscribed() const { return local_size_ > node_cpus_; }
 
-  // Collectives; `algo` is a name from algorithms() ("mpi", "ring", "tree", "rhd", "shm").
+  // Collectives; `algo` is a name from algorithms() ("mpi", "ring", "tree", "rhd", "shm", "hier").
   // Counts and in-place conventions: see CollArgs.
   void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                  std::string_view algo = "mpi");
