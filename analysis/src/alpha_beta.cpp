@@ -151,6 +151,9 @@ std::optional<TextbookAlgorithm> textbook_algorithm_for(Collective c, std::strin
   if (algorithm == "mpi" || algorithm == "nccl") return std::nullopt;  // the library chooses inside
   // Node shared memory: its cost (Algorithm::cost in the library) is not a network textbook's.
   if (algorithm == "shm") return std::nullopt;
+  // Node-aware: two levels (shm within nodes, a network algorithm among them); its two-level
+  // cost is the library's hier_cost, not one textbook curve over p ranks.
+  if (algorithm == "hier") return std::nullopt;
   if (algorithm == "ring") {
     switch (c) {
       case Collective::allreduce:
@@ -190,7 +193,8 @@ std::optional<TextbookAlgorithm> textbook_algorithm_for(Collective c, std::strin
         return std::nullopt;
     }
   }
-  throw std::invalid_argument("unknown algorithm '" + std::string(algorithm) + "' (known: mpi, nccl, ring, tree, rhd, shm)");
+  throw std::invalid_argument("unknown algorithm '" + std::string(algorithm) +
+                              "' (known: mpi, nccl, ring, tree, rhd, shm, hier)");
 }
 
 std::optional<double> textbook_time_us(Collective c, std::string_view algorithm, int p, double bytes,

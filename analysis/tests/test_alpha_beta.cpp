@@ -58,6 +58,7 @@ TEST(AlphaBeta, Names) {
   EXPECT_EQ(ca::textbook_algorithm_for(Collective::alltoall, "ring"), TextbookAlgorithm::pairwise_exchange);
   EXPECT_FALSE(ca::textbook_algorithm_for(Collective::allreduce, "mpi").has_value());
   EXPECT_FALSE(ca::textbook_algorithm_for(Collective::allreduce, "shm").has_value());
+  EXPECT_FALSE(ca::textbook_algorithm_for(Collective::allreduce, "hier").has_value());
   EXPECT_FALSE(ca::textbook_algorithm_for(Collective::broadcast, "ring").has_value());
   EXPECT_FALSE(ca::textbook_algorithm_for(Collective::alltoall, "rhd").has_value());
   EXPECT_FALSE(ca::textbook_algorithm_for(Collective::allreduce, "nccl").has_value());

@@ -161,7 +161,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "seconds a rank may wait in one collective before the run ends (0: never)")
       ->capture_default_str();
   app.add_option("--algo", algos,
-                 "algorithms, a comma list (mpi ring tree rhd shm on cpu; nccl ring tree rhd on cuda) or all")
+                 "algorithms, a comma list (mpi ring tree rhd shm hier on cpu; nccl ring tree rhd on cuda) or all")
       ->capture_default_str();
   app.add_option("--device", o.device, "cpu or cuda (buffers in device memory)")->capture_default_str();
   auto* transport =

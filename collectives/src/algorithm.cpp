@@ -14,10 +14,11 @@ const Algorithm& ring_algorithm();
 const Algorithm& tree_algorithm();
 const Algorithm& rhd_algorithm();
 const Algorithm& shm_algorithm();
+const Algorithm& hier_algorithm();
 
 std::span<const Algorithm* const> algorithms() {
-  static const std::array<const Algorithm*, 5> all = {&mpi_algorithm(), &ring_algorithm(), &tree_algorithm(),
-                                                      &rhd_algorithm(), &shm_algorithm()};
+  static const std::array<const Algorithm*, 6> all = {&mpi_algorithm(), &ring_algorithm(), &tree_algorithm(),
+                                                      &rhd_algorithm(), &shm_algorithm(),  &hier_algorithm()};
   return all;
 }
 

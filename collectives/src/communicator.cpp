@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -25,6 +26,40 @@ bool launched() {
     if (std::getenv(name) != nullptr) return true;
   }
   return false;
+}
+
+// Whether the MPI library idles by yielding the core: Open MPI's `mpi_yield_when_idle`
+// control variable, read through the MPI tool interface (false where there is none). Open MPI
+// sets it when it knows the ranks outnumber the slots; the CPU masks cannot tell when hosts
+// share cores (namespaces emulating a cluster), and spinning there starves the rank waited for.
+bool mpi_yields_when_idle() {
+  int provided = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return false;
+  bool yes = false;
+  int index = -1;
+  char name[64];
+  int name_len = sizeof name, verbosity = 0, bind = 0, scope = 0, desc_len = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_T_enum enumtype = MPI_T_ENUM_NULL;
+  if (MPI_T_cvar_get_index("mpi_yield_when_idle", &index) == MPI_SUCCESS &&
+      MPI_T_cvar_get_info(index, name, &name_len, &verbosity, &type, &enumtype, nullptr, &desc_len, &bind, &scope) ==
+          MPI_SUCCESS &&
+      (type == MPI_C_BOOL || type == MPI_INT) && bind == MPI_T_BIND_NO_OBJECT) {
+    MPI_T_cvar_handle handle;
+    int count = 0;
+    if (MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
+      // Open MPI 4.1 declares it MPI_C_BOOL (one byte); room for an int either way.
+      alignas(8) unsigned char value[8] = {};
+      if (count == 1 && MPI_T_cvar_read(handle, value) == MPI_SUCCESS) {
+        int as_int = 0;
+        std::memcpy(&as_int, value, sizeof as_int);
+        yes = type == MPI_C_BOOL ? value[0] != 0 : as_int != 0;
+      }
+      MPI_T_cvar_handle_free(&handle);
+    }
+  }
+  MPI_T_finalize();
+  return yes;
 }
 
 }  // namespace
@@ -85,6 +120,9 @@ Communicator::Communicator(MPI_Comm comm, CommOptions options)
   CPU_ZERO(&node_set);
   for (cpu_set_t& s : all) CPU_OR(&node_set, &node_set, &s);
   node_cpus_ = std::max(1, CPU_COUNT(&node_set));
+  // Every rank's own library answers; one rank yielding alone would not matter for agreement
+  // (the waiting policy is local), but the launcher sets the variable for the whole job.
+  mpi_yields_ = mpi_yields_when_idle();
   transport_->set_yield_when_idle(options_.yield_when_oversubscribed && oversubscribed());
 }
 

@@ -9,6 +9,7 @@
 
 #include "commscope/collectives/error.hpp"
 #include "commscope/collectives/reduce.hpp"
+#include "hier_groups.hpp"
 #include "shm_segment.hpp"
 
 namespace commscope {
@@ -42,7 +43,8 @@ MpiTransport::MpiTransport(MPI_Comm comm, double timeout_s) : timeout_s_(timeout
 }
 
 MpiTransport::~MpiTransport() {
-  shm_.reset();  // its window and node communicator go before the communicator they came from
+  hier_.reset();  // sub-transports, windows and node communicators go before the communicator
+  shm_.reset();   // they came from
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
@@ -120,6 +122,11 @@ void MpiTransport::divide(void* buf, std::size_t count, DataType type, int divis
 detail::ShmSegment& MpiTransport::node_segment() {
   if (!shm_) shm_ = std::make_unique<detail::ShmSegment>(comm_);
   return *shm_;
+}
+
+detail::HierGroups& MpiTransport::hier_groups(int test_nodes) {
+  if (!hier_) hier_ = std::make_unique<detail::HierGroups>(*this, test_nodes);
+  return *hier_;
 }
 
 void* MpiTransport::scratch(int slot, std::size_t bytes) {

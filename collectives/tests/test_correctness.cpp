@@ -2,7 +2,8 @@
 // x algorithm x datatype x op, counts 0, 1, 7, 1000003 and one array over 16 MiB, in place (where
 // the collective has a form: not alltoallv) and out of place, root 0 and a non-zero root (the
 // large counts alternate the layout, see below); shm's allreduce also with its one-shot /
-// two-shot switch moved, so that each variant meets every size.
+// two-shot switch moved, so that each variant meets every size; hier also on emulated nodes
+// (one host). Across hosts shm is skipped (it refuses them by design).
 // Integers compare exactly; floats against an f64 reference within check::tolerance (one ulp
 // of the type). Out of place, the send buffer must come back unchanged. shm is skipped (and
 // said) when the ranks span several nodes: it refuses to run across nodes by design.
@@ -79,6 +80,13 @@ int main(int argc, char** argv) {
     std::printf("correctness: shm skipped: this node holds %d of %d ranks (shm runs on one node only)\n",
                 comm.local_size(), p);
   }
+  // Ranks on several hosts: hier runs on the real nodes. On one host, hier runs again on
+  // emulated nodes (rank r on node r % m: round robin, uneven where p is not a multiple of m),
+  // so that its multi-node paths meet every case here too.
+  CommOptions fake = opts;
+  fake.algo.hier_test_nodes = p >= 6 ? 3 : 2;
+  Communicator hier_nodes(MPI_COMM_WORLD, fake);
+  std::size_t skipped = 0;
   const auto t0 = std::chrono::steady_clock::now();
   Buffer send, recv;
   SharedCase shared;
@@ -131,12 +139,22 @@ int main(int argc, char** argv) {
               if (large && ci + 1 == counts.size() && op != ops[rotated]) continue;
               const std::uint64_t case_seed = seed + cases;
               for (const Algorithm* algo : algorithms()) {
-                if (!algo->supports(coll) || (algo->name() == "shm" && !shm_runs)) continue;
+                if (!algo->supports(coll)) continue;
+                if (!shm_runs && algo->name() == "shm") {
+                  ++skipped;
+                  continue;
+                }
                 const Case c{coll, algo, type, op, counts[ci], root, in_place};
                 const Outcome o = run_case(comm, c, case_seed, send, recv, shared);
                 ++cases;
                 if (o.wrong) ++failed;
                 report(comm, c, o);
+                if (algo->name() == "hier" && shm_runs && p > 1) {
+                  const Outcome oh = run_case(hier_nodes, c, case_seed, send, recv, shared);
+                  ++cases;
+                  if (oh.wrong) ++failed;
+                  report(hier_nodes, c, oh, std::to_string(fake.algo.hier_test_nodes) + " emulated nodes: ");
+                }
                 if (algo->name() != "shm") continue;
                 // The shm variant the default switch does not pick at this size.
                 const bool reduces = coll == Collective::allreduce || coll == Collective::reduce;
@@ -154,8 +172,10 @@ int main(int argc, char** argv) {
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (comm.rank() == 0) {
-    std::printf("correctness on %d ranks: %zu cases (+%zu unsupported pairs checked), %zu failed, %.1f s\n", p, cases,
-                unsupported, failed, secs);
+    std::printf(
+        "correctness on %d ranks (%d on this node): %zu cases (+%zu unsupported pairs checked, %zu shm cases "
+        "skipped across nodes), %zu failed, %.1f s\n",
+        p, comm.local_size(), cases, unsupported, skipped, failed, secs);
   }
   return failed ? 1 : 0;
 }

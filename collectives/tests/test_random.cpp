@@ -1,5 +1,5 @@
 // Randomised collectives: --calls random (collective, algorithm, type, op, count, root,
-// in-place, ring segment size) cases, all ranks drawing the same sequence from one seed.
+// in-place, ring segment size, hier's emulated nodes) cases, all ranks drawing the same sequence from one seed.
 // A failure prints the seed and the call number, so `--seed S` replays it.
 //
 //   mpirun -np 3 test_random [--calls 2000] [--seed S]
@@ -40,12 +40,22 @@ int main(int argc, char** argv) {
   const std::size_t segments[] = {64, 4096, std::size_t{1} << 20};
   const std::optional<std::size_t> two_shot[] = {0, std::nullopt, SIZE_MAX};  // nullopt: by rank count
   const std::size_t direct[] = {SIZE_MAX, 0, SIZE_MAX};
+  // hier on the real nodes, and (ranks on one host) on 2 and 3 emulated nodes, round robin.
+  int host_ranks = 0, world = 0;
+  {
+    const Communicator probe(MPI_COMM_WORLD);
+    host_ranks = probe.local_size();
+    world = probe.size();
+  }
+  const bool spans_nodes = host_ranks != world;
+  const int hier_nodes[] = {0, spans_nodes ? 0 : 2, spans_nodes ? 0 : 3};
   std::vector<Communicator> comms;
   for (std::size_t i = 0; i < std::size(segments); ++i) {
     CommOptions o;
     o.algo.segment_bytes = segments[i];
     o.algo.shm_two_shot_bytes = two_shot[i];
     o.algo.shm_direct_bytes = direct[i];
+    o.algo.hier_test_nodes = hier_nodes[i];
     o.timeout_s = 120;
     comms.emplace_back(MPI_COMM_WORLD, o);
   }
@@ -61,7 +71,7 @@ int main(int argc, char** argv) {
     c.coll = kAllCollectives[pick(kAllCollectives.size())];
     do {
       c.algo = algorithms()[pick(algorithms().size())];
-    } while (!c.algo->supports(c.coll));
+    } while (!c.algo->supports(c.coll) || (spans_nodes && c.algo->name() == "shm"));  // shm: one node only
     c.type = kAllDataTypes[pick(kAllDataTypes.size())];
     c.op = kAllReduceOps[pick(kAllReduceOps.size())];
     // Log-uniform counts from 0 to ~128 Ki elements: small and odd sizes dominate.
@@ -75,7 +85,8 @@ int main(int argc, char** argv) {
       ++failed;
       report(comm, c, o,
              "seed " + std::to_string(seed) + " call " + std::to_string(k) + " segment " +
-                 std::to_string(comm.options().algo.segment_bytes) + ": ");
+                 std::to_string(comm.options().algo.segment_bytes) + " hier nodes " +
+                 std::to_string(comm.options().algo.hier_test_nodes) + ": ");
     }
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -264,6 +264,12 @@ TEST(Algorithms, EachHasTheCollectivesItCanShape) {
   EXPECT_FALSE(has("rhd", Collective::scatter));
   // shm has every collective but alltoallv.
   for (Collective c : kAllCollectives) EXPECT_EQ(has("shm", c), c != Collective::alltoallv) << to_string(c);
+  // hier: the five that reduce or replicate (two levels help them; the others move each block once).
+  for (Collective c : kAllCollectives) {
+    const bool five = c == Collective::allreduce || c == Collective::allgather || c == Collective::reducescatter ||
+                      c == Collective::reduce || c == Collective::broadcast;
+    EXPECT_EQ(has("hier", c), five) << to_string(c);
+  }
 }
 
 TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
@@ -337,6 +343,26 @@ TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
   EXPECT_DOUBLE_EQ(shm.cost(Collective::broadcast, 4, 4 << 20, direct)->beta, 1);
   EXPECT_DOUBLE_EQ(shm.cost(Collective::broadcast, 4, 512 << 10, direct)->alpha, 2);  // below: steps
   EXPECT_DOUBLE_EQ(shm.cost(Collective::alltoall, 4, 4 << 20, direct)->alpha, 16);
+  // hier, one rank per node: the cross algorithm (ring from 256 KiB, rhd or tree below).
+  const Algorithm& hier = find_algorithm("hier");
+  EXPECT_DOUBLE_EQ(hier.cost(Collective::allreduce, 4, 1e6, o)->alpha, 6);   // ring 2(p-1)
+  EXPECT_DOUBLE_EQ(hier.cost(Collective::allreduce, 8, 1024, o)->alpha, 6);  // rhd 2 lg p
+  EXPECT_DOUBLE_EQ(hier.cost(Collective::broadcast, 8, 1024, o)->alpha, 3);  // tree ceil(lg p)
+  EXPECT_FALSE(hier.cost(Collective::alltoall, 4, 1e6, o).has_value());
+  // 2 nodes x 2 ranks, 64 MiB allreduce: shm reducescatter (256 steps of 128 KiB blocks) and
+  // allgather (128 steps), ring allreduce of a half in each cross group: the node's link carries
+  // 2(N-1)/N = 1 of the array (a flat ring across the two nodes: 2(p-1)/p = 1.5).
+  const HierCost h = hier_cost(Collective::allreduce, 2, 2, 64 << 20, o);
+  EXPECT_DOUBLE_EQ(h.intra.alpha, 384);
+  EXPECT_DOUBLE_EQ(h.intra.beta, 2);
+  EXPECT_DOUBLE_EQ(h.intra.gamma, 0.5);
+  EXPECT_DOUBLE_EQ(h.inter.alpha, 2);
+  EXPECT_DOUBLE_EQ(h.inter.beta, 1);
+  EXPECT_DOUBLE_EQ(h.inter.gamma, 0.25);
+  // One node: shm's cost, nothing between nodes.
+  const HierCost one_node = hier_cost(Collective::broadcast, 1, 4, 4 << 20, o);
+  EXPECT_DOUBLE_EQ(one_node.intra.beta, 1);
+  EXPECT_DOUBLE_EQ(one_node.inter.alpha, 0);
 }
 
 TEST(Partition, BlocksCoverTheArrayAndDifferByAtMostOne) {

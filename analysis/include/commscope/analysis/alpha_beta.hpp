@@ -89,6 +89,7 @@ std::optional<CostTerms> textbook_cost(Collective c, TextbookAlgorithm a, int p)
 //           allgather/reducescatter (gather/reduce + broadcast) have no textbook curve
 //   "mpi", "nccl": none (the vendor library chooses inside)
 //   "shm": none (node shared memory; no network textbook curve)
+//   "hier": none (two levels: shm within nodes, a network algorithm among them)
 // nullopt where there is no curve; std::invalid_argument for an unknown algorithm name.
 std::optional<TextbookAlgorithm> textbook_algorithm_for(Collective c, std::string_view algorithm);
 

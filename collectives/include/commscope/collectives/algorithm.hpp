@@ -62,6 +62,10 @@ struct AlgoOptions {
   // buffers itself (one copy instead of two: allgather, gather, broadcast, scatter).
   // SIZE_MAX (the default): never; docs/collectives.md has the measurements behind it.
   std::size_t shm_direct_bytes = SIZE_MAX;
+  // Test aid for the hier algorithm: > 0 puts rank r on node r % hier_test_nodes (round robin,
+  // uneven where the rank count is not a multiple) instead of the nodes MPI reports, so that
+  // one machine runs its multi-node paths. A communicator keeps the layout of its first hier call.
+  int hier_test_nodes = 0;
 };
 
 // Alpha-beta-gamma cost: t = alpha * a + beta * n * B + gamma * n * G for a message of n
@@ -107,7 +111,16 @@ ShmSegmentShape shm_segment_shape();
 // docs/collectives.md.
 std::size_t shm_two_shot_switch(const AlgoOptions& options, int node_ranks, bool oversubscribed);
 
-// Every algorithm compiled in, in a fixed order: mpi, ring, tree, rhd, shm.
+// The hier algorithm's cost on `nodes` nodes of `per_node` ranks each, in two levels: `intra`
+// in shm's terms (a flag handoff, B and G per byte copied and reduced in memory), `inter` in the
+// network's (a its latency, B per byte through a node's link, which the node's ranks share, G per
+// byte reduced). Algorithm::cost of hier is `inter` with one rank per node.
+struct HierCost {
+  Cost intra, inter;
+};
+HierCost hier_cost(Collective c, int nodes, int per_node, double bytes, const AlgoOptions& options);
+
+// Every algorithm compiled in, in a fixed order: mpi, ring, tree, rhd, shm, hier.
 std::span<const Algorithm* const> algorithms();
 // Look up by name; throws UnknownName listing the names that exist.
 const Algorithm& find_algorithm(std::string_view name);

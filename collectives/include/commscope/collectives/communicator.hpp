@@ -68,9 +68,11 @@ class Communicator {
   // union of the node's ranks' affinity masks: a rank bound to one core sees one CPU, and two
   // ranks bound to two cores are not oversubscribed).
   int local_size() const { return local_size_; }
-  bool oversubscribed() const { return local_size_ > node_cpus_; }
+  // Also true where the MPI library yields when idle (Open MPI's mpi_yield_when_idle: set by
+  // its launcher for more ranks than slots, or by the user), e.g. emulated hosts sharing cores.
+  bool oversubscribed() const { return local_size_ > node_cpus_ || mpi_yields_; }
 
-  // Collectives; `algo` is a name from algorithms() ("mpi", "ring", "tree", "rhd", "shm").
+  // Collectives; `algo` is a name from algorithms() ("mpi", "ring", "tree", "rhd", "shm", "hier").
   // Counts and in-place conventions: see CollArgs.
   void allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,
                  std::string_view algo = "mpi");
@@ -103,6 +105,7 @@ class Communicator {
   CommOptions options_;
   int local_size_ = 1;
   int node_cpus_ = 1;
+  bool mpi_yields_ = false;
   // The last call that passed validation: a benchmark repeats one call many times, and
   // repeating it needs no new checks (nor a new error context).
   CollArgs checked_args_;

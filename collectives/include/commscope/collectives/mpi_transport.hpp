@@ -15,7 +15,8 @@ namespace commscope {
 
 namespace detail {
 class ShmSegment;
-}
+class HierGroups;
+}  // namespace detail
 
 class MpiTransport final : public Transport {
  public:
@@ -48,6 +49,10 @@ class MpiTransport final : public Transport {
   // collective over the communicator (every rank's first shm call), and freed, also
   // collectively, with the transport.
   detail::ShmSegment& node_segment();
+  // The node and cross transports of the `hier` algorithm: made on first use (collective over
+  // the communicator, like node_segment) with this transport's deadline and waiting policy, and
+  // freed with it. `test_nodes` (AlgoOptions::hier_test_nodes) is taken from the first call.
+  detail::HierGroups& hier_groups(int test_nodes);
 
  private:
   void post(bool is_send, void* buf, std::size_t bytes, int peer);
@@ -70,6 +75,7 @@ class MpiTransport final : public Transport {
   };
   std::array<Scratch, kScratchSlots> scratch_;
   std::unique_ptr<detail::ShmSegment> shm_;
+  std::unique_ptr<detail::HierGroups> hier_;
 };
 
 // Throws TransportError naming the call, file:line and MPI's error string when rc != MPI_SUCCESS.
