@@ -48,6 +48,8 @@ def same(expected, printed, rel):
     value = float(printed.rstrip("%"))
     if math.isnan(expected) or math.isnan(value):
         return math.isnan(expected) and math.isnan(value)
+    if math.isinf(expected) or math.isinf(value):  # inf - inf is nan: compare them exactly
+        return value == expected
     return abs(value - expected) <= rel * abs(expected) + 1e-9
 
 

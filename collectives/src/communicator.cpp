@@ -33,8 +33,11 @@ bool launched() {
 // sets it when it knows the ranks outnumber the slots; the CPU masks cannot tell when hosts
 // share cores (namespaces emulating a cluster), and spinning there starves the rank waited for.
 bool mpi_yields_when_idle() {
-  int provided = 0;
-  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return false;
+  // Ask for the level MPI already runs at: Open MPI's MPI_T_init_thread also sets what
+  // MPI_Query_thread reports afterwards.
+  int level = MPI_THREAD_SINGLE, provided = 0;
+  MPI_Query_thread(&level);
+  if (MPI_T_init_thread(level, &provided) != MPI_SUCCESS) return false;
   bool yes = false;
   int index = -1;
   char name[64];
