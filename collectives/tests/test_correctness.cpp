@@ -3,7 +3,7 @@
 // the collective has a form: not alltoallv) and out of place, root 0 and a non-zero root (the
 // large counts alternate the layout, see below); shm's allreduce also with its one-shot /
 // two-shot switch moved, so that each variant meets every size; hier also on emulated nodes
-// (one host). Across hosts shm is skipped (it refuses them by design).
+// (one host).
 // Integers compare exactly; floats against an f64 reference within check::tolerance (one ulp
 // of the type). Out of place, the send buffer must come back unchanged. shm is skipped (and
 // said) when the ranks span several nodes: it refuses to run across nodes by design.
@@ -65,7 +65,6 @@ int main(int argc, char** argv) {
   // segment, never direct.
   CommOptions one = opts, two = opts;
   one.algo.shm_two_shot_bytes = SIZE_MAX;
-  one.algo.shm_direct_bytes = two.algo.shm_direct_bytes = SIZE_MAX;
   two.algo.shm_two_shot_bytes = 0;
   Communicator shm_one_shot(MPI_COMM_WORLD, one), shm_two_shot(MPI_COMM_WORLD, two);
   // and reading peers' buffers directly (allgather, gather, broadcast, scatter) at every count.
