@@ -3,7 +3,7 @@
 find_package(CLI11 CONFIG REQUIRED)
 add_executable(commscope-report
   src/main.cpp src/report_writer.cpp src/bench_fits.cpp src/bench_verdicts.cpp src/report_bench.cpp src/report_profile.cpp
-  src/report_scaling.cpp src/report_predict.cpp src/report_trace.cpp)
+  src/report_scaling.cpp src/report_predict.cpp src/report_trace.cpp src/report_doctor.cpp)
 target_link_libraries(commscope-report PRIVATE commscope_analysis_core commscope_analysis_inputs
                       commscope_analysis_output CLI11::CLI11 commscope_build_flags)
 install(TARGETS commscope-report RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -65,6 +65,42 @@ if(COMMSCOPE_BUILD_TESTS)
              COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "${regex}" 0 -- ${report} bench ${args})
     set_tests_properties(analysis.report.${name} PROPERTIES FIXTURES_REQUIRED synthetic_bench LABELS "unit")
   endforeach()
+  # commscope-report doctor on files with known faults (tests/synthetic_doctor.cpp): each fault
+  # named, and nothing else; the heatmaps drawn.
+  add_executable(test_analysis_synthetic_doctor tests/synthetic_doctor.cpp)
+  target_link_libraries(test_analysis_synthetic_doctor PRIVATE commscope_doctor_file commscope_build_flags)
+  set(sdoc ${fx}/synthetic-doctor)
+  add_test(NAME analysis.synthetic_doctor COMMAND test_analysis_synthetic_doctor ${sdoc})
+  set_tests_properties(analysis.synthetic_doctor PROPERTIES FIXTURES_SETUP synthetic_doctor LABELS "unit")
+  set(findings ${PROJECT_SOURCE_DIR}/scripts/tests/doctor-findings.sh)
+  foreach(case
+      "clean|none"
+      "slow_host|slow host links: host3"
+      "slow_link|slow link: host2 <-> host5"
+      "one_way|slow link: host1 <-> host4"
+      "slow_node|slow node: host4: sgemm"
+      "high_latency|high-latency host links: host6"
+      "cut_short|none")
+    string(REPLACE "|" ";" parts "${case}")
+    list(GET parts 0 name)
+    list(GET parts 1 want)
+    add_test(NAME analysis.report.doctor_${name} COMMAND ${findings} ${report} ${sdoc}/${name}.h5 ${want})
+    set_tests_properties(analysis.report.doctor_${name} PROPERTIES FIXTURES_REQUIRED synthetic_doctor LABELS "unit")
+  endforeach()
+  add_test(NAME analysis.report.doctor_outputs
+           COMMAND bash -c "rm -rf \"$1\" && \"$2\" doctor \"$4\" -o \"$1\" && \"$3\" \"$1\" && test -s \"$1/pairs_bandwidth.svg\" && test -s \"$1/findings.csv\""
+                   report ${rdir}/doctor ${report} ${check} ${sdoc}/slow_host.h5)
+  add_test(NAME analysis.report.doctor_cut_short_said
+           COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "Run cut short \\(no status" 0 -- ${report} doctor ${sdoc}/cut_short.h5)
+  add_test(NAME analysis.report.doctor_bench_file
+           COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 2 "is a commscope bench results file, not a doctor file" 0 --
+                   ${report} doctor ${syn}/run1.h5)
+  add_test(NAME analysis.report.bench_doctor_file
+           COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 2 "is a commscope doctor file, not a bench results file" 0 --
+                   ${report} bench ${sdoc}/clean.h5)
+  set_tests_properties(analysis.report.doctor_outputs analysis.report.doctor_cut_short_said
+                       analysis.report.doctor_bench_file analysis.report.bench_doctor_file
+                       PROPERTIES FIXTURES_REQUIRED "synthetic_doctor;synthetic_bench" LABELS "unit" TIMEOUT 120)
   # Without gnuplot (GPU nodes often lack it) the report still writes its text, CSV files and
   # plot scripts, says which plots are left to draw, and exits 0.
   add_test(NAME analysis.report.no_gnuplot

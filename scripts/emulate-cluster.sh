@@ -10,6 +10,8 @@
 #   scripts/emulate-cluster.sh exec HOST [--prefix NAME] -- COMMAND...
 #   scripts/emulate-cluster.sh mpirun [--prefix NAME] [MPIRUN-ARGS...]
 #   scripts/emulate-cluster.sh status [--prefix NAME]
+#   scripts/emulate-cluster.sh throttle HOST PCT|off [--prefix NAME]
+#   scripts/emulate-cluster.sh cut HOST [--prefix NAME]
 #   scripts/emulate-cluster.sh down [--prefix NAME]
 #
 # RATE: as tc writes it (100mbit, 10gbit), both directions of every host link (htb);
@@ -19,7 +21,9 @@
 # slots per host (default 2). mpirun runs in host1 with the hostfile, this cluster's agent as
 # plm_rsh_agent, TCP (ob1, btl self,vader,tcp) on 10.231.0.0/24 only, --bind-to none, and idle
 # ranks yielding when the slots outnumber the cores, all as OMPI_MCA_* variables, so that
-# mpirun arguments override them; `--prefix` goes right after `mpirun`. down kills what still runs in
+# mpirun arguments override them; `--prefix` goes right after `mpirun`. throttle: the host's
+# processes, those running and those started later, get PCT% of one CPU (a cpu cgroup quota, v1 or
+# v2); `off` lifts it. cut: deletes the host's link (a host gone from the network mid-run). down kills what still runs in
 # the hosts and removes everything; it is idempotent and cleans a crashed or partial `up`.
 # Exit: 0 ok, 1 failure, 2 bad usage, 77 cannot emulate here (not root, no ip netns / nsenter /
 # unshare, namespaces cannot be made, or --delay/--loss without sch_netem). Docs: docs/suite.md.
@@ -35,18 +39,22 @@ cmd=${1:-}
 [ $# -eq 0 ] || shift
 case "$cmd" in
   -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}"; exit 0 ;;
-  up|exec|mpirun|status|down) ;;
-  '') die "missing command: up, exec, mpirun, status or down (see --help)" ;;
+  up|exec|mpirun|status|down|throttle|cut) ;;
+  '') die "missing command: up, exec, mpirun, status, throttle, cut or down (see --help)" ;;
   *) die "unknown command '$cmd' (see --help)" ;;
 esac
 
 prefix=commscope-cluster
-n="" link="" delay="" loss="" slots=2 host=""
+n="" link="" delay="" loss="" slots=2 host="" pct=""
 declare -A host_link=()
 rest=()
-if [ "$cmd" = exec ]; then
-  [ $# -ge 1 ] && [ "${1#-}" = "$1" ] || die "exec needs a host (exec HOST -- COMMAND...)"
-  host=$1; shift
+if [ "$cmd" = exec ] || [ "$cmd" = throttle ] || [ "$cmd" = cut ]; then
+  [ $# -ge 1 ] && [ "${1#-}" = "$1" ] || die "$cmd needs a host (see --help)"
+  host=host${1#host}; shift
+fi
+if [ "$cmd" = throttle ]; then
+  [ $# -ge 1 ] && [[ $1 =~ ^([1-9][0-9]{0,3}|off)$ ]] || die "throttle needs a percentage of one CPU (1-9999) or off"
+  pct=$1; shift
 fi
 while [ $# -gt 0 ]; do
   case "$cmd:$1" in
@@ -92,6 +100,12 @@ hostns() { echo "$prefix-$1"; }
 our_netns() { ip netns list | awk '{print $1}' | grep -E "^$(sed 's/[.]/\\./g' <<<"$prefix")-(switch|host[0-9]+)$" || true; }
 our_mounts() { awk -v d="$run/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | sort -r; }
 hosts_up() { our_netns | sed -n "s/^.*-\(host[0-9]*\)$/\1/p" | sort -V; }
+# The cpu cgroup folder of every host (throttle), v2 or v1; empty when there is no cpu controller.
+cg_root() {
+  if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then echo /sys/fs/cgroup
+  elif [ -d /sys/fs/cgroup/cpu ]; then echo /sys/fs/cgroup/cpu; fi
+}
+cg_of() { local r; r=$(cg_root); [ -z "$r" ] || echo "$r/$prefix-$1"; }
 
 do_down() {
   local ns pids m
@@ -104,6 +118,8 @@ do_down() {
     kill -KILL $pids 2>/dev/null || true
   fi
   for ns in $(our_netns); do ip netns del "$ns"; done
+  local cg r; r=$(cg_root)
+  if [ -n "$r" ]; then for cg in "$r/$prefix"-host*; do [ ! -d "$cg" ] || rmdir "$cg" 2>/dev/null || true; done; fi
   # umount -n: do not create /run/mount/utab (libmount) on the way out
   for m in $(our_mounts); do umount -n "$m" 2>/dev/null || umount -n -l "$m"; done
   rm -rf "$run"
@@ -116,6 +132,8 @@ mounts='mount -n --bind "$0" /etc/hosts && { mount -n -t sysfs sysfs /sys 2>/dev
 enter() {
   local h=$1; shift
   [ -e "/run/netns/$(hostns "$h")" ] && [ -e "$run/uts/$h" ] || fail "no host '$h' in cluster '$prefix' (see status)"
+  local cg; cg=$(cg_of "$h")
+  [ -z "$cg" ] || [ ! -d "$cg" ] || echo $$ >"$cg/cgroup.procs"
   exec nsenter --net="/run/netns/$(hostns "$h")" --uts="$run/uts/$h" -- \
     unshare --mount --propagation private -- sh -c "$mounts"' && exec "$@"' "$run/hosts" "$@"
 }
@@ -173,6 +191,9 @@ do_up() {
     echo "$net.$i $h" >>"$run/hosts"
     echo "$h slots=$slots" >>"$run/hostfile"
   done
+  mkdir -p "$run/cgfs"
+  local cg_fs="cgroup -o cpu none"
+  [ "$(cg_root)" != /sys/fs/cgroup ] || cg_fs="cgroup2 none"
   # Open MPI's plm_rsh_agent is called like ssh: AGENT [ssh options] HOST COMMAND-WORDS...
   # The words are joined and run by sh, as ssh's remote shell would.
   cat >"$run/agent" <<EOF
@@ -181,6 +202,12 @@ do_up() {
 while [ \$# -gt 0 ]; do case \$1 in -[lpoiFJ]) shift 2 ;; -*) shift ;; *) break ;; esac; done
 h=\$(awk -v h="\$1" '\$1 == h || \$2 == h {print \$2; exit}' "$run/hosts"); shift
 [ -n "\$h" ] && [ -e "/run/netns/$prefix-\$h" ] || { echo "agent: no such emulated host" >&2; exit 255; }
+# A throttled host's cgroup: mpirun runs in host1, whose /sys is its own sysfs, so the cpu
+# hierarchy is mounted once more (in host1's private mount namespace only) to reach it.
+if [ -e "$run/throttled-\$h" ]; then
+  mountpoint -q "$run/cgfs" || mount -n -t $cg_fs "$run/cgfs" 2>/dev/null
+  echo \$\$ >"$run/cgfs/$prefix-\$h/cgroup.procs" || echo "agent: cannot throttle \$h" >&2
+fi
 exec nsenter --net="/run/netns/$prefix-\$h" --uts="$run/uts/\$h" -- unshare --mount --propagation private -- \\
   sh -c '$mounts && exec sh -c "\$1"' "$run/hosts" "\$*"
 EOF
@@ -202,12 +229,44 @@ do_status() {
       "$(nsenter --uts="$run/uts/$h" hostname 2>/dev/null || echo '?')" \
       "$(ip -n "$ns" -4 -o addr show dev eth0 | awk '{print $4}')" "$(ip netns pids "$ns" | wc -l)" \
       "$(tc -n "$ns" class show dev eth0 | sed -n 's/.* rate \([^ ]*\).*/\1/p' | grep . || echo unshaped)" \
-      "$(tc -n "$sw" class show dev "v$h" 2>/dev/null | sed -n 's/.* rate \([^ ]*\).*/\1/p' | grep . || echo unshaped)" "$em"
+      "$(tc -n "$sw" class show dev "v$h" 2>/dev/null | sed -n 's/.* rate \([^ ]*\).*/\1/p' | grep . || echo unshaped)" \
+      "$em$(ip -n "$sw" link show "v$h" >/dev/null 2>&1 || echo ', CUT off the network')$([ ! -d "$(cg_of "$h")" ] || echo ', cpu throttled')"
   done
+}
+
+do_throttle() {
+  local ns cg r pid
+  ns=$(hostns "$host")
+  [ -e "/run/netns/$ns" ] || fail "no host '$host' in cluster '$prefix' (see status)"
+  r=$(cg_root)
+  [ -n "$r" ] || skip "no cpu cgroup controller (/sys/fs/cgroup): cannot throttle a host"
+  cg=$r/$prefix-$host
+  if [ "$pct" = off ]; then
+    [ -d "$cg" ] || { echo "$me: $host is not throttled"; return 0; }
+    for pid in $(cat "$cg/cgroup.procs"); do echo "$pid" >"$r/cgroup.procs" 2>/dev/null || true; done
+    rmdir "$cg"
+    rm -f "$run/throttled-$host"
+    echo "$me: $host no longer throttled"
+    return 0
+  fi
+  mkdir -p "$cg" || skip "cannot make cgroup $cg"
+  if [ -e "$cg/cpu.max" ]; then
+    echo "$((pct * 1000)) 100000" >"$cg/cpu.max"
+  else
+    echo 100000 >"$cg/cpu.cfs_period_us" && echo "$((pct * 1000))" >"$cg/cpu.cfs_quota_us"
+  fi || fail "cannot set the CPU quota of $cg"
+  touch "$run/throttled-$host"
+  for pid in $(ip netns pids "$ns"); do echo "$pid" >"$cg/cgroup.procs" 2>/dev/null || true; done
+  echo "$me: $host throttled to $pct% of one CPU ($cg)"
 }
 
 case "$cmd" in
   up) do_up ;;
+  throttle) do_throttle ;;
+  cut)
+    [ -e "/run/netns/$(hostns "$host")" ] || fail "no host '$host' in cluster '$prefix' (see status)"
+    ip -n "$sw" link del "v$host" 2>/dev/null || fail "$host has no link left to cut"
+    echo "$me: $host cut off the network (its link deleted)" ;;
   down) if [ -z "$(our_netns)" ] && [ ! -e "$run" ]; then echo "$me: cluster '$prefix' is not up"; else do_down; echo "$me: cluster '$prefix' removed"; fi ;;
   status) do_status ;;
   exec) enter "$host" "${rest[@]}" ;;

@@ -97,6 +97,13 @@ commscope_cluster_test(NAME cluster.node_split.3and2
 # at least 3x (about 84 ms against a few ms expected).
 commscope_cluster_test(NAME cluster.shaped_link
   COMMAND ${cluster} shaped ${cluster_prefix} $<TARGET_FILE:commscope-bench> 3)
+# (f) commscope-doctor on 4 hosts of its own: a clean run names nothing; host3's link at a tenth
+# of the others' names host3's links and nothing else; host3 throttled to 10% of a CPU names
+# host3 slow.
+foreach(fault clean link cpu)
+  commscope_cluster_test(NAME cluster.doctor.${fault}
+    COMMAND ${cluster} doctor ${cluster_prefix} $<TARGET_FILE:commscope-doctor> $<TARGET_FILE:commscope-report> ${fault})
+endforeach()
 get_property(cluster_tests DIRECTORY PROPERTY TESTS)
 list(FILTER cluster_tests INCLUDE REGEX "^cluster\\.")
 # One at a time (they share the cluster and 2 cores); skip status 77 says why.

@@ -31,6 +31,7 @@ namespace fs = std::filesystem;
 constexpr std::string_view kBenchSchema = "commscope.bench/1";
 constexpr std::string_view kBenchSchemaFamily = "commscope.bench/";
 constexpr std::string_view kProfileSchemaFamily = "commscope.profile/";
+constexpr std::string_view kDoctorSchema = "commscope-doctor/1";
 
 [[noreturn]] void fail(const std::string& path, const std::string& reason) {
   throw InputError(h5::one_line(path + ": " + reason));
@@ -289,6 +290,7 @@ BenchFile read_bench(const std::string& path) {
   if (schema.starts_with(kProfileSchemaFamily)) {
     fail(path, "is a commscope profile, not a bench results file (use 'commscope-report profile')");
   }
+  if (schema == kDoctorSchema) fail(path, "is a commscope doctor file, not a bench results file (use 'commscope-report doctor')");
   if (schema != kBenchSchema) fail(path, "schema '" + schema + "', expected '" + std::string(kBenchSchema) + "'");
 
   BenchFile out;
@@ -316,6 +318,75 @@ BenchFile read_bench(const std::string& path) {
   return out;
 }
 
+struct DoctorPairRecord {
+  std::int64_t src = 0, dst = 0;
+  char src_host[64]{}, dst_host[64]{};
+  double latency_us = 0, bandwidth_GBps = 0;
+};
+struct DoctorRankRecord {
+  std::int64_t rank = 0;
+  char host[64]{};
+  double sgemm_gflops = 0, memcpy_GBps = 0;
+};
+struct DoctorNodeRecord {
+  char host[64]{};
+  std::int64_t ranks = 0, bytes = 0;
+  double allreduce_us = 0, busbw_GBps = 0;
+};
+
+DoctorFile read_doctor(const std::string& path) {
+  const std::uintmax_t file_bytes = check_file(path, "a doctor file");
+  h5::File file = [&] {
+    try {
+      return h5::File::open(path);
+    } catch (const h5::Error& e) {
+      const std::string truncated = truncation(e.what());
+      fail(path, !truncated.empty() ? truncated : "damaged HDF5 file: " + shorter(e.what()));
+    }
+  }();
+  if (!file.exists("meta") || !file.open_group("meta").has_attr("schema"))
+    fail(path, "not a commscope doctor file (no /meta schema)");
+  const h5::Group meta = file.open_group("meta");
+  const std::string schema = meta.attr_string("schema");
+  if (schema.starts_with(kBenchSchemaFamily))
+    fail(path, "is a commscope bench results file, not a doctor file (use 'commscope-report bench')");
+  if (schema.starts_with(kProfileSchemaFamily))
+    fail(path, "is a commscope profile, not a doctor file (use 'commscope-report profile')");
+  if (schema != kDoctorSchema) fail(path, "schema '" + schema + "', expected '" + std::string(kDoctorSchema) + "'");
+  DoctorFile out;
+  out.path = path;
+  out.meta = attributes_as_text(meta);
+  out.nranks = meta.attr_int("nranks");
+  if (out.nranks < 1) fail(path, "/meta nranks is " + std::to_string(out.nranks) + ", expected at least 1");
+  for (const char* t : {"pairs", "ranks", "nodes"})
+    if (!file.exists(t)) fail(path, std::string("no /") + t + " table");
+  h5::CompoundType<DoctorPairRecord> pt;
+  pt.add("src", &DoctorPairRecord::src).add("dst", &DoctorPairRecord::dst);
+  pt.add("src_host", &DoctorPairRecord::src_host).add("dst_host", &DoctorPairRecord::dst_host);
+  pt.add("latency_us", &DoctorPairRecord::latency_us).add("bandwidth_GBps", &DoctorPairRecord::bandwidth_GBps);
+  for (const auto& r : read_table(path, file, "pairs", pt, file_bytes)) {
+    if (r.src < 0 || r.dst < 0 || r.src >= out.nranks || r.dst >= out.nranks || r.src == r.dst)
+      fail(path, "/pairs holds the pair " + std::to_string(r.src) + " -> " + std::to_string(r.dst) + " in " +
+                     std::to_string(out.nranks) + " ranks: a damaged file?");
+    out.pairs.push_back({r.src, r.dst, std::string(h5::get_fixed(r.src_host)), std::string(h5::get_fixed(r.dst_host)),
+                         r.latency_us, r.bandwidth_GBps});
+  }
+  h5::CompoundType<DoctorRankRecord> rt;
+  rt.add("rank", &DoctorRankRecord::rank).add("host", &DoctorRankRecord::host);
+  rt.add("sgemm_gflops", &DoctorRankRecord::sgemm_gflops).add("memcpy_GBps", &DoctorRankRecord::memcpy_GBps);
+  for (const auto& r : read_table(path, file, "ranks", rt, file_bytes)) {
+    if (r.rank < 0 || r.rank >= out.nranks)
+      fail(path, "/ranks holds rank " + std::to_string(r.rank) + " of " + std::to_string(out.nranks) + ": a damaged file?");
+    out.ranks.push_back({r.rank, std::string(h5::get_fixed(r.host)), r.sgemm_gflops, r.memcpy_GBps});
+  }
+  h5::CompoundType<DoctorNodeRecord> nt;
+  nt.add("host", &DoctorNodeRecord::host).add("ranks", &DoctorNodeRecord::ranks).add("bytes", &DoctorNodeRecord::bytes);
+  nt.add("allreduce_us", &DoctorNodeRecord::allreduce_us).add("busbw_GBps", &DoctorNodeRecord::busbw_GBps);
+  for (const auto& r : read_table(path, file, "nodes", nt, file_bytes))
+    out.nodes.push_back({std::string(h5::get_fixed(r.host)), r.ranks, r.bytes, r.allreduce_us, r.busbw_GBps});
+  return out;
+}
+
 // Runs `read` and turns every failure into an InputError naming `path`.
 template <class Read>
 auto guarded(const std::string& path, Read&& read) {
@@ -337,6 +408,17 @@ auto guarded(const std::string& path, Read&& read) {
 }
 
 }  // namespace
+
+std::string DoctorFile::meta_value(const std::string& key) const {
+  for (const auto& [k, v] : meta) {
+    if (k == key) return v;
+  }
+  return {};
+}
+
+DoctorFile read_doctor_file(const std::string& path) {
+  return guarded(path, [&] { return read_doctor(path); });
+}
 
 std::string BenchFile::meta_value(const std::string& key) const {
   for (const auto& [k, v] : meta) {
@@ -370,12 +452,14 @@ profiler::Profile read_profile_file(const std::string& path, bool with_events) {
 // and tell the user nothing, so the file is first read fully in a forked child: if the child dies
 // or hangs, the parent reports the file as damaged instead.
 void preflight(const std::string& path, const std::string& kind) {
-  if (kind != "bench" && kind != "profile") {
-    throw std::invalid_argument("preflight: kind '" + kind + "', expected 'bench' or 'profile'");
+  if (kind != "bench" && kind != "profile" && kind != "doctor") {
+    throw std::invalid_argument("preflight: kind '" + kind + "', expected 'bench', 'profile' or 'doctor'");
   }
   const std::string problem = h5::read_in_child(path, [&] {
     if (kind == "bench") {
       (void)read_bench_file(path);
+    } else if (kind == "doctor") {
+      (void)read_doctor_file(path);
     } else {
       (void)read_profile_file(path, true);
     }

@@ -6,6 +6,7 @@
 //   commscope-report scaling p1.h5 p2.h5 [...] [-o DIR]  speedup, efficiency, prediction vs measurement
 //   commscope-report predict --model 125m --gpus 8,64 --bench r.h5 --flops 1e14 [--zero 0..3]
 //   commscope-report trace p.h5 -o trace.json        Chrome trace / Perfetto
+//   commscope-report doctor d.h5 [-o DIR]            the slow node or link (commscope-doctor's file)
 //
 // Bad or foreign input: one line on stderr and exit status 2.
 
@@ -88,6 +89,10 @@ int main(int argc, char** argv) {
   trace->add_option("file", file, "profile")->required();
   trace->add_option("-o,--out", json, "the JSON file to write")->required();
 
+  auto* doctor = app.add_subcommand("doctor", "pair matrices, probes and the slow node or link (commscope-doctor)");
+  doctor->add_option("file", file, "commscope-doctor file")->required();
+  doctor->add_option("-o,--out", out, "folder for report.md, CSV files and heatmaps");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -127,6 +132,7 @@ int main(int argc, char** argv) {
       ca::report_predict(p, options);
     }
     if (*trace) ca::report_trace(file, json, options);
+    if (*doctor) ca::report_doctor(file, options);
   } catch (const ca::InputError& e) {
     return fail(e.what());
   } catch (const ca::OutputError& e) {

@@ -622,6 +622,60 @@ void plot(const StackedBars& p, const fs::path& dir, const std::string& name) {
   draw(dir, name);
 }
 
+void plot(const Heatmap& p, const fs::path& dir, const std::string& name) {
+  check_name(name);
+  const std::size_t n = p.labels.size();
+  if (p.values.size() != n)
+    throw std::invalid_argument("heatmap: " + std::to_string(p.values.size()) + " rows for " + std::to_string(n) +
+                                " labels");
+  bool any = false;
+  for (const auto& row : p.values) {
+    if (row.size() != n)
+      throw std::invalid_argument("heatmap: a row has " + std::to_string(row.size()) + " values for " +
+                                  std::to_string(n) + " labels");
+    for (double v : row) any = any || std::isfinite(v);
+  }
+  if (!any) throw OutputError("nothing to plot: " + (p.title.empty() ? name : p.title));
+  make_output_dir(dir);
+
+  // One line per cell (column row value): blank cells are simply absent.
+  std::string data = "# column row value\n";
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t c = 0; c < n; ++c)
+      if (std::isfinite(p.values[r][c]))
+        data += std::to_string(c) + ' ' + std::to_string(r) + ' ' + gp_number(p.values[r][c]) + '\n';
+  write_text(dir, name + ".dat", data);
+
+  std::string gp = gp_header(name, p.title, p.xlabel, p.ylabel);
+  gp += "unset grid\nset border 15\nset tics nomirror out\n";
+  if (!p.cblabel.empty()) gp += "set cblabel " + gp_quote(p.cblabel) + " noenhanced\n";
+  // Dark for the bad end of the scale, light for the good end.
+  gp += p.low_is_bad ? "set palette defined (0 '#3b0f70', 0.5 '#de4968', 1 '#fcfdbf')\n"
+                     : "set palette defined (0 '#fcfdbf', 0.5 '#de4968', 1 '#3b0f70')\n";
+  gp += "set xrange [-0.5:" + gp_number(static_cast<double>(n) - 0.5) + "]\n";
+  gp += "set yrange [" + gp_number(static_cast<double>(n) - 0.5) + ":-0.5]\n";  // row 0 on top
+  for (const char* axis : {"xtics", "ytics"}) {
+    gp += std::string("set ") + axis + " (";
+    for (std::size_t k = 0; k < n; ++k) {
+      if (k > 0) gp += ", ";
+      gp += gp_quote(p.labels[k]) + " " + std::to_string(k);
+    }
+    gp += ") noenhanced\n";
+  }
+  if (n > 6) gp += "set xtics rotate by 90 right\n";
+  for (std::size_t g : p.groups) {
+    if (g == 0 || g >= n) continue;
+    const std::string at = gp_number(static_cast<double>(g) - 0.5), lo = "-0.5",
+                      hi = gp_number(static_cast<double>(n) - 0.5);
+    gp += "set arrow from " + at + "," + lo + " to " + at + "," + hi + " nohead front lw 2 lc rgb 'black'\n";
+    gp += "set arrow from " + lo + "," + at + " to " + hi + "," + at + " nohead front lw 2 lc rgb 'black'\n";
+  }
+  gp += "set size ratio -1\nunset key\n";
+  gp += gp_outputs(name, "plot datafile using 1:2:(0.5):(0.5):3 with boxxyerror fs solid 1.0 noborder fc palette\n");
+  write_text(dir, name + ".gp", gp);
+  draw(dir, name);
+}
+
 // -----------------------------------------------------------------------------------------------
 // Checks
 

@@ -57,6 +57,18 @@ void ReportWriter::plot(const std::string& name, const StackedBars& p) {
   try_draw(name, p.title, [&] { analysis::plot(p, *dir_, name); });
 }
 
+void ReportWriter::plot(const std::string& name, const Heatmap& p) {
+  if (!dir_) return;
+  const bool drawable = std::any_of(p.values.begin(), p.values.end(), [](const std::vector<double>& row) {
+    return std::any_of(row.begin(), row.end(), [](double v) { return std::isfinite(v); });
+  });
+  if (!drawable) {
+    markdown_ << "(" << p.title << ": nothing to draw)\n\n";
+    return;
+  }
+  try_draw(name, p.title, [&] { analysis::plot(p, *dir_, name); });
+}
+
 template <class Draw>
 bool ReportWriter::try_draw(const std::string& name, const std::string& title, Draw draw) {
   try {

@@ -27,6 +27,7 @@ class ReportWriter {
   // says which plots are left to draw.
   void plot(const std::string& name, const LinePlot& plot);
   void plot(const std::string& name, const StackedBars& plot);
+  void plot(const std::string& name, const Heatmap& plot);
   // Writes report.md; prints where everything went.
   void finish();
 

@@ -14,6 +14,12 @@
 #                                         allreduce 1 MiB, 1 rank per host, on PREFIX's cluster
 #                                         and on one (PREFIX-s) whose host2 link is 100mbit:
 #                                         shaped / unshaped time >= MIN_RATIO for ring and mpi
+#   cluster.sh doctor PREFIX DOCTOR REPORT clean|link|cpu
+#                                         commscope-doctor on its own 4 hosts (PREFIX-d, 1 slot
+#                                         each, 1gbit links): clean; host3's link at 100mbit
+#                                         (the report names host3's links and nothing else); host3
+#                                         throttled to 10% of a CPU (host3 named slow, nothing
+#                                         named that is not host3)
 #
 # The reason a fixture could not be made is kept in ./PREFIX.why (the tests' working folder),
 # so that every test that needs it skips saying why.
@@ -53,6 +59,7 @@ case "$cmd" in
     "$emulate" down --prefix "$prefix"
     rc=$?
     "$emulate" down --prefix "$prefix-s" >/dev/null 2>&1  # the shaped check's, if it was killed
+    "$emulate" down --prefix "$prefix-d" >/dev/null 2>&1  # the doctor's
     exit $rc ;;
   run)
     if [ "${1:-}" = --fresh ]; then rm -f "$2"; shift 2; fi
@@ -97,5 +104,23 @@ case "$cmd" in
         'BEGIN {printf "cluster.sh: allreduce 1 MiB %s: unshaped %.0f us, host2 at 100mbit %.0f us: %.1fx %s\n", a, f, s, s / f, v}'
     done
     exit $fail ;;
+  doctor)
+    is_up || not_up
+    doctor=$1 report=$2 fault=$3
+    d=$prefix-d
+    trap '"$emulate" down --prefix "$d" >/dev/null 2>&1' EXIT
+    "$emulate" down --prefix "$d" >/dev/null 2>&1
+    up=(up 4 --slots 1 --link 1gbit --prefix "$d")
+    [ "$fault" != link ] || up+=(--host-link host3=100mbit)
+    "$emulate" "${up[@]}" || exit 1
+    [ "$fault" != cpu ] || "$emulate" throttle host3 10 --prefix "$d" || exit 1
+    "$emulate" mpirun --prefix "$d" -np 4 "$doctor" -T 60 -o "$PWD/$d.h5" || exit 1
+    findings=$(dirname "${BASH_SOURCE[0]}")/doctor-findings.sh
+    case $fault in
+      clean) exec "$findings" "$report" "$PWD/$d.h5" none ;;
+      link) exec "$findings" "$report" "$PWD/$d.h5" "slow host links: host3" ;;
+      cpu) exec "$findings" "$report" "$PWD/$d.h5" --about host3 "slow node: host3: sgemm" ;;
+      *) echo "cluster.sh: doctor: unknown fault '$fault'" >&2; exit 2 ;;
+    esac ;;
   *) echo "cluster.sh: unknown command '$cmd'" >&2; exit 2 ;;
 esac

@@ -53,17 +53,48 @@ struct BenchFile {
   std::string meta_value(const std::string& key) const;  // "" when absent
 };
 
+// commscope-doctor's file (schema commscope-doctor/1, docs/doctor.md). Values a phase did not
+// measure are NaN; a run that failed keeps the rows it finished (meta "status" says why).
+struct DoctorPair {
+  std::int64_t src = 0, dst = 0;
+  std::string src_host, dst_host;
+  double latency_us = 0, bandwidth_GBps = 0;  // half round trip; src -> dst
+};
+struct DoctorRank {
+  std::int64_t rank = 0;
+  std::string host;
+  double sgemm_gflops = 0, memcpy_GBps = 0;
+};
+struct DoctorNode {
+  std::string host;
+  std::int64_t ranks = 0, bytes = 0;
+  double allreduce_us = 0, busbw_GBps = 0;
+};
+struct DoctorFile {
+  std::string path;
+  std::int64_t nranks = 0;
+  std::vector<std::pair<std::string, std::string>> meta;  // every /meta attribute as text
+  std::vector<DoctorPair> pairs;
+  std::vector<DoctorRank> ranks;
+  std::vector<DoctorNode> nodes;
+
+  std::string meta_value(const std::string& key) const;  // "" when absent
+};
+
 // Reads a bench results file. Throws InputError.
 BenchFile read_bench_file(const std::string& path);
 
 // Reads a profile (with_events: the raw events too, for the trace export). Throws InputError.
 profiler::Profile read_profile_file(const std::string& path, bool with_events = false);
 
+// Reads a doctor file. Throws InputError.
+DoctorFile read_doctor_file(const std::string& path);
+
 // Reads `path` first in a forked child process (its stderr to /dev/null), so that a file
 // damaged in a way the HDF5 library itself crashes on becomes an InputError ("PATH: the HDF5
 // library failed reading it (signal N): a damaged file?") rather than a crash of the report.
 // Returns when the child read it; throws the child's InputError when it refused it. Call before
-// read_*_file, from a single-threaded process. kind: "bench" or "profile" (else
+// read_*_file, from a single-threaded process. kind: "bench", "profile" or "doctor" (else
 // std::invalid_argument).
 void preflight(const std::string& path, const std::string& kind);
 

@@ -71,6 +71,17 @@ struct StackedBars {
   std::vector<std::vector<double>> values;  // [component][category]
 };
 
+// A matrix of cells coloured by value (e.g. bandwidth between every pair of ranks): row r,
+// column c is values[r][c]; non-finite cells are left blank. `groups` (optional) lists where a
+// new group starts along both axes (e.g. the first rank of every node): lines are drawn there.
+struct Heatmap {
+  std::string title, xlabel, ylabel, cblabel;
+  std::vector<std::string> labels;          // one per row and column
+  std::vector<std::vector<double>> values;  // labels.size() rows of labels.size() values
+  std::vector<std::size_t> groups;
+  bool low_is_bad = true;  // colours: dark for the bad end (low bandwidth; high latency when false)
+};
+
 // Writes DIR/NAME.svg and DIR/NAME.png with gnuplot (the data file DIR/NAME.dat and the script
 // DIR/NAME.gp are kept, so a plot can be redrawn or restyled by hand); DIR is created. Points that
 // are not finite, or not positive on a log axis, are dropped; series left empty are skipped.
@@ -78,6 +89,7 @@ struct StackedBars {
 // (GnuplotMissing, after writing the .dat and .gp, when gnuplot is not installed); std::invalid_argument when a series' x and y (or the bars' values) do not match in size.
 void plot(const LinePlot& plot, const std::filesystem::path& dir, const std::string& name);
 void plot(const StackedBars& plot, const std::filesystem::path& dir, const std::string& name);
+void plot(const Heatmap& plot, const std::filesystem::path& dir, const std::string& name);
 
 // Structural checks of what gnuplot wrote (also used by the tests): an SVG document with an
 // <svg> root and drawing elements; a PNG with its signature, IHDR and IEND chunks and non-zero size.

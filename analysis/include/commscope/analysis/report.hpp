@@ -34,6 +34,10 @@ struct PredictOptions {
 };
 void report_predict(const PredictOptions& predict, const ReportOptions& options);
 
+// doctor: a commscope-doctor file: the pair matrices (heatmaps, grouped by node), the probes and
+// each node's allreduce, and the slow links and nodes named by the rule of outliers.hpp.
+void report_doctor(const std::string& file, const ReportOptions& options);
+
 // The Chrome trace / Perfetto export of a profile (the profiler's exporter).
 void report_trace(const std::string& file, const std::filesystem::path& json, const ReportOptions& options);
 

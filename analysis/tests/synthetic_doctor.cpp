@@ -1,0 +1,116 @@
+// Doctor files with known answers for commscope-report doctor's tests, written through the
+// doctor's own writer: 6 hosts x 2 ranks, every value spread by up to +-15% (a fixed
+// pseudo-random sequence), and one fault per file:
+//   clean.h5       none
+//   slow_host.h5   every link of host3 at a tenth of the bandwidth
+//   slow_link.h5   the link host2 <-> host5 at a tenth (both directions)
+//   one_way.h5     host1 -> host4 only at a fifth
+//   slow_node.h5   host4's ranks at a tenth of the sgemm rate
+//   high_latency.h5  host6's links at 4x the latency
+//   cut_short.h5   the run stopped after its first pass of pairs (no status, no probes)
+//   usage: test_analysis_synthetic_doctor DIR
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "doctor_file.hpp"
+
+namespace {
+
+using commscope::doctor::File;
+using commscope::doctor::NodeRow;
+using commscope::doctor::PairRow;
+using commscope::doctor::RankRow;
+
+constexpr int kHosts = 6, kPerHost = 2, kRanks = kHosts * kPerHost;
+
+std::string host(int rank) {
+  return "host" + std::to_string(rank / kPerHost + 1);
+}
+
+struct Fault {
+  std::string name;
+  double (*bandwidth)(int src_host, int dst_host);  // factor
+  double (*latency)(int a, int b);
+  double (*sgemm)(int h);
+  bool cut_short = false;
+};
+
+double one(int, int) { return 1; }
+double one_h(int) { return 1; }
+
+void write(const std::filesystem::path& dir, const Fault& f) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> spread(0.85, 1.15);
+  File file((dir / (f.name + ".h5")).string(), kRanks, kHosts);
+  auto meta = file.meta();
+  meta.set_attr("bandwidth_bytes", std::uint64_t{1} << 20);
+  meta.set_attr("window", 8);
+  meta.set_attr("passes", 2);
+  meta.set_attr("probes", std::string("concurrent"));
+  meta.set_attr("node_allreduce_algo", std::string("mpi"));
+  for (int pass = 0; pass < (f.cut_short ? 1 : 2); ++pass) {
+    std::vector<PairRow> rows;
+    for (int s = 0; s < kRanks; ++s)
+      for (int d = 0; d < kRanks; ++d) {
+        if (s == d) continue;
+        const int hs = s / kPerHost, hd = d / kPerHost;
+        PairRow r;
+        r.src = s, r.dst = d, r.pass = pass;
+        commscope::h5::set_fixed(r.src_host, host(s));
+        commscope::h5::set_fixed(r.dst_host, host(d));
+        const bool inside = hs == hd;
+        r.bandwidth_GBps = (inside ? 8.0 : 1.0) * spread(rng) * (inside ? 1 : f.bandwidth(hs + 1, hd + 1));
+        r.latency_us = (inside ? 0.5 : 20.0) * spread(rng) * (inside ? 1 : f.latency(hs + 1, hd + 1));
+        rows.push_back(r);
+      }
+    file.add(rows);
+  }
+  if (f.cut_short) return;  // closed without a status, as a killed run's signal handler leaves it
+  std::vector<RankRow> ranks;
+  for (int r = 0; r < kRanks; ++r) {
+    RankRow row;
+    row.rank = r, row.node = r / kPerHost;
+    commscope::h5::set_fixed(row.host, host(r));
+    row.sgemm_gflops = 60 * spread(rng) * f.sgemm(r / kPerHost + 1);
+    row.memcpy_GBps = 10 * spread(rng);
+    ranks.push_back(row);
+  }
+  file.add(ranks);
+  std::vector<NodeRow> nodes;
+  for (int h = 0; h < kHosts; ++h) {
+    NodeRow n;
+    n.node = h, n.ranks = kPerHost, n.bytes = 16 << 20;
+    commscope::h5::set_fixed(n.host, "host" + std::to_string(h + 1));
+    n.allreduce_us = 4000 * spread(rng);
+    n.busbw_GBps = 4.2 / spread(rng);
+    nodes.push_back(n);
+  }
+  file.add(nodes);
+  file.finish("complete");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: test_analysis_synthetic_doctor DIR\n");
+    return 2;
+  }
+  const std::filesystem::path dir = argv[1];
+  std::filesystem::create_directories(dir);
+  const Fault faults[] = {
+      {"clean", one, one, one_h},
+      {"slow_host", [](int a, int b) { return a == 3 || b == 3 ? 0.1 : 1.0; }, one, one_h},
+      {"slow_link", [](int a, int b) { return (a == 2 && b == 5) || (a == 5 && b == 2) ? 0.1 : 1.0; }, one, one_h},
+      {"one_way", [](int a, int b) { return a == 1 && b == 4 ? 0.2 : 1.0; }, one, one_h},
+      {"slow_node", one, one, [](int h) { return h == 4 ? 0.1 : 1.0; }},
+      {"high_latency", one, [](int a, int b) { return a == 6 || b == 6 ? 4.0 : 1.0; }, one_h},
+      {"cut_short", one, one, one_h, true},
+  };
+  for (const Fault& f : faults) write(dir, f);
+  std::printf("wrote %zu doctor files to %s\n", std::size(faults), dir.string().c_str());
+  return 0;
+}

@@ -1,0 +1,43 @@
+// The doctor's outlier rule (outliers.hpp): logs, median, MAD with a floor of ln 1.2, 3.5 sigmas.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "commscope/analysis/outliers.hpp"
+
+namespace ca = commscope::analysis;
+
+TEST(Outliers, NamesTheSlowOneOnly) {
+  const std::vector<double> bw{1.0, 1.05, 0.95, 0.1, 1.02, 0.98};
+  EXPECT_EQ(ca::outliers(bw, ca::Worse::low), std::vector<std::size_t>{3});
+  EXPECT_TRUE(ca::outliers(bw, ca::Worse::high).empty());  // 0.1 is not "high"
+}
+
+TEST(Outliers, FloorNeedsAFactorOf189) {
+  // Identical peers: the MAD is 0, the floor decides: 1.2^3.5 = 1.892x.
+  EXPECT_NEAR(std::pow(ca::kOutlierFloorRatio, ca::kOutlierSigmas), 1.892, 0.001);
+  EXPECT_TRUE(ca::outliers({1, 1, 1, 1, 1 / 1.85}, ca::Worse::low).empty());
+  EXPECT_EQ(ca::outliers({1, 1, 1, 1, 1 / 1.95}, ca::Worse::low), std::vector<std::size_t>{4});
+  EXPECT_EQ(ca::outliers({20, 20, 20, 40}, ca::Worse::high), std::vector<std::size_t>{3});
+  EXPECT_TRUE(ca::outliers({20, 20, 20, 36}, ca::Worse::high).empty());
+}
+
+TEST(Outliers, SpreadPeersNeedALargerFactor) {
+  // Peers spread over 2x: a value 3x below the median is within their spread.
+  const std::vector<double> v{40, 55, 70, 80, 60, 45, 20};
+  const ca::RobustSpread s = ca::robust_spread(v);
+  EXPECT_GT(ca::outlier_factor(s), 3.0);
+  EXPECT_TRUE(ca::outliers(v, ca::Worse::low).empty());
+}
+
+TEST(Outliers, TooFewOrUnusableValues) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(ca::outliers({1, 0.01}, ca::Worse::low).empty());           // 2 values: which one is odd?
+  EXPECT_TRUE(ca::outliers({1, nan, 0.01, -3, 0}, ca::Worse::low).empty());  // 2 usable
+  EXPECT_EQ(ca::outliers({1, nan, 1.1, 0.9, 0.01}, ca::Worse::low), std::vector<std::size_t>{4});
+  EXPECT_EQ(ca::robust_spread({nan, 0}).n, 0u);
+  EXPECT_TRUE(std::isnan(ca::finite_median({nan})));
+  EXPECT_DOUBLE_EQ(ca::finite_median({3, nan, 1, 2, 10}), 2.5);
+}

@@ -1,0 +1,49 @@
+# commscope-doctor: pairwise latency/bandwidth, per-rank sgemm and memcpy probes and per-node
+# allreduce into one HDF5 file (commscope-report doctor names the outliers; docs/doctor.md).
+# Included from bench/CMakeLists.txt.
+include(CommscopeOpenBLAS)
+
+# The file's writer, on HDF5 alone: the doctor and the report's tests with known answers use it.
+add_library(commscope_doctor_file STATIC ${CMAKE_CURRENT_LIST_DIR}/src/doctor_file.cpp)
+target_include_directories(commscope_doctor_file PUBLIC ${CMAKE_CURRENT_LIST_DIR}/src)
+target_link_libraries(commscope_doctor_file PUBLIC commscope::h5 PRIVATE commscope_build_flags)
+
+add_executable(commscope-doctor ${CMAKE_CURRENT_LIST_DIR}/doctor.cpp)
+target_link_libraries(commscope-doctor PRIVATE commscope_bench_core commscope_doctor_file commscope_openblas CLI11::CLI11
+                      commscope_build_flags)
+install(TARGETS commscope-doctor RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+if(COMMSCOPE_BUILD_TESTS)
+  set(expect ${CMAKE_CURRENT_LIST_DIR}/tests/expect.sh)
+  set(doctor_quick --bytes 64K --lat-iters 5 --bw-iters 1 --passes 2 --probe-time 0.02 --probe-windows 1 --gemm 64
+                   --copy-bytes 1M --node-bytes 64K)
+  # 3 ranks (odd: one sits out each round): 3 rounds x 2 passes x 2 directions = 12 pair rows, a
+  # report that reads them back (the fault finding is tested on known files and emulated hosts).
+  set(doctor_np3 ${CMAKE_BINARY_DIR}/doctor-np3.h5)
+  add_test(NAME bench.doctor.np3
+    COMMAND ${expect} 0 "# wrote .*doctor-np3.h5" 0 -- ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 3
+            ${COMMSCOPE_MPIEXEC_FLAGS} $<TARGET_FILE:commscope-doctor> ${doctor_quick} -o ${doctor_np3})
+  add_test(NAME bench.doctor.np3_report
+           COMMAND bash -c "\"$1\" doctor \"$2\" | tee /dev/stderr | grep -q '^3 ranks on 1 hosts .* Run complete\\.$' && h5dump -H -d /pairs \"$2\" | grep -q 'SIMPLE { ( 12 )'"
+                   report $<TARGET_FILE:commscope-report> ${doctor_np3})
+  set_tests_properties(bench.doctor.np3 PROPERTIES FIXTURES_SETUP doctor_np3 LABELS "mpi" TIMEOUT 120 PROCESSORS 2
+                                                   ENVIRONMENT "${COMMSCOPE_TEST_ENV}")
+  set_tests_properties(bench.doctor.np3_report PROPERTIES FIXTURES_REQUIRED doctor_np3 LABELS "mpi")
+  # One rank: no pairs, still probes and a file.
+  commscope_add_mpi_test(NAME bench.doctor.np1 RANKS 1 TIMEOUT 60
+    COMMAND ${expect} 0 "wrote .*doctor-np1.h5" 0 -- $<TARGET_FILE:commscope-doctor> ${doctor_quick}
+            -o ${CMAKE_BINARY_DIR}/doctor-np1.h5)
+  foreach(case
+      "probes|--probes: x not in|--probes x"
+      "bytes|--bytes: at least one byte per message|--bytes 4 --window 8"
+      "node_algo|unknown algorithm 'nope'|--node-algo nope"
+      "timeout|--timeout: Value 0 not in range 0.001|-T 0")
+    string(REPLACE "|" ";" parts "${case}")
+    list(GET parts 0 name)
+    list(GET parts 1 regex)
+    list(GET parts 2 args)
+    separate_arguments(args)
+    add_test(NAME bench.doctor.bad_${name} COMMAND ${expect} 2 "${regex}" 30 -- $<TARGET_FILE:commscope-doctor> ${args})
+    set_tests_properties(bench.doctor.bad_${name} PROPERTIES LABELS "unit" ENVIRONMENT "${COMMSCOPE_TEST_ENV}")
+  endforeach()
+endif()
