@@ -13,8 +13,8 @@
 // 3. nodes: allreduce inside each node (the nodes at once, each on its own ranks).
 // Rows are written after each round and phase, so an interrupted run keeps what it measured. A
 // pair that stops answering ends the run within -T, naming the pair and its hosts.
-#include <CLI/CLI.hpp>
 #include <cblas.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <array>
@@ -357,8 +357,8 @@ int run(int argc, char** argv) {
       row.latency_us = all[3 * std::min(s, d) + 1];
       row.bandwidth_GBps = all[3 * s + 2];
       rows.push_back(row);
-      std::printf("  pass %d round %3d  %4d -> %-4d %-16s -> %-16s %10.2f us %10.3f GB/s\n", pass, r, s, d, layout.hosts[s].c_str(),
-                  layout.hosts[d].c_str(), row.latency_us, row.bandwidth_GBps);
+      std::printf("  pass %d round %3d  %4d -> %-4d %-16s -> %-16s %10.2f us %10.3f GB/s\n", pass, r, s, d,
+                  layout.hosts[s].c_str(), layout.hosts[d].c_str(), row.latency_us, row.bandwidth_GBps);
     }
     file->add(rows);
     std::fflush(stdout);

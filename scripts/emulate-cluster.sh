@@ -20,7 +20,8 @@
 # with exit 77 when they are asked for and says so in one line otherwise. --slots: the hostfile's
 # slots per host (default 2). mpirun runs in host1 with the hostfile, this cluster's agent as
 # plm_rsh_agent, TCP (ob1, btl self,vader,tcp) on 10.231.0.0/24 only, --bind-to none, and idle
-# ranks yielding when the slots outnumber the cores, all as OMPI_MCA_* variables, so that
+# ranks yielding when the slots outnumber the cores, TCP keepalives on the launcher's daemons
+# (a dead host noticed in ~5 s), all as OMPI_MCA_* variables, so that
 # mpirun arguments override them; `--prefix` goes right after `mpirun`. throttle: the host's
 # processes, those running and those started later, get PCT% of one CPU (a cpu cgroup quota, v1 or
 # v2); `off` lifts it. cut: deletes the host's link (a host gone from the network mid-run). down kills what still runs in
@@ -176,6 +177,11 @@ do_up() {
     h=host$i ns=$(hostns $h)
     ip netns add "$ns"
     ip -n "$ns" link set lo up
+    # A peer gone from the network fails a connection with data in flight after ~6 s of
+    # retransmissions (tcp_retries2 4) rather than Linux's ~15 min: a cut host ends the job
+    # even when the launcher's last messages to it wait unacknowledged.
+    nsenter --net="/run/netns/$ns" sysctl -qw net.ipv4.tcp_retries2=4 2>/dev/null ||
+      echo "$me: cannot set tcp_retries2 in $h: a cut host may hang the launcher for minutes"
     # A UTS namespace of its own, kept alive by a bind mount: the host's hostname is what Open MPI
     # names the node by, and its session and shared-memory file names differ per host.
     touch "$run/uts/$h"
@@ -276,7 +282,10 @@ case "$cmd" in
       OMPI_MCA_orte_default_hostfile="$run/hostfile" OMPI_MCA_plm_rsh_agent="$run/agent" \
       OMPI_MCA_plm_rsh_no_tree_spawn=1 OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader,tcp \
       OMPI_MCA_btl_tcp_if_include=$net.0/24 OMPI_MCA_oob_tcp_if_include=$net.0/24 \
-      OMPI_MCA_hwloc_base_binding_policy=none
+      OMPI_MCA_hwloc_base_binding_policy=none \
+      OMPI_MCA_oob_tcp_keepalive_time=2 OMPI_MCA_oob_tcp_keepalive_intvl=1 OMPI_MCA_oob_tcp_keepalive_probes=3
+    # The keepalives: a host gone from the network (cut) ends the job in about 5 s, as the
+    # launcher notices its daemon lost, instead of Open MPI's default 480 s (300 + 9 x 20).
     # All hosts share this machine's cores, which Open MPI cannot see per node: when the
     # hostfile holds more slots than cores, idle ranks should yield rather than spin.
     [ "$(awk -F'slots=' '{s += $2} END {print s}' "$run/hostfile")" -le "$(nproc)" ] || export OMPI_MCA_mpi_yield_when_idle=1

@@ -104,6 +104,10 @@ foreach(fault clean link cpu)
   commscope_cluster_test(NAME cluster.doctor.${fault}
     COMMAND ${cluster} doctor ${cluster_prefix} $<TARGET_FILE:commscope-doctor> $<TARGET_FILE:commscope-report> ${fault})
 endforeach()
+# (g) A host cut off mid-run (its link deleted): the job ends within -T (+10 s), naming the
+# collective and host2, and the rows measured before are in the file.
+commscope_cluster_test(NAME cluster.host_cut
+  COMMAND ${cluster} cut ${cluster_prefix} $<TARGET_FILE:commscope-bench> 8)
 get_property(cluster_tests DIRECTORY PROPERTY TESTS)
 list(FILTER cluster_tests INCLUDE REGEX "^cluster\\.")
 # One at a time (they share the cluster and 2 cores); skip status 77 says why.

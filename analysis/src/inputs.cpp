@@ -4,7 +4,6 @@
 
 #include "commscope/analysis/inputs.hpp"
 
-
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
@@ -290,7 +289,8 @@ BenchFile read_bench(const std::string& path) {
   if (schema.starts_with(kProfileSchemaFamily)) {
     fail(path, "is a commscope profile, not a bench results file (use 'commscope-report profile')");
   }
-  if (schema == kDoctorSchema) fail(path, "is a commscope doctor file, not a bench results file (use 'commscope-report doctor')");
+  if (schema == kDoctorSchema)
+    fail(path, "is a commscope doctor file, not a bench results file (use 'commscope-report doctor')");
   if (schema != kBenchSchema) fail(path, "schema '" + schema + "', expected '" + std::string(kBenchSchema) + "'");
 
   BenchFile out;
@@ -376,7 +376,8 @@ DoctorFile read_doctor(const std::string& path) {
   rt.add("sgemm_gflops", &DoctorRankRecord::sgemm_gflops).add("memcpy_GBps", &DoctorRankRecord::memcpy_GBps);
   for (const auto& r : read_table(path, file, "ranks", rt, file_bytes)) {
     if (r.rank < 0 || r.rank >= out.nranks)
-      fail(path, "/ranks holds rank " + std::to_string(r.rank) + " of " + std::to_string(out.nranks) + ": a damaged file?");
+      fail(path,
+           "/ranks holds rank " + std::to_string(r.rank) + " of " + std::to_string(out.nranks) + ": a damaged file?");
     out.ranks.push_back({r.rank, std::string(h5::get_fixed(r.host)), r.sgemm_gflops, r.memcpy_GBps});
   }
   h5::CompoundType<DoctorNodeRecord> nt;

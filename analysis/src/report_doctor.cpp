@@ -82,13 +82,15 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
 
   ReportWriter w(options, "commscope doctor report: " + file);
   std::string layout;
-  for (std::size_t h = 0; h < nh && h < 16; ++h) layout += (h ? ", " : "") + hosts[h] + ":" + std::to_string(per_host[h]);
+  for (std::size_t h = 0; h < nh && h < 16; ++h)
+    layout += (h ? ", " : "") + hosts[h] + ":" + std::to_string(per_host[h]);
   if (nh > 16) layout += ", ...";
   const std::string status = d.meta_value("status");
-  w.text(std::to_string(p) + " ranks on " + std::to_string(nh) + " hosts (" + layout + "). Bandwidth: " +
-         format_bytes(std::strtod(d.meta_value("bandwidth_bytes").c_str(), nullptr)) + " in " +
-         d.meta_value("window") + " messages; latency: half an 8 B round trip; " + d.meta_value("passes") + " passes over the pairs; probes " + d.meta_value("probes") +
-         ". Run " + (status.empty() ? "cut short (no status: the doctor was killed)" : status) + ".");
+  w.text(std::to_string(p) + " ranks on " + std::to_string(nh) + " hosts (" + layout +
+         "). Bandwidth: " + format_bytes(std::strtod(d.meta_value("bandwidth_bytes").c_str(), nullptr)) + " in " +
+         d.meta_value("window") + " messages; latency: half an 8 B round trip; " + d.meta_value("passes") +
+         " passes over the pairs; probes " + d.meta_value("probes") + ". Run " +
+         (status.empty() ? "cut short (no status: the doctor was killed)" : status) + ".");
   if (d.pairs.empty() && d.ranks.empty() && d.nodes.empty()) throw InputError(file + ": the doctor file holds no rows");
 
   // --- pairs: rank matrices and host matrices (median per direction, the worse direction)
@@ -138,7 +140,8 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
     if (!measured) continue;
 
     if (nh <= 32) {
-      w.section(std::string("Host links: ") + m.name + " (" + m.unit + ", median over rank pairs, the worse direction)");
+      w.section(std::string("Host links: ") + m.name + " (" + m.unit +
+                ", median over rank pairs, the worse direction)");
       std::vector<std::string> headers{"host"};
       for (const auto& h : hosts) headers.push_back(h);
       Table t(headers);
@@ -211,10 +214,11 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
     for (std::size_t a = 0; a < nh; ++a) intra[a] = link[a][a];
     const double intra_median = finite_median(intra);
     for (std::size_t a : outliers(intra, m.worse))
-      findings.push_back({std::string(m.name) + " inside node", hosts[a], intra[a], intra_median, m.unit,
-                          std::string(m.worse == Worse::low ? "slow links inside node: " : "high latency inside node: ") +
-                              hosts[a] + ": " + num(intra[a]) + " " + m.unit + " between its ranks, " +
-                              against(intra[a], intra_median, m.worse, m.unit) + " inside the other nodes"});
+      findings.push_back(
+          {std::string(m.name) + " inside node", hosts[a], intra[a], intra_median, m.unit,
+           std::string(m.worse == Worse::low ? "slow links inside node: " : "high latency inside node: ") + hosts[a] +
+               ": " + num(intra[a]) + " " + m.unit + " between its ranks, " +
+               against(intra[a], intra_median, m.worse, m.unit) + " inside the other nodes"});
   }
 
   // --- probes: per node, then per rank
@@ -225,7 +229,8 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
       const char* unit;
       double DoctorRank::*field;
     };
-    const Probe probes[] = {{"sgemm", "GFLOP/s", &DoctorRank::sgemm_gflops}, {"memcpy", "GB/s", &DoctorRank::memcpy_GBps}};
+    const Probe probes[] = {{"sgemm", "GFLOP/s", &DoctorRank::sgemm_gflops},
+                            {"memcpy", "GB/s", &DoctorRank::memcpy_GBps}};
     w.section("Compute and memory probes (per rank, " + d.meta_value("probes") + ")");
     Table t({"rank", "host", "sgemm GFLOP/s", "memcpy GB/s"});
     for (const DoctorRank& r : d.ranks)
@@ -253,8 +258,8 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
         const std::size_t r = static_cast<std::size_t>(d.ranks[i].rank);
         if (named.count(node[r])) continue;  // said of its node already
         findings.push_back({std::string(pr.name) + " rank", std::to_string(r), all[i], rank_median, pr.unit,
-                            "slow rank: " + std::to_string(r) + " (" + host_of[r] + "): " + pr.name + " " + num(all[i]) +
-                                " " + pr.unit + ", " + against(all[i], rank_median, Worse::low, pr.unit) +
+                            "slow rank: " + std::to_string(r) + " (" + host_of[r] + "): " + pr.name + " " +
+                                num(all[i]) + " " + pr.unit + ", " + against(all[i], rank_median, Worse::low, pr.unit) +
                                 " over the ranks"});
       }
     }

@@ -38,8 +38,12 @@ struct Fault {
   bool cut_short = false;
 };
 
-double one(int, int) { return 1; }
-double one_h(int) { return 1; }
+double one(int, int) {
+  return 1;
+}
+double one_h(int) {
+  return 1;
+}
 
 void write(const std::filesystem::path& dir, const Fault& f) {
   std::mt19937 rng(7);

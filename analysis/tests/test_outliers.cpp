@@ -34,7 +34,7 @@ TEST(Outliers, SpreadPeersNeedALargerFactor) {
 
 TEST(Outliers, TooFewOrUnusableValues) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_TRUE(ca::outliers({1, 0.01}, ca::Worse::low).empty());           // 2 values: which one is odd?
+  EXPECT_TRUE(ca::outliers({1, 0.01}, ca::Worse::low).empty());              // 2 values: which one is odd?
   EXPECT_TRUE(ca::outliers({1, nan, 0.01, -3, 0}, ca::Worse::low).empty());  // 2 usable
   EXPECT_EQ(ca::outliers({1, nan, 1.1, 0.9, 0.01}, ca::Worse::low), std::vector<std::size_t>{4});
   EXPECT_EQ(ca::robust_spread({nan, 0}).n, 0u);

@@ -5,10 +5,14 @@
 namespace commscope::doctor {
 
 // Players: p ranks, plus a dummy when p is odd (its partner sits the round out).
-constexpr int players(int p) { return p % 2 ? p + 1 : p; }
+constexpr int players(int p) {
+  return p % 2 ? p + 1 : p;
+}
 
 // Rounds for p ranks: p - 1 for even p, p for odd p (none for a single rank).
-constexpr int rounds(int p) { return p < 2 ? 0 : players(p) - 1; }
+constexpr int rounds(int p) {
+  return p < 2 ? 0 : players(p) - 1;
+}
 
 // Rank x's partner in round r (0 <= r < rounds(p)), or -1 when x sits this round out. Players
 // 0..m-2 pair up as x + y = 2r (mod m-1); the one left over (x = r) meets player m-1.

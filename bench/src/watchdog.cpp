@@ -7,8 +7,10 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "cases.hpp"
+#include "commscope/collectives/mpi_transport.hpp"
 #include "results.hpp"
 
 namespace commscope::bench {
@@ -75,11 +77,19 @@ void Watchdog::watch() {
     const std::int64_t idle = now - seen_ns;
     if (idle <= timeout_ns) continue;
     const Case* c = case_.load(std::memory_order_relaxed);
+    // Who went quiet: in a blocking MPI call the rank cannot tell whom it waits on, but it knows
+    // whom it last heard from and when (a peer on a dead host or link is silent since).
+    std::string silent;
+    try {
+      silent = MpiTransport::silent_peers(std::max(1.0, static_cast<double>(idle) * 1e-9 / 2));
+    } catch (...) {
+    }
     std::fprintf(stderr,
                  "commscope-bench: rank %d: timeout: no progress for %.1f s (-T %g) in %s of %s, after call %lld; "
-                 "ending the run\n",
+                 "silent peers: %s; ending the run\n",
                  rank_, static_cast<double>(idle) * 1e-9, timeout_s_, what_.load(std::memory_order_relaxed),
-                 c ? describe(*c).c_str() : "?", static_cast<long long>(it + 1));
+                 c ? describe(*c).c_str() : "?", static_cast<long long>(it + 1),
+                 silent.empty() ? "none" : silent.c_str());
     std::fflush(stderr);
     // The main thread is blocked in communication, not in the results file: publish what
     // was flushed so far, then end without running destructors that could block on MPI.

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -18,6 +20,21 @@ namespace {
 // MPI counts are int: larger transfers are split into messages of at most this many bytes.
 // Both ends split identically, and MPI matches them in order.
 constexpr std::size_t kMaxMessage = std::size_t{1} << 30;
+
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The live transports, for silent_peers (a watchdog thread reads them).
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<const MpiTransport*>& registry() {
+  static std::vector<const MpiTransport*> r;
+  return r;
+}
 
 }  // namespace
 
@@ -40,9 +57,77 @@ MpiTransport::MpiTransport(MPI_Comm comm, double timeout_s) : timeout_s_(timeout
   COMMSCOPE_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   COMMSCOPE_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   COMMSCOPE_MPI_CHECK(MPI_Comm_size(comm_, &size_));
+  // Every rank's host, so that a timeout can say where the peer it waits on runs.
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  COMMSCOPE_MPI_CHECK(MPI_Get_processor_name(name, &len));
+  char mine[kHostChars] = {};
+  std::memcpy(mine, name, std::min(static_cast<std::size_t>(std::max(len, 0)), kHostChars - 1));
+  hosts_.resize(static_cast<std::size_t>(size_) * kHostChars);
+  COMMSCOPE_MPI_CHECK(MPI_Allgather(mine, static_cast<int>(kHostChars), MPI_CHAR, hosts_.data(),
+                                    static_cast<int>(kHostChars), MPI_CHAR, comm_));
+  // World ranks, so that silent_peers speaks of one numbering whatever the communicator.
+  MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+  COMMSCOPE_MPI_CHECK(MPI_Comm_group(comm_, &group));
+  COMMSCOPE_MPI_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+  std::vector<int> ranks(static_cast<std::size_t>(size_));
+  for (int i = 0; i < size_; ++i) ranks[static_cast<std::size_t>(i)] = i;
+  world_rank_.resize(ranks.size());
+  const int rc = MPI_Group_translate_ranks(group, size_, ranks.data(), world, world_rank_.data());
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  COMMSCOPE_MPI_CHECK(rc);
+  heard_ns_ = std::make_unique<std::atomic<std::int64_t>[]>(static_cast<std::size_t>(size_));
+  for (int i = 0; i < size_; ++i) heard_ns_[static_cast<std::size_t>(i)].store(0, std::memory_order_relaxed);
+  std::lock_guard lock(registry_mutex());
+  registry().push_back(this);
+}
+
+std::string MpiTransport::silent_peers(double older_than_s, std::size_t limit) {
+  struct Peer {
+    std::int64_t heard_ns;
+    std::string host;
+  };
+  std::map<int, Peer> last;  // by world rank: the latest any communicator heard it
+  {
+    std::lock_guard lock(registry_mutex());
+    for (const MpiTransport* t : registry())
+      for (int i = 0; i < t->size_; ++i) {
+        const std::int64_t ns = t->heard_ns_[static_cast<std::size_t>(i)].load(std::memory_order_relaxed);
+        if (ns == 0) continue;
+        auto [it, fresh] =
+            last.try_emplace(t->world_rank_[static_cast<std::size_t>(i)], Peer{ns, std::string(t->host_of(i))});
+        if (!fresh && ns > it->second.heard_ns) it->second.heard_ns = ns;
+      }
+  }
+  const std::int64_t now = steady_ns();
+  std::vector<std::pair<std::int64_t, int>> silent;  // (silence ns, world rank)
+  for (const auto& [rank, p] : last)
+    if (static_cast<double>(now - p.heard_ns) * 1e-9 > older_than_s) silent.emplace_back(now - p.heard_ns, rank);
+  std::sort(silent.rbegin(), silent.rend());
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(1);
+  for (std::size_t i = 0; i < silent.size() && i < limit; ++i) {
+    if (i > 0) os << "; ";
+    os << "rank " << silent[i].second << " on " << last[silent[i].second].host << " (last heard "
+       << static_cast<double>(silent[i].first) * 1e-9 << " s ago)";
+  }
+  if (silent.size() > limit) os << "; and " << silent.size() - limit << " more";
+  return os.str();
+}
+
+std::string_view MpiTransport::host_of(int peer) const {
+  if (peer < 0 || peer >= size_) return "?";
+  return {hosts_.data() + static_cast<std::size_t>(peer) * kHostChars};
 }
 
 MpiTransport::~MpiTransport() {
+  {
+    std::lock_guard lock(registry_mutex());
+    auto& r = registry();
+    r.erase(std::remove(r.begin(), r.end(), this), r.end());
+  }
   hier_.reset();  // sub-transports, windows and node communicators go before the communicator
   shm_.reset();   // they came from
   int finalized = 0;
@@ -83,7 +168,12 @@ void MpiTransport::wait() {
   // names the operation, rather than a hang. Open MPI's Waitall polls the same progress engine.
   for (unsigned spins = 0;; ++spins) {
     COMMSCOPE_MPI_CHECK(MPI_Testall(n, requests_.data(), &done, MPI_STATUSES_IGNORE));
-    if (done) break;
+    if (done) {
+      const std::int64_t now = steady_ns();
+      for (const Pending& p : pending_)
+        if (!p.is_send) heard_ns_[static_cast<std::size_t>(p.peer)].store(now, std::memory_order_relaxed);
+      break;
+    }
     if (yield_when_idle_ && spins > 64) std::this_thread::sleep_for(std::chrono::microseconds(20));
     if (timeout_s_ > 0 && (spins & 255u) == 0 &&
         std::chrono::duration<double>(clock::now() - start).count() > timeout_s_) {
@@ -92,8 +182,8 @@ void MpiTransport::wait() {
          << ": still waiting on";
       for (std::size_t i = 0; i < requests_.size(); ++i) {
         if (requests_[i] == MPI_REQUEST_NULL) continue;
-        os << (pending_[i].is_send ? " send to " : " recv from ") << pending_[i].peer << " (" << pending_[i].bytes
-           << " B)";
+        os << (pending_[i].is_send ? " send to " : " recv from ") << pending_[i].peer << " on "
+           << host_of(pending_[i].peer) << " (" << pending_[i].bytes << " B)";
         // Abandon the request so that it cannot match a later message of this communicator.
         if (!pending_[i].is_send) MPI_Cancel(&requests_[i]);
         MPI_Request_free(&requests_[i]);

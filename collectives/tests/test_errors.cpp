@@ -125,6 +125,19 @@ TEST(Errors, AWaitWithNoMatchingSendTimesOutNamingTheOperation) {
   float y = 5, z = 0;
   t.sendrecv(&y, sizeof y, t.rank(), &z, sizeof z, t.rank());
   EXPECT_EQ(z, 5.0f);
+  // That receive is remembered: the rank heard from itself just now, and silent since.
+  char host[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  MPI_Get_processor_name(host, &len);
+  int world = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world);
+  EXPECT_EQ(MpiTransport::silent_peers(5.0), "");  // not silent for 5 s
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const std::string silent = MpiTransport::silent_peers(0.01);
+  EXPECT_NE(silent.find("rank " + std::to_string(world) + " on " + std::string(host, static_cast<std::size_t>(len)) +
+                        " (last heard "),
+            std::string::npos)
+      << silent;
 }
 
 // shm: a peer that never arrives is a TimeoutError naming the collective, the size and that

@@ -20,6 +20,10 @@
 #                                         (the report names host3's links and nothing else); host3
 #                                         throttled to 10% of a CPU (host3 named slow, nothing
 #                                         named that is not host3)
+#   cluster.sh cut PREFIX BENCH T         allreduce sweep on its own 2 hosts (PREFIX-c, 1 slot
+#                                         each) with -T T; host2's link deleted once rows are
+#                                         out: the job ends within T + 10 s, host2 and the
+#                                         collective named, the rows before kept in the file
 #
 # The reason a fixture could not be made is kept in ./PREFIX.why (the tests' working folder),
 # so that every test that needs it skips saying why.
@@ -60,6 +64,7 @@ case "$cmd" in
     rc=$?
     "$emulate" down --prefix "$prefix-s" >/dev/null 2>&1  # the shaped check's, if it was killed
     "$emulate" down --prefix "$prefix-d" >/dev/null 2>&1  # the doctor's
+    "$emulate" down --prefix "$prefix-c" >/dev/null 2>&1  # the cut check's
     exit $rc ;;
   run)
     if [ "${1:-}" = --fresh ]; then rm -f "$2"; shift 2; fi
@@ -122,5 +127,42 @@ case "$cmd" in
       cpu) exec "$findings" "$report" "$PWD/$d.h5" --about host3 "slow node: host3: sgemm" ;;
       *) echo "cluster.sh: doctor: unknown fault '$fault'" >&2; exit 2 ;;
     esac ;;
+  cut)
+    is_up || not_up
+    bench=$1 t=$2
+    c=$prefix-c out=$PWD/$prefix-c.h5 log=$PWD/$prefix-c.log
+    trap '"$emulate" down --prefix "$c" >/dev/null 2>&1' EXIT
+    "$emulate" down --prefix "$c" >/dev/null 2>&1
+    rm -f "$out" "$out.partial"
+    "$emulate" up 2 --slots 1 --prefix "$c" || exit 1
+    "$emulate" mpirun --prefix "$c" -np 2 "$bench" allreduce --algo ring -b 1K -e 1G -f 2 -n 5 -w 1 -T "$t" \
+      --out "$out" >"$log" 2>&1 &
+    job=$!
+    # Cut once the 1 MiB row is out: the sweep is then well inside its long sizes.
+    for _ in $(seq 600); do grep -q '^ *1048576 ' "$log" && break; sleep 0.1; done
+    grep -q '^ *1048576 ' "$log" || { cat "$log"; echo "cluster.sh: FAIL: no 1 MiB row within 60 s"; exit 1; }
+    "$emulate" cut host2 --prefix "$c" || exit 1
+    cut_at=$(date +%s%N)
+    limit=$((t + 10))
+    for _ in $(seq $((limit * 10))); do kill -0 $job 2>/dev/null || break; sleep 0.1; done
+    ended=$(( ($(date +%s%N) - cut_at) / 1000000 ))
+    fail=0
+    if kill -0 $job 2>/dev/null; then
+      echo "cluster.sh: FAIL: the job still runs $limit s after the cut"; fail=1
+      pkill -KILL -f "$bench" 2>/dev/null
+    fi
+    wait $job
+    rc=$?
+    cat "$log"
+    echo "cluster.sh: the job ended $((ended / 1000)).$(printf %03d $((ended % 1000))) s after host2 was cut (-T $t), exit status $rc"
+    [ "$rc" != 0 ] || { echo "cluster.sh: FAIL: the job ended with status 0"; fail=1; }
+    # Named by the rank (a timeout: the peer it waits on, or the peers silent since) or by the
+    # launcher (its daemon on host2 lost); the collective by the rank (timeout or signal).
+    grep -Eq '(on host2 |Remote daemon: .* on node host2)' "$log" || { echo "cluster.sh: FAIL: host2 is not named"; fail=1; }
+    grep -Eq '(timeout|stopped by SIG[A-Z]+)[ :].*allreduce' "$log" || { echo "cluster.sh: FAIL: the collective is not named"; fail=1; }
+    rows=$(h5dump -H -d /results "$out" 2>/dev/null | sed -n 's/.*SIMPLE { ( \([0-9]*\) ).*/\1/p')
+    echo "cluster.sh: $out keeps ${rows:-no} rows"
+    [ "${rows:-0}" -ge 22 ] || { echo "cluster.sh: FAIL: wanted the 22 rows up to 1 MiB (or more) kept"; fail=1; }
+    exit $fail ;;
   *) echo "cluster.sh: unknown command '$cmd'" >&2; exit 2 ;;
 esac

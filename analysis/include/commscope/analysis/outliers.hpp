@@ -14,8 +14,8 @@
 
 namespace commscope::analysis {
 
-inline constexpr double kOutlierSigmas = 3.5;       // Iglewicz and Hoaglin's cut-off for modified z-scores
-inline constexpr double kOutlierFloorRatio = 1.2;   // the least robust standard deviation: a factor of 1.2
+inline constexpr double kOutlierSigmas = 3.5;      // Iglewicz and Hoaglin's cut-off for modified z-scores
+inline constexpr double kOutlierFloorRatio = 1.2;  // the least robust standard deviation: a factor of 1.2
 inline constexpr std::size_t kOutlierMinValues = 3;
 
 // Which side is bad: low (bandwidth, flop rates) or high (latency, time).

@@ -4,9 +4,12 @@
 #include <mpi.h>
 
 #include <array>
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "commscope/collectives/transport.hpp"
@@ -53,8 +56,18 @@ class MpiTransport final : public Transport {
   // the communicator, like node_segment) with this transport's deadline and waiting policy, and
   // freed with it. `test_nodes` (AlgoOptions::hier_test_nodes) is taken from the first call.
   detail::HierGroups& hier_groups(int test_nodes);
+  // The host rank `peer` runs on (MPI_Get_processor_name, at most kHostChars bytes), for messages.
+  std::string_view host_of(int peer) const;
+
+  // For a watchdog (any thread): the peers this process has received from, over every live
+  // MpiTransport, whose last message is older than `older_than_s`, the longest silent first (at
+  // most `limit`), by MPI_COMM_WORLD rank: "rank 1 on host2 (last heard 4.0 s ago)", joined with
+  // "; ". Empty when none is (or nothing was ever received). A peer counts as heard when any
+  // communicator heard it.
+  static std::string silent_peers(double older_than_s, std::size_t limit = 8);
 
  private:
+  static constexpr std::size_t kHostChars = 64;
   void post(bool is_send, void* buf, std::size_t bytes, int peer);
 
   struct Pending {
@@ -76,6 +89,10 @@ class MpiTransport final : public Transport {
   std::array<Scratch, kScratchSlots> scratch_;
   std::unique_ptr<detail::ShmSegment> shm_;
   std::unique_ptr<detail::HierGroups> hier_;
+  std::vector<char> hosts_;      // size_ names of kHostChars bytes, NUL-padded
+  std::vector<int> world_rank_;  // of every rank of this communicator
+  // When each peer's last receive completed (steady clock ns; 0: never), read by silent_peers.
+  std::unique_ptr<std::atomic<std::int64_t>[]> heard_ns_;
 };
 
 // Throws TransportError naming the call, file:line and MPI's error string when rc != MPI_SUCCESS.
