@@ -388,6 +388,13 @@ DoctorFile read_doctor(const std::string& path) {
   return out;
 }
 
+// The value of `key` among a file's /meta attributes as text; "" when absent.
+std::string value_of(const std::vector<std::pair<std::string, std::string>>& meta, const std::string& key) {
+  for (const auto& [k, v] : meta)
+    if (k == key) return v;
+  return {};
+}
+
 // Runs `read` and turns every failure into an InputError naming `path`.
 template <class Read>
 auto guarded(const std::string& path, Read&& read) {
@@ -411,10 +418,7 @@ auto guarded(const std::string& path, Read&& read) {
 }  // namespace
 
 std::string DoctorFile::meta_value(const std::string& key) const {
-  for (const auto& [k, v] : meta) {
-    if (k == key) return v;
-  }
-  return {};
+  return value_of(meta, key);
 }
 
 DoctorFile read_doctor_file(const std::string& path) {
@@ -422,10 +426,7 @@ DoctorFile read_doctor_file(const std::string& path) {
 }
 
 std::string BenchFile::meta_value(const std::string& key) const {
-  for (const auto& [k, v] : meta) {
-    if (k == key) return v;
-  }
-  return {};
+  return value_of(meta, key);
 }
 
 BenchFile read_bench_file(const std::string& path) {
