@@ -147,9 +147,16 @@ bool is_world(MPI_Comm comm) {
   return comm == MPI_COMM_WORLD || (PMPI_Comm_compare(comm, MPI_COMM_WORLD, &same) == MPI_SUCCESS && same == MPI_IDENT);
 }
 
-// Records one MPI call around `call`: the compute before it ends, a communication event spans it.
+// A wrapper's names: its MPI function (an operator, so the report totals calls and time per
+// function) and the communication it is ("allreduce", "send", "wait", ...).
+struct Names {
+  pf::NameId function, comm;
+};
+
+// Records one MPI call around `call`: the compute before it ends; an operator event named after
+// the MPI function holds the communication event that spans the call.
 template <class Call>
-int record(const char* name, std::int64_t bytes, MPI_Comm comm, bool collective, Call&& call) {
+int record(const Names& names, std::int64_t bytes, MPI_Comm comm, bool collective, Call&& call) {
   if (t_inside > 0 || !g_session || !pf::recording()) return call();
   ++t_inside;
   const bool main = on_main();
@@ -161,13 +168,11 @@ int record(const char* name, std::int64_t bytes, MPI_Comm comm, bool collective,
       open_iteration();
     }
   }
-  static thread_local const char* last_name = nullptr;
-  static thread_local pf::NameId last_id = 0;
-  if (name != last_name) last_name = name, last_id = pf::name_id(name);
   const std::int64_t seq = collective && comm != MPI_COMM_NULL && is_world(comm) ? g_world_seq++ : -1;
   int rc;
   {
-    pf::CommScope scope(last_id, g_mpi, bytes, seq);
+    pf::OperatorScope op(names.function);
+    pf::CommScope scope(names.comm, g_mpi, bytes, seq);
     rc = call();
   }
   if (main) open_compute();
@@ -208,27 +213,31 @@ int MPI_Pcontrol(const int level, ...) {
 // --- collectives (bytes: the array, as nccl-tests and the bench count it)
 
 int MPI_Barrier(MPI_Comm comm) {
-  return record("barrier", 0, comm, true, [&] { return PMPI_Barrier(comm); });
+  static const Names names{pf::name_id("MPI_Barrier"), pf::name_id("barrier")};
+  return record(names, 0, comm, true, [&] { return PMPI_Barrier(comm); });
 }
 
 int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  return record("broadcast", bytes_of(count, type), comm, true,
-                [&] { return PMPI_Bcast(buf, count, type, root, comm); });
+  static const Names names{pf::name_id("MPI_Bcast"), pf::name_id("broadcast")};
+  return record(names, bytes_of(count, type), comm, true, [&] { return PMPI_Bcast(buf, count, type, root, comm); });
 }
 
 int MPI_Allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  return record("allreduce", bytes_of(count, type), comm, true,
+  static const Names names{pf::name_id("MPI_Allreduce"), pf::name_id("allreduce")};
+  return record(names, bytes_of(count, type), comm, true,
                 [&] { return PMPI_Allreduce(send, recv, count, type, op, comm); });
 }
 
 int MPI_Reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
-  return record("reduce", bytes_of(count, type), comm, true,
+  static const Names names{pf::name_id("MPI_Reduce"), pf::name_id("reduce")};
+  return record(names, bytes_of(count, type), comm, true,
                 [&] { return PMPI_Reduce(send, recv, count, type, op, root, comm); });
 }
 
 int MPI_Allgather(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype,
                   MPI_Comm comm) {
-  return record("allgather", bytes_of(rcount, rtype) * comm_size(comm), comm, true,
+  static const Names names{pf::name_id("MPI_Allgather"), pf::name_id("allgather")};
+  return record(names, bytes_of(rcount, rtype) * comm_size(comm), comm, true,
                 [&] { return PMPI_Allgather(send, scount, stype, recv, rcount, rtype, comm); });
 }
 
@@ -236,25 +245,29 @@ int MPI_Allgatherv(const void* send, int scount, MPI_Datatype stype, void* recv,
                    const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
   std::int64_t total = 0;
   for (int i = 0, n = comm_size(comm); i < n; ++i) total += bytes_of(rcounts[i], rtype);
-  return record("allgatherv", total, comm, true,
+  static const Names names{pf::name_id("MPI_Allgatherv"), pf::name_id("allgatherv")};
+  return record(names, total, comm, true,
                 [&] { return PMPI_Allgatherv(send, scount, stype, recv, rcounts, displs, rtype, comm); });
 }
 
 int MPI_Gather(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype, int root,
                MPI_Comm comm) {
-  return record("gather", bytes_of(scount, stype) * comm_size(comm), comm, true,
+  static const Names names{pf::name_id("MPI_Gather"), pf::name_id("gather")};
+  return record(names, bytes_of(scount, stype) * comm_size(comm), comm, true,
                 [&] { return PMPI_Gather(send, scount, stype, recv, rcount, rtype, root, comm); });
 }
 
 int MPI_Scatter(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype, int root,
                 MPI_Comm comm) {
-  return record("scatter", bytes_of(rcount, rtype) * comm_size(comm), comm, true,
+  static const Names names{pf::name_id("MPI_Scatter"), pf::name_id("scatter")};
+  return record(names, bytes_of(rcount, rtype) * comm_size(comm), comm, true,
                 [&] { return PMPI_Scatter(send, scount, stype, recv, rcount, rtype, root, comm); });
 }
 
 int MPI_Alltoall(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype,
                  MPI_Comm comm) {
-  return record("alltoall", bytes_of(scount, stype) * comm_size(comm), comm, true,
+  static const Names names{pf::name_id("MPI_Alltoall"), pf::name_id("alltoall")};
+  return record(names, bytes_of(scount, stype) * comm_size(comm), comm, true,
                 [&] { return PMPI_Alltoall(send, scount, stype, recv, rcount, rtype, comm); });
 }
 
@@ -262,56 +275,65 @@ int MPI_Alltoallv(const void* send, const int scounts[], const int sdispls[], MP
                   const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
   std::int64_t total = 0;
   for (int i = 0, n = comm_size(comm); i < n; ++i) total += bytes_of(scounts[i], stype);
-  return record("alltoallv", total, comm, true,
+  static const Names names{pf::name_id("MPI_Alltoallv"), pf::name_id("alltoallv")};
+  return record(names, total, comm, true,
                 [&] { return PMPI_Alltoallv(send, scounts, sdispls, stype, recv, rcounts, rdispls, rtype, comm); });
 }
 
 int MPI_Reduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  return record("reducescatter", bytes_of(count, type) * comm_size(comm), comm, true,
+  static const Names names{pf::name_id("MPI_Reduce_scatter_block"), pf::name_id("reducescatter")};
+  return record(names, bytes_of(count, type) * comm_size(comm), comm, true,
                 [&] { return PMPI_Reduce_scatter_block(send, recv, count, type, op, comm); });
 }
 
 int MPI_Reduce_scatter(const void* send, void* recv, const int counts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   std::int64_t total = 0;
   for (int i = 0, n = comm_size(comm); i < n; ++i) total += bytes_of(counts[i], type);
-  return record("reducescatter", total, comm, true,
-                [&] { return PMPI_Reduce_scatter(send, recv, counts, type, op, comm); });
+  static const Names names{pf::name_id("MPI_Reduce_scatter"), pf::name_id("reducescatter")};
+  return record(names, total, comm, true, [&] { return PMPI_Reduce_scatter(send, recv, counts, type, op, comm); });
 }
 
 // --- point to point: blocking calls and waits span their time; posting is instantaneous
 
 int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  return record("send", bytes_of(count, type), comm, false,
+  static const Names names{pf::name_id("MPI_Send"), pf::name_id("send")};
+  return record(names, bytes_of(count, type), comm, false,
                 [&] { return PMPI_Send(buf, count, type, dest, tag, comm); });
 }
 
 int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  return record("send", bytes_of(count, type), comm, false,
+  static const Names names{pf::name_id("MPI_Ssend"), pf::name_id("send")};
+  return record(names, bytes_of(count, type), comm, false,
                 [&] { return PMPI_Ssend(buf, count, type, dest, tag, comm); });
 }
 
 int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
-  return record("recv", bytes_of(count, type), comm, false,
+  static const Names names{pf::name_id("MPI_Recv"), pf::name_id("recv")};
+  return record(names, bytes_of(count, type), comm, false,
                 [&] { return PMPI_Recv(buf, count, type, source, tag, comm, status); });
 }
 
 int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int stag, void* rbuf, int rcount,
                  MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status* status) {
-  return record("sendrecv", bytes_of(scount, stype), comm, false, [&] {
+  static const Names names{pf::name_id("MPI_Sendrecv"), pf::name_id("sendrecv")};
+  return record(names, bytes_of(scount, stype), comm, false, [&] {
     return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
   });
 }
 
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
-  return record("wait", 0, MPI_COMM_NULL, false, [&] { return PMPI_Wait(request, status); });
+  static const Names names{pf::name_id("MPI_Wait"), pf::name_id("wait")};
+  return record(names, 0, MPI_COMM_NULL, false, [&] { return PMPI_Wait(request, status); });
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  return record("wait", 0, MPI_COMM_NULL, false, [&] { return PMPI_Waitall(count, requests, statuses); });
+  static const Names names{pf::name_id("MPI_Waitall"), pf::name_id("wait")};
+  return record(names, 0, MPI_COMM_NULL, false, [&] { return PMPI_Waitall(count, requests, statuses); });
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
-  return record("wait", 0, MPI_COMM_NULL, false, [&] { return PMPI_Waitany(count, requests, index, status); });
+  static const Names names{pf::name_id("MPI_Waitany"), pf::name_id("wait")};
+  return record(names, 0, MPI_COMM_NULL, false, [&] { return PMPI_Waitany(count, requests, index, status); });
 }
 
 }  // extern "C"

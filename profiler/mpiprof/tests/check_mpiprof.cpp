@@ -6,11 +6,14 @@
 //   - host compute ("compute" kernel events) of at least 4 ms per iteration, 10 ms on rank 1;
 //   - the late rank waits least: every other rank waits more than 5x as long (+ 0.5 ms); the
 //     wait itself is the scheduler's too when 3 ranks share 2 cores, so no absolute bound;
+//   - operator totals per MPI function (MPI_Allreduce 2 per iteration, MPI_Sendrecv and
+//     MPI_Barrier 1);
 //   - the breakdown identity (kernel + intra + inter + comm == step) on every row.
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "commscope/profiler/profile_file.hpp"
 
@@ -66,6 +69,15 @@ int main(int argc, char** argv) {
     const double want = (r == 1 ? 10.0 : 4.0) * iters;
     check(compute_ms >= want, who + "compute " + std::to_string(compute_ms) + " ms, at least " + std::to_string(want));
   }
+  // Operator totals per MPI function: the report's "top operators".
+  std::map<std::pair<int, std::string>, std::int64_t> op_calls;
+  for (const auto& o : p.operators) op_calls[{o.rank, p.strings.at(o.name)}] += o.calls;
+  for (int r = 0; r < nranks; ++r)
+    check(op_calls[{r, "MPI_Allreduce"}] == 2 * iters && op_calls[{r, "MPI_Sendrecv"}] == iters &&
+              op_calls[{r, "MPI_Barrier"}] == iters,
+          "rank " + std::to_string(r) + " operators: MPI_Allreduce " + std::to_string(op_calls[{r, "MPI_Allreduce"}]) +
+              ", MPI_Sendrecv " + std::to_string(op_calls[{r, "MPI_Sendrecv"}]) + ", MPI_Barrier " +
+              std::to_string(op_calls[{r, "MPI_Barrier"}]) + " calls");
   for (int r = 0; r < nranks; ++r) {
     if (r == 1) continue;
     check(wait_ms[1] < wait_ms[r], "the late rank 1 waits less (" + std::to_string(wait_ms[1]) + " ms) than rank " +
