@@ -32,7 +32,8 @@ bool launched() {
 // control variable, read through the MPI tool interface (false where there is none). Open MPI
 // sets it when it knows the ranks outnumber the slots; the CPU masks cannot tell when hosts
 // share cores (namespaces emulating a cluster), and spinning there starves the rank waited for.
-bool mpi_yields_when_idle() {
+// Read through the tool interface once per process (it is set when MPI starts).
+bool read_mpi_yields_when_idle() {
   // Ask for the level MPI already runs at: Open MPI's MPI_T_init_thread also sets what
   // MPI_Query_thread reports afterwards.
   int level = MPI_THREAD_SINGLE, provided = 0;
@@ -62,6 +63,11 @@ bool mpi_yields_when_idle() {
     }
   }
   MPI_T_finalize();
+  return yes;
+}
+
+bool mpi_yields_when_idle() {
+  static const bool yes = read_mpi_yields_when_idle();
   return yes;
 }
 

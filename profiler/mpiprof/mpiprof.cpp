@@ -19,6 +19,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -43,7 +44,7 @@ pf::Event* g_iteration = nullptr;
 pf::Event* g_compute = nullptr;
 std::thread::id g_main;
 std::int32_t g_step = 0;
-std::int64_t g_world_seq = 0;
+std::atomic<std::int64_t> g_world_seq{0};  // threads may call collectives (MPI_THREAD_MULTIPLE)
 double g_window_s = 0;
 double g_window_start = 0;
 pf::NameId g_mpi = 0, g_compute_name = 0;
@@ -168,7 +169,8 @@ int record(const Names& names, std::int64_t bytes, MPI_Comm comm, bool collectiv
       open_iteration();
     }
   }
-  const std::int64_t seq = collective && comm != MPI_COMM_NULL && is_world(comm) ? g_world_seq++ : -1;
+  const std::int64_t seq =
+      collective && comm != MPI_COMM_NULL && is_world(comm) ? g_world_seq.fetch_add(1, std::memory_order_relaxed) : -1;
   int rc;
   {
     pf::OperatorScope op(names.function);
