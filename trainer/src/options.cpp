@@ -51,11 +51,13 @@ TrainParse parse_train_options(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3"}));
   app.add_option("--algo", o.dp.algo,
-                 "collective algorithm: mpi, ring, tree, rhd, shm (one node); nccl (--device cuda). Default: mpi on the CPU, nccl "
+                 "collective algorithm: mpi, ring, tree, rhd, shm (one node), hier (node-aware); nccl (--device cuda). "
+                 "Default: mpi on the CPU, nccl "
                  "on CUDA (ring with --transport staged)")
-      ->check(CLI::IsMember({"mpi", "ring", "tree", "rhd", "shm", "nccl"}));
-  app.add_option("--device", o.device, "where the model runs: cpu, or cuda (one GPU per rank, the node's ranks "
-                                       "taking the visible GPUs in turn)")
+      ->check(CLI::IsMember({"mpi", "ring", "tree", "rhd", "shm", "hier", "nccl"}));
+  app.add_option("--device", o.device,
+                 "where the model runs: cpu, or cuda (one GPU per rank, the node's ranks "
+                 "taking the visible GPUs in turn)")
       ->capture_default_str()
       ->check(CLI::IsMember({"cpu", "cuda"}));
   auto* precision = app.add_option("--precision", o.precision,
@@ -109,9 +111,11 @@ TrainParse parse_train_options(int argc, char** argv) {
   };
   const bool cuda = o.device == "cuda";
   if (o.dp.algo.empty()) o.dp.algo = cuda ? (o.transport == "staged" ? "ring" : "nccl") : "mpi";
-  if (!cuda && o.dp.algo == "nccl") return usage("--algo nccl needs --device cuda (the CPU has mpi, ring, tree, rhd, shm)");
-  if (cuda && (o.dp.algo == "mpi" || o.dp.algo == "shm"))
-    return usage("--algo " + o.dp.algo + " with --device cuda would hand device pointers to the CPU; use nccl, or ring/tree/rhd");
+  if (!cuda && o.dp.algo == "nccl")
+    return usage("--algo nccl needs --device cuda (the CPU has mpi, ring, tree, rhd, shm, hier)");
+  if (cuda && (o.dp.algo == "mpi" || o.dp.algo == "shm" || o.dp.algo == "hier"))
+    return usage("--algo " + o.dp.algo +
+                 " with --device cuda would hand device pointers to the CPU; use nccl, or ring/tree/rhd");
   if (!cuda && precision->count() > 0 && o.precision != "fp32")
     return usage("--precision " + o.precision + " needs --device cuda (the CPU trains in fp32)");
   if (!cuda && transport->count() > 0) return usage("--transport applies to --device cuda only");

@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   }
   int failures = 0;
   for (const char* mode : {"ddp", "zero1", "zero2", "zero3"}) {
-    for (const char* algo : {"mpi", "ring", "tree", "rhd", "shm"}) {
+    for (const char* algo : {"mpi", "ring", "tree", "rhd", "shm", "hier"}) {
       ct::DpOptions dp;
       dp.mode = ct::parse_dp_mode(mode);
       dp.algo = algo;
