@@ -272,16 +272,19 @@ std::vector<T> read_table(const std::string& path, const h5::File& file, const s
   return table.read_all();
 }
 
+// Opens `path` for reading; a truncated or damaged file is an InputError saying so.
+h5::File open_file(const std::string& path) {
+  try {
+    return h5::File::open(path);
+  } catch (const h5::Error& e) {
+    const std::string truncated = truncation(e.what());
+    fail(path, !truncated.empty() ? truncated : "damaged HDF5 file: " + shorter(e.what()));
+  }
+}
+
 BenchFile read_bench(const std::string& path) {
   const std::uintmax_t file_bytes = check_file(path, "a bench results file");
-  h5::File file = [&] {
-    try {
-      return h5::File::open(path);
-    } catch (const h5::Error& e) {
-      const std::string truncated = truncation(e.what());
-      fail(path, !truncated.empty() ? truncated : "damaged HDF5 file: " + shorter(e.what()));
-    }
-  }();
+  h5::File file = open_file(path);
   if (!file.exists("meta")) fail(path, "not a commscope bench results file (no /meta group)");
   const h5::Group meta = file.open_group("meta");
   if (!meta.has_attr("schema")) fail(path, "not a commscope bench results file (no schema attribute in /meta)");
@@ -336,14 +339,7 @@ struct DoctorNodeRecord {
 
 DoctorFile read_doctor(const std::string& path) {
   const std::uintmax_t file_bytes = check_file(path, "a doctor file");
-  h5::File file = [&] {
-    try {
-      return h5::File::open(path);
-    } catch (const h5::Error& e) {
-      const std::string truncated = truncation(e.what());
-      fail(path, !truncated.empty() ? truncated : "damaged HDF5 file: " + shorter(e.what()));
-    }
-  }();
+  h5::File file = open_file(path);
   if (!file.exists("meta") || !file.open_group("meta").has_attr("schema"))
     fail(path, "not a commscope doctor file (no /meta schema)");
   const h5::Group meta = file.open_group("meta");
