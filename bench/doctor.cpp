@@ -34,12 +34,15 @@
 #include "commscope/bench/environment.hpp"
 #include "commscope/bench/options.hpp"
 #include "commscope/collectives/collectives.hpp"
+#include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/collectives/transport.hpp"
 #include "commscope/h5/h5.hpp"
 #include "doctor_file.hpp"
 #include "doctor_schedule.hpp"
+#include "measure.hpp"
 
 using namespace commscope;
+using bench::median;
 
 namespace {
 
@@ -68,37 +71,22 @@ double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return kNaN;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // Every rank's host name, in rank order, and each rank's node: hosts numbered in order of
-// first appearance.
+// first appearance. The names are the ones the world communicator's transport gathered.
 struct Layout {
   std::vector<std::string> hosts;
   std::vector<int> node;
   std::vector<std::string> node_host;
 };
 
-Layout gather_layout(MPI_Comm comm) {
-  int p = 0;
-  MPI_Comm_size(comm, &p);
-  std::array<char, MPI_MAX_PROCESSOR_NAME> mine{};
-  int len = 0;
-  MPI_Get_processor_name(mine.data(), &len);
-  std::vector<char> all(static_cast<std::size_t>(p) * mine.size());
-  MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_CHAR, all.data(), static_cast<int>(mine.size()),
-                MPI_CHAR, comm);
+Layout layout_of(const MpiTransport& t) {
   Layout l;
   std::map<std::string, int> index;
-  for (int r = 0; r < p; ++r) {
-    std::string h(all.data() + static_cast<std::size_t>(r) * mine.size());
+  for (int r = 0; r < t.size(); ++r) {
+    std::string h(t.host_of(r));
     auto [it, fresh] = index.emplace(h, static_cast<int>(l.node_host.size()));
     if (fresh) l.node_host.push_back(h);
-    l.hosts.push_back(h);
+    l.hosts.push_back(std::move(h));
     l.node.push_back(it->second);
   }
   return l;
@@ -132,7 +120,7 @@ std::unique_ptr<doctor::File> g_file;
 char g_partial[4096], g_final[4096];
 
 // The launcher ends the job with SIGTERM when another rank fails: publish the rows flushed so far.
-extern "C" void on_signal(int sig) {
+void publish_on_signal(int sig) {
   ::rename(g_partial, g_final);
   std::signal(sig, SIG_DFL);
   std::raise(sig);
@@ -240,7 +228,7 @@ int run(int argc, char** argv) {
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--passes", o.passes,
-                 "times every pair is measured, at different moments (the report takes the median over passes)")
+                 "times every pair is measured, at different moments (the report takes the best pass)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_option("--lat-iters", o.lat_iters, "timed ping-pong round trips per pair")
@@ -293,7 +281,7 @@ int run(int argc, char** argv) {
   CommOptions copts;
   copts.timeout_s = o.timeout_s;
   Communicator world(MPI_COMM_WORLD, copts);
-  const Layout layout = gather_layout(world.mpi_comm());
+  const Layout layout = layout_of(*world.transport().as_mpi());
   const bench::Environment env = bench::capture_environment(world.mpi_comm(), argc, argv);
   if (rank == 0) {
     if (o.out.size() + 16 > sizeof g_partial) throw InvalidArgument("--out path too long");
@@ -301,7 +289,7 @@ int run(int argc, char** argv) {
     g_file = open_file(o, env, layout);
     std::snprintf(g_partial, sizeof g_partial, "%s.partial", o.out.c_str());
     std::snprintf(g_final, sizeof g_final, "%s", o.out.c_str());
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, on_signal);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, publish_on_signal);
   }
   doctor::File* file = g_file.get();
   Transport& t = world.transport();
@@ -431,7 +419,7 @@ int run(int argc, char** argv) {
         row.ranks = std::count(layout.node.begin(), layout.node.end(), row.node);
         row.bytes = static_cast<std::int64_t>(bytes);
         row.allreduce_us = all[2 * s + 1] * 1e6;
-        row.busbw_GBps = row.ranks > 1 ? 2.0 * static_cast<double>(row.ranks - 1) / static_cast<double>(row.ranks) *
+        row.busbw_GBps = row.ranks > 1 ? busbw_factor(Collective::allreduce, static_cast<int>(row.ranks)) *
                                              static_cast<double>(bytes) / all[2 * s + 1] / 1e9
                                        : kNaN;
         rows.push_back(row);

@@ -27,6 +27,7 @@
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/collectives/error.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
+#include "measure.hpp"
 #include "watchdog.hpp"
 
 namespace commscope::bench {
@@ -38,12 +39,6 @@ struct HarnessOptions {
   int rounds = 11;
   double timeout_s = 300;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // Seconds for `calls` calls of `body` after a barrier, the slowest rank's.
 template <class Body>
@@ -105,9 +100,10 @@ int run(const HarnessOptions& o) {
   const double per = 1e9 / static_cast<double>(o.calls);
   const double a = median(raw) * per, b = median(via_run) * per, d = median(via_bench) * per;
   if (comm.rank() == 0) {
-    std::printf("# harness overhead: f32 sum allreduce of %zu B on %d ranks, %lld calls x %d rounds, "
-                "medians of the slowest rank's time per call\n",
-                c.bytes, nranks, static_cast<long long>(o.calls), o.rounds);
+    std::printf(
+        "# harness overhead: f32 sum allreduce of %zu B on %d ranks, %lld calls x %d rounds, "
+        "medians of the slowest rank's time per call\n",
+        c.bytes, nranks, static_cast<long long>(o.calls), o.rounds);
     std::printf("%-34s %10.1f ns/call\n", "MPI_Allreduce (raw loop)", a);
     std::printf("%-34s %10.1f ns/call  %+8.1f ns\n", "Communicator::run (algo mpi)", b, b - a);
     std::printf("%-34s %10.1f ns/call  %+8.1f ns\n", "commscope-bench timed loop", d, d - a);

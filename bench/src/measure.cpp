@@ -22,6 +22,13 @@ double percentile(std::vector<double> v, double q) {
   return v[std::clamp<std::size_t>(k, 1, v.size()) - 1];
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 IterStats iter_stats(const std::vector<double>& samples, std::size_t skip) {
   IterStats s;
   const std::vector<double> v(samples.begin() + static_cast<std::ptrdiff_t>(std::min(skip, samples.size())),

@@ -26,6 +26,8 @@ Measurement measure(Backend& backend, Communicator& comm, const Case& c, std::in
 
 // Nearest-rank percentile (q in [0, 1]) of unsorted values; NaN for none.
 double percentile(std::vector<double> v, double q);
+// Exact median of unsorted values (the mean of the middle two for an even count); NaN for none.
+double median(std::vector<double> v);
 
 // Summary of per-iteration samples after leaving out the first `skip` (-K); NaN for none.
 struct IterStats {
