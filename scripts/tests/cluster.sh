@@ -45,6 +45,16 @@ not_up() {  # exit 77 saying why the cluster is missing
   exit 77
 }
 is_up() { [ -x "/run/$prefix/agent" ]; }
+# own_cluster SUFFIX UP-ARGS...: a cluster of the check's own, PREFIX-SUFFIX (named in $own),
+# made after removing one a killed run left, and removed when the check ends.
+own_suffixes="s d c"  # shaped, doctor, cut: the fixture's cleanup removes them too
+own_cluster() {
+  own=$prefix-$1
+  shift
+  trap '"$emulate" down --prefix "$own" >/dev/null 2>&1' EXIT
+  "$emulate" down --prefix "$own" >/dev/null 2>&1
+  "$emulate" up "$@" --prefix "$own" || exit 1
+}
 
 case "$cmd" in
   up)
@@ -62,9 +72,7 @@ case "$cmd" in
   down)
     "$emulate" down --prefix "$prefix"
     rc=$?
-    "$emulate" down --prefix "$prefix-s" >/dev/null 2>&1  # the shaped check's, if it was killed
-    "$emulate" down --prefix "$prefix-d" >/dev/null 2>&1  # the doctor's
-    "$emulate" down --prefix "$prefix-c" >/dev/null 2>&1  # the cut check's
+    for suffix in $own_suffixes; do "$emulate" down --prefix "$prefix-$suffix" >/dev/null 2>&1; done  # if killed
     exit $rc ;;
   run)
     if [ "${1:-}" = --fresh ]; then rm -f "$2"; shift 2; fi
@@ -84,10 +92,8 @@ case "$cmd" in
   shaped)
     is_up || not_up
     bench=$1 min_ratio=$2
-    slow=$prefix-s
-    trap '"$emulate" down --prefix "$slow" >/dev/null 2>&1' EXIT
-    "$emulate" down --prefix "$slow" >/dev/null 2>&1
-    "$emulate" up 2 --slots 1 --host-link host2=100mbit --prefix "$slow" || exit 1
+    own_cluster s 2 --slots 1 --host-link host2=100mbit
+    slow=$own
     # Out-of-place time (us) of the 1 MiB line of each algorithm: size count type redop root algo time ...
     times() {
       "$emulate" mpirun --prefix "$1" -np 2 --map-by node "$bench" allreduce --algo ring,mpi -b 1M -e 1M \
@@ -112,29 +118,28 @@ case "$cmd" in
   doctor)
     is_up || not_up
     doctor=$1 report=$2 fault=$3
-    d=$prefix-d
-    trap '"$emulate" down --prefix "$d" >/dev/null 2>&1' EXIT
-    "$emulate" down --prefix "$d" >/dev/null 2>&1
-    up=(up 4 --slots 1 --link 1gbit --prefix "$d")
+    up=(4 --slots 1 --link 1gbit)
     [ "$fault" != link ] || up+=(--host-link host3=100mbit)
-    "$emulate" "${up[@]}" || exit 1
+    own_cluster d "${up[@]}"
+    d=$own
     [ "$fault" != cpu ] || "$emulate" throttle host3 10 --prefix "$d" || exit 1
     "$emulate" mpirun --prefix "$d" -np 4 "$doctor" -T 60 -o "$PWD/$d.h5" || exit 1
     findings=$(dirname "${BASH_SOURCE[0]}")/doctor-findings.sh
+    # Not exec: the EXIT trap must still remove the doctor's cluster.
     case $fault in
-      clean) exec "$findings" "$report" "$PWD/$d.h5" none ;;
-      link) exec "$findings" "$report" "$PWD/$d.h5" "slow host links: host3" ;;
-      cpu) exec "$findings" "$report" "$PWD/$d.h5" --about host3 "slow node: host3: sgemm" ;;
+      clean) "$findings" "$report" "$PWD/$d.h5" none ;;
+      link) "$findings" "$report" "$PWD/$d.h5" "slow host links: host3" ;;
+      cpu) "$findings" "$report" "$PWD/$d.h5" --about host3 "slow node: host3: sgemm" ;;
       *) echo "cluster.sh: doctor: unknown fault '$fault'" >&2; exit 2 ;;
-    esac ;;
+    esac
+    exit $? ;;
   cut)
     is_up || not_up
     bench=$1 t=$2
-    c=$prefix-c out=$PWD/$prefix-c.h5 log=$PWD/$prefix-c.log
-    trap '"$emulate" down --prefix "$c" >/dev/null 2>&1' EXIT
-    "$emulate" down --prefix "$c" >/dev/null 2>&1
+    out=$PWD/$prefix-c.h5 log=$PWD/$prefix-c.log
     rm -f "$out" "$out.partial"
-    "$emulate" up 2 --slots 1 --prefix "$c" || exit 1
+    own_cluster c 2 --slots 1
+    c=$own
     "$emulate" mpirun --prefix "$c" -np 2 "$bench" allreduce --algo ring -b 1K -e 1G -f 2 -n 5 -w 1 -T "$t" \
       --out "$out" >"$log" 2>&1 &
     job=$!
