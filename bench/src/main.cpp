@@ -41,6 +41,10 @@ std::string memory_text(long long bytes) {
   std::snprintf(buf, sizeof buf, "%.*f %s", u == 0 ? 0 : 2, v, units[u]);
   return buf;
 }
+// A size switch: "never" for SIZE_MAX.
+std::string size_or_never(std::size_t bytes) {
+  return bytes == SIZE_MAX ? "never" : memory_text(static_cast<long long>(bytes));
+}
 
 // Rank 0's reporter: matches each reported run with the measurement that produced it, pairs
 // out-of-place with in-place, prints the line and appends it to the results file.
@@ -230,15 +234,14 @@ class Bench {
     const ShmSegmentShape s = shm_segment_shape();
     std::printf(
         "# shm: node segment %s per rank (%d slots of %s, %s of flags), %s on this node; steps of %s (--shm-chunk), "
-        "two-shot from %s (--shm-two-shot), direct from %s (--shm-direct)\n",
+        "two-shot from %s (--shm-two-shot), direct from %s (--shm-direct), measured choice from %s (--shm-adapt)\n",
         memory_text(static_cast<std::int64_t>(s.per_rank())).c_str(), s.slots,
         memory_text(static_cast<std::int64_t>(s.slot_bytes)).c_str(),
         memory_text(static_cast<std::int64_t>(s.flag_bytes)).c_str(),
         memory_text(static_cast<std::int64_t>(s.per_rank() * static_cast<std::size_t>(comm_.local_size()))).c_str(),
         memory_text(static_cast<std::int64_t>(o_.shm_chunk_bytes)).c_str(),
         memory_text(static_cast<std::int64_t>(o_.shm_two_shot_bytes.value_or(0))).c_str(),
-        o_.shm_direct_bytes == SIZE_MAX ? "never"
-                                        : memory_text(static_cast<std::int64_t>(o_.shm_direct_bytes)).c_str());
+        size_or_never(o_.shm_direct_bytes).c_str(), size_or_never(o_.shm_adapt_bytes).c_str());
   }
 
   // What -z, -m, -N, -K change about the loop, in nccl-tests' words.
@@ -284,6 +287,7 @@ class Bench {
     c.algo.shm_chunk_bytes = o.shm_chunk_bytes;
     c.algo.shm_two_shot_bytes = o.shm_two_shot_bytes;
     c.algo.shm_direct_bytes = o.shm_direct_bytes;
+    c.algo.shm_adapt_bytes = o.shm_adapt_bytes;
     c.timeout_s = o.timeout_s;  // 0: no deadline
     return c;
   }

@@ -177,7 +177,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_flag("--stats", o.stats, "print per-iteration min/p50/p99/max and the mean arrival skew");
   app.add_option("--seed", o.seed, "seed of the check data")->capture_default_str();
   app.add_option("--segment", o.segment_bytes, "ring pipeline segment in bytes")->capture_default_str();
-  std::string shm_chunk = std::to_string(o.shm_chunk_bytes), shm_two_shot = "auto", shm_direct = "never";
+  std::string shm_chunk = std::to_string(o.shm_chunk_bytes), shm_two_shot = "auto", shm_direct = "never",
+              shm_adapt = "256K";
   app.add_option("--shm-chunk", shm_chunk,
                  "shm: bytes a rank puts into the node segment per step (1 to 512K, the segment's slot)")
       ->capture_default_str();
@@ -188,6 +189,10 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_option("--shm-direct", shm_direct,
                  "shm allgather/gather/broadcast/scatter: from this size ranks read each other's buffers "
                  "directly (process_vm_readv) instead of through the segment; never: always through the segment")
+      ->capture_default_str();
+  app.add_option("--shm-adapt", shm_adapt,
+                 "shm allgather/gather/broadcast/scatter: from this size (below --shm-direct) each call takes the "
+                 "segment or the direct reads, whichever measured faster at its size; never: always the segment")
       ->capture_default_str();
   NcclTestsFlags nccl_tests;
   add_nccl_tests_flags(app, nccl_tests);
@@ -243,6 +248,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
                             " bytes (the shm segment's slot)");
     if (shm_two_shot != "auto") o.shm_two_shot_bytes = parse_size(shm_two_shot);
     o.shm_direct_bytes = shm_direct == "never" ? SIZE_MAX : parse_size(shm_direct);
+    o.shm_adapt_bytes = shm_adapt == "never" ? SIZE_MAX : parse_size(shm_adapt);
     // A page of elements already reaches every misalignment; more only wastes memory.
     if (unalign < 0 || unalign > 4096) throw InvalidArgument("-u/--unalign must be 0 to 4096 elements");
     o.unalign = static_cast<std::size_t>(unalign);

@@ -191,6 +191,7 @@ ResultsFile::ResultsFile(const std::string& path, const Options& o, const Enviro
   meta.set_attr("shm_chunk_bytes", static_cast<std::uint64_t>(o.shm_chunk_bytes));
   meta.set_attr("shm_two_shot_bytes", static_cast<std::uint64_t>(o.shm_two_shot_bytes.value_or(0)));
   meta.set_attr("shm_direct_bytes", static_cast<std::uint64_t>(o.shm_direct_bytes));  // UINT64_MAX: never
+  meta.set_attr("shm_adapt_bytes", static_cast<std::uint64_t>(o.shm_adapt_bytes));    // UINT64_MAX: never
   meta.set_attr("unalign", static_cast<std::uint64_t>(o.unalign));
   meta.set_attr("blocking", o.blocking);
   meta.set_attr("agg_iters", o.agg_iters);

@@ -102,6 +102,20 @@ bool read_process(std::uint64_t pid, std::uint64_t remote, void* local, std::siz
   return true;
 }
 
+bool shm_choose_direct(const ShmPathTimes& mine, std::uint64_t slowest_slot_ns, std::uint64_t slowest_direct_ns) {
+  if (mine.direct_calls < 2 || mine.slot_calls < 2) return mine.direct_calls <= mine.slot_calls;
+  const bool direct_wins = slowest_direct_ns < slowest_slot_ns;
+  const std::uint64_t calls = std::uint64_t{mine.slot_calls} + mine.direct_calls;
+  return calls % kShmReexploreCalls == 0 ? !direct_wins : direct_wins;
+}
+
+void shm_record_call(ShmPathTimes& t, bool direct, std::uint64_t ns) {
+  std::uint64_t& est = direct ? t.direct_ns : t.slot_ns;
+  std::uint32_t& calls = direct ? t.direct_calls : t.slot_calls;
+  est = calls == 0 ? ns : (3 * est + ns) / 4;
+  ++calls;
+}
+
 ShmSegment::~ShmSegment() {
   int finalized = 0;
   MPI_Finalized(&finalized);

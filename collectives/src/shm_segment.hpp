@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 namespace commscope::detail {
@@ -38,11 +39,32 @@ struct ShmInline {
 };
 // Direct steps (large arrays, where the kernel can copy between address spaces): the owner
 // writes its process id and the address of the call's input here before storing `ready`,
-// and peers read the buffers themselves (process_vm_readv) after loading it.
+// and peers read the buffers themselves (process_vm_readv) after loading it. Calls that choose
+// between the slots and the direct path (AlgoOptions::shm_adapt_bytes) also publish the owner's
+// estimates of both paths' call times (ns, 0 = none yet) for the call's size class; rank 0
+// decides from them and stores `decided` = 2 x step + (1 for direct, 0 for the slots).
 struct ShmDirect {
   alignas(128) std::uint64_t pid = 0;
   std::uint64_t send = 0;
+  std::uint64_t slot_ns = 0;
+  std::uint64_t direct_ns = 0;
+  alignas(128) std::atomic<std::uint64_t> decided{0};
 };
+
+// One rank's record of the two paths for one collective and size class (adaptive calls).
+struct ShmPathTimes {
+  std::uint64_t slot_ns = 0, direct_ns = 0;  // running estimates (ns): the first call, then 3/4 old + 1/4 new
+  std::uint32_t slot_calls = 0, direct_calls = 0;
+};
+// Every kShmReexploreCalls-th call of a size class takes the path that lost, so an estimate
+// never goes stale while the machine changes (this costs at most 1/32 of the calls).
+inline constexpr std::uint64_t kShmReexploreCalls = 32;
+// The path of the next call (rank 0's record; `slowest_*`: the maxima over the ranks' published
+// estimates): each path twice first (alternating, direct first), then the one whose slowest
+// rank's estimate is lower, except the re-exploring calls.
+bool shm_choose_direct(const ShmPathTimes& mine, std::uint64_t slowest_slot_ns, std::uint64_t slowest_direct_ns);
+// Adds a call's time to the estimate of the path it took.
+void shm_record_call(ShmPathTimes& t, bool direct, std::uint64_t ns);
 struct ShmFlags {
   alignas(128) std::atomic<std::uint64_t> ready{0};
   alignas(128) std::atomic<std::uint64_t> reduced{0};
@@ -79,6 +101,12 @@ class ShmSegment {
   std::uint64_t peers_done() const { return peers_done_; }
   void set_peers_done(std::uint64_t s) { peers_done_ = s; }
 
+  // Adaptive calls: this rank's record per collective and size class, and the step of the last
+  // call that published estimates (a rank overwrites them only once every peer is done with it).
+  ShmPathTimes& path_times(std::uint32_t key) { return path_times_[key]; }
+  std::uint64_t last_announce() const { return last_announce_; }
+  void set_last_announce(std::uint64_t s) { last_announce_ = s; }
+
   // After a timeout the ranks are at different steps and cannot agree again without
   // communication: the segment refuses further use (a new Communicator makes a new one).
   void mark_broken() { broken_ = true; }
@@ -92,6 +120,8 @@ class ShmSegment {
   std::vector<std::byte*> slots_;
   std::uint64_t step_ = 0;
   std::uint64_t peers_done_ = 0;
+  std::uint64_t last_announce_ = 0;
+  std::unordered_map<std::uint32_t, ShmPathTimes> path_times_;
   bool broken_ = false;
   bool direct_ = false;
 };

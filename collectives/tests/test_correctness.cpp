@@ -62,9 +62,11 @@ int main(int argc, char** argv) {
   Communicator comm(MPI_COMM_WORLD, opts);
   // shm with its switch at either end: one-shot at the large counts (several chunks), two-shot
   // at the small ones (empty slices when the count is below the rank count); both through the
-  // segment, never direct.
+  // segment, never direct. The one-shot communicator also chooses between the segment and
+  // direct reads by measurement at every size (allgather, gather, broadcast, scatter).
   CommOptions one = opts, two = opts;
   one.algo.shm_two_shot_bytes = SIZE_MAX;
+  one.algo.shm_adapt_bytes = 0;
   two.algo.shm_two_shot_bytes = 0;
   Communicator shm_one_shot(MPI_COMM_WORLD, one), shm_two_shot(MPI_COMM_WORLD, two);
   // and reading peers' buffers directly (allgather, gather, broadcast, scatter) at every count.
@@ -75,6 +77,7 @@ int main(int argc, char** argv) {
   // shm needs every rank on one node; across nodes it is refused (UnsupportedCollective), which
   // test_errors and the bench check, so here it is left out rather than counted as wrong.
   const bool shm_runs = comm.local_size() == p;
+  std::size_t direct_form_cases = 0;
   if (!shm_runs && comm.rank() == 0) {
     std::printf("correctness: shm skipped: this node holds %d of %d ranks (shm runs on one node only)\n",
                 comm.local_size(), p);
@@ -160,11 +163,19 @@ int main(int argc, char** argv) {
                 const bool direct_form = coll == Collective::allgather || coll == Collective::gather ||
                                          coll == Collective::broadcast || coll == Collective::scatter;
                 if (!reduces && !direct_form) continue;
-                Communicator& other = !reduces ? shm_direct : large ? shm_one_shot : shm_two_shot;
+                // Direct forms: direct reads, or the measured choice, in alternate cases.
+                const bool measured = !reduces && direct_form_cases++ % 2 == 1;
+                Communicator& other = !reduces ? (measured ? shm_one_shot : shm_direct)
+                                      : large  ? shm_one_shot
+                                               : shm_two_shot;
                 const Outcome o2 = run_case(other, c, case_seed, send, recv, shared);
                 ++cases;
                 if (o2.wrong) ++failed;
-                report(other, c, o2, !reduces ? "direct: " : large ? "one-shot: " : "two-shot: ");
+                report(other, c, o2,
+                       measured   ? "measured choice: "
+                       : !reduces ? "direct: "
+                       : large    ? "one-shot: "
+                                  : "two-shot: ");
               }
             }
     }

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   const std::size_t segments[] = {64, 4096, std::size_t{1} << 20};
   const std::optional<std::size_t> two_shot[] = {0, std::nullopt, SIZE_MAX};  // nullopt: by rank count
   const std::size_t direct[] = {SIZE_MAX, 0, SIZE_MAX};
+  const std::size_t adapt[] = {0, SIZE_MAX, SIZE_MAX};  // the measured choice at every size, or never
   // hier on the real nodes, and (ranks on one host) on 2 and 3 emulated nodes, round robin.
   int host_ranks = 0, world = 0;
   {
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
     o.algo.segment_bytes = segments[i];
     o.algo.shm_two_shot_bytes = two_shot[i];
     o.algo.shm_direct_bytes = direct[i];
+    o.algo.shm_adapt_bytes = adapt[i];
     o.algo.hier_test_nodes = hier_nodes[i];
     o.timeout_s = 120;
     comms.emplace_back(MPI_COMM_WORLD, o);

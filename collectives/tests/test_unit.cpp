@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../src/algorithms/common.hpp"
+#include "../src/shm_segment.hpp"
 #include "commscope/collectives/check_data.hpp"
 #include "commscope/collectives/collectives.hpp"
 #include "commscope/collectives/half.hpp"
@@ -363,6 +364,37 @@ TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
   const HierCost one_node = hier_cost(Collective::broadcast, 1, 4, 4 << 20, o);
   EXPECT_DOUBLE_EQ(one_node.intra.beta, 1);
   EXPECT_DOUBLE_EQ(one_node.inter.alpha, 0);
+}
+
+// The shm measured choice: each path twice (direct first, alternating), then the faster by the
+// slowest rank's estimate, the loser every 32nd call; estimates follow 3/4 old + 1/4 new.
+TEST(ShmPathChoice, ExploresBothThenTakesTheFasterAndRevisitsTheLoser) {
+  using detail::shm_choose_direct;
+  using detail::shm_record_call;
+  detail::ShmPathTimes t;
+  std::vector<bool> taken;
+  // Direct costs 100 us on this rank, the slots 50 us; a peer reports the slots at 300 us.
+  for (int call = 0; call < 64; ++call) {
+    const bool d = shm_choose_direct(t, std::max<std::uint64_t>(t.slot_ns, t.slot_ns ? 300000 : 0), t.direct_ns);
+    taken.push_back(d);
+    shm_record_call(t, d, d ? 100000 : 50000);
+  }
+  EXPECT_TRUE(taken[0]);
+  EXPECT_FALSE(taken[1]);
+  EXPECT_TRUE(taken[2]);
+  EXPECT_FALSE(taken[3]);
+  EXPECT_EQ(t.slot_ns, 50000u);
+  EXPECT_EQ(t.direct_ns, 100000u);
+  // From call 4 the slowest rank's slots (300 us) lose to direct (100 us), but calls 32 of
+  // them revisit the slots.
+  for (int call = 4; call < 64; ++call) EXPECT_EQ(taken[static_cast<std::size_t>(call)], call != 32) << call;
+  // Nothing faster locally wins if the slowest rank says otherwise.
+  detail::ShmPathTimes u{.slot_ns = 10, .direct_ns = 20, .slot_calls = 2, .direct_calls = 3};
+  EXPECT_FALSE(shm_choose_direct(u, 10, 20));
+  EXPECT_TRUE(shm_choose_direct(u, 30, 20));
+  shm_record_call(u, true, 100);
+  EXPECT_EQ(u.direct_ns, (3 * 20 + 100) / 4u);
+  EXPECT_EQ(u.direct_calls, 4u);
 }
 
 TEST(Partition, BlocksCoverTheArrayAndDifferByAtMostOne) {

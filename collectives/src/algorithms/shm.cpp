@@ -20,8 +20,9 @@
 //   broadcast, scatter: the root copies in, the others copy out        k a + nB
 //   alltoall: copy in all p blocks, copy out block r of every slot  k a + (2p-1)/p nB
 //   sendrecv: copy in, the right neighbour copies out                  k a + 2nB
-// Direct (from AlgoOptions::shm_direct_bytes, off by default, where the kernel lets ranks read
-// each other's memory): one step for the whole call, whose flags publish the buffers' addresses;
+// Direct (where the kernel lets ranks read each other's memory; from AlgoOptions::shm_direct_bytes
+// always, off by default, and from shm_adapt_bytes when it measured faster than the slots at the
+// call's size class): one step for the whole call, whose flags publish the buffers' addresses;
 // each rank copies what it needs straight from its peers' buffers (process_vm_readv), so
 // every byte is copied once instead of into the segment and out again:
 //   allgather, gather: read the p-1 other blocks        a + (p-1)/p nB
@@ -30,6 +31,7 @@
 // two-shot: by its slice's owner alone), so all ranks get identical bits.
 // A communicator whose ranks span nodes is refused (UnsupportedCollective).
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -57,15 +59,18 @@ using detail::kShmInlineBytes;
 using detail::kShmInlineSlots;
 using detail::kShmSlotBytes;
 using detail::kShmSlotsPerRank;
+using detail::ShmDirect;
 using detail::ShmFlags;
+using detail::ShmPathTimes;
 using detail::ShmSegment;
 
-enum class Flag { ready, reduced, done, ready_inline };
+enum class Flag { ready, reduced, done, ready_inline, decided };
 
 const char* flag_name(Flag f) {
-  return f == Flag::reduced ? "reduced"
-         : f == Flag::done  ? "done"
-                            : "ready";  // ready_inline: the same flag, in the data's line
+  return f == Flag::reduced   ? "reduced"
+         : f == Flag::done    ? "done"
+         : f == Flag::decided ? "decided"
+                              : "ready";  // ready_inline: the same flag, in the data's line
 }
 
 // Spins until a peer's flag reaches a step, under the transport's deadline and its
@@ -115,6 +120,8 @@ class FlagWaiter {
         return fl.reduced;
       case Flag::done:
         return fl.done;
+      case Flag::decided:
+        return fl.direct.decided;
       case Flag::ready_inline:
         break;
     }
@@ -220,18 +227,44 @@ class Steps {
     }
     if (stream) store_fence();  // the output is complete before the caller (or a thread it tells) reads it
   }
-  // A direct step: the whole call in one step. This rank publishes its buffers, `body` reads
-  // what it needs straight from the peers' buffers (read_send), then this rank is
-  // done; it returns only once every peer is done too, since they read its buffers.
-  template <typename Body>
-  void run_direct(const void* send, Body body) {
+  // A direct step: the whole call in one step. publish() makes this rank's input readable
+  // (and, for an adaptive call, its estimates of both paths); then either `body` reads what it
+  // needs straight from the peers' buffers (read_send) in finish_direct(), which returns only
+  // once every peer is done too, since they read this rank's input; or, an adaptive call that
+  // chose the slots, end_announce() says this rank has read the peers' estimates and the slot
+  // steps follow.
+  void publish(const void* send, const ShmPathTimes* times) {
     step_ = seg.next_step();
     inline_ = false;
-    ShmFlags& f = seg.flags(me);
-    f.direct.send = reinterpret_cast<std::uintptr_t>(send);
-    f.ready.store(step_, std::memory_order_release);
+    // The peers may still be reading the estimates this rank published last.
+    if (seg.peers_done() < seg.last_announce()) seg.set_peers_done(waiter.wait_all(Flag::done, seg.last_announce()));
+    seg.set_last_announce(step_);
+    ShmDirect& d = seg.flags(me).direct;
+    d.send = reinterpret_cast<std::uintptr_t>(send);
+    d.slot_ns = times ? times->slot_ns : 0;
+    d.direct_ns = times ? times->direct_ns : 0;
+    seg.flags(me).ready.store(step_, std::memory_order_release);
+  }
+  // After publish(): whether this adaptive call goes direct. Rank 0 decides, from its record and
+  // the slowest rank's estimate of each path, and publishes the answer; the others wait for it
+  // (so ranks whose records differ, e.g. in-place gather at the root alone, still agree).
+  bool choose_direct(const ShmPathTimes& times) const {
+    if (me != 0) return waiter.wait(0, Flag::decided, 2 * step_) & 1u;
+    std::uint64_t slot = times.slot_ns, direct = times.direct_ns;
+    for (int q = 1; q < p; ++q) {
+      waiter.wait(q, Flag::ready, step_);
+      slot = std::max(slot, seg.flags(q).direct.slot_ns);
+      direct = std::max(direct, seg.flags(q).direct.direct_ns);
+    }
+    const bool d = detail::shm_choose_direct(times, slot, direct);
+    seg.flags(0).direct.decided.store(2 * step_ + (d ? 1 : 0), std::memory_order_release);
+    return d;
+  }
+  void end_announce() const { seg.flags(me).done.store(step_, std::memory_order_release); }
+  template <typename Body>
+  void finish_direct(Body body) {
     body();
-    f.done.store(step_, std::memory_order_release);
+    seg.flags(me).done.store(step_, std::memory_order_release);
     seg.set_peers_done(waiter.wait_all(Flag::done, step_));
   }
   // Copies `bytes` from byte `offset` of peer q's send buffer (once q has published it) into
@@ -349,9 +382,9 @@ void gather_direct(Steps& s, const CollArgs& a, int root) {
   const std::size_t es = type_size(a.type);
   const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
   const bool gathers = root < 0 || s.me == root;
-  if (gathers) s.t.copy(out.at(s.me * a.count), in.base, in.bytes(a.count));
-  s.run_direct(a.send, [&] {
+  s.finish_direct([&] {
     if (!gathers) return;
+    s.t.copy(out.at(s.me * a.count), in.base, in.bytes(a.count));
     for (int k = 1; k < s.p; ++k) {
       const int q = (s.me + k) % s.p;
       s.read_send(q, 0, out.at(q * a.count), out.bytes(a.count));
@@ -364,9 +397,9 @@ void from_root_direct(Steps& s, const CollArgs& a, bool scatter) {
   const std::size_t es = type_size(a.type);
   const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
   const bool root = s.me == a.root;
-  if (root) s.t.copy(out.base, in.at(scatter ? s.me * a.count : 0), in.bytes(a.count));
-  s.run_direct(a.send, [&] {
-    if (!root) s.read_send(a.root, in.bytes(scatter ? s.me * a.count : 0), out.base, out.bytes(a.count));
+  s.finish_direct([&] {
+    if (root) return s.t.copy(out.base, in.at(scatter ? s.me * a.count : 0), in.bytes(a.count));
+    s.read_send(a.root, in.bytes(scatter ? s.me * a.count : 0), out.base, out.bytes(a.count));
   });
 }
 
@@ -551,13 +584,72 @@ bool has_direct(Collective c) {
   return c == Collective::allgather || c == Collective::gather || c == Collective::broadcast ||
          c == Collective::scatter;
 }
-// Whether a call goes direct: from arguments every rank passes alike (and the segment's
-// agreed answer), so all ranks decide the same.
-bool direct(const ShmSegment& seg, const CollArgs& a, const AlgoOptions& o) {
-  if (!seg.direct() || !has_direct(a.coll)) return false;
+// nccl-tests' size of a call of a collective with a direct form.
+std::size_t direct_size(const ShmSegment& seg, const CollArgs& a) {
   const bool whole = a.coll == Collective::allgather || a.coll == Collective::gather || a.coll == Collective::scatter;
-  const std::size_t bytes = a.count * type_size(a.type) * (whole ? static_cast<std::size_t>(seg.node_size()) : 1);
-  return bytes > 0 && bytes >= o.shm_direct_bytes;
+  return a.count * type_size(a.type) * (whole ? static_cast<std::size_t>(seg.node_size()) : 1);
+}
+// How a call runs: through the slots, direct, or whichever of the two measures faster (from
+// arguments every rank passes alike and the segment's agreed answer, so all ranks decide the
+// same).
+enum class Path { slots, direct, adaptive };
+Path path(const ShmSegment& seg, const CollArgs& a, const AlgoOptions& o) {
+  if (!seg.direct() || !has_direct(a.coll) || seg.node_size() == 1) return Path::slots;
+  const std::size_t bytes = direct_size(seg, a);
+  if (bytes == 0) return Path::slots;
+  if (bytes >= o.shm_direct_bytes) return Path::direct;
+  return bytes >= o.shm_adapt_bytes ? Path::adaptive : Path::slots;
+}
+// An adaptive call's size class: the collective, in place or not (on this rank), and the power
+// of two below its size.
+std::uint32_t size_class(const ShmSegment& seg, const CollArgs& a, int me) {
+  const auto log2 = static_cast<std::uint32_t>(std::bit_width(direct_size(seg, a)) - 1);
+  const bool gathered = a.coll == Collective::allgather || a.coll == Collective::gather;
+  const auto* own = static_cast<const std::byte*>(a.recv) +
+                    (gathered ? static_cast<std::size_t>(me) * a.count * type_size(a.type) : 0);
+  return static_cast<std::uint32_t>(a.coll) << 8 | (a.send == own ? 1u << 7 : 0u) | log2;
+}
+
+void run_direct(Steps& s, const CollArgs& a) {
+  switch (a.coll) {
+    case Collective::allgather:
+      return gather_direct(s, a, -1);
+    case Collective::gather:
+      return gather_direct(s, a, a.root);
+    case Collective::broadcast:
+      return from_root_direct(s, a, false);
+    case Collective::scatter:
+      return from_root_direct(s, a, true);
+    default:
+      break;
+  }
+  detail::unsupported("shm", a.coll);
+}
+
+void run_slots(Steps& s, const CollArgs& a, const AlgoOptions& o) {
+  switch (a.coll) {
+    case Collective::allreduce:
+      return all_reduce(s, a, o, -1);
+    case Collective::reduce:
+      return all_reduce(s, a, o, a.root);
+    case Collective::reducescatter:
+      return reducescatter(s, a, o);
+    case Collective::allgather:
+      return gather(s, a, o, -1);
+    case Collective::gather:
+      return gather(s, a, o, a.root);
+    case Collective::broadcast:
+      return from_root(s, a, o, false);
+    case Collective::scatter:
+      return from_root(s, a, o, true);
+    case Collective::alltoall:
+      return alltoall(s, a, o);
+    case Collective::sendrecv:
+      return sendrecv(s, a, o);
+    case Collective::alltoallv:
+      break;
+  }
+  detail::unsupported("shm", a.coll);
 }
 
 class ShmAlgorithm final : public Algorithm {
@@ -583,43 +675,29 @@ class ShmAlgorithm final : public Algorithm {
           "are at different steps); create a new Communicator");
     }
     Steps s(*mt, seg);
-    if (direct(seg, a, o)) {
-      switch (a.coll) {
-        case Collective::allgather:
-          return gather_direct(s, a, -1);
-        case Collective::gather:
-          return gather_direct(s, a, a.root);
-        case Collective::broadcast:
-          return from_root_direct(s, a, false);
-        case Collective::scatter:
-          return from_root_direct(s, a, true);
-        default:
-          break;
-      }
-    }
-    switch (a.coll) {
-      case Collective::allreduce:
-        return all_reduce(s, a, o, -1);
-      case Collective::reduce:
-        return all_reduce(s, a, o, a.root);
-      case Collective::reducescatter:
-        return reducescatter(s, a, o);
-      case Collective::allgather:
-        return gather(s, a, o, -1);
-      case Collective::gather:
-        return gather(s, a, o, a.root);
-      case Collective::broadcast:
-        return from_root(s, a, o, false);
-      case Collective::scatter:
-        return from_root(s, a, o, true);
-      case Collective::alltoall:
-        return alltoall(s, a, o);
-      case Collective::sendrecv:
-        return sendrecv(s, a, o);
-      case Collective::alltoallv:
+    switch (path(seg, a, o)) {
+      case Path::slots:
+        return run_slots(s, a, o);
+      case Path::direct:
+        s.publish(a.send, nullptr);
+        return run_direct(s, a);
+      case Path::adaptive:
         break;
     }
-    detail::unsupported(name(), a.coll);
+    // Each rank times its whole call, the choice included; rank 0 decides by the slowest rank's
+    // estimates.
+    ShmPathTimes& times = seg.path_times(size_class(seg, a, s.me));
+    const auto start = std::chrono::steady_clock::now();
+    s.publish(a.send, &times);
+    const bool direct = s.choose_direct(times);
+    if (direct) {
+      run_direct(s, a);
+    } else {
+      s.end_announce();
+      run_slots(s, a, o);
+    }
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+    detail::shm_record_call(times, direct, static_cast<std::uint64_t>(std::max<std::int64_t>(1, ns.count())));
   }
   std::optional<Cost> cost(Collective c, int p, double n, const AlgoOptions& o) const override {
     if (!supports(c)) return std::nullopt;
@@ -634,7 +712,8 @@ class ShmAlgorithm final : public Algorithm {
     const double chunk = blocked ? es_chunk / q : es_chunk;
     const double k = std::max(1.0, std::ceil(moved / chunk));
     // Direct (where the kernel allows it, which the cost cannot know: assumed): one handoff,
-    // each byte copied once.
+    // each byte copied once. The measured choice (shm_adapt_bytes) is priced as the slots: which
+    // path it takes is known only at run time.
     if (has_direct(c) && n >= static_cast<double>(o.shm_direct_bytes))
       return Cost{1, c == Collective::broadcast ? 1.0 : (q - 1) / q, 0};
     switch (c) {

@@ -62,6 +62,11 @@ struct AlgoOptions {
   // buffers itself (one copy instead of two: allgather, gather, broadcast, scatter).
   // SIZE_MAX (the default): never; docs/collectives.md has the measurements behind it.
   std::size_t shm_direct_bytes = SIZE_MAX;
+  // The shm algorithm's adaptive switch: below shm_direct_bytes, arrays of at least this many
+  // bytes (nccl-tests' size) of the collectives with a direct form take the slots or the direct
+  // path, whichever the call's size class has measured faster (each path twice first, then the
+  // faster, the other every 32nd call: docs/collectives.md). SIZE_MAX: never (always the slots).
+  std::size_t shm_adapt_bytes = std::size_t{256} << 10;
   // Test aid for the hier algorithm: > 0 puts rank r on node r % hier_test_nodes (round robin,
   // uneven where the rank count is not a multiple) instead of the nodes MPI reports, so that
   // one machine runs its multi-node paths. A communicator keeps the layout of its first hier call.
