@@ -104,15 +104,18 @@ void report_profile(const std::string& file, const ReportOptions& options) {
 
   // --- ranks and stragglers
   w.section("Ranks");
-  Table ranks({"rank", "host", "mean_step_ms", "mean_kernel_ms", "mean_comm_wait_ms", "slowest_in_steps",
-               "clock_offset_us", "dropped_events"});
+  Table ranks({"rank", "host", "mean_step_ms", "mean_kernel_ms", "mean_intra_op_ms", "mean_inter_op_ms",
+               "mean_comm_wait_ms", "mean_comm_transfer_ms", "slowest_in_steps", "clock_offset_us", "dropped_events"});
   for (int rank = 0; rank < nranks; ++rank) {
-    std::vector<double> win, kern, wait;
+    std::vector<double> win, kern, intra, inter, wait, transfer;
     for (const auto& r : p.breakdown)
       if (r.rank == rank) {
         win.push_back(ms(static_cast<double>(r.window_ns)));
         kern.push_back(ms(static_cast<double>(r.kernel_ns)));
+        intra.push_back(ms(static_cast<double>(r.intra_ns)));
+        inter.push_back(ms(static_cast<double>(r.inter_ns)));
         wait.push_back(ms(static_cast<double>(r.comm_wait_ns)));
+        transfer.push_back(ms(static_cast<double>(r.comm_transfer_ns)));
       }
     int slowest = 0;
     for (const auto& [step, rows] : by_step) {
@@ -122,7 +125,8 @@ void report_profile(const std::string& file, const ReportOptions& options) {
     }
     const auto info = std::find_if(p.ranks.begin(), p.ranks.end(), [&](const auto& i) { return i.rank == rank; });
     ranks.add({std::to_string(rank), info != p.ranks.end() ? info->host : "?", format_number(mean(win)),
-               format_number(mean(kern)), format_number(mean(wait)), std::to_string(slowest),
+               format_number(mean(kern)), format_number(mean(intra)), format_number(mean(inter)),
+               format_number(mean(wait)), format_number(mean(transfer)), std::to_string(slowest),
                info != p.ranks.end() ? format_number(static_cast<double>(info->clock_offset_ns) / 1e3) : "?",
                info != p.ranks.end() ? std::to_string(info->dropped_events) : "?"});
   }
