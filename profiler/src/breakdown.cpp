@@ -302,4 +302,22 @@ RankBreakdown analyze_rank(std::int32_t rank, std::span<const Event> events, con
   return out;
 }
 
+std::vector<RankBreakdown> analyze_ranks(std::span<const std::vector<Event>> events,
+                                         std::span<const std::int64_t> clock_offsets_ns, Timeline timeline) {
+  std::vector<RankTimeline> timelines;
+  timelines.reserve(events.size());
+  std::vector<std::int64_t> latest;
+  for (std::size_t r = 0; r < events.size(); ++r) {
+    timelines.push_back(build_timeline(events[r], timeline));
+    merge_latest_arrivals(latest, collective_arrivals(timelines.back(), clock_offsets_ns[r]));
+  }
+  std::vector<RankBreakdown> out;
+  out.reserve(events.size());
+  for (std::size_t r = 0; r < events.size(); ++r) {
+    apply_latest_arrivals(timelines[r], latest, clock_offsets_ns[r]);
+    out.push_back(analyze_rank(static_cast<std::int32_t>(r), events[r], timelines[r], clock_offsets_ns[r]));
+  }
+  return out;
+}
+
 }  // namespace commscope::profiler

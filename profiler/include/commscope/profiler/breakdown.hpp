@@ -119,4 +119,10 @@ struct RankBreakdown {
 RankBreakdown analyze_rank(std::int32_t rank, std::span<const Event> events, const RankTimeline& timeline,
                            std::int64_t clock_offset_ns);
 
+// The breakdown of several ranks held in one process (an imported trace): each rank's timeline,
+// the collectives' arrivals merged over all ranks (what Session::finish does with
+// MPI_Allreduce(MAX)), then analyze_rank. events[r] and clock_offsets_ns[r] are rank r's.
+std::vector<RankBreakdown> analyze_ranks(std::span<const std::vector<Event>> events,
+                                         std::span<const std::int64_t> clock_offsets_ns, Timeline timeline);
+
 }  // namespace commscope::profiler
