@@ -123,14 +123,6 @@ cp::Profile sample_profile() {
   return p;
 }
 
-void write_profile_file(const std::string& path, const cp::Profile& p) {
-  cp::ProfileWriter writer(path, p.meta, p.ranks, p.strings);
-  for (std::size_t r = 0; r < p.events.size(); ++r) writer.append_events(static_cast<int>(r), p.events[r]);
-  writer.write_breakdown(p.breakdown);
-  writer.write_operators(p.operators);
-  writer.close();
-}
-
 std::vector<char> file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -280,7 +272,7 @@ TEST(BenchFile, StringsUsingEveryByteOfTheirField) {
 TEST(ProfileFile, ReadsEveryFieldBack) {
   const std::string path = temp_file("profile.h5");
   const cp::Profile want = sample_profile();
-  write_profile_file(path, want);
+  cp::write_profile_file(want, path);
 
   const cp::Profile got = ca::read_profile_file(path, true);
   EXPECT_EQ(got.meta.schema, "commscope.profile/1");
@@ -373,7 +365,7 @@ TEST(InputErrors, BenchFileGivenAsProfile) {
 
 TEST(InputErrors, ProfileGivenAsBenchFile) {
   const std::string path = temp_file("profile-as-bench.h5");
-  write_profile_file(path, sample_profile());
+  cp::write_profile_file(sample_profile(), path);
   const std::string message = "is a commscope profile, not a bench results file (use 'commscope-report profile')";
   expect_input_error([&] { ca::read_bench_file(path); }, path, message);
   expect_input_error([&] { ca::preflight(path, "bench"); }, path, message);
@@ -441,7 +433,7 @@ TEST(InputErrors, TruncatedFiles) {
   const std::string bench = temp_file("bench-whole.h5");
   write_bench_file(bench);
   const std::string profile = temp_file("profile-whole.h5");
-  write_profile_file(profile, sample_profile());
+  cp::write_profile_file(sample_profile(), profile);
   for (const auto& [whole, kind] : {std::pair{bench, "bench"}, std::pair{profile, "profile"}}) {
     const std::vector<char> bytes = file_bytes(whole);
     ASSERT_GT(bytes.size(), 2048U);
@@ -469,7 +461,7 @@ TEST(Preflight, DamagedFilesNeverCrashTheCaller) {
   const std::string bench = temp_file("bench-undamaged.h5");
   write_bench_file(bench);
   const std::string profile = temp_file("profile-undamaged.h5");
-  write_profile_file(profile, sample_profile());
+  cp::write_profile_file(sample_profile(), profile);
   std::mt19937_64 random(2026);
   int fine = 0;
   int refused = 0;
@@ -551,7 +543,7 @@ TEST(BenchFits, AStalledCallDoesNotHideAProtocolSwitch) {
   const auto data = commscope::analysis::measurements(switching_file(true));
   ASSERT_EQ(data.size(), 1U);
   const auto& m = data[0].second.at(0);
-  EXPECT_GT(m.time_us[0], 10.0);        // the mean of 20 calls with one 200x stall
+  EXPECT_GT(m.time_us[0], 10.0);              // the mean of 20 calls with one 200x stall
   EXPECT_NEAR(m.typical_us[0], 1.008, 0.01);  // the median call
   ASSERT_EQ(m.regimes.size(), 2U);
   EXPECT_EQ(m.regimes[0].to_bytes, 1024);

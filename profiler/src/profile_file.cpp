@@ -572,4 +572,13 @@ Profile read_profile(const std::string& path, bool with_events) {
   }
 }
 
+void write_profile_file(const Profile& profile, const std::string& path) {
+  ProfileWriter writer(path, profile.meta, profile.ranks, profile.strings);
+  for (std::size_t r = 0; r < profile.events.size(); ++r)
+    if (!profile.events[r].empty()) writer.append_events(static_cast<int>(r), profile.events[r]);
+  writer.write_breakdown(profile.breakdown);
+  writer.write_operators(profile.operators);
+  writer.close();
+}
+
 }  // namespace commscope::profiler

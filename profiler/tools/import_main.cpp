@@ -18,6 +18,7 @@
 
 #include "commscope/h5/h5.hpp"
 #include "commscope/profiler/kineto_import.hpp"
+#include "commscope/profiler/profile_file.hpp"
 
 namespace {
 

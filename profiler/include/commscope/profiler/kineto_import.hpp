@@ -107,7 +107,4 @@ KinetoImport import_kineto(const KinetoImportOptions& options);
 // The traces in a folder: its *.json and *.json.gz files, sorted by name.
 std::vector<std::string> kineto_files_in(const std::string& dir);
 
-// Writes a whole profile (single layout) to `path` (as path.partial, renamed when complete).
-void write_profile_file(const Profile& profile, const std::string& path);
-
 }  // namespace commscope::profiler

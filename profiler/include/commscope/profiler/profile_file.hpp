@@ -55,6 +55,10 @@ class ProfileWriter {
 void write_rank_event_file(const std::string& path, const ProfileMeta& meta, int rank,
                            const std::vector<std::string>& strings, std::span<const Event> events);
 
+// Writes a whole profile held in memory (single layout: every rank's events that are not empty)
+// to `path`, as path.partial renamed when complete. Throws h5::Error / std::invalid_argument.
+void write_profile_file(const Profile& profile, const std::string& path);
+
 // Reads a profile file (and, with `with_events` and the per-rank layout, its rank files).
 // Throws ProfileFileError.
 Profile read_profile(const std::string& path, bool with_events = true);
