@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <thread>
 
 #include "commscope/profiler/breakdown.hpp"
 #include "commscope/profiler/device_records.hpp"
@@ -134,6 +136,16 @@ struct Session::Impl {
 
   void estimate_offsets();
   void stop_recording();
+  // After stop_recording(): stops the device tracer and returns this rank's events in ns since
+  // the epoch, device records included, those still open ending at close_ticks; `dropped`
+  // counts the events lost to full buffers.
+  std::vector<Event> collect(std::int64_t close_ticks, std::int64_t& dropped);
+  // The rank's breakdown rows (numbered `row_rank`) and operator totals. across_ranks: collective,
+  // the latest arrival of every numbered collective instance over all ranks splits communication
+  // into wait and transfer; otherwise no arrival is known and all communication is transfer.
+  RankBreakdown breakdown(std::int32_t row_rank, const std::vector<Event>& events, bool across_ranks);
+  RankInfo info(std::int32_t row_rank, std::int64_t events, std::int64_t dropped) const;
+  ProfileMeta meta(std::int32_t nranks) const;
   bool write(Profile& profile, const std::vector<Event>& events);
 };
 
@@ -332,76 +344,102 @@ bool Session::written() const noexcept {
   return impl_->written;
 }
 
+std::vector<Event> Session::Impl::collect(std::int64_t close_ticks, std::int64_t& dropped) {
+  std::vector<DeviceRecord> records;
+  if (tracer) records = tracer->stop();
+  clock.stop();
+
+  std::vector<Event> events = detail::collect_events(close_ticks, dropped);
+  for (Event& e : events) {
+    e.start_ns = clock.to_ns(e.start_ns);
+    e.end_ns = std::max(e.start_ns, clock.to_ns(e.end_ns));
+  }
+  if (tracer) {
+    RecordProcessor processor(process_names(), tracer->cupti_minus_host_ns());
+    processor.add(records);
+    std::vector<Event> device = processor.finish(events);
+    events.insert(events.end(), device.begin(), device.end());
+    dropped += tracer->dropped();
+  }
+  if (dropped > 0)
+    warn("rank %d: %lld events dropped (buffers full; raise SessionOptions::max_events_per_thread)", rank,
+         static_cast<long long>(dropped));
+  return events;
+}
+
+RankBreakdown Session::Impl::breakdown(std::int32_t row_rank, const std::vector<Event>& events, bool across_ranks) {
+  const std::int64_t offset = offsets[static_cast<std::size_t>(rank)];
+  RankTimeline timeline = build_timeline(events, tracer ? Timeline::kDevice : Timeline::kHost);
+  if (across_ranks) {
+    // Cross-rank arrivals of every collective instance -> wait and transfer.
+    std::vector<std::int64_t> arrivals = collective_arrivals(timeline, offset);
+    std::int64_t n = static_cast<std::int64_t>(arrivals.size()), n_max = 0;
+    MPI_Allreduce(&n, &n_max, 1, MPI_INT64_T, MPI_MAX, comm);
+    arrivals.resize(static_cast<std::size_t>(n_max), kNoArrival);
+    if (n_max > 0) MPI_Allreduce(MPI_IN_PLACE, arrivals.data(), static_cast<int>(n_max), MPI_INT64_T, MPI_MAX, comm);
+    apply_latest_arrivals(timeline, arrivals, offset);
+  }
+  RankBreakdown mine = analyze_rank(row_rank, events, timeline, offset);
+  for (const BreakdownRow& r : mine.rows)
+    if (r.identity_ok == 0)
+      warn(
+          "BUG: breakdown identity violated on rank %d iteration %d: kernel %lld + intra %lld + inter %lld + "
+          "comm %lld != window %lld ns",
+          rank, r.iteration, static_cast<long long>(r.kernel_ns), static_cast<long long>(r.intra_ns),
+          static_cast<long long>(r.inter_ns), static_cast<long long>(r.comm_ns), static_cast<long long>(r.window_ns));
+  return mine;
+}
+
+RankInfo Session::Impl::info(std::int32_t row_rank, std::int64_t events, std::int64_t dropped) const {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return RankInfo{row_rank,
+                  host,
+                  offsets[static_cast<std::size_t>(rank)],
+                  errors[static_cast<std::size_t>(rank)],
+                  tracer ? "cupti" : "host",
+                  events,
+                  dropped};
+}
+
+ProfileMeta Session::Impl::meta(std::int32_t nranks) const {
+  ProfileMeta m;
+  m.version = COMMSCOPE_VERSION;
+  m.command_line = options.command_line;
+  m.clock = clock.source();
+  m.epoch_unix_ns = epoch_unix_ns;
+  m.nranks = nranks;
+  m.attributes = options.attributes;
+  return m;
+}
+
 Profile Session::finish() {
   Impl& s = *impl_;
   if (s.finished) throw std::logic_error("Session::finish() called twice");
   s.finished = true;
   const std::int64_t close_ticks = ticks();
   s.stop_recording();
-  std::vector<DeviceRecord> records;
-  if (s.tracer) records = s.tracer->stop();
-  s.clock.stop();
-
   std::int64_t dropped = 0;
-  std::vector<Event> events = detail::collect_events(close_ticks, dropped);
-  for (Event& e : events) {
-    e.start_ns = s.clock.to_ns(e.start_ns);
-    e.end_ns = std::max(e.start_ns, s.clock.to_ns(e.end_ns));
-  }
-  if (s.tracer) {
-    RecordProcessor processor(process_names(), s.tracer->cupti_minus_host_ns());
-    processor.add(records);
-    std::vector<Event> device = processor.finish(events);
-    events.insert(events.end(), device.begin(), device.end());
-    dropped += s.tracer->dropped();
-  }
-  if (dropped > 0)
-    warn("rank %d: %lld events dropped (buffers full; raise SessionOptions::max_events_per_thread)", s.rank,
-         static_cast<long long>(dropped));
+  std::vector<Event> events = s.collect(close_ticks, dropped);
 
   Profile profile;
   profile.strings = merge_strings(s.comm, s.rank, s.size, events);
-  const std::int64_t offset = s.offsets[static_cast<std::size_t>(s.rank)];
+  RankBreakdown mine = s.breakdown(s.rank, events, true);
 
-  // Cross-rank arrivals of every collective instance -> wait and transfer.
-  RankTimeline timeline = build_timeline(events, s.tracer ? Timeline::kDevice : Timeline::kHost);
-  std::vector<std::int64_t> arrivals = collective_arrivals(timeline, offset);
-  std::int64_t n = static_cast<std::int64_t>(arrivals.size()), n_max = 0;
-  MPI_Allreduce(&n, &n_max, 1, MPI_INT64_T, MPI_MAX, s.comm);
-  arrivals.resize(static_cast<std::size_t>(n_max), kNoArrival);
-  if (n_max > 0) MPI_Allreduce(MPI_IN_PLACE, arrivals.data(), static_cast<int>(n_max), MPI_INT64_T, MPI_MAX, s.comm);
-  apply_latest_arrivals(timeline, arrivals, offset);
-
-  RankBreakdown mine = analyze_rank(s.rank, events, timeline, offset);
-  for (const BreakdownRow& r : mine.rows)
-    if (r.identity_ok == 0)
-      warn(
-          "BUG: breakdown identity violated on rank %d iteration %d: kernel %lld + intra %lld + inter %lld + "
-          "comm %lld != window %lld ns",
-          r.rank, r.iteration, static_cast<long long>(r.kernel_ns), static_cast<long long>(r.intra_ns),
-          static_cast<long long>(r.inter_ns), static_cast<long long>(r.comm_ns), static_cast<long long>(r.window_ns));
-
+  const RankInfo me = s.info(s.rank, static_cast<std::int64_t>(events.size()), dropped);
   RankInfoWire info{};
-  info.rank = s.rank;
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  h5::set_fixed(info.host, host);
-  h5::set_fixed(info.backend, backend());
-  info.clock_offset_ns = offset;
-  info.clock_error_ns = s.errors[static_cast<std::size_t>(s.rank)];
-  info.events = static_cast<std::int64_t>(events.size());
-  info.dropped_events = dropped;
+  info.rank = me.rank;
+  h5::set_fixed(info.host, me.host);
+  h5::set_fixed(info.backend, me.backend);
+  info.clock_offset_ns = me.clock_offset_ns;
+  info.clock_error_ns = me.clock_error_ns;
+  info.events = me.events;
+  info.dropped_events = me.dropped_events;
   const auto infos = gather_rows(s.comm, s.rank, s.size, std::vector<RankInfoWire>{info});
   profile.breakdown = gather_rows(s.comm, s.rank, s.size, mine.rows);
   profile.operators = gather_rows(s.comm, s.rank, s.size, mine.operators);
 
-  ProfileMeta& meta = profile.meta;
-  meta.version = COMMSCOPE_VERSION;
-  meta.command_line = s.options.command_line;
-  meta.clock = s.clock.source();
-  meta.epoch_unix_ns = s.epoch_unix_ns;
-  meta.nranks = s.size;
-  meta.attributes = s.options.attributes;
+  profile.meta = s.meta(s.size);
   if (s.rank == 0) {
     for (const RankInfoWire& w : infos) {
       RankInfo r;
@@ -415,19 +453,53 @@ Profile Session::finish() {
       profile.ranks.push_back(std::move(r));
     }
   } else {
-    profile.ranks.push_back({info.rank, info.host, info.clock_offset_ns, info.clock_error_ns, info.backend, info.events,
-                             info.dropped_events});
+    profile.ranks.push_back(me);
     profile.breakdown = mine.rows;
     profile.operators = mine.operators;
   }
 
   const bool per_rank = s.size > s.options.single_file_max_ranks;
-  meta.events_layout = per_rank ? "per-rank" : "single";
+  profile.meta.events_layout = per_rank ? "per-rank" : "single";
   if (!s.options.output.empty()) s.written = s.write(profile, events);
   // The returned profile holds this rank's events only (the file holds every rank's).
   profile.events.assign(static_cast<std::size_t>(s.rank == 0 ? s.size : 1), {});
   profile.events[0] = std::move(events);
   return profile;
+}
+
+bool Session::finish_local(const std::string& path,
+                           const std::vector<std::pair<std::string, std::string>>& attributes) {
+  Impl& s = *impl_;
+  if (s.finished) throw std::logic_error("Session::finish_local() after the session finished");
+  s.finished = true;
+  const std::int64_t close_ticks = ticks();
+  s.stop_recording();
+  // Other threads may be opening an event right now (they checked recording() a moment ago):
+  // a grace period lets them finish writing it before the buffers are read.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  std::int64_t dropped = 0;
+  std::vector<Event> events = s.collect(close_ticks, dropped);
+
+  const RankBreakdown mine = s.breakdown(0, events, false);
+  ProfileMeta meta = s.meta(1);
+  meta.events_layout = "single";
+  meta.attributes.emplace_back("job_rank", std::to_string(s.rank));
+  meta.attributes.emplace_back("job_nranks", std::to_string(s.size));
+  for (const auto& a : attributes) meta.attributes.push_back(a);
+  // Rank 0 of its own file; the job rank is /meta's job_rank. The process-wide name table is
+  // this rank's: no merge needed.
+  try {
+    ProfileWriter writer(path, meta, {s.info(0, static_cast<std::int64_t>(events.size()), dropped)},
+                         process_names().strings());
+    writer.append_events(0, events);
+    writer.write_breakdown(mine.rows);
+    writer.write_operators(mine.operators);
+    writer.close();
+    s.written = true;
+  } catch (const std::exception& e) {
+    warn("rank %d: cannot write %s: %s", s.rank, path.c_str(), e.what());
+  }
+  return s.written;
 }
 
 }  // namespace commscope::profiler

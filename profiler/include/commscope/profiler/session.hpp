@@ -68,6 +68,15 @@ class Session {
   // single-file layout); on other ranks their own. Writes options.output when set; whether it
   // was written is written().
   Profile finish();
+  // Not collective, no MPI calls: for a rank that cannot count on the others any more (the job
+  // is being killed). Stops recording and writes `path` (NAME.partial, then renamed), a valid
+  // one-rank profile of this rank: its events, its breakdown with all communication counted as
+  // transfer (no other rank's arrival is known), its clock offset to rank 0 from the start, and
+  // /meta attributes job_rank and job_nranks, then `attributes`. The rank is 0 in the file's
+  // tables. Returns whether the file was written (a failure is a warning). Callable from any
+  // thread, also while others record (they stop at their next scope; events they hold open end
+  // now). Either this or finish(), once.
+  bool finish_local(const std::string& path, const std::vector<std::pair<std::string, std::string>>& attributes = {});
   bool written() const noexcept;
 
  private:
