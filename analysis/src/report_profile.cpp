@@ -46,7 +46,9 @@ void report_profile(const std::string& file, const ReportOptions& options) {
   std::string head = std::to_string(nranks) + " ranks, " + std::to_string(p.breakdown.size()) +
                      " (rank, iteration) rows, clock " + p.meta.clock;
   for (const auto& [k, v] : p.meta.attributes)
-    if (k == "model" || k == "dp" || k == "algo" || k == "global_batch" || k == "seq") head += ", " + k + " " + v;
+    if (k == "model" || k == "dp" || k == "algo" || k == "global_batch" || k == "seq" || k == "job_rank" ||
+        k == "job_nranks" || k == "signal")  // the last three: one rank's profile written at a signal
+      head += ", " + k + " " + v;
   w.text(head + ". Times in ms; the four parts kernel + intra-op + inter-op + communication sum to the step.");
 
   // --- per iteration, mean over ranks

@@ -14,12 +14,26 @@
 // neither: the whole run is one iteration. MPI_Finalize writes the profile
 // (COMMSCOPE_PROFILE_OUT, default commscope-mpiprof.h5; docs/profiler.md).
 //
+// Nonblocking calls: posting (MPI_Isend, MPI_Iallreduce, ...) is a short communication event of
+// its own ("isend", "iallreduce", with its bytes) and unnumbered: a post's arrival says nothing of
+// when the operation's wait ends, which is spent in MPI_Wait* / MPI_Test* ("wait", "test").
+//
+// Signals: SIGTERM, SIGINT and SIGUSR1 make the rank that receives one write a profile of its own
+// (Session::finish_local: no MPI, the other ranks may be gone) to NAME.signal.rankNNNNN.h5 next to
+// COMMSCOPE_PROFILE_OUT, then end as the signal would have ended it. The handler only writes the
+// signal's number to a pipe; a watcher thread does the rest. COMMSCOPE_SIGNALS=0: no handlers.
+//
 // The profiler's own MPI calls (clock offsets, gathering, writing) go straight to PMPI.
 #include <mpi.h>
 
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +43,7 @@
 #include <string>
 #include <thread>
 
+#include "commscope/profiler/profile_file.hpp"
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/profiler/session.hpp"
 
@@ -83,6 +98,140 @@ std::string command_line() {
   return out;
 }
 
+// --- writing at a signal (the self-pipe pattern: nothing but write() in the handler)
+
+constexpr int kSignals[] = {SIGTERM, SIGINT, SIGUSR1};
+constexpr int kNumSignals = static_cast<int>(sizeof kSignals / sizeof kSignals[0]);
+struct sigaction g_previous[kNumSignals];  // the dispositions before ours, restored before re-raising
+std::atomic<bool> g_handling{false};       // our handlers are installed
+int g_pipe[2] = {-1, -1};                  // the handler writes the signal's number; 0 asks the watcher to stop
+bool g_watching = false;                   // the watcher was started
+std::atomic<bool> g_watcher_done{false};   // ... and has returned
+std::string g_signal_path;                 // this rank's profile at a signal
+// Who finishes the session: MPI_Finalize (collective) or the watcher at a signal (local), not both.
+enum : int { kRunning, kSignalled, kFinishing };
+std::atomic<int> g_state{kRunning};
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    case SIGUSR1:
+      return "SIGUSR1";
+    default:
+      return "signal";
+  }
+}
+
+extern "C" void on_signal(int sig) {
+  const int saved = errno;
+  const auto byte = static_cast<unsigned char>(sig);
+  [[maybe_unused]] const ssize_t n = write(g_pipe[1], &byte, 1);
+  errno = saved;
+}
+
+void restore_handlers() {
+  if (!g_handling.exchange(false)) return;
+  for (int i = 0; i < kNumSignals; ++i)
+    if (g_previous[i].sa_handler != SIG_IGN) sigaction(kSignals[i], &g_previous[i], nullptr);
+}
+
+// The watcher: at a signal, this rank's profile, then the signal again under the disposition it
+// had before MPI_Init (by default: the end of the process). Runs with every signal blocked, so a
+// process-directed signal lands on another thread.
+void watch_once() {
+  for (;;) {
+    unsigned char byte = 0;
+    const ssize_t n = read(g_pipe[0], &byte, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || byte == 0) return;  // MPI_Finalize
+    const int sig = byte;
+    int expected = kRunning;
+    if (g_state.compare_exchange_strong(expected, kSignalled)) {
+      try {
+        const int rank = g_session->rank();
+        if (g_session->finish_local(g_signal_path, {{"signal", signal_name(sig)}}))
+          std::fprintf(stderr, "libcommscope-mpiprof: rank %d: %s: this rank's profile written to %s\n", rank,
+                       signal_name(sig), g_signal_path.c_str());
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "libcommscope-mpiprof: %s: the profile was not written: %s\n", signal_name(sig), e.what());
+      }
+    }
+    restore_handlers();
+    // A launcher that sees one rank end by a signal may kill the others at once (Open MPI's does,
+    // without waiting for its own SIGKILL timeout): linger a moment so that peers signalled at the
+    // same time finish their files first.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    kill(getpid(), sig);
+    return;
+  }
+}
+
+// Detached, so that a program leaving without MPI_Finalize does not end in std::terminate.
+void watch() {
+  watch_once();
+  g_watcher_done.store(true);
+  g_watcher_done.notify_all();
+}
+
+// COMMSCOPE_SIGNALS: "1" (the default) or "0".
+bool signals_wanted() {
+  const char* v = std::getenv("COMMSCOPE_SIGNALS");
+  if (v == nullptr || std::strcmp(v, "1") == 0) return true;
+  if (std::strcmp(v, "0") == 0) return false;
+  std::fprintf(stderr, "libcommscope-mpiprof: COMMSCOPE_SIGNALS='%s' is not 0 or 1: signals handled\n", v);
+  return true;
+}
+
+void install_handlers(const std::string& output) {
+  if (!signals_wanted()) return;
+  const std::string stem = output.ends_with(".h5") ? output.substr(0, output.size() - 3) : output;
+  g_signal_path = pf::rank_event_file_name(stem + ".signal", g_session->rank());
+  if (pipe2(g_pipe, O_CLOEXEC) != 0) {
+    std::fprintf(stderr, "libcommscope-mpiprof: no profile at a signal: pipe: %s\n", std::strerror(errno));
+    return;
+  }
+  fcntl(g_pipe[1], F_SETFL, O_NONBLOCK);  // the handler never blocks
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  try {
+    std::thread(watch).detach();
+    g_watching = true;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "libcommscope-mpiprof: no profile at a signal: %s\n", e.what());
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (!g_watching) return;
+  struct sigaction ours {};
+  ours.sa_handler = on_signal;
+  ours.sa_flags = SA_RESTART;
+  sigemptyset(&ours.sa_mask);
+  g_handling.store(true);  // before the first handler: the watcher restores what it finds
+  for (int i = 0; i < kNumSignals; ++i) {
+    // An ignored signal stays ignored (nohup, a background job's SIGINT).
+    if (sigaction(kSignals[i], nullptr, &g_previous[i]) != 0 || g_previous[i].sa_handler == SIG_IGN) {
+      g_previous[i].sa_handler = SIG_IGN;
+      continue;
+    }
+    sigaction(kSignals[i], &ours, nullptr);
+  }
+}
+
+// At MPI_Finalize: the handlers back as they were, and the watcher ended (or, after a signal,
+// waited for: it is writing this rank's profile).
+// The pipe stays open: a handler already running on another thread may still write to it.
+void stop_watcher() {
+  restore_handlers();
+  if (!g_watching) return;
+  g_watching = false;
+  const unsigned char stop = 0;
+  [[maybe_unused]] const ssize_t n = write(g_pipe[1], &stop, 1);
+  g_watcher_done.wait(false);
+}
+
 void start() {
   if (g_session) return;
   ++t_inside;
@@ -106,9 +255,11 @@ void start() {
     g_mpi = pf::name_id("mpi");
     g_compute_name = pf::name_id("compute");
     g_main = std::this_thread::get_id();
+    const std::string output = o.output;
     g_session = std::make_unique<pf::Session>(MPI_COMM_WORLD, std::move(o));
     g_window_start = PMPI_Wtime();
     next_iteration();
+    install_handlers(output);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "libcommscope-mpiprof: not profiling: %s\n", e.what());
     g_session.reset();
@@ -119,12 +270,17 @@ void start() {
 void finish() {
   if (!g_session) return;
   ++t_inside;
-  close(g_compute);
-  close(g_iteration);
-  try {
-    (void)g_session->finish();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "libcommscope-mpiprof: the profile was not written: %s\n", e.what());
+  int expected = kRunning;
+  const bool collective = g_state.compare_exchange_strong(expected, kFinishing);
+  stop_watcher();  // after a signal: waits for this rank's own profile
+  if (collective) {
+    close(g_compute);
+    close(g_iteration);
+    try {
+      (void)g_session->finish();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "libcommscope-mpiprof: the profile was not written: %s\n", e.what());
+    }
   }
   g_session.reset();
   --t_inside;
@@ -295,7 +451,69 @@ int MPI_Reduce_scatter(const void* send, void* recv, const int counts[], MPI_Dat
   return record(names, total, comm, true, [&] { return PMPI_Reduce_scatter(send, recv, counts, type, op, comm); });
 }
 
-// --- point to point: blocking calls and waits span their time; posting is instantaneous
+// --- nonblocking collectives: the post, unnumbered (its wait is in MPI_Wait* / MPI_Test*)
+
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+  static const Names names{pf::name_id("MPI_Ibarrier"), pf::name_id("ibarrier")};
+  return record(names, 0, comm, false, [&] { return PMPI_Ibarrier(comm, request); });
+}
+
+int MPI_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* request) {
+  static const Names names{pf::name_id("MPI_Ibcast"), pf::name_id("ibroadcast")};
+  return record(names, bytes_of(count, type), comm, false,
+                [&] { return PMPI_Ibcast(buf, count, type, root, comm, request); });
+}
+
+int MPI_Iallreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                   MPI_Request* request) {
+  static const Names names{pf::name_id("MPI_Iallreduce"), pf::name_id("iallreduce")};
+  return record(names, bytes_of(count, type), comm, false,
+                [&] { return PMPI_Iallreduce(send, recv, count, type, op, comm, request); });
+}
+
+int MPI_Ireduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+                MPI_Request* request) {
+  static const Names names{pf::name_id("MPI_Ireduce"), pf::name_id("ireduce")};
+  return record(names, bytes_of(count, type), comm, false,
+                [&] { return PMPI_Ireduce(send, recv, count, type, op, root, comm, request); });
+}
+
+int MPI_Iallgather(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype,
+                   MPI_Comm comm, MPI_Request* request) {
+  static const Names names{pf::name_id("MPI_Iallgather"), pf::name_id("iallgather")};
+  return record(names, bytes_of(rcount, rtype) * comm_size(comm), comm, false,
+                [&] { return PMPI_Iallgather(send, scount, stype, recv, rcount, rtype, comm, request); });
+}
+
+int MPI_Igather(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype, int root,
+                MPI_Comm comm, MPI_Request* request) {
+  static const Names names{pf::name_id("MPI_Igather"), pf::name_id("igather")};
+  return record(names, bytes_of(scount, stype) * comm_size(comm), comm, false,
+                [&] { return PMPI_Igather(send, scount, stype, recv, rcount, rtype, root, comm, request); });
+}
+
+int MPI_Iscatter(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype, int root,
+                 MPI_Comm comm, MPI_Request* request) {
+  static const Names names{pf::name_id("MPI_Iscatter"), pf::name_id("iscatter")};
+  return record(names, bytes_of(rcount, rtype) * comm_size(comm), comm, false,
+                [&] { return PMPI_Iscatter(send, scount, stype, recv, rcount, rtype, root, comm, request); });
+}
+
+int MPI_Ialltoall(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype,
+                  MPI_Comm comm, MPI_Request* request) {
+  static const Names names{pf::name_id("MPI_Ialltoall"), pf::name_id("ialltoall")};
+  return record(names, bytes_of(scount, stype) * comm_size(comm), comm, false,
+                [&] { return PMPI_Ialltoall(send, scount, stype, recv, rcount, rtype, comm, request); });
+}
+
+int MPI_Ireduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                              MPI_Request* request) {
+  static const Names names{pf::name_id("MPI_Ireduce_scatter_block"), pf::name_id("ireducescatter")};
+  return record(names, bytes_of(count, type) * comm_size(comm), comm, false,
+                [&] { return PMPI_Ireduce_scatter_block(send, recv, count, type, op, comm, request); });
+}
+
+// --- point to point: the blocking calls span their time, posts (Isend, Irecv) their own call
 
 int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Send"), pf::name_id("send")};
@@ -323,6 +541,26 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int
   });
 }
 
+int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  static const Names names{pf::name_id("MPI_Isend"), pf::name_id("isend")};
+  return record(names, bytes_of(count, type), comm, false,
+                [&] { return PMPI_Isend(buf, count, type, dest, tag, comm, request); });
+}
+
+int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  static const Names names{pf::name_id("MPI_Issend"), pf::name_id("isend")};
+  return record(names, bytes_of(count, type), comm, false,
+                [&] { return PMPI_Issend(buf, count, type, dest, tag, comm, request); });
+}
+
+int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
+  static const Names names{pf::name_id("MPI_Irecv"), pf::name_id("irecv")};
+  return record(names, bytes_of(count, type), comm, false,
+                [&] { return PMPI_Irecv(buf, count, type, source, tag, comm, request); });
+}
+
+// --- completion: "wait" and "test" events span the call
+
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   static const Names names{pf::name_id("MPI_Wait"), pf::name_id("wait")};
   return record(names, 0, MPI_COMM_NULL, false, [&] { return PMPI_Wait(request, status); });
@@ -336,6 +574,33 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
 int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   static const Names names{pf::name_id("MPI_Waitany"), pf::name_id("wait")};
   return record(names, 0, MPI_COMM_NULL, false, [&] { return PMPI_Waitany(count, requests, index, status); });
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  static const Names names{pf::name_id("MPI_Waitsome"), pf::name_id("wait")};
+  return record(names, 0, MPI_COMM_NULL, false,
+                [&] { return PMPI_Waitsome(incount, requests, outcount, indices, statuses); });
+}
+
+int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  static const Names names{pf::name_id("MPI_Test"), pf::name_id("test")};
+  return record(names, 0, MPI_COMM_NULL, false, [&] { return PMPI_Test(request, flag, status); });
+}
+
+int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+  static const Names names{pf::name_id("MPI_Testall"), pf::name_id("test")};
+  return record(names, 0, MPI_COMM_NULL, false, [&] { return PMPI_Testall(count, requests, flag, statuses); });
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+  static const Names names{pf::name_id("MPI_Testany"), pf::name_id("test")};
+  return record(names, 0, MPI_COMM_NULL, false, [&] { return PMPI_Testany(count, requests, index, flag, status); });
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  static const Names names{pf::name_id("MPI_Testsome"), pf::name_id("test")};
+  return record(names, 0, MPI_COMM_NULL, false,
+                [&] { return PMPI_Testsome(incount, requests, outcount, indices, statuses); });
 }
 
 }  // extern "C"
