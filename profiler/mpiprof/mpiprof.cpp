@@ -83,8 +83,35 @@ void open_iteration() {
   g_iteration = pf::detail::open_event(g_buffer, pf::EventKind::kIteration, pf::detail::iteration_name());
 }
 
+// Polling: a loop of MPI_Test* calls makes millions of calls (HPL's panel broadcast polls with
+// MPI_Testany between pieces of its update). On the main thread, a call of a polling function
+// that follows one of the same function within kPollGapNs continues that call's events (one
+// operator and one "test" event for the whole run, the short gaps inside it included: the
+// polling loop) instead of adding three events per call.
+constexpr std::int64_t kPollGapNs = 5000;
+struct PollRun {
+  pf::Event* op = nullptr;  // the run's events; nullptr: the last MPI call was no poll
+  pf::Event* comm = nullptr;
+  pf::NameId function = 0;
+  std::int64_t end_ticks = 0;  // when its last call returned
+  std::chrono::steady_clock::time_point end;
+};
+PollRun g_poll;
+
+// Ends the compute since the last MPI call: its open event or, after a poll run (which opens
+// none, since the run may go on), an event for the time since the run's last call.
+void close_compute() {
+  if (g_poll.op == nullptr) return close(g_compute);
+  if (pf::recording())
+    if (pf::Event* e = pf::detail::open_event(g_buffer, pf::EventKind::kKernel, g_compute_name)) {
+      e->start_ns = g_poll.end_ticks;
+      e->end_ns = pf::ticks();
+    }
+  g_poll = {};
+}
+
 void next_iteration() {
-  close(g_compute);
+  close_compute();
   close(g_iteration);
   open_iteration();
   open_compute();
@@ -274,7 +301,7 @@ void finish() {
   const bool collective = g_state.compare_exchange_strong(expected, kFinishing);
   stop_watcher();  // after a signal: waits for this rank's own profile
   if (collective) {
-    close(g_compute);
+    close_compute();
     close(g_iteration);
     try {
       (void)g_session->finish();
@@ -308,6 +335,7 @@ bool is_world(MPI_Comm comm) {
 // function) and the communication it is ("allreduce", "send", "wait", ...).
 struct Names {
   pf::NameId function, comm;
+  bool poll = false;  // MPI_Test*: runs of calls coalesce (PollRun)
 };
 
 // Records one MPI call around `call`: the compute before it ends; an operator event named after
@@ -318,8 +346,17 @@ int record(const Names& names, std::int64_t bytes, MPI_Comm comm, bool collectiv
   ++t_inside;
   const bool main = on_main();
   if (main) {
-    close(g_compute);
-    if (g_window_s > 0 && PMPI_Wtime() - g_window_start >= g_window_s) {
+    const bool cut = g_window_s > 0 && PMPI_Wtime() - g_window_start >= g_window_s;
+    if (names.poll && g_poll.op != nullptr && g_poll.function == names.function && !cut &&
+        std::chrono::steady_clock::now() - g_poll.end < std::chrono::nanoseconds(kPollGapNs)) {
+      const int rc = call();  // the run goes on: its events now end here
+      g_poll.end_ticks = g_poll.op->end_ns = g_poll.comm->end_ns = pf::ticks();
+      g_poll.end = std::chrono::steady_clock::now();
+      --t_inside;
+      return rc;
+    }
+    close_compute();
+    if (cut) {
       g_window_start = PMPI_Wtime();
       close(g_iteration);
       open_iteration();
@@ -328,7 +365,26 @@ int record(const Names& names, std::int64_t bytes, MPI_Comm comm, bool collectiv
   const std::int64_t seq =
       collective && comm != MPI_COMM_NULL && is_world(comm) ? g_world_seq.fetch_add(1, std::memory_order_relaxed) : -1;
   int rc;
-  {
+  if (main && names.poll) {
+    // A poll starts a run: its events stay reachable, so later calls of the run extend them.
+    pf::Event* op = pf::detail::open_event(g_buffer, pf::EventKind::kOperator, names.function);
+    pf::Event* ev = op ? pf::detail::open_event(g_buffer, pf::EventKind::kCommunication, names.comm) : nullptr;
+    if (ev != nullptr) {
+      op->id = g_buffer->new_id();
+      ev->id = g_buffer->new_id();
+      ev->parent = op->id;
+      ev->detail = g_mpi;
+      ev->start_ns = pf::ticks();
+    }
+    rc = call();
+    if (op != nullptr && ev == nullptr) op->end_ns = pf::ticks();  // its communication was dropped
+    if (ev != nullptr) {
+      g_poll = {op, ev, names.function, pf::ticks(), std::chrono::steady_clock::now()};
+      op->end_ns = ev->end_ns = g_poll.end_ticks;
+      --t_inside;
+      return rc;  // no compute event yet: the run may go on (close_compute makes it)
+    }
+  } else {
     pf::OperatorScope op(names.function);
     pf::CommScope scope(names.comm, g_mpi, bytes, seq);
     rc = call();
@@ -583,22 +639,22 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices
 }
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  static const Names names{pf::name_id("MPI_Test"), pf::name_id("test")};
+  static const Names names{pf::name_id("MPI_Test"), pf::name_id("test"), true};
   return record(names, 0, MPI_COMM_NULL, false, [&] { return PMPI_Test(request, flag, status); });
 }
 
 int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
-  static const Names names{pf::name_id("MPI_Testall"), pf::name_id("test")};
+  static const Names names{pf::name_id("MPI_Testall"), pf::name_id("test"), true};
   return record(names, 0, MPI_COMM_NULL, false, [&] { return PMPI_Testall(count, requests, flag, statuses); });
 }
 
 int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
-  static const Names names{pf::name_id("MPI_Testany"), pf::name_id("test")};
+  static const Names names{pf::name_id("MPI_Testany"), pf::name_id("test"), true};
   return record(names, 0, MPI_COMM_NULL, false, [&] { return PMPI_Testany(count, requests, index, flag, status); });
 }
 
 int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-  static const Names names{pf::name_id("MPI_Testsome"), pf::name_id("test")};
+  static const Names names{pf::name_id("MPI_Testsome"), pf::name_id("test"), true};
   return record(names, 0, MPI_COMM_NULL, false,
                 [&] { return PMPI_Testsome(incount, requests, outcount, indices, statuses); });
 }
