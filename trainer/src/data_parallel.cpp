@@ -11,6 +11,7 @@
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/trainer/operators.hpp"
 #include "commscope/trainer/sharding.hpp"
+#include "commscope/trainer/tensor_parallel.hpp"
 
 namespace commscope::trainer {
 
@@ -49,6 +50,7 @@ int g_next = 0;
 
 struct DataParallel::Impl {
   Communicator& comm;
+  Communicator* tp;  // the tensor-parallel group (null: no tensor parallelism)
   Gpt2<float>& model;
   DpOptions dp;
   AdamWOptions adamw;
@@ -70,8 +72,9 @@ struct DataParallel::Impl {
   DataParallelNames names;
   prof::NameId k_adamw, k_copy;
 
-  Impl(Communicator& c, Gpt2<float>& mo, DpOptions d, AdamWOptions a)
+  Impl(Communicator& c, Gpt2<float>& mo, DpOptions d, AdamWOptions a, Communicator* t)
       : comm(c),
+        tp(mo.tp() > 1 ? t : nullptr),
         model(mo),
         dp(std::move(d)),
         adamw(a),
@@ -82,6 +85,12 @@ struct DataParallel::Impl {
         names(dp.algo) {
     k_adamw = prof::name_id("adamw");
     k_copy = prof::name_id("copy");
+    if (model.tp() > 1) {
+      if (t == nullptr || t->size() != model.tp())
+        throw std::invalid_argument("DataParallel: a model split over " + std::to_string(model.tp()) +
+                                    " tensor-parallel ranks needs their communicator");
+      model.set_tp_allreduce(tp_allreduce<float>(*t, dp.algo));
+    }
 
     const bool zero = dp.mode != DpMode::kDdp;
     m.assign(zero ? plan.shard_total : layout.total(), 0.0f);
@@ -174,7 +183,45 @@ struct DataParallel::Impl {
 
   std::vector<float> gather_full(const std::vector<float>& mine) { return gather_shards(comm, plan, mine); }
 
+  // Sums of squares of g, the layout's elements [begin, begin + g.size()), split into the tensors
+  // that tensor parallelism splits and the replicated ones.
+  void split_squares(std::size_t begin, std::span<const float> g, double& split, double& replicated) const {
+    const std::size_t end = begin + g.size();
+    for (int ti = 0; ti < kTensorCount; ++ti) {
+      const auto t = static_cast<Tensor>(ti);
+      const int layers = is_per_layer(t) ? layout.config().layers : 1;
+      for (int l = 0; l < layers; ++l) {
+        const std::size_t lo = std::max(begin, layout.offset(t, l)),
+                          hi = std::min(end, layout.offset(t, l) + layout.size(t));
+        if (lo >= hi) continue;
+        double sum = 0;
+        const float* x = g.data() + (lo - begin);
+        const auto n = static_cast<std::ptrdiff_t>(hi - lo);
+#pragma omp parallel for reduction(+ : sum) schedule(static)
+        for (std::ptrdiff_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+        (is_tp_sharded(t) ? split : replicated) += sum;
+      }
+    }
+  }
+
+  // Tensor parallelism: the squares of the replicated tensors count once (they are the same on
+  // every TP rank), those of the split tensors are summed over the TP group.
+  float global_norm_tp(bool sharded) {
+    double split = 0, replicated = 0;
+    if (!sharded) {
+      split_squares(0, model.grads(), split, replicated);
+    } else {
+      for (const Shard& sh : plan.shards)
+        split_squares(plan.owned_begin(sh), {grad_shard.data() + sh.storage, plan.owned_count(sh)}, split, replicated);
+      replicated = sum_over_ranks(comm, names, replicated, "gradient norm");
+      split = sum_over_ranks(comm, names, split, "gradient norm");
+    }
+    split = sum_over_ranks(*tp, names, split, "gradient norm");
+    return static_cast<float>(std::sqrt(split + replicated));
+  }
+
   float global_norm(std::span<const float> g, bool sharded) {
+    if (tp != nullptr) return global_norm_tp(sharded);
     double local = 0;
 #pragma omp parallel for reduction(+ : local) schedule(static)
     for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(g.size()); ++i)
@@ -209,8 +256,8 @@ double sum_over_ranks(Communicator& comm, const DataParallelNames& names, double
   return sum;
 }
 
-DataParallel::DataParallel(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw)
-    : impl_(std::make_unique<Impl>(comm, model, std::move(dp), adamw)) {}
+DataParallel::DataParallel(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw, Communicator* tp)
+    : impl_(std::make_unique<Impl>(comm, model, std::move(dp), adamw, tp)) {}
 DataParallel::~DataParallel() = default;
 
 std::int64_t DataParallel::step() const noexcept {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace commscope::trainer {
 
@@ -12,21 +13,25 @@ std::string_view tensor_name(Tensor t) {
   return names[static_cast<int>(t)];
 }
 
-ParameterLayout::ParameterLayout(const ModelConfig& config) : config_(config) {
+ParameterLayout::ParameterLayout(const ModelConfig& config, int tp) : config_(config), tp_(tp) {
+  if (tp < 1 || config.heads % tp != 0)
+    throw std::invalid_argument("tensor parallelism over " + std::to_string(tp) + " ranks needs heads (" +
+                                std::to_string(config.heads) + ") divisible by it");
   const std::size_t C = static_cast<std::size_t>(config.channels);
+  const std::size_t Cl = C / static_cast<std::size_t>(tp);  // this rank's share of C (heads divide C)
   const std::size_t sizes[kTensorCount] = {static_cast<std::size_t>(config.padded_vocab) * C,
                                            static_cast<std::size_t>(config.max_seq) * C,
                                            C,
                                            C,
-                                           3 * C * C,
-                                           3 * C,
-                                           C * C,
+                                           3 * Cl * C,
+                                           3 * Cl,
+                                           C * Cl,
                                            C,
                                            C,
                                            C,
-                                           4 * C * C,
-                                           4 * C,
-                                           4 * C * C,
+                                           4 * Cl * C,
+                                           4 * Cl,
+                                           4 * Cl * C,
                                            C,
                                            C,
                                            C};
@@ -79,20 +84,21 @@ void for_each_piece(const ParameterLayout& layout, F&& f) {
   }
 }
 
-void check(std::size_t a, std::size_t b, std::size_t total) {
+void check(std::size_t a, std::size_t b, std::size_t total, int tp) {
+  if (tp != 1) throw std::invalid_argument("llm.c's order is for the whole model, not a tensor-parallel shard");
   if (a != total || b != total) throw std::invalid_argument("parameter buffers must hold exactly total() elements");
 }
 
 }  // namespace
 
 void ParameterLayout::to_llmc(std::span<const float> ours, std::span<float> llmc) const {
-  check(ours.size(), llmc.size(), total_);
+  check(ours.size(), llmc.size(), total_, tp_);
   for_each_piece(
       *this, [&](std::size_t o, std::size_t l, std::size_t n) { std::copy_n(ours.data() + o, n, llmc.data() + l); });
 }
 
 void ParameterLayout::from_llmc(std::span<const float> llmc, std::span<float> ours) const {
-  check(ours.size(), llmc.size(), total_);
+  check(ours.size(), llmc.size(), total_, tp_);
   for_each_piece(
       *this, [&](std::size_t o, std::size_t l, std::size_t n) { std::copy_n(llmc.data() + l, n, ours.data() + o); });
 }

@@ -68,11 +68,14 @@ struct Gpt2<T>::Impl {
   };
 
   struct Names {
-    NameId encoder, layernorm, qkv, attention, attproj, residual, fc, gelu, fcproj, logits, softmax_xent, zero;
+    NameId encoder, layernorm, qkv, attention, attproj, residual, fc, gelu, fcproj, logits, softmax_xent, zero, bias;
   };
 
   ModelConfig config;
   ParameterLayout layout;
+  int tp;       // tensor-parallel ranks (1: the whole model)
+  int Cl, NHl;  // this rank's channels of the attention (C / tp) and heads (NH / tp)
+  std::function<void(T*, size_t)> tp_allreduce;
   int B, Tn;
   std::vector<T> params, grads;
   Hooks hooks;
@@ -85,8 +88,11 @@ struct Gpt2<T>::Impl {
   Names names;
   ModelOperators ops;
 
-  Impl(const ModelConfig& c, int batch, int seq) : config(c), layout(c), B(batch), Tn(seq), ops(c.layers) {
+  Impl(const ModelConfig& c, int batch, int seq, int tp_ranks)
+      : config(c), layout(c, tp_ranks), tp(tp_ranks), B(batch), Tn(seq), ops(c.layers) {
     if (const std::string problem = c.problem(); !problem.empty()) throw std::invalid_argument(problem);
+    Cl = c.channels / tp;
+    NHl = c.heads / tp;
     if (batch < 1 || seq < 1 || seq > c.max_seq)
       throw std::invalid_argument("Gpt2: need batch >= 1 and 1 <= seq <= max_seq (" + std::to_string(c.max_seq) +
                                   "), got batch " + std::to_string(batch) + ", seq " + std::to_string(seq));
@@ -103,18 +109,19 @@ struct Gpt2<T>::Impl {
   template <class F>
   void visit(Acts& a, bool gradients, F&& f) {
     const size_t N = static_cast<size_t>(B) * Tn, C = static_cast<size_t>(config.channels);
-    const size_t att = static_cast<size_t>(B) * config.heads * Tn * Tn, Vp = static_cast<size_t>(config.padded_vocab);
+    const size_t Cr = static_cast<size_t>(Cl);  // this rank's share of the attention and the MLP
+    const size_t att = static_cast<size_t>(B) * NHl * Tn * Tn, Vp = static_cast<size_t>(config.padded_vocab);
     a.layers.resize(static_cast<size_t>(config.layers));
     f(a.encoded, N * C);
     for (LayerActs& l : a.layers) {
       f(l.ln1, N * C);
-      f(l.qkv, N * 3 * C);
-      f(l.atty, N * C);
+      f(l.qkv, N * 3 * Cr);
+      f(l.atty, N * Cr);
       f(l.attproj, N * C);
       f(l.residual2, N * C);
       f(l.ln2, N * C);
-      f(l.fch, N * 4 * C);
-      f(l.fch_gelu, N * 4 * C);
+      f(l.fch, N * 4 * Cr);
+      f(l.fch_gelu, N * 4 * Cr);
       f(l.fcproj, N * C);
       f(l.residual3, N * C);
       if (!gradients) {
@@ -172,6 +179,7 @@ struct Gpt2<T>::Impl {
     names.logits = id("matmul.logits");
     names.softmax_xent = id("softmax_xent");
     names.zero = id("zero_act_grads");
+    names.bias = id("bias");
   }
 
   // --- hooks (empty functions fall back to our buffers)
@@ -208,8 +216,22 @@ struct Gpt2<T>::Impl {
             at(base, s, Tensor::fcb, l),  at(base, s, Tensor::fcprojw, l),  at(base, s, Tensor::fcprojb, l)};
   }
 
+  // Tensor parallelism: a row-parallel layer's partial output [N, C] summed over the TP ranks,
+  // then its bias (whole on every rank) added once. tp == 1 adds the bias inside the matmul.
+  void row_parallel_sum(T* out, const T* bias, int N, int C) {
+    tp_allreduce(out, static_cast<size_t>(N) * C);
+    KernelScope ks(names.bias);
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; ++n) {
+      T* row = out + static_cast<size_t>(n) * C;
+      for (int c = 0; c < C; ++c) row[c] += bias[c];
+    }
+  }
+
   T forward(const int* in, const int* tg) {
     if (in == nullptr) throw std::invalid_argument("Gpt2::forward: inputs is null");
+    if (tp > 1 && !tp_allreduce)
+      throw std::logic_error("Gpt2::forward: tensor parallelism needs set_tp_allreduce first");
     const size_t count = static_cast<size_t>(B) * Tn;
     config.check_tokens(in, count, "Gpt2::forward", "input");
     if (tg != nullptr) config.check_tokens(tg, count, "Gpt2::forward", "target");
@@ -217,9 +239,9 @@ struct Gpt2<T>::Impl {
     have_targets = tg != nullptr;
     if (have_targets) std::copy_n(tg, count, targets.data());
 
-    const int N = B * Tn, C = config.channels, NH = config.heads, L = config.layers;
+    const int N = B * Tn, C = config.channels, L = config.layers;
     const int V = config.vocab, Vp = config.padded_vocab;
-    const size_t NC = static_cast<size_t>(N) * C;
+    const size_t NC = static_cast<size_t>(N) * C, NCl = static_cast<size_t>(N) * Cl;
     {
       OperatorScope op(ops.embed_fwd.id);
       const T* p = acquire(0);
@@ -242,16 +264,17 @@ struct Gpt2<T>::Impl {
         }
         {
           KernelScope ks(names.qkv);
-          k::matmul_forward(a.qkv, a.ln1, w.qkvw, w.qkvb, N, C, 3 * C);
+          k::matmul_forward(a.qkv, a.ln1, w.qkvw, w.qkvb, N, C, 3 * Cl);
         }
         {
           KernelScope ks(names.attention);
-          k::attention_forward(a.atty, a.preatt, a.att, a.qkv, B, Tn, C, NH);
+          k::attention_forward(a.atty, a.preatt, a.att, a.qkv, B, Tn, Cl, NHl);
         }
         {
           KernelScope ks(names.attproj);
-          k::matmul_forward(a.attproj, a.atty, w.attprojw, w.attprojb, N, C, C);
+          k::matmul_forward(a.attproj, a.atty, w.attprojw, tp > 1 ? nullptr : w.attprojb, N, Cl, C);
         }
+        if (tp > 1) row_parallel_sum(a.attproj, w.attprojb, N, C);
         {
           KernelScope ks(names.residual);
           k::residual_forward(a.residual2, residual, a.attproj, NC);
@@ -265,16 +288,17 @@ struct Gpt2<T>::Impl {
         }
         {
           KernelScope ks(names.fc);
-          k::matmul_forward(a.fch, a.ln2, w.fcw, w.fcb, N, C, 4 * C);
+          k::matmul_forward(a.fch, a.ln2, w.fcw, w.fcb, N, C, 4 * Cl);
         }
         {
           KernelScope ks(names.gelu);
-          k::gelu_forward(a.fch_gelu, a.fch, 4 * NC);
+          k::gelu_forward(a.fch_gelu, a.fch, 4 * NCl);
         }
         {
           KernelScope ks(names.fcproj);
-          k::matmul_forward(a.fcproj, a.fch_gelu, w.fcprojw, w.fcprojb, N, 4 * C, C);
+          k::matmul_forward(a.fcproj, a.fch_gelu, w.fcprojw, tp > 1 ? nullptr : w.fcprojb, N, 4 * Cl, C);
         }
+        if (tp > 1) row_parallel_sum(a.fcproj, w.fcprojb, N, C);
         {
           KernelScope ks(names.residual);
           k::residual_forward(a.residual3, a.residual2, a.fcproj, NC);
@@ -308,9 +332,9 @@ struct Gpt2<T>::Impl {
 
   void backward(T loss_scale) {
     if (!have_targets) throw std::logic_error("Gpt2::backward: the last forward had no targets");
-    const int N = B * Tn, C = config.channels, NH = config.heads, L = config.layers;
+    const int N = B * Tn, C = config.channels, L = config.layers;
     const int V = config.vocab, Vp = config.padded_vocab;
-    const size_t NC = static_cast<size_t>(N) * C;
+    const size_t NC = static_cast<size_t>(N) * C, NCl = static_cast<size_t>(N) * Cl;
     {
       OperatorScope op(ops.head_bwd.id);
       {
@@ -365,16 +389,17 @@ struct Gpt2<T>::Impl {
         }
         {
           KernelScope ks(names.fcproj);
-          k::matmul_backward(d.fch_gelu, dw.fcprojw, dw.fcprojb, d.fcproj, a.fch_gelu, w.fcprojw, N, 4 * C, C);
+          k::matmul_backward(d.fch_gelu, dw.fcprojw, dw.fcprojb, d.fcproj, a.fch_gelu, w.fcprojw, N, 4 * Cl, C);
         }
         {
           KernelScope ks(names.gelu);
-          k::gelu_backward(d.fch, a.fch, d.fch_gelu, 4 * NC);
+          k::gelu_backward(d.fch, a.fch, d.fch_gelu, 4 * NCl);
         }
         {
           KernelScope ks(names.fc);
-          k::matmul_backward(d.ln2, dw.fcw, dw.fcb, d.fch, a.ln2, w.fcw, N, C, 4 * C);
+          k::matmul_backward(d.ln2, dw.fcw, dw.fcb, d.fch, a.ln2, w.fcw, N, C, 4 * Cl);
         }
+        if (tp > 1) tp_allreduce(d.ln2, NC);  // "f": the hidden units' shares of dln2 summed
         {
           KernelScope ks(names.layernorm);
           k::layernorm_backward(d.residual2, dw.ln2w, dw.ln2b, d.ln2, a.residual2, w.ln2w, a.ln2_mean, a.ln2_rstd, N,
@@ -389,16 +414,17 @@ struct Gpt2<T>::Impl {
         }
         {
           KernelScope ks(names.attproj);
-          k::matmul_backward(d.atty, dw.attprojw, dw.attprojb, d.attproj, a.atty, w.attprojw, N, C, C);
+          k::matmul_backward(d.atty, dw.attprojw, dw.attprojb, d.attproj, a.atty, w.attprojw, N, Cl, C);
         }
         {
           KernelScope ks(names.attention);
-          k::attention_backward(d.qkv, d.preatt, d.att, d.atty, a.qkv, a.att, B, Tn, C, NH);
+          k::attention_backward(d.qkv, d.preatt, d.att, d.atty, a.qkv, a.att, B, Tn, Cl, NHl);
         }
         {
           KernelScope ks(names.qkv);
-          k::matmul_backward(d.ln1, dw.qkvw, dw.qkvb, d.qkv, a.ln1, w.qkvw, N, C, 3 * C);
+          k::matmul_backward(d.ln1, dw.qkvw, dw.qkvb, d.qkv, a.ln1, w.qkvw, N, C, 3 * Cl);
         }
+        if (tp > 1) tp_allreduce(d.ln1, NC);  // "f": the heads' shares of dln1 summed
         {
           KernelScope ks(names.layernorm);
           k::layernorm_backward(dresidual, dw.ln1w, dw.ln1b, d.ln1, residual, w.ln1w, a.ln1_mean, a.ln1_rstd, N, C);
@@ -419,6 +445,7 @@ struct Gpt2<T>::Impl {
   }
 
   void init(std::uint64_t seed) {
+    if (tp > 1) throw std::logic_error("Gpt2::init: initialise the whole model and take a rank's shard (tp_shard)");
     // Drawn in double whatever T, so Gpt2<float> and Gpt2<double> start from the same values.
     std::mt19937_64 rng(seed);
     std::normal_distribution<double> normal(0.0, 1.0);
@@ -447,7 +474,8 @@ struct Gpt2<T>::Impl {
 };
 
 template <class T>
-Gpt2<T>::Gpt2(const ModelConfig& config, int batch, int seq) : impl_(std::make_unique<Impl>(config, batch, seq)) {}
+Gpt2<T>::Gpt2(const ModelConfig& config, int batch, int seq, int tp)
+    : impl_(std::make_unique<Impl>(config, batch, seq, tp)) {}
 template <class T>
 Gpt2<T>::~Gpt2() = default;
 
@@ -458,6 +486,10 @@ const ModelConfig& Gpt2<T>::config() const noexcept {
 template <class T>
 const ParameterLayout& Gpt2<T>::layout() const noexcept {
   return impl_->layout;
+}
+template <class T>
+int Gpt2<T>::tp() const noexcept {
+  return impl_->tp;
 }
 template <class T>
 int Gpt2<T>::batch() const noexcept {
@@ -487,6 +519,10 @@ void Gpt2<T>::zero_grads() {
 template <class T>
 void Gpt2<T>::set_hooks(Hooks hooks) {
   impl_->hooks = std::move(hooks);
+}
+template <class T>
+void Gpt2<T>::set_tp_allreduce(std::function<void(T*, std::size_t)> allreduce) {
+  impl_->tp_allreduce = std::move(allreduce);
 }
 template <class T>
 T Gpt2<T>::forward(const int* inputs, const int* targets) {

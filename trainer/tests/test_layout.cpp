@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <vector>
 
 #include "commscope/trainer/layout.hpp"
+#include "commscope/trainer/tensor_parallel.hpp"
 
 namespace ct = commscope::trainer;
 
@@ -49,4 +51,50 @@ TEST(Layout, LlmcOrderRoundTripsAndIsTensorMajor) {
   EXPECT_EQ(llmc[ln1w_llmc + static_cast<std::size_t>(c.channels)],
             static_cast<float>(layout.offset(ct::Tensor::ln1w, 1)));
   EXPECT_EQ(llmc.back(), static_cast<float>(layout.total() - 1));  // lnfb last in both
+}
+
+// Tensor parallelism: each rank's layout holds its share of the split tensors and the whole of the
+// others; the ranks' shards put together give back the whole buffer, every element once.
+TEST(Layout, TensorParallelShardsTileTheWholeModel) {
+  ct::ModelConfig c = ct::preset("tiny");
+  c.heads = 4;  // tp 2 and 4
+  const ct::ParameterLayout whole(c);
+  std::vector<float> full(whole.total());
+  std::iota(full.begin(), full.end(), 0.0f);  // exact in float: the tiny model has < 2^24 elements
+  const std::size_t C = static_cast<std::size_t>(c.channels);
+  for (int tp : {1, 2, 4}) {
+    const ct::ParameterLayout part(c, tp);
+    const auto n = static_cast<std::size_t>(tp);
+    EXPECT_EQ(part.tp(), tp);
+    EXPECT_EQ(part.size(ct::Tensor::qkvw), 3 * C * C / n);
+    EXPECT_EQ(part.size(ct::Tensor::attprojw), C * C / n);
+    EXPECT_EQ(part.size(ct::Tensor::fcprojw), 4 * C * C / n);
+    EXPECT_EQ(part.size(ct::Tensor::fcprojb), C);
+    std::vector<float> shards;
+    for (int r = 0; r < tp; ++r) {
+      const std::vector<float> mine = ct::tp_shard<float>(c, tp, r, full);
+      ASSERT_EQ(mine.size(), part.total());
+      // Rank r's first q row is row r C/tp of the whole qkvw; its first attprojw element is
+      // column r C/tp of row 0.
+      EXPECT_EQ(mine[part.offset(ct::Tensor::qkvw, 1)],
+                full[whole.offset(ct::Tensor::qkvw, 1) + static_cast<std::size_t>(r) * C / n * C]);
+      EXPECT_EQ(mine[part.offset(ct::Tensor::attprojw, 0)],
+                full[whole.offset(ct::Tensor::attprojw, 0) + static_cast<std::size_t>(r) * C / n]);
+      shards.insert(shards.end(), mine.begin(), mine.end());
+    }
+    EXPECT_EQ(ct::tp_unshard<float>(c, tp, shards), full) << "tp " << tp;
+    // Every split element appears in exactly one shard, every replicated one in each.
+    std::vector<int> seen(full.size(), 0);
+    for (float x : shards) ++seen[static_cast<std::size_t>(x)];
+    for (int t = 0; t < ct::kTensorCount; ++t) {
+      const auto tensor = static_cast<ct::Tensor>(t);
+      const std::size_t o = whole.offset(tensor, 0);
+      for (std::size_t i = 0; i < whole.size(tensor); ++i)
+        ASSERT_EQ(seen[o + i], ct::is_tp_sharded(tensor) ? 1 : tp) << ct::tensor_name(tensor) << " tp " << tp;
+    }
+  }
+  EXPECT_THROW(ct::ParameterLayout(c, 3), std::invalid_argument);  // 4 heads
+  EXPECT_THROW(ct::tp_shard<float>(c, 2, 2, full), std::invalid_argument);
+  std::vector<float> llmc(ct::ParameterLayout(c, 2).total());
+  EXPECT_THROW(ct::ParameterLayout(c, 2).to_llmc(llmc, llmc), std::invalid_argument);
 }

@@ -101,7 +101,12 @@ class TrainEngine {
 
 class DataParallel final : public TrainEngine {
  public:
-  DataParallel(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw);
+  // comm: the data-parallel group. A tensor-parallel model (model.tp() > 1) needs its TP group
+  // `tp` (of model.tp() ranks): the engine routes the model's TP allreduces through it with
+  // dp.algo, and the gradient norm adds the split tensors' squares over it. Everything else is
+  // as without TP, on the rank's shard: load() takes and full_params() / full_m() / full_v()
+  // return buffers of the shard's layout (tensor_parallel.hpp converts).
+  DataParallel(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw, Communicator* tp = nullptr);
   ~DataParallel() override;
   DataParallel(const DataParallel&) = delete;
   DataParallel& operator=(const DataParallel&) = delete;

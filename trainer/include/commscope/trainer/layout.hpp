@@ -11,6 +11,12 @@
 //   segment L + 1    final layernorm: lnfw [C], lnfb [C]
 // llm.c's checkpoint order is tensor-major (all layers' ln1w, then all layers' ln1b, ...);
 // to_llmc / from_llmc convert. Matrices are row-major [out, in] (y = x W^T + b).
+//
+// Tensor parallelism (tp > 1 ranks, Megatron's split): a rank's layout holds its shard of the
+// column-parallel qkvw [3C/tp, C], qkvb [3C/tp] (its heads' q, k and v rows), fcw [4C/tp, C],
+// fcb [4C/tp], and of the row-parallel attprojw [C, C/tp], fcprojw [C, 4C/tp] (the matching input
+// columns); every other tensor (embeddings, layernorms, attprojb, fcprojb) is whole on every rank.
+// tensor_parallel.hpp converts between the whole layout and a rank's.
 
 #include <array>
 #include <cstddef>
@@ -47,6 +53,11 @@ std::string_view tensor_name(Tensor t);
 constexpr bool is_per_layer(Tensor t) {
   return t >= Tensor::ln1w && t <= Tensor::fcprojb;
 }
+// Tensors that tensor parallelism splits across its ranks (the others are replicated).
+constexpr bool is_tp_sharded(Tensor t) {
+  return t == Tensor::qkvw || t == Tensor::qkvb || t == Tensor::attprojw || t == Tensor::fcw || t == Tensor::fcb ||
+         t == Tensor::fcprojw;
+}
 
 struct Segment {
   std::size_t offset = 0;  // first element in the parameter buffer
@@ -55,9 +66,12 @@ struct Segment {
 
 class ParameterLayout {
  public:
-  explicit ParameterLayout(const ModelConfig& config);
+  // tp: the tensor-parallel ranks this layout is one rank's shard of (1: the whole model);
+  // std::invalid_argument unless tp >= 1 divides the heads.
+  explicit ParameterLayout(const ModelConfig& config, int tp = 1);
 
   const ModelConfig& config() const noexcept { return config_; }
+  int tp() const noexcept { return tp_; }
   std::size_t total() const noexcept { return total_; }
   // Elements of one tensor for one layer (or the whole tensor when not per layer).
   std::size_t size(Tensor t) const noexcept { return sizes_[static_cast<int>(t)]; }
@@ -67,12 +81,13 @@ class ParameterLayout {
   int segment_count() const noexcept { return config_.layers + 2; }
   Segment segment(int s) const noexcept;
 
-  // Reorder a whole buffer between our layout and llm.c's (both of total() elements).
+  // Reorder a whole buffer between our layout and llm.c's (both of total() elements; tp() == 1).
   void to_llmc(std::span<const float> ours, std::span<float> llmc) const;
   void from_llmc(std::span<const float> llmc, std::span<float> ours) const;
 
  private:
   ModelConfig config_;
+  int tp_ = 1;
   std::array<std::size_t, kTensorCount> sizes_{};
   std::array<std::size_t, kTensorCount>
       layer_offset_{};  // offset of tensor t inside a layer segment (per-layer tensors)

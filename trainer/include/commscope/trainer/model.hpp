@@ -23,6 +23,16 @@
 //             grads_ready(1+l); acquire(0) grad(0) encoder release(0) grads_ready(0)
 // Gradients are ADDED into grad(s) (the owner zeroes them); grad(0) receives the head's and the
 // encoder's contributions, so it must stay the same buffer until grads_ready(0).
+//
+// Tensor parallelism (tp > 1, Megatron-LM's split; tensor_parallel.hpp): the model holds one
+// rank's shard of the layout (ParameterLayout(config, tp)): its NH/tp heads of the attention
+// (qkv column-parallel, attproj row-parallel) and its 4C/tp hidden units of the MLP (fc
+// column-parallel, fcproj row-parallel); embeddings, layernorms, the row-parallel biases and the
+// tied head are replicated. Each block calls the TP allreduce (set_tp_allreduce) four times on
+// [batch, seq, C]: forward, the attproj and fcproj partial outputs (before their biases: the "g"
+// operator); backward, the gradients of ln1 and ln2 (the inputs of qkv and fc: the "f"
+// operator). Everything else, the loss and the replicated tensors' gradients included, comes out
+// identical on the TP ranks.
 
 #include <cstddef>
 #include <cstdint>
@@ -48,20 +58,23 @@ class Gpt2 {
   };
 
   // Activations for inputs of [batch, seq] tokens (seq <= config.max_seq). Parameters are
-  // zero until init() or a copy into params().
-  Gpt2(const ModelConfig& config, int batch, int seq);
+  // zero until init() or a copy into params(). tp > 1: one rank's shard of tensor parallelism
+  // over tp ranks (heads divisible by tp; std::invalid_argument otherwise).
+  Gpt2(const ModelConfig& config, int batch, int seq, int tp = 1);
   ~Gpt2();
   Gpt2(const Gpt2&) = delete;
   Gpt2& operator=(const Gpt2&) = delete;
 
   const ModelConfig& config() const noexcept;
   const ParameterLayout& layout() const noexcept;
+  int tp() const noexcept;
   int batch() const noexcept;
   int seq() const noexcept;
 
   // GPT-2's initialisation: weights N(0, 0.02) (residual projections attprojw and fcprojw scaled
   // by 1/sqrt(2L)), biases 0, layernorm weights 1; deterministic in `seed`; the padded vocabulary
-  // rows of wte are 0.
+  // rows of wte are 0. tp() == 1 only (std::logic_error otherwise: initialise the whole model and
+  // take a rank's shard with tp_shard).
   void init(std::uint64_t seed);
 
   // The whole-model parameter and gradient buffers, allocated on first use (so a model driven
@@ -70,6 +83,9 @@ class Gpt2 {
   std::span<T> grads();
   void zero_grads();
   void set_hooks(Hooks hooks);  // empty std::functions fall back to params()/grads()/no-ops
+  // tp > 1: the in-place sum over the TP ranks of `count` elements (every TP rank calls it in the
+  // same order). Required before forward when tp() > 1.
+  void set_tp_allreduce(std::function<void(T* data, std::size_t count)> allreduce);
 
   // inputs, targets: [batch, seq] token ids < vocab. Returns the mean cross-entropy over
   // batch*seq (0 when targets is null: logits/probs only).

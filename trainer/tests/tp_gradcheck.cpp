@@ -1,0 +1,154 @@
+// Tensor parallelism in double: the gradients of a model split over the ranks of this job (the
+// heads and the MLP's hidden units; tensor_parallel.hpp) against central differences of its own
+// loss, and against the whole model's gradients.
+//
+//   mpirun -np 2 test_trainer_tp_gradcheck
+//
+// The model is "tiny" with 200 tokens padded to 256 (as trainer.unit's check), its parameters GPT-2's
+// initialisation plus N(0, 0.05), batch 2 x 8. Every rank holds the whole parameter vector and
+// hands its shard to its split model, so a perturbed element reaches whichever rank holds it.
+// Bounds: the split model's loss and gradients equal the whole model's within 1e-12 relative
+// (the same arithmetic except the order of the TP sums); central differences (h = 1e-5) within
+// 1e-5 (relative, floor 1e-5) on 7 elements of each of the 16 tensors, as trainer.unit's check.
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "commscope/collectives/communicator.hpp"
+#include "commscope/collectives/types.hpp"
+#include "commscope/trainer/layout.hpp"
+#include "commscope/trainer/model.hpp"
+#include "commscope/trainer/tensor_parallel.hpp"
+
+namespace ct = commscope::trainer;
+
+namespace {
+
+constexpr int kBatch = 2, kSeq = 8;
+constexpr double kStep = 1e-5, kFloor = 1e-5, kBound = 1e-5, kExactBound = 1e-12;
+
+std::vector<int> random_tokens(std::uint64_t seed, int vocab) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> token(0, vocab - 1);
+  std::vector<int> v(static_cast<std::size_t>(kBatch * kSeq));
+  for (int& t : v) t = token(rng);
+  return v;
+}
+
+double rel_error(double analytic, double numeric, double floor) {
+  return std::abs(analytic - numeric) / std::max({std::abs(analytic), std::abs(numeric), floor});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  commscope::MpiRuntime mpi(argc, argv);
+  commscope::Communicator world;
+  const int rank = world.rank(), tp = world.size();
+  ct::ModelConfig config = ct::preset("tiny");
+  config.vocab = 200;
+  config.padded_vocab = ct::pad_vocab(config.vocab);
+  if (config.heads % tp != 0) {
+    if (rank == 0) std::fprintf(stderr, "the %d heads do not divide by %d ranks\n", config.heads, tp);
+    return 2;
+  }
+  const ct::ParameterLayout layout(config);
+
+  // The whole model: GPT-2's initialisation plus noise off the padded vocabulary rows.
+  ct::Gpt2<double> whole(config, kBatch, kSeq);
+  whole.init(7);
+  {
+    std::mt19937_64 rng(8);
+    std::normal_distribution<double> normal(0.0, 0.05);
+    const std::size_t padded_from = static_cast<std::size_t>(config.vocab * config.channels);
+    const std::size_t padded_to = layout.size(ct::Tensor::wte);
+    for (std::size_t i = 0; i < layout.total(); ++i) {
+      const double noise = normal(rng);
+      if (i < padded_from || i >= padded_to) whole.params()[i] += noise;
+    }
+  }
+  std::vector<double> full(whole.params().begin(), whole.params().end());
+  const std::vector<int> inputs = random_tokens(1, config.vocab), targets = random_tokens(2, config.vocab);
+  whole.zero_grads();
+  const double whole_loss = whole.forward(inputs.data(), targets.data());
+  whole.backward();
+
+  ct::Gpt2<double> split(config, kBatch, kSeq, tp);
+  split.set_tp_allreduce(ct::tp_allreduce<double>(world, "ring"));
+  auto load = [&] {
+    const std::vector<double> mine = ct::tp_shard<double>(config, tp, rank, full);
+    std::copy(mine.begin(), mine.end(), split.params().begin());
+  };
+  load();
+  split.zero_grads();
+  const double loss = split.forward(inputs.data(), targets.data());
+  split.backward();
+  // Every rank's gradient shard -> the whole layout.
+  std::vector<double> all(split.grads().size() * static_cast<std::size_t>(tp));
+  world.allgather(split.grads().data(), all.data(), split.grads().size(), commscope::DataType::f64, "mpi");
+  const std::vector<double> grads = ct::tp_unshard<double>(config, tp, all);
+
+  int failures = 0;
+  const double loss_err = std::abs(loss - whole_loss) / std::abs(whole_loss);
+  if (rank == 0)
+    std::printf("tp %d: loss %.12f, whole model %.12f, relative difference %.1e (bound %.0e)\n", tp, loss, whole_loss,
+                loss_err, kExactBound);
+  failures += loss_err <= kExactBound ? 0 : 1;
+
+  std::mt19937_64 rng(3);
+  double overall = 0, overall_whole = 0;
+  constexpr int kSamples = 7;
+  for (int ti = 0; ti < ct::kTensorCount; ++ti) {
+    const auto t = static_cast<ct::Tensor>(ti);
+    // Against the whole model: every element of the tensor, all layers.
+    double diff2 = 0, norm2 = 0;
+    const int layers = ct::is_per_layer(t) ? config.layers : 1;
+    for (int l = 0; l < layers; ++l)
+      for (std::size_t i = 0; i < layout.size(t); ++i) {
+        const std::size_t o = layout.offset(t, l) + i;
+        diff2 += std::pow(grads[o] - whole.grads()[o], 2);
+        norm2 += std::pow(whole.grads()[o], 2);
+      }
+    const double vs_whole = std::sqrt(diff2 / std::max(norm2, 1e-300));
+    // Central differences of the split model's loss (every rank evaluates it: a collective).
+    std::size_t active = layout.size(t);
+    if (t == ct::Tensor::wte) active = static_cast<std::size_t>(config.vocab * config.channels);
+    if (t == ct::Tensor::wpe) active = static_cast<std::size_t>(kSeq * config.channels);
+    double worst = 0;
+    for (int j = 0; j < kSamples; ++j) {
+      const int l = ct::is_per_layer(t) ? j % config.layers : 0;
+      const std::size_t spread = active * static_cast<std::size_t>(j) / kSamples;
+      const std::size_t o =
+          layout.offset(t, l) + (spread + rng() % std::max<std::size_t>(1, active / kSamples)) % active;
+      const double saved = full[o];
+      full[o] = saved + kStep;
+      load();
+      const double plus = split.forward(inputs.data(), targets.data());
+      full[o] = saved - kStep;
+      load();
+      const double minus = split.forward(inputs.data(), targets.data());
+      full[o] = saved;
+      worst = std::max(worst, rel_error(grads[o], (plus - minus) / (2 * kStep), kFloor));
+    }
+    load();
+    const bool ok = worst <= kBound && vs_whole <= kExactBound;
+    if (rank == 0)
+      std::printf("  %-9s %s: central differences max rel error %.2e, vs the whole model rel L2 %.1e %s\n",
+                  std::string(ct::tensor_name(t)).c_str(), ct::is_tp_sharded(t) ? "split     " : "replicated", worst,
+                  vs_whole, ok ? "ok" : "FAIL");
+    failures += ok ? 0 : 1;
+    overall = std::max(overall, worst);
+    overall_whole = std::max(overall_whole, vs_whole);
+  }
+  MPI_Bcast(&failures, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rank == 0)
+    std::printf("%s: max rel error %.2e (bound %.0e), vs the whole model %.1e (bound %.0e), %d failure(s)\n",
+                failures == 0 ? "PASS" : "FAIL", overall, kBound, overall_whole, kExactBound, failures);
+  return failures == 0 ? 0 : 1;
+}
