@@ -29,6 +29,7 @@
 #include "commscope/trainer/data.hpp"
 #include "commscope/trainer/data_parallel.hpp"
 #include "commscope/trainer/model.hpp"
+#include "commscope/trainer/tensor_parallel.hpp"
 #include "commscope/trainer/train_options.hpp"
 
 #if COMMSCOPE_WITH_CUDA
@@ -150,9 +151,16 @@ int run(int argc, char** argv, commscope::Communicator& world) {
   const int seq = o.seq ? o.seq : config.max_seq;
   if (seq > config.max_seq)
     throw UsageError("--seq " + std::to_string(seq) + " exceeds the model's context " + std::to_string(config.max_seq));
-  if (o.batch % ranks != 0)
-    throw UsageError("--batch " + std::to_string(o.batch) + " is not a multiple of the " + std::to_string(ranks) +
-                     " ranks");
+  // --- the DP x TP grid (TP innermost)
+  if (config.heads % o.tp != 0)
+    throw UsageError("--tp " + std::to_string(o.tp) + ": the model's " + std::to_string(config.heads) +
+                     " heads are not divisible by it");
+  if (ranks % o.tp != 0)
+    throw UsageError("--tp " + std::to_string(o.tp) + " does not divide the " + std::to_string(ranks) + " ranks");
+  const int dp_ranks = ranks / o.tp;
+  if (o.batch % dp_ranks != 0)
+    throw UsageError("--batch " + std::to_string(o.batch) + " is not a multiple of the " + std::to_string(dp_ranks) +
+                     (o.tp > 1 ? " data-parallel ranks" : " ranks"));
   for (const std::string* path : {&o.profile, &o.save_llmc, &o.save})
     if (!path->empty())
       if (const std::string p = prof::output_problem(*path); !p.empty()) throw UsageError(p);
@@ -188,7 +196,13 @@ int run(int argc, char** argv, commscope::Communicator& world) {
     message += ": too short for --seq " + std::to_string(seq) + " (" + std::to_string(data.size()) + " tokens)";
     throw UsageError(message);
   }
-  ct::BatchLoader loader(train, o.batch, seq, rank, ranks, o.seed);
+  // Tensor parallelism: the DP group carries data parallelism, the TP group the model's split.
+  std::unique_ptr<ct::ProcessGrid> grid;
+  if (o.tp > 1) grid = std::make_unique<ct::ProcessGrid>(world, o.tp);
+  commscope::Communicator& dp_comm = grid ? grid->dp : world;
+  commscope::Communicator* tp_comm = grid ? &grid->tp : nullptr;
+  const int tp_rank = grid ? grid->tp_rank : 0;
+  ct::BatchLoader loader(train, o.batch, seq, dp_comm.rank(), dp_comm.size(), o.seed);
   loader.set_step(start_step);
 
   // --- model, data parallelism
@@ -198,6 +212,10 @@ int run(int argc, char** argv, commscope::Communicator& world) {
     ct::Gpt2<float> initializer(config, 1, 1);
     initializer.init(o.seed);
     start_params.assign(initializer.params().begin(), initializer.params().end());
+  }
+  if (o.tp > 1) {  // this rank's shard of the whole model
+    for (std::vector<float>* full : {&start_params, &start_m, &start_v})
+      if (!full->empty()) *full = ct::tp_shard<float>(config, o.tp, tp_rank, *full);
   }
   ct::AdamWOptions adamw = o.adamw;
   adamw.total_steps = static_cast<int>(start_step) + o.steps;  // a resumed run continues the schedule
@@ -226,8 +244,8 @@ int run(int argc, char** argv, commscope::Communicator& world) {
     throw UsageError("--device cuda: this build has no CUDA (configure where the CUDA toolkit and NCCL are installed)");
 #endif
   } else {
-    cpu_model = std::make_unique<ct::Gpt2<float>>(config, loader.local_batch(), seq);
-    engine = std::make_unique<ct::DataParallel>(world, *cpu_model, o.dp, adamw);
+    cpu_model = std::make_unique<ct::Gpt2<float>>(config, loader.local_batch(), seq, o.tp);
+    engine = std::make_unique<ct::DataParallel>(dp_comm, *cpu_model, o.dp, adamw, tp_comm);
     // A 1024^3 sgemm with this rank's threads (multi-threaded OpenBLAS; the model itself splits
     // GEMMs over its OpenMP threads and calls single-threaded BLAS).
     gemm = measure_sgemm_gflops(1024, 1024, 1024);
@@ -250,6 +268,13 @@ int run(int argc, char** argv, commscope::Communicator& world) {
         "threads; device %s, %s\n",
         data.size(), train.size(), val.size(), o.batch, seq, loader.local_batch(), ranks, threads, o.device.c_str(),
         cuda && bf16 ? "bf16 with fp32 master weights" : "fp32");
+    if (o.tp > 1)
+      std::printf(
+          "tensor parallel: groups of %d consecutive ranks (%d of the %d heads each) x %d data-parallel ranks; 4 "
+          "allreduces of %s (batch %d) per layer and step\n",
+          o.tp, config.heads / o.tp, config.heads, dp_ranks,
+          mib(static_cast<std::size_t>(loader.local_batch()) * seq * config.channels * sizeof(float)).c_str(),
+          loader.local_batch());
     std::printf(
         "data parallel: %s over '%s'%s%s; memory per rank: params %s, grads %s, AdamW %s, working %s, "
         "activations %s, total %s\n",
@@ -263,7 +288,7 @@ int run(int argc, char** argv, commscope::Communicator& world) {
   }
 
   auto validate = [&]() {
-    ct::BatchLoader vl(val, o.batch, seq, rank, ranks, o.seed ^ 0x5eedu);
+    ct::BatchLoader vl(val, o.batch, seq, dp_comm.rank(), dp_comm.size(), o.seed ^ 0x5eedu);
     std::vector<int> in(static_cast<std::size_t>(vl.local_batch()) * seq), tg(in.size());
     double sum = 0;
     for (int b = 0; b < o.val_batches; ++b) {
@@ -293,6 +318,7 @@ int run(int argc, char** argv, commscope::Communicator& world) {
                      {"vocab", std::to_string(config.vocab)},
                      {"global_batch", std::to_string(o.batch)},
                      {"dp", std::string(ct::to_string(o.dp.mode))},
+                     {"tp", std::to_string(o.tp)},
                      {"algo", o.dp.algo},
                      {"threads", std::to_string(threads)},
                      {"device", o.device},
@@ -301,7 +327,7 @@ int run(int argc, char** argv, commscope::Communicator& world) {
     session = std::make_unique<prof::Session>(world.mpi_comm(), so);
   }
   std::vector<int> inputs(static_cast<std::size_t>(loader.local_batch()) * seq), targets(inputs.size());
-  const double flops_rank = iteration_flops(config, loader.local_batch(), seq);
+  const double flops_rank = iteration_flops(config, loader.local_batch(), seq) / o.tp;  // TP splits every GEMM
   double total_time = 0;
   int timed_steps = 0;
   float last_loss = 0;
@@ -362,17 +388,20 @@ int run(int argc, char** argv, commscope::Communicator& world) {
     std::printf("mean step %.1f ms (%d steps after the first), %.0f tok/s, %.2f GFLOP/s per rank (%.1f%% of GEMM)",
                 total_time / timed_steps * 1e3, timed_steps, o.batch * seq * timed_steps / total_time, gflops,
                 100.0 * gflops / gemm);
-    if (o.peak_tflops > 0) std::printf(", MFU %.1f%% of %.0f TFLOP/s", 100.0 * gflops / (o.peak_tflops * 1e3), o.peak_tflops);
+    if (o.peak_tflops > 0)
+      std::printf(", MFU %.1f%% of %.0f TFLOP/s", 100.0 * gflops / (o.peak_tflops * 1e3), o.peak_tflops);
     std::printf("\n");
   }
 
   // --- checkpoints and sampling (full buffers gathered on every rank: collective)
   if (!o.save_llmc.empty() || !o.save.empty() || o.sample > 0) {
-    const std::vector<float> params = dp.full_params();
+    // The whole model: gathered over the DP group (ZeRO), then over the TP group (its shards).
+    auto whole = [&](std::vector<float> mine) { return tp_comm ? ct::gather_tp(*tp_comm, config, mine) : mine; };
+    const std::vector<float> params = whole(dp.full_params());
     ct::TrainingState st;
     if (!o.save.empty()) {
-      st.m = dp.full_m();
-      st.v = dp.full_v();
+      st.m = whole(dp.full_m());
+      st.v = whole(dp.full_v());
     }
     if (rank == 0) {
       if (!o.save_llmc.empty()) {

@@ -50,6 +50,11 @@ TrainParse parse_train_options(int argc, char** argv) {
   app.add_option("--dp", dp, "data parallelism: ddp, zero1, zero2, zero3")
       ->capture_default_str()
       ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3"}));
+  app.add_option("--tp", o.tp,
+                 "tensor-parallel ranks (Megatron-style split of the attention heads and the MLP; the CPU): the ranks "
+                 "form a DP x TP grid, TP innermost (consecutive ranks)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
   app.add_option("--algo", o.dp.algo,
                  "collective algorithm: mpi, ring, tree, rhd, shm (one node), hier (node-aware); nccl (--device cuda). "
                  "Default: mpi on the CPU, nccl "
@@ -118,6 +123,7 @@ TrainParse parse_train_options(int argc, char** argv) {
                  " with --device cuda would hand device pointers to the CPU; use nccl, or ring/tree/rhd");
   if (!cuda && precision->count() > 0 && o.precision != "fp32")
     return usage("--precision " + o.precision + " needs --device cuda (the CPU trains in fp32)");
+  if (cuda && o.tp > 1) return usage("--tp needs --device cpu (tensor parallelism runs on the CPU only)");
   if (!cuda && transport->count() > 0) return usage("--transport applies to --device cuda only");
   if (o.transport == "staged" && o.dp.algo == "nccl")
     return usage("--algo nccl needs --transport nccl (--transport staged runs ring, tree or rhd)");

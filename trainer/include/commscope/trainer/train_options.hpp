@@ -22,11 +22,12 @@ struct TrainOptions {
   int val_every = 0;  // steps; 0: only at the end
   int val_batches = 4;
   AdamWOptions adamw;
-  DpOptions dp;  // dp.algo "": mpi on the CPU, nccl on CUDA (ring with --transport staged)
-  std::string device = "cpu";       // cpu or cuda
-  std::string precision = "fp32";   // fp32, or bf16 (cuda: bf16 model with fp32 master weights)
-  std::string transport = "nccl";   // cuda, our algorithms: nccl (point-to-point) or staged (MPI via host)
-  double peak_tflops = 0;           // the device's peak for MFU; 0: MFU not printed
+  int tp = 1;                      // tensor-parallel ranks (the CPU; heads and the rank count divisible by it)
+  DpOptions dp;                    // dp.algo "": mpi on the CPU, nccl on CUDA (ring with --transport staged)
+  std::string device = "cpu";      // cpu or cuda
+  std::string precision = "fp32";  // fp32, or bf16 (cuda: bf16 model with fp32 master weights)
+  std::string transport = "nccl";  // cuda, our algorithms: nccl (point-to-point) or staged (MPI via host)
+  double peak_tflops = 0;          // the device's peak for MFU; 0: MFU not printed
   double bucket_mb = 25;
   std::string profile;  // profile file (HDF5)
   std::string load_llmc, save_llmc, load, save;
