@@ -367,15 +367,20 @@ class TraceReader {
     }
   }
 
+  // The next value, when it is an array: true, inside it; any other value is skipped.
+  bool open_array(std::size_t level) {
+    const JsonToken t = in_.next();
+    if (t == JsonToken::kArrayBegin) return true;
+    if (t == JsonToken::kObjectBegin)
+      while (in_.depth() > level) (void)in_.next();
+    return false;
+  }
+
   // "Input Dims": [[d0, d1, ...], ...]: the first tensor's element count.
   void read_input_dims() {
     const std::size_t level = depth_before_;
-    JsonToken t = in_.next();
-    if (t != JsonToken::kArrayBegin) {
-      if (t == JsonToken::kObjectBegin)
-        while (in_.depth() > level) (void)in_.next();
-      return;
-    }
+    if (!open_array(level)) return;
+    JsonToken t;
     bool first_done = false;
     while (in_.depth() > level) {
       t = in_.next();
@@ -401,12 +406,8 @@ class TraceReader {
 
   void read_input_type() {
     const std::size_t level = depth_before_;
-    JsonToken t = in_.next();
-    if (t != JsonToken::kArrayBegin) {
-      if (t == JsonToken::kObjectBegin)
-        while (in_.depth() > level) (void)in_.next();
-      return;
-    }
+    if (!open_array(level)) return;
+    JsonToken t;
     bool first = true;
     while (in_.depth() > level) {
       t = in_.next();
