@@ -26,6 +26,7 @@
 
 #include "../src/kernels.hpp"
 #include "commscope/trainer/model.hpp"
+#include "gradcheck_common.hpp"
 
 namespace ct = commscope::trainer;
 namespace kn = commscope::trainer::kernels;
@@ -62,9 +63,7 @@ Vec minus(const Vec& a, const Vec& b) {
   return d;
 }
 
-double rel_error(double analytic, double numeric, double floor) {
-  return std::abs(analytic - numeric) / std::max({std::abs(analytic), std::abs(numeric), floor});
-}
+using ct::gradcheck::rel_error;
 
 // Central difference of f() with respect to x.
 template <class F>
@@ -287,24 +286,10 @@ TEST(GradCheck, SoftmaxCrossEntropyKernel) {
 // ---------------------------------------------------------------------------------------------
 // Whole-model helpers.
 
-constexpr int kBatch = 2, kSeq = 8;
-
-// "tiny" (2 layers, 2 heads, 32 channels, context 32) with 200 tokens padded to 256, so the
-// padding paths run.
-ct::ModelConfig test_config() {
-  ct::ModelConfig c = ct::preset("tiny");
-  c.vocab = 200;
-  c.padded_vocab = ct::pad_vocab(c.vocab);
-  return c;
-}
-
-std::vector<int> random_tokens(std::uint64_t seed, int vocab) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> token(0, vocab - 1);
-  std::vector<int> v(static_cast<std::size_t>(kBatch * kSeq));
-  for (int& t : v) t = token(rng);
-  return v;
-}
+using ct::gradcheck::kBatch;
+using ct::gradcheck::kSeq;
+using ct::gradcheck::random_tokens;
+using ct::gradcheck::test_config;
 
 constexpr ct::Tensor kAllTensors[ct::kTensorCount] = {
     ct::Tensor::wte,      ct::Tensor::wpe,      ct::Tensor::ln1w, ct::Tensor::ln1b, ct::Tensor::qkvw, ct::Tensor::qkvb,

@@ -25,25 +25,17 @@
 #include "commscope/trainer/layout.hpp"
 #include "commscope/trainer/model.hpp"
 #include "commscope/trainer/tensor_parallel.hpp"
+#include "gradcheck_common.hpp"
 
 namespace ct = commscope::trainer;
 
 namespace {
 
-constexpr int kBatch = 2, kSeq = 8;
+using ct::gradcheck::kBatch;
+using ct::gradcheck::kSeq;
+using ct::gradcheck::random_tokens;
+using ct::gradcheck::rel_error;
 constexpr double kStep = 1e-5, kFloor = 1e-5, kBound = 1e-5, kExactBound = 1e-12;
-
-std::vector<int> random_tokens(std::uint64_t seed, int vocab) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> token(0, vocab - 1);
-  std::vector<int> v(static_cast<std::size_t>(kBatch * kSeq));
-  for (int& t : v) t = token(rng);
-  return v;
-}
-
-double rel_error(double analytic, double numeric, double floor) {
-  return std::abs(analytic - numeric) / std::max({std::abs(analytic), std::abs(numeric), floor});
-}
 
 }  // namespace
 
@@ -51,9 +43,7 @@ int main(int argc, char** argv) {
   commscope::MpiRuntime mpi(argc, argv);
   commscope::Communicator world;
   const int rank = world.rank(), tp = world.size();
-  ct::ModelConfig config = ct::preset("tiny");
-  config.vocab = 200;
-  config.padded_vocab = ct::pad_vocab(config.vocab);
+  const ct::ModelConfig config = ct::gradcheck::test_config();
   if (config.heads % tp != 0) {
     if (rank == 0) std::fprintf(stderr, "the %d heads do not divide by %d ranks\n", config.heads, tp);
     return 2;
