@@ -480,21 +480,22 @@ bool Session::finish_local(const std::string& path,
   std::int64_t dropped = 0;
   std::vector<Event> events = s.collect(close_ticks, dropped);
 
-  const RankBreakdown mine = s.breakdown(0, events, false);
-  ProfileMeta meta = s.meta(1);
-  meta.events_layout = "single";
-  meta.attributes.emplace_back("job_rank", std::to_string(s.rank));
-  meta.attributes.emplace_back("job_nranks", std::to_string(s.size));
-  for (const auto& a : attributes) meta.attributes.push_back(a);
+  RankBreakdown mine = s.breakdown(0, events, false);
   // Rank 0 of its own file; the job rank is /meta's job_rank. The process-wide name table is
   // this rank's: no merge needed.
+  Profile profile;
+  profile.meta = s.meta(1);
+  profile.meta.events_layout = "single";
+  profile.meta.attributes.emplace_back("job_rank", std::to_string(s.rank));
+  profile.meta.attributes.emplace_back("job_nranks", std::to_string(s.size));
+  for (const auto& a : attributes) profile.meta.attributes.push_back(a);
+  profile.ranks = {s.info(0, static_cast<std::int64_t>(events.size()), dropped)};
+  profile.strings = process_names().strings();
+  profile.breakdown = std::move(mine.rows);
+  profile.operators = std::move(mine.operators);
+  profile.events.push_back(std::move(events));
   try {
-    ProfileWriter writer(path, meta, {s.info(0, static_cast<std::int64_t>(events.size()), dropped)},
-                         process_names().strings());
-    writer.append_events(0, events);
-    writer.write_breakdown(mine.rows);
-    writer.write_operators(mine.operators);
-    writer.close();
+    write_profile_file(profile, path);
     s.written = true;
   } catch (const std::exception& e) {
     warn("rank %d: cannot write %s: %s", s.rank, path.c_str(), e.what());
