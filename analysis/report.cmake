@@ -80,7 +80,8 @@ if(COMMSCOPE_BUILD_TESTS)
       "one_way|slow link: host1 <-> host4"
       "slow_node|slow node: host4: sgemm"
       "high_latency|high-latency host links: host6"
-      "cut_short|none")
+      "cut_short|none"
+      "oversubscribed|slow host links: host3")
     string(REPLACE "|" ";" parts "${case}")
     list(GET parts 0 name)
     list(GET parts 1 want)
@@ -90,6 +91,9 @@ if(COMMSCOPE_BUILD_TESTS)
   add_test(NAME analysis.report.doctor_outputs
            COMMAND bash -c "rm -rf \"$1\" && \"$2\" doctor \"$4\" -o \"$1\" && \"$3\" \"$1\" && test -s \"$1/pairs_bandwidth.svg\" && test -s \"$1/findings.csv\""
                    report ${rdir}/doctor ${report} ${check} ${sdoc}/slow_host.h5)
+  add_test(NAME analysis.report.doctor_oversubscribed_said
+           COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "Latency is not judged: ranks outnumber CPUs \\(hosts host1" 0 --
+                   ${report} doctor ${sdoc}/oversubscribed.h5)
   add_test(NAME analysis.report.doctor_cut_short_said
            COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "Run cut short \\(no status" 0 -- ${report} doctor ${sdoc}/cut_short.h5)
   add_test(NAME analysis.report.doctor_bench_file
@@ -99,6 +103,7 @@ if(COMMSCOPE_BUILD_TESTS)
            COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 2 "is a commscope doctor file, not a bench results file" 0 --
                    ${report} bench ${sdoc}/clean.h5)
   set_tests_properties(analysis.report.doctor_outputs analysis.report.doctor_cut_short_said
+                       analysis.report.doctor_oversubscribed_said
                        analysis.report.doctor_bench_file analysis.report.bench_doctor_file
                        PROPERTIES FIXTURES_REQUIRED "synthetic_doctor;synthetic_bench" LABELS "unit" TIMEOUT 120)
   # Without gnuplot (GPU nodes often lack it) the report still writes its text, CSV files and

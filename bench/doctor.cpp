@@ -9,11 +9,13 @@
 //    one pair at a time (p-1 rounds for even p, p for odd: one rank sits out each round).
 // 2. probes: every rank's sgemm rate (OpenBLAS, one thread) and memcpy rate (bytes copied per
 //    second), all ranks at once (--probes concurrent, what a job sees) or one rank at a time
-//    (--probes serial: no rank shares the machine with another's probe).
+//    (--probes serial: no rank shares the machine with another's probe); by default serial
+//    where ranks outnumber their machine's CPUs, whose latency the report then does not judge.
 // 3. nodes: allreduce inside each node (the nodes at once, each on its own ranks).
 // Rows are written after each round and phase, so an interrupted run keeps what it measured. A
 // pair that stops answering ends the run within -T, naming the pair and its hosts.
 #include <cblas.h>
+#include <sched.h>
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -23,6 +25,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <memory>
@@ -59,7 +62,7 @@ struct Options {
   std::string copy_bytes = "32M";
   double probe_time_s = 0.25;
   int probe_windows = 3;
-  std::string probes = "concurrent";
+  std::string probes = "auto";  // concurrent, serial, auto: serial where ranks outnumber CPUs
   std::string node_bytes = "16M";
   std::string node_algo = "mpi";
   int node_iters = 5;
@@ -90,6 +93,53 @@ Layout layout_of(const MpiTransport& t) {
     l.node.push_back(it->second);
   }
   return l;
+}
+
+// Ranks that outnumber the CPUs of the machine they share: "" when none do, else which hosts, how
+// many ranks and CPUs. A machine is a running kernel (its boot id: emulated or containerised
+// hosts on one kernel are one machine), its CPUs the union of its ranks' affinity masks. A rank
+// waiting for a CPU adds a time slice (milliseconds) to a round trip of microseconds, so latency
+// measured there is the scheduler's, not the link's.
+std::string oversubscription(MPI_Comm comm, const Layout& l) {
+  struct Seat {
+    char boot_id[48];
+    cpu_set_t cpus;
+  } mine{};
+  int rank = 0, p = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &p);
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (!(in >> id)) id = "host:" + l.hosts[static_cast<std::size_t>(rank)];
+  std::snprintf(mine.boot_id, sizeof mine.boot_id, "%s", id.c_str());
+  if (sched_getaffinity(0, sizeof mine.cpus, &mine.cpus) != 0) CPU_ZERO(&mine.cpus);
+  std::vector<Seat> all(static_cast<std::size_t>(p));
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm);
+  struct Machine {
+    int ranks = 0;
+    cpu_set_t cpus{};
+    std::vector<std::string> hosts;
+  };
+  std::map<std::string, Machine> machines;
+  for (int r = 0; r < p; ++r) {
+    Machine& m = machines[all[static_cast<std::size_t>(r)].boot_id];
+    ++m.ranks;
+    CPU_OR(&m.cpus, &m.cpus, &all[static_cast<std::size_t>(r)].cpus);
+    if (std::find(m.hosts.begin(), m.hosts.end(), l.hosts[static_cast<std::size_t>(r)]) == m.hosts.end())
+      m.hosts.push_back(l.hosts[static_cast<std::size_t>(r)]);
+  }
+  std::string out;
+  for (const auto& entry : machines) {
+    const Machine& m = entry.second;
+    const int cpus = CPU_COUNT(&m.cpus);
+    if (cpus == 0 || m.ranks <= cpus) continue;
+    std::string hosts;
+    for (std::size_t i = 0; i < m.hosts.size() && i < 8; ++i) hosts += (i ? "," : "") + m.hosts[i];
+    if (m.hosts.size() > 8) hosts += ",...";
+    out += std::string(out.empty() ? "" : "; ") + (m.hosts.size() > 1 ? "hosts " + hosts + " (one machine)" : hosts) +
+           ": " + std::to_string(m.ranks) + " ranks on " + std::to_string(cpus) + " CPUs";
+  }
+  return out;
 }
 
 // The file rank 0 writes, with the run's settings and environment in /meta.
@@ -242,8 +292,11 @@ int run(int argc, char** argv) {
   app.add_option("--probe-windows", o.probe_windows, "probes: timing windows per probe (the median counts)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  app.add_option("--probes", o.probes, "concurrent: all ranks probe at once; serial: one rank at a time")
-      ->check(CLI::IsMember({"concurrent", "serial"}))
+  app.add_option("--probes", o.probes,
+                 "concurrent: all ranks probe at once; serial: one rank at a time; auto: serial where ranks "
+                 "outnumber the CPUs of a machine (concurrent probes would measure their share of a CPU), else "
+                 "concurrent")
+      ->check(CLI::IsMember({"concurrent", "serial", "auto"}))
       ->capture_default_str();
   app.add_option("--node-bytes", o.node_bytes, "per-node allreduce: array size")->capture_default_str();
   app.add_option("--node-algo", o.node_algo, "per-node allreduce: algorithm")->capture_default_str();
@@ -283,10 +336,16 @@ int run(int argc, char** argv) {
   Communicator world(MPI_COMM_WORLD, copts);
   const Layout layout = layout_of(*world.transport().as_mpi());
   const bench::Environment env = bench::capture_environment(world.mpi_comm(), argc, argv);
+  const std::string oversubscribed = oversubscription(world.mpi_comm(), layout);
+  if (o.probes == "auto") o.probes = oversubscribed.empty() ? "concurrent" : "serial";
   if (rank == 0) {
     if (o.out.size() + 16 > sizeof g_partial) throw InvalidArgument("--out path too long");
     bench::print_environment(stdout, env, "commscope-doctor");
+    if (!oversubscribed.empty())
+      std::printf("# oversubscribed: %s (latency is the scheduler's here: the report does not judge it)\n",
+                  oversubscribed.c_str());
     g_file = open_file(o, env, layout);
+    if (!oversubscribed.empty()) g_file->meta().set_attr("oversubscribed", oversubscribed);
     std::snprintf(g_partial, sizeof g_partial, "%s.partial", o.out.c_str());
     std::snprintf(g_final, sizeof g_final, "%s", o.out.c_str());
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, publish_on_signal);

@@ -116,6 +116,8 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
     }
   }
   const LinkMetric metrics[] = {{"bandwidth", "GB/s", Worse::low}, {"latency", "us", Worse::high}};
+  // Ranks outnumbering their machine's CPUs wait for one: latency is then the scheduler's.
+  const std::string oversubscribed = d.meta_value("oversubscribed");
   std::vector<Finding> findings;
   for (const LinkMetric& m : metrics) {
     const auto& ranks_m = m.worse == Worse::low ? bw : lat;
@@ -171,6 +173,11 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
       hm.values.push_back(row);
     }
     w.plot(std::string("pairs_") + m.name, hm);
+    if (m.worse == Worse::high && !oversubscribed.empty()) {
+      w.text(std::string("Not judged: ranks outnumber CPUs (") + oversubscribed +
+             "), and a rank waiting for a CPU adds a time slice to its round trips.");
+      continue;
+    }
 
     // Hosts first: each by the median of its links to other hosts.
     std::vector<double> host_score(nh, kNaN);
@@ -291,7 +298,9 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
          format_number(kOutlierFloorRatio, 2) + ") on the bad side of the median of its peers: at least " +
          format_number(std::pow(kOutlierFloorRatio, kOutlierSigmas), 3) +
          "x from it. Hosts are judged by the median of their links before single links are; a pair measured in "
-         "several passes counts by its best pass (interference only slows a measurement).");
+         "several passes counts by its best pass (interference only slows a measurement)." +
+         (oversubscribed.empty() ? std::string()
+                                 : " Latency is not judged: ranks outnumber CPUs (" + oversubscribed + ")."));
   if (findings.empty()) {
     w.text("no outlier: every link, node and rank measured is within the rule.");
   } else {

@@ -8,6 +8,8 @@
 //   slow_node.h5   host4's ranks at a tenth of the sgemm rate
 //   high_latency.h5  host6's links at 4x the latency
 //   cut_short.h5   the run stopped after its first pass of pairs (no status, no probes)
+//   oversubscribed.h5  host3's links at a tenth of the bandwidth and host6's at 4x the latency,
+//                  the ranks marked as outnumbering their CPUs (latency not judged)
 //   usage: test_analysis_synthetic_doctor DIR
 #include <cstdio>
 #include <filesystem>
@@ -36,6 +38,7 @@ struct Fault {
   double (*latency)(int a, int b);
   double (*sgemm)(int h);
   bool cut_short = false;
+  bool oversubscribed = false;
 };
 
 double one(int, int) {
@@ -55,6 +58,8 @@ void write(const std::filesystem::path& dir, const Fault& f) {
   meta.set_attr("passes", 2);
   meta.set_attr("probes", std::string("concurrent"));
   meta.set_attr("node_allreduce_algo", std::string("mpi"));
+  if (f.oversubscribed)
+    meta.set_attr("oversubscribed", std::string("hosts host1,...,host6 (one machine): 12 ranks on 4 CPUs"));
   for (int pass = 0; pass < (f.cut_short ? 1 : 2); ++pass) {
     std::vector<PairRow> rows;
     for (int s = 0; s < kRanks; ++s)
@@ -113,6 +118,8 @@ int main(int argc, char** argv) {
       {"slow_node", one, one, [](int h) { return h == 4 ? 0.1 : 1.0; }},
       {"high_latency", one, [](int a, int b) { return a == 6 || b == 6 ? 4.0 : 1.0; }, one_h},
       {"cut_short", one, one, one_h, true},
+      {"oversubscribed", [](int a, int b) { return a == 3 || b == 3 ? 0.1 : 1.0; },
+       [](int a, int b) { return a == 6 || b == 6 ? 4.0 : 1.0; }, one_h, false, true},
   };
   for (const Fault& f : faults) write(dir, f);
   std::printf("wrote %zu doctor files to %s\n", std::size(faults), dir.string().c_str());
