@@ -39,6 +39,27 @@ std::string_view to_string(DpMode mode) {
   return "?";
 }
 
+std::vector<int> pipeline_schedule(int stage, int stages, int m, bool gpipe) {
+  std::vector<int> order;
+  if (gpipe) {
+    for (int i = 0; i < m; ++i) order.push_back(i);
+    for (int i = 0; i < m; ++i) order.push_back(-(i + 1));
+    return order;
+  }
+  const int warm = std::min(stages - stage - 1, m);
+  for (int i = 0; i < warm; ++i) order.push_back(i);
+  for (int j = 0; j < m - warm; ++j) {
+    order.push_back(warm + j);
+    order.push_back(-(j + 1));
+  }
+  for (int j = m - warm; j < m; ++j) order.push_back(-(j + 1));
+  return order;
+}
+
+int pipeline_slots(int stage, int stages, int m, bool gpipe) {
+  return gpipe ? m : std::min(stages - stage, m);
+}
+
 namespace {
 
 // The activity marker: written into the buffer not in use, then published by one atomic store.
@@ -51,6 +72,7 @@ int g_next = 0;
 struct DataParallel::Impl {
   Communicator& comm;
   Communicator* tp;  // the tensor-parallel group (null: no tensor parallelism)
+  PipelineOptions pipe;
   Gpt2<float>& model;
   DpOptions dp;
   AdamWOptions adamw;
@@ -68,13 +90,21 @@ struct DataParallel::Impl {
   std::vector<int>
       bucket_first;  // ddp: for the segment that closes a bucket, the bucket's first (highest) segment; else -1
   std::int64_t step = 0;
+  // Micro-batches: ddp reduces in the last one's backward; zero2/3 add each one's reduce-scatter
+  // (through rs_sum) into the shard after the first.
+  bool last_micro = true, accumulate = false;
+  std::vector<float> rs_sum;
+  // Pipeline: receive buffers for a stage input and an output gradient; sends not yet completed.
+  std::vector<float> stage_in, output_grad;
+  std::vector<const void*> sends_pending;
 
   DataParallelNames names;
-  prof::NameId k_adamw, k_copy;
+  prof::NameId k_adamw, k_copy, n_pp_send, n_pp_recv, n_emb_allreduce;
 
-  Impl(Communicator& c, Gpt2<float>& mo, DpOptions d, AdamWOptions a, Communicator* t)
+  Impl(Communicator& c, Gpt2<float>& mo, DpOptions d, AdamWOptions a, Communicator* t, PipelineOptions pl)
       : comm(c),
         tp(mo.tp() > 1 ? t : nullptr),
+        pipe(pl),
         model(mo),
         dp(std::move(d)),
         adamw(a),
@@ -85,6 +115,27 @@ struct DataParallel::Impl {
         names(dp.algo) {
     k_adamw = prof::name_id("adamw");
     k_copy = prof::name_id("copy");
+    n_pp_send = prof::name_id("pp.send");
+    n_pp_recv = prof::name_id("pp.recv");
+    n_emb_allreduce = prof::name_id("embedding.allreduce");
+    const Stage& st = model.stage();
+    if (pipe.micro_batches < 1) throw std::invalid_argument("DataParallel: need at least one micro-batch");
+    if (!st.whole()) {
+      if (pipe.pp == nullptr || pipe.pp->size() != st.count || pipe.pp->rank() != st.index)
+        throw std::invalid_argument("DataParallel: pipeline stage " + std::to_string(st.index) + " of " +
+                                    std::to_string(st.count) + " needs its pipeline group");
+      if ((st.first() || st.last()) && (pipe.embedding == nullptr || pipe.embedding->size() != 2))
+        throw std::invalid_argument("DataParallel: the first and last stage need their embedding group");
+      const std::size_t n = static_cast<std::size_t>(model.batch()) * model.seq() * model.config().channels;
+      if (!st.first()) stage_in.assign(n, 0.0f);
+      if (!st.last()) output_grad.assign(n, 0.0f);
+    } else {
+      pipe.pp = pipe.embedding = nullptr;
+    }
+    if (model.slots() < pipeline_slots(st.index, st.count, pipe.micro_batches, pipe.gpipe))
+      throw std::invalid_argument("DataParallel: the model has " + std::to_string(model.slots()) +
+                                  " activation slots; the schedule needs " +
+                                  std::to_string(pipeline_slots(st.index, st.count, pipe.micro_batches, pipe.gpipe)));
     if (model.tp() > 1) {
       if (t == nullptr || t->size() != model.tp())
         throw std::invalid_argument("DataParallel: a model split over " + std::to_string(model.tp()) +
@@ -108,10 +159,13 @@ struct DataParallel::Impl {
       }
     }
     if (dp.mode == DpMode::kDdp) bucket_first = plan.buckets(dp.bucket_bytes, sizeof(float));
+    if (pipe.micro_batches > 1 && (dp.mode == DpMode::kZero2 || dp.mode == DpMode::kZero3))
+      rs_sum.assign(plan.max_padded / static_cast<std::size_t>(P), 0.0f);
     install_hooks();
   }
 
   void allreduce_sum(float* data, std::size_t count, prof::NameId op) {
+    if (count == 0) return;
     CollectiveActivity activity("allreduce", dp.algo, count * sizeof(float), "gradients");
     prof::OperatorScope scope(op);
     prof::CommScope c(names.allreduce, names.algo, static_cast<std::int64_t>(count * sizeof(float)));
@@ -119,15 +173,25 @@ struct DataParallel::Impl {
   }
 
   // send: one padded segment of gradients -> this rank's shard of its sum.
-  void reduce_scatter(const float* send, const Shard& sh) {
+  // accumulate: added into the shard (a later micro-batch's gradients) instead of written.
+  void reduce_scatter(const float* send, const Shard& sh, bool add = false) {
+    if (sh.padded == 0) return;
     CollectiveActivity activity("reducescatter", dp.algo, sh.padded * sizeof(float), "gradients");
     prof::OperatorScope scope(names.grad_reducescatter.id);
-    prof::CommScope c(names.reducescatter, names.algo, static_cast<std::int64_t>(sh.padded * sizeof(float)));
-    comm.reducescatter(send, grad_shard.data() + sh.storage, sh.length, DataType::f32, ReduceOp::sum, dp.algo);
+    float* out = grad_shard.data() + sh.storage;
+    {
+      prof::CommScope c(names.reducescatter, names.algo, static_cast<std::int64_t>(sh.padded * sizeof(float)));
+      comm.reducescatter(send, add ? rs_sum.data() : out, sh.length, DataType::f32, ReduceOp::sum, dp.algo);
+    }
+    if (add) {
+      prof::KernelScope k(k_copy);
+      for (std::size_t i = 0; i < sh.length; ++i) out[i] += rs_sum[i];
+    }
   }
 
   // this rank's shard `mine` -> the whole padded segment in `out` (every rank).
   void all_gather(const float* mine, float* out, const Shard& sh) {
+    if (sh.padded == 0) return;
     CollectiveActivity activity("allgather", dp.algo, sh.padded * sizeof(float), "parameters");
     prof::OperatorScope scope(names.param_allgather.id);
     prof::CommScope c(names.allgather, names.algo, static_cast<std::int64_t>(sh.padded * sizeof(float)));
@@ -149,7 +213,7 @@ struct DataParallel::Impl {
       case DpMode::kDdp:
         hooks.grads_ready = [this](int s) {
           const int first = bucket_first[static_cast<std::size_t>(s)];
-          if (first < 0) return;
+          if (first < 0 || !last_micro) return;  // earlier micro-batches accumulate
           const Shard& lo = plan.shards[static_cast<std::size_t>(s)];
           const Shard& hi = plan.shards[static_cast<std::size_t>(first)];
           allreduce_sum(model.grads().data() + lo.offset, hi.offset + hi.count - lo.offset, names.grad_allreduce.id);
@@ -168,7 +232,8 @@ struct DataParallel::Impl {
       case DpMode::kZero2:
         hooks.grad = [this](int s) { return zeroed_grad_work(s); };
         hooks.grads_ready = [this](int s) {
-          reduce_scatter(s == 0 ? grad_work0.data() : grad_work.data(), plan.shards[static_cast<std::size_t>(s)]);
+          reduce_scatter(s == 0 ? grad_work0.data() : grad_work.data(), plan.shards[static_cast<std::size_t>(s)],
+                         accumulate);
           if (s != 0) grad_work_owner = -1;
         };
         break;
@@ -176,9 +241,93 @@ struct DataParallel::Impl {
     model.set_hooks(std::move(hooks));
   }
 
+  // local: this rank's mean loss (a pipeline's last stage's; the other stages' 0).
   float global_mean(double local) {
     prof::OperatorScope scope(names.loss.id);
+    if (pipe.pp != nullptr) local = sum_over_ranks(*pipe.pp, names, local, "loss");
     return static_cast<float>(sum_over_ranks(comm, names, local, "loss") / P);
+  }
+
+  // --- the pipeline's point-to-point messages (over the pp group's transport)
+  void pp_send(const float* data, std::size_t n, int peer) {
+    Transport& t = pipe.pp->transport();
+    t.set_context(CallContext{Collective::sendrecv, "pipeline", DataType::f32, ReduceOp::sum, 0, n, pipe.pp->size()});
+    prof::CommScope c(n_pp_send, names.mpi, static_cast<std::int64_t>(n * sizeof(float)));
+    t.post_send(data, n * sizeof(float), peer);
+    sends_pending.push_back(data);
+  }
+  // Receives (and completes every send posted before).
+  void pp_recv(float* data, std::size_t n, int peer, const char* what) {
+    Transport& t = pipe.pp->transport();
+    CollectiveActivity activity("recv", "pipeline", n * sizeof(float), what);
+    t.set_context(CallContext{Collective::sendrecv, "pipeline", DataType::f32, ReduceOp::sum, 0, n, pipe.pp->size()});
+    prof::CommScope c(n_pp_recv, names.mpi, static_cast<std::int64_t>(n * sizeof(float)));
+    t.post_recv(data, n * sizeof(float), peer);
+    t.wait();
+    sends_pending.clear();
+  }
+  // Before a buffer with a send in flight is written again (and at the end of a step).
+  void pp_complete(const void* buffer = nullptr) {
+    if (sends_pending.empty()) return;
+    if (buffer != nullptr && std::find(sends_pending.begin(), sends_pending.end(), buffer) == sends_pending.end())
+      return;
+    prof::CommScope c(n_pp_send, names.mpi, 0);
+    pipe.pp->transport().wait();
+    sends_pending.clear();
+  }
+
+  // Runs the step's micro-batches through this stage (forward only unless `train`): returns this
+  // stage's mean loss over them (0 before the last stage). Backward scales by 1/(P m).
+  double run_micro_batches(const int* inputs, const int* targets, bool train) {
+    const Stage& st = model.stage();
+    const int micro = pipe.micro_batches, slots = model.slots();
+    const std::size_t tokens = static_cast<std::size_t>(model.batch()) * model.seq();
+    const std::size_t n = tokens * static_cast<std::size_t>(model.config().channels);
+    std::vector<int> order;
+    if (train) {
+      order = pipeline_schedule(st.index, st.count, micro, pipe.gpipe);
+    } else {
+      for (int i = 0; i < micro; ++i) order.push_back(i);
+    }
+    double loss = 0;
+    for (const int op : order) {
+      const int i = op >= 0 ? op : -op - 1;
+      model.select_slot(i % slots);
+      if (op >= 0) {
+        if (!st.first()) pp_recv(stage_in.data(), n, st.index - 1, "activations from the previous stage");
+        pp_complete(model.stage_output().data());  // this slot's output of an earlier micro-batch
+        const float l =
+            model.forward(inputs + i * tokens, targets + i * tokens, st.first() ? nullptr : stage_in.data());
+        if (st.last()) loss += l;
+        if (!st.last()) pp_send(model.stage_output().data(), n, st.index + 1);
+        continue;
+      }
+      if (!st.last()) pp_recv(output_grad.data(), n, st.index + 1, "gradients from the next stage");
+      pp_complete(model.stage_input_grad().data());
+      last_micro = i == micro - 1;
+      accumulate = i > 0;
+      if (!grad_work0.empty()) std::fill(grad_work0.begin(), grad_work0.end(), 0.0f);
+      grad_work_owner = -1;
+      model.backward(1.0f / (static_cast<float>(P) * static_cast<float>(micro)),
+                     st.last() ? nullptr : output_grad.data());
+      if (!st.first()) pp_send(model.stage_input_grad().data(), n, st.index - 1);
+    }
+    if (pipe.pp != nullptr) pp_complete();
+    last_micro = true, accumulate = false;
+    return loss / micro;
+  }
+
+  // Pipeline: the first and last stage's segment 0 gradients (the tied wte: the encoder's and
+  // the head's) summed between them, on the full gradients (sharded: on this rank's shard).
+  void sum_embedding_grads(bool sharded) {
+    if (pipe.embedding == nullptr) return;
+    const Shard& sh = plan.shards[0];
+    float* g = sharded ? grad_shard.data() + sh.storage : model.grads().data() + sh.offset;
+    const std::size_t n = sharded ? sh.length : sh.count;
+    CollectiveActivity activity("allreduce", dp.algo, n * sizeof(float), "embedding gradients");
+    prof::OperatorScope scope(names.grad_allreduce.id);
+    prof::CommScope c(n_emb_allreduce, names.algo, static_cast<std::int64_t>(n * sizeof(float)));
+    pipe.embedding->allreduce(g, g, n, DataType::f32, ReduceOp::sum, dp.algo);
   }
 
   std::vector<float> gather_full(const std::vector<float>& mine) { return gather_shards(comm, plan, mine); }
@@ -189,7 +338,8 @@ struct DataParallel::Impl {
     const std::size_t end = begin + g.size();
     for (int ti = 0; ti < kTensorCount; ++ti) {
       const auto t = static_cast<Tensor>(ti);
-      const int layers = is_per_layer(t) ? layout.config().layers : 1;
+      const int layers = is_per_layer(t) ? layout.layers() : 1;
+      if ((t == Tensor::wte || t == Tensor::wpe) && !layout.stage().first()) continue;  // the first stage's
       for (int l = 0; l < layers; ++l) {
         const std::size_t lo = std::max(begin, layout.offset(t, l)),
                           hi = std::min(end, layout.offset(t, l) + layout.size(t));
@@ -205,8 +355,9 @@ struct DataParallel::Impl {
   }
 
   // Tensor parallelism: the squares of the replicated tensors count once (they are the same on
-  // every TP rank), those of the split tensors are summed over the TP group.
-  float global_norm_tp(bool sharded) {
+  // every TP rank), those of the split tensors are summed over the TP group. Pipeline: each
+  // stage's sum (segment 0 counted on the first stage only) summed over the stages.
+  float global_norm_mp(bool sharded) {
     double split = 0, replicated = 0;
     if (!sharded) {
       split_squares(0, model.grads(), split, replicated);
@@ -216,12 +367,14 @@ struct DataParallel::Impl {
       replicated = sum_over_ranks(comm, names, replicated, "gradient norm");
       split = sum_over_ranks(comm, names, split, "gradient norm");
     }
-    split = sum_over_ranks(*tp, names, split, "gradient norm");
-    return static_cast<float>(std::sqrt(split + replicated));
+    if (tp != nullptr) split = sum_over_ranks(*tp, names, split, "gradient norm");
+    double total = split + replicated;
+    if (pipe.pp != nullptr) total = sum_over_ranks(*pipe.pp, names, total, "gradient norm");
+    return static_cast<float>(std::sqrt(total));
   }
 
   float global_norm(std::span<const float> g, bool sharded) {
-    if (tp != nullptr) return global_norm_tp(sharded);
+    if (tp != nullptr || pipe.pp != nullptr) return global_norm_mp(sharded);
     double local = 0;
 #pragma omp parallel for reduction(+ : local) schedule(static)
     for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(g.size()); ++i)
@@ -256,8 +409,9 @@ double sum_over_ranks(Communicator& comm, const DataParallelNames& names, double
   return sum;
 }
 
-DataParallel::DataParallel(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw, Communicator* tp)
-    : impl_(std::make_unique<Impl>(comm, model, std::move(dp), adamw, tp)) {}
+DataParallel::DataParallel(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw, Communicator* tp,
+                           PipelineOptions pipeline)
+    : impl_(std::make_unique<Impl>(comm, model, std::move(dp), adamw, tp, pipeline)) {}
 DataParallel::~DataParallel() = default;
 
 std::int64_t DataParallel::step() const noexcept {
@@ -289,13 +443,13 @@ void DataParallel::load(std::span<const float> params, std::span<const float> m,
 DataParallel::StepResult DataParallel::train_step(const int* inputs, const int* targets) {
   Impl& d = *impl_;
   StepResult r;
-  const auto P = static_cast<float>(d.P);
   if (d.dp.mode == DpMode::kDdp || d.dp.mode == DpMode::kZero1) d.model.zero_grads();
   if (!d.grad_work0.empty()) std::fill(d.grad_work0.begin(), d.grad_work0.end(), 0.0f);
   d.grad_work_owner = -1;
 
-  const float local_loss = d.model.forward(inputs, targets);
-  d.model.backward(1.0f / P);  // hooks communicate (ddp buckets, zero2/3 reduce-scatters)
+  // The hooks communicate (ddp buckets, zero2/3 reduce-scatters); the stages send and receive.
+  const double local_loss = d.run_micro_batches(inputs, targets, true);
+  if (d.dp.mode == DpMode::kDdp || d.dp.mode == DpMode::kZero1) d.sum_embedding_grads(false);
 
   if (d.dp.mode == DpMode::kZero1) {
     // Reduce-scatter every segment's gradients (padded through the staging buffer).
@@ -306,6 +460,7 @@ DataParallel::StepResult DataParallel::train_step(const int* inputs, const int* 
       d.reduce_scatter(d.staging.data(), sh);
     }
   }
+  if (d.dp.mode == DpMode::kZero2 || d.dp.mode == DpMode::kZero3) d.sum_embedding_grads(true);
   r.loss = d.global_mean(local_loss);
 
   const bool zero = d.dp.mode != DpMode::kDdp;
@@ -344,7 +499,7 @@ DataParallel::StepResult DataParallel::train_step(const int* inputs, const int* 
 }
 
 float DataParallel::eval_loss(const int* inputs, const int* targets) {
-  return impl_->global_mean(impl_->model.forward(inputs, targets));
+  return impl_->global_mean(impl_->run_micro_batches(inputs, targets, false));
 }
 
 std::vector<float> DataParallel::full_params() {

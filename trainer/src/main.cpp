@@ -151,16 +151,25 @@ int run(int argc, char** argv, commscope::Communicator& world) {
   const int seq = o.seq ? o.seq : config.max_seq;
   if (seq > config.max_seq)
     throw UsageError("--seq " + std::to_string(seq) + " exceeds the model's context " + std::to_string(config.max_seq));
-  // --- the DP x TP grid (TP innermost)
+  // --- the PP x DP x TP grid (TP innermost, PP outermost)
   if (config.heads % o.tp != 0)
     throw UsageError("--tp " + std::to_string(o.tp) + ": the model's " + std::to_string(config.heads) +
                      " heads are not divisible by it");
-  if (ranks % o.tp != 0)
-    throw UsageError("--tp " + std::to_string(o.tp) + " does not divide the " + std::to_string(ranks) + " ranks");
-  const int dp_ranks = ranks / o.tp;
+  if (o.pp > config.layers)
+    throw UsageError("--pp " + std::to_string(o.pp) + ": the model has " + std::to_string(config.layers) +
+                     " layers (a stage needs one at least)");
+  if (ranks % (o.tp * o.pp) != 0)
+    throw UsageError((o.pp > 1 ? "--tp " + std::to_string(o.tp) + " x --pp " + std::to_string(o.pp) + " = " +
+                                     std::to_string(o.tp * o.pp)
+                               : "--tp " + std::to_string(o.tp)) +
+                     " does not divide the " + std::to_string(ranks) + " ranks");
+  const int dp_ranks = ranks / (o.tp * o.pp);
   if (o.batch % dp_ranks != 0)
     throw UsageError("--batch " + std::to_string(o.batch) + " is not a multiple of the " + std::to_string(dp_ranks) +
-                     (o.tp > 1 ? " data-parallel ranks" : " ranks"));
+                     (o.tp * o.pp > 1 ? " data-parallel ranks" : " ranks"));
+  if (o.batch / dp_ranks % o.micro_batches != 0)
+    throw UsageError("--micro-batches " + std::to_string(o.micro_batches) + " does not divide the " +
+                     std::to_string(o.batch / dp_ranks) + " sequences of a data-parallel rank's batch");
   for (const std::string* path : {&o.profile, &o.save_llmc, &o.save})
     if (!path->empty())
       if (const std::string p = prof::output_problem(*path); !p.empty()) throw UsageError(p);
@@ -196,12 +205,14 @@ int run(int argc, char** argv, commscope::Communicator& world) {
     message += ": too short for --seq " + std::to_string(seq) + " (" + std::to_string(data.size()) + " tokens)";
     throw UsageError(message);
   }
-  // Tensor parallelism: the DP group carries data parallelism, the TP group the model's split.
+  // Tensor and pipeline parallelism: the DP group carries data parallelism, the TP group the
+  // layers' split, the PP group the stages.
   std::unique_ptr<ct::ProcessGrid> grid;
-  if (o.tp > 1) grid = std::make_unique<ct::ProcessGrid>(world, o.tp);
+  if (o.tp > 1 || o.pp > 1) grid = std::make_unique<ct::ProcessGrid>(world, o.tp, o.pp);
   commscope::Communicator& dp_comm = grid ? grid->dp : world;
-  commscope::Communicator* tp_comm = grid ? &grid->tp : nullptr;
+  commscope::Communicator* tp_comm = grid && o.tp > 1 ? &grid->tp : nullptr;
   const int tp_rank = grid ? grid->tp_rank : 0;
+  const ct::Stage stage = ct::pipeline_stage(config, o.pp, grid ? grid->pp_rank : 0);
   ct::BatchLoader loader(train, o.batch, seq, dp_comm.rank(), dp_comm.size(), o.seed);
   loader.set_step(start_step);
 
@@ -213,9 +224,9 @@ int run(int argc, char** argv, commscope::Communicator& world) {
     initializer.init(o.seed);
     start_params.assign(initializer.params().begin(), initializer.params().end());
   }
-  if (o.tp > 1) {  // this rank's shard of the whole model
+  if (o.tp > 1 || o.pp > 1) {  // this rank's shard of the whole model
     for (std::vector<float>* full : {&start_params, &start_m, &start_v})
-      if (!full->empty()) *full = ct::tp_shard<float>(config, o.tp, tp_rank, *full);
+      if (!full->empty()) *full = ct::model_shard<float>(config, o.tp, tp_rank, stage, *full);
   }
   ct::AdamWOptions adamw = o.adamw;
   adamw.total_steps = static_cast<int>(start_step) + o.steps;  // a resumed run continues the schedule
@@ -244,8 +255,14 @@ int run(int argc, char** argv, commscope::Communicator& world) {
     throw UsageError("--device cuda: this build has no CUDA (configure where the CUDA toolkit and NCCL are installed)");
 #endif
   } else {
-    cpu_model = std::make_unique<ct::Gpt2<float>>(config, loader.local_batch(), seq, o.tp);
-    engine = std::make_unique<ct::DataParallel>(dp_comm, *cpu_model, o.dp, adamw, tp_comm);
+    const bool gpipe = o.schedule == "gpipe";
+    cpu_model = std::make_unique<ct::Gpt2<float>>(config, loader.local_batch() / o.micro_batches, seq, o.tp, stage,
+                                                  ct::pipeline_slots(stage.index, stage.count, o.micro_batches, gpipe));
+    ct::PipelineOptions pipeline;
+    pipeline.micro_batches = o.micro_batches;
+    pipeline.gpipe = gpipe;
+    if (o.pp > 1) pipeline.pp = &grid->pp, pipeline.embedding = grid->embedding.get();
+    engine = std::make_unique<ct::DataParallel>(dp_comm, *cpu_model, o.dp, adamw, tp_comm, pipeline);
     // A 1024^3 sgemm with this rank's threads (multi-threaded OpenBLAS; the model itself splits
     // GEMMs over its OpenMP threads and calls single-threaded BLAS).
     gemm = measure_sgemm_gflops(1024, 1024, 1024);
@@ -255,8 +272,14 @@ int run(int argc, char** argv, commscope::Communicator& world) {
   dp.load(start_params, start_m, start_v, start_step);
   start_params = {};
 
+  // Every rank's memory (the stages differ), printed by rank 0 for each stage.
+  const ct::MemoryReport mem = dp.memory();
+  std::vector<std::uint64_t> mems(rank == 0 ? 5 * static_cast<std::size_t>(ranks) : 0);
+  {
+    const std::uint64_t mine[5] = {mem.params, mem.grads, mem.optimizer, mem.working, mem.activations};
+    MPI_Gather(mine, 5, MPI_UINT64_T, mems.data(), 5, MPI_UINT64_T, 0, world.mpi_comm());
+  }
   if (rank == 0) {
-    const ct::MemoryReport mem = dp.memory();
     std::printf(
         "commscope-train: %s, %d layers, %d heads, %d channels, context %d, vocabulary %d (padded %d), "
         "%lld parameters\n",
@@ -268,13 +291,39 @@ int run(int argc, char** argv, commscope::Communicator& world) {
         "threads; device %s, %s\n",
         data.size(), train.size(), val.size(), o.batch, seq, loader.local_batch(), ranks, threads, o.device.c_str(),
         cuda && bf16 ? "bf16 with fp32 master weights" : "fp32");
+    if (o.pp > 1 || o.micro_batches > 1) {
+      const int m = o.micro_batches, p = o.pp;
+      std::printf(
+          "pipeline parallel: %d stage%s (%s schedule), %d micro-batch%s of %d sequences; bubble (p-1)/(m+p-1) = "
+          "%.1f%%%s\n",
+          p, p > 1 ? "s" : "", o.schedule.c_str(), m, m > 1 ? "es" : "", loader.local_batch() / m,
+          100.0 * (p - 1) / (m + p - 1),
+          p > 1 ? ("; " +
+                   mib(static_cast<std::size_t>(loader.local_batch() / m) * seq * config.channels * sizeof(float)) +
+                   " per message between stages")
+                      .c_str()
+                : "");
+      for (int st = 0; st < p; ++st) {
+        const ct::Stage sg = ct::pipeline_stage(config, p, st);
+        const std::size_t r0 = static_cast<std::size_t>(st) * static_cast<std::size_t>(ranks / p);  // tp 0, dp 0
+        const std::uint64_t* x = mems.data() + 5 * r0;
+        std::printf(
+            "  stage %d: layers %d-%d%s%s (ranks %zu-%zu); memory per rank: params %s, grads %s, AdamW %s, "
+            "working %s, activations %s, total %s\n",
+            st, sg.first_layer, sg.first_layer + sg.layers - 1, sg.first() ? ", embeddings" : "",
+            sg.last() ? ", head (tied wte)" : "", r0, r0 + static_cast<std::size_t>(ranks / p) - 1, mib(x[0]).c_str(),
+            mib(x[1]).c_str(), mib(x[2]).c_str(), mib(x[3]).c_str(), mib(x[4]).c_str(),
+            mib(x[0] + x[1] + x[2] + x[3] + x[4]).c_str());
+      }
+    }
     if (o.tp > 1)
       std::printf(
           "tensor parallel: groups of %d consecutive ranks (%d of the %d heads each) x %d data-parallel ranks; 4 "
           "allreduces of %s (batch %d) per layer and step\n",
           o.tp, config.heads / o.tp, config.heads, dp_ranks,
-          mib(static_cast<std::size_t>(loader.local_batch()) * seq * config.channels * sizeof(float)).c_str(),
-          loader.local_batch());
+          mib(static_cast<std::size_t>(loader.local_batch() / o.micro_batches) * seq * config.channels * sizeof(float))
+              .c_str(),
+          loader.local_batch() / o.micro_batches);
     std::printf(
         "data parallel: %s over '%s'%s%s; memory per rank: params %s, grads %s, AdamW %s, working %s, "
         "activations %s, total %s\n",
@@ -319,6 +368,9 @@ int run(int argc, char** argv, commscope::Communicator& world) {
                      {"global_batch", std::to_string(o.batch)},
                      {"dp", std::string(ct::to_string(o.dp.mode))},
                      {"tp", std::to_string(o.tp)},
+                     {"pp", std::to_string(o.pp)},
+                     {"micro_batches", std::to_string(o.micro_batches)},
+                     {"schedule", o.schedule},
                      {"algo", o.dp.algo},
                      {"threads", std::to_string(threads)},
                      {"device", o.device},
@@ -327,7 +379,8 @@ int run(int argc, char** argv, commscope::Communicator& world) {
     session = std::make_unique<prof::Session>(world.mpi_comm(), so);
   }
   std::vector<int> inputs(static_cast<std::size_t>(loader.local_batch()) * seq), targets(inputs.size());
-  const double flops_rank = iteration_flops(config, loader.local_batch(), seq) / o.tp;  // TP splits every GEMM
+  // TP splits every GEMM, PP the layers (evenly, to first order).
+  const double flops_rank = iteration_flops(config, loader.local_batch(), seq) / (o.tp * o.pp);
   double total_time = 0;
   int timed_steps = 0;
   float last_loss = 0;
@@ -395,8 +448,10 @@ int run(int argc, char** argv, commscope::Communicator& world) {
 
   // --- checkpoints and sampling (full buffers gathered on every rank: collective)
   if (!o.save_llmc.empty() || !o.save.empty() || o.sample > 0) {
-    // The whole model: gathered over the DP group (ZeRO), then over the TP group (its shards).
-    auto whole = [&](std::vector<float> mine) { return tp_comm ? ct::gather_tp(*tp_comm, config, mine) : mine; };
+    // The whole model: gathered over the DP group (ZeRO), then over the TP x PP ranks (their shards).
+    auto whole = [&](std::vector<float> mine) {
+      return grid ? ct::gather_model<float>(grid->mp, config, o.tp, tp_rank, stage, mine) : mine;
+    };
     const std::vector<float> params = whole(dp.full_params());
     ct::TrainingState st;
     if (!o.save.empty()) {

@@ -73,6 +73,7 @@ struct Gpt2<T>::Impl {
 
   ModelConfig config;
   ParameterLayout layout;
+  Stage stage;  // the pipeline stage (whole(): the whole model)
   int tp;       // tensor-parallel ranks (1: the whole model)
   int Cl, NHl;  // this rank's channels of the attention (C / tp) and heads (NH / tp)
   std::function<void(T*, size_t)> tp_allreduce;
@@ -80,27 +81,60 @@ struct Gpt2<T>::Impl {
   std::vector<T> params, grads;
   Hooks hooks;
 
+  // The activations of one micro-batch in flight (pipeline parallelism keeps several: slots).
+  // The selected slot's live in the members below; the others wait in `parked`, swapped in by
+  // select_slot (vectors swap without moving their elements, so the pointers stay valid).
+  struct SlotState {
+    std::vector<T> act_buf;
+    Acts acts;
+    std::vector<int> inputs, targets;
+    bool have_targets = false;
+  };
   std::vector<T> act_buf, grad_buf;
   Acts acts, dacts;
   size_t grad_zeroed = 0;            // backward zeroes grad_buf[0, grad_zeroed); the rest it overwrites
   std::vector<int> inputs, targets;  // the last forward's
   bool have_targets = false;
+  std::vector<SlotState> parked;  // [slot]: the slots not selected (the selected one's entry is empty)
+  int selected = 0;
   Names names;
   ModelOperators ops;
 
-  Impl(const ModelConfig& c, int batch, int seq, int tp_ranks)
-      : config(c), layout(c, tp_ranks), tp(tp_ranks), B(batch), Tn(seq), ops(c.layers) {
+  Impl(const ModelConfig& c, int batch, int seq, int tp_ranks, Stage st, int slots)
+      : config(c), layout(c, tp_ranks, st), stage(layout.stage()), tp(tp_ranks), B(batch), Tn(seq), ops(c.layers) {
     if (const std::string problem = c.problem(); !problem.empty()) throw std::invalid_argument(problem);
     Cl = c.channels / tp;
     NHl = c.heads / tp;
     if (batch < 1 || seq < 1 || seq > c.max_seq)
       throw std::invalid_argument("Gpt2: need batch >= 1 and 1 <= seq <= max_seq (" + std::to_string(c.max_seq) +
                                   "), got batch " + std::to_string(batch) + ", seq " + std::to_string(seq));
-    inputs.assign(static_cast<size_t>(B) * Tn, 0);
-    targets.assign(static_cast<size_t>(B) * Tn, 0);
-    allocate(acts, act_buf, false);
+    if (slots < 1) throw std::invalid_argument("Gpt2: need at least one activation slot");
+    parked.resize(static_cast<size_t>(slots));
+    for (int k = slots - 1; k >= 0; --k) {  // ends with slot 0 selected
+      inputs.assign(static_cast<size_t>(B) * Tn, 0);
+      targets.assign(static_cast<size_t>(B) * Tn, 0);
+      allocate(acts, act_buf, false);
+      if (k > 0) park(k);
+    }
     allocate(dacts, grad_buf, true);
     intern_names();
+  }
+
+  void park(int k) {
+    SlotState& p = parked[static_cast<size_t>(k)];
+    std::swap(p.act_buf, act_buf);
+    std::swap(p.acts, acts);
+    std::swap(p.inputs, inputs);
+    std::swap(p.targets, targets);
+    std::swap(p.have_targets, have_targets);
+  }
+  void select_slot(int k) {
+    if (k < 0 || k >= static_cast<int>(parked.size()))
+      throw std::out_of_range("Gpt2::select_slot: slot " + std::to_string(k) + " of " + std::to_string(parked.size()));
+    if (k == selected) return;
+    park(selected);  // the selected slot's state into its (empty) entry
+    park(k);         // slot k's state out of its entry
+    selected = k;
   }
 
   // Calls f(slot, elements) for every buffer of `a` in buffer order. For gradients, skips what
@@ -110,8 +144,10 @@ struct Gpt2<T>::Impl {
   void visit(Acts& a, bool gradients, F&& f) {
     const size_t N = static_cast<size_t>(B) * Tn, C = static_cast<size_t>(config.channels);
     const size_t Cr = static_cast<size_t>(Cl);  // this rank's share of the attention and the MLP
-    const size_t att = static_cast<size_t>(B) * NHl * Tn * Tn, Vp = static_cast<size_t>(config.padded_vocab);
-    a.layers.resize(static_cast<size_t>(config.layers));
+    const size_t att = static_cast<size_t>(B) * NHl * Tn * Tn;
+    // The head's activations only on the stage that has the head.
+    const size_t Vp = stage.last() ? static_cast<size_t>(config.padded_vocab) : 0, NH = stage.last() ? N : 0;
+    a.layers.resize(static_cast<size_t>(layout.layers()));
     f(a.encoded, N * C);
     for (LayerActs& l : a.layers) {
       f(l.ln1, N * C);
@@ -133,13 +169,13 @@ struct Gpt2<T>::Impl {
         f(l.att, att);
       }
     }
-    f(a.lnf, N * C);
+    f(a.lnf, NH * C);
     if (!gradients) {
-      f(a.lnf_mean, N);
-      f(a.lnf_rstd, N);
-      f(a.logits, N * Vp);
-      f(a.probs, N * Vp);
-      f(a.losses, N);
+      f(a.lnf_mean, NH);
+      f(a.lnf_rstd, NH);
+      f(a.logits, NH * Vp);
+      f(a.probs, NH * Vp);
+      f(a.losses, NH);
       return;
     }
     f(grad_zeroed, 0);  // marks the end of the zeroed prefix
@@ -147,7 +183,7 @@ struct Gpt2<T>::Impl {
       f(l.preatt, att);
       f(l.att, att);
     }
-    f(a.logits, N * Vp);
+    f(a.logits, NH * Vp);
   }
 
   void allocate(Acts& a, std::vector<T>& buf, bool gradients) {
@@ -228,8 +264,10 @@ struct Gpt2<T>::Impl {
     }
   }
 
-  T forward(const int* in, const int* tg) {
+  T forward(const int* in, const int* tg, const T* stage_input) {
     if (in == nullptr) throw std::invalid_argument("Gpt2::forward: inputs is null");
+    if (!stage.first() && stage_input == nullptr)
+      throw std::invalid_argument("Gpt2::forward: a later pipeline stage needs its stage input");
     if (tp > 1 && !tp_allreduce)
       throw std::logic_error("Gpt2::forward: tensor parallelism needs set_tp_allreduce first");
     const size_t count = static_cast<size_t>(B) * Tn;
@@ -239,10 +277,12 @@ struct Gpt2<T>::Impl {
     have_targets = tg != nullptr;
     if (have_targets) std::copy_n(tg, count, targets.data());
 
-    const int N = B * Tn, C = config.channels, L = config.layers;
+    const int N = B * Tn, C = config.channels, L = layout.layers(), L0 = stage.first_layer;
     const int V = config.vocab, Vp = config.padded_vocab;
     const size_t NC = static_cast<size_t>(N) * C, NCl = static_cast<size_t>(N) * Cl;
-    {
+    if (!stage.first()) {
+      std::copy_n(stage_input, NC, acts.encoded);  // the previous stage's output
+    } else {
       OperatorScope op(ops.embed_fwd.id);
       const T* p = acquire(0);
       {
@@ -256,7 +296,7 @@ struct Gpt2<T>::Impl {
       const T* residual = l == 0 ? acts.encoded : acts.layers[static_cast<size_t>(l) - 1].residual3;
       LayerTensors<const T> w{};
       {
-        OperatorScope op(ops.attn_fwd[static_cast<size_t>(l)].id);
+        OperatorScope op(ops.attn_fwd[static_cast<size_t>(L0 + l)].id);
         w = layer(acquire(1 + l), l);
         {
           KernelScope ks(names.layernorm);
@@ -281,7 +321,7 @@ struct Gpt2<T>::Impl {
         }
       }
       {
-        OperatorScope op(ops.mlp_fwd[static_cast<size_t>(l)].id);
+        OperatorScope op(ops.mlp_fwd[static_cast<size_t>(L0 + l)].id);
         {
           KernelScope ks(names.layernorm);
           k::layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual2, w.ln2w, w.ln2b, N, C);
@@ -306,6 +346,7 @@ struct Gpt2<T>::Impl {
         release(1 + l);
       }
     }
+    if (!stage.last()) return T(0);  // the output is the last layer's residual3 (stage_output)
     OperatorScope op(ops.head_fwd.id);
     {
       const T* p = acquire(L + 1);
@@ -330,13 +371,15 @@ struct Gpt2<T>::Impl {
     return sum / T(N);
   }
 
-  void backward(T loss_scale) {
-    if (!have_targets) throw std::logic_error("Gpt2::backward: the last forward had no targets");
-    const int N = B * Tn, C = config.channels, L = config.layers;
+  void backward(T loss_scale, const T* output_grad) {
+    if (stage.last() && !have_targets) throw std::logic_error("Gpt2::backward: the last forward had no targets");
+    if (!stage.last() && output_grad == nullptr)
+      throw std::invalid_argument("Gpt2::backward: an earlier pipeline stage needs the gradient of its output");
+    const int N = B * Tn, C = config.channels, L = layout.layers(), L0 = stage.first_layer;
     const int V = config.vocab, Vp = config.padded_vocab;
     const size_t NC = static_cast<size_t>(N) * C, NCl = static_cast<size_t>(N) * Cl;
     {
-      OperatorScope op(ops.head_bwd.id);
+      OperatorScope op(stage.last() ? ops.head_bwd.id : ops.mlp_bwd[static_cast<size_t>(L0 + L - 1)].id);
       {
         KernelScope ks(names.zero);
         constexpr size_t kChunk = size_t{1} << 14;  // elements per parallel memset
@@ -348,28 +391,32 @@ struct Gpt2<T>::Impl {
           std::fill(g + first, g + std::min(grad_zeroed, first + kChunk), T(0));
         }
       }
-      {
-        KernelScope ks(names.softmax_xent);
-        k::softmax_xent_backward(dacts.logits, acts.probs, targets.data(), loss_scale / T(N), N, V, Vp);
-      }
-      {
+      if (!stage.last()) {
+        std::copy_n(output_grad, NC, dacts.layers.back().residual3);  // from the next stage
+      } else {
+        {
+          KernelScope ks(names.softmax_xent);
+          k::softmax_xent_backward(dacts.logits, acts.probs, targets.data(), loss_scale / T(N), N, V, Vp);
+        }
         const T* p = acquire(0);
         T* g = grad(0);
-        KernelScope ks(names.logits);
-        k::matmul_backward(dacts.lnf, at(g, 0, Tensor::wte), static_cast<T*>(nullptr), dacts.logits, acts.lnf,
-                           at(p, 0, Tensor::wte), N, C, Vp);
+        {
+          KernelScope ks(names.logits);
+          k::matmul_backward(dacts.lnf, at(g, 0, Tensor::wte), static_cast<T*>(nullptr), dacts.logits, acts.lnf,
+                             at(p, 0, Tensor::wte), N, C, Vp);
+        }
+        release(0);
+        {
+          const T* pf = acquire(L + 1);
+          T* gf = grad(L + 1);
+          KernelScope ks(names.layernorm);
+          k::layernorm_backward(dacts.layers.back().residual3, at(gf, L + 1, Tensor::lnfw), at(gf, L + 1, Tensor::lnfb),
+                                dacts.lnf, acts.layers.back().residual3, at(pf, L + 1, Tensor::lnfw), acts.lnf_mean,
+                                acts.lnf_rstd, N, C);
+        }
+        release(L + 1);
       }
-      release(0);
-      {
-        const T* p = acquire(L + 1);
-        T* g = grad(L + 1);
-        KernelScope ks(names.layernorm);
-        k::layernorm_backward(dacts.layers.back().residual3, at(g, L + 1, Tensor::lnfw), at(g, L + 1, Tensor::lnfb),
-                              dacts.lnf, acts.layers.back().residual3, at(p, L + 1, Tensor::lnfw), acts.lnf_mean,
-                              acts.lnf_rstd, N, C);
-      }
-      release(L + 1);
-      grads_ready(L + 1);
+      grads_ready(L + 1);  // (no elements on a stage without the head)
     }
     for (int l = L - 1; l >= 0; --l) {
       const size_t li = static_cast<size_t>(l);
@@ -380,7 +427,7 @@ struct Gpt2<T>::Impl {
       LayerTensors<const T> w{};
       LayerTensors<T> dw{};
       {
-        OperatorScope op(ops.mlp_bwd[li].id);
+        OperatorScope op(ops.mlp_bwd[static_cast<size_t>(L0) + li].id);
         w = layer(acquire(1 + l), l);
         dw = layer(grad(1 + l), l);
         {
@@ -407,7 +454,7 @@ struct Gpt2<T>::Impl {
         }
       }
       {
-        OperatorScope op(ops.attn_bwd[li].id);
+        OperatorScope op(ops.attn_bwd[static_cast<size_t>(L0) + li].id);
         {
           KernelScope ks(names.residual);
           k::residual_backward(dresidual, d.attproj, d.residual2, NC);
@@ -433,6 +480,10 @@ struct Gpt2<T>::Impl {
         grads_ready(1 + l);
       }
     }
+    if (!stage.first()) {  // dacts.encoded is the gradient of the stage's input (stage_input_grad)
+      grads_ready(0);      // the last stage's head gradient of wte (no elements on a middle stage)
+      return;
+    }
     OperatorScope op(ops.embed_bwd.id);
     {
       acquire(0);
@@ -445,7 +496,8 @@ struct Gpt2<T>::Impl {
   }
 
   void init(std::uint64_t seed) {
-    if (tp > 1) throw std::logic_error("Gpt2::init: initialise the whole model and take a rank's shard (tp_shard)");
+    if (tp > 1 || !stage.whole())
+      throw std::logic_error("Gpt2::init: initialise the whole model and take a rank's shard (model_shard)");
     // Drawn in double whatever T, so Gpt2<float> and Gpt2<double> start from the same values.
     std::mt19937_64 rng(seed);
     std::normal_distribution<double> normal(0.0, 1.0);
@@ -474,8 +526,8 @@ struct Gpt2<T>::Impl {
 };
 
 template <class T>
-Gpt2<T>::Gpt2(const ModelConfig& config, int batch, int seq, int tp)
-    : impl_(std::make_unique<Impl>(config, batch, seq, tp)) {}
+Gpt2<T>::Gpt2(const ModelConfig& config, int batch, int seq, int tp, Stage stage, int slots)
+    : impl_(std::make_unique<Impl>(config, batch, seq, tp, stage, slots)) {}
 template <class T>
 Gpt2<T>::~Gpt2() = default;
 
@@ -525,12 +577,34 @@ void Gpt2<T>::set_tp_allreduce(std::function<void(T*, std::size_t)> allreduce) {
   impl_->tp_allreduce = std::move(allreduce);
 }
 template <class T>
-T Gpt2<T>::forward(const int* inputs, const int* targets) {
-  return impl_->forward(inputs, targets);
+T Gpt2<T>::forward(const int* inputs, const int* targets, const T* stage_input) {
+  return impl_->forward(inputs, targets, stage_input);
 }
 template <class T>
-void Gpt2<T>::backward(T loss_scale) {
-  impl_->backward(loss_scale);
+void Gpt2<T>::backward(T loss_scale, const T* output_grad) {
+  impl_->backward(loss_scale, output_grad);
+}
+template <class T>
+const Stage& Gpt2<T>::stage() const noexcept {
+  return impl_->stage;
+}
+template <class T>
+int Gpt2<T>::slots() const noexcept {
+  return static_cast<int>(impl_->parked.size());
+}
+template <class T>
+void Gpt2<T>::select_slot(int slot) {
+  impl_->select_slot(slot);
+}
+template <class T>
+std::span<const T> Gpt2<T>::stage_output() const noexcept {
+  const auto& i = *impl_;
+  return {i.acts.layers.back().residual3, static_cast<size_t>(i.B) * i.Tn * static_cast<size_t>(i.config.channels)};
+}
+template <class T>
+std::span<const T> Gpt2<T>::stage_input_grad() const noexcept {
+  const auto& i = *impl_;
+  return {i.dacts.encoded, static_cast<size_t>(i.B) * i.Tn * static_cast<size_t>(i.config.channels)};
 }
 template <class T>
 std::span<const T> Gpt2<T>::probs() const noexcept {
@@ -539,7 +613,9 @@ std::span<const T> Gpt2<T>::probs() const noexcept {
 }
 template <class T>
 std::size_t Gpt2<T>::activation_bytes() const noexcept {
-  return (impl_->act_buf.size() + impl_->grad_buf.size()) * sizeof(T);
+  std::size_t elements = impl_->act_buf.size() + impl_->grad_buf.size();
+  for (const auto& p : impl_->parked) elements += p.act_buf.size();
+  return elements * sizeof(T);
 }
 
 template class Gpt2<float>;

@@ -26,7 +26,7 @@ namespace {
 // Calls f(begin, end, decay) for the pieces of [begin, end) that lie in one tensor each.
 template <class F>
 void for_each_tensor_piece(const ParameterLayout& layout, std::size_t begin, std::size_t end, F&& f) {
-  const int layers = layout.config().layers;
+  const int layers = layout.layers();
   for (int ti = 0; ti < kTensorCount; ++ti) {
     const auto t = static_cast<Tensor>(ti);
     for (int l = 0; l < (is_per_layer(t) ? layers : 1); ++l) {

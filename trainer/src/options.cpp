@@ -55,6 +55,19 @@ TrainParse parse_train_options(int argc, char** argv) {
                  "form a DP x TP grid, TP innermost (consecutive ranks)")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
+  app.add_option("--pp", o.pp,
+                 "pipeline stages (the layers split into consecutive stages, activations and their gradients sent "
+                 "between neighbours; the CPU): the ranks form a PP x DP x TP grid, PP outermost")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--micro-batches", o.micro_batches,
+                 "micro-batches per step: each rank's batch runs as this many, their gradients accumulated (the "
+                 "pipeline's m; bubble (p-1)/(m+p-1))")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--schedule", o.schedule, "pipeline schedule: 1f1b (PipeDream-Flush) or gpipe")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"1f1b", "gpipe"}));
   app.add_option("--algo", o.dp.algo,
                  "collective algorithm: mpi, ring, tree, rhd, shm (one node), hier (node-aware); nccl (--device cuda). "
                  "Default: mpi on the CPU, nccl "
@@ -124,6 +137,9 @@ TrainParse parse_train_options(int argc, char** argv) {
   if (!cuda && precision->count() > 0 && o.precision != "fp32")
     return usage("--precision " + o.precision + " needs --device cuda (the CPU trains in fp32)");
   if (cuda && o.tp > 1) return usage("--tp needs --device cpu (tensor parallelism runs on the CPU only)");
+  if (cuda && (o.pp > 1 || o.micro_batches > 1))
+    return usage(std::string(o.pp > 1 ? "--pp" : "--micro-batches") +
+                 " needs --device cpu (pipeline parallelism runs on the CPU only)");
   if (!cuda && transport->count() > 0) return usage("--transport applies to --device cuda only");
   if (o.transport == "staged" && o.dp.algo == "nccl")
     return usage("--algo nccl needs --transport nccl (--transport staged runs ring, tree or rhd)");

@@ -14,37 +14,39 @@ namespace commscope::trainer {
 
 namespace {
 
-// Calls f(whole_offset, shard_offset, count) for every contiguous piece of TP rank r's shard.
+// Calls f(tensor, whole_offset, shard_offset, count) for every contiguous piece of TP rank r's
+// shard `part` (of some pipeline stage's layers: its layer l is the whole model's first_layer + l).
 template <class F>
 void for_each_piece(const ParameterLayout& whole, const ParameterLayout& part, int r, F&& f) {
   const std::size_t C = static_cast<std::size_t>(whole.config().channels);
   const std::size_t Cl = C / static_cast<std::size_t>(part.tp()), rank = static_cast<std::size_t>(r);
   for (int ti = 0; ti < kTensorCount; ++ti) {
     const auto t = static_cast<Tensor>(ti);
-    const int layers = is_per_layer(t) ? whole.config().layers : 1;
+    if (part.size(t) == 0) continue;  // not held by this stage
+    const int layers = is_per_layer(t) ? part.layers() : 1;
     for (int l = 0; l < layers; ++l) {
-      const std::size_t w = whole.offset(t, l), p = part.offset(t, l);
+      const std::size_t w = whole.offset(t, part.stage().first_layer + l), p = part.offset(t, l);
       switch (t) {
         case Tensor::qkvw:  // q, k and v rows of this rank's heads: [3][Cl rows of C]
-          for (std::size_t k = 0; k < 3; ++k) f(w + (k * C + rank * Cl) * C, p + k * Cl * C, Cl * C);
+          for (std::size_t k = 0; k < 3; ++k) f(t, w + (k * C + rank * Cl) * C, p + k * Cl * C, Cl * C);
           break;
         case Tensor::qkvb:
-          for (std::size_t k = 0; k < 3; ++k) f(w + k * C + rank * Cl, p + k * Cl, Cl);
+          for (std::size_t k = 0; k < 3; ++k) f(t, w + k * C + rank * Cl, p + k * Cl, Cl);
           break;
         case Tensor::fcw:  // rows of this rank's hidden units
-          f(w + rank * 4 * Cl * C, p, 4 * Cl * C);
+          f(t, w + rank * 4 * Cl * C, p, 4 * Cl * C);
           break;
         case Tensor::fcb:
-          f(w + rank * 4 * Cl, p, 4 * Cl);
+          f(t, w + rank * 4 * Cl, p, 4 * Cl);
           break;
         case Tensor::attprojw:  // [C, C] -> the columns of this rank's heads, [C, Cl]
-          for (std::size_t o = 0; o < C; ++o) f(w + o * C + rank * Cl, p + o * Cl, Cl);
+          for (std::size_t o = 0; o < C; ++o) f(t, w + o * C + rank * Cl, p + o * Cl, Cl);
           break;
         case Tensor::fcprojw:  // [C, 4C] -> [C, 4Cl]
-          for (std::size_t o = 0; o < C; ++o) f(w + o * 4 * C + rank * 4 * Cl, p + o * 4 * Cl, 4 * Cl);
+          for (std::size_t o = 0; o < C; ++o) f(t, w + o * 4 * C + rank * 4 * Cl, p + o * 4 * Cl, 4 * Cl);
           break;
         default:
-          f(w, p, whole.size(t));
+          f(t, w, p, whole.size(t));
       }
     }
   }
@@ -59,13 +61,18 @@ void check_rank(int tp, int rank) {
 
 template <class T>
 std::vector<T> tp_shard(const ModelConfig& config, int tp, int rank, std::span<const T> full) {
+  return model_shard(config, tp, rank, Stage{}, full);
+}
+
+template <class T>
+std::vector<T> model_shard(const ModelConfig& config, int tp, int rank, const Stage& stage, std::span<const T> full) {
   check_rank(tp, rank);
-  const ParameterLayout whole(config), part(config, tp);
+  const ParameterLayout whole(config), part(config, tp, stage);
   if (full.size() != whole.total())
     throw std::invalid_argument("tp_shard: the buffer holds " + std::to_string(full.size()) + " elements, not " +
                                 std::to_string(whole.total()));
   std::vector<T> mine(part.total());
-  for_each_piece(whole, part, rank, [&](std::size_t w, std::size_t p, std::size_t n) {
+  for_each_piece(whole, part, rank, [&](Tensor, std::size_t w, std::size_t p, std::size_t n) {
     std::copy_n(full.data() + w, n, mine.data() + p);
   });
   return mine;
@@ -81,14 +88,17 @@ std::vector<T> tp_unshard(const ModelConfig& config, int tp, std::span<const T> 
   std::vector<T> full(whole.total());
   for (int r = 0; r < tp; ++r) {
     const T* mine = shards.data() + static_cast<std::size_t>(r) * part.total();
-    for_each_piece(whole, part, r,
-                   [&](std::size_t w, std::size_t p, std::size_t n) { std::copy_n(mine + p, n, full.data() + w); });
+    for_each_piece(whole, part, r, [&](Tensor, std::size_t w, std::size_t p, std::size_t n) {
+      std::copy_n(mine + p, n, full.data() + w);
+    });
   }
   return full;
 }
 
 template std::vector<float> tp_shard<float>(const ModelConfig&, int, int, std::span<const float>);
 template std::vector<double> tp_shard<double>(const ModelConfig&, int, int, std::span<const double>);
+template std::vector<float> model_shard<float>(const ModelConfig&, int, int, const Stage&, std::span<const float>);
+template std::vector<double> model_shard<double>(const ModelConfig&, int, int, const Stage&, std::span<const double>);
 template std::vector<float> tp_unshard<float>(const ModelConfig&, int, std::span<const float>);
 template std::vector<double> tp_unshard<double>(const ModelConfig&, int, std::span<const double>);
 
@@ -102,22 +112,37 @@ Communicator split(const Communicator& world, int color, int key) {
   return out;
 }
 
-int checked_tp(const Communicator& world, int tp) {
-  if (tp < 1 || world.size() % tp != 0)
-    throw std::invalid_argument("tensor parallelism over " + std::to_string(tp) + " ranks does not divide the " +
-                                std::to_string(world.size()) + " ranks");
-  return tp;
+int checked(const Communicator& world, int tp, int pp) {
+  if (tp < 1 || pp < 1 || world.size() % (tp * pp) != 0)
+    throw std::invalid_argument("tensor x pipeline parallelism over " + std::to_string(tp) + " x " +
+                                std::to_string(pp) + " ranks does not divide the " + std::to_string(world.size()) +
+                                " ranks");
+  return world.size() / (tp * pp);
 }
 
 }  // namespace
 
-ProcessGrid::ProcessGrid(const Communicator& world, int tp_ranks)
-    : tp_size(checked_tp(world, tp_ranks)),
-      tp_rank(world.rank() % tp_ranks),
-      dp_size(world.size() / tp_ranks),
-      dp_rank(world.rank() / tp_ranks),
-      tp(split(world, world.rank() / tp_ranks, world.rank() % tp_ranks)),
-      dp(split(world, world.rank() % tp_ranks, world.rank() / tp_ranks)) {}
+ProcessGrid::ProcessGrid(const Communicator& world, int tp_ranks, int pp_ranks)
+    : tp_size(tp_ranks),
+      tp_rank(world.rank() % std::max(1, tp_ranks)),
+      dp_size(checked(world, tp_ranks, pp_ranks)),
+      dp_rank(world.rank() / tp_ranks % dp_size),
+      pp_size(pp_ranks),
+      pp_rank(world.rank() / (tp_ranks * dp_size)),
+      tp(split(world, world.rank() / tp_ranks, tp_rank)),
+      dp(split(world, tp_rank + tp_size * pp_rank, dp_rank)),
+      pp(split(world, tp_rank + tp_size * dp_rank, pp_rank)),
+      mp(split(world, dp_rank, tp_rank + tp_size * pp_rank)) {
+  if (pp_size > 1) {
+    const bool ends = pp_rank == 0 || pp_rank == pp_size - 1;
+    MPI_Comm c = MPI_COMM_NULL;
+    MPI_Comm_split(world.mpi_comm(), ends ? tp_rank + tp_size * dp_rank : MPI_UNDEFINED, pp_rank, &c);
+    if (c != MPI_COMM_NULL) {
+      embedding = std::make_unique<Communicator>(c, world.options());
+      MPI_Comm_free(&c);
+    }
+  }
+}
 
 template <class T>
 std::function<void(T*, std::size_t)> tp_allreduce(Communicator& tp, const std::string& algo) {
@@ -133,11 +158,29 @@ std::function<void(T*, std::size_t)> tp_allreduce(Communicator& tp, const std::s
 template std::function<void(float*, std::size_t)> tp_allreduce<float>(Communicator&, const std::string&);
 template std::function<void(double*, std::size_t)> tp_allreduce<double>(Communicator&, const std::string&);
 
-std::vector<float> gather_tp(Communicator& tp, const ModelConfig& config, std::span<const float> mine) {
-  if (tp.size() == 1) return {mine.begin(), mine.end()};
-  std::vector<float> all(mine.size() * static_cast<std::size_t>(tp.size()));
-  tp.allgather(mine.data(), all.data(), mine.size(), DataType::f32, "mpi");
-  return tp_unshard<float>(config, tp.size(), all);
+template <class T>
+std::vector<T> gather_model(Communicator& mp, const ModelConfig& config, int tp, int tp_rank, const Stage& stage,
+                            std::span<const T> mine) {
+  const ParameterLayout whole(config), part(config, tp, stage);
+  if (mine.size() != part.total())
+    throw std::invalid_argument("gather_model: the shard holds " + std::to_string(mine.size()) + " elements, not " +
+                                std::to_string(part.total()));
+  std::vector<T> full(whole.total(), T(0));
+  // One writer per element, so that the sum over the group is the whole model exactly: the
+  // replicated tensors from TP rank 0, segment 0 from the first stage.
+  for_each_piece(whole, part, tp_rank, [&](Tensor t, std::size_t w, std::size_t p, std::size_t n) {
+    if ((tp_rank != 0 && !is_tp_sharded(t)) || ((t == Tensor::wte || t == Tensor::wpe) && !stage.first())) return;
+    std::copy_n(mine.data() + p, n, full.data() + w);
+  });
+  if (mp.size() > 1)
+    mp.allreduce(full.data(), full.data(), full.size(), std::is_same_v<T, double> ? DataType::f64 : DataType::f32,
+                 ReduceOp::sum, "mpi");
+  return full;
 }
+
+template std::vector<float> gather_model<float>(Communicator&, const ModelConfig&, int, int, const Stage&,
+                                                std::span<const float>);
+template std::vector<double> gather_model<double>(Communicator&, const ModelConfig&, int, int, const Stage&,
+                                                  std::span<const double>);
 
 }  // namespace commscope::trainer

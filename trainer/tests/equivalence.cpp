@@ -1,7 +1,8 @@
 // Data parallelism changes where the work happens, not the result: with the same seed and global
 // batch, N ranks end with the parameters one rank gets, for every mode and algorithm.
 //
-//   mpirun -np N test_trainer_equivalence DATA.txt [--steps 5] [--tp T] [--model tiny] [--algos mpi,ring,...]
+//   mpirun -np N test_trainer_equivalence DATA.txt [--steps 5] [--tp T] [--pp P] [--micro-batches M]
+//                                        [--gpipe 1] [--model tiny] [--algos mpi,ring,...]
 //
 // Rank 0 trains the reference alone (a communicator of itself, the whole global batch), then all
 // ranks train each (mode, algorithm) together; the gathered parameters must agree with the
@@ -12,6 +13,9 @@
 // --tp T: the N ranks form a DP x TP grid of N/T x T (tensor parallelism, TP innermost); every
 // data-parallel mode runs over the DP group, every algorithm carries both groups' collectives.
 // Each step's loss must also agree with the reference's within 1e-5 relative.
+//
+// --pp P: pipeline parallelism over P stages (PP x DP x TP, PP outermost), each rank's batch run
+// as --micro-batches M (1F1B, or GPipe with --gpipe 1); the losses are checked as with --tp.
 
 #include <mpi.h>
 
@@ -38,23 +42,32 @@ constexpr std::uint64_t kSeed = 42;
 
 // comm: the data-parallel group; grid: tensor parallelism (null: none). Returns the whole model.
 std::string g_model = "tiny";
+int g_micro_batches = 1;
+bool g_gpipe = false;
 
 std::vector<float> train(commscope::Communicator& comm, const ct::TokenDataset& data, ct::DpOptions dp, int steps,
                          std::vector<float>* losses, ct::ProcessGrid* grid = nullptr) {
   const ct::ModelConfig config = ct::preset(g_model);
   const int seq = config.max_seq;
-  const int tp = grid ? grid->tp_size : 1;
+  const int tp = grid ? grid->tp_size : 1, pp = grid ? grid->pp_size : 1;
+  const int m = grid ? g_micro_batches : 1;  // the reference runs one batch
+  const ct::Stage stage = ct::pipeline_stage(config, pp, grid ? grid->pp_rank : 0);
   ct::BatchLoader loader(data, kGlobalBatch, seq, comm.rank(), comm.size(), kSeed);
   ct::Gpt2<float> initializer(config, 1, 1);
   initializer.init(kSeed);
   std::vector<float> init(initializer.params().begin(), initializer.params().end());
-  if (grid) init = ct::tp_shard<float>(config, tp, grid->tp_rank, init);
-  ct::Gpt2<float> model(config, loader.local_batch(), seq, tp);
+  if (grid) init = ct::model_shard<float>(config, tp, grid->tp_rank, stage, init);
+  ct::Gpt2<float> model(config, loader.local_batch() / m, seq, tp, stage,
+                        ct::pipeline_slots(stage.index, stage.count, m, g_gpipe));
+  ct::PipelineOptions pipeline;
+  pipeline.micro_batches = m;
+  pipeline.gpipe = g_gpipe;
+  if (pp > 1) pipeline.pp = &grid->pp, pipeline.embedding = grid->embedding.get();
   ct::AdamWOptions adamw;
   adamw.lr = 1e-3f;
   adamw.warmup_steps = 2;
   adamw.total_steps = steps;
-  ct::DataParallel parallel(comm, model, dp, adamw, grid ? &grid->tp : nullptr);
+  ct::DataParallel parallel(comm, model, dp, adamw, grid && tp > 1 ? &grid->tp : nullptr, pipeline);
   parallel.load(init);
   std::vector<int> in(static_cast<std::size_t>(loader.local_batch()) * seq), tg(in.size());
   for (int s = 0; s < steps; ++s) {
@@ -62,7 +75,8 @@ std::vector<float> train(commscope::Communicator& comm, const ct::TokenDataset& 
     const auto r = parallel.train_step(in.data(), tg.data());
     if (losses) losses->push_back(r.loss);
   }
-  return grid ? ct::gather_tp(grid->tp, config, parallel.full_params()) : parallel.full_params();
+  return grid ? ct::gather_model<float>(grid->mp, config, tp, grid->tp_rank, stage, parallel.full_params())
+              : parallel.full_params();
 }
 
 }  // namespace
@@ -77,11 +91,14 @@ int main(int argc, char** argv) {
                    "usage: test_trainer_equivalence DATA.txt [--steps N] [--tp T] [--model NAME] [--algos A,B]\n");
     return 2;
   }
-  int steps = 5, tp = 1;
+  int steps = 5, tp = 1, pp = 1;
   std::vector<std::string> algos = {"mpi", "ring", "tree", "rhd", "shm", "hier"};
   for (int i = 2; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--tp") == 0) tp = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--pp") == 0) pp = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--micro-batches") == 0) g_micro_batches = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--gpipe") == 0) g_gpipe = std::atoi(argv[i + 1]) != 0;
     if (std::strcmp(argv[i], "--model") == 0) g_model = argv[i + 1];
     if (std::strcmp(argv[i], "--algos") == 0) {
       algos.clear();
@@ -93,12 +110,16 @@ int main(int argc, char** argv) {
       }
     }
   }
-  if (tp < 1 || size % tp != 0) {
-    if (rank == 0) std::fprintf(stderr, "--tp %d does not divide the %d ranks\n", tp, size);
+  if (tp < 1 || pp < 1 || size % (tp * pp) != 0 || g_micro_batches < 1 ||
+      kGlobalBatch / (size / (tp * pp)) % g_micro_batches != 0) {
+    if (rank == 0)
+      std::fprintf(stderr, "--tp %d x --pp %d does not divide the %d ranks, or --micro-batches %d the batch\n", tp, pp,
+                   size, g_micro_batches);
     return 2;
   }
+  const bool model_parallel = tp > 1 || pp > 1 || g_micro_batches > 1;
   std::unique_ptr<ct::ProcessGrid> grid;
-  if (tp > 1) grid = std::make_unique<ct::ProcessGrid>(world, tp);
+  if (model_parallel) grid = std::make_unique<ct::ProcessGrid>(world, tp, pp);
   commscope::Communicator& dp_comm = grid ? grid->dp : world;
   const ct::TokenDataset data = ct::TokenDataset::load(argv[1]);
 
@@ -132,13 +153,14 @@ int main(int argc, char** argv) {
       double loss_rel = 0;  // the largest relative difference of a step's loss
       for (std::size_t i = 0; i < losses.size() && i < ref_losses.size(); ++i)
         loss_rel = std::max(loss_rel, std::fabs(static_cast<double>(losses[i]) - ref_losses[i]) / ref_losses[i]);
-      const bool ok = got.size() == reference.size() && rel <= 1e-5 && (tp == 1 || loss_rel <= 1e-5);
+      const bool ok = got.size() == reference.size() && rel <= 1e-5 && (!model_parallel || loss_rel <= 1e-5);
       std::printf(
-          "%d ranks (dp %d x tp %d) %-5s %-4s: relative difference %.2e, largest element difference %.2e, last loss "
-          "%.7f (reference %+.1e), largest loss relative difference %.1e %s\n",
-          size, size / tp, tp, mode, algo.c_str(), rel, worst, static_cast<double>(losses.back()), loss_diff, loss_rel,
-          ok ? "ok" : "FAIL");
-      if (tp > 1) {
+          "%d ranks (dp %d x tp %d x pp %d, %d micro-batch%s%s) %-5s %-4s: relative difference %.2e, largest element "
+          "difference %.2e, last loss %.7f (reference %+.1e), largest loss relative difference %.1e %s\n",
+          size, size / (tp * pp), tp, pp, g_micro_batches, g_micro_batches > 1 ? "es" : "",
+          pp > 1 ? (g_gpipe ? ", gpipe" : ", 1f1b") : "", mode, algo.c_str(), rel, worst,
+          static_cast<double>(losses.back()), loss_diff, loss_rel, ok ? "ok" : "FAIL");
+      if (model_parallel) {
         std::printf("    losses");
         for (float l : losses) std::printf(" %.7f", static_cast<double>(l));
         std::printf("\n");

@@ -3,6 +3,7 @@
 #include <numeric>
 #include <vector>
 
+#include "commscope/trainer/data_parallel.hpp"
 #include "commscope/trainer/layout.hpp"
 #include "commscope/trainer/tensor_parallel.hpp"
 
@@ -97,4 +98,55 @@ TEST(Layout, TensorParallelShardsTileTheWholeModel) {
   EXPECT_THROW(ct::tp_shard<float>(c, 2, 2, full), std::invalid_argument);
   std::vector<float> llmc(ct::ParameterLayout(c, 2).total());
   EXPECT_THROW(ct::ParameterLayout(c, 2).to_llmc(llmc, llmc), std::invalid_argument);
+}
+
+// Pipeline stages: the layers dealt out (the first stages take the remainder), each stage's layout
+// holding its layers, the first and last segment 0, the last the final layernorm; every element
+// of the whole model comes from exactly one stage's shard, except segment 0, held by the first
+// and the last.
+TEST(Layout, PipelineStagesSplitTheLayers) {
+  ct::ModelConfig c = ct::preset("tiny");
+  c.layers = 6;
+  const int firsts[] = {0, 2, 4, 5}, counts[] = {2, 2, 1, 1};
+  const ct::ParameterLayout whole(c);
+  std::vector<float> full(whole.total());
+  std::iota(full.begin(), full.end(), 0.0f);
+  std::vector<int> seen(whole.total(), 0);
+  for (int s = 0; s < 4; ++s) {
+    const ct::Stage st = ct::pipeline_stage(c, 4, s);
+    EXPECT_EQ(st.first_layer, firsts[s]);
+    EXPECT_EQ(st.layers, counts[s]);
+    const ct::ParameterLayout part(c, 1, st);
+    EXPECT_EQ(part.segment_count(), st.layers + 2);
+    EXPECT_EQ(part.segment(0).count, st.first() || st.last() ? whole.segment(0).count : 0u);
+    EXPECT_EQ(part.segment(st.layers + 1).count, st.last() ? whole.segment(c.layers + 1).count : 0u);
+    const std::vector<float> mine = ct::model_shard<float>(c, 1, 0, st, full);
+    ASSERT_EQ(mine.size(), part.total());
+    for (int l = 0; l < st.layers; ++l) {  // a stage's layer l is the whole model's first_layer + l
+      EXPECT_EQ(mine[part.offset(ct::Tensor::qkvw, l)], full[whole.offset(ct::Tensor::qkvw, st.first_layer + l)]);
+      const ct::Segment seg = whole.segment(1 + st.first_layer + l);
+      for (std::size_t i = 0; i < seg.count; ++i) ++seen[seg.offset + i];
+    }
+  }
+  for (int s = 1; s <= c.layers; ++s) {
+    const ct::Segment seg = whole.segment(s);
+    for (std::size_t i = 0; i < seg.count; ++i) ASSERT_EQ(seen[seg.offset + i], 1) << "segment " << s;
+  }
+  EXPECT_THROW(ct::pipeline_stage(c, 7, 0), std::invalid_argument);  // more stages than layers
+  EXPECT_THROW(ct::pipeline_stage(c, 2, 2), std::invalid_argument);
+  std::vector<float> llmc(ct::ParameterLayout(c, 1, ct::pipeline_stage(c, 2, 0)).total());
+  EXPECT_THROW(ct::ParameterLayout(c, 1, ct::pipeline_stage(c, 2, 0)).to_llmc(llmc, llmc), std::invalid_argument);
+}
+
+// 1F1B: stage s runs min(p - s - 1, m) forwards ahead, then one forward and one backward in turn;
+// GPipe: every forward, then every backward. (+i: forward of micro-batch i; -(i+1): its backward.)
+TEST(Pipeline, SchedulesAndSlots) {
+  EXPECT_EQ(ct::pipeline_schedule(0, 2, 3, false), (std::vector<int>{0, 1, -1, 2, -2, -3}));
+  EXPECT_EQ(ct::pipeline_schedule(1, 2, 3, false), (std::vector<int>{0, -1, 1, -2, 2, -3}));
+  EXPECT_EQ(ct::pipeline_schedule(0, 4, 2, false), (std::vector<int>{0, 1, -1, -2}));  // m < p: all ahead
+  EXPECT_EQ(ct::pipeline_schedule(0, 2, 2, true), (std::vector<int>{0, 1, -1, -2}));
+  EXPECT_EQ(ct::pipeline_slots(0, 4, 8, false), 4);
+  EXPECT_EQ(ct::pipeline_slots(3, 4, 8, false), 1);
+  EXPECT_EQ(ct::pipeline_slots(0, 4, 2, false), 2);
+  EXPECT_EQ(ct::pipeline_slots(3, 4, 8, true), 8);
 }

@@ -1,9 +1,13 @@
-// Tensor parallelism in double: the gradients of a model split over the ranks of this job (the
-// heads and the MLP's hidden units; tensor_parallel.hpp) against central differences of its own
-// loss, and against the whole model's gradients.
+// Tensor or pipeline parallelism in double: the gradients of a model split over the ranks of this
+// job (the heads and the MLP's hidden units, tensor_parallel.hpp; or, with --pp, the layers in
+// stages, layout.hpp) against central differences of its own loss, and against the whole model's
+// gradients.
 //
-//   mpirun -np 2 test_trainer_tp_gradcheck
+//   mpirun -np 2 test_trainer_tp_gradcheck [--pp]
 //
+// --pp: the ranks are the stages of one pipeline (one micro-batch): stage s receives the previous
+// stage's output and sends it on, backward sends the gradient of its input back, and the tied
+// wte's gradient is the first stage's (encoder) plus the last stage's (head).
 // The model is "tiny" with 200 tokens padded to 256 (as trainer.unit's check), its parameters GPT-2's
 // initialisation plus N(0, 0.05), batch 2 x 8. Every rank holds the whole parameter vector and
 // hands its shard to its split model, so a perturbed element reaches whichever rank holds it.
@@ -42,12 +46,17 @@ constexpr double kStep = 1e-5, kFloor = 1e-5, kBound = 1e-5, kExactBound = 1e-12
 int main(int argc, char** argv) {
   commscope::MpiRuntime mpi(argc, argv);
   commscope::Communicator world;
-  const int rank = world.rank(), tp = world.size();
+  const bool pipeline = argc > 1 && std::string(argv[1]) == "--pp";
+  const int rank = world.rank(), tp = pipeline ? 1 : world.size(), pp = pipeline ? world.size() : 1;
   const ct::ModelConfig config = ct::gradcheck::test_config();
-  if (config.heads % tp != 0) {
-    if (rank == 0) std::fprintf(stderr, "the %d heads do not divide by %d ranks\n", config.heads, tp);
+  if (config.heads % tp != 0 || pp > config.layers) {
+    if (rank == 0)
+      std::fprintf(stderr, "the %d heads and %d layers do not split over %d ranks\n", config.heads, config.layers,
+                   world.size());
     return 2;
   }
+  const ct::Stage stage = ct::pipeline_stage(config, pp, pipeline ? rank : 0);
+  const int tp_rank = pipeline ? 0 : rank;
   const ct::ParameterLayout layout(config);
 
   // The whole model: GPT-2's initialisation plus noise off the padded vocabulary rows.
@@ -69,26 +78,56 @@ int main(int argc, char** argv) {
   const double whole_loss = whole.forward(inputs.data(), targets.data());
   whole.backward();
 
-  ct::Gpt2<double> split(config, kBatch, kSeq, tp);
-  split.set_tp_allreduce(ct::tp_allreduce<double>(world, "ring"));
+  ct::Gpt2<double> split(config, kBatch, kSeq, tp, stage);
+  if (tp > 1) split.set_tp_allreduce(ct::tp_allreduce<double>(world, "ring"));
   auto load = [&] {
-    const std::vector<double> mine = ct::tp_shard<double>(config, tp, rank, full);
+    const std::vector<double> mine = ct::model_shard<double>(config, tp, tp_rank, stage, full);
     std::copy(mine.begin(), mine.end(), split.params().begin());
+  };
+  // The split model's loss on every rank (the pipeline's: through its stages, from the last).
+  const std::size_t n = static_cast<std::size_t>(kBatch) * kSeq * static_cast<std::size_t>(config.channels);
+  std::vector<double> message(n);
+  auto split_loss = [&] {
+    if (!pipeline) return split.forward(inputs.data(), targets.data());
+    if (!stage.first())
+      MPI_Recv(message.data(), static_cast<int>(n), MPI_DOUBLE, rank - 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    double l = split.forward(inputs.data(), targets.data(), message.data());
+    if (!stage.last())
+      MPI_Send(split.stage_output().data(), static_cast<int>(n), MPI_DOUBLE, rank + 1, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&l, 1, MPI_DOUBLE, pp - 1, MPI_COMM_WORLD);
+    return l;
   };
   load();
   split.zero_grads();
-  const double loss = split.forward(inputs.data(), targets.data());
-  split.backward();
+  const double loss = split_loss();
+  if (!pipeline) {
+    split.backward();
+  } else {
+    if (!stage.last())
+      MPI_Recv(message.data(), static_cast<int>(n), MPI_DOUBLE, rank + 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    split.backward(1.0, message.data());
+    if (!stage.first())
+      MPI_Send(split.stage_input_grad().data(), static_cast<int>(n), MPI_DOUBLE, rank - 1, 1, MPI_COMM_WORLD);
+    // The tied wte: the encoder's gradient (first stage) plus the head's (last stage).
+    const ct::Segment s0 = split.layout().segment(0);
+    std::vector<double> sum(s0.count);
+    MPI_Comm ends = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, stage.first() || stage.last() ? 0 : MPI_UNDEFINED, rank, &ends);
+    if (ends != MPI_COMM_NULL) {
+      MPI_Allreduce(split.grads().data() + s0.offset, sum.data(), static_cast<int>(s0.count), MPI_DOUBLE, MPI_SUM,
+                    ends);
+      std::copy(sum.begin(), sum.end(), split.grads().begin() + static_cast<std::ptrdiff_t>(s0.offset));
+      MPI_Comm_free(&ends);
+    }
+  }
   // Every rank's gradient shard -> the whole layout.
-  std::vector<double> all(split.grads().size() * static_cast<std::size_t>(tp));
-  world.allgather(split.grads().data(), all.data(), split.grads().size(), commscope::DataType::f64, "mpi");
-  const std::vector<double> grads = ct::tp_unshard<double>(config, tp, all);
+  const std::vector<double> grads = ct::gather_model<double>(world, config, tp, tp_rank, stage, split.grads());
 
   int failures = 0;
   const double loss_err = std::abs(loss - whole_loss) / std::abs(whole_loss);
   if (rank == 0)
-    std::printf("tp %d: loss %.12f, whole model %.12f, relative difference %.1e (bound %.0e)\n", tp, loss, whole_loss,
-                loss_err, kExactBound);
+    std::printf("tp %d, pp %d: loss %.12f, whole model %.12f, relative difference %.1e (bound %.0e)\n", tp, pp, loss,
+                whole_loss, loss_err, kExactBound);
   failures += loss_err <= kExactBound ? 0 : 1;
 
   std::mt19937_64 rng(3);
@@ -119,10 +158,10 @@ int main(int argc, char** argv) {
       const double saved = full[o];
       full[o] = saved + kStep;
       load();
-      const double plus = split.forward(inputs.data(), targets.data());
+      const double plus = split_loss();
       full[o] = saved - kStep;
       load();
-      const double minus = split.forward(inputs.data(), targets.data());
+      const double minus = split_loss();
       full[o] = saved;
       worst = std::max(worst, rel_error(grads[o], (plus - minus) / (2 * kStep), kFloor));
     }
@@ -130,8 +169,11 @@ int main(int argc, char** argv) {
     const bool ok = worst <= kBound && vs_whole <= kExactBound;
     if (rank == 0)
       std::printf("  %-9s %s: central differences max rel error %.2e, vs the whole model rel L2 %.1e %s\n",
-                  std::string(ct::tensor_name(t)).c_str(), ct::is_tp_sharded(t) ? "split     " : "replicated", worst,
-                  vs_whole, ok ? "ok" : "FAIL");
+                  std::string(ct::tensor_name(t)).c_str(),
+                  pipeline               ? "staged    "
+                  : ct::is_tp_sharded(t) ? "split     "
+                                         : "replicated",
+                  worst, vs_whole, ok ? "ok" : "FAIL");
     failures += ok ? 0 : 1;
     overall = std::max(overall, worst);
     overall_whole = std::max(overall_whole, vs_whole);

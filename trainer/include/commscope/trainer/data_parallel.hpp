@@ -36,6 +36,28 @@ enum class DpMode { kDdp, kZero1, kZero2, kZero3 };
 DpMode parse_dp_mode(std::string_view name);  // "ddp", "zero1", "zero2", "zero3"; std::invalid_argument otherwise
 std::string_view to_string(DpMode mode);
 
+// Pipeline parallelism and micro-batches (the model is one stage: Gpt2's Stage).
+//   micro_batches  each step's local batch runs as this many micro-batches of the model's batch
+//                  (gradients accumulated; DDP reduces in the last micro-batch's backward only,
+//                  ZeRO-2/3 reduce-scatter each micro-batch's and add them into the shard)
+//   pp             the stage's pipeline group (null: one stage); activations go forward and their
+//                  gradients back between neighbouring stages with point-to-point messages
+//   embedding      the first and last stage's group (pp > 1): their segment 0 (the tied wte)
+//                  gradients are summed after backward
+//   gpipe          all forwards, then all backwards (else 1F1B: stage s runs min(p - s - 1, m)
+//                  forwards ahead, then alternates one forward, one backward)
+struct PipelineOptions {
+  int micro_batches = 1;
+  Communicator* pp = nullptr;
+  Communicator* embedding = nullptr;
+  bool gpipe = false;
+};
+// The order stage `stage` of `stages` runs m micro-batches in: +i forward of micro-batch i, -(i+1)
+// backward of micro-batch i.
+std::vector<int> pipeline_schedule(int stage, int stages, int micro_batches, bool gpipe);
+// Activation slots stage `stage` needs (micro-batches in flight at once).
+int pipeline_slots(int stage, int stages, int micro_batches, bool gpipe);
+
 struct DpOptions {
   DpMode mode = DpMode::kDdp;
   std::string algo = "mpi";                          // collectives algorithm
@@ -106,7 +128,9 @@ class DataParallel final : public TrainEngine {
   // dp.algo, and the gradient norm adds the split tensors' squares over it. Everything else is
   // as without TP, on the rank's shard: load() takes and full_params() / full_m() / full_v()
   // return buffers of the shard's layout (tensor_parallel.hpp converts).
-  DataParallel(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw, Communicator* tp = nullptr);
+  // pipeline: micro-batches and stages (model.stage(), with model.slots() >= pipeline_slots).
+  DataParallel(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw, Communicator* tp = nullptr,
+               PipelineOptions pipeline = {});
   ~DataParallel() override;
   DataParallel(const DataParallel&) = delete;
   DataParallel& operator=(const DataParallel&) = delete;

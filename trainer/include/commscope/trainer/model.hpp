@@ -33,6 +33,17 @@
 // operator); backward, the gradients of ln1 and ln2 (the inputs of qkv and fc: the "f"
 // operator). Everything else, the loss and the replicated tensors' gradients included, comes out
 // identical on the TP ranks.
+//
+// Pipeline parallelism (a Stage of several; layout.hpp): the model holds its stage's layers. A
+// stage after the first takes its input (the previous stage's last residual, [batch, seq, C])
+// as forward's stage_input instead of embedding the tokens; a stage before the last ends at its
+// last layer's residual (stage_output) and returns loss 0, and its backward starts from the
+// gradient of that output (output_grad) instead of the loss; the gradient of its input is then
+// stage_input_grad. Segment hooks keep the call order above for the segments a stage runs, and
+// grads_ready(L+1) and grads_ready(0) are called on every stage (on segments without elements
+// where the stage lacks them), so that bucketing and sharding see every segment complete.
+// Slots: activations for several micro-batches in flight (select_slot picks the one forward
+// writes and backward reads; the activation gradients are shared, one backward at a time).
 
 #include <cstddef>
 #include <cstdint>
@@ -60,7 +71,7 @@ class Gpt2 {
   // Activations for inputs of [batch, seq] tokens (seq <= config.max_seq). Parameters are
   // zero until init() or a copy into params(). tp > 1: one rank's shard of tensor parallelism
   // over tp ranks (heads divisible by tp; std::invalid_argument otherwise).
-  Gpt2(const ModelConfig& config, int batch, int seq, int tp = 1);
+  Gpt2(const ModelConfig& config, int batch, int seq, int tp = 1, Stage stage = {}, int slots = 1);
   ~Gpt2();
   Gpt2(const Gpt2&) = delete;
   Gpt2& operator=(const Gpt2&) = delete;
@@ -68,6 +79,9 @@ class Gpt2 {
   const ModelConfig& config() const noexcept;
   const ParameterLayout& layout() const noexcept;
   int tp() const noexcept;
+  const Stage& stage() const noexcept;
+  int slots() const noexcept;
+  void select_slot(int slot);  // std::out_of_range unless 0 <= slot < slots()
   int batch() const noexcept;
   int seq() const noexcept;
 
@@ -89,9 +103,13 @@ class Gpt2 {
 
   // inputs, targets: [batch, seq] token ids < vocab. Returns the mean cross-entropy over
   // batch*seq (0 when targets is null: logits/probs only).
-  T forward(const int* inputs, const int* targets);
-  // Gradients of loss_scale * (the last forward's mean loss), added into grad(s).
-  void backward(T loss_scale = T(1));
+  // stage_input: a later pipeline stage's input ([batch, seq, C]); ignored by the first stage.
+  T forward(const int* inputs, const int* targets, const T* stage_input = nullptr);
+  // Gradients of loss_scale * (the selected slot's forward's mean loss), added into grad(s). An
+  // earlier pipeline stage starts from output_grad ([batch, seq, C], loss_scale already in it).
+  void backward(T loss_scale = T(1), const T* output_grad = nullptr);
+  std::span<const T> stage_output() const noexcept;      // the selected slot's last residual
+  std::span<const T> stage_input_grad() const noexcept;  // after backward: d loss / d stage input
 
   std::span<const T> probs() const noexcept;      // [batch, seq, Vp] softmax of the last forward
   std::size_t activation_bytes() const noexcept;  // activations + their gradients

@@ -29,10 +29,10 @@ struct ShardPlan {
   ShardPlan(const ParameterLayout& layout, int ranks, int rank);
 
   int ranks = 1, rank = 0;
-  std::vector<Shard> shards;           // one per segment
-  std::size_t shard_total = 0;         // elements of a rank's shard buffers
-  std::size_t max_padded = 0;          // the largest padded segment
-  std::size_t max_padded_layer = 0;    // the largest padded segment other than segment 0
+  std::vector<Shard> shards;         // one per segment
+  std::size_t shard_total = 0;       // elements of a rank's shard buffers
+  std::size_t max_padded = 0;        // the largest padded segment
+  std::size_t max_padded_layer = 0;  // the largest padded segment other than segment 0
 
   // This rank's real (not padding) elements of segment sh: the first one (in the layout) and how many.
   std::size_t owned_begin(const Shard& sh) const;

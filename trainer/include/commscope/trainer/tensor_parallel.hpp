@@ -5,20 +5,23 @@
 // biases and the tied output head are replicated (layout.hpp lists the split tensors, model.hpp
 // the four allreduces per block and step).
 //
-// The process grid is DP x TP with TP innermost: world rank w is TP rank w % tp of TP group
-// w / tp, and DP rank w / tp of DP group w % tp; so a TP group is tp consecutive ranks (one node
-// under a by-slot placement). Data parallelism (data_parallel.hpp, any mode) runs over the DP
-// group on the rank's shard unchanged: DP ranks of one TP rank hold the same shard and average its
-// gradients. The TP ranks of a DP group read the same batch.
+// The process grid is PP x DP x TP, TP innermost and PP outermost (Megatron-LM's order): world rank
+// w = tp_rank + tp (dp_rank + dp pp_rank); so a TP group is tp consecutive ranks (one node under a
+// by-slot placement) and a pipeline's stages are dp x tp ranks apart. Data parallelism
+// (data_parallel.hpp, any mode) runs over the DP group on the rank's shard unchanged: DP ranks of
+// one (TP rank, stage) hold the same shard and average its gradients. The TP ranks and stages of a
+// DP replica read the same batch.
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/trainer/config.hpp"
+#include "commscope/trainer/layout.hpp"
 #include "commscope/trainer/model.hpp"
 
 namespace commscope::trainer {
@@ -27,15 +30,20 @@ namespace commscope::trainer {
 // (ParameterLayout(config)); std::invalid_argument for a wrong size, rank or tp.
 template <class T>
 std::vector<T> tp_shard(const ModelConfig& config, int tp, int rank, std::span<const T> full);
+// The same for pipeline stage `stage`'s layers (ParameterLayout(config, tp, stage)).
+template <class T>
+std::vector<T> model_shard(const ModelConfig& config, int tp, int rank, const Stage& stage, std::span<const T> full);
 // The whole-model buffer from the tp ranks' shards, laid one after another in rank order.
 template <class T>
 std::vector<T> tp_unshard(const ModelConfig& config, int tp, std::span<const T> shards);
 
-// The DP x TP grid over `world` (whose size tp must divide). Collective over world.
+// The PP x DP x TP grid over `world` (whose size tp x pp must divide). Collective over world.
 struct ProcessGrid {
-  ProcessGrid(const Communicator& world, int tp);
-  int tp_size = 1, tp_rank = 0, dp_size = 1, dp_rank = 0;
-  Communicator tp, dp;
+  ProcessGrid(const Communicator& world, int tp, int pp = 1);
+  int tp_size = 1, tp_rank = 0, dp_size = 1, dp_rank = 0, pp_size = 1, pp_rank = 0;
+  Communicator tp, dp, pp;
+  Communicator mp;                          // model parallel: the tp x pp ranks of one DP replica
+  std::unique_ptr<Communicator> embedding;  // pp > 1, first and last stage: the tied wte's two holders
 };
 
 // The model's TP allreduce: an in-place sum over `tp` with the named algorithm (any of the
@@ -44,7 +52,13 @@ struct ProcessGrid {
 template <class T>
 std::function<void(T*, std::size_t)> tp_allreduce(Communicator& tp, const std::string& algo);
 
-// Every TP rank's shard -> the whole-model buffer on every rank (over MPI). Collective over tp.
-std::vector<float> gather_tp(Communicator& tp, const ModelConfig& config, std::span<const float> mine);
+// Every model-parallel rank's shard (TP rank tp_rank of `tp`, pipeline stage `stage`) -> the
+// whole-model buffer on every rank of mp (the tp x pp ranks of one replica; over MPI).
+// Collective over mp.
+// (Segment 0 is taken from the first stage: sum gradients of the tied wte between the first and
+// last stage before.)
+template <class T>
+std::vector<T> gather_model(Communicator& mp, const ModelConfig& config, int tp, int tp_rank, const Stage& stage,
+                            std::span<const T> mine);
 
 }  // namespace commscope::trainer

@@ -23,6 +23,9 @@ struct TrainOptions {
   int val_batches = 4;
   AdamWOptions adamw;
   int tp = 1;                      // tensor-parallel ranks (the CPU; heads and the rank count divisible by it)
+  int pp = 1;                      // pipeline stages (the CPU; at most the layers)
+  int micro_batches = 1;           // micro-batches per step (each rank's batch divisible by it)
+  std::string schedule = "1f1b";   // pipeline schedule: 1f1b or gpipe
   DpOptions dp;                    // dp.algo "": mpi on the CPU, nccl on CUDA (ring with --transport staged)
   std::string device = "cpu";      // cpu or cuda
   std::string precision = "fp32";  // fp32, or bf16 (cuda: bf16 model with fp32 master weights)
