@@ -65,6 +65,77 @@ if(COMMSCOPE_BUILD_TESTS)
              COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "${regex}" 0 -- ${report} bench ${args})
     set_tests_properties(analysis.report.${name} PROPERTIES FIXTURES_REQUIRED synthetic_bench LABELS "unit")
   endforeach()
+  # predict's tensor and pipeline parallelism, hand-computed on predict.h5 (exact lines on 2 ranks:
+  # ring allreduce 10 us + S / 2 GB/s, mpi sendrecv 4 us + S / 5 GB/s), 1 TFLOP/s, b 1, 2 bytes.
+  # small (l 6, d 384, a 6, s 256, V 256), tp 2, pp 2, M 4, 8 ranks: dp 2; a micro-batch is
+  # 18270388224 FLOP, per rank 4/4 of it = 18.27 ms; tp: 4 x 6/2 x 4 = 48 allreduces of
+  # A = 256 x 384 x 2 = 192 KiB, 10 + 196608/2000 = 108.304 us each = 5.199 ms; pp: 4 + 4 sends
+  # of A, 4 + 196608/5000 = 43.3216 us each = 0.3466 ms; work 23.8156 ms, bubble (pp-1)/M of it
+  # = 5.954 ms (1/5 = 20% of 29.77 ms); dp: P = 10844160, P/4 = 2711040 x 2 bytes allreduced on
+  # 2 ranks = 10 + 5422080/2000 us = 2.721 ms; step 29.77 + 2.721 = 32.49 ms; memory
+  # 2711040 x 16 B + 30.4 MiB x min(4, 2)/4 = 56.6 MiB. Gradient accumulation (M 4, tp = pp = 1):
+  # compute 4 x 18.27 = 73.08 ms, the dp allreduce of all 10844160 parameters once, 10.85 ms.
+  # pp 4, M 8: the bubble is 3/11 of the pipeline's time.
+  set(pbench "--bench ${syn}/predict.h5 --flops 1e12")  # a string: cases are split at spaces below
+  separate_arguments(pbench_args UNIX_COMMAND "${pbench}")
+  foreach(case
+      "predict_3d_row|    8  \\(2,2,2\\) +18\\.27 +5\\.199 +0\\.3466 +5\\.954 +20% +2\\.721 +32\\.49 +29\\.77 +1 +25\\.4% +56\\.6 MiB|--model small --tp 2 --pp 2 --micro-batches 4 --gpus 8 ${pbench}"
+      "predict_3d_tp_calls|    8  allreduce +activations \\(tp, 2 forward \\+ 2 backward per layer\\), 2 ranks +48 +192 KiB +ring +5\\.199|--model small --tp 2 --pp 2 --micro-batches 4 --gpus 8 ${pbench}"
+      "predict_3d_pp_calls|    8  sendrecv +gradients \\(pp, backward\\) +4 +192 KiB +mpi +0\\.1733|--model small --tp 2 --pp 2 --micro-batches 4 --gpus 8 ${pbench}"
+      "predict_3d_dp_calls|    8  allreduce +grads, dp 2 +1 +5\\.17 MiB +ring +2\\.721|--model small --tp 2 --pp 2 --micro-batches 4 --gpus 8 ${pbench}"
+      "predict_accumulation|    2  \\(2,1,1\\) +73\\.08 +0 +0 +0 +0% +10\\.85 +83\\.94 +73\\.08 +1 +12\\.9% +196 MiB|--model small --micro-batches 4 --gpus 2 ${pbench}"
+      "predict_bubble_3_11|Bubble \\(pp - 1\\)/\\(M \\+ pp - 1\\) = 3/11 = 27\\.27% of the pipeline's time|--layers 8 --dim 256 --heads 4 --seq 128 --pp 4 --micro-batches 8 --gpus 4,8 ${pbench}"
+      "predict_bubble_column|    8  \\(2,1,4\\) +10\\.47 +0 +0\\.2737 +4\\.029 +27\\.27% +1\\.583 +16\\.35|--layers 8 --dim 256 --heads 4 --seq 128 --pp 4 --micro-batches 8 --gpus 4,8 ${pbench}"
+      "predict_p2p_without_sendrecv|priced with the bench's allreduce fit carried to 2 ranks, as the file has no sendrecv|--model small --pp 2 --gpus 2 --bench ${syn}/ties.h5 --flops 1e12")
+    string(REPLACE "|" ";" parts "${case}")
+    list(GET parts 0 name)
+    list(GET parts 1 regex)
+    list(GET parts 2 args)
+    separate_arguments(args)
+    add_test(NAME analysis.report.${name}
+             COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "${regex}" 0 -- ${report} predict ${args})
+    set_tests_properties(analysis.report.${name} PROPERTIES FIXTURES_REQUIRED synthetic_bench LABELS "unit")
+  endforeach()
+  # A layout that does not fit: one line, exit 2.
+  foreach(case
+      "gpus_not_multiple|^commscope-report: --gpus 6 is not a multiple of --tp x --pp = 2 x 2 = 4$|--model small --tp 2 --pp 2 --gpus 8,6"
+      "pp_not_dividing|^commscope-report: --pp 4 does not divide the 6 layers$|--model small --pp 4 --gpus 8"
+      "tp_not_dividing|^commscope-report: --tp 4 does not divide the 6 heads$|--model small --tp 4 --gpus 8"
+      "tp_zero|--tp: Value 0 not in range|--model small --tp 0 --gpus 8"
+      "micro_batches_zero|--micro-batches: Value 0 not in range|--model small --micro-batches 0 --gpus 8")
+    string(REPLACE "|" ";" parts "${case}")
+    list(GET parts 0 name)
+    list(GET parts 1 regex)
+    list(GET parts 2 args)
+    separate_arguments(args)
+    add_test(NAME analysis.report.bad.predict_${name}
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/one_line_error.sh "${regex}" -- ${report} predict ${args} ${pbench_args})
+    set_tests_properties(analysis.report.bad.predict_${name} PROPERTIES FIXTURES_REQUIRED synthetic_bench LABELS "unit")
+  endforeach()
+  # Without --tp, --pp and --micro-batches (or with all three 1) predict prints what it printed
+  # before they existed: tests/data/predict-before holds the CSV files of the earlier
+  # commscope-report for these command lines; the new columns aside, every cell is the same.
+  foreach(case
+      "z0|--model small --gpus 2,4,8,64 --zero 0"
+      "z0_explicit|--model small --gpus 2,4,8,64 --zero 0 --tp 1 --pp 1 --micro-batches 1"
+      "z2|--model 125m --gpus 2,8,64 --zero 2 --batch 4"
+      "z3|--layers 8 --dim 512 --heads 8 --seq 128 --gpus 3,16 --zero 3 --bytes-per-param 4")
+    string(REPLACE "|" ";" parts "${case}")
+    list(GET parts 0 name)
+    list(GET parts 1 args)
+    separate_arguments(args)
+    string(REGEX REPLACE "_explicit$" "" before ${name})
+    add_test(NAME analysis.report.predict_unchanged_${name}
+             COMMAND bash -c "rm -rf \"$1\" && \"$4\" predict \"\${@:5}\" -o \"$1\" >/dev/null && python3 \"$2\" \"$3\" \"$1\""
+                     unchanged ${rdir}/predict_unchanged_${name} ${CMAKE_CURRENT_SOURCE_DIR}/tests/predict_unchanged.py
+                     ${CMAKE_CURRENT_SOURCE_DIR}/tests/data/predict-before/${before} ${report} ${args} ${pbench_args})
+    set_tests_properties(analysis.report.predict_unchanged_${name} PROPERTIES FIXTURES_REQUIRED synthetic_bench LABELS "unit")
+  endforeach()
+  add_test(NAME analysis.report.predict_3d_outputs
+           COMMAND bash -c "rm -rf \"$1\" && \"$2\" predict \"\${@:4}\" -o \"$1\" && \"$3\" \"$1\""
+                   report ${rdir}/predict_3d ${report} ${check} --model small --tp 2 --pp 2 --micro-batches 4 --gpus 8,16
+                   ${pbench_args})
+  set_tests_properties(analysis.report.predict_3d_outputs PROPERTIES FIXTURES_REQUIRED synthetic_bench LABELS "unit")
   # commscope-report doctor on files with known faults (tests/synthetic_doctor.cpp): each fault
   # named, and nothing else; the heatmaps drawn.
   add_executable(test_analysis_synthetic_doctor tests/synthetic_doctor.cpp)

@@ -5,6 +5,7 @@
 //   commscope-report profile p.h5 [-o DIR]           per-iteration breakdown, ranks, top operators
 //   commscope-report scaling p1.h5 p2.h5 [...] [-o DIR]  speedup, efficiency, prediction vs measurement
 //   commscope-report predict --model 125m --gpus 8,64 --bench r.h5 --flops 1e14 [--zero 0..3]
+//                            [--tp N --pp N --micro-batches M]
 //   commscope-report trace p.h5 -o trace.json        Chrome trace / Perfetto
 //   commscope-report doctor d.h5 [-o DIR]            the slow node or link (commscope-doctor's file)
 //
@@ -71,9 +72,24 @@ int main(int argc, char** argv) {
   predict->add_option("--dim", p.dim, "channels")->check(CLI::Range(1, 1 << 20));
   predict->add_option("--heads", p.heads, "attention heads")->check(CLI::Range(1, 1 << 16));
   predict->add_option("--seq", p.seq, "sequence length")->check(CLI::Range(1, 1 << 24));
-  predict->add_option("--batch", p.batch, "sequences per GPU")->capture_default_str()->check(CLI::Range(1, 1 << 24));
+  predict
+      ->add_option("--batch", p.batch,
+                   "micro-batch size in sequences (Megatron's convention; per GPU without --tp/--pp), "
+                   "a step runs --micro-batches of them")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 24));
+  predict->add_option("--tp", p.tp, "tensor-parallel ranks (divides the heads)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  predict->add_option("--pp", p.pp, "pipeline stages (divides the layers)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  predict->add_option("--micro-batches", p.micro_batches, "micro-batches per step and pipeline (M)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
   predict->add_option("--vocab", p.vocab, "vocabulary")->check(CLI::Range(1, 1 << 24));
-  predict->add_option("--gpus", gpus, "rank counts, comma-separated (e.g. 8,64,512)")->required();
+  predict->add_option("--gpus", gpus, "rank counts, comma-separated (e.g. 8,64,512), multiples of --tp x --pp")
+      ->required();
   predict->add_option("--bench", p.bench, "bench results file with the collectives to price")->required();
   predict->add_option("--flops", p.flops, "per-GPU compute rate in FLOP/s (e.g. 3.1e14)")
       ->required()

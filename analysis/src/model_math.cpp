@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <stdexcept>
 
@@ -182,6 +183,53 @@ CommVolume zero_comm_volume(int stage, int ranks, double params, double bytes_pe
       break;
   }
   return v;
+}
+
+ModelParallelComm model_parallel_comm(double b, double s, double d, int layers, const Layout& layout,
+                                      double bytes_per_activation) {
+  check(b, "b");
+  check(s, "s");
+  check(d, "d");
+  positive(bytes_per_activation, "bytes_per_activation");
+  if (layout.tp < 1 || layout.pp < 1 || layout.micro_batches < 1)
+    throw std::invalid_argument("model_parallel_comm: tp, pp and micro-batches must be >= 1");
+  if (layers < 1 || layers % layout.pp != 0)
+    throw std::invalid_argument("model_parallel_comm: pp must divide the layers");
+  ModelParallelComm v;
+  const double count = b * s * d;
+  auto call = [&](Collective c, const char* purpose, int calls, int ranks) {
+    CommCall x;
+    x.collective = std::string(collective_name(c));
+    x.purpose = purpose;
+    x.count = count;
+    x.calls = calls;
+    x.bytes_per_call = count * bytes_per_activation;
+    x.per_gpu_bytes = calls * x.bytes_per_call * busbw_factor(c, ranks);
+    return x;
+  };
+  const int m = layout.micro_batches;
+  const long long tp_calls = 4LL * (layers / layout.pp) * m;
+  if (tp_calls > std::numeric_limits<int>::max())
+    throw std::invalid_argument("model_parallel_comm: " + std::to_string(tp_calls) + " allreduces per step");
+  if (layout.tp > 1)
+    v.tensor.push_back(call(Collective::allreduce, "activations (tp, 2 forward + 2 backward per layer)",
+                            static_cast<int>(tp_calls), layout.tp));
+  if (layout.pp > 1) {
+    v.pipeline.push_back(call(Collective::sendrecv, "activations (pp, forward)", m, 2));
+    v.pipeline.push_back(call(Collective::sendrecv, "gradients (pp, backward)", m, 2));
+  }
+  return v;
+}
+
+double pipeline_bubble_fraction(int pp, int micro_batches) {
+  if (pp < 1 || micro_batches < 1) throw std::invalid_argument("pipeline_bubble_fraction: pp and M must be >= 1");
+  return (pp - 1.0) / (micro_batches + pp - 1.0);
+}
+
+double pipeline_step_time(double work, int pp, int micro_batches) {
+  check(work, "work");
+  if (pp < 1 || micro_batches < 1) throw std::invalid_argument("pipeline_step_time: pp and M must be >= 1");
+  return work + work * (pp - 1.0) / micro_batches;
 }
 
 double speedup(double t_iter_g, double t_iter_n) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -29,6 +30,32 @@ double carried_time_us(const Measured& m, int p, double bytes) {
          m.fit->beta_us_per_byte * bytes * at_p->beta_factor / at_p0->beta_factor;
 }
 
+// The fastest measured algorithm's time for one call of `collective` on p ranks (carried from the
+// bench's rank count), or nullopt where the file has no such measurements.
+struct Priced {
+  double us = 0;
+  std::string algorithm;
+};
+std::optional<Priced> price(const BenchData& data, const std::string& file, const std::string& collective, int p,
+                            double bytes) {
+  const auto coll = std::find_if(data.begin(), data.end(), [&](const auto& c) { return c.first == collective; });
+  if (coll == data.end()) return std::nullopt;
+  Priced best{std::numeric_limits<double>::infinity(), ""};
+  for (const Measured& m : coll->second) {
+    if (!m.fit) continue;
+    const double t = carried_time_us(m, p, bytes);
+    if (t < best.us) best = {t, m.algorithm};
+  }
+  if (best.algorithm.empty()) throw InputError(file + ": too few " + collective + " sizes to fit");
+  return best;
+}
+
+bool has_fit(const BenchData& data, const std::string& collective) {
+  const auto coll = std::find_if(data.begin(), data.end(), [&](const auto& c) { return c.first == collective; });
+  return coll != data.end() &&
+         std::any_of(coll->second.begin(), coll->second.end(), [](const Measured& m) { return m.fit.has_value(); });
+}
+
 }  // namespace
 
 void report_predict(const PredictOptions& o, const ReportOptions& options) {
@@ -48,6 +75,21 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
   if (shape.d_model % shape.heads != 0)
     throw std::invalid_argument("--dim " + std::to_string(shape.d_model) + " is not a multiple of --heads " +
                                 std::to_string(shape.heads));
+  // The 3D layout: g = dp x tp x pp. Megatron splits heads over tp and layers over pp.
+  const int tp = o.tp, pp = o.pp, mb = o.micro_batches;
+  if (tp < 1 || pp < 1 || mb < 1) throw std::invalid_argument("--tp, --pp and --micro-batches must be >= 1");
+  if (shape.heads % tp != 0)
+    throw std::invalid_argument("--tp " + std::to_string(tp) + " does not divide the " + std::to_string(shape.heads) +
+                                " heads");
+  if (shape.layers % pp != 0)
+    throw std::invalid_argument("--pp " + std::to_string(pp) + " does not divide the " + std::to_string(shape.layers) +
+                                " layers");
+  const long long mp = static_cast<long long>(tp) * pp;  // ranks of one model replica
+  for (int g : o.gpus)
+    if (g % mp != 0)
+      throw std::invalid_argument("--gpus " + std::to_string(g) + " is not a multiple of --tp x --pp = " +
+                                  std::to_string(tp) + " x " + std::to_string(pp) + " = " + std::to_string(mp));
+  const bool layout_3d = tp > 1 || pp > 1 || mb > 1;
   preflight(o.bench, "bench");
   const BenchFile bench = read_bench_file(o.bench);
   if (bench.nranks < 2)
@@ -59,67 +101,169 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
   const double P = shape.vocab > 0
                        ? params_gpt2_exact(shape.padded_vocab > 0 ? shape.padded_vocab : shape.vocab, s, d, l)
                        : params_approx(d, l);
-  const double flops =
+  // One micro-batch of the whole model; per rank: M micro-batches over tp x pp ranks.
+  const double flops_mb =
       shape.vocab > 0 ? flops_per_iteration_with_head(b, s, d, l, shape.vocab) : flops_per_iteration(b, s, d, l);
-  const double act = activation_bytes(b, s, d, l, shape.heads);
+  const double flops = flops_mb * mb / mp;
+  const double act_mb = activation_bytes(b, s, d, l, shape.heads);
+  // 1F1B: the first stage holds min(M, pp) micro-batches of its l / pp layers; tp splits them.
+  const double act = act_mb * std::min(mb, pp) / mp;
   const double t_comp = flops / o.flops;
+  const double P_rank = P / mp;  // parameters per rank: tp splits every layer, pp the layers
 
   ReportWriter w(options, "commscope prediction: " + shape.name + ", ZeRO stage " + std::to_string(o.zero));
-  w.text("Model: " + std::to_string(shape.layers) + " layers, " + std::to_string(shape.d_model) + " channels, " +
-         std::to_string(shape.heads) + " heads, sequence " + std::to_string(shape.seq) + ", vocabulary " +
-         std::to_string(shape.vocab) + "; " + format_number(P / 1e6) + " M parameters; per GPU and iteration " +
-         format_number(flops / 1e12) + " TFLOP (forward + backward" +
-         (shape.vocab > 0 ? ", output head included" : "") + ") = " + format_number(t_comp * 1e3) + " ms at " +
-         format_number(o.flops / 1e12) + " TFLOP/s; activations " + format_bytes(act) +
-         " (b (34 s d + 5 a s^2) l, 16-bit, no recomputation).");
+  if (!layout_3d) {
+    w.text("Model: " + std::to_string(shape.layers) + " layers, " + std::to_string(shape.d_model) + " channels, " +
+           std::to_string(shape.heads) + " heads, sequence " + std::to_string(shape.seq) + ", vocabulary " +
+           std::to_string(shape.vocab) + "; " + format_number(P / 1e6) + " M parameters; per GPU and iteration " +
+           format_number(flops / 1e12) + " TFLOP (forward + backward" +
+           (shape.vocab > 0 ? ", output head included" : "") + ") = " + format_number(t_comp * 1e3) + " ms at " +
+           format_number(o.flops / 1e12) + " TFLOP/s; activations " + format_bytes(act) +
+           " (b (34 s d + 5 a s^2) l, 16-bit, no recomputation).");
+  } else {
+    w.text("Model: " + std::to_string(shape.layers) + " layers, " + std::to_string(shape.d_model) + " channels, " +
+           std::to_string(shape.heads) + " heads, sequence " + std::to_string(shape.seq) + ", vocabulary " +
+           std::to_string(shape.vocab) + "; " + format_number(P / 1e6) + " M parameters, " +
+           format_number(P_rank / 1e6) + " M per rank (P / (tp pp)); per micro-batch " +
+           format_number(flops_mb / 1e12) + " TFLOP (forward + backward" +
+           (shape.vocab > 0 ? ", output head included" : "") + "), per rank and step " + format_number(flops / 1e12) +
+           " TFLOP (M / (tp pp) of it) = " + format_number(t_comp * 1e3) + " ms at " + format_number(o.flops / 1e12) +
+           " TFLOP/s; activations per micro-batch " + format_bytes(act_mb) +
+           " (b (34 s d + 5 a s^2) l, 16-bit, no recomputation), per rank " + format_bytes(act) +
+           " (1F1B: min(M, pp) micro-batches in flight on the first stage, / (tp pp)).");
+  }
   w.text("Communication is priced with the alpha-beta fits of " + o.bench + " (" + std::to_string(bench.nranks) +
          " ranks), carried to each rank count with the ring's textbook alpha and byte terms; for each call the "
          "fastest measured algorithm. No overlap of communication with compute is assumed (the overlapped bound "
          "is max of the two).");
 
+  // Tensor- and pipeline-parallel calls: the same at every rank count.
+  const Layout layout{tp, pp, mb};
+  const ModelParallelComm mpc = model_parallel_comm(b, s, d, shape.layers, layout, o.bytes_per_param);
+  const double act_bytes = b * s * d * o.bytes_per_param;  // one micro-batch's activation between layers
+  double t_tp = 0;
+  std::vector<std::vector<std::string>> mp_rows;  // ranks column left out
+  for (const CommCall& call : mpc.tensor) {
+    const auto priced = price(data, o.bench, call.collective, tp, call.bytes_per_call);
+    if (!priced)
+      throw InputError(o.bench + ": has no allreduce measurements (--tp " + std::to_string(tp) + " needs them)");
+    t_tp += call.calls * priced->us / 1e6;
+    mp_rows.push_back({call.collective, call.purpose + ", " + std::to_string(tp) + " ranks", std::to_string(call.calls),
+                       format_bytes(call.bytes_per_call), priced->algorithm,
+                       format_number(call.calls * priced->us / 1e3)});
+  }
+  // Pipeline sends: the bench's sendrecv (a ring shift: each rank sends to one neighbour and
+  // receives from the other, as an interior stage does), uncarried (one message per rank at any
+  // rank count); without one, a 2-rank allreduce: its ring moves the same S bytes each way per
+  // rank, with 2 latencies and a reduction, an upper bound.
+  double t_p2p = 0;
+  std::string p2p_source;
+  for (const CommCall& call : mpc.pipeline) {
+    std::optional<Priced> priced;
+    std::string collective = call.collective, algorithm;
+    if (has_fit(data, "sendrecv")) {
+      priced = price(data, o.bench, "sendrecv", 2, call.bytes_per_call);
+      algorithm = priced->algorithm;
+      p2p_source =
+          "the bench's sendrecv fit (its ring shift sends to one neighbour and receives from the other, as an "
+          "interior stage does; one message per rank, not carried)";
+    } else {
+      priced = price(data, o.bench, "allreduce", 2, call.bytes_per_call);
+      if (!priced)
+        throw InputError(o.bench + ": has neither sendrecv nor allreduce measurements (--pp " + std::to_string(pp) +
+                         " needs one)");
+      collective = "allreduce";
+      algorithm = priced->algorithm + " (2 ranks, for sendrecv)";
+      p2p_source =
+          "the bench's allreduce fit carried to 2 ranks, as the file has no sendrecv (a 2-rank ring "
+          "allreduce moves the same S bytes each way per rank, with 2 latencies and a reduction: an upper "
+          "bound of one send and receive)";
+    }
+    t_p2p += call.calls * priced->us / 1e6;
+    mp_rows.push_back({collective, call.purpose, std::to_string(call.calls), format_bytes(call.bytes_per_call),
+                       algorithm, format_number(call.calls * priced->us / 1e3)});
+  }
+  const double bubble = pipeline_bubble_fraction(pp, mb);
+  // compute + tp comm + pp sends of M micro-batches, stretched by the bubble: work (M + pp - 1) / M.
+  const double work = t_comp + t_tp + t_p2p;
+  const double t_pipe = pipeline_step_time(work, pp, mb);
+  if (layout_3d) {
+    std::string text = "Layout (dp,tp,pp): g = dp x " + std::to_string(tp) + " x " + std::to_string(pp) + "; " +
+                       std::to_string(mb) + " micro-batches of " + std::to_string(o.batch) +
+                       " sequences per step and pipeline (global batch b M dp = " +
+                       std::to_string(static_cast<long long>(mb) * o.batch) + " x dp sequences). ";
+    if (tp > 1)
+      text += "Tensor parallelism: 4 allreduces per layer and micro-batch (2 forward, 2 backward) of b s d x " +
+              std::to_string(o.bytes_per_param) + " bytes = " + format_bytes(act_bytes) + " over " +
+              std::to_string(tp) + " ranks, " + std::to_string(shape.layers / pp) +
+              " layers per stage: " + format_number(t_tp * 1e3) + " ms per step. ";
+    if (pp > 1)
+      text += "Pipeline: one activation forward and one gradient backward of " + format_bytes(act_bytes) +
+              " per micro-batch between neighbouring stages, priced with " + p2p_source + ": " +
+              format_number(t_p2p * 1e3) + " ms per step. ";
+    text += "Bubble (pp - 1)/(M + pp - 1) = " + std::to_string(pp - 1) + "/" + std::to_string(mb + pp - 1) + " = " +
+            format_number(100 * bubble, 4) +
+            "% of the pipeline's time. Step = (compute + tp comm + pp p2p) (M + pp - "
+            "1)/M + data-parallel comm = " +
+            format_number(work * 1e3) + " ms x " + format_number((mb + pp - 1.0) / mb, 4) +
+            " + dp comm. Data parallelism: the ZeRO stage's collectives over dp = g / (tp pp) ranks on P / (tp pp) "
+            "parameters, once per step; only they may overlap the pipeline (overlapped = max of the two).";
+    w.text(text);
+  }
+
   Table calls({"ranks", "collective", "purpose", "calls", "bytes_per_call", "algorithm", "time_ms"});
-  Table summary({"ranks", "compute_ms", "comm_ms", "iteration_ms", "overlapped_ms", "throughput_speedup", "comm_share",
-                 "memory_per_gpu"});
+  Table summary({"ranks", "layout", "compute_ms", "tp_comm_ms", "pp_p2p_ms", "bubble_ms", "bubble_share", "comm_ms",
+                 "iteration_ms", "overlapped_ms", "throughput_speedup", "comm_share", "memory_per_gpu"});
   double first_iter = 0;
   int first_p = 0;
-  for (int p : o.gpus) {
-    const CommVolume vol = zero_comm_volume(o.zero, p, P, o.bytes_per_param);
+  for (int g : o.gpus) {
+    const int p = static_cast<int>(g / mp);  // data-parallel ranks
+    for (const auto& row : mp_rows) {
+      std::vector<std::string> cells{std::to_string(g)};
+      cells.insert(cells.end(), row.begin(), row.end());
+      calls.add(std::move(cells));
+    }
+    const CommVolume vol = zero_comm_volume(o.zero, p, P_rank, o.bytes_per_param);
     double t_comm = 0;
     for (const CommCall& call : vol.calls) {
       if (p == 1) break;
-      const auto coll =
-          std::find_if(data.begin(), data.end(), [&](const auto& c) { return c.first == call.collective; });
-      if (coll == data.end())
+      const auto priced = price(data, o.bench, call.collective, p, call.bytes_per_call);
+      if (!priced)
         throw InputError(o.bench + ": has no " + call.collective + " measurements (ZeRO stage " +
                          std::to_string(o.zero) + " needs them)");
-      double best = std::numeric_limits<double>::infinity();
-      std::string best_algo;
-      for (const Measured& m : coll->second) {
-        if (!m.fit) continue;
-        const double t = carried_time_us(m, p, call.bytes_per_call);
-        if (t < best) best = t, best_algo = m.algorithm;
-      }
-      if (best_algo.empty()) throw InputError(o.bench + ": too few " + call.collective + " sizes to fit");
-      t_comm += call.calls * best / 1e6;
-      calls.add({std::to_string(p), call.collective, call.purpose, std::to_string(call.calls),
-                 format_bytes(call.bytes_per_call), best_algo, format_number(call.calls * best / 1e3)});
+      t_comm += call.calls * priced->us / 1e6;
+      calls.add({std::to_string(g), call.collective, call.purpose + (layout_3d ? ", dp " + std::to_string(p) : ""),
+                 std::to_string(call.calls), format_bytes(call.bytes_per_call), priced->algorithm,
+                 format_number(call.calls * priced->us / 1e3)});
     }
     // Model state per GPU (mixed precision: 2-byte params and grads + 12 bytes of fp32 master
-    // weights and Adam moments; fp32: 4 + 4 + 8), sharded by the ZeRO stage.
+    // weights and Adam moments; fp32: 4 + 4 + 8), of P / (tp pp) parameters, sharded over dp by
+    // the ZeRO stage.
     const double pb = o.bytes_per_param, gb = o.bytes_per_param, ob = o.bytes_per_param == 2 ? 12.0 : 8.0;
     const double sh = 1.0 / p;
-    const double mem =
-        P * (o.zero >= 3 ? pb * sh : pb) + P * (o.zero >= 2 ? gb * sh : gb) + P * (o.zero >= 1 ? ob * sh : ob) + act;
-    const double t_iter = t_comp + t_comm;
-    if (first_p == 0) first_p = p, first_iter = t_iter;
-    summary.add({std::to_string(p), format_number(t_comp * 1e3), format_number(t_comm * 1e3),
-                 format_number(t_iter * 1e3), format_number(std::max(t_comp, t_comm) * 1e3),
-                 format_number(static_cast<double>(p) / first_p * first_iter / t_iter),
-                 format_number(100 * t_comm / t_iter, 3) + "%", format_bytes(mem)});
+    const double mem = P_rank * (o.zero >= 3 ? pb * sh : pb) + P_rank * (o.zero >= 2 ? gb * sh : gb) +
+                       P_rank * (o.zero >= 1 ? ob * sh : ob) + act;
+    const double t_iter = t_pipe + t_comm;
+    // Throughput (sequences per second, b M dp / t_iter) relative to the first rank count: tp, pp
+    // and M are the same in every row, so dp scales as g.
+    if (first_p == 0) first_p = g, first_iter = t_iter;
+    std::string layout_cell = "(";  // appended: GCC 12's -Wrestrict misfires on "(" + std::string
+    layout_cell.append(std::to_string(p)).append(",").append(std::to_string(tp)).append(",");
+    layout_cell.append(std::to_string(pp)).append(")");
+    summary.add({std::to_string(g), layout_cell, format_number(t_comp * 1e3), format_number(t_tp * 1e3),
+                 format_number(t_p2p * 1e3), format_number((t_pipe - work) * 1e3), format_number(100 * bubble, 4) + "%",
+                 format_number(t_comm * 1e3), format_number(t_iter * 1e3),
+                 format_number(std::max(t_pipe, t_comm) * 1e3),
+                 format_number(static_cast<double>(g) / first_p * first_iter / t_iter),
+                 format_number(100 * (t_comm + t_tp + t_p2p) / t_iter, 3) + "%", format_bytes(mem)});
   }
-  w.section("Predicted iteration (batch " + std::to_string(o.batch) + " sequences per GPU)");
+  if (layout_3d)
+    w.section("Predicted step (micro-batch " + std::to_string(o.batch) + " sequences, " + std::to_string(mb) +
+              " micro-batches per step and pipeline)");
+  else
+    w.section("Predicted iteration (batch " + std::to_string(o.batch) + " sequences per GPU)");
   w.table("prediction", summary);
-  w.section("Communication per iteration");
+  w.section(layout_3d ? "Communication per step" : "Communication per iteration");
   w.table("communication", calls);
   w.finish();
 }

@@ -17,9 +17,9 @@ files = [f"{fx}/bench-np1.h5", f"{fx}/bench-np2.h5", f"{fx}/bench-np4.h5", f"{fx
          f"{fx}/train-np2.h5", f"{fx}/train-np4.h5", f"{work}/text.h5", f"{work}/empty.h5", "/no/such.h5", work, ""]
 subs = ["bench", "compare", "profile", "scaling", "predict", "trace", "nope", "--help", ""]
 flags = ["-o", "--out", "--model", "--layers", "--dim", "--heads", "--seq", "--batch", "--vocab", "--gpus",
-         "--bench", "--flops", "--zero", "--bytes-per-param", "--bogus", "-x", "--", "--help"]
+         "--bench", "--flops", "--zero", "--bytes-per-param", "--tp", "--pp", "--micro-batches", "--bogus", "-x", "--", "--help"]
 values = ["125m", "1.3b", "tiny", "small", "9b", "0", "1", "-1", "2", "3", "4", "7", "1e12", "nan", "inf",
-          "1e400", "8,64", "8,x", ",", "2,4,8,64,512", "", "\x01", "é", "x" * 300]
+          "1e400", "8,64", "8,x", ",", "2,4,8,64,512", "65536", "1048576", "", "\x01", "é", "x" * 300]
 bad = ok = rejected = 0
 for i in range(n):
     args = []

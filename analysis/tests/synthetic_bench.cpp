@@ -6,6 +6,9 @@
 //   run1..3.h5     three runs without samples: ring 5 us + S / 2 GB/s, tree 1.3x ring, 2% noise
 //                  between runs. One alone has no spread (a 1.3x lead is a tie); the three
 //                  together have the run-to-run spread, and ring is ahead by more than it.
+//   predict.h5     exact lines, no noise, no samples, for predict's hand-computed answers:
+//                  ring allreduce, allgather and reducescatter 10 us + S / 2 GB/s, mpi sendrecv
+//                  4 us + S / 5 GB/s.
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -22,6 +25,7 @@ namespace {
 
 struct Algorithm {
   const char* name;
+  const char* collective;
   std::function<double(double)> time_us;  // true time of one call at S bytes
   double noise;                           // relative, per call (with samples) or per run
 };
@@ -43,7 +47,7 @@ void write(const std::string& path, const std::vector<Algorithm>& algos, double 
       for (int i = 0; i < std::max(samples, 1); ++i) times.push_back(a.time_us(s) * (1 + a.noise * z(rng)));
       double mean = 0;
       for (double t : times) mean += t / static_cast<double>(times.size());
-      ct::BenchRecord r = ct::bench_record(row, "allreduce", a.name, false, static_cast<std::uint64_t>(s), mean);
+      ct::BenchRecord r = ct::bench_record(row, a.collective, a.name, false, static_cast<std::uint64_t>(s), mean);
       r.iterations = std::max(samples, 1);
       r.sample_offset = calls.size();
       r.sample_count = static_cast<std::uint64_t>(samples);
@@ -70,13 +74,21 @@ int main(int argc, char** argv) {
   const auto mpi = [eager = line(2, 8), rendezvous = line(300, 1)](double s) {
     return s <= kMiB ? eager(s) : rendezvous(s);
   };
-  write((out / "ties.h5").string(), {{"mpi", mpi, 0.02}, {"ring", line(5, 2), 0.1}, {"tree", line(5, 2), 0.1}},
-        64 * kMiB, 2, 20, 1);
+  write(
+      (out / "ties.h5").string(),
+      {{"mpi", "allreduce", mpi, 0.02}, {"ring", "allreduce", line(5, 2), 0.1}, {"tree", "allreduce", line(5, 2), 0.1}},
+      64 * kMiB, 2, 20, 1);
   const auto ring = line(5, 2);
   const auto tree = [ring](double s) { return 1.3 * ring(s); };
   for (unsigned run = 1; run <= 3; ++run)
-    write((out / ("run" + std::to_string(run) + ".h5")).string(), {{"ring", ring, 0.02}, {"tree", tree, 0.02}}, kMiB, 4,
-          0, 10 + run);
-  std::printf("synthetic_bench: ties.h5, run1.h5, run2.h5, run3.h5 in %s\n", out.c_str());
+    write((out / ("run" + std::to_string(run) + ".h5")).string(),
+          {{"ring", "allreduce", ring, 0.02}, {"tree", "allreduce", tree, 0.02}}, kMiB, 4, 0, 10 + run);
+  write((out / "predict.h5").string(),
+        {{"ring", "allreduce", line(10, 2), 0},
+         {"ring", "allgather", line(10, 2), 0},
+         {"ring", "reducescatter", line(10, 2), 0},
+         {"mpi", "sendrecv", line(4, 5), 0}},
+        64 * kMiB, 2, 0, 20);
+  std::printf("synthetic_bench: ties.h5, run1.h5, run2.h5, run3.h5, predict.h5 in %s\n", out.c_str());
   return 0;
 }

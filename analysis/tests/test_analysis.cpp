@@ -1,5 +1,6 @@
 // Unit tests of model_math: the paper's table, hand-computed values of every formula (the
-// arithmetic is in the comments), ZeRO volumes, scaling and the straggler bound.
+// arithmetic is in the comments), ZeRO volumes, tensor and pipeline parallelism, scaling and the
+// straggler bound.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -150,6 +151,48 @@ TEST(ModelMath, ZeroCommVolume) {
   EXPECT_THROW(ca::zero_comm_volume(0, 0, 1000, 2), std::invalid_argument);
   EXPECT_THROW(ca::zero_comm_volume(0, 4, 1000, 0), std::invalid_argument);
   EXPECT_THROW(ca::zero_comm_volume(0, 4, 1000, 2, 0), std::invalid_argument);
+}
+
+// Megatron's tensor and pipeline parallelism, b = 2, s = 128, d = 256, l = 8, 2 bytes:
+// A = 2 * 128 * 256 * 2 = 131072 bytes per call.
+TEST(ModelMath, ModelParallelComm) {
+  // tp 4, pp 2, M 3: 4 allreduces x 8/2 layers x 3 micro-batches = 48 calls of A over 4 ranks
+  // (per GPU 48 A 2(3/4) = 9437184 bytes); 3 sends forward and 3 backward of A.
+  const ca::ModelParallelComm c = ca::model_parallel_comm(2, 128, 256, 8, {4, 2, 3}, 2);
+  ASSERT_EQ(c.tensor.size(), 1u);
+  EXPECT_EQ(c.tensor[0].collective, "allreduce");
+  EXPECT_EQ(c.tensor[0].calls, 48);
+  EXPECT_DOUBLE_EQ(c.tensor[0].count, 65536.0);
+  EXPECT_DOUBLE_EQ(c.tensor[0].bytes_per_call, 131072.0);
+  EXPECT_DOUBLE_EQ(c.tensor[0].per_gpu_bytes, 9437184.0);
+  ASSERT_EQ(c.pipeline.size(), 2u);
+  for (const ca::CommCall& p : c.pipeline) {
+    EXPECT_EQ(p.collective, "sendrecv");
+    EXPECT_EQ(p.calls, 3);
+    EXPECT_DOUBLE_EQ(p.bytes_per_call, 131072.0);
+    EXPECT_DOUBLE_EQ(p.per_gpu_bytes, 3 * 131072.0);
+  }
+  // No tensor or pipeline parallelism: nothing moves.
+  const ca::ModelParallelComm none = ca::model_parallel_comm(2, 128, 256, 8, {1, 1, 5}, 2);
+  EXPECT_TRUE(none.tensor.empty());
+  EXPECT_TRUE(none.pipeline.empty());
+  EXPECT_THROW(ca::model_parallel_comm(2, 128, 256, 8, {1, 3, 1}, 2), std::invalid_argument);  // 3 does not divide 8
+  EXPECT_THROW(ca::model_parallel_comm(2, 128, 256, 8, {0, 1, 1}, 2), std::invalid_argument);
+  EXPECT_THROW(ca::model_parallel_comm(2, 128, 256, 8, {1, 1, 0}, 2), std::invalid_argument);
+  EXPECT_THROW(ca::model_parallel_comm(2, 128, 256, 8, {2, 1, 1 << 30}, 2), std::invalid_argument);  // calls > int
+
+  // Bubble (pp - 1) / (M + pp - 1): pp 4, M 8: 3/11; pp 1: none; pp 2, M 1: half.
+  EXPECT_DOUBLE_EQ(ca::pipeline_bubble_fraction(4, 8), 3.0 / 11.0);
+  EXPECT_DOUBLE_EQ(ca::pipeline_bubble_fraction(1, 8), 0.0);
+  EXPECT_DOUBLE_EQ(ca::pipeline_bubble_fraction(2, 1), 0.5);
+  // Step = work (M + pp - 1) / M: 8 ms of work, pp 4, M 8: 11 ms, 3 of them the bubble (3/11).
+  EXPECT_DOUBLE_EQ(ca::pipeline_step_time(8.0, 4, 8), 11.0);
+  const double w = 0.1 + 0.2;  // pp 1 returns the work itself, bit for bit
+  EXPECT_EQ(ca::pipeline_step_time(w, 1, 1), w);
+  EXPECT_EQ(ca::pipeline_step_time(w, 1, 7), w);
+  EXPECT_THROW(ca::pipeline_bubble_fraction(0, 1), std::invalid_argument);
+  EXPECT_THROW(ca::pipeline_step_time(1.0, 1, 0), std::invalid_argument);
+  EXPECT_THROW(ca::pipeline_step_time(-1.0, 2, 2), std::invalid_argument);
 }
 
 TEST(ModelMath, Scaling) {

@@ -107,6 +107,41 @@ struct CommVolume {
 // stage 0..3, ranks >= 1, params >= 0, bytes_per_param > 0, buckets >= 1.
 CommVolume zero_comm_volume(int stage, int ranks, double params, double bytes_per_param, int buckets = 1);
 
+// ---------------------------------------------------------------- tensor and pipeline parallelism
+
+// Megatron's 3D layout: g = dp x tp x pp ranks. tp ranks split every GEMM of a layer, pp stages
+// hold l / pp layers each, dp replicas of that tp x pp grid split the batch. A step runs
+// M = micro_batches micro-batches of b sequences through each replica's pipeline (Megatron's
+// convention: b is the micro-batch size; the global batch is b M dp), 1F1B schedule.
+struct Layout {
+  int tp = 1;             // tensor-parallel ranks
+  int pp = 1;             // pipeline stages
+  int micro_batches = 1;  // M per step and pipeline
+};
+
+// Per rank and step, with A = b s d x bytes_per_activation (one micro-batch's activation
+// between layers, the size every call below moves):
+//   tensor:   allreduce over tp ranks, 4 per layer and micro-batch (2 forward, 2 backward),
+//             calls = 4 (l / pp) M, bytes_per_call = A; none when tp = 1;
+//   pipeline: sendrecv between neighbouring stages, one activation forward and one gradient
+//             backward per micro-batch: M calls each, bytes_per_call = A; none when pp = 1.
+// per_gpu_bytes uses the busbw factor (allreduce 2(tp-1)/tp, sendrecv 1). Throws
+// std::invalid_argument when tp, pp or M < 1 or pp does not divide l.
+struct ModelParallelComm {
+  std::vector<CommCall> tensor;
+  std::vector<CommCall> pipeline;
+};
+ModelParallelComm model_parallel_comm(double b, double s, double d, int layers, const Layout& layout,
+                                      double bytes_per_activation);
+
+// The pipeline's bubble: (pp - 1) / (M + pp - 1) of the pipeline's time (0 for pp = 1).
+double pipeline_bubble_fraction(int pp, int micro_batches);
+// One step of the pipeline from the per-rank work of all M micro-batches, work = compute +
+// tensor-parallel communication + pipeline sends: work (M + pp - 1) / M, computed as
+// work + work (pp - 1) / M so that pp = 1 gives work exactly. (Its bubble part, work (pp - 1) / M,
+// is pipeline_bubble_fraction of it.)
+double pipeline_step_time(double work, int pp, int micro_batches);
+
 // ---------------------------------------------------------------- scaling from g to n ranks
 
 // Measured: speedup(g->n) = t_iter(g) / t_iter(n) (seconds per iteration at g and at n ranks).

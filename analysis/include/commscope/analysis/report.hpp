@@ -25,8 +25,13 @@ void report_scaling(const std::vector<std::string>& files, const ReportOptions& 
 
 struct PredictOptions {
   std::string model;  // preset name, or empty with the dimensions below
+  // batch: the micro-batch size b in sequences (Megatron's convention): what one data-parallel
+  // replica (its tp x pp ranks) runs per micro-batch; a step runs micro_batches of them.
   int layers = 0, dim = 0, heads = 0, seq = 0, batch = 1, vocab = 0;
-  std::vector<int> gpus;    // rank counts to predict for
+  int tp = 1;               // tensor-parallel ranks (divides heads)
+  int pp = 1;               // pipeline stages (divides layers)
+  int micro_batches = 1;    // M per step and pipeline
+  std::vector<int> gpus;    // rank counts to predict for, each a multiple of tp x pp
   std::string bench;        // a bench results file with the collectives the ZeRO stage needs
   double flops = 0;         // per-GPU rate in FLOP/s; 0: from the bench file's... (must be given)
   int zero = 0;             // ZeRO stage 0..3
