@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,11 +35,98 @@ const Component kComponents[] = {
     {"comm transfer", [](const profiler::BreakdownRow& r) { return static_cast<double>(r.comm_transfer_ns); }},
 };
 
+// The group a communication's name says (the trainer names them "tp.allreduce", "pp.recv",
+// "embedding.allreduce"; the data parallelism's and other collectives carry no prefix).
+std::string comm_group(const std::string& name) {
+  const std::size_t dot = name.find('.');
+  const std::string prefix = dot == std::string::npos ? "" : name.substr(0, dot);
+  if (prefix == "tp") return "tp (tensor parallel)";
+  if (prefix == "pp") return "pp (pipeline)";
+  if (prefix == "embedding") return "embedding (first and last stage)";
+  return "dp and others";
+}
+
+std::string attribute(const profiler::Profile& p, const std::string& key) {
+  for (const auto& [k, v] : p.meta.attributes)
+    if (k == key) return v;
+  return "";
+}
+
+// Communication per group and name (per rank and step), and for a pipeline each stage's time
+// waiting for its neighbours against the bubble (p - 1)/(m + p - 1). Needs the events.
+void communication_by_group(ReportWriter& w, const profiler::Profile& p) {
+  if (p.events.empty()) return;
+  struct Sum {
+    double ns = 0, bytes = 0, calls = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Sum> by_name;
+  std::map<std::string, Sum> by_group;
+  std::vector<double> recv_ns(p.events.size(), 0), embedding_ns(p.events.size(), 0);
+  double total = 0;
+  for (std::size_t r = 0; r < p.events.size(); ++r)
+    for (const profiler::Event& e : p.events[r]) {
+      if (e.kind != profiler::EventKind::kCommunication || e.iteration < 0) continue;
+      const std::string name = e.name < p.strings.size() ? p.strings[e.name] : "?";
+      const double ns = static_cast<double>(e.end_ns - e.start_ns);
+      for (Sum* sum : {&by_name[{comm_group(name), name}], &by_group[comm_group(name)]}) {
+        sum->ns += ns;
+        sum->bytes += static_cast<double>(std::max<std::int64_t>(0, e.bytes));
+        sum->calls += 1;
+      }
+      total += ns;
+      if (name == "pp.recv") recv_ns[r] += ns;
+      if (name == "embedding.allreduce") embedding_ns[r] += ns;
+    }
+  if (by_name.empty()) return;
+  const double rows = static_cast<double>(p.breakdown.size());
+  w.section("Communication by group (per rank and step)");
+  w.text(
+      "Each communication's group from its name: tp.* inside a tensor-parallel group, pp.* between pipeline "
+      "stages, embedding.* between the first and last stage, the rest (gradients, the loss) over the data-parallel "
+      "group. Means over the " +
+      format_number(rows) + " (rank, iteration) rows.");
+  Table t({"group", "communication", "calls", "MiB", "ms", "share_of_comm"});
+  for (const auto& [key, sum] : by_name)
+    t.add({key.first, key.second, format_number(sum.calls / rows), format_number(sum.bytes / rows / 1048576.0),
+           fms(sum.ns / rows), format_number(100.0 * sum.ns / std::max(total, 1.0)) + "%"});
+  for (const auto& [group, sum] : by_group)
+    t.add({group, "(all)", format_number(sum.calls / rows), format_number(sum.bytes / rows / 1048576.0),
+           fms(sum.ns / rows), format_number(100.0 * sum.ns / std::max(total, 1.0)) + "%"});
+  w.table("communication_groups", t);
+
+  const int pp = std::atoi(attribute(p, "pp").c_str()), m = std::atoi(attribute(p, "micro_batches").c_str());
+  const int nranks = std::max(1, p.meta.nranks);
+  if (pp < 2 || m < 1 || nranks % pp != 0) return;
+  const double bubble = static_cast<double>(pp - 1) / (m + pp - 1);
+  w.section("Pipeline stages");
+  w.text("A stage waits in pp.recv for its neighbours: in the pipeline's fill and drain (the bubble, predicted " +
+         std::to_string(pp - 1) + "/" + std::to_string(m + pp - 1) + " = " + format_number(100 * bubble) +
+         "% of the step for " + std::to_string(pp) + " stages and " + std::to_string(m) +
+         " micro-batches), and while the neighbour's messages are in flight; the first and last stage then wait for "
+         "each other in embedding.allreduce (the drain of the stage that finishes first). Ranks are stages in blocks "
+         "of " +
+         std::to_string(nranks / pp) + " (PP outermost).");
+  Table st({"stage", "ranks", "step_ms", "pp_recv_ms", "embedding_ms", "pipeline_wait_share", "predicted_bubble"});
+  for (int s = 0; s < pp; ++s) {
+    double step = 0, recv = 0, emb = 0, n = 0;
+    const int lo = s * (nranks / pp), hi = lo + nranks / pp;
+    for (const auto& row : p.breakdown)
+      if (row.rank >= lo && row.rank < hi) step += static_cast<double>(row.window_ns), n += 1;
+    for (int r = lo; r < hi && r < static_cast<int>(recv_ns.size()); ++r)
+      recv += recv_ns[static_cast<std::size_t>(r)], emb += embedding_ns[static_cast<std::size_t>(r)];
+    if (n == 0) continue;
+    st.add({std::to_string(s), std::to_string(lo) + "-" + std::to_string(hi - 1), fms(step / n), fms(recv / n),
+            fms(emb / n), format_number(100.0 * (recv + emb) / std::max(step, 1.0)) + "%",
+            format_number(100 * bubble) + "%"});
+  }
+  w.table("pipeline_stages", st);
+}
+
 }  // namespace
 
 void report_profile(const std::string& file, const ReportOptions& options) {
   preflight(file, "profile");
-  const profiler::Profile p = read_profile_file(file);
+  const profiler::Profile p = read_profile_file(file, true);
   if (p.breakdown.empty()) throw InputError(file + ": the profile holds no iterations");
   const int nranks = std::max(1, p.meta.nranks);
 
@@ -165,6 +253,7 @@ void report_profile(const std::string& file, const ReportOptions& options) {
              fms(static_cast<double>(t.host_ns) / std::max<double>(1, static_cast<double>(t.calls)))});
   }
   w.table("operators", top);
+  communication_by_group(w, p);
   w.finish();
 }
 
