@@ -48,23 +48,27 @@ if(COMMSCOPE_BUILD_TESTS)
   endforeach()
   # The synthetic files' known answers: overlapping spreads are a tie, mpi's protocol switch at
   # 1 MiB splits its fit in two; without samples a 1.3x lead is a tie, with three runs a winner.
-  # (No ';' or '|' in a regex: they split the case.)
-  foreach(case
+  # Each case "NAME|REGEX|ARGS": `commscope-report SUB ARGS` exits 0 printing REGEX (no ';' or
+  # '|' in a regex: they split the case).
+  function(report_cases sub)
+    foreach(case ${ARGN})
+      string(REPLACE "|" ";" parts "${case}")
+      list(GET parts 0 name)
+      list(GET parts 1 regex)
+      list(GET parts 2 args)
+      separate_arguments(args)
+      add_test(NAME analysis.report.${name}
+               COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "${regex}" 0 -- ${report} ${sub} ${args})
+      set_tests_properties(analysis.report.${name} PROPERTIES FIXTURES_REQUIRED synthetic_bench LABELS "unit")
+    endforeach()
+  endfunction()
+  report_cases(bench
       "synthetic_ties|Fastest measured: mpi below 2 MiB, tie \\(ring, tree\\) above\\.|${syn}/ties.h5"
       "synthetic_ties_fits|Fastest by the fits: mpi below 2 MiB, tie \\(ring, tree\\) above\\.|${syn}/ties.h5"
       "synthetic_regimes|Fit of mpi \\(2 regimes\\): 8 B to 1 MiB: alpha [12]\\.[09][0-9]* us, [78]\\.[09][0-9]* GB/s, R\\^2 1. 2 MiB to 64 MiB: alpha [0-9.]+ us, 1\\.0[0-9]* GB/s|${syn}/ties.h5"
       "synthetic_no_spread|Fastest measured: tie \\(ring, tree\\) at all sizes\\.|${syn}/run1.h5"
       "synthetic_no_spread_said|The spread is unknown for 18 of 18 measurements|${syn}/run1.h5"
       "synthetic_runs|Fastest measured: ring fastest at all sizes\\.|${syn}/run1.h5 ${syn}/run2.h5 ${syn}/run3.h5")
-    string(REPLACE "|" ";" parts "${case}")
-    list(GET parts 0 name)
-    list(GET parts 1 regex)
-    list(GET parts 2 args)
-    separate_arguments(args)
-    add_test(NAME analysis.report.${name}
-             COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "${regex}" 0 -- ${report} bench ${args})
-    set_tests_properties(analysis.report.${name} PROPERTIES FIXTURES_REQUIRED synthetic_bench LABELS "unit")
-  endforeach()
   # predict's tensor and pipeline parallelism, hand-computed on predict.h5 (exact lines on 2 ranks:
   # ring allreduce 10 us + S / 2 GB/s, mpi sendrecv 4 us + S / 5 GB/s), 1 TFLOP/s, b 1, 2 bytes.
   # small (l 6, d 384, a 6, s 256, V 256), tp 2, pp 2, M 4, 8 ranks: dp 2; a micro-batch is
@@ -78,7 +82,7 @@ if(COMMSCOPE_BUILD_TESTS)
   # pp 4, M 8: the bubble is 3/11 of the pipeline's time.
   set(pbench "--bench ${syn}/predict.h5 --flops 1e12")  # a string: cases are split at spaces below
   separate_arguments(pbench_args UNIX_COMMAND "${pbench}")
-  foreach(case
+  report_cases(predict
       "predict_3d_row|    8  \\(2,2,2\\) +18\\.27 +5\\.199 +0\\.3466 +5\\.954 +20% +2\\.721 +32\\.49 +29\\.77 +1 +25\\.4% +56\\.6 MiB|--model small --tp 2 --pp 2 --micro-batches 4 --gpus 8 ${pbench}"
       "predict_3d_tp_calls|    8  allreduce +activations \\(tp, 2 forward \\+ 2 backward per layer\\), 2 ranks +48 +192 KiB +ring +5\\.199|--model small --tp 2 --pp 2 --micro-batches 4 --gpus 8 ${pbench}"
       "predict_3d_pp_calls|    8  sendrecv +gradients \\(pp, backward\\) +4 +192 KiB +mpi +0\\.1733|--model small --tp 2 --pp 2 --micro-batches 4 --gpus 8 ${pbench}"
@@ -87,15 +91,6 @@ if(COMMSCOPE_BUILD_TESTS)
       "predict_bubble_3_11|Bubble \\(pp - 1\\)/\\(M \\+ pp - 1\\) = 3/11 = 27\\.27% of the pipeline's time|--layers 8 --dim 256 --heads 4 --seq 128 --pp 4 --micro-batches 8 --gpus 4,8 ${pbench}"
       "predict_bubble_column|    8  \\(2,1,4\\) +10\\.47 +0 +0\\.2737 +4\\.029 +27\\.27% +1\\.583 +16\\.35|--layers 8 --dim 256 --heads 4 --seq 128 --pp 4 --micro-batches 8 --gpus 4,8 ${pbench}"
       "predict_p2p_without_sendrecv|priced with the bench's allreduce fit carried to 2 ranks, as the file has no sendrecv|--model small --pp 2 --gpus 2 --bench ${syn}/ties.h5 --flops 1e12")
-    string(REPLACE "|" ";" parts "${case}")
-    list(GET parts 0 name)
-    list(GET parts 1 regex)
-    list(GET parts 2 args)
-    separate_arguments(args)
-    add_test(NAME analysis.report.${name}
-             COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "${regex}" 0 -- ${report} predict ${args})
-    set_tests_properties(analysis.report.${name} PROPERTIES FIXTURES_REQUIRED synthetic_bench LABELS "unit")
-  endforeach()
   # A layout that does not fit: one line, exit 2.
   foreach(case
       "gpus_not_multiple|^commscope-report: --gpus 6 is not a multiple of --tp x --pp = 2 x 2 = 4$|--model small --tp 2 --pp 2 --gpus 8,6"
