@@ -35,14 +35,12 @@ const Component kComponents[] = {
     {"comm transfer", [](const profiler::BreakdownRow& r) { return static_cast<double>(r.comm_transfer_ns); }},
 };
 
-// The group a communication's name says (the trainer names them "tp.allreduce", "pp.recv",
-// "embedding.allreduce"; the data parallelism's and other collectives carry no prefix).
+// The group a communication's name says (profiler::communication_group), as the table names it.
 std::string comm_group(const std::string& name) {
-  const std::size_t dot = name.find('.');
-  const std::string prefix = dot == std::string::npos ? "" : name.substr(0, dot);
-  if (prefix == "tp") return "tp (tensor parallel)";
-  if (prefix == "pp") return "pp (pipeline)";
-  if (prefix == "embedding") return "embedding (first and last stage)";
+  const std::string_view g = profiler::communication_group(name);
+  if (g == "tp") return "tp (tensor parallel)";
+  if (g == "pp") return "pp (pipeline)";
+  if (g == "embedding") return "embedding (first and last stage)";
   return "dp and others";
 }
 

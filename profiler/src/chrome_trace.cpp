@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -271,10 +272,21 @@ class TraceWriter {
     }
     out_.raw("}},\n\"traceEvents\":[");
 
+    // A 3D-parallel job (the trainer's tp and pp attributes): each rank's stage and group ranks.
+    int tp = 1, pp = 1;
+    for (const auto& [k, v] : p_.meta.attributes) {
+      if (k == "tp") tp = std::max(1, std::atoi(v.c_str()));
+      if (k == "pp") pp = std::max(1, std::atoi(v.c_str()));
+    }
     for (std::size_t r = 0; r < nranks; ++r) {
       const RankInfo* rank = info[r];
       std::string name = "rank " + std::to_string(r);
       if (rank != nullptr && !rank->host.empty()) name += " (" + rank->host + ")";
+      if (tp > 1 || pp > 1) {
+        const GridPlace g = grid_place(static_cast<int>(r), static_cast<int>(nranks), tp, pp);
+        name += ": stage " + std::to_string(g.pp_rank) + ", tp " + std::to_string(g.tp_rank) + ", dp " +
+                std::to_string(g.dp_rank);
+      }
       begin_event();
       out_.raw("\"ph\":\"M\",\"name\":\"process_name\",\"pid\":").integer(r).raw(",\"tid\":0,\"args\":{");
       out_.key("name").string(name).raw("}}");
@@ -374,6 +386,7 @@ class TraceWriter {
         out_.raw(',').key("bytes").integer(e.bytes);
         out_.raw(',').key("seq").integer(e.seq);
         out_.raw(',').key("algorithm").string(text(e.detail));
+        out_.raw(',').key("group").string(communication_group(text(e.name)));
         break;
       case EventKind::kKernel:
       case EventKind::kMemcpy:

@@ -4,6 +4,24 @@
 
 namespace commscope::profiler {
 
+std::string_view communication_group(std::string_view name) {
+  const std::string_view prefix = name.substr(0, name.find('.'));
+  if (prefix.size() < name.size()) {
+    if (prefix == "tp" || prefix == "pp" || prefix == "embedding") return prefix;
+  }
+  return "dp";
+}
+
+GridPlace grid_place(int rank, int nranks, int tp, int pp) {
+  GridPlace g;
+  if (tp < 1 || pp < 1 || nranks < 1 || nranks % (tp * pp) != 0) return g;
+  const int dp = nranks / (tp * pp);
+  g.tp_rank = rank % tp;
+  g.dp_rank = rank / tp % dp;
+  g.pp_rank = rank / (tp * dp);
+  return g;
+}
+
 std::string_view to_string(EventKind kind) {
   switch (kind) {
     case EventKind::kIteration:

@@ -184,7 +184,9 @@ TEST(ChromeTrace, ProcessesAndTracks) {
   const std::string comm = line_with(json, "\"cat\":\"communication\",\"args\":{\"iteration\":-1,\"id\":9");
   EXPECT_NE(comm.find("\"pid\":0,\"tid\":999999,\"ts\":0.100,\"dur\":2.000,\"name\":\"allreduce\""), std::string::npos)
       << comm;
-  EXPECT_NE(comm.find("\"parent\":7,\"bytes\":1048576,\"seq\":12,\"algorithm\":\"ring\"}"), std::string::npos) << comm;
+  EXPECT_NE(comm.find("\"parent\":7,\"bytes\":1048576,\"seq\":12,\"algorithm\":\"ring\",\"group\":\"dp\"}"),
+            std::string::npos)
+      << comm;
   const std::string nccl = line_with(json, "\"tid\":1065535,\"ts\"");
   EXPECT_NE(nccl.find("\"ts\":4.000,\"dur\":4.000,\"name\":\"allreduce\",\"cat\":\"communication\""), std::string::npos)
       << nccl;
@@ -217,3 +219,24 @@ TEST(ChromeTrace, ExtremeTimesDoNotOverflow) {
 }
 
 }  // namespace
+
+// A 3D-parallel job's grid (PP x DP x TP, TP innermost) and each communication's group by name.
+TEST(ChromeTrace, GridPlacesAndGroups) {
+  // 8 ranks, tp 2, pp 2: dp 2; rank = tp_rank + 2 (dp_rank + 2 pp_rank).
+  const GridPlace r5 = grid_place(5, 8, 2, 2);
+  EXPECT_EQ(r5.tp_rank, 1);
+  EXPECT_EQ(r5.dp_rank, 0);
+  EXPECT_EQ(r5.pp_rank, 1);
+  const GridPlace r2 = grid_place(2, 8, 2, 2);
+  EXPECT_EQ(r2.tp_rank, 0);
+  EXPECT_EQ(r2.dp_rank, 1);
+  EXPECT_EQ(r2.pp_rank, 0);
+  const GridPlace bad = grid_place(3, 6, 4, 1);  // 4 does not divide 6: no place
+  EXPECT_EQ(bad.tp_rank + bad.dp_rank + bad.pp_rank, 0);
+  EXPECT_EQ(communication_group("tp.allreduce"), "tp");
+  EXPECT_EQ(communication_group("pp.recv"), "pp");
+  EXPECT_EQ(communication_group("embedding.allreduce"), "embedding");
+  EXPECT_EQ(communication_group("allreduce"), "dp");
+  EXPECT_EQ(communication_group("tpx.allreduce"), "dp");
+  EXPECT_EQ(communication_group("tp"), "dp");  // a prefix needs its dot
+}

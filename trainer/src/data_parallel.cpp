@@ -140,7 +140,7 @@ struct DataParallel::Impl {
       if (t == nullptr || t->size() != model.tp())
         throw std::invalid_argument("DataParallel: a model split over " + std::to_string(model.tp()) +
                                     " tensor-parallel ranks needs their communicator");
-      model.set_tp_allreduce(tp_allreduce<float>(*t, dp.algo));
+      model.set_tensor_parallel(tensor_parallel_ops<float>(*t, dp.tp_algo.empty() ? dp.algo : dp.tp_algo));
     }
 
     const bool zero = dp.mode != DpMode::kDdp;
@@ -327,7 +327,8 @@ struct DataParallel::Impl {
     CollectiveActivity activity("allreduce", dp.algo, n * sizeof(float), "embedding gradients");
     prof::OperatorScope scope(names.grad_allreduce.id);
     prof::CommScope c(n_emb_allreduce, names.algo, static_cast<std::int64_t>(n * sizeof(float)));
-    pipe.embedding->allreduce(g, g, n, DataType::f32, ReduceOp::sum, dp.algo);
+    pipe.embedding->allreduce(g, g, n, DataType::f32, ReduceOp::sum,
+                              dp.embedding_algo.empty() ? dp.algo : dp.embedding_algo);
   }
 
   std::vector<float> gather_full(const std::vector<float>& mine) { return gather_shards(comm, plan, mine); }

@@ -30,6 +30,10 @@ ParameterLayout::ParameterLayout(const ModelConfig& config, int tp, Stage stage)
   if (tp < 1 || config.heads % tp != 0)
     throw std::invalid_argument("tensor parallelism over " + std::to_string(tp) + " ranks needs heads (" +
                                 std::to_string(config.heads) + ") divisible by it");
+  if (config.padded_vocab % tp != 0)
+    throw std::invalid_argument("tensor parallelism over " + std::to_string(tp) +
+                                " ranks needs the padded vocabulary (" + std::to_string(config.padded_vocab) +
+                                ") divisible by it");
   if (stage_.layers == 0 && stage_.whole()) stage_.layers = config.layers;
   if (stage_.count < 1 || stage_.index < 0 || stage_.index >= stage_.count || stage_.layers < 1 ||
       stage_.first_layer < 0 || stage_.first_layer + stage_.layers > config.layers)
@@ -40,7 +44,7 @@ ParameterLayout::ParameterLayout(const ModelConfig& config, int tp, Stage stage)
   const std::size_t C = static_cast<std::size_t>(config.channels);
   const std::size_t Cl = C / static_cast<std::size_t>(tp);  // this rank's share of C (heads divide C)
   const bool embeddings = stage_.first() || stage_.last(), head = stage_.last();
-  const std::size_t sizes[kTensorCount] = {embeddings ? static_cast<std::size_t>(config.padded_vocab) * C : 0,
+  const std::size_t sizes[kTensorCount] = {embeddings ? static_cast<std::size_t>(config.padded_vocab) / tp * C : 0,
                                            embeddings ? static_cast<std::size_t>(config.max_seq) * C : 0,
                                            C,
                                            C,

@@ -319,8 +319,8 @@ int run(int argc, char** argv, commscope::Communicator& world) {
     if (o.tp > 1)
       std::printf(
           "tensor parallel: groups of %d consecutive ranks (%d of the %d heads each) x %d data-parallel ranks; 4 "
-          "allreduces of %s (batch %d) per layer and step\n",
-          o.tp, config.heads / o.tp, config.heads, dp_ranks,
+          "allreduces (%s) of %s (batch %d) per layer and step\n",
+          o.tp, config.heads / o.tp, config.heads, dp_ranks, (o.dp.tp_algo.empty() ? o.dp.algo : o.dp.tp_algo).c_str(),
           mib(static_cast<std::size_t>(loader.local_batch() / o.micro_batches) * seq * config.channels * sizeof(float))
               .c_str(),
           loader.local_batch() / o.micro_batches);
@@ -372,6 +372,8 @@ int run(int argc, char** argv, commscope::Communicator& world) {
                      {"micro_batches", std::to_string(o.micro_batches)},
                      {"schedule", o.schedule},
                      {"algo", o.dp.algo},
+                     {"tp_algo", o.dp.tp_algo.empty() ? o.dp.algo : o.dp.tp_algo},
+                     {"embedding_algo", o.dp.embedding_algo.empty() ? o.dp.algo : o.dp.embedding_algo},
                      {"threads", std::to_string(threads)},
                      {"device", o.device},
                      {"precision", cuda ? o.precision : std::string("fp32")},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -76,7 +77,9 @@ struct Gpt2<T>::Impl {
   Stage stage;  // the pipeline stage (whole(): the whole model)
   int tp;       // tensor-parallel ranks (1: the whole model)
   int Cl, NHl;  // this rank's channels of the attention (C / tp) and heads (NH / tp)
-  std::function<void(T*, size_t)> tp_allreduce;
+  std::function<void(T*, size_t)> tp_allreduce, tp_max;  // the TP sum and maximum
+  int tp_rank = 0;
+  std::vector<T> row_max, row_sum, row_target;  // the vocabulary-parallel cross-entropy's [N] values
   int B, Tn;
   std::vector<T> params, grads;
   Hooks hooks;
@@ -146,7 +149,8 @@ struct Gpt2<T>::Impl {
     const size_t Cr = static_cast<size_t>(Cl);  // this rank's share of the attention and the MLP
     const size_t att = static_cast<size_t>(B) * NHl * Tn * Tn;
     // The head's activations only on the stage that has the head.
-    const size_t Vp = stage.last() ? static_cast<size_t>(config.padded_vocab) : 0, NH = stage.last() ? N : 0;
+    // (this rank's Vp/tp vocabulary columns under tensor parallelism)
+    const size_t Vp = stage.last() ? static_cast<size_t>(config.padded_vocab / tp) : 0, NH = stage.last() ? N : 0;
     a.layers.resize(static_cast<size_t>(layout.layers()));
     f(a.encoded, N * C);
     for (LayerActs& l : a.layers) {
@@ -264,12 +268,99 @@ struct Gpt2<T>::Impl {
     }
   }
 
+  // --- vocabulary parallelism (tp > 1): this rank's rows [v0, v0 + Vl) of wte
+  void vocab_parallel_encoder(const T* wte, const T* wpe) {
+    const int N = B * Tn, C = config.channels;
+    const size_t Vl = static_cast<size_t>(config.padded_vocab / tp), v0 = static_cast<size_t>(tp_rank) * Vl;
+    {
+      KernelScope ks(names.encoder);
+#pragma omp parallel for schedule(static)
+      for (int n = 0; n < N; ++n) {
+        T* out = acts.encoded + static_cast<size_t>(n) * C;
+        const size_t tok = static_cast<size_t>(inputs[static_cast<size_t>(n)]);
+        if (tok >= v0 && tok < v0 + Vl)
+          std::copy_n(wte + (tok - v0) * C, C, out);
+        else
+          std::fill_n(out, C, T(0));
+      }
+    }
+    tp_allreduce(acts.encoded, static_cast<size_t>(N) * C);  // every token's row, from the rank holding it
+    KernelScope ks(names.encoder);
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; ++n) {
+      T* out = acts.encoded + static_cast<size_t>(n) * C;
+      const T* pos = wpe + static_cast<size_t>(n % Tn) * C;
+      for (int c = 0; c < C; ++c) out[c] += pos[c];
+    }
+  }
+
+  // Probabilities of this rank's Vl columns and every position's loss, from the TP maximum, sum
+  // of exponentials and target logit ([N] each) instead of the gathered logits.
+  void vocab_parallel_softmax_xent(int N, int V, int Vl) {
+    const int v0 = tp_rank * Vl, valid = std::clamp(V - v0, 0, Vl);  // columns below V (the rest is padding)
+    row_max.assign(static_cast<size_t>(N), -std::numeric_limits<T>::infinity());
+    row_sum.assign(static_cast<size_t>(N), T(0));
+    row_target.assign(static_cast<size_t>(N), T(0));
+    {
+      KernelScope ks(names.softmax_xent);
+#pragma omp parallel for schedule(static)
+      for (int n = 0; n < N; ++n) {
+        const T* z = acts.logits + static_cast<size_t>(n) * Vl;
+        T m = -std::numeric_limits<T>::infinity();
+        for (int i = 0; i < valid; ++i) m = std::max(m, z[i]);
+        row_max[static_cast<size_t>(n)] = m;
+      }
+    }
+    tp_max(row_max.data(), row_max.size());
+    {
+      KernelScope ks(names.softmax_xent);
+#pragma omp parallel for schedule(static)
+      for (int n = 0; n < N; ++n) {
+        const T* z = acts.logits + static_cast<size_t>(n) * Vl;
+        T* p = acts.probs + static_cast<size_t>(n) * Vl;
+        const T m = row_max[static_cast<size_t>(n)];
+        T sum = 0;
+        for (int i = 0; i < valid; ++i) sum += (p[i] = std::exp(z[i] - m));
+        std::fill(p + valid, p + Vl, T(0));
+        row_sum[static_cast<size_t>(n)] = sum;
+        if (have_targets) {
+          const int t = targets[static_cast<size_t>(n)] - v0;
+          if (t >= 0 && t < valid) row_target[static_cast<size_t>(n)] = z[t];
+        }
+      }
+    }
+    tp_allreduce(row_sum.data(), row_sum.size());
+    if (have_targets) tp_allreduce(row_target.data(), row_target.size());  // from the rank holding the target
+    KernelScope ks(names.softmax_xent);
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; ++n) {
+      T* p = acts.probs + static_cast<size_t>(n) * Vl;
+      const T inv = T(1) / row_sum[static_cast<size_t>(n)];
+      for (int i = 0; i < valid; ++i) p[i] *= inv;
+      if (have_targets)
+        acts.losses[n] = std::log(row_sum[static_cast<size_t>(n)]) + row_max[static_cast<size_t>(n)] -
+                         row_target[static_cast<size_t>(n)];
+    }
+  }
+
+  void vocab_parallel_softmax_xent_backward(T dloss, int N, int Vl) {
+    const int v0 = tp_rank * Vl;
+#pragma omp parallel for schedule(static)
+    for (int n = 0; n < N; ++n) {
+      const T* p = acts.probs + static_cast<size_t>(n) * Vl;
+      T* dz = dacts.logits + static_cast<size_t>(n) * Vl;
+      for (int i = 0; i < Vl; ++i) dz[i] = p[i] * dloss;  // padding columns: p = 0
+      const int t = targets[static_cast<size_t>(n)] - v0;
+      if (t >= 0 && t < Vl) dz[t] -= dloss;
+    }
+  }
+
   T forward(const int* in, const int* tg, const T* stage_input) {
     if (in == nullptr) throw std::invalid_argument("Gpt2::forward: inputs is null");
     if (!stage.first() && stage_input == nullptr)
       throw std::invalid_argument("Gpt2::forward: a later pipeline stage needs its stage input");
-    if (tp > 1 && !tp_allreduce)
-      throw std::logic_error("Gpt2::forward: tensor parallelism needs set_tp_allreduce first");
+    if (tp > 1 && (!tp_allreduce || !tp_max))
+      throw std::logic_error("Gpt2::forward: tensor parallelism needs set_tensor_parallel first");
     const size_t count = static_cast<size_t>(B) * Tn;
     config.check_tokens(in, count, "Gpt2::forward", "input");
     if (tg != nullptr) config.check_tokens(tg, count, "Gpt2::forward", "target");
@@ -285,9 +376,11 @@ struct Gpt2<T>::Impl {
     } else {
       OperatorScope op(ops.embed_fwd.id);
       const T* p = acquire(0);
-      {
+      if (tp == 1) {
         KernelScope ks(names.encoder);
         k::encoder_forward(acts.encoded, inputs.data(), at(p, 0, Tensor::wte), at(p, 0, Tensor::wpe), B, Tn, C);
+      } else {
+        vocab_parallel_encoder(at(p, 0, Tensor::wte), at(p, 0, Tensor::wpe));
       }
       release(0);
     }
@@ -358,12 +451,14 @@ struct Gpt2<T>::Impl {
     {
       const T* p = acquire(0);
       KernelScope ks(names.logits);
-      k::matmul_forward(acts.logits, acts.lnf, at(p, 0, Tensor::wte), static_cast<const T*>(nullptr), N, C, Vp);
+      k::matmul_forward(acts.logits, acts.lnf, at(p, 0, Tensor::wte), static_cast<const T*>(nullptr), N, C, Vp / tp);
     }
     release(0);
-    {
+    if (tp == 1) {
       KernelScope ks(names.softmax_xent);
       k::softmax_xent_forward(acts.probs, acts.losses, acts.logits, have_targets ? targets.data() : nullptr, N, V, Vp);
+    } else {
+      vocab_parallel_softmax_xent(N, V, Vp / tp);
     }
     if (!have_targets) return T(0);
     T sum = 0;
@@ -396,15 +491,20 @@ struct Gpt2<T>::Impl {
       } else {
         {
           KernelScope ks(names.softmax_xent);
-          k::softmax_xent_backward(dacts.logits, acts.probs, targets.data(), loss_scale / T(N), N, V, Vp);
+          if (tp == 1) {
+            k::softmax_xent_backward(dacts.logits, acts.probs, targets.data(), loss_scale / T(N), N, V, Vp);
+          } else {
+            vocab_parallel_softmax_xent_backward(loss_scale / T(N), N, Vp / tp);
+          }
         }
         const T* p = acquire(0);
         T* g = grad(0);
         {
           KernelScope ks(names.logits);
           k::matmul_backward(dacts.lnf, at(g, 0, Tensor::wte), static_cast<T*>(nullptr), dacts.logits, acts.lnf,
-                             at(p, 0, Tensor::wte), N, C, Vp);
+                             at(p, 0, Tensor::wte), N, C, Vp / tp);
         }
+        if (tp > 1) tp_allreduce(dacts.lnf, NC);  // the vocabulary shares of the head's input gradient
         release(0);
         {
           const T* pf = acquire(L + 1);
@@ -489,7 +589,22 @@ struct Gpt2<T>::Impl {
       acquire(0);
       T* g = grad(0);
       KernelScope ks(names.encoder);
-      k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dacts.encoded, inputs.data(), B, Tn, C);
+      if (tp == 1) {
+        k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dacts.encoded, inputs.data(), B, Tn, C);
+      } else {  // this rank's vocabulary rows; wpe whole
+        const size_t Vl = static_cast<size_t>(config.padded_vocab / tp), v0 = static_cast<size_t>(tp_rank) * Vl;
+        T* dwte = at(g, 0, Tensor::wte);
+        T* dwpe = at(g, 0, Tensor::wpe);
+        for (int n = 0; n < B * Tn; ++n) {
+          const T* d = dacts.encoded + static_cast<size_t>(n) * C;
+          T* pos = dwpe + static_cast<size_t>(n % Tn) * C;
+          for (int c = 0; c < C; ++c) pos[c] += d[c];
+          const size_t tok = static_cast<size_t>(inputs[static_cast<size_t>(n)]);
+          if (tok < v0 || tok >= v0 + Vl) continue;
+          T* row = dwte + (tok - v0) * C;
+          for (int c = 0; c < C; ++c) row[c] += d[c];
+        }
+      }
     }
     release(0);
     grads_ready(0);
@@ -573,8 +688,13 @@ void Gpt2<T>::set_hooks(Hooks hooks) {
   impl_->hooks = std::move(hooks);
 }
 template <class T>
-void Gpt2<T>::set_tp_allreduce(std::function<void(T*, std::size_t)> allreduce) {
-  impl_->tp_allreduce = std::move(allreduce);
+void Gpt2<T>::set_tensor_parallel(TensorParallel tp) {
+  if (tp.rank < 0 || tp.rank >= impl_->tp)
+    throw std::invalid_argument("Gpt2::set_tensor_parallel: rank " + std::to_string(tp.rank) + " of " +
+                                std::to_string(impl_->tp));
+  impl_->tp_rank = tp.rank;
+  impl_->tp_allreduce = std::move(tp.sum);
+  impl_->tp_max = std::move(tp.max);
 }
 template <class T>
 T Gpt2<T>::forward(const int* inputs, const int* targets, const T* stage_input) {
@@ -609,7 +729,7 @@ std::span<const T> Gpt2<T>::stage_input_grad() const noexcept {
 template <class T>
 std::span<const T> Gpt2<T>::probs() const noexcept {
   return {impl_->acts.probs,
-          static_cast<size_t>(impl_->B) * impl_->Tn * static_cast<size_t>(impl_->config.padded_vocab)};
+          static_cast<size_t>(impl_->B) * impl_->Tn * static_cast<size_t>(impl_->config.padded_vocab / impl_->tp)};
 }
 template <class T>
 std::size_t Gpt2<T>::activation_bytes() const noexcept {

@@ -1,5 +1,7 @@
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <iterator>
 #include <string>
 
 #include "commscope/trainer/train_options.hpp"
@@ -9,7 +11,7 @@ namespace commscope::trainer {
 TrainParse parse_train_options(int argc, char** argv) {
   TrainParse r;
   TrainOptions& o = r.options;
-  std::string dp = "ddp";
+  std::string dp = "ddp", algo;
   o.dp.algo.clear();  // chosen after parsing, by device
   CLI::App app{"commscope-train: a GPT-2 trained data parallel over the collectives library, profiled."};
   app.add_option("--model", o.model, "preset: tiny, small (6 layers, 6 heads, 384 dims, context 256), gpt2-124m")
@@ -68,11 +70,10 @@ TrainParse parse_train_options(int argc, char** argv) {
   app.add_option("--schedule", o.schedule, "pipeline schedule: 1f1b (PipeDream-Flush) or gpipe")
       ->capture_default_str()
       ->check(CLI::IsMember({"1f1b", "gpipe"}));
-  app.add_option("--algo", o.dp.algo,
+  app.add_option("--algo", algo,
                  "collective algorithm: mpi, ring, tree, rhd, shm (one node), hier (node-aware); nccl (--device cuda). "
-                 "Default: mpi on the CPU, nccl "
-                 "on CUDA (ring with --transport staged)")
-      ->check(CLI::IsMember({"mpi", "ring", "tree", "rhd", "shm", "hier", "nccl"}));
+                 "Default: mpi on the CPU, nccl on CUDA (ring with --transport staged). Per group: "
+                 "dp=ALGO,tp=ALGO,embedding=ALGO (a group not named takes dp's)");
   app.add_option("--device", o.device,
                  "where the model runs: cpu, or cuda (one GPU per rank, the node's ranks "
                  "taking the visible GPUs in turn)")
@@ -128,6 +129,32 @@ TrainParse parse_train_options(int argc, char** argv) {
     return r;
   };
   const bool cuda = o.device == "cuda";
+  // --algo ALGO, or per group: dp=ring,tp=shm,embedding=mpi.
+  for (std::size_t at = 0; !algo.empty() && at <= algo.size();) {
+    const std::size_t comma = std::min(algo.find(',', at), algo.size());
+    const std::string item = algo.substr(at, comma - at);
+    at = comma + 1;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos && algo.find('=') != std::string::npos)
+      return usage("--algo " + algo + ": name every group (dp=ALGO,tp=ALGO,embedding=ALGO)");
+    const std::string group = eq == std::string::npos ? "dp" : item.substr(0, eq);
+    const std::string name = eq == std::string::npos ? item : item.substr(eq + 1);
+    static const char* const kAlgos[] = {"mpi", "ring", "tree", "rhd", "shm", "hier", "nccl"};
+    if (std::find(std::begin(kAlgos), std::end(kAlgos), name) == std::end(kAlgos))
+      return usage("--algo: unknown algorithm '" + name + "' (mpi, ring, tree, rhd, shm, hier, nccl)");
+    std::string* slot = group == "dp"          ? &o.dp.algo
+                        : group == "tp"        ? &o.dp.tp_algo
+                        : group == "embedding" ? &o.dp.embedding_algo
+                                               : nullptr;
+    if (slot == nullptr) return usage("--algo: unknown group '" + group + "' (dp, tp, embedding)");
+    if (!slot->empty()) return usage("--algo: group " + group + " named twice");
+    *slot = name;
+  }
+  if (!o.dp.tp_algo.empty() && o.tp < 2) return usage("--algo tp=" + o.dp.tp_algo + " needs --tp 2 or more");
+  if (!o.dp.embedding_algo.empty() && o.pp < 2)
+    return usage("--algo embedding=" + o.dp.embedding_algo + " needs --pp 2 or more");
+  if (!cuda && (o.dp.tp_algo == "nccl" || o.dp.embedding_algo == "nccl"))
+    return usage("--algo nccl needs --device cuda (the CPU has mpi, ring, tree, rhd, shm, hier)");
   if (o.dp.algo.empty()) o.dp.algo = cuda ? (o.transport == "staged" ? "ring" : "nccl") : "mpi";
   if (!cuda && o.dp.algo == "nccl")
     return usage("--algo nccl needs --device cuda (the CPU has mpi, ring, tree, rhd, shm, hier)");

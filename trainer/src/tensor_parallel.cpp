@@ -45,6 +45,9 @@ void for_each_piece(const ParameterLayout& whole, const ParameterLayout& part, i
         case Tensor::fcprojw:  // [C, 4C] -> [C, 4Cl]
           for (std::size_t o = 0; o < C; ++o) f(t, w + o * 4 * C + rank * 4 * Cl, p + o * 4 * Cl, 4 * Cl);
           break;
+        case Tensor::wte:  // this rank's vocabulary rows [Vp/tp, C]
+          f(t, w + rank * part.size(t), p, part.size(t));
+          break;
         default:
           f(t, w, p, whole.size(t));
       }
@@ -145,18 +148,25 @@ ProcessGrid::ProcessGrid(const Communicator& world, int tp_ranks, int pp_ranks)
 }
 
 template <class T>
-std::function<void(T*, std::size_t)> tp_allreduce(Communicator& tp, const std::string& algo) {
-  const profiler::NameId name = profiler::name_id("tp.allreduce"), algo_id = profiler::name_id(algo);
-  return [&tp, algo, name, algo_id](T* data, std::size_t count) {
-    const std::size_t bytes = count * sizeof(T);
-    CollectiveActivity activity("allreduce", algo, bytes, "tensor-parallel activations");
-    profiler::CommScope c(name, algo_id, static_cast<std::int64_t>(bytes));
-    tp.allreduce(data, data, count, std::is_same_v<T, double> ? DataType::f64 : DataType::f32, ReduceOp::sum, algo);
+typename Gpt2<T>::TensorParallel tensor_parallel_ops(Communicator& tp, const std::string& algo) {
+  auto op = [&tp, algo](const char* name, ReduceOp reduce, const char* what) {
+    const profiler::NameId name_id = profiler::name_id(name), algo_id = profiler::name_id(algo);
+    return [&tp, algo, name_id, algo_id, reduce, what](T* data, std::size_t count) {
+      const std::size_t bytes = count * sizeof(T);
+      CollectiveActivity activity("allreduce", algo, bytes, what);
+      profiler::CommScope c(name_id, algo_id, static_cast<std::int64_t>(bytes));
+      tp.allreduce(data, data, count, std::is_same_v<T, double> ? DataType::f64 : DataType::f32, reduce, algo);
+    };
   };
+  typename Gpt2<T>::TensorParallel ops;
+  ops.rank = tp.rank();
+  ops.sum = op("tp.allreduce", ReduceOp::sum, "tensor-parallel activations");
+  ops.max = op("tp.allreduce_max", ReduceOp::max, "tensor-parallel logit maxima");
+  return ops;
 }
 
-template std::function<void(float*, std::size_t)> tp_allreduce<float>(Communicator&, const std::string&);
-template std::function<void(double*, std::size_t)> tp_allreduce<double>(Communicator&, const std::string&);
+template Gpt2<float>::TensorParallel tensor_parallel_ops<float>(Communicator&, const std::string&);
+template Gpt2<double>::TensorParallel tensor_parallel_ops<double>(Communicator&, const std::string&);
 
 template <class T>
 std::vector<T> gather_model(Communicator& mp, const ModelConfig& config, int tp, int tp_rank, const Stage& stage,

@@ -177,8 +177,7 @@ int main(int argc, char** argv) {
   int ngpu = 0;
   const cudaError_t e = cudaGetDeviceCount(&ngpu);
   if (e != cudaSuccess || ngpu == 0) {
-    if (rank == 0)
-      std::printf("SKIP: no usable GPU (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "no devices");
+    if (rank == 0) std::printf("SKIP: no usable GPU (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "no devices");
     return 77;
   }
   const ct::TokenDataset data = ct::TokenDataset::load(argv[1]);
@@ -195,9 +194,9 @@ int main(int argc, char** argv) {
       reference = train_cpu(self, data, steps);
     }
     for (const std::string& transport : split(transports)) {
-      const std::vector<std::string> algos =
-          transport == "staged" ? std::vector<std::string>{"ring", "tree", "rhd"}
-                                : std::vector<std::string>{"nccl", "ring", "tree", "rhd"};
+      const std::vector<std::string> algos = transport == "staged"
+                                                 ? std::vector<std::string>{"ring", "tree", "rhd"}
+                                                 : std::vector<std::string>{"nccl", "ring", "tree", "rhd"};
       for (const bool use_bf16 : {false, true}) {
         for (const char* mode : {"ddp", "zero1", "zero2", "zero3"}) {
           for (const std::string& algo : algos) {

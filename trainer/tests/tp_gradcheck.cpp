@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   whole.backward();
 
   ct::Gpt2<double> split(config, kBatch, kSeq, tp, stage);
-  if (tp > 1) split.set_tp_allreduce(ct::tp_allreduce<double>(world, "ring"));
+  if (tp > 1) split.set_tensor_parallel(ct::tensor_parallel_ops<double>(world, "ring"));
   auto load = [&] {
     const std::vector<double> mine = ct::model_shard<double>(config, tp, tp_rank, stage, full);
     std::copy(mine.begin(), mine.end(), split.params().begin());

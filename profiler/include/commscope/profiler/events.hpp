@@ -30,6 +30,18 @@ inline constexpr int kEventKindCount = 8;
 // "iteration", "operator", "kernel", "memcpy", "memset", "communication", "runtime", "sync".
 std::string_view to_string(EventKind kind);
 
+// The process group a communication's name says: "tp" (tp.*: inside a tensor-parallel group),
+// "pp" (pp.*: between pipeline stages), "embedding" (embedding.*: the first and last stage), else
+// "dp" (the data parallelism's collectives and everything else).
+std::string_view communication_group(std::string_view name);
+
+// A rank's place in a PP x DP x TP grid (TP innermost, PP outermost: rank = tp_rank + tp (dp_rank +
+// dp pp_rank)); all zero when tp x pp does not divide nranks.
+struct GridPlace {
+  int tp_rank = 0, dp_rank = 0, pp_rank = 0;
+};
+GridPlace grid_place(int rank, int nranks, int tp, int pp);
+
 // Where an event ran: a host thread (track = thread index, 0 = the thread that started the
 // session) or a device stream (track = stream id, device = device ordinal).
 enum class TrackKind : std::uint8_t { kHostThread = 0, kDeviceStream = 1 };

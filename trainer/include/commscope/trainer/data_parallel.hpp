@@ -60,7 +60,8 @@ int pipeline_slots(int stage, int stages, int micro_batches, bool gpipe);
 
 struct DpOptions {
   DpMode mode = DpMode::kDdp;
-  std::string algo = "mpi";                          // collectives algorithm
+  std::string algo = "mpi";                          // collectives algorithm (the data-parallel group's)
+  std::string tp_algo, embedding_algo;               // the TP and embedding groups' ("": algo)
   std::size_t bucket_bytes = std::size_t{25} << 20;  // DDP bucket size
 };
 

@@ -12,10 +12,11 @@
 // llm.c's checkpoint order is tensor-major (all layers' ln1w, then all layers' ln1b, ...);
 // to_llmc / from_llmc convert. Matrices are row-major [out, in] (y = x W^T + b).
 //
-// Tensor parallelism (tp > 1 ranks, Megatron's split): a rank's layout holds its shard of the
+// Tensor parallelism (tp > 1 ranks, Megatron's split): a rank's layout holds its rows of the
+// vocabulary-parallel wte [Vp/tp, C] (rows [r Vp/tp, (r+1) Vp/tp)), its shard of the
 // column-parallel qkvw [3C/tp, C], qkvb [3C/tp] (its heads' q, k and v rows), fcw [4C/tp, C],
 // fcb [4C/tp], and of the row-parallel attprojw [C, C/tp], fcprojw [C, 4C/tp] (the matching input
-// columns); every other tensor (embeddings, layernorms, attprojb, fcprojb) is whole on every rank.
+// columns); every other tensor (wpe, layernorms, attprojb, fcprojb) is whole on every rank.
 // tensor_parallel.hpp converts between the whole layout and a rank's.
 //
 // Pipeline parallelism (a Stage of several): a stage's layout holds its layers only (segments
@@ -62,8 +63,8 @@ constexpr bool is_per_layer(Tensor t) {
 }
 // Tensors that tensor parallelism splits across its ranks (the others are replicated).
 constexpr bool is_tp_sharded(Tensor t) {
-  return t == Tensor::qkvw || t == Tensor::qkvb || t == Tensor::attprojw || t == Tensor::fcw || t == Tensor::fcb ||
-         t == Tensor::fcprojw;
+  return t == Tensor::wte || t == Tensor::qkvw || t == Tensor::qkvb || t == Tensor::attprojw || t == Tensor::fcw ||
+         t == Tensor::fcb || t == Tensor::fcprojw;
 }
 
 // One pipeline stage: stage `index` of `count`, global layers [first_layer, first_layer + layers).

@@ -28,11 +28,18 @@
 // rank's shard of the layout (ParameterLayout(config, tp)): its NH/tp heads of the attention
 // (qkv column-parallel, attproj row-parallel) and its 4C/tp hidden units of the MLP (fc
 // column-parallel, fcproj row-parallel); embeddings, layernorms, the row-parallel biases and the
-// tied head are replicated. Each block calls the TP allreduce (set_tp_allreduce) four times on
+// (but see below for the embedding and head) are replicated. Each block calls the TP sum
+// (set_tensor_parallel) four times on
 // [batch, seq, C]: forward, the attproj and fcproj partial outputs (before their biases: the "g"
 // operator); backward, the gradients of ln1 and ln2 (the inputs of qkv and fc: the "f"
 // operator). Everything else, the loss and the replicated tensors' gradients included, comes out
-// identical on the TP ranks.
+// identical on the TP ranks. The token embedding wte is vocabulary-parallel (Megatron's
+// VocabParallelEmbedding and parallel cross-entropy): TP rank r holds rows [r Vp/tp, (r+1) Vp/tp);
+// the encoder looks up the tokens in its rows (zeros elsewhere) and sums over the TP ranks before
+// adding wpe; the tied head computes only its Vp/tp columns of the logits, and the cross-entropy
+// takes the row maximum (a TP max), the sum of exponentials and the target's logit (TP sums) of
+// [batch, seq] values instead of gathering the logits; backward sums the head's input gradient
+// over the TP ranks. So a rank's logits, probabilities and their gradient are [B, T, Vp/tp].
 //
 // Pipeline parallelism (a Stage of several; layout.hpp): the model holds its stage's layers. A
 // stage after the first takes its input (the previous stage's last residual, [batch, seq, C])
@@ -97,9 +104,13 @@ class Gpt2 {
   std::span<T> grads();
   void zero_grads();
   void set_hooks(Hooks hooks);  // empty std::functions fall back to params()/grads()/no-ops
-  // tp > 1: the in-place sum over the TP ranks of `count` elements (every TP rank calls it in the
-  // same order). Required before forward when tp() > 1.
-  void set_tp_allreduce(std::function<void(T* data, std::size_t count)> allreduce);
+  // tp > 1: this rank's TP rank and the in-place sum and maximum over the TP ranks of `count`
+  // elements (every TP rank calls them in the same order). Required before forward when tp() > 1.
+  struct TensorParallel {
+    int rank = 0;
+    std::function<void(T*data, std::size_t count)> sum, max;
+  };
+  void set_tensor_parallel(TensorParallel tp);
 
   // inputs, targets: [batch, seq] token ids < vocab. Returns the mean cross-entropy over
   // batch*seq (0 when targets is null: logits/probs only).
@@ -111,7 +122,7 @@ class Gpt2 {
   std::span<const T> stage_output() const noexcept;      // the selected slot's last residual
   std::span<const T> stage_input_grad() const noexcept;  // after backward: d loss / d stage input
 
-  std::span<const T> probs() const noexcept;      // [batch, seq, Vp] softmax of the last forward
+  std::span<const T> probs() const noexcept;  // [batch, seq, Vp/tp] softmax of the last forward (this rank's columns)
   std::size_t activation_bytes() const noexcept;  // activations + their gradients
 
   // Names of the profiler's operators: "embed.fwd", "block3.attn.fwd", "block3.mlp.bwd",

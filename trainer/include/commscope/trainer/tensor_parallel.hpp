@@ -46,11 +46,12 @@ struct ProcessGrid {
   std::unique_ptr<Communicator> embedding;  // pp > 1, first and last stage: the tied wte's two holders
 };
 
-// The model's TP allreduce: an in-place sum over `tp` with the named algorithm (any of the
+// The model's TP operations over `tp`: the in-place sum with the named algorithm (any of the
 // library's), marked as the collective in progress ("allreduce (ring, ..., tensor-parallel
-// activations)") and profiled as communication "tp.allreduce".
+// activations)") and profiled as communication "tp.allreduce"; the maximum (the cross-entropy's
+// row maxima, "tp.allreduce_max").
 template <class T>
-std::function<void(T*, std::size_t)> tp_allreduce(Communicator& tp, const std::string& algo);
+typename Gpt2<T>::TensorParallel tensor_parallel_ops(Communicator& tp, const std::string& algo);
 
 // Every model-parallel rank's shard (TP rank tp_rank of `tp`, pipeline stage `stage`) -> the
 // whole-model buffer on every rank of mp (the tp x pp ranks of one replica; over MPI).
