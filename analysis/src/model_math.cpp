@@ -168,8 +168,8 @@ CommVolume zero_comm_volume(int stage, int ranks, double params, double bytes_pe
     case 0:
       add(Collective::allreduce, "grads");
       break;
-    case 1:
-      add(Collective::allreduce, "grads");
+    case 1:  // what commscope-train does (DESIGN's ZeRO-1 allreduces, moving twice the reduce-scatter's bytes)
+      add(Collective::reducescatter, "grads");
       add(Collective::allgather, "params");
       break;
     case 2:

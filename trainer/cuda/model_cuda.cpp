@@ -262,9 +262,9 @@ struct CudaGpt2<T>::Impl {
 
   float loss() {
     if (!have_targets) throw std::logic_error("CudaGpt2::loss: the last forward had no targets");
-    check(cudaMemcpyAsync(losses_host.data(), losses, losses_host.size() * sizeof(float), cudaMemcpyDeviceToHost,
-                          stream),
-          "cudaMemcpyAsync");
+    check(
+        cudaMemcpyAsync(losses_host.data(), losses, losses_host.size() * sizeof(float), cudaMemcpyDeviceToHost, stream),
+        "cudaMemcpyAsync");
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     double sum = 0;
     for (float x : losses_host) sum += x;
@@ -286,8 +286,8 @@ struct CudaGpt2<T>::Impl {
       {
         const T* p = acquire(0);
         T* g = grad(0);
-        k::matmul_backward(dlnf, at(g, 0, Tensor::wte), static_cast<T*>(nullptr), logits, lnf, at(p, 0, Tensor::wte),
-                           N, C, Vp, cublas, stream);
+        k::matmul_backward(dlnf, at(g, 0, Tensor::wte), static_cast<T*>(nullptr), logits, lnf, at(p, 0, Tensor::wte), N,
+                           C, Vp, cublas, stream);
         release(0);
       }
       {
@@ -335,10 +335,8 @@ struct CudaGpt2<T>::Impl {
       cur ^= 1;
     }
     DeviceOp op(ops.embed_bwd);
-    acquire(0);
-    T* g = grad(0);
+    T* g = grad(0);  // (the encoder's backward needs no parameters: nothing acquired)
     k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dres[cur], inputs.data(), B, Tn, C, stream);
-    release(0);
     grads_ready(0);
   }
 };

@@ -586,8 +586,7 @@ struct Gpt2<T>::Impl {
     }
     OperatorScope op(ops.embed_bwd.id);
     {
-      acquire(0);
-      T* g = grad(0);
+      T* g = grad(0);  // (the encoder's backward needs no parameters: nothing acquired)
       KernelScope ks(names.encoder);
       if (tp == 1) {
         k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dacts.encoded, inputs.data(), B, Tn, C);
@@ -606,7 +605,6 @@ struct Gpt2<T>::Impl {
         }
       }
     }
-    release(0);
     grads_ready(0);
   }
 

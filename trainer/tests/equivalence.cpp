@@ -7,15 +7,17 @@
 // Rank 0 trains the reference alone (a communicator of itself, the whole global batch), then all
 // ranks train each (mode, algorithm) together; the gathered parameters must agree with the
 // reference within 1e-5 relative (L2 norm of the difference over the norm of the reference; the
-// largest element difference is printed too). Summation order differs between rank counts, so
-// equality is not bitwise.
+// largest element difference is printed too), and every step's loss and gradient norm (before
+// clipping) with the reference's within 1e-5 relative: AdamW and norm clipping cancel a constant
+// factor of the gradients, so the parameters alone would not see a rank count's scale wrong (a
+// missing 1/P, a summed instead of averaged loss); the loss and the norm do. Summation order
+// differs between rank counts, so equality is not bitwise.
 //
 // --tp T: the N ranks form a DP x TP grid of N/T x T (tensor parallelism, TP innermost); every
 // data-parallel mode runs over the DP group, every algorithm carries both groups' collectives.
-// Each step's loss must also agree with the reference's within 1e-5 relative.
 //
 // --pp P: pipeline parallelism over P stages (PP x DP x TP, PP outermost), each rank's batch run
-// as --micro-batches M (1F1B, or GPipe with --gpipe 1); the losses are checked as with --tp.
+// as --micro-batches M (1F1B, or GPipe with --gpipe 1).
 
 #include <mpi.h>
 
@@ -46,7 +48,7 @@ int g_micro_batches = 1;
 bool g_gpipe = false;
 
 std::vector<float> train(commscope::Communicator& comm, const ct::TokenDataset& data, ct::DpOptions dp, int steps,
-                         std::vector<float>* losses, ct::ProcessGrid* grid = nullptr) {
+                         std::vector<ct::TrainEngine::StepResult>* steps_out, ct::ProcessGrid* grid = nullptr) {
   const ct::ModelConfig config = ct::preset(g_model);
   const int seq = config.max_seq;
   const int tp = grid ? grid->tp_size : 1, pp = grid ? grid->pp_size : 1;
@@ -73,7 +75,7 @@ std::vector<float> train(commscope::Communicator& comm, const ct::TokenDataset& 
   for (int s = 0; s < steps; ++s) {
     loader.next(in.data(), tg.data());
     const auto r = parallel.train_step(in.data(), tg.data());
-    if (losses) losses->push_back(r.loss);
+    if (steps_out) steps_out->push_back(r);
   }
   return grid ? ct::gather_model<float>(grid->mp, config, tp, grid->tp_rank, stage, parallel.full_params())
               : parallel.full_params();
@@ -123,12 +125,15 @@ int main(int argc, char** argv) {
   commscope::Communicator& dp_comm = grid ? grid->dp : world;
   const ct::TokenDataset data = ct::TokenDataset::load(argv[1]);
 
-  std::vector<float> reference, ref_losses;
+  std::vector<float> reference;
+  std::vector<ct::TrainEngine::StepResult> ref_steps;
   if (rank == 0) {
     commscope::Communicator self(MPI_COMM_SELF);
-    reference = train(self, data, {}, steps, &ref_losses);
+    reference = train(self, data, {}, steps, &ref_steps);
     std::printf("reference (1 rank, batch %d): losses", kGlobalBatch);
-    for (float l : ref_losses) std::printf(" %.7f", static_cast<double>(l));
+    for (const auto& r : ref_steps) std::printf(" %.7f", static_cast<double>(r.loss));
+    std::printf(", gradient norms");
+    for (const auto& r : ref_steps) std::printf(" %.6f", static_cast<double>(r.grad_norm));
     std::printf("\n");
   }
   int failures = 0;
@@ -138,8 +143,8 @@ int main(int argc, char** argv) {
       dp.mode = ct::parse_dp_mode(mode);
       dp.algo = algo;
       dp.bucket_bytes = 64 << 10;  // several buckets even for the tiny model
-      std::vector<float> losses;
-      const std::vector<float> got = train(dp_comm, data, dp, steps, &losses, grid.get());
+      std::vector<ct::TrainEngine::StepResult> got_steps;
+      const std::vector<float> got = train(dp_comm, data, dp, steps, &got_steps, grid.get());
       if (rank != 0) continue;
       double diff = 0, norm = 0, worst = 0;
       for (std::size_t i = 0; i < got.size(); ++i) {
@@ -149,20 +154,26 @@ int main(int argc, char** argv) {
         worst = std::max(worst, std::fabs(d));
       }
       const double rel = std::sqrt(diff / norm);
-      const double loss_diff = std::fabs(static_cast<double>(losses.back()) - ref_losses.back());
-      double loss_rel = 0;  // the largest relative difference of a step's loss
-      for (std::size_t i = 0; i < losses.size() && i < ref_losses.size(); ++i)
-        loss_rel = std::max(loss_rel, std::fabs(static_cast<double>(losses[i]) - ref_losses[i]) / ref_losses[i]);
-      const bool ok = got.size() == reference.size() && rel <= 1e-5 && (!model_parallel || loss_rel <= 1e-5);
+      const double loss_diff = std::fabs(static_cast<double>(got_steps.back().loss) - ref_steps.back().loss);
+      double loss_rel = 0, norm_rel = 0;  // the largest relative differences of a step's loss and norm
+      for (std::size_t i = 0; i < got_steps.size() && i < ref_steps.size(); ++i) {
+        const auto& a = got_steps[i];
+        const auto& b = ref_steps[i];
+        loss_rel = std::max(loss_rel, std::fabs(static_cast<double>(a.loss) - b.loss) / b.loss);
+        norm_rel = std::max(norm_rel, std::fabs(static_cast<double>(a.grad_norm) - b.grad_norm) / b.grad_norm);
+      }
+      const bool ok = got.size() == reference.size() && got_steps.size() == ref_steps.size() && rel <= 1e-5 &&
+                      loss_rel <= 1e-5 && norm_rel <= 1e-5;
       std::printf(
           "%d ranks (dp %d x tp %d x pp %d, %d micro-batch%s%s) %-5s %-4s: relative difference %.2e, largest element "
-          "difference %.2e, last loss %.7f (reference %+.1e), largest loss relative difference %.1e %s\n",
+          "difference %.2e, last loss %.7f (reference %+.1e), largest loss and gradient-norm relative differences "
+          "%.1e, %.1e %s\n",
           size, size / (tp * pp), tp, pp, g_micro_batches, g_micro_batches > 1 ? "es" : "",
           pp > 1 ? (g_gpipe ? ", gpipe" : ", 1f1b") : "", mode, algo.c_str(), rel, worst,
-          static_cast<double>(losses.back()), loss_diff, loss_rel, ok ? "ok" : "FAIL");
+          static_cast<double>(got_steps.back().loss), loss_diff, loss_rel, norm_rel, ok ? "ok" : "FAIL");
       if (model_parallel) {
         std::printf("    losses");
-        for (float l : losses) std::printf(" %.7f", static_cast<double>(l));
+        for (const auto& r : got_steps) std::printf(" %.7f", static_cast<double>(r.loss));
         std::printf("\n");
       }
       failures += ok ? 0 : 1;

@@ -20,7 +20,9 @@
 //             acquire(L+1) lnf release(L+1); acquire(0) logits (tied wte) release(0)
 //   backward: acquire(0) grad(0) head release(0); acquire(L+1) grad(L+1) lnf release(L+1)
 //             grads_ready(L+1); for l = L-1..0: acquire(1+l) grad(1+l) block l release(1+l)
-//             grads_ready(1+l); acquire(0) grad(0) encoder release(0) grads_ready(0)
+//             grads_ready(1+l); grad(0) encoder grads_ready(0)  (the encoder's backward reads no
+//             parameters, so ZeRO-3 gathers segment 0 three times a step: encoder, head, head's
+//             backward)
 // Gradients are ADDED into grad(s) (the owner zeroes them); grad(0) receives the head's and the
 // encoder's contributions, so it must stay the same buffer until grads_ready(0).
 //
