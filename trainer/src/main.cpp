@@ -110,8 +110,19 @@ int sample_token(std::span<const float> probs, int vocab, float temperature, std
   return pick(rng);
 }
 
+// This process's resident memory (/proc/self/statm), 0 where unknown.
+std::size_t resident_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long long size = 0, resident = 0;
+  const int n = std::fscanf(f, "%llu %llu", &size, &resident);
+  std::fclose(f);
+  return n == 2 ? static_cast<std::size_t>(resident) * static_cast<std::size_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
 int run(int argc, char** argv, commscope::Communicator& world) {
   const int rank = world.rank(), ranks = world.size();
+  const std::size_t resident_at_start = resident_bytes();
   const ct::TrainParse parsed = ct::parse_train_options(argc, argv);
   if (parsed.exit_code >= 0) {
     if (rank == 0) std::fprintf(parsed.exit_code ? stderr : stdout, "%s\n", parsed.message.c_str());
@@ -270,7 +281,9 @@ int run(int argc, char** argv, commscope::Communicator& world) {
   }
   ct::TrainEngine& dp = *engine;
   dp.load(start_params, start_m, start_v, start_step);
-  start_params = {};
+  // The engine holds its own copies now: give these back (assigning {} would keep the capacity,
+  // a whole fp32 model and, on resume, its two AdamW moments, resident all run).
+  for (std::vector<float>* full : {&start_params, &start_m, &start_v}) std::vector<float>().swap(*full);
 
   // Every rank's memory (the stages differ), printed by rank 0 for each stage.
   const ct::MemoryReport mem = dp.memory();
@@ -403,6 +416,14 @@ int run(int argc, char** argv, commscope::Communicator& world) {
     const double dt = seconds_since(t0);
     last_loss = r.loss;
     if (s > 0) total_time += dt, ++timed_steps;  // the first step warms up
+    if (s == 0 && rank == 0) {
+      // What the memory line accounts for against what the process holds: the rest is the
+      // libraries (MPI, OpenBLAS's buffers), the token data and the code.
+      const std::size_t now = resident_bytes();
+      std::printf("resident after step 1: %s (rank 0), %s more than at start; accounted above: %s; data %s\n",
+                  mib(now).c_str(), mib(now > resident_at_start ? now - resident_at_start : 0).c_str(),
+                  mib(mem.total()).c_str(), mib(data.size() * sizeof(std::uint16_t)).c_str());
+    }
     if (!std::isfinite(r.loss)) throw std::runtime_error("the loss is not finite at step " + std::to_string(dp.step()));
     if (rank == 0 && (s % o.log_every == 0 || s + 1 == o.steps)) {
       const double tokens = static_cast<double>(o.batch) * seq;
