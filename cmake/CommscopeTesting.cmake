@@ -16,3 +16,14 @@ function(commscope_add_mpi_test)
   set_tests_properties(${T_NAME} PROPERTIES ENVIRONMENT "${COMMSCOPE_TEST_ENV}" TIMEOUT ${T_TIMEOUT}
                                             LABELS "mpi;${T_LABELS}" PROCESSORS 2)
 endfunction()
+
+# A Python 3 with h5py for the tests that read HDF5 files independently (Debian: python3-h5py):
+# COMMSCOPE_H5PY_PYTHON, empty when there is none (those tests then skip, saying why).
+set(COMMSCOPE_H5PY_PYTHON "")
+foreach(candidate python3 /usr/bin/python3)
+  execute_process(COMMAND ${candidate} -c "import h5py" RESULT_VARIABLE h5py_rc OUTPUT_QUIET ERROR_QUIET)
+  if(h5py_rc EQUAL 0)
+    set(COMMSCOPE_H5PY_PYTHON ${candidate})
+    break()
+  endif()
+endforeach()
