@@ -92,8 +92,13 @@ run() {  # run NAME [launcher command, default mpirun] -- mpirun arguments...
   shift
   [ ${#launcher[@]} -gt 0 ] || launcher=(mpirun)
   echo "== $name: ${*:-(defaults)}"
+  # The bench's own status counts: it fails on wrong results (-c 1) as on errors; the file is kept
+  # either way, but a failed or wrong run ends the comparison.
+  local rc=0
   "${launcher[@]}" -np "$ranks" --oversubscribe --bind-to none ${hostfile:+--hostfile "$hostfile"} "$@" \
-    "${bench[@]}" --out "$out/$name.h5" | tee "$out/$name.log" | grep -E "^ +[0-9]+ " || true
+    "${bench[@]}" --out "$out/$name.h5" >"$out/$name.log" 2>&1 || rc=$?
+  grep -E "^ +[0-9]+ " "$out/$name.log" || true
+  [ $rc = 0 ] || die "the $name run failed with status $rc (wrong results or an error; see $out/$name.log)"
   [ -s "$out/$name.h5" ] || die "the $name run wrote no results (see $out/$name.log)"
   files+=("$out/$name.h5")
 }

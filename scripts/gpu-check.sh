@@ -4,6 +4,7 @@
 # then write a summary table (summary.md) to record in docs/gpu-results.md.
 #
 #   scripts/gpu-check.sh [--out DIR] [--build DIR] [--size BYTES] [--ranks N] [--iters N] [--no-build]
+#   scripts/gpu-check.sh --count-tests CTEST.LOG   (the GPU tests' verdict line of a ctest log)
 #
 # --ranks: bench ranks (default: one per GPU when mpirun is present, else 1: a single rank
 # runs without a launcher); --size: largest bench size (default 1G); --iters: timed iterations
@@ -21,6 +22,22 @@ ranks=""
 iters=20
 build=1
 die() { echo "gpu-check.sh: $*" >&2; exit 2; }
+# count_tests LOG: "GPU tests: P passed, S skipped, F failed (of N)" from a ctest log, and status 1
+# when any was skipped or failed: on a GPU machine a GPU test that skips did not run, and ctest's
+# own "100% tests passed" counts it as passed.
+count_tests() {
+  local log=$1 passed skipped failed
+  passed=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* +Passed ' "$log" || true)
+  skipped=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*\*\*\*Skipped' "$log" || true)
+  failed=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*\*\*\*(Failed|Timeout|Exception|Not Run)' "$log" || true)
+  echo "GPU tests: $passed passed, $skipped skipped, $failed failed (of $((passed + skipped + failed)))"
+  [ "$skipped" = 0 ] && [ "$failed" = 0 ] && [ "$passed" -gt 0 ]
+}
+if [ "${1:-}" = --count-tests ]; then
+  [ $# = 2 ] && [ -r "$2" ] || die "--count-tests needs a readable ctest log"
+  count_tests "$2"
+  exit $?
+fi
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) [ $# -ge 2 ] || die "--out needs a folder"; out=$2; shift 2 ;;
@@ -64,6 +81,7 @@ bin="$build_dir/bin"
 step 2 "the gpu tests (ctest -L gpu)"
 gpu_tests=0
 (cd "$build_dir" && ctest -L gpu --output-on-failure) 2>&1 | tee "$out/gpu-tests.log" || gpu_tests=1
+count_tests "$out/gpu-tests.log" | tee "$out/gpu-tests-count.txt" || gpu_tests=1
 # The measured errors and times behind those verdicts, for the summary (ctest shows a passing
 # test's output only with -V).
 for t in test_trainer_cuda_kernels test_profiler_cupti_known_durations; do
@@ -112,6 +130,8 @@ report_rc=0
   echo "- commands: scripts/gpu-check.sh --size $size --ranks $ranks --iters $iters (bench: $ranks rank(s))"
   echo
   echo "## GPU tests"
+  echo
+  cat "$out/gpu-tests-count.txt"
   echo
   echo '```'
   grep -E "Test +#|tests passed|skipped" "$out/gpu-tests.log" | head -60 || true

@@ -49,6 +49,10 @@ endforeach()
 add_test(NAME gpucheck.no_gpu COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/gpu.sh absent -- ${expect} 2
                                       "no NVIDIA GPU is usable here" 0 -- bash ${gpucheck} --out ${CMAKE_BINARY_DIR}/gpucheck)
 set_tests_properties(gpucheck.no_gpu PROPERTIES SKIP_RETURN_CODE 77 LABELS "unit" TIMEOUT 60)
+# Its verdict on the GPU tests: skipped ones are reported as skipped and fail the check (ctest's
+# "100% tests passed" counts them as passed).
+add_test(NAME gpucheck.count_tests COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/tests/gpu-count.sh)
+set_tests_properties(gpucheck.count_tests PROPERTIES LABELS "unit" TIMEOUT 60)
 
 # An emulated cluster (scripts/emulate-cluster.sh, label `cluster`): two hosts with 3 slots each
 # from network and UTS namespaces, made once by a fixture and removed after the last test that

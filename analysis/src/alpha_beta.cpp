@@ -323,4 +323,31 @@ std::string describe_crossovers(std::span<const double> sizes, std::span<const C
   return describe_verdicts(sizes, winners);
 }
 
+double carry_fit_us(const AlphaBetaFit& fit, Collective c, std::string_view algorithm, int from, int to, double bytes,
+                    std::string* carried_as) {
+  std::optional<TextbookAlgorithm> a;
+  try {
+    a = textbook_algorithm_for(c, algorithm);
+  } catch (const std::invalid_argument&) {
+    a = std::nullopt;  // a name this version does not know: carried as a ring
+  }
+  auto carry = [&](TextbookAlgorithm t) -> std::optional<double> {
+    const auto at_to = textbook_cost(c, t, to), at_from = textbook_cost(c, t, from);
+    if (!at_to || !at_from || at_from->alpha_count <= 0 || at_from->beta_factor <= 0) return std::nullopt;
+    return fit.alpha_us * at_to->alpha_count / at_from->alpha_count +
+           fit.beta_us_per_byte * bytes * at_to->beta_factor / at_from->beta_factor;
+  };
+  if (a)
+    if (const auto t = carry(*a)) {
+      if (carried_as) *carried_as = std::string(algorithm);
+      return *t;
+    }
+  if (const auto t = carry(TextbookAlgorithm::ring)) {
+    if (carried_as) *carried_as = "ring";
+    return *t;
+  }
+  if (carried_as) *carried_as = "none";
+  return fit.predict_us(bytes);
+}
+
 }  // namespace commscope::analysis

@@ -9,6 +9,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bench_fits.hpp"
@@ -290,12 +291,23 @@ void report_compare(const std::vector<std::string>& files, const ReportOptions& 
       }());
   w.text("Ratios are time(file) / time(" + names[0] + "): below 1 is faster than the baseline.");
 
+  // Rows whose results were wrong, per file: (collective, algorithm, bytes), marked "!" below.
+  std::vector<std::set<std::tuple<std::string, std::string, std::uint64_t>>> wrong_at(benches.size());
+  std::vector<std::uint64_t> wrong(benches.size(), 0);
+  for (std::size_t i = 0; i < benches.size(); ++i)
+    for (const BenchRow& r : benches[i].rows)
+      if (r.nwrong > 0) wrong[i] += r.nwrong, wrong_at[i].insert({r.collective, r.algorithm, r.bytes});
   w.section("Runs");
-  Table runs({"file", "ranks", "device", "hosts", "mpi_library", "cpu_model"});
+  Table runs({"file", "ranks", "device", "hosts", "mpi_library", "cpu_model", "wrong_elements"});
   for (std::size_t i = 0; i < benches.size(); ++i)
     runs.add({names[i], std::to_string(benches[i].nranks), benches[i].device, benches[i].meta_value("hosts"),
-              benches[i].meta_value("mpi_library"), benches[i].meta_value("cpu_model")});
+              benches[i].meta_value("mpi_library"), benches[i].meta_value("cpu_model"), std::to_string(wrong[i])});
   w.table("runs", runs);
+  for (std::size_t i = 0; i < benches.size(); ++i)
+    if (wrong[i] > 0)
+      w.text("WARNING: " + names[i] + " has " + std::to_string(wrong[i]) + " wrong elements in " +
+             std::to_string(wrong_at[i].size()) +
+             " rows: those results are not valid; their times and ratios are marked \"!\" below.");
 
   w.section("Environment differences");
   w.text("Recorded settings that differ between the runs (per-launch identifiers such as job ids left out).");
@@ -349,16 +361,20 @@ void report_compare(const std::vector<std::string>& files, const ReportOptions& 
       for (std::size_t k = 0; k < base.bytes.size(); ++k) {
         std::vector<std::string> row{base.algorithm, format_bytes(base.bytes[k])};
         std::vector<double> times;
-        for (const Measured* m : others) {
+        std::vector<bool> bad;
+        for (std::size_t i = 0; i < others.size(); ++i) {
+          const Measured* m = others[i];
           double t2 = NAN;
           if (m)
             if (auto it = std::find(m->bytes.begin(), m->bytes.end(), base.bytes[k]); it != m->bytes.end())
               t2 = m->time_us[static_cast<std::size_t>(it - m->bytes.begin())];
           times.push_back(t2);
-          row.push_back(std::isnan(t2) ? "-" : format_number(t2));
+          bad.push_back(wrong_at[i].contains({collective, base.algorithm, static_cast<std::uint64_t>(base.bytes[k])}));
+          row.push_back(std::isnan(t2) ? "-" : format_number(t2) + (bad[i] ? "!" : ""));
         }
         for (std::size_t i = 1; i < times.size(); ++i)
-          row.push_back(std::isnan(times[i]) ? "-" : format_number(times[i] / times[0]));
+          row.push_back(std::isnan(times[i]) ? "-"
+                                             : format_number(times[i] / times[0]) + (bad[i] || bad[0] ? "!" : ""));
         t.add(row);
       }
     }

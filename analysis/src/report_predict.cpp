@@ -18,16 +18,10 @@ namespace commscope::analysis {
 
 namespace {
 
-// A fit measured on p0 ranks, carried to p ranks with the ring algorithm's textbook scaling:
-// t_p(S) = alpha (alpha terms at p / at p0) + beta_eff S (byte terms at p / at p0). (Any ring
-// term ratio would do; the ring's is the bandwidth-optimal one the large ZeRO messages use.)
+// A fit measured on p0 ranks, carried to p ranks with its algorithm's own textbook scaling
+// (carry_fit_us: a tree's log p, a ring's p - 1; the ring's for mpi, shm and hier).
 double carried_time_us(const Measured& m, int p, double bytes) {
-  const Collective c = parse_collective(m.collective);
-  const auto at_p = textbook_cost(c, TextbookAlgorithm::ring, p);
-  const auto at_p0 = textbook_cost(c, TextbookAlgorithm::ring, m.nranks);
-  if (!at_p || !at_p0 || at_p0->alpha_count <= 0 || at_p0->beta_factor <= 0) return m.fit->predict_us(bytes);
-  return m.fit->alpha_us * at_p->alpha_count / at_p0->alpha_count +
-         m.fit->beta_us_per_byte * bytes * at_p->beta_factor / at_p0->beta_factor;
+  return carry_fit_us(*m.fit, parse_collective(m.collective), m.algorithm, m.nranks, p, bytes);
 }
 
 // The fastest measured algorithm's time for one call of `collective` on p ranks (carried from the
@@ -133,7 +127,8 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
            " (1F1B: min(M, pp) micro-batches in flight on the first stage, / (tp pp)).");
   }
   w.text("Communication is priced with the alpha-beta fits of " + o.bench + " (" + std::to_string(bench.nranks) +
-         " ranks), carried to each rank count with the ring's textbook alpha and byte terms; for each call the "
+         " ranks), carried to each rank count with each algorithm's own textbook alpha and byte terms (ring, tree, "
+         "rhd; the ring's for mpi, shm and hier, whose shape the library chooses inside); for each call the "
          "fastest measured algorithm. No overlap of communication with compute is assumed (the overlapped bound "
          "is max of the two).");
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # fixtures.sh BUILD_BIN_DIR OUT_DIR MPIEXEC: fixture files for the report's tests, from the real
 # programs: bench-np{1,2,4}.h5 (commscope-bench) and train-np{1,2,4}.h5 (commscope-train's
-# profiles). Files that exist are kept (idempotent). Exits non-zero with one line if a program fails.
+# profiles). A file is kept when it is newer than the program that writes it (idempotent), and
+# written again when the program was rebuilt since: a schema change cannot hide behind a stale
+# file. Exits non-zero with one line if a program fails.
 set -u
 if [ $# -ne 3 ]; then
   echo "usage: $0 BUILD_BIN_DIR OUT_DIR MPIEXEC" >&2
@@ -35,13 +37,15 @@ run() {
 made=0
 for np in 1 2 4; do
   file="$out/bench-np$np.h5"
-  if [ ! -f "$file" ]; then
+  if [ ! -f "$file" ] || [ "$bin/commscope-bench" -nt "$file" ]; then
+    rm -f "$file"
     run "bench-np$np" "$np" "$bin/commscope-bench" all --algo all -b 8 -e 64K -f 4 -n 5 -w 1 -c 1 --out "$file"
     made=$((made + 1))
   fi
   [ -f "$file" ] || { echo "fixtures.sh: commscope-bench wrote no $file" >&2; exit 1; }
   file="$out/train-np$np.h5"
-  if [ ! -f "$file" ]; then
+  if [ ! -f "$file" ] || [ "$bin/commscope-train" -nt "$file" ]; then
+    rm -f "$file"
     run "train-np$np" "$np" "$bin/commscope-train" --model tiny --steps 4 --batch 4 --data "$data" --threads 1 \
       --profile "$file"
     made=$((made + 1))

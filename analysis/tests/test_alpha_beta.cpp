@@ -2,6 +2,8 @@
 // (hand-computed in comments), busbw factors, name mapping, crossovers and their text.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -348,3 +350,23 @@ TEST(AlphaBeta, Pow2Sizes) {
 }
 
 }  // namespace
+
+// predict carries a fit to other rank counts with the fitted algorithm's own terms: a binomial
+// tree's 2 log p messages and 2 log p n bytes, not the ring's 2(p-1) and 2(p-1)/p n (which it used
+// for every algorithm); algorithms without a textbook curve fall back to the ring's.
+TEST(AlphaBeta, CarryFitUsesTheAlgorithmsOwnTerms) {
+  ca::AlphaBetaFit fit;
+  fit.alpha_us = 10;
+  fit.beta_us_per_byte = 0.001;
+  std::string as;
+  // tree allreduce 2 -> 8 ranks, 1000 B: 10 x 6/2 + 1 x 6/2 = 33.
+  EXPECT_DOUBLE_EQ(ca::carry_fit_us(fit, Collective::allreduce, "tree", 2, 8, 1000, &as), 33.0);
+  EXPECT_EQ(as, "tree");
+  // ring: 10 x 14/2 + 1 x 1.75/1 = 71.75; mpi carried as a ring.
+  EXPECT_DOUBLE_EQ(ca::carry_fit_us(fit, Collective::allreduce, "ring", 2, 8, 1000, &as), 71.75);
+  EXPECT_DOUBLE_EQ(ca::carry_fit_us(fit, Collective::allreduce, "mpi", 2, 8, 1000, &as), 71.75);
+  EXPECT_EQ(as, "ring");
+  // rhd allgather (recursive doubling): log p messages, (p-1)/p n bytes: 10 x 3/1 + 1 x 0.875/0.5.
+  EXPECT_DOUBLE_EQ(ca::carry_fit_us(fit, Collective::allgather, "rhd", 2, 8, 1000, &as), 31.75);
+  EXPECT_EQ(as, "rhd");
+}

@@ -131,6 +131,14 @@ struct AlphaBetaFit {
   double predict_us(double bytes) const { return alpha_us + beta_us_per_byte * bytes; }
 };
 
+// A fit (alpha, beta) of `algorithm` measured on `from` ranks, carried to `to` ranks at `bytes`
+// with that algorithm's own textbook terms: alpha scaled by the ratio of its message counts,
+// the byte term by the ratio of its byte factors (a binomial tree's 2 log p messages, a ring's
+// 2(p-1)). Algorithms without a textbook curve (mpi, nccl, shm, hier) are carried with the
+// ring's, the bandwidth-optimal shape large messages take; `carried_as` says which was used.
+double carry_fit_us(const AlphaBetaFit& fit, Collective c, std::string_view algorithm, int from, int to, double bytes,
+                    std::string* carried_as = nullptr);
+
 // Weighted least squares; throws std::invalid_argument for fewer than 2 distinct sizes, negative
 // or non-finite values, or (relative weighting) a time <= 0.
 AlphaBetaFit fit_alpha_beta(std::span<const Sample> samples, FitWeighting weighting = FitWeighting::relative);
