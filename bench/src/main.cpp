@@ -175,7 +175,8 @@ class Bench {
     table_ = std::make_unique<Table>(stdout, TableStyle{.stats = o_.stats,
                                                         .per_iter = o_.per_iter_timing,
                                                         .cputime = o_.report_cputime,
-                                                        .timestamps = o_.report_timestamps});
+                                                        .timestamps = o_.report_timestamps,
+                                                        .checked = o_.check_iters > 0});
     if (rank_ == 0)
       reporter_ = std::make_unique<Reporter>(cases_, o_, backend_->device(), *table_, file_.get(), json_.get());
 

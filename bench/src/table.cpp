@@ -106,8 +106,11 @@ void Table::row(const ResultRow* oop, const ResultRow* ip) {
 }
 
 std::uint64_t Table::footer() {
-  std::fprintf(out_, "# Out of bounds values : %llu %s\n", static_cast<unsigned long long>(wrong_),
-               wrong_ ? "FAILED" : "OK");
+  if (style_.checked)
+    std::fprintf(out_, "# Out of bounds values : %llu %s\n", static_cast<unsigned long long>(wrong_),
+                 wrong_ ? "FAILED" : "OK");
+  else  // nothing was compared (-c 0): no count to claim, as nccl-tests prints it
+    std::fprintf(out_, "# Out of bounds values : N/A (not checked: -c 0)\n");
   std::fprintf(out_, "# Avg bus bandwidth    : %.4f GB/s over %d results\n", average_busbw(), busbw_rows_);
   for (const auto& [algo, v] : busbw_)
     std::fprintf(out_, "#   %-6s             : %.4f GB/s over %d results\n", algo.c_str(), v.first / v.second,

@@ -23,6 +23,7 @@ struct TableStyle {
   bool per_iter = false;    // -I 1
   bool cputime = false;     // -C 1
   bool timestamps = false;  // -S 1
+  bool checked = true;      // -c > 0: results were checked (else the footer says N/A, not "0 OK")
 };
 
 class Table {
