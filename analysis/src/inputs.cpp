@@ -384,13 +384,6 @@ DoctorFile read_doctor(const std::string& path) {
   return out;
 }
 
-// The value of `key` among a file's /meta attributes as text; "" when absent.
-std::string value_of(const std::vector<std::pair<std::string, std::string>>& meta, const std::string& key) {
-  for (const auto& [k, v] : meta)
-    if (k == key) return v;
-  return {};
-}
-
 // Runs `read` and turns every failure into an InputError naming `path`.
 template <class Read>
 auto guarded(const std::string& path, Read&& read) {
@@ -412,6 +405,12 @@ auto guarded(const std::string& path, Read&& read) {
 }
 
 }  // namespace
+
+std::string value_of(const std::vector<std::pair<std::string, std::string>>& meta, const std::string& key) {
+  for (const auto& [k, v] : meta)
+    if (k == key) return v;
+  return {};
+}
 
 std::string DoctorFile::meta_value(const std::string& key) const {
   return value_of(meta, key);

@@ -44,12 +44,6 @@ std::string comm_group(const std::string& name) {
   return "dp and others";
 }
 
-std::string attribute(const profiler::Profile& p, const std::string& key) {
-  for (const auto& [k, v] : p.meta.attributes)
-    if (k == key) return v;
-  return "";
-}
-
 // Communication per group and name (per rank and step), and for a pipeline each stage's time
 // waiting for its neighbours against the bubble (p - 1)/(m + p - 1). Needs the events.
 void communication_by_group(ReportWriter& w, const profiler::Profile& p) {
@@ -92,7 +86,8 @@ void communication_by_group(ReportWriter& w, const profiler::Profile& p) {
            fms(sum.ns / rows), format_number(100.0 * sum.ns / std::max(total, 1.0)) + "%"});
   w.table("communication_groups", t);
 
-  const int pp = std::atoi(attribute(p, "pp").c_str()), m = std::atoi(attribute(p, "micro_batches").c_str());
+  const int pp = std::atoi(value_of(p.meta.attributes, "pp").c_str()),
+            m = std::atoi(value_of(p.meta.attributes, "micro_batches").c_str());
   const int nranks = std::max(1, p.meta.nranks);
   if (pp < 2 || m < 1 || nranks % pp != 0) return;
   const double bubble = static_cast<double>(pp - 1) / (m + pp - 1);

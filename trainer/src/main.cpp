@@ -110,6 +110,12 @@ int sample_token(std::span<const float> probs, int vocab, float temperature, std
   return pick(rng);
 }
 
+// "params X MiB, grads X MiB, AdamW X MiB, working X MiB, activations X MiB, total X MiB".
+std::string memory_text(const ct::MemoryReport& m) {
+  return "params " + mib(m.params) + ", grads " + mib(m.grads) + ", AdamW " + mib(m.optimizer) + ", working " +
+         mib(m.working) + ", activations " + mib(m.activations) + ", total " + mib(m.total());
+}
+
 // This process's resident memory (/proc/self/statm), 0 where unknown.
 std::size_t resident_bytes() {
   std::FILE* f = std::fopen("/proc/self/statm", "r");
@@ -304,29 +310,25 @@ int run(int argc, char** argv, commscope::Communicator& world) {
         "threads; device %s, %s\n",
         data.size(), train.size(), val.size(), o.batch, seq, loader.local_batch(), ranks, threads, o.device.c_str(),
         cuda && bf16 ? "bf16 with fp32 master weights" : "fp32");
+    // One micro-batch's activations [b, s, C]: a pipeline message, a TP allreduce.
+    const std::size_t message =
+        static_cast<std::size_t>(loader.local_batch() / o.micro_batches) * seq * config.channels * sizeof(float);
     if (o.pp > 1 || o.micro_batches > 1) {
       const int m = o.micro_batches, p = o.pp;
       std::printf(
           "pipeline parallel: %d stage%s (%s schedule), %d micro-batch%s of %d sequences; bubble (p-1)/(m+p-1) = "
           "%.1f%%%s\n",
           p, p > 1 ? "s" : "", o.schedule.c_str(), m, m > 1 ? "es" : "", loader.local_batch() / m,
-          100.0 * (p - 1) / (m + p - 1),
-          p > 1 ? ("; " +
-                   mib(static_cast<std::size_t>(loader.local_batch() / m) * seq * config.channels * sizeof(float)) +
-                   " per message between stages")
-                      .c_str()
-                : "");
+          100.0 * (p - 1) / (m + p - 1), p > 1 ? ("; " + mib(message) + " per message between stages").c_str() : "");
       for (int st = 0; st < p; ++st) {
         const ct::Stage sg = ct::pipeline_stage(config, p, st);
         const std::size_t r0 = static_cast<std::size_t>(st) * static_cast<std::size_t>(ranks / p);  // tp 0, dp 0
         const std::uint64_t* x = mems.data() + 5 * r0;
-        std::printf(
-            "  stage %d: layers %d-%d%s%s (ranks %zu-%zu); memory per rank: params %s, grads %s, AdamW %s, "
-            "working %s, activations %s, total %s\n",
-            st, sg.first_layer, sg.first_layer + sg.layers - 1, sg.first() ? ", embeddings" : "",
-            sg.last() ? ", head (tied wte)" : "", r0, r0 + static_cast<std::size_t>(ranks / p) - 1, mib(x[0]).c_str(),
-            mib(x[1]).c_str(), mib(x[2]).c_str(), mib(x[3]).c_str(), mib(x[4]).c_str(),
-            mib(x[0] + x[1] + x[2] + x[3] + x[4]).c_str());
+        const ct::MemoryReport stage_mem{x[0], x[1], x[2], x[3], x[4]};
+        std::printf("  stage %d: layers %d-%d%s%s (ranks %zu-%zu); memory per rank: %s\n", st, sg.first_layer,
+                    sg.first_layer + sg.layers - 1, sg.first() ? ", embeddings" : "",
+                    sg.last() ? ", head (tied wte)" : "", r0, r0 + static_cast<std::size_t>(ranks / p) - 1,
+                    memory_text(stage_mem).c_str());
       }
     }
     if (o.tp > 1)
@@ -334,17 +336,11 @@ int run(int argc, char** argv, commscope::Communicator& world) {
           "tensor parallel: groups of %d consecutive ranks (%d of the %d heads each) x %d data-parallel ranks; 4 "
           "allreduces (%s) of %s (batch %d) per layer and step\n",
           o.tp, config.heads / o.tp, config.heads, dp_ranks, (o.dp.tp_algo.empty() ? o.dp.algo : o.dp.tp_algo).c_str(),
-          mib(static_cast<std::size_t>(loader.local_batch() / o.micro_batches) * seq * config.channels * sizeof(float))
-              .c_str(),
-          loader.local_batch() / o.micro_batches);
-    std::printf(
-        "data parallel: %s over '%s'%s%s; memory per rank: params %s, grads %s, AdamW %s, working %s, "
-        "activations %s, total %s\n",
-        std::string(ct::to_string(o.dp.mode)).c_str(), o.dp.algo.c_str(),
-        cuda && o.dp.algo != "nccl" ? (" (" + o.transport + " transport)").c_str() : "",
-        o.dp.mode == ct::DpMode::kDdp ? (", buckets of " + mib(o.dp.bucket_bytes)).c_str() : "",
-        mib(mem.params).c_str(), mib(mem.grads).c_str(), mib(mem.optimizer).c_str(), mib(mem.working).c_str(),
-        mib(mem.activations).c_str(), mib(mem.total()).c_str());
+          mib(message).c_str(), loader.local_batch() / o.micro_batches);
+    std::printf("data parallel: %s over '%s'%s%s; memory per rank: %s\n", std::string(ct::to_string(o.dp.mode)).c_str(),
+                o.dp.algo.c_str(), cuda && o.dp.algo != "nccl" ? (" (" + o.transport + " transport)").c_str() : "",
+                o.dp.mode == ct::DpMode::kDdp ? (", buckets of " + mib(o.dp.bucket_bytes)).c_str() : "",
+                memory_text(mem).c_str());
     std::printf("GEMM here: %.1f GFLOP/s per rank (%s)\n", gemm, gemm_what.c_str());
     std::fflush(stdout);
   }

@@ -90,6 +90,10 @@ profiler::Profile read_profile_file(const std::string& path, bool with_events = 
 // Reads a doctor file. Throws InputError.
 DoctorFile read_doctor_file(const std::string& path);
 
+// The value of `key` among a file's /meta attributes (a profile's meta.attributes, ...) as text;
+// "" when absent.
+std::string value_of(const std::vector<std::pair<std::string, std::string>>& meta, const std::string& key);
+
 // Reads `path` first in a forked child process (its stderr to /dev/null), so that a file
 // damaged in a way the HDF5 library itself crashes on becomes an InputError ("PATH: the HDF5
 // library failed reading it (signal N): a damaged file?") rather than a crash of the report.
