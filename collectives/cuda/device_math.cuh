@@ -166,7 +166,9 @@ template <typename Codec>
 COMMSCOPE_HD typename Codec::storage divide_one(typename Codec::storage v, int divisor) {
   using S = typename Codec::storage;
   if constexpr (Codec::kInteger) {
-    return static_cast<S>(v / static_cast<S>(divisor));
+    // In 64 bits: the rank count need not fit the type (256 ranks are 0 as u8, 128 negative as i8).
+    using W = typename std::conditional<std::is_signed<S>::value, long long, unsigned long long>::type;
+    return static_cast<S>(static_cast<W>(v) / static_cast<W>(divisor));
   } else {
     using C = typename Codec::compute;
     return Codec::store(Codec::load(v) / static_cast<C>(divisor));

@@ -74,79 +74,116 @@ int max_exponent(DataType t) {
   }
 }
 
-// The value generator of one Spec, with the rank-dependent parts precomputed.
+// Ranks with their own contribution to one element, at most: each element's window of ranks
+// takes its values from 4-bit fields of one hash, so the reference costs one hash per element
+// whatever the rank count.
+constexpr int kMaxWindow = 8;
+
+// The value generator of one Spec. Reductions: element g of rank q is
+//   sum, avg, min, max: base(g) + d_j(g) when q is the j-th rank of g's window, base(g) otherwise
+//   prod:               sign(g) * f_j(g) in the window, sign(g) otherwise
+// The window of g is the `window` ranks from start(g) = (g mod T) * window + g / T + seed
+// (mod n), T = ceil(n / window): each run of T elements from a multiple of T tiles the ranks,
+// so every rank has a value of its own (d_j >= 1, f_j != 1) there, and each run is shifted by
+// one rank from the one before. base(g) is shared by all ranks, so a missing
+// rank also shows wherever base(g) != 0, while the window makes it show even where the type
+// leaves base no room (bf16, u8 and i8 at hundreds of ranks) and tells a duplicated rank from
+// the one it replaced. Every partial result of any subset of ranks is bounded by
+// n * base_max + window * delta_max (sums) or 2^window, 3^window (products), below the type's
+// exact limit, at any rank count.
 struct Gen {
   Spec s;
   bool reducing;
-  long long base_max = 0, delta_max = 0;  // sum/avg/min/max: v = base(g) + delta(q)
-  int twos = 0;                           // prod: how many ranks contribute a factor 2
-  bool threes = false;                    // prod, unsigned: per-element factor in {1, 3}
+  std::uint64_t n = 1;
+  int window = 1;
+  long long base_max = 0, delta_max = 1;
+  bool signs = false;  // prod: a per-element sign shared by all ranks (signed types)
 
   explicit Gen(const Spec& spec) : s(spec), reducing(is_reducing(spec.coll)) {
-    const double cap = std::floor(exact_limit(s.type) / std::max(1, s.nranks));
-    base_max = static_cast<long long>(std::min(cap / 2, 1000.0));
-    delta_max = static_cast<long long>(std::min(cap - static_cast<double>(base_max), 16.0));
-    twos = std::min(max_exponent(s.type) - 1, (s.nranks + 2) / 4);
-    // Unsigned products (no -1 factors): a per-element factor 3 only while 3^n * 2^twos stays
-    // exact (below 256 for u8).
-    threes = is_unsigned() && std::pow(3.0, s.nranks) * std::ldexp(1.0, twos) <= exact_limit(s.type);
+    n = static_cast<std::uint64_t>(std::max(1, s.nranks));
+    const double limit = exact_limit(s.type);
+    window = static_cast<int>(std::min<std::uint64_t>(n, kMaxWindow));
+    if (s.op == ReduceOp::prod) {
+      // Signed factors are -1 or 2, unsigned 2 or 3: the worst product of a window is 2^w or 3^w.
+      const double room = is_unsigned() ? limit : std::ldexp(1.0, max_exponent(s.type) - 1);
+      while (window > 1 && std::pow(is_unsigned() ? 3.0 : 2.0, window) > room) --window;
+      signs = !is_unsigned();
+      return;
+    }
+    delta_max = std::clamp(static_cast<long long>(limit / (2.0 * window)), 1LL, 16LL);
+    base_max = static_cast<long long>(
+        std::min(std::floor((limit - static_cast<double>(window * delta_max)) / static_cast<double>(n)), 1000.0));
   }
   bool is_unsigned() const { return s.type == DataType::u8 || s.type == DataType::u32 || s.type == DataType::u64; }
-  long long base(std::size_t g) const {
-    const std::uint64_t h = hash(s.seed, 0, g);
+  // One hash per element serves all: its high 32 bits give base(g) (and prod's sign, bit 63),
+  // its low 32 bits the window's own values, 4 bits per position.
+  std::uint64_t element_hash(std::size_t g) const { return hash(s.seed, 0, g); }
+  long long base(std::uint64_t h) const {
     if (is_unsigned()) return static_cast<long long>(below(h, static_cast<std::uint64_t>(base_max + 1)));
     return static_cast<long long>(below(h, static_cast<std::uint64_t>(2 * base_max + 1))) - base_max;
   }
-  long long delta(int q) const { return q % (delta_max + 1); }
-  long long sign(std::size_t g) const {  // prod: per-element factor
-    const bool odd = hash(s.seed, 1, g) >> 63;
-    if (is_unsigned()) return odd && threes ? 3 : 1;
-    return odd ? -1 : 1;
+  long long sign(std::uint64_t h) const { return signs && (h >> 63) ? -1 : 1; }
+  // Windows per pass over the ranks; each pass shifts them by one rank, so that neighbours
+  // that share a window in one pass are split in another.
+  std::uint64_t tiles() const {
+    return (n + static_cast<std::uint64_t>(window) - 1) / static_cast<std::uint64_t>(window);
   }
-  long long factor(int q) const {  // prod: per-rank factor
-    if (q % 4 == 1 && q / 4 < twos) return 2;
-    if (q % 4 == 3) return is_unsigned() ? 1 : -1;
-    return 1;
+  std::uint64_t start(std::size_t g) const {
+    return (g % tiles() * static_cast<std::uint64_t>(window) + (g / tiles() + s.seed % n) % n) % n;
+  }
+  // Position of rank q in g's window, or -1 outside it.
+  int slot(int q, std::size_t g) const {
+    const std::uint64_t j = (static_cast<std::uint64_t>(q) + n - start(g)) % n;
+    return j < static_cast<std::uint64_t>(window) ? static_cast<int>(j) : -1;
+  }
+  // The window's own value at position j: d_j in 1..delta_max, or (prod) f_j.
+  long long own_delta(std::uint64_t h, int j) const {
+    return 1 + static_cast<long long>((((h >> (4 * j)) & 0xf) * static_cast<std::uint64_t>(delta_max)) >> 4);
+  }
+  long long own_factor(std::uint64_t h, int j) const { return ((h >> (4 * j)) & 1) ? (is_unsigned() ? 3 : -1) : 2; }
+  // Element g of a rank at position j of g's window (-1: outside it), for reductions.
+  long long reduced_input(int j, std::size_t g) const {
+    const std::uint64_t h = element_hash(g);
+    if (s.op == ReduceOp::prod) return sign(h) * (j < 0 ? 1 : own_factor(h, j));
+    return base(h) + (j < 0 ? 0 : own_delta(h, j));
   }
   // Input element g of rank q.
   long long input(int q, std::size_t g) const {
     if (!reducing) return static_cast<long long>(below(hash(s.seed, static_cast<std::uint64_t>(q) + 2, g), 200));
-    if (s.op == ReduceOp::prod) return sign(g) * factor(q);
-    return base(g) + delta(q);
+    return reduced_input(slot(q, g), g);
   }
 };
 
 // Reduced value over all ranks of element g, exact (integer) before avg's division.
 struct Reference {
   const Gen& gen;
-  long long delta_sum = 0, delta_min = 0, delta_max = 0;
-  unsigned long long factor_prod = 1;  // wraps: integer products are modular anyway
-  explicit Reference(const Gen& g) : gen(g) {
-    delta_min = std::numeric_limits<long long>::max();
-    delta_max = std::numeric_limits<long long>::min();
-    for (int q = 0; q < g.s.nranks; ++q) {
-      delta_sum += g.delta(q);
-      delta_min = std::min(delta_min, g.delta(q));
-      delta_max = std::max(delta_max, g.delta(q));
-      factor_prod *= static_cast<unsigned long long>(g.factor(q));
-    }
-  }
+  explicit Reference(const Gen& g) : gen(g) {}
   // Exact integer result (modular for prod), before avg's division.
   long long combined(std::size_t g) const {
-    const long long n = gen.s.nranks;
+    const auto n = static_cast<long long>(gen.n);
+    const std::uint64_t f = gen.element_hash(g);
+    const int w = gen.window;
     switch (gen.s.op) {
       case ReduceOp::sum:
-      case ReduceOp::avg:
-        return n * gen.base(g) + delta_sum;
-      case ReduceOp::min:
-        return gen.base(g) + delta_min;
-      case ReduceOp::max:
-        return gen.base(g) + delta_max;
+      case ReduceOp::avg: {
+        long long sum = 0;
+        for (int j = 0; j < w; ++j) sum += gen.own_delta(f, j);
+        return n * gen.base(f) + sum;
+      }
+      case ReduceOp::min: {
+        long long lo = w < n ? 0 : gen.own_delta(f, 0);  // ranks outside the window add base alone
+        for (int j = 0; j < w; ++j) lo = std::min(lo, gen.own_delta(f, j));
+        return gen.base(f) + lo;
+      }
+      case ReduceOp::max: {
+        long long hi = 0;
+        for (int j = 0; j < w; ++j) hi = std::max(hi, gen.own_delta(f, j));
+        return gen.base(f) + hi;
+      }
       case ReduceOp::prod: {
-        unsigned long long sp = 1;
-        const auto sg = static_cast<unsigned long long>(gen.sign(g));
-        for (long long i = 0; i < n; ++i) sp *= sg;  // |sign| is 1 or 3: cheap even for many ranks
-        return static_cast<long long>(sp * factor_prod);
+        unsigned long long prod = gen.sign(f) < 0 && (n & 1) ? ~0ULL : 1ULL;  // wraps: integer products are modular
+        for (int j = 0; j < w; ++j) prod *= static_cast<unsigned long long>(gen.own_factor(f, j));
+        return static_cast<long long>(prod);
       }
     }
     return 0;
@@ -315,7 +352,24 @@ void fill_send(const Spec& s, int rank, void* send) {
   with_type(s.type, [&](auto tr, bool) {
     using Tr = decltype(tr);
     auto* p = static_cast<typename Tr::storage*>(send);
-    for (std::size_t g = 0; g < n; ++g) p[g] = Tr::from_int(gen.input(rank, g));
+    if (!gen.reducing) {
+      for (std::size_t g = 0; g < n; ++g) p[g] = Tr::from_int(gen.input(rank, g));
+      return;
+    }
+    // gen.start(g), advanced element by element: no division in the loop.
+    const auto q = static_cast<std::uint64_t>(rank), w = static_cast<std::uint64_t>(gen.window);
+    const std::uint64_t tiles = gen.tiles();
+    std::uint64_t tile = 0, shift = gen.start(0);
+    for (std::size_t g = 0; g < n; ++g) {
+      std::uint64_t st = tile * w + shift;
+      if (st >= gen.n) st -= gen.n;
+      const std::uint64_t j = q >= st ? q - st : q + gen.n - st;
+      p[g] = Tr::from_int(gen.reduced_input(j < w ? static_cast<int>(j) : -1, g));
+      if (++tile == tiles) {
+        tile = 0;
+        if (++shift == gen.n) shift = 0;
+      }
+    }
   });
 }
 

@@ -94,8 +94,10 @@ void divide_loop(void* buf_v, std::size_t count, int divisor) {
   using S = typename Codec::storage;
   S* buf = static_cast<S*>(buf_v);
   if constexpr (std::is_integral_v<S> && std::is_same_v<Codec, Native<S>>) {
-    const S d = static_cast<S>(divisor);
-    for (std::size_t i = 0; i < count; ++i) buf[i] = static_cast<S>(buf[i] / d);
+    // In 64 bits: the rank count need not fit the type (256 ranks are 0 as u8, 128 negative as i8).
+    using W = std::conditional_t<std::is_signed_v<S>, std::int64_t, std::uint64_t>;
+    const auto d = static_cast<W>(divisor);
+    for (std::size_t i = 0; i < count; ++i) buf[i] = static_cast<S>(static_cast<W>(buf[i]) / d);
   } else {
     using C = typename Codec::compute;
     const C d = static_cast<C>(divisor);

@@ -533,7 +533,8 @@ TEST(CheckData, SimulatedReductionsPassAndCorruptionIsCaught) {
       const check::Result ok = check::check_recv(s, 2, acc.data());
       EXPECT_EQ(ok.wrong, 0u) << to_string(t) << " " << to_string(op) << " first " << ok.first_wrong << " want "
                               << ok.expected << " got " << ok.got;
-      acc[500 * es] = static_cast<std::byte>(static_cast<unsigned>(acc[500 * es]) ^ 0x40u);
+      // A high bit of the element's top byte: a large change for any value, 0 included.
+      acc[500 * es + es - 1] = static_cast<std::byte>(static_cast<unsigned>(acc[500 * es + es - 1]) ^ 0x40u);
       EXPECT_EQ(check::check_recv(s, 2, acc.data()).wrong, 1u) << to_string(t) << " " << to_string(op);
     }
   }
@@ -624,4 +625,77 @@ TEST(CheckData, GatherLayoutsAreChecked) {
   EXPECT_EQ(check::check_recv(s, 1, out.data()).wrong, 0u);
   std::swap_ranges(out.begin(), out.begin() + 10, out.begin() + 10);  // blocks of ranks 0 and 1 mixed up
   EXPECT_GE(check::check_recv(s, 1, out.data()).wrong, 5u);
+}
+
+// Rank counts far beyond what the tests launch, simulated in memory. For every type and op the
+// reduction stays exact whatever the combining order (rank order, reverse order, pairs of
+// pairs); for sum and prod a result that misses any one rank, or holds one rank twice in place
+// of its neighbour, is caught. 1024 elements hold every rank's window at 1024 ranks (128
+// elements would). The old data (base(g) + (q mod 17)) failed here: at 512 ranks its bf16 and
+// u8 inputs were all 0, so a missing rank passed.
+TEST(CheckData, LargeRankCountsStayExactAndSeeEveryRank) {
+  const std::size_t count = 1024;
+  for (int n : {1, 2, 3, 7, 9, 17, 34, 100, 128, 129, 256, 257, 1000, 1024}) {
+    const auto un = static_cast<std::size_t>(n);
+    for (DataType t : kAllDataTypes) {
+      const std::size_t es = type_size(t), bytes = count * es;
+      std::vector<std::byte> in(un * bytes), prefix((un + 1) * bytes), suffix((un + 1) * bytes), out(bytes);
+      auto at = [&](std::vector<std::byte>& v, std::size_t r) { return v.data() + r * bytes; };
+      auto combine = [&](std::byte* dst, const std::byte* a, const std::byte* b, ReduceOp op) {
+        reduce_host(dst, a, b, count, t, op);
+      };
+      for (ReduceOp op : kAllReduceOps) {
+        const check::Spec s{Collective::allreduce, t, op, count, 0, n, 1234567};
+        const std::string what =
+            std::string(to_string(t)) + " " + std::string(to_string(op)) + " on " + std::to_string(n) + " ranks";
+        for (int r = 0; r < n; ++r) check::fill_send(s, r, at(in, static_cast<std::size_t>(r)));
+        // prefix[r]: ranks 0..r-1 combined in order (r >= 1); suffix[r]: ranks r..n-1, from the end.
+        std::memcpy(at(prefix, 1), at(in, 0), bytes);
+        for (std::size_t r = 1; r < un; ++r) combine(at(prefix, r + 1), at(prefix, r), at(in, r), op);
+        std::memcpy(at(suffix, un - 1), at(in, un - 1), bytes);
+        for (std::size_t r = un - 1; r-- > 0;) combine(at(suffix, r), at(in, r), at(suffix, r + 1), op);
+        std::vector<std::byte> tree(in);
+        for (std::size_t step = 1; step < un; step *= 2)
+          for (std::size_t r = 0; r + step < un; r += 2 * step)
+            combine(at(tree, r), at(tree, r), at(tree, r + step), op);
+        auto wrong = [&](const std::byte* result) {
+          std::memcpy(out.data(), result, bytes);
+          if (op == ReduceOp::avg) divide_host(out.data(), count, t, n);
+          return check::check_recv(s, 0, out.data());
+        };
+        for (const std::byte* result : {at(prefix, un), at(suffix, 0), at(tree, 0)}) {
+          const check::Result r = wrong(result);
+          ASSERT_EQ(r.wrong, 0u) << what << ": element " << r.first_wrong << " want " << r.expected << " got " << r.got;
+        }
+        if (n == 1 || (op != ReduceOp::sum && op != ReduceOp::prod)) continue;
+        std::vector<std::byte> without(bytes), twice(bytes);
+        auto drop = [&](std::size_t q) {  // all ranks but q
+          if (q == 0) return std::memcpy(without.data(), at(suffix, 1), bytes), void();
+          if (q == un - 1) return std::memcpy(without.data(), at(prefix, un - 1), bytes), void();
+          combine(without.data(), at(prefix, q), at(suffix, q + 1), op);
+        };
+        for (std::size_t q = 0; q < un; ++q) {
+          drop(q);
+          ASSERT_GT(wrong(without.data()).wrong, 0u) << what << ": rank " << q << " missing passed";
+          drop((q + 1) % un);  // rank q in place of its neighbour
+          combine(twice.data(), without.data(), at(in, q), op);
+          ASSERT_GT(wrong(twice.data()).wrong, 0u) << what << ": rank " << q << " twice passed";
+        }
+      }
+    }
+  }
+}
+
+// avg divides by the rank count, which need not fit the element type: 8-bit avg over 128 or
+// 256 ranks once divided by -128 and by 0 (a crash).
+TEST(Kernels, AvgDividesByRankCountsBeyondTheType) {
+  std::int8_t i8[] = {100, -100, 127, -128};
+  divide_host(i8, 4, DataType::i8, 128);
+  EXPECT_EQ(std::vector<int>(i8, i8 + 4), (std::vector<int>{0, 0, 0, -1}));
+  std::uint8_t u8[] = {255, 7};
+  divide_host(u8, 2, DataType::u8, 256);
+  EXPECT_EQ(std::vector<int>(u8, u8 + 2), (std::vector<int>{0, 0}));
+  std::uint32_t u32[] = {4000000000u};
+  divide_host(u32, 1, DataType::u32, 3);
+  EXPECT_EQ(u32[0], 1333333333u);
 }

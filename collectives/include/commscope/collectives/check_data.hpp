@@ -3,11 +3,16 @@
 // checker that counts wrong output elements in O(1) work per element (alltoallv: plus O(n^2)
 // per check for its layout). Used by the tests and by commscope-bench's #wrong column.
 //
-// Reductions use small integers: element g of rank q is base(g) + delta(q) for sum, avg, min
-// and max, and sign(g) * m(q) for prod (m in {1, 2, -1}); magnitudes shrink with the rank
-// count so that every partial result stays exact (f16 below 2048, bf16 below 256) and no
-// integer result overflows (u8 below 256, i8 within +-127: libraries disagree on 8-bit overflow). The only
-// inexact step is avg's final division, hence the per-type tolerance.
+// Reductions use small integers: element g of rank q is base(g), shared by all ranks, plus a
+// value of q's own (1..16) when q is in g's window of up to 8 ranks (sum, avg, min, max); for
+// prod a shared sign(g) times a factor of q's own (-1 or 2; unsigned 2 or 3) in the window.
+// Windows tile the ranks, so in each run of ceil(n / 8) elements every rank has a value of
+// its own: a missing, doubled or substituted rank shows at any rank count. Magnitudes shrink
+// with the rank count so that every partial result stays exact (f16 below 2048, bf16 below
+// 256) and no integer result overflows (u8 below 256, i8 within +-127: libraries disagree on
+// 8-bit overflow); base goes to 0 where the type has no room for it (bf16 above 128 ranks), the
+// window never does. The only inexact step is avg's final division, hence the per-type
+// tolerance.
 #pragma once
 
 #include <cstddef>
