@@ -51,10 +51,10 @@ struct TimingPlan {
 
 // One rank's timings of a TimingPlan.
 struct LocalTimings {
-  std::vector<double> op_s;       // iteration i's duration divided by its calls: s per call
-  std::vector<double> arrival_s;  // when iteration i started, from the barrier exit (s); empty if unknown
-  double total_s = 0;             // all calls, from the barrier exit to the last completion (s)
-  double launch_s = 0;            // from the barrier exit until the last call was issued (s)
+  std::vector<double> op_s;  // iteration i's duration divided by its calls: s per call; empty if not measured
+  std::vector<std::int64_t> arrival_ns;  // when iteration i started, on this rank's now_ns() clock; empty if unknown
+  double total_s = 0;                    // all calls, from the barrier exit to the last completion (s)
+  double launch_s = 0;                   // from the barrier exit until the last call was issued (s)
 };
 
 // The device a rank runs on, as nccl-tests lists it ("device 0 [0000:1b:00] NVIDIA H100").

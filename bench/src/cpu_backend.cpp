@@ -5,9 +5,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <thread>
 
 #include "backend.hpp"
 #include "commscope/collectives/check_data.hpp"
@@ -45,7 +47,8 @@ class PageBuffer {
 
 class CpuBackend final : public Backend {
  public:
-  CpuBackend(Communicator& comm, const Options& o) : comm_(comm), unalign_(o.unalign) {}
+  CpuBackend(Communicator& comm, const Options& o)
+      : comm_(comm), unalign_(o.unalign), late_us_(comm.rank() == o.late_rank ? o.late_us : 0) {}
 
   std::string device() const override { return "cpu"; }
   DeviceInfo device_info() const override { return {-1, "", "cpu"}; }
@@ -127,11 +130,12 @@ class CpuBackend final : public Backend {
 
  private:
   // `iters` iterations of `agg` calls (with -z 1's and -z 3's barriers) and a timestamp after
-  // each: per-iteration durations and arrivals (since the start); returns their time without
+  // each: per-iteration durations and arrivals (local clock); returns their time without
   // -z 3's barriers (s).
   double time_iterations(const TimingPlan& p, Watchdog& dog, LocalTimings& t) {
     t.op_s.resize(static_cast<std::size_t>(p.iters));
-    t.arrival_s.resize(static_cast<std::size_t>(p.iters));
+    t.arrival_ns.resize(static_cast<std::size_t>(p.iters));
+    if (late_us_ > 0) std::this_thread::sleep_for(std::chrono::microseconds(late_us_));
     const std::int64_t t0 = now_ns();
     std::int64_t start = t0, untimed = 0;  // ns: start of this iteration, -z 3 barriers so far
     for (std::int64_t i = 0; i < p.iters; ++i) {
@@ -141,7 +145,7 @@ class CpuBackend final : public Backend {
       }
       const std::int64_t end = now_ns();
       t.op_s[static_cast<std::size_t>(i)] = static_cast<double>(end - start) * 1e-9 / p.agg;
-      t.arrival_s[static_cast<std::size_t>(i)] = static_cast<double>(start - t0) * 1e-9;
+      t.arrival_ns[static_cast<std::size_t>(i)] = start;
       dog.progress(i);
       start = end;
       if (p.blocking == 3) {
@@ -155,6 +159,7 @@ class CpuBackend final : public Backend {
 
   Communicator& comm_;
   std::size_t unalign_;  // -u: elements past the page boundary
+  int late_us_;          // a test aid: this rank enters the first sampled call this late
   Case case_;
   const Algorithm* algo_ = nullptr;
   CollArgs args_;

@@ -63,7 +63,6 @@ bool nccl_stages_in_place(Collective c) {
   return c == Collective::alltoall || c == Collective::sendrecv;
 }
 
-
 class CudaBackend final : public Backend {
  public:
   CudaBackend(Communicator& comm, const Options& o)
@@ -174,10 +173,7 @@ class CudaBackend final : public Backend {
     const std::int64_t t1 = now_ns();
     t.total_s = static_cast<double>(t1 - t0 - untimed) * 1e-9;
     t.launch_s = static_cast<double>(issued - t0 - untimed) * 1e-9;
-    t.op_s = sample_calls(p, dog);
-    if (t.op_s.empty())
-      t.op_s.assign(static_cast<std::size_t>(p.iters),
-                    t.total_s / static_cast<double>(std::max<std::int64_t>(1, p.calls())));
+    t.op_s = sample_calls(p, dog);  // empty beyond kMaxEventSamples: not measured, not made up
     return t;
   }
 
@@ -204,6 +200,10 @@ class CudaBackend final : public Backend {
     // On the backend's stream and waited for: a pageable cudaMemcpy may return before its DMA
     // is done, and the non-blocking stream would not wait for it.
     COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(send_, host.data(), host.size() - 1, cudaMemcpyHostToDevice, stream_));
+    // NCCL has no in-place alltoall or sendrecv: their input is staged in the second pool here,
+    // once, so that the timed calls do not each copy it.
+    if (stages_input())
+      COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(b_.data(), send_, host.size() - 1, cudaMemcpyDeviceToDevice, stream_));
     COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
@@ -245,9 +245,7 @@ class CudaBackend final : public Backend {
     const std::int64_t t1 = now_ns();
     t.total_s = static_cast<double>(t1 - t0) * 1e-9;
     t.launch_s = static_cast<double>(issued - t0) * 1e-9;
-    // Inside a graph only the whole is timed: every iteration gets the mean.
-    t.op_s.assign(static_cast<std::size_t>(p.iters),
-                  t.total_s / static_cast<double>(std::max<std::int64_t>(1, p.calls())));
+    // Inside a graph only the whole is timed: no per-iteration samples (min/p50/p99/max are NaN).
     return t;
   }
 
@@ -288,14 +286,11 @@ class CudaBackend final : public Backend {
     }
   }
 
+  bool stages_input() const { return !algo_ && case_.in_place && nccl_stages_in_place(case_.coll); }
+
   void launch_nccl() {
     CollArgs args = args_;
-    if (case_.in_place && nccl_stages_in_place(case_.coll)) {
-      // NCCL has no in-place alltoall or sendrecv: in place, the input is staged in the second pool.
-      const std::size_t bytes = check::send_elements(case_.spec(0)) * type_size(case_.type);
-      COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(b_.data(), send_, bytes, cudaMemcpyDeviceToDevice, stream_));
-      args.send = b_.data();
-    }
+    if (stages_input()) args.send = b_.data();  // staged by upload_input
     ::commscope::launch_nccl(args, nccl_, stream_);
   }
 
@@ -338,7 +333,7 @@ class CudaBackend final : public Backend {
   // Per-iteration durations (min/p50/p99/max, s per call) from a second pass of the plan with a
   // CUDA event before and after each iteration (so -z 3's barriers stay out), after the timed
   // pass so that they cannot slow it. Beyond kMaxEventSamples iterations only the timed pass's
-  // mean is known.
+  // mean is known, and the per-iteration statistics are NaN.
   std::vector<double> sample_calls(const TimingPlan& p, Watchdog& dog) {
     std::vector<double> op_s;
     if (p.iters <= 0 || p.iters > kMaxEventSamples) return op_s;

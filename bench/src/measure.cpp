@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "commscope/collectives/clock_offsets.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
 #include "results.hpp"
 #include "watchdog.hpp"
@@ -114,19 +115,24 @@ Measurement measure(Backend& backend, Communicator& comm, const Case& c, std::in
   m.slowest_rank = slowest.rank;
 
   // Per-iteration samples at rank 0: the max over ranks of each call's duration, and the
-  // spread of the ranks' arrivals at each call (from their own barrier exits).
-  const int n = static_cast<int>(iters);
+  // spread of the ranks' arrivals at each call on rank 0's clock (each rank's offset to it
+  // estimated now, after the timed calls). Every rank runs the same device and plan, so all
+  // have samples (and arrival times) or none has: a CUDA graph times only the whole.
+  const int n = static_cast<int>(t.op_s.size());
   std::vector<double> op_max(rank == 0 ? t.op_s.size() : 0);
-  COMMSCOPE_MPI_CHECK(MPI_Reduce(t.op_s.data(), op_max.data(), n, MPI_DOUBLE, MPI_MAX, 0, mc));
-  // Every rank runs the same device, so all have arrival times or none has.
-  std::vector<double> arr_max, arr_min;
-  if (!t.arrival_s.empty()) {
-    arr_max.resize(rank == 0 ? t.arrival_s.size() : 0);
+  if (n > 0) COMMSCOPE_MPI_CHECK(MPI_Reduce(t.op_s.data(), op_max.data(), n, MPI_DOUBLE, MPI_MAX, 0, mc));
+  std::vector<std::int64_t> arr_max, arr_min;
+  if (!t.arrival_ns.empty()) {
+    const ClockOffsets clocks = estimate_clock_offsets(mc, 8, now_ns);
+    std::vector<std::int64_t> common(t.arrival_ns);
+    for (std::int64_t& a : common) a += clocks.offset_ns[static_cast<std::size_t>(rank)];
+    const int na = static_cast<int>(common.size());
+    arr_max.resize(rank == 0 ? common.size() : 0);
     arr_min.resize(arr_max.size());
-    COMMSCOPE_MPI_CHECK(MPI_Reduce(t.arrival_s.data(), arr_max.data(), n, MPI_DOUBLE, MPI_MAX, 0, mc));
-    COMMSCOPE_MPI_CHECK(MPI_Reduce(t.arrival_s.data(), arr_min.data(), n, MPI_DOUBLE, MPI_MIN, 0, mc));
+    COMMSCOPE_MPI_CHECK(MPI_Reduce(common.data(), arr_max.data(), na, MPI_INT64_T, MPI_MAX, 0, mc));
+    COMMSCOPE_MPI_CHECK(MPI_Reduce(common.data(), arr_min.data(), na, MPI_INT64_T, MPI_MIN, 0, mc));
   }
-  if (o.per_iter_timing && comm.size() > 1) {
+  if (o.per_iter_timing && comm.size() > 1 && n > 0) {
     m.samples.rank_time_us.resize(rank == 0 ? t.op_s.size() * static_cast<std::size_t>(comm.size()) : 0);
     COMMSCOPE_MPI_CHECK(MPI_Gather(t.op_s.data(), n, MPI_DOUBLE, m.samples.rank_time_us.data(), n, MPI_DOUBLE, 0, mc));
     for (double& v : m.samples.rank_time_us) v *= 1e6;
@@ -135,7 +141,8 @@ Measurement measure(Backend& backend, Communicator& comm, const Case& c, std::in
     m.samples.time_us.resize(op_max.size());
     for (std::size_t i = 0; i < op_max.size(); ++i) m.samples.time_us[i] = op_max[i] * 1e6;
     m.samples.skew_us.resize(arr_max.size());
-    for (std::size_t i = 0; i < arr_max.size(); ++i) m.samples.skew_us[i] = (arr_max[i] - arr_min[i]) * 1e6;
+    for (std::size_t i = 0; i < arr_max.size(); ++i)
+      m.samples.skew_us[i] = static_cast<double>(arr_max[i] - arr_min[i]) * 1e-3;
   }
 
   // Correctness after timing, on fresh inputs.

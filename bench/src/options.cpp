@@ -199,6 +199,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_option("--debug-stall-rank", o.stall_rank)->group("");
   app.add_option("--debug-stall-bytes", stall_bytes)->group("");
   app.add_option("--debug-kill-rank", o.kill_rank)->group("");
+  app.add_option("--debug-late-rank", o.late_rank)->group("");
+  app.add_option("--debug-late-us", o.late_us)->group("")->check(CLI::NonNegativeNumber);
   app.add_option("--debug-kill-bytes", kill_bytes)->group("");
   app.add_option("--debug-free-bytes", o.free_bytes_override)->group("");
   app.add_flag("--debug-corrupt", o.corrupt)->group("");

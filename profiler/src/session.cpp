@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "commscope/collectives/clock_offsets.hpp"
 #include "commscope/profiler/breakdown.hpp"
 #include "commscope/profiler/device_records.hpp"
 #include "commscope/profiler/profile_file.hpp"
@@ -149,40 +150,12 @@ struct Session::Impl {
   bool write(Profile& profile, const std::vector<Event>& events);
 };
 
-// Cristian's method against rank 0, round by round: rank 0 sends, rank r answers with its
-// clock, and of `clock_rounds` round trips the shortest gives the offset, with an error of at
-// most half that round trip. (A barrier leaves ranks skewed by the barrier's own fan-out; a
-// timed round trip bounds the error.)
+// Cristian's method against rank 0 (commscope/collectives/clock_offsets.hpp), on this
+// session's clock.
 void Session::Impl::estimate_offsets() {
-  offsets.assign(static_cast<std::size_t>(size), 0);
-  errors.assign(static_cast<std::size_t>(size), 0);
-  const int rounds = std::max(1, options.clock_rounds);
-  for (int r = 1; r < size; ++r) {
-    if (rank == 0) {
-      std::int64_t best = -1;
-      for (int k = 0; k < rounds; ++k) {
-        const std::int64_t t0 = clock.mono_to_ns(mono_ns());
-        MPI_Send(&t0, 1, MPI_INT64_T, r, 71, comm);
-        std::int64_t tr = 0;
-        MPI_Recv(&tr, 1, MPI_INT64_T, r, 72, comm, MPI_STATUS_IGNORE);
-        const std::int64_t t1 = clock.mono_to_ns(mono_ns());
-        if (best < 0 || t1 - t0 < best) {
-          best = t1 - t0;
-          offsets[static_cast<std::size_t>(r)] = t0 + (t1 - t0) / 2 - tr;
-          errors[static_cast<std::size_t>(r)] = (t1 - t0 + 1) / 2;
-        }
-      }
-    } else if (rank == r) {
-      for (int k = 0; k < rounds; ++k) {
-        std::int64_t t0 = 0;
-        MPI_Recv(&t0, 1, MPI_INT64_T, 0, 71, comm, MPI_STATUS_IGNORE);
-        const std::int64_t tr = clock.mono_to_ns(mono_ns());
-        MPI_Send(&tr, 1, MPI_INT64_T, 0, 72, comm);
-      }
-    }
-  }
-  MPI_Bcast(offsets.data(), size, MPI_INT64_T, 0, comm);
-  MPI_Bcast(errors.data(), size, MPI_INT64_T, 0, comm);
+  ClockOffsets c = estimate_clock_offsets(comm, options.clock_rounds, [this] { return clock.mono_to_ns(mono_ns()); });
+  offsets = std::move(c.offset_ns);
+  errors = std::move(c.error_ns);
 }
 
 void Session::Impl::stop_recording() {

@@ -76,6 +76,10 @@ struct Options {
   std::size_t stall_bytes = 0;
   int kill_rank = -1;
   std::size_t kill_bytes = 0;
+  // Rank `late_rank` enters each case's first sampled call `late_us` late: the arrival
+  // skew must show it.
+  int late_rank = -1;
+  int late_us = 0;
   std::int64_t free_bytes_override = -1;  // pretend the --out file system has this much room
   bool corrupt = false;
   // Google Benchmark's own flags (--benchmark_*), passed through in order.
