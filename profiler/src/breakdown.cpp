@@ -134,6 +134,8 @@ Components breakdown_window(std::int64_t start_ns, std::int64_t end_ns, std::spa
 
 RankTimeline build_timeline(std::span<const Event> events, Timeline timeline) {
   RankTimeline t;
+  // Collectives that NCCL's kernels carry out: on the device timeline their kernels are the
+  // communication and the host scope (the launch) is not counted again.
   std::unordered_set<std::uint64_t> device_comm_ids;
   if (timeline == Timeline::kDevice)
     for (const Event& e : events)
@@ -165,7 +167,11 @@ RankTimeline build_timeline(std::span<const Event> events, Timeline timeline) {
       case EventKind::kKernel:
       case EventKind::kMemcpy:
       case EventKind::kMemset:
-        if (on_device == (timeline == Timeline::kDevice))
+        // A device kernel, copy or set with a collective's id is that collective's work (a
+        // reduction kernel or staging copy of a collective the host drives): communication.
+        if (on_device && e.id != 0 && timeline == Timeline::kDevice)
+          t.activities.push_back({e.start_ns, e.end_ns, ActivityClass::kCommunication, e.parent, e.seq, kNoArrival});
+        else if (on_device == (timeline == Timeline::kDevice))
           t.activities.push_back({e.start_ns, e.end_ns, ActivityClass::kCompute, e.parent, -1, kNoArrival});
         break;
       case EventKind::kCommunication:

@@ -151,20 +151,7 @@ std::vector<Event> RecordProcessor::finish(std::span<const Event> host_events) {
     switch (r.kind) {
       case DeviceRecordKind::kKernel:
         e.name = intern(r.name);
-        // NCCL's kernels, and any kernel launched inside a CommScope (the reduction kernels of our
-        // algorithms on device buffers), are the collective's: communication.
-        if (is_nccl_kernel(r.name) || host_comm != nullptr) {
-          e.kind = EventKind::kCommunication;
-          if (host_comm != nullptr) {
-            e.id = host_comm->id;
-            e.seq = host_comm->seq;
-            e.bytes = host_comm->bytes;
-            e.detail = host_comm->detail;
-            e.name = host_comm->name;
-          }
-        } else {
-          e.kind = EventKind::kKernel;
-        }
+        e.kind = is_nccl_kernel(r.name) ? EventKind::kCommunication : EventKind::kKernel;
         break;
       case DeviceRecordKind::kMemcpy: {
         e.kind = EventKind::kMemcpy;
@@ -190,6 +177,20 @@ std::vector<Event> RecordProcessor::finish(std::span<const Event> host_events) {
         break;
       case DeviceRecordKind::kExternalCorrelation:
         break;  // not timed: skipped above
+    }
+    // Device work inside a CommScope is the collective's. NCCL's kernels become the collective
+    // (its name, algorithm and bytes): they are its transfer. Other work there (the reduction
+    // kernels of our algorithms on device buffers, the staged transport's copies to and from the
+    // host) keeps its kind and name and carries the collective's id and seq: communication in the
+    // breakdown, inside a collective the host drives.
+    if (host_comm != nullptr && e.track_kind == TrackKind::kDeviceStream) {
+      e.id = host_comm->id;
+      e.seq = host_comm->seq;
+      if (e.kind == EventKind::kCommunication) {
+        e.bytes = host_comm->bytes;
+        e.detail = host_comm->detail;
+        e.name = host_comm->name;
+      }
     }
     out.push_back(e);
   }

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "commscope/profiler/breakdown.hpp"
 #include "commscope/profiler/device_records.hpp"
 
 // RecordProcessor with made-up records, as the CUPTI glue would decode them: linking through
@@ -156,8 +157,9 @@ TEST(RecordProcessor, NcclKernelTakesTheHostCommunicationEvent) {
   EXPECT_EQ(e.correlation, 77u);
 }
 
-TEST(RecordProcessor, KernelInsideACommunicationIsCommunication) {
-  // Our ring's reduction kernel, launched inside the allreduce's CommScope.
+TEST(RecordProcessor, KernelInsideACommunicationBelongsToIt) {
+  // Our ring's reduction kernel, launched inside the allreduce's CommScope: its own kind and
+  // name, the collective's id and seq (the breakdown's communication).
   StringTable strings;
   const auto allreduce = strings.intern("allreduce");
   const auto ring = strings.intern("ring");
@@ -168,13 +170,15 @@ TEST(RecordProcessor, KernelInsideACommunicationIsCommunication) {
   p.add(kernel("reduce_kernel", 200, 260, 32, 0, 7));  // the same kernel outside any collective
   const auto events = p.finish(host);
   ASSERT_EQ(events.size(), 2u);
-  EXPECT_EQ(events[0].kind, EventKind::kCommunication);
+  EXPECT_EQ(events[0].kind, EventKind::kKernel);
+  EXPECT_EQ(strings.at(events[0].name), "reduce_kernel");
   EXPECT_EQ(events[0].id, 0x200000009u);
-  EXPECT_EQ(events[0].name, allreduce);
   EXPECT_EQ(events[0].seq, 5);
   EXPECT_EQ(events[0].iteration, 2);
   EXPECT_EQ(events[1].kind, EventKind::kKernel);
   EXPECT_EQ(strings.at(events[1].name), "reduce_kernel");
+  EXPECT_EQ(events[1].id, 0u);
+  EXPECT_EQ(events[1].seq, -1);
 }
 
 TEST(RecordProcessor, NcclKernelWithoutCommunicationLink) {
@@ -419,6 +423,89 @@ TEST(RecordProcessor, FinishConsumesTheRecords) {
   EXPECT_TRUE(p.finish({}).empty());
   p.add(kernel("c", 5, 6, 3));
   EXPECT_EQ(p.finish({}).size(), 1u);
+}
+
+}  // namespace
+}  // namespace commscope::profiler
+
+namespace commscope::profiler {
+namespace {
+
+DeviceRecord copy(DeviceRecordKind kind, std::string direction, std::uint64_t start, std::uint64_t end,
+                  std::uint32_t correlation) {
+  DeviceRecord r = kernel(std::move(direction), start, end, correlation);
+  r.kind = kind;
+  r.bytes = 4096;
+  return r;
+}
+
+// One collective of the staged transport as CUPTI reports it, run through the record processor
+// and the device-timeline breakdown: the host scope [10, 90) of iteration [0, 100) holds a copy to
+// the host, MPI's transfers and waits (nothing on the device), then a copy back, plus (allreduce)
+// a reduction kernel; a memset and a copy outside the scope are compute. `reduce`: allreduce's shape.
+RankBreakdown staged_collective(bool reduce, StringTable& strings, std::vector<Event>* device_events = nullptr) {
+  const auto name = strings.intern(reduce ? "allreduce" : "allgather");
+  const auto ring = strings.intern("ring");
+  Event iteration;
+  iteration.kind = EventKind::kIteration;
+  iteration.iteration = 0;
+  iteration.start_ns = 0;
+  iteration.end_ns = 100;
+  Event comm = host_comm(9, name, ring, 4096, 0, 0);
+  comm.start_ns = 10;
+  comm.end_ns = 90;
+  const std::vector<Event> host = {iteration, comm};
+  RecordProcessor p(strings, 0);
+  p.add(copy(DeviceRecordKind::kMemcpy, "DtoH", 12, 20, 1));
+  p.add(copy(DeviceRecordKind::kMemcpy, "HtoD", 70, 80, 2));
+  p.add(copy(DeviceRecordKind::kMemset, "", 92, 94, 4));      // after the scope: compute
+  p.add(copy(DeviceRecordKind::kMemcpy, "DtoD", 95, 97, 5));  // likewise
+  for (std::uint32_t c : {1u, 2u}) p.add(external(c, ExternalKind::kCommunication, 9));
+  if (reduce) {
+    p.add(kernel("reduce_kernel", 81, 85, 3));
+    p.add(external(3, ExternalKind::kCommunication, 9));
+  }
+  std::vector<Event> events = p.finish(host);
+  if (device_events != nullptr) *device_events = events;
+  events.insert(events.end(), host.begin(), host.end());
+  return analyze_rank(0, events, build_timeline(events, Timeline::kDevice), 0);
+}
+
+// Copies inside a collective belong to it like its kernels (its id and seq, their own kind and
+// name); outside, they are nobody's.
+TEST(RecordProcessor, CopiesInsideACommunicationBelongToIt) {
+  StringTable strings;
+  std::vector<Event> events;
+  staged_collective(true, strings, &events);
+  ASSERT_EQ(events.size(), 5u);
+  int inside = 0;
+  for (const Event& e : events) {
+    const bool in = e.end_ns <= 90;
+    EXPECT_EQ(e.id, in ? 9u : 0u) << e.start_ns;
+    EXPECT_EQ(e.seq, in ? 0 : -1) << e.start_ns;
+    EXPECT_NE(e.kind, EventKind::kCommunication) << e.start_ns;
+    inside += in;
+  }
+  EXPECT_EQ(inside, 3);
+  EXPECT_EQ(strings.at(events[0].name), "memcpy DtoH");
+}
+
+// The staged transport's host-side transfers and waits stay communication once the device holds
+// pieces of the collective, and allreduce (with a reduction kernel) and allgather (copies only)
+// come out alike: communication for the whole scope, compute only outside it. Before, allreduce's
+// kernel made the host scope vanish from the device timeline (its MPI time became dispatch) and
+// the copies were compute.
+TEST(Breakdown, StagedCollectivesAreCommunicationWhateverTheirDeviceWork) {
+  for (bool reduce : {true, false}) {
+    StringTable strings;
+    const RankBreakdown b = staged_collective(reduce, strings);
+    ASSERT_EQ(b.rows.size(), 1u);
+    const BreakdownRow& r = b.rows[0];
+    EXPECT_EQ(r.comm_ns, 80) << (reduce ? "allreduce" : "allgather");
+    EXPECT_EQ(r.kernel_ns, 4) << "the memset and copy after the scope";
+    EXPECT_EQ(r.overlap_ns, 0);
+    EXPECT_EQ(r.comm_ns + r.kernel_ns + r.intra_ns + r.inter_ns, 100);
+  }
 }
 
 }  // namespace

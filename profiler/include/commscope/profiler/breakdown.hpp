@@ -1,5 +1,5 @@
 #pragma once
-// The iteration breakdown (docs/profiler.md is the contract; DESIGN's definitions):
+// The iteration breakdown (docs/profiler.md is the contract; the definitions of docs/design.md):
 // per rank and iteration window W,
 //   C = union of communication intervals, K = union of compute intervals (kernels, memcpy, memset),
 //   comm = |C|, kernel = |K minus C|, overlap = |K and C|,
@@ -80,8 +80,10 @@ Components breakdown_window(std::int64_t start_ns, std::int64_t end_ns, std::spa
                             std::unordered_map<std::uint64_t, std::int64_t>* intra_by_op = nullptr);
 
 // Which timeline a rank's breakdown uses: the host thread (CPU runs: compute sections and
-// blocking collectives) or the device (CUPTI: kernels, memcpy, memset, NCCL kernels, plus host
-// communication scopes that launched no device communication, e.g. host-staged MPI).
+// blocking collectives) or the device (CUPTI: kernels, memcpy, memset, NCCL kernels, plus each
+// host communication scope that no NCCL kernel carries out: a collective the host drives, such
+// as host-staged MPI, whose transfers and waits happen on the host; its device kernels and
+// copies, which carry its id, are communication too).
 enum class Timeline : std::uint8_t { kHost, kDevice };
 
 struct Window {

@@ -69,7 +69,10 @@ bool is_nccl_kernel(std::string_view kernel_name);
 //     bytes = the record's bytes;
 //   - NCCL kernels (is_nccl_kernel) become kCommunication. With a kCommunication link whose host
 //     event is in `host_events`, the device event copies that event's id, seq, bytes, detail
-//     (algorithm) and name (collective); otherwise id 0, seq -1, detail 0, name = the kernel name;
+//     (algorithm) and name (collective); otherwise id 0, seq -1, detail 0, name = the kernel name.
+//     Other kernels, memcpys and memsets with such a link (our algorithms' reduction kernels, the
+//     staged transport's copies) keep their kind and name and copy the host event's id and seq:
+//     the breakdown counts them as that collective's communication;
 //   - runtime / driver calls become kRuntime events, synchronizations kSync, on the host thread
 //     track (track_kind kHostThread, track = record.thread, device -1, correlation kept).
 //     CUPTI's synchronization records carry no thread: a kSync event takes the thread of the

@@ -51,7 +51,8 @@ enum class TrackKind : std::uint8_t { kHostThread = 0, kDeviceStream = 1 };
 struct Event {
   std::int64_t start_ns = 0;      // ns since the rank's epoch, on the rank's clock
   std::int64_t end_ns = 0;        // >= start_ns
-  std::uint64_t id = 0;           // instance id of an operator or communication scope (unique per rank), else 0
+  std::uint64_t id = 0;           // instance id of an operator or communication scope (unique per rank); a device
+                                  // kernel, memcpy or memset inside a communication scope: that scope's id; else 0
   std::uint64_t parent = 0;       // innermost enclosing operator instance (operators: the parent operator); 0 = none
   std::uint64_t correlation = 0;  // CUPTI correlation id of a device record and its launching API call, else 0
   std::int64_t bytes = 0;         // communication: the collective's array bytes (bench's S); memcpy/memset bytes
