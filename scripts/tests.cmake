@@ -45,6 +45,13 @@ foreach(case
   set_tests_properties(${script}.flags.${name} PROPERTIES LABELS "unit" TIMEOUT 60)
 endforeach()
 
+# compare-interconnects.sh stops on a run that fails, naming it and its status (it once went on
+# with `|| true`); here mpirun itself fails (a transport that does not exist).
+add_test(NAME compare.failed_run
+         COMMAND ${expect} 2 "the broken run failed with status [1-9]" 0 -- bash ${compare} --quick --bin ${bindir}
+                 --out ${CMAKE_BINARY_DIR}/compare-failed --transport "broken=--mca btl no_such_btl")
+set_tests_properties(compare.failed_run PROPERTIES ENVIRONMENT "${COMMSCOPE_TEST_ENV}" LABELS "mpi" PROCESSORS 2 TIMEOUT 120)
+
 # gpu-check.sh on a machine without a GPU: one line, exit 2, nothing built (skipped where a GPU is).
 add_test(NAME gpucheck.no_gpu COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/gpu.sh absent -- ${expect} 2
                                       "no NVIDIA GPU is usable here" 0 -- bash ${gpucheck} --out ${CMAKE_BINARY_DIR}/gpucheck)

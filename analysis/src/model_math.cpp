@@ -147,19 +147,21 @@ double CommVolume::per_gpu_bytes() const {
   return sum;
 }
 
-CommVolume zero_comm_volume(int stage, int ranks, double params, double bytes_per_param, int buckets) {
+CommVolume zero_comm_volume(int stage, int ranks, double params, double bytes_per_param, int buckets,
+                            double head_params) {
   if (stage < 0 || stage > 3) throw std::invalid_argument("zero_comm_volume: stage must be 0..3");
   if (ranks < 1) throw std::invalid_argument("zero_comm_volume: ranks must be >= 1");
   if (buckets < 1) throw std::invalid_argument("zero_comm_volume: buckets must be >= 1");
   check(params, "params");
+  check(head_params, "head_params");
   positive(bytes_per_param, "bytes_per_param");
   CommVolume v{stage, ranks, params, bytes_per_param, {}};
-  auto add = [&](Collective c, const char* purpose) {
+  auto add = [&](Collective c, const char* purpose, double count = -1, int calls = 0) {
     CommCall call;
     call.collective = std::string(collective_name(c));
     call.purpose = purpose;
-    call.count = params / buckets;
-    call.calls = buckets;
+    call.count = count >= 0 ? count : params / buckets;
+    call.calls = calls > 0 ? calls : buckets;
     call.bytes_per_call = call.count * bytes_per_param;
     call.per_gpu_bytes = call.calls * call.bytes_per_call * busbw_factor(c, ranks);
     v.calls.push_back(std::move(call));
@@ -168,7 +170,7 @@ CommVolume zero_comm_volume(int stage, int ranks, double params, double bytes_pe
     case 0:
       add(Collective::allreduce, "grads");
       break;
-    case 1:  // what commscope-train does (DESIGN's ZeRO-1 allreduces, moving twice the reduce-scatter's bytes)
+    case 1:  // what commscope-train does (a ZeRO-1 that allreduced would move twice the reduce-scatter's bytes)
       add(Collective::reducescatter, "grads");
       add(Collective::allgather, "params");
       break;
@@ -179,6 +181,9 @@ CommVolume zero_comm_volume(int stage, int ranks, double params, double bytes_pe
     default:
       add(Collective::allgather, "params (forward)");
       add(Collective::allgather, "params (backward)");
+      // The tied embedding again for the head: gathered for the encoder and the head in forward,
+      // for the head alone in backward (the encoder's backward reads no parameters).
+      if (head_params > 0) add(Collective::allgather, "params (tied head)", head_params, 1);
       add(Collective::reducescatter, "grads");
       break;
   }

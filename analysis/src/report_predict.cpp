@@ -104,6 +104,10 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
   const double act = act_mb * std::min(mb, pp) / mp;
   const double t_comp = flops / o.flops;
   const double P_rank = P / mp;  // parameters per rank: tp splits every layer, pp the layers
+  // ZeRO-3 gathers the tied embedding (wte split over tp, wpe whole) once more for the head when one
+  // stage holds both ends of the model; with pp > 1 they are on different stages.
+  const double head_params =
+      shape.vocab > 0 && pp == 1 ? (shape.padded_vocab > 0 ? shape.padded_vocab : shape.vocab) * d / tp + s * d : 0;
 
   ReportWriter w(options, "commscope prediction: " + shape.name + ", ZeRO stage " + std::to_string(o.zero));
   if (!layout_3d) {
@@ -218,7 +222,7 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
       cells.insert(cells.end(), row.begin(), row.end());
       calls.add(std::move(cells));
     }
-    const CommVolume vol = zero_comm_volume(o.zero, p, P_rank, o.bytes_per_param);
+    const CommVolume vol = zero_comm_volume(o.zero, p, P_rank, o.bytes_per_param, 1, head_params);
     double t_comm = 0;
     for (const CommCall& call : vol.calls) {
       if (p == 1) break;

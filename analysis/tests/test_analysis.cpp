@@ -109,8 +109,8 @@ TEST(ModelMath, MegatronTflops) {
 }
 
 TEST(ModelMath, ZeroCommVolume) {
-  // p = 4, P = 1000, fp16 (2 bytes): allreduce 2 * 3/4 * 1000 * 2 = 3000 bytes = DESIGN's 4(1-1/p)P;
-  // allgather / reducescatter 3/4 * 1000 * 2 = 1500 = DESIGN's 2(1-1/p)P.
+  // p = 4, P = 1000, fp16 (2 bytes): allreduce 2 * 3/4 * 1000 * 2 = 3000 bytes = docs/design.md's 4(1-1/p)P;
+  // allgather / reducescatter 3/4 * 1000 * 2 = 1500 = docs/design.md's 2(1-1/p)P.
   const ca::CommVolume v0 = ca::zero_comm_volume(0, 4, 1000, 2);
   ASSERT_EQ(v0.calls.size(), 1u);
   EXPECT_EQ(v0.calls[0].collective, "allreduce");
@@ -140,6 +140,14 @@ TEST(ModelMath, ZeroCommVolume) {
   EXPECT_EQ(v3.calls[1].collective, "allgather");
   EXPECT_EQ(v3.calls[2].collective, "reducescatter");
   EXPECT_DOUBLE_EQ(v3.per_gpu_bytes(), 4500.0);  // 3 * 1500
+  // With a tied head of 200 parameters (commscope-train's ZeRO-3 gathers it a third time).
+  const ca::CommVolume v3h = ca::zero_comm_volume(3, 4, 1000, 2, 1, 200);
+  ASSERT_EQ(v3h.calls.size(), 4u);
+  EXPECT_EQ(v3h.calls[2].collective, "allgather");
+  EXPECT_EQ(v3h.calls[2].purpose, "params (tied head)");
+  EXPECT_DOUBLE_EQ(v3h.calls[2].bytes_per_call, 400.0);
+  EXPECT_DOUBLE_EQ(v3h.per_gpu_bytes(), 4500.0 + 300.0);
+  EXPECT_EQ(ca::zero_comm_volume(2, 4, 1000, 2, 1, 200).calls.size(), 2u);  // only ZeRO-3 regathers
 
   // fp32, 10 buckets: count 100 per call, 10 calls, 400 bytes per call, 2 * 3/4 * 1000 * 4 = 6000.
   const ca::CommVolume b = ca::zero_comm_volume(0, 4, 1000, 4, 10);

@@ -2,7 +2,7 @@
 """The bytes a data-parallel mode communicates in one step, from a commscope-train profile, against
 the arithmetic of docs/trainer.md.
 
-  comm_bytes.py PROFILE.h5 MODE RANKS VP MAXT C L
+  comm_bytes.py PROFILE.h5 MODE RANKS VP MAXT C L [PREDICT_DIR]
 
 For every rank, the communication events of iteration 1 are summed by name (allreduce,
 reducescatter, allgather: what DataParallel records, in bytes per call) and must equal, exactly:
@@ -15,7 +15,14 @@ reducescatter, allgather: what DataParallel records, in bytes per call) and must
          tied head, backward every segment but segment 0 plus segment 0 for the head once:
          3 n'_0 + 2 sum_layers n' + 2 n'_lnf; allreduce 16 B
 (4 bytes a float). The encoder's backward reads no parameters: an all-gather for it is a defect.
+
+With PREDICT_DIR (commscope-report predict -o PREDICT_DIR for the same model, rank count, ZeRO
+stage and --bytes-per-param 4), its communication.csv must price the collectives the trainer
+made, each within 1% of the bytes the trainer moved (the table prints 4 significant digits; the
+trainer also pads the shards and reduces its 8- or 16-byte scalars, which predict leaves out).
 """
+import csv
+import re
 import sys
 
 import h5py
@@ -50,8 +57,34 @@ def main():
         same = got == want
         ok = ok and same
         print("rank %d %s: %s, wanted %s: %s" % (r, mode, got, want, "ok" if same else "FAIL"))
+    if len(sys.argv) > 8:
+        ok = compare_prediction(sys.argv[8], want) and ok
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
+
+
+UNITS = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
+
+
+def compare_prediction(folder, measured):
+    predicted = {}
+    with open(folder + "/communication.csv", newline="") as f:
+        for row in csv.DictReader(f):
+            m = re.fullmatch(r"([0-9.]+) (B|KiB|MiB|GiB)", row["bytes_per_call"])
+            if not m:
+                print("predict: cannot read bytes_per_call %r" % row["bytes_per_call"])
+                return False
+            b = float(m.group(1)) * UNITS[m.group(2)] * int(row["calls"])
+            predicted[row["collective"]] = predicted.get(row["collective"], 0) + b
+    ok = True
+    for name in sorted(set(predicted) | set(measured)):
+        got, want = predicted.get(name, 0), measured.get(name, 0)
+        if want <= 16:  # the trainer's scalars (loss, norm): not parameter traffic
+            want = 0
+        same = abs(got - want) <= 0.01 * max(want, 1)
+        ok = ok and same
+        print("predict %s: %.0f bytes, trainer %d: %s" % (name, got, want, "ok" if same else "FAIL"))
+    return ok
 
 
 if __name__ == "__main__":

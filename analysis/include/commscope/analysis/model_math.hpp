@@ -1,5 +1,5 @@
 #pragma once
-// The transformer and scaling formulas of DESIGN.md ("Analysis formulas"), in doubles.
+// The transformer and scaling formulas of docs/design.md ("Analysis formulas"), in doubles.
 // Pure functions: no I/O, no MPI. Symbols follow the papers:
 //   b = micro-batch (sequences per GPU per iteration), s = sequence length (tokens),
 //   d = h = hidden size (channels), l = layers, a = attention heads, V = vocabulary,
@@ -74,16 +74,18 @@ double megatron_tflops_per_gpu(double global_batch, double s, double l, double h
 // reduce-scatter's input), and the bytes of one element. What one GPU sends (and receives) in a
 // bandwidth-optimal algorithm is count x bytes x factor, with the busbw factor:
 //   allreduce 2(1 - 1/p); allgather, reducescatter (1 - 1/p).
-// Per iteration, with P parameters:
+// Per iteration, with P parameters, as commscope-train runs each stage:
 //   stage 0 (DDP): allreduce(grads, P)                                -> 2(1-1/p) P elements per GPU
-//   stage 1:       allreduce(grads, P) + allgather(params, P)         -> 3(1-1/p) P  (as DESIGN.md states it)
+//   stage 1:       reducescatter(grads, P) + allgather(params, P)     -> 2(1-1/p) P
 //   stage 2:       reducescatter(grads, P) + allgather(params, P)     -> 2(1-1/p) P
 //   stage 3:       allgather(params, P) in forward and again in backward + reducescatter(grads, P)
 //                                                                     -> 3(1-1/p) P
-// DESIGN.md's byte figures (AllReduce 4(1-1/p)P bytes, AllGather/ReduceScatter 2(1-1/p)P bytes)
-// are these element counts with bytes_per_param = 2 (fp16).
-// Note: commscope-train's zero1 reduce-scatters gradients (not allreduce); its volume equals
-// stage 2's. Stage 1 here follows DESIGN.md's wording.
+//                  + allgather(params (tied head), H) when head_params H > 0: the tied embedding
+//                  gathered once more for the output head                -> + (1-1/p) H
+// Stages 1 and 2 move the same bytes and differ in memory: zero1 reduce-scatters the gradients
+// after backward, zero2 segment by segment during backward. (An allreduce of the gradients for
+// stage 1 would move twice the gradient bytes for the same update.) docs/design.md ("Analysis
+// formulas") gives these volumes in bytes with bytes_per_param = 2 (fp16).
 // `buckets` splits each logical collective into that many equal calls (DDP buckets, ZeRO-3
 // layers): the bytes are unchanged, the call count (and so the alpha term) grows.
 struct CommCall {
@@ -104,8 +106,11 @@ struct CommVolume {
   double per_gpu_bytes() const;  // sum over calls
 };
 
-// stage 0..3, ranks >= 1, params >= 0, bytes_per_param > 0, buckets >= 1.
-CommVolume zero_comm_volume(int stage, int ranks, double params, double bytes_per_param, int buckets = 1);
+// stage 0..3, ranks >= 1, params >= 0, bytes_per_param > 0, buckets >= 1. head_params (ZeRO-3):
+// the tied embedding's parameters, gathered once more for the output head in forward and in
+// backward, as commscope-train does (one allgather call, "params (tied head)"; 0: no tied head).
+CommVolume zero_comm_volume(int stage, int ranks, double params, double bytes_per_param, int buckets = 1,
+                            double head_params = 0);
 
 // ---------------------------------------------------------------- tensor and pipeline parallelism
 
