@@ -88,7 +88,7 @@ void report_scaling(const std::vector<std::string>& files, const ReportOptions& 
   w.text(
       "predicted speedup = (r_comp + r_comm) / (r_comp w + r_comm / eff), with r the shares of the baseline's "
       "step, eff = t_comm(g) / t_comm(n) measured, and w = the per-rank work at n relative to g (g/n for "
-      "strong scaling, 1 for weak; DESIGN.md's formula is w = 1). Time outside compute and communication "
+      "strong scaling, 1 for weak; docs/design.md's formula is w = 1). Time outside compute and communication "
       "(dispatch) is left out of both sides.");
 
   Table t({"ranks", "t_iter_ms", "t_comp_ms", "t_comm_ms", "t_other_ms", "speedup", "comm_eff", "parallel_eff",
@@ -102,7 +102,7 @@ void report_scaling(const std::vector<std::string>& files, const ReportOptions& 
     const double eff = n.t_comm > 0 && g.t_comm > 0 ? comm_efficiency(g.t_comm, n.t_comm) : 1.0;
     const double work = strong || !known ? static_cast<double>(g.ranks) / n.ranks : 1.0;
     const double pred = (r_comp + r_comm) / (r_comp * work + r_comm / eff);
-    const double pred_w1 = predicted_speedup(r_comp, r_comm, eff);  // DESIGN.md: per-rank compute unchanged
+    const double pred_w1 = predicted_speedup(r_comp, r_comm, eff);  // docs/design.md: per-rank compute unchanged
     const double par = strong || !known ? strong_scaling_efficiency(g.t_iter, n.t_iter, g.ranks, n.ranks)
                                         : weak_scaling_efficiency(g.t_iter, n.t_iter);
     t.add({std::to_string(n.ranks), format_number(n.t_iter * 1e3), format_number(n.t_comp * 1e3),

@@ -1,5 +1,5 @@
 // One measurement of one case on every rank: warm-up, `iters` timed calls back to back after
-// a barrier, then `-c` checked calls; the ranks' times combined (DESIGN.md "Timing").
+// a barrier, then `-c` checked calls; the ranks' times combined (docs/design.md, "Timing").
 #pragma once
 
 #include <cstdint>

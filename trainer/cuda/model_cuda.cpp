@@ -58,9 +58,25 @@ struct LayerTensors {
 
 template <class T>
 struct CudaGpt2<T>::Impl {
+  // One layer's activations. Shapes: B = batch, T = sequence, C = channels, NH = heads (the whole
+  // model: no tensor parallelism on the GPU). The pre-softmax scores are not kept per layer: they
+  // and the attention's gradients use att_scratch0/1, (B, NH, T, T) each, shared by all layers.
   struct LayerActs {
-    T *ln1, *qkv, *atty, *att, *attproj, *residual2, *ln2, *fch, *fch_gelu, *fcproj, *residual3;
-    float *ln1_mean, *ln1_rstd, *ln2_mean, *ln2_rstd;
+    T* ln1;           // (B, T, C)
+    T* qkv;           // (B, T, 3C): q, then k, then v
+    T* atty;          // (B, T, C)
+    T* att;           // (B, NH, T, T): softmax
+    T* attproj;       // (B, T, C)
+    T* residual2;     // (B, T, C)
+    T* ln2;           // (B, T, C)
+    T* fch;           // (B, T, 4C)
+    T* fch_gelu;      // (B, T, 4C)
+    T* fcproj;        // (B, T, C)
+    T* residual3;     // (B, T, C)
+    float* ln1_mean;  // (B, T), fp32 in bf16 runs too
+    float* ln1_rstd;  // (B, T)
+    float* ln2_mean;  // (B, T)
+    float* ln2_rstd;  // (B, T)
   };
   // One layer's activation gradients: contiguous, zeroed with one memset per layer.
   struct LayerGrads {

@@ -81,8 +81,9 @@ double measure_sgemm_gflops(int m, int k, int n) {
   return best;
 }
 
-// FLOPs of one training iteration (forward + backward) for `batch` sequences, DESIGN.md's
-// formula b (72 s d^2 + 12 s^2 d) l, which leaves out the output head's 6 b s d V.
+// FLOPs of one training iteration (forward + backward) for `batch` sequences, the formula of
+// docs/design.md ("Analysis formulas") b (72 s d^2 + 12 s^2 d) l, which leaves out the output
+// head's 6 b s d V.
 double iteration_flops(const ct::ModelConfig& c, int batch, int seq) {
   const double b = batch, s = seq, d = c.channels, l = c.layers;
   return b * (72 * s * d * d + 12 * s * s * d) * l;

@@ -56,11 +56,26 @@ struct LayerTensors {
 template <class T>
 struct Gpt2<T>::Impl {
   // One layer's activations (or their gradients: then mean/rstd are null, preatt/att hold
-  // dpreatt/datt).
+  // dpreatt/datt). Shapes: B = batch, T = sequence, C = channels, NH = heads, tp = tensor-parallel
+  // ranks (1 without): a rank holds NH/tp heads (C/tp of the attention's channels) and 4C/tp of
+  // the MLP's hidden units; attproj and fcproj are whole once summed over the TP group.
   struct LayerActs {
-    T *ln1 = nullptr, *ln1_mean = nullptr, *ln1_rstd = nullptr, *qkv = nullptr, *atty = nullptr, *preatt = nullptr,
-      *att = nullptr, *attproj = nullptr, *residual2 = nullptr, *ln2 = nullptr, *ln2_mean = nullptr,
-      *ln2_rstd = nullptr, *fch = nullptr, *fch_gelu = nullptr, *fcproj = nullptr, *residual3 = nullptr;
+    T* ln1 = nullptr;        // (B, T, C)
+    T* ln1_mean = nullptr;   // (B, T)
+    T* ln1_rstd = nullptr;   // (B, T)
+    T* qkv = nullptr;        // (B, T, 3C/tp): this rank's q, then k, then v
+    T* atty = nullptr;       // (B, T, C/tp)
+    T* preatt = nullptr;     // (B, NH/tp, T, T)
+    T* att = nullptr;        // (B, NH/tp, T, T)
+    T* attproj = nullptr;    // (B, T, C)
+    T* residual2 = nullptr;  // (B, T, C)
+    T* ln2 = nullptr;        // (B, T, C)
+    T* ln2_mean = nullptr;   // (B, T)
+    T* ln2_rstd = nullptr;   // (B, T)
+    T* fch = nullptr;        // (B, T, 4C/tp)
+    T* fch_gelu = nullptr;   // (B, T, 4C/tp)
+    T* fcproj = nullptr;     // (B, T, C)
+    T* residual3 = nullptr;  // (B, T, C)
   };
   struct Acts {
     T* encoded = nullptr;

@@ -1,6 +1,6 @@
 #pragma once
 // Alpha-beta models of collectives: fitting t = alpha + beta_eff * n to measurements, the
-// textbook cost curves of DESIGN.md ("Collectives"), and where the fastest algorithm changes.
+// textbook cost curves of docs/design.md ("Collectives"), and where the fastest algorithm changes.
 // Units throughout: time in microseconds (the bench's float-us columns), sizes in bytes (the
 // collective's array size S, as nccl-tests reports it), bandwidth in GB/s with GB = 1e9 bytes.
 
@@ -64,7 +64,7 @@ struct CostTerms {
 
 // The cost terms of `a` running collective `c` on p ranks; nullopt when `a` is not a textbook
 // algorithm of `c`. For p a power of two (and for ring, binomial, pairwise at any p) these are
-// DESIGN.md's formulas:
+// the formulas of docs/design.md ("Collectives"):
 //   allreduce ring 2(p-1)a + 2(p-1)/p nB + (p-1)/p nG; rabenseifner 2 lg p a + 2(p-1)/p nB + (p-1)/p nG;
 //     recursive doubling lg p (a + nB + nG); binomial tree 2 ceil(lg p)(a + nB) + ceil(lg p) nG
 //   allgather ring (p-1)a + (p-1)/p nB; recursive doubling lg p a + (p-1)/p nB
