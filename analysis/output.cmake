@@ -1,5 +1,7 @@
 # The report's outputs: tables (terminal, Markdown, CSV) and plots drawn with gnuplot (SVG, PNG).
-add_library(commscope_analysis_output STATIC ${CMAKE_CURRENT_SOURCE_DIR}/src/output.cpp)
+set(output_src ${CMAKE_CURRENT_SOURCE_DIR}/src/output)
+add_library(commscope_analysis_output STATIC ${output_src}/table.cpp ${output_src}/files.cpp ${output_src}/gnuplot.cpp
+                                             ${output_src}/plots.cpp ${output_src}/image_checks.cpp)
 target_include_directories(commscope_analysis_output PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
 target_link_libraries(commscope_analysis_output PUBLIC commscope_analysis_core PRIVATE commscope_build_flags)
 
