@@ -39,13 +39,14 @@
 #include "commscope/collectives/collectives.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/collectives/transport.hpp"
+#include "commscope/common/stats.hpp"
 #include "commscope/h5/h5.hpp"
 #include "doctor_file.hpp"
 #include "doctor_schedule.hpp"
 #include "measure.hpp"
 
 using namespace commscope;
-using bench::median;
+using stats::median;
 
 namespace {
 

@@ -27,6 +27,7 @@
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/collectives/error.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
+#include "commscope/common/stats.hpp"
 #include "measure.hpp"
 #include "watchdog.hpp"
 
@@ -98,7 +99,7 @@ int run(const HarnessOptions& o) {
     }
   }
   const double per = 1e9 / static_cast<double>(o.calls);
-  const double a = median(raw) * per, b = median(via_run) * per, d = median(via_bench) * per;
+  const double a = stats::median(raw) * per, b = stats::median(via_run) * per, d = stats::median(via_bench) * per;
   if (comm.rank() == 0) {
     std::printf(
         "# harness overhead: f32 sum allreduce of %zu B on %d ranks, %lld calls x %d rounds, "

@@ -5,19 +5,14 @@
 #include <stdexcept>
 
 #include "commscope/analysis/format.hpp"
+#include "commscope/common/stats.hpp"
 
 namespace commscope::analysis {
-
-double nearest_rank(std::span<const double> sorted, double p) {
-  if (sorted.empty()) throw std::invalid_argument("nearest_rank: no values");
-  const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
-  return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
-}
 
 std::optional<Interval> p10_p90(std::vector<double> values) {
   if (values.size() < kMinSpreadValues) return std::nullopt;
   std::sort(values.begin(), values.end());
-  return Interval{nearest_rank(values, 10), nearest_rank(values, 90)};
+  return Interval{stats::nearest_rank(values, 0.10), stats::nearest_rank(values, 0.90)};
 }
 
 std::optional<Interval> hull(const std::optional<Interval>& a, const std::optional<Interval>& b) {

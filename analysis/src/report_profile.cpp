@@ -10,6 +10,7 @@
 
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/analysis/model_math.hpp"
+#include "commscope/common/stats.hpp"
 #include "report_writer.hpp"
 
 namespace commscope::analysis {
@@ -176,13 +177,13 @@ void report_profile(const std::string& file, const ReportOptions& options) {
     std::vector<double> v;
     double sum = 0;
     for (const auto& r : p.breakdown) v.push_back(ms(c.get(r))), sum += c.get(r);
-    spread.add({c.name, format_number(percentile(v, 50)), format_number(percentile(v, 10)),
-                format_number(percentile(v, 90)), format_number(percentile(v, 0)), format_number(percentile(v, 100)),
-                format_number(100 * sum / total_window, 3) + "%"});
+    spread.add({c.name, format_number(stats::percentile(v, 0.5)), format_number(stats::percentile(v, 0.1)),
+                format_number(stats::percentile(v, 0.9)), format_number(stats::percentile(v, 0)),
+                format_number(stats::percentile(v, 1)), format_number(100 * sum / total_window, 3) + "%"});
   }
-  spread.add({"step", format_number(percentile(windows, 50)), format_number(percentile(windows, 10)),
-              format_number(percentile(windows, 90)), format_number(percentile(windows, 0)),
-              format_number(percentile(windows, 100)), "100%"});
+  spread.add({"step", format_number(stats::percentile(windows, 0.5)), format_number(stats::percentile(windows, 0.1)),
+              format_number(stats::percentile(windows, 0.9)), format_number(stats::percentile(windows, 0)),
+              format_number(stats::percentile(windows, 1)), "100%"});
   w.table("components", spread);
 
   // --- ranks and stragglers
@@ -207,19 +208,20 @@ void report_profile(const std::string& file, const ReportOptions& options) {
       slowest += s->rank == rank ? 1 : 0;
     }
     const auto info = std::find_if(p.ranks.begin(), p.ranks.end(), [&](const auto& i) { return i.rank == rank; });
-    ranks.add({std::to_string(rank), info != p.ranks.end() ? info->host : "?", format_number(mean(win)),
-               format_number(mean(kern)), format_number(mean(intra)), format_number(mean(inter)),
-               format_number(mean(wait)), format_number(mean(transfer)), std::to_string(slowest),
+    ranks.add({std::to_string(rank), info != p.ranks.end() ? info->host : "?", format_number(stats::mean(win)),
+               format_number(stats::mean(kern)), format_number(stats::mean(intra)), format_number(stats::mean(inter)),
+               format_number(stats::mean(wait)), format_number(stats::mean(transfer)), std::to_string(slowest),
                info != p.ranks.end() ? format_number(static_cast<double>(info->clock_offset_ns) / 1e3) : "?",
                info != p.ranks.end() ? std::to_string(info->dropped_events) : "?"});
   }
   w.table("ranks", ranks);
-  const double mu = mean(windows), sigma = stddev(windows);
+  const double mu = stats::mean(windows), sigma = stddev(windows);
   const double bound = straggler_bound(mu, sigma, nranks);
-  w.text("Slowest rank per iteration: mean " + format_number(mean(slowest_ms)) + " ms. Step times over all ranks " +
-         "and iterations: mean " + format_number(mu) + " ms, standard deviation " + format_number(sigma) +
-         " ms; the expected slowest of " + std::to_string(nranks) + " ranks with such normal step times is " +
-         format_number(bound) + " ms (mean + " + format_number(expected_max_std_normal(nranks)) +
+  w.text("Slowest rank per iteration: mean " + format_number(stats::mean(slowest_ms)) +
+         " ms. Step times over all ranks " + "and iterations: mean " + format_number(mu) + " ms, standard deviation " +
+         format_number(sigma) + " ms; the expected slowest of " + std::to_string(nranks) +
+         " ranks with such normal step times is " + format_number(bound) + " ms (mean + " +
+         format_number(expected_max_std_normal(nranks)) +
          " sigma). A measured slowest well above that bound points at a systematic straggler, not noise.");
 
   // --- operators

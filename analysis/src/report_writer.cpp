@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "commscope/analysis/fastest.hpp"
+#include "commscope/common/stats.hpp"
 
 namespace commscope::analysis {
 
@@ -96,19 +97,9 @@ void ReportWriter::finish() {
               << "): their data and gnuplot scripts are in " << dir_->string() << "\n";
 }
 
-double percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  return nearest_rank(values, p);
-}
-
-double mean(const std::vector<double>& values) {
-  return values.empty() ? 0 : std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
-}
-
 double stddev(const std::vector<double>& values) {
   if (values.size() < 2) return 0;
-  const double m = mean(values);
+  const double m = stats::mean(values);
   double ss = 0;
   for (double v : values) ss += (v - m) * (v - m);
   return std::sqrt(ss / static_cast<double>(values.size() - 1));

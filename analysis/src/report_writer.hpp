@@ -44,9 +44,8 @@ class ReportWriter {
   bool try_draw(const std::string& name, const std::string& title, Draw draw);
 };
 
-// Median and nearest-rank percentile of a copy of `values` (0 for an empty list).
-double percentile(std::vector<double> values, double p);
-double mean(const std::vector<double>& values);
+// The sample standard deviation (n - 1); 0 below two values. Percentiles, medians and means
+// come from commscope/common/stats.hpp.
 double stddev(const std::vector<double>& values);
 
 }  // namespace commscope::analysis

@@ -21,10 +21,12 @@ int main(int argc, char** argv) {
     const auto ext = e.path().extension();
     if (ext == ".svg") {
       ++svg;
-      if (!commscope::analysis::is_valid_svg(e.path())) std::printf("FAIL: %s is not a valid SVG\n", e.path().c_str()), ++bad;
+      if (!commscope::analysis::is_valid_svg(e.path()))
+        std::printf("FAIL: %s is not a valid SVG\n", e.path().c_str()), ++bad;
     } else if (ext == ".png") {
       ++png;
-      if (!commscope::analysis::is_valid_png(e.path())) std::printf("FAIL: %s is not a valid PNG\n", e.path().c_str()), ++bad;
+      if (!commscope::analysis::is_valid_png(e.path()))
+        std::printf("FAIL: %s is not a valid PNG\n", e.path().c_str()), ++bad;
     } else if (ext == ".csv") {
       ++csv;
     }

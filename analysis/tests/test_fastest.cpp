@@ -10,20 +10,25 @@
 #include <vector>
 
 #include "commscope/analysis/fastest.hpp"
+#include "commscope/common/stats.hpp"
 
 namespace ca = commscope::analysis;
 using Kind = ca::Verdict::Kind;
 
 namespace {
 
+// The suite's one percentile (commscope/common/stats.hpp), as the tie rule uses it.
 TEST(Fastest, NearestRankPercentiles) {
   const std::vector<double> ten = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
-  EXPECT_EQ(ca::nearest_rank(ten, 10), 1);  // rank ceil(1) = 1
-  EXPECT_EQ(ca::nearest_rank(ten, 90), 9);
-  EXPECT_EQ(ca::nearest_rank(ten, 50), 5);
-  EXPECT_EQ(ca::nearest_rank(ten, 0), 1);
-  EXPECT_EQ(ca::nearest_rank(ten, 100), 10);
-  EXPECT_THROW(ca::nearest_rank(std::vector<double>{}, 50), std::invalid_argument);
+  EXPECT_EQ(commscope::stats::nearest_rank(ten, 0.1), 1);  // rank ceil(1) = 1
+  EXPECT_EQ(commscope::stats::nearest_rank(ten, 0.9), 9);
+  EXPECT_EQ(commscope::stats::nearest_rank(ten, 0.5), 5);
+  EXPECT_EQ(commscope::stats::nearest_rank(ten, 0), 1);
+  EXPECT_EQ(commscope::stats::nearest_rank(ten, 1), 10);
+  EXPECT_EQ(commscope::stats::nearest_rank(ten, 1.5), 10);                              // clamped
+  EXPECT_TRUE(std::isnan(commscope::stats::nearest_rank(std::vector<double>{}, 0.5)));  // none: NaN, never 0
+  EXPECT_TRUE(std::isnan(commscope::stats::mean(std::vector<double>{})));
+  EXPECT_EQ(commscope::stats::median({4, 1, 3, 2}), 2.5);
   const auto spread = ca::p10_p90({10, 3, 7, 1, 9, 2, 8, 4, 6, 5});  // any order
   ASSERT_TRUE(spread);
   EXPECT_EQ(spread->lo, 1);
@@ -59,7 +64,7 @@ TEST(Fastest, NoisyEqualAlgorithmsTie) {
     for (int i = 0; i < 20; ++i) samples.push_back(t * (1 + 0.1 * z(rng)));
     std::vector<double> sorted = samples;
     std::sort(sorted.begin(), sorted.end());
-    return ca::Timed{name, ca::nearest_rank(sorted, 50), ca::p10_p90(samples)};
+    return ca::Timed{name, commscope::stats::nearest_rank(sorted, 0.5), ca::p10_p90(samples)};
   };
   for (int trial = 0; trial < 200; ++trial) {
     const std::vector<ca::Timed> c = {measure("ring", 100), measure("tree", 100), measure("rhd", 300)};

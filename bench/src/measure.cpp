@@ -11,39 +11,26 @@
 
 #include "commscope/collectives/clock_offsets.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
+#include "commscope/common/stats.hpp"
 #include "results.hpp"
 #include "watchdog.hpp"
 
 namespace commscope::bench {
 
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(v.begin(), v.end());
-  const auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
-  return v[std::clamp<std::size_t>(k, 1, v.size()) - 1];
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 IterStats iter_stats(const std::vector<double>& samples, std::size_t skip) {
   IterStats s;
-  const std::vector<double> v(samples.begin() + static_cast<std::ptrdiff_t>(std::min(skip, samples.size())),
-                              samples.end());
+  std::vector<double> v(samples.begin() + static_cast<std::ptrdiff_t>(std::min(skip, samples.size())), samples.end());
   s.n = v.size();
   if (v.empty()) {
     s.min = s.max = s.mean = s.p50 = s.p95 = s.p99 = s.stdev = std::numeric_limits<double>::quiet_NaN();
     return s;
   }
-  s.min = *std::min_element(v.begin(), v.end());
-  s.max = *std::max_element(v.begin(), v.end());
-  s.p50 = percentile(v, 0.50);
-  s.p95 = percentile(v, 0.95);
-  s.p99 = percentile(v, 0.99);
+  std::sort(v.begin(), v.end());
+  s.min = v.front();
+  s.max = v.back();
+  s.p50 = stats::nearest_rank(v, 0.50);
+  s.p95 = stats::nearest_rank(v, 0.95);
+  s.p99 = stats::nearest_rank(v, 0.99);
   double sum = 0, squares = 0;
   for (double x : v) sum += x;
   s.mean = sum / static_cast<double>(v.size());

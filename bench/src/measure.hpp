@@ -24,11 +24,6 @@ struct Measurement {
 Measurement measure(Backend& backend, Communicator& comm, const Case& c, std::int64_t iters, const Options& o,
                     Watchdog& dog);
 
-// Nearest-rank percentile (q in [0, 1]) of unsorted values; NaN for none.
-double percentile(std::vector<double> v, double q);
-// Exact median of unsorted values (the mean of the middle two for an even count); NaN for none.
-double median(std::vector<double> v);
-
 // Summary of per-iteration samples after leaving out the first `skip` (-K); NaN for none.
 struct IterStats {
   std::size_t n = 0;

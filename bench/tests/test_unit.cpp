@@ -13,6 +13,7 @@
 #include "cases.hpp"
 #include "commscope/bench/options.hpp"
 #include "commscope/collectives/error.hpp"
+#include "commscope/common/stats.hpp"
 #include "json_results.hpp"
 #include "json_writer.hpp"
 #include "measure.hpp"
@@ -308,8 +309,8 @@ TEST(Options, BadValuesExit2WithAMessage) {
 }
 
 TEST(Cases, OrderPairsAndNames) {
-  Options o = parse({"allreduce,allgather,alltoall", "--algo", "mpi,ring,tree,rhd", "-b", "8", "-e", "64", "-f", "8", "-d",
-                     "f32,u8", "-o", "sum,max"})
+  Options o = parse({"allreduce,allgather,alltoall", "--algo", "mpi,ring,tree,rhd", "-b", "8", "-e", "64", "-f", "8",
+                     "-d", "f32,u8", "-o", "sum,max"})
                   .options;
   FakeBackend be;
   const std::vector<Case> cases = make_cases(o, 3, be);
@@ -341,7 +342,8 @@ TEST(Cases, OrderPairsAndNames) {
   // shm where the ranks span nodes: left out of --algo all, an error when named.
   FakeBackend nodes;
   nodes.multi_node = true;
-  for (const Case& c : make_cases(parse({"allreduce", "-b", "8", "-e", "8"}).options, 4, nodes)) EXPECT_NE(c.algo, "shm");
+  for (const Case& c : make_cases(parse({"allreduce", "-b", "8", "-e", "8"}).options, 4, nodes))
+    EXPECT_NE(c.algo, "shm");
   try {
     make_cases(parse({"allreduce", "--algo", "shm"}).options, 4, nodes);
     ADD_FAILURE() << "shm across nodes accepted";
@@ -450,13 +452,13 @@ TEST(Bandwidth, BusbwFactorsOfEveryCollective) {
 }
 
 TEST(Stats, PercentilesAndRow) {
-  EXPECT_TRUE(std::isnan(percentile({}, 0.5)));
-  EXPECT_EQ(percentile({5, 1, 3, 2, 4}, 0.5), 3);
-  EXPECT_EQ(percentile({5, 1, 3, 2, 4}, 0.99), 5);
-  EXPECT_EQ(percentile({5, 1, 3, 2, 4}, 0.0), 1);
+  EXPECT_TRUE(std::isnan(stats::percentile({}, 0.5)));
+  EXPECT_EQ(stats::percentile({5, 1, 3, 2, 4}, 0.5), 3);
+  EXPECT_EQ(stats::percentile({5, 1, 3, 2, 4}, 0.99), 5);
+  EXPECT_EQ(stats::percentile({5, 1, 3, 2, 4}, 0.0), 1);
   std::vector<double> many(100);
   for (int i = 0; i < 100; ++i) many[static_cast<std::size_t>(i)] = 100 - i;
-  EXPECT_EQ(percentile(many, 0.99), 99);
+  EXPECT_EQ(stats::percentile(many, 0.99), 99);
   Case c;
   c.bytes = 100;
   c.nranks = 2;

@@ -23,10 +23,8 @@ inline constexpr std::size_t kMinSpreadValues = 3;
 // small message's time by tens of percent, rarely by 2x at its median.
 inline constexpr double kUnknownSpreadFactor = 2.0;
 
-// Nearest-rank percentile (p in [0, 100]) of ascending, non-empty `sorted`: the value at rank
-// ceil(p/100 n), clamped to 1..n (std::invalid_argument when empty).
-double nearest_rank(std::span<const double> sorted, double p);
-// p10..p90 (nearest rank) of `values`; nullopt below kMinSpreadValues values.
+// p10..p90 (nearest rank, commscope/common/stats.hpp) of `values`; nullopt below
+// kMinSpreadValues values.
 std::optional<Interval> p10_p90(std::vector<double> values);
 // The smallest interval holding both (either may be absent).
 std::optional<Interval> hull(const std::optional<Interval>& a, const std::optional<Interval>& b);
