@@ -40,6 +40,7 @@
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/collectives/transport.hpp"
 #include "commscope/common/stats.hpp"
+#include "commscope/common/timing.hpp"
 #include "commscope/h5/h5.hpp"
 #include "doctor_file.hpp"
 #include "doctor_schedule.hpp"
@@ -71,9 +72,7 @@ struct Options {
   bool no_probes = false, no_nodes = false;
 };
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+using timing::now_s;
 
 // Every rank's host name, in rank order, and each rank's node: hosts numbered in order of
 // first appearance. The names are the ones the world communicator's transport gathered.
@@ -180,13 +179,13 @@ void publish_on_signal(int sig) {
 // One 8-byte round trip between this rank and `peer`, the lower rank sending first: its duration.
 double round_trip(Transport& t, int me, int peer) {
   std::array<std::byte, 8> small{};
-  const double t0 = now();
+  const double t0 = now_s();
   for (int leg = 0; leg < 2; ++leg) {
     (leg == 0) == (me < peer) ? t.post_send(small.data(), small.size(), peer)
                               : t.post_recv(small.data(), small.size(), peer);
     t.wait();
   }
-  return now() - t0;
+  return now_s() - t0;
 }
 
 // Measures one pair from this rank's side: latency (when this rank is the lower, the pinger)
@@ -211,7 +210,7 @@ PairResult measure_pair(Transport& t, int me, int peer, const Options& o, std::v
   auto stream = [&](bool sending) {
     std::vector<double> rate;
     for (int i = 0; i < 1 + o.bw_iters; ++i) {
-      const double t0 = now();
+      const double t0 = now_s();
       for (int w = 0; w < o.window; ++w) {
         std::byte* b = buf.data() + static_cast<std::size_t>(w) * msg;
         sending ? t.post_send(b, msg, peer) : t.post_recv(b, msg, peer);
@@ -219,7 +218,7 @@ PairResult measure_pair(Transport& t, int me, int peer, const Options& o, std::v
       t.wait();
       sending ? t.post_recv(small.data(), 1, peer) : t.post_send(small.data(), 1, peer);
       t.wait();
-      if (i >= 1) rate.push_back(static_cast<double>(msg) * o.window / (now() - t0) / 1e9);
+      if (i >= 1) rate.push_back(static_cast<double>(msg) * o.window / (now_s() - t0) / 1e9);
     }
     return median(rate);
   };
@@ -247,9 +246,9 @@ std::pair<double, double> probe(const Options& o) {
     std::vector<double> rates;
     for (int w = 0; w < o.probe_windows; ++w) {
       long calls = 0;
-      const double t0 = now();
+      const double t0 = now_s();
       double t = t0;
-      while (t - t0 < o.probe_time_s) work(calls++), t = now();
+      while (t - t0 < o.probe_time_s) work(calls++), t = now_s();
       rates.push_back(units_per_call * static_cast<double>(calls) / (t - t0));
     }
     return median(rates);
@@ -456,9 +455,9 @@ int run(int argc, char** argv) {
       std::vector<double> times;
       for (int i = 0; i < 1 + o.node_iters; ++i) {
         node.barrier();
-        const double t0 = now();
+        const double t0 = now_s();
         node.allreduce(in.data(), out.data(), count, DataType::f32, ReduceOp::sum, o.node_algo);
-        double dt = now() - t0, slowest = 0;
+        double dt = now_s() - t0, slowest = 0;
         MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, node.mpi_comm());
         if (i >= 1) times.push_back(slowest);
       }

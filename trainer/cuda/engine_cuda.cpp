@@ -17,6 +17,7 @@
 
 #include "commscope/collectives/algorithm.hpp"
 #include "commscope/collectives/error.hpp"
+#include "commscope/common/timing.hpp"
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/trainer/cuda_engine.hpp"
 #include "commscope/trainer/operators.hpp"
@@ -234,7 +235,8 @@ class CudaEngine final : public TrainEngine {
     const size_t n = sharded ? plan_.shard_total : layout_.total();
     float* g32 = grads32(grads, n);
     k::sum_squares(norm_.data(), g32, n, compute_);
-    check(cudaMemcpyAsync(norm_host_, norm_.data(), sizeof(float), cudaMemcpyDeviceToHost, compute_), "cudaMemcpyAsync");
+    check(cudaMemcpyAsync(norm_host_, norm_.data(), sizeof(float), cudaMemcpyDeviceToHost, compute_),
+          "cudaMemcpyAsync");
     check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
     double sq = *norm_host_;
     if (sharded) sq = sum_over_ranks(comm_, names_, sq, "gradient norm");
@@ -268,8 +270,8 @@ class CudaEngine final : public TrainEngine {
     const size_t full = layout_.total() * sizeof(T);
     MemoryReport r;
     r.params = (dp_.mode == DpMode::kZero3 ? param_shard_.bytes() : full) + master_.bytes();
-    r.grads = (dp_.mode == DpMode::kDdp || dp_.mode == DpMode::kZero1 ? full : 0) + grad_shard_.bytes() +
-              grad32_.bytes();
+    r.grads =
+        (dp_.mode == DpMode::kDdp || dp_.mode == DpMode::kZero1 ? full : 0) + grad_shard_.bytes() + grad32_.bytes();
     r.optimizer = m_.bytes() + v_.bytes();
     r.working = staging_.bytes() + grad_work0_.bytes() + grad_work_[0].bytes() + grad_work_[1].bytes() +
                 param_work0_.bytes() + param_work_[0].bytes() + param_work_[1].bytes();
@@ -452,7 +454,8 @@ class CudaEngine final : public TrainEngine {
 void agree(Communicator& comm, const std::string& problem) {
   int bad = !problem.empty(), any = 0;
   COMMSCOPE_MPI_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm.mpi_comm()));
-  if (any) throw InvalidArgument(problem.empty() ? "another rank could not start on its GPU (see its message)" : problem);
+  if (any)
+    throw InvalidArgument(problem.empty() ? "another rank could not start on its GPU (see its message)" : problem);
 }
 
 }  // namespace
@@ -504,19 +507,18 @@ CudaDeviceInfo cuda_device_info(bool bf16) {
     cudaEvent_t e0, e1;
     check(cudaEventCreate(&e0), "cudaEventCreate");
     check(cudaEventCreate(&e1), "cudaEventCreate");
-    double best = 0;
-    for (int rep = 0; rep < 4; ++rep) {
+    const double s = timing::best_seconds(4, [&] {  // each GEMM timed by CUDA events
       check(cudaEventRecord(e0, stream), "cudaEventRecord");
       k::matmul_forward(c.data(), a.data(), b.data(), static_cast<const U*>(nullptr), n, n, n, handle, stream);
       check(cudaEventRecord(e1, stream), "cudaEventRecord");
       check(cudaEventSynchronize(e1), "cudaEventSynchronize");
       float ms = 0;
       check(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
-      if (rep > 0 && ms > 0) best = std::max(best, 2.0 * n * n * static_cast<double>(n) / (ms * 1e-3) / 1e12);
-    }
+      return ms * 1e-3;
+    });
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
-    return best;
+    return std::isfinite(s) ? 2.0 * n * n * static_cast<double>(n) / s / 1e12 : 0.0;
   };
   try {
     info.gemm_tflops = bf16 ? measure(static_cast<__nv_bfloat16*>(nullptr)) : measure(static_cast<float*>(nullptr));

@@ -23,6 +23,7 @@
 
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/collectives/error.hpp"
+#include "commscope/common/timing.hpp"
 #include "commscope/profiler/profile_file.hpp"
 #include "commscope/profiler/session.hpp"
 #include "commscope/trainer/checkpoint.hpp"
@@ -38,10 +39,9 @@
 
 namespace ct = commscope::trainer;
 namespace prof = commscope::profiler;
+namespace timing = commscope::timing;
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // Bad input: the message on rank 0, exit 2 on every rank (all ranks see the same input).
 struct UsageError : std::runtime_error {
@@ -63,22 +63,16 @@ void install_stop_handlers(int rank) {
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) std::signal(sig, on_stop_signal);
 }
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
 // The machine's sgemm rate with this rank's threads: the reference for "fraction of sgemm".
 double measure_sgemm_gflops(int m, int k, int n) {
   std::vector<float> a(static_cast<std::size_t>(m) * k, 0.5f), b(static_cast<std::size_t>(n) * k, 0.25f),
       c(static_cast<std::size_t>(m) * n);
-  double best = 0;
-  for (int rep = 0; rep < 4; ++rep) {
-    const auto t0 = Clock::now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a.data(), k, b.data(), k, 0.0f, c.data(), n);
-    const double s = seconds_since(t0);
-    if (rep > 0) best = std::max(best, 2.0 * m * n * k / s / 1e9);
-  }
-  return best;
+  const double s = timing::best_seconds(4, [&] {
+    return timing::seconds_of([&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a.data(), k, b.data(), k, 0.0f, c.data(), n);
+    });
+  });
+  return 2.0 * m * n * k / s / 1e9;
 }
 
 // FLOPs of one training iteration (forward + backward) for `batch` sequences, the formula of
@@ -403,14 +397,14 @@ int run(int argc, char** argv, commscope::Communicator& world) {
       std::this_thread::sleep_for(std::chrono::seconds(1));
       std::raise(SIGKILL);
     }
-    const auto t0 = Clock::now();
+    const double t0 = timing::now_s();
     ct::TrainEngine::StepResult r;
     {
       prof::IterationScope iteration(static_cast<std::int32_t>(dp.step()));
       loader.next(inputs.data(), targets.data());
       r = dp.train_step(inputs.data(), targets.data());
     }
-    const double dt = seconds_since(t0);
+    const double dt = timing::now_s() - t0;
     last_loss = r.loss;
     if (s > 0) total_time += dt, ++timed_steps;  // the first step warms up
     if (s == 0 && rank == 0) {

@@ -16,6 +16,7 @@
 #include "commscope/bench/options.hpp"
 #include "commscope/collectives/check_data.hpp"
 #include "commscope/collectives/collectives.hpp"
+#include "commscope/common/timing.hpp"
 
 using namespace commscope;
 using commscope::bench::parse_size;
@@ -32,10 +33,6 @@ struct Options {
   int warmup = 5;
   std::size_t segment = std::size_t{1} << 20;
 };
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 double max_over_ranks(double v, MPI_Comm comm) {
   double m = 0;
@@ -104,9 +101,10 @@ int run(int argc, char** argv) {
     MPI_Allreduce(&wrong, &total_wrong, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, comm.mpi_comm());
     for (int i = 0; i < o.warmup; ++i) comm.run(args, algo);
     comm.barrier();
-    const double t0 = now();
-    for (int i = 0; i < o.iters; ++i) comm.run(args, algo);
-    const double t = max_over_ranks((now() - t0) / o.iters, comm.mpi_comm());
+    const double loop = timing::seconds_of([&] {
+      for (int i = 0; i < o.iters; ++i) comm.run(args, algo);
+    });
+    const double t = max_over_ranks(loop / o.iters, comm.mpi_comm());
     const double algbw = actual / t / 1e9;
     if (r == 0) {
       std::printf("  %-6s %12.1f %12.3f %12.3f %8llu\n", name.c_str(), t * 1e6, algbw, algbw * busbw_factor(coll, p),
@@ -120,9 +118,11 @@ int run(int argc, char** argv) {
   std::vector<std::byte> a(std::max<std::size_t>(bytes, 1), std::byte{1}), b(std::max<std::size_t>(bytes, 1));
   auto time_memcpy = [&] {
     std::memcpy(b.data(), a.data(), bytes);
-    const double t0 = now();
-    for (int i = 0; i < o.iters; ++i) std::memcpy(i % 2 ? a.data() : b.data(), i % 2 ? b.data() : a.data(), bytes);
-    return (now() - t0) / o.iters;
+    return timing::seconds_of([&] {
+             for (int i = 0; i < o.iters; ++i)
+               std::memcpy(i % 2 ? a.data() : b.data(), i % 2 ? b.data() : a.data(), bytes);
+           }) /
+           o.iters;
   };
   comm.barrier();
   const double all = max_over_ranks(time_memcpy(), comm.mpi_comm());

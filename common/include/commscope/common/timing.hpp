@@ -1,0 +1,37 @@
+// Timing small pieces of work on the host: one clock and one best-of rule for the suite's
+// reference rates (commscope-quickbench's loops, commscope-train's sgemm and cuBLAS references,
+// the doctor's probes).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+namespace commscope::timing {
+
+// Seconds on the steady clock: only differences mean anything.
+inline double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Seconds that `work()` takes on the host clock.
+template <class Work>
+double seconds_of(Work&& work) {
+  const double t0 = now_s();
+  work();
+  return now_s() - t0;
+}
+
+// The fastest of `reps` calls of `timed()`, which returns its own seconds (host clock, CUDA
+// events, ...), the first call left out as a warm-up (reps >= 2); +inf if none took time.
+template <class Timed>
+double best_seconds(int reps, Timed&& timed) {
+  double best = std::numeric_limits<double>::infinity();
+  for (int rep = 0; rep < reps; ++rep) {
+    const double s = timed();
+    if (rep > 0 && s > 0) best = std::min(best, s);
+  }
+  return best;
+}
+
+}  // namespace commscope::timing
