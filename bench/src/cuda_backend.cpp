@@ -31,22 +31,6 @@
 #include "device_transport.hpp"
 #include "watchdog.hpp"
 
-#define COMMSCOPE_CUDA_CHECK(call)                                                                           \
-  do {                                                                                                       \
-    const cudaError_t e_ = (call);                                                                           \
-    if (e_ != cudaSuccess)                                                                                   \
-      throw ::commscope::TransportError(std::string(#call) + " failed: " + cudaGetErrorString(e_) + " at " + \
-                                        __FILE__ + ":" + std::to_string(__LINE__));                          \
-  } while (0)
-
-#define COMMSCOPE_NCCL_CHECK(call)                                                                           \
-  do {                                                                                                       \
-    const ncclResult_t r_ = (call);                                                                          \
-    if (r_ != ncclSuccess && r_ != ncclInProgress)                                                           \
-      throw ::commscope::TransportError(std::string(#call) + " failed: " + ncclGetErrorString(r_) + " at " + \
-                                        __FILE__ + ":" + std::to_string(__LINE__));                          \
-  } while (0)
-
 namespace commscope::bench {
 namespace {
 

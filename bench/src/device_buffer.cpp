@@ -14,7 +14,7 @@ void DeviceBuffer::set_registration(ncclComm_t comm, int mode) {
     throw InvalidArgument("-R/--local_register 2 (symmetric windows) needs NCCL 2.27 or later");
 #else
     int version = 0;
-    COMMSCOPE_NCCL_CALL(ncclGetVersion(&version));
+    COMMSCOPE_NCCL_CHECK(ncclGetVersion(&version));
     if (version < NCCL_VERSION(2, 27, 0))
       throw InvalidArgument("-R/--local_register 2 (symmetric windows) needs NCCL 2.27 or later, found " +
                             std::to_string(version));
@@ -29,20 +29,20 @@ void DeviceBuffer::grow(std::size_t bytes) {
   if (bytes <= size_) return;
   release();
   if (mode_ > 0) {
-    COMMSCOPE_NCCL_CALL(ncclMemAlloc(&p_, bytes));
+    COMMSCOPE_NCCL_CHECK(ncclMemAlloc(&p_, bytes));
   } else {
-    COMMSCOPE_CUDA_CALL(cudaMalloc(&p_, bytes));
+    COMMSCOPE_CUDA_CHECK(cudaMalloc(&p_, bytes));
   }
   size_ = bytes;
-  COMMSCOPE_CUDA_CALL(cudaMemset(p_, 0, bytes));
+  COMMSCOPE_CUDA_CHECK(cudaMemset(p_, 0, bytes));
   // The memset runs on the legacy stream, which the backend's non-blocking stream does not
   // wait for: finish it before that stream writes the buffer.
-  COMMSCOPE_CUDA_CALL(cudaDeviceSynchronize());
-  if (mode_ == 1) COMMSCOPE_NCCL_CALL(ncclCommRegister(comm_, p_, bytes, &handle_));
+  COMMSCOPE_CUDA_CHECK(cudaDeviceSynchronize());
+  if (mode_ == 1) COMMSCOPE_NCCL_CHECK(ncclCommRegister(comm_, p_, bytes, &handle_));
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
   if (mode_ == 2) {
     ncclWindow_t window = nullptr;
-    COMMSCOPE_NCCL_CALL(ncclCommWindowRegister(comm_, p_, bytes, &window, NCCL_WIN_COLL_SYMMETRIC));
+    COMMSCOPE_NCCL_CHECK(ncclCommWindowRegister(comm_, p_, bytes, &window, NCCL_WIN_COLL_SYMMETRIC));
     handle_ = window;
   }
 #endif

@@ -15,43 +15,29 @@
 
 namespace commscope {
 
-void check_cuda(cudaError_t rc, const char* call, const char* file, int line) {
-  if (rc == cudaSuccess) return;
-  std::ostringstream os;
-  os << "CUDA error at " << file << ":" << line << ": " << call << ": " << cudaGetErrorString(rc);
-  throw TransportError(os.str());
-}
-
-void check_nccl(ncclResult_t rc, const char* call, const char* file, int line) {
-  if (rc == ncclSuccess || rc == ncclInProgress) return;
-  std::ostringstream os;
-  os << "NCCL error at " << file << ":" << line << ": " << call << ": " << ncclGetErrorString(rc);
-  throw TransportError(os.str());
-}
-
 // ---- Setting a rank up on a GPU
 
 int bind_local_gpu(const Communicator& comm, bool exclusive, const std::string& who) {
   int ngpu = 0;
   const cudaError_t e = cudaGetDeviceCount(&ngpu);
   if (e != cudaSuccess || ngpu == 0)
-    throw InvalidArgument(who + ": no usable GPU (" + (e != cudaSuccess ? cudaGetErrorString(e) : "no devices") +
-                          ")");
+    throw InvalidArgument(who + ": no usable GPU (" + (e != cudaSuccess ? cudaGetErrorString(e) : "no devices") + ")");
   const Communicator node = comm.split_by_node();
   const int device = node.rank() % ngpu;
-  COMMSCOPE_CUDA_CALL(cudaSetDevice(device));
+  COMMSCOPE_CUDA_CHECK(cudaSetDevice(device));
   if (!exclusive) return device;
   char bus[32] = {};
-  COMMSCOPE_CUDA_CALL(cudaDeviceGetPCIBusId(bus, sizeof bus, device));
+  COMMSCOPE_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, device));
   std::vector<char> buses(sizeof bus * static_cast<std::size_t>(node.size()));
   COMMSCOPE_MPI_CHECK(MPI_Allgather(bus, sizeof bus, MPI_CHAR, buses.data(), sizeof bus, MPI_CHAR, node.mpi_comm()));
   std::string shared;
   for (int r = 0; r < node.size() && shared.empty(); ++r) {
-    if (r != node.rank() && std::strncmp(bus, buses.data() + sizeof bus * static_cast<std::size_t>(r), sizeof bus) == 0) {
+    if (r != node.rank() &&
+        std::strncmp(bus, buses.data() + sizeof bus * static_cast<std::size_t>(r), sizeof bus) == 0) {
       shared = who;
-      shared += ": ranks " + std::to_string(std::min(r, node.rank())) + " and " + std::to_string(std::max(r, node.rank())) +
-                " of this node (" + std::to_string(node.size()) + " ranks, " + std::to_string(ngpu) +
-                " visible GPUs each) share the GPU at " + bus +
+      shared += ": ranks " + std::to_string(std::min(r, node.rank())) + " and " +
+                std::to_string(std::max(r, node.rank())) + " of this node (" + std::to_string(node.size()) +
+                " ranks, " + std::to_string(ngpu) + " visible GPUs each) share the GPU at " + bus +
                 "; NCCL needs one GPU per rank (--transport staged runs ring/tree/rhd on a shared GPU)";
     }
   }
@@ -63,17 +49,17 @@ int bind_local_gpu(const Communicator& comm, bool exclusive, const std::string& 
 
 ncclComm_t init_nccl(const Communicator& comm, int cta_policy) {
   ncclUniqueId id;
-  if (comm.rank() == 0) COMMSCOPE_NCCL_CALL(ncclGetUniqueId(&id));
+  if (comm.rank() == 0) COMMSCOPE_NCCL_CHECK(ncclGetUniqueId(&id));
   COMMSCOPE_MPI_CHECK(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, comm.mpi_comm()));
   ncclComm_t nccl = nullptr;
   if (cta_policy < 0) {
-    COMMSCOPE_NCCL_CALL(ncclCommInitRank(&nccl, comm.size(), id, comm.rank()));
+    COMMSCOPE_NCCL_CHECK(ncclCommInitRank(&nccl, comm.size(), id, comm.rank()));
     return nccl;
   }
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.CTAPolicy = cta_policy;
-  COMMSCOPE_NCCL_CALL(ncclCommInitRankConfig(&nccl, comm.size(), id, comm.rank(), &config));
+  COMMSCOPE_NCCL_CHECK(ncclCommInitRankConfig(&nccl, comm.size(), id, comm.rank(), &config));
   return nccl;
 #else
   throw InvalidArgument("NCCL's CTA policy needs NCCL 2.27 or later (built with " + std::to_string(NCCL_VERSION_CODE) +
@@ -148,21 +134,21 @@ void grouped_send_recv(const CollArgs& a, ncclComm_t comm, cudaStream_t stream, 
   const ncclDataType_t t = nccl_type(a.type);
   const std::size_t es = type_size(a.type);
   int nranks = 0;
-  COMMSCOPE_NCCL_CALL(ncclCommCount(comm, &nranks));
+  COMMSCOPE_NCCL_CHECK(ncclCommCount(comm, &nranks));
   const auto* in = static_cast<const std::byte*>(a.send);
   auto* out = static_cast<std::byte*>(a.recv);
-  COMMSCOPE_NCCL_CALL(ncclGroupStart());
+  COMMSCOPE_NCCL_CHECK(ncclGroupStart());
   for (int peer = 0; peer < nranks; ++peer) {
     const PeerBlock s = sent(peer), r = received(peer);
-    if (s.count) COMMSCOPE_NCCL_CALL(ncclSend(in + s.offset * es, s.count, t, peer, comm, stream));
-    if (r.count) COMMSCOPE_NCCL_CALL(ncclRecv(out + r.offset * es, r.count, t, peer, comm, stream));
+    if (s.count) COMMSCOPE_NCCL_CHECK(ncclSend(in + s.offset * es, s.count, t, peer, comm, stream));
+    if (r.count) COMMSCOPE_NCCL_CHECK(ncclRecv(out + r.offset * es, r.count, t, peer, comm, stream));
   }
-  COMMSCOPE_NCCL_CALL(ncclGroupEnd());
+  COMMSCOPE_NCCL_CHECK(ncclGroupEnd());
 }
 
 int user_rank(ncclComm_t comm) {
   int rank = 0;
-  COMMSCOPE_NCCL_CALL(ncclCommUserRank(comm, &rank));
+  COMMSCOPE_NCCL_CHECK(ncclCommUserRank(comm, &rank));
   return rank;
 }
 
@@ -172,19 +158,19 @@ void launch_nccl(const CollArgs& a, ncclComm_t comm, cudaStream_t stream) {
   const ncclDataType_t t = nccl_type(a.type);
   switch (a.coll) {
     case Collective::allreduce:
-      COMMSCOPE_NCCL_CALL(ncclAllReduce(a.send, a.recv, a.count, t, nccl_op(a.op), comm, stream));
+      COMMSCOPE_NCCL_CHECK(ncclAllReduce(a.send, a.recv, a.count, t, nccl_op(a.op), comm, stream));
       return;
     case Collective::allgather:
-      COMMSCOPE_NCCL_CALL(ncclAllGather(a.send, a.recv, a.count, t, comm, stream));
+      COMMSCOPE_NCCL_CHECK(ncclAllGather(a.send, a.recv, a.count, t, comm, stream));
       return;
     case Collective::reducescatter:
-      COMMSCOPE_NCCL_CALL(ncclReduceScatter(a.send, a.recv, a.count, t, nccl_op(a.op), comm, stream));
+      COMMSCOPE_NCCL_CHECK(ncclReduceScatter(a.send, a.recv, a.count, t, nccl_op(a.op), comm, stream));
       return;
     case Collective::reduce:
-      COMMSCOPE_NCCL_CALL(ncclReduce(a.send, a.recv, a.count, t, nccl_op(a.op), a.root, comm, stream));
+      COMMSCOPE_NCCL_CHECK(ncclReduce(a.send, a.recv, a.count, t, nccl_op(a.op), a.root, comm, stream));
       return;
     case Collective::broadcast:
-      COMMSCOPE_NCCL_CALL(ncclBroadcast(a.send, a.recv, a.count, t, a.root, comm, stream));
+      COMMSCOPE_NCCL_CHECK(ncclBroadcast(a.send, a.recv, a.count, t, a.root, comm, stream));
       return;
     case Collective::alltoall: {
       if (a.send == a.recv) throw InvalidArgument("NCCL has no in-place alltoall");
@@ -192,7 +178,7 @@ void launch_nccl(const CollArgs& a, ncclComm_t comm, cudaStream_t stream) {
       // NCCL's own alltoall where the library has it (2.28 on), as nccl-tests calls it: it
       // runs in one kernel where grouped send/recv pairs cost 1.2-2x more on one H100.
       if (nccl_runtime_version() >= NCCL_VERSION(2, 28, 0)) {
-        COMMSCOPE_NCCL_CALL(ncclAlltoAll(a.send, a.recv, a.count, t, comm, stream));
+        COMMSCOPE_NCCL_CHECK(ncclAlltoAll(a.send, a.recv, a.count, t, comm, stream));
         return;
       }
 #endif
@@ -206,9 +192,9 @@ void launch_nccl(const CollArgs& a, ncclComm_t comm, cudaStream_t stream) {
       // ncclGather and ncclScatter came with NCCL 2.28 (headers and library alike).
       if (nccl_runtime_version() >= NCCL_VERSION(2, 28, 0)) {
         if (a.coll == Collective::gather)
-          COMMSCOPE_NCCL_CALL(ncclGather(a.send, a.recv, a.count, t, a.root, comm, stream));
+          COMMSCOPE_NCCL_CHECK(ncclGather(a.send, a.recv, a.count, t, a.root, comm, stream));
         else
-          COMMSCOPE_NCCL_CALL(ncclScatter(a.send, a.recv, a.count, t, a.root, comm, stream));
+          COMMSCOPE_NCCL_CHECK(ncclScatter(a.send, a.recv, a.count, t, a.root, comm, stream));
         return;
       }
 #endif
@@ -232,7 +218,7 @@ void launch_nccl(const CollArgs& a, ncclComm_t comm, cudaStream_t stream) {
       // nccl-tests' sendrecv: the ring shift, one ncclSend and one ncclRecv in a group.
       if (a.send == a.recv) throw InvalidArgument("NCCL has no in-place sendrecv");
       int nranks = 0;
-      COMMSCOPE_NCCL_CALL(ncclCommCount(comm, &nranks));
+      COMMSCOPE_NCCL_CHECK(ncclCommCount(comm, &nranks));
       const int me = user_rank(comm), right = (me + 1) % nranks, left = (me - 1 + nranks) % nranks;
       const auto to_right = [&](int peer) { return peer == right ? PeerBlock{0, a.count} : PeerBlock{}; };
       const auto from_left = [&](int peer) { return peer == left ? PeerBlock{0, a.count} : PeerBlock{}; };
@@ -241,7 +227,7 @@ void launch_nccl(const CollArgs& a, ncclComm_t comm, cudaStream_t stream) {
     case Collective::alltoallv: {
       // As nccl-tests' alltoallv: grouped ncclSend/ncclRecv of each peer's block.
       int nranks = 0;
-      COMMSCOPE_NCCL_CALL(ncclCommCount(comm, &nranks));
+      COMMSCOPE_NCCL_CHECK(ncclCommCount(comm, &nranks));
       const auto n = static_cast<std::size_t>(nranks);
       if (a.send_counts.size() != n || a.send_displs.size() != n || a.recv_counts.size() != n ||
           a.recv_displs.size() != n)
@@ -269,7 +255,7 @@ void DeviceTransport::reduce(void* dst, const void* a, const void* b, std::size_
 
 void DeviceTransport::copy(void* dst, const void* src, std::size_t bytes) {
   if (dst == src || bytes == 0) return;
-  COMMSCOPE_CUDA_CALL(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+  COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
 }
 
 void DeviceTransport::divide(void* buf, std::size_t count, DataType type, int divisor) {
@@ -283,12 +269,12 @@ void* DeviceTransport::scratch(int slot, std::size_t bytes) {
   if (s.data && s.bytes >= bytes) return s.data;
   if (s.data) {
     // Work queued earlier on the stream may still use the old slot.
-    COMMSCOPE_CUDA_CALL(cudaStreamSynchronize(stream_));
-    COMMSCOPE_CUDA_CALL(cudaFree(s.data));
+    COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    COMMSCOPE_CUDA_CHECK(cudaFree(s.data));
     s = Slot{};
   }
   const std::size_t size = std::max<std::size_t>(bytes, 256);
-  COMMSCOPE_CUDA_CALL(cudaMalloc(&s.data, size));  // uninitialised: scratch is written before read
+  COMMSCOPE_CUDA_CHECK(cudaMalloc(&s.data, size));  // uninitialised: scratch is written before read
   s.bytes = size;
   return s.data;
 }
@@ -317,14 +303,14 @@ void NcclP2pTransport::close_group_quietly() noexcept {
 void NcclP2pTransport::post(bool is_send, void* buf, std::size_t bytes, int peer) {
   if (bytes == 0) return;
   if (!group_open_) {
-    COMMSCOPE_NCCL_CALL(ncclGroupStart());
+    COMMSCOPE_NCCL_CHECK(ncclGroupStart());
     group_open_ = true;
   }
   try {
     if (is_send) {
-      COMMSCOPE_NCCL_CALL(ncclSend(buf, bytes, ncclUint8, peer, comm_, stream()));
+      COMMSCOPE_NCCL_CHECK(ncclSend(buf, bytes, ncclUint8, peer, comm_, stream()));
     } else {
-      COMMSCOPE_NCCL_CALL(ncclRecv(buf, bytes, ncclUint8, peer, comm_, stream()));
+      COMMSCOPE_NCCL_CHECK(ncclRecv(buf, bytes, ncclUint8, peer, comm_, stream()));
     }
   } catch (...) {
     close_group_quietly();
@@ -347,7 +333,7 @@ void NcclP2pTransport::wait() {
   try {
     // Blocking communicators enqueue the group's kernels here; non-blocking ones may still be
     // doing so when this returns ncclInProgress (drain() polls for that too).
-    COMMSCOPE_NCCL_CALL(ncclGroupEnd());
+    COMMSCOPE_NCCL_CHECK(ncclGroupEnd());
     drain();
   } catch (...) {
     pending_.clear();
@@ -370,7 +356,7 @@ void NcclP2pTransport::drain() {
   // asynchronous error or in a TimeoutError naming the operation, not in a hang.
   for (;;) {
     ncclResult_t async = ncclSuccess;
-    COMMSCOPE_NCCL_CALL(ncclCommGetAsyncError(comm_, &async));
+    COMMSCOPE_NCCL_CHECK(ncclCommGetAsyncError(comm_, &async));
     if (async != ncclSuccess && async != ncclInProgress) {
       std::ostringstream os;
       os << "NCCL asynchronous error on rank " << rank_ << " in " << context().describe() << ": "
@@ -380,7 +366,7 @@ void NcclP2pTransport::drain() {
     if (async == ncclSuccess) {  // the group is enqueued: the stream tells when it is done
       const cudaError_t e = cudaStreamQuery(stream());
       if (e == cudaSuccess) return;
-      if (e != cudaErrorNotReady) COMMSCOPE_CUDA_CALL(e);
+      if (e != cudaErrorNotReady) COMMSCOPE_CUDA_CHECK(e);
     }
     if (timeout_s_ > 0 && std::chrono::duration<double>(clock::now() - start).count() > timeout_s_) {
       std::ostringstream os;
@@ -409,10 +395,10 @@ void* StagedMpiTransport::stage(std::size_t bytes) {
   Pinned& p = stages_[stages_used_++];
   if (!p.data || p.bytes < bytes) {
     // Not in use: buffers are handed out again only after a wait completed their transfers.
-    if (p.data) COMMSCOPE_CUDA_CALL(cudaFreeHost(p.data));
+    if (p.data) COMMSCOPE_CUDA_CHECK(cudaFreeHost(p.data));
     p = Pinned{};
     const std::size_t size = std::max<std::size_t>(bytes, 4096);
-    COMMSCOPE_CUDA_CALL(cudaMallocHost(&p.data, size));
+    COMMSCOPE_CUDA_CHECK(cudaMallocHost(&p.data, size));
     p.bytes = size;
   }
   return p.data;
@@ -430,8 +416,8 @@ void StagedMpiTransport::post_send(const void* buf, std::size_t bytes, int peer)
   if (bytes == 0) return;
   void* host = stage(bytes);
   // The synchronisation also orders the copy after the kernels that produced `buf`.
-  COMMSCOPE_CUDA_CALL(cudaMemcpyAsync(host, buf, bytes, cudaMemcpyDeviceToHost, stream()));
-  COMMSCOPE_CUDA_CALL(cudaStreamSynchronize(stream()));
+  COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(host, buf, bytes, cudaMemcpyDeviceToHost, stream()));
+  COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream()));
   mpi_.post_send(host, bytes, peer);
 }
 
@@ -447,9 +433,9 @@ void StagedMpiTransport::wait() {
   try {
     mpi_.wait();  // deadline, TimeoutError naming the context and the pending peers
     for (const Landing& l : landings_)
-      COMMSCOPE_CUDA_CALL(cudaMemcpyAsync(l.device, l.staged, l.bytes, cudaMemcpyHostToDevice, stream()));
+      COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(l.device, l.staged, l.bytes, cudaMemcpyHostToDevice, stream()));
     // The staging buffers are reused by the next posts, so the copies must have read them.
-    if (!landings_.empty()) COMMSCOPE_CUDA_CALL(cudaStreamSynchronize(stream()));
+    if (!landings_.empty()) COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream()));
   } catch (...) {
     release_stages();
     throw;

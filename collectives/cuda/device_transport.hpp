@@ -20,6 +20,7 @@
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/collectives/transport.hpp"
 #include "commscope/collectives/types.hpp"
+#include "cuda_check.hpp"
 
 namespace commscope {
 
@@ -34,13 +35,6 @@ void reduce_device(void* dst, const void* a, const void* b, std::size_t count, D
                    cudaStream_t stream);
 // Stream-ordered buf[i] /= divisor on device memory, as divide_host.
 void divide_device(void* buf, std::size_t count, DataType type, int divisor, cudaStream_t stream);
-
-// Throw TransportError naming the call, file:line and the library's error string.
-void check_cuda(cudaError_t rc, const char* call, const char* file, int line);
-// ncclInProgress (a non-blocking communicator still working) is not an error.
-void check_nccl(ncclResult_t rc, const char* call, const char* file, int line);
-#define COMMSCOPE_CUDA_CALL(call) ::commscope::check_cuda((call), #call, __FILE__, __LINE__)
-#define COMMSCOPE_NCCL_CALL(call) ::commscope::check_nccl((call), #call, __FILE__, __LINE__)
 
 // ---- Setting a rank up on a GPU (the bench's --device cuda and the trainer's).
 

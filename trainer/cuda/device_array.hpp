@@ -12,11 +12,9 @@
 #include <utility>
 #include <vector>
 
-namespace commscope::trainer::cuda {
+#include "cuda_check.hpp"
 
-inline void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string("CUDA: ") + what + ": " + cudaGetErrorString(e));
-}
+namespace commscope::trainer::cuda {
 
 // n elements of U in device memory (cudaMalloc'd; zeroed on request), freed with the array.
 template <class U>
@@ -43,10 +41,10 @@ class DeviceArray {
     reset();
     if (n == 0) return;
     void* p = nullptr;
-    check(cudaMalloc(&p, n * sizeof(U)), "cudaMalloc");
+    COMMSCOPE_CUDA_CHECK(cudaMalloc(&p, n * sizeof(U)));
     p_ = static_cast<U*>(p);
     n_ = n;
-    check(cudaMemset(p_, 0, n * sizeof(U)), "cudaMemset");
+    COMMSCOPE_CUDA_CHECK(cudaMemset(p_, 0, n * sizeof(U)));
   }
   void reset() noexcept {
     if (p_ != nullptr) cudaFree(p_);
@@ -68,11 +66,11 @@ template <class T>
 void upload(T* dst, std::span<const float> src) {
   if (src.empty()) return;
   if constexpr (std::is_same_v<T, float>) {
-    check(cudaMemcpy(dst, src.data(), src.size_bytes(), cudaMemcpyHostToDevice), "cudaMemcpy");
+    COMMSCOPE_CUDA_CHECK(cudaMemcpy(dst, src.data(), src.size_bytes(), cudaMemcpyHostToDevice));
   } else {
     std::vector<T> converted(src.size());
     for (std::size_t i = 0; i < src.size(); ++i) converted[i] = __float2bfloat16_rn(src[i]);
-    check(cudaMemcpy(dst, converted.data(), converted.size() * sizeof(T), cudaMemcpyHostToDevice), "cudaMemcpy");
+    COMMSCOPE_CUDA_CHECK(cudaMemcpy(dst, converted.data(), converted.size() * sizeof(T), cudaMemcpyHostToDevice));
   }
 }
 
@@ -83,10 +81,10 @@ std::vector<float> download(const T* src, std::size_t n) {
   std::vector<float> out(n);
   if (n == 0) return out;
   if constexpr (std::is_same_v<T, float>) {
-    check(cudaMemcpy(out.data(), src, n * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    COMMSCOPE_CUDA_CHECK(cudaMemcpy(out.data(), src, n * sizeof(float), cudaMemcpyDeviceToHost));
   } else {
     std::vector<T> raw(n);
-    check(cudaMemcpy(raw.data(), src, n * sizeof(T), cudaMemcpyDeviceToHost), "cudaMemcpy");
+    COMMSCOPE_CUDA_CHECK(cudaMemcpy(raw.data(), src, n * sizeof(T), cudaMemcpyDeviceToHost));
     for (std::size_t i = 0; i < n; ++i) out[i] = __bfloat162float(raw[i]);
   }
   return out;

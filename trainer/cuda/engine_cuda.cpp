@@ -34,7 +34,6 @@ namespace {
 
 namespace prof = commscope::profiler;
 namespace k = cuda_kernels;
-using cuda::check;
 using cuda::DeviceArray;
 using std::size_t;
 
@@ -44,17 +43,17 @@ constexpr DataType kType = std::is_same_v<T, float> ? DataType::f32 : DataType::
 // A CUDA event recorded on one stream and waited for by another.
 class Event {
  public:
-  Event() { check(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming), "cudaEventCreate"); }
+  Event() { COMMSCOPE_CUDA_CHECK(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
   ~Event() { cudaEventDestroy(e_); }
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
   // `waiter` waits for what `from` has enqueued so far.
   void order(cudaStream_t from, cudaStream_t waiter) {
-    check(cudaEventRecord(e_, from), "cudaEventRecord");
-    check(cudaStreamWaitEvent(waiter, e_, 0), "cudaStreamWaitEvent");
+    COMMSCOPE_CUDA_CHECK(cudaEventRecord(e_, from));
+    COMMSCOPE_CUDA_CHECK(cudaStreamWaitEvent(waiter, e_, 0));
   }
-  void record(cudaStream_t s) { check(cudaEventRecord(e_, s), "cudaEventRecord"); }
-  void wait(cudaStream_t s) { check(cudaStreamWaitEvent(s, e_, 0), "cudaStreamWaitEvent"); }
+  void record(cudaStream_t s) { COMMSCOPE_CUDA_CHECK(cudaEventRecord(e_, s)); }
+  void wait(cudaStream_t s) { COMMSCOPE_CUDA_CHECK(cudaStreamWaitEvent(s, e_, 0)); }
 
  private:
   cudaEvent_t e_ = nullptr;
@@ -62,7 +61,7 @@ class Event {
 
 class Stream {
  public:
-  Stream() { check(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  Stream() { COMMSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
   ~Stream() { cudaStreamDestroy(s_); }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -168,7 +167,7 @@ class CudaEngine final : public TrainEngine {
     }
     if (dp.mode == DpMode::kDdp) bucket_first_ = plan_.buckets(dp.bucket_bytes, sizeof(T));
     norm_.resize(1);
-    check(cudaMallocHost(reinterpret_cast<void**>(&norm_host_), sizeof(float)), "cudaMallocHost");
+    COMMSCOPE_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&norm_host_), sizeof(float)));
     install_hooks();
   }
 
@@ -188,7 +187,7 @@ class CudaEngine final : public TrainEngine {
     sync();
     const bool sharded = dp_.mode != DpMode::kDdp;
     auto take = [&](std::span<const float> full, DeviceArray<float>& mine) {
-      if (full.empty()) return check(cudaMemset(mine.data(), 0, mine.bytes()), "cudaMemset");
+      if (full.empty()) return COMMSCOPE_CUDA_CHECK(cudaMemset(mine.data(), 0, mine.bytes()));
       if (!sharded) return cuda::upload(mine.data(), full);
       const std::vector<float> shard = plan_.take_shards(full);
       cuda::upload(mine.data(), std::span<const float>(shard));
@@ -203,7 +202,7 @@ class CudaEngine final : public TrainEngine {
       take(params, master_);
     }
     if (dp_.mode != DpMode::kZero3) cuda::upload(model_.params(), params);
-    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    COMMSCOPE_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   StepResult train_step(const int* inputs, const int* targets) override {
@@ -218,11 +217,10 @@ class CudaEngine final : public TrainEngine {
       // Every segment's gradients, padded through the staging buffer, reduce-scattered.
       to_comm_.order(compute_, comm_stream_);
       for (const Shard& sh : plan_.shards) {
-        check(cudaMemcpyAsync(staging_.data(), model_.grads() + sh.offset, sh.count * sizeof(T),
-                              cudaMemcpyDeviceToDevice, comm_stream_),
-              "cudaMemcpyAsync");
-        check(cudaMemsetAsync(staging_.data() + sh.count, 0, (sh.padded - sh.count) * sizeof(T), comm_stream_),
-              "cudaMemsetAsync");
+        COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(staging_.data(), model_.grads() + sh.offset, sh.count * sizeof(T),
+                                             cudaMemcpyDeviceToDevice, comm_stream_));
+        COMMSCOPE_CUDA_CHECK(
+            cudaMemsetAsync(staging_.data() + sh.count, 0, (sh.padded - sh.count) * sizeof(T), comm_stream_));
         reduce_scatter(staging_.data(), sh);
       }
     }
@@ -235,9 +233,8 @@ class CudaEngine final : public TrainEngine {
     const size_t n = sharded ? plan_.shard_total : layout_.total();
     float* g32 = grads32(grads, n);
     k::sum_squares(norm_.data(), g32, n, compute_);
-    check(cudaMemcpyAsync(norm_host_, norm_.data(), sizeof(float), cudaMemcpyDeviceToHost, compute_),
-          "cudaMemcpyAsync");
-    check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
+    COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(norm_host_, norm_.data(), sizeof(float), cudaMemcpyDeviceToHost, compute_));
+    COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute_));
     double sq = *norm_host_;
     if (sharded) sq = sum_over_ranks(comm_, names_, sq, "gradient norm");
     r.grad_norm = static_cast<float>(std::sqrt(sq));
@@ -248,7 +245,7 @@ class CudaEngine final : public TrainEngine {
 
     update(g32, r.lr, scale);
     // Waited for, so that a step's time (and its profile window) holds its update.
-    check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
+    COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute_));
     return r;
   }
 
@@ -306,17 +303,16 @@ class CudaEngine final : public TrainEngine {
       to_comm_.order(compute_, comm_stream_);
       all_gather(mine, staging_.data(), sh);
       to_compute_.order(comm_stream_, compute_);
-      check(cudaMemcpyAsync(model_.params() + sh.offset, staging_.data(), sh.count * sizeof(T),
-                            cudaMemcpyDeviceToDevice, compute_),
-            "cudaMemcpyAsync");
+      COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(model_.params() + sh.offset, staging_.data(), sh.count * sizeof(T),
+                                           cudaMemcpyDeviceToDevice, compute_));
     }
     if (dp_.mode == DpMode::kZero3) narrow(param_shard_.data(), master_.data(), plan_.shard_total, compute_);
   }
 
-  void zero(T* p, size_t n) { check(cudaMemsetAsync(p, 0, n * sizeof(T), compute_), "cudaMemsetAsync"); }
+  void zero(T* p, size_t n) { COMMSCOPE_CUDA_CHECK(cudaMemsetAsync(p, 0, n * sizeof(T), compute_)); }
   void sync() {
-    check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
-    check(cudaStreamSynchronize(comm_stream_), "cudaStreamSynchronize");
+    COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute_));
+    COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(comm_stream_));
   }
   // fp32 master weights: the model's own parameters in fp32 DDP.
   float* master() {
@@ -338,7 +334,7 @@ class CudaEngine final : public TrainEngine {
   static void narrow(T* dst, const float* src, size_t n, cudaStream_t stream) {
     if (n == 0) return;
     if constexpr (kFloat) {
-      check(cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
+      COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
     } else {
       k::convert(dst, src, n, stream);
     }
@@ -490,9 +486,9 @@ std::unique_ptr<TrainEngine> make_cuda_engine(Communicator& comm, const ModelCon
 CudaDeviceInfo cuda_device_info(bool bf16) {
   CudaDeviceInfo info;
   int device = 0;
-  check(cudaGetDevice(&device), "cudaGetDevice");
+  COMMSCOPE_CUDA_CHECK(cudaGetDevice(&device));
   cudaDeviceProp prop{};
-  check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  COMMSCOPE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   info.name = prop.name;
   info.memory_bytes = prop.totalGlobalMem;
 
@@ -505,15 +501,15 @@ CudaDeviceInfo cuda_device_info(bool bf16) {
     using U = std::remove_pointer_t<decltype(tag)>;
     DeviceArray<U> a(elems), b(elems), c(elems);
     cudaEvent_t e0, e1;
-    check(cudaEventCreate(&e0), "cudaEventCreate");
-    check(cudaEventCreate(&e1), "cudaEventCreate");
+    COMMSCOPE_CUDA_CHECK(cudaEventCreate(&e0));
+    COMMSCOPE_CUDA_CHECK(cudaEventCreate(&e1));
     const double s = timing::best_seconds(4, [&] {  // each GEMM timed by CUDA events
-      check(cudaEventRecord(e0, stream), "cudaEventRecord");
+      COMMSCOPE_CUDA_CHECK(cudaEventRecord(e0, stream));
       k::matmul_forward(c.data(), a.data(), b.data(), static_cast<const U*>(nullptr), n, n, n, handle, stream);
-      check(cudaEventRecord(e1, stream), "cudaEventRecord");
-      check(cudaEventSynchronize(e1), "cudaEventSynchronize");
+      COMMSCOPE_CUDA_CHECK(cudaEventRecord(e1, stream));
+      COMMSCOPE_CUDA_CHECK(cudaEventSynchronize(e1));
       float ms = 0;
-      check(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
+      COMMSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
       return ms * 1e-3;
     });
     cudaEventDestroy(e0);

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "cuda_check.hpp"
+
 namespace commscope::trainer::cuda_kernels {
 
 namespace {
@@ -16,13 +18,6 @@ using std::size_t;
 // ---------------------------------------------------------------------------------------------
 // Errors, launch shapes, element conversion.
 
-void cuda_check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string("CUDA: ") + what + ": " + cudaGetErrorString(e));
-}
-// After a launch: configuration errors show up here (execution errors surface at the next sync).
-void launch_check(const char* kernel) {
-  cuda_check(cudaGetLastError(), kernel);
-}
 void cublas_check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS)
     throw std::runtime_error(std::string("cuBLAS: ") + what + ": " + cublasGetStatusString(s));
@@ -185,7 +180,7 @@ __global__ void column_finish_kernel(T* dst0, T* dst1, const float2* partial, in
 class StreamScratch {
  public:
   StreamScratch(size_t bytes, cudaStream_t stream) : stream_(stream) {
-    cuda_check(cudaMallocAsync(&p_, bytes, stream), "cudaMallocAsync");
+    COMMSCOPE_CUDA_CHECK(cudaMallocAsync(&p_, bytes, stream));
   }
   // A destructor cannot throw; a failed free would show up at the caller's next sync anyway.
   ~StreamScratch() { static_cast<void>(cudaFreeAsync(p_, stream_)); }
@@ -209,9 +204,9 @@ void column_sums_add(T* dst0, T* dst1, int N, int C, F f, cudaStream_t stream) {
   StreamScratch partial(sizeof(float2) * static_cast<size_t>(parts) * static_cast<size_t>(C), stream);
   column_partial_kernel<<<dim3(ceil_div(C, kColWidth), parts), dim3(kColWidth, kColLanes), 0, stream>>>(
       partial.as<float2>(), N, C, rows_per_part, f);
-  launch_check("column_partial_kernel");
+  COMMSCOPE_CUDA_LAUNCH_CHECK("column_partial_kernel");
   column_finish_kernel<<<ceil_div(C, kBlock), kBlock, 0, stream>>>(dst0, dst1, partial.as<float2>(), parts, C);
-  launch_check("column_finish_kernel");
+  COMMSCOPE_CUDA_LAUNCH_CHECK("column_finish_kernel");
 }
 
 // The summands of the column sums (functors: nvcc needs --extended-lambda for device lambdas).
@@ -523,7 +518,7 @@ void encoder_forward(T* out, const int* inp, const T* wte, const T* wpe, int B, 
   const size_t total = static_cast<size_t>(B) * Tn * C;
   if (total == 0) return;
   encoder_forward_kernel<<<elementwise_blocks(total), kBlock, 0, stream>>>(out, inp, wte, wpe, Tn, C, total);
-  launch_check("encoder_forward_kernel");
+  COMMSCOPE_CUDA_LAUNCH_CHECK("encoder_forward_kernel");
 }
 
 template <class T>
@@ -532,9 +527,9 @@ void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* inp, int B, in
   if (N <= 0 || C <= 0) return;
   encoder_backward_wpe_kernel<<<elementwise_blocks(static_cast<size_t>(Tn) * C), kBlock, 0, stream>>>(dwpe, dout, B, Tn,
                                                                                                       C);
-  launch_check("encoder_backward_wpe_kernel");
+  COMMSCOPE_CUDA_LAUNCH_CHECK("encoder_backward_wpe_kernel");
   encoder_backward_wte_kernel<<<dim3(N, ceil_div(C, kEncoderBlock)), kEncoderBlock, 0, stream>>>(dwte, dout, inp, N, C);
-  launch_check("encoder_backward_wte_kernel");
+  COMMSCOPE_CUDA_LAUNCH_CHECK("encoder_backward_wte_kernel");
 }
 
 template <class T>
@@ -542,7 +537,7 @@ void layernorm_forward(T* out, float* mean, float* rstd, const T* inp, const T* 
                        cudaStream_t stream) {
   if (N <= 0) return;
   layernorm_forward_kernel<<<ceil_div(N, kRowsPerBlock), kBlock, 0, stream>>>(out, mean, rstd, inp, w, b, N, C);
-  launch_check("layernorm_forward_kernel");
+  COMMSCOPE_CUDA_LAUNCH_CHECK("layernorm_forward_kernel");
 }
 
 template <class T>
@@ -551,7 +546,7 @@ void layernorm_backward(T* dinp, T* dw, T* db, const T* dout, const T* inp, cons
   if (N <= 0 || C <= 0) return;
   layernorm_backward_dinp_kernel<<<ceil_div(N, kRowsPerBlock), kBlock, 0, stream>>>(dinp, dout, inp, w, mean, rstd, N,
                                                                                     C);
-  launch_check("layernorm_backward_dinp_kernel");
+  COMMSCOPE_CUDA_LAUNCH_CHECK("layernorm_backward_dinp_kernel");
   column_sums_add(dw, db, N, C, LayerNormParamGrad<T>{dout, inp, mean, rstd, C}, stream);
 }
 
@@ -564,7 +559,7 @@ void matmul_forward(T* out, const T* inp, const T* w, const T* bias, int N, int 
   if (bias != nullptr) {
     const size_t total = static_cast<size_t>(N) * OC;
     broadcast_rows_kernel<<<elementwise_blocks(total), kBlock, 0, stream>>>(out, bias, OC, total);
-    launch_check("broadcast_rows_kernel");
+    COMMSCOPE_CUDA_LAUNCH_CHECK("broadcast_rows_kernel");
     beta = 1.0f;
   }
   // out^T [OC,N] = w [OC,C] inp^T [C,N]: w is column-major [C,OC] (ld C), inp column-major [C,N].
@@ -602,7 +597,7 @@ void attention_forward(T* out, T* preatt, T* att, const T* qkv, int B, int Tn, i
   const size_t rows = static_cast<size_t>(B) * NH * Tn;
   causal_softmax_kernel<<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), kBlock, 0, stream>>>(
       att, preatt, Tn, rows);
-  launch_check("causal_softmax_kernel");
+  COMMSCOPE_CUDA_LAUNCH_CHECK("causal_softmax_kernel");
   for (int b = 0; b < B; ++b) {
     const T* v = qkv + static_cast<size_t>(b) * Tn * ld + 2 * static_cast<size_t>(C);
     const T* a = att + static_cast<size_t>(b) * NH * square;
@@ -635,7 +630,7 @@ void attention_backward(T* dqkv, T* dpreatt, T* datt, const T* dout, const T* qk
   const size_t rows = static_cast<size_t>(B) * NH * Tn;
   causal_softmax_backward_kernel<<<static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), kBlock, 0,
                                    stream>>>(dpreatt, att, datt, Tn, rows);
-  launch_check("causal_softmax_backward_kernel");
+  COMMSCOPE_CUDA_LAUNCH_CHECK("causal_softmax_backward_kernel");
   for (int b = 0; b < B; ++b) {
     const size_t row0 = static_cast<size_t>(b) * Tn * ld;
     const T* q = qkv + row0;
@@ -654,28 +649,28 @@ template <class T>
 void gelu_forward(T* out, const T* inp, std::size_t n, cudaStream_t stream) {
   if (n == 0) return;
   gelu_forward_kernel<<<elementwise_blocks(n), kBlock, 0, stream>>>(out, inp, n);
-  launch_check("gelu_forward_kernel");
+  COMMSCOPE_CUDA_LAUNCH_CHECK("gelu_forward_kernel");
 }
 
 template <class T>
 void gelu_backward(T* dinp, const T* inp, const T* dout, std::size_t n, cudaStream_t stream) {
   if (n == 0) return;
   gelu_backward_kernel<<<elementwise_blocks(n), kBlock, 0, stream>>>(dinp, inp, dout, n);
-  launch_check("gelu_backward_kernel");
+  COMMSCOPE_CUDA_LAUNCH_CHECK("gelu_backward_kernel");
 }
 
 template <class T>
 void residual_forward(T* out, const T* a, const T* b, std::size_t n, cudaStream_t stream) {
   if (n == 0) return;
   residual_forward_kernel<<<elementwise_blocks(n), kBlock, 0, stream>>>(out, a, b, n);
-  launch_check("residual_forward_kernel");
+  COMMSCOPE_CUDA_LAUNCH_CHECK("residual_forward_kernel");
 }
 
 template <class T>
 void residual_backward(T* da, T* db, const T* dout, std::size_t n, cudaStream_t stream) {
   if (n == 0) return;
   residual_backward_kernel<<<elementwise_blocks(n), kBlock, 0, stream>>>(da, db, dout, n);
-  launch_check("residual_backward_kernel");
+  COMMSCOPE_CUDA_LAUNCH_CHECK("residual_backward_kernel");
 }
 
 template <class T>
@@ -683,7 +678,7 @@ void softmax_xent_forward(T* probs, float* losses, const T* logits, const int* t
                           cudaStream_t stream) {
   if (N <= 0) return;
   softmax_xent_forward_kernel<<<N, kBlock, 0, stream>>>(probs, losses, logits, targets, V, Vp);
-  launch_check("softmax_xent_forward_kernel");
+  COMMSCOPE_CUDA_LAUNCH_CHECK("softmax_xent_forward_kernel");
 }
 
 template <class T>
@@ -693,7 +688,7 @@ void softmax_xent_backward(T* dlogits, const T* probs, const int* targets, float
   if (total == 0) return;
   softmax_xent_backward_kernel<<<elementwise_blocks(total), kBlock, 0, stream>>>(dlogits, probs, targets, dloss, V, Vp,
                                                                                  total);
-  launch_check("softmax_xent_backward_kernel");
+  COMMSCOPE_CUDA_LAUNCH_CHECK("softmax_xent_backward_kernel");
 }
 
 namespace {
@@ -728,27 +723,27 @@ __global__ void sum_partials_kernel(float* out, const float* partial, int count)
 void convert(float* dst, const __nv_bfloat16* src, std::size_t n, cudaStream_t stream) {
   if (n == 0) return;
   convert_kernel<<<elementwise_blocks(n), kBlock, 0, stream>>>(dst, src, n);
-  launch_check("convert_kernel");
+  COMMSCOPE_CUDA_LAUNCH_CHECK("convert_kernel");
 }
 
 void convert(__nv_bfloat16* dst, const float* src, std::size_t n, cudaStream_t stream) {
   if (n == 0) return;
   convert_kernel<<<elementwise_blocks(n), kBlock, 0, stream>>>(dst, src, n);
-  launch_check("convert_kernel");
+  COMMSCOPE_CUDA_LAUNCH_CHECK("convert_kernel");
 }
 
 template <class T>
 void sum_squares(float* out, const T* src, std::size_t n, cudaStream_t stream) {
   if (n == 0) {
-    cuda_check(cudaMemsetAsync(out, 0, sizeof(float), stream), "cudaMemsetAsync");
+    COMMSCOPE_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(float), stream));
     return;
   }
   const int blocks = static_cast<int>(std::min<size_t>(elementwise_blocks(n), kSumBlocks));
   StreamScratch partial(sizeof(float) * static_cast<size_t>(blocks), stream);
   sum_squares_partial_kernel<<<blocks, kBlock, 0, stream>>>(partial.as<float>(), src, n);
-  launch_check("sum_squares_partial_kernel");
+  COMMSCOPE_CUDA_LAUNCH_CHECK("sum_squares_partial_kernel");
   sum_partials_kernel<<<1, kBlock, 0, stream>>>(out, partial.as<float>(), blocks);
-  launch_check("sum_partials_kernel");
+  COMMSCOPE_CUDA_LAUNCH_CHECK("sum_partials_kernel");
 }
 
 void detail::launch_adamw(float* params, const float* grads, float* m, float* v, const AdamWPiece* pieces,
@@ -767,7 +762,7 @@ void detail::launch_adamw(float* params, const float* grads, float* m, float* v,
     if (n == 0) continue;
     adamw_kernel<<<elementwise_blocks(n), kBlock, 0, stream>>>(params + base, grads + base, m + base, v + base, batch,
                                                                step);
-    launch_check("adamw_kernel");
+    COMMSCOPE_CUDA_LAUNCH_CHECK("adamw_kernel");
   }
 }
 

@@ -214,7 +214,7 @@ struct CudaGpt2<T>::Impl {
             at(base, s, Tensor::ln2w, l), at(base, s, Tensor::ln2b, l),     at(base, s, Tensor::fcw, l),
             at(base, s, Tensor::fcb, l),  at(base, s, Tensor::fcprojw, l),  at(base, s, Tensor::fcprojb, l)};
   }
-  void zero(T* p, size_t n) { check(cudaMemsetAsync(p, 0, n * sizeof(T), stream), "cudaMemsetAsync"); }
+  void zero(T* p, size_t n) { COMMSCOPE_CUDA_CHECK(cudaMemsetAsync(p, 0, n * sizeof(T), stream)); }
 
   void forward(const int* in, const int* tg) {
     if (in == nullptr) throw std::invalid_argument("CudaGpt2::forward: inputs is null");
@@ -222,11 +222,10 @@ struct CudaGpt2<T>::Impl {
     config.check_tokens(in, count, "CudaGpt2::forward", "input");
     if (tg != nullptr) config.check_tokens(tg, count, "CudaGpt2::forward", "target");
     // Pageable sources: the copies return once the host data is staged, so the caller may reuse it.
-    check(cudaMemcpyAsync(inputs.data(), in, count * sizeof(int), cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
+    COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(inputs.data(), in, count * sizeof(int), cudaMemcpyHostToDevice, stream));
     have_targets = tg != nullptr;
     if (have_targets)
-      check(cudaMemcpyAsync(targets.data(), tg, count * sizeof(int), cudaMemcpyHostToDevice, stream),
-            "cudaMemcpyAsync");
+      COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(targets.data(), tg, count * sizeof(int), cudaMemcpyHostToDevice, stream));
 
     const int N = B * Tn, C = config.channels, NH = config.heads, L = config.layers;
     const int V = config.vocab, Vp = config.padded_vocab;
@@ -278,10 +277,9 @@ struct CudaGpt2<T>::Impl {
 
   float loss() {
     if (!have_targets) throw std::logic_error("CudaGpt2::loss: the last forward had no targets");
-    check(
-        cudaMemcpyAsync(losses_host.data(), losses, losses_host.size() * sizeof(float), cudaMemcpyDeviceToHost, stream),
-        "cudaMemcpyAsync");
-    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(losses_host.data(), losses, losses_host.size() * sizeof(float),
+                                         cudaMemcpyDeviceToHost, stream));
+    COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream));
     double sum = 0;
     for (float x : losses_host) sum += x;
     return static_cast<float>(sum / static_cast<double>(losses_host.size()));

@@ -63,7 +63,7 @@ int check_model(const char* precision, double bound, const ct::TokenDataset& dat
   std::vector<float> params(init.params().begin(), init.params().end());
 
   cudaStream_t stream = nullptr;
-  ct::cuda::check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  COMMSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   ct::cuda::CudaGpt2<T> gpu(config, B, Tn, stream);
   ct::cuda::upload(gpu.params(), std::span<const float>(params));
   // The reference sees the parameters as the GPU holds them (rounded to bf16 in bf16).
@@ -79,7 +79,7 @@ int check_model(const char* precision, double bound, const ct::TokenDataset& dat
   gpu.forward(in.data(), tg.data());
   const float loss = gpu.loss();
   gpu.backward(1.0f);
-  ct::cuda::check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream));
   const std::vector<float> grads = ct::cuda::download(gpu.grads(), params.size());
   ref.zero_grads();
   const double ref_loss = ref.forward(in.data(), tg.data());
@@ -184,7 +184,7 @@ int main(int argc, char** argv) {
   int failures = 0;
   try {
     if (rank == 0) {
-      ct::cuda::check(cudaSetDevice(0), "cudaSetDevice");
+      COMMSCOPE_CUDA_CHECK(cudaSetDevice(0));
       failures += check_model<float>("fp32", 1e-4, data);
       failures += check_model<bf16>("bf16", 5e-2, data);
     }
