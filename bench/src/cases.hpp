@@ -41,6 +41,10 @@ struct Case {
 // The per-call count for an array of `bytes` (rounded down to whole elements per rank).
 std::size_t count_for_bytes(Collective c, std::size_t bytes, DataType t, int nranks);
 
+// A one-line description of case `c` for error messages: "allreduce algo=ring type=f32 op=sum
+// size=1048576 B in-place".
+std::string describe(const Case& c);
+
 // Every case of the run. Throws InvalidArgument for an algorithm the device lacks or a root
 // out of range; skips (algorithm, collective) pairs the algorithm has no variant for unless
 // the algorithm was named explicitly and supports none of the requested collectives.

@@ -84,13 +84,13 @@ const char* cpu_generation(std::string_view vendor, int family, int model) {
     const char* name;
   };
   static constexpr Known kKnown[] = {
-      {"AuthenticAMD", 23, 1, "Zen, Naples"},        {"AuthenticAMD", 23, 49, "Zen 2, Rome"},
-      {"AuthenticAMD", 25, 1, "Zen 3, Milan"},       {"AuthenticAMD", 25, 17, "Zen 4, Genoa"},
-      {"AuthenticAMD", 25, 160, "Zen 4c, Bergamo"},  {"AuthenticAMD", 26, 2, "Zen 5, Turin"},
-      {"AuthenticAMD", 26, 17, "Zen 5c, Turin"},     {"GenuineIntel", 6, 63, "Haswell-EP"},
-      {"GenuineIntel", 6, 79, "Broadwell-EP"},       {"GenuineIntel", 6, 85, "Skylake-SP or Cascade Lake"},
-      {"GenuineIntel", 6, 106, "Ice Lake-SP"},       {"GenuineIntel", 6, 143, "Sapphire Rapids"},
-      {"GenuineIntel", 6, 207, "Emerald Rapids"},    {"GenuineIntel", 6, 173, "Granite Rapids"},
+      {"AuthenticAMD", 23, 1, "Zen, Naples"},       {"AuthenticAMD", 23, 49, "Zen 2, Rome"},
+      {"AuthenticAMD", 25, 1, "Zen 3, Milan"},      {"AuthenticAMD", 25, 17, "Zen 4, Genoa"},
+      {"AuthenticAMD", 25, 160, "Zen 4c, Bergamo"}, {"AuthenticAMD", 26, 2, "Zen 5, Turin"},
+      {"AuthenticAMD", 26, 17, "Zen 5c, Turin"},    {"GenuineIntel", 6, 63, "Haswell-EP"},
+      {"GenuineIntel", 6, 79, "Broadwell-EP"},      {"GenuineIntel", 6, 85, "Skylake-SP or Cascade Lake"},
+      {"GenuineIntel", 6, 106, "Ice Lake-SP"},      {"GenuineIntel", 6, 143, "Sapphire Rapids"},
+      {"GenuineIntel", 6, 207, "Emerald Rapids"},   {"GenuineIntel", 6, 173, "Granite Rapids"},
       {"GenuineIntel", 6, 175, "Sierra Forest"}};
   for (const Known& k : kKnown)
     if (k.vendor == vendor && k.family == family && k.model == model) return k.name;

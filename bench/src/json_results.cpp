@@ -1,5 +1,6 @@
 #include "json_results.hpp"
 #include "results.hpp"
+#include "signals.hpp"
 
 #include <unistd.h>
 

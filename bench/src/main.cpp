@@ -22,9 +22,11 @@
 #include "commscope/bench/options.hpp"
 #include "commscope/collectives/collectives.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
+#include "disk_space.hpp"
 #include "json_results.hpp"
 #include "measure.hpp"
 #include "results.hpp"
+#include "signals.hpp"
 #include "table.hpp"
 #include "watchdog.hpp"
 
@@ -46,13 +48,13 @@ std::string size_or_never(std::size_t bytes) {
   return bytes == SIZE_MAX ? "never" : memory_text(static_cast<long long>(bytes));
 }
 
-// Rank 0's reporter: matches each reported run with the measurement that produced it, pairs
-// out-of-place with in-place, prints the line and appends it to the results file.
+// Rank 0's reporter: matches each reported run (Google Benchmark names it) with the row its
+// case made, pairs out-of-place with in-place, prints the line and appends it to the results
+// file.
 class Reporter final : public benchmark::BenchmarkReporter {
  public:
-  Reporter(const std::vector<Case>& cases, const Options& o, std::string device, Table& table, ResultsFile* file,
-           JsonResults* json)
-      : cases_(cases), options_(o), device_(std::move(device)), table_(table), file_(file), json_(json) {
+  Reporter(const std::vector<Case>& cases, Table& table, ResultsFile* file, JsonResults* json)
+      : cases_(cases), table_(table), file_(file), json_(json) {
     for (const Case& c : cases_) by_name_[c.name] = &c;
   }
 
@@ -63,9 +65,11 @@ class Reporter final : public benchmark::BenchmarkReporter {
     row_offset_ = cycle * lines;
   }
 
-  // Every call of a case's function leaves its measurement here (Google Benchmark may call a
-  // case several times while it looks for the iteration count; only the last is reported).
-  void stash(const Case& c, Measurement m) { stash_[c.id].push_back(std::move(m)); }
+  // Every call of a case's function leaves its row and samples here (Google Benchmark may call
+  // a case several times while it looks for the iteration count; only the last is reported).
+  void stash(const Case& c, const ResultRow& row, Samples samples) {
+    stash_[c.id].push_back({row, std::move(samples)});
+  }
 
   bool ReportContext(const Context&) override { return true; }
 
@@ -78,17 +82,16 @@ class Reporter final : public benchmark::BenchmarkReporter {
       const Case& c = *it->second;
       auto& entries = stash_[c.id];
       std::size_t& next = consumed_[c.id];
-      while (next < entries.size() && entries[next].iterations != run.iterations) ++next;
+      while (next < entries.size() && entries[next].row.iterations != run.iterations) ++next;
       if (next == entries.size()) continue;
-      Measurement m = std::move(entries[next]);
+      Entry e = std::move(entries[next]);
       // Earlier calls of this case (Google Benchmark's search for the count) are done with.
       entries.erase(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(next) + 1);
       next = 0;
       if (c.row != pending_row_) flush_pending();
       pending_row_ = c.row;
-      ResultRow row = make_row(c, m, options_, device_);
-      row.row += row_offset_;
-      pending_[c.in_place].push_back({row, std::move(m.samples)});
+      e.row.row += row_offset_;
+      pending_[c.in_place].push_back(std::move(e));
       line_done = c.in_place || !has_in_place(c.coll);
     }
     // The in-place side closes a line (it runs second); alltoallv has none.
@@ -122,13 +125,11 @@ class Reporter final : public benchmark::BenchmarkReporter {
     Samples samples;
   };
   const std::vector<Case>& cases_;
-  const Options& options_;
-  std::string device_;
   Table& table_;
   ResultsFile* file_;
   JsonResults* json_;
   std::map<std::string, const Case*> by_name_;
-  std::map<int, std::vector<Measurement>> stash_;
+  std::map<int, std::vector<Entry>> stash_;
   std::map<int, std::size_t> consumed_;
   int pending_row_ = -1;
   std::int64_t row_offset_ = 0;
@@ -177,8 +178,7 @@ class Bench {
                                                         .cputime = o_.report_cputime,
                                                         .timestamps = o_.report_timestamps,
                                                         .checked = o_.check_iters > 0});
-    if (rank_ == 0)
-      reporter_ = std::make_unique<Reporter>(cases_, o_, backend_->device(), *table_, file_.get(), json_.get());
+    if (rank_ == 0) reporter_ = std::make_unique<Reporter>(cases_, *table_, file_.get(), json_.get());
 
     // Google Benchmark's flags; only rank 0 writes Google Benchmark's output file.
     std::vector<std::string> gb_args{argv0};
@@ -340,7 +340,7 @@ class Bench {
         st.counters["p99_us"] = r.p99_us;
       }
       wrong_ += m.nwrong;
-      if (rank_ == 0) reporter_->stash(c, std::move(m));
+      if (rank_ == 0) reporter_->stash(c, r, std::move(m.samples));
     } catch (const TimeoutError& e) {
       fatal("timeout in " + describe(c) + ": " + e.what());
     } catch (const std::exception& e) {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "backend.hpp"
-#include "results.hpp"
+#include "rows.hpp"
 
 namespace commscope::bench {
 
@@ -24,18 +24,7 @@ struct Measurement {
 Measurement measure(Backend& backend, Communicator& comm, const Case& c, std::int64_t iters, const Options& o,
                     Watchdog& dog);
 
-// Summary of per-iteration samples after leaving out the first `skip` (-K); NaN for none.
-struct IterStats {
-  std::size_t n = 0;
-  double min = 0, max = 0, mean = 0, p50 = 0, p95 = 0, p99 = 0;
-  double stdev = 0;  // population standard deviation, as nccl-tests
-};
-IterStats iter_stats(const std::vector<double>& samples, std::size_t skip);
-
 // The timed loop the options ask for, with `iters` iterations.
 TimingPlan timing_plan(const Options& o, std::int64_t iters);
-
-// The table/file row of a measurement.
-ResultRow make_row(const Case& c, const Measurement& m, const Options& o, const std::string& device);
 
 }  // namespace commscope::bench

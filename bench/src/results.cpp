@@ -1,28 +1,16 @@
 #include "results.hpp"
 
-#include <unistd.h>
-
-#include <atomic>
+#include <algorithm>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <system_error>
 
-#include "commscope/collectives/error.hpp"
 #include "commscope/h5/h5.hpp"
-#include "json_results.hpp"
-#include "watchdog.hpp"
+#include "signals.hpp"
 
 namespace commscope::bench {
 
 inline constexpr const char* kSchema = "commscope.bench/1";
-
-void set_text(char* dst, std::size_t n, std::string_view s) {
-  std::memset(dst, 0, n);
-  std::memcpy(dst, s.data(), std::min(n, s.size()));
-}
 
 namespace {
 
@@ -69,46 +57,6 @@ h5::CompoundType<SampleRow> sample_type() {
   return t;
 }
 
-// What a signal handler needs to publish the file: fixed buffers and one state word.
-enum : int { kNone = 0, kOpen = 1, kWriting = 2 };
-std::atomic<int> g_state{kNone};
-std::atomic<int> g_pending_signal{0};
-char g_partial[4096];
-char g_final[4096];
-static_assert(std::atomic<int>::is_always_lock_free);
-
-void die_of(int sig) {
-  std::signal(sig, SIG_DFL);
-  std::raise(sig);
-}
-
-// What the handler says: "commscope-bench: rank N: " and the case in progress, double-buffered
-// (the main thread fills the buffer not being shown, then publishes its index).
-char g_signal_prefix[64] = "commscope-bench: ";
-char g_context[2][512];
-std::atomic<int> g_context_shown{-1};
-
-extern "C" void on_signal(int sig) {
-  const int shown = g_context_shown.load();
-  write_stop_line(g_signal_prefix, sig, shown >= 0 ? g_context[shown] : nullptr);
-  if (g_state.load() == kWriting || json_results_busy()) {  // the writer publishes when it is done
-    g_pending_signal.store(sig);
-    return;
-  }
-  publish_results_file_now();
-  die_of(sig);
-}
-
-// Holds signals off the file while it is being written (by deferring them).
-class WriteGuard {
- public:
-  WriteGuard() { g_state.store(kWriting); }
-  ~WriteGuard() {
-    g_state.store(kOpen);
-    deliver_deferred_signal();
-  }
-};
-
 std::vector<std::string> names(const auto& values) {
   std::vector<std::string> out;
   for (auto v : values) out.emplace_back(to_string(v));
@@ -117,45 +65,6 @@ std::vector<std::string> names(const auto& values) {
 
 }  // namespace
 
-void deliver_deferred_signal() noexcept {
-  if (g_state.load() == kWriting || json_results_busy()) return;  // the other writer delivers it
-  if (const int sig = g_pending_signal.exchange(0)) {
-    publish_results_file_now();
-    die_of(sig);
-  }
-}
-
-void publish_results_file_now() noexcept {
-  close_json_results_now();
-  int expected = kOpen;
-  if (g_state.compare_exchange_strong(expected, kNone)) ::rename(g_partial, g_final);
-}
-
-SignalContext::SignalContext(const Case& c) noexcept {
-  const int next = g_context_shown.load() == 0 ? 1 : 0;
-  try {
-    const std::string text = describe(c);
-    std::snprintf(g_context[next], sizeof g_context[next], "%s", text.c_str());
-  } catch (...) {
-    std::snprintf(g_context[next], sizeof g_context[next], "%s", "a collective");
-  }
-  g_context_shown.store(next);
-}
-
-SignalContext::~SignalContext() {
-  g_context_shown.store(-1);
-}
-
-void install_signal_handlers(int rank) {
-  std::snprintf(g_signal_prefix, sizeof g_signal_prefix, "commscope-bench: rank %d: ", rank);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, nullptr);
-  }
-}
-
 struct ResultsFile::Impl {
   h5::File file;
   h5::Table<ResultRow> results;
@@ -163,7 +72,7 @@ struct ResultsFile::Impl {
 };
 
 ResultsFile::ResultsFile(const std::string& path, const Options& o, const Environment& env, int nranks) {
-  if (path.size() + 16 > sizeof g_partial) throw InvalidArgument("--out path too long");
+  check_trackable_path(path);
   h5::File f = h5::File::create(path);
   h5::Group meta = f.create_group("meta");
   meta.set_attr("schema", std::string(kSchema));
@@ -214,9 +123,7 @@ ResultsFile::ResultsFile(const std::string& path, const Options& o, const Enviro
                                               "max over ranks of the call's duration, and the arrival skew"));
   f.flush();
   impl_ = new Impl{std::move(f), std::move(results), std::move(samples)};
-  std::snprintf(g_partial, sizeof g_partial, "%s", impl_->file.partial_path().c_str());
-  std::snprintf(g_final, sizeof g_final, "%s", path.c_str());
-  g_state.store(kOpen);
+  track_results_file(impl_->file.partial_path(), path);
 }
 
 ResultsFile::~ResultsFile() {
@@ -239,28 +146,9 @@ void ResultsFile::append(ResultRow row, const Samples& s) {
   rows_.push_back(row);
 }
 
-std::uint64_t results_file_estimate(std::size_t cases, std::int64_t iters) {
-  const auto samples = static_cast<std::uint64_t>(iters > 0 ? iters : 1000);
-  return (256u << 10) + cases * (sizeof(ResultRow) + samples * sizeof(SampleRow));
-}
-
-std::string free_space_problem(const std::string& path, std::uint64_t needed, std::int64_t free_override) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path dir = fs::absolute(fs::path(path), ec).parent_path();
-  const fs::space_info space = fs::space(dir, ec);
-  if (ec && free_override < 0) return {};  // the file's creation reports a missing folder better
-  const std::uint64_t available = free_override >= 0 ? static_cast<std::uint64_t>(free_override) : space.available;
-  if (available >= needed) return {};
-  char text[160];
-  std::snprintf(text, sizeof text, "%.1f KiB free on its file system, the run needs about %.1f KiB",
-                static_cast<double>(available) / 1024.0, static_cast<double>(needed) / 1024.0);
-  return text;
-}
-
 void ResultsFile::flush() {
-  if (!impl_ || g_state.load() == kNone) return;
-  WriteGuard guard;
+  if (!impl_ || !results_file_tracked()) return;
+  const ResultsWriteGuard guard;
   impl_->samples.append(samples_);
   impl_->results.append(rows_);
   impl_->file.flush();
@@ -272,16 +160,12 @@ void ResultsFile::flush() {
 void ResultsFile::close() {
   if (!impl_) return;
   flush();
-  int expected = kOpen;
-  // Whoever takes the state from open publishes: here by closing (which renames). A signal
-  // arriving meanwhile waits until the file has its final name (a launcher's SIGTERM after
-  // another rank's abort came mid-close, and the file stayed FILE.partial).
-  if (g_state.compare_exchange_strong(expected, kWriting)) {
+  // Whoever takes the file from the signal handler publishes it: here by closing (which
+  // renames). A signal arriving meanwhile waits until the file has its final name (a launcher's
+  // SIGTERM after another rank's abort came mid-close, and the file stayed FILE.partial).
+  if (begin_results_close()) {
     struct Done {
-      ~Done() {
-        g_state.store(kNone);
-        deliver_deferred_signal();
-      }
+      ~Done() { end_results_close(); }
     } done;
     impl_->file.close();
   }

@@ -12,20 +12,13 @@
 #include "cases.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
 #include "results.hpp"
+#include "signals.hpp"
 
 namespace commscope::bench {
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-std::string describe(const Case& c) {
-  std::string s = std::string(to_string(c.coll)) + " algo=" + c.algo + " type=" + std::string(to_string(c.type));
-  if (is_reducing(c.coll)) s += " op=" + std::string(to_string(c.op));
-  if (is_rooted(c.coll)) s += " root=" + std::to_string(c.root);
-  s += " size=" + std::to_string(c.bytes) + " B " + (c.in_place ? "in-place" : "out-of-place");
-  return s;
 }
 
 Watchdog::Watchdog(double timeout_s, int rank) : timeout_s_(timeout_s), rank_(rank) {

@@ -61,8 +61,4 @@ class WatchScope {
   Watchdog& d_;
 };
 
-// A one-line description of case `c` for error messages: "allreduce algo=ring type=f32 op=sum
-// size=1048576 B in-place".
-std::string describe(const Case& c);
-
 }  // namespace commscope::bench
