@@ -12,6 +12,7 @@
 #include "commscope/collectives/clock_offsets.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/stats.hpp"
+#include "commscope/common/stop_line.hpp"
 #include "results.hpp"
 #include "signals.hpp"
 #include "watchdog.hpp"
@@ -61,7 +62,7 @@ Measurement measure(Backend& backend, Communicator& comm, const Case& c, std::in
     std::fflush(nullptr);
     ::raise(SIGKILL);
   }
-  const SignalContext in_case(c);
+  const ActivityMarker in_case(describe(c).c_str());  // what a signal handler names
 
   WatchScope watch(dog, &c, "the timed calls");
   const TimingPlan plan = timing_plan(o, iters);

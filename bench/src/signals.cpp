@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "commscope/collectives/error.hpp"
+#include "commscope/common/stop_line.hpp"
 #include "json_results.hpp"
 
 namespace commscope::bench {
@@ -26,15 +27,12 @@ void die_of(int sig) {
   std::raise(sig);
 }
 
-// What the handler says: "commscope-bench: rank N: " and the case in progress, double-buffered
-// (the main thread fills the buffer not being shown, then publishes its index).
+// What the handler says: "commscope-bench: rank N: " and the case in progress (the activity
+// measure() marks).
 char g_signal_prefix[64] = "commscope-bench: ";
-char g_context[2][512];
-std::atomic<int> g_context_shown{-1};
 
 extern "C" void on_signal(int sig) {
-  const int shown = g_context_shown.load();
-  write_stop_line(g_signal_prefix, sig, shown >= 0 ? g_context[shown] : nullptr);
+  write_stop_line(g_signal_prefix, sig, current_activity());
   if (g_state.load() == kWriting || json_results_busy()) {  // the writer publishes when it is done
     g_pending_signal.store(sig);
     return;
@@ -90,21 +88,6 @@ void publish_results_file_now() noexcept {
   close_json_results_now();
   int expected = kOpen;
   if (g_state.compare_exchange_strong(expected, kNone)) ::rename(g_partial, g_final);
-}
-
-SignalContext::SignalContext(const Case& c) noexcept {
-  const int next = g_context_shown.load() == 0 ? 1 : 0;
-  try {
-    const std::string text = describe(c);
-    std::snprintf(g_context[next], sizeof g_context[next], "%s", text.c_str());
-  } catch (...) {
-    std::snprintf(g_context[next], sizeof g_context[next], "%s", "a collective");
-  }
-  g_context_shown.store(next);
-}
-
-SignalContext::~SignalContext() {
-  g_context_shown.store(-1);
 }
 
 void install_signal_handlers(int rank) {

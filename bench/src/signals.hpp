@@ -6,8 +6,6 @@
 
 #include <string>
 
-#include "cases.hpp"
-
 namespace commscope::bench {
 
 // SIGINT/SIGTERM/SIGHUP (installed on every rank at start): say which collective the rank was
@@ -16,14 +14,8 @@ namespace commscope::bench {
 // file if one is open, then die of the signal as before.
 void install_signal_handlers(int rank);
 
-// While alive, the signal handlers name case `c` as the collective in progress.
-class SignalContext {
- public:
-  explicit SignalContext(const Case& c) noexcept;
-  ~SignalContext();
-  SignalContext(const SignalContext&) = delete;
-  SignalContext& operator=(const SignalContext&) = delete;
-};
+// The handler names the activity marked (commscope/common/stop_line.hpp): measure() marks the
+// case in progress with describe(c).
 
 // The results file the handler publishes. check_trackable_path throws InvalidArgument for a
 // path too long for the handler's fixed buffers (before the file is made); track_results_file

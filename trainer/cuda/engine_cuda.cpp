@@ -19,6 +19,7 @@
 #include "commscope/collectives/error.hpp"
 #include "commscope/common/timing.hpp"
 #include "commscope/profiler/recorder.hpp"
+#include "commscope/trainer/collective_activity.hpp"
 #include "commscope/trainer/cuda_engine.hpp"
 #include "commscope/trainer/operators.hpp"
 #include "commscope/trainer/sharding.hpp"
@@ -374,55 +375,45 @@ class CudaEngine final : public TrainEngine {
     coll_.run(Collective::allgather, mine, out, sh.length, kType<T>);
   }
 
-  void install_hooks() {
-    typename cuda::CudaGpt2<T>::Hooks hooks;
-    switch (dp_.mode) {
-      case DpMode::kDdp:
-        hooks.grads_ready = [this](int s) {
-          const int first = bucket_first_[static_cast<size_t>(s)];
-          if (first < 0) return;
-          const Shard& lo = plan_.shards[static_cast<size_t>(s)];
-          const Shard& hi = plan_.shards[static_cast<size_t>(first)];
-          to_comm_.order(compute_, comm_stream_);
-          allreduce(model_.grads() + lo.offset, hi.offset + hi.count - lo.offset);
-        };
-        break;
-      case DpMode::kZero1:
-        break;  // communication after backward
-      case DpMode::kZero3:
-        hooks.acquire = [this](int s) -> const T* {
-          // Gathered when needed (no prefetch): the layer waits for its parameters.
-          const Shard& sh = plan_.shards[static_cast<size_t>(s)];
-          T* out = s == 0 ? param_work0_.data() : param_work_[next_param_ ^= 1].data();
-          to_comm_.order(compute_, comm_stream_);  // the buffer's previous readers are done
-          all_gather(param_shard_.data() + sh.storage, out, sh);
-          to_compute_.order(comm_stream_, compute_);
-          return out;
-        };
-        [[fallthrough]];
-      case DpMode::kZero2:
-        hooks.grad = [this](int s) -> T* {
-          if (s == 0) return grad_work0_.data();  // zeroed at the start of the step
-          // Each other segment asks once, in backward order: the two buffers take turns, each
-          // reused once the reduce-scatter that last read it is done.
-          const int i = next_work_;
-          next_work_ ^= 1;
-          work_free_[i].wait(compute_);
-          zero(grad_work_[i].data(), grad_work_[i].size());
-          work_of_[static_cast<size_t>(s)] = i;
-          return grad_work_[i].data();
-        };
-        hooks.grads_ready = [this](int s) {
-          const int i = work_of_[static_cast<size_t>(s)];
-          to_comm_.order(compute_, comm_stream_);
-          reduce_scatter(s == 0 ? grad_work0_.data() : grad_work_[i].data(), plan_.shards[static_cast<size_t>(s)]);
-          if (s != 0) work_free_[i].record(comm_stream_);
-        };
-        break;
-    }
-    model_.set_hooks(std::move(hooks));
+  void install_hooks() { model_.set_hooks(data_parallel_hooks<T>(dp_.mode, *this)); }
+
+ public:                      // the engine's side of the hook protocol (data_parallel_hooks in engine.hpp)
+  void bucket_ready(int s) {  // ddp
+    const int first = bucket_first_[static_cast<size_t>(s)];
+    if (first < 0) return;
+    const Shard& lo = plan_.shards[static_cast<size_t>(s)];
+    const Shard& hi = plan_.shards[static_cast<size_t>(first)];
+    to_comm_.order(compute_, comm_stream_);
+    allreduce(model_.grads() + lo.offset, hi.offset + hi.count - lo.offset);
+  }
+  const T* gather_params(int s) {  // zero3
+    // Gathered when needed (no prefetch): the layer waits for its parameters.
+    const Shard& sh = plan_.shards[static_cast<size_t>(s)];
+    T* out = s == 0 ? param_work0_.data() : param_work_[next_param_ ^= 1].data();
+    to_comm_.order(compute_, comm_stream_);  // the buffer's previous readers are done
+    all_gather(param_shard_.data() + sh.storage, out, sh);
+    to_compute_.order(comm_stream_, compute_);
+    return out;
+  }
+  T* grad_buffer(int s) {                   // zero2, zero3
+    if (s == 0) return grad_work0_.data();  // zeroed at the start of the step
+    // Each other segment asks once, in backward order: the two buffers take turns, each
+    // reused once the reduce-scatter that last read it is done.
+    const int i = next_work_;
+    next_work_ ^= 1;
+    work_free_[i].wait(compute_);
+    zero(grad_work_[i].data(), grad_work_[i].size());
+    work_of_[static_cast<size_t>(s)] = i;
+    return grad_work_[i].data();
+  }
+  void scatter_grads(int s) {  // zero2, zero3
+    const int i = work_of_[static_cast<size_t>(s)];
+    to_comm_.order(compute_, comm_stream_);
+    reduce_scatter(s == 0 ? grad_work0_.data() : grad_work_[i].data(), plan_.shards[static_cast<size_t>(s)]);
+    if (s != 0) work_free_[i].record(comm_stream_);
   }
 
+ private:
   Communicator& comm_;
   DpOptions dp_;
   AdamWOptions adamw_;

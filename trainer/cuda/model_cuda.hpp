@@ -27,18 +27,14 @@
 
 #include "commscope/trainer/config.hpp"
 #include "commscope/trainer/layout.hpp"
+#include "commscope/trainer/segment_hooks.hpp"
 
 namespace commscope::trainer::cuda {
 
 template <class T>
 class CudaGpt2 {
  public:
-  struct Hooks {
-    std::function<const T*(int segment)> acquire;  // device pointer to the segment's parameters
-    std::function<T*(int segment)> grad;           // where the segment's gradients are added
-    std::function<void(int segment)> release;
-    std::function<void(int segment)> grads_ready;  // the segment's gradients are enqueued (not done)
-  };
+  using Hooks = SegmentHooks<T>;  // device pointers
 
   // On the current device; `stream` is the caller's (used, not owned).
   CudaGpt2(const ModelConfig& config, int batch, int seq, cudaStream_t stream);

@@ -9,6 +9,7 @@
 
 #include "commscope/collectives/types.hpp"
 #include "commscope/profiler/recorder.hpp"
+#include "commscope/trainer/collective_activity.hpp"
 #include "commscope/trainer/operators.hpp"
 #include "commscope/trainer/sharding.hpp"
 #include "commscope/trainer/tensor_parallel.hpp"
@@ -59,15 +60,6 @@ std::vector<int> pipeline_schedule(int stage, int stages, int m, bool gpipe) {
 int pipeline_slots(int stage, int stages, int m, bool gpipe) {
   return gpipe ? m : std::min(stages - stage, m);
 }
-
-namespace {
-
-// The activity marker: written into the buffer not in use, then published by one atomic store.
-char g_activity[2][160];
-std::atomic<const char*> g_current{""};
-int g_next = 0;
-
-}  // namespace
 
 struct DataParallel::Impl {
   Communicator& comm;
@@ -207,39 +199,26 @@ struct DataParallel::Impl {
     return grad_work.data();
   }
 
-  void install_hooks() {
-    Gpt2<float>::Hooks hooks;
-    switch (dp.mode) {
-      case DpMode::kDdp:
-        hooks.grads_ready = [this](int s) {
-          const int first = bucket_first[static_cast<std::size_t>(s)];
-          if (first < 0 || !last_micro) return;  // earlier micro-batches accumulate
-          const Shard& lo = plan.shards[static_cast<std::size_t>(s)];
-          const Shard& hi = plan.shards[static_cast<std::size_t>(first)];
-          allreduce_sum(model.grads().data() + lo.offset, hi.offset + hi.count - lo.offset, names.grad_allreduce.id);
-        };
-        break;
-      case DpMode::kZero1:
-        break;  // communication after backward
-      case DpMode::kZero3:
-        hooks.acquire = [this](int s) -> const float* {
-          const Shard& sh = plan.shards[static_cast<std::size_t>(s)];
-          float* out = s == 0 ? param_work0.data() : param_work.data();
-          all_gather(param_shard.data() + sh.storage, out, sh);
-          return out;
-        };
-        [[fallthrough]];
-      case DpMode::kZero2:
-        hooks.grad = [this](int s) { return zeroed_grad_work(s); };
-        hooks.grads_ready = [this](int s) {
-          reduce_scatter(s == 0 ? grad_work0.data() : grad_work.data(), plan.shards[static_cast<std::size_t>(s)],
-                         accumulate);
-          if (s != 0) grad_work_owner = -1;
-        };
-        break;
-    }
-    model.set_hooks(std::move(hooks));
+  // The engine's side of the hook protocol (data_parallel_hooks in engine.hpp).
+  void bucket_ready(int s) {  // ddp
+    const int first = bucket_first[static_cast<std::size_t>(s)];
+    if (first < 0 || !last_micro) return;  // earlier micro-batches accumulate
+    const Shard& lo = plan.shards[static_cast<std::size_t>(s)];
+    const Shard& hi = plan.shards[static_cast<std::size_t>(first)];
+    allreduce_sum(model.grads().data() + lo.offset, hi.offset + hi.count - lo.offset, names.grad_allreduce.id);
   }
+  const float* gather_params(int s) {  // zero3
+    const Shard& sh = plan.shards[static_cast<std::size_t>(s)];
+    float* out = s == 0 ? param_work0.data() : param_work.data();
+    all_gather(param_shard.data() + sh.storage, out, sh);
+    return out;
+  }
+  float* grad_buffer(int s) { return zeroed_grad_work(s); }  // zero2, zero3
+  void scatter_grads(int s) {                                // zero2, zero3
+    reduce_scatter(s == 0 ? grad_work0.data() : grad_work.data(), plan.shards[static_cast<std::size_t>(s)], accumulate);
+    if (s != 0) grad_work_owner = -1;
+  }
+  void install_hooks() { model.set_hooks(data_parallel_hooks<float>(dp.mode, *this)); }
 
   // local: this rank's mean loss (a pipeline's last stage's; the other stages' 0).
   float global_mean(double local) {
@@ -384,31 +363,6 @@ struct DataParallel::Impl {
     return static_cast<float>(std::sqrt(local));
   }
 };
-
-const char* current_collective() noexcept {
-  return g_current.load();
-}
-
-CollectiveActivity::CollectiveActivity(const char* collective, std::string_view algo, std::size_t bytes,
-                                       const char* what) noexcept {
-  char* buf = g_activity[g_next];
-  g_next ^= 1;
-  std::snprintf(buf, sizeof g_activity[0], "%s (%.*s, %.3g MiB, %s)", collective, static_cast<int>(algo.size()),
-                algo.data(), static_cast<double>(bytes) / (1024.0 * 1024.0), what);
-  g_current.store(buf);
-}
-
-CollectiveActivity::~CollectiveActivity() {
-  g_current.store("");
-}
-
-double sum_over_ranks(Communicator& comm, const DataParallelNames& names, double local, const char* what) {
-  CollectiveActivity activity("allreduce", "mpi", sizeof(double), what);
-  double sum = 0;
-  prof::CommScope c(names.allreduce, names.mpi, static_cast<std::int64_t>(sizeof(double)));
-  comm.allreduce(&local, &sum, 1, DataType::f64, ReduceOp::sum, "mpi");
-  return sum;
-}
 
 DataParallel::DataParallel(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw, Communicator* tp,
                            PipelineOptions pipeline)

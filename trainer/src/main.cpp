@@ -23,6 +23,7 @@
 
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/collectives/error.hpp"
+#include "commscope/common/stop_line.hpp"
 #include "commscope/common/timing.hpp"
 #include "commscope/profiler/profile_file.hpp"
 #include "commscope/profiler/session.hpp"
@@ -53,7 +54,7 @@ struct UsageError : std::runtime_error {
 char g_signal_prefix[64] = "commscope-train: ";
 
 extern "C" void on_stop_signal(int sig) {
-  commscope::write_stop_line(g_signal_prefix, sig, ct::current_collective());
+  commscope::write_stop_line(g_signal_prefix, sig, commscope::current_activity());
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }

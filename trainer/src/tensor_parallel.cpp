@@ -7,6 +7,7 @@
 
 #include "commscope/collectives/types.hpp"
 #include "commscope/profiler/recorder.hpp"
+#include "commscope/trainer/collective_activity.hpp"
 #include "commscope/trainer/data_parallel.hpp"
 #include "commscope/trainer/layout.hpp"
 

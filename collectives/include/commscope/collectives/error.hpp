@@ -7,11 +7,6 @@
 
 namespace commscope {
 
-// For a rank stopped by a signal (a launcher ending the job after another rank died, Ctrl-C):
-// writes one line to stderr, "<prefix>stopped by SIGTERM while in <doing>" (or "... outside any
-// collective" when `doing` is null or empty). Async-signal-safe: strlen, memcpy and write only.
-void write_stop_line(const char* prefix, int sig, const char* doing) noexcept;
-
 // Base of every commscope error.
 class Error : public std::runtime_error {
  public:

@@ -23,7 +23,7 @@
 
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/trainer/config.hpp"
-#include "commscope/trainer/data_parallel.hpp"
+#include "commscope/trainer/engine.hpp"
 #include "commscope/trainer/optimizer.hpp"
 
 namespace commscope::trainer {

@@ -64,18 +64,14 @@
 
 #include "commscope/trainer/config.hpp"
 #include "commscope/trainer/layout.hpp"
+#include "commscope/trainer/segment_hooks.hpp"
 
 namespace commscope::trainer {
 
 template <class T>
 class Gpt2 {
  public:
-  struct Hooks {
-    std::function<const T*(int segment)> acquire;  // the segment's parameters (layout().segment(s).count elements)
-    std::function<T*(int segment)> grad;           // where the segment's gradients are added
-    std::function<void(int segment)> release;      // done with acquire(segment)'s pointer
-    std::function<void(int segment)> grads_ready;  // the segment's gradients of this backward are complete
-  };
+  using Hooks = SegmentHooks<T>;
 
   // Activations for inputs of [batch, seq] tokens (seq <= config.max_seq). Parameters are
   // zero until init() or a copy into params(). tp > 1: one rank's shard of tensor parallelism

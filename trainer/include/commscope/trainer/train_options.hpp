@@ -5,7 +5,7 @@
 #include <string>
 
 #include "commscope/trainer/config.hpp"
-#include "commscope/trainer/data_parallel.hpp"
+#include "commscope/trainer/engine.hpp"
 #include "commscope/trainer/optimizer.hpp"
 
 namespace commscope::trainer {
