@@ -326,4 +326,21 @@ std::vector<RankBreakdown> analyze_ranks(std::span<const std::vector<Event>> eve
   return out;
 }
 
+StepSummary summarize(const Profile& profile) {
+  StepSummary s;
+  s.rows = profile.breakdown.size();
+  if (s.rows == 0) return s;
+  for (const BreakdownRow& r : profile.breakdown) {
+    s.window_ms += static_cast<double>(r.window_ns);
+    s.kernel_ms += static_cast<double>(r.kernel_ns);
+    s.intra_ms += static_cast<double>(r.intra_ns);
+    s.inter_ms += static_cast<double>(r.inter_ns);
+    s.comm_ms += static_cast<double>(r.comm_ns);
+    s.comm_wait_ms += static_cast<double>(r.comm_wait_ns);
+  }
+  const double per = static_cast<double>(s.rows) * 1e6;  // ns to ms, per row
+  for (double* v : {&s.window_ms, &s.kernel_ms, &s.intra_ms, &s.inter_ms, &s.comm_ms, &s.comm_wait_ms}) *v /= per;
+  return s;
+}
+
 }  // namespace commscope::profiler

@@ -33,10 +33,9 @@
 #include "commscope/trainer/model.hpp"
 #include "commscope/trainer/tensor_parallel.hpp"
 #include "commscope/trainer/train_options.hpp"
-
-#if COMMSCOPE_WITH_CUDA
-#include "commscope/trainer/cuda_engine.hpp"
-#endif
+#include "run/engine.hpp"
+#include "run/sampling.hpp"
+#include "run/setup.hpp"
 
 namespace ct = commscope::trainer;
 namespace prof = commscope::profiler;
@@ -44,10 +43,8 @@ namespace timing = commscope::timing;
 
 namespace {
 
-// Bad input: the message on rank 0, exit 2 on every rank (all ranks see the same input).
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using ct::mib;
+using ct::UsageError;
 
 // A rank stopped by a signal (its launcher ending the job after another rank died, Ctrl-C)
 // says where it was: one line naming the collective in progress (async-signal-safe).
@@ -64,46 +61,12 @@ void install_stop_handlers(int rank) {
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) std::signal(sig, on_stop_signal);
 }
 
-// The machine's sgemm rate with this rank's threads: the reference for "fraction of sgemm".
-double measure_sgemm_gflops(int m, int k, int n) {
-  std::vector<float> a(static_cast<std::size_t>(m) * k, 0.5f), b(static_cast<std::size_t>(n) * k, 0.25f),
-      c(static_cast<std::size_t>(m) * n);
-  const double s = timing::best_seconds(4, [&] {
-    return timing::seconds_of([&] {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a.data(), k, b.data(), k, 0.0f, c.data(), n);
-    });
-  });
-  return 2.0 * m * n * k / s / 1e9;
-}
-
 // FLOPs of one training iteration (forward + backward) for `batch` sequences, the formula of
 // docs/design.md ("Analysis formulas") b (72 s d^2 + 12 s^2 d) l, which leaves out the output
 // head's 6 b s d V.
 double iteration_flops(const ct::ModelConfig& c, int batch, int seq) {
   const double b = batch, s = seq, d = c.channels, l = c.layers;
   return b * (72 * s * d * d + 12 * s * s * d) * l;
-}
-
-std::string mib(std::size_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-  return buf;
-}
-
-std::string default_corpus() {
-  for (const std::string& candidate :
-       {std::string("data/kjv.txt"), std::string(COMMSCOPE_SOURCE_DIR) + "/data/kjv.txt"})
-    if (std::filesystem::exists(candidate)) return candidate;
-  throw UsageError("no training text: run scripts/get-corpus.sh (writes data/kjv.txt) or pass --data FILE");
-}
-
-int sample_token(std::span<const float> probs, int vocab, float temperature, std::mt19937_64& rng) {
-  std::vector<double> w(static_cast<std::size_t>(vocab));
-  for (int i = 0; i < vocab; ++i)
-    w[static_cast<std::size_t>(i)] = std::pow(std::max(0.0, static_cast<double>(probs[static_cast<std::size_t>(i)])),
-                                              1.0 / static_cast<double>(temperature));
-  std::discrete_distribution<int> pick(w.begin(), w.end());
-  return pick(rng);
 }
 
 // "params X MiB, grads X MiB, AdamW X MiB, working X MiB, activations X MiB, total X MiB".
@@ -132,60 +95,12 @@ int run(int argc, char** argv, commscope::Communicator& world) {
   }
   const ct::TrainOptions& o = parsed.options;
 
-  // --- model configuration
-  ct::ModelConfig config;
-  std::vector<float> start_params, start_m, start_v;
-  std::int64_t start_step = 0;
-  try {
-    if (!o.load_llmc.empty()) {
-      ct::ModelFile f = ct::read_llmc_model(o.load_llmc);
-      config = f.config;
-      start_params = std::move(f.params);
-    } else if (!o.load.empty()) {
-      ct::TrainingState st = ct::read_training_checkpoint(o.load);
-      config = st.config;
-      start_params = std::move(st.params);
-      start_m = std::move(st.m);
-      start_v = std::move(st.v);
-      start_step = st.step;
-    } else {
-      config = ct::preset(o.model);
-      if (o.layers) config.layers = o.layers;
-      if (o.heads) config.heads = o.heads;
-      if (o.dim) config.channels = o.dim;
-      if (o.seq) config.max_seq = std::max(config.max_seq, o.seq);
-    }
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  } catch (const ct::CheckpointError& e) {
-    throw UsageError(e.what());
-  }
-  if (const std::string p = config.problem(); !p.empty()) throw UsageError(p);
-  const int seq = o.seq ? o.seq : config.max_seq;
-  if (seq > config.max_seq)
-    throw UsageError("--seq " + std::to_string(seq) + " exceeds the model's context " + std::to_string(config.max_seq));
-  // --- the PP x DP x TP grid (TP innermost, PP outermost)
-  if (config.heads % o.tp != 0)
-    throw UsageError("--tp " + std::to_string(o.tp) + ": the model's " + std::to_string(config.heads) +
-                     " heads are not divisible by it");
-  if (o.pp > config.layers)
-    throw UsageError("--pp " + std::to_string(o.pp) + ": the model has " + std::to_string(config.layers) +
-                     " layers (a stage needs one at least)");
-  if (ranks % (o.tp * o.pp) != 0)
-    throw UsageError((o.pp > 1 ? "--tp " + std::to_string(o.tp) + " x --pp " + std::to_string(o.pp) + " = " +
-                                     std::to_string(o.tp * o.pp)
-                               : "--tp " + std::to_string(o.tp)) +
-                     " does not divide the " + std::to_string(ranks) + " ranks");
-  const int dp_ranks = ranks / (o.tp * o.pp);
-  if (o.batch % dp_ranks != 0)
-    throw UsageError("--batch " + std::to_string(o.batch) + " is not a multiple of the " + std::to_string(dp_ranks) +
-                     (o.tp * o.pp > 1 ? " data-parallel ranks" : " ranks"));
-  if (o.batch / dp_ranks % o.micro_batches != 0)
-    throw UsageError("--micro-batches " + std::to_string(o.micro_batches) + " does not divide the " +
-                     std::to_string(o.batch / dp_ranks) + " sequences of a data-parallel rank's batch");
-  for (const std::string* path : {&o.profile, &o.save_llmc, &o.save})
-    if (!path->empty())
-      if (const std::string p = prof::output_problem(*path); !p.empty()) throw UsageError(p);
+  ct::RunSetup setup = ct::prepare_run(o, ranks);
+  const ct::ModelConfig& config = setup.config;
+  const int seq = setup.seq, dp_ranks = setup.dp_ranks;
+  const std::int64_t start_step = setup.start_step;
+  std::vector<float>&start_params = setup.start_params, &start_m = setup.start_m, &start_v = setup.start_v;
+  const ct::TokenDataset &data = setup.data, &train = setup.train, &val = setup.val;
 
   // --- threads: the node's cores shared among its ranks
   const int threads =
@@ -195,35 +110,11 @@ int run(int argc, char** argv, commscope::Communicator& world) {
   omp_set_num_threads(threads);
   openblas_set_num_threads(threads);
 
-  // --- data
-  ct::TokenDataset data;
-  const std::string data_path = o.data.empty() ? default_corpus() : o.data;
-  try {
-    data = ct::TokenDataset::load(data_path);
-  } catch (const ct::DataError& e) {
-    throw UsageError(e.what());
-  }
-  if (data.max_token() >= config.vocab) {
-    std::string message = data_path;
-    message += ": holds token " + std::to_string(data.max_token()) + ", outside the model's vocabulary of " +
-               std::to_string(config.vocab);
-    const std::string& model_file = !o.load.empty() ? o.load : o.load_llmc;
-    if (!model_file.empty()) message += " (the model read from " + model_file + ")";
-    throw UsageError(message);
-  }
-  auto [train, val] = data.split(o.val_fraction);
-  if (train.size() < static_cast<std::size_t>(seq) + 1 ||
-      (o.val_fraction > 0 && val.size() < static_cast<std::size_t>(seq) + 1)) {
-    std::string message = data_path;
-    message += ": too short for --seq " + std::to_string(seq) + " (" + std::to_string(data.size()) + " tokens)";
-    throw UsageError(message);
-  }
   // Tensor and pipeline parallelism: the DP group carries data parallelism, the TP group the
   // layers' split, the PP group the stages.
   std::unique_ptr<ct::ProcessGrid> grid;
   if (o.tp > 1 || o.pp > 1) grid = std::make_unique<ct::ProcessGrid>(world, o.tp, o.pp);
   commscope::Communicator& dp_comm = grid ? grid->dp : world;
-  commscope::Communicator* tp_comm = grid && o.tp > 1 ? &grid->tp : nullptr;
   const int tp_rank = grid ? grid->tp_rank : 0;
   const ct::Stage stage = ct::pipeline_stage(config, o.pp, grid ? grid->pp_rank : 0);
   ct::BatchLoader loader(train, o.batch, seq, dp_comm.rank(), dp_comm.size(), o.seed);
@@ -245,43 +136,11 @@ int run(int argc, char** argv, commscope::Communicator& world) {
   adamw.total_steps = static_cast<int>(start_step) + o.steps;  // a resumed run continues the schedule
   const bool cuda = o.device == "cuda";
   const bool bf16 = o.precision == "bf16";
-  std::unique_ptr<ct::Gpt2<float>> cpu_model;
-  std::unique_ptr<ct::TrainEngine> engine;
-  // The reference rate for "% of GEMM" (GFLOP/s per rank) and what it was measured on.
-  double gemm = 0;
-  std::string gemm_what;
-  if (cuda) {
-#if COMMSCOPE_WITH_CUDA
-    ct::CudaEngineOptions co;
-    co.bf16 = bf16;
-    co.transport = o.transport;
-    try {
-      engine = ct::make_cuda_engine(world, config, loader.local_batch(), seq, o.dp, adamw, co);
-    } catch (const commscope::InvalidArgument& e) {
-      throw UsageError(e.what());
-    }
-    const ct::CudaDeviceInfo info = ct::cuda_device_info(bf16);
-    gemm = info.gemm_tflops * 1e3;
-    gemm_what = info.name + " (" + mib(info.memory_bytes) + "), cuBLAS " + (bf16 ? "bf16" : "fp32") +
-                " GEMM 4096 x 4096 x 4096";
-#else
-    throw UsageError("--device cuda: this build has no CUDA (configure where the CUDA toolkit and NCCL are installed)");
-#endif
-  } else {
-    const bool gpipe = o.schedule == "gpipe";
-    cpu_model = std::make_unique<ct::Gpt2<float>>(config, loader.local_batch() / o.micro_batches, seq, o.tp, stage,
-                                                  ct::pipeline_slots(stage.index, stage.count, o.micro_batches, gpipe));
-    ct::PipelineOptions pipeline;
-    pipeline.micro_batches = o.micro_batches;
-    pipeline.gpipe = gpipe;
-    if (o.pp > 1) pipeline.pp = &grid->pp, pipeline.embedding = grid->embedding.get();
-    engine = std::make_unique<ct::DataParallel>(dp_comm, *cpu_model, o.dp, adamw, tp_comm, pipeline);
-    // A 1024^3 sgemm with this rank's threads (multi-threaded OpenBLAS; the model itself splits
-    // GEMMs over its OpenMP threads and calls single-threaded BLAS).
-    gemm = measure_sgemm_gflops(1024, 1024, 1024);
-    gemm_what = "sgemm 1024 x 1024 x 1024, " + std::to_string(threads) + " threads";
-  }
-  ct::TrainEngine& dp = *engine;
+  const ct::Engine chosen =
+      ct::make_engine(o, config, loader.local_batch(), seq, adamw, world, dp_comm, grid.get(), stage, threads);
+  ct::TrainEngine& dp = *chosen.engine;
+  const double gemm = chosen.gemm_gflops;
+  const std::string& gemm_what = chosen.gemm_what;
   dp.load(start_params, start_m, start_v, start_step);
   // The engine holds its own copies now: give these back (assigning {} would keep the capacity,
   // a whole fp32 model and, on resume, its two AdamW moments, resident all run).
@@ -437,14 +296,9 @@ int run(int argc, char** argv, commscope::Communicator& world) {
     if (rank == 0) {
       std::printf("profile: %s%s; per iteration (mean over ranks and steps):", o.profile.c_str(),
                   session->written() ? "" : " NOT WRITTEN");
-      double k = 0, intra = 0, inter = 0, comm = 0, wait = 0, win = 0;
-      for (const auto& row : p.breakdown) {
-        k += row.kernel_ns, intra += row.intra_ns, inter += row.inter_ns, comm += row.comm_ns;
-        wait += row.comm_wait_ns, win += row.window_ns;
-      }
-      const double n = std::max<double>(1, static_cast<double>(p.breakdown.size())) * 1e6;
-      std::printf(" %.2f ms = kernel %.2f + intra %.2f + inter %.2f + comm %.2f (wait %.2f)\n", win / n, k / n,
-                  intra / n, inter / n, comm / n, wait / n);
+      const prof::StepSummary s = prof::summarize(p);
+      std::printf(" %.2f ms = kernel %.2f + intra %.2f + inter %.2f + comm %.2f (wait %.2f)\n", s.window_ms,
+                  s.kernel_ms, s.intra_ms, s.inter_ms, s.comm_ms, s.comm_wait_ms);
     }
   }
   if (o.val_fraction > 0 && o.steps > 0) {
@@ -486,21 +340,8 @@ int run(int argc, char** argv, commscope::Communicator& world) {
         std::printf("saved %s (step %lld)\n", o.save.c_str(), static_cast<long long>(st.step));
       }
       if (o.sample > 0) {
-        ct::Gpt2<float> sampler(config, 1, seq);
-        std::copy(params.begin(), params.end(), sampler.params().begin());
-        std::vector<std::uint16_t> prompt = ct::encode_bytes(o.prompt);
-        std::vector<int> text(prompt.begin(), prompt.end());
-        if (text.empty()) text.push_back('\n');
-        std::mt19937_64 rng(o.seed);
-        std::vector<int> window(static_cast<std::size_t>(seq), 0);
-        for (int i = 0; i < o.sample; ++i) {
-          const std::size_t n = std::min(text.size(), static_cast<std::size_t>(seq));
-          std::copy(text.end() - static_cast<std::ptrdiff_t>(n), text.end(), window.begin());
-          sampler.forward(window.data(), nullptr);
-          const auto probs = sampler.probs().subspan((n - 1) * static_cast<std::size_t>(config.padded_vocab));
-          text.push_back(sample_token(probs, config.vocab, o.temperature, rng));
-        }
-        std::printf("sample:\n%s\n", ct::decode_bytes(text).c_str());
+        const std::string text = ct::sample_text(config, seq, params, o.prompt, o.sample, o.temperature, o.seed);
+        std::printf("sample:\n%s\n", text.c_str());
       }
     }
   }

@@ -1,0 +1,79 @@
+#include "engine.hpp"
+
+#include <cblas.h>
+
+#include <vector>
+
+#include "commscope/collectives/error.hpp"
+#include "commscope/common/timing.hpp"
+#include "setup.hpp"
+
+#if COMMSCOPE_WITH_CUDA
+#include "commscope/trainer/cuda_engine.hpp"
+#endif
+
+namespace commscope::trainer {
+namespace {
+
+// The machine's sgemm rate with this rank's threads: the reference for "fraction of sgemm".
+double measure_sgemm_gflops(int m, int k, int n) {
+  std::vector<float> a(static_cast<std::size_t>(m) * k, 0.5f), b(static_cast<std::size_t>(n) * k, 0.25f),
+      c(static_cast<std::size_t>(m) * n);
+  const double s = timing::best_seconds(4, [&] {
+    return timing::seconds_of([&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a.data(), k, b.data(), k, 0.0f, c.data(), n);
+    });
+  });
+  return 2.0 * m * n * k / s / 1e9;
+}
+
+#if COMMSCOPE_WITH_CUDA
+Engine cuda_engine(const TrainOptions& o, const ModelConfig& config, int local_batch, int seq,
+                   const AdamWOptions& adamw, Communicator& world) {
+  const bool bf16 = o.precision == "bf16";
+  CudaEngineOptions co;
+  co.bf16 = bf16;
+  co.transport = o.transport;
+  Engine e;
+  try {
+    e.engine = make_cuda_engine(world, config, local_batch, seq, o.dp, adamw, co);
+  } catch (const InvalidArgument& err) {
+    throw UsageError(err.what());
+  }
+  // cuBLAS's rate beside the engine (cuda_device_info in engine_cuda.cpp).
+  const CudaDeviceInfo info = cuda_device_info(bf16);
+  e.gemm_gflops = info.gemm_tflops * 1e3;
+  e.gemm_what =
+      info.name + " (" + mib(info.memory_bytes) + "), cuBLAS " + (bf16 ? "bf16" : "fp32") + " GEMM 4096 x 4096 x 4096";
+  return e;
+}
+#else
+Engine cuda_engine(const TrainOptions&, const ModelConfig&, int, int, const AdamWOptions&, Communicator&) {
+  throw UsageError("--device cuda: this build has no CUDA (configure where the CUDA toolkit and NCCL are installed)");
+}
+#endif
+
+}  // namespace
+
+Engine make_engine(const TrainOptions& o, const ModelConfig& config, int local_batch, int seq,
+                   const AdamWOptions& adamw, Communicator& world, Communicator& dp, ProcessGrid* grid,
+                   const Stage& stage, int threads) {
+  if (o.device == "cuda") return cuda_engine(o, config, local_batch, seq, adamw, world);
+  Engine e;
+  const bool gpipe = o.schedule == "gpipe";
+  e.cpu_model = std::make_unique<Gpt2<float>>(config, local_batch / o.micro_batches, seq, o.tp, stage,
+                                              pipeline_slots(stage.index, stage.count, o.micro_batches, gpipe));
+  PipelineOptions pipeline;
+  pipeline.micro_batches = o.micro_batches;
+  pipeline.gpipe = gpipe;
+  if (o.pp > 1) pipeline.pp = &grid->pp, pipeline.embedding = grid->embedding.get();
+  Communicator* tp = grid != nullptr && o.tp > 1 ? &grid->tp : nullptr;
+  e.engine = std::make_unique<DataParallel>(dp, *e.cpu_model, o.dp, adamw, tp, pipeline);
+  // A 1024^3 sgemm with this rank's threads (multi-threaded OpenBLAS; the model itself splits
+  // GEMMs over its OpenMP threads and calls single-threaded BLAS).
+  e.gemm_gflops = measure_sgemm_gflops(1024, 1024, 1024);
+  e.gemm_what = "sgemm 1024 x 1024 x 1024, " + std::to_string(threads) + " threads";
+  return e;
+}
+
+}  // namespace commscope::trainer

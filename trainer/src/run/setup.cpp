@@ -1,0 +1,113 @@
+#include "setup.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <tuple>
+
+#include "commscope/profiler/session.hpp"
+#include "commscope/trainer/checkpoint.hpp"
+
+namespace commscope::trainer {
+namespace {
+
+namespace prof = commscope::profiler;
+
+std::string default_corpus() {
+  for (const std::string& candidate :
+       {std::string("data/kjv.txt"), std::string(COMMSCOPE_SOURCE_DIR) + "/data/kjv.txt"})
+    if (std::filesystem::exists(candidate)) return candidate;
+  throw UsageError("no training text: run scripts/get-corpus.sh (writes data/kjv.txt) or pass --data FILE");
+}
+
+}  // namespace
+
+std::string mib(std::size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+RunSetup prepare_run(const TrainOptions& o, int ranks) {
+  RunSetup r;
+  // --- model configuration
+  ModelConfig& config = r.config;
+  try {
+    if (!o.load_llmc.empty()) {
+      ModelFile f = read_llmc_model(o.load_llmc);
+      config = f.config;
+      r.start_params = std::move(f.params);
+    } else if (!o.load.empty()) {
+      TrainingState st = read_training_checkpoint(o.load);
+      config = st.config;
+      r.start_params = std::move(st.params);
+      r.start_m = std::move(st.m);
+      r.start_v = std::move(st.v);
+      r.start_step = st.step;
+    } else {
+      config = preset(o.model);
+      if (o.layers) config.layers = o.layers;
+      if (o.heads) config.heads = o.heads;
+      if (o.dim) config.channels = o.dim;
+      if (o.seq) config.max_seq = std::max(config.max_seq, o.seq);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  } catch (const CheckpointError& e) {
+    throw UsageError(e.what());
+  }
+  if (const std::string p = config.problem(); !p.empty()) throw UsageError(p);
+  const int seq = r.seq = o.seq ? o.seq : config.max_seq;
+  if (seq > config.max_seq)
+    throw UsageError("--seq " + std::to_string(seq) + " exceeds the model's context " + std::to_string(config.max_seq));
+  // --- the PP x DP x TP grid (TP innermost, PP outermost)
+  if (config.heads % o.tp != 0)
+    throw UsageError("--tp " + std::to_string(o.tp) + ": the model's " + std::to_string(config.heads) +
+                     " heads are not divisible by it");
+  if (o.pp > config.layers)
+    throw UsageError("--pp " + std::to_string(o.pp) + ": the model has " + std::to_string(config.layers) +
+                     " layers (a stage needs one at least)");
+  if (ranks % (o.tp * o.pp) != 0)
+    throw UsageError((o.pp > 1 ? "--tp " + std::to_string(o.tp) + " x --pp " + std::to_string(o.pp) + " = " +
+                                     std::to_string(o.tp * o.pp)
+                               : "--tp " + std::to_string(o.tp)) +
+                     " does not divide the " + std::to_string(ranks) + " ranks");
+  const int dp_ranks = r.dp_ranks = ranks / (o.tp * o.pp);
+  if (o.batch % dp_ranks != 0)
+    throw UsageError("--batch " + std::to_string(o.batch) + " is not a multiple of the " + std::to_string(dp_ranks) +
+                     (o.tp * o.pp > 1 ? " data-parallel ranks" : " ranks"));
+  if (o.batch / dp_ranks % o.micro_batches != 0)
+    throw UsageError("--micro-batches " + std::to_string(o.micro_batches) + " does not divide the " +
+                     std::to_string(o.batch / dp_ranks) + " sequences of a data-parallel rank's batch");
+  for (const std::string* path : {&o.profile, &o.save_llmc, &o.save})
+    if (!path->empty())
+      if (const std::string p = prof::output_problem(*path); !p.empty()) throw UsageError(p);
+
+  // --- data
+  TokenDataset& data = r.data;
+  const std::string& data_path = r.data_path = o.data.empty() ? default_corpus() : o.data;
+  try {
+    data = TokenDataset::load(data_path);
+  } catch (const DataError& e) {
+    throw UsageError(e.what());
+  }
+  if (data.max_token() >= config.vocab) {
+    std::string message = data_path;
+    message += ": holds token " + std::to_string(data.max_token()) + ", outside the model's vocabulary of " +
+               std::to_string(config.vocab);
+    const std::string& model_file = !o.load.empty() ? o.load : o.load_llmc;
+    if (!model_file.empty()) message += " (the model read from " + model_file + ")";
+    throw UsageError(message);
+  }
+  std::tie(r.train, r.val) = data.split(o.val_fraction);
+  const TokenDataset &train = r.train, &val = r.val;
+  if (train.size() < static_cast<std::size_t>(seq) + 1 ||
+      (o.val_fraction > 0 && val.size() < static_cast<std::size_t>(seq) + 1)) {
+    std::string message = data_path;
+    message += ": too short for --seq " + std::to_string(seq) + " (" + std::to_string(data.size()) + " tokens)";
+    throw UsageError(message);
+  }
+  return r;
+}
+
+}  // namespace commscope::trainer
