@@ -28,7 +28,9 @@
 #include "commscope/collectives/check_data.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
 #include "device_buffer.hpp"
-#include "device_transport.hpp"
+#include "device_collectives.hpp"
+#include "gpu_setup.hpp"
+#include "nccl.hpp"
 #include "watchdog.hpp"
 
 namespace commscope::bench {
@@ -59,28 +61,25 @@ class CudaBackend final : public Backend {
     free_at_start_ = free_device_memory();
     // -y 1: the legacy default stream (nullptr), as nccl-tests' stream_null.
     if (!o.stream_null) COMMSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    if (staged_) {
-      auto staged = std::make_unique<StagedMpiTransport>(comm_.mpi_comm(), stream_, timeout_s_);
-      // Ranks sharing a GPU often share the node's cores too: do not let a waiting rank spin.
-      staged->set_yield_when_idle(comm_.options().yield_when_oversubscribed && comm_.oversubscribed());
-      transport_ = std::move(staged);
-      return;
-    }
-    nccl_ = init_nccl(comm_, o.cta_policy);
+    dc_ = std::make_unique<DeviceCollectives>(comm_, stream_, staged_, o.cta_policy);
+    if (staged_) return;
     free_after_init_ = free_device_memory();
-    a_.set_registration(nccl_, o.local_register);
-    b_.set_registration(nccl_, o.local_register);
-    transport_ = std::make_unique<NcclP2pTransport>(nccl_, stream_, comm_.rank(), comm_.size(), timeout_s_);
+    a_.set_registration(dc_->nccl(), o.local_register);
+    b_.set_registration(dc_->nccl(), o.local_register);
+    // Aborting the communicator leaves nothing to deregister with.
+    dc_->set_before_abort([this] {
+      a_.forget_registration();
+      b_.forget_registration();
+    });
   }
 
   ~CudaBackend() override {
-    // The transport's scratch memory goes first, while its stream still exists; the buffers'
-    // registrations before the communicator.
-    transport_.reset();
+    // The buffers' registrations before the communicator; the transport's scratch memory (with
+    // the communicator) while its stream still exists.
     a_.release();
     b_.release();
+    dc_.reset();
     for (cudaEvent_t ev : events_) cudaEventDestroy(ev);
-    if (nccl_) ncclCommDestroy(nccl_);
     if (stream_) cudaStreamDestroy(stream_);
   }
 
@@ -131,7 +130,7 @@ class CudaBackend final : public Backend {
       // The buffers as the CPU backend passes them to Communicator::run, checked the same way.
       algo_ = &find_algorithm(c.algo);
       validate(args_, comm_.rank(), comm_.size());
-      transport_->set_context(call_context(args_, algo_->name(), comm_.size()));
+      dc_->transport().set_context(call_context(args_, algo_->name(), comm_.size()));
     }
     upload_input(seed);
   }
@@ -191,13 +190,13 @@ class CudaBackend final : public Backend {
     COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
+  // One call: NCCL's (enqueued) or one of our algorithms (the host drives it, waiting at every
+  // step; DeviceCollectives aborts the communicator if it fails).
   void launch() {
-    if (!staged_ && !nccl_) throw TransportError("the NCCL communicator was aborted after an earlier error");
-    if (algo_) {
-      run_algorithm();
-    } else {
-      launch_nccl();
-    }
+    if (algo_ && args_.count == 0) return;  // as Communicator::run: every rank has the same count
+    CollArgs args = args_;
+    if (stages_input()) args.send = b_.data();  // staged by upload_input
+    dc_->run(args, algo_, comm_.options().algo);
   }
 
   // -G: the plan's iterations captured once in a CUDA graph (NCCL's collectives only; options
@@ -256,36 +255,7 @@ class CudaBackend final : public Backend {
     return now_ns() - before;
   }
 
-  // One call of ring/tree/rhd: the host drives it, waiting at every step of the algorithm.
-  void run_algorithm() {
-    if (args_.count == 0) return;  // as Communicator::run: every rank has the same count
-    try {
-      algo_->run(*transport_, args_, comm_.options().algo);
-    } catch (...) {
-      // NCCL kernels of the failed step may be stuck on the stream: abort before anything waits
-      // on it, after closing any group the failure left open.
-      transport_->abandon();
-      abort_nccl();
-      throw;
-    }
-  }
-
   bool stages_input() const { return !algo_ && case_.in_place && nccl_stages_in_place(case_.coll); }
-
-  void launch_nccl() {
-    CollArgs args = args_;
-    if (stages_input()) args.send = b_.data();  // staged by upload_input
-    ::commscope::launch_nccl(args, nccl_, stream_);
-  }
-
-  // Ends the NCCL communicator after an error (its kernels stop); later launches throw.
-  void abort_nccl() noexcept {
-    if (!nccl_) return;
-    a_.forget_registration();
-    b_.forget_registration();
-    ncclCommAbort(nccl_);
-    nccl_ = nullptr;
-  }
 
   // Wait for the stream without blocking in the driver: a dead peer shows up as NCCL's
   // asynchronous error or as the deadline passing, never as a silent hang. (Staged runs have
@@ -296,16 +266,16 @@ class CudaBackend final : public Backend {
       const cudaError_t e = cudaStreamQuery(stream_);
       if (e == cudaSuccess) return;
       if (e != cudaErrorNotReady) COMMSCOPE_CUDA_CHECK(e);
-      if (nccl_) {
+      if (dc_->nccl()) {
         ncclResult_t async = ncclSuccess;
-        COMMSCOPE_NCCL_CHECK(ncclCommGetAsyncError(nccl_, &async));
+        COMMSCOPE_NCCL_CHECK(ncclCommGetAsyncError(dc_->nccl(), &async));
         if (async != ncclSuccess && async != ncclInProgress) {
-          abort_nccl();
+          dc_->abort();
           throw TransportError(std::string("NCCL asynchronous error: ") + ncclGetErrorString(async));
         }
       }
       if (timeout_s_ > 0 && std::chrono::steady_clock::now() > deadline) {
-        abort_nccl();
+        dc_->abort();
         throw TimeoutError(std::string(algo_ ? "the device stream of " : "NCCL ") + describe(case_) +
                            " did not complete within " + std::to_string(timeout_s_) + " s on rank " +
                            std::to_string(comm_.rank()));
@@ -361,8 +331,7 @@ class CudaBackend final : public Backend {
   std::size_t unalign_;  // -u: elements past cudaMalloc's 256-byte alignment
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
-  ncclComm_t nccl_ = nullptr;
-  std::unique_ptr<DeviceTransport> transport_;  // ring/tree/rhd's data movement
+  std::unique_ptr<DeviceCollectives> dc_;  // NCCL's collectives and ring/tree/rhd's data movement
   std::vector<cudaEvent_t> events_;
   std::int64_t free_at_start_ = 0, free_after_init_ = 0;  // device bytes free (-M)
   Case case_;

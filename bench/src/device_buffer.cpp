@@ -4,7 +4,7 @@
 #include <string>
 
 #include "commscope/collectives/error.hpp"
-#include "device_transport.hpp"
+#include "cuda_check.hpp"
 
 namespace commscope::bench {
 

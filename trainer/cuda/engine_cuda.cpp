@@ -17,6 +17,7 @@
 
 #include "commscope/collectives/algorithm.hpp"
 #include "commscope/collectives/error.hpp"
+#include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/timing.hpp"
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/trainer/collective_activity.hpp"
@@ -24,8 +25,9 @@
 #include "commscope/trainer/operators.hpp"
 #include "commscope/trainer/sharding.hpp"
 #include "device_array.hpp"
+#include "device_collectives.hpp"
 #include "device_op.hpp"
-#include "device_transport.hpp"
+#include "gpu_setup.hpp"
 #include "kernels_cuda.hpp"
 #include "model_cuda.hpp"
 
@@ -73,59 +75,29 @@ class Stream {
 };
 
 // The device collectives of one engine, on the communication stream: NCCL's own, or one of our
-// algorithms over a device transport.
-class DeviceCollectives {
+// algorithms over a device transport (DeviceCollectives of the collectives library), with the
+// engine's algorithm and sum for the reducing collectives.
+class EngineCollectives {
  public:
-  DeviceCollectives(Communicator& comm, const std::string& algo, const std::string& transport, cudaStream_t stream)
-      : comm_(comm), algo_name_(algo), stream_(stream) {
-    const bool staged = transport == "staged";
-    if (algo != "nccl") algo_ = &find_algorithm(algo);
-    if (!staged) nccl_ = init_nccl(comm);
-    if (algo_ != nullptr) {
-      const double timeout = comm.options().timeout_s;
-      if (staged) {
-        auto t = std::make_unique<StagedMpiTransport>(comm.mpi_comm(), stream, timeout);
-        t->set_yield_when_idle(comm.options().yield_when_oversubscribed && comm.oversubscribed());
-        transport_ = std::move(t);
-      } else {
-        transport_ = std::make_unique<NcclP2pTransport>(nccl_, stream, comm.rank(), comm.size(), timeout);
-      }
-    }
-  }
-  ~DeviceCollectives() {
-    transport_.reset();
-    if (nccl_ != nullptr) ncclCommDestroy(nccl_);
-  }
-  DeviceCollectives(const DeviceCollectives&) = delete;
-  DeviceCollectives& operator=(const DeviceCollectives&) = delete;
+  EngineCollectives(Communicator& comm, const std::string& algo, const std::string& transport, cudaStream_t stream)
+      : comm_(comm),
+        algo_name_(algo),
+        algo_(algo == "nccl" ? nullptr : &find_algorithm(algo)),
+        device_(comm, stream, transport == "staged") {}
 
   const std::string& name() const { return algo_name_; }
 
   // Counts and in-place conventions: CollArgs's (NCCL's). Sum for the reducing ones.
   void run(Collective c, const void* send, void* recv, size_t count, DataType type) {
     if (count == 0) return;
-    const CollArgs args{c, send, recv, count, type, ReduceOp::sum, 0};
-    if (algo_ != nullptr) {
-      try {
-        algo_->run(*transport_, args, comm_.options().algo);
-      } catch (...) {
-        transport_->abandon();
-        if (nccl_ != nullptr) ncclCommAbort(nccl_);
-        nccl_ = nullptr;
-        throw;
-      }
-      return;
-    }
-    launch_nccl(args, nccl_, stream_);
+    device_.run(CollArgs{c, send, recv, count, type, ReduceOp::sum, 0}, algo_, comm_.options().algo);
   }
 
  private:
   Communicator& comm_;
   std::string algo_name_;
-  cudaStream_t stream_;
-  ncclComm_t nccl_ = nullptr;
-  const Algorithm* algo_ = nullptr;  // null: NCCL's collectives
-  std::unique_ptr<DeviceTransport> transport_;
+  const Algorithm* algo_;  // null: NCCL's collectives
+  DeviceCollectives device_;
 };
 
 template <class T>
@@ -422,7 +394,7 @@ class CudaEngine final : public TrainEngine {
   Stream compute_, comm_stream_;
   Event to_comm_, to_compute_;
   std::array<Event, 2> work_free_;  // recorded after the reduce-scatter that read grad_work_[i]
-  DeviceCollectives coll_;
+  EngineCollectives coll_;
   cuda::CudaGpt2<T> model_;
 
   DeviceArray<float> m_, v_, master_, grad32_, norm_;
