@@ -29,9 +29,8 @@ IterStats iter_stats(const std::vector<double>& samples, std::size_t skip) {
   s.p50 = stats::nearest_rank(v, 0.50);
   s.p95 = stats::nearest_rank(v, 0.95);
   s.p99 = stats::nearest_rank(v, 0.99);
-  double sum = 0, squares = 0;
-  for (double x : v) sum += x;
-  s.mean = sum / static_cast<double>(v.size());
+  s.mean = stats::mean(v);
+  double squares = 0;
   for (double x : v) squares += (x - s.mean) * (x - s.mean);
   s.stdev = std::sqrt(squares / static_cast<double>(v.size()));
   return s;
@@ -65,10 +64,7 @@ ResultRow make_row(const Case& c, const Measurement& m, const Options& o, const 
   r.max_us = s.max;
   r.mean_us = s.mean;
   r.stdev_us = s.stdev;
-  const auto& k = m.samples.skew_us;
-  double sum = 0;
-  for (double v : k) sum += v;
-  r.skew_us = k.empty() ? std::nan("") : sum / static_cast<double>(k.size());
+  r.skew_us = stats::mean(m.samples.skew_us);  // NaN when unknown
   r.slowest_rank = m.slowest_rank;
   return r;
 }

@@ -128,14 +128,6 @@ struct Gen {
   std::uint64_t tiles() const {
     return (n + static_cast<std::uint64_t>(window) - 1) / static_cast<std::uint64_t>(window);
   }
-  std::uint64_t start(std::size_t g) const {
-    return (g % tiles() * static_cast<std::uint64_t>(window) + (g / tiles() + s.seed % n) % n) % n;
-  }
-  // Position of rank q in g's window, or -1 outside it.
-  int slot(int q, std::size_t g) const {
-    const std::uint64_t j = (static_cast<std::uint64_t>(q) + n - start(g)) % n;
-    return j < static_cast<std::uint64_t>(window) ? static_cast<int>(j) : -1;
-  }
   // The window's own value at position j: d_j in 1..delta_max, or (prod) f_j.
   long long own_delta(std::uint64_t h, int j) const {
     return 1 + static_cast<long long>((((h >> (4 * j)) & 0xf) * static_cast<std::uint64_t>(delta_max)) >> 4);
@@ -147,10 +139,10 @@ struct Gen {
     if (s.op == ReduceOp::prod) return sign(h) * (j < 0 ? 1 : own_factor(h, j));
     return base(h) + (j < 0 ? 0 : own_delta(h, j));
   }
-  // Input element g of rank q.
+  // Input element g of rank q for the collectives that move data without reducing it (the
+  // reductions' inputs are fill_send's, which walks the windows).
   long long input(int q, std::size_t g) const {
-    if (!reducing) return static_cast<long long>(below(hash(s.seed, static_cast<std::uint64_t>(q) + 2, g), 200));
-    return reduced_input(slot(q, g), g);
+    return static_cast<long long>(below(hash(s.seed, static_cast<std::uint64_t>(q) + 2, g), 200));
   }
 };
 
@@ -356,10 +348,10 @@ void fill_send(const Spec& s, int rank, void* send) {
       for (std::size_t g = 0; g < n; ++g) p[g] = Tr::from_int(gen.input(rank, g));
       return;
     }
-    // gen.start(g), advanced element by element: no division in the loop.
+    // start(g) of the comment on Gen, advanced element by element: no division in the loop.
     const auto q = static_cast<std::uint64_t>(rank), w = static_cast<std::uint64_t>(gen.window);
     const std::uint64_t tiles = gen.tiles();
-    std::uint64_t tile = 0, shift = gen.start(0);
+    std::uint64_t tile = 0, shift = gen.s.seed % gen.n;
     for (std::size_t g = 0; g < n; ++g) {
       std::uint64_t st = tile * w + shift;
       if (st >= gen.n) st -= gen.n;

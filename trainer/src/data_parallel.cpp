@@ -1,7 +1,6 @@
 #include "commscope/trainer/data_parallel.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
