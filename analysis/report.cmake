@@ -3,7 +3,7 @@
 find_package(CLI11 CONFIG REQUIRED)
 add_executable(commscope-report
   src/main.cpp src/report_writer.cpp src/bench_fits.cpp src/bench_verdicts.cpp src/report_bench.cpp src/report_profile.cpp
-  src/report_scaling.cpp src/report_predict.cpp src/report_trace.cpp src/report_doctor.cpp)
+  src/report_scaling.cpp src/step_prediction.cpp src/report_predict.cpp src/report_trace.cpp src/report_doctor.cpp)
 target_link_libraries(commscope-report PRIVATE commscope_analysis_core commscope_analysis_inputs
                       commscope_analysis_output CLI11::CLI11 commscope_build_flags)
 install(TARGETS commscope-report RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -35,6 +35,7 @@ if(COMMSCOPE_BUILD_TESTS)
       "profile_np2|profile ${fx}/train-np2.h5"
       "profile_np4|profile ${fx}/train-np4.h5"
       "scaling|scaling ${fx}/train-np1.h5 ${fx}/train-np2.h5 ${fx}/train-np4.h5"
+      "scaling_3d|scaling ${fx}/train-np1.h5 ${fx}/train-np4.h5 ${fx}/train3d-np4.h5 --bench ${fx}/bench-np4.h5"
       "predict|predict --model 125m --gpus 2,4,8,64 --bench ${fx}/bench-np4.h5 --flops 1e12 --zero 2")
     string(REPLACE "|" ";" parts "${case}")
     list(GET parts 0 name)
@@ -193,7 +194,8 @@ if(COMMSCOPE_BUILD_TESTS)
       "bench_synthetic|bench ${syn}/ties.h5 ${rdir}/bench_synthetic|analysis.report.bench_synthetic"
       "bench_runs|bench ${syn}/run1.h5 ${syn}/run2.h5 ${syn}/run3.h5 ${rdir}/bench_runs|analysis.report.bench_runs"
       "profile_np2|profile ${fx}/train-np2.h5 ${rdir}/profile_np2|analysis.report.profile_np2"
-      "scaling|scaling ${fx}/train-np1.h5 ${fx}/train-np2.h5 ${fx}/train-np4.h5 ${rdir}/scaling|analysis.report.scaling")
+      "scaling|scaling ${fx}/train-np1.h5 ${fx}/train-np2.h5 ${fx}/train-np4.h5 ${rdir}/scaling|analysis.report.scaling"
+      "scaling_3d|scaling ${fx}/train-np1.h5 ${fx}/train-np4.h5 ${fx}/train3d-np4.h5 ${rdir}/scaling_3d|analysis.report.scaling_3d")
     string(REPLACE "|" ";" parts "${case}")
     list(GET parts 0 name)
     list(GET parts 1 args)
@@ -248,6 +250,9 @@ if(COMMSCOPE_BUILD_TESTS)
       "predict_one_rank_bench|needs a bench run|predict --model 125m --gpus 8 --bench ${fx}/bench-np1.h5 --flops 1e12"
       "predict_partial_shape|--layers --dim|predict --layers 4 --gpus 8 --bench ${fx}/bench-np2.h5 --flops 1e12"
       "scaling_same_ranks|the same rank count|scaling ${fx}/train-np2.h5 ${fx}/train-np2.h5"
+      "scaling_bench_one_rank|needs a bench run on 2|scaling ${fx}/train-np1.h5 ${fx}/train-np2.h5 --bench ${fx}/bench-np1.h5"
+      "scaling_bench_is_profile|bench|scaling ${fx}/train-np1.h5 ${fx}/train-np2.h5 --bench ${fx}/train-np2.h5"
+      "scaling_bad_flops|--flops|scaling ${fx}/train-np1.h5 ${fx}/train-np2.h5 --bench ${fx}/bench-np2.h5 --flops 0"
       "bench_twice|given twice|bench ${fx}/bench-np2.h5 ${fx}/bench-np2.h5"
       "bench_other_configuration|pools runs of one configuration|bench ${fx}/bench-np2.h5 ${fx}/bench-np4.h5")
     string(REPLACE "|" ";" parts "${case}")

@@ -11,7 +11,12 @@ its Markdown tables):
                                                   fits.csv: each regime's line refitted from the
                                                   times, the regimes tiling the sizes, the verdict
   check-report.py profile PROFILE.h5 REPORT_DIR   components.csv: median/p10/p90/min/max, shares
-  check-report.py scaling ONE.h5 N.h5 REPORT_DIR  scaling.csv: t_iter, t_comp, t_comm, speedup
+  check-report.py scaling ONE.h5 N.h5 REPORT_DIR  scaling.csv: t_iter, t_comp, t_comm, speedup, per
+                                                  (ranks, layout); with predicted_vs_measured.csv
+                                                  (--bench): each group's measured communication
+                                                  (tp.*, pp.* + embedding.*, the rest) from the
+                                                  events, the predicted compute (the step's FLOPs
+                                                  at the baseline's rate per CPU) and the error
 
 Prints what it compared; exit status 0 when everything matches to the CSV's printed precision,
 1 when something does not, 2 on bad arguments or unreadable files.
@@ -236,9 +241,16 @@ def check_profile(path, report):
     return c.finish(f"profile {os.path.basename(path)} vs {report} ({len(b)} rows)")
 
 
+def attributes(path):
+    with open_h5(path) as f:
+        a = f["meta"]["attributes"].attrs if "attributes" in f["meta"] else {}
+        return {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in a.items()}
+
+
 def summarize(path):
     """Per iteration (the first dropped when there are more): the slowest rank's step, the mean
-    over ranks of communication and kernel time; averaged over iterations, in ms."""
+    over ranks of communication and kernel time; averaged over iterations, in ms; and the run's
+    layout and model from its attributes."""
     b, nranks = breakdown(path)
     steps = {}
     for r in b:
@@ -249,23 +261,75 @@ def summarize(path):
     t_iter = sum(max(float(r["window_ns"]) for r in steps[k]) for k in keys) / len(keys) / 1e6
     t_comm = sum(sum(float(r["comm_ns"]) for r in steps[k]) / len(steps[k]) for k in keys) / len(keys) / 1e6
     t_comp = sum(sum(float(r["kernel_ns"]) for r in steps[k]) / len(steps[k]) for k in keys) / len(keys) / 1e6
-    return nranks, t_iter, t_comp, t_comm
+    a = attributes(path)
+    tp, pp, m = (max(1, int(a.get(k, "1"))) for k in ("tp", "pp", "micro_batches"))
+    layout = f"({nranks // (tp * pp)},{tp},{pp})" + (f" x{m}" if m > 1 else "")
+    # communication by group, per (rank, iteration) row over the same iterations
+    groups = {"tp": 0.0, "pp": 0.0, "dp": 0.0}
+    rows = sum(len(steps[k]) for k in keys)
+    with open_h5(path) as f:
+        strings = f["strings"].asstr()[:] if "strings" in f else []
+        hosts = [h.decode() if isinstance(h, bytes) else str(h) for h in f["ranks"]["host"]] if "ranks" in f else []
+        for name in f["events"] if "events" in f else []:
+            e = f["events"][name][:]
+            for start, end, kind, it, nm in zip(e["start_ns"], e["end_ns"], e["kind"], e["iteration"], e["name"]):
+                if int(kind) != 5 or int(it) not in keys:
+                    continue
+                n = strings[int(nm)] if int(nm) < len(strings) else ""
+                g = "tp" if n.startswith("tp.") else "pp" if n.startswith(("pp.", "embedding.")) else "dp"
+                groups[g] += float(end - start) / 1e6
+    for g in groups:
+        groups[g] /= max(rows, 1)
+    threads = max(1, int(a.get("threads", "1")))
+    cpus = threads
+    if int(a.get("node_cpus", "0")) > 0 and hosts:
+        cpus = min(threads, int(a["node_cpus"]) / max(hosts.count(h) for h in hosts))
+    d, l, s_, v = (int(a.get(k, "0")) for k in ("channels", "layers", "seq", "vocab"))
+    gb = float(a.get("global_batch", "0"))
+    b_mb = gb / (nranks // (tp * pp) * m) if gb > 0 else 0
+    flops = (b_mb * (72 * s_ * d * d + 12 * s_ * s_ * d) * l + 6 * b_mb * s_ * d * v) * m / (tp * pp)
+    return {"ranks": nranks, "layout": layout, "t_iter": t_iter, "t_comp": t_comp, "t_comm": t_comm,
+            "groups": groups, "cpus": cpus, "flops": flops}
 
 
 def check_scaling(paths, report):
     c = Checker()
-    runs = sorted((summarize(p) for p in paths), key=lambda r: r[0])
-    rows = {row["ranks"]: row for row in read_csv(os.path.join(report, "scaling.csv"))}
-    base = runs[0]
-    for ranks, t_iter, t_comp, t_comm in runs:
-        row = rows.get(str(ranks))
+    runs = sorted((summarize(p) for p in paths), key=lambda r: r["ranks"])
+    rows = {(row["ranks"], row.get("layout", "")): row for row in read_csv(os.path.join(report, "scaling.csv"))}
+    base = min(runs, key=lambda r: (r["ranks"], r["layout"] != f"({r['ranks']},1,1)"))
+    for r in runs:
+        key = f"{r['ranks']} ranks {r['layout']}"
+        row = rows.get((str(r["ranks"]), r["layout"]))
         if row is None:
-            c.mismatches.append(f"scaling.csv: no line for {ranks} ranks")
+            c.mismatches.append(f"scaling.csv: no line for {key}")
             continue
-        c.expect(f"scaling.csv {ranks} ranks t_iter_ms", t_iter, row["t_iter_ms"])
-        c.expect(f"scaling.csv {ranks} ranks t_comp_ms", t_comp, row["t_comp_ms"])
-        c.expect(f"scaling.csv {ranks} ranks t_comm_ms", t_comm, row["t_comm_ms"])
-        c.expect(f"scaling.csv {ranks} ranks speedup", base[1] / t_iter, row["speedup"])
+        c.expect(f"scaling.csv {key} t_iter_ms", r["t_iter"], row["t_iter_ms"])
+        c.expect(f"scaling.csv {key} t_comp_ms", r["t_comp"], row["t_comp_ms"])
+        c.expect(f"scaling.csv {key} t_comm_ms", r["t_comm"], row["t_comm_ms"])
+        c.expect(f"scaling.csv {key} speedup", base["t_iter"] / r["t_iter"], row["speedup"])
+    predicted = os.path.join(report, "predicted_vs_measured.csv")
+    if os.path.isfile(predicted):
+        prows = {(row["ranks"], row["layout"]): row for row in read_csv(predicted)}
+        per_cpu = base["flops"] / base["t_comp"] / base["cpus"]  # FLOP per ms and CPU
+        for r in runs:
+            key = f"{r['ranks']} ranks {r['layout']}"
+            row = prows.get((str(r["ranks"]), r["layout"]))
+            if row is None:
+                c.mismatches.append(f"predicted_vs_measured.csv: no line for {key}")
+                continue
+            c.expect(f"predicted_vs_measured.csv {key} measured_ms", r["t_iter"], row["measured_ms"])
+            for g in ("tp", "pp", "dp"):
+                c.expect(f"predicted_vs_measured.csv {key} {g}_ms", r["groups"][g], row[f"{g}_ms"])
+            c.expect(f"predicted_vs_measured.csv {key} predicted_compute_ms", r["flops"] / (per_cpu * r["cpus"]),
+                     row["predicted_compute_ms"])
+            if row["error"] != "-":
+                # the error against the printed prediction, as a ratio (a small error has few digits)
+                c.expect(f"predicted_vs_measured.csv {key} 1 + error", float(row["predicted_ms"]) / r["t_iter"],
+                         str(1 + float(row["error"].rstrip("%")) / 100), rel=1e-3)
+                # the step is the sum of its predicted parts (the bubble is in pp)
+                parts = sum(float(row[f"predicted_{g}_ms"]) for g in ("compute", "tp", "pp", "dp"))
+                c.expect(f"predicted_vs_measured.csv {key} predicted_ms = sum of parts", parts, row["predicted_ms"],
+                         rel=2e-3)
     return c.finish(f"scaling {' '.join(os.path.basename(p) for p in paths)} vs {report}")
 
 

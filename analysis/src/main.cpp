@@ -3,7 +3,7 @@
 //   commscope-report bench r.h5 [r2.h5 ...] [-o DIR]  busbw/latency per size, alpha-beta fits, crossovers
 //   commscope-report compare a.h5 b.h5 [...] [-o DIR]  interconnects side by side
 //   commscope-report profile p.h5 [-o DIR]           per-iteration breakdown, ranks, top operators
-//   commscope-report scaling p1.h5 p2.h5 [...] [-o DIR]  speedup, efficiency, prediction vs measurement
+//   commscope-report scaling p1.h5 p2.h5 [...] [--bench B] [-o DIR]  speedup, efficiency, prediction vs measurement
 //   commscope-report predict --model 125m --gpus 8,64 --bench r.h5 --flops 1e14 [--zero 0..3]
 //                            [--tp N --pp N --micro-batches M]
 //   commscope-report trace p.h5 -o trace.json        Chrome trace / Perfetto
@@ -58,10 +58,17 @@ int main(int argc, char** argv) {
   profile->add_option("file", file, "profile (commscope-train --profile)")->required();
   profile->add_option("-o,--out", out, "folder for report.md, CSV files and plots");
 
-  auto* scaling = app.add_subcommand("scaling", "speedup and efficiency from profiles at different rank counts");
-  scaling->add_option("files", files, "profiles of the same workload at different rank counts")
+  ca::ScalingOptions sc;
+  auto* scaling = app.add_subcommand(
+      "scaling", "speedup and efficiency from profiles at different rank counts or layouts, predicted against measured");
+  scaling->add_option("files", files, "profiles of the same workload at different rank counts or (dp,tp,pp) layouts")
       ->required()
       ->expected(2, -1);
+  scaling->add_option("--bench", sc.bench, "bench results file: predict each run's step from its fits and compare");
+  scaling
+      ->add_option("--flops", sc.flops,
+                   "per-rank compute rate in FLOP/s for the prediction (default: the baseline run's measured rate)")
+      ->check(CLI::PositiveNumber);
   scaling->add_option("-o,--out", out, "folder for report.md, CSV files and plots");
 
   ca::PredictOptions p;
@@ -129,7 +136,7 @@ int main(int argc, char** argv) {
     if (*bench) ca::report_bench(files, options);
     if (*compare) ca::report_compare(files, options);
     if (*profile) ca::report_profile(file, options);
-    if (*scaling) ca::report_scaling(files, options);
+    if (*scaling) ca::report_scaling(files, sc, options);
     if (*predict) {
       for (std::size_t b = 0, e; b <= gpus.size(); b = e + 1) {
         e = gpus.find(',', b);

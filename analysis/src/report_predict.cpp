@@ -10,47 +10,12 @@
 #include <vector>
 
 #include "bench_fits.hpp"
+#include "step_prediction.hpp"
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/analysis/model_math.hpp"
 #include "report_writer.hpp"
 
 namespace commscope::analysis {
-
-namespace {
-
-// A fit measured on p0 ranks, carried to p ranks with its algorithm's own textbook scaling
-// (carry_fit_us: a tree's log p, a ring's p - 1; the ring's for mpi, shm and hier).
-double carried_time_us(const Measured& m, int p, double bytes) {
-  return carry_fit_us(*m.fit, parse_collective(m.collective), m.algorithm, m.nranks, p, bytes);
-}
-
-// The fastest measured algorithm's time for one call of `collective` on p ranks (carried from the
-// bench's rank count), or nullopt where the file has no such measurements.
-struct Priced {
-  double us = 0;
-  std::string algorithm;
-};
-std::optional<Priced> price(const BenchData& data, const std::string& file, const std::string& collective, int p,
-                            double bytes) {
-  const auto coll = std::find_if(data.begin(), data.end(), [&](const auto& c) { return c.first == collective; });
-  if (coll == data.end()) return std::nullopt;
-  Priced best{std::numeric_limits<double>::infinity(), ""};
-  for (const Measured& m : coll->second) {
-    if (!m.fit) continue;
-    const double t = carried_time_us(m, p, bytes);
-    if (t < best.us) best = {t, m.algorithm};
-  }
-  if (best.algorithm.empty()) throw InputError(file + ": too few " + collective + " sizes to fit");
-  return best;
-}
-
-bool has_fit(const BenchData& data, const std::string& collective) {
-  const auto coll = std::find_if(data.begin(), data.end(), [&](const auto& c) { return c.first == collective; });
-  return coll != data.end() &&
-         std::any_of(coll->second.begin(), coll->second.end(), [](const Measured& m) { return m.fit.has_value(); });
-}
-
-}  // namespace
 
 void report_predict(const PredictOptions& o, const ReportOptions& options) {
   ModelShape shape;
@@ -91,23 +56,19 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
                      " rank; predicting other rank counts needs a bench run on 2 or more");
   const BenchData data = measurements(bench);
 
-  const double b = o.batch, s = shape.seq, d = shape.d_model, l = shape.layers;
-  const double P = shape.vocab > 0
-                       ? params_gpt2_exact(shape.padded_vocab > 0 ? shape.padded_vocab : shape.vocab, s, d, l)
-                       : params_approx(d, l);
-  // One micro-batch of the whole model; per rank: M micro-batches over tp x pp ranks.
-  const double flops_mb =
-      shape.vocab > 0 ? flops_per_iteration_with_head(b, s, d, l, shape.vocab) : flops_per_iteration(b, s, d, l);
-  const double flops = flops_mb * mb / mp;
-  const double act_mb = activation_bytes(b, s, d, l, shape.heads);
-  // 1F1B: the first stage holds min(M, pp) micro-batches of its l / pp layers; tp splits them.
-  const double act = act_mb * std::min(mb, pp) / mp;
-  const double t_comp = flops / o.flops;
-  const double P_rank = P / mp;  // parameters per rank: tp splits every layer, pp the layers
-  // ZeRO-3 gathers the tied embedding (wte split over tp, wpe whole) once more for the head when one
-  // stage holds both ends of the model; with pp > 1 they are on different stages.
-  const double head_params =
-      shape.vocab > 0 && pp == 1 ? (shape.padded_vocab > 0 ? shape.padded_vocab : shape.vocab) * d / tp + s * d : 0;
+  StepInputs in;
+  in.shape = shape;
+  in.batch = o.batch;
+  in.layout = {tp, pp, mb};
+  in.zero = o.zero;
+  in.bytes_per_param = o.bytes_per_param;
+  in.flops = o.flops;
+  // Everything but the data-parallel collectives is the same at every rank count.
+  const StepPrediction first = predict_step(data, o.bench, in);
+  const double P = first.params, P_rank = first.params_rank, flops_mb = first.flops_mb, flops = first.flops_rank;
+  const double act_mb = first.act_mb, act = first.act_rank, t_comp = first.compute_s, act_bytes = first.act_bytes;
+  const double t_tp = first.tp_s, t_p2p = first.p2p_s, bubble = first.bubble, work = first.work_s,
+               t_pipe = first.pipe_s;
 
   ReportWriter w(options, "commscope prediction: " + shape.name + ", ZeRO stage " + std::to_string(o.zero));
   if (!layout_3d) {
@@ -136,56 +97,6 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
          "fastest measured algorithm. No overlap of communication with compute is assumed (the overlapped bound "
          "is max of the two).");
 
-  // Tensor- and pipeline-parallel calls: the same at every rank count.
-  const Layout layout{tp, pp, mb};
-  const ModelParallelComm mpc = model_parallel_comm(b, s, d, shape.layers, layout, o.bytes_per_param);
-  const double act_bytes = b * s * d * o.bytes_per_param;  // one micro-batch's activation between layers
-  double t_tp = 0;
-  std::vector<std::vector<std::string>> mp_rows;  // ranks column left out
-  for (const CommCall& call : mpc.tensor) {
-    const auto priced = price(data, o.bench, call.collective, tp, call.bytes_per_call);
-    if (!priced)
-      throw InputError(o.bench + ": has no allreduce measurements (--tp " + std::to_string(tp) + " needs them)");
-    t_tp += call.calls * priced->us / 1e6;
-    mp_rows.push_back({call.collective, call.purpose + ", " + std::to_string(tp) + " ranks", std::to_string(call.calls),
-                       format_bytes(call.bytes_per_call), priced->algorithm,
-                       format_number(call.calls * priced->us / 1e3)});
-  }
-  // Pipeline sends: the bench's sendrecv (a ring shift: each rank sends to one neighbour and
-  // receives from the other, as an interior stage does), uncarried (one message per rank at any
-  // rank count); without one, a 2-rank allreduce: its ring moves the same S bytes each way per
-  // rank, with 2 latencies and a reduction, an upper bound.
-  double t_p2p = 0;
-  std::string p2p_source;
-  for (const CommCall& call : mpc.pipeline) {
-    std::optional<Priced> priced;
-    std::string collective = call.collective, algorithm;
-    if (has_fit(data, "sendrecv")) {
-      priced = price(data, o.bench, "sendrecv", 2, call.bytes_per_call);
-      algorithm = priced->algorithm;
-      p2p_source =
-          "the bench's sendrecv fit (its ring shift sends to one neighbour and receives from the other, as an "
-          "interior stage does; one message per rank, not carried)";
-    } else {
-      priced = price(data, o.bench, "allreduce", 2, call.bytes_per_call);
-      if (!priced)
-        throw InputError(o.bench + ": has neither sendrecv nor allreduce measurements (--pp " + std::to_string(pp) +
-                         " needs one)");
-      collective = "allreduce";
-      algorithm = priced->algorithm + " (2 ranks, for sendrecv)";
-      p2p_source =
-          "the bench's allreduce fit carried to 2 ranks, as the file has no sendrecv (a 2-rank ring "
-          "allreduce moves the same S bytes each way per rank, with 2 latencies and a reduction: an upper "
-          "bound of one send and receive)";
-    }
-    t_p2p += call.calls * priced->us / 1e6;
-    mp_rows.push_back({collective, call.purpose, std::to_string(call.calls), format_bytes(call.bytes_per_call),
-                       algorithm, format_number(call.calls * priced->us / 1e3)});
-  }
-  const double bubble = pipeline_bubble_fraction(pp, mb);
-  // compute + tp comm + pp sends of M micro-batches, stretched by the bubble: work (M + pp - 1) / M.
-  const double work = t_comp + t_tp + t_p2p;
-  const double t_pipe = pipeline_step_time(work, pp, mb);
   if (layout_3d) {
     std::string text = "Layout (dp,tp,pp): g = dp x " + std::to_string(tp) + " x " + std::to_string(pp) + "; " +
                        std::to_string(mb) + " micro-batches of " + std::to_string(o.batch) +
@@ -198,7 +109,7 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
               " layers per stage: " + format_number(t_tp * 1e3) + " ms per step. ";
     if (pp > 1)
       text += "Pipeline: one activation forward and one gradient backward of " + format_bytes(act_bytes) +
-              " per micro-batch between neighbouring stages, priced with " + p2p_source + ": " +
+              " per micro-batch between neighbouring stages, priced with " + first.p2p_source + ": " +
               format_number(t_p2p * 1e3) + " ms per step. ";
     text += "Bubble (pp - 1)/(M + pp - 1) = " + std::to_string(pp - 1) + "/" + std::to_string(mb + pp - 1) + " = " +
             format_number(100 * bubble, 4) +
@@ -217,31 +128,15 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
   int first_p = 0;
   for (int g : o.gpus) {
     const int p = static_cast<int>(g / mp);  // data-parallel ranks
-    for (const auto& row : mp_rows) {
-      std::vector<std::string> cells{std::to_string(g)};
-      cells.insert(cells.end(), row.begin(), row.end());
-      calls.add(std::move(cells));
-    }
-    const CommVolume vol = zero_comm_volume(o.zero, p, P_rank, o.bytes_per_param, 1, head_params);
-    double t_comm = 0;
-    for (const CommCall& call : vol.calls) {
-      if (p == 1) break;
-      const auto priced = price(data, o.bench, call.collective, p, call.bytes_per_call);
-      if (!priced)
-        throw InputError(o.bench + ": has no " + call.collective + " measurements (ZeRO stage " +
-                         std::to_string(o.zero) + " needs them)");
-      t_comm += call.calls * priced->us / 1e6;
-      calls.add({std::to_string(g), call.collective, call.purpose + (layout_3d ? ", dp " + std::to_string(p) : ""),
-                 std::to_string(call.calls), format_bytes(call.bytes_per_call), priced->algorithm,
-                 format_number(call.calls * priced->us / 1e3)});
-    }
-    // Model state per GPU (mixed precision: 2-byte params and grads + 12 bytes of fp32 master
-    // weights and Adam moments; fp32: 4 + 4 + 8), of P / (tp pp) parameters, sharded over dp by
-    // the ZeRO stage.
-    const double pb = o.bytes_per_param, gb = o.bytes_per_param, ob = o.bytes_per_param == 2 ? 12.0 : 8.0;
-    const double sh = 1.0 / p;
-    const double mem = P_rank * (o.zero >= 3 ? pb * sh : pb) + P_rank * (o.zero >= 2 ? gb * sh : gb) +
-                       P_rank * (o.zero >= 1 ? ob * sh : ob) + act;
+    in.dp = p;
+    const StepPrediction step = predict_step(data, o.bench, in);
+    for (const PricedCall& c : step.model_parallel)
+      calls.add({std::to_string(g), c.collective, c.purpose, std::to_string(c.calls), format_bytes(c.bytes_per_call),
+                 c.algorithm, format_number(c.ms)});
+    for (const PricedCall& c : step.data_parallel)
+      calls.add({std::to_string(g), c.collective, c.purpose + (layout_3d ? ", dp " + std::to_string(p) : ""),
+                 std::to_string(c.calls), format_bytes(c.bytes_per_call), c.algorithm, format_number(c.ms)});
+    const double t_comm = step.dp_s, mem = step.memory_bytes;
     const double t_iter = t_pipe + t_comm;
     // Throughput (sequences per second, b M dp / t_iter) relative to the first rank count: tp, pp
     // and M are the same in every row, so dp scales as g.

@@ -1,16 +1,22 @@
-// commscope-report scaling: profiles of one workload at different rank counts -> speedup,
-// communication efficiency, parallel efficiency, and the speedup predicted from the smallest
-// run's compute/communication shares and the measured efficiency, next to the measured one.
+// commscope-report scaling: profiles of one workload at different rank counts or (dp, tp, pp)
+// layouts -> speedup, communication efficiency, parallel efficiency, and the speedup predicted
+// from the smallest run's compute/communication shares and the measured efficiency, next to the
+// measured one; with --bench, each run's step predicted as `predict` prices its layout, part by
+// part against the measured step.
 
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <set>
+#include <tuple>
 #include <string>
 #include <vector>
 
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/analysis/model_math.hpp"
+#include "commscope/profiler/events.hpp"
 #include "report_writer.hpp"
+#include "step_prediction.hpp"
 
 namespace commscope::analysis {
 
@@ -18,43 +24,97 @@ namespace {
 
 // One run, in seconds per iteration. Iterations: all but the first when there are several (the
 // first warms caches and connections up); per iteration the slowest rank's step (what training
-// waits for), and the mean over ranks of its communication and compute.
+// waits for), and the mean over ranks of its communication and compute, and of the communication
+// of each group (tp.*, pp.* and embedding.*, the rest: profiler::communication_group).
 struct Run {
   std::string file;
   int ranks = 0;
   double t_iter = 0, t_comm = 0, t_comp = 0, t_other = 0;
+  double t_tp = 0, t_pp = 0, t_dp = 0;  // t_pp: pp.* and embedding.* (the pipeline's waits are in them)
   int iterations = 0;
   double global_batch = 0;  // from the trainer's attributes; 0 when unknown
+  // The trainer's layout and model (attributes); tp = pp = micro_batches = 1 when absent.
+  int tp = 1, pp = 1, micro_batches = 1, zero = 0, bytes_per_param = 4, threads = 1;
+  int layers = 0, channels = 0, heads = 0, seq = 0, vocab = 0, padded_vocab = 0;
+  double cpus_per_rank = 1;  // min(threads, the node's CPUs / its ranks) where the node's CPUs are known
+  int dp() const { return ranks / std::max(1, tp * pp); }
+  std::string layout() const {
+    std::string s = "(";  // appended: GCC 12's -Wrestrict misfires on "(" + std::string
+    s.append(std::to_string(dp())).append(",").append(std::to_string(tp)).append(",").append(std::to_string(pp));
+    s.append(")");
+    if (micro_batches > 1) s.append(" x").append(std::to_string(micro_batches));
+    return s;
+  }
+  bool same_layout(const Run& o) const {
+    return ranks == o.ranks && tp == o.tp && pp == o.pp && micro_batches == o.micro_batches;
+  }
 };
+
+int int_attribute(const profiler::Profile& p, const char* key, int otherwise) {
+  const std::string v = value_of(p.meta.attributes, key);
+  return v.empty() ? otherwise : std::atoi(v.c_str());
+}
 
 Run summarize(const std::string& file) {
   preflight(file, "profile");
-  const profiler::Profile p = read_profile_file(file);
+  const profiler::Profile p = read_profile_file(file, true);
   if (p.breakdown.empty()) throw InputError(file + ": the profile holds no iterations");
   Run run;
   run.file = file;
   run.ranks = p.meta.nranks;
   for (const auto& [k, v] : p.meta.attributes)
     if (k == "global_batch") run.global_batch = std::atof(v.c_str());
+  run.tp = std::max(1, int_attribute(p, "tp", 1));
+  run.pp = std::max(1, int_attribute(p, "pp", 1));
+  run.micro_batches = std::max(1, int_attribute(p, "micro_batches", 1));
+  const std::string dp = value_of(p.meta.attributes, "dp");
+  run.zero = dp.size() == 5 && dp.starts_with("zero") ? dp[4] - '0' : 0;
+  run.bytes_per_param = value_of(p.meta.attributes, "precision") == "bf16" ? 2 : 4;
+  run.threads = std::max(1, int_attribute(p, "threads", 1));
+  run.layers = int_attribute(p, "layers", 0), run.channels = int_attribute(p, "channels", 0);
+  run.heads = int_attribute(p, "heads", 0), run.seq = int_attribute(p, "seq", 0);
+  run.vocab = int_attribute(p, "vocab", 0), run.padded_vocab = int_attribute(p, "padded_vocab", run.vocab);
+  run.cpus_per_rank = run.threads;
+  if (const int cpus = int_attribute(p, "node_cpus", 0); cpus > 0) {
+    std::map<std::string, int> per_host;
+    for (const auto& r : p.ranks) ++per_host[r.host];
+    int most = 1;
+    for (const auto& [host, n] : per_host) most = std::max(most, n);
+    run.cpus_per_rank = std::min<double>(run.threads, static_cast<double>(cpus) / most);
+  }
   std::map<int, std::vector<const profiler::BreakdownRow*>> by_step;
   for (const auto& r : p.breakdown) by_step[r.iteration].push_back(&r);
   if (by_step.size() > 1) by_step.erase(by_step.begin());
-  for (const auto& [step, rows] : by_step) {
+  std::size_t rows = 0;
+  for (const auto& [step, rs] : by_step) {
     double slowest = 0, comm = 0, comp = 0;
-    for (const auto* r : rows) {
+    for (const auto* r : rs) {
       slowest = std::max(slowest, static_cast<double>(r->window_ns));
       comm += static_cast<double>(r->comm_ns);
       comp += static_cast<double>(r->kernel_ns);
     }
     run.t_iter += slowest / 1e9;
-    run.t_comm += comm / static_cast<double>(rows.size()) / 1e9;
-    run.t_comp += comp / static_cast<double>(rows.size()) / 1e9;
+    run.t_comm += comm / static_cast<double>(rs.size()) / 1e9;
+    run.t_comp += comp / static_cast<double>(rs.size()) / 1e9;
+    rows += rs.size();
   }
   run.iterations = static_cast<int>(by_step.size());
   run.t_iter /= run.iterations;
   run.t_comm /= run.iterations;
   run.t_comp /= run.iterations;
   run.t_other = std::max(0.0, run.t_iter - run.t_comm - run.t_comp);
+  // Communication by group over the same iterations, per (rank, iteration) row.
+  for (const auto& events : p.events)
+    for (const profiler::Event& e : events) {
+      if (e.kind != profiler::EventKind::kCommunication || !by_step.contains(e.iteration)) continue;
+      // the name kept in a variable: a view into the ternary's temporary string would dangle
+      const std::string name = e.name < p.strings.size() ? p.strings[e.name] : std::string();
+      const std::string_view g = profiler::communication_group(name);
+      const double s = static_cast<double>(e.end_ns - e.start_ns) / 1e9;
+      (g == "tp" ? run.t_tp : g == "pp" || g == "embedding" ? run.t_pp : run.t_dp) += s;
+    }
+  const double n = std::max<double>(1, static_cast<double>(rows));
+  run.t_tp /= n, run.t_pp /= n, run.t_dp /= n;
   return run;
 }
 
@@ -62,16 +122,86 @@ std::string pct(double x) {
   return format_number(100 * x, 3) + "%";
 }
 
+
+// Each run's step as predict prices its layout (step_prediction.hpp), part by part against the
+// measured one. The compute rate: --flops per rank, or the baseline's measured rate (its FLOPs
+// per rank over its compute time) per CPU a rank has, times the CPUs each run's ranks have.
+void predicted_against_measured(ReportWriter& w, const std::vector<Run>& runs, const ScalingOptions& o) {
+  preflight(o.bench, "bench");
+  const BenchFile bench = read_bench_file(o.bench);
+  if (bench.nranks < 2)
+    throw InputError(o.bench + ": measured on " + std::to_string(bench.nranks) +
+                     " rank; pricing collectives needs a bench run on 2 or more");
+  const BenchData data = measurements(bench);
+  auto inputs = [](const Run& r) {
+    if (r.layers < 1 || r.channels < 1 || r.heads < 1 || r.seq < 1 || r.global_batch <= 0)
+      throw InputError(r.file + ": no model or batch attributes (a commscope-train profile has them)");
+    StepInputs in;
+    in.shape.name = "run";
+    in.shape.layers = r.layers, in.shape.d_model = r.channels, in.shape.heads = r.heads, in.shape.seq = r.seq;
+    in.shape.vocab = r.vocab, in.shape.padded_vocab = r.padded_vocab;
+    in.layout = {r.tp, r.pp, r.micro_batches};
+    in.dp = r.dp();
+    in.batch = r.global_batch / (in.dp * r.micro_batches);
+    in.zero = r.zero;
+    in.bytes_per_param = r.bytes_per_param;
+    in.flops = 1;  // FLOPs per rank and step, priced below
+    return in;
+  };
+  const Run& g = runs.front();
+  const double base_flops = predict_step(data, o.bench, inputs(g)).flops_rank;
+  const double per_cpu = o.flops > 0 ? 0 : base_flops / g.t_comp / g.cpus_per_rank;
+  std::string rate = o.flops > 0 ? format_number(o.flops / 1e9) + " GFLOP/s per rank (--flops)"
+                                 : format_number(per_cpu / 1e9) + " GFLOP/s per CPU, the baseline's measured rate (" +
+                                       format_number(base_flops / 1e9) + " GFLOP per rank and step in " +
+                                       format_number(g.t_comp * 1e3) + " ms of compute on " +
+                                       format_number(g.cpus_per_rank) + " CPU per rank)";
+  w.section("Predicted against measured (per rank and step)");
+  w.text("Each run's step as `commscope-report predict` prices its layout: compute = its FLOPs per rank at " + rate +
+         " (a run's ranks get min(threads, the node's CPUs / its ranks) CPUs each, where the profile says the "
+         "node's CPUs); tp = 4 allreduces per layer and micro-batch, pp = the sends, each priced with the fastest "
+         "fit of " +
+         o.bench + " (" + std::to_string(bench.nranks) +
+         " ranks) carried to its group's size; the pipeline stretches compute + tp + pp by (M + pp - 1)/M with "
+         "equal stages (pp_ms includes that bubble); dp = the ZeRO stage's collectives, not overlapped. Measured: "
+         "the slowest rank's step, compute and each group's communication as means over ranks (pp_ms: pp.* and "
+         "embedding.*, where the pipeline's waits fall). error = predicted / measured - 1.");
+  Table t({"ranks", "layout", "zero", "measured_ms", "predicted_ms", "error", "compute_ms", "predicted_compute_ms",
+           "tp_ms", "predicted_tp_ms", "pp_ms", "predicted_pp_ms", "dp_ms", "predicted_dp_ms"});
+  for (const Run& r : runs) {
+    StepInputs in = inputs(r);
+    in.flops = o.flops > 0 ? o.flops : per_cpu * r.cpus_per_rank;
+    if (r.heads % r.tp != 0 || r.layers % r.pp != 0) {
+      t.add({std::to_string(r.ranks), r.layout(), std::to_string(r.zero), format_number(r.t_iter * 1e3),
+             "- (stages or heads not equal)", "-", format_number(r.t_comp * 1e3), "-", format_number(r.t_tp * 1e3), "-",
+             format_number(r.t_pp * 1e3), "-", format_number(r.t_dp * 1e3), "-"});
+      continue;
+    }
+    const StepPrediction p = predict_step(data, o.bench, in);
+    const double pp_pred = p.p2p_s + (p.pipe_s - p.work_s);
+    t.add({std::to_string(r.ranks), r.layout(), std::to_string(r.zero), format_number(r.t_iter * 1e3),
+           format_number(p.iteration_s() * 1e3), pct(p.iteration_s() / r.t_iter - 1), format_number(r.t_comp * 1e3),
+           format_number(p.compute_s * 1e3), format_number(r.t_tp * 1e3), format_number(p.tp_s * 1e3),
+           format_number(r.t_pp * 1e3), format_number(pp_pred * 1e3), format_number(r.t_dp * 1e3),
+           format_number(p.dp_s * 1e3)});
+  }
+  w.table("predicted_vs_measured", t);
+}
+
 }  // namespace
 
-void report_scaling(const std::vector<std::string>& files, const ReportOptions& options) {
+void report_scaling(const std::vector<std::string>& files, const ScalingOptions& scaling,
+                    const ReportOptions& options) {
   std::vector<Run> runs;
   for (const auto& f : files) runs.push_back(summarize(f));
-  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.ranks < b.ranks; });
+  std::stable_sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) {
+    return std::tie(a.ranks, a.tp, a.pp, a.micro_batches) < std::tie(b.ranks, b.tp, b.pp, b.micro_batches);
+  });
   for (std::size_t i = 1; i < runs.size(); ++i)
-    if (runs[i].ranks == runs[i - 1].ranks)
-      throw InputError(runs[i].file + ": the same rank count (" + std::to_string(runs[i].ranks) + ") as " +
-                       runs[i - 1].file + "; scaling needs different rank counts");
+    if (runs[i].same_layout(runs[i - 1]))
+      throw InputError(runs[i].file + ": the same rank count (" + std::to_string(runs[i].ranks) + ") and layout " +
+                       runs[i].layout() + " as " + runs[i - 1].file +
+                       "; scaling needs different rank counts or layouts");
   const Run& g = runs.front();
   // Strong scaling: the same global batch at every rank count (each rank's work shrinks as 1/n);
   // weak: the same batch per rank. Known from the trainer's global_batch attribute.
@@ -91,7 +221,7 @@ void report_scaling(const std::vector<std::string>& files, const ReportOptions& 
       "strong scaling, 1 for weak; docs/design.md's formula is w = 1). Time outside compute and communication "
       "(dispatch) is left out of both sides.");
 
-  Table t({"ranks", "t_iter_ms", "t_comp_ms", "t_comm_ms", "t_other_ms", "speedup", "comm_eff", "parallel_eff",
+  Table t({"ranks", "layout", "t_iter_ms", "t_comp_ms", "t_comm_ms", "t_other_ms", "speedup", "comm_eff", "parallel_eff",
            "predicted_speedup", "prediction_error", "predicted_w1", "error_w1"});
   LinePlot plot{"Speedup against ranks", "ranks", "speedup", false, false, false, {}};
   Series measured{"measured", {}, {}, true, false}, predicted{"predicted", {}, {}, true, true},
@@ -105,7 +235,7 @@ void report_scaling(const std::vector<std::string>& files, const ReportOptions& 
     const double pred_w1 = predicted_speedup(r_comp, r_comm, eff);  // docs/design.md: per-rank compute unchanged
     const double par = strong || !known ? strong_scaling_efficiency(g.t_iter, n.t_iter, g.ranks, n.ranks)
                                         : weak_scaling_efficiency(g.t_iter, n.t_iter);
-    t.add({std::to_string(n.ranks), format_number(n.t_iter * 1e3), format_number(n.t_comp * 1e3),
+    t.add({std::to_string(n.ranks), n.layout(), format_number(n.t_iter * 1e3), format_number(n.t_comp * 1e3),
            format_number(n.t_comm * 1e3), format_number(n.t_other * 1e3), format_number(s), format_number(eff),
            pct(par), format_number(pred), n.ranks == g.ranks ? "-" : pct((pred - s) / s), format_number(pred_w1),
            n.ranks == g.ranks ? "-" : pct((pred_w1 - s) / s)});
@@ -122,12 +252,13 @@ void report_scaling(const std::vector<std::string>& files, const ReportOptions& 
   StackedBars bars{
       "Iteration time by part", "ranks", "ms per iteration", {}, {"compute", "communication", "other"}, {{}, {}, {}}};
   for (const Run& n : runs) {
-    bars.categories.push_back(std::to_string(n.ranks));
+    bars.categories.push_back(std::to_string(n.ranks) + (n.tp * n.pp * n.micro_batches > 1 ? " " + n.layout() : ""));
     bars.values[0].push_back(n.t_comp * 1e3);
     bars.values[1].push_back(n.t_comm * 1e3);
     bars.values[2].push_back(n.t_other * 1e3);
   }
   w.plot("iteration_parts", bars);
+  if (!scaling.bench.empty()) predicted_against_measured(w, runs, scaling);
   w.finish();
 }
 

@@ -229,6 +229,7 @@ int run(int argc, char** argv, commscope::Communicator& world) {
                      {"channels", std::to_string(config.channels)},
                      {"seq", std::to_string(seq)},
                      {"vocab", std::to_string(config.vocab)},
+                     {"padded_vocab", std::to_string(config.padded_vocab)},
                      {"global_batch", std::to_string(o.batch)},
                      {"dp", std::string(ct::to_string(o.dp.mode))},
                      {"tp", std::to_string(o.tp)},
@@ -239,6 +240,8 @@ int run(int argc, char** argv, commscope::Communicator& world) {
                      {"tp_algo", o.dp.tp_algo.empty() ? o.dp.algo : o.dp.tp_algo},
                      {"embedding_algo", o.dp.embedding_algo.empty() ? o.dp.algo : o.dp.embedding_algo},
                      {"threads", std::to_string(threads)},
+                     // what the node's ranks share (commscope-report scaling's CPUs per rank)
+                     {"node_cpus", std::to_string(std::thread::hardware_concurrency())},
                      {"device", o.device},
                      {"precision", cuda ? o.precision : std::string("fp32")},
                      {"gemm_gflops", std::to_string(gemm)}};

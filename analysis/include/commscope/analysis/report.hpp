@@ -21,7 +21,16 @@ struct ReportOptions {
 void report_bench(const std::vector<std::string>& files, const ReportOptions& options);
 void report_compare(const std::vector<std::string>& files, const ReportOptions& options);
 void report_profile(const std::string& file, const ReportOptions& options);
-void report_scaling(const std::vector<std::string>& files, const ReportOptions& options);
+// scaling: profiles of one workload at different rank counts or layouts (dp, tp, pp). With
+// `bench` (a bench results file) each run's step is also predicted as predict does for its layout,
+// at `flops` FLOP/s per rank, or (0) at the rate the baseline run's compute measured, and set
+// against the measured step part by part.
+struct ScalingOptions {
+  std::string bench;
+  double flops = 0;
+};
+void report_scaling(const std::vector<std::string>& files, const ScalingOptions& scaling,
+                    const ReportOptions& options);
 
 struct PredictOptions {
   std::string model;  // preset name, or empty with the dimensions below

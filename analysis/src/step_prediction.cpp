@@ -1,0 +1,135 @@
+#include "step_prediction.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+#include "commscope/analysis/inputs.hpp"
+
+namespace commscope::analysis {
+
+namespace {
+
+// A fit measured on p0 ranks, carried to p ranks with its algorithm's own textbook scaling
+// (carry_fit_us: a tree's log p, a ring's p - 1; the ring's for mpi, shm and hier).
+double carried_time_us(const Measured& m, int p, double bytes) {
+  return carry_fit_us(*m.fit, parse_collective(m.collective), m.algorithm, m.nranks, p, bytes);
+}
+
+// The fastest measured algorithm's time for one call of `collective` on p ranks (carried from the
+// bench's rank count), or nullopt where the file has no such measurements.
+struct Priced {
+  double us = 0;
+  std::string algorithm;
+};
+std::optional<Priced> price(const BenchData& data, const std::string& file, const std::string& collective, int p,
+                            double bytes) {
+  const auto coll = std::find_if(data.begin(), data.end(), [&](const auto& c) { return c.first == collective; });
+  if (coll == data.end()) return std::nullopt;
+  Priced best{std::numeric_limits<double>::infinity(), ""};
+  for (const Measured& m : coll->second) {
+    if (!m.fit) continue;
+    const double t = carried_time_us(m, p, bytes);
+    if (t < best.us) best = {t, m.algorithm};
+  }
+  if (best.algorithm.empty()) throw InputError(file + ": too few " + collective + " sizes to fit");
+  return best;
+}
+
+bool has_fit(const BenchData& data, const std::string& collective) {
+  const auto coll = std::find_if(data.begin(), data.end(), [&](const auto& c) { return c.first == collective; });
+  return coll != data.end() &&
+         std::any_of(coll->second.begin(), coll->second.end(), [](const Measured& m) { return m.fit.has_value(); });
+}
+
+}  // namespace
+
+StepPrediction predict_step(const BenchData& data, const std::string& bench_file, const StepInputs& in) {
+  const ModelShape& shape = in.shape;
+  const int tp = in.layout.tp, pp = in.layout.pp, mb = in.layout.micro_batches;
+  const double mp = static_cast<double>(tp) * pp;  // ranks of one model replica
+  const double b = in.batch, s = shape.seq, d = shape.d_model, l = shape.layers;
+  StepPrediction r;
+  r.params = shape.vocab > 0 ? params_gpt2_exact(shape.padded_vocab > 0 ? shape.padded_vocab : shape.vocab, s, d, l)
+                             : params_approx(d, l);
+  r.flops_mb =
+      shape.vocab > 0 ? flops_per_iteration_with_head(b, s, d, l, shape.vocab) : flops_per_iteration(b, s, d, l);
+  r.flops_rank = r.flops_mb * mb / mp;
+  r.act_mb = activation_bytes(b, s, d, l, shape.heads);
+  // 1F1B: the first stage holds min(M, pp) micro-batches of its l / pp layers; tp splits them.
+  r.act_rank = r.act_mb * std::min(mb, pp) / mp;
+  r.compute_s = r.flops_rank / in.flops;
+  r.params_rank = r.params / mp;  // tp splits every layer, pp the layers
+  r.act_bytes = b * s * d * in.bytes_per_param;
+  // ZeRO-3 gathers the tied embedding (wte split over tp, wpe whole) once more for the head when one
+  // stage holds both ends of the model; with pp > 1 they are on different stages.
+  const double head_params =
+      shape.vocab > 0 && pp == 1 ? (shape.padded_vocab > 0 ? shape.padded_vocab : shape.vocab) * d / tp + s * d : 0;
+
+  // Tensor- and pipeline-parallel calls: the same at every rank count.
+  const ModelParallelComm mpc = model_parallel_comm(b, s, d, shape.layers, in.layout, in.bytes_per_param);
+  for (const CommCall& call : mpc.tensor) {
+    const auto priced = price(data, bench_file, call.collective, tp, call.bytes_per_call);
+    if (!priced)
+      throw InputError(bench_file + ": has no allreduce measurements (--tp " + std::to_string(tp) + " needs them)");
+    r.tp_s += call.calls * priced->us / 1e6;
+    r.model_parallel.push_back({call.collective, call.purpose + ", " + std::to_string(tp) + " ranks", call.calls,
+                                call.bytes_per_call, priced->algorithm, call.calls * priced->us / 1e3});
+  }
+  // Pipeline sends: the bench's sendrecv (a ring shift: each rank sends to one neighbour and
+  // receives from the other, as an interior stage does), uncarried (one message per rank at any
+  // rank count); without one, a 2-rank allreduce: its ring moves the same S bytes each way per
+  // rank, with 2 latencies and a reduction, an upper bound.
+  for (const CommCall& call : mpc.pipeline) {
+    std::optional<Priced> priced;
+    std::string collective = call.collective, algorithm;
+    if (has_fit(data, "sendrecv")) {
+      priced = price(data, bench_file, "sendrecv", 2, call.bytes_per_call);
+      algorithm = priced->algorithm;
+      r.p2p_source =
+          "the bench's sendrecv fit (its ring shift sends to one neighbour and receives from the other, as an "
+          "interior stage does; one message per rank, not carried)";
+    } else {
+      priced = price(data, bench_file, "allreduce", 2, call.bytes_per_call);
+      if (!priced)
+        throw InputError(bench_file + ": has neither sendrecv nor allreduce measurements (--pp " + std::to_string(pp) +
+                         " needs one)");
+      collective = "allreduce";
+      algorithm = priced->algorithm + " (2 ranks, for sendrecv)";
+      r.p2p_source =
+          "the bench's allreduce fit carried to 2 ranks, as the file has no sendrecv (a 2-rank ring "
+          "allreduce moves the same S bytes each way per rank, with 2 latencies and a reduction: an upper "
+          "bound of one send and receive)";
+    }
+    r.p2p_s += call.calls * priced->us / 1e6;
+    r.model_parallel.push_back(
+        {collective, call.purpose, call.calls, call.bytes_per_call, algorithm, call.calls * priced->us / 1e3});
+  }
+  r.bubble = pipeline_bubble_fraction(pp, mb);
+  // compute + tp comm + pp sends of M micro-batches, stretched by the bubble: work (M + pp - 1) / M.
+  r.work_s = r.compute_s + r.tp_s + r.p2p_s;
+  r.pipe_s = pipeline_step_time(r.work_s, pp, mb);
+
+  const int p = in.dp;
+  const CommVolume vol = zero_comm_volume(in.zero, p, r.params_rank, in.bytes_per_param, 1, head_params);
+  for (const CommCall& call : vol.calls) {
+    if (p == 1) break;
+    const auto priced = price(data, bench_file, call.collective, p, call.bytes_per_call);
+    if (!priced)
+      throw InputError(bench_file + ": has no " + call.collective + " measurements (ZeRO stage " +
+                       std::to_string(in.zero) + " needs them)");
+    r.dp_s += call.calls * priced->us / 1e6;
+    r.data_parallel.push_back({call.collective, call.purpose, call.calls, call.bytes_per_call, priced->algorithm,
+                               call.calls * priced->us / 1e3});
+  }
+  // Model state per rank (mixed precision: 2-byte params and grads + 12 bytes of fp32 master
+  // weights and Adam moments; fp32: 4 + 4 + 8), of P / (tp pp) parameters, sharded over dp by
+  // the ZeRO stage.
+  const double pb = in.bytes_per_param, gb = in.bytes_per_param, ob = in.bytes_per_param == 2 ? 12.0 : 8.0;
+  const double sh = 1.0 / p;
+  r.memory_bytes = r.params_rank * (in.zero >= 3 ? pb * sh : pb) + r.params_rank * (in.zero >= 2 ? gb * sh : gb) +
+                   r.params_rank * (in.zero >= 1 ? ob * sh : ob) + r.act_rank;
+  return r;
+}
+
+}  // namespace commscope::analysis

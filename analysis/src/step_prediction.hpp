@@ -1,0 +1,60 @@
+#pragma once
+// One training step of a GPT-2 shaped model in a (dp, tp, pp) layout, priced with the alpha-beta
+// fits of a bench file: what `predict` prints for each rank count and what `scaling --bench`
+// sets against the measured steps of the trainer's runs.
+//
+// Per rank and step: compute = the step's FLOPs (M micro-batches, output head included) / (tp pp)
+// at the given rate; tensor-parallel allreduces and pipeline sends as model_parallel_comm counts
+// them, each call priced with the fastest measured algorithm carried to its group's size; the
+// pipeline stretches (compute + tp + pp) by (M + pp - 1) / M (1F1B or GPipe, equal stages); the
+// ZeRO stage's data-parallel collectives over dp ranks on P / (tp pp) parameters follow, not
+// overlapped.
+
+#include <string>
+#include <vector>
+
+#include "bench_fits.hpp"
+#include "commscope/analysis/model_math.hpp"
+
+namespace commscope::analysis {
+
+struct StepInputs {
+  ModelShape shape;  // seq: the step's sequence length; vocab 0: no output head
+  double batch = 1;  // micro-batch size b (sequences one replica runs per micro-batch)
+  Layout layout;
+  int dp = 1;               // data-parallel ranks
+  int zero = 0;             // ZeRO stage 0..3 (DDP: 0)
+  int bytes_per_param = 2;  // 2 (bf16) or 4 (fp32): parameters, gradients and activations moved
+  double flops = 0;         // per-rank compute rate, FLOP/s
+};
+
+// One priced call of the step, as the communication tables print it.
+struct PricedCall {
+  std::string collective, purpose;
+  int calls = 0;
+  double bytes_per_call = 0;
+  std::string algorithm;
+  double ms = 0;  // all calls
+};
+
+struct StepPrediction {
+  double params = 0, params_rank = 0;  // the model's, and one rank's (P / (tp pp))
+  double flops_mb = 0, flops_rank = 0;  // one micro-batch of the whole model; one rank's step
+  double act_mb = 0, act_rank = 0;      // activation bytes (16-bit): a micro-batch's; a rank's
+  double act_bytes = 0;                 // one activation between layers, b s d x bytes_per_param
+  double compute_s = 0, tp_s = 0, p2p_s = 0;
+  double bubble = 0;        // (pp - 1)/(M + pp - 1)
+  double work_s = 0;        // compute + tp + p2p
+  double pipe_s = 0;        // work stretched by the pipeline's fill and drain
+  double dp_s = 0;          // data-parallel collectives
+  double memory_bytes = 0;  // model state and activations per rank
+  double iteration_s() const { return pipe_s + dp_s; }
+  std::vector<PricedCall> model_parallel;  // tp allreduces, pp sends
+  std::vector<PricedCall> data_parallel;   // the ZeRO stage's collectives (none on one dp rank)
+  std::string p2p_source;                  // how the pipeline's sends were priced
+};
+
+// Throws InputError naming `bench_file` where the fits a call needs are missing.
+StepPrediction predict_step(const BenchData& data, const std::string& bench_file, const StepInputs& in);
+
+}  // namespace commscope::analysis
