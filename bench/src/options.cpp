@@ -178,7 +178,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_option("--seed", o.seed, "seed of the check data")->capture_default_str();
   app.add_option("--segment", o.segment_bytes, "ring pipeline segment in bytes")->capture_default_str();
   std::string shm_chunk = std::to_string(o.shm_chunk_bytes), shm_two_shot = "auto", shm_direct = "never",
-              shm_adapt = "256K";
+              shm_adapt = "16K";
   app.add_option("--shm-chunk", shm_chunk,
                  "shm: bytes a rank puts into the node segment per step (1 to 512K, the segment's slot)")
       ->capture_default_str();
@@ -187,11 +187,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "ranks or oversubscribed ones, 4K on 3, 2K on more)")
       ->capture_default_str();
   app.add_option("--shm-direct", shm_direct,
-                 "shm allgather/gather/broadcast/scatter: from this size ranks read each other's buffers "
+                 "shm allgather/gather/broadcast/scatter/reducescatter: from this size ranks read each other's buffers "
                  "directly (process_vm_readv) instead of through the segment; never: always through the segment")
       ->capture_default_str();
   app.add_option("--shm-adapt", shm_adapt,
-                 "shm allgather/gather/broadcast/scatter: from this size (below --shm-direct) each call takes the "
+                 "shm allgather/gather/broadcast/scatter/reducescatter: from this size (below --shm-direct) each call takes the "
                  "segment or the direct reads, whichever measured faster at its size; never: always the segment")
       ->capture_default_str();
   NcclTestsFlags nccl_tests;

@@ -3,6 +3,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -103,7 +104,8 @@ bool read_process(std::uint64_t pid, std::uint64_t remote, void* local, std::siz
 }
 
 bool shm_choose_direct(const ShmPathTimes& mine, std::uint64_t slowest_slot_ns, std::uint64_t slowest_direct_ns) {
-  if (mine.direct_calls < 2 || mine.slot_calls < 2) return mine.direct_calls <= mine.slot_calls;
+  if (mine.direct_calls < kShmExploreCalls || mine.slot_calls < kShmExploreCalls)
+    return mine.direct_calls <= mine.slot_calls;
   const bool direct_wins = slowest_direct_ns < slowest_slot_ns;
   const std::uint64_t calls = std::uint64_t{mine.slot_calls} + mine.direct_calls;
   return calls % kShmReexploreCalls == 0 ? !direct_wins : direct_wins;
@@ -112,7 +114,11 @@ bool shm_choose_direct(const ShmPathTimes& mine, std::uint64_t slowest_slot_ns, 
 void shm_record_call(ShmPathTimes& t, bool direct, std::uint64_t ns) {
   std::uint64_t& est = direct ? t.direct_ns : t.slot_ns;
   std::uint32_t& calls = direct ? t.direct_calls : t.slot_calls;
-  est = calls == 0 ? ns : (3 * est + ns) / 4;
+  // The second call replaces the first: a path's first calls pay for first touches (pages mapped
+  // for the kernel's copy, lines not yet shared) that later calls do not. Then a faster call is
+  // taken at once and a slower one a quarter: the estimate is what the path can do now, so that
+  // a path whose early calls were slow is not kept from winning for 32 calls.
+  est = calls < 2 ? ns : std::min(ns, (3 * est + ns) / 4);
   ++calls;
 }
 

@@ -53,17 +53,20 @@ struct ShmDirect {
 
 // One rank's record of the two paths for one collective and size class (adaptive calls).
 struct ShmPathTimes {
-  std::uint64_t slot_ns = 0, direct_ns = 0;  // running estimates (ns): the first call, then 3/4 old + 1/4 new
+  std::uint64_t slot_ns = 0, direct_ns = 0;  // running estimates (ns): see shm_record_call
   std::uint32_t slot_calls = 0, direct_calls = 0;
 };
 // Every kShmReexploreCalls-th call of a size class takes the path that lost, so an estimate
 // never goes stale while the machine changes (this costs at most 1/32 of the calls).
 inline constexpr std::uint64_t kShmReexploreCalls = 32;
+// Each path's calls before the first choice (alternating, direct first).
+inline constexpr std::uint32_t kShmExploreCalls = 3;
 // The path of the next call (rank 0's record; `slowest_*`: the maxima over the ranks' published
-// estimates): each path twice first (alternating, direct first), then the one whose slowest
-// rank's estimate is lower, except the re-exploring calls.
+// estimates): each path kShmExploreCalls times first (alternating, direct first), then the one
+// whose slowest rank's estimate is lower, except the re-exploring calls.
 bool shm_choose_direct(const ShmPathTimes& mine, std::uint64_t slowest_slot_ns, std::uint64_t slowest_direct_ns);
-// Adds a call's time to the estimate of the path it took.
+// Adds a call's time to the estimate of the path it took: the second call replaces the first,
+// then a faster call is taken whole and a slower one by a quarter (min(new, 3/4 old + 1/4 new)).
 void shm_record_call(ShmPathTimes& t, bool direct, std::uint64_t ns);
 struct ShmFlags {
   alignas(128) std::atomic<std::uint64_t> ready{0};

@@ -63,13 +63,15 @@ int main(int argc, char** argv) {
   // shm with its switch at either end: one-shot at the large counts (several chunks), two-shot
   // at the small ones (empty slices when the count is below the rank count); both through the
   // segment, never direct. The one-shot communicator also chooses between the segment and
-  // direct reads by measurement at every size (allgather, gather, broadcast, scatter).
+  // direct reads by measurement at every size (allgather, gather, broadcast, scatter,
+  // reducescatter).
   CommOptions one = opts, two = opts;
   one.algo.shm_two_shot_bytes = SIZE_MAX;
   one.algo.shm_adapt_bytes = 0;
   two.algo.shm_two_shot_bytes = 0;
   Communicator shm_one_shot(MPI_COMM_WORLD, one), shm_two_shot(MPI_COMM_WORLD, two);
-  // and reading peers' buffers directly (allgather, gather, broadcast, scatter) at every count.
+  // and reading peers' buffers directly (allgather, gather, broadcast, scatter, reducescatter)
+  // at every count.
   CommOptions direct = opts;
   direct.algo.shm_direct_bytes = 0;
   Communicator shm_direct(MPI_COMM_WORLD, direct);
@@ -161,7 +163,8 @@ int main(int argc, char** argv) {
                 // The shm variant the default switch does not pick at this size.
                 const bool reduces = coll == Collective::allreduce || coll == Collective::reduce;
                 const bool direct_form = coll == Collective::allgather || coll == Collective::gather ||
-                                         coll == Collective::broadcast || coll == Collective::scatter;
+                                         coll == Collective::broadcast || coll == Collective::scatter ||
+                                         coll == Collective::reducescatter;
                 if (!reduces && !direct_form) continue;
                 // Direct forms: direct reads, or the measured choice, in alternate cases.
                 const bool measured = !reduces && direct_form_cases++ % 2 == 1;

@@ -344,6 +344,11 @@ TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
   EXPECT_DOUBLE_EQ(shm.cost(Collective::broadcast, 4, 4 << 20, direct)->beta, 1);
   EXPECT_DOUBLE_EQ(shm.cost(Collective::broadcast, 4, 512 << 10, direct)->alpha, 2);  // below: steps
   EXPECT_DOUBLE_EQ(shm.cost(Collective::alltoall, 4, 4 << 20, direct)->alpha, 16);
+  // reducescatter reads 3 of its 4 blocks' pieces and reduces them.
+  const Cost drs = *shm.cost(Collective::reducescatter, 4, 4 << 20, direct);
+  EXPECT_DOUBLE_EQ(drs.alpha, 1);
+  EXPECT_DOUBLE_EQ(drs.beta, 0.75);
+  EXPECT_DOUBLE_EQ(drs.gamma, 0.75);
   // hier, one rank per node: the cross algorithm (ring from 256 KiB, rhd or tree below).
   const Algorithm& hier = find_algorithm("hier");
   EXPECT_DOUBLE_EQ(hier.cost(Collective::allreduce, 4, 1e6, o)->alpha, 6);   // ring 2(p-1)
@@ -366,8 +371,9 @@ TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
   EXPECT_DOUBLE_EQ(one_node.inter.alpha, 0);
 }
 
-// The shm measured choice: each path twice (direct first, alternating), then the faster by the
-// slowest rank's estimate, the loser every 32nd call; estimates follow 3/4 old + 1/4 new.
+// The shm measured choice: each path three times (direct first, alternating), then the faster by
+// the slowest rank's estimate, the loser every 32nd call; the second call replaces the first,
+// then a faster call is taken whole and a slower one a quarter.
 TEST(ShmPathChoice, ExploresBothThenTakesTheFasterAndRevisitsTheLoser) {
   using detail::shm_choose_direct;
   using detail::shm_record_call;
@@ -379,22 +385,28 @@ TEST(ShmPathChoice, ExploresBothThenTakesTheFasterAndRevisitsTheLoser) {
     taken.push_back(d);
     shm_record_call(t, d, d ? 100000 : 50000);
   }
-  EXPECT_TRUE(taken[0]);
-  EXPECT_FALSE(taken[1]);
-  EXPECT_TRUE(taken[2]);
-  EXPECT_FALSE(taken[3]);
+  for (int call = 0; call < 6; ++call) EXPECT_EQ(taken[static_cast<std::size_t>(call)], call % 2 == 0) << call;
   EXPECT_EQ(t.slot_ns, 50000u);
   EXPECT_EQ(t.direct_ns, 100000u);
-  // From call 4 the slowest rank's slots (300 us) lose to direct (100 us), but calls 32 of
+  // From call 6 the slowest rank's slots (300 us) lose to direct (100 us), but calls 32 of
   // them revisit the slots.
-  for (int call = 4; call < 64; ++call) EXPECT_EQ(taken[static_cast<std::size_t>(call)], call != 32) << call;
+  for (int call = 6; call < 64; ++call) EXPECT_EQ(taken[static_cast<std::size_t>(call)], call != 32) << call;
   // Nothing faster locally wins if the slowest rank says otherwise.
-  detail::ShmPathTimes u{.slot_ns = 10, .direct_ns = 20, .slot_calls = 2, .direct_calls = 3};
+  detail::ShmPathTimes u{.slot_ns = 10, .direct_ns = 20, .slot_calls = 3, .direct_calls = 4};
   EXPECT_FALSE(shm_choose_direct(u, 10, 20));
   EXPECT_TRUE(shm_choose_direct(u, 30, 20));
-  shm_record_call(u, true, 100);
+  shm_record_call(u, true, 100);  // slower: a quarter of the way
   EXPECT_EQ(u.direct_ns, (3 * 20 + 100) / 4u);
-  EXPECT_EQ(u.direct_calls, 4u);
+  EXPECT_EQ(u.direct_calls, 5u);
+  shm_record_call(u, true, 5);  // faster: taken whole
+  EXPECT_EQ(u.direct_ns, 5u);
+  // A path's first call (first touches) is replaced by its second, not averaged with it.
+  detail::ShmPathTimes v;
+  shm_record_call(v, false, 9000);
+  shm_record_call(v, false, 1000);
+  EXPECT_EQ(v.slot_ns, 1000u);
+  shm_record_call(v, false, 3000);
+  EXPECT_EQ(v.slot_ns, (3 * 1000 + 3000) / 4u);
 }
 
 TEST(Partition, BlocksCoverTheArrayAndDifferByAtMostOne) {

@@ -27,6 +27,7 @@
 // every byte is copied once instead of into the segment and out again:
 //   allgather, gather: read the p-1 other blocks        a + (p-1)/p nB
 //   broadcast, scatter: read (a block of) the root's    a + nB (scatter: (p-1)/p nB)
+//   reducescatter: read block r of the p-1 others' inputs, reduce   a + (p-1)/p nB + (p-1)/p nG
 // Every element is combined in one order for all ranks (one-shot: rank order on every rank;
 // two-shot: by its slice's owner alone), so all ranks get identical bits.
 // A communicator whose ranks span nodes is refused (UnsupportedCollective).
@@ -363,16 +364,19 @@ void reduce_ranks(MpiTransport& t, const CollArgs& a, void* dst, std::size_t n, 
 
 // reduce_ranks into the caller's output. Streamed, in pieces that stay in L1: reduced into a
 // scratch piece, then streamed out.
+// `first`: the rank whose elements come first (all ranks that must agree pass the same); its
+// src may be `out` where the output is not streamed.
 template <typename Src>
-void reduce_out(Steps& s, const CollArgs& a, void* out, std::size_t n, Src src) {
+void reduce_out(Steps& s, const CollArgs& a, void* out, std::size_t n, Src src, int first = 0) {
   const std::size_t es = type_size(a.type);
-  if (!s.stream) return reduce_ranks(s.t, a, out, n, s.p, 0, src);
+  if (!s.stream) return reduce_ranks(s.t, a, out, n, s.p, first, src);
   constexpr std::size_t kPieceBytes = 16 << 10;
   const std::size_t piece = std::max<std::size_t>(1, kPieceBytes / es);
   void* tmp = s.t.scratch(0, piece * es);
   for (std::size_t i = 0; i < n; i += piece) {
     const std::size_t len = std::min(piece, n - i);
-    reduce_ranks(s.t, a, tmp, len, s.p, 0, [&](int q) { return static_cast<const std::byte*>(src(q)) + i * es; });
+    reduce_ranks(s.t, a, tmp, len, s.p, first,
+                 [&](int q) { return static_cast<const std::byte*>(src(q)) + i * es; });
     s.copy_out(static_cast<std::byte*>(out) + i * es, tmp, len * es);
   }
 }
@@ -400,6 +404,33 @@ void from_root_direct(Steps& s, const CollArgs& a, bool scatter) {
   s.finish_direct([&] {
     if (root) return s.t.copy(out.base, in.at(scatter ? s.me * a.count : 0), in.bytes(a.count));
     s.read_send(a.root, in.bytes(scatter ? s.me * a.count : 0), out.base, out.bytes(a.count));
+  });
+}
+
+// Direct reduce-scatter: rank r reads block r of every peer's input, a piece at a time into
+// scratch that stays in the caches, and reduces it into its output, its own elements first
+// (in place they are the output: each element is read before it is written). Peers read only
+// the blocks that are not theirs, which no rank writes.
+void reducescatter_direct(Steps& s, const CollArgs& a) {
+  const std::size_t es = type_size(a.type);
+  const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
+  constexpr std::size_t kPieceBytes = 128 << 10;  // per peer
+  const std::size_t piece = std::max<std::size_t>(1, kPieceBytes / es);
+  s.finish_direct([&] {
+    auto* tmp = static_cast<std::byte*>(s.t.scratch(0, piece * es * static_cast<std::size_t>(s.p - 1)));
+    // peer q's piece, q != me, at its distance from this rank
+    auto staged = [&](int q) { return tmp + static_cast<std::size_t>((q - s.me + s.p) % s.p - 1) * piece * es; };
+    const std::size_t own = static_cast<std::size_t>(s.me) * a.count;
+    for (std::size_t off = 0; off < a.count; off += piece) {
+      const std::size_t len = std::min(piece, a.count - off);
+      for (int k = 1; k < s.p; ++k) {
+        const int q = (s.me + k) % s.p;
+        s.read_send(q, in.bytes(own + off), staged(q), in.bytes(len));
+      }
+      reduce_ranks(s.t, a, out.at(off), len, s.p, s.me, [&](int q) -> const std::byte* {
+        return q == s.me ? static_cast<const std::byte*>(in.at(own + off)) : staged(q);
+      });
+    }
   });
 }
 
@@ -470,11 +501,12 @@ void reducescatter(Steps& s, const CollArgs& a, const AlgoOptions& o) {
   const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
   s.stream = a.count * es >= kStreamOutputBytes;
   s.set_step_bytes(static_cast<std::size_t>(s.p) * std::min(per, a.count) * es);
-  // Out of place, the own block is read from the input (only this rank needs it); in place it
-  // is the output, which the reduction overwrites, so it goes through the slot as well. So does
-  // a streamed one: arrays that large come from memory, which memcpy reads faster than the
-  // reduction loop does (see all_reduce).
-  const bool own_input = !s.stream && out.base != in.at(s.me * a.count);
+  // The own block is read from the input (only this rank needs it), and combined first: in
+  // place it is the output, which each element's reduction reads before it writes it. A
+  // streamed one goes through the slot: arrays that large come from memory, which memcpy reads
+  // faster than the reduction loop does (see all_reduce). Each block is reduced by its owner
+  // alone, so no two ranks need to agree on the order.
+  const bool own_input = !s.stream;
   s.run(
       ceil_div(a.count, per),
       [&](std::size_t i) {
@@ -484,9 +516,10 @@ void reducescatter(Steps& s, const CollArgs& a, const AlgoOptions& o) {
       },
       [&](std::size_t i) {
         const std::size_t off = i * per, len = std::min(per, a.count - off);
-        reduce_out(s, a, out.at(off), len, [&](int q) {
-          return q == s.me && own_input ? in.at(s.me * a.count + off) : s.peer(q) + s.me * len * es;
-        });
+        reduce_out(
+            s, a, out.at(off), len,
+            [&](int q) { return q == s.me && own_input ? in.at(s.me * a.count + off) : s.peer(q) + s.me * len * es; },
+            own_input ? s.me : 0);
       });
 }
 
@@ -582,11 +615,12 @@ void sendrecv(Steps& s, const CollArgs& a, const AlgoOptions& o) {
 // The collectives that read peers' buffers directly, from nccl-tests' size `bytes` on.
 bool has_direct(Collective c) {
   return c == Collective::allgather || c == Collective::gather || c == Collective::broadcast ||
-         c == Collective::scatter;
+         c == Collective::scatter || c == Collective::reducescatter;
 }
 // nccl-tests' size of a call of a collective with a direct form.
 std::size_t direct_size(const ShmSegment& seg, const CollArgs& a) {
-  const bool whole = a.coll == Collective::allgather || a.coll == Collective::gather || a.coll == Collective::scatter;
+  const bool whole = a.coll == Collective::allgather || a.coll == Collective::gather ||
+                     a.coll == Collective::scatter || a.coll == Collective::reducescatter;
   return a.count * type_size(a.type) * (whole ? static_cast<std::size_t>(seg.node_size()) : 1);
 }
 // How a call runs: through the slots, direct, or whichever of the two measures faster (from
@@ -605,9 +639,13 @@ Path path(const ShmSegment& seg, const CollArgs& a, const AlgoOptions& o) {
 std::uint32_t size_class(const ShmSegment& seg, const CollArgs& a, int me) {
   const auto log2 = static_cast<std::uint32_t>(std::bit_width(direct_size(seg, a)) - 1);
   const bool gathered = a.coll == Collective::allgather || a.coll == Collective::gather;
-  const auto* own = static_cast<const std::byte*>(a.recv) +
-                    (gathered ? static_cast<std::size_t>(me) * a.count * type_size(a.type) : 0);
-  return static_cast<std::uint32_t>(a.coll) << 8 | (a.send == own ? 1u << 7 : 0u) | log2;
+  const std::size_t block = static_cast<std::size_t>(me) * a.count * type_size(a.type);
+  // in place: the input is the output's own block (gathers), the output the input's own block
+  // (reduce-scatter), or the same array
+  const bool in_place = gathered                               ? a.send == static_cast<const std::byte*>(a.recv) + block
+                        : a.coll == Collective::reducescatter ? a.recv == static_cast<const std::byte*>(a.send) + block
+                                                               : a.send == a.recv;
+  return static_cast<std::uint32_t>(a.coll) << 8 | (in_place ? 1u << 7 : 0u) | log2;
 }
 
 void run_direct(Steps& s, const CollArgs& a) {
@@ -620,6 +658,8 @@ void run_direct(Steps& s, const CollArgs& a) {
       return from_root_direct(s, a, false);
     case Collective::scatter:
       return from_root_direct(s, a, true);
+    case Collective::reducescatter:
+      return reducescatter_direct(s, a);
     default:
       break;
   }
@@ -715,7 +755,7 @@ class ShmAlgorithm final : public Algorithm {
     // each byte copied once. The measured choice (shm_adapt_bytes) is priced as the slots: which
     // path it takes is known only at run time.
     if (has_direct(c) && n >= static_cast<double>(o.shm_direct_bytes))
-      return Cost{1, c == Collective::broadcast ? 1.0 : (q - 1) / q, 0};
+      return Cost{1, c == Collective::broadcast ? 1.0 : (q - 1) / q, c == Collective::reducescatter ? (q - 1) / q : 0};
     switch (c) {
       case Collective::allreduce:
       case Collective::reduce:

@@ -46,7 +46,7 @@ struct Options {
   // --shm-two-shot; nullopt (auto): by the node's rank count, resolved when the bench starts.
   std::optional<std::size_t> shm_two_shot_bytes = std::nullopt;
   std::size_t shm_direct_bytes = SIZE_MAX;  // never
-  std::size_t shm_adapt_bytes = std::size_t{256} << 10;
+  std::size_t shm_adapt_bytes = commscope::AlgoOptions{}.shm_adapt_bytes;
   // -u: the buffers start this many elements past a page boundary (host) or cudaMalloc's
   // 256-byte alignment (device), as nccl-tests misaligns them.
   std::size_t unalign = 0;

@@ -59,14 +59,15 @@ struct AlgoOptions {
   std::size_t shm_chunk_bytes = std::size_t{256} << 10;
   // The shm algorithm's direct switch: arrays of at least this many bytes (nccl-tests' size)
   // skip the segment's slots where the kernel allows it, and each rank reads its peers'
-  // buffers itself (one copy instead of two: allgather, gather, broadcast, scatter).
+  // buffers itself (one copy instead of two: allgather, gather, broadcast, scatter; and
+  // reducescatter, which reads its block of every peer's input and reduces it).
   // SIZE_MAX (the default): never; docs/collectives.md has the measurements behind it.
   std::size_t shm_direct_bytes = SIZE_MAX;
   // The shm algorithm's adaptive switch: below shm_direct_bytes, arrays of at least this many
   // bytes (nccl-tests' size) of the collectives with a direct form take the slots or the direct
-  // path, whichever the call's size class has measured faster (each path twice first, then the
-  // faster, the other every 32nd call: docs/collectives.md). SIZE_MAX: never (always the slots).
-  std::size_t shm_adapt_bytes = std::size_t{256} << 10;
+  // path, whichever the call's size class has measured faster (each path three times first, then
+  // the faster, the other every 32nd call: docs/collectives.md). SIZE_MAX: never (always the slots).
+  std::size_t shm_adapt_bytes = std::size_t{16} << 10;
   // Test aid for the hier algorithm: > 0 puts rank r on node r % hier_test_nodes (round robin,
   // uneven where the rank count is not a multiple) instead of the nodes MPI reports, so that
   // one machine runs its multi-node paths. A communicator keeps the layout of its first hier call.
