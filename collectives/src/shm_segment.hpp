@@ -46,6 +46,7 @@ struct ShmInline {
 struct ShmDirect {
   alignas(128) std::uint64_t pid = 0;
   std::uint64_t send = 0;
+  std::uint64_t recv = 0;  // the call's output (allreduce's direct form reads the reduced slices there)
   std::uint64_t slot_ns = 0;
   std::uint64_t direct_ns = 0;
   alignas(128) std::atomic<std::uint64_t> decided{0};

@@ -62,19 +62,19 @@ int main(int argc, char** argv) {
   Communicator comm(MPI_COMM_WORLD, opts);
   // shm with its switch at either end: one-shot at the large counts (several chunks), two-shot
   // at the small ones (empty slices when the count is below the rank count); both through the
-  // segment, never direct. The one-shot communicator also chooses between the segment and
-  // direct reads by measurement at every size (allgather, gather, broadcast, scatter,
-  // reducescatter).
+  // segment, never direct.
   CommOptions one = opts, two = opts;
   one.algo.shm_two_shot_bytes = SIZE_MAX;
-  one.algo.shm_adapt_bytes = 0;
   two.algo.shm_two_shot_bytes = 0;
+  one.algo.shm_adapt_bytes = two.algo.shm_adapt_bytes = SIZE_MAX;
   Communicator shm_one_shot(MPI_COMM_WORLD, one), shm_two_shot(MPI_COMM_WORLD, two);
-  // and reading peers' buffers directly (allgather, gather, broadcast, scatter, reducescatter)
-  // at every count.
-  CommOptions direct = opts;
+  // The collectives with a direct form (allgather, gather, broadcast, scatter, reducescatter,
+  // allreduce): reading peers' buffers directly at every count, or choosing between that and
+  // the segment by measurement at every count.
+  CommOptions direct = opts, measured_choice = opts;
   direct.algo.shm_direct_bytes = 0;
-  Communicator shm_direct(MPI_COMM_WORLD, direct);
+  measured_choice.algo.shm_adapt_bytes = 0;
+  Communicator shm_direct(MPI_COMM_WORLD, direct), shm_measured(MPI_COMM_WORLD, measured_choice);
   const int p = comm.size();
   // shm needs every rank on one node; across nodes it is refused (UnsupportedCollective), which
   // test_errors and the bench check, so here it is left out rather than counted as wrong.
@@ -160,25 +160,29 @@ int main(int argc, char** argv) {
                   report(hier_nodes, c, oh, std::to_string(fake.algo.hier_test_nodes) + " emulated nodes: ");
                 }
                 if (algo->name() != "shm") continue;
-                // The shm variant the default switch does not pick at this size.
-                const bool reduces = coll == Collective::allreduce || coll == Collective::reduce;
+                auto variant = [&](Communicator& other, const char* what) {
+                  const Outcome o2 = run_case(other, c, case_seed, send, recv, shared);
+                  ++cases;
+                  if (o2.wrong) ++failed;
+                  report(other, c, o2, what);
+                };
+                // The slot variant the default switch does not pick at this size.
+                if (coll == Collective::allreduce || coll == Collective::reduce) {
+                  if (large)
+                    variant(shm_one_shot, "one-shot: ");
+                  else
+                    variant(shm_two_shot, "two-shot: ");
+                }
+                // Direct forms: direct reads, or the measured choice, in alternate cases.
                 const bool direct_form = coll == Collective::allgather || coll == Collective::gather ||
                                          coll == Collective::broadcast || coll == Collective::scatter ||
-                                         coll == Collective::reducescatter;
-                if (!reduces && !direct_form) continue;
-                // Direct forms: direct reads, or the measured choice, in alternate cases.
-                const bool measured = !reduces && direct_form_cases++ % 2 == 1;
-                Communicator& other = !reduces ? (measured ? shm_one_shot : shm_direct)
-                                      : large  ? shm_one_shot
-                                               : shm_two_shot;
-                const Outcome o2 = run_case(other, c, case_seed, send, recv, shared);
-                ++cases;
-                if (o2.wrong) ++failed;
-                report(other, c, o2,
-                       measured   ? "measured choice: "
-                       : !reduces ? "direct: "
-                       : large    ? "one-shot: "
-                                  : "two-shot: ");
+                                         coll == Collective::reducescatter || coll == Collective::allreduce;
+                if (direct_form) {
+                  if (direct_form_cases++ % 2 == 1)
+                    variant(shm_measured, "measured choice: ");
+                  else
+                    variant(shm_direct, "direct: ");
+                }
               }
             }
     }

@@ -334,10 +334,14 @@ TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
   EXPECT_DOUBLE_EQ(a2a.beta, 7.0 / 4);
   EXPECT_FALSE(shm.cost(Collective::alltoallv, 4, 1e6, o).has_value());
   // Direct (from 1 MiB here; never by default): one handoff, every byte copied once;
-  // allreduce and alltoall have no direct form.
+  // alltoall has no direct form; allreduce's has two handoffs and reads twice (p-1)/p.
   AlgoOptions direct = o;
   direct.shm_direct_bytes = std::size_t{1} << 20;
-  EXPECT_DOUBLE_EQ(shm.cost(Collective::allreduce, 4, 3 << 20, direct)->alpha, 24);
+  const Cost dar = *shm.cost(Collective::allreduce, 4, 3 << 20, direct);
+  EXPECT_DOUBLE_EQ(dar.alpha, 2);
+  EXPECT_DOUBLE_EQ(dar.beta, 1.5);
+  EXPECT_DOUBLE_EQ(dar.gamma, 0.75);
+  EXPECT_DOUBLE_EQ(shm.cost(Collective::allreduce, 4, 512 << 10, direct)->alpha, 4);  // below: two-shot steps
   const Cost dag = *shm.cost(Collective::allgather, 4, 4 << 20, direct);
   EXPECT_DOUBLE_EQ(dag.alpha, 1);
   EXPECT_DOUBLE_EQ(dag.beta, 0.75);

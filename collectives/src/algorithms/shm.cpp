@@ -28,6 +28,8 @@
 //   allgather, gather: read the p-1 other blocks        a + (p-1)/p nB
 //   broadcast, scatter: read (a block of) the root's    a + nB (scatter: (p-1)/p nB)
 //   reducescatter: read block r of the p-1 others' inputs, reduce   a + (p-1)/p nB + (p-1)/p nG
+//   allreduce: the same into slice r of the output, then read the p-1 other slices from their
+//              owners' outputs                            2a + 2(p-1)/p nB + (p-1)/p nG
 // Every element is combined in one order for all ranks (one-shot: rank order on every rank;
 // two-shot: by its slice's owner alone), so all ranks get identical bits.
 // A communicator whose ranks span nodes is refused (UnsupportedCollective).
@@ -234,7 +236,7 @@ class Steps {
   // once every peer is done too, since they read this rank's input; or, an adaptive call that
   // chose the slots, end_announce() says this rank has read the peers' estimates and the slot
   // steps follow.
-  void publish(const void* send, const ShmPathTimes* times) {
+  void publish(const void* send, const void* recv, const ShmPathTimes* times) {
     step_ = seg.next_step();
     inline_ = false;
     // The peers may still be reading the estimates this rank published last.
@@ -242,6 +244,7 @@ class Steps {
     seg.set_last_announce(step_);
     ShmDirect& d = seg.flags(me).direct;
     d.send = reinterpret_cast<std::uintptr_t>(send);
+    d.recv = reinterpret_cast<std::uintptr_t>(recv);
     d.slot_ns = times ? times->slot_ns : 0;
     d.direct_ns = times ? times->direct_ns : 0;
     seg.flags(me).ready.store(step_, std::memory_order_release);
@@ -273,6 +276,11 @@ class Steps {
   void read_send(int q, std::size_t offset, void* dst, std::size_t bytes) const {
     waiter.wait(q, Flag::ready, step_);
     read(q, seg.flags(q).direct.send + offset, dst, bytes);
+  }
+  // Copies `bytes` from byte `offset` of peer q's output (once q says its part is reduced).
+  void read_recv(int q, std::size_t offset, void* dst, std::size_t bytes) const {
+    waiter.wait(q, Flag::reduced, step_);
+    read(q, seg.flags(q).direct.recv + offset, dst, bytes);
   }
   // Writes to the caller's output: streamed (non-temporal) when the output is large.
   void copy_out(void* dst, const void* src, std::size_t bytes) const {
@@ -407,29 +415,50 @@ void from_root_direct(Steps& s, const CollArgs& a, bool scatter) {
   });
 }
 
-// Direct reduce-scatter: rank r reads block r of every peer's input, a piece at a time into
-// scratch that stays in the caches, and reduces it into its output, its own elements first
-// (in place they are the output: each element is read before it is written). Peers read only
-// the blocks that are not theirs, which no rank writes.
-void reducescatter_direct(Steps& s, const CollArgs& a) {
+// dst[0, n) = every rank's input elements [first, first + n) combined, this rank's first (from
+// its own input, which may be dst: each element is read before it is written), the peers'
+// read through the kernel a piece at a time into scratch that stays in the caches.
+void reduce_from_peers(Steps& s, const CollArgs& a, void* dst, std::size_t first, std::size_t n) {
   const std::size_t es = type_size(a.type);
-  const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
+  const Buf in = detail::cbuf(a.send, es), out{dst, es};
   constexpr std::size_t kPieceBytes = 128 << 10;  // per peer
   const std::size_t piece = std::max<std::size_t>(1, kPieceBytes / es);
+  auto* tmp = static_cast<std::byte*>(s.t.scratch(0, piece * es * static_cast<std::size_t>(s.p - 1)));
+  // peer q's piece, q != me, at its distance from this rank
+  auto staged = [&](int q) { return tmp + static_cast<std::size_t>((q - s.me + s.p) % s.p - 1) * piece * es; };
+  for (std::size_t off = 0; off < n; off += piece) {
+    const std::size_t len = std::min(piece, n - off);
+    for (int k = 1; k < s.p; ++k) {
+      const int q = (s.me + k) % s.p;
+      s.read_send(q, in.bytes(first + off), staged(q), in.bytes(len));
+    }
+    reduce_ranks(s.t, a, out.at(off), len, s.p, s.me, [&](int q) -> const std::byte* {
+      return q == s.me ? static_cast<const std::byte*>(in.at(first + off)) : staged(q);
+    });
+  }
+}
+
+// Direct reduce-scatter: rank r reduces block r of every rank's input into its output. Peers
+// read only the blocks that are not theirs, which no rank writes (in place, a rank's output is
+// its own block).
+void reducescatter_direct(Steps& s, const CollArgs& a) {
+  s.finish_direct([&] { reduce_from_peers(s, a, a.recv, static_cast<std::size_t>(s.me) * a.count, a.count); });
+}
+
+// Direct allreduce: rank r reduces slice r of every input into slice r of its output (as
+// reducescatter_direct), says so, then reads every other slice from its owner's output. In place
+// a rank overwrites slice q of its input only after q said slice q is reduced, so q no longer
+// reads it. Each slice is reduced by its owner alone: all ranks get the same bits.
+void allreduce_direct(Steps& s, const CollArgs& a) {
+  const std::size_t es = type_size(a.type);
+  const Buf out{a.recv, es};
+  const Blocks slices{a.count, s.p};
   s.finish_direct([&] {
-    auto* tmp = static_cast<std::byte*>(s.t.scratch(0, piece * es * static_cast<std::size_t>(s.p - 1)));
-    // peer q's piece, q != me, at its distance from this rank
-    auto staged = [&](int q) { return tmp + static_cast<std::size_t>((q - s.me + s.p) % s.p - 1) * piece * es; };
-    const std::size_t own = static_cast<std::size_t>(s.me) * a.count;
-    for (std::size_t off = 0; off < a.count; off += piece) {
-      const std::size_t len = std::min(piece, a.count - off);
-      for (int k = 1; k < s.p; ++k) {
-        const int q = (s.me + k) % s.p;
-        s.read_send(q, in.bytes(own + off), staged(q), in.bytes(len));
-      }
-      reduce_ranks(s.t, a, out.at(off), len, s.p, s.me, [&](int q) -> const std::byte* {
-        return q == s.me ? static_cast<const std::byte*>(in.at(own + off)) : staged(q);
-      });
+    reduce_from_peers(s, a, out.at(slices.offset(s.me)), slices.offset(s.me), slices.size(s.me));
+    s.publish_reduced();
+    for (int k = 1; k < s.p; ++k) {
+      const int q = (s.me + k) % s.p;
+      s.read_recv(q, out.bytes(slices.offset(q)), out.at(slices.offset(q)), out.bytes(slices.size(q)));
     }
   });
 }
@@ -615,7 +644,7 @@ void sendrecv(Steps& s, const CollArgs& a, const AlgoOptions& o) {
 // The collectives that read peers' buffers directly, from nccl-tests' size `bytes` on.
 bool has_direct(Collective c) {
   return c == Collective::allgather || c == Collective::gather || c == Collective::broadcast ||
-         c == Collective::scatter || c == Collective::reducescatter;
+         c == Collective::scatter || c == Collective::reducescatter || c == Collective::allreduce;
 }
 // nccl-tests' size of a call of a collective with a direct form.
 std::size_t direct_size(const ShmSegment& seg, const CollArgs& a) {
@@ -660,6 +689,8 @@ void run_direct(Steps& s, const CollArgs& a) {
       return from_root_direct(s, a, true);
     case Collective::reducescatter:
       return reducescatter_direct(s, a);
+    case Collective::allreduce:
+      return allreduce_direct(s, a);
     default:
       break;
   }
@@ -719,7 +750,7 @@ class ShmAlgorithm final : public Algorithm {
       case Path::slots:
         return run_slots(s, a, o);
       case Path::direct:
-        s.publish(a.send, nullptr);
+        s.publish(a.send, a.recv, nullptr);
         return run_direct(s, a);
       case Path::adaptive:
         break;
@@ -728,7 +759,7 @@ class ShmAlgorithm final : public Algorithm {
     // estimates.
     ShmPathTimes& times = seg.path_times(size_class(seg, a, s.me));
     const auto start = std::chrono::steady_clock::now();
-    s.publish(a.send, &times);
+    s.publish(a.send, a.recv, &times);
     const bool direct = s.choose_direct(times);
     if (direct) {
       run_direct(s, a);
@@ -754,8 +785,10 @@ class ShmAlgorithm final : public Algorithm {
     // Direct (where the kernel allows it, which the cost cannot know: assumed): one handoff,
     // each byte copied once. The measured choice (shm_adapt_bytes) is priced as the slots: which
     // path it takes is known only at run time.
-    if (has_direct(c) && n >= static_cast<double>(o.shm_direct_bytes))
+    if (has_direct(c) && n >= static_cast<double>(o.shm_direct_bytes)) {
+      if (c == Collective::allreduce) return Cost{2, 2 * (q - 1) / q, (q - 1) / q};
       return Cost{1, c == Collective::broadcast ? 1.0 : (q - 1) / q, c == Collective::reducescatter ? (q - 1) / q : 0};
+    }
     switch (c) {
       case Collective::allreduce:
       case Collective::reduce:
