@@ -292,16 +292,23 @@ def summarize(path):
             "groups": groups, "cpus": cpus, "flops": flops}
 
 
+def row_of(c, rows, r, table):
+    """The run's (ranks, layout) row of a table, or None with a mismatch; and its name."""
+    key = f"{r['ranks']} ranks {r['layout']}"
+    row = rows.get((str(r["ranks"]), r["layout"]))
+    if row is None:
+        c.mismatches.append(f"{table}: no line for {key}")
+    return key, row
+
+
 def check_scaling(paths, report):
     c = Checker()
     runs = sorted((summarize(p) for p in paths), key=lambda r: r["ranks"])
     rows = {(row["ranks"], row.get("layout", "")): row for row in read_csv(os.path.join(report, "scaling.csv"))}
     base = min(runs, key=lambda r: (r["ranks"], r["layout"] != f"({r['ranks']},1,1)"))
     for r in runs:
-        key = f"{r['ranks']} ranks {r['layout']}"
-        row = rows.get((str(r["ranks"]), r["layout"]))
+        key, row = row_of(c, rows, r, "scaling.csv")
         if row is None:
-            c.mismatches.append(f"scaling.csv: no line for {key}")
             continue
         c.expect(f"scaling.csv {key} t_iter_ms", r["t_iter"], row["t_iter_ms"])
         c.expect(f"scaling.csv {key} t_comp_ms", r["t_comp"], row["t_comp_ms"])
@@ -312,10 +319,8 @@ def check_scaling(paths, report):
         prows = {(row["ranks"], row["layout"]): row for row in read_csv(predicted)}
         per_cpu = base["flops"] / base["t_comp"] / base["cpus"]  # FLOP per ms and CPU
         for r in runs:
-            key = f"{r['ranks']} ranks {r['layout']}"
-            row = prows.get((str(r["ranks"]), r["layout"]))
+            key, row = row_of(c, prows, r, "predicted_vs_measured.csv")
             if row is None:
-                c.mismatches.append(f"predicted_vs_measured.csv: no line for {key}")
                 continue
             c.expect(f"predicted_vs_measured.csv {key} measured_ms", r["t_iter"], row["measured_ms"])
             for g in ("tp", "pp", "dp"):
@@ -323,9 +328,10 @@ def check_scaling(paths, report):
             c.expect(f"predicted_vs_measured.csv {key} predicted_compute_ms", r["flops"] / (per_cpu * r["cpus"]),
                      row["predicted_compute_ms"])
             if row["error"] != "-":
-                # the error against the printed prediction, as a ratio (a small error has few digits)
+                # the error against the printed prediction, as a ratio: both are printed to 3-4 digits
+                # (-45.2% is -45.25% to -45.15%; the predicted time adds its own rounding)
                 c.expect(f"predicted_vs_measured.csv {key} 1 + error", float(row["predicted_ms"]) / r["t_iter"],
-                         str(1 + float(row["error"].rstrip("%")) / 100), rel=1e-3)
+                         str(1 + float(row["error"].rstrip("%")) / 100), rel=3e-3)
                 # the step is the sum of its predicted parts (the bubble is in pp)
                 parts = sum(float(row[f"predicted_{g}_ms"]) for g in ("compute", "tp", "pp", "dp"))
                 c.expect(f"predicted_vs_measured.csv {key} predicted_ms = sum of parts", parts, row["predicted_ms"],

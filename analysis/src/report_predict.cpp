@@ -49,12 +49,7 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
       throw std::invalid_argument("--gpus " + std::to_string(g) + " is not a multiple of --tp x --pp = " +
                                   std::to_string(tp) + " x " + std::to_string(pp) + " = " + std::to_string(mp));
   const bool layout_3d = tp > 1 || pp > 1 || mb > 1;
-  preflight(o.bench, "bench");
-  const BenchFile bench = read_bench_file(o.bench);
-  if (bench.nranks < 2)
-    throw InputError(o.bench + ": measured on " + std::to_string(bench.nranks) +
-                     " rank; predicting other rank counts needs a bench run on 2 or more");
-  const BenchData data = measurements(bench);
+  const PricingBench bench = read_pricing_bench(o.bench, "predicting other rank counts");
 
   StepInputs in;
   in.shape = shape;
@@ -64,7 +59,7 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
   in.bytes_per_param = o.bytes_per_param;
   in.flops = o.flops;
   // Everything but the data-parallel collectives is the same at every rank count.
-  const StepPrediction first = predict_step(data, o.bench, in);
+  const StepPrediction first = predict_step(bench.data, o.bench, in);
   const double P = first.params, P_rank = first.params_rank, flops_mb = first.flops_mb, flops = first.flops_rank;
   const double act_mb = first.act_mb, act = first.act_rank, t_comp = first.compute_s, act_bytes = first.act_bytes;
   const double t_tp = first.tp_s, t_p2p = first.p2p_s, bubble = first.bubble, work = first.work_s,
@@ -129,7 +124,7 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
   for (int g : o.gpus) {
     const int p = static_cast<int>(g / mp);  // data-parallel ranks
     in.dp = p;
-    const StepPrediction step = predict_step(data, o.bench, in);
+    const StepPrediction step = predict_step(bench.data, o.bench, in);
     for (const PricedCall& c : step.model_parallel)
       calls.add({std::to_string(g), c.collective, c.purpose, std::to_string(c.calls), format_bytes(c.bytes_per_call),
                  c.algorithm, format_number(c.ms)});

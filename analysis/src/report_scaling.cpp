@@ -7,9 +7,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
-#include <set>
-#include <tuple>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "commscope/analysis/inputs.hpp"
@@ -127,12 +126,7 @@ std::string pct(double x) {
 // measured one. The compute rate: --flops per rank, or the baseline's measured rate (its FLOPs
 // per rank over its compute time) per CPU a rank has, times the CPUs each run's ranks have.
 void predicted_against_measured(ReportWriter& w, const std::vector<Run>& runs, const ScalingOptions& o) {
-  preflight(o.bench, "bench");
-  const BenchFile bench = read_bench_file(o.bench);
-  if (bench.nranks < 2)
-    throw InputError(o.bench + ": measured on " + std::to_string(bench.nranks) +
-                     " rank; pricing collectives needs a bench run on 2 or more");
-  const BenchData data = measurements(bench);
+  const PricingBench bench = read_pricing_bench(o.bench, "pricing collectives");
   auto inputs = [](const Run& r) {
     if (r.layers < 1 || r.channels < 1 || r.heads < 1 || r.seq < 1 || r.global_batch <= 0)
       throw InputError(r.file + ": no model or batch attributes (a commscope-train profile has them)");
@@ -149,7 +143,7 @@ void predicted_against_measured(ReportWriter& w, const std::vector<Run>& runs, c
     return in;
   };
   const Run& g = runs.front();
-  const double base_flops = predict_step(data, o.bench, inputs(g)).flops_rank;
+  const double base_flops = predict_step(bench.data, o.bench, inputs(g)).flops_rank;
   const double per_cpu = o.flops > 0 ? 0 : base_flops / g.t_comp / g.cpus_per_rank;
   std::string rate = o.flops > 0 ? format_number(o.flops / 1e9) + " GFLOP/s per rank (--flops)"
                                  : format_number(per_cpu / 1e9) + " GFLOP/s per CPU, the baseline's measured rate (" +
@@ -177,7 +171,7 @@ void predicted_against_measured(ReportWriter& w, const std::vector<Run>& runs, c
              format_number(r.t_pp * 1e3), "-", format_number(r.t_dp * 1e3), "-"});
       continue;
     }
-    const StepPrediction p = predict_step(data, o.bench, in);
+    const StepPrediction p = predict_step(bench.data, o.bench, in);
     const double pp_pred = p.p2p_s + (p.pipe_s - p.work_s);
     t.add({std::to_string(r.ranks), r.layout(), std::to_string(r.zero), format_number(r.t_iter * 1e3),
            format_number(p.iteration_s() * 1e3), pct(p.iteration_s() / r.t_iter - 1), format_number(r.t_comp * 1e3),

@@ -44,6 +44,15 @@ bool has_fit(const BenchData& data, const std::string& collective) {
 
 }  // namespace
 
+PricingBench read_pricing_bench(const std::string& bench_file, const std::string& purpose) {
+  preflight(bench_file, "bench");
+  const BenchFile bench = read_bench_file(bench_file);
+  if (bench.nranks < 2)
+    throw InputError(bench_file + ": measured on " + std::to_string(bench.nranks) + " rank; " + purpose +
+                     " needs a bench run on 2 or more");
+  return {measurements(bench), bench.nranks};
+}
+
 StepPrediction predict_step(const BenchData& data, const std::string& bench_file, const StepInputs& in) {
   const ModelShape& shape = in.shape;
   const int tp = in.layout.tp, pp = in.layout.pp, mb = in.layout.micro_batches;

@@ -54,6 +54,14 @@ struct StepPrediction {
   std::string p2p_source;                  // how the pipeline's sends were priced
 };
 
+// The fits of a bench file for pricing calls at other rank counts: InputError for a file that is
+// not a bench file or was measured on one rank (`purpose` says what needed more).
+struct PricingBench {
+  BenchData data;
+  int nranks = 0;  // the bench's rank count
+};
+PricingBench read_pricing_bench(const std::string& bench_file, const std::string& purpose);
+
 // Throws InputError naming `bench_file` where the fits a call needs are missing.
 StepPrediction predict_step(const BenchData& data, const std::string& bench_file, const StepInputs& in);
 
