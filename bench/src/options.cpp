@@ -187,12 +187,13 @@ ParseResult parse_options(int argc, const char* const* argv) {
                  "ranks or oversubscribed ones, 4K on 3, 2K on more)")
       ->capture_default_str();
   app.add_option("--shm-direct", shm_direct,
-                 "shm allgather/gather/broadcast/scatter/reducescatter: from this size ranks read each other's buffers "
-                 "directly (process_vm_readv) instead of through the segment; never: always through the segment")
+                 "shm allgather/gather/broadcast/scatter/reducescatter/allreduce: from this size ranks read each other's "
+                 "buffers directly (process_vm_readv) instead of through the segment; never: always through the segment")
       ->capture_default_str();
   app.add_option("--shm-adapt", shm_adapt,
-                 "shm allgather/gather/broadcast/scatter/reducescatter: from this size (below --shm-direct) each call takes the "
-                 "segment or the direct reads, whichever measured faster at its size; never: always the segment")
+                 "shm allgather/gather/broadcast/scatter/reducescatter/allreduce: from this size (below --shm-direct) each "
+                 "call takes the segment or the direct reads, whichever measured faster at its size; never: always the "
+                 "segment")
       ->capture_default_str();
   NcclTestsFlags nccl_tests;
   add_nccl_tests_flags(app, nccl_tests);

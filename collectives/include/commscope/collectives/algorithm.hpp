@@ -60,7 +60,8 @@ struct AlgoOptions {
   // The shm algorithm's direct switch: arrays of at least this many bytes (nccl-tests' size)
   // skip the segment's slots where the kernel allows it, and each rank reads its peers'
   // buffers itself (one copy instead of two: allgather, gather, broadcast, scatter; and
-  // reducescatter, which reads its block of every peer's input and reduces it).
+  // reducescatter, which reads its block of every peer's input and reduces it, and allreduce,
+  // which does so for its slice and then reads the other slices from their owners' outputs).
   // SIZE_MAX (the default): never; docs/collectives.md has the measurements behind it.
   std::size_t shm_direct_bytes = SIZE_MAX;
   // The shm algorithm's adaptive switch: below shm_direct_bytes, arrays of at least this many
