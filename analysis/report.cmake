@@ -267,4 +267,11 @@ if(COMMSCOPE_BUILD_TESTS)
     add_test(NAME analysis.report.bad.${name} COMMAND ${expect} 2 "${regex}" 0 -- ${report} ${args})
     set_tests_properties(analysis.report.bad.${name} PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit")
   endforeach()
+  # scaling --bench checks the bench and every run before it writes anything: one line, no
+  # partial report (it printed the scaling tables before failing on the bench).
+  add_test(NAME analysis.report.bad.scaling_bench_one_line
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/one_line_error.sh "needs a bench run on 2" -- ${report} scaling
+                   ${fx}/train-np1.h5 ${fx}/train-np2.h5 --bench ${fx}/bench-np1.h5)
+  set_tests_properties(analysis.report.bad.scaling_bench_one_line PROPERTIES FIXTURES_REQUIRED report_fixtures
+                                                                            LABELS "unit")
 endif()

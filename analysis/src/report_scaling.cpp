@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -125,7 +126,13 @@ std::string pct(double x) {
 // Each run's step as predict prices its layout (step_prediction.hpp), part by part against the
 // measured one. The compute rate: --flops per rank, or the baseline's measured rate (its FLOPs
 // per rank over its compute time) per CPU a rank has, times the CPUs each run's ranks have.
-void predicted_against_measured(ReportWriter& w, const std::vector<Run>& runs, const ScalingOptions& o) {
+// Made before the report is written, so that a bad bench file or a profile without the
+// trainer's attributes ends the command with one line and no partial report.
+struct PredictedSection {
+  std::string text;
+  Table table;
+};
+PredictedSection predicted_against_measured(const std::vector<Run>& runs, const ScalingOptions& o) {
   const PricingBench bench = read_pricing_bench(o.bench, "pricing collectives");
   auto inputs = [](const Run& r) {
     if (r.layers < 1 || r.channels < 1 || r.heads < 1 || r.seq < 1 || r.global_batch <= 0)
@@ -144,14 +151,16 @@ void predicted_against_measured(ReportWriter& w, const std::vector<Run>& runs, c
   };
   const Run& g = runs.front();
   const double base_flops = predict_step(bench.data, o.bench, inputs(g)).flops_rank;
+  if (o.flops <= 0 && g.t_comp <= 0)
+    throw InputError(g.file + ": the baseline run has no compute time to rate the others by; give --flops");
   const double per_cpu = o.flops > 0 ? 0 : base_flops / g.t_comp / g.cpus_per_rank;
   std::string rate = o.flops > 0 ? format_number(o.flops / 1e9) + " GFLOP/s per rank (--flops)"
                                  : format_number(per_cpu / 1e9) + " GFLOP/s per CPU, the baseline's measured rate (" +
                                        format_number(base_flops / 1e9) + " GFLOP per rank and step in " +
                                        format_number(g.t_comp * 1e3) + " ms of compute on " +
                                        format_number(g.cpus_per_rank) + " CPU per rank)";
-  w.section("Predicted against measured (per rank and step)");
-  w.text("Each run's step as `commscope-report predict` prices its layout: compute = its FLOPs per rank at " + rate +
+  std::string text =
+      "Each run's step as `commscope-report predict` prices its layout: compute = its FLOPs per rank at " + rate +
          " (a run's ranks get min(threads, the node's CPUs / its ranks) CPUs each, where the profile says the "
          "node's CPUs); tp = 4 allreduces per layer and micro-batch, pp = the sends, each priced with the fastest "
          "fit of " +
@@ -159,7 +168,7 @@ void predicted_against_measured(ReportWriter& w, const std::vector<Run>& runs, c
          " ranks) carried to its group's size; the pipeline stretches compute + tp + pp by (M + pp - 1)/M with "
          "equal stages (pp_ms includes that bubble); dp = the ZeRO stage's collectives, not overlapped. Measured: "
          "the slowest rank's step, compute and each group's communication as means over ranks (pp_ms: pp.* and "
-         "embedding.*, where the pipeline's waits fall). error = predicted / measured - 1.");
+         "embedding.*, where the pipeline's waits fall). error = predicted / measured - 1.";
   Table t({"ranks", "layout", "zero", "measured_ms", "predicted_ms", "error", "compute_ms", "predicted_compute_ms",
            "tp_ms", "predicted_tp_ms", "pp_ms", "predicted_pp_ms", "dp_ms", "predicted_dp_ms"});
   for (const Run& r : runs) {
@@ -179,7 +188,7 @@ void predicted_against_measured(ReportWriter& w, const std::vector<Run>& runs, c
            format_number(r.t_pp * 1e3), format_number(pp_pred * 1e3), format_number(r.t_dp * 1e3),
            format_number(p.dp_s * 1e3)});
   }
-  w.table("predicted_vs_measured", t);
+  return {std::move(text), std::move(t)};
 }
 
 }  // namespace
@@ -196,6 +205,8 @@ void report_scaling(const std::vector<std::string>& files, const ScalingOptions&
       throw InputError(runs[i].file + ": the same rank count (" + std::to_string(runs[i].ranks) + ") and layout " +
                        runs[i].layout() + " as " + runs[i - 1].file +
                        "; scaling needs different rank counts or layouts");
+  std::optional<PredictedSection> vs_measured;
+  if (!scaling.bench.empty()) vs_measured = predicted_against_measured(runs, scaling);
   const Run& g = runs.front();
   // Strong scaling: the same global batch at every rank count (each rank's work shrinks as 1/n);
   // weak: the same batch per rank. Known from the trainer's global_batch attribute.
@@ -252,7 +263,11 @@ void report_scaling(const std::vector<std::string>& files, const ScalingOptions&
     bars.values[2].push_back(n.t_other * 1e3);
   }
   w.plot("iteration_parts", bars);
-  if (!scaling.bench.empty()) predicted_against_measured(w, runs, scaling);
+  if (vs_measured) {
+    w.section("Predicted against measured (per rank and step)");
+    w.text(vs_measured->text);
+    w.table("predicted_vs_measured", vs_measured->table);
+  }
   w.finish();
 }
 

@@ -1,16 +1,14 @@
 #!/usr/bin/env bash
-# one_line_error.sh REGEX -- command...: the command must end with exit status 2 and exactly one
-# line on stderr, which matches the extended regex REGEX.
+# one_line_error.sh REGEX -- command...: the command must end with exit status 2 and print exactly
+# one line (stdout and stderr together), matching REGEX: bad input stops it before any report.
 set -u
 regex=$1
 shift
 [ "$1" = "--" ] && shift
-err=$("$@" 2>&1 >/dev/null)
+out=$("$@" 2>&1)
 rc=$?
-printf 'stderr: %s\nexit status %d\n' "$err" "$rc"
-fail=0
-[ "$rc" -eq 2 ] || { echo "one_line_error.sh: FAIL: wanted exit status 2"; fail=1; }
-lines=$(printf '%s\n' "$err" | wc -l)
-[ -n "$err" ] && [ "$lines" -eq 1 ] || { echo "one_line_error.sh: FAIL: wanted one line on stderr, got $lines"; fail=1; }
-printf '%s\n' "$err" | grep -Eq -- "$regex" || { echo "one_line_error.sh: FAIL: stderr does not match /$regex/"; fail=1; }
-exit $fail
+printf '%s\n' "$out"
+lines=$(printf '%s\n' "$out" | wc -l)
+[ "$rc" -eq 2 ] || { echo "one_line_error.sh: FAIL: exit status $rc, wanted 2"; exit 1; }
+[ "$lines" -eq 1 ] || { echo "one_line_error.sh: FAIL: $lines lines of output, wanted 1"; exit 1; }
+printf '%s\n' "$out" | grep -Eq -- "$regex" || { echo "one_line_error.sh: FAIL: no match for /$regex/"; exit 1; }
