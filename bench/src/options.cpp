@@ -178,7 +178,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_option("--seed", o.seed, "seed of the check data")->capture_default_str();
   app.add_option("--segment", o.segment_bytes, "ring pipeline segment in bytes")->capture_default_str();
   std::string shm_chunk = std::to_string(o.shm_chunk_bytes), shm_two_shot = "auto", shm_direct = "never",
-              shm_adapt = "16K";
+              shm_adapt = "256K";
   app.add_option("--shm-chunk", shm_chunk,
                  "shm: bytes a rank puts into the node segment per step (1 to 512K, the segment's slot)")
       ->capture_default_str();

@@ -68,7 +68,7 @@ struct AlgoOptions {
   // bytes (nccl-tests' size) of the collectives with a direct form take the slots or the direct
   // path, whichever the call's size class has measured faster (each path three times first, then
   // the faster, the other every 32nd call: docs/collectives.md). SIZE_MAX: never (always the slots).
-  std::size_t shm_adapt_bytes = std::size_t{16} << 10;
+  std::size_t shm_adapt_bytes = std::size_t{256} << 10;
   // Test aid for the hier algorithm: > 0 puts rank r on node r % hier_test_nodes (round robin,
   // uneven where the rank count is not a multiple) instead of the nodes MPI reports, so that
   // one machine runs its multi-node paths. A communicator keeps the layout of its first hier call.
