@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -410,6 +411,11 @@ std::string value_of(const std::vector<std::pair<std::string, std::string>>& met
   for (const auto& [k, v] : meta)
     if (k == key) return v;
   return {};
+}
+
+int int_value_of(const std::vector<std::pair<std::string, std::string>>& meta, const std::string& key, int otherwise) {
+  const std::string v = value_of(meta, key);
+  return v.empty() ? otherwise : std::atoi(v.c_str());
 }
 
 std::string DoctorFile::meta_value(const std::string& key) const {

@@ -3,17 +3,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bench_fits.hpp"
-#include "step_prediction.hpp"
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/analysis/model_math.hpp"
 #include "report_writer.hpp"
+#include "step_prediction.hpp"
 
 namespace commscope::analysis {
 
@@ -136,10 +134,7 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
     // Throughput (sequences per second, b M dp / t_iter) relative to the first rank count: tp, pp
     // and M are the same in every row, so dp scales as g.
     if (first_p == 0) first_p = g, first_iter = t_iter;
-    std::string layout_cell = "(";  // appended: GCC 12's -Wrestrict misfires on "(" + std::string
-    layout_cell.append(std::to_string(p)).append(",").append(std::to_string(tp)).append(",");
-    layout_cell.append(std::to_string(pp)).append(")");
-    summary.add({std::to_string(g), layout_cell, format_number(t_comp * 1e3), format_number(t_tp * 1e3),
+    summary.add({std::to_string(g), layout_name(p, tp, pp), format_number(t_comp * 1e3), format_number(t_tp * 1e3),
                  format_number(t_p2p * 1e3), format_number((t_pipe - work) * 1e3), format_number(100 * bubble, 4) + "%",
                  format_number(t_comm * 1e3), format_number(t_iter * 1e3),
                  format_number(std::max(t_pipe, t_comm) * 1e3),

@@ -87,8 +87,7 @@ void communication_by_group(ReportWriter& w, const profiler::Profile& p) {
            fms(sum.ns / rows), format_number(100.0 * sum.ns / std::max(total, 1.0)) + "%"});
   w.table("communication_groups", t);
 
-  const int pp = std::atoi(value_of(p.meta.attributes, "pp").c_str()),
-            m = std::atoi(value_of(p.meta.attributes, "micro_batches").c_str());
+  const int pp = int_value_of(p.meta.attributes, "pp", 0), m = int_value_of(p.meta.attributes, "micro_batches", 0);
   const int nranks = std::max(1, p.meta.nranks);
   if (pp < 2 || m < 1 || nranks % pp != 0) return;
   const double bubble = static_cast<double>(pp - 1) / (m + pp - 1);

@@ -39,9 +39,7 @@ struct Run {
   double cpus_per_rank = 1;  // min(threads, the node's CPUs / its ranks) where the node's CPUs are known
   int dp() const { return ranks / std::max(1, tp * pp); }
   std::string layout() const {
-    std::string s = "(";  // appended: GCC 12's -Wrestrict misfires on "(" + std::string
-    s.append(std::to_string(dp())).append(",").append(std::to_string(tp)).append(",").append(std::to_string(pp));
-    s.append(")");
+    std::string s = layout_name(dp(), tp, pp);
     if (micro_batches > 1) s.append(" x").append(std::to_string(micro_batches));
     return s;
   }
@@ -51,8 +49,7 @@ struct Run {
 };
 
 int int_attribute(const profiler::Profile& p, const char* key, int otherwise) {
-  const std::string v = value_of(p.meta.attributes, key);
-  return v.empty() ? otherwise : std::atoi(v.c_str());
+  return int_value_of(p.meta.attributes, key, otherwise);
 }
 
 Run summarize(const std::string& file) {

@@ -44,6 +44,12 @@ bool has_fit(const BenchData& data, const std::string& collective) {
 
 }  // namespace
 
+std::string layout_name(int dp, int tp, int pp) {
+  std::string s = "(";  // appended: GCC 12's -Wrestrict misfires on "(" + std::string
+  s.append(std::to_string(dp)).append(",").append(std::to_string(tp)).append(",").append(std::to_string(pp));
+  return s.append(")");
+}
+
 PricingBench read_pricing_bench(const std::string& bench_file, const std::string& purpose) {
   preflight(bench_file, "bench");
   const BenchFile bench = read_bench_file(bench_file);

@@ -28,6 +28,9 @@ struct StepInputs {
   double flops = 0;         // per-rank compute rate, FLOP/s
 };
 
+// "(dp,tp,pp)", as the predict and scaling tables name a layout.
+std::string layout_name(int dp, int tp, int pp);
+
 // One priced call of the step, as the communication tables print it.
 struct PricedCall {
   std::string collective, purpose;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fixtures.sh BUILD_BIN_DIR OUT_DIR MPIEXEC: fixture files for the report's tests, from the real
 # programs: bench-np{1,2,4}.h5 (commscope-bench), train-np{1,2,4}.h5 (commscope-train's
-# profiles, data parallel) and train3d-np4.h5 (4 ranks as (dp,tp,pp) = (1,2,2), 2 micro-batches). A file is kept when it is newer than the program that writes it (idempotent), and
+# profiles, data parallel) and train3d-np4.h5 (4 ranks as (dp,tp,pp) = (1,2,2), 2
+# micro-batches). A file is kept when it is newer than the program that writes it (idempotent), and
 # written again when the program was rebuilt since: a schema change cannot hide behind a stale
 # file. Exits non-zero with one line if a program fails.
 set -u
@@ -35,27 +36,23 @@ run() {
 }
 
 made=0
-# train FILE NP ARGS...: a tiny profiled training run into FILE, unless it is newer than the trainer.
-train() {
-  local file=$1 np=$2
-  shift 2
-  if [ ! -f "$file" ] || [ "$bin/commscope-train" -nt "$file" ]; then
+# fixture FILE NP PROGRAM ARGS...: PROGRAM on NP ranks writes FILE, unless FILE is newer than it.
+fixture() {
+  local file=$1 np=$2 exe=$3
+  shift 3
+  if [ ! -f "$file" ] || [ "$bin/$exe" -nt "$file" ]; then
     rm -f "$file"
-    run "$(basename "$file" .h5)" "$np" "$bin/commscope-train" --model tiny --steps 4 --batch 4 --data "$data" \
-      --threads 1 --profile "$file" "$@"
+    run "$(basename "$file" .h5)" "$np" "$bin/$exe" "$@"
     made=$((made + 1))
   fi
-  [ -f "$file" ] || { echo "fixtures.sh: commscope-train wrote no $file" >&2; exit 1; }
+  [ -f "$file" ] || { echo "fixtures.sh: $exe wrote no $file" >&2; exit 1; }
 }
+train=(--model tiny --steps 4 --batch 4 --data "$data" --threads 1)
 for np in 1 2 4; do
-  file="$out/bench-np$np.h5"
-  if [ ! -f "$file" ] || [ "$bin/commscope-bench" -nt "$file" ]; then
-    rm -f "$file"
-    run "bench-np$np" "$np" "$bin/commscope-bench" all --algo all -b 8 -e 64K -f 4 -n 5 -w 1 -c 1 --out "$file"
-    made=$((made + 1))
-  fi
-  [ -f "$file" ] || { echo "fixtures.sh: commscope-bench wrote no $file" >&2; exit 1; }
-  train "$out/train-np$np.h5" "$np"
+  fixture "$out/bench-np$np.h5" "$np" commscope-bench all --algo all -b 8 -e 64K -f 4 -n 5 -w 1 -c 1 \
+    --out "$out/bench-np$np.h5"
+  fixture "$out/train-np$np.h5" "$np" commscope-train "${train[@]}" --profile "$out/train-np$np.h5"
 done
-train "$out/train3d-np4.h5" 4 --tp 2 --pp 2 --micro-batches 2
+fixture "$out/train3d-np4.h5" 4 commscope-train "${train[@]}" --tp 2 --pp 2 --micro-batches 2 \
+  --profile "$out/train3d-np4.h5"
 echo "fixtures.sh: $made made, $((7 - made)) kept, in $out"

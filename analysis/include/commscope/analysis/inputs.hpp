@@ -93,6 +93,8 @@ DoctorFile read_doctor_file(const std::string& path);
 // The value of `key` among a file's /meta attributes (a profile's meta.attributes, ...) as text;
 // "" when absent.
 std::string value_of(const std::vector<std::pair<std::string, std::string>>& meta, const std::string& key);
+// The same as an integer (atoi); `otherwise` when absent.
+int int_value_of(const std::vector<std::pair<std::string, std::string>>& meta, const std::string& key, int otherwise);
 
 // Reads `path` first in a forked child process (its stderr to /dev/null), so that a file
 // damaged in a way the HDF5 library itself crashes on becomes an InputError ("PATH: the HDF5
