@@ -3,6 +3,7 @@
 #include "kernels_cuda.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -235,13 +236,28 @@ struct LayerNormParamGrad {  // (dout * norm, dout) at [n, c]
 // ---------------------------------------------------------------------------------------------
 // Encoder.
 
+// The rows [v0, v0 + rows) of wte, plus the positions unless wpe is null; a token outside the
+// rows contributes 0.
 template <class T>
-__global__ void encoder_forward_kernel(T* out, const int* inp, const T* wte, const T* wpe, int Tn, int C,
-                                       size_t total) {
+__global__ void encoder_forward_kernel(T* out, const int* inp, const T* wte, const T* wpe, int v0, int rows, int Tn,
+                                       int C, size_t total) {
   for (size_t i = global_thread(); i < total; i += grid_threads()) {
     const size_t n = i / C, c = i % C, t = n % Tn;
-    out[i] = from_f<T>(to_f(wte[static_cast<size_t>(inp[n]) * C + c]) + to_f(wpe[t * C + c]));
+    const int row = inp[n] - v0;
+    float x = row >= 0 && row < rows ? to_f(wte[static_cast<size_t>(row) * C + c]) : 0.0f;
+    if (wpe != nullptr) x += to_f(wpe[t * C + c]);
+    out[i] = from_f<T>(x);
   }
+}
+
+// encoder_forward (every row, wpe) and embedding_lookup (a rank's rows, no wpe).
+template <class T>
+void encoder_lookup(T* out, const int* inp, const T* wte, const T* wpe, int v0, int rows, int B, int Tn, int C,
+                    cudaStream_t stream) {
+  const size_t total = static_cast<size_t>(B) * Tn * C;
+  if (total == 0) return;
+  encoder_forward_kernel<<<elementwise_blocks(total), kBlock, 0, stream>>>(out, inp, wte, wpe, v0, rows, Tn, C, total);
+  COMMSCOPE_CUDA_LAUNCH_CHECK("encoder_forward_kernel");
 }
 
 // dwpe[t, c] += sum_b dout[b, t, c], in order of b.
@@ -256,18 +272,20 @@ __global__ void encoder_backward_wpe_kernel(T* dwpe, const T* dout, int B, int T
 }
 
 // Block (n, channel block): if n is the first position of its token, sums dout over all the
-// token's positions (in order) for its channels and adds the sum into dwte once; any other block
-// stops as soon as it meets an earlier position of the token. The positions are scanned a chunk
+// token's positions (in order) for its channels and adds the sum into dwte's row token - v0 once;
+// any other block stops as soon as it meets an earlier position of the token, and every block of a
+// token outside the rows [v0, v0 + rows) stops at once. The positions are scanned a chunk
 // of blockDim.x at a time; a ballot per warp lists the chunk's matches in order in shared memory.
 constexpr int kEncoderBlock = 128;
 
 template <class T>
 __global__ void __launch_bounds__(kEncoderBlock)
-    encoder_backward_wte_kernel(T* dwte, const T* dout, const int* inp, int N, int C) {
+    encoder_backward_wte_kernel(T* dwte, const T* dout, const int* inp, int v0, int rows, int N, int C) {
   __shared__ int matches[kEncoderBlock];
   __shared__ int warp_counts[kEncoderBlock / kWarp];
   const int n = blockIdx.x;
   const int token = inp[n];
+  if (token < v0 || token - v0 >= rows) return;  // another rank's row (uniform across the block)
   const int c = blockIdx.y * kEncoderBlock + threadIdx.x;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   bool first_seen = false;  // the token's first position has been met (it was n: we own the row)
@@ -293,7 +311,7 @@ __global__ void __launch_bounds__(kEncoderBlock)
       for (int j = 0; j < count; ++j) acc += to_f(dout[static_cast<size_t>(matches[j]) * C + c]);
     __syncthreads();  // matches and warp_counts are rewritten by the next chunk
   }
-  if (c < C) add_to(dwte[static_cast<size_t>(token) * C + c], acc);
+  if (c < C) add_to(dwte[static_cast<size_t>(token - v0) * C + c], acc);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -354,11 +372,22 @@ __global__ void layernorm_backward_dinp_kernel(T* dinp, const T* dout, const T* 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Matmul bias: out[n, o] = bias[o] before the GEMM adds into it.
+// bias [OC] over every row of out [N, OC]: out[n, o] = bias[o] (the matmul's bias, before the
+// GEMM adds into it) or, with add, out[n, o] += bias[o] (a row-parallel layer's bias after the TP
+// sum; the positions, wpe [T, C] over out [B, T*C]).
 
 template <class T>
-__global__ void broadcast_rows_kernel(T* out, const T* bias, int OC, size_t total) {
-  for (size_t i = global_thread(); i < total; i += grid_threads()) out[i] = bias[i % OC];
+__global__ void broadcast_rows_kernel(T* out, const T* bias, int OC, size_t total, bool add) {
+  for (size_t i = global_thread(); i < total; i += grid_threads())
+    out[i] = add ? from_f<T>(to_f(out[i]) + to_f(bias[i % OC])) : bias[i % OC];
+}
+
+template <class T>
+void broadcast_rows(T* out, const T* bias, int N, int OC, bool add, cudaStream_t stream) {
+  const size_t total = static_cast<size_t>(N) * OC;
+  if (N <= 0 || OC <= 0) return;
+  broadcast_rows_kernel<<<elementwise_blocks(total), kBlock, 0, stream>>>(out, bias, OC, total, add);
+  COMMSCOPE_CUDA_LAUNCH_CHECK("broadcast_rows_kernel");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -438,7 +467,16 @@ __global__ void residual_backward_kernel(T* da, T* db, const T* dout, size_t n) 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Softmax + cross-entropy: one block per position.
+// Softmax + cross-entropy: one block per position. The vocabulary-parallel steps (xent_*) do the
+// same per row on a rank's columns, the TP maximum and sums taken between them.
+
+// The maximum of z[0, valid) (-inf when valid is 0), returned to every thread of the block.
+template <class T>
+__device__ float block_row_max(const T* z, int valid) {
+  float maxv = -INFINITY;
+  for (int i = threadIdx.x; i < valid; i += blockDim.x) maxv = fmaxf(maxv, to_f(z[i]));
+  return block_reduce<true>(maxv);
+}
 
 template <class T>
 __global__ void softmax_xent_forward_kernel(T* probs, float* losses, const T* logits, const int* targets, int V,
@@ -448,9 +486,7 @@ __global__ void softmax_xent_forward_kernel(T* probs, float* losses, const T* lo
   T* p = probs + n * Vp;
   // Read before any probability is written (block_reduce syncs first): probs may then alias logits.
   const float target_logit = targets != nullptr && threadIdx.x == 0 ? to_f(z[targets[n]]) : 0.0f;
-  float maxv = -INFINITY;
-  for (int i = threadIdx.x; i < V; i += blockDim.x) maxv = fmaxf(maxv, to_f(z[i]));
-  maxv = block_reduce<true>(maxv);
+  const float maxv = block_row_max(z, V);
   float sum = 0.0f;
   for (int i = threadIdx.x; i < V; i += blockDim.x) sum += expf(to_f(z[i]) - maxv);
   sum = block_reduce<false>(sum);
@@ -459,16 +495,60 @@ __global__ void softmax_xent_forward_kernel(T* probs, float* losses, const T* lo
   if (targets != nullptr && threadIdx.x == 0) losses[n] = logf(sum) + maxv - target_logit;
 }
 
+// 1. row_max[n] = the maximum of this rank's valid logits.
 template <class T>
-__global__ void softmax_xent_backward_kernel(T* dlogits, const T* probs, const int* targets, float dloss, int V, int Vp,
-                                             size_t total) {
+__global__ void xent_row_max_kernel(float* row_max, const T* logits, int valid, int Vl) {
+  const size_t n = blockIdx.x;
+  const float maxv = block_row_max(logits + n * Vl, valid);
+  if (threadIdx.x == 0) row_max[n] = maxv;
+}
+
+// 2. The unnormalised probabilities exp(z - row_max), their float sum and the target's logit.
+template <class T>
+__global__ void xent_exp_sum_kernel(T* probs, float* row_sum, float* row_target, const T* logits, const float* row_max,
+                                    const int* targets, int v0, int valid, int Vl) {
+  const size_t n = blockIdx.x;
+  const T* z = logits + n * Vl;
+  T* p = probs + n * Vl;
+  if (targets != nullptr && threadIdx.x == 0) {
+    const int t = targets[n] - v0;  // this rank's column of the target, if it holds it
+    row_target[n] = t >= 0 && t < valid ? to_f(z[t]) : 0.0f;
+  }
+  __syncthreads();  // z[t] is read before any probability is written: probs may alias logits
+  const float maxv = row_max[n];
+  float sum = 0.0f;
+  for (int i = threadIdx.x; i < Vl; i += blockDim.x) {
+    const float e = i < valid ? expf(to_f(z[i]) - maxv) : 0.0f;
+    p[i] = from_f<T>(e);
+    sum += e;
+  }
+  sum = block_reduce<false>(sum);
+  if (threadIdx.x == 0) row_sum[n] = sum;
+}
+
+// 3. probs / row_sum and the loss, from the TP sums.
+template <class T>
+__global__ void xent_normalize_kernel(T* probs, float* losses, const float* row_sum, const float* row_max,
+                                      const float* row_target, int valid, int Vl) {
+  const size_t n = blockIdx.x;
+  T* p = probs + n * Vl;
+  const float inv = 1.0f / row_sum[n];
+  for (int i = threadIdx.x; i < valid; i += blockDim.x) p[i] = from_f<T>(to_f(p[i]) * inv);
+  if (losses != nullptr && threadIdx.x == 0) losses[n] = logf(row_sum[n]) + row_max[n] - row_target[n];
+}
+
+// Columns [v0, v0 + Vl) of the vocabulary, the first `valid` of them real: the whole vocabulary
+// is v0 0, valid V, Vl Vp.
+template <class T>
+__global__ void softmax_xent_backward_kernel(T* dlogits, const T* probs, const int* targets, float dloss, int v0,
+                                             int valid, int Vl, size_t total) {
   for (size_t idx = global_thread(); idx < total; idx += grid_threads()) {
-    const size_t n = idx / Vp;
-    const int i = static_cast<int>(idx % Vp);
+    const size_t n = idx / Vl;
+    const int i = static_cast<int>(idx % Vl);
     float d = 0.0f;
-    if (i < V) {
+    if (i < valid) {
       d = to_f(probs[idx]) * dloss;
-      if (i == targets[n]) d -= dloss;
+      if (v0 + i == targets[n]) d -= dloss;
     }
     dlogits[idx] = from_f<T>(d);
   }
@@ -515,21 +595,41 @@ __global__ void adamw_kernel(float* params, const float* grads, float* m, float*
 
 template <class T>
 void encoder_forward(T* out, const int* inp, const T* wte, const T* wpe, int B, int Tn, int C, cudaStream_t stream) {
-  const size_t total = static_cast<size_t>(B) * Tn * C;
-  if (total == 0) return;
-  encoder_forward_kernel<<<elementwise_blocks(total), kBlock, 0, stream>>>(out, inp, wte, wpe, Tn, C, total);
-  COMMSCOPE_CUDA_LAUNCH_CHECK("encoder_forward_kernel");
+  encoder_lookup(out, inp, wte, wpe, 0, INT_MAX, B, Tn, C, stream);
 }
 
 template <class T>
 void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* inp, int B, int Tn, int C, cudaStream_t stream) {
+  encoder_backward(dwte, dwpe, dout, inp, 0, INT_MAX, B, Tn, C, stream);
+}
+
+template <class T>
+void embedding_lookup(T* out, const int* inp, const T* wte, int v0, int rows, int B, int Tn, int C,
+                      cudaStream_t stream) {
+  encoder_lookup(out, inp, wte, static_cast<const T*>(nullptr), v0, rows, B, Tn, C, stream);
+}
+
+template <class T>
+void add_positions(T* out, const T* wpe, int B, int Tn, int C, cudaStream_t stream) {
+  broadcast_rows(out, wpe, B, Tn * C, true, stream);  // out [B, T*C] += wpe [T*C]
+}
+
+template <class T>
+void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* inp, int v0, int rows, int B, int Tn, int C,
+                      cudaStream_t stream) {
   const int N = B * Tn;
   if (N <= 0 || C <= 0) return;
   encoder_backward_wpe_kernel<<<elementwise_blocks(static_cast<size_t>(Tn) * C), kBlock, 0, stream>>>(dwpe, dout, B, Tn,
                                                                                                       C);
   COMMSCOPE_CUDA_LAUNCH_CHECK("encoder_backward_wpe_kernel");
-  encoder_backward_wte_kernel<<<dim3(N, ceil_div(C, kEncoderBlock)), kEncoderBlock, 0, stream>>>(dwte, dout, inp, N, C);
+  encoder_backward_wte_kernel<<<dim3(N, ceil_div(C, kEncoderBlock)), kEncoderBlock, 0, stream>>>(dwte, dout, inp, v0,
+                                                                                                 rows, N, C);
   COMMSCOPE_CUDA_LAUNCH_CHECK("encoder_backward_wte_kernel");
+}
+
+template <class T>
+void add_bias(T* out, const T* bias, int N, int OC, cudaStream_t stream) {
+  broadcast_rows(out, bias, N, OC, true, stream);
 }
 
 template <class T>
@@ -557,9 +657,7 @@ void matmul_forward(T* out, const T* inp, const T* w, const T* bias, int N, int 
   bind(handle, stream);
   float beta = 0.0f;
   if (bias != nullptr) {
-    const size_t total = static_cast<size_t>(N) * OC;
-    broadcast_rows_kernel<<<elementwise_blocks(total), kBlock, 0, stream>>>(out, bias, OC, total);
-    COMMSCOPE_CUDA_LAUNCH_CHECK("broadcast_rows_kernel");
+    broadcast_rows(out, bias, N, OC, false, stream);
     beta = 1.0f;
   }
   // out^T [OC,N] = w [OC,C] inp^T [C,N]: w is column-major [C,OC] (ld C), inp column-major [C,N].
@@ -684,10 +782,39 @@ void softmax_xent_forward(T* probs, float* losses, const T* logits, const int* t
 template <class T>
 void softmax_xent_backward(T* dlogits, const T* probs, const int* targets, float dloss, int N, int V, int Vp,
                            cudaStream_t stream) {
-  const size_t total = static_cast<size_t>(N) * Vp;
+  softmax_xent_backward(dlogits, probs, targets, dloss, 0, N, V, Vp, stream);
+}
+
+template <class T>
+void xent_row_max(float* row_max, const T* logits, int N, int valid, int Vl, cudaStream_t stream) {
+  if (N <= 0) return;
+  xent_row_max_kernel<<<N, kBlock, 0, stream>>>(row_max, logits, valid, Vl);
+  COMMSCOPE_CUDA_LAUNCH_CHECK("xent_row_max_kernel");
+}
+
+template <class T>
+void xent_exp_sum(T* probs, float* row_sum, float* row_target, const T* logits, const float* row_max,
+                  const int* targets, int v0, int N, int valid, int Vl, cudaStream_t stream) {
+  if (N <= 0) return;
+  xent_exp_sum_kernel<<<N, kBlock, 0, stream>>>(probs, row_sum, row_target, logits, row_max, targets, v0, valid, Vl);
+  COMMSCOPE_CUDA_LAUNCH_CHECK("xent_exp_sum_kernel");
+}
+
+template <class T>
+void xent_normalize(T* probs, float* losses, const float* row_sum, const float* row_max, const float* row_target, int N,
+                    int valid, int Vl, cudaStream_t stream) {
+  if (N <= 0) return;
+  xent_normalize_kernel<<<N, kBlock, 0, stream>>>(probs, losses, row_sum, row_max, row_target, valid, Vl);
+  COMMSCOPE_CUDA_LAUNCH_CHECK("xent_normalize_kernel");
+}
+
+template <class T>
+void softmax_xent_backward(T* dlogits, const T* probs, const int* targets, float dloss, int v0, int N, int valid,
+                           int Vl, cudaStream_t stream) {
+  const size_t total = static_cast<size_t>(N) * Vl;
   if (total == 0) return;
-  softmax_xent_backward_kernel<<<elementwise_blocks(total), kBlock, 0, stream>>>(dlogits, probs, targets, dloss, V, Vp,
-                                                                                 total);
+  softmax_xent_backward_kernel<<<elementwise_blocks(total), kBlock, 0, stream>>>(dlogits, probs, targets, dloss, v0,
+                                                                                 valid, Vl, total);
   COMMSCOPE_CUDA_LAUNCH_CHECK("softmax_xent_backward_kernel");
 }
 
@@ -786,6 +913,15 @@ void detail::launch_adamw(float* params, const float* grads, float* m, float* v,
   template void residual_backward<T>(T*, T*, const T*, std::size_t, cudaStream_t);                                    \
   template void softmax_xent_forward<T>(T*, float*, const T*, const int*, int, int, int, cudaStream_t);               \
   template void softmax_xent_backward<T>(T*, const T*, const int*, float, int, int, int, cudaStream_t);               \
+  template void embedding_lookup<T>(T*, const int*, const T*, int, int, int, int, int, cudaStream_t);                 \
+  template void add_positions<T>(T*, const T*, int, int, int, cudaStream_t);                                          \
+  template void encoder_backward<T>(T*, T*, const T*, const int*, int, int, int, int, int, cudaStream_t);             \
+  template void add_bias<T>(T*, const T*, int, int, cudaStream_t);                                                    \
+  template void xent_row_max<T>(float*, const T*, int, int, int, cudaStream_t);                                       \
+  template void xent_exp_sum<T>(T*, float*, float*, const T*, const float*, const int*, int, int, int, int,           \
+                                cudaStream_t);                                                                        \
+  template void xent_normalize<T>(T*, float*, const float*, const float*, const float*, int, int, int, cudaStream_t); \
+  template void softmax_xent_backward<T>(T*, const T*, const int*, float, int, int, int, int, cudaStream_t);          \
   template void sum_squares<T>(float*, const T*, std::size_t, cudaStream_t);
 
 COMMSCOPE_CUDA_KERNELS_INSTANTIATE(float)

@@ -107,6 +107,50 @@ template <class T>
 void softmax_xent_backward(T* dlogits, const T* probs, const int* targets, float dloss, int N, int V, int Vp,
                            cudaStream_t stream);
 
+// --- Tensor parallelism (model.hpp's Megatron split; one rank's share of the work)
+// The vocabulary-parallel embedding: this rank holds rows [v0, v0 + rows) of wte.
+// out[b,t,:] = wte[inp[b,t] - v0, :] where v0 <= inp[b,t] < v0 + rows, else 0 (WRITES out; no
+// positions: the TP sum of every rank's out is the whole lookup).
+template <class T>
+void embedding_lookup(T* out, const int* inp, const T* wte, int v0, int rows, int B, int Tn, int C,
+                      cudaStream_t stream);
+// out[b,t,:] += wpe[t,:].
+template <class T>
+void add_positions(T* out, const T* wpe, int B, int Tn, int C, cudaStream_t stream);
+// encoder_backward for this rank's rows: dwte[inp - v0, :] += dout[b,t,:] for the tokens in
+// [v0, v0 + rows) only (as deterministic as encoder_backward: one block per token's first
+// position); dwpe[t, :] += dout[b,t,:] for every position.
+template <class T>
+void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* inp, int v0, int rows, int B, int Tn, int C,
+                      cudaStream_t stream);
+// out[n, o] += bias[o], out [N, OC]: a row-parallel layer's bias, added once after the TP sum.
+template <class T>
+void add_bias(T* out, const T* bias, int N, int OC, cudaStream_t stream);
+// The vocabulary-parallel softmax + cross-entropy, in three steps around the TP maximum and sums
+// (model.hpp: no logits gathered). A rank's logits are [N, Vl], its columns v0 .. v0 + Vl - 1 of
+// the vocabulary, of which the first `valid` are real tokens (below V) and the rest padding.
+// 1. row_max[n] = max of logits[n, i < valid] (-inf where valid == 0). WRITES row_max.
+template <class T>
+void xent_row_max(float* row_max, const T* logits, int N, int valid, int Vl, cudaStream_t stream);
+// 2. with row_max the TP maximum: probs[n,i] = exp(logits[n,i] - row_max[n]) for i < valid and 0
+// for the padding (unnormalised; probs may be logits, in place); row_sum[n] = the sum of those
+// (summed in float before rounding to T); row_target[n] = logits[n, targets[n] - v0] where
+// 0 <= targets[n] - v0 < valid, else 0. targets null: row_target untouched. WRITES all three.
+template <class T>
+void xent_exp_sum(T* probs, float* row_sum, float* row_target, const T* logits, const float* row_max,
+                  const int* targets, int v0, int N, int valid, int Vl, cudaStream_t stream);
+// 3. with row_sum and row_target the TP sums: probs[n,i] /= row_sum[n] for i < valid; losses
+// (when not null) [n] = log(row_sum[n]) + row_max[n] - row_target[n].
+template <class T>
+void xent_normalize(T* probs, float* losses, const float* row_sum, const float* row_max, const float* row_target,
+                    int N, int valid, int Vl, cudaStream_t stream);
+// softmax_xent_backward on this rank's columns: WRITES dlogits[n,i] = (probs[n,i] - [v0 + i ==
+// targets[n]]) * dloss for i < valid, 0 for valid <= i < Vl. (v0 0, valid V, Vl Vp: the
+// whole-vocabulary softmax_xent_backward.)
+template <class T>
+void softmax_xent_backward(T* dlogits, const T* probs, const int* targets, float dloss, int v0, int N, int valid,
+                           int Vl, cudaStream_t stream);
+
 // dst[i] = src[i] converted (float -> bf16 rounds to nearest even), n elements. For the
 // mixed-precision copies between bf16 model buffers and float master weights and gradients.
 void convert(float* dst, const __nv_bfloat16* src, std::size_t n, cudaStream_t stream);

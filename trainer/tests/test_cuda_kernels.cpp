@@ -161,9 +161,10 @@ class Report {
     line(what, precision, diff / std::max(scale, 1e-30), bound);
   }
   // Entries the contract sets to exactly 0 (masked attention, padded vocabulary): the error is the
-  // largest magnitude found there, bound 0.
+  // largest magnitude found there, bound 0. is_zero_entry(row, col) -> bool.
+  template <class IsZeroEntry>
   void exact_zero(const std::string& what, const char* precision, const Vec& got, int rows, int cols,
-                  bool (*is_zero_entry)(int row, int col)) {
+                  IsZeroEntry is_zero_entry) {
     double worst = 0.0;
     for (int r = 0; r < rows; ++r)
       for (int c = 0; c < cols; ++c)
@@ -175,17 +176,26 @@ class Report {
   }
   // The reference left the values alone: they must be exactly the same.
   void unchanged(const std::string& what, const char* precision, const Vec& got, const Vec& before) {
-    double worst = 0.0;
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      const double d = std::abs(got[i] - before[i]);
-      worst = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(worst, d);
-    }
-    line(what + " (unchanged)", precision, worst, 0.0);
+    line(what + " (unchanged)", precision, max_difference(got, before), 0.0);
+  }
+  // Values the kernel only moves (a maximum, a looked-up logit; -inf included): exactly want.
+  void exact(const std::string& what, const char* precision, const Vec& got, const Vec& want) {
+    line(what + " (exact)", precision, max_difference(got, want), 0.0);
   }
   int failures() const { return failures_; }
   int checks() const { return checks_; }
 
  private:
+  // max |got - want|, equal entries (infinities too) 0, NaN or a size mismatch infinite.
+  static double max_difference(const Vec& got, const Vec& want) {
+    if (got.size() != want.size()) return std::numeric_limits<double>::infinity();
+    double worst = 0.0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const double d = got[i] == want[i] ? 0.0 : std::abs(got[i] - want[i]);
+      worst = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(worst, d);
+    }
+    return worst;
+  }
   void line(const std::string& what, const char* precision, double err, double bound) {
     const bool pass = err <= bound;
     ++checks_;
@@ -475,6 +485,256 @@ void test_softmax_xent(Report& r, const Gpu& g) {
   r.exact_zero("softmax_xent_backward.dlogits", p, to_host(d_dlogits), kN, kVp, padded_column);
 }
 
+// --- tensor parallelism: each rank's share run on its own, the shares laid side by side and
+// compared with a double reference of the whole.
+
+template <class T>
+void test_tensor_parallel_encoder(Report& r, const Gpu& g) {
+  const char* p = Precision<T>::name;
+  const double bound = Precision<T>::bound;
+  constexpr int tp = 2, Vl = kVp / tp;  // rank 1's rows [64, 128) hold the tokens 64..100 and the padding
+  std::mt19937 rng(18);
+  std::vector<int> tokens = random_tokens(kN, kV, rng);
+  tokens[0] = 5;  // one token of each rank, each repeated, across batch rows too
+  tokens[1] = kV - 1;
+  tokens[9] = tokens[kN - 1] = tokens[0];
+  tokens[kT + 2] = tokens[1];
+  const Vec wte = quantize<T>(random_vec(static_cast<std::size_t>(kVp) * kC, -1, 1, rng));
+  const Vec wpe = quantize<T>(random_vec(static_cast<std::size_t>(kT) * kC, -1, 1, rng));
+  const std::size_t nc = static_cast<std::size_t>(kN) * kC, shard = static_cast<std::size_t>(Vl) * kC;
+  const auto owns = [](int rank, int token) { return token >= rank * Vl && token < (rank + 1) * Vl; };
+  auto d_tokens = to_device(tokens);
+  auto d_wpe = to_device<T>(wpe);
+
+  // embedding_lookup: [tp, N, C], a rank's rows and 0 for the other rank's tokens.
+  Vec got, want, tp_sum(nc, 0.0);
+  for (int rank = 0; rank < tp; ++rank) {
+    auto d_wte = to_device<T>(Vec(wte.begin() + rank * shard, wte.begin() + (rank + 1) * shard));
+    auto d_out = to_device<T>(random_vec(nc, -9, 9, rng));
+    gpu::embedding_lookup<T>(d_out.get(), d_tokens.get(), d_wte.get(), rank * Vl, Vl, kB, kT, kC, g.stream);
+    g.sync();
+    const Vec out = to_host(d_out);
+    got.insert(got.end(), out.begin(), out.end());
+    for (int n = 0; n < kN; ++n)
+      for (int c = 0; c < kC; ++c) {
+        const std::size_t i = static_cast<std::size_t>(n) * kC + c;
+        want.push_back(owns(rank, tokens[n]) ? wte[static_cast<std::size_t>(tokens[n]) * kC + c] : 0.0);
+        tp_sum[i] += out[i];
+      }
+  }
+  r.compare("embedding_lookup.out", p, got, want, bound);
+  r.exact_zero("embedding_lookup.out", p, got, tp * kN, kC,
+               [&](int row, int) { return !owns(row / kN, tokens[row % kN]); });
+
+  // add_positions into the ranks' sum (the whole lookup: nonzero, so it adds).
+  Vec out = tp_sum;
+  for (std::size_t i = 0; i < nc; ++i) out[i] += wpe[(i / kC) % kT * kC + i % kC];
+  auto d_out = to_device<T>(tp_sum);
+  gpu::add_positions<T>(d_out.get(), d_wpe.get(), kB, kT, kC, g.stream);
+  g.sync();
+  r.compare("add_positions.out", p, to_host(d_out), out, bound);
+
+  // encoder_backward on each rank's rows: dwte [tp * Vl, C] is the whole table, dwpe [tp, T, C]
+  // every rank's (whole) copy.
+  const Vec dout = quantize<T>(random_vec(nc, -1, 1, rng));
+  auto d_dout = to_device<T>(dout);
+  Vec got_dwte, want_dwte, got_dwpe, want_dwpe;
+  for (int rank = 0; rank < tp; ++rank) {
+    Vec dwte = quantize<T>(random_vec(shard, -1, 1, rng));
+    Vec dwpe = quantize<T>(random_vec(wpe.size(), -1, 1, rng));
+    auto d_dwte = to_device<T>(dwte);
+    auto d_dwpe = to_device<T>(dwpe);
+    gpu::encoder_backward<T>(d_dwte.get(), d_dwpe.get(), d_dout.get(), d_tokens.get(), rank * Vl, Vl, kB, kT, kC,
+                             g.stream);
+    g.sync();
+    for (std::size_t i = 0; i < nc; ++i) {
+      const int n = static_cast<int>(i / kC), c = static_cast<int>(i % kC);
+      dwpe[static_cast<std::size_t>(n % kT) * kC + c] += dout[i];
+      if (owns(rank, tokens[n])) dwte[static_cast<std::size_t>(tokens[n] - rank * Vl) * kC + c] += dout[i];
+    }
+    const Vec gdwte = to_host(d_dwte), gdwpe = to_host(d_dwpe);
+    got_dwte.insert(got_dwte.end(), gdwte.begin(), gdwte.end());
+    got_dwpe.insert(got_dwpe.end(), gdwpe.begin(), gdwpe.end());
+    want_dwte.insert(want_dwte.end(), dwte.begin(), dwte.end());
+    want_dwpe.insert(want_dwpe.end(), dwpe.begin(), dwpe.end());
+  }
+  r.compare("encoder_backward(rank rows).dwte", p, got_dwte, want_dwte, bound);
+  r.compare("encoder_backward(rank rows).dwpe", p, got_dwpe, want_dwpe, bound);
+
+  // add_bias: a row-parallel layer's bias, into nonzero outputs.
+  const std::size_t noc = static_cast<std::size_t>(kN) * kOC;
+  const Vec bias = quantize<T>(random_vec(kOC, -1, 1, rng));
+  Vec biased = quantize<T>(random_vec(noc, -1, 1, rng));
+  auto d_biased = to_device<T>(biased);
+  auto d_bias = to_device<T>(bias);
+  gpu::add_bias<T>(d_biased.get(), d_bias.get(), kN, kOC, g.stream);
+  g.sync();
+  for (std::size_t i = 0; i < noc; ++i) biased[i] += bias[i % kOC];
+  r.compare("add_bias.out", p, to_host(d_biased), biased, bound);
+}
+
+// The vocabulary-parallel cross-entropy on tp = 4 ranks of Vl = 384 columns, of which 384, 384,
+// 332 and 0 are real (V = 1100 of Vp = 1536): a rank with padding, one with nothing, and rows
+// longer than a block.
+constexpr int kXentV = 1100, kXentVp = 1536, kXentTp = 4, kXentVl = kXentVp / kXentTp;
+
+int xent_valid(int rank) {
+  return std::clamp(kXentV - rank * kXentVl, 0, kXentVl);
+}
+// Rank `rank`'s columns of x [N, Vp], as [N, Vl]; and back.
+Vec rank_columns(const Vec& x, int rank) {
+  Vec part(static_cast<std::size_t>(kN) * kXentVl);
+  for (int n = 0; n < kN; ++n)
+    std::copy_n(x.begin() + static_cast<std::ptrdiff_t>(n) * kXentVp + rank * kXentVl, kXentVl,
+                part.begin() + static_cast<std::ptrdiff_t>(n) * kXentVl);
+  return part;
+}
+void set_rank_columns(Vec& x, const Vec& part, int rank) {
+  for (int n = 0; n < kN; ++n)
+    std::copy_n(part.begin() + static_cast<std::ptrdiff_t>(n) * kXentVl, kXentVl,
+                x.begin() + static_cast<std::ptrdiff_t>(n) * kXentVp + rank * kXentVl);
+}
+
+template <class T>
+void test_vocab_parallel_xent(Report& r, const Gpu& g) {
+  const char* p = Precision<T>::name;
+  const double bound = Precision<T>::bound;
+  std::mt19937 rng(19);
+  const std::size_t nv = static_cast<std::size_t>(kN) * kXentVp, nl = static_cast<std::size_t>(kN) * kXentVl;
+  const double inf = std::numeric_limits<double>::infinity();
+  Vec logits = random_vec(nv, -4, 4, rng);
+  for (std::size_t i = 0; i < nv; ++i)
+    if (static_cast<int>(i % kXentVp) >= kXentV) logits[i] = 30.0;  // padding: ignored, not merely small
+  logits = quantize<T>(logits);
+  std::vector<int> targets = random_tokens(kN, kXentV, rng);
+  targets[0] = 0;  // rank 0's first column, rank 1's first, the last real one (rank 2's)
+  targets[1] = kXentVl;
+  targets[2] = kXentV - 1;
+  auto d_targets = to_device(targets);
+  const auto z = [&](int n, int c) { return logits[static_cast<std::size_t>(n) * kXentVp + c]; };
+  const auto padding = [](int, int c) { return c >= kXentV; };
+
+  // 1. Each rank's row maximum (rank 3: -inf), then the TP maximum.
+  std::vector<DeviceBuffer<T>> d_logits;
+  Vec got_max, want_max, tp_max(kN, -inf);
+  for (int rank = 0; rank < kXentTp; ++rank) {
+    d_logits.push_back(to_device<T>(rank_columns(logits, rank)));
+    auto d_max = to_device<float>(random_vec(kN, -9, 9, rng));
+    gpu::xent_row_max<T>(d_max.get(), d_logits.back().get(), kN, xent_valid(rank), kXentVl, g.stream);
+    g.sync();
+    const Vec m = to_host(d_max);
+    got_max.insert(got_max.end(), m.begin(), m.end());
+    for (int n = 0; n < kN; ++n) {
+      double w = -inf;
+      for (int c = rank * kXentVl; c < rank * kXentVl + xent_valid(rank); ++c) w = std::max(w, z(n, c));
+      want_max.push_back(w);
+      tp_max[n] = std::max(tp_max[n], m[n]);
+    }
+  }
+  r.exact("xent_row_max.row_max", p, got_max, want_max);
+
+  // 2. The exponentials, their sums and the target logits, with the TP maximum; then their TP sums.
+  // Odd ranks work in place (probs = their logits), even ones write over garbage.
+  auto d_tp_max = to_device<float>(tp_max);
+  std::vector<DeviceBuffer<T>> d_probs;
+  Vec got_exp(nv), want_exp(nv), got_sum, want_sum, got_target, want_target, tp_sum(kN, 0.0), tp_target(kN, 0.0);
+  for (int rank = 0; rank < kXentTp; ++rank) {
+    const bool in_place = rank % 2 == 1;
+    d_probs.push_back(to_device<T>(in_place ? rank_columns(logits, rank) : random_vec(nl, -9, 9, rng)));
+    auto d_sum = to_device<float>(random_vec(kN, -9, 9, rng));
+    auto d_target = to_device<float>(random_vec(kN, -9, 9, rng));
+    gpu::xent_exp_sum<T>(d_probs[rank].get(), d_sum.get(), d_target.get(),
+                         in_place ? d_probs[rank].get() : d_logits[rank].get(), d_tp_max.get(), d_targets.get(),
+                         rank * kXentVl, kN, xent_valid(rank), kXentVl, g.stream);
+    g.sync();
+    set_rank_columns(got_exp, to_host(d_probs[rank]), rank);
+    const Vec s = to_host(d_sum), t = to_host(d_target);
+    got_sum.insert(got_sum.end(), s.begin(), s.end());
+    got_target.insert(got_target.end(), t.begin(), t.end());
+    const int first = rank * kXentVl, end = first + xent_valid(rank);
+    for (int n = 0; n < kN; ++n) {
+      double sum = 0.0;
+      for (int c = first; c < end; ++c) sum += std::exp(z(n, c) - tp_max[n]);
+      want_sum.push_back(sum);
+      want_target.push_back(targets[n] >= first && targets[n] < end ? z(n, targets[n]) : 0.0);
+      tp_sum[n] += s[n];
+      tp_target[n] += t[n];
+    }
+  }
+  for (int n = 0; n < kN; ++n)
+    for (int c = 0; c < kXentVp; ++c)
+      want_exp[static_cast<std::size_t>(n) * kXentVp + c] = c < kXentV ? std::exp(z(n, c) - tp_max[n]) : 0.0;
+  r.compare("xent_exp_sum.probs", p, got_exp, want_exp, bound);
+  r.exact_zero("xent_exp_sum.probs", p, got_exp, kN, kXentVp, padding);
+  r.compare("xent_exp_sum.row_sum", p, got_sum, want_sum, kBoundFp32);  // float for every T
+  r.exact("xent_exp_sum.row_target", p, got_target, want_target);
+
+  // No targets: row_target left alone.
+  const Vec sentinel(kN, 123.0);
+  auto d_kept = to_device<float>(sentinel);
+  auto d_scratch = to_device<T>(random_vec(nl, -9, 9, rng));
+  DeviceBuffer<float> d_scratch_sum(kN);
+  gpu::xent_exp_sum<T>(d_scratch.get(), d_scratch_sum.get(), d_kept.get(), d_logits[2].get(), d_tp_max.get(), nullptr,
+                       2 * kXentVl, kN, xent_valid(2), kXentVl, g.stream);
+  g.sync();
+  r.unchanged("xent_exp_sum(no targets).row_target", p, to_host(d_kept), sentinel);
+
+  // 3. Normalised with the TP sums, and the losses (rank 3 asks for none: null).
+  const Vec sum_in = quantize<float>(tp_sum), target_in = quantize<float>(tp_target);
+  auto d_sum_in = to_device<float>(sum_in);
+  auto d_target_in = to_device<float>(target_in);
+  Vec got_probs(nv), got_losses, want_losses;
+  for (int rank = 0; rank < kXentTp; ++rank) {
+    const bool losses = rank < kXentTp - 1;
+    auto d_losses = to_device<float>(random_vec(kN, -9, 9, rng));
+    gpu::xent_normalize<T>(d_probs[rank].get(), losses ? d_losses.get() : nullptr, d_sum_in.get(), d_tp_max.get(),
+                           d_target_in.get(), kN, xent_valid(rank), kXentVl, g.stream);
+    g.sync();
+    set_rank_columns(got_probs, to_host(d_probs[rank]), rank);
+    if (!losses) continue;
+    const Vec l = to_host(d_losses);
+    got_losses.insert(got_losses.end(), l.begin(), l.end());
+    for (int n = 0; n < kN; ++n) want_losses.push_back(std::log(sum_in[n]) + tp_max[n] - target_in[n]);
+  }
+  Vec want_probs = got_exp;  // the exponentials as stored in T, divided; the padding left alone
+  for (std::size_t i = 0; i < nv; ++i)
+    if (static_cast<int>(i % kXentVp) < kXentV) want_probs[i] /= sum_in[i / kXentVp];
+  r.compare("xent_normalize.probs", p, got_probs, want_probs, bound);
+  r.compare("xent_normalize.losses", p, got_losses, want_losses, kBoundFp32);
+
+  // The ranks together are the whole-vocabulary softmax + cross-entropy.
+  Vec probs(nv), losses(kN);
+  cpu::softmax_xent_forward<double>(probs.data(), losses.data(), logits.data(), targets.data(), kN, kXentV, kXentVp);
+  Vec every_rank_losses;
+  for (int rank = 0; rank < kXentTp - 1; ++rank)
+    every_rank_losses.insert(every_rank_losses.end(), losses.begin(), losses.end());
+  r.compare("xent_*(all ranks).probs", p, got_probs, probs, bound);
+  r.compare("xent_*(all ranks).losses", p, got_losses, every_rank_losses, kBoundFp32);
+
+  // softmax_xent_backward on each rank's columns, from probabilities with garbage in the padding
+  // (which must not leak into dlogits: it WRITES 0 there).
+  Vec probs_in = quantize<T>(probs);
+  for (std::size_t i = 0; i < nv; ++i)
+    if (static_cast<int>(i % kXentVp) >= kXentV) probs_in[i] = 0.5;
+  const float dloss = 1.0f / static_cast<float>(kN);
+  Vec got_dlogits(nv), want_dlogits(nv);
+  for (int rank = 0; rank < kXentTp; ++rank) {
+    auto d_probs_in = to_device<T>(rank_columns(probs_in, rank));
+    auto d_dlogits = to_device<T>(random_vec(nl, -9, 9, rng));
+    gpu::softmax_xent_backward<T>(d_dlogits.get(), d_probs_in.get(), d_targets.get(), dloss, rank * kXentVl, kN,
+                                  xent_valid(rank), kXentVl, g.stream);
+    g.sync();
+    set_rank_columns(got_dlogits, to_host(d_dlogits), rank);
+  }
+  for (int n = 0; n < kN; ++n)
+    for (int c = 0; c < kXentV; ++c) {
+      const std::size_t i = static_cast<std::size_t>(n) * kXentVp + c;
+      want_dlogits[i] = (probs_in[i] - (c == targets[n] ? 1.0 : 0.0)) * static_cast<double>(dloss);
+    }
+  r.compare("softmax_xent_backward(rank columns).dlogits", p, got_dlogits, want_dlogits, bound);
+  r.exact_zero("softmax_xent_backward(rank columns).dlogits", p, got_dlogits, kN, kXentVp, padding);
+}
+
 // AdamW against the CPU update (float on both sides), on a shard that cuts tensors in the middle
 // and on one tensor with the single-range overload.
 void test_adamw(Report& r, const Gpu& g) {
@@ -545,6 +805,8 @@ void test_precision(Report& r, const Gpu& g) {
   test_attention<T>(r, g);
   test_elementwise<T>(r, g);
   test_softmax_xent<T>(r, g);
+  test_tensor_parallel_encoder<T>(r, g);
+  test_vocab_parallel_xent<T>(r, g);
 }
 
 // "" when device 0 can run the kernels, else why not.
