@@ -24,6 +24,7 @@
 #include "commscope/trainer/cuda_engine.hpp"
 #include "commscope/trainer/operators.hpp"
 #include "commscope/trainer/sharding.hpp"
+#include "commscope/trainer/tensor_parallel.hpp"
 #include "device_array.hpp"
 #include "device_collectives.hpp"
 #include "device_op.hpp"
@@ -87,10 +88,10 @@ class EngineCollectives {
 
   const std::string& name() const { return algo_name_; }
 
-  // Counts and in-place conventions: CollArgs's (NCCL's). Sum for the reducing ones.
-  void run(Collective c, const void* send, void* recv, size_t count, DataType type) {
+  // Counts and in-place conventions: CollArgs's (NCCL's). Sum for the reducing ones unless `op`.
+  void run(Collective c, const void* send, void* recv, size_t count, DataType type, ReduceOp op = ReduceOp::sum) {
     if (count == 0) return;
-    device_.run(CollArgs{c, send, recv, count, type, ReduceOp::sum, 0}, algo_, comm_.options().algo);
+    device_.run(CollArgs{c, send, recv, count, type, op, 0}, algo_, comm_.options().algo);
   }
 
  private:
@@ -103,16 +104,37 @@ class EngineCollectives {
 template <class T>
 class CudaEngine final : public TrainEngine {
  public:
+  // comm: the data-parallel group; options.grid's other groups for tensor and pipeline parallelism.
   CudaEngine(Communicator& comm, const ModelConfig& config, int local_batch, int seq, const DpOptions& dp,
              const AdamWOptions& adamw, const CudaEngineOptions& options)
       : comm_(comm),
+        grid_(options.grid),
         dp_(dp),
         adamw_(adamw),
-        layout_(config),
+        micro_(options.micro_batches),
+        gpipe_(options.gpipe),
+        layout_(config, grid_ != nullptr ? grid_->tp_size : 1, options.stage),
         plan_(layout_, comm.size(), comm.rank()),
         coll_(comm, dp.algo, options.transport, comm_stream_),
-        model_(config, local_batch, seq, compute_),
+        model_(config, local_batch / options.micro_batches, seq, compute_, layout_.tp(), layout_.stage(),
+               pipeline_slots(layout_.stage().index, layout_.stage().count, options.micro_batches, options.gpipe)),
         names_(dp.algo) {
+    const Stage& st = layout_.stage();
+    if (grid_ != nullptr && grid_->tp_size > 1) {
+      // The TP sums run on the model's stream, in the model's order.
+      tp_coll_ = std::make_unique<EngineCollectives>(grid_->tp, dp.tp_algo.empty() ? dp.algo : dp.tp_algo,
+                                                     options.transport, compute_);
+      model_.set_tensor_parallel(tensor_parallel_ops());
+    }
+    if (!st.whole()) {
+      pp_ = std::make_unique<DeviceCollectives>(grid_->pp, compute_, true);  // staged: see cuda_engine.hpp
+      if (grid_->embedding)
+        emb_coll_ = std::make_unique<EngineCollectives>(
+            *grid_->embedding, dp.embedding_algo.empty() ? dp.algo : dp.embedding_algo, options.transport, comm_stream_);
+      const size_t n = static_cast<size_t>(model_.batch()) * model_.seq() * config.channels;
+      if (!st.first()) stage_in_.resize(n);
+      if (!st.last()) output_grad_.resize(n);
+    }
     const size_t total = layout_.total(), shards = plan_.shard_total;
     const bool sharded = dp.mode != DpMode::kDdp;
     m_.resize(sharded ? shards : total);
@@ -139,7 +161,10 @@ class CudaEngine final : public TrainEngine {
       for (auto& w : param_work_) w.resize(plan_.max_padded_layer);
     }
     if (dp.mode == DpMode::kDdp) bucket_first_ = plan_.buckets(dp.bucket_bytes, sizeof(T));
-    norm_.resize(1);
+    if (micro_ > 1 && (dp.mode == DpMode::kZero2 || dp.mode == DpMode::kZero3))
+      rs_sum_.resize(plan_.max_padded / static_cast<size_t>(comm.size()));
+    if (grid_ != nullptr) norm_pieces_ = norm_pieces(sharded);
+    norm_.resize(std::max<size_t>(1, norm_pieces_.size()));
     COMMSCOPE_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&norm_host_), sizeof(float)));
     install_hooks();
   }
@@ -181,11 +206,10 @@ class CudaEngine final : public TrainEngine {
   StepResult train_step(const int* inputs, const int* targets) override {
     StepResult r;
     if (dp_.mode == DpMode::kDdp || dp_.mode == DpMode::kZero1) model_.zero_grads();
-    if (!grad_work0_.empty()) zero(grad_work0_.data(), grad_work0_.size());
     next_work_ = 0;
 
-    model_.forward(inputs, targets);
-    model_.backward(1.0f / static_cast<float>(comm_.size()));  // hooks communicate
+    const double local_loss = run_micro_batches(inputs, targets, true);  // hooks communicate
+    if (dp_.mode == DpMode::kDdp || dp_.mode == DpMode::kZero1) sum_embedding_grads(false);
     if (dp_.mode == DpMode::kZero1) {
       // Every segment's gradients, padded through the staging buffer, reduce-scattered.
       to_comm_.order(compute_, comm_stream_);
@@ -197,20 +221,16 @@ class CudaEngine final : public TrainEngine {
         reduce_scatter(staging_.data(), sh);
       }
     }
+    if (dp_.mode == DpMode::kZero2 || dp_.mode == DpMode::kZero3) sum_embedding_grads(true);
     to_compute_.order(comm_stream_, compute_);  // backward's communication is done before the update
-    r.loss = global_mean(model_.loss());
+    r.loss = global_mean(local_loss);
 
     // The gradient norm over fp32 gradients (widened first in bf16).
     const bool sharded = dp_.mode != DpMode::kDdp;
     T* grads = sharded ? grad_shard_.data() : model_.grads();
     const size_t n = sharded ? plan_.shard_total : layout_.total();
     float* g32 = grads32(grads, n);
-    k::sum_squares(norm_.data(), g32, n, compute_);
-    COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(norm_host_, norm_.data(), sizeof(float), cudaMemcpyDeviceToHost, compute_));
-    COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute_));
-    double sq = *norm_host_;
-    if (sharded) sq = sum_over_ranks(comm_, names_, sq, "gradient norm");
-    r.grad_norm = static_cast<float>(std::sqrt(sq));
+    r.grad_norm = grid_ != nullptr ? norm_mp(g32, sharded) : norm_dp(g32, n, sharded);
     const float scale =
         adamw_.grad_clip > 0 && r.grad_norm > adamw_.grad_clip ? adamw_.grad_clip / (r.grad_norm + 1e-6f) : 1.0f;
     r.lr = learning_rate(adamw_, step_);
@@ -223,8 +243,7 @@ class CudaEngine final : public TrainEngine {
   }
 
   float eval_loss(const int* inputs, const int* targets) override {
-    model_.forward(inputs, targets);
-    return global_mean(model_.loss());
+    return global_mean(run_micro_batches(inputs, targets, false));
   }
 
   std::vector<float> full_params() override {
@@ -313,9 +332,174 @@ class CudaEngine final : public TrainEngine {
     }
   }
 
-  float global_mean(float local_loss) {
+  // local: this rank's mean loss (a pipeline's last stage's; the other stages' 0).
+  float global_mean(double local) {
     prof::OperatorScope scope(names_.loss.id);
-    return static_cast<float>(sum_over_ranks(comm_, names_, local_loss, "loss") / comm_.size());
+    if (pp_ != nullptr) local = sum_over_ranks(grid_->pp, names_, local, "loss");
+    return static_cast<float>(sum_over_ranks(comm_, names_, local, "loss") / comm_.size());
+  }
+
+  // The gradient norm without model parallelism: one sum of squares (over the DP group when
+  // the gradients are sharded).
+  float norm_dp(const float* g32, size_t n, bool sharded) {
+    k::sum_squares(norm_.data(), g32, n, compute_);
+    COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(norm_host_, norm_.data(), sizeof(float), cudaMemcpyDeviceToHost, compute_));
+    COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute_));
+    double sq = *norm_host_;
+    if (sharded) sq = sum_over_ranks(comm_, names_, sq, "gradient norm");
+    return static_cast<float>(std::sqrt(sq));
+  }
+
+  // Model parallelism (DataParallel's global norm): the squares of the replicated tensors count
+  // once, those of the split ones are summed over the TP group; segment 0 counts on the first
+  // stage only; the stages' sums are summed. Each piece is one tensor's part of the gradients
+  // this rank holds (all of the layout, or its owned part of every shard).
+  struct NormPiece {
+    size_t at, count;  // in the gradient buffer (the layout's, or the shards')
+    bool split;
+  };
+  std::vector<NormPiece> norm_pieces(bool sharded) const {
+    std::vector<NormPiece> out;
+    auto add = [&](size_t begin, size_t at, size_t count) {  // layout elements [begin, begin + count) at `at`
+      const size_t end = begin + count;
+      for (int ti = 0; ti < kTensorCount; ++ti) {
+        const auto t = static_cast<Tensor>(ti);
+        if ((t == Tensor::wte || t == Tensor::wpe) && !layout_.stage().first()) continue;  // the first stage's
+        const int layers = is_per_layer(t) ? layout_.layers() : 1;
+        for (int l = 0; l < layers; ++l) {
+          const size_t lo = std::max(begin, layout_.offset(t, l)), hi = std::min(end, layout_.offset(t, l) + layout_.size(t));
+          if (lo < hi) out.push_back({at + (lo - begin), hi - lo, is_tp_sharded(t)});
+        }
+      }
+    };
+    if (!sharded) {
+      add(0, 0, layout_.total());
+    } else {
+      for (const Shard& sh : plan_.shards) add(plan_.owned_begin(sh), sh.storage, plan_.owned_count(sh));
+    }
+    return out;
+  }
+  float norm_mp(const float* g32, bool sharded) {
+    for (size_t i = 0; i < norm_pieces_.size(); ++i)
+      k::sum_squares(norm_.data() + i, g32 + norm_pieces_[i].at, norm_pieces_[i].count, compute_);
+    COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute_));
+    const std::vector<float> squares = cuda::download(norm_.data(), norm_pieces_.size());
+    double split = 0, replicated = 0;
+    for (size_t i = 0; i < norm_pieces_.size(); ++i) (norm_pieces_[i].split ? split : replicated) += squares[i];
+    if (sharded) {
+      replicated = sum_over_ranks(comm_, names_, replicated, "gradient norm");
+      split = sum_over_ranks(comm_, names_, split, "gradient norm");
+    }
+    if (tp_coll_ != nullptr) split = sum_over_ranks(grid_->tp, names_, split, "gradient norm");
+    double total = split + replicated;
+    if (pp_ != nullptr) total = sum_over_ranks(grid_->pp, names_, total, "gradient norm");
+    return static_cast<float>(std::sqrt(total));
+  }
+
+  // --- tensor parallelism: the model's TP operations, on the compute stream
+  void tp_allreduce(void* data, size_t count, DataType type, ReduceOp op) {
+    const size_t bytes = count * (type == DataType::f32 ? sizeof(float) : sizeof(T));
+    const bool max = op == ReduceOp::max;
+    CollectiveActivity activity("allreduce", tp_coll_->name(), bytes,
+                                max ? "tensor-parallel logit maxima" : "tensor-parallel activations");
+    prof::CommScope c(max ? n_tp_max_ : n_tp_sum_, n_tp_algo_, static_cast<std::int64_t>(bytes));
+    tp_coll_->run(Collective::allreduce, data, data, count, type, op);
+  }
+  typename cuda::CudaGpt2<T>::TensorParallel tensor_parallel_ops() {
+    n_tp_sum_ = prof::name_id("tp.allreduce");
+    n_tp_max_ = prof::name_id("tp.allreduce_max");
+    n_tp_algo_ = prof::name_id(tp_coll_->name());
+    typename cuda::CudaGpt2<T>::TensorParallel ops;
+    ops.rank = grid_->tp_rank;
+    ops.sum = [this](T* data, size_t count) { tp_allreduce(data, count, kType<T>, ReduceOp::sum); };
+    ops.sum_f32 = [this](float* data, size_t count) { tp_allreduce(data, count, DataType::f32, ReduceOp::sum); };
+    ops.max_f32 = [this](float* data, size_t count) { tp_allreduce(data, count, DataType::f32, ReduceOp::max); };
+    return ops;
+  }
+
+  // --- the pipeline's point-to-point messages (DataParallel's, on device buffers)
+  void pp_send(const T* data, size_t n, int peer) {
+    Transport& t = pp_->transport();
+    t.set_context(CallContext{Collective::sendrecv, "pipeline", kType<T>, ReduceOp::sum, 0, n, grid_->pp.size()});
+    prof::CommScope c(n_pp_send_, names_.mpi, static_cast<std::int64_t>(n * sizeof(T)));
+    t.post_send(data, n * sizeof(T), peer);
+    sends_pending_.push_back(data);
+  }
+  // Receives (and completes every send posted before).
+  void pp_recv(T* data, size_t n, int peer, const char* what) {
+    Transport& t = pp_->transport();
+    CollectiveActivity activity("recv", "pipeline", n * sizeof(T), what);
+    t.set_context(CallContext{Collective::sendrecv, "pipeline", kType<T>, ReduceOp::sum, 0, n, grid_->pp.size()});
+    prof::CommScope c(n_pp_recv_, names_.mpi, static_cast<std::int64_t>(n * sizeof(T)));
+    t.post_recv(data, n * sizeof(T), peer);
+    t.wait();
+    sends_pending_.clear();
+  }
+  // Before a buffer with a send in flight is written again (and at the end of a step).
+  void pp_complete(const void* buffer = nullptr) {
+    if (sends_pending_.empty()) return;
+    if (buffer != nullptr && std::find(sends_pending_.begin(), sends_pending_.end(), buffer) == sends_pending_.end())
+      return;
+    prof::CommScope c(n_pp_send_, names_.mpi, 0);
+    pp_->transport().wait();
+    sends_pending_.clear();
+  }
+
+  // Runs the step's micro-batches through this stage (forward only unless `train`), in the
+  // schedule's order: returns this stage's mean loss over them (0 before the last stage).
+  // Backward scales by 1/(P m).
+  double run_micro_batches(const int* inputs, const int* targets, bool train) {
+    const Stage& st = layout_.stage();
+    const int slots = model_.slots();
+    const size_t tokens = static_cast<size_t>(model_.batch()) * model_.seq();
+    const size_t n = tokens * static_cast<size_t>(layout_.config().channels);
+    std::vector<int> order;
+    if (train) {
+      order = pipeline_schedule(st.index, st.count, micro_, gpipe_);
+    } else {
+      for (int i = 0; i < micro_; ++i) order.push_back(i);
+    }
+    double loss = 0;
+    for (const int op : order) {
+      const int i = op >= 0 ? op : -op - 1;
+      model_.select_slot(i % slots);
+      if (op >= 0) {
+        if (!st.first()) pp_recv(stage_in_.data(), n, st.index - 1, "activations from the previous stage");
+        pp_complete(model_.stage_output());  // this slot's output of an earlier micro-batch
+        model_.forward(inputs + i * tokens, targets + i * tokens, st.first() ? nullptr : stage_in_.data());
+        if (st.last()) loss += model_.loss();
+        if (!st.last()) pp_send(model_.stage_output(), n, st.index + 1);
+        continue;
+      }
+      if (!st.last()) pp_recv(output_grad_.data(), n, st.index + 1, "gradients from the next stage");
+      pp_complete(model_.stage_input_grad());
+      last_micro_ = i == micro_ - 1;
+      accumulate_ = i > 0;
+      if (!grad_work0_.empty()) {  // segment 0's gradients start from zero in every backward
+        work0_free_.wait(compute_);
+        zero(grad_work0_.data(), grad_work0_.size());
+      }
+      model_.backward(1.0f / (static_cast<float>(comm_.size()) * static_cast<float>(micro_)),
+                      st.last() ? nullptr : output_grad_.data());
+      if (!st.first()) pp_send(model_.stage_input_grad(), n, st.index - 1);
+    }
+    if (pp_ != nullptr) pp_complete();
+    last_micro_ = true, accumulate_ = false;
+    return loss / micro_;
+  }
+
+  // Pipeline: the first and last stage's segment 0 gradients (the tied wte: the encoder's and
+  // the head's) summed between them, on the full gradients (sharded: on this rank's shard).
+  void sum_embedding_grads(bool sharded) {
+    if (emb_coll_ == nullptr) return;
+    const Shard& sh = plan_.shards[0];
+    T* g = sharded ? grad_shard_.data() + sh.storage : model_.grads() + sh.offset;
+    const size_t n = sharded ? sh.length : sh.count;
+    to_comm_.order(compute_, comm_stream_);
+    CollectiveActivity activity("allreduce", emb_coll_->name(), n * sizeof(T), "embedding gradients");
+    cuda::DeviceOp scope(names_.grad_allreduce);
+    prof::CommScope c(n_emb_allreduce_, names_.algo, static_cast<std::int64_t>(n * sizeof(T)));
+    emb_coll_->run(Collective::allreduce, g, g, n, kType<T>);
   }
 
   std::vector<float> gather(const DeviceArray<float>& shards) {
@@ -334,11 +518,16 @@ class CudaEngine final : public TrainEngine {
     prof::CommScope c(names_.allreduce, names_.algo, static_cast<std::int64_t>(count * sizeof(T)));
     coll_.run(Collective::allreduce, data, data, count, kType<T>);
   }
-  void reduce_scatter(const T* send, const Shard& sh) {
+  // add: into the shard (a later micro-batch's gradients) instead of over it.
+  void reduce_scatter(const T* send, const Shard& sh, bool add = false) {
     CollectiveActivity activity("reducescatter", coll_.name(), sh.padded * sizeof(T), "gradients");
     cuda::DeviceOp scope(names_.grad_reducescatter);
-    prof::CommScope c(names_.reducescatter, names_.algo, static_cast<std::int64_t>(sh.padded * sizeof(T)));
-    coll_.run(Collective::reducescatter, send, grad_shard_.data() + sh.storage, sh.length, kType<T>);
+    T* out = grad_shard_.data() + sh.storage;
+    {
+      prof::CommScope c(names_.reducescatter, names_.algo, static_cast<std::int64_t>(sh.padded * sizeof(T)));
+      coll_.run(Collective::reducescatter, send, add ? rs_sum_.data() : out, sh.length, kType<T>);
+    }
+    if (add && sh.length > 0) k::residual_forward(out, out, rs_sum_.data(), sh.length, comm_stream_);
   }
   void all_gather(const T* mine, T* out, const Shard& sh) {
     CollectiveActivity activity("allgather", coll_.name(), sh.padded * sizeof(T), "parameters");
@@ -352,7 +541,7 @@ class CudaEngine final : public TrainEngine {
  public:                      // the engine's side of the hook protocol (data_parallel_hooks in engine.hpp)
   void bucket_ready(int s) {  // ddp
     const int first = bucket_first_[static_cast<size_t>(s)];
-    if (first < 0) return;
+    if (first < 0 || !last_micro_) return;  // earlier micro-batches accumulate
     const Shard& lo = plan_.shards[static_cast<size_t>(s)];
     const Shard& hi = plan_.shards[static_cast<size_t>(first)];
     to_comm_.order(compute_, comm_stream_);
@@ -381,27 +570,41 @@ class CudaEngine final : public TrainEngine {
   void scatter_grads(int s) {  // zero2, zero3
     const int i = work_of_[static_cast<size_t>(s)];
     to_comm_.order(compute_, comm_stream_);
-    reduce_scatter(s == 0 ? grad_work0_.data() : grad_work_[i].data(), plan_.shards[static_cast<size_t>(s)]);
-    if (s != 0) work_free_[i].record(comm_stream_);
+    reduce_scatter(s == 0 ? grad_work0_.data() : grad_work_[i].data(), plan_.shards[static_cast<size_t>(s)],
+                   accumulate_);
+    (s == 0 ? work0_free_ : work_free_[i]).record(comm_stream_);
   }
 
  private:
   Communicator& comm_;
+  ProcessGrid* grid_;  // null: data parallel only
   DpOptions dp_;
   AdamWOptions adamw_;
+  int micro_;
+  bool gpipe_;
   ParameterLayout layout_;
   ShardPlan plan_;
   Stream compute_, comm_stream_;
   Event to_comm_, to_compute_;
   std::array<Event, 2> work_free_;  // recorded after the reduce-scatter that read grad_work_[i]
+  Event work0_free_;                // ... and grad_work0_
   EngineCollectives coll_;
   cuda::CudaGpt2<T> model_;
 
   DeviceArray<float> m_, v_, master_, grad32_, norm_;
   DeviceArray<T> grad_shard_, staging_, grad_work0_, param_shard_, param_work0_;
+  DeviceArray<T> rs_sum_, stage_in_, output_grad_;  // micro-batches' reduce-scatter; pipeline messages
   std::array<DeviceArray<T>, 2> grad_work_, param_work_;
   std::vector<int> work_of_, bucket_first_;
   int next_work_ = 0, next_param_ = 0;
+  bool last_micro_ = true, accumulate_ = false;
+  std::unique_ptr<EngineCollectives> tp_coll_, emb_coll_;  // TP group (compute stream); embedding group
+  std::unique_ptr<DeviceCollectives> pp_;                  // the pipeline group, staged
+  std::vector<const void*> sends_pending_;
+  std::vector<NormPiece> norm_pieces_;
+  prof::NameId n_tp_sum_{}, n_tp_max_{}, n_tp_algo_{};
+  prof::NameId n_pp_send_ = prof::name_id("pp.send"), n_pp_recv_ = prof::name_id("pp.recv"),
+               n_emb_allreduce_ = prof::name_id("embedding.allreduce");
   float* norm_host_ = nullptr;
   std::int64_t step_ = 0;
 
@@ -424,21 +627,29 @@ std::unique_ptr<TrainEngine> make_cuda_engine(Communicator& comm, const ModelCon
                                               const CudaEngineOptions& options) {
   if (options.transport != "nccl" && options.transport != "staged")
     throw InvalidArgument("--transport '" + options.transport + "': nccl or staged");
-  if (dp.algo == "mpi")
-    throw InvalidArgument(
-        "--device cuda: --algo mpi would hand device pointers to MPI; use nccl, or ring/tree/rhd (over NCCL "
-        "point-to-point, or --transport staged through host memory)");
-  if (dp.algo == "nccl" && options.transport == "staged")
-    throw InvalidArgument("--algo nccl needs --transport nccl (--transport staged runs ring, tree or rhd)");
+  for (const std::string* algo : {&dp.algo, &dp.tp_algo, &dp.embedding_algo}) {
+    if (*algo == "mpi")
+      throw InvalidArgument(
+          "--device cuda: --algo mpi would hand device pointers to MPI; use nccl, or ring/tree/rhd (over NCCL "
+          "point-to-point, or --transport staged through host memory)");
+    if (*algo == "nccl" && options.transport == "staged")
+      throw InvalidArgument("--algo nccl needs --transport nccl (--transport staged runs ring, tree or rhd)");
+  }
+  if (options.micro_batches < 1 || local_batch % options.micro_batches != 0)
+    throw InvalidArgument("--micro-batches " + std::to_string(options.micro_batches) + " does not divide the " +
+                          std::to_string(local_batch) + " sequences of a rank's batch");
+  if (options.grid != nullptr && options.stage.count != options.grid->pp_size)
+    throw InvalidArgument("make_cuda_engine: the stage is not one of the grid's pipeline stages");
+  Communicator& dp_comm = options.grid != nullptr ? options.grid->dp : comm;
   // NCCL (its collectives or its point-to-point) needs a GPU per rank; staged does not.
   bind_local_gpu(comm, options.transport == "nccl", "--device cuda");
   std::string problem;
   std::unique_ptr<TrainEngine> engine;
   try {
     if (options.bf16)
-      engine = std::make_unique<CudaEngine<__nv_bfloat16>>(comm, config, local_batch, seq, dp, adamw, options);
+      engine = std::make_unique<CudaEngine<__nv_bfloat16>>(dp_comm, config, local_batch, seq, dp, adamw, options);
     else
-      engine = std::make_unique<CudaEngine<float>>(comm, config, local_batch, seq, dp, adamw, options);
+      engine = std::make_unique<CudaEngine<float>>(dp_comm, config, local_batch, seq, dp, adamw, options);
   } catch (const std::runtime_error& e) {
     problem = std::string("--device cuda: rank ") + std::to_string(comm.rank()) + ": " + e.what();
   }

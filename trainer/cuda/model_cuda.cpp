@@ -3,6 +3,7 @@
 #include <cuda_bf16.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -58,25 +59,36 @@ struct LayerTensors {
 
 template <class T>
 struct CudaGpt2<T>::Impl {
-  // One layer's activations. Shapes: B = batch, T = sequence, C = channels, NH = heads (the whole
-  // model: no tensor parallelism on the GPU). The pre-softmax scores are not kept per layer: they
-  // and the attention's gradients use att_scratch0/1, (B, NH, T, T) each, shared by all layers.
+  // One layer's activations. Shapes: B = batch, T = sequence, C = channels, Cl = C / tp and
+  // NHl = NH / tp (this rank's share of the attention; 4 Cl hidden units of the MLP). The
+  // pre-softmax scores are not kept per layer: they and the attention's gradients use
+  // att_scratch0/1, (B, NHl, T, T) each, shared by all layers.
   struct LayerActs {
     T* ln1;           // (B, T, C)
-    T* qkv;           // (B, T, 3C): q, then k, then v
-    T* atty;          // (B, T, C)
-    T* att;           // (B, NH, T, T): softmax
+    T* qkv;           // (B, T, 3Cl): q, then k, then v
+    T* atty;          // (B, T, Cl)
+    T* att;           // (B, NHl, T, T): softmax
     T* attproj;       // (B, T, C)
     T* residual2;     // (B, T, C)
     T* ln2;           // (B, T, C)
-    T* fch;           // (B, T, 4C)
-    T* fch_gelu;      // (B, T, 4C)
+    T* fch;           // (B, T, 4Cl)
+    T* fch_gelu;      // (B, T, 4Cl)
     T* fcproj;        // (B, T, C)
     T* residual3;     // (B, T, C)
     float* ln1_mean;  // (B, T), fp32 in bf16 runs too
     float* ln1_rstd;  // (B, T)
     float* ln2_mean;  // (B, T)
     float* ln2_rstd;  // (B, T)
+  };
+  // One micro-batch's activations (a slot): its tokens, the stage's input, its layers and, on
+  // the last stage, the head's.
+  struct SlotActs {
+    int *inputs = nullptr, *targets = nullptr;
+    bool have_targets = false;
+    T* encoded = nullptr;  // the embeddings, or the previous stage's output
+    std::vector<LayerActs> layers;
+    T *lnf = nullptr, *logits = nullptr;  // logits: also the probabilities and their gradient
+    float *lnf_mean = nullptr, *lnf_rstd = nullptr, *losses = nullptr;
   };
   // One layer's activation gradients: contiguous, zeroed with one memset per layer.
   struct LayerGrads {
@@ -86,35 +98,48 @@ struct CudaGpt2<T>::Impl {
   ModelConfig config;
   ParameterLayout layout;
   int B, Tn;
+  int tp, Cl, NHl;
+  Stage stage;
   cudaStream_t stream;
   cublasHandle_t cublas = nullptr;
   ModelOperators ops;
   Hooks hooks;
+  TensorParallel tp_ops;
   DeviceArray<T> params, grads;
 
   Arena<T> acts_t, grads_t;
   Arena<float> acts_f;
-  DeviceArray<int> inputs, targets;
-  std::vector<float> losses_host;  // the last forward's losses, copied back by loss()
-  bool have_targets = false;
+  Arena<int> tokens;
+  std::vector<float> losses_host;  // the selected slot's losses, copied back by loss()
 
-  T* encoded = nullptr;
-  std::vector<LayerActs> layers;
-  T *lnf = nullptr, *logits = nullptr;  // logits: also the probabilities and their gradient
-  float *lnf_mean = nullptr, *lnf_rstd = nullptr, *losses = nullptr;
+  std::vector<SlotActs> slot_acts;
+  SlotActs* acts = nullptr;  // the selected slot
   T *att_scratch0 = nullptr, *att_scratch1 = nullptr;  // preatt / dpreatt, and datt
+  float* row_stats = nullptr;  // tp > 1, the last stage: the cross-entropy's row max, sum, target logit [3][N]
 
   T *dlnf = nullptr, *dres[2] = {nullptr, nullptr};
+  T* input_grad = nullptr;  // after backward: the gradient of the stage's input (one of dres)
   LayerGrads d{};
   T* d_first = nullptr;  // d's block, for the memset
   size_t d_count = 0;
 
-  Impl(const ModelConfig& c, int batch, int seq, cudaStream_t s)
-      : config(c), layout(c), B(batch), Tn(seq), stream(s), ops(c.layers) {
+  Impl(const ModelConfig& c, int batch, int seq, cudaStream_t s, int tp_ranks, Stage st, int slots)
+      : config(c),
+        layout(c, tp_ranks, st),
+        B(batch),
+        Tn(seq),
+        tp(tp_ranks),
+        Cl(c.channels / tp_ranks),
+        NHl(c.heads / tp_ranks),
+        stage(layout.stage()),
+        stream(s),
+        ops(c.layers) {
     if (const std::string problem = c.problem(); !problem.empty()) throw std::invalid_argument(problem);
     if (batch < 1 || seq < 1 || seq > c.max_seq)
       throw std::invalid_argument("CudaGpt2: need batch >= 1 and 1 <= seq <= max_seq (" + std::to_string(c.max_seq) +
                                   "), got batch " + std::to_string(batch) + ", seq " + std::to_string(seq));
+    if (slots < 1) throw std::invalid_argument("CudaGpt2: need at least one activation slot");
+    slot_acts.resize(static_cast<size_t>(slots));
     if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cuBLAS: cublasCreate failed");
     try {
       allocate();
@@ -122,53 +147,60 @@ struct CudaGpt2<T>::Impl {
       cublasDestroy(cublas);
       throw;
     }
+    acts = &slot_acts[0];
   }
   ~Impl() { cublasDestroy(cublas); }
 
   // Calls f(arena, slot, elements) for every piece, in a fixed order (the same for the count and
-  // the carving passes).
+  // the carving passes). The head's activations only where the stage has the head (this rank's
+  // Vp/tp vocabulary columns).
   template <class F>
   void pieces(F&& f) {
     const size_t N = static_cast<size_t>(B) * Tn, C = static_cast<size_t>(config.channels);
-    const size_t NC = N * C, att = static_cast<size_t>(B) * config.heads * Tn * Tn;
-    const size_t Vp = static_cast<size_t>(config.padded_vocab);
-    layers.resize(static_cast<size_t>(config.layers));
-    f(acts_t, encoded, NC);
-    for (LayerActs& l : layers) {
-      f(acts_t, l.ln1, NC);
-      f(acts_t, l.qkv, 3 * NC);
-      f(acts_t, l.atty, NC);
-      f(acts_t, l.att, att);
-      f(acts_t, l.attproj, NC);
-      f(acts_t, l.residual2, NC);
-      f(acts_t, l.ln2, NC);
-      f(acts_t, l.fch, 4 * NC);
-      f(acts_t, l.fch_gelu, 4 * NC);
-      f(acts_t, l.fcproj, NC);
-      f(acts_t, l.residual3, NC);
-      f(acts_f, l.ln1_mean, N);
-      f(acts_f, l.ln1_rstd, N);
-      f(acts_f, l.ln2_mean, N);
-      f(acts_f, l.ln2_rstd, N);
+    const size_t NC = N * C, NCl = N * static_cast<size_t>(Cl), att = static_cast<size_t>(B) * NHl * Tn * Tn;
+    const size_t Vl = stage.last() ? static_cast<size_t>(config.padded_vocab / tp) : 0, NH = stage.last() ? N : 0;
+    for (SlotActs& a : slot_acts) {
+      a.layers.resize(static_cast<size_t>(layout.layers()));
+      f(tokens, a.inputs, N);
+      f(tokens, a.targets, N);
+      f(acts_t, a.encoded, NC);
+      for (LayerActs& l : a.layers) {
+        f(acts_t, l.ln1, NC);
+        f(acts_t, l.qkv, 3 * NCl);
+        f(acts_t, l.atty, NCl);
+        f(acts_t, l.att, att);
+        f(acts_t, l.attproj, NC);
+        f(acts_t, l.residual2, NC);
+        f(acts_t, l.ln2, NC);
+        f(acts_t, l.fch, 4 * NCl);
+        f(acts_t, l.fch_gelu, 4 * NCl);
+        f(acts_t, l.fcproj, NC);
+        f(acts_t, l.residual3, NC);
+        f(acts_f, l.ln1_mean, N);
+        f(acts_f, l.ln1_rstd, N);
+        f(acts_f, l.ln2_mean, N);
+        f(acts_f, l.ln2_rstd, N);
+      }
+      f(acts_t, a.lnf, NH * C);
+      f(acts_t, a.logits, NH * Vl);
+      f(acts_f, a.lnf_mean, NH);
+      f(acts_f, a.lnf_rstd, NH);
+      f(acts_f, a.losses, NH);
     }
-    f(acts_t, lnf, NC);
-    f(acts_t, logits, N * Vp);
     f(acts_t, att_scratch0, att);
     f(acts_t, att_scratch1, att);
-    f(acts_f, lnf_mean, N);
-    f(acts_f, lnf_rstd, N);
-    f(acts_f, losses, N);
-    f(grads_t, dlnf, NC);
+    f(acts_f, row_stats, tp > 1 ? 3 * NH : 0);
+    f(grads_t, dlnf, NH * C);
     f(grads_t, dres[0], NC);
     f(grads_t, dres[1], NC);
     f(grads_t, d.residual2, NC);
     f(grads_t, d.fcproj, NC);
-    f(grads_t, d.fch_gelu, 4 * NC);
-    f(grads_t, d.fch, 4 * NC);
+    f(grads_t, d.fch_gelu, 4 * NCl);
+    f(grads_t, d.fch, 4 * NCl);
     f(grads_t, d.ln2, NC);
     f(grads_t, d.attproj, NC);
-    f(grads_t, d.atty, NC);
-    f(grads_t, d.qkv, 3 * NC);
+    f(grads_t, d.atty, NCl);
+    f(grads_t, d.qkv, 3 * NCl);
     f(grads_t, d.ln1, NC);
   }
 
@@ -177,13 +209,18 @@ struct CudaGpt2<T>::Impl {
     acts_t.allocate();
     acts_f.allocate();
     grads_t.allocate();
+    tokens.allocate();
     pieces([](auto& arena, auto*& slot, size_t n) { slot = arena.take(n); });
     d_first = d.residual2;
     d_count = static_cast<size_t>((d.ln1 - d.residual2)) + static_cast<size_t>(B) * Tn * config.channels;
-    const size_t n = static_cast<size_t>(B) * Tn;
-    inputs.resize(n);
-    targets.resize(n);
-    losses_host.assign(n, 0.0f);
+    losses_host.assign(static_cast<size_t>(B) * Tn, 0.0f);
+  }
+
+  void select_slot(int k) {
+    if (k < 0 || k >= static_cast<int>(slot_acts.size()))
+      throw std::out_of_range("CudaGpt2::select_slot: slot " + std::to_string(k) + " of " +
+                              std::to_string(slot_acts.size()));
+    acts = &slot_acts[static_cast<size_t>(k)];
   }
 
   T* own_params() {
@@ -215,132 +252,196 @@ struct CudaGpt2<T>::Impl {
             at(base, s, Tensor::fcb, l),  at(base, s, Tensor::fcprojw, l),  at(base, s, Tensor::fcprojb, l)};
   }
   void zero(T* p, size_t n) { COMMSCOPE_CUDA_CHECK(cudaMemsetAsync(p, 0, n * sizeof(T), stream)); }
+  void copy(T* dst, const T* src, size_t n) {
+    COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDeviceToDevice, stream));
+  }
 
-  void forward(const int* in, const int* tg) {
+  // Tensor parallelism: this rank's first vocabulary row and its columns below V.
+  int vocab_first() const { return tp_ops.rank * (config.padded_vocab / tp); }
+  int vocab_valid() const { return std::clamp(config.vocab - vocab_first(), 0, config.padded_vocab / tp); }
+
+  // A row-parallel layer's partial output [N, C] summed over the TP ranks, then its bias (whole
+  // on every rank) added once. tp == 1 adds the bias inside the matmul.
+  void row_parallel_sum(T* out, const T* bias, int N, int C) {
+    tp_ops.sum(out, static_cast<size_t>(N) * C);
+    k::add_bias(out, bias, N, C, stream);
+  }
+
+  void forward(const int* in, const int* tg, const T* stage_input) {
     if (in == nullptr) throw std::invalid_argument("CudaGpt2::forward: inputs is null");
+    if (!stage.first() && stage_input == nullptr)
+      throw std::invalid_argument("CudaGpt2::forward: a later pipeline stage needs its stage input");
+    if (tp > 1 && (!tp_ops.sum || !tp_ops.sum_f32 || !tp_ops.max_f32))
+      throw std::logic_error("CudaGpt2::forward: tensor parallelism needs set_tensor_parallel first");
+    SlotActs& x = *acts;
     const size_t count = static_cast<size_t>(B) * Tn;
     config.check_tokens(in, count, "CudaGpt2::forward", "input");
     if (tg != nullptr) config.check_tokens(tg, count, "CudaGpt2::forward", "target");
     // Pageable sources: the copies return once the host data is staged, so the caller may reuse it.
-    COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(inputs.data(), in, count * sizeof(int), cudaMemcpyHostToDevice, stream));
-    have_targets = tg != nullptr;
-    if (have_targets)
-      COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(targets.data(), tg, count * sizeof(int), cudaMemcpyHostToDevice, stream));
+    COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(x.inputs, in, count * sizeof(int), cudaMemcpyHostToDevice, stream));
+    x.have_targets = tg != nullptr;
+    if (x.have_targets)
+      COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(x.targets, tg, count * sizeof(int), cudaMemcpyHostToDevice, stream));
 
-    const int N = B * Tn, C = config.channels, NH = config.heads, L = config.layers;
+    const int N = B * Tn, C = config.channels, L = layout.layers(), L0 = stage.first_layer;
     const int V = config.vocab, Vp = config.padded_vocab;
-    const size_t NC = static_cast<size_t>(N) * C;
-    {
+    const size_t NC = static_cast<size_t>(N) * C, NCl = static_cast<size_t>(N) * Cl;
+    if (!stage.first()) {
+      copy(x.encoded, stage_input, NC);  // the previous stage's output
+    } else {
       DeviceOp op(ops.embed_fwd);
       const T* p = acquire(0);
-      k::encoder_forward(encoded, inputs.data(), at(p, 0, Tensor::wte), at(p, 0, Tensor::wpe), B, Tn, C, stream);
+      if (tp == 1) {
+        k::encoder_forward(x.encoded, x.inputs, at(p, 0, Tensor::wte), at(p, 0, Tensor::wpe), B, Tn, C, stream);
+      } else {  // this rank's vocabulary rows, summed over the TP ranks, then the positions
+        k::embedding_lookup(x.encoded, x.inputs, at(p, 0, Tensor::wte), vocab_first(), Vp / tp, B, Tn, C, stream);
+        tp_ops.sum(x.encoded, NC);
+        k::add_positions(x.encoded, at(p, 0, Tensor::wpe), B, Tn, C, stream);
+      }
       release(0);
     }
     for (int l = 0; l < L; ++l) {
       const size_t li = static_cast<size_t>(l);
-      LayerActs& a = layers[li];
-      const T* residual = l == 0 ? encoded : layers[li - 1].residual3;
+      LayerActs& a = x.layers[li];
+      const T* residual = l == 0 ? x.encoded : x.layers[li - 1].residual3;
       LayerTensors<const T> w{};
       {
-        DeviceOp op(ops.attn_fwd[li]);
+        DeviceOp op(ops.attn_fwd[static_cast<size_t>(L0) + li]);
         w = layer(acquire(1 + l), l);
         k::layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, residual, w.ln1w, w.ln1b, N, C, stream);
-        k::matmul_forward(a.qkv, a.ln1, w.qkvw, w.qkvb, N, C, 3 * C, cublas, stream);
-        k::attention_forward(a.atty, att_scratch0, a.att, a.qkv, B, Tn, C, NH, cublas, stream);
-        k::matmul_forward(a.attproj, a.atty, w.attprojw, w.attprojb, N, C, C, cublas, stream);
+        k::matmul_forward(a.qkv, a.ln1, w.qkvw, w.qkvb, N, C, 3 * Cl, cublas, stream);
+        k::attention_forward(a.atty, att_scratch0, a.att, a.qkv, B, Tn, Cl, NHl, cublas, stream);
+        k::matmul_forward(a.attproj, a.atty, w.attprojw, tp > 1 ? nullptr : w.attprojb, N, Cl, C, cublas, stream);
+        if (tp > 1) row_parallel_sum(a.attproj, w.attprojb, N, C);
         k::residual_forward(a.residual2, residual, a.attproj, NC, stream);
       }
       {
-        DeviceOp op(ops.mlp_fwd[li]);
+        DeviceOp op(ops.mlp_fwd[static_cast<size_t>(L0) + li]);
         k::layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual2, w.ln2w, w.ln2b, N, C, stream);
-        k::matmul_forward(a.fch, a.ln2, w.fcw, w.fcb, N, C, 4 * C, cublas, stream);
-        k::gelu_forward(a.fch_gelu, a.fch, 4 * NC, stream);
-        k::matmul_forward(a.fcproj, a.fch_gelu, w.fcprojw, w.fcprojb, N, 4 * C, C, cublas, stream);
+        k::matmul_forward(a.fch, a.ln2, w.fcw, w.fcb, N, C, 4 * Cl, cublas, stream);
+        k::gelu_forward(a.fch_gelu, a.fch, 4 * NCl, stream);
+        k::matmul_forward(a.fcproj, a.fch_gelu, w.fcprojw, tp > 1 ? nullptr : w.fcprojb, N, 4 * Cl, C, cublas, stream);
+        if (tp > 1) row_parallel_sum(a.fcproj, w.fcprojb, N, C);
         k::residual_forward(a.residual3, a.residual2, a.fcproj, NC, stream);
         release(1 + l);
       }
     }
+    if (!stage.last()) return;  // the output is the last layer's residual3 (stage_output)
     DeviceOp op(ops.head_fwd);
     {
       const T* p = acquire(L + 1);
-      k::layernorm_forward(lnf, lnf_mean, lnf_rstd, layers.back().residual3, at(p, L + 1, Tensor::lnfw),
+      k::layernorm_forward(x.lnf, x.lnf_mean, x.lnf_rstd, x.layers.back().residual3, at(p, L + 1, Tensor::lnfw),
                            at(p, L + 1, Tensor::lnfb), N, C, stream);
       release(L + 1);
     }
     {
       const T* p = acquire(0);
-      k::matmul_forward(logits, lnf, at(p, 0, Tensor::wte), static_cast<const T*>(nullptr), N, C, Vp, cublas, stream);
+      k::matmul_forward(x.logits, x.lnf, at(p, 0, Tensor::wte), static_cast<const T*>(nullptr), N, C, Vp / tp, cublas,
+                        stream);
       release(0);
     }
-    k::softmax_xent_forward(logits, losses, logits, have_targets ? targets.data() : nullptr, N, V, Vp, stream);
+    const int* targets = x.have_targets ? x.targets : nullptr;
+    if (tp == 1) {
+      k::softmax_xent_forward(x.logits, x.losses, x.logits, targets, N, V, Vp, stream);
+      return;
+    }
+    // The vocabulary-parallel cross-entropy: the TP maximum, sum of exponentials and target logit
+    // of every row instead of the gathered logits (the sums and targets are contiguous: one sum).
+    const int Vl = Vp / tp, valid = vocab_valid();
+    float *row_max = row_stats, *row_sum = row_stats + N, *row_target = row_stats + 2 * static_cast<size_t>(N);
+    k::xent_row_max(row_max, x.logits, N, valid, Vl, stream);
+    tp_ops.max_f32(row_max, static_cast<size_t>(N));
+    k::xent_exp_sum(x.logits, row_sum, row_target, x.logits, row_max, targets, vocab_first(), N, valid, Vl, stream);
+    tp_ops.sum_f32(row_sum, static_cast<size_t>(targets != nullptr ? 2 : 1) * static_cast<size_t>(N));
+    k::xent_normalize(x.logits, targets != nullptr ? x.losses : nullptr, row_sum, row_max, row_target, N, valid, Vl,
+                      stream);
   }
 
   float loss() {
-    if (!have_targets) throw std::logic_error("CudaGpt2::loss: the last forward had no targets");
-    COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(losses_host.data(), losses, losses_host.size() * sizeof(float),
+    if (!stage.last()) return 0.0f;
+    if (!acts->have_targets) throw std::logic_error("CudaGpt2::loss: the last forward had no targets");
+    COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(losses_host.data(), acts->losses, losses_host.size() * sizeof(float),
                                          cudaMemcpyDeviceToHost, stream));
     COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream));
     double sum = 0;
-    for (float x : losses_host) sum += x;
+    for (float v : losses_host) sum += v;
     return static_cast<float>(sum / static_cast<double>(losses_host.size()));
   }
 
-  void backward(float loss_scale) {
-    if (!have_targets) throw std::logic_error("CudaGpt2::backward: the last forward had no targets");
-    const int N = B * Tn, C = config.channels, NH = config.heads, L = config.layers;
+  void backward(float loss_scale, const T* output_grad) {
+    const SlotActs& x = *acts;
+    if (stage.last() && !x.have_targets)
+      throw std::logic_error("CudaGpt2::backward: the last forward had no targets");
+    if (!stage.last() && output_grad == nullptr)
+      throw std::invalid_argument("CudaGpt2::backward: an earlier pipeline stage needs the gradient of its output");
+    const int N = B * Tn, C = config.channels, L = layout.layers(), L0 = stage.first_layer;
     const int V = config.vocab, Vp = config.padded_vocab;
-    const size_t NC = static_cast<size_t>(N) * C;
+    const size_t NC = static_cast<size_t>(N) * C, NCl = static_cast<size_t>(N) * Cl;
     int cur = 0;  // dres[cur]: the gradient of the current layer's output residual stream
     {
-      DeviceOp op(ops.head_bwd);
-      zero(dlnf, NC);
-      zero(dres[cur], NC);
-      // In place: the probabilities become their gradient.
-      k::softmax_xent_backward(logits, logits, targets.data(), loss_scale / static_cast<float>(N), N, V, Vp, stream);
-      {
-        const T* p = acquire(0);
-        T* g = grad(0);
-        k::matmul_backward(dlnf, at(g, 0, Tensor::wte), static_cast<T*>(nullptr), logits, lnf, at(p, 0, Tensor::wte), N,
-                           C, Vp, cublas, stream);
-        release(0);
+      DeviceOp op(stage.last() ? ops.head_bwd : ops.mlp_bwd[static_cast<size_t>(L0 + L - 1)]);
+      if (!stage.last()) {
+        copy(dres[cur], output_grad, NC);  // from the next stage
+      } else {
+        zero(dlnf, NC);
+        zero(dres[cur], NC);
+        // In place: the probabilities become their gradient.
+        const float dloss = loss_scale / static_cast<float>(N);
+        if (tp == 1)
+          k::softmax_xent_backward(x.logits, x.logits, x.targets, dloss, N, V, Vp, stream);
+        else
+          k::softmax_xent_backward(x.logits, x.logits, x.targets, dloss, vocab_first(), N, vocab_valid(), Vp / tp,
+                                   stream);
+        {
+          const T* p = acquire(0);
+          T* g = grad(0);
+          k::matmul_backward(dlnf, at(g, 0, Tensor::wte), static_cast<T*>(nullptr), x.logits, x.lnf,
+                             at(p, 0, Tensor::wte), N, C, Vp / tp, cublas, stream);
+          if (tp > 1) tp_ops.sum(dlnf, NC);  // the vocabulary shares of the head's input gradient
+          release(0);
+        }
+        {
+          const T* p = acquire(L + 1);
+          T* g = grad(L + 1);
+          k::layernorm_backward(dres[cur], at(g, L + 1, Tensor::lnfw), at(g, L + 1, Tensor::lnfb), dlnf,
+                                x.layers.back().residual3, at(p, L + 1, Tensor::lnfw), x.lnf_mean, x.lnf_rstd, N, C,
+                                stream);
+          release(L + 1);
+        }
       }
-      {
-        const T* p = acquire(L + 1);
-        T* g = grad(L + 1);
-        k::layernorm_backward(dres[cur], at(g, L + 1, Tensor::lnfw), at(g, L + 1, Tensor::lnfb), dlnf,
-                              layers.back().residual3, at(p, L + 1, Tensor::lnfw), lnf_mean, lnf_rstd, N, C, stream);
-        release(L + 1);
-      }
-      grads_ready(L + 1);
+      grads_ready(L + 1);  // (no elements on a stage without the head)
     }
     for (int l = L - 1; l >= 0; --l) {
       const size_t li = static_cast<size_t>(l);
-      const LayerActs& a = layers[li];
-      const T* residual = l == 0 ? encoded : layers[li - 1].residual3;
+      const LayerActs& a = x.layers[li];
+      const T* residual = l == 0 ? x.encoded : x.layers[li - 1].residual3;
       T* dout = dres[cur];
       T* dresidual = dres[cur ^ 1];
       LayerTensors<const T> w{};
       LayerTensors<T> dw{};
       {
-        DeviceOp op(ops.mlp_bwd[li]);
+        DeviceOp op(ops.mlp_bwd[static_cast<size_t>(L0) + li]);
         zero(d_first, d_count);
         zero(dresidual, NC);
         w = layer(acquire(1 + l), l);
         dw = layer(grad(1 + l), l);
         k::residual_backward(d.residual2, d.fcproj, dout, NC, stream);
-        k::matmul_backward(d.fch_gelu, dw.fcprojw, dw.fcprojb, d.fcproj, a.fch_gelu, w.fcprojw, N, 4 * C, C, cublas,
+        k::matmul_backward(d.fch_gelu, dw.fcprojw, dw.fcprojb, d.fcproj, a.fch_gelu, w.fcprojw, N, 4 * Cl, C, cublas,
                            stream);
-        k::gelu_backward(d.fch, a.fch, d.fch_gelu, 4 * NC, stream);
-        k::matmul_backward(d.ln2, dw.fcw, dw.fcb, d.fch, a.ln2, w.fcw, N, C, 4 * C, cublas, stream);
+        k::gelu_backward(d.fch, a.fch, d.fch_gelu, 4 * NCl, stream);
+        k::matmul_backward(d.ln2, dw.fcw, dw.fcb, d.fch, a.ln2, w.fcw, N, C, 4 * Cl, cublas, stream);
+        if (tp > 1) tp_ops.sum(d.ln2, NC);  // "f": the hidden units' shares of dln2 summed
         k::layernorm_backward(d.residual2, dw.ln2w, dw.ln2b, d.ln2, a.residual2, w.ln2w, a.ln2_mean, a.ln2_rstd, N, C,
                               stream);
       }
       {
-        DeviceOp op(ops.attn_bwd[li]);
+        DeviceOp op(ops.attn_bwd[static_cast<size_t>(L0) + li]);
         k::residual_backward(dresidual, d.attproj, d.residual2, NC, stream);
-        k::matmul_backward(d.atty, dw.attprojw, dw.attprojb, d.attproj, a.atty, w.attprojw, N, C, C, cublas, stream);
-        k::attention_backward(d.qkv, att_scratch0, att_scratch1, d.atty, a.qkv, a.att, B, Tn, C, NH, cublas, stream);
-        k::matmul_backward(d.ln1, dw.qkvw, dw.qkvb, d.qkv, a.ln1, w.qkvw, N, C, 3 * C, cublas, stream);
+        k::matmul_backward(d.atty, dw.attprojw, dw.attprojb, d.attproj, a.atty, w.attprojw, N, Cl, C, cublas, stream);
+        k::attention_backward(d.qkv, att_scratch0, att_scratch1, d.atty, a.qkv, a.att, B, Tn, Cl, NHl, cublas,
+                              stream);
+        k::matmul_backward(d.ln1, dw.qkvw, dw.qkvb, d.qkv, a.ln1, w.qkvw, N, C, 3 * Cl, cublas, stream);
+        if (tp > 1) tp_ops.sum(d.ln1, NC);  // "f": the heads' shares of dln1 summed
         k::layernorm_backward(dresidual, dw.ln1w, dw.ln1b, d.ln1, residual, w.ln1w, a.ln1_mean, a.ln1_rstd, N, C,
                               stream);
         release(1 + l);
@@ -348,16 +449,26 @@ struct CudaGpt2<T>::Impl {
       }
       cur ^= 1;
     }
+    input_grad = dres[cur];  // the gradient of the stage's input
+    if (!stage.first()) {
+      grads_ready(0);  // the last stage's head gradient of wte (no elements on a middle stage)
+      return;
+    }
     DeviceOp op(ops.embed_bwd);
     T* g = grad(0);  // (the encoder's backward needs no parameters: nothing acquired)
-    k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dres[cur], inputs.data(), B, Tn, C, stream);
+    if (tp == 1)
+      k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dres[cur], x.inputs, B, Tn, C, stream);
+    else  // this rank's vocabulary rows; wpe whole
+      k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dres[cur], x.inputs, vocab_first(), Vp / tp,
+                          B, Tn, C, stream);
     grads_ready(0);
   }
 };
 
 template <class T>
-CudaGpt2<T>::CudaGpt2(const ModelConfig& config, int batch, int seq, cudaStream_t stream)
-    : impl_(std::make_unique<Impl>(config, batch, seq, stream)) {}
+CudaGpt2<T>::CudaGpt2(const ModelConfig& config, int batch, int seq, cudaStream_t stream, int tp, Stage stage,
+                      int slots)
+    : impl_(std::make_unique<Impl>(config, batch, seq, stream, tp, stage, slots)) {}
 template <class T>
 CudaGpt2<T>::~CudaGpt2() = default;
 template <class T>
@@ -375,6 +486,34 @@ int CudaGpt2<T>::batch() const noexcept {
 template <class T>
 int CudaGpt2<T>::seq() const noexcept {
   return impl_->Tn;
+}
+template <class T>
+int CudaGpt2<T>::tp() const noexcept {
+  return impl_->tp;
+}
+template <class T>
+const Stage& CudaGpt2<T>::stage() const noexcept {
+  return impl_->stage;
+}
+template <class T>
+int CudaGpt2<T>::slots() const noexcept {
+  return static_cast<int>(impl_->slot_acts.size());
+}
+template <class T>
+void CudaGpt2<T>::select_slot(int slot) {
+  impl_->select_slot(slot);
+}
+template <class T>
+void CudaGpt2<T>::set_tensor_parallel(TensorParallel tp) {
+  impl_->tp_ops = std::move(tp);
+}
+template <class T>
+const T* CudaGpt2<T>::stage_output() const noexcept {
+  return impl_->acts->layers.back().residual3;
+}
+template <class T>
+const T* CudaGpt2<T>::stage_input_grad() const noexcept {
+  return impl_->input_grad;
 }
 template <class T>
 cudaStream_t CudaGpt2<T>::stream() const noexcept {
@@ -397,20 +536,20 @@ void CudaGpt2<T>::set_hooks(Hooks hooks) {
   impl_->hooks = std::move(hooks);
 }
 template <class T>
-void CudaGpt2<T>::forward(const int* inputs, const int* targets) {
-  impl_->forward(inputs, targets);
+void CudaGpt2<T>::forward(const int* inputs, const int* targets, const T* stage_input) {
+  impl_->forward(inputs, targets, stage_input);
 }
 template <class T>
 float CudaGpt2<T>::loss() {
   return impl_->loss();
 }
 template <class T>
-void CudaGpt2<T>::backward(float loss_scale) {
-  impl_->backward(loss_scale);
+void CudaGpt2<T>::backward(float loss_scale, const T* output_grad) {
+  impl_->backward(loss_scale, output_grad);
 }
 template <class T>
 std::size_t CudaGpt2<T>::activation_bytes() const noexcept {
-  return impl_->acts_t.bytes() + impl_->acts_f.bytes() + impl_->grads_t.bytes();
+  return impl_->acts_t.bytes() + impl_->acts_f.bytes() + impl_->grads_t.bytes() + impl_->tokens.bytes();
 }
 
 template class CudaGpt2<float>;

@@ -17,6 +17,14 @@
 //
 // Every layer step is an operator of the profiler (OperatorScope) and an NVTX range of the same
 // name, so CUPTI links the step's kernels to it and Nsight Systems shows it.
+//
+// Tensor and pipeline parallelism are model.hpp's, on the same layouts (ParameterLayout(config,
+// tp, stage)): a rank's heads and hidden units, its vocabulary rows of wte with the
+// vocabulary-parallel encoder and cross-entropy, the four TP sums per block and one for the head's
+// input gradient; a stage's layers, its input and output residuals and their gradients, and slots
+// of activations for micro-batches in flight (the scratch and the activation gradients shared).
+// The TP operations (set_tensor_parallel) are called on the host in model order and must enqueue
+// their work on the model's stream (or finish it before they return).
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -36,8 +44,10 @@ class CudaGpt2 {
  public:
   using Hooks = SegmentHooks<T>;  // device pointers
 
-  // On the current device; `stream` is the caller's (used, not owned).
-  CudaGpt2(const ModelConfig& config, int batch, int seq, cudaStream_t stream);
+  // On the current device; `stream` is the caller's (used, not owned). tp > 1: one rank's shard
+  // of tensor parallelism; stage: a pipeline stage (model.hpp); slots: activation sets.
+  CudaGpt2(const ModelConfig& config, int batch, int seq, cudaStream_t stream, int tp = 1, Stage stage = {},
+           int slots = 1);
   ~CudaGpt2();
   CudaGpt2(const CudaGpt2&) = delete;
   CudaGpt2& operator=(const CudaGpt2&) = delete;
@@ -46,6 +56,10 @@ class CudaGpt2 {
   const ParameterLayout& layout() const noexcept;
   int batch() const noexcept;
   int seq() const noexcept;
+  int tp() const noexcept;
+  const Stage& stage() const noexcept;
+  int slots() const noexcept;
+  void select_slot(int slot);  // std::out_of_range unless 0 <= slot < slots()
   cudaStream_t stream() const noexcept;
 
   // The whole-model parameter and gradient buffers (device, layout().total() elements),
@@ -54,14 +68,28 @@ class CudaGpt2 {
   T* grads();
   void zero_grads();  // enqueued
   void set_hooks(Hooks hooks);
+  // tp > 1: this rank's TP rank and the in-place sums and maximum over the TP ranks (device
+  // pointers; the statistics of the cross-entropy are float whatever T is). Required before
+  // forward when tp() > 1.
+  struct TensorParallel {
+    int rank = 0;
+    std::function<void(T* data, std::size_t count)> sum;
+    std::function<void(float* data, std::size_t count)> sum_f32, max_f32;
+  };
+  void set_tensor_parallel(TensorParallel tp);
 
   // inputs, targets: host arrays of [batch, seq] token ids < vocab (checked on the host, then
-  // copied). targets null: logits/probabilities only.
-  void forward(const int* inputs, const int* targets);
-  // The mean cross-entropy of the last forward with targets; waits for the stream.
+  // copied). targets null: logits/probabilities only. stage_input: a later pipeline stage's
+  // input, [batch, seq, C] on the device (ignored by the first stage).
+  void forward(const int* inputs, const int* targets, const T* stage_input = nullptr);
+  // The mean cross-entropy of the selected slot's forward with targets; waits for the stream. 0
+  // before the last pipeline stage.
   float loss();
-  // Gradients of loss_scale * (the last forward's mean loss), added into grad(s). Enqueued.
-  void backward(float loss_scale = 1.0f);
+  // Gradients of loss_scale * (the selected slot's mean loss), added into grad(s). Enqueued. An
+  // earlier pipeline stage starts from output_grad ([batch, seq, C], device, loss_scale in it).
+  void backward(float loss_scale = 1.0f, const T* output_grad = nullptr);
+  const T* stage_output() const noexcept;      // the selected slot's last residual [batch, seq, C]
+  const T* stage_input_grad() const noexcept;  // after backward: d loss / d stage input
 
   std::size_t activation_bytes() const noexcept;  // activations, their gradients and scratch
 

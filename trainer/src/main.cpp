@@ -165,9 +165,9 @@ int run(int argc, char** argv, commscope::Communicator& world) {
         "threads; device %s, %s\n",
         data.size(), train.size(), val.size(), o.batch, seq, loader.local_batch(), ranks, threads, o.device.c_str(),
         cuda && bf16 ? "bf16 with fp32 master weights" : "fp32");
-    // One micro-batch's activations [b, s, C]: a pipeline message, a TP allreduce.
-    const std::size_t message =
-        static_cast<std::size_t>(loader.local_batch() / o.micro_batches) * seq * config.channels * sizeof(float);
+    // One micro-batch's activations [b, s, C]: a pipeline message, a TP allreduce (bf16 on CUDA in bf16).
+    const std::size_t message = static_cast<std::size_t>(loader.local_batch() / o.micro_batches) * seq *
+                                config.channels * (cuda && bf16 ? 2 : sizeof(float));
     if (o.pp > 1 || o.micro_batches > 1) {
       const int m = o.micro_batches, p = o.pp;
       std::printf(
@@ -192,6 +192,8 @@ int run(int argc, char** argv, commscope::Communicator& world) {
           "allreduces (%s) of %s (batch %d) per layer and step\n",
           o.tp, config.heads / o.tp, config.heads, dp_ranks, (o.dp.tp_algo.empty() ? o.dp.algo : o.dp.tp_algo).c_str(),
           mib(message).c_str(), loader.local_batch() / o.micro_batches);
+    if (cuda && o.pp > 1)
+      std::printf("pipeline messages on CUDA: staged through pinned host memory over MPI\n");
     std::printf("data parallel: %s over '%s'%s%s; memory per rank: %s\n", std::string(ct::to_string(o.dp.mode)).c_str(),
                 o.dp.algo.c_str(), cuda && o.dp.algo != "nccl" ? (" (" + o.transport + " transport)").c_str() : "",
                 o.dp.mode == ct::DpMode::kDdp ? (", buckets of " + mib(o.dp.bucket_bytes)).c_str() : "",

@@ -53,13 +53,13 @@ TrainParse parse_train_options(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3"}));
   app.add_option("--tp", o.tp,
-                 "tensor-parallel ranks (Megatron-style split of the attention heads and the MLP; the CPU): the ranks "
+                 "tensor-parallel ranks (Megatron-style split of the attention heads and the MLP): the ranks "
                  "form a DP x TP grid, TP innermost (consecutive ranks)")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
   app.add_option("--pp", o.pp,
                  "pipeline stages (the layers split into consecutive stages, activations and their gradients sent "
-                 "between neighbours; the CPU): the ranks form a PP x DP x TP grid, PP outermost")
+                 "between neighbours; on CUDA through host memory): the ranks form a PP x DP x TP grid, PP outermost")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
   app.add_option("--micro-batches", o.micro_batches,
@@ -158,18 +158,16 @@ TrainParse parse_train_options(int argc, char** argv) {
   if (o.dp.algo.empty()) o.dp.algo = cuda ? (o.transport == "staged" ? "ring" : "nccl") : "mpi";
   if (!cuda && o.dp.algo == "nccl")
     return usage("--algo nccl needs --device cuda (the CPU has mpi, ring, tree, rhd, shm, hier)");
-  if (cuda && (o.dp.algo == "mpi" || o.dp.algo == "shm" || o.dp.algo == "hier"))
-    return usage("--algo " + o.dp.algo +
-                 " with --device cuda would hand device pointers to the CPU; use nccl, or ring/tree/rhd");
+  for (const std::string* group_algo : {&o.dp.algo, &o.dp.tp_algo, &o.dp.embedding_algo})
+    if (cuda && (*group_algo == "mpi" || *group_algo == "shm" || *group_algo == "hier"))
+      return usage("--algo " + *group_algo +
+                   " with --device cuda would hand device pointers to the CPU; use nccl, or ring/tree/rhd");
   if (!cuda && precision->count() > 0 && o.precision != "fp32")
     return usage("--precision " + o.precision + " needs --device cuda (the CPU trains in fp32)");
-  if (cuda && o.tp > 1) return usage("--tp needs --device cpu (tensor parallelism runs on the CPU only)");
-  if (cuda && (o.pp > 1 || o.micro_batches > 1))
-    return usage(std::string(o.pp > 1 ? "--pp" : "--micro-batches") +
-                 " needs --device cpu (pipeline parallelism runs on the CPU only)");
   if (!cuda && transport->count() > 0) return usage("--transport applies to --device cuda only");
-  if (o.transport == "staged" && o.dp.algo == "nccl")
-    return usage("--algo nccl needs --transport nccl (--transport staged runs ring, tree or rhd)");
+  for (const std::string* group_algo : {&o.dp.algo, &o.dp.tp_algo, &o.dp.embedding_algo})
+    if (o.transport == "staged" && *group_algo == "nccl")
+      return usage("--algo nccl needs --transport nccl (--transport staged runs ring, tree or rhd)");
   o.dp.mode = parse_dp_mode(dp);
   o.dp.bucket_bytes = static_cast<std::size_t>(o.bucket_mb * 1024 * 1024);
   o.adamw.total_steps = o.steps;

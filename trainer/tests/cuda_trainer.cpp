@@ -1,6 +1,7 @@
 // The CUDA trainer against the CPU trainer (the reference).
 //
-//   [mpirun -np N] test_trainer_cuda DATA.txt [--transports nccl,staged] [--steps 5]
+//   [mpirun -np N] test_trainer_cuda DATA.txt [--transports nccl,staged] [--steps 5] [--algos ring,...]
+//                                            [--tp T] [--pp P] [--micro-batches M] [--gpipe 1]
 //
 // 1. Model (rank 0): CudaGpt2 in fp32 and bf16 against Gpt2<double> holding the same (rounded)
 //    parameters, on the tiny model with a batch of 4 x 32 tokens: the loss (relative error) and
@@ -11,7 +12,12 @@
 //    then all ranks train on their GPUs with every mode (ddp, zero1, zero2, zero3) and every
 //    algorithm of each transport asked for (nccl: nccl, ring, tree, rhd over NCCL; staged: ring,
 //    tree, rhd through host memory), in fp32 and bf16; the gathered fp32 (master) parameters are
-//    compared with the reference. Bounds on the relative L2 difference: fp32 1e-4, bf16 2e-2.
+//    compared with the reference, and the last step's loss with the reference's. Bounds on the
+//    relative L2 difference and the loss's relative difference: fp32 1e-4, bf16 2e-2.
+//    --tp / --pp / --micro-batches / --gpipe: the ranks train as a PP x DP x TP grid
+//    (tensor_parallel.hpp), each rank its shard, the micro-batches in 1F1B (or GPipe) order; the
+//    shards are gathered into the whole model (gather_model) before the comparison. --algos: a
+//    subset of the transport's algorithms (they carry every group's collectives).
 // Exit 0: all pass; 1: a failure; 77: no usable GPU (ctest: skipped).
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
@@ -23,6 +29,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -32,6 +40,7 @@
 #include "commscope/trainer/data.hpp"
 #include "commscope/trainer/data_parallel.hpp"
 #include "commscope/trainer/model.hpp"
+#include "commscope/trainer/tensor_parallel.hpp"
 #include "device_array.hpp"
 #include "model_cuda.hpp"
 
@@ -123,7 +132,7 @@ std::vector<float> initial_params() {
   return {init.params().begin(), init.params().end()};
 }
 
-std::vector<float> train_cpu(commscope::Communicator& comm, const ct::TokenDataset& data, int steps) {
+std::vector<float> train_cpu(commscope::Communicator& comm, const ct::TokenDataset& data, int steps, float* last_loss) {
   const ct::ModelConfig config = ct::preset("tiny");
   ct::BatchLoader loader(data, kGlobalBatch, config.max_seq, comm.rank(), comm.size(), kSeed);
   ct::Gpt2<float> model(config, loader.local_batch(), config.max_seq);
@@ -132,23 +141,33 @@ std::vector<float> train_cpu(commscope::Communicator& comm, const ct::TokenDatas
   std::vector<int> in(static_cast<std::size_t>(loader.local_batch()) * config.max_seq), tg(in.size());
   for (int s = 0; s < steps; ++s) {
     loader.next(in.data(), tg.data());
-    parallel.train_step(in.data(), tg.data());
+    *last_loss = parallel.train_step(in.data(), tg.data()).loss;
   }
   return parallel.full_params();
 }
 
+// options.grid (when not null): the ranks' grid; each rank trains its shard, and the whole model
+// is gathered at the end.
 std::vector<float> train_gpu(commscope::Communicator& comm, const ct::TokenDataset& data, const ct::DpOptions& dp,
                              const ct::CudaEngineOptions& options, int steps, float* last_loss) {
   const ct::ModelConfig config = ct::preset("tiny");
-  ct::BatchLoader loader(data, kGlobalBatch, config.max_seq, comm.rank(), comm.size(), kSeed);
+  ct::ProcessGrid* grid = options.grid;
+  commscope::Communicator& dp_comm = grid != nullptr ? grid->dp : comm;
+  ct::BatchLoader loader(data, kGlobalBatch, config.max_seq, dp_comm.rank(), dp_comm.size(), kSeed);
   auto engine = ct::make_cuda_engine(comm, config, loader.local_batch(), config.max_seq, dp, adamw_for(steps), options);
-  engine->load(initial_params());
+  const std::vector<float> whole = initial_params();
+  engine->load(grid == nullptr ? whole
+                               : ct::model_shard<float>(config, grid->tp_size, grid->tp_rank, options.stage,
+                                                        std::span<const float>(whole)));
   std::vector<int> in(static_cast<std::size_t>(loader.local_batch()) * config.max_seq), tg(in.size());
   for (int s = 0; s < steps; ++s) {
     loader.next(in.data(), tg.data());
     *last_loss = engine->train_step(in.data(), tg.data()).loss;
   }
-  return engine->full_params();
+  const std::vector<float> mine = engine->full_params();
+  if (grid == nullptr) return mine;
+  return ct::gather_model<float>(grid->mp, config, grid->tp_size, grid->tp_rank, options.stage,
+                                 std::span<const float>(mine));
 }
 
 std::vector<std::string> split(const std::string& s) {
@@ -168,11 +187,17 @@ int main(int argc, char** argv) {
     if (rank == 0) std::fprintf(stderr, "usage: test_trainer_cuda DATA.txt [--transports nccl,staged] [--steps N]\n");
     return 2;
   }
-  std::string transports = "nccl,staged";
-  int steps = 5;
+  std::string transports = "nccl,staged", only_algos;
+  int steps = 5, tp = 1, pp = 1, micro = 1;
+  bool gpipe = false;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--transports") == 0) transports = argv[i + 1];
     if (std::strcmp(argv[i], "--steps") == 0) steps = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--algos") == 0) only_algos = argv[i + 1];
+    if (std::strcmp(argv[i], "--tp") == 0) tp = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--pp") == 0) pp = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--micro-batches") == 0) micro = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--gpipe") == 0) gpipe = std::atoi(argv[i + 1]) != 0;
   }
   int ngpu = 0;
   const cudaError_t e = cudaGetDeviceCount(&ngpu);
@@ -183,20 +208,28 @@ int main(int argc, char** argv) {
   const ct::TokenDataset data = ct::TokenDataset::load(argv[1]);
   int failures = 0;
   try {
+    std::unique_ptr<ct::ProcessGrid> grid;
+    if (tp > 1 || pp > 1) grid = std::make_unique<ct::ProcessGrid>(world, tp, pp);
+    const ct::Stage stage = ct::pipeline_stage(ct::preset("tiny"), pp, grid ? grid->pp_rank : 0);
     if (rank == 0) {
       COMMSCOPE_CUDA_CHECK(cudaSetDevice(0));
       failures += check_model<float>("fp32", 1e-4, data);
       failures += check_model<bf16>("bf16", 5e-2, data);
     }
     std::vector<float> reference;
+    float reference_loss = 0;
     if (rank == 0) {
       commscope::Communicator self(MPI_COMM_SELF);
-      reference = train_cpu(self, data, steps);
+      reference = train_cpu(self, data, steps, &reference_loss);
     }
     for (const std::string& transport : split(transports)) {
-      const std::vector<std::string> algos = transport == "staged"
-                                                 ? std::vector<std::string>{"ring", "tree", "rhd"}
-                                                 : std::vector<std::string>{"nccl", "ring", "tree", "rhd"};
+      std::vector<std::string> algos = transport == "staged"
+                                           ? std::vector<std::string>{"ring", "tree", "rhd"}
+                                           : std::vector<std::string>{"nccl", "ring", "tree", "rhd"};
+      if (!only_algos.empty()) {
+        const std::vector<std::string> only = split(only_algos);
+        std::erase_if(algos, [&](const std::string& a) { return std::find(only.begin(), only.end(), a) == only.end(); });
+      }
       for (const bool use_bf16 : {false, true}) {
         for (const char* mode : {"ddp", "zero1", "zero2", "zero3"}) {
           for (const std::string& algo : algos) {
@@ -207,17 +240,24 @@ int main(int argc, char** argv) {
             ct::CudaEngineOptions options;
             options.bf16 = use_bf16;
             options.transport = transport;
+            options.grid = grid.get();
+            options.stage = stage;
+            options.micro_batches = micro;
+            options.gpipe = gpipe;
             float loss = 0;
             const std::vector<float> got = train_gpu(world, data, dp, options, steps, &loss);
             if (rank != 0) continue;
             const std::vector<double> ref(reference.begin(), reference.end());
             const double rel = rel_l2(got.data(), ref.data(), ref.size());
             const double bound = use_bf16 ? 2e-2 : 1e-4;
-            const bool ok = got.size() == ref.size() && rel <= bound;
+            const double loss_rel = std::abs(static_cast<double>(loss) - reference_loss) / std::abs(reference_loss);
+            const bool ok = got.size() == ref.size() && rel <= bound && loss_rel <= bound;
             failures += ok ? 0 : 1;
-            std::printf("%d ranks %-4s %-5s %-4s over %-6s: relative difference %.2e, bound %.0e, last loss %.5f %s\n",
-                        size, use_bf16 ? "bf16" : "fp32", mode, algo.c_str(), transport.c_str(), rel, bound,
-                        static_cast<double>(loss), ok ? "PASS" : "FAIL");
+            std::printf("%d ranks (dp,tp,pp) (%d,%d,%d) x%d %-4s %-5s %-4s over %-6s: relative difference %.2e, bound "
+                        "%.0e, last loss %.5f (%.1e from the CPU's) %s\n",
+                        size, size / (tp * pp), tp, pp, micro, use_bf16 ? "bf16" : "fp32", mode, algo.c_str(),
+                        transport.c_str(), rel, bound,
+                        static_cast<double>(loss), loss_rel, ok ? "PASS" : "FAIL");
             std::fflush(stdout);
           }
         }

@@ -29,11 +29,15 @@ double measure_sgemm_gflops(int m, int k, int n) {
 
 #if COMMSCOPE_WITH_CUDA
 Engine cuda_engine(const TrainOptions& o, const ModelConfig& config, int local_batch, int seq,
-                   const AdamWOptions& adamw, Communicator& world) {
+                   const AdamWOptions& adamw, Communicator& world, ProcessGrid* grid, const Stage& stage) {
   const bool bf16 = o.precision == "bf16";
   CudaEngineOptions co;
   co.bf16 = bf16;
   co.transport = o.transport;
+  co.grid = grid;
+  co.stage = stage;
+  co.micro_batches = o.micro_batches;
+  co.gpipe = o.schedule == "gpipe";
   Engine e;
   try {
     e.engine = make_cuda_engine(world, config, local_batch, seq, o.dp, adamw, co);
@@ -48,7 +52,8 @@ Engine cuda_engine(const TrainOptions& o, const ModelConfig& config, int local_b
   return e;
 }
 #else
-Engine cuda_engine(const TrainOptions&, const ModelConfig&, int, int, const AdamWOptions&, Communicator&) {
+Engine cuda_engine(const TrainOptions&, const ModelConfig&, int, int, const AdamWOptions&, Communicator&, ProcessGrid*,
+                   const Stage&) {
   throw UsageError("--device cuda: this build has no CUDA (configure where the CUDA toolkit and NCCL are installed)");
 }
 #endif
@@ -58,7 +63,7 @@ Engine cuda_engine(const TrainOptions&, const ModelConfig&, int, int, const Adam
 Engine make_engine(const TrainOptions& o, const ModelConfig& config, int local_batch, int seq,
                    const AdamWOptions& adamw, Communicator& world, Communicator& dp, ProcessGrid* grid,
                    const Stage& stage, int threads) {
-  if (o.device == "cuda") return cuda_engine(o, config, local_batch, seq, adamw, world);
+  if (o.device == "cuda") return cuda_engine(o, config, local_batch, seq, adamw, world, grid, stage);
   Engine e;
   const bool gpipe = o.schedule == "gpipe";
   e.cpu_model = std::make_unique<Gpt2<float>>(config, local_batch / o.micro_batches, seq, o.tp, stage,

@@ -24,17 +24,35 @@
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/trainer/config.hpp"
 #include "commscope/trainer/engine.hpp"
+#include "commscope/trainer/layout.hpp"
 #include "commscope/trainer/optimizer.hpp"
 
 namespace commscope::trainer {
 
+struct ProcessGrid;
+
+// Tensor and pipeline parallelism (tensor_parallel.hpp's grid, data_parallel.hpp's pipeline
+// options), as on the CPU: the model is this rank's shard (its TP rank's heads, hidden units and
+// vocabulary rows; its stage's layers), its TP sums and maxima run on the model's stream over the
+// TP group with dp.tp_algo (or dp.algo), data parallelism runs over the DP group, the tied wte's
+// gradients are summed between the first and last stage with dp.embedding_algo (or dp.algo).
+// Pipeline messages (activations and their gradients between neighbouring stages) go through
+// pinned host memory over MPI whatever the transport: a send is completed later, as on the CPU,
+// and an open NCCL group would hold the collectives issued meanwhile. load() takes and
+// full_params() / full_m() / full_v() return the shard's layout (ParameterLayout(config, tp,
+// stage)), as DataParallel's do.
 struct CudaEngineOptions {
   bool bf16 = false;
   std::string transport = "nccl";  // for ring/tree/rhd: "nccl" (point-to-point) or "staged"
+  ProcessGrid* grid = nullptr;     // null: data parallel over the whole communicator
+  Stage stage{};                   // this rank's pipeline stage (pipeline_stage of the grid's pp rank)
+  int micro_batches = 1;           // each step's local batch as this many micro-batches
+  bool gpipe = false;              // all forwards, then all backwards (else 1F1B)
 };
 
 // Binds this rank to a GPU (the node's ranks take the visible GPUs in turn; with NCCL in use
-// every rank needs a GPU of its own) and builds the model and its data parallelism. Collective.
+// every rank needs a GPU of its own) and builds the model and its data parallelism (over
+// options.grid's DP group when there is a grid: comm is then the grid's world). Collective.
 // Bad combinations (no GPU, --algo mpi, shared GPU with NCCL): commscope::InvalidArgument or
 // TransportError with a one-line message.
 std::unique_ptr<TrainEngine> make_cuda_engine(Communicator& comm, const ModelConfig& config, int local_batch, int seq,
