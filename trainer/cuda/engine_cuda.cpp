@@ -23,6 +23,7 @@
 #include "commscope/trainer/collective_activity.hpp"
 #include "commscope/trainer/cuda_engine.hpp"
 #include "commscope/trainer/operators.hpp"
+#include "commscope/trainer/pipeline.hpp"
 #include "commscope/trainer/sharding.hpp"
 #include "commscope/trainer/tensor_parallel.hpp"
 #include "device_array.hpp"
@@ -128,6 +129,7 @@ class CudaEngine final : public TrainEngine {
     }
     if (!st.whole()) {
       pp_ = std::make_unique<DeviceCollectives>(grid_->pp, compute_, true);  // staged: see cuda_engine.hpp
+      link_ = std::make_unique<PipelineLink>(pp_->transport(), grid_->pp.size(), kType<T>, sizeof(T), names_.mpi);
       if (grid_->embedding)
         emb_coll_ = std::make_unique<EngineCollectives>(
             *grid_->embedding, dp.embedding_algo.empty() ? dp.algo : dp.embedding_algo, options.transport, comm_stream_);
@@ -417,62 +419,20 @@ class CudaEngine final : public TrainEngine {
     return ops;
   }
 
-  // --- the pipeline's point-to-point messages (DataParallel's, on device buffers)
-  void pp_send(const T* data, size_t n, int peer) {
-    Transport& t = pp_->transport();
-    t.set_context(CallContext{Collective::sendrecv, "pipeline", kType<T>, ReduceOp::sum, 0, n, grid_->pp.size()});
-    prof::CommScope c(n_pp_send_, names_.mpi, static_cast<std::int64_t>(n * sizeof(T)));
-    t.post_send(data, n * sizeof(T), peer);
-    sends_pending_.push_back(data);
-  }
-  // Receives (and completes every send posted before).
-  void pp_recv(T* data, size_t n, int peer, const char* what) {
-    Transport& t = pp_->transport();
-    CollectiveActivity activity("recv", "pipeline", n * sizeof(T), what);
-    t.set_context(CallContext{Collective::sendrecv, "pipeline", kType<T>, ReduceOp::sum, 0, n, grid_->pp.size()});
-    prof::CommScope c(n_pp_recv_, names_.mpi, static_cast<std::int64_t>(n * sizeof(T)));
-    t.post_recv(data, n * sizeof(T), peer);
-    t.wait();
-    sends_pending_.clear();
-  }
-  // Before a buffer with a send in flight is written again (and at the end of a step).
-  void pp_complete(const void* buffer = nullptr) {
-    if (sends_pending_.empty()) return;
-    if (buffer != nullptr && std::find(sends_pending_.begin(), sends_pending_.end(), buffer) == sends_pending_.end())
-      return;
-    prof::CommScope c(n_pp_send_, names_.mpi, 0);
-    pp_->transport().wait();
-    sends_pending_.clear();
-  }
-
   // Runs the step's micro-batches through this stage (forward only unless `train`), in the
   // schedule's order: returns this stage's mean loss over them (0 before the last stage).
   // Backward scales by 1/(P m).
   double run_micro_batches(const int* inputs, const int* targets, bool train) {
     const Stage& st = layout_.stage();
-    const int slots = model_.slots();
     const size_t tokens = static_cast<size_t>(model_.batch()) * model_.seq();
-    const size_t n = tokens * static_cast<size_t>(layout_.config().channels);
-    std::vector<int> order;
-    if (train) {
-      order = pipeline_schedule(st.index, st.count, micro_, gpipe_);
-    } else {
-      for (int i = 0; i < micro_; ++i) order.push_back(i);
-    }
-    double loss = 0;
-    for (const int op : order) {
-      const int i = op >= 0 ? op : -op - 1;
-      model_.select_slot(i % slots);
-      if (op >= 0) {
-        if (!st.first()) pp_recv(stage_in_.data(), n, st.index - 1, "activations from the previous stage");
-        pp_complete(model_.stage_output());  // this slot's output of an earlier micro-batch
-        model_.forward(inputs + i * tokens, targets + i * tokens, st.first() ? nullptr : stage_in_.data());
-        if (st.last()) loss += model_.loss();
-        if (!st.last()) pp_send(model_.stage_output(), n, st.index + 1);
-        continue;
-      }
-      if (!st.last()) pp_recv(output_grad_.data(), n, st.index + 1, "gradients from the next stage");
-      pp_complete(model_.stage_input_grad());
+    MicroBatchSteps steps;
+    steps.select_slot = [this](int slot) { model_.select_slot(slot); };
+    steps.forward = [&](int i, const void* input) -> double {
+      model_.forward(inputs + i * tokens, targets + i * tokens, static_cast<const T*>(input));
+      return st.last() ? model_.loss() : 0.0;
+    };
+    steps.output = [this] { return static_cast<const void*>(model_.stage_output()); };
+    steps.backward = [&](int i, const void* grad) {
       last_micro_ = i == micro_ - 1;
       accumulate_ = i > 0;
       if (!grad_work0_.empty()) {  // segment 0's gradients start from zero in every backward
@@ -480,12 +440,14 @@ class CudaEngine final : public TrainEngine {
         zero(grad_work0_.data(), grad_work0_.size());
       }
       model_.backward(1.0f / (static_cast<float>(comm_.size()) * static_cast<float>(micro_)),
-                      st.last() ? nullptr : output_grad_.data());
-      if (!st.first()) pp_send(model_.stage_input_grad(), n, st.index - 1);
-    }
-    if (pp_ != nullptr) pp_complete();
+                      static_cast<const T*>(grad));
+    };
+    steps.input_grad = [this] { return static_cast<const void*>(model_.stage_input_grad()); };
+    const double loss =
+        trainer::run_micro_batches(st, micro_, model_.slots(), gpipe_, train, link_.get(), stage_in_.data(),
+                                   output_grad_.data(), tokens * static_cast<size_t>(layout_.config().channels), steps);
     last_micro_ = true, accumulate_ = false;
-    return loss / micro_;
+    return loss;
   }
 
   // Pipeline: the first and last stage's segment 0 gradients (the tied wte: the encoder's and
@@ -600,11 +562,10 @@ class CudaEngine final : public TrainEngine {
   bool last_micro_ = true, accumulate_ = false;
   std::unique_ptr<EngineCollectives> tp_coll_, emb_coll_;  // TP group (compute stream); embedding group
   std::unique_ptr<DeviceCollectives> pp_;                  // the pipeline group, staged
-  std::vector<const void*> sends_pending_;
+  std::unique_ptr<PipelineLink> link_;                     // its messages
   std::vector<NormPiece> norm_pieces_;
   prof::NameId n_tp_sum_{}, n_tp_max_{}, n_tp_algo_{};
-  prof::NameId n_pp_send_ = prof::name_id("pp.send"), n_pp_recv_ = prof::name_id("pp.recv"),
-               n_emb_allreduce_ = prof::name_id("embedding.allreduce");
+  prof::NameId n_emb_allreduce_ = prof::name_id("embedding.allreduce");
   float* norm_host_ = nullptr;
   std::int64_t step_ = 0;
 

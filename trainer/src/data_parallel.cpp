@@ -10,6 +10,7 @@
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/trainer/collective_activity.hpp"
 #include "commscope/trainer/operators.hpp"
+#include "commscope/trainer/pipeline.hpp"
 #include "commscope/trainer/sharding.hpp"
 #include "commscope/trainer/tensor_parallel.hpp"
 
@@ -39,27 +40,6 @@ std::string_view to_string(DpMode mode) {
   return "?";
 }
 
-std::vector<int> pipeline_schedule(int stage, int stages, int m, bool gpipe) {
-  std::vector<int> order;
-  if (gpipe) {
-    for (int i = 0; i < m; ++i) order.push_back(i);
-    for (int i = 0; i < m; ++i) order.push_back(-(i + 1));
-    return order;
-  }
-  const int warm = std::min(stages - stage - 1, m);
-  for (int i = 0; i < warm; ++i) order.push_back(i);
-  for (int j = 0; j < m - warm; ++j) {
-    order.push_back(warm + j);
-    order.push_back(-(j + 1));
-  }
-  for (int j = m - warm; j < m; ++j) order.push_back(-(j + 1));
-  return order;
-}
-
-int pipeline_slots(int stage, int stages, int m, bool gpipe) {
-  return gpipe ? m : std::min(stages - stage, m);
-}
-
 struct DataParallel::Impl {
   Communicator& comm;
   Communicator* tp;  // the tensor-parallel group (null: no tensor parallelism)
@@ -85,12 +65,12 @@ struct DataParallel::Impl {
   // (through rs_sum) into the shard after the first.
   bool last_micro = true, accumulate = false;
   std::vector<float> rs_sum;
-  // Pipeline: receive buffers for a stage input and an output gradient; sends not yet completed.
+  // Pipeline: receive buffers for a stage input and an output gradient; the messages.
   std::vector<float> stage_in, output_grad;
-  std::vector<const void*> sends_pending;
+  std::unique_ptr<PipelineLink> link;
 
   DataParallelNames names;
-  prof::NameId k_adamw, k_copy, n_pp_send, n_pp_recv, n_emb_allreduce;
+  prof::NameId k_adamw, k_copy, n_emb_allreduce;
 
   Impl(Communicator& c, Gpt2<float>& mo, DpOptions d, AdamWOptions a, Communicator* t, PipelineOptions pl)
       : comm(c),
@@ -106,8 +86,6 @@ struct DataParallel::Impl {
         names(dp.algo) {
     k_adamw = prof::name_id("adamw");
     k_copy = prof::name_id("copy");
-    n_pp_send = prof::name_id("pp.send");
-    n_pp_recv = prof::name_id("pp.recv");
     n_emb_allreduce = prof::name_id("embedding.allreduce");
     const Stage& st = model.stage();
     if (pipe.micro_batches < 1) throw std::invalid_argument("DataParallel: need at least one micro-batch");
@@ -120,6 +98,8 @@ struct DataParallel::Impl {
       const std::size_t n = static_cast<std::size_t>(model.batch()) * model.seq() * model.config().channels;
       if (!st.first()) stage_in.assign(n, 0.0f);
       if (!st.last()) output_grad.assign(n, 0.0f);
+      link = std::make_unique<PipelineLink>(pipe.pp->transport(), pipe.pp->size(), DataType::f32, sizeof(float),
+                                            names.mpi);
     } else {
       pipe.pp = pipe.embedding = nullptr;
     }
@@ -226,73 +206,30 @@ struct DataParallel::Impl {
     return static_cast<float>(sum_over_ranks(comm, names, local, "loss") / P);
   }
 
-  // --- the pipeline's point-to-point messages (over the pp group's transport)
-  void pp_send(const float* data, std::size_t n, int peer) {
-    Transport& t = pipe.pp->transport();
-    t.set_context(CallContext{Collective::sendrecv, "pipeline", DataType::f32, ReduceOp::sum, 0, n, pipe.pp->size()});
-    prof::CommScope c(n_pp_send, names.mpi, static_cast<std::int64_t>(n * sizeof(float)));
-    t.post_send(data, n * sizeof(float), peer);
-    sends_pending.push_back(data);
-  }
-  // Receives (and completes every send posted before).
-  void pp_recv(float* data, std::size_t n, int peer, const char* what) {
-    Transport& t = pipe.pp->transport();
-    CollectiveActivity activity("recv", "pipeline", n * sizeof(float), what);
-    t.set_context(CallContext{Collective::sendrecv, "pipeline", DataType::f32, ReduceOp::sum, 0, n, pipe.pp->size()});
-    prof::CommScope c(n_pp_recv, names.mpi, static_cast<std::int64_t>(n * sizeof(float)));
-    t.post_recv(data, n * sizeof(float), peer);
-    t.wait();
-    sends_pending.clear();
-  }
-  // Before a buffer with a send in flight is written again (and at the end of a step).
-  void pp_complete(const void* buffer = nullptr) {
-    if (sends_pending.empty()) return;
-    if (buffer != nullptr && std::find(sends_pending.begin(), sends_pending.end(), buffer) == sends_pending.end())
-      return;
-    prof::CommScope c(n_pp_send, names.mpi, 0);
-    pipe.pp->transport().wait();
-    sends_pending.clear();
-  }
-
   // Runs the step's micro-batches through this stage (forward only unless `train`): returns this
   // stage's mean loss over them (0 before the last stage). Backward scales by 1/(P m).
   double run_micro_batches(const int* inputs, const int* targets, bool train) {
-    const Stage& st = model.stage();
-    const int micro = pipe.micro_batches, slots = model.slots();
+    const int micro = pipe.micro_batches;
     const std::size_t tokens = static_cast<std::size_t>(model.batch()) * model.seq();
-    const std::size_t n = tokens * static_cast<std::size_t>(model.config().channels);
-    std::vector<int> order;
-    if (train) {
-      order = pipeline_schedule(st.index, st.count, micro, pipe.gpipe);
-    } else {
-      for (int i = 0; i < micro; ++i) order.push_back(i);
-    }
-    double loss = 0;
-    for (const int op : order) {
-      const int i = op >= 0 ? op : -op - 1;
-      model.select_slot(i % slots);
-      if (op >= 0) {
-        if (!st.first()) pp_recv(stage_in.data(), n, st.index - 1, "activations from the previous stage");
-        pp_complete(model.stage_output().data());  // this slot's output of an earlier micro-batch
-        const float l =
-            model.forward(inputs + i * tokens, targets + i * tokens, st.first() ? nullptr : stage_in.data());
-        if (st.last()) loss += l;
-        if (!st.last()) pp_send(model.stage_output().data(), n, st.index + 1);
-        continue;
-      }
-      if (!st.last()) pp_recv(output_grad.data(), n, st.index + 1, "gradients from the next stage");
-      pp_complete(model.stage_input_grad().data());
+    MicroBatchSteps steps;
+    steps.select_slot = [this](int slot) { model.select_slot(slot); };
+    steps.forward = [&](int i, const void* input) -> double {
+      return model.forward(inputs + i * tokens, targets + i * tokens, static_cast<const float*>(input));
+    };
+    steps.output = [this] { return static_cast<const void*>(model.stage_output().data()); };
+    steps.backward = [&](int i, const void* grad) {
       last_micro = i == micro - 1;
       accumulate = i > 0;
       if (!grad_work0.empty()) std::fill(grad_work0.begin(), grad_work0.end(), 0.0f);
       grad_work_owner = -1;
-      model.backward(1.0f / (static_cast<float>(P) * static_cast<float>(micro)),
-                     st.last() ? nullptr : output_grad.data());
-      if (!st.first()) pp_send(model.stage_input_grad().data(), n, st.index - 1);
-    }
-    if (pipe.pp != nullptr) pp_complete();
+      model.backward(1.0f / (static_cast<float>(P) * static_cast<float>(micro)), static_cast<const float*>(grad));
+    };
+    steps.input_grad = [this] { return static_cast<const void*>(model.stage_input_grad().data()); };
+    const double loss = trainer::run_micro_batches(model.stage(), micro, model.slots(), pipe.gpipe, train, link.get(),
+                                                   stage_in.data(), output_grad.data(),
+                                                   tokens * static_cast<std::size_t>(model.config().channels), steps);
     last_micro = true, accumulate = false;
-    return loss / micro;
+    return loss;
   }
 
   // Pipeline: the first and last stage's segment 0 gradients (the tied wte: the encoder's and

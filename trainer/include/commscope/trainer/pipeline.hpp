@@ -1,0 +1,62 @@
+#pragma once
+// A pipeline stage's micro-batches, one piece of code for the CPU's DataParallel and the CUDA
+// engine: the schedule (pipeline_schedule in engine.hpp) and the point-to-point messages between
+// neighbouring stages. The engines differ in what a forward and a backward are (host or device
+// buffers, how the loss is read, what data parallelism does before a backward); MicroBatchSteps
+// says that, and the runner does the rest.
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "commscope/collectives/transport.hpp"
+#include "commscope/collectives/types.hpp"
+#include "commscope/profiler/recorder.hpp"
+#include "commscope/trainer/layout.hpp"
+
+namespace commscope::trainer {
+
+// The pipeline group's messages over its transport (host buffers, or device buffers on a device
+// transport): a send is posted and completed later (at the next receive, before its buffer is
+// written again, at the end of the step), so that neighbouring stages never wait for each other's
+// receives in 1F1B. Profiled as communication pp.send / pp.recv, marked as the collective in
+// progress while receiving ("recv (pipeline, ..., activations from the previous stage)").
+class PipelineLink {
+ public:
+  // stages: the group's size; type and element_bytes: the messages' elements; algo: the name
+  // the profile gives their algorithm.
+  PipelineLink(Transport& transport, int stages, DataType type, std::size_t element_bytes, profiler::NameId algo);
+  void send(const void* data, std::size_t n, int peer);
+  // Receives n elements (and completes every send posted before).
+  void recv(void* data, std::size_t n, int peer, const char* what);
+  // Completes the sends in flight: all of them, or only if one reads `buffer`.
+  void complete(const void* buffer = nullptr);
+
+ private:
+  Transport& transport_;
+  int stages_;
+  DataType type_;
+  std::size_t element_bytes_;
+  profiler::NameId algo_, send_, recv_;
+  std::vector<const void*> pending_;
+};
+
+// What one engine does for micro-batch i (of the step's m) on its stage.
+struct MicroBatchSteps {
+  std::function<void(int slot)> select_slot;
+  // Micro-batch i's forward, from `input` (the received stage input; null on the first stage):
+  // returns its loss on the last stage (anything elsewhere: not counted).
+  std::function<double(int i, const void* input)> forward;
+  std::function<const void*()> output;  // the selected slot's stage output
+  // Micro-batch i's backward, from `output_grad` (the received gradient; null on the last stage).
+  std::function<void(int i, const void* output_grad)> backward;
+  std::function<const void*()> input_grad;  // after backward: the gradient of the stage's input
+};
+
+// Runs the step's m micro-batches through `stage` (with `slots` activation slots) in the schedule's
+// order, forward only unless `train`; link (null: one stage) carries the n-element messages into
+// stage_in and output_grad. Returns the last stage's mean loss over the micro-batches (0 elsewhere).
+double run_micro_batches(const Stage& stage, int micro_batches, int slots, bool gpipe, bool train, PipelineLink* link,
+                         void* stage_in, void* output_grad, std::size_t n, const MicroBatchSteps& steps);
+
+}  // namespace commscope::trainer

@@ -1,0 +1,97 @@
+#include "commscope/trainer/pipeline.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "commscope/trainer/collective_activity.hpp"
+#include "commscope/trainer/engine.hpp"
+
+namespace commscope::trainer {
+
+namespace prof = commscope::profiler;
+
+std::vector<int> pipeline_schedule(int stage, int stages, int m, bool gpipe) {
+  std::vector<int> order;
+  if (gpipe) {
+    for (int i = 0; i < m; ++i) order.push_back(i);
+    for (int i = 0; i < m; ++i) order.push_back(-(i + 1));
+    return order;
+  }
+  const int warm = std::min(stages - stage - 1, m);
+  for (int i = 0; i < warm; ++i) order.push_back(i);
+  for (int j = 0; j < m - warm; ++j) {
+    order.push_back(warm + j);
+    order.push_back(-(j + 1));
+  }
+  for (int j = m - warm; j < m; ++j) order.push_back(-(j + 1));
+  return order;
+}
+
+int pipeline_slots(int stage, int stages, int m, bool gpipe) {
+  return gpipe ? m : std::min(stages - stage, m);
+}
+
+PipelineLink::PipelineLink(Transport& transport, int stages, DataType type, std::size_t element_bytes,
+                           prof::NameId algo)
+    : transport_(transport),
+      stages_(stages),
+      type_(type),
+      element_bytes_(element_bytes),
+      algo_(algo),
+      send_(prof::name_id("pp.send")),
+      recv_(prof::name_id("pp.recv")) {}
+
+void PipelineLink::send(const void* data, std::size_t n, int peer) {
+  transport_.set_context(CallContext{Collective::sendrecv, "pipeline", type_, ReduceOp::sum, 0, n, stages_});
+  prof::CommScope c(send_, algo_, static_cast<std::int64_t>(n * element_bytes_));
+  transport_.post_send(data, n * element_bytes_, peer);
+  pending_.push_back(data);
+}
+
+void PipelineLink::recv(void* data, std::size_t n, int peer, const char* what) {
+  CollectiveActivity activity("recv", "pipeline", n * element_bytes_, what);
+  transport_.set_context(CallContext{Collective::sendrecv, "pipeline", type_, ReduceOp::sum, 0, n, stages_});
+  prof::CommScope c(recv_, algo_, static_cast<std::int64_t>(n * element_bytes_));
+  transport_.post_recv(data, n * element_bytes_, peer);
+  transport_.wait();
+  pending_.clear();
+}
+
+void PipelineLink::complete(const void* buffer) {
+  if (pending_.empty()) return;
+  if (buffer != nullptr && std::find(pending_.begin(), pending_.end(), buffer) == pending_.end()) return;
+  prof::CommScope c(send_, algo_, 0);
+  transport_.wait();
+  pending_.clear();
+}
+
+double run_micro_batches(const Stage& st, int micro, int slots, bool gpipe, bool train, PipelineLink* link,
+                         void* stage_in, void* output_grad, std::size_t n, const MicroBatchSteps& steps) {
+  std::vector<int> order;
+  if (train) {
+    order = pipeline_schedule(st.index, st.count, micro, gpipe);
+  } else {
+    for (int i = 0; i < micro; ++i) order.push_back(i);
+  }
+  double loss = 0;
+  for (const int op : order) {
+    const int i = op >= 0 ? op : -op - 1;
+    steps.select_slot(i % slots);
+    if (op >= 0) {
+      if (!st.first()) link->recv(stage_in, n, st.index - 1, "activations from the previous stage");
+      if (link != nullptr) link->complete(steps.output());  // this slot's output of an earlier micro-batch
+      const double l = steps.forward(i, st.first() ? nullptr : stage_in);
+      if (st.last()) loss += l;
+      if (!st.last()) link->send(steps.output(), n, st.index + 1);
+      continue;
+    }
+    if (!st.last()) link->recv(output_grad, n, st.index + 1, "gradients from the next stage");
+    if (link != nullptr) link->complete(steps.input_grad());
+    steps.backward(i, st.last() ? nullptr : output_grad);
+    if (!st.first()) link->send(steps.input_grad(), n, st.index - 1);
+  }
+  if (link != nullptr) link->complete();
+  return loss / micro;
+}
+
+}  // namespace commscope::trainer
