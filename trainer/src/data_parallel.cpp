@@ -95,7 +95,7 @@ struct DataParallel::Impl {
                                     std::to_string(st.count) + " needs its pipeline group");
       if ((st.first() || st.last()) && (pipe.embedding == nullptr || pipe.embedding->size() != 2))
         throw std::invalid_argument("DataParallel: the first and last stage need their embedding group");
-      const std::size_t n = static_cast<std::size_t>(model.batch()) * model.seq() * model.config().channels;
+      const std::size_t n = model.stage_output().size();  // a micro-batch's [b, s, C] (SP: this rank's rows)
       if (!st.first()) stage_in.assign(n, 0.0f);
       if (!st.last()) output_grad.assign(n, 0.0f);
       link = std::make_unique<PipelineLink>(pipe.pp->transport(), pipe.pp->size(), DataType::f32, sizeof(float),
@@ -226,8 +226,8 @@ struct DataParallel::Impl {
     };
     steps.input_grad = [this] { return static_cast<const void*>(model.stage_input_grad().data()); };
     const double loss = trainer::run_micro_batches(model.stage(), micro, model.slots(), pipe.gpipe, train, link.get(),
-                                                   stage_in.data(), output_grad.data(),
-                                                   tokens * static_cast<std::size_t>(model.config().channels), steps);
+                                                   stage_in.data(), output_grad.data(), model.stage_output().size(),
+                                                   steps);
     last_micro = true, accumulate = false;
     return loss;
   }

@@ -174,7 +174,10 @@ int run(int argc, char** argv, commscope::Communicator& world) {
           "pipeline parallel: %d stage%s (%s schedule), %d micro-batch%s of %d sequences; bubble (p-1)/(m+p-1) = "
           "%.1f%%%s\n",
           p, p > 1 ? "s" : "", o.schedule.c_str(), m, m > 1 ? "es" : "", loader.local_batch() / m,
-          100.0 * (p - 1) / (m + p - 1), p > 1 ? ("; " + mib(message) + " per message between stages").c_str() : "");
+          100.0 * (p - 1) / (m + p - 1),
+          p > 1 ? ("; " + mib(o.sp ? message / static_cast<std::size_t>(o.tp) : message) + " per message between stages")
+                      .c_str()
+                : "");
       for (int st = 0; st < p; ++st) {
         const ct::Stage sg = ct::pipeline_stage(config, p, st);
         const std::size_t r0 = static_cast<std::size_t>(st) * static_cast<std::size_t>(ranks / p);  // tp 0, dp 0
@@ -188,10 +191,12 @@ int run(int argc, char** argv, commscope::Communicator& world) {
     }
     if (o.tp > 1)
       std::printf(
-          "tensor parallel: groups of %d consecutive ranks (%d of the %d heads each) x %d data-parallel ranks; 4 "
-          "allreduces (%s) of %s (batch %d) per layer and step\n",
-          o.tp, config.heads / o.tp, config.heads, dp_ranks, (o.dp.tp_algo.empty() ? o.dp.algo : o.dp.tp_algo).c_str(),
-          mib(message).c_str(), loader.local_batch() / o.micro_batches);
+          "tensor parallel: groups of %d consecutive ranks (%d of the %d heads each) x %d data-parallel ranks; %s "
+          "(%s) of %s (batch %d) per layer and step\n",
+          o.tp, config.heads / o.tp, config.heads, dp_ranks,
+          o.sp ? "sequence parallel: 4 reduce-scatters and 4 allgathers" : "4 allreduces",
+          (o.dp.tp_algo.empty() ? o.dp.algo : o.dp.tp_algo).c_str(), mib(message).c_str(),
+          loader.local_batch() / o.micro_batches);
     if (cuda && o.pp > 1)
       std::printf("pipeline messages on CUDA: staged through pinned host memory over MPI\n");
     std::printf("data parallel: %s over '%s'%s%s; memory per rank: %s\n", std::string(ct::to_string(o.dp.mode)).c_str(),
@@ -235,6 +240,7 @@ int run(int argc, char** argv, commscope::Communicator& world) {
                      {"global_batch", std::to_string(o.batch)},
                      {"dp", std::string(ct::to_string(o.dp.mode))},
                      {"tp", std::to_string(o.tp)},
+                     {"sp", o.sp ? "1" : "0"},
                      {"pp", std::to_string(o.pp)},
                      {"micro_batches", std::to_string(o.micro_batches)},
                      {"schedule", o.schedule},

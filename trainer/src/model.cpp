@@ -93,7 +93,14 @@ struct Gpt2<T>::Impl {
   int tp;       // tensor-parallel ranks (1: the whole model)
   int Cl, NHl;  // this rank's channels of the attention (C / tp) and heads (NH / tp)
   std::function<void(T*, size_t)> tp_allreduce, tp_max;  // the TP sum and maximum
+  std::function<void(const T*, T*, size_t)> tp_reduce_scatter, tp_allgather;  // sequence parallelism's
   int tp_rank = 0;
+  // Sequence parallelism: this rank's rows of the residual stream (N / tp; N without), a [N, C] and
+  // a [rows, C] scratch for the reduce-scatters and allgathers, and a layernorm's weight and bias
+  // gradients over this rank's rows [2C] before their TP sum.
+  bool sp = false;
+  int rows = 0;
+  std::vector<T> sp_full, sp_rows, sp_ln;
   std::vector<T> row_max, row_sum, row_target;  // the vocabulary-parallel cross-entropy's [N] values
   int B, Tn;
   std::vector<T> params, grads;
@@ -118,14 +125,31 @@ struct Gpt2<T>::Impl {
   Names names;
   ModelOperators ops;
 
-  Impl(const ModelConfig& c, int batch, int seq, int tp_ranks, Stage st, int slots)
-      : config(c), layout(c, tp_ranks, st), stage(layout.stage()), tp(tp_ranks), B(batch), Tn(seq), ops(c.layers) {
+  Impl(const ModelConfig& c, int batch, int seq, int tp_ranks, Stage st, int slots, bool sequence_parallel)
+      : config(c),
+        layout(c, tp_ranks, st),
+        stage(layout.stage()),
+        tp(tp_ranks),
+        sp(sequence_parallel),
+        B(batch),
+        Tn(seq),
+        ops(c.layers) {
     if (const std::string problem = c.problem(); !problem.empty()) throw std::invalid_argument(problem);
     Cl = c.channels / tp;
     NHl = c.heads / tp;
     if (batch < 1 || seq < 1 || seq > c.max_seq)
       throw std::invalid_argument("Gpt2: need batch >= 1 and 1 <= seq <= max_seq (" + std::to_string(c.max_seq) +
                                   "), got batch " + std::to_string(batch) + ", seq " + std::to_string(seq));
+    if (sp && (tp < 2 || batch * seq % tp != 0))
+      throw std::invalid_argument("sequence parallelism needs tensor parallelism over 2 or more ranks dividing the " +
+                                  std::to_string(batch * seq) + " positions of a micro-batch (tp " +
+                                  std::to_string(tp) + ")");
+    rows = sp ? batch * seq / tp : batch * seq;
+    if (sp) {
+      sp_full.assign(static_cast<size_t>(batch) * seq * c.channels, T(0));
+      sp_rows.assign(static_cast<size_t>(rows) * c.channels, T(0));
+      sp_ln.assign(2 * static_cast<size_t>(c.channels), T(0));
+    }
     if (slots < 1) throw std::invalid_argument("Gpt2: need at least one activation slot");
     parked.resize(static_cast<size_t>(slots));
     for (int k = slots - 1; k >= 0; --k) {  // ends with slot 0 selected
@@ -166,32 +190,35 @@ struct Gpt2<T>::Impl {
     // The head's activations only on the stage that has the head.
     // (this rank's Vp/tp vocabulary columns under tensor parallelism)
     const size_t Vp = stage.last() ? static_cast<size_t>(config.padded_vocab / tp) : 0, NH = stage.last() ? N : 0;
+    // The residual stream, its layernorms' statistics and the row-parallel outputs: this rank's
+    // rows (all N without sequence parallelism).
+    const size_t R = static_cast<size_t>(rows), NR = stage.last() ? R : 0;
     a.layers.resize(static_cast<size_t>(layout.layers()));
-    f(a.encoded, N * C);
+    f(a.encoded, R * C);
     for (LayerActs& l : a.layers) {
       f(l.ln1, N * C);
       f(l.qkv, N * 3 * Cr);
       f(l.atty, N * Cr);
-      f(l.attproj, N * C);
-      f(l.residual2, N * C);
+      f(l.attproj, R * C);
+      f(l.residual2, R * C);
       f(l.ln2, N * C);
       f(l.fch, N * 4 * Cr);
       f(l.fch_gelu, N * 4 * Cr);
-      f(l.fcproj, N * C);
-      f(l.residual3, N * C);
+      f(l.fcproj, R * C);
+      f(l.residual3, R * C);
       if (!gradients) {
-        f(l.ln1_mean, N);
-        f(l.ln1_rstd, N);
-        f(l.ln2_mean, N);
-        f(l.ln2_rstd, N);
+        f(l.ln1_mean, R);
+        f(l.ln1_rstd, R);
+        f(l.ln2_mean, R);
+        f(l.ln2_rstd, R);
         f(l.preatt, att);
         f(l.att, att);
       }
     }
     f(a.lnf, NH * C);
     if (!gradients) {
-      f(a.lnf_mean, NH);
-      f(a.lnf_rstd, NH);
+      f(a.lnf_mean, NR);
+      f(a.lnf_rstd, NR);
       f(a.logits, NH * Vp);
       f(a.probs, NH * Vp);
       f(a.losses, NH);
@@ -271,10 +298,15 @@ struct Gpt2<T>::Impl {
             at(base, s, Tensor::fcb, l),  at(base, s, Tensor::fcprojw, l),  at(base, s, Tensor::fcprojb, l)};
   }
 
-  // Tensor parallelism: a row-parallel layer's partial output [N, C] summed over the TP ranks,
-  // then its bias (whole on every rank) added once. tp == 1 adds the bias inside the matmul.
-  void row_parallel_sum(T* out, const T* bias, int N, int C) {
-    tp_allreduce(out, static_cast<size_t>(N) * C);
+  // Tensor parallelism: a row-parallel layer's partial output [N, C] (`partial`) summed over the TP
+  // ranks into `out` (in place; sequence parallel: reduce-scattered into this rank's rows), then
+  // its bias (whole on every rank) added once. tp == 1 adds the bias inside the matmul.
+  void row_parallel_out(T* partial, T* out, const T* bias) {
+    const int N = rows, C = config.channels;
+    if (sp)
+      tp_reduce_scatter(partial, out, static_cast<size_t>(N) * C);
+    else
+      tp_allreduce(out, static_cast<size_t>(N) * C);
     KernelScope ks(names.bias);
 #pragma omp parallel for schedule(static)
     for (int n = 0; n < N; ++n) {
@@ -283,15 +315,54 @@ struct Gpt2<T>::Impl {
     }
   }
 
+  // --- sequence parallelism
+  // Where a layernorm writes its output: this rank's rows, gathered into `full` by gather_rows
+  // (without sequence parallelism: `full` itself).
+  T* norm_out(T* full) { return sp ? sp_rows.data() : full; }
+  void gather_rows(T* full) {
+    if (sp) tp_allgather(sp_rows.data(), full, static_cast<size_t>(rows) * config.channels);
+  }
+  // The gradient of a row-parallel output ([rows, C]) as the matmul's backward needs it: all N rows.
+  const T* all_rows(const T* mine) {
+    if (!sp) return mine;
+    tp_allgather(mine, sp_full.data(), static_cast<size_t>(rows) * config.channels);
+    return sp_full.data();
+  }
+  // The "f" sum of a column-parallel layer's input gradient [N, C]: in place, or reduce-scattered
+  // into this rank's rows (returned).
+  const T* sum_input_grad(T* full) {
+    if (!sp) {
+      tp_allreduce(full, static_cast<size_t>(B) * Tn * config.channels);
+      return full;
+    }
+    tp_reduce_scatter(full, sp_rows.data(), static_cast<size_t>(rows) * config.channels);
+    return sp_rows.data();
+  }
+  // A layernorm's weight and bias gradients: into dw and db, or (sequence parallel: over this
+  // rank's rows only) into sp_ln, summed over the TP ranks and added by ln_grads_done.
+  T* ln_dw(T* dw) {
+    if (!sp) return dw;
+    std::fill(sp_ln.begin(), sp_ln.end(), T(0));
+    return sp_ln.data();
+  }
+  T* ln_db(T* db) { return sp ? sp_ln.data() + config.channels : db; }
+  void ln_grads_done(T* dw, T* db) {
+    if (!sp) return;
+    const size_t C = static_cast<size_t>(config.channels);
+    tp_allreduce(sp_ln.data(), 2 * C);
+    for (size_t c = 0; c < C; ++c) dw[c] += sp_ln[c], db[c] += sp_ln[C + c];
+  }
+
   // --- vocabulary parallelism (tp > 1): this rank's rows [v0, v0 + Vl) of wte
   void vocab_parallel_encoder(const T* wte, const T* wpe) {
     const int N = B * Tn, C = config.channels;
     const size_t Vl = static_cast<size_t>(config.padded_vocab / tp), v0 = static_cast<size_t>(tp_rank) * Vl;
+    T* lookup = sp ? sp_full.data() : acts.encoded;  // [N, C]
     {
       KernelScope ks(names.encoder);
 #pragma omp parallel for schedule(static)
       for (int n = 0; n < N; ++n) {
-        T* out = acts.encoded + static_cast<size_t>(n) * C;
+        T* out = lookup + static_cast<size_t>(n) * C;
         const size_t tok = static_cast<size_t>(inputs[static_cast<size_t>(n)]);
         if (tok >= v0 && tok < v0 + Vl)
           std::copy_n(wte + (tok - v0) * C, C, out);
@@ -299,12 +370,17 @@ struct Gpt2<T>::Impl {
           std::fill_n(out, C, T(0));
       }
     }
-    tp_allreduce(acts.encoded, static_cast<size_t>(N) * C);  // every token's row, from the rank holding it
+    // Every token's row, from the rank holding it (sequence parallel: this rank's rows of them).
+    if (sp)
+      tp_reduce_scatter(lookup, acts.encoded, static_cast<size_t>(rows) * C);
+    else
+      tp_allreduce(acts.encoded, static_cast<size_t>(N) * C);
+    const int first = sp ? tp_rank * rows : 0;  // the position of this rank's first row
     KernelScope ks(names.encoder);
 #pragma omp parallel for schedule(static)
-    for (int n = 0; n < N; ++n) {
+    for (int n = 0; n < rows; ++n) {
       T* out = acts.encoded + static_cast<size_t>(n) * C;
-      const T* pos = wpe + static_cast<size_t>(n % Tn) * C;
+      const T* pos = wpe + static_cast<size_t>((first + n) % Tn) * C;
       for (int c = 0; c < C; ++c) out[c] += pos[c];
     }
   }
@@ -374,7 +450,7 @@ struct Gpt2<T>::Impl {
     if (in == nullptr) throw std::invalid_argument("Gpt2::forward: inputs is null");
     if (!stage.first() && stage_input == nullptr)
       throw std::invalid_argument("Gpt2::forward: a later pipeline stage needs its stage input");
-    if (tp > 1 && (!tp_allreduce || !tp_max))
+    if (tp > 1 && (!tp_allreduce || !tp_max || (sp && (!tp_reduce_scatter || !tp_allgather))))
       throw std::logic_error("Gpt2::forward: tensor parallelism needs set_tensor_parallel first");
     const size_t count = static_cast<size_t>(B) * Tn;
     config.check_tokens(in, count, "Gpt2::forward", "input");
@@ -385,9 +461,10 @@ struct Gpt2<T>::Impl {
 
     const int N = B * Tn, C = config.channels, L = layout.layers(), L0 = stage.first_layer;
     const int V = config.vocab, Vp = config.padded_vocab;
-    const size_t NC = static_cast<size_t>(N) * C, NCl = static_cast<size_t>(N) * Cl;
+    const size_t NCl = static_cast<size_t>(N) * Cl;
+    const size_t RC = static_cast<size_t>(rows) * C;  // the residual stream (this rank's rows under SP)
     if (!stage.first()) {
-      std::copy_n(stage_input, NC, acts.encoded);  // the previous stage's output
+      std::copy_n(stage_input, RC, acts.encoded);  // the previous stage's output
     } else {
       OperatorScope op(ops.embed_fwd.id);
       const T* p = acquire(0);
@@ -408,8 +485,9 @@ struct Gpt2<T>::Impl {
         w = layer(acquire(1 + l), l);
         {
           KernelScope ks(names.layernorm);
-          k::layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, residual, w.ln1w, w.ln1b, N, C);
+          k::layernorm_forward(norm_out(a.ln1), a.ln1_mean, a.ln1_rstd, residual, w.ln1w, w.ln1b, rows, C);
         }
+        gather_rows(a.ln1);
         {
           KernelScope ks(names.qkv);
           k::matmul_forward(a.qkv, a.ln1, w.qkvw, w.qkvb, N, C, 3 * Cl);
@@ -420,20 +498,22 @@ struct Gpt2<T>::Impl {
         }
         {
           KernelScope ks(names.attproj);
-          k::matmul_forward(a.attproj, a.atty, w.attprojw, tp > 1 ? nullptr : w.attprojb, N, Cl, C);
+          k::matmul_forward(sp ? sp_full.data() : a.attproj, a.atty, w.attprojw, tp > 1 ? nullptr : w.attprojb, N,
+                            Cl, C);
         }
-        if (tp > 1) row_parallel_sum(a.attproj, w.attprojb, N, C);
+        if (tp > 1) row_parallel_out(sp ? sp_full.data() : a.attproj, a.attproj, w.attprojb);
         {
           KernelScope ks(names.residual);
-          k::residual_forward(a.residual2, residual, a.attproj, NC);
+          k::residual_forward(a.residual2, residual, a.attproj, RC);
         }
       }
       {
         OperatorScope op(ops.mlp_fwd[static_cast<size_t>(L0 + l)].id);
         {
           KernelScope ks(names.layernorm);
-          k::layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual2, w.ln2w, w.ln2b, N, C);
+          k::layernorm_forward(norm_out(a.ln2), a.ln2_mean, a.ln2_rstd, a.residual2, w.ln2w, w.ln2b, rows, C);
         }
+        gather_rows(a.ln2);
         {
           KernelScope ks(names.fc);
           k::matmul_forward(a.fch, a.ln2, w.fcw, w.fcb, N, C, 4 * Cl);
@@ -444,12 +524,13 @@ struct Gpt2<T>::Impl {
         }
         {
           KernelScope ks(names.fcproj);
-          k::matmul_forward(a.fcproj, a.fch_gelu, w.fcprojw, tp > 1 ? nullptr : w.fcprojb, N, 4 * Cl, C);
+          k::matmul_forward(sp ? sp_full.data() : a.fcproj, a.fch_gelu, w.fcprojw, tp > 1 ? nullptr : w.fcprojb, N,
+                            4 * Cl, C);
         }
-        if (tp > 1) row_parallel_sum(a.fcproj, w.fcprojb, N, C);
+        if (tp > 1) row_parallel_out(sp ? sp_full.data() : a.fcproj, a.fcproj, w.fcprojb);
         {
           KernelScope ks(names.residual);
-          k::residual_forward(a.residual3, a.residual2, a.fcproj, NC);
+          k::residual_forward(a.residual3, a.residual2, a.fcproj, RC);
         }
         release(1 + l);
       }
@@ -459,9 +540,10 @@ struct Gpt2<T>::Impl {
     {
       const T* p = acquire(L + 1);
       KernelScope ks(names.layernorm);
-      k::layernorm_forward(acts.lnf, acts.lnf_mean, acts.lnf_rstd, acts.layers.back().residual3,
-                           at(p, L + 1, Tensor::lnfw), at(p, L + 1, Tensor::lnfb), N, C);
+      k::layernorm_forward(norm_out(acts.lnf), acts.lnf_mean, acts.lnf_rstd, acts.layers.back().residual3,
+                           at(p, L + 1, Tensor::lnfw), at(p, L + 1, Tensor::lnfb), rows, C);
     }
+    gather_rows(acts.lnf);
     release(L + 1);
     {
       const T* p = acquire(0);
@@ -487,7 +569,8 @@ struct Gpt2<T>::Impl {
       throw std::invalid_argument("Gpt2::backward: an earlier pipeline stage needs the gradient of its output");
     const int N = B * Tn, C = config.channels, L = layout.layers(), L0 = stage.first_layer;
     const int V = config.vocab, Vp = config.padded_vocab;
-    const size_t NC = static_cast<size_t>(N) * C, NCl = static_cast<size_t>(N) * Cl;
+    const size_t NCl = static_cast<size_t>(N) * Cl;
+    const size_t RC = static_cast<size_t>(rows) * C;  // the residual stream (this rank's rows under SP)
     {
       OperatorScope op(stage.last() ? ops.head_bwd.id : ops.mlp_bwd[static_cast<size_t>(L0 + L - 1)].id);
       {
@@ -502,7 +585,7 @@ struct Gpt2<T>::Impl {
         }
       }
       if (!stage.last()) {
-        std::copy_n(output_grad, NC, dacts.layers.back().residual3);  // from the next stage
+        std::copy_n(output_grad, RC, dacts.layers.back().residual3);  // from the next stage
       } else {
         {
           KernelScope ks(names.softmax_xent);
@@ -519,15 +602,20 @@ struct Gpt2<T>::Impl {
           k::matmul_backward(dacts.lnf, at(g, 0, Tensor::wte), static_cast<T*>(nullptr), dacts.logits, acts.lnf,
                              at(p, 0, Tensor::wte), N, C, Vp / tp);
         }
-        if (tp > 1) tp_allreduce(dacts.lnf, NC);  // the vocabulary shares of the head's input gradient
+        // The vocabulary shares of the head's input gradient summed (SP: into this rank's rows).
+        const T* dlnf = tp > 1 ? sum_input_grad(dacts.lnf) : dacts.lnf;
         release(0);
         {
           const T* pf = acquire(L + 1);
           T* gf = grad(L + 1);
-          KernelScope ks(names.layernorm);
-          k::layernorm_backward(dacts.layers.back().residual3, at(gf, L + 1, Tensor::lnfw), at(gf, L + 1, Tensor::lnfb),
-                                dacts.lnf, acts.layers.back().residual3, at(pf, L + 1, Tensor::lnfw), acts.lnf_mean,
-                                acts.lnf_rstd, N, C);
+          T *dw = at(gf, L + 1, Tensor::lnfw), *db = at(gf, L + 1, Tensor::lnfb);
+          {
+            KernelScope ks(names.layernorm);
+            k::layernorm_backward(dacts.layers.back().residual3, ln_dw(dw), ln_db(db), dlnf,
+                                  acts.layers.back().residual3, at(pf, L + 1, Tensor::lnfw), acts.lnf_mean,
+                                  acts.lnf_rstd, rows, C);
+          }
+          ln_grads_done(dw, db);
         }
         release(L + 1);
       }
@@ -547,11 +635,12 @@ struct Gpt2<T>::Impl {
         dw = layer(grad(1 + l), l);
         {
           KernelScope ks(names.residual);
-          k::residual_backward(d.residual2, d.fcproj, d.residual3, NC);
+          k::residual_backward(d.residual2, d.fcproj, d.residual3, RC);
         }
         {
+          const T* dfcproj = all_rows(d.fcproj);
           KernelScope ks(names.fcproj);
-          k::matmul_backward(d.fch_gelu, dw.fcprojw, dw.fcprojb, d.fcproj, a.fch_gelu, w.fcprojw, N, 4 * Cl, C);
+          k::matmul_backward(d.fch_gelu, dw.fcprojw, dw.fcprojb, dfcproj, a.fch_gelu, w.fcprojw, N, 4 * Cl, C);
         }
         {
           KernelScope ks(names.gelu);
@@ -561,22 +650,24 @@ struct Gpt2<T>::Impl {
           KernelScope ks(names.fc);
           k::matmul_backward(d.ln2, dw.fcw, dw.fcb, d.fch, a.ln2, w.fcw, N, C, 4 * Cl);
         }
-        if (tp > 1) tp_allreduce(d.ln2, NC);  // "f": the hidden units' shares of dln2 summed
+        const T* dln2 = tp > 1 ? sum_input_grad(d.ln2) : d.ln2;  // "f": the hidden units' shares summed
         {
           KernelScope ks(names.layernorm);
-          k::layernorm_backward(d.residual2, dw.ln2w, dw.ln2b, d.ln2, a.residual2, w.ln2w, a.ln2_mean, a.ln2_rstd, N,
-                                C);
+          k::layernorm_backward(d.residual2, ln_dw(dw.ln2w), ln_db(dw.ln2b), dln2, a.residual2, w.ln2w, a.ln2_mean,
+                                a.ln2_rstd, rows, C);
         }
+        ln_grads_done(dw.ln2w, dw.ln2b);
       }
       {
         OperatorScope op(ops.attn_bwd[static_cast<size_t>(L0) + li].id);
         {
           KernelScope ks(names.residual);
-          k::residual_backward(dresidual, d.attproj, d.residual2, NC);
+          k::residual_backward(dresidual, d.attproj, d.residual2, RC);
         }
         {
+          const T* dattproj = all_rows(d.attproj);
           KernelScope ks(names.attproj);
-          k::matmul_backward(d.atty, dw.attprojw, dw.attprojb, d.attproj, a.atty, w.attprojw, N, Cl, C);
+          k::matmul_backward(d.atty, dw.attprojw, dw.attprojb, dattproj, a.atty, w.attprojw, N, Cl, C);
         }
         {
           KernelScope ks(names.attention);
@@ -586,11 +677,13 @@ struct Gpt2<T>::Impl {
           KernelScope ks(names.qkv);
           k::matmul_backward(d.ln1, dw.qkvw, dw.qkvb, d.qkv, a.ln1, w.qkvw, N, C, 3 * Cl);
         }
-        if (tp > 1) tp_allreduce(d.ln1, NC);  // "f": the heads' shares of dln1 summed
+        const T* dln1 = tp > 1 ? sum_input_grad(d.ln1) : d.ln1;  // "f": the heads' shares summed
         {
           KernelScope ks(names.layernorm);
-          k::layernorm_backward(dresidual, dw.ln1w, dw.ln1b, d.ln1, residual, w.ln1w, a.ln1_mean, a.ln1_rstd, N, C);
+          k::layernorm_backward(dresidual, ln_dw(dw.ln1w), ln_db(dw.ln1b), dln1, residual, w.ln1w, a.ln1_mean,
+                                a.ln1_rstd, rows, C);
         }
+        ln_grads_done(dw.ln1w, dw.ln1b);
         release(1 + l);
         grads_ready(1 + l);
       }
@@ -605,12 +698,13 @@ struct Gpt2<T>::Impl {
       KernelScope ks(names.encoder);
       if (tp == 1) {
         k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dacts.encoded, inputs.data(), B, Tn, C);
-      } else {  // this rank's vocabulary rows; wpe whole
+      } else {  // this rank's vocabulary rows; wpe whole (SP: from every rank's rows, gathered)
         const size_t Vl = static_cast<size_t>(config.padded_vocab / tp), v0 = static_cast<size_t>(tp_rank) * Vl;
         T* dwte = at(g, 0, Tensor::wte);
         T* dwpe = at(g, 0, Tensor::wpe);
+        const T* dencoded = all_rows(dacts.encoded);
         for (int n = 0; n < B * Tn; ++n) {
-          const T* d = dacts.encoded + static_cast<size_t>(n) * C;
+          const T* d = dencoded + static_cast<size_t>(n) * C;
           T* pos = dwpe + static_cast<size_t>(n % Tn) * C;
           for (int c = 0; c < C; ++c) pos[c] += d[c];
           const size_t tok = static_cast<size_t>(inputs[static_cast<size_t>(n)]);
@@ -654,8 +748,8 @@ struct Gpt2<T>::Impl {
 };
 
 template <class T>
-Gpt2<T>::Gpt2(const ModelConfig& config, int batch, int seq, int tp, Stage stage, int slots)
-    : impl_(std::make_unique<Impl>(config, batch, seq, tp, stage, slots)) {}
+Gpt2<T>::Gpt2(const ModelConfig& config, int batch, int seq, int tp, Stage stage, int slots, bool sequence_parallel)
+    : impl_(std::make_unique<Impl>(config, batch, seq, tp, stage, slots, sequence_parallel)) {}
 template <class T>
 Gpt2<T>::~Gpt2() = default;
 
@@ -670,6 +764,10 @@ const ParameterLayout& Gpt2<T>::layout() const noexcept {
 template <class T>
 int Gpt2<T>::tp() const noexcept {
   return impl_->tp;
+}
+template <class T>
+bool Gpt2<T>::sequence_parallel() const noexcept {
+  return impl_->sp;
 }
 template <class T>
 int Gpt2<T>::batch() const noexcept {
@@ -708,6 +806,8 @@ void Gpt2<T>::set_tensor_parallel(TensorParallel tp) {
   impl_->tp_rank = tp.rank;
   impl_->tp_allreduce = std::move(tp.sum);
   impl_->tp_max = std::move(tp.max);
+  impl_->tp_reduce_scatter = std::move(tp.reduce_scatter);
+  impl_->tp_allgather = std::move(tp.allgather);
 }
 template <class T>
 T Gpt2<T>::forward(const int* inputs, const int* targets, const T* stage_input) {
@@ -732,12 +832,12 @@ void Gpt2<T>::select_slot(int slot) {
 template <class T>
 std::span<const T> Gpt2<T>::stage_output() const noexcept {
   const auto& i = *impl_;
-  return {i.acts.layers.back().residual3, static_cast<size_t>(i.B) * i.Tn * static_cast<size_t>(i.config.channels)};
+  return {i.acts.layers.back().residual3, static_cast<size_t>(i.rows) * static_cast<size_t>(i.config.channels)};
 }
 template <class T>
 std::span<const T> Gpt2<T>::stage_input_grad() const noexcept {
   const auto& i = *impl_;
-  return {i.dacts.encoded, static_cast<size_t>(i.B) * i.Tn * static_cast<size_t>(i.config.channels)};
+  return {i.dacts.encoded, static_cast<size_t>(i.rows) * static_cast<size_t>(i.config.channels)};
 }
 template <class T>
 std::span<const T> Gpt2<T>::probs() const noexcept {

@@ -67,6 +67,9 @@ TrainParse parse_train_options(int argc, char** argv) {
                  "pipeline's m; bubble (p-1)/(m+p-1))")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
+  app.add_flag("--sp", o.sp,
+               "sequence parallelism over the TP group (Megatron-LM's; the CPU): the residual stream's rows split "
+               "over the TP ranks, reduce-scatters and allgathers instead of the TP allreduces");
   app.add_option("--schedule", o.schedule, "pipeline schedule: 1f1b (PipeDream-Flush) or gpipe")
       ->capture_default_str()
       ->check(CLI::IsMember({"1f1b", "gpipe"}));
@@ -165,6 +168,8 @@ TrainParse parse_train_options(int argc, char** argv) {
   if (!cuda && precision->count() > 0 && o.precision != "fp32")
     return usage("--precision " + o.precision + " needs --device cuda (the CPU trains in fp32)");
   if (!cuda && transport->count() > 0) return usage("--transport applies to --device cuda only");
+  if (o.sp && o.tp < 2) return usage("--sp needs --tp 2 or more (it splits the TP group's rows)");
+  if (o.sp && cuda) return usage("--sp needs --device cpu (sequence parallelism runs on the CPU only)");
   for (const std::string* group_algo : {&o.dp.algo, &o.dp.tp_algo, &o.dp.embedding_algo})
     if (o.transport == "staged" && *group_algo == "nccl")
       return usage("--algo nccl needs --transport nccl (--transport staged runs ring, tree or rhd)");

@@ -163,6 +163,22 @@ typename Gpt2<T>::TensorParallel tensor_parallel_ops(Communicator& tp, const std
   ops.rank = tp.rank();
   ops.sum = op("tp.allreduce", ReduceOp::sum, "tensor-parallel activations");
   ops.max = op("tp.allreduce_max", ReduceOp::max, "tensor-parallel logit maxima");
+  // Sequence parallelism's: count is this rank's share; the bytes are the whole array's.
+  constexpr DataType type = std::is_same_v<T, double> ? DataType::f64 : DataType::f32;
+  const profiler::NameId rs = profiler::name_id("tp.reducescatter"), ag = profiler::name_id("tp.allgather"),
+                         algo_id = profiler::name_id(algo);
+  ops.reduce_scatter = [&tp, algo, rs, algo_id](const T* full, T* mine, std::size_t count) {
+    const std::size_t bytes = count * sizeof(T) * static_cast<std::size_t>(tp.size());
+    CollectiveActivity activity("reducescatter", algo, bytes, "sequence-parallel activations");
+    profiler::CommScope c(rs, algo_id, static_cast<std::int64_t>(bytes));
+    tp.reducescatter(full, mine, count, type, ReduceOp::sum, algo);
+  };
+  ops.allgather = [&tp, algo, ag, algo_id](const T* mine, T* full, std::size_t count) {
+    const std::size_t bytes = count * sizeof(T) * static_cast<std::size_t>(tp.size());
+    CollectiveActivity activity("allgather", algo, bytes, "sequence-parallel activations");
+    profiler::CommScope c(ag, algo_id, static_cast<std::int64_t>(bytes));
+    tp.allgather(mine, full, count, type, algo);
+  };
   return ops;
 }
 

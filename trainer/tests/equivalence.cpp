@@ -18,6 +18,8 @@
 //
 // --pp P: pipeline parallelism over P stages (PP x DP x TP, PP outermost), each rank's batch run
 // as --micro-batches M (1F1B, or GPipe with --gpipe 1).
+//
+// --sp 1: sequence parallelism over the TP group (model.hpp).
 
 #include <mpi.h>
 
@@ -46,6 +48,7 @@ constexpr std::uint64_t kSeed = 42;
 std::string g_model = "tiny";
 int g_micro_batches = 1;
 bool g_gpipe = false;
+bool g_sp = false;
 
 std::vector<float> train(commscope::Communicator& comm, const ct::TokenDataset& data, ct::DpOptions dp, int steps,
                          std::vector<ct::TrainEngine::StepResult>* steps_out, ct::ProcessGrid* grid = nullptr) {
@@ -60,7 +63,7 @@ std::vector<float> train(commscope::Communicator& comm, const ct::TokenDataset& 
   std::vector<float> init(initializer.params().begin(), initializer.params().end());
   if (grid) init = ct::model_shard<float>(config, tp, grid->tp_rank, stage, init);
   ct::Gpt2<float> model(config, loader.local_batch() / m, seq, tp, stage,
-                        ct::pipeline_slots(stage.index, stage.count, m, g_gpipe));
+                        ct::pipeline_slots(stage.index, stage.count, m, g_gpipe), g_sp && tp > 1);
   ct::PipelineOptions pipeline;
   pipeline.micro_batches = m;
   pipeline.gpipe = g_gpipe;
@@ -101,6 +104,7 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--pp") == 0) pp = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--micro-batches") == 0) g_micro_batches = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--gpipe") == 0) g_gpipe = std::atoi(argv[i + 1]) != 0;
+    if (std::strcmp(argv[i], "--sp") == 0) g_sp = std::atoi(argv[i + 1]) != 0;
     if (std::strcmp(argv[i], "--model") == 0) g_model = argv[i + 1];
     if (std::strcmp(argv[i], "--algos") == 0) {
       algos.clear();
@@ -165,10 +169,10 @@ int main(int argc, char** argv) {
       const bool ok = got.size() == reference.size() && got_steps.size() == ref_steps.size() && rel <= 1e-5 &&
                       loss_rel <= 1e-5 && norm_rel <= 1e-5;
       std::printf(
-          "%d ranks (dp %d x tp %d x pp %d, %d micro-batch%s%s) %-5s %-4s: relative difference %.2e, largest element "
+          "%d ranks (dp %d x tp %d%s x pp %d, %d micro-batch%s%s) %-5s %-4s: relative difference %.2e, largest element "
           "difference %.2e, last loss %.7f (reference %+.1e), largest loss and gradient-norm relative differences "
           "%.1e, %.1e %s\n",
-          size, size / (tp * pp), tp, pp, g_micro_batches, g_micro_batches > 1 ? "es" : "",
+          size, size / (tp * pp), tp, g_sp && tp > 1 ? " sp" : "", pp, g_micro_batches, g_micro_batches > 1 ? "es" : "",
           pp > 1 ? (g_gpipe ? ", gpipe" : ", 1f1b") : "", mode, algo.c_str(), rel, worst,
           static_cast<double>(got_steps.back().loss), loss_diff, loss_rel, norm_rel, ok ? "ok" : "FAIL");
       if (model_parallel) {

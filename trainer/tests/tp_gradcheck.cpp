@@ -3,11 +3,12 @@
 // stages, layout.hpp) against central differences of its own loss, and against the whole model's
 // gradients.
 //
-//   mpirun -np 2 test_trainer_tp_gradcheck [--pp]
+//   mpirun -np 2 test_trainer_tp_gradcheck [--pp | --sp]
 //
 // --pp: the ranks are the stages of one pipeline (one micro-batch): stage s receives the previous
 // stage's output and sends it on, backward sends the gradient of its input back, and the tied
 // wte's gradient is the first stage's (encoder) plus the last stage's (head).
+// --sp: tensor parallelism with sequence parallelism (model.hpp).
 // The model is "tiny" with 200 tokens padded to 256 (as trainer.unit's check), its parameters GPT-2's
 // initialisation plus N(0, 0.05), batch 2 x 8. Every rank holds the whole parameter vector and
 // hands its shard to its split model, so a perturbed element reaches whichever rank holds it.
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
   commscope::MpiRuntime mpi(argc, argv);
   commscope::Communicator world;
   const bool pipeline = argc > 1 && std::string(argv[1]) == "--pp";
+  const bool sequence = argc > 1 && std::string(argv[1]) == "--sp";
   const int rank = world.rank(), tp = pipeline ? 1 : world.size(), pp = pipeline ? world.size() : 1;
   const ct::ModelConfig config = ct::gradcheck::test_config();
   if (config.heads % tp != 0 || pp > config.layers) {
@@ -78,7 +80,7 @@ int main(int argc, char** argv) {
   const double whole_loss = whole.forward(inputs.data(), targets.data());
   whole.backward();
 
-  ct::Gpt2<double> split(config, kBatch, kSeq, tp, stage);
+  ct::Gpt2<double> split(config, kBatch, kSeq, tp, stage, 1, sequence);
   if (tp > 1) split.set_tensor_parallel(ct::tensor_parallel_ops<double>(world, "ring"));
   auto load = [&] {
     const std::vector<double> mine = ct::model_shard<double>(config, tp, tp_rank, stage, full);
@@ -126,8 +128,8 @@ int main(int argc, char** argv) {
   int failures = 0;
   const double loss_err = std::abs(loss - whole_loss) / std::abs(whole_loss);
   if (rank == 0)
-    std::printf("tp %d, pp %d: loss %.12f, whole model %.12f, relative difference %.1e (bound %.0e)\n", tp, pp, loss,
-                whole_loss, loss_err, kExactBound);
+    std::printf("tp %d%s, pp %d: loss %.12f, whole model %.12f, relative difference %.1e (bound %.0e)\n", tp,
+                sequence ? " (sequence parallel)" : "", pp, loss, whole_loss, loss_err, kExactBound);
   failures += loss_err <= kExactBound ? 0 : 1;
 
   std::mt19937_64 rng(3);

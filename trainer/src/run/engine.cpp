@@ -67,7 +67,7 @@ Engine make_engine(const TrainOptions& o, const ModelConfig& config, int local_b
   Engine e;
   const bool gpipe = o.schedule == "gpipe";
   e.cpu_model = std::make_unique<Gpt2<float>>(config, local_batch / o.micro_batches, seq, o.tp, stage,
-                                              pipeline_slots(stage.index, stage.count, o.micro_batches, gpipe));
+                                              pipeline_slots(stage.index, stage.count, o.micro_batches, gpipe), o.sp);
   PipelineOptions pipeline;
   pipeline.micro_batches = o.micro_batches;
   pipeline.gpipe = gpipe;

@@ -79,6 +79,10 @@ RunSetup prepare_run(const TrainOptions& o, int ranks) {
   if (o.batch / dp_ranks % o.micro_batches != 0)
     throw UsageError("--micro-batches " + std::to_string(o.micro_batches) + " does not divide the " +
                      std::to_string(o.batch / dp_ranks) + " sequences of a data-parallel rank's batch");
+  if (o.sp && o.batch / dp_ranks / o.micro_batches * seq % o.tp != 0)
+    throw UsageError("--sp: --tp " + std::to_string(o.tp) + " does not divide the " +
+                     std::to_string(o.batch / dp_ranks / o.micro_batches * seq) +
+                     " positions of a micro-batch (batch x seq per data-parallel rank and micro-batch)");
   for (const std::string* path : {&o.profile, &o.save_llmc, &o.save})
     if (!path->empty())
       if (const std::string p = prof::output_problem(*path); !p.empty()) throw UsageError(p);

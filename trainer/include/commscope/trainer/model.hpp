@@ -43,6 +43,18 @@
 // [batch, seq] values instead of gathering the logits; backward sums the head's input gradient
 // over the TP ranks. So a rank's logits, probabilities and their gradient are [B, T, Vp/tp].
 //
+// Sequence parallelism (sequence_parallel, tp > 1; Megatron-LM's): the token rows between the
+// blocks' matmuls are split over the TP ranks instead of repeated: rank r holds rows
+// [r N/tp, (r+1) N/tp) of the N = batch x seq positions of the residual stream, the layernorms and
+// the residuals (N divisible by tp). The row-parallel outputs and the head's input gradient are
+// reduce-scattered into those rows instead of allreduced; the layernorms' outputs (the column-
+// parallel inputs) and the gradients of attproj's and fcproj's outputs are allgathered back to N
+// rows; the encoder's lookup is reduce-scattered and the gradient of the encoder's output
+// allgathered. The same bytes as the allreduces (a reduce-scatter and an allgather are half an
+// allreduce each), but the residual stream's activations are 1/tp. The layernorms' weight
+// gradients then cover this rank's rows only: they are summed over the TP ranks (2C elements per
+// layernorm) before the segment's grads_ready. A pipeline stage's input and output are its rows.
+//
 // Pipeline parallelism (a Stage of several; layout.hpp): the model holds its stage's layers. A
 // stage after the first takes its input (the previous stage's last residual, [batch, seq, C])
 // as forward's stage_input instead of embedding the tokens; a stage before the last ends at its
@@ -76,7 +88,9 @@ class Gpt2 {
   // Activations for inputs of [batch, seq] tokens (seq <= config.max_seq). Parameters are
   // zero until init() or a copy into params(). tp > 1: one rank's shard of tensor parallelism
   // over tp ranks (heads divisible by tp; std::invalid_argument otherwise).
-  Gpt2(const ModelConfig& config, int batch, int seq, int tp = 1, Stage stage = {}, int slots = 1);
+  // sequence_parallel: see above (tp > 1, batch x seq divisible by tp; std::invalid_argument).
+  Gpt2(const ModelConfig& config, int batch, int seq, int tp = 1, Stage stage = {}, int slots = 1,
+       bool sequence_parallel = false);
   ~Gpt2();
   Gpt2(const Gpt2&) = delete;
   Gpt2& operator=(const Gpt2&) = delete;
@@ -84,6 +98,7 @@ class Gpt2 {
   const ModelConfig& config() const noexcept;
   const ParameterLayout& layout() const noexcept;
   int tp() const noexcept;
+  bool sequence_parallel() const noexcept;
   const Stage& stage() const noexcept;
   int slots() const noexcept;
   void select_slot(int slot);  // std::out_of_range unless 0 <= slot < slots()
@@ -104,9 +119,13 @@ class Gpt2 {
   void set_hooks(Hooks hooks);  // empty std::functions fall back to params()/grads()/no-ops
   // tp > 1: this rank's TP rank and the in-place sum and maximum over the TP ranks of `count`
   // elements (every TP rank calls them in the same order). Required before forward when tp() > 1.
+  // Sequence parallelism also needs the reduce-scatter of a [N, C] array into this rank's
+  // [N/tp, C] rows and the allgather back (counts: this rank's elements).
   struct TensorParallel {
     int rank = 0;
     std::function<void(T*data, std::size_t count)> sum, max;
+    std::function<void(const T* full, T* mine, std::size_t count)> reduce_scatter;
+    std::function<void(const T* mine, T* full, std::size_t count)> allgather;
   };
   void set_tensor_parallel(TensorParallel tp);
 
@@ -117,7 +136,7 @@ class Gpt2 {
   // Gradients of loss_scale * (the selected slot's forward's mean loss), added into grad(s). An
   // earlier pipeline stage starts from output_grad ([batch, seq, C], loss_scale already in it).
   void backward(T loss_scale = T(1), const T* output_grad = nullptr);
-  std::span<const T> stage_output() const noexcept;      // the selected slot's last residual
+  std::span<const T> stage_output() const noexcept;      // the selected slot's last residual (its rows under SP)
   std::span<const T> stage_input_grad() const noexcept;  // after backward: d loss / d stage input
 
   std::span<const T> probs() const noexcept;  // [batch, seq, Vp/tp] softmax of the last forward (this rank's columns)

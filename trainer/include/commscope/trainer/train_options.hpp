@@ -22,8 +22,9 @@ struct TrainOptions {
   int val_every = 0;  // steps; 0: only at the end
   int val_batches = 4;
   AdamWOptions adamw;
-  int tp = 1;                      // tensor-parallel ranks (the CPU; heads and the rank count divisible by it)
-  int pp = 1;                      // pipeline stages (the CPU; at most the layers)
+  int tp = 1;                      // tensor-parallel ranks (heads and the rank count divisible by it)
+  bool sp = false;                 // sequence parallelism over the TP group (the CPU)
+  int pp = 1;                      // pipeline stages (at most the layers)
   int micro_batches = 1;           // micro-batches per step (each rank's batch divisible by it)
   std::string schedule = "1f1b";   // pipeline schedule: 1f1b or gpipe
   DpOptions dp;                    // dp.algo "": mpi on the CPU, nccl on CUDA (ring with --transport staged)
