@@ -91,6 +91,9 @@ int main(int argc, char** argv) {
   predict->add_option("--pp", p.pp, "pipeline stages (divides the layers)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
+  predict->add_flag("--sp", p.sp,
+                    "sequence parallelism (with --tp): a reduce-scatter and an allgather for each tensor-parallel "
+                    "allreduce, pipeline messages of a rank's rows");
   predict->add_option("--micro-batches", p.micro_batches, "micro-batches per step and pipeline (M)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));

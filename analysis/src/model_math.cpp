@@ -202,13 +202,13 @@ ModelParallelComm model_parallel_comm(double b, double s, double d, int layers, 
     throw std::invalid_argument("model_parallel_comm: pp must divide the layers");
   ModelParallelComm v;
   const double count = b * s * d;
-  auto call = [&](Collective c, const char* purpose, int calls, int ranks) {
+  auto call = [&](Collective c, const char* purpose, int calls, int ranks, double elements) {
     CommCall x;
     x.collective = std::string(collective_name(c));
     x.purpose = purpose;
-    x.count = count;
+    x.count = elements;
     x.calls = calls;
-    x.bytes_per_call = count * bytes_per_activation;
+    x.bytes_per_call = elements * bytes_per_activation;
     x.per_gpu_bytes = calls * x.bytes_per_call * busbw_factor(c, ranks);
     return x;
   };
@@ -216,12 +216,21 @@ ModelParallelComm model_parallel_comm(double b, double s, double d, int layers, 
   const long long tp_calls = 4LL * (layers / layout.pp) * m;
   if (tp_calls > std::numeric_limits<int>::max())
     throw std::invalid_argument("model_parallel_comm: " + std::to_string(tp_calls) + " allreduces per step");
-  if (layout.tp > 1)
-    v.tensor.push_back(call(Collective::allreduce, "activations (tp, 2 forward + 2 backward per layer)",
-                            static_cast<int>(tp_calls), layout.tp));
+  const int calls = static_cast<int>(tp_calls);
+  if (layout.tp > 1 && !layout.sp)
+    v.tensor.push_back(
+        call(Collective::allreduce, "activations (tp, 2 forward + 2 backward per layer)", calls, layout.tp, count));
+  if (layout.tp > 1 && layout.sp) {
+    v.tensor.push_back(call(Collective::reducescatter, "activations (tp sequence parallel, 2 forward + 2 backward per layer)",
+                            calls, layout.tp, count));
+    v.tensor.push_back(call(Collective::allgather, "activations (tp sequence parallel, 2 forward + 2 backward per layer)",
+                            calls, layout.tp, count));
+  }
+  // Sequence parallel: a stage sends its rows only.
+  const double message = layout.sp && layout.tp > 1 ? count / layout.tp : count;
   if (layout.pp > 1) {
-    v.pipeline.push_back(call(Collective::sendrecv, "activations (pp, forward)", m, 2));
-    v.pipeline.push_back(call(Collective::sendrecv, "gradients (pp, backward)", m, 2));
+    v.pipeline.push_back(call(Collective::sendrecv, "activations (pp, forward)", m, 2, message));
+    v.pipeline.push_back(call(Collective::sendrecv, "gradients (pp, backward)", m, 2, message));
   }
   return v;
 }

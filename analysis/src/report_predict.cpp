@@ -35,6 +35,7 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
   // The 3D layout: g = dp x tp x pp. Megatron splits heads over tp and layers over pp.
   const int tp = o.tp, pp = o.pp, mb = o.micro_batches;
   if (tp < 1 || pp < 1 || mb < 1) throw std::invalid_argument("--tp, --pp and --micro-batches must be >= 1");
+  if (o.sp && tp < 2) throw std::invalid_argument("--sp needs --tp 2 or more");
   if (shape.heads % tp != 0)
     throw std::invalid_argument("--tp " + std::to_string(tp) + " does not divide the " + std::to_string(shape.heads) +
                                 " heads");
@@ -52,7 +53,7 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
   StepInputs in;
   in.shape = shape;
   in.batch = o.batch;
-  in.layout = {tp, pp, mb};
+  in.layout = {tp, pp, mb, o.sp};
   in.zero = o.zero;
   in.bytes_per_param = o.bytes_per_param;
   in.flops = o.flops;
@@ -96,12 +97,15 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
                        " sequences per step and pipeline (global batch b M dp = " +
                        std::to_string(static_cast<long long>(mb) * o.batch) + " x dp sequences). ";
     if (tp > 1)
-      text += "Tensor parallelism: 4 allreduces per layer and micro-batch (2 forward, 2 backward) of b s d x " +
+      text += std::string(o.sp ? "Tensor parallelism, sequence parallel: 4 reduce-scatters and 4 allgathers"
+                               : "Tensor parallelism: 4 allreduces") +
+              " per layer and micro-batch (2 forward, 2 backward) of b s d x " +
               std::to_string(o.bytes_per_param) + " bytes = " + format_bytes(act_bytes) + " over " +
               std::to_string(tp) + " ranks, " + std::to_string(shape.layers / pp) +
               " layers per stage: " + format_number(t_tp * 1e3) + " ms per step. ";
     if (pp > 1)
-      text += "Pipeline: one activation forward and one gradient backward of " + format_bytes(act_bytes) +
+      text += "Pipeline: one activation forward and one gradient backward of " +
+              format_bytes(o.sp ? act_bytes / tp : act_bytes) + (o.sp ? " (a rank's rows)" : "") +
               " per micro-batch between neighbouring stages, priced with " + first.p2p_source + ": " +
               format_number(t_p2p * 1e3) + " ms per step. ";
     text += "Bubble (pp - 1)/(M + pp - 1) = " + std::to_string(pp - 1) + "/" + std::to_string(mb + pp - 1) + " = " +

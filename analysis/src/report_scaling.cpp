@@ -35,16 +35,18 @@ struct Run {
   double global_batch = 0;  // from the trainer's attributes; 0 when unknown
   // The trainer's layout and model (attributes); tp = pp = micro_batches = 1 when absent.
   int tp = 1, pp = 1, micro_batches = 1, zero = 0, bytes_per_param = 4, threads = 1;
+  bool sp = false;  // sequence parallelism
   int layers = 0, channels = 0, heads = 0, seq = 0, vocab = 0, padded_vocab = 0;
   double cpus_per_rank = 1;  // min(threads, the node's CPUs / its ranks) where the node's CPUs are known
   int dp() const { return ranks / std::max(1, tp * pp); }
   std::string layout() const {
     std::string s = layout_name(dp(), tp, pp);
     if (micro_batches > 1) s.append(" x").append(std::to_string(micro_batches));
+    if (sp) s.append(" sp");
     return s;
   }
   bool same_layout(const Run& o) const {
-    return ranks == o.ranks && tp == o.tp && pp == o.pp && micro_batches == o.micro_batches;
+    return ranks == o.ranks && tp == o.tp && pp == o.pp && micro_batches == o.micro_batches && sp == o.sp;
   }
 };
 
@@ -64,6 +66,7 @@ Run summarize(const std::string& file) {
   run.tp = std::max(1, int_attribute(p, "tp", 1));
   run.pp = std::max(1, int_attribute(p, "pp", 1));
   run.micro_batches = std::max(1, int_attribute(p, "micro_batches", 1));
+  run.sp = int_attribute(p, "sp", 0) != 0;
   const std::string dp = value_of(p.meta.attributes, "dp");
   run.zero = dp.size() == 5 && dp.starts_with("zero") ? dp[4] - '0' : 0;
   run.bytes_per_param = value_of(p.meta.attributes, "precision") == "bf16" ? 2 : 4;
@@ -138,7 +141,7 @@ PredictedSection predicted_against_measured(const std::vector<Run>& runs, const 
     in.shape.name = "run";
     in.shape.layers = r.layers, in.shape.d_model = r.channels, in.shape.heads = r.heads, in.shape.seq = r.seq;
     in.shape.vocab = r.vocab, in.shape.padded_vocab = r.padded_vocab;
-    in.layout = {r.tp, r.pp, r.micro_batches};
+    in.layout = {r.tp, r.pp, r.micro_batches, r.sp};
     in.dp = r.dp();
     in.batch = r.global_batch / (in.dp * r.micro_batches);
     in.zero = r.zero;
@@ -195,7 +198,7 @@ void report_scaling(const std::vector<std::string>& files, const ScalingOptions&
   std::vector<Run> runs;
   for (const auto& f : files) runs.push_back(summarize(f));
   std::stable_sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) {
-    return std::tie(a.ranks, a.tp, a.pp, a.micro_batches) < std::tie(b.ranks, b.tp, b.pp, b.micro_batches);
+    return std::tie(a.ranks, a.tp, a.pp, a.micro_batches, a.sp) < std::tie(b.ranks, b.tp, b.pp, b.micro_batches, b.sp);
   });
   for (std::size_t i = 1; i < runs.size(); ++i)
     if (runs[i].same_layout(runs[i - 1]))

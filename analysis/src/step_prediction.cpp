@@ -86,7 +86,8 @@ StepPrediction predict_step(const BenchData& data, const std::string& bench_file
   for (const CommCall& call : mpc.tensor) {
     const auto priced = price(data, bench_file, call.collective, tp, call.bytes_per_call);
     if (!priced)
-      throw InputError(bench_file + ": has no allreduce measurements (--tp " + std::to_string(tp) + " needs them)");
+      throw InputError(bench_file + ": has no " + call.collective + " measurements (--tp " + std::to_string(tp) +
+                       (in.layout.sp ? " --sp" : "") + " needs them)");
     r.tp_s += call.calls * priced->us / 1e6;
     r.model_parallel.push_back({call.collective, call.purpose + ", " + std::to_string(tp) + " ranks", call.calls,
                                 call.bytes_per_call, priced->algorithm, call.calls * priced->us / 1e3});

@@ -182,6 +182,19 @@ TEST(ModelMath, ModelParallelComm) {
     EXPECT_DOUBLE_EQ(p.bytes_per_call, 131072.0);
     EXPECT_DOUBLE_EQ(p.per_gpu_bytes, 3 * 131072.0);
   }
+  // Sequence parallel: a reduce-scatter and an allgather of A (the whole array) in place of each
+  // allreduce, (tp-1)/tp of it per GPU each (48 A 3/4 = 4718592 bytes); stages send their rows, A / 4.
+  const ca::ModelParallelComm sp = ca::model_parallel_comm(2, 128, 256, 8, {4, 2, 3, true}, 2);
+  ASSERT_EQ(sp.tensor.size(), 2u);
+  EXPECT_EQ(sp.tensor[0].collective, "reducescatter");
+  EXPECT_EQ(sp.tensor[1].collective, "allgather");
+  for (const ca::CommCall& t : sp.tensor) {
+    EXPECT_EQ(t.calls, 48);
+    EXPECT_DOUBLE_EQ(t.bytes_per_call, 131072.0);
+    EXPECT_DOUBLE_EQ(t.per_gpu_bytes, 4718592.0);
+  }
+  ASSERT_EQ(sp.pipeline.size(), 2u);
+  for (const ca::CommCall& p : sp.pipeline) EXPECT_DOUBLE_EQ(p.bytes_per_call, 32768.0);
   // No tensor or pipeline parallelism: nothing moves.
   const ca::ModelParallelComm none = ca::model_parallel_comm(2, 128, 256, 8, {1, 1, 5}, 2);
   EXPECT_TRUE(none.tensor.empty());

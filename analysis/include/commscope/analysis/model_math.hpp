@@ -122,15 +122,20 @@ struct Layout {
   int tp = 1;             // tensor-parallel ranks
   int pp = 1;             // pipeline stages
   int micro_batches = 1;  // M per step and pipeline
+  bool sp = false;        // sequence parallelism over the tp ranks (Megatron-LM's)
 };
 
 // Per rank and step, with A = b s d x bytes_per_activation (one micro-batch's activation
 // between layers, the size every call below moves):
 //   tensor:   allreduce over tp ranks, 4 per layer and micro-batch (2 forward, 2 backward),
-//             calls = 4 (l / pp) M, bytes_per_call = A; none when tp = 1;
+//             calls = 4 (l / pp) M, bytes_per_call = A; none when tp = 1; with sp, a
+//             reduce-scatter and an allgather in place of each (4 (l / pp) M calls of A each, the
+//             bytes of the whole array as nccl-tests counts them);
 //   pipeline: sendrecv between neighbouring stages, one activation forward and one gradient
-//             backward per micro-batch: M calls each, bytes_per_call = A; none when pp = 1.
-// per_gpu_bytes uses the busbw factor (allreduce 2(tp-1)/tp, sendrecv 1). Throws
+//             backward per micro-batch: M calls each, bytes_per_call = A (A / tp with sp: a
+//             rank's rows); none when pp = 1.
+// per_gpu_bytes uses the busbw factor (allreduce 2(tp-1)/tp, reduce-scatter and allgather
+// (tp-1)/tp, sendrecv 1). Throws
 // std::invalid_argument when tp, pp or M < 1 or pp does not divide l.
 struct ModelParallelComm {
   std::vector<CommCall> tensor;

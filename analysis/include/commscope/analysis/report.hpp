@@ -40,6 +40,7 @@ struct PredictOptions {
   int tp = 1;               // tensor-parallel ranks (divides heads)
   int pp = 1;               // pipeline stages (divides layers)
   int micro_batches = 1;    // M per step and pipeline
+  bool sp = false;          // sequence parallelism over the tp ranks
   std::vector<int> gpus;    // rank counts to predict for, each a multiple of tp x pp
   std::string bench;        // a bench results file with the collectives the ZeRO stage needs
   double flops = 0;         // per-GPU rate in FLOP/s; 0: from the bench file's... (must be given)
