@@ -121,6 +121,12 @@ class CudaEngine final : public TrainEngine {
                pipeline_slots(layout_.stage().index, layout_.stage().count, options.micro_batches, options.gpipe)),
         names_(dp.algo) {
     const Stage& st = layout_.stage();
+    if (grid_ != nullptr && (grid_->pp_rank != st.index || grid_->pp_size != st.count))
+      throw std::invalid_argument("CudaEngine: pipeline stage " + std::to_string(st.index) + " of " +
+                                  std::to_string(st.count) + " is not this rank's (" +
+                                  std::to_string(grid_->pp_rank) + " of " + std::to_string(grid_->pp_size) + ")");
+    if (!st.whole() && (st.first() || st.last()) && (!grid_->embedding || grid_->embedding->size() != 2))
+      throw std::invalid_argument("CudaEngine: the first and last stage need their embedding group");
     if (grid_ != nullptr && grid_->tp_size > 1) {
       // The TP sums run on the model's stream, in the model's order.
       tp_coll_ = std::make_unique<EngineCollectives>(grid_->tp, dp.tp_algo.empty() ? dp.algo : dp.tp_algo,
@@ -599,7 +605,7 @@ std::unique_ptr<TrainEngine> make_cuda_engine(Communicator& comm, const ModelCon
   if (options.micro_batches < 1 || local_batch % options.micro_batches != 0)
     throw InvalidArgument("--micro-batches " + std::to_string(options.micro_batches) + " does not divide the " +
                           std::to_string(local_batch) + " sequences of a rank's batch");
-  if (options.grid != nullptr && options.stage.count != options.grid->pp_size)
+  if (options.grid != nullptr ? options.stage.count != options.grid->pp_size : options.stage.count > 1)
     throw InvalidArgument("make_cuda_engine: the stage is not one of the grid's pipeline stages");
   Communicator& dp_comm = options.grid != nullptr ? options.grid->dp : comm;
   // NCCL (its collectives or its point-to-point) needs a GPU per rank; staged does not.

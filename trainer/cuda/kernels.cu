@@ -503,38 +503,34 @@ __global__ void xent_row_max_kernel(float* row_max, const T* logits, int valid, 
   if (threadIdx.x == 0) row_max[n] = maxv;
 }
 
-// 2. The unnormalised probabilities exp(z - row_max), their float sum and the target's logit.
+// 2. The float sum of exp(z - row_max) and the target's logit (the logits are left as they are).
 template <class T>
-__global__ void xent_exp_sum_kernel(T* probs, float* row_sum, float* row_target, const T* logits, const float* row_max,
-                                    const int* targets, int v0, int valid, int Vl) {
+__global__ void xent_sums_kernel(float* row_sum, float* row_target, const T* logits, const float* row_max,
+                                 const int* targets, int v0, int valid, int Vl) {
   const size_t n = blockIdx.x;
   const T* z = logits + n * Vl;
-  T* p = probs + n * Vl;
   if (targets != nullptr && threadIdx.x == 0) {
     const int t = targets[n] - v0;  // this rank's column of the target, if it holds it
     row_target[n] = t >= 0 && t < valid ? to_f(z[t]) : 0.0f;
   }
-  __syncthreads();  // z[t] is read before any probability is written: probs may alias logits
   const float maxv = row_max[n];
   float sum = 0.0f;
-  for (int i = threadIdx.x; i < Vl; i += blockDim.x) {
-    const float e = i < valid ? expf(to_f(z[i]) - maxv) : 0.0f;
-    p[i] = from_f<T>(e);
-    sum += e;
-  }
+  for (int i = threadIdx.x; i < valid; i += blockDim.x) sum += expf(to_f(z[i]) - maxv);
   sum = block_reduce<false>(sum);
   if (threadIdx.x == 0) row_sum[n] = sum;
 }
 
-// 3. probs / row_sum and the loss, from the TP sums.
+// 3. The probabilities exp(z - row_max) / row_sum, rounded once (0 in the padding), and the loss,
+// from the TP maximum and sums. Each element is read and written by one thread: probs may be logits.
 template <class T>
-__global__ void xent_normalize_kernel(T* probs, float* losses, const float* row_sum, const float* row_max,
-                                      const float* row_target, int valid, int Vl) {
+__global__ void xent_normalize_kernel(T* probs, float* losses, const T* logits, const float* row_sum,
+                                      const float* row_max, const float* row_target, int valid, int Vl) {
   const size_t n = blockIdx.x;
+  const T* z = logits + n * Vl;
   T* p = probs + n * Vl;
-  const float inv = 1.0f / row_sum[n];
-  for (int i = threadIdx.x; i < valid; i += blockDim.x) p[i] = from_f<T>(to_f(p[i]) * inv);
-  if (losses != nullptr && threadIdx.x == 0) losses[n] = logf(row_sum[n]) + row_max[n] - row_target[n];
+  const float maxv = row_max[n], inv = 1.0f / row_sum[n];
+  for (int i = threadIdx.x; i < Vl; i += blockDim.x) p[i] = from_f<T>(i < valid ? expf(to_f(z[i]) - maxv) * inv : 0.0f);
+  if (losses != nullptr && threadIdx.x == 0) losses[n] = logf(row_sum[n]) + maxv - row_target[n];
 }
 
 // Columns [v0, v0 + Vl) of the vocabulary, the first `valid` of them real: the whole vocabulary
@@ -793,18 +789,19 @@ void xent_row_max(float* row_max, const T* logits, int N, int valid, int Vl, cud
 }
 
 template <class T>
-void xent_exp_sum(T* probs, float* row_sum, float* row_target, const T* logits, const float* row_max,
+void xent_sums(float* row_sum, float* row_target, const T* logits, const float* row_max,
                   const int* targets, int v0, int N, int valid, int Vl, cudaStream_t stream) {
   if (N <= 0) return;
-  xent_exp_sum_kernel<<<N, kBlock, 0, stream>>>(probs, row_sum, row_target, logits, row_max, targets, v0, valid, Vl);
-  COMMSCOPE_CUDA_LAUNCH_CHECK("xent_exp_sum_kernel");
+  xent_sums_kernel<<<N, kBlock, 0, stream>>>(row_sum, row_target, logits, row_max, targets, v0, valid, Vl);
+  COMMSCOPE_CUDA_LAUNCH_CHECK("xent_sums_kernel");
 }
 
 template <class T>
-void xent_normalize(T* probs, float* losses, const float* row_sum, const float* row_max, const float* row_target, int N,
+void xent_normalize(T* probs, float* losses, const T* logits, const float* row_sum, const float* row_max,
+                    const float* row_target, int N,
                     int valid, int Vl, cudaStream_t stream) {
   if (N <= 0) return;
-  xent_normalize_kernel<<<N, kBlock, 0, stream>>>(probs, losses, row_sum, row_max, row_target, valid, Vl);
+  xent_normalize_kernel<<<N, kBlock, 0, stream>>>(probs, losses, logits, row_sum, row_max, row_target, valid, Vl);
   COMMSCOPE_CUDA_LAUNCH_CHECK("xent_normalize_kernel");
 }
 
@@ -918,9 +915,9 @@ void detail::launch_adamw(float* params, const float* grads, float* m, float* v,
   template void encoder_backward<T>(T*, T*, const T*, const int*, int, int, int, int, int, cudaStream_t);             \
   template void add_bias<T>(T*, const T*, int, int, cudaStream_t);                                                    \
   template void xent_row_max<T>(float*, const T*, int, int, int, cudaStream_t);                                       \
-  template void xent_exp_sum<T>(T*, float*, float*, const T*, const float*, const int*, int, int, int, int,           \
-                                cudaStream_t);                                                                        \
-  template void xent_normalize<T>(T*, float*, const float*, const float*, const float*, int, int, int, cudaStream_t); \
+  template void xent_sums<T>(float*, float*, const T*, const float*, const int*, int, int, int, int, cudaStream_t);  \
+  template void xent_normalize<T>(T*, float*, const T*, const float*, const float*, const float*, int, int, int,     \
+                                  cudaStream_t);                                                                      \
   template void softmax_xent_backward<T>(T*, const T*, const int*, float, int, int, int, int, cudaStream_t);          \
   template void sum_squares<T>(float*, const T*, std::size_t, cudaStream_t);
 

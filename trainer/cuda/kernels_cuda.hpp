@@ -132,18 +132,18 @@ void add_bias(T* out, const T* bias, int N, int OC, cudaStream_t stream);
 // 1. row_max[n] = max of logits[n, i < valid] (-inf where valid == 0). WRITES row_max.
 template <class T>
 void xent_row_max(float* row_max, const T* logits, int N, int valid, int Vl, cudaStream_t stream);
-// 2. with row_max the TP maximum: probs[n,i] = exp(logits[n,i] - row_max[n]) for i < valid and 0
-// for the padding (unnormalised; probs may be logits, in place); row_sum[n] = the sum of those
-// (summed in float before rounding to T); row_target[n] = logits[n, targets[n] - v0] where
-// 0 <= targets[n] - v0 < valid, else 0. targets null: row_target untouched. WRITES all three.
+// 2. with row_max the TP maximum: row_sum[n] = the float sum of exp(logits[n,i] - row_max[n]) over
+// i < valid; row_target[n] = logits[n, targets[n] - v0] where 0 <= targets[n] - v0 < valid, else 0
+// (targets null: row_target untouched). WRITES both; the logits are only read.
 template <class T>
-void xent_exp_sum(T* probs, float* row_sum, float* row_target, const T* logits, const float* row_max,
-                  const int* targets, int v0, int N, int valid, int Vl, cudaStream_t stream);
-// 3. with row_sum and row_target the TP sums: probs[n,i] /= row_sum[n] for i < valid; losses
-// (when not null) [n] = log(row_sum[n]) + row_max[n] - row_target[n].
+void xent_sums(float* row_sum, float* row_target, const T* logits, const float* row_max, const int* targets, int v0,
+               int N, int valid, int Vl, cudaStream_t stream);
+// 3. with row_sum and row_target the TP sums: WRITES probs[n,i] = exp(logits[n,i] - row_max[n]) /
+// row_sum[n] for i < valid (rounded to T once) and 0 for the padding (probs may be logits: in
+// place); losses (when not null) [n] = log(row_sum[n]) + row_max[n] - row_target[n].
 template <class T>
-void xent_normalize(T* probs, float* losses, const float* row_sum, const float* row_max, const float* row_target,
-                    int N, int valid, int Vl, cudaStream_t stream);
+void xent_normalize(T* probs, float* losses, const T* logits, const float* row_sum, const float* row_max,
+                    const float* row_target, int N, int valid, int Vl, cudaStream_t stream);
 // softmax_xent_backward on this rank's columns: WRITES dlogits[n,i] = (probs[n,i] - [v0 + i ==
 // targets[n]]) * dloss for i < valid, 0 for valid <= i < Vl. (v0 0, valid V, Vl Vp: the
 // whole-vocabulary softmax_xent_backward.)

@@ -213,6 +213,7 @@ struct CudaGpt2<T>::Impl {
     pieces([](auto& arena, auto*& slot, size_t n) { slot = arena.take(n); });
     d_first = d.residual2;
     d_count = static_cast<size_t>((d.ln1 - d.residual2)) + static_cast<size_t>(B) * Tn * config.channels;
+    input_grad = dres[layout.layers() % 2];  // where every backward ends (never null, as on the CPU)
     losses_host.assign(static_cast<size_t>(B) * Tn, 0.0f);
   }
 
@@ -351,10 +352,10 @@ struct CudaGpt2<T>::Impl {
     float *row_max = row_stats, *row_sum = row_stats + N, *row_target = row_stats + 2 * static_cast<size_t>(N);
     k::xent_row_max(row_max, x.logits, N, valid, Vl, stream);
     tp_ops.max_f32(row_max, static_cast<size_t>(N));
-    k::xent_exp_sum(x.logits, row_sum, row_target, x.logits, row_max, targets, vocab_first(), N, valid, Vl, stream);
+    k::xent_sums(row_sum, row_target, x.logits, row_max, targets, vocab_first(), N, valid, Vl, stream);
     tp_ops.sum_f32(row_sum, static_cast<size_t>(targets != nullptr ? 2 : 1) * static_cast<size_t>(N));
-    k::xent_normalize(x.logits, targets != nullptr ? x.losses : nullptr, row_sum, row_max, row_target, N, valid, Vl,
-                      stream);
+    k::xent_normalize(x.logits, targets != nullptr ? x.losses : nullptr, x.logits, row_sum, row_max, row_target, N,
+                      valid, Vl, stream);
   }
 
   float loss() {
@@ -505,6 +506,9 @@ void CudaGpt2<T>::select_slot(int slot) {
 }
 template <class T>
 void CudaGpt2<T>::set_tensor_parallel(TensorParallel tp) {
+  if (tp.rank < 0 || tp.rank >= impl_->tp)
+    throw std::invalid_argument("CudaGpt2::set_tensor_parallel: rank " + std::to_string(tp.rank) + " of " +
+                                std::to_string(impl_->tp));
   impl_->tp_ops = std::move(tp);
 }
 template <class T>

@@ -633,21 +633,17 @@ void test_vocab_parallel_xent(Report& r, const Gpu& g) {
   }
   r.exact("xent_row_max.row_max", p, got_max, want_max);
 
-  // 2. The exponentials, their sums and the target logits, with the TP maximum; then their TP sums.
-  // Odd ranks work in place (probs = their logits), even ones write over garbage.
+  // 2. The sums of the exponentials and the target logits, with the TP maximum; then their TP sums.
+  // The logits are only read.
   auto d_tp_max = to_device<float>(tp_max);
-  std::vector<DeviceBuffer<T>> d_probs;
-  Vec got_exp(nv), want_exp(nv), got_sum, want_sum, got_target, want_target, tp_sum(kN, 0.0), tp_target(kN, 0.0);
+  Vec got_sum, want_sum, got_target, want_target, tp_sum(kN, 0.0), tp_target(kN, 0.0);
   for (int rank = 0; rank < kXentTp; ++rank) {
-    const bool in_place = rank % 2 == 1;
-    d_probs.push_back(to_device<T>(in_place ? rank_columns(logits, rank) : random_vec(nl, -9, 9, rng)));
     auto d_sum = to_device<float>(random_vec(kN, -9, 9, rng));
     auto d_target = to_device<float>(random_vec(kN, -9, 9, rng));
-    gpu::xent_exp_sum<T>(d_probs[rank].get(), d_sum.get(), d_target.get(),
-                         in_place ? d_probs[rank].get() : d_logits[rank].get(), d_tp_max.get(), d_targets.get(),
-                         rank * kXentVl, kN, xent_valid(rank), kXentVl, g.stream);
+    gpu::xent_sums<T>(d_sum.get(), d_target.get(), d_logits[rank].get(), d_tp_max.get(), d_targets.get(),
+                      rank * kXentVl, kN, xent_valid(rank), kXentVl, g.stream);
     g.sync();
-    set_rank_columns(got_exp, to_host(d_probs[rank]), rank);
+    r.unchanged("xent_sums.logits", p, to_host(d_logits[rank]), quantize<T>(rank_columns(logits, rank)));
     const Vec s = to_host(d_sum), t = to_host(d_target);
     got_sum.insert(got_sum.end(), s.begin(), s.end());
     got_target.insert(got_target.end(), t.begin(), t.end());
@@ -661,45 +657,44 @@ void test_vocab_parallel_xent(Report& r, const Gpu& g) {
       tp_target[n] += t[n];
     }
   }
-  for (int n = 0; n < kN; ++n)
-    for (int c = 0; c < kXentVp; ++c)
-      want_exp[static_cast<std::size_t>(n) * kXentVp + c] = c < kXentV ? std::exp(z(n, c) - tp_max[n]) : 0.0;
-  r.compare("xent_exp_sum.probs", p, got_exp, want_exp, bound);
-  r.exact_zero("xent_exp_sum.probs", p, got_exp, kN, kXentVp, padding);
-  r.compare("xent_exp_sum.row_sum", p, got_sum, want_sum, kBoundFp32);  // float for every T
-  r.exact("xent_exp_sum.row_target", p, got_target, want_target);
+  r.compare("xent_sums.row_sum", p, got_sum, want_sum, kBoundFp32);  // float for every T
+  r.exact("xent_sums.row_target", p, got_target, want_target);
 
   // No targets: row_target left alone.
   const Vec sentinel(kN, 123.0);
   auto d_kept = to_device<float>(sentinel);
-  auto d_scratch = to_device<T>(random_vec(nl, -9, 9, rng));
   DeviceBuffer<float> d_scratch_sum(kN);
-  gpu::xent_exp_sum<T>(d_scratch.get(), d_scratch_sum.get(), d_kept.get(), d_logits[2].get(), d_tp_max.get(), nullptr,
-                       2 * kXentVl, kN, xent_valid(2), kXentVl, g.stream);
+  gpu::xent_sums<T>(d_scratch_sum.get(), d_kept.get(), d_logits[2].get(), d_tp_max.get(), nullptr, 2 * kXentVl, kN,
+                    xent_valid(2), kXentVl, g.stream);
   g.sync();
-  r.unchanged("xent_exp_sum(no targets).row_target", p, to_host(d_kept), sentinel);
+  r.unchanged("xent_sums(no targets).row_target", p, to_host(d_kept), sentinel);
 
-  // 3. Normalised with the TP sums, and the losses (rank 3 asks for none: null).
+  // 3. The probabilities and the losses with the TP sums (rank 3 asks for no losses: null). Odd
+  // ranks work in place (probs = their logits), even ones write over garbage.
   const Vec sum_in = quantize<float>(tp_sum), target_in = quantize<float>(tp_target);
   auto d_sum_in = to_device<float>(sum_in);
   auto d_target_in = to_device<float>(target_in);
-  Vec got_probs(nv), got_losses, want_losses;
+  Vec got_probs(nv), want_probs(nv), got_losses, want_losses;
   for (int rank = 0; rank < kXentTp; ++rank) {
-    const bool losses = rank < kXentTp - 1;
+    const bool losses = rank < kXentTp - 1, in_place = rank % 2 == 1;
+    auto d_probs = to_device<T>(random_vec(nl, -9, 9, rng));
+    T* out = in_place ? d_logits[rank].get() : d_probs.get();
     auto d_losses = to_device<float>(random_vec(kN, -9, 9, rng));
-    gpu::xent_normalize<T>(d_probs[rank].get(), losses ? d_losses.get() : nullptr, d_sum_in.get(), d_tp_max.get(),
-                           d_target_in.get(), kN, xent_valid(rank), kXentVl, g.stream);
+    gpu::xent_normalize<T>(out, losses ? d_losses.get() : nullptr, d_logits[rank].get(), d_sum_in.get(),
+                           d_tp_max.get(), d_target_in.get(), kN, xent_valid(rank), kXentVl, g.stream);
     g.sync();
-    set_rank_columns(got_probs, to_host(d_probs[rank]), rank);
+    set_rank_columns(got_probs, in_place ? to_host(d_logits[rank]) : to_host(d_probs), rank);
     if (!losses) continue;
     const Vec l = to_host(d_losses);
     got_losses.insert(got_losses.end(), l.begin(), l.end());
     for (int n = 0; n < kN; ++n) want_losses.push_back(std::log(sum_in[n]) + tp_max[n] - target_in[n]);
   }
-  Vec want_probs = got_exp;  // the exponentials as stored in T, divided; the padding left alone
-  for (std::size_t i = 0; i < nv; ++i)
-    if (static_cast<int>(i % kXentVp) < kXentV) want_probs[i] /= sum_in[i / kXentVp];
+  for (int n = 0; n < kN; ++n)
+    for (int c = 0; c < kXentVp; ++c)
+      want_probs[static_cast<std::size_t>(n) * kXentVp + c] =
+          c < kXentV ? std::exp(z(n, c) - tp_max[n]) / sum_in[static_cast<std::size_t>(n)] : 0.0;
   r.compare("xent_normalize.probs", p, got_probs, want_probs, bound);
+  r.exact_zero("xent_normalize.probs", p, got_probs, kN, kXentVp, padding);
   r.compare("xent_normalize.losses", p, got_losses, want_losses, kBoundFp32);
 
   // The ranks together are the whole-vocabulary softmax + cross-entropy.
