@@ -171,7 +171,7 @@ class CudaEngine final : public TrainEngine {
     if (dp.mode == DpMode::kDdp) bucket_first_ = plan_.buckets(dp.bucket_bytes, sizeof(T));
     if (micro_ > 1 && (dp.mode == DpMode::kZero2 || dp.mode == DpMode::kZero3))
       rs_sum_.resize(plan_.max_padded / static_cast<size_t>(comm.size()));
-    if (grid_ != nullptr) norm_pieces_ = norm_pieces(sharded);
+    if (grid_ != nullptr) norm_pieces_ = gradient_norm_pieces(sharded);
     norm_.resize(std::max<size_t>(1, norm_pieces_.size()));
     COMMSCOPE_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&norm_host_), sizeof(float)));
     install_hooks();
@@ -358,50 +358,28 @@ class CudaEngine final : public TrainEngine {
     return static_cast<float>(std::sqrt(sq));
   }
 
-  // Model parallelism (DataParallel's global norm): the squares of the replicated tensors count
-  // once, those of the split ones are summed over the TP group; segment 0 counts on the first
-  // stage only; the stages' sums are summed. Each piece is one tensor's part of the gradients
-  // this rank holds (all of the layout, or its owned part of every shard).
-  struct NormPiece {
-    size_t at, count;  // in the gradient buffer (the layout's, or the shards')
-    bool split;
-  };
-  std::vector<NormPiece> norm_pieces(bool sharded) const {
+  // Model parallelism: model_parallel_norm (tensor_parallel.hpp) over the pieces of the gradients
+  // this rank holds (all of the layout, or its owned part of every shard), their offsets made
+  // positions in the gradient buffer.
+  std::vector<NormPiece> gradient_norm_pieces(bool sharded) const {
+    if (!sharded) return norm_pieces(layout_, 0, layout_.total());
     std::vector<NormPiece> out;
-    auto add = [&](size_t begin, size_t at, size_t count) {  // layout elements [begin, begin + count) at `at`
-      const size_t end = begin + count;
-      for (int ti = 0; ti < kTensorCount; ++ti) {
-        const auto t = static_cast<Tensor>(ti);
-        if ((t == Tensor::wte || t == Tensor::wpe) && !layout_.stage().first()) continue;  // the first stage's
-        const int layers = is_per_layer(t) ? layout_.layers() : 1;
-        for (int l = 0; l < layers; ++l) {
-          const size_t lo = std::max(begin, layout_.offset(t, l)), hi = std::min(end, layout_.offset(t, l) + layout_.size(t));
-          if (lo < hi) out.push_back({at + (lo - begin), hi - lo, is_tp_sharded(t)});
-        }
+    for (const Shard& sh : plan_.shards)
+      for (NormPiece p : norm_pieces(layout_, plan_.owned_begin(sh), plan_.owned_count(sh))) {
+        p.offset += sh.storage;
+        out.push_back(p);
       }
-    };
-    if (!sharded) {
-      add(0, 0, layout_.total());
-    } else {
-      for (const Shard& sh : plan_.shards) add(plan_.owned_begin(sh), sh.storage, plan_.owned_count(sh));
-    }
     return out;
   }
   float norm_mp(const float* g32, bool sharded) {
     for (size_t i = 0; i < norm_pieces_.size(); ++i)
-      k::sum_squares(norm_.data() + i, g32 + norm_pieces_[i].at, norm_pieces_[i].count, compute_);
+      k::sum_squares(norm_.data() + i, g32 + norm_pieces_[i].offset, norm_pieces_[i].count, compute_);
     COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute_));
     const std::vector<float> squares = cuda::download(norm_.data(), norm_pieces_.size());
     double split = 0, replicated = 0;
     for (size_t i = 0; i < norm_pieces_.size(); ++i) (norm_pieces_[i].split ? split : replicated) += squares[i];
-    if (sharded) {
-      replicated = sum_over_ranks(comm_, names_, replicated, "gradient norm");
-      split = sum_over_ranks(comm_, names_, split, "gradient norm");
-    }
-    if (tp_coll_ != nullptr) split = sum_over_ranks(grid_->tp, names_, split, "gradient norm");
-    double total = split + replicated;
-    if (pp_ != nullptr) total = sum_over_ranks(grid_->pp, names_, total, "gradient norm");
-    return static_cast<float>(std::sqrt(total));
+    return model_parallel_norm(split, replicated, sharded ? &comm_ : nullptr, tp_coll_ ? &grid_->tp : nullptr,
+                               pp_ ? &grid_->pp : nullptr, names_);
   }
 
   // --- tensor parallelism: the model's TP operations, on the compute stream

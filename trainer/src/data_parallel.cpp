@@ -251,22 +251,13 @@ struct DataParallel::Impl {
   // Sums of squares of g, the layout's elements [begin, begin + g.size()), split into the tensors
   // that tensor parallelism splits and the replicated ones.
   void split_squares(std::size_t begin, std::span<const float> g, double& split, double& replicated) const {
-    const std::size_t end = begin + g.size();
-    for (int ti = 0; ti < kTensorCount; ++ti) {
-      const auto t = static_cast<Tensor>(ti);
-      const int layers = is_per_layer(t) ? layout.layers() : 1;
-      if ((t == Tensor::wte || t == Tensor::wpe) && !layout.stage().first()) continue;  // the first stage's
-      for (int l = 0; l < layers; ++l) {
-        const std::size_t lo = std::max(begin, layout.offset(t, l)),
-                          hi = std::min(end, layout.offset(t, l) + layout.size(t));
-        if (lo >= hi) continue;
-        double sum = 0;
-        const float* x = g.data() + (lo - begin);
-        const auto n = static_cast<std::ptrdiff_t>(hi - lo);
+    for (const NormPiece& piece : norm_pieces(layout, begin, g.size())) {
+      double sum = 0;
+      const float* x = g.data() + piece.offset;
+      const auto n = static_cast<std::ptrdiff_t>(piece.count);
 #pragma omp parallel for reduction(+ : sum) schedule(static)
-        for (std::ptrdiff_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
-        (is_tp_sharded(t) ? split : replicated) += sum;
-      }
+      for (std::ptrdiff_t i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
+      (piece.split ? split : replicated) += sum;
     }
   }
 
@@ -280,13 +271,8 @@ struct DataParallel::Impl {
     } else {
       for (const Shard& sh : plan.shards)
         split_squares(plan.owned_begin(sh), {grad_shard.data() + sh.storage, plan.owned_count(sh)}, split, replicated);
-      replicated = sum_over_ranks(comm, names, replicated, "gradient norm");
-      split = sum_over_ranks(comm, names, split, "gradient norm");
     }
-    if (tp != nullptr) split = sum_over_ranks(*tp, names, split, "gradient norm");
-    double total = split + replicated;
-    if (pipe.pp != nullptr) total = sum_over_ranks(*pipe.pp, names, total, "gradient norm");
-    return static_cast<float>(std::sqrt(total));
+    return model_parallel_norm(split, replicated, sharded ? &comm : nullptr, tp, pipe.pp, names);
   }
 
   float global_norm(std::span<const float> g, bool sharded) {

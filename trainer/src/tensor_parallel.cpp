@@ -1,6 +1,7 @@
 #include "commscope/trainer/tensor_parallel.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -150,13 +151,14 @@ ProcessGrid::ProcessGrid(const Communicator& world, int tp_ranks, int pp_ranks)
 
 template <class T>
 typename Gpt2<T>::TensorParallel tensor_parallel_ops(Communicator& tp, const std::string& algo) {
+  constexpr DataType type = std::is_same_v<T, double> ? DataType::f64 : DataType::f32;
   auto op = [&tp, algo](const char* name, ReduceOp reduce, const char* what) {
     const profiler::NameId name_id = profiler::name_id(name), algo_id = profiler::name_id(algo);
     return [&tp, algo, name_id, algo_id, reduce, what](T* data, std::size_t count) {
       const std::size_t bytes = count * sizeof(T);
       CollectiveActivity activity("allreduce", algo, bytes, what);
       profiler::CommScope c(name_id, algo_id, static_cast<std::int64_t>(bytes));
-      tp.allreduce(data, data, count, std::is_same_v<T, double> ? DataType::f64 : DataType::f32, reduce, algo);
+      tp.allreduce(data, data, count, type, reduce, algo);
     };
   };
   typename Gpt2<T>::TensorParallel ops;
@@ -164,7 +166,6 @@ typename Gpt2<T>::TensorParallel tensor_parallel_ops(Communicator& tp, const std
   ops.sum = op("tp.allreduce", ReduceOp::sum, "tensor-parallel activations");
   ops.max = op("tp.allreduce_max", ReduceOp::max, "tensor-parallel logit maxima");
   // Sequence parallelism's: count is this rank's share; the bytes are the whole array's.
-  constexpr DataType type = std::is_same_v<T, double> ? DataType::f64 : DataType::f32;
   const profiler::NameId rs = profiler::name_id("tp.reducescatter"), ag = profiler::name_id("tp.allgather"),
                          algo_id = profiler::name_id(algo);
   ops.reduce_scatter = [&tp, algo, rs, algo_id](const T* full, T* mine, std::size_t count) {
@@ -184,6 +185,34 @@ typename Gpt2<T>::TensorParallel tensor_parallel_ops(Communicator& tp, const std
 
 template Gpt2<float>::TensorParallel tensor_parallel_ops<float>(Communicator&, const std::string&);
 template Gpt2<double>::TensorParallel tensor_parallel_ops<double>(Communicator&, const std::string&);
+
+std::vector<NormPiece> norm_pieces(const ParameterLayout& layout, std::size_t begin, std::size_t count) {
+  std::vector<NormPiece> out;
+  const std::size_t end = begin + count;
+  for (int ti = 0; ti < kTensorCount; ++ti) {
+    const auto t = static_cast<Tensor>(ti);
+    if ((t == Tensor::wte || t == Tensor::wpe) && !layout.stage().first()) continue;  // the first stage's
+    const int layers = is_per_layer(t) ? layout.layers() : 1;
+    for (int l = 0; l < layers; ++l) {
+      const std::size_t lo = std::max(begin, layout.offset(t, l)),
+                        hi = std::min(end, layout.offset(t, l) + layout.size(t));
+      if (lo < hi) out.push_back({lo - begin, hi - lo, is_tp_sharded(t)});
+    }
+  }
+  return out;
+}
+
+float model_parallel_norm(double split, double replicated, Communicator* dp, Communicator* tp, Communicator* pp,
+                          const DataParallelNames& names) {
+  if (dp != nullptr) {
+    replicated = sum_over_ranks(*dp, names, replicated, "gradient norm");
+    split = sum_over_ranks(*dp, names, split, "gradient norm");
+  }
+  if (tp != nullptr) split = sum_over_ranks(*tp, names, split, "gradient norm");
+  double total = split + replicated;
+  if (pp != nullptr) total = sum_over_ranks(*pp, names, total, "gradient norm");
+  return static_cast<float>(std::sqrt(total));
+}
 
 template <class T>
 std::vector<T> gather_model(Communicator& mp, const ModelConfig& config, int tp, int tp_rank, const Stage& stage,
