@@ -220,12 +220,10 @@ ModelParallelComm model_parallel_comm(double b, double s, double d, int layers, 
   if (layout.tp > 1 && !layout.sp)
     v.tensor.push_back(
         call(Collective::allreduce, "activations (tp, 2 forward + 2 backward per layer)", calls, layout.tp, count));
-  if (layout.tp > 1 && layout.sp) {
-    v.tensor.push_back(call(Collective::reducescatter, "activations (tp sequence parallel, 2 forward + 2 backward per layer)",
-                            calls, layout.tp, count));
-    v.tensor.push_back(call(Collective::allgather, "activations (tp sequence parallel, 2 forward + 2 backward per layer)",
-                            calls, layout.tp, count));
-  }
+  if (layout.tp > 1 && layout.sp)
+    for (Collective c : {Collective::reducescatter, Collective::allgather})
+      v.tensor.push_back(
+          call(c, "activations (tp sequence parallel, 2 forward + 2 backward per layer)", calls, layout.tp, count));
   // Sequence parallel: a stage sends its rows only.
   const double message = layout.sp && layout.tp > 1 ? count / layout.tp : count;
   if (layout.pp > 1) {

@@ -298,15 +298,23 @@ struct Gpt2<T>::Impl {
             at(base, s, Tensor::fcb, l),  at(base, s, Tensor::fcprojw, l),  at(base, s, Tensor::fcprojb, l)};
   }
 
-  // Tensor parallelism: a row-parallel layer's partial output [N, C] (`partial`) summed over the TP
-  // ranks into `out` (in place; sequence parallel: reduce-scattered into this rank's rows), then
-  // its bias (whole on every rank) added once. tp == 1 adds the bias inside the matmul.
-  void row_parallel_out(T* partial, T* out, const T* bias) {
-    const int N = rows, C = config.channels;
+  // Tensor parallelism: the TP ranks' shares of a [N, C] array summed: in place (`out` is `full`),
+  // or, sequence parallel, reduce-scattered into this rank's rows `out`.
+  void tp_sum_rows(T* full, T* out) {
     if (sp)
-      tp_reduce_scatter(partial, out, static_cast<size_t>(N) * C);
+      tp_reduce_scatter(full, out, static_cast<size_t>(rows) * config.channels);
     else
-      tp_allreduce(out, static_cast<size_t>(N) * C);
+      tp_allreduce(full, static_cast<size_t>(B) * Tn * config.channels);
+  }
+  // Where the [N, C] array whose rows this rank keeps is written before tp_sum_rows: `mine`
+  // itself, or (sequence parallel) the scratch it is reduce-scattered from.
+  T* full_rows(T* mine) { return sp ? sp_full.data() : mine; }
+
+  // A row-parallel layer's partial output (in full_rows(out)) summed into `out`, then its bias
+  // (whole on every rank) added once. tp == 1 adds the bias inside the matmul.
+  void row_parallel_out(T* out, const T* bias) {
+    const int N = rows, C = config.channels;
+    tp_sum_rows(full_rows(out), out);
     KernelScope ks(names.bias);
 #pragma omp parallel for schedule(static)
     for (int n = 0; n < N; ++n) {
@@ -331,12 +339,9 @@ struct Gpt2<T>::Impl {
   // The "f" sum of a column-parallel layer's input gradient [N, C]: in place, or reduce-scattered
   // into this rank's rows (returned).
   const T* sum_input_grad(T* full) {
-    if (!sp) {
-      tp_allreduce(full, static_cast<size_t>(B) * Tn * config.channels);
-      return full;
-    }
-    tp_reduce_scatter(full, sp_rows.data(), static_cast<size_t>(rows) * config.channels);
-    return sp_rows.data();
+    T* out = sp ? sp_rows.data() : full;
+    tp_sum_rows(full, out);
+    return out;
   }
   // A layernorm's weight and bias gradients: into dw and db, or (sequence parallel: over this
   // rank's rows only) into sp_ln, summed over the TP ranks and added by ln_grads_done.
@@ -357,7 +362,7 @@ struct Gpt2<T>::Impl {
   void vocab_parallel_encoder(const T* wte, const T* wpe) {
     const int N = B * Tn, C = config.channels;
     const size_t Vl = static_cast<size_t>(config.padded_vocab / tp), v0 = static_cast<size_t>(tp_rank) * Vl;
-    T* lookup = sp ? sp_full.data() : acts.encoded;  // [N, C]
+    T* lookup = full_rows(acts.encoded);  // [N, C]
     {
       KernelScope ks(names.encoder);
 #pragma omp parallel for schedule(static)
@@ -370,11 +375,7 @@ struct Gpt2<T>::Impl {
           std::fill_n(out, C, T(0));
       }
     }
-    // Every token's row, from the rank holding it (sequence parallel: this rank's rows of them).
-    if (sp)
-      tp_reduce_scatter(lookup, acts.encoded, static_cast<size_t>(rows) * C);
-    else
-      tp_allreduce(acts.encoded, static_cast<size_t>(N) * C);
+    tp_sum_rows(lookup, acts.encoded);  // every token's row, from the rank holding it
     const int first = sp ? tp_rank * rows : 0;  // the position of this rank's first row
     KernelScope ks(names.encoder);
 #pragma omp parallel for schedule(static)
@@ -498,10 +499,9 @@ struct Gpt2<T>::Impl {
         }
         {
           KernelScope ks(names.attproj);
-          k::matmul_forward(sp ? sp_full.data() : a.attproj, a.atty, w.attprojw, tp > 1 ? nullptr : w.attprojb, N,
-                            Cl, C);
+          k::matmul_forward(full_rows(a.attproj), a.atty, w.attprojw, tp > 1 ? nullptr : w.attprojb, N, Cl, C);
         }
-        if (tp > 1) row_parallel_out(sp ? sp_full.data() : a.attproj, a.attproj, w.attprojb);
+        if (tp > 1) row_parallel_out(a.attproj, w.attprojb);
         {
           KernelScope ks(names.residual);
           k::residual_forward(a.residual2, residual, a.attproj, RC);
@@ -524,10 +524,9 @@ struct Gpt2<T>::Impl {
         }
         {
           KernelScope ks(names.fcproj);
-          k::matmul_forward(sp ? sp_full.data() : a.fcproj, a.fch_gelu, w.fcprojw, tp > 1 ? nullptr : w.fcprojb, N,
-                            4 * Cl, C);
+          k::matmul_forward(full_rows(a.fcproj), a.fch_gelu, w.fcprojw, tp > 1 ? nullptr : w.fcprojb, N, 4 * Cl, C);
         }
-        if (tp > 1) row_parallel_out(sp ? sp_full.data() : a.fcproj, a.fcproj, w.fcprojb);
+        if (tp > 1) row_parallel_out(a.fcproj, w.fcprojb);
         {
           KernelScope ks(names.residual);
           k::residual_forward(a.residual3, a.residual2, a.fcproj, RC);

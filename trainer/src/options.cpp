@@ -156,23 +156,21 @@ TrainParse parse_train_options(int argc, char** argv) {
   if (!o.dp.tp_algo.empty() && o.tp < 2) return usage("--algo tp=" + o.dp.tp_algo + " needs --tp 2 or more");
   if (!o.dp.embedding_algo.empty() && o.pp < 2)
     return usage("--algo embedding=" + o.dp.embedding_algo + " needs --pp 2 or more");
-  if (!cuda && (o.dp.tp_algo == "nccl" || o.dp.embedding_algo == "nccl"))
-    return usage("--algo nccl needs --device cuda (the CPU has mpi, ring, tree, rhd, shm, hier)");
   if (o.dp.algo.empty()) o.dp.algo = cuda ? (o.transport == "staged" ? "ring" : "nccl") : "mpi";
-  if (!cuda && o.dp.algo == "nccl")
-    return usage("--algo nccl needs --device cuda (the CPU has mpi, ring, tree, rhd, shm, hier)");
-  for (const std::string* group_algo : {&o.dp.algo, &o.dp.tp_algo, &o.dp.embedding_algo})
-    if (cuda && (*group_algo == "mpi" || *group_algo == "shm" || *group_algo == "hier"))
-      return usage("--algo " + *group_algo +
-                   " with --device cuda would hand device pointers to the CPU; use nccl, or ring/tree/rhd");
   if (!cuda && precision->count() > 0 && o.precision != "fp32")
     return usage("--precision " + o.precision + " needs --device cuda (the CPU trains in fp32)");
   if (!cuda && transport->count() > 0) return usage("--transport applies to --device cuda only");
   if (o.sp && o.tp < 2) return usage("--sp needs --tp 2 or more (it splits the TP group's rows)");
   if (o.sp && cuda) return usage("--sp needs --device cpu (sequence parallelism runs on the CPU only)");
-  for (const std::string* group_algo : {&o.dp.algo, &o.dp.tp_algo, &o.dp.embedding_algo})
+  for (const std::string* group_algo : {&o.dp.algo, &o.dp.tp_algo, &o.dp.embedding_algo}) {
+    if (!cuda && *group_algo == "nccl")
+      return usage("--algo nccl needs --device cuda (the CPU has mpi, ring, tree, rhd, shm, hier)");
+    if (cuda && (*group_algo == "mpi" || *group_algo == "shm" || *group_algo == "hier"))
+      return usage("--algo " + *group_algo +
+                   " with --device cuda would hand device pointers to the CPU; use nccl, or ring/tree/rhd");
     if (o.transport == "staged" && *group_algo == "nccl")
       return usage("--algo nccl needs --transport nccl (--transport staged runs ring, tree or rhd)");
+  }
   o.dp.mode = parse_dp_mode(dp);
   o.dp.bucket_bytes = static_cast<std::size_t>(o.bucket_mb * 1024 * 1024);
   o.adamw.total_steps = o.steps;
