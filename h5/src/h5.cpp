@@ -540,6 +540,11 @@ std::size_t Dataset::size() const {
   return point_count(space.id());
 }
 
+bool Dataset::has_field(std::string_view field) const {
+  Handle type = dataset_type(id());
+  return type_class(type.id()) == H5T_COMPOUND && H5Tget_member_index(type.id(), std::string(field).c_str()) >= 0;
+}
+
 // ---------------------------------------------------------------------------------------- Group
 
 Group Group::create_group(std::string_view path_view) {

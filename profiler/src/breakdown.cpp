@@ -170,13 +170,15 @@ RankTimeline build_timeline(std::span<const Event> events, Timeline timeline) {
         // A device kernel, copy or set with a collective's id is that collective's work (a
         // reduction kernel or staging copy of a collective the host drives): communication.
         if (on_device && e.id != 0 && timeline == Timeline::kDevice)
-          t.activities.push_back({e.start_ns, e.end_ns, ActivityClass::kCommunication, e.parent, e.seq, kNoArrival});
+          t.activities.push_back(
+              {e.start_ns, e.end_ns, ActivityClass::kCommunication, e.parent, e.communicator, e.seq, kNoArrival});
         else if (on_device == (timeline == Timeline::kDevice))
-          t.activities.push_back({e.start_ns, e.end_ns, ActivityClass::kCompute, e.parent, -1, kNoArrival});
+          t.activities.push_back({e.start_ns, e.end_ns, ActivityClass::kCompute, e.parent, 0, -1, kNoArrival});
         break;
       case EventKind::kCommunication:
         if (timeline == Timeline::kHost ? !on_device : (on_device || !device_comm_ids.contains(e.id)))
-          t.activities.push_back({e.start_ns, e.end_ns, ActivityClass::kCommunication, e.parent, e.seq, kNoArrival});
+          t.activities.push_back(
+              {e.start_ns, e.end_ns, ActivityClass::kCommunication, e.parent, e.communicator, e.seq, kNoArrival});
         break;
       case EventKind::kRuntime:
       case EventKind::kSync:
@@ -197,6 +199,25 @@ RankTimeline build_timeline(std::span<const Event> events, Timeline timeline) {
   t.markers.reserve(marks.size());
   for (const Mark& m : marks) t.markers.push_back(m.m);
   return t;
+}
+
+std::vector<std::int64_t> instance_counts(const RankTimeline& timeline) {
+  std::vector<std::int64_t> counts;
+  for (const Activity& a : timeline.activities) {
+    if (a.cls != ActivityClass::kCommunication || a.seq < 0) continue;
+    if (a.communicator >= counts.size()) counts.resize(a.communicator + std::size_t{1}, 0);
+    counts[a.communicator] = std::max(counts[a.communicator], a.seq + 1);
+  }
+  return counts;
+}
+
+void number_instances(RankTimeline& timeline, std::span<const std::int64_t> counts) {
+  std::vector<std::int64_t> first(counts.size(), 0);
+  for (std::size_t c = 1; c < counts.size(); ++c) first[c] = first[c - 1] + std::max<std::int64_t>(counts[c - 1], 0);
+  for (Activity& a : timeline.activities) {
+    if (a.cls != ActivityClass::kCommunication || a.seq < 0) continue;
+    a.seq = a.communicator < first.size() && a.seq < counts[a.communicator] ? first[a.communicator] + a.seq : -1;
+  }
 }
 
 std::vector<std::int64_t> collective_arrivals(const RankTimeline& timeline, std::int64_t clock_offset_ns,
@@ -312,10 +333,15 @@ std::vector<RankBreakdown> analyze_ranks(std::span<const std::vector<Event>> eve
                                          std::span<const std::int64_t> clock_offsets_ns, Timeline timeline) {
   std::vector<RankTimeline> timelines;
   timelines.reserve(events.size());
-  std::vector<std::int64_t> latest;
+  std::vector<std::int64_t> counts;
   for (std::size_t r = 0; r < events.size(); ++r) {
     timelines.push_back(build_timeline(events[r], timeline));
-    merge_latest_arrivals(latest, collective_arrivals(timelines.back(), clock_offsets_ns[r]));
+    merge_latest_arrivals(counts, instance_counts(timelines.back()));
+  }
+  std::vector<std::int64_t> latest;
+  for (std::size_t r = 0; r < events.size(); ++r) {
+    number_instances(timelines[r], counts);
+    merge_latest_arrivals(latest, collective_arrivals(timelines[r], clock_offsets_ns[r]));
   }
   std::vector<RankBreakdown> out;
   out.reserve(events.size());

@@ -387,6 +387,7 @@ class TraceWriter {
         out_.raw(',').key("seq").integer(e.seq);
         out_.raw(',').key("algorithm").string(text(e.detail));
         out_.raw(',').key("group").string(communication_group(text(e.name)));
+        if (e.communicator != 0) out_.raw(',').key("communicator").string(text(e.communicator));
         break;
       case EventKind::kKernel:
       case EventKind::kMemcpy:

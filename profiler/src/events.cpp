@@ -1,5 +1,6 @@
 #include "commscope/profiler/events.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace commscope::profiler {
@@ -20,6 +21,38 @@ GridPlace grid_place(int rank, int nranks, int tp, int pp) {
   g.dp_rank = rank / tp % dp;
   g.pp_rank = rank / (tp * dp);
   return g;
+}
+
+// Built by appending: GCC 12 warns falsely (-Wrestrict) about "," + std::to_string(...).
+std::string communicator_label(std::string_view kind, std::vector<int> world_ranks) {
+  std::sort(world_ranks.begin(), world_ranks.end());
+  std::string out(kind);
+  out += '[';
+  const std::size_t n = world_ranks.size();
+  const int step = n > 1 ? world_ranks[1] - world_ranks[0] : 0;
+  bool arithmetic = n > 4 && step > 0;
+  for (std::size_t i = 1; arithmetic && i < n; ++i) arithmetic = world_ranks[i] - world_ranks[i - 1] == step;
+  if (arithmetic) {
+    for (const int x : {world_ranks.front(), world_ranks.back()}) out.append(std::to_string(x)).push_back(':');
+    out += std::to_string(step);
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i > 0) out += ',';
+      out += std::to_string(world_ranks[i]);
+    }
+  }
+  out += ']';
+  return out;
+}
+
+std::string link_label(std::string_view kind, int from, int to) {
+  std::string out(kind);
+  out += '[';
+  out += std::to_string(from);
+  out += '>';
+  out += std::to_string(to);
+  out += ']';
+  return out;
 }
 
 std::string_view to_string(EventKind kind) {

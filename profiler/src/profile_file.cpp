@@ -186,6 +186,14 @@ std::vector<T> read_table(const h5::Group& parent, const std::string& name, cons
   return h5::Table<T>::open(parent, name, type).read_all();
 }
 
+// A rank's events; files written before events had a communicator read as the profiled
+// communicator's (0), which is how they were numbered.
+std::vector<Event> read_events(const h5::Group& parent, const std::string& name, const std::string& path) {
+  if (!parent.exists(name)) fail(path, "missing table " + in_quotes(name) + " in " + parent.name());
+  const bool with_communicator = parent.open_dataset(name).has_field("communicator");
+  return h5::Table<Event>::open(parent, name, event_compound_type(with_communicator)).read_all();
+}
+
 std::vector<std::string> read_string_table(const h5::Group& parent, const std::string& path) {
   if (!parent.exists("strings")) fail(path, "missing the string table /strings");
   std::vector<std::string> strings = h5::read_strings(parent, "strings");
@@ -198,10 +206,10 @@ void validate_events(const std::vector<Event>& events, std::size_t nstrings, int
   for (std::size_t i = 0; i < events.size(); ++i) {
     const Event& e = events[i];
     const auto where = [&] { return "event " + std::to_string(i) + " of rank " + std::to_string(rank) + ": "; };
-    if (e.name >= nstrings || e.detail >= nstrings) {
-      fail(path, where() + "string id " + std::to_string(e.name >= nstrings ? e.name : e.detail) +
-                     " out of range (the string table has " + std::to_string(nstrings) + ")");
-    }
+    for (const std::uint32_t id : {e.name, e.detail, e.communicator})
+      if (id >= nstrings)
+        fail(path, where() + "string id " + std::to_string(id) + " out of range (the string table has " +
+                       std::to_string(nstrings) + ")");
     if (static_cast<int>(e.kind) >= kEventKindCount) {
       fail(path, where() + "invalid kind " + std::to_string(static_cast<int>(e.kind)));
     }
@@ -230,7 +238,7 @@ std::vector<Event> read_rank_events(const std::string& rank_path, int rank, Prof
     fail(rank_path, "belongs to another run (epoch_unix_ns differs from the main file's)");
   }
   const std::vector<std::string> strings = read_string_table(f, rank_path);
-  std::vector<Event> events = read_table(f, "events", event_compound_type(), rank_path);
+  std::vector<Event> events = read_events(f, "events", rank_path);
   validate_events(events, strings.size(), rank, rank_path);
   if (strings != profile.strings) {
     if (index.empty()) {
@@ -247,6 +255,7 @@ std::vector<Event> read_rank_events(const std::string& rank_path, int rank, Prof
     for (Event& e : events) {
       e.name = map[e.name];
       e.detail = map[e.detail];
+      e.communicator = map[e.communicator];
     }
   }
   return events;
@@ -310,11 +319,10 @@ Profile read_main(const std::string& path, bool with_events) {
   if (!per_rank) {
     if (!f.exists("events")) fail(path, "missing group /events");
     const h5::Group events = f.open_group("events");
-    const h5::CompoundType<Event> type = event_compound_type();
     for (int r = 0; r < p.meta.nranks; ++r) {
       const std::string name = rank_table_name(r);
       if (!events.exists(name)) continue;  // a rank without events
-      p.events[static_cast<std::size_t>(r)] = h5::Table<Event>::open(events, name, type).read_all();
+      p.events[static_cast<std::size_t>(r)] = read_events(events, name, path);
       validate_events(p.events[static_cast<std::size_t>(r)], p.strings.size(), r, path);
     }
     return p;
@@ -337,7 +345,7 @@ Profile read_main(const std::string& path, bool with_events) {
 
 }  // namespace
 
-h5::CompoundType<Event> event_compound_type() {
+h5::CompoundType<Event> event_compound_type(bool with_communicator) {
   h5::CompoundType<Event> t;
   t.add("start_ns", &Event::start_ns)
       .add("end_ns", &Event::end_ns)
@@ -351,6 +359,7 @@ h5::CompoundType<Event> event_compound_type() {
       .add("detail", &Event::detail)
       .add("track", &Event::track)
       .add("device", &Event::device);
+  if (with_communicator) t.add("communicator", &Event::communicator);
   // The enums are one byte each (static_assert above): stored as their uint8 values.
   t.insert("kind", offsetof(Event, kind), H5T_NATIVE_UINT8);
   t.insert("track_kind", offsetof(Event, track_kind), H5T_NATIVE_UINT8);

@@ -186,6 +186,7 @@ std::vector<Event> RecordProcessor::finish(std::span<const Event> host_events) {
     if (host_comm != nullptr && e.track_kind == TrackKind::kDeviceStream) {
       e.id = host_comm->id;
       e.seq = host_comm->seq;
+      e.communicator = host_comm->communicator;
       if (e.kind == EventKind::kCommunication) {
         e.bytes = host_comm->bytes;
         e.detail = host_comm->detail;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <stdexcept>
 #include <thread>
 
@@ -65,6 +66,15 @@ std::vector<T> gather_rows(MPI_Comm comm, int rank, int size, const std::vector<
 
 // Merges every rank's name table into one (rank 0's ids first, so they rarely change) and remaps
 // this rank's events to it. Returns the merged table (complete on rank 0 only).
+// The element-wise max over all ranks (instance counts, arrivals), the shorter vectors padded
+// with the least int64 (kNoArrival, and below every count).
+void max_over_ranks(MPI_Comm comm, std::vector<std::int64_t>& values) {
+  std::int64_t n = static_cast<std::int64_t>(values.size()), n_max = 0;
+  MPI_Allreduce(&n, &n_max, 1, MPI_INT64_T, MPI_MAX, comm);
+  values.resize(static_cast<std::size_t>(n_max), std::numeric_limits<std::int64_t>::min());
+  if (n_max > 0) MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(n_max), MPI_INT64_T, MPI_MAX, comm);
+}
+
 std::vector<std::string> merge_strings(MPI_Comm comm, int rank, int size, std::vector<Event>& events) {
   const std::vector<std::string> local = process_names().strings();
   std::string packed;
@@ -105,6 +115,7 @@ std::vector<std::string> merge_strings(MPI_Comm comm, int rank, int size, std::v
   for (Event& e : events) {
     if (e.name < my_map.size()) e.name = my_map[e.name];
     if (e.detail < my_map.size()) e.detail = my_map[e.detail];
+    if (e.communicator < my_map.size()) e.communicator = my_map[e.communicator];
   }
   return rank == 0 ? merged.strings() : std::vector<std::string>{};
 }
@@ -280,6 +291,7 @@ Session::Session(MPI_Comm comm, SessionOptions options) : impl_(std::make_unique
       warn("rank %d: CUPTI unavailable (%s); using the host tracer", s.rank, why.c_str());
   }
   detail::g_comm_seq.store(0);
+  detail::g_session_generation.fetch_add(1);
   detail::g_iteration.store(-1);
   MPI_Barrier(s.comm);
   detail::g_recording.store(true);
@@ -344,12 +356,14 @@ RankBreakdown Session::Impl::breakdown(std::int32_t row_rank, const std::vector<
   const std::int64_t offset = offsets[static_cast<std::size_t>(rank)];
   RankTimeline timeline = build_timeline(events, tracer ? Timeline::kDevice : Timeline::kHost);
   if (across_ranks) {
-    // Cross-rank arrivals of every collective instance -> wait and transfer.
+    // Cross-rank arrivals of every collective instance -> wait and transfer. Instances are
+    // (communicator, seq) with the merged string table's ids, the same on every rank: numbered
+    // densely per communicator from the counts over all ranks.
+    std::vector<std::int64_t> counts = instance_counts(timeline);
+    max_over_ranks(comm, counts);
+    number_instances(timeline, counts);
     std::vector<std::int64_t> arrivals = collective_arrivals(timeline, offset);
-    std::int64_t n = static_cast<std::int64_t>(arrivals.size()), n_max = 0;
-    MPI_Allreduce(&n, &n_max, 1, MPI_INT64_T, MPI_MAX, comm);
-    arrivals.resize(static_cast<std::size_t>(n_max), kNoArrival);
-    if (n_max > 0) MPI_Allreduce(MPI_IN_PLACE, arrivals.data(), static_cast<int>(n_max), MPI_INT64_T, MPI_MAX, comm);
+    max_over_ranks(comm, arrivals);
     apply_latest_arrivals(timeline, arrivals, offset);
   }
   RankBreakdown mine = analyze_rank(row_rank, events, timeline, offset);

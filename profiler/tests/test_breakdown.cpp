@@ -16,10 +16,10 @@ using cp::Marker;
 namespace {
 
 Activity K(std::int64_t s, std::int64_t e, std::uint64_t op) {
-  return {s, e, ActivityClass::kCompute, op, -1, cp::kNoArrival};
+  return {s, e, ActivityClass::kCompute, op, 0, -1, cp::kNoArrival};
 }
 Activity C(std::int64_t s, std::int64_t e, std::uint64_t op, std::int64_t wait_until = cp::kNoArrival) {
-  return {s, e, ActivityClass::kCommunication, op, 0, wait_until};
+  return {s, e, ActivityClass::kCommunication, op, 0, 0, wait_until};
 }
 // Begin and end markers of operator `op` spanning [s, e].
 void op_markers(std::vector<Marker>& m, std::uint64_t op, std::int64_t s, std::int64_t e) {
@@ -297,6 +297,46 @@ TEST(Breakdown, SkewedArrivalsAcrossThreeRanks) {
     EXPECT_EQ(row.comm_transfer_ns, 100 + 100);
     EXPECT_EQ(row.kernel_ns, arrive0[r] + (arrive1[r] - 500));
     EXPECT_EQ(row.intra_ns + row.inter_ns, 0);
+    EXPECT_EQ(row.identity_ok, 1);
+  }
+}
+
+// A (1,2,2) layout's instances: ranks {0,1} and {2,3} are two tensor-parallel groups (strings
+// 1 and 2), stage 0 = ranks 0 and 1, stage 1 = 2 and 3, messages 0 -> 2 and 1 -> 3 (strings 3
+// and 4), clocks all alike. Every rank: its group's allreduce 0, then a message (stage 0 sends,
+// stage 1 receives), then allreduce 1. Rank 2 (stage 1) arrives 400 ns late at its allreduce 0;
+// stage 0 sends at 100. Only rank 2's peers wait for it: rank 3 (its TP peer) 400 ns, and no
+// one on stage 0, whose numbers 0 and 1 name other communicators' collectives. Numbered by one
+// counter per process (every communicator as string 0), ranks 0 and 1 would wait 400 ns at
+// rank 2's allreduce and rank 2 would wait at their message.
+TEST(Breakdown, InstancesMatchOnlyWithinTheirCommunicator) {
+  const std::uint32_t tp_group[4] = {1, 1, 2, 2}, link[4] = {3, 4, 3, 4};
+  const std::int64_t allreduce0_at[4] = {0, 0, 400, 0};
+  std::vector<std::vector<cp::Event>> events(4);
+  for (int r = 0; r < 4; ++r) {
+    auto& ev = events[static_cast<std::size_t>(r)];
+    auto add = [&](cp::EventKind kind, std::int64_t s, std::int64_t e, std::uint32_t comm, std::int64_t seq) {
+      cp::Event x;
+      x.kind = kind, x.start_ns = s, x.end_ns = e, x.communicator = comm, x.seq = seq, x.iteration = 0;
+      ev.push_back(x);
+    };
+    add(cp::EventKind::kIteration, 0, 2000, 0, -1);
+    add(cp::EventKind::kCommunication, allreduce0_at[r], 500, tp_group[r], 0);
+    const bool sender = r < 2;
+    add(cp::EventKind::kCommunication, sender ? 600 : 500, sender ? 610 : 900, link[r], 0);  // send / recv
+    add(cp::EventKind::kCommunication, 1000, 1100, tp_group[r], 1);
+  }
+  const std::vector<std::int64_t> offsets(4, 0);
+  const auto out = cp::analyze_ranks(events, offsets, cp::Timeline::kHost);
+  ASSERT_EQ(out.size(), 4u);
+  // rank: allreduce 0's wait + the message's wait (a receiver waits for its sender's post at 600,
+  // a sender's post before its receiver's 500 is none) + allreduce 1's (none).
+  const std::int64_t wait[4] = {0, 0, 0 + 100, 400 + 100};
+  for (int r = 0; r < 4; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    ASSERT_EQ(out[static_cast<std::size_t>(r)].rows.size(), 1u);
+    const auto& row = out[static_cast<std::size_t>(r)].rows[0];
+    EXPECT_EQ(row.comm_wait_ns, wait[r]);
     EXPECT_EQ(row.identity_ok, 1);
   }
 }

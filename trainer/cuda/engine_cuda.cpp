@@ -123,8 +123,8 @@ class CudaEngine final : public TrainEngine {
     const Stage& st = layout_.stage();
     if (grid_ != nullptr && (grid_->pp_rank != st.index || grid_->pp_size != st.count))
       throw std::invalid_argument("CudaEngine: pipeline stage " + std::to_string(st.index) + " of " +
-                                  std::to_string(st.count) + " is not this rank's (" +
-                                  std::to_string(grid_->pp_rank) + " of " + std::to_string(grid_->pp_size) + ")");
+                                  std::to_string(st.count) + " is not this rank's (" + std::to_string(grid_->pp_rank) +
+                                  " of " + std::to_string(grid_->pp_size) + ")");
     if (!st.whole() && (st.first() || st.last()) && (!grid_->embedding || grid_->embedding->size() != 2))
       throw std::invalid_argument("CudaEngine: the first and last stage need their embedding group");
     if (grid_ != nullptr && grid_->tp_size > 1) {
@@ -135,10 +135,11 @@ class CudaEngine final : public TrainEngine {
     }
     if (!st.whole()) {
       pp_ = std::make_unique<DeviceCollectives>(grid_->pp, compute_, true);  // staged: see cuda_engine.hpp
-      link_ = std::make_unique<PipelineLink>(pp_->transport(), grid_->pp.size(), kType<T>, sizeof(T), names_.mpi);
+      link_ = std::make_unique<PipelineLink>(pp_->transport(), grid_->pp, kType<T>, sizeof(T), names_.mpi);
       if (grid_->embedding)
-        emb_coll_ = std::make_unique<EngineCollectives>(
-            *grid_->embedding, dp.embedding_algo.empty() ? dp.algo : dp.embedding_algo, options.transport, comm_stream_);
+        emb_coll_ = std::make_unique<EngineCollectives>(*grid_->embedding,
+                                                        dp.embedding_algo.empty() ? dp.algo : dp.embedding_algo,
+                                                        options.transport, comm_stream_);
       const size_t n = static_cast<size_t>(model_.batch()) * model_.seq() * config.channels;
       if (!st.first()) stage_in_.resize(n);
       if (!st.last()) output_grad_.resize(n);
@@ -343,8 +344,8 @@ class CudaEngine final : public TrainEngine {
   // local: this rank's mean loss (a pipeline's last stage's; the other stages' 0).
   float global_mean(double local) {
     prof::OperatorScope scope(names_.loss.id);
-    if (pp_ != nullptr) local = sum_over_ranks(grid_->pp, names_, local, "loss");
-    return static_cast<float>(sum_over_ranks(comm_, names_, local, "loss") / comm_.size());
+    if (pp_ != nullptr) local = sum_over_ranks(grid_->pp, "pp", names_, local, "loss");
+    return static_cast<float>(sum_over_ranks(comm_, "dp", names_, local, "loss") / comm_.size());
   }
 
   // The gradient norm without model parallelism: one sum of squares (over the DP group when
@@ -354,7 +355,7 @@ class CudaEngine final : public TrainEngine {
     COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(norm_host_, norm_.data(), sizeof(float), cudaMemcpyDeviceToHost, compute_));
     COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute_));
     double sq = *norm_host_;
-    if (sharded) sq = sum_over_ranks(comm_, names_, sq, "gradient norm");
+    if (sharded) sq = sum_over_ranks(comm_, "dp", names_, sq, "gradient norm");
     return static_cast<float>(std::sqrt(sq));
   }
 
@@ -388,7 +389,8 @@ class CudaEngine final : public TrainEngine {
     const bool max = op == ReduceOp::max;
     CollectiveActivity activity("allreduce", tp_coll_->name(), bytes,
                                 max ? "tensor-parallel logit maxima" : "tensor-parallel activations");
-    prof::CommScope c(max ? n_tp_max_ : n_tp_sum_, n_tp_algo_, static_cast<std::int64_t>(bytes));
+    prof::CommScope c(max ? n_tp_max_ : n_tp_sum_, n_tp_algo_, static_cast<std::int64_t>(bytes),
+                      profile_group(grid_->tp, "tp"));
     tp_coll_->run(Collective::allreduce, data, data, count, type, op);
   }
   typename cuda::CudaGpt2<T>::TensorParallel tensor_parallel_ops() {
@@ -444,7 +446,8 @@ class CudaEngine final : public TrainEngine {
     to_comm_.order(compute_, comm_stream_);
     CollectiveActivity activity("allreduce", emb_coll_->name(), n * sizeof(T), "embedding gradients");
     cuda::DeviceOp scope(names_.grad_allreduce);
-    prof::CommScope c(n_emb_allreduce_, names_.algo, static_cast<std::int64_t>(n * sizeof(T)));
+    prof::CommScope c(n_emb_allreduce_, names_.algo, static_cast<std::int64_t>(n * sizeof(T)),
+                      profile_group(*grid_->embedding, "embedding"));
     emb_coll_->run(Collective::allreduce, g, g, n, kType<T>);
   }
 
@@ -461,7 +464,8 @@ class CudaEngine final : public TrainEngine {
   void allreduce(T* data, size_t count) {
     CollectiveActivity activity("allreduce", coll_.name(), count * sizeof(T), "gradients");
     cuda::DeviceOp scope(names_.grad_allreduce);
-    prof::CommScope c(names_.allreduce, names_.algo, static_cast<std::int64_t>(count * sizeof(T)));
+    prof::CommScope c(names_.allreduce, names_.algo, static_cast<std::int64_t>(count * sizeof(T)),
+                      profile_group(comm_, "dp"));
     coll_.run(Collective::allreduce, data, data, count, kType<T>);
   }
   // add: into the shard (a later micro-batch's gradients) instead of over it.
@@ -470,7 +474,8 @@ class CudaEngine final : public TrainEngine {
     cuda::DeviceOp scope(names_.grad_reducescatter);
     T* out = grad_shard_.data() + sh.storage;
     {
-      prof::CommScope c(names_.reducescatter, names_.algo, static_cast<std::int64_t>(sh.padded * sizeof(T)));
+      prof::CommScope c(names_.reducescatter, names_.algo, static_cast<std::int64_t>(sh.padded * sizeof(T)),
+                        profile_group(comm_, "dp"));
       coll_.run(Collective::reducescatter, send, add ? rs_sum_.data() : out, sh.length, kType<T>);
     }
     if (add && sh.length > 0) k::residual_forward(out, out, rs_sum_.data(), sh.length, comm_stream_);
@@ -478,7 +483,8 @@ class CudaEngine final : public TrainEngine {
   void all_gather(const T* mine, T* out, const Shard& sh) {
     CollectiveActivity activity("allgather", coll_.name(), sh.padded * sizeof(T), "parameters");
     cuda::DeviceOp scope(names_.param_allgather);
-    prof::CommScope c(names_.allgather, names_.algo, static_cast<std::int64_t>(sh.padded * sizeof(T)));
+    prof::CommScope c(names_.allgather, names_.algo, static_cast<std::int64_t>(sh.padded * sizeof(T)),
+                      profile_group(comm_, "dp"));
     coll_.run(Collective::allgather, mine, out, sh.length, kType<T>);
   }
 

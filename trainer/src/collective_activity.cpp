@@ -1,5 +1,7 @@
 #include "commscope/trainer/collective_activity.hpp"
 
+#include <mpi.h>
+
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -25,10 +27,44 @@ CollectiveActivity::CollectiveActivity(const char* collective, std::string_view 
                                        const char* what) noexcept
     : ActivityMarker(collective_text(collective, algo, bytes, what).data()) {}
 
-double sum_over_ranks(Communicator& comm, const DataParallelNames& names, double local, const char* what) {
+std::vector<int> world_ranks(const Communicator& comm) {
+  MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+  MPI_Comm_group(comm.mpi_comm(), &group);
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  std::vector<int> mine(static_cast<std::size_t>(comm.size())), out(mine.size());
+  for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = static_cast<int>(i);
+  MPI_Group_translate_ranks(group, comm.size(), mine.data(), world, out.data());
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  return out;
+}
+
+prof::CommGroup& profile_group(const Communicator& comm, std::string_view kind) {
+  static const int keyval = [] {
+    int k = MPI_KEYVAL_INVALID;
+    MPI_Comm_create_keyval(
+        MPI_COMM_NULL_COPY_FN,
+        [](MPI_Comm, int, void* group, void*) {
+          delete static_cast<prof::CommGroup*>(group);
+          return MPI_SUCCESS;
+        },
+        &k, nullptr);
+    return k;
+  }();
+  void* value = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(comm.mpi_comm(), keyval, &value, &found);
+  if (found) return *static_cast<prof::CommGroup*>(value);
+  auto* group = new prof::CommGroup(prof::communicator_label(kind, world_ranks(comm)));
+  MPI_Comm_set_attr(comm.mpi_comm(), keyval, group);
+  return *group;
+}
+
+double sum_over_ranks(Communicator& comm, std::string_view kind, const DataParallelNames& names, double local,
+                      const char* what) {
   CollectiveActivity activity("allreduce", "mpi", sizeof(double), what);
   double sum = 0;
-  prof::CommScope c(names.allreduce, names.mpi, static_cast<std::int64_t>(sizeof(double)));
+  prof::CommScope c(names.allreduce, names.mpi, static_cast<std::int64_t>(sizeof(double)), profile_group(comm, kind));
   comm.allreduce(&local, &sum, 1, DataType::f64, ReduceOp::sum, "mpi");
   return sum;
 }

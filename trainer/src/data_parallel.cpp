@@ -98,8 +98,7 @@ struct DataParallel::Impl {
       const std::size_t n = model.stage_output().size();  // a micro-batch's [b, s, C] (SP: this rank's rows)
       if (!st.first()) stage_in.assign(n, 0.0f);
       if (!st.last()) output_grad.assign(n, 0.0f);
-      link = std::make_unique<PipelineLink>(pipe.pp->transport(), pipe.pp->size(), DataType::f32, sizeof(float),
-                                            names.mpi);
+      link = std::make_unique<PipelineLink>(pipe.pp->transport(), *pipe.pp, DataType::f32, sizeof(float), names.mpi);
     } else {
       pipe.pp = pipe.embedding = nullptr;
     }
@@ -139,7 +138,8 @@ struct DataParallel::Impl {
     if (count == 0) return;
     CollectiveActivity activity("allreduce", dp.algo, count * sizeof(float), "gradients");
     prof::OperatorScope scope(op);
-    prof::CommScope c(names.allreduce, names.algo, static_cast<std::int64_t>(count * sizeof(float)));
+    prof::CommScope c(names.allreduce, names.algo, static_cast<std::int64_t>(count * sizeof(float)),
+                      profile_group(comm, "dp"));
     comm.allreduce(data, data, count, DataType::f32, ReduceOp::sum, dp.algo);
   }
 
@@ -151,7 +151,8 @@ struct DataParallel::Impl {
     prof::OperatorScope scope(names.grad_reducescatter.id);
     float* out = grad_shard.data() + sh.storage;
     {
-      prof::CommScope c(names.reducescatter, names.algo, static_cast<std::int64_t>(sh.padded * sizeof(float)));
+      prof::CommScope c(names.reducescatter, names.algo, static_cast<std::int64_t>(sh.padded * sizeof(float)),
+                        profile_group(comm, "dp"));
       comm.reducescatter(send, add ? rs_sum.data() : out, sh.length, DataType::f32, ReduceOp::sum, dp.algo);
     }
     if (add) {
@@ -165,7 +166,8 @@ struct DataParallel::Impl {
     if (sh.padded == 0) return;
     CollectiveActivity activity("allgather", dp.algo, sh.padded * sizeof(float), "parameters");
     prof::OperatorScope scope(names.param_allgather.id);
-    prof::CommScope c(names.allgather, names.algo, static_cast<std::int64_t>(sh.padded * sizeof(float)));
+    prof::CommScope c(names.allgather, names.algo, static_cast<std::int64_t>(sh.padded * sizeof(float)),
+                      profile_group(comm, "dp"));
     comm.allgather(mine, out, sh.length, DataType::f32, dp.algo);
   }
 
@@ -202,8 +204,8 @@ struct DataParallel::Impl {
   // local: this rank's mean loss (a pipeline's last stage's; the other stages' 0).
   float global_mean(double local) {
     prof::OperatorScope scope(names.loss.id);
-    if (pipe.pp != nullptr) local = sum_over_ranks(*pipe.pp, names, local, "loss");
-    return static_cast<float>(sum_over_ranks(comm, names, local, "loss") / P);
+    if (pipe.pp != nullptr) local = sum_over_ranks(*pipe.pp, "pp", names, local, "loss");
+    return static_cast<float>(sum_over_ranks(comm, "dp", names, local, "loss") / P);
   }
 
   // Runs the step's micro-batches through this stage (forward only unless `train`): returns this
@@ -225,9 +227,9 @@ struct DataParallel::Impl {
       model.backward(1.0f / (static_cast<float>(P) * static_cast<float>(micro)), static_cast<const float*>(grad));
     };
     steps.input_grad = [this] { return static_cast<const void*>(model.stage_input_grad().data()); };
-    const double loss = trainer::run_micro_batches(model.stage(), micro, model.slots(), pipe.gpipe, train, link.get(),
-                                                   stage_in.data(), output_grad.data(), model.stage_output().size(),
-                                                   steps);
+    const double loss =
+        trainer::run_micro_batches(model.stage(), micro, model.slots(), pipe.gpipe, train, link.get(), stage_in.data(),
+                                   output_grad.data(), model.stage_output().size(), steps);
     last_micro = true, accumulate = false;
     return loss;
   }
@@ -241,7 +243,8 @@ struct DataParallel::Impl {
     const std::size_t n = sharded ? sh.length : sh.count;
     CollectiveActivity activity("allreduce", dp.algo, n * sizeof(float), "embedding gradients");
     prof::OperatorScope scope(names.grad_allreduce.id);
-    prof::CommScope c(n_emb_allreduce, names.algo, static_cast<std::int64_t>(n * sizeof(float)));
+    prof::CommScope c(n_emb_allreduce, names.algo, static_cast<std::int64_t>(n * sizeof(float)),
+                      profile_group(*pipe.embedding, "embedding"));
     pipe.embedding->allreduce(g, g, n, DataType::f32, ReduceOp::sum,
                               dp.embedding_algo.empty() ? dp.algo : dp.embedding_algo);
   }
@@ -281,7 +284,7 @@ struct DataParallel::Impl {
 #pragma omp parallel for reduction(+ : local) schedule(static)
     for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(g.size()); ++i)
       local += static_cast<double>(g[static_cast<std::size_t>(i)]) * g[static_cast<std::size_t>(i)];
-    if (sharded) local = sum_over_ranks(comm, names, local, "gradient norm");
+    if (sharded) local = sum_over_ranks(comm, "dp", names, local, "gradient norm");
     return static_cast<float>(std::sqrt(local));
   }
 };

@@ -31,19 +31,34 @@ int pipeline_slots(int stage, int stages, int m, bool gpipe) {
   return gpipe ? m : std::min(stages - stage, m);
 }
 
-PipelineLink::PipelineLink(Transport& transport, int stages, DataType type, std::size_t element_bytes,
+PipelineLink::PipelineLink(Transport& transport, const Communicator& group, DataType type, std::size_t element_bytes,
                            prof::NameId algo)
     : transport_(transport),
-      stages_(stages),
+      stages_(group.size()),
+      world_ranks_(world_ranks(group)),
+      me_(world_ranks_[static_cast<std::size_t>(group.rank())]),
       type_(type),
       element_bytes_(element_bytes),
       algo_(algo),
       send_(prof::name_id("pp.send")),
-      recv_(prof::name_id("pp.recv")) {}
+      recv_(prof::name_id("pp.recv")) {
+  for (const int peer : world_ranks_) {
+    to_.emplace_back(prof::link_label("pp", me_, peer));
+    from_.emplace_back(prof::link_label("pp", peer, me_));
+  }
+}
+
+prof::CommGroup& PipelineLink::to(int peer) {
+  return to_.at(static_cast<std::size_t>(peer));
+}
+prof::CommGroup& PipelineLink::from(int peer) {
+  return from_.at(static_cast<std::size_t>(peer));
+}
 
 void PipelineLink::send(const void* data, std::size_t n, int peer) {
   transport_.set_context(CallContext{Collective::sendrecv, "pipeline", type_, ReduceOp::sum, 0, n, stages_});
-  prof::CommScope c(send_, algo_, static_cast<std::int64_t>(n * element_bytes_));
+  newest_pending_ = to(peer).next();
+  prof::CommScope c(send_, algo_, static_cast<std::int64_t>(n * element_bytes_), newest_pending_);
   transport_.post_send(data, n * element_bytes_, peer);
   pending_.push_back(data);
 }
@@ -51,7 +66,7 @@ void PipelineLink::send(const void* data, std::size_t n, int peer) {
 void PipelineLink::recv(void* data, std::size_t n, int peer, const char* what) {
   CollectiveActivity activity("recv", "pipeline", n * element_bytes_, what);
   transport_.set_context(CallContext{Collective::sendrecv, "pipeline", type_, ReduceOp::sum, 0, n, stages_});
-  prof::CommScope c(recv_, algo_, static_cast<std::int64_t>(n * element_bytes_));
+  prof::CommScope c(recv_, algo_, static_cast<std::int64_t>(n * element_bytes_), from(peer));
   transport_.post_recv(data, n * element_bytes_, peer);
   transport_.wait();
   pending_.clear();
@@ -60,7 +75,7 @@ void PipelineLink::recv(void* data, std::size_t n, int peer, const char* what) {
 void PipelineLink::complete(const void* buffer) {
   if (pending_.empty()) return;
   if (buffer != nullptr && std::find(pending_.begin(), pending_.end(), buffer) == pending_.end()) return;
-  prof::CommScope c(send_, algo_, 0);
+  prof::CommScope c(send_, algo_, 0, newest_pending_);
   transport_.wait();
   pending_.clear();
 }

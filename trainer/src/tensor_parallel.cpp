@@ -152,12 +152,13 @@ ProcessGrid::ProcessGrid(const Communicator& world, int tp_ranks, int pp_ranks)
 template <class T>
 typename Gpt2<T>::TensorParallel tensor_parallel_ops(Communicator& tp, const std::string& algo) {
   constexpr DataType type = std::is_same_v<T, double> ? DataType::f64 : DataType::f32;
-  auto op = [&tp, algo](const char* name, ReduceOp reduce, const char* what) {
+  profiler::CommGroup* group = &profile_group(tp, "tp");
+  auto op = [&tp, group, algo](const char* name, ReduceOp reduce, const char* what) {
     const profiler::NameId name_id = profiler::name_id(name), algo_id = profiler::name_id(algo);
-    return [&tp, algo, name_id, algo_id, reduce, what](T* data, std::size_t count) {
+    return [&tp, group, algo, name_id, algo_id, reduce, what](T* data, std::size_t count) {
       const std::size_t bytes = count * sizeof(T);
       CollectiveActivity activity("allreduce", algo, bytes, what);
-      profiler::CommScope c(name_id, algo_id, static_cast<std::int64_t>(bytes));
+      profiler::CommScope c(name_id, algo_id, static_cast<std::int64_t>(bytes), *group);
       tp.allreduce(data, data, count, type, reduce, algo);
     };
   };
@@ -168,16 +169,16 @@ typename Gpt2<T>::TensorParallel tensor_parallel_ops(Communicator& tp, const std
   // Sequence parallelism's: count is this rank's share; the bytes are the whole array's.
   const profiler::NameId rs = profiler::name_id("tp.reducescatter"), ag = profiler::name_id("tp.allgather"),
                          algo_id = profiler::name_id(algo);
-  ops.reduce_scatter = [&tp, algo, rs, algo_id](const T* full, T* mine, std::size_t count) {
+  ops.reduce_scatter = [&tp, group, algo, rs, algo_id](const T* full, T* mine, std::size_t count) {
     const std::size_t bytes = count * sizeof(T) * static_cast<std::size_t>(tp.size());
     CollectiveActivity activity("reducescatter", algo, bytes, "sequence-parallel activations");
-    profiler::CommScope c(rs, algo_id, static_cast<std::int64_t>(bytes));
+    profiler::CommScope c(rs, algo_id, static_cast<std::int64_t>(bytes), *group);
     tp.reducescatter(full, mine, count, type, ReduceOp::sum, algo);
   };
-  ops.allgather = [&tp, algo, ag, algo_id](const T* mine, T* full, std::size_t count) {
+  ops.allgather = [&tp, group, algo, ag, algo_id](const T* mine, T* full, std::size_t count) {
     const std::size_t bytes = count * sizeof(T) * static_cast<std::size_t>(tp.size());
     CollectiveActivity activity("allgather", algo, bytes, "sequence-parallel activations");
-    profiler::CommScope c(ag, algo_id, static_cast<std::int64_t>(bytes));
+    profiler::CommScope c(ag, algo_id, static_cast<std::int64_t>(bytes), *group);
     tp.allgather(mine, full, count, type, algo);
   };
   return ops;
@@ -205,12 +206,12 @@ std::vector<NormPiece> norm_pieces(const ParameterLayout& layout, std::size_t be
 float model_parallel_norm(double split, double replicated, Communicator* dp, Communicator* tp, Communicator* pp,
                           const DataParallelNames& names) {
   if (dp != nullptr) {
-    replicated = sum_over_ranks(*dp, names, replicated, "gradient norm");
-    split = sum_over_ranks(*dp, names, split, "gradient norm");
+    replicated = sum_over_ranks(*dp, "dp", names, replicated, "gradient norm");
+    split = sum_over_ranks(*dp, "dp", names, split, "gradient norm");
   }
-  if (tp != nullptr) split = sum_over_ranks(*tp, names, split, "gradient norm");
+  if (tp != nullptr) split = sum_over_ranks(*tp, "tp", names, split, "gradient norm");
   double total = split + replicated;
-  if (pp != nullptr) total = sum_over_ranks(*pp, names, total, "gradient norm");
+  if (pp != nullptr) total = sum_over_ranks(*pp, "pp", names, total, "gradient norm");
   return static_cast<float>(std::sqrt(total));
 }
 

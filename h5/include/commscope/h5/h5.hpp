@@ -136,6 +136,8 @@ class Dataset : public Object {
   using Object::Object;
   // Number of elements (rows for a 1-D dataset).
   std::size_t size() const;
+  // Whether the dataset's type is compound with a member `field` (a table's optional column).
+  bool has_field(std::string_view field) const;
 };
 
 // A group. Paths are relative to this group, or absolute when they start with '/'.

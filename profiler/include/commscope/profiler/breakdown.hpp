@@ -9,7 +9,7 @@
 //   which encloses the other (or the same one), inter-op dispatch otherwise,
 //   comm + kernel + intra + inter = |W| exactly, in integer ns,
 //   comm = wait + transfer: wait is the part of a communication activity before the slowest
-//   rank arrived at the same collective instance (same sequence number).
+//   rank arrived at the same collective instance (same communicator and sequence number).
 // All functions here are pure: they are unit tested with hand-computed timelines.
 
 #include <cstdint>
@@ -32,7 +32,9 @@ struct Activity {
   std::int64_t end_ns = 0;
   ActivityClass cls = ActivityClass::kCompute;
   std::uint64_t op = 0;                     // innermost operator instance, 0 = none
-  std::int64_t seq = -1;                    // communication: collective instance, -1 = unknown
+  std::uint32_t communicator = 0;           // communication: its communicator's label (string id)
+  std::int64_t seq = -1;                    // communication: instance within the communicator (after
+                                            // number_instances: across all of them), -1 = unknown
   std::int64_t wait_until_ns = kNoArrival;  // communication: local time the slowest rank arrived
 };
 
@@ -103,9 +105,18 @@ struct RankTimeline {
 };
 RankTimeline build_timeline(std::span<const Event> events, Timeline timeline);
 
+// Instances are matched across ranks by (communicator, seq), the communicator's string id in a
+// table shared by the ranks. To match them with one dense vector: each communicator's instance
+// count on this rank (max seq + 1, indexed by string id), their element-wise max over the ranks,
+// then number_instances, which renumbers every activity's seq as the communicators' instances
+// laid end to end (communicator c's instance s: the counts of c' < c, plus s). The same counts
+// give the same numbers on every rank.
+std::vector<std::int64_t> instance_counts(const RankTimeline& timeline);
+void number_instances(RankTimeline& timeline, std::span<const std::int64_t> counts);
+
 // Each collective instance's arrival on this rank, on rank 0's clock (local + clock_offset_ns):
 // the earliest start of its communication activities; kNoArrival where the rank has none.
-// Indexed by seq; the size is max(seq + 1, min_size).
+// Indexed by seq (numbered across communicators); the size is max(seq + 1, min_size).
 std::vector<std::int64_t> collective_arrivals(const RankTimeline& timeline, std::int64_t clock_offset_ns,
                                               std::size_t min_size = 0);
 // Element-wise max (growing `into` when `other` is longer): the slowest rank's arrival.
@@ -122,8 +133,9 @@ RankBreakdown analyze_rank(std::int32_t rank, std::span<const Event> events, con
                            std::int64_t clock_offset_ns);
 
 // The breakdown of several ranks held in one process (an imported trace): each rank's timeline,
-// the collectives' arrivals merged over all ranks (what Session::finish does with
-// MPI_Allreduce(MAX)), then analyze_rank. events[r] and clock_offsets_ns[r] are rank r's.
+// the instances numbered and their arrivals merged over all ranks (what Session::finish does
+// with MPI_Allreduce(MAX)), then analyze_rank. events[r] and clock_offsets_ns[r] are rank r's;
+// their string ids (the communicators') are one table's.
 std::vector<RankBreakdown> analyze_ranks(std::span<const std::vector<Event>> events,
                                          std::span<const std::int64_t> clock_offsets_ns, Timeline timeline);
 

@@ -42,6 +42,16 @@ struct GridPlace {
 };
 GridPlace grid_place(int rank, int nranks, int tp, int pp);
 
+// The label of a communicator, by which its collectives are matched across its members (an
+// Event's `communicator`): its kind and its members' ranks in the job, "tp[0,1]",
+// "dp[0,2,4,6]" (ranks ascending; more than four in steps of one stride as "first:last:step",
+// "dp[0:62:2]"). Every member computes the same label, and communicators of one kind whose
+// members differ get different labels.
+std::string communicator_label(std::string_view kind, std::vector<int> world_ranks);
+// The label of the messages from one rank to another, "pp[0>2]" (world ranks): a send and the
+// receive that takes it are one matched instance, numbered in the order they are made.
+std::string link_label(std::string_view kind, int from, int to);
+
 // Where an event ran: a host thread (track = thread index, 0 = the thread that started the
 // session) or a device stream (track = stream id, device = device ordinal).
 enum class TrackKind : std::uint8_t { kHostThread = 0, kDeviceStream = 1 };
@@ -49,19 +59,21 @@ enum class TrackKind : std::uint8_t { kHostThread = 0, kDeviceStream = 1 };
 // One recorded event. Trivially copyable: it is written to HDF5 as it is (events.hpp's field
 // names are the file's field names, see docs/profile-format.md).
 struct Event {
-  std::int64_t start_ns = 0;      // ns since the rank's epoch, on the rank's clock
-  std::int64_t end_ns = 0;        // >= start_ns
-  std::uint64_t id = 0;           // instance id of an operator or communication scope (unique per rank); a device
-                                  // kernel, memcpy or memset inside a communication scope: that scope's id; else 0
-  std::uint64_t parent = 0;       // innermost enclosing operator instance (operators: the parent operator); 0 = none
-  std::uint64_t correlation = 0;  // CUPTI correlation id of a device record and its launching API call, else 0
-  std::int64_t bytes = 0;         // communication: the collective's array bytes (bench's S); memcpy/memset bytes
-  std::int64_t seq = -1;          // communication: sequence number on the profiled communicator, else -1
-  std::int32_t iteration = -1;    // the step in progress on the host when the event began, -1 outside steps
-  std::uint32_t name = 0;         // string id: iteration, operator, kernel, collective or API name
-  std::uint32_t detail = 0;       // string id: communication algorithm, memcpy direction, ...; 0 = none
-  std::uint32_t track = 0;        // host thread index or device stream id
-  std::int16_t device = -1;       // device ordinal of a device event, -1 for host events
+  std::int64_t start_ns = 0;       // ns since the rank's epoch, on the rank's clock
+  std::int64_t end_ns = 0;         // >= start_ns
+  std::uint64_t id = 0;            // instance id of an operator or communication scope (unique per rank); a device
+                                   // kernel, memcpy or memset inside a communication scope: that scope's id; else 0
+  std::uint64_t parent = 0;        // innermost enclosing operator instance (operators: the parent operator); 0 = none
+  std::uint64_t correlation = 0;   // CUPTI correlation id of a device record and its launching API call, else 0
+  std::int64_t bytes = 0;          // communication: the collective's array bytes (bench's S); memcpy/memset bytes
+  std::int64_t seq = -1;           // communication: instance number within its communicator, else -1
+  std::int32_t iteration = -1;     // the step in progress on the host when the event began, -1 outside steps
+  std::uint32_t name = 0;          // string id: iteration, operator, kernel, collective or API name
+  std::uint32_t detail = 0;        // string id: communication algorithm, memcpy direction, ...; 0 = none
+  std::uint32_t track = 0;         // host thread index or device stream id
+  std::uint32_t communicator = 0;  // communication: string id of its communicator's label ("tp[0,1]", "pp[1>3]";
+                                   // communicator_label), seq counts within it; 0 = the profiled communicator
+  std::int16_t device = -1;        // device ordinal of a device event, -1 for host events
   EventKind kind = EventKind::kKernel;
   TrackKind track_kind = TrackKind::kHostThread;
 

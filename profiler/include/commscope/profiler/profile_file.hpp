@@ -21,8 +21,8 @@ class ProfileFileError : public std::runtime_error {
 };
 
 // The HDF5 compound type of an events table row (Event's members under their own names; kind
-// and track_kind as uint8).
-h5::CompoundType<Event> event_compound_type();
+// and track_kind as uint8). Without `communicator`: the columns of files written before it.
+h5::CompoundType<Event> event_compound_type(bool with_communicator = true);
 
 // "run.h5", rank 3 -> "run.rank00003.h5" (same folder). Names without ".h5" get ".rank00003.h5" appended.
 std::string rank_event_file_name(const std::string& main_path, int rank);

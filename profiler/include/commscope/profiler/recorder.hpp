@@ -6,6 +6,10 @@
 //   COMMSCOPE_PROFILE_KERNEL("matmul");                    // a compute section (CPU) or launch
 //   COMMSCOPE_PROFILE_COMM("allreduce", "ring", bytes);   // a collective on the profiled communicator
 //
+// Collectives on other communicators (a tensor-parallel group, a pipeline's messages) are
+// numbered by a CommGroup of their own, so that only the same communicator's calls are matched
+// across ranks:  CommGroup tp(communicator_label("tp", ranks));  ...  CommScope c(ar, ring, n, tp);
+//
 // or the classes with names interned once (names vary at run time, e.g. per layer):
 //   const NameId attn = name_id("block3.attn.fwd");  ...  OperatorScope scope(attn);
 //
@@ -38,6 +42,13 @@ StringTable& process_names();
 // Pass as CommScope's seq to number the collective automatically (the next number on the
 // profiled communicator: every rank must then open the same CommScopes in the same order).
 inline constexpr std::int64_t kAutoSeq = -2;
+
+// Which matched instance a communication is: its communicator's label (a string id; 0 = the
+// profiled communicator) and its number there (-1: not matched across ranks).
+struct CommInstance {
+  NameId communicator = 0;
+  std::int64_t seq = -1;
+};
 
 namespace detail {
 
@@ -75,6 +86,8 @@ struct ThreadBuffer {
 inline std::atomic<bool> g_recording{false};
 inline std::atomic<std::int32_t> g_iteration{-1};
 inline std::atomic<std::int64_t> g_comm_seq{0};
+// Counts the sessions started in this process: a CommGroup restarts its numbers in each.
+inline std::atomic<std::uint64_t> g_session_generation{0};
 // Set while a device backend wants external correlation ids (CUPTI).
 inline std::atomic<bool> g_device_hooks{false};
 inline thread_local ThreadBuffer* t_buffer = nullptr;
@@ -106,6 +119,7 @@ inline Event* open_event(ThreadBuffer*& buffer, EventKind kind, NameId name) noe
   e->name = name;
   e->detail = 0;
   e->track = buffer->index;
+  e->communicator = 0;
   e->device = -1;
   e->kind = kind;
   e->track_kind = TrackKind::kHostThread;
@@ -118,6 +132,29 @@ inline Event* open_event(ThreadBuffer*& buffer, EventKind kind, NameId name) noe
 inline bool recording() noexcept {
   return detail::g_recording.load(std::memory_order_relaxed);
 }
+
+// A communicator's numbering: its collectives are matched across its members by (label,
+// number), and by nothing else. The label must be the same on every member and differ from
+// every other communicator's (communicator_label: "tp[0,1]" and "tp[2,3]" are not peers);
+// numbers count its communications from 0 in each session, so every member must open the same
+// CommScopes on it in the same order (MPI orders a communicator's collectives so anyway). Used
+// by one thread at a time, as its communicator is.
+class CommGroup {
+ public:
+  explicit CommGroup(std::string_view label) : label_(name_id(label)) {}
+  NameId label() const noexcept { return label_; }
+  // The next instance: this group's label and number.
+  CommInstance next() noexcept {
+    const std::uint64_t generation = detail::g_session_generation.load(std::memory_order_relaxed);
+    if (generation != generation_) generation_ = generation, count_ = 0;
+    return {label_, count_++};
+  }
+
+ private:
+  NameId label_;
+  std::uint64_t generation_ = 0;
+  std::int64_t count_ = 0;
+};
 
 #if !defined(COMMSCOPE_PROFILER_DISABLE)
 // The two builds of the scopes live in different inline namespaces, so a program mixing targets
@@ -167,17 +204,27 @@ class OperatorScope {
   Event* event_ = nullptr;
 };
 
-// A collective call. bytes: the collective's array bytes (the bench's S). seq: kAutoSeq, an
-// explicit number shared by all ranks, or -1 (no cross-rank matching: no wait/transfer split).
+// A collective call. bytes: the collective's array bytes (the bench's S). On the profiled
+// communicator, seq: kAutoSeq, an explicit number shared by all ranks, or -1 (no cross-rank
+// matching: no wait/transfer split). On another communicator: its group (the next number there)
+// or an explicit instance (a message's, CommInstance{} for none).
 class CommScope {
  public:
-  CommScope(NameId collective, NameId algorithm, std::int64_t bytes, std::int64_t seq = kAutoSeq) noexcept {
+  CommScope(NameId collective, NameId algorithm, std::int64_t bytes, std::int64_t seq = kAutoSeq) noexcept
+      : CommScope(
+            collective, algorithm, bytes,
+            CommInstance{0, seq == kAutoSeq && recording() ? detail::g_comm_seq.fetch_add(1, std::memory_order_relaxed)
+                                                           : seq}) {}
+  CommScope(NameId collective, NameId algorithm, std::int64_t bytes, CommGroup& group) noexcept
+      : CommScope(collective, algorithm, bytes, group.next()) {}
+  CommScope(NameId collective, NameId algorithm, std::int64_t bytes, CommInstance instance) noexcept {
     if (!recording() || (event_ = detail::open_event(buffer_, EventKind::kCommunication, collective)) == nullptr)
       return;
     event_->id = buffer_->new_id();
     event_->detail = algorithm;
     event_->bytes = bytes;
-    event_->seq = seq == kAutoSeq ? detail::g_comm_seq.fetch_add(1, std::memory_order_relaxed) : seq;
+    event_->seq = instance.seq;
+    event_->communicator = instance.communicator;
     if (detail::g_device_hooks.load(std::memory_order_relaxed)) detail::push_external(1, event_->id);
     event_->start_ns = ticks();
   }
@@ -251,6 +298,8 @@ class OperatorScope {
 class CommScope {
  public:
   CommScope(NameId, NameId, std::int64_t, std::int64_t = kAutoSeq) noexcept {}
+  CommScope(NameId, NameId, std::int64_t, CommGroup&) noexcept {}
+  CommScope(NameId, NameId, std::int64_t, CommInstance) noexcept {}
 };
 class IterationScope {
  public:

@@ -1,13 +1,16 @@
 #pragma once
 // The trainer's host-side collective helpers, shared by the CPU and CUDA engines: the marker a
-// signal handler reads to say which collective a stopped rank was in, and the sum of one
-// double over ranks (the loss, the squared gradient norm).
+// signal handler reads to say which collective a stopped rank was in, the profiler's numbering
+// of each communicator's collectives, and the sum of one double over ranks (the loss, the
+// squared gradient norm).
 
 #include <cstddef>
 #include <string_view>
+#include <vector>
 
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/common/stop_line.hpp"
+#include "commscope/profiler/recorder.hpp"
 #include "commscope/trainer/operators.hpp"
 
 namespace commscope::trainer {
@@ -19,9 +22,21 @@ class CollectiveActivity : public ActivityMarker {
   CollectiveActivity(const char* collective, std::string_view algo, std::size_t bytes, const char* what) noexcept;
 };
 
-// The sum over all ranks of one double, over MPI on the host (the loss, the squared gradient
-// norm): marked as the collective in progress ("allreduce (mpi, ..., <what>)") and recorded as
-// an allreduce communication. Collective.
-double sum_over_ranks(Communicator& comm, const DataParallelNames& names, double local, const char* what);
+// The ranks in MPI_COMM_WORLD of comm's members, by their rank in comm.
+std::vector<int> world_ranks(const Communicator& comm);
+
+// The profiler's numbering of comm's collectives, so that the profile matches them only across
+// comm's members: a profiler::CommGroup labelled "kind[world ranks]" (profiler::communicator_label),
+// made at the first call and kept with comm's MPI handle (an attribute freed with it), so later
+// calls return the same group whatever kind they pass. Each communicator has one kind ("dp",
+// "tp", "pp", "embedding"), and communicators of one kind have different members, so no two
+// communicators share a label.
+profiler::CommGroup& profile_group(const Communicator& comm, std::string_view kind);
+
+// The sum over all ranks of comm (a communicator of `kind`) of one double, over MPI on the host
+// (the loss, the squared gradient norm): marked as the collective in progress ("allreduce (mpi,
+// ..., <what>)") and recorded as an allreduce communication. Collective.
+double sum_over_ranks(Communicator& comm, std::string_view kind, const DataParallelNames& names, double local,
+                      const char* what);
 
 }  // namespace commscope::trainer

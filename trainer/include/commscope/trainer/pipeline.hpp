@@ -9,6 +9,7 @@
 #include <functional>
 #include <vector>
 
+#include "commscope/collectives/communicator.hpp"
 #include "commscope/collectives/transport.hpp"
 #include "commscope/collectives/types.hpp"
 #include "commscope/profiler/recorder.hpp"
@@ -20,12 +21,17 @@ namespace commscope::trainer {
 // transport): a send is posted and completed later (at the next receive, before its buffer is
 // written again, at the end of the step), so that neighbouring stages never wait for each other's
 // receives in 1F1B. Profiled as communication pp.send / pp.recv, marked as the collective in
-// progress while receiving ("recv (pipeline, ..., activations from the previous stage)").
+// progress while receiving ("recv (pipeline, ..., activations from the previous stage)"). Each
+// direction of each pair of stages numbers its messages ("pp[0>2]", world ranks), so that the
+// profile matches a send with the receive that takes it; a send's completion (a wait for the
+// receiver) is the newest pending send's instance.
 class PipelineLink {
  public:
-  // stages: the group's size; type and element_bytes: the messages' elements; algo: the name
-  // the profile gives their algorithm.
-  PipelineLink(Transport& transport, int stages, DataType type, std::size_t element_bytes, profiler::NameId algo);
+  // group: the pipeline group whose ranks `peer` names (its transport, or a device transport
+  // over the same ranks); type and element_bytes: the messages' elements; algo: the name the
+  // profile gives their algorithm.
+  PipelineLink(Transport& transport, const Communicator& group, DataType type, std::size_t element_bytes,
+               profiler::NameId algo);
   void send(const void* data, std::size_t n, int peer);
   // Receives n elements (and completes every send posted before).
   void recv(void* data, std::size_t n, int peer, const char* what);
@@ -33,12 +39,19 @@ class PipelineLink {
   void complete(const void* buffer = nullptr);
 
  private:
+  profiler::CommGroup& to(int peer);
+  profiler::CommGroup& from(int peer);
+
   Transport& transport_;
   int stages_;
+  std::vector<int> world_ranks_;  // the group's, by its rank
+  int me_;                        // this rank's world rank
   DataType type_;
   std::size_t element_bytes_;
   profiler::NameId algo_, send_, recv_;
+  std::vector<profiler::CommGroup> to_, from_;  // by peer: the messages sent to it, received from it
   std::vector<const void*> pending_;
+  profiler::CommInstance newest_pending_;  // the newest pending send's instance
 };
 
 // What one engine does for micro-batch i (of the step's m) on its stage.
