@@ -4,8 +4,9 @@
 //   mpirun -np 4 -x LD_PRELOAD=$PWD/build/lib/libcommscope-mpiprof.so ./app
 //   commscope-report profile commscope-mpiprof.h5
 //
-// MPI_Init starts a profiling session over MPI_COMM_WORLD; every wrapped MPI call below is a
-// communication event (its collective or operation name, "mpi", its array bytes) and the time
+// MPI_Init starts a profiling session over MPI_COMM_WORLD; every wrapped MPI call (collectives.cpp,
+// point_to_point.cpp; this file records them) is a communication event (its collective or
+// operation name, "mpi", its bytes as bytes.hpp counts them) and the time
 // between two MPI calls of the thread that initialised MPI is host compute (a kernel event named
 // "compute"). Collectives on MPI_COMM_WORLD carry a sequence number, so that the session splits
 // them into wait and transfer across ranks; calls on other communicators and point-to-point calls
@@ -46,8 +47,10 @@
 #include "commscope/profiler/profile_file.hpp"
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/profiler/session.hpp"
+#include "record.hpp"
 
 namespace pf = commscope::profiler;
+namespace mpiprof = commscope::mpiprof;
 
 namespace {
 
@@ -313,88 +316,77 @@ void finish() {
   --t_inside;
 }
 
-// The bytes of `count` elements of `type`.
-std::int64_t bytes_of(int count, MPI_Datatype type) {
-  int size = 0;
-  if (count <= 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS) return 0;
-  return static_cast<std::int64_t>(count) * size;
-}
-
-int comm_size(MPI_Comm comm) {
-  int n = 1;
-  PMPI_Comm_size(comm, &n);
-  return n;
-}
-
 bool is_world(MPI_Comm comm) {
   int same = MPI_UNEQUAL;
   return comm == MPI_COMM_WORLD || (PMPI_Comm_compare(comm, MPI_COMM_WORLD, &same) == MPI_SUCCESS && same == MPI_IDENT);
 }
 
-// A wrapper's names: its MPI function (an operator, so the report totals calls and time per
-// function) and the communication it is ("allreduce", "send", "wait", ...).
-struct Names {
-  pf::NameId function, comm;
-  bool poll = false;  // MPI_Test*: runs of calls coalesce (PollRun)
-};
+// The main thread's call that goes on a polling run (PollRun): it extends the run's events.
+bool continues_poll(const mpiprof::Names& names, bool cut) {
+  return names.poll && g_poll.op != nullptr && g_poll.function == names.function && !cut &&
+         std::chrono::steady_clock::now() - g_poll.end < std::chrono::nanoseconds(kPollGapNs);
+}
 
-// Records one MPI call around `call`: the compute before it ends; an operator event named after
-// the MPI function holds the communication event that spans the call.
-template <class Call>
-int record(const Names& names, std::int64_t bytes, MPI_Comm comm, bool collective, Call&& call) {
-  if (t_inside > 0 || !g_session || !pf::recording()) return call();
-  ++t_inside;
-  const bool main = on_main();
-  if (main) {
-    const bool cut = g_window_s > 0 && PMPI_Wtime() - g_window_start >= g_window_s;
-    if (names.poll && g_poll.op != nullptr && g_poll.function == names.function && !cut &&
-        std::chrono::steady_clock::now() - g_poll.end < std::chrono::nanoseconds(kPollGapNs)) {
-      const int rc = call();  // the run goes on: its events now end here
-      g_poll.end_ticks = g_poll.op->end_ns = g_poll.comm->end_ns = pf::ticks();
-      g_poll.end = std::chrono::steady_clock::now();
-      --t_inside;
-      return rc;
-    }
-    close_compute();
-    if (cut) {
-      g_window_start = PMPI_Wtime();
-      close(g_iteration);
-      open_iteration();
-    }
+// The main thread before a call: the compute since the last call ends, and a window's iteration
+// when its time is up. Returns whether the call continues a polling run (nothing else done).
+bool before_call(const mpiprof::Names& names) {
+  const bool cut = g_window_s > 0 && PMPI_Wtime() - g_window_start >= g_window_s;
+  if (continues_poll(names, cut)) return true;
+  close_compute();
+  if (cut) {
+    g_window_start = PMPI_Wtime();
+    close(g_iteration);
+    open_iteration();
   }
-  const std::int64_t seq =
-      collective && comm != MPI_COMM_NULL && is_world(comm) ? g_world_seq.fetch_add(1, std::memory_order_relaxed) : -1;
-  int rc;
-  if (main && names.poll) {
-    // A poll starts a run: its events stay reachable, so later calls of the run extend them.
-    pf::Event* op = pf::detail::open_event(g_buffer, pf::EventKind::kOperator, names.function);
-    pf::Event* ev = op ? pf::detail::open_event(g_buffer, pf::EventKind::kCommunication, names.comm) : nullptr;
-    if (ev != nullptr) {
-      op->id = g_buffer->new_id();
-      ev->id = g_buffer->new_id();
-      ev->parent = op->id;
-      ev->detail = g_mpi;
-      ev->start_ns = pf::ticks();
-    }
-    rc = call();
-    if (op != nullptr && ev == nullptr) op->end_ns = pf::ticks();  // its communication was dropped
-    if (ev != nullptr) {
-      g_poll = {op, ev, names.function, pf::ticks(), std::chrono::steady_clock::now()};
-      op->end_ns = ev->end_ns = g_poll.end_ticks;
-      --t_inside;
-      return rc;  // no compute event yet: the run may go on (close_compute makes it)
-    }
-  } else {
-    pf::OperatorScope op(names.function);
-    pf::CommScope scope(names.comm, g_mpi, bytes, seq);
-    rc = call();
-  }
-  if (main) open_compute();
-  --t_inside;
-  return rc;
+  return false;
 }
 
 }  // namespace
+
+int mpiprof::record_call(const Names& names, std::int64_t bytes, MPI_Comm comm, Kind kind, int (*call)(void*),
+                         void* ctx, const std::int64_t* received) {
+  if (t_inside > 0 || !g_session || !pf::recording()) return call(ctx);
+  ++t_inside;
+  const bool main = on_main();
+  if (main && before_call(names)) {
+    const int rc = call(ctx);  // the run goes on: its events now end here
+    g_poll.end_ticks = g_poll.op->end_ns = g_poll.comm->end_ns = pf::ticks();
+    g_poll.end = std::chrono::steady_clock::now();
+    --t_inside;
+    return rc;
+  }
+  const std::int64_t seq = kind == Kind::kCollective && comm != MPI_COMM_NULL && is_world(comm)
+                               ? g_world_seq.fetch_add(1, std::memory_order_relaxed)
+                               : -1;
+  // The function's operator holding its communication; not the scopes, since a receive's bytes
+  // and a polling run's end are written after the call.
+  pf::detail::ThreadBuffer* buffer = nullptr;
+  pf::Event* op = pf::detail::open_event(buffer, pf::EventKind::kOperator, names.function);
+  pf::Event* ev = op ? pf::detail::open_event(buffer, pf::EventKind::kCommunication, names.comm) : nullptr;
+  if (ev != nullptr) {
+    op->id = buffer->new_id();
+    ev->id = buffer->new_id();
+    ev->parent = op->id;
+    ev->detail = g_mpi;
+    ev->bytes = bytes;
+    ev->seq = seq;
+    ev->start_ns = pf::ticks();
+  }
+  const int rc = call(ctx);
+  const std::int64_t end = pf::ticks();
+  if (pf::recording()) {  // not when a signal ended the session during the call
+    if (op != nullptr) op->end_ns = end;
+    if (ev != nullptr) ev->end_ns = end;
+    if (ev != nullptr && received != nullptr) ev->bytes = *received;
+  }
+  if (main && names.poll && ev != nullptr) {
+    g_poll = {op, ev, names.function, end, std::chrono::steady_clock::now()};  // the run may go on
+  } else if (main) {
+    open_compute();
+  }
+  --t_inside;
+  return rc;
+}
 
 extern "C" {
 
@@ -422,241 +414,6 @@ int MPI_Pcontrol(const int level, ...) {
     --t_inside;
   }
   return MPI_SUCCESS;
-}
-
-// --- collectives (bytes: the array, as nccl-tests and the bench count it)
-
-int MPI_Barrier(MPI_Comm comm) {
-  static const Names names{pf::name_id("MPI_Barrier"), pf::name_id("barrier")};
-  return record(names, 0, comm, true, [&] { return PMPI_Barrier(comm); });
-}
-
-int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  static const Names names{pf::name_id("MPI_Bcast"), pf::name_id("broadcast")};
-  return record(names, bytes_of(count, type), comm, true, [&] { return PMPI_Bcast(buf, count, type, root, comm); });
-}
-
-int MPI_Allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  static const Names names{pf::name_id("MPI_Allreduce"), pf::name_id("allreduce")};
-  return record(names, bytes_of(count, type), comm, true,
-                [&] { return PMPI_Allreduce(send, recv, count, type, op, comm); });
-}
-
-int MPI_Reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
-  static const Names names{pf::name_id("MPI_Reduce"), pf::name_id("reduce")};
-  return record(names, bytes_of(count, type), comm, true,
-                [&] { return PMPI_Reduce(send, recv, count, type, op, root, comm); });
-}
-
-int MPI_Allgather(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype,
-                  MPI_Comm comm) {
-  static const Names names{pf::name_id("MPI_Allgather"), pf::name_id("allgather")};
-  return record(names, bytes_of(rcount, rtype) * comm_size(comm), comm, true,
-                [&] { return PMPI_Allgather(send, scount, stype, recv, rcount, rtype, comm); });
-}
-
-int MPI_Allgatherv(const void* send, int scount, MPI_Datatype stype, void* recv, const int rcounts[],
-                   const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
-  std::int64_t total = 0;
-  for (int i = 0, n = comm_size(comm); i < n; ++i) total += bytes_of(rcounts[i], rtype);
-  static const Names names{pf::name_id("MPI_Allgatherv"), pf::name_id("allgatherv")};
-  return record(names, total, comm, true,
-                [&] { return PMPI_Allgatherv(send, scount, stype, recv, rcounts, displs, rtype, comm); });
-}
-
-int MPI_Gather(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype, int root,
-               MPI_Comm comm) {
-  static const Names names{pf::name_id("MPI_Gather"), pf::name_id("gather")};
-  return record(names, bytes_of(scount, stype) * comm_size(comm), comm, true,
-                [&] { return PMPI_Gather(send, scount, stype, recv, rcount, rtype, root, comm); });
-}
-
-int MPI_Scatter(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype, int root,
-                MPI_Comm comm) {
-  static const Names names{pf::name_id("MPI_Scatter"), pf::name_id("scatter")};
-  return record(names, bytes_of(rcount, rtype) * comm_size(comm), comm, true,
-                [&] { return PMPI_Scatter(send, scount, stype, recv, rcount, rtype, root, comm); });
-}
-
-int MPI_Alltoall(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype,
-                 MPI_Comm comm) {
-  static const Names names{pf::name_id("MPI_Alltoall"), pf::name_id("alltoall")};
-  return record(names, bytes_of(scount, stype) * comm_size(comm), comm, true,
-                [&] { return PMPI_Alltoall(send, scount, stype, recv, rcount, rtype, comm); });
-}
-
-int MPI_Alltoallv(const void* send, const int scounts[], const int sdispls[], MPI_Datatype stype, void* recv,
-                  const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
-  std::int64_t total = 0;
-  for (int i = 0, n = comm_size(comm); i < n; ++i) total += bytes_of(scounts[i], stype);
-  static const Names names{pf::name_id("MPI_Alltoallv"), pf::name_id("alltoallv")};
-  return record(names, total, comm, true,
-                [&] { return PMPI_Alltoallv(send, scounts, sdispls, stype, recv, rcounts, rdispls, rtype, comm); });
-}
-
-int MPI_Reduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  static const Names names{pf::name_id("MPI_Reduce_scatter_block"), pf::name_id("reducescatter")};
-  return record(names, bytes_of(count, type) * comm_size(comm), comm, true,
-                [&] { return PMPI_Reduce_scatter_block(send, recv, count, type, op, comm); });
-}
-
-int MPI_Reduce_scatter(const void* send, void* recv, const int counts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  std::int64_t total = 0;
-  for (int i = 0, n = comm_size(comm); i < n; ++i) total += bytes_of(counts[i], type);
-  static const Names names{pf::name_id("MPI_Reduce_scatter"), pf::name_id("reducescatter")};
-  return record(names, total, comm, true, [&] { return PMPI_Reduce_scatter(send, recv, counts, type, op, comm); });
-}
-
-// --- nonblocking collectives: the post, unnumbered (its wait is in MPI_Wait* / MPI_Test*)
-
-int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
-  static const Names names{pf::name_id("MPI_Ibarrier"), pf::name_id("ibarrier")};
-  return record(names, 0, comm, false, [&] { return PMPI_Ibarrier(comm, request); });
-}
-
-int MPI_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* request) {
-  static const Names names{pf::name_id("MPI_Ibcast"), pf::name_id("ibroadcast")};
-  return record(names, bytes_of(count, type), comm, false,
-                [&] { return PMPI_Ibcast(buf, count, type, root, comm, request); });
-}
-
-int MPI_Iallreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                   MPI_Request* request) {
-  static const Names names{pf::name_id("MPI_Iallreduce"), pf::name_id("iallreduce")};
-  return record(names, bytes_of(count, type), comm, false,
-                [&] { return PMPI_Iallreduce(send, recv, count, type, op, comm, request); });
-}
-
-int MPI_Ireduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
-                MPI_Request* request) {
-  static const Names names{pf::name_id("MPI_Ireduce"), pf::name_id("ireduce")};
-  return record(names, bytes_of(count, type), comm, false,
-                [&] { return PMPI_Ireduce(send, recv, count, type, op, root, comm, request); });
-}
-
-int MPI_Iallgather(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype,
-                   MPI_Comm comm, MPI_Request* request) {
-  static const Names names{pf::name_id("MPI_Iallgather"), pf::name_id("iallgather")};
-  return record(names, bytes_of(rcount, rtype) * comm_size(comm), comm, false,
-                [&] { return PMPI_Iallgather(send, scount, stype, recv, rcount, rtype, comm, request); });
-}
-
-int MPI_Igather(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype, int root,
-                MPI_Comm comm, MPI_Request* request) {
-  static const Names names{pf::name_id("MPI_Igather"), pf::name_id("igather")};
-  return record(names, bytes_of(scount, stype) * comm_size(comm), comm, false,
-                [&] { return PMPI_Igather(send, scount, stype, recv, rcount, rtype, root, comm, request); });
-}
-
-int MPI_Iscatter(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype, int root,
-                 MPI_Comm comm, MPI_Request* request) {
-  static const Names names{pf::name_id("MPI_Iscatter"), pf::name_id("iscatter")};
-  return record(names, bytes_of(rcount, rtype) * comm_size(comm), comm, false,
-                [&] { return PMPI_Iscatter(send, scount, stype, recv, rcount, rtype, root, comm, request); });
-}
-
-int MPI_Ialltoall(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype,
-                  MPI_Comm comm, MPI_Request* request) {
-  static const Names names{pf::name_id("MPI_Ialltoall"), pf::name_id("ialltoall")};
-  return record(names, bytes_of(scount, stype) * comm_size(comm), comm, false,
-                [&] { return PMPI_Ialltoall(send, scount, stype, recv, rcount, rtype, comm, request); });
-}
-
-int MPI_Ireduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
-                              MPI_Request* request) {
-  static const Names names{pf::name_id("MPI_Ireduce_scatter_block"), pf::name_id("ireducescatter")};
-  return record(names, bytes_of(count, type) * comm_size(comm), comm, false,
-                [&] { return PMPI_Ireduce_scatter_block(send, recv, count, type, op, comm, request); });
-}
-
-// --- point to point: the blocking calls span their time, posts (Isend, Irecv) their own call
-
-int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  static const Names names{pf::name_id("MPI_Send"), pf::name_id("send")};
-  return record(names, bytes_of(count, type), comm, false,
-                [&] { return PMPI_Send(buf, count, type, dest, tag, comm); });
-}
-
-int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  static const Names names{pf::name_id("MPI_Ssend"), pf::name_id("send")};
-  return record(names, bytes_of(count, type), comm, false,
-                [&] { return PMPI_Ssend(buf, count, type, dest, tag, comm); });
-}
-
-int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
-  static const Names names{pf::name_id("MPI_Recv"), pf::name_id("recv")};
-  return record(names, bytes_of(count, type), comm, false,
-                [&] { return PMPI_Recv(buf, count, type, source, tag, comm, status); });
-}
-
-int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int stag, void* rbuf, int rcount,
-                 MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status* status) {
-  static const Names names{pf::name_id("MPI_Sendrecv"), pf::name_id("sendrecv")};
-  return record(names, bytes_of(scount, stype), comm, false, [&] {
-    return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
-  });
-}
-
-int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
-  static const Names names{pf::name_id("MPI_Isend"), pf::name_id("isend")};
-  return record(names, bytes_of(count, type), comm, false,
-                [&] { return PMPI_Isend(buf, count, type, dest, tag, comm, request); });
-}
-
-int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
-  static const Names names{pf::name_id("MPI_Issend"), pf::name_id("isend")};
-  return record(names, bytes_of(count, type), comm, false,
-                [&] { return PMPI_Issend(buf, count, type, dest, tag, comm, request); });
-}
-
-int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
-  static const Names names{pf::name_id("MPI_Irecv"), pf::name_id("irecv")};
-  return record(names, bytes_of(count, type), comm, false,
-                [&] { return PMPI_Irecv(buf, count, type, source, tag, comm, request); });
-}
-
-// --- completion: "wait" and "test" events span the call
-
-int MPI_Wait(MPI_Request* request, MPI_Status* status) {
-  static const Names names{pf::name_id("MPI_Wait"), pf::name_id("wait")};
-  return record(names, 0, MPI_COMM_NULL, false, [&] { return PMPI_Wait(request, status); });
-}
-
-int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
-  static const Names names{pf::name_id("MPI_Waitall"), pf::name_id("wait")};
-  return record(names, 0, MPI_COMM_NULL, false, [&] { return PMPI_Waitall(count, requests, statuses); });
-}
-
-int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
-  static const Names names{pf::name_id("MPI_Waitany"), pf::name_id("wait")};
-  return record(names, 0, MPI_COMM_NULL, false, [&] { return PMPI_Waitany(count, requests, index, status); });
-}
-
-int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-  static const Names names{pf::name_id("MPI_Waitsome"), pf::name_id("wait")};
-  return record(names, 0, MPI_COMM_NULL, false,
-                [&] { return PMPI_Waitsome(incount, requests, outcount, indices, statuses); });
-}
-
-int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  static const Names names{pf::name_id("MPI_Test"), pf::name_id("test"), true};
-  return record(names, 0, MPI_COMM_NULL, false, [&] { return PMPI_Test(request, flag, status); });
-}
-
-int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
-  static const Names names{pf::name_id("MPI_Testall"), pf::name_id("test"), true};
-  return record(names, 0, MPI_COMM_NULL, false, [&] { return PMPI_Testall(count, requests, flag, statuses); });
-}
-
-int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
-  static const Names names{pf::name_id("MPI_Testany"), pf::name_id("test"), true};
-  return record(names, 0, MPI_COMM_NULL, false, [&] { return PMPI_Testany(count, requests, index, flag, status); });
-}
-
-int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
-  static const Names names{pf::name_id("MPI_Testsome"), pf::name_id("test"), true};
-  return record(names, 0, MPI_COMM_NULL, false,
-                [&] { return PMPI_Testsome(incount, requests, outcount, indices, statuses); });
 }
 
 }  // extern "C"

@@ -1,0 +1,41 @@
+// The one recording path of libcommscope-mpiprof.so's wrappers (mpiprof.cpp defines it): each
+// wrapper names its MPI function and communication, gives its bytes (bytes.hpp) and calls PMPI
+// inside record().
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "commscope/profiler/recorder.hpp"
+
+namespace commscope::mpiprof {
+
+// A wrapper's names: its MPI function (an operator, so the report totals calls and time per
+// function) and the communication it is ("allreduce", "send", "wait", ...).
+struct Names {
+  profiler::NameId function, comm;
+  bool poll = false;  // MPI_Test*, MPI_Iprobe, MPI_Improbe: runs of calls coalesce (mpiprof.cpp)
+};
+
+// What a call is: blocking collectives on MPI_COMM_WORLD are numbered (wait and transfer split
+// across ranks); posts, point-to-point and completion calls are not.
+enum class Kind { kCollective, kUnnumbered };
+
+// Records one MPI call around call(ctx): the compute before it ends; an operator event named
+// after the MPI function holds the communication event that spans the call, of `bytes`, or of
+// *received when given (read after the call: a receive's count from its status).
+int record_call(const Names& names, std::int64_t bytes, MPI_Comm comm, Kind kind, int (*call)(void*), void* ctx,
+                const std::int64_t* received);
+
+template <class Call>
+int record(const Names& names, std::int64_t bytes, MPI_Comm comm, Kind kind, Call&& call,
+           const std::int64_t* received = nullptr) {
+  using F = std::remove_reference_t<Call>;
+  return record_call(
+      names, bytes, comm, kind, [](void* c) { return (*static_cast<F*>(c))(); },
+      const_cast<void*>(static_cast<const void*>(&call)), received);
+}
+
+}  // namespace commscope::mpiprof
