@@ -18,6 +18,7 @@
 #include <numeric>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "commscope/profiler/breakdown.hpp"
@@ -822,6 +823,39 @@ std::int64_t median(std::vector<std::int64_t> v) {
   return v[v.size() / 2];
 }
 
+// Rank d's clock from its matched collective ends (end on rank 0, end on d; absolute ns): rank
+// 0's local time = d's local time + offset, from end_0 = end_d; offset the median of the
+// differences, error their median absolute deviation. No matched end measures nothing: offset
+// 0 and an unknown error.
+void align_clock(RankData& d, std::int64_t epoch0, const std::vector<std::pair<std::int64_t, std::int64_t>>& ends) {
+  if (ends.empty()) {
+    d.offset_ns = 0, d.error_ns = kUnknownClockError;
+    return;
+  }
+  std::vector<std::int64_t> diffs;
+  for (const auto& [e0, ed] : ends) diffs.push_back((e0 - epoch0) - (ed - d.epoch_ns));
+  d.offset_ns = median(diffs);
+  std::vector<std::int64_t> dev;
+  for (const std::int64_t x : diffs) dev.push_back(std::abs(x - d.offset_ns));
+  d.error_ns = median(dev);
+}
+
+// Per rank, its collective instances with a partner: a global seq (seq_of: comm id -> global
+// seq, per rank) that another rank also holds. One rank alone has none.
+std::vector<std::int64_t> matched_counts(const std::vector<std::unordered_map<std::uint64_t, std::int64_t>>& seq_of) {
+  std::unordered_map<std::int64_t, int> ranks_holding;
+  for (const auto& rank_seqs : seq_of) {
+    std::unordered_set<std::int64_t> mine;
+    for (const auto& [id, s] : rank_seqs) mine.insert(s);
+    for (const std::int64_t s : mine) ++ranks_holding[s];
+  }
+  std::vector<std::int64_t> out;
+  for (const auto& rank_seqs : seq_of)
+    out.push_back(std::count_if(rank_seqs.begin(), rank_seqs.end(),
+                                [&](const auto& is) { return ranks_holding[is.second] > 1; }));
+  return out;
+}
+
 void write_attribute(Profile& p, const std::string& key, const std::string& value) {
   p.meta.attributes.emplace_back(key, value);
 }
@@ -1005,14 +1039,11 @@ KinetoImport import_kineto(const KinetoImportOptions& options) {
       continue;
     }
     d.epoch_ns = d.min_ts == std::numeric_limits<std::int64_t>::max() ? 0 : d.min_ts;
-    // rank 0's local time = this rank's local time + offset, from end_0 = end_r.
-    std::vector<std::int64_t> diffs;
-    for (const auto& [e0, er] : matched_ends[r]) diffs.push_back((e0 - ranks[0].epoch_ns) - (er - d.epoch_ns));
-    d.offset_ns = median(diffs);
-    std::vector<std::int64_t> dev;
-    for (const std::int64_t x : diffs) dev.push_back(std::abs(x - d.offset_ns));
-    d.error_ns = median(dev);
-    aligned_from += static_cast<std::int64_t>(diffs.size());
+    align_clock(d, ranks[0].epoch_ns, matched_ends[r]);
+    if (matched_ends[r].empty())
+      out.warnings.push_back("rank " + std::to_string(r) + " (" + d.report.path +
+                             ") shares no collective with rank 0: its clock offset is unknown (0 stored, error -1)");
+    aligned_from += static_cast<std::int64_t>(matched_ends[r].size());
   }
   out.clock_method = shared ? (ranks.size() == 1 ? "one rank" : "shared (the traces' wall-clock times)")
                             : "aligned from " + std::to_string(aligned_from) +
@@ -1030,17 +1061,9 @@ KinetoImport import_kineto(const KinetoImportOptions& options) {
         e.seq = it == seq_of[r].end() ? -1 : it->second;
       }
     }
-    d.report.collectives_matched = static_cast<std::int64_t>(seq_of[r].size());
   }
-  // Rank 0's instances count as matched only when another rank has the same seq.
-  if (ranks.size() > 1) {
-    std::unordered_map<std::int64_t, int> holders;
-    for (std::size_t r = 1; r < ranks.size(); ++r)
-      for (const auto& [id, s] : seq_of[r]) ++holders[s];
-    std::int64_t m0 = 0;
-    for (const auto& [id, s] : seq_of[0]) m0 += holders.contains(s) ? 1 : 0;
-    ranks[0].report.collectives_matched = m0;
-  }
+  const std::vector<std::int64_t> matched = matched_counts(seq_of);
+  for (std::size_t r = 0; r < ranks.size(); ++r) ranks[r].report.collectives_matched = matched[r];
 
   // The breakdown, as the live profiler computes it.
   Profile& p = out.profile;

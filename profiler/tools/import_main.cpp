@@ -145,6 +145,7 @@ int main(int argc, char** argv) {
     if (im.profile.breakdown.empty()) return fail("the traces hold no device or host activity to make a window of");
     prof::write_profile_file(im.profile, output);
     print_summary(im, output, window);
+    for (const std::string& w : im.warnings) std::fprintf(stderr, "%s: warning: %s\n", kTool, w.c_str());
     return 0;
   } catch (const std::exception& e) {
     return fail(e.what());

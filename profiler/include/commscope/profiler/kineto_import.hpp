@@ -89,7 +89,7 @@ struct KinetoRankReport {
   std::int64_t unlinked_device = 0;              // device activities whose launching operator was not found
   std::int64_t host_comm_without_kernel = 0;     // collective calls with no NCCL kernel in the trace
   std::int64_t collectives = 0;                  // collective instances on this rank
-  std::int64_t collectives_matched = 0;          // of them, matched to the other ranks (given a seq)
+  std::int64_t collectives_matched = 0;          // of them, with a partner on another rank
   bool steps_fallback = false;                   // --window steps on a rank without ProfilerStep#N
   HtaView hta;
 };
@@ -99,6 +99,7 @@ struct KinetoImport {
   std::vector<KinetoRankReport> ranks;  // by profile rank
   std::string clock_method;             // "shared", "aligned from N collective ends", ...
   std::string matching;                 // how collective instances were matched
+  std::vector<std::string> warnings;    // one line each, for stderr (a rank's clock left unknown)
 };
 
 // Reads the traces and computes the breakdown. Throws KinetoImportError.

@@ -47,12 +47,17 @@ struct OperatorTotalRow {
   std::int64_t intra_ns = 0;   // intra-op dispatch attributed to it (to the deeper operator of a gap's two ends)
 };
 
+// clock_error_ns of a rank whose offset nothing measured (an imported trace that shares no
+// collective with rank 0): its offset is a guess of 0.
+inline constexpr std::int64_t kUnknownClockError = -1;
+
 // What the file says about each rank.
 struct RankInfo {
   std::int32_t rank = 0;
   std::string host;
   std::int64_t clock_offset_ns = 0;  // rank 0's clock minus this rank's clock (add it to this rank's times)
-  std::int64_t clock_error_ns = 0;   // bound on the offset's error (half the best ping-pong round trip)
+  std::int64_t clock_error_ns = 0;   // bound on the offset's error (half the best ping-pong round trip);
+                                     // kUnknownClockError when nothing measured it
   std::string backend;               // "host" or "cupti" (the timeline the breakdown used)
   std::int64_t events = 0;           // events recorded (and stored)
   std::int64_t dropped_events = 0;   // events lost because a buffer was full (host buffers + CUPTI)
