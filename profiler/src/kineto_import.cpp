@@ -129,6 +129,7 @@ struct TraceEntry {
   std::string ph, cat, name, pid, tid;
   bool has_ts = false, has_dur = false, bad_time = false;
   std::int64_t ts_ns = 0, dur_ns = 0;
+  double ts_us = 0, dur_us = 0;  // the same as doubles, for HTA's rounding
   std::int64_t external = -1, correlation = -1, device = -1, stream = -1, bytes = -1;
   std::string collective, dtype, pg, pg_desc, input_type;
   std::int64_t in_nelems = -1, out_nelems = -1, seq = -1, input_elems = -1;
@@ -137,6 +138,7 @@ struct TraceEntry {
     ph.clear(), cat.clear(), name.clear(), pid.clear(), tid.clear();
     has_ts = has_dur = bad_time = false;
     ts_ns = dur_ns = 0;
+    ts_us = dur_us = 0;
     external = correlation = device = stream = bytes = -1;
     collective.clear(), dtype.clear(), pg.clear(), pg_desc.clear(), input_type.clear();
     in_nelems = out_nelems = seq = input_elems = -1;
@@ -279,7 +281,7 @@ class TraceReader {
     }
   }
 
-  void read_time(std::int64_t& out, bool& has) {
+  void read_time(std::int64_t& out, double& out_us, bool& has) {
     const JsonToken t = in_.next();
     if (t == JsonToken::kNumber) {
       has = us_to_ns(in_.text(), out);
@@ -293,6 +295,10 @@ class TraceReader {
       if (t == JsonToken::kObjectBegin || t == JsonToken::kArrayBegin)
         while (in_.depth() > depth_before_) (void)in_.next();
       entry_.bad_time = true;
+    }
+    if (has) {
+      const std::string_view s = in_.text();
+      std::from_chars(s.data(), s.data() + s.size(), out_us);
     }
   }
 
@@ -312,9 +318,9 @@ class TraceReader {
       } else if (key == "tid") {
         entry_.tid = read_string_value("tid");
       } else if (key == "ts") {
-        read_time(entry_.ts_ns, entry_.has_ts);
+        read_time(entry_.ts_ns, entry_.ts_us, entry_.has_ts);
       } else if (key == "dur") {
-        read_time(entry_.dur_ns, entry_.has_dur);
+        read_time(entry_.dur_ns, entry_.dur_us, entry_.has_dur);
       } else if (key == "args") {
         read_args();
       } else {
@@ -490,14 +496,8 @@ class TraceReader {
     Event e;
     e.start_ns = entry_.ts_ns;
     e.end_ns = entry_.ts_ns + entry_.dur_ns;
-    if (hta_rounding_ && (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "cuda_sync")) {
-      // HTA's whole microseconds: the start rounded up, the end down (an event shorter than
-      // that becomes empty).
-      const auto up = [](std::int64_t t) { return t % 1000 == 0 ? t : t - ((t % 1000) + 1000) % 1000 + 1000; };
-      const auto down = [](std::int64_t t) { return t - ((t % 1000) + 1000) % 1000; };
-      e.start_ns = up(e.start_ns);
-      e.end_ns = std::max(e.start_ns, down(e.end_ns));
-    }
+    if (hta_rounding_ && (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "cuda_sync"))
+      round_as_hta(e);
     e.correlation = entry_.correlation >= 0 ? static_cast<std::uint64_t>(entry_.correlation) : 0;
 
     const bool device_cat = cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset" || cat == "cuda_sync";
@@ -564,6 +564,18 @@ class TraceReader {
       return;
     }
     ++r.report.unknown["ph X, cat " + shown];
+  }
+
+  // HTA's whole microseconds, computed as HTA does: in doubles on the trace's own times, the
+  // start rounded up and ts + dur down (an event shorter than that becomes empty). A double
+  // holds a Unix time in us (1.7e15) to 0.25 us only, so ts 1712195495502095.001 is read as
+  // ...095.0 and rounds to ...095, where exact decimals would give ...096.
+  void round_as_hta(Event& e) const {
+    const double start = std::ceil(entry_.ts_us), end = std::floor(entry_.ts_us + entry_.dur_us);
+    constexpr double kMaxUs = 9.0e15;  // whole us * 1000 fits int64
+    if (!(std::abs(start) < kMaxUs && std::abs(end) < kMaxUs)) return;
+    e.start_ns = static_cast<std::int64_t>(start) * 1000;
+    e.end_ns = std::max(e.start_ns, static_cast<std::int64_t>(end) * 1000);
   }
 
   std::string path_;

@@ -9,18 +9,19 @@ row must be, to the nanosecond,
   kernel = |all device activities| - comm,  intra + inter = window - |all|,
   overlap = |kernels, memcpy, memset and NCCL kernels|,
   and the stored HTA terms |compute kernels and NCCL kernels|, |memcpy/memset alone|;
-with and without --hta-rounding (whole us, start up, end down). vit128 (two ranks of one job):
-both ranks, two ProfilerStep rows each, the early rank's wait equal to the reference's (NCCL
+with and without --hta-rounding (whole us as HTA rounds them: in doubles, start up, end down).
+vit128 (two ranks of one job): both ranks, two ProfilerStep rows each, the early rank's wait equal to the reference's (NCCL
 kernels paired across ranks by overlapping intervals on the shared clock), wait + transfer =
 comm. Every row's identity holds; commscope-report profile and commscope-trace read the files.
 Exit 77 (skipped) when DATA_DIR is missing.
 """
 import gzip
 import json
+import math
 import os
 import subprocess
 import sys
-from decimal import Decimal, ROUND_CEILING, ROUND_FLOOR
+from decimal import Decimal
 
 imp, dump, report, trace, data, work = sys.argv[1:7]
 if not os.path.isdir(data):
@@ -50,10 +51,9 @@ def device_intervals(doc, rounding):
         if e.get("ph") != "X" or cat not in ("kernel", "gpu_memcpy", "gpu_memset"):
             continue
         ts, dur = Decimal(e["ts"]), Decimal(e["dur"])
-        if rounding:
-            s = int(ts.to_integral_value(ROUND_CEILING)) * 1000
-            t = int((ts + dur).to_integral_value(ROUND_FLOOR)) * 1000
-            t = max(s, t)
+        if rounding:  # HTA's: in doubles, start up, ts + dur down
+            s = math.ceil(float(ts)) * 1000
+            t = max(s, math.floor(float(ts) + float(dur)) * 1000)
         else:
             s, t = int(ts * 1000), int((ts + dur) * 1000)
         cls = "memory" if cat != "kernel" else ("comm" if "nccl" in e["name"].lower() else "compute")

@@ -46,7 +46,7 @@ struct KinetoImportOptions {
   std::vector<std::string> files;  // one trace per rank
   KinetoWindow window = KinetoWindow::kSteps;
   KinetoClock clock = KinetoClock::kAuto;
-  // Device activities rounded to whole us as HTA does by default (start up, end down, in the
+  // Device activities rounded to whole us as HTA does by default (start up, end down, in doubles, in the
   // trace's own time base), to compare with its figures; off: exact ns.
   bool hta_rounding = false;
   std::string command_line;  // stored in /meta command_line
