@@ -28,9 +28,9 @@ if(COMMSCOPE_BUILD_TESTS)
 
   # A fixture older than the program that writes it is written again (a stale file from before a
   # schema change): a copy of the fixtures with bench-np1.h5 replaced by an old non-HDF5 file
-  # gets a fresh, readable one, and the other five are kept.
+  # gets a fresh, readable one, and the other eight are kept.
   add_test(NAME analysis.fixtures_stale
-           COMMAND bash -c "set -e; d=${CMAKE_CURRENT_BINARY_DIR}/stale-fixtures; rm -rf $d; mkdir -p $d; cp -p ${CMAKE_BINARY_DIR}/fixtures/*.h5 $d/; echo stale > $d/bench-np1.h5; touch -d 2000-01-01 $d/bench-np1.h5; out=$(${CMAKE_CURRENT_SOURCE_DIR}/tests/fixtures.sh $<TARGET_FILE_DIR:commscope-bench> $d ${MPIEXEC_EXECUTABLE}); echo $out; test \"$out\" = \"fixtures.sh: 1 made, 6 kept, in $d\"; h5dump -H $d/bench-np1.h5 > /dev/null")
+           COMMAND bash -c "set -e; d=${CMAKE_CURRENT_BINARY_DIR}/stale-fixtures; rm -rf $d; mkdir -p $d; cp -p ${CMAKE_BINARY_DIR}/fixtures/*.h5 $d/; echo stale > $d/bench-np1.h5; touch -d 2000-01-01 $d/bench-np1.h5; out=$(${CMAKE_CURRENT_SOURCE_DIR}/tests/fixtures.sh $<TARGET_FILE_DIR:commscope-bench> $d ${MPIEXEC_EXECUTABLE}); echo $out; test \"$out\" = \"fixtures.sh: 1 made, 8 kept, in $d\"; h5dump -H $d/bench-np1.h5 > /dev/null")
   set_tests_properties(analysis.fixtures_stale PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "mpi" PROCESSORS 2
                                                           TIMEOUT 300 ENVIRONMENT "${COMMSCOPE_TEST_ENV}")
 

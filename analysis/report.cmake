@@ -197,7 +197,8 @@ if(COMMSCOPE_BUILD_TESTS)
       "bench_runs|bench ${syn}/run1.h5 ${syn}/run2.h5 ${syn}/run3.h5 ${rdir}/bench_runs|analysis.report.bench_runs"
       "profile_np2|profile ${fx}/train-np2.h5 ${rdir}/profile_np2|analysis.report.profile_np2"
       "scaling|scaling ${fx}/train-np1.h5 ${fx}/train-np2.h5 ${fx}/train-np4.h5 ${rdir}/scaling|analysis.report.scaling"
-      "scaling_3d|scaling ${fx}/train-np1.h5 ${fx}/train-np4.h5 ${fx}/train3d-np4.h5 ${rdir}/scaling_3d|analysis.report.scaling_3d")
+      "scaling_3d|scaling ${fx}/train-np1.h5 ${fx}/train-np4.h5 ${fx}/train3d-np4.h5 ${rdir}/scaling_3d|analysis.report.scaling_3d"
+      "scaling_same_cores|scaling ${fx}/train-np1-t2.h5 ${fx}/train-np2.h5 ${rdir}/scaling_same_cores|analysis.report.scaling_same_cores")
     string(REPLACE "|" ";" parts "${case}")
     list(GET parts 0 name)
     list(GET parts 1 args)
@@ -217,6 +218,28 @@ if(COMMSCOPE_BUILD_TESTS)
            COMMAND bash -c "\"$1\" trace \"$2\" -o \"$3\" && python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); assert any(e.get(\"ph\")==\"X\" for e in t[\"traceEvents\"])' \"$3\""
                    report ${report} ${fx}/train-np2.h5 ${CMAKE_CURRENT_BINARY_DIR}/trace-np2.json)
   set_tests_properties(analysis.report.trace PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit" TIMEOUT 60)
+  # Scaling judges only what the runs can show. 1 rank x 2 threads against 2 ranks x 1 thread:
+  # the same cores, said in the report, parallel efficiency per core, and no communication
+  # efficiency or prediction from a baseline that communicates with no one (check_report
+  # scaling_same_cores verifies the numbers). Runs of another workload are refused (the bad
+  # cases below) unless --allow-mixed, which the report then states; an imported PyTorch trace
+  # against the trainer's profile is another workload.
+  add_test(NAME analysis.report.scaling_same_cores
+           COMMAND bash -c "set -e; rm -rf \"$1\"; \"$2\" scaling \"$3\" \"$4\" -o \"$1\" > /dev/null; grep -q 'share the same 2 cores' \"$1/report.md\"; grep -q 'no speedup is possible' \"$1/report.md\"; grep -q 'no communication efficiency or predicted speedup' \"$1/report.md\"; grep -q '^1,.(1,1,1).,2,' \"$1/scaling.csv\"; grep -q '^2,.(2,1,1).,2,.*,-,-' \"$1/scaling.csv\""
+                   same ${rdir}/scaling_same_cores ${report} ${fx}/train-np1-t2.h5 ${fx}/train-np2.h5)
+  add_test(NAME analysis.report.scaling_allow_mixed
+           COMMAND bash -c "set -e; rm -rf \"$1\"; \"$2\" scaling \"$3\" \"$4\" --allow-mixed -o \"$1\" > /dev/null; grep -q 'MIXED WORKLOADS (--allow-mixed)' \"$1/report.md\""
+                   mixed ${rdir}/scaling_allow_mixed ${report} ${fx}/train-np1-l3.h5 ${fx}/train-np2.h5)
+  set(vit ${PROJECT_SOURCE_DIR}/../shared/data/kineto)
+  add_test(NAME analysis.report.bad.scaling_trainer_against_import
+           COMMAND bash -c "set -e; \"$1\" kineto \"$2/vit128_rank-0.json.gz\" \"$2/vit128_rank-1.json.gz\" -o \"$3\" > /dev/null; \"$4\" 2 'another workload than .*commscope-import kineto against commscope-train' 0 -- \"$5\" scaling \"$6\" \"$3\""
+                   import $<TARGET_FILE:commscope-import> ${vit} ${CMAKE_CURRENT_BINARY_DIR}/vit-np2.h5
+                   ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh
+                   ${report} ${fx}/train-np1.h5)
+  set_tests_properties(analysis.report.scaling_same_cores analysis.report.scaling_allow_mixed
+                       analysis.report.bad.scaling_trainer_against_import
+                       PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit" TIMEOUT 120)
+
   # Random command lines: status 0, or 2 with one line; never a crash or a hang.
   add_test(NAME analysis.fuzz_args
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tests/fuzz_args.sh ${report} ${fx} ${CMAKE_CURRENT_BINARY_DIR}/fuzz_args 300)
@@ -256,6 +279,7 @@ if(COMMSCOPE_BUILD_TESTS)
       "scaling_bench_one_rank|needs a bench run on 2|scaling ${fx}/train-np1.h5 ${fx}/train-np2.h5 --bench ${fx}/bench-np1.h5"
       "scaling_bench_is_profile|bench|scaling ${fx}/train-np1.h5 ${fx}/train-np2.h5 --bench ${fx}/train-np2.h5"
       "scaling_bad_flops|--flops|scaling ${fx}/train-np1.h5 ${fx}/train-np2.h5 --bench ${fx}/bench-np2.h5 --flops 0"
+      "scaling_mixed_models|train-np2.h5: another workload than .*train-np1-l3.h5 .*--allow-mixed|scaling ${fx}/train-np1-l3.h5 ${fx}/train-np2.h5"
       "bench_twice|given twice|bench ${fx}/bench-np2.h5 ${fx}/bench-np2.h5"
       "bench_other_configuration|pools runs of one configuration|bench ${fx}/bench-np2.h5 ${fx}/bench-np4.h5")
     string(REPLACE "|" ";" parts "${case}")

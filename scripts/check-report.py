@@ -314,6 +314,13 @@ def check_scaling(paths, report):
         c.expect(f"scaling.csv {key} t_comp_ms", r["t_comp"], row["t_comp_ms"])
         c.expect(f"scaling.csv {key} t_comm_ms", r["t_comm"], row["t_comm_ms"])
         c.expect(f"scaling.csv {key} speedup", base["t_iter"] / r["t_iter"], row["speedup"])
+        c.expect(f"scaling.csv {key} cores", r["ranks"] * r["cpus"], row["cores"])
+        if base["ranks"] == 1:  # no communication to scale from: no efficiency, no prediction
+            for col in ("comm_eff", "predicted_speedup", "prediction_error"):
+                if row[col] != "-":
+                    c.mismatches.append(f"scaling.csv {key} {col}: {row[col]} against a 1-rank baseline, wanted -")
+        else:
+            c.expect(f"scaling.csv {key} comm_eff", base["t_comm"] / r["t_comm"], row["comm_eff"])
     predicted = os.path.join(report, "predicted_vs_measured.csv")
     if os.path.isfile(predicted):
         prows = {(row["ranks"], row["layout"]): row for row in read_csv(predicted)}

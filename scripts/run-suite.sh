@@ -175,7 +175,7 @@ grep -E "Out of bounds" "$out/bench.log" | tail -1 | sed 's/^#*/ /'
 echo "Training (small), 1 and $ranks ranks:"
 grep -h "^mean step" "$out/train-np1.log" "$out/train-np$ranks.log" | sed 's/^/  /'
 echo "Scaling 1 -> $ranks ranks:"
-csv_table "$out/report/scaling/scaling.csv" ranks t_iter_ms t_comp_ms t_comm_ms speedup comm_eff predicted_w1 error_w1
+csv_table "$out/report/scaling/scaling.csv" ranks cores t_iter_ms t_comp_ms t_comm_ms speedup parallel_eff predicted_speedup prediction_error
 echo "Breakdown at $ranks ranks (ms):"
 csv_table "$out/report/profile/components.csv" component median_ms p10_ms p90_ms share_of_step
 echo "Report: $checked"

@@ -60,7 +60,8 @@ int main(int argc, char** argv) {
 
   ca::ScalingOptions sc;
   auto* scaling = app.add_subcommand(
-      "scaling", "speedup and efficiency from profiles at different rank counts or layouts, predicted against measured");
+      "scaling",
+      "speedup and efficiency from profiles at different rank counts or layouts, predicted against measured");
   scaling->add_option("files", files, "profiles of the same workload at different rank counts or (dp,tp,pp) layouts")
       ->required()
       ->expected(2, -1);
@@ -69,6 +70,9 @@ int main(int argc, char** argv) {
       ->add_option("--flops", sc.flops,
                    "per-rank compute rate in FLOP/s for the prediction (default: the baseline run's measured rate)")
       ->check(CLI::PositiveNumber);
+  scaling->add_flag("--allow-mixed", sc.allow_mixed,
+                    "compare profiles of different workloads (another model, device, precision or program); the "
+                    "report says so");
   scaling->add_option("-o,--out", out, "folder for report.md, CSV files and plots");
 
   ca::PredictOptions p;

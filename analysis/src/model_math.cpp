@@ -252,12 +252,13 @@ double comm_efficiency(double t_comm_g, double t_comm_n) {
   return positive(t_comm_g, "t_comm_g") / positive(t_comm_n, "t_comm_n");
 }
 
-double predicted_speedup(double r_comp, double r_comm, double eff) {
+double predicted_speedup(double r_comp, double r_comm, double eff, double w) {
   check(r_comp, "r_comp");
   check(r_comm, "r_comm");
   positive(eff, "eff");
+  positive(w, "w");
   if (r_comp + r_comm <= 0.0) throw std::invalid_argument("predicted_speedup: r_comp + r_comm must be > 0");
-  return (r_comp + r_comm) / (r_comp + r_comm / eff);
+  return (r_comp + r_comm) / (r_comp * w + r_comm / eff);
 }
 
 double strong_scaling_efficiency(double t_iter_g, double t_iter_n, int g, int n) {

@@ -38,7 +38,10 @@ struct Run {
   bool sp = false;  // sequence parallelism
   int layers = 0, channels = 0, heads = 0, seq = 0, vocab = 0, padded_vocab = 0;
   double cpus_per_rank = 1;  // min(threads, the node's CPUs / its ranks) where the node's CPUs are known
+  int cores_used = 0;        // the CPUs its ranks could use: per node min(its CPUs, ranks x threads); 0 unknown
+  std::string workload;      // what ran (workload_of): runs of one workload scale against each other
   int dp() const { return ranks / std::max(1, tp * pp); }
+  double cores() const { return ranks * cpus_per_rank; }  // the CPUs its ranks compute on
   std::string layout() const {
     std::string s = layout_name(dp(), tp, pp);
     if (micro_batches > 1) s.append(" x").append(std::to_string(micro_batches));
@@ -52,6 +55,20 @@ struct Run {
 
 int int_attribute(const profiler::Profile& p, const char* key, int otherwise) {
   return int_value_of(p.meta.attributes, key, otherwise);
+}
+
+// What a profile ran: the program (the trainer, an import, the MPI library), and for the trainer
+// the model's shape, the device and the precision. Runs of different workloads have no speedup.
+std::string workload_of(const profiler::Profile& p) {
+  const auto& a = p.meta.attributes;
+  std::string tool = value_of(a, "tool");
+  if (tool.empty()) tool = value_of(a, "source");
+  if (tool.empty()) return "an unnamed program";
+  if (tool != "commscope-train") return tool;
+  std::string s = tool + " --model " + value_of(a, "model") + " (";
+  for (const char* k : {"layers", "channels", "heads", "vocab", "seq"})
+    s.append(k).append(" ").append(value_of(a, k)).append(", ");
+  return s + value_of(a, "device") + ", " + value_of(a, "precision") + ")";
 }
 
 Run summarize(const std::string& file) {
@@ -74,12 +91,16 @@ Run summarize(const std::string& file) {
   run.layers = int_attribute(p, "layers", 0), run.channels = int_attribute(p, "channels", 0);
   run.heads = int_attribute(p, "heads", 0), run.seq = int_attribute(p, "seq", 0);
   run.vocab = int_attribute(p, "vocab", 0), run.padded_vocab = int_attribute(p, "padded_vocab", run.vocab);
+  run.workload = workload_of(p);
   run.cpus_per_rank = run.threads;
   if (const int cpus = int_attribute(p, "node_cpus", 0); cpus > 0) {
     std::map<std::string, int> per_host;
     for (const auto& r : p.ranks) ++per_host[r.host];
     int most = 1;
-    for (const auto& [host, n] : per_host) most = std::max(most, n);
+    for (const auto& [host, n] : per_host) {
+      most = std::max(most, n);
+      run.cores_used += std::min(cpus, n * run.threads);
+    }
     run.cpus_per_rank = std::min<double>(run.threads, static_cast<double>(cpus) / most);
   }
   std::map<int, std::vector<const profiler::BreakdownRow*>> by_step;
@@ -122,7 +143,6 @@ std::string pct(double x) {
   return format_number(100 * x, 3) + "%";
 }
 
-
 // Each run's step as predict prices its layout (step_prediction.hpp), part by part against the
 // measured one. The compute rate: --flops per rank, or the baseline's measured rate (its FLOPs
 // per rank over its compute time) per CPU a rank has, times the CPUs each run's ranks have.
@@ -161,14 +181,14 @@ PredictedSection predicted_against_measured(const std::vector<Run>& runs, const 
                                        format_number(g.cpus_per_rank) + " CPU per rank)";
   std::string text =
       "Each run's step as `commscope-report predict` prices its layout: compute = its FLOPs per rank at " + rate +
-         " (a run's ranks get min(threads, the node's CPUs / its ranks) CPUs each, where the profile says the "
-         "node's CPUs); tp = 4 allreduces per layer and micro-batch, pp = the sends, each priced with the fastest "
-         "fit of " +
-         o.bench + " (" + std::to_string(bench.nranks) +
-         " ranks) carried to its group's size; the pipeline stretches compute + tp + pp by (M + pp - 1)/M with "
-         "equal stages (pp_ms includes that bubble); dp = the ZeRO stage's collectives, not overlapped. Measured: "
-         "the slowest rank's step, compute and each group's communication as means over ranks (pp_ms: pp.* and "
-         "embedding.*, where the pipeline's waits fall). error = predicted / measured - 1.";
+      " (a run's ranks get min(threads, the node's CPUs / its ranks) CPUs each, where the profile says the "
+      "node's CPUs); tp = 4 allreduces per layer and micro-batch, pp = the sends, each priced with the fastest "
+      "fit of " +
+      o.bench + " (" + std::to_string(bench.nranks) +
+      " ranks) carried to its group's size; the pipeline stretches compute + tp + pp by (M + pp - 1)/M with "
+      "equal stages (pp_ms includes that bubble); dp = the ZeRO stage's collectives, not overlapped. Measured: "
+      "the slowest rank's step, compute and each group's communication as means over ranks (pp_ms: pp.* and "
+      "embedding.*, where the pipeline's waits fall). error = predicted / measured - 1.";
   Table t({"ranks", "layout", "zero", "measured_ms", "predicted_ms", "error", "compute_ms", "predicted_compute_ms",
            "tp_ms", "predicted_tp_ms", "pp_ms", "predicted_pp_ms", "dp_ms", "predicted_dp_ms"});
   for (const Run& r : runs) {
@@ -205,52 +225,86 @@ void report_scaling(const std::vector<std::string>& files, const ScalingOptions&
       throw InputError(runs[i].file + ": the same rank count (" + std::to_string(runs[i].ranks) + ") and layout " +
                        runs[i].layout() + " as " + runs[i - 1].file +
                        "; scaling needs different rank counts or layouts");
+  const Run& g = runs.front();
+  std::string mixed;
+  for (const Run& r : runs) {
+    if (r.workload == g.workload) continue;
+    if (!scaling.allow_mixed)
+      throw InputError(r.file + ": another workload than " + g.file + " (" + r.workload + " against " + g.workload +
+                       "); scaling compares one workload at different rank counts (--allow-mixed to compare anyway)");
+    mixed += " " + r.file + ": " + r.workload + ";";
+  }
   std::optional<PredictedSection> vs_measured;
   if (!scaling.bench.empty()) vs_measured = predicted_against_measured(runs, scaling);
-  const Run& g = runs.front();
   // Strong scaling: the same global batch at every rank count (each rank's work shrinks as 1/n);
   // weak: the same batch per rank. Known from the trainer's global_batch attribute.
   const bool known = std::all_of(runs.begin(), runs.end(), [](const Run& r) { return r.global_batch > 0; });
   const bool strong =
       known && std::all_of(runs.begin(), runs.end(), [&](const Run& r) { return r.global_batch == g.global_batch; });
 
+  // A baseline on one rank communicates with no one: its "communication" (the loss's sum over
+  // one rank) says nothing of what n ranks exchange, so no efficiency or prediction is drawn
+  // from it.
+  const bool base_communicates = g.ranks > 1 && g.t_comm > 0;
+  // Ranks that share the baseline's CPUs cannot go faster: more ranks only split the same cores.
+  const bool same_cores = std::any_of(runs.begin(), runs.end(), [&](const Run& r) {
+    return &r != &g && r.cores_used > 0 && g.cores_used > 0 && r.cores_used <= g.cores_used;
+  });
+
   ReportWriter w(options, "commscope scaling report");
-  w.text(std::string("Baseline: ") + std::to_string(g.ranks) + " ranks (" + g.file + "). Scaling: " +
+  w.text(std::string("Baseline: ") + std::to_string(g.ranks) + " ranks (" + g.file + "). Workload: " + g.workload +
+         "." + (mixed.empty() ? "" : " MIXED WORKLOADS (--allow-mixed), so speedups compare different work:" + mixed) +
+         " Scaling: " +
          (known ? (strong ? "strong (the same global batch)" : "weak or mixed (the global batch changes)")
                 : "unknown (no global_batch attribute): efficiencies shown both ways") +
          ". Times are seconds per iteration: the slowest rank's step, and the mean over ranks of communication "
          "and compute, over all iterations but the first.");
-  w.text(
-      "predicted speedup = (r_comp + r_comm) / (r_comp w + r_comm / eff), with r the shares of the baseline's "
-      "step, eff = t_comm(g) / t_comm(n) measured, and w = the per-rank work at n relative to g (g/n for "
-      "strong scaling, 1 for weak; docs/design.md's formula is w = 1). Time outside compute and communication "
-      "(dispatch) is left out of both sides.");
+  if (same_cores)
+    w.text("The runs share the same " + std::to_string(g.cores_used) +
+           " cores (the profiles' node_cpus): more ranks only split them, so no speedup is possible; the speedup "
+           "shows what the parallel decomposition costs, not what more hardware gives.");
+  w.text(base_communicates
+             ? "predicted speedup = (r_comp + r_comm) / (r_comp w + r_comm / eff), with r the shares of the "
+               "baseline's step, eff = t_comm(g) / t_comm(n) measured, and w = the per-rank compute time at n "
+               "relative to g: (g/n for strong scaling, 1 for weak) x the baseline's CPUs per rank / the run's. Time "
+               "outside compute and communication (dispatch) is left out of both sides. parallel_eff is per core: "
+               "speedup x the baseline's cores / the run's (cores = ranks x CPUs per rank) for strong scaling, "
+               "t_iter(g) / t_iter(n) for weak."
+             : "The baseline runs on one rank: it communicates with no other rank, so its communication says nothing "
+               "of the runs' and no communication efficiency or predicted speedup is given (\"-\"); take a "
+               "baseline of 2 or more ranks for them. parallel_eff is per core: speedup x the baseline's cores / "
+               "the run's (cores = ranks x CPUs per rank) for strong scaling, t_iter(g) / t_iter(n) for weak.");
 
-  Table t({"ranks", "layout", "t_iter_ms", "t_comp_ms", "t_comm_ms", "t_other_ms", "speedup", "comm_eff", "parallel_eff",
-           "predicted_speedup", "prediction_error", "predicted_w1", "error_w1"});
+  Table t({"ranks", "layout", "cores", "t_iter_ms", "t_comp_ms", "t_comm_ms", "t_other_ms", "speedup", "comm_eff",
+           "parallel_eff", "predicted_speedup", "prediction_error"});
   LinePlot plot{"Speedup against ranks", "ranks", "speedup", false, false, false, {}};
   Series measured{"measured", {}, {}, true, false}, predicted{"predicted", {}, {}, true, true},
       ideal{"ideal (strong scaling)", {}, {}, false, true};
   const double r_comp = g.t_comp / g.t_iter, r_comm = g.t_comm / g.t_iter;
   for (const Run& n : runs) {
     const double s = speedup(g.t_iter, n.t_iter);
-    const double eff = n.t_comm > 0 && g.t_comm > 0 ? comm_efficiency(g.t_comm, n.t_comm) : 1.0;
-    const double work = strong || !known ? static_cast<double>(g.ranks) / n.ranks : 1.0;
-    const double pred = (r_comp + r_comm) / (r_comp * work + r_comm / eff);
-    const double pred_w1 = predicted_speedup(r_comp, r_comm, eff);  // docs/design.md: per-rank compute unchanged
-    const double par = strong || !known ? strong_scaling_efficiency(g.t_iter, n.t_iter, g.ranks, n.ranks)
-                                        : weak_scaling_efficiency(g.t_iter, n.t_iter);
-    t.add({std::to_string(n.ranks), n.layout(), format_number(n.t_iter * 1e3), format_number(n.t_comp * 1e3),
-           format_number(n.t_comm * 1e3), format_number(n.t_other * 1e3), format_number(s), format_number(eff),
-           pct(par), format_number(pred), n.ranks == g.ranks ? "-" : pct((pred - s) / s), format_number(pred_w1),
-           n.ranks == g.ranks ? "-" : pct((pred_w1 - s) / s)});
+    const bool by_rank = strong || !known;
+    const double cpus = g.cpus_per_rank / n.cpus_per_rank;  // per-rank compute time from the CPUs a rank has
+    const double par = by_rank ? s * g.cores() / n.cores() : weak_scaling_efficiency(g.t_iter, n.t_iter);
+    std::string eff_text = "-", pred_text = "-", error_text = "-";
+    if (base_communicates && n.t_comm > 0) {
+      const double eff = comm_efficiency(g.t_comm, n.t_comm);
+      const double work = (by_rank ? static_cast<double>(g.ranks) / n.ranks : 1.0) * cpus;
+      const double pred = predicted_speedup(r_comp, r_comm, eff, work);
+      eff_text = format_number(eff), pred_text = format_number(pred);
+      if (&n != &g) error_text = pct((pred - s) / s);
+      predicted.x.push_back(n.ranks), predicted.y.push_back(pred);
+    }
+    t.add({std::to_string(n.ranks), n.layout(), format_number(n.cores()), format_number(n.t_iter * 1e3),
+           format_number(n.t_comp * 1e3), format_number(n.t_comm * 1e3), format_number(n.t_other * 1e3),
+           format_number(s), eff_text, pct(par), pred_text, error_text});
     measured.x.push_back(n.ranks), measured.y.push_back(s);
-    predicted.x.push_back(n.ranks), predicted.y.push_back(pred);
     ideal.x.push_back(n.ranks), ideal.y.push_back(static_cast<double>(n.ranks) / g.ranks);
   }
   w.section("Scaling");
   w.table("scaling", t);
-  plot.series = {measured, predicted};
+  plot.series = {measured};
+  if (!predicted.x.empty()) plot.series.push_back(predicted);
   if (strong || !known) plot.series.push_back(ideal);
   w.plot("speedup", plot);
 

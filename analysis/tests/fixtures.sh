@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # fixtures.sh BUILD_BIN_DIR OUT_DIR MPIEXEC: fixture files for the report's tests, from the real
 # programs: bench-np{1,2,4}.h5 (commscope-bench), train-np{1,2,4}.h5 (commscope-train's
-# profiles, data parallel) and train3d-np4.h5 (4 ranks as (dp,tp,pp) = (1,2,2), 2
-# micro-batches). A file is kept when it is newer than the program that writes it (idempotent), and
+# profiles, data parallel), train3d-np4.h5 (4 ranks as (dp,tp,pp) = (1,2,2), 2
+# micro-batches), train-np1-t2.h5 (one rank on 2 threads: the cores of train-np2.h5's two ranks)
+# and train-np1-l3.h5 (another workload: 3 layers). A file is kept when it is newer than the program that writes it (idempotent), and
 # written again when the program was rebuilt since: a schema change cannot hide behind a stale
 # file. Exits non-zero with one line if a program fails.
 set -u
@@ -47,7 +48,8 @@ fixture() {
   fi
   [ -f "$file" ] || { echo "fixtures.sh: $exe wrote no $file" >&2; exit 1; }
 }
-train=(--model tiny --steps 4 --batch 4 --data "$data" --threads 1)
+base=(--model tiny --steps 4 --batch 4 --data "$data")
+train=("${base[@]}" --threads 1)
 for np in 1 2 4; do
   fixture "$out/bench-np$np.h5" "$np" commscope-bench all --algo all -b 8 -e 64K -f 4 -n 5 -w 1 -c 1 \
     --out "$out/bench-np$np.h5"
@@ -55,4 +57,6 @@ for np in 1 2 4; do
 done
 fixture "$out/train3d-np4.h5" 4 commscope-train "${train[@]}" --tp 2 --pp 2 --micro-batches 2 \
   --profile "$out/train3d-np4.h5"
-echo "fixtures.sh: $made made, $((7 - made)) kept, in $out"
+fixture "$out/train-np1-t2.h5" 1 commscope-train "${base[@]}" --threads 2 --profile "$out/train-np1-t2.h5"
+fixture "$out/train-np1-l3.h5" 1 commscope-train "${train[@]}" --layers 3 --profile "$out/train-np1-l3.h5"
+echo "fixtures.sh: $made made, $((9 - made)) kept, in $out"

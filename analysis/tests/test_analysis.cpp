@@ -227,6 +227,10 @@ TEST(ModelMath, Scaling) {
   EXPECT_DOUBLE_EQ(ca::predicted_speedup(0.5, 0.3, 1.0), 1.0);
   // Communication twice as fast (eff 2): (0.5 + 0.5) / (0.5 + 0.25) = 4/3.
   EXPECT_NEAR(ca::predicted_speedup(0.5, 0.5, 2.0), 4.0 / 3.0, 1e-15);
+  // Strong scaling 2 -> 4 ranks with as many CPUs each: compute halves (w = 0.5), communication
+  // doubles (eff 0.5): 1 / (0.25 + 1) = 0.8.
+  EXPECT_NEAR(ca::predicted_speedup(0.5, 0.5, 0.5, 0.5), 0.8, 1e-15);
+  EXPECT_THROW(ca::predicted_speedup(0.5, 0.5, 1.0, 0.0), std::invalid_argument);
   // Strong: speedup 2.5 from 2 to 8 ranks -> 2.5 * 2 / 8 = 0.625. Weak: 1.0 / 1.25 = 0.8.
   EXPECT_DOUBLE_EQ(ca::strong_scaling_efficiency(10.0, 4.0, 2, 8), 0.625);
   EXPECT_DOUBLE_EQ(ca::weak_scaling_efficiency(1.0, 1.25), 0.8);

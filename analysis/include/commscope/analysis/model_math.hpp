@@ -159,13 +159,14 @@ double speedup(double t_iter_g, double t_iter_n);
 // Communication efficiency eff(g->n) = t_comm(g) / t_comm(n) (communication seconds per
 // iteration; < 1 when communication gets slower with more ranks).
 double comm_efficiency(double t_comm_g, double t_comm_n);
-// Predicted speedup(g->n) = (r_comp + r_comm) / (r_comp + r_comm / eff), where
+// Predicted speedup(g->n) = (r_comp + r_comm) / (r_comp w + r_comm / eff), where
 // r_comp = t_comp(g) / t_iter(g) and r_comm = t_comm(g) / t_iter(g) are shares of the iteration
-// at g. What is compared: the per-rank compute time stays as at g (same per-rank work) and only
-// the communication time changes, t_comm(n) = t_comm(g) / eff; the result is t(g) / t(n) of the
+// at g, and w = t_comp(n) / t_comp(g) the per-rank compute time at n relative to g (1: the same
+// per-rank work on the same CPUs; strong scaling on ranks with as many CPUs each: g/n). The
+// communication time changes as t_comm(n) = t_comm(g) / eff; the result is t(g) / t(n) of the
 // compute + communication part (other time, e.g. dispatch, is left out: r_comp + r_comm may be
 // < 1). eff may come from a measurement or from an alpha-beta prediction of t_comm(n).
-double predicted_speedup(double r_comp, double r_comm, double eff);
+double predicted_speedup(double r_comp, double r_comm, double eff, double w = 1.0);
 // Parallel efficiency. Strong scaling (fixed global work): speedup * g / n (1 = ideal).
 double strong_scaling_efficiency(double t_iter_g, double t_iter_n, int g, int n);
 // Weak scaling (fixed per-rank work): t(g) / t(n) (1 = ideal).

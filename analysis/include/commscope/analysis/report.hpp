@@ -28,9 +28,9 @@ void report_profile(const std::string& file, const ReportOptions& options);
 struct ScalingOptions {
   std::string bench;
   double flops = 0;
+  bool allow_mixed = false;  // compare profiles of different workloads (the report says so)
 };
-void report_scaling(const std::vector<std::string>& files, const ScalingOptions& scaling,
-                    const ReportOptions& options);
+void report_scaling(const std::vector<std::string>& files, const ScalingOptions& scaling, const ReportOptions& options);
 
 struct PredictOptions {
   std::string model;  // preset name, or empty with the dimensions below
