@@ -192,7 +192,8 @@ int run(int argc, char** argv, commscope::Communicator& world) {
     if (o.tp > 1)
       std::printf(
           "tensor parallel: groups of %d consecutive ranks (%d of the %d heads each) x %d data-parallel ranks; %s "
-          "(%s) of %s (batch %d) per layer and step\n",
+          "(%s) of %s (batch %d) per layer and micro-batch, besides the encoder's and the head's (first and last "
+          "stage)\n",
           o.tp, config.heads / o.tp, config.heads, dp_ranks,
           o.sp ? "sequence parallel: 4 reduce-scatters and 4 allgathers" : "4 allreduces",
           (o.dp.tp_algo.empty() ? o.dp.algo : o.dp.tp_algo).c_str(), mib(message).c_str(),
@@ -235,6 +236,7 @@ int run(int argc, char** argv, commscope::Communicator& world) {
                      {"heads", std::to_string(config.heads)},
                      {"channels", std::to_string(config.channels)},
                      {"seq", std::to_string(seq)},
+                     {"context", std::to_string(config.max_seq)},
                      {"vocab", std::to_string(config.vocab)},
                      {"padded_vocab", std::to_string(config.padded_vocab)},
                      {"global_batch", std::to_string(o.batch)},
