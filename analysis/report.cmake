@@ -73,21 +73,29 @@ if(COMMSCOPE_BUILD_TESTS)
   # predict's tensor and pipeline parallelism, hand-computed on predict.h5 (exact lines on 2 ranks:
   # ring allreduce 10 us + S / 2 GB/s, mpi sendrecv 4 us + S / 5 GB/s), 1 TFLOP/s, b 1, 2 bytes.
   # small (l 6, d 384, a 6, s 256, V 256), tp 2, pp 2, M 4, 8 ranks: dp 2; a micro-batch is
-  # 18270388224 FLOP, per rank 4/4 of it = 18.27 ms; tp: 4 x 6/2 x 4 = 48 allreduces of
-  # A = 256 x 384 x 2 = 192 KiB, 10 + 196608/2000 = 108.304 us each = 5.199 ms; pp: 4 + 4 sends
-  # of A, 4 + 196608/5000 = 43.3216 us each = 0.3466 ms; work 23.8156 ms, bubble (pp-1)/M of it
-  # = 5.954 ms (1/5 = 20% of 29.77 ms); dp: P = 10844160, P/4 = 2711040 x 2 bytes allreduced on
-  # 2 ranks = 10 + 5422080/2000 us = 2.721 ms; step 29.77 + 2.721 = 32.49 ms; memory
-  # 2711040 x 16 B + 30.4 MiB x min(4, 2)/4 = 56.6 MiB. Gradient accumulation (M 4, tp = pp = 1):
+  # 18270388224 FLOP, per rank 4/4 of it = 18.27 ms; tp, a rank of the last stage: 4 x 6/2 x 4 =
+  # 48 allreduces of A = 256 x 384 x 2 = 192 KiB, 10 + 196608/2000 = 108.304 us each = 5.199 ms,
+  # 4 of the head's input gradient (0.4332 ms) and the cross-entropy's 8 row sums and 4 maxima of
+  # 256 x 2 = 512 bytes, 10.256 us each (0.1231 ms): 5.755 ms; pp: 4 + 4 sends of A,
+  # 4 + 196608/5000 = 43.3216 us each = 0.3466 ms; work 24.37 ms, bubble (pp-1)/M of it = 6.093 ms
+  # (1/5 = 20% of 30.46 ms); the last stage holds 2813376 parameters (segment 0: 128 x 384 of wte
+  # + 256 x 384 of wpe = 147456; 3 layers of 888384; the final layernorm 768); embedding: segment
+  # 0's 147456 x 2 bytes allreduced on 2 ranks = 10 + 294912/2000 us = 0.1575 ms; dp: 2813376 x 2
+  # bytes allreduced on 2 ranks = 10 + 5626752/2000 us = 2.823 ms; step 30.46 + 0.1575 + 2.823 =
+  # 33.45 ms; memory 2813376 x 16 B + 30.4 MiB x min(4, 2)/4 = 58.1 MiB. Gradient accumulation (M 4, tp = pp = 1):
   # compute 4 x 18.27 = 73.08 ms, the dp allreduce of all 10844160 parameters once, 10.85 ms.
   # pp 4, M 8: the bubble is 3/11 of the pipeline's time.
   set(pbench "--bench ${syn}/predict.h5 --flops 1e12")  # a string: cases are split at spaces below
   separate_arguments(pbench_args UNIX_COMMAND "${pbench}")
   report_cases(predict
-      "predict_3d_row|    8  \\(2,2,2\\) +18\\.27 +5\\.199 +0\\.3466 +5\\.954 +20% +2\\.721 +32\\.49 +29\\.77 +1 +25\\.4% +56\\.6 MiB|--model small --tp 2 --pp 2 --micro-batches 4 --gpus 8 ${pbench}"
+      "predict_3d_row|    8  \\(2,2,2\\) +18\\.27 +5\\.755 +0\\.3466 +6\\.093 +20% +2\\.823 +33\\.45 +30\\.62 +1 +27\\.2% +58\\.1 MiB +0\\.1575|--model small --tp 2 --pp 2 --micro-batches 4 --gpus 8 ${pbench}"
       "predict_3d_tp_calls|    8  allreduce +activations \\(tp, 2 forward \\+ 2 backward per layer\\), 2 ranks +48 +192 KiB +ring +5\\.199|--model small --tp 2 --pp 2 --micro-batches 4 --gpus 8 ${pbench}"
       "predict_3d_pp_calls|    8  sendrecv +gradients \\(pp, backward\\) +4 +192 KiB +mpi +0\\.1733|--model small --tp 2 --pp 2 --micro-batches 4 --gpus 8 ${pbench}"
-      "predict_3d_dp_calls|    8  allreduce +grads, dp 2 +1 +5\\.17 MiB +ring +2\\.721|--model small --tp 2 --pp 2 --micro-batches 4 --gpus 8 ${pbench}"
+      "predict_3d_dp_calls|    8  allreduce +grads, dp 2 +1 +5\\.37 MiB +ring +2\\.823|--model small --tp 2 --pp 2 --micro-batches 4 --gpus 8 ${pbench}"
+      "predict_3d_head_calls|    8  allreduce +head activations \\(tp, last stage\\), 2 ranks +4 +192 KiB +ring +0\\.4332|--model small --tp 2 --pp 2 --micro-batches 4 --gpus 8 ${pbench}"
+      "predict_3d_xent_calls|    8  allreduce +cross-entropy row sums \\(tp\\), 2 ranks +8 +512 B +ring +0\\.08205|--model small --tp 2 --pp 2 --micro-batches 4 --gpus 8 ${pbench}"
+      "predict_3d_embedding_call|    8  allreduce +embedding gradients \\(first and last stage\\) +1 +288 KiB +ring +0\\.1575|--model small --tp 2 --pp 2 --micro-batches 4 --gpus 8 ${pbench}"
+      "predict_context|124\\.5 M parameters, 81\\.95 M per rank of the last stage|--model gpt2-124m --seq 128 --pp 2 --gpus 2 ${pbench}"
       "predict_3d_sp_calls|    8  allgather +activations \\(tp sequence parallel, 2 forward \\+ 2 backward per layer\\), 2 ranks +48 +192 KiB +ring +5\\.199|--model small --tp 2 --pp 2 --micro-batches 4 --sp --gpus 8 ${pbench}"
       "predict_3d_sp_pp_calls|    8  sendrecv +gradients \\(pp, backward\\) +4 +96 KiB|--model small --tp 2 --pp 2 --micro-batches 4 --sp --gpus 8 ${pbench}"
       "predict_accumulation|    2  \\(2,1,1\\) +73\\.08 +0 +0 +0 +0% +10\\.85 +83\\.94 +73\\.08 +1 +12\\.9% +196 MiB|--model small --micro-batches 4 --gpus 2 ${pbench}"

@@ -82,7 +82,8 @@ double integrate(const F& f, double lo, double hi, int panels, double eps_per_pa
 
 ModelShape model_preset(std::string_view name) {
   for (const auto& r : kPresets) {
-    if (name == r.name) return ModelShape{r.name, r.layers, r.d_model, r.heads, r.seq, r.vocab, pad_to_128(r.vocab)};
+    if (name == r.name)
+      return ModelShape{r.name, r.layers, r.d_model, r.heads, r.seq, r.vocab, pad_to_128(r.vocab), r.seq};
   }
   std::string known;
   for (const auto& r : kPresets) known += std::string(known.empty() ? "" : ", ") + r.name;
@@ -105,6 +106,19 @@ double params_gpt2_exact(double vocab, double max_seq, double d, double l) {
   check(d, "d");
   check(l, "l");
   return vocab * d + max_seq * d + l * (12.0 * d * d + 13.0 * d) + 2.0 * d;
+}
+
+StageParams last_stage_params(double vocab, double max_seq, double d, int layers, int tp, int pp) {
+  check(vocab, "vocab");
+  check(max_seq, "max_seq");
+  check(d, "d");
+  if (tp < 1 || pp < 1 || layers < 1 || layers % pp != 0)
+    throw std::invalid_argument("last_stage_params: tp and pp must be >= 1 and pp must divide the layers");
+  StageParams p;
+  p.embeddings = vocab * d / tp + max_seq * d;
+  p.layers = static_cast<double>(layers / pp) * ((12.0 * d * d + 7.0 * d) / tp + 6.0 * d);
+  p.final_norm = 2.0 * d;
+  return p;
 }
 
 double flops_per_iteration(double b, double s, double d, double l) {
@@ -190,8 +204,22 @@ CommVolume zero_comm_volume(int stage, int ranks, double params, double bytes_pe
   return v;
 }
 
+CommCall embedding_allreduce(double embeddings, int zero, int dp, double bytes_per_param) {
+  check(embeddings, "embeddings");
+  positive(bytes_per_param, "bytes_per_param");
+  if (zero < 0 || zero > 3 || dp < 1) throw std::invalid_argument("embedding_allreduce: zero 0..3 and dp >= 1");
+  CommCall c;
+  c.collective = std::string(collective_name(Collective::allreduce));
+  c.purpose = "embedding gradients (first and last stage)";
+  c.count = zero >= 2 ? embeddings / dp : embeddings;
+  c.calls = 1;
+  c.bytes_per_call = c.count * bytes_per_param;
+  c.per_gpu_bytes = c.bytes_per_call * busbw_factor(Collective::allreduce, 2);
+  return c;
+}
+
 ModelParallelComm model_parallel_comm(double b, double s, double d, int layers, const Layout& layout,
-                                      double bytes_per_activation) {
+                                      double bytes_per_activation, bool head) {
   check(b, "b");
   check(s, "s");
   check(d, "d");
@@ -200,30 +228,42 @@ ModelParallelComm model_parallel_comm(double b, double s, double d, int layers, 
     throw std::invalid_argument("model_parallel_comm: tp, pp and micro-batches must be >= 1");
   if (layers < 1 || layers % layout.pp != 0)
     throw std::invalid_argument("model_parallel_comm: pp must divide the layers");
+  const int m = layout.micro_batches, stage_layers = layers / layout.pp;
+  const long long tp_calls = 4LL * stage_layers * m;
+  if (tp_calls > std::numeric_limits<int>::max())
+    throw std::invalid_argument("model_parallel_comm: " + std::to_string(tp_calls) + " allreduces per step");
   ModelParallelComm v;
-  const double count = b * s * d;
-  auto call = [&](Collective c, const char* purpose, int calls, int ranks, double elements) {
+  const double count = b * s * d;  // A's elements
+  auto call = [&](Collective c, std::string purpose, int calls, int ranks, double elements) {
     CommCall x;
     x.collective = std::string(collective_name(c));
-    x.purpose = purpose;
+    x.purpose = std::move(purpose);
     x.count = elements;
     x.calls = calls;
     x.bytes_per_call = elements * bytes_per_activation;
     x.per_gpu_bytes = calls * x.bytes_per_call * busbw_factor(c, ranks);
     return x;
   };
-  const int m = layout.micro_batches;
-  const long long tp_calls = 4LL * (layers / layout.pp) * m;
-  if (tp_calls > std::numeric_limits<int>::max())
-    throw std::invalid_argument("model_parallel_comm: " + std::to_string(tp_calls) + " allreduces per step");
-  const int calls = static_cast<int>(tp_calls);
-  if (layout.tp > 1 && !layout.sp)
-    v.tensor.push_back(
-        call(Collective::allreduce, "activations (tp, 2 forward + 2 backward per layer)", calls, layout.tp, count));
-  if (layout.tp > 1 && layout.sp)
-    for (Collective c : {Collective::reducescatter, Collective::allgather})
-      v.tensor.push_back(
-          call(c, "activations (tp sequence parallel, 2 forward + 2 backward per layer)", calls, layout.tp, count));
+  if (layout.tp > 1) {
+    const int tp = layout.tp, ends = layout.pp == 1 ? 2 : 1;  // the encoder's and the head's calls, or the head's
+    const std::vector<Collective> sums =
+        layout.sp ? std::vector{Collective::reducescatter, Collective::allgather} : std::vector{Collective::allreduce};
+    const std::string mode = layout.sp ? "tp sequence parallel" : "tp";
+    const std::string ends_purpose =
+        layout.pp == 1 ? "encoder and head activations (" + mode + ")" : "head activations (" + mode + ", last stage)";
+    for (Collective c : sums) {
+      v.tensor.push_back(call(c, "activations (" + mode + ", 2 forward + 2 backward per layer)",
+                              static_cast<int>(tp_calls), tp, count));
+      if (head) v.tensor.push_back(call(c, ends_purpose, ends * m, tp, count));
+    }
+    if (layout.sp)
+      v.tensor.push_back(call(Collective::allreduce, "layernorm weight gradients (" + mode + ")",
+                              (2 * stage_layers + (head ? 1 : 0)) * m, tp, 2 * d));
+    if (head) {
+      v.tensor.push_back(call(Collective::allreduce, "cross-entropy row sums (tp)", 2 * m, tp, b * s));
+      v.tensor.push_back(call(Collective::allreduce, "cross-entropy row maxima (tp, max)", m, tp, b * s));
+    }
+  }
   // Sequence parallel: a stage sends its rows only.
   const double message = layout.sp && layout.tp > 1 ? count / layout.tp : count;
   if (layout.pp > 1) {

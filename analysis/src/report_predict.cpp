@@ -28,6 +28,8 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
   if (o.dim) shape.d_model = o.dim;
   if (o.heads) shape.heads = o.heads;
   if (o.seq) shape.seq = o.seq;
+  // The context (wpe's rows): the preset's, at least the step's sequence (commscope-train's rule).
+  shape.context = std::max(shape.context, shape.seq);
   if (o.vocab) shape.vocab = shape.padded_vocab = o.vocab;
   if (shape.d_model % shape.heads != 0)
     throw std::invalid_argument("--dim " + std::to_string(shape.d_model) + " is not a multiple of --heads " +
@@ -77,7 +79,10 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
     w.text("Model: " + std::to_string(shape.layers) + " layers, " + std::to_string(shape.d_model) + " channels, " +
            std::to_string(shape.heads) + " heads, sequence " + std::to_string(shape.seq) + ", vocabulary " +
            std::to_string(shape.vocab) + "; " + format_number(P / 1e6) + " M parameters, " +
-           format_number(P_rank / 1e6) + " M per rank (P / (tp pp)); per micro-batch " +
+           format_number(P_rank / 1e6) +
+           " M per rank of the last stage (its layers' tensor-parallel shares, segment 0 (wte's vocabulary "
+           "share and wpe, context " +
+           std::to_string(shape.positions()) + ") and the final layernorm); per micro-batch " +
            format_number(flops_mb / 1e12) + " TFLOP (forward + backward" +
            (shape.vocab > 0 ? ", output head included" : "") + "), per rank and step " + format_number(flops / 1e12) +
            " TFLOP (M / (tp pp) of it) = " + format_number(t_comp * 1e3) + " ms at " + format_number(o.flops / 1e12) +
@@ -99,10 +104,14 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
     if (tp > 1)
       text += std::string(o.sp ? "Tensor parallelism, sequence parallel: 4 reduce-scatters and 4 allgathers"
                                : "Tensor parallelism: 4 allreduces") +
-              " per layer and micro-batch (2 forward, 2 backward) of b s d x " +
-              std::to_string(o.bytes_per_param) + " bytes = " + format_bytes(act_bytes) + " over " +
-              std::to_string(tp) + " ranks, " + std::to_string(shape.layers / pp) +
-              " layers per stage: " + format_number(t_tp * 1e3) + " ms per step. ";
+              " per layer and micro-batch (2 forward, 2 backward) of b s d x " + std::to_string(o.bytes_per_param) +
+              " bytes = " + format_bytes(act_bytes) + " over " + std::to_string(tp) + " ranks, " +
+              std::to_string(shape.layers / pp) + " layers per stage" +
+              (shape.vocab > 0 ? std::string(", and the ") + (pp == 1 ? "encoder's and the head's" : "head's") +
+                                     " (the last stage's), the cross-entropy's row maximum and sums" +
+                                     (o.sp ? ", the layernorms' weight gradients" : "")
+                               : std::string(o.sp ? ", and the layernorms' weight gradients" : "")) +
+              ": " + format_number(t_tp * 1e3) + " ms per step. ";
     if (pp > 1)
       text += "Pipeline: one activation forward and one gradient backward of " +
               format_bytes(o.sp ? act_bytes / tp : act_bytes) + (o.sp ? " (a rank's rows)" : "") +
@@ -111,16 +120,24 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
     text += "Bubble (pp - 1)/(M + pp - 1) = " + std::to_string(pp - 1) + "/" + std::to_string(mb + pp - 1) + " = " +
             format_number(100 * bubble, 4) +
             "% of the pipeline's time. Step = (compute + tp comm + pp p2p) (M + pp - "
-            "1)/M + data-parallel comm = " +
+            "1)/M + embedding allreduce + data-parallel comm = " +
             format_number(work * 1e3) + " ms x " + format_number((mb + pp - 1.0) / mb, 4) +
-            " + dp comm. Data parallelism: the ZeRO stage's collectives over dp = g / (tp pp) ranks on P / (tp pp) "
-            "parameters, once per step; only they may overlap the pipeline (overlapped = max of the two).";
+            " + embedding allreduce + dp comm. " +
+            (pp > 1 && shape.vocab > 0
+                 ? "The first and last stage sum segment 0's gradients once per step (embedding_ms: an allreduce "
+                   "over their 2 ranks, of a rank's data-parallel shard under ZeRO 2 and 3). "
+                 : "") +
+            "Data parallelism: the ZeRO stage's collectives over dp = g / (tp pp) ranks on the rank's "
+            "parameters, once per step (ZeRO-2's reduce-scatters and ZeRO-3's calls once per micro-batch); only "
+            "they may overlap the pipeline (overlapped = max of the pipeline and the embedding allreduce, and "
+            "them).";
     w.text(text);
   }
 
   Table calls({"ranks", "collective", "purpose", "calls", "bytes_per_call", "algorithm", "time_ms"});
   Table summary({"ranks", "layout", "compute_ms", "tp_comm_ms", "pp_p2p_ms", "bubble_ms", "bubble_share", "comm_ms",
-                 "iteration_ms", "overlapped_ms", "throughput_speedup", "comm_share", "memory_per_gpu"});
+                 "iteration_ms", "overlapped_ms", "throughput_speedup", "comm_share", "memory_per_gpu",
+                 "embedding_ms"});
   double first_iter = 0;
   int first_p = 0;
   for (int g : o.gpus) {
@@ -133,17 +150,18 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
     for (const PricedCall& c : step.data_parallel)
       calls.add({std::to_string(g), c.collective, c.purpose + (layout_3d ? ", dp " + std::to_string(p) : ""),
                  std::to_string(c.calls), format_bytes(c.bytes_per_call), c.algorithm, format_number(c.ms)});
-    const double t_comm = step.dp_s, mem = step.memory_bytes;
-    const double t_iter = t_pipe + t_comm;
+    const double t_comm = step.dp_s, mem = step.memory_bytes, t_emb = step.embedding_s;
+    const double t_iter = step.iteration_s();
     // Throughput (sequences per second, b M dp / t_iter) relative to the first rank count: tp, pp
     // and M are the same in every row, so dp scales as g.
     if (first_p == 0) first_p = g, first_iter = t_iter;
     summary.add({std::to_string(g), layout_name(p, tp, pp), format_number(t_comp * 1e3), format_number(t_tp * 1e3),
                  format_number(t_p2p * 1e3), format_number((t_pipe - work) * 1e3), format_number(100 * bubble, 4) + "%",
                  format_number(t_comm * 1e3), format_number(t_iter * 1e3),
-                 format_number(std::max(t_pipe, t_comm) * 1e3),
+                 format_number(std::max(t_pipe + t_emb, t_comm) * 1e3),
                  format_number(static_cast<double>(g) / first_p * first_iter / t_iter),
-                 format_number(100 * (t_comm + t_tp + t_p2p) / t_iter, 3) + "%", format_bytes(mem)});
+                 format_number(100 * (t_comm + t_emb + t_tp + t_p2p) / t_iter, 3) + "%", format_bytes(mem),
+                 format_number(t_emb * 1e3)});
   }
   if (layout_3d)
     w.section("Predicted step (micro-batch " + std::to_string(o.batch) + " sequences, " + std::to_string(mb) +

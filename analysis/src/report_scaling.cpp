@@ -37,6 +37,7 @@ struct Run {
   int tp = 1, pp = 1, micro_batches = 1, zero = 0, bytes_per_param = 4, threads = 1;
   bool sp = false;  // sequence parallelism
   int layers = 0, channels = 0, heads = 0, seq = 0, vocab = 0, padded_vocab = 0;
+  int context = 0;           // wpe's rows (the model's context); 0 where the profile predates the attribute: seq
   double cpus_per_rank = 1;  // min(threads, the node's CPUs / its ranks) where the node's CPUs are known
   int cores_used = 0;        // the CPUs its ranks could use: per node min(its CPUs, ranks x threads); 0 unknown
   std::string workload;      // what ran (workload_of): runs of one workload scale against each other
@@ -92,6 +93,7 @@ Run summarize(const std::string& file) {
   run.heads = int_attribute(p, "heads", 0), run.seq = int_attribute(p, "seq", 0);
   run.vocab = int_attribute(p, "vocab", 0), run.padded_vocab = int_attribute(p, "padded_vocab", run.vocab);
   run.workload = workload_of(p);
+  run.context = int_attribute(p, "context", 0);
   run.cpus_per_rank = run.threads;
   if (const int cpus = int_attribute(p, "node_cpus", 0); cpus > 0) {
     std::map<std::string, int> per_host;
@@ -160,7 +162,7 @@ PredictedSection predicted_against_measured(const std::vector<Run>& runs, const 
     StepInputs in;
     in.shape.name = "run";
     in.shape.layers = r.layers, in.shape.d_model = r.channels, in.shape.heads = r.heads, in.shape.seq = r.seq;
-    in.shape.vocab = r.vocab, in.shape.padded_vocab = r.padded_vocab;
+    in.shape.vocab = r.vocab, in.shape.padded_vocab = r.padded_vocab, in.shape.context = r.context;
     in.layout = {r.tp, r.pp, r.micro_batches, r.sp};
     in.dp = r.dp();
     in.batch = r.global_batch / (in.dp * r.micro_batches);
@@ -201,7 +203,7 @@ PredictedSection predicted_against_measured(const std::vector<Run>& runs, const 
       continue;
     }
     const StepPrediction p = predict_step(bench.data, o.bench, in);
-    const double pp_pred = p.p2p_s + (p.pipe_s - p.work_s);
+    const double pp_pred = p.p2p_s + (p.pipe_s - p.work_s) + p.embedding_s;
     t.add({std::to_string(r.ranks), r.layout(), std::to_string(r.zero), format_number(r.t_iter * 1e3),
            format_number(p.iteration_s() * 1e3), pct(p.iteration_s() / r.t_iter - 1), format_number(r.t_comp * 1e3),
            format_number(p.compute_s * 1e3), format_number(r.t_tp * 1e3), format_number(p.tp_s * 1e3),

@@ -42,6 +42,40 @@ bool has_fit(const BenchData& data, const std::string& collective) {
          std::any_of(coll->second.begin(), coll->second.end(), [](const Measured& m) { return m.fit.has_value(); });
 }
 
+// ZeRO-2 reduce-scatters each micro-batch's gradients and ZeRO-3 also gathers the parameters for
+// each micro-batch's forward and backward (as commscope-train does): those calls M times a step.
+CommVolume per_micro_batch(CommVolume v, int micro_batches) {
+  for (CommCall& c : v.calls)
+    if (v.stage == 3 || (v.stage == 2 && c.collective == "reducescatter"))
+      c.calls *= micro_batches, c.per_gpu_bytes *= micro_batches;
+  return v;
+}
+
+// The ZeRO stage's collectives over the v.ranks data-parallel ranks -> r.dp_s, r.data_parallel.
+void price_data_parallel(const BenchData& data, const std::string& file, int zero, const CommVolume& v,
+                         StepPrediction& r) {
+  for (const CommCall& call : v.calls) {
+    const auto priced = price(data, file, call.collective, v.ranks, call.bytes_per_call);
+    if (!priced)
+      throw InputError(file + ": has no " + call.collective + " measurements (ZeRO stage " + std::to_string(zero) +
+                       " needs them)");
+    r.dp_s += call.calls * priced->us / 1e6;
+    r.data_parallel.push_back({call.collective, call.purpose, call.calls, call.bytes_per_call, priced->algorithm,
+                               call.calls * priced->us / 1e3});
+  }
+}
+
+// The first and last stage's sum of segment 0's gradients (2 ranks) -> r.embedding_s, r.model_parallel.
+void price_embedding(const BenchData& data, const std::string& file, const CommCall& call, StepPrediction& r) {
+  const auto priced = price(data, file, call.collective, 2, call.bytes_per_call);
+  if (!priced)
+    throw InputError(file +
+                     ": has no allreduce measurements (--pp needs them for the sum of the embedding's gradients)");
+  r.embedding_s = call.calls * priced->us / 1e6;
+  r.model_parallel.push_back({call.collective, call.purpose, call.calls, call.bytes_per_call, priced->algorithm,
+                              call.calls * priced->us / 1e3});
+}
+
 }  // namespace
 
 std::string layout_name(int dp, int tp, int pp) {
@@ -59,30 +93,43 @@ PricingBench read_pricing_bench(const std::string& bench_file, const std::string
   return {measurements(bench), bench.nranks};
 }
 
+double micro_batch_flops(const StepInputs& in) {
+  const ModelShape& m = in.shape;
+  return m.vocab > 0 ? flops_per_iteration_with_head(in.batch, m.seq, m.d_model, m.layers, m.vocab)
+                     : flops_per_iteration(in.batch, m.seq, m.d_model, m.layers);
+}
+
+double step_flops_per_rank(const StepInputs& in) {
+  return micro_batch_flops(in) * in.layout.micro_batches / (static_cast<double>(in.layout.tp) * in.layout.pp);
+}
+
 StepPrediction predict_step(const BenchData& data, const std::string& bench_file, const StepInputs& in) {
   const ModelShape& shape = in.shape;
   const int tp = in.layout.tp, pp = in.layout.pp, mb = in.layout.micro_batches;
   const double mp = static_cast<double>(tp) * pp;  // ranks of one model replica
   const double b = in.batch, s = shape.seq, d = shape.d_model, l = shape.layers;
+  const bool head = shape.vocab > 0;  // with embeddings and the tied head (else the blocks' matrices only)
+  const double vocab_rows = shape.padded_vocab > 0 ? shape.padded_vocab : shape.vocab;
   StepPrediction r;
-  r.params = shape.vocab > 0 ? params_gpt2_exact(shape.padded_vocab > 0 ? shape.padded_vocab : shape.vocab, s, d, l)
-                             : params_approx(d, l);
-  r.flops_mb =
-      shape.vocab > 0 ? flops_per_iteration_with_head(b, s, d, l, shape.vocab) : flops_per_iteration(b, s, d, l);
-  r.flops_rank = r.flops_mb * mb / mp;
+  r.params = head ? params_gpt2_exact(vocab_rows, shape.positions(), d, l) : params_approx(d, l);
+  r.flops_mb = micro_batch_flops(in);
+  r.flops_rank = step_flops_per_rank(in);
   r.act_mb = activation_bytes(b, s, d, l, shape.heads);
   // 1F1B: the first stage holds min(M, pp) micro-batches of its l / pp layers; tp splits them.
   r.act_rank = r.act_mb * std::min(mb, pp) / mp;
   r.compute_s = r.flops_rank / in.flops;
-  r.params_rank = r.params / mp;  // tp splits every layer, pp the layers
+  // The last stage's rank: its layers' shares, segment 0 and the final layernorm (the blocks' matrices
+  // split evenly without a head).
+  const StageParams stage = head ? last_stage_params(vocab_rows, shape.positions(), d, shape.layers, tp, pp)
+                                 : StageParams{0, r.params / mp, 0};
+  r.params_rank = stage.total();
   r.act_bytes = b * s * d * in.bytes_per_param;
   // ZeRO-3 gathers the tied embedding (wte split over tp, wpe whole) once more for the head when one
   // stage holds both ends of the model; with pp > 1 they are on different stages.
-  const double head_params =
-      shape.vocab > 0 && pp == 1 ? (shape.padded_vocab > 0 ? shape.padded_vocab : shape.vocab) * d / tp + s * d : 0;
+  const double head_params = pp == 1 ? stage.embeddings : 0;
 
   // Tensor- and pipeline-parallel calls: the same at every rank count.
-  const ModelParallelComm mpc = model_parallel_comm(b, s, d, shape.layers, in.layout, in.bytes_per_param);
+  const ModelParallelComm mpc = model_parallel_comm(b, s, d, shape.layers, in.layout, in.bytes_per_param, head);
   for (const CommCall& call : mpc.tensor) {
     const auto priced = price(data, bench_file, call.collective, tp, call.bytes_per_call);
     if (!priced)
@@ -127,20 +174,15 @@ StepPrediction predict_step(const BenchData& data, const std::string& bench_file
   r.pipe_s = pipeline_step_time(r.work_s, pp, mb);
 
   const int p = in.dp;
-  const CommVolume vol = zero_comm_volume(in.zero, p, r.params_rank, in.bytes_per_param, 1, head_params);
-  for (const CommCall& call : vol.calls) {
-    if (p == 1) break;
-    const auto priced = price(data, bench_file, call.collective, p, call.bytes_per_call);
-    if (!priced)
-      throw InputError(bench_file + ": has no " + call.collective + " measurements (ZeRO stage " +
-                       std::to_string(in.zero) + " needs them)");
-    r.dp_s += call.calls * priced->us / 1e6;
-    r.data_parallel.push_back({call.collective, call.purpose, call.calls, call.bytes_per_call, priced->algorithm,
-                               call.calls * priced->us / 1e3});
-  }
+  if (pp > 1 && head)
+    price_embedding(data, bench_file, embedding_allreduce(stage.embeddings, in.zero, p, in.bytes_per_param), r);
+  if (p > 1)
+    price_data_parallel(
+        data, bench_file, in.zero,
+        per_micro_batch(zero_comm_volume(in.zero, p, r.params_rank, in.bytes_per_param, 1, head_params), mb), r);
   // Model state per rank (mixed precision: 2-byte params and grads + 12 bytes of fp32 master
-  // weights and Adam moments; fp32: 4 + 4 + 8), of P / (tp pp) parameters, sharded over dp by
-  // the ZeRO stage.
+  // weights and Adam moments; fp32: 4 + 4 + 8), of the last stage's parameters, sharded over dp
+  // by the ZeRO stage.
   const double pb = in.bytes_per_param, gb = in.bytes_per_param, ob = in.bytes_per_param == 2 ? 12.0 : 8.0;
   const double sh = 1.0 / p;
   r.memory_bytes = r.params_rank * (in.zero >= 3 ? pb * sh : pb) + r.params_rank * (in.zero >= 2 ? gb * sh : gb) +

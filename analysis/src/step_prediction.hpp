@@ -3,12 +3,14 @@
 // fits of a bench file: what `predict` prints for each rank count and what `scaling --bench`
 // sets against the measured steps of the trainer's runs.
 //
-// Per rank and step: compute = the step's FLOPs (M micro-batches, output head included) / (tp pp)
-// at the given rate; tensor-parallel allreduces and pipeline sends as model_parallel_comm counts
-// them, each call priced with the fastest measured algorithm carried to its group's size; the
-// pipeline stretches (compute + tp + pp) by (M + pp - 1) / M (1F1B or GPipe, equal stages); the
-// ZeRO stage's data-parallel collectives over dp ranks on P / (tp pp) parameters follow, not
-// overlapped.
+// Per rank of the last stage (the busiest: model_math.hpp's last_stage_params and
+// model_parallel_comm) and step: compute = the step's FLOPs (M micro-batches, output head
+// included) / (tp pp) at the given rate; tensor-parallel calls and pipeline sends as
+// model_parallel_comm counts them, each call priced with the fastest measured algorithm carried
+// to its group's size; the pipeline stretches (compute + tp + pp) by (M + pp - 1) / M (1F1B or
+// GPipe, equal stages); then, not overlapped, the first and last stage's embedding allreduce
+// (pp > 1) and the ZeRO stage's data-parallel collectives over dp ranks on the rank's parameters
+// (ZeRO-2's reduce-scatters and ZeRO-3's calls once per micro-batch).
 
 #include <string>
 #include <vector>
@@ -41,7 +43,7 @@ struct PricedCall {
 };
 
 struct StepPrediction {
-  double params = 0, params_rank = 0;  // the model's, and one rank's (P / (tp pp))
+  double params = 0, params_rank = 0;   // the model's, and one last-stage rank's (last_stage_params)
   double flops_mb = 0, flops_rank = 0;  // one micro-batch of the whole model; one rank's step
   double act_mb = 0, act_rank = 0;      // activation bytes (16-bit): a micro-batch's; a rank's
   double act_bytes = 0;                 // one activation between layers, b s d x bytes_per_param
@@ -49,10 +51,11 @@ struct StepPrediction {
   double bubble = 0;        // (pp - 1)/(M + pp - 1)
   double work_s = 0;        // compute + tp + p2p
   double pipe_s = 0;        // work stretched by the pipeline's fill and drain
+  double embedding_s = 0;   // the first and last stage's sum of segment 0's gradients (pp > 1)
   double dp_s = 0;          // data-parallel collectives
   double memory_bytes = 0;  // model state and activations per rank
-  double iteration_s() const { return pipe_s + dp_s; }
-  std::vector<PricedCall> model_parallel;  // tp allreduces, pp sends
+  double iteration_s() const { return pipe_s + embedding_s + dp_s; }
+  std::vector<PricedCall> model_parallel;  // tp calls, pp sends, the embedding allreduce
   std::vector<PricedCall> data_parallel;   // the ZeRO stage's collectives (none on one dp rank)
   std::string p2p_source;                  // how the pipeline's sends were priced
 };
@@ -64,6 +67,11 @@ struct PricingBench {
   int nranks = 0;  // the bench's rank count
 };
 PricingBench read_pricing_bench(const std::string& bench_file, const std::string& purpose);
+
+// FLOPs of one micro-batch of the whole model (output head included where the vocabulary is
+// known), and one rank's share of a step's M of them (/ (tp pp)); any split, even or not.
+double micro_batch_flops(const StepInputs& in);
+double step_flops_per_rank(const StepInputs& in);
 
 // Throws InputError naming `bench_file` where the fits a call needs are missing.
 StepPrediction predict_step(const BenchData& data, const std::string& bench_file, const StepInputs& in);

@@ -75,6 +75,23 @@ TEST(ModelMath, Parameters) {
   EXPECT_DOUBLE_EQ(exact, 124475904.0);
   EXPECT_THROW(ca::params_approx(-1, 2), std::invalid_argument);
   EXPECT_THROW(ca::params_gpt2_exact(NAN, 1, 1, 1), std::invalid_argument);
+  // One rank of the last stage in commscope-train's layout: the whole model at (tp, pp) = (1, 1);
+  // at pp 2 segment 0 (38,633,472 + 786,432 = 39,419,904), 6 layers (42,527,232) and the final
+  // layernorm (1,536): 81,948,672 = 312.6 MiB in fp32, not P / 2 = 237.4 MiB; at tp 2 a layer
+  // holds 6 d^2 + 3.5 d + 6 d = 3,546,240 and wte half its rows (docs/trainer.md's P_tp).
+  EXPECT_DOUBLE_EQ(ca::last_stage_params(50304, 1024, 768, 12, 1, 1).total(), 124475904.0);
+  const ca::StageParams pp2 = ca::last_stage_params(50304, 1024, 768, 12, 1, 2);
+  EXPECT_DOUBLE_EQ(pp2.embeddings, 39419904.0);
+  EXPECT_DOUBLE_EQ(pp2.layers, 42527232.0);
+  EXPECT_DOUBLE_EQ(pp2.final_norm, 1536.0);
+  const ca::StageParams tp2 = ca::last_stage_params(50304, 1024, 768, 12, 2, 2);
+  EXPECT_DOUBLE_EQ(tp2.embeddings, 50304.0 / 2 * 768 + 786432.0);
+  EXPECT_DOUBLE_EQ(tp2.layers, 6 * 3546240.0);
+  EXPECT_THROW(ca::last_stage_params(50304, 1024, 768, 12, 1, 5), std::invalid_argument);
+  // Their sum between the first and last stage: the whole segment 0 under ZeRO 0 and 1, a rank's
+  // shard under 2 and 3; a 2-rank allreduce sends its bytes once.
+  EXPECT_DOUBLE_EQ(ca::embedding_allreduce(39419904, 1, 2, 4).bytes_per_call, 157679616.0);
+  EXPECT_DOUBLE_EQ(ca::embedding_allreduce(39419904, 2, 2, 4).per_gpu_bytes, 78839808.0);
 }
 
 TEST(ModelMath, FlopsAndActivations) {
@@ -183,18 +200,44 @@ TEST(ModelMath, ModelParallelComm) {
     EXPECT_DOUBLE_EQ(p.per_gpu_bytes, 3 * 131072.0);
   }
   // Sequence parallel: a reduce-scatter and an allgather of A (the whole array) in place of each
-  // allreduce, (tp-1)/tp of it per GPU each (48 A 3/4 = 4718592 bytes); stages send their rows, A / 4.
+  // allreduce, (tp-1)/tp of it per GPU each (48 A 3/4 = 4718592 bytes); the layernorms' weight
+  // gradients (2 d = 512 elements) summed for each of the stage's 2 x 4 layernorms and 3
+  // micro-batches; stages send their rows, A / 4.
   const ca::ModelParallelComm sp = ca::model_parallel_comm(2, 128, 256, 8, {4, 2, 3, true}, 2);
-  ASSERT_EQ(sp.tensor.size(), 2u);
+  ASSERT_EQ(sp.tensor.size(), 3u);
   EXPECT_EQ(sp.tensor[0].collective, "reducescatter");
   EXPECT_EQ(sp.tensor[1].collective, "allgather");
-  for (const ca::CommCall& t : sp.tensor) {
-    EXPECT_EQ(t.calls, 48);
-    EXPECT_DOUBLE_EQ(t.bytes_per_call, 131072.0);
-    EXPECT_DOUBLE_EQ(t.per_gpu_bytes, 4718592.0);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(sp.tensor[i].calls, 48);
+    EXPECT_DOUBLE_EQ(sp.tensor[i].bytes_per_call, 131072.0);
+    EXPECT_DOUBLE_EQ(sp.tensor[i].per_gpu_bytes, 4718592.0);
   }
+  EXPECT_EQ(sp.tensor[2].collective, "allreduce");
+  EXPECT_EQ(sp.tensor[2].calls, 24);
+  EXPECT_DOUBLE_EQ(sp.tensor[2].bytes_per_call, 1024.0);
   ASSERT_EQ(sp.pipeline.size(), 2u);
   for (const ca::CommCall& p : sp.pipeline) EXPECT_DOUBLE_EQ(p.bytes_per_call, 32768.0);
+  // With the embeddings and the tied head (commscope-train's model), the last stage also sums the
+  // head's input gradient (A, once per micro-batch; with pp 1 the encoder's lookup too) and the
+  // cross-entropy's row sums (2 per micro-batch) and maximum (1) of b s = 256 elements, 512 bytes.
+  const ca::ModelParallelComm h = ca::model_parallel_comm(2, 128, 256, 8, {4, 2, 3}, 2, true);
+  ASSERT_EQ(h.tensor.size(), 4u);
+  EXPECT_EQ(h.tensor[0].calls, 48);
+  EXPECT_EQ(h.tensor[1].calls, 3);
+  EXPECT_DOUBLE_EQ(h.tensor[1].bytes_per_call, 131072.0);
+  EXPECT_EQ(h.tensor[2].calls, 6);
+  EXPECT_EQ(h.tensor[3].calls, 3);
+  for (int i = 2; i < 4; ++i) EXPECT_DOUBLE_EQ(h.tensor[i].bytes_per_call, 512.0);
+  EXPECT_EQ(ca::model_parallel_comm(2, 128, 256, 8, {4, 1, 3}, 2, true).tensor[1].calls, 6);
+  // Sequence parallel with the head, one stage: the encoder's and the head's reduce-scatter and
+  // allgather (2 per micro-batch each), the final layernorm's gradients besides the 2 x 8 others.
+  const ca::ModelParallelComm hsp = ca::model_parallel_comm(2, 128, 256, 8, {4, 1, 3, true}, 2, true);
+  ASSERT_EQ(hsp.tensor.size(), 7u);
+  EXPECT_EQ(hsp.tensor[1].collective, "reducescatter");
+  EXPECT_EQ(hsp.tensor[1].calls, 6);
+  EXPECT_EQ(hsp.tensor[3].collective, "allgather");
+  EXPECT_EQ(hsp.tensor[3].calls, 6);
+  EXPECT_EQ(hsp.tensor[4].calls, (2 * 8 + 1) * 3);
   // No tensor or pipeline parallelism: nothing moves.
   const ca::ModelParallelComm none = ca::model_parallel_comm(2, 128, 256, 8, {1, 1, 5}, 2);
   EXPECT_TRUE(none.tensor.empty());

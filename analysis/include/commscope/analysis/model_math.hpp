@@ -23,6 +23,8 @@ struct ModelShape {
   int seq = 0;           // s: sequence length of an iteration (= max_seq for the presets)
   int vocab = 0;         // V: real vocabulary
   int padded_vocab = 0;  // rows of the embedding (>= vocab; llm.c pads 50257 -> 50304)
+  int context = 0;       // max_seq: rows of wpe, the model's context (>= seq; 0: seq)
+  int positions() const { return context > 0 ? context : seq; }
 };
 
 // Presets for predict:
@@ -32,7 +34,7 @@ struct ModelShape {
 //   "gpt2-124m" l=12, d=768,  a=12, s=1024, V=50257 padded to 50304 (commscope-train's preset)
 //   "small"     l=6,  d=384,  a=6,  s=256,  V=256
 //   "tiny"      l=2,  d=32,   a=2,  s=32,   V=256
-// padded_vocab is the vocabulary rounded up to a multiple of 128 (the trainer's rule).
+// padded_vocab is the vocabulary rounded up to a multiple of 128 (the trainer's rule); context is s.
 // Throws std::invalid_argument naming the presets for an unknown name.
 ModelShape model_preset(std::string_view name);
 std::vector<std::string> model_preset_names();
@@ -49,6 +51,22 @@ double params_approx(double d, double l);
 //   + 2 d                 final layernorm.
 // V is the embedding's row count (pass the padded vocabulary to match a padded checkpoint).
 double params_gpt2_exact(double vocab, double max_seq, double d, double l);
+
+// The parameters (elements) one rank of the last pipeline stage holds in commscope-train's layout
+// (trainer/.../layout.hpp), tp ranks splitting each layer and the vocabulary, pp stages the layers:
+//   embeddings  Vp d / tp + s_max d       segment 0 (vocabulary-parallel wte, wpe whole); the first
+//                                         and the last stage both hold it (the head is tied to wte)
+//   layers      (l / pp)(12 d^2 / tp + 7 d / tp + 6 d)   the split matrices and biases, the
+//                                         layernorms and the row-parallel biases whole
+//   final_norm  2 d                       the last stage's final layernorm
+// The last stage holds the most (the first lacks the final layernorm, the others segment 0 too);
+// tp = pp = 1 gives params_gpt2_exact. Throws std::invalid_argument unless tp, pp >= 1 and pp
+// divides l.
+struct StageParams {
+  double embeddings = 0, layers = 0, final_norm = 0;
+  double total() const { return embeddings + layers + final_norm; }
+};
+StageParams last_stage_params(double vocab, double max_seq, double d, int layers, int tp, int pp);
 
 // FLOPs of one training iteration (forward + backward = 3x forward), transformer blocks only:
 //   b (72 s d^2 + 12 s^2 d) l
@@ -112,6 +130,13 @@ struct CommVolume {
 CommVolume zero_comm_volume(int stage, int ranks, double params, double bytes_per_param, int buckets = 1,
                             double head_params = 0);
 
+// Pipeline parallelism (pp > 1): the first and the last stage both hold segment 0 (`embeddings`
+// elements per rank, last_stage_params) and sum its gradients once per step, after the last
+// micro-batch: one allreduce over their 2 ranks ("embedding gradients"), of the whole segment
+// (ZeRO stage 0, 1) or of a rank's data-parallel shard of it (stage 2, 3: embeddings / dp), as
+// commscope-train's embedding.allreduce. per_gpu_bytes: the 2-rank allreduce's busbw factor, 1.
+CommCall embedding_allreduce(double embeddings, int zero, int dp, double bytes_per_param);
+
 // ---------------------------------------------------------------- tensor and pipeline parallelism
 
 // Megatron's 3D layout: g = dp x tp x pp ranks. tp ranks split every GEMM of a layer, pp stages
@@ -125,24 +150,33 @@ struct Layout {
   bool sp = false;        // sequence parallelism over the tp ranks (Megatron-LM's)
 };
 
-// Per rank and step, with A = b s d x bytes_per_activation (one micro-batch's activation
-// between layers, the size every call below moves):
+// Per rank of the last stage and step, with A = b s d x bytes_per_activation (one micro-batch's
+// activation between layers, the size the layers' calls move):
 //   tensor:   allreduce over tp ranks, 4 per layer and micro-batch (2 forward, 2 backward),
 //             calls = 4 (l / pp) M, bytes_per_call = A; none when tp = 1; with sp, a
 //             reduce-scatter and an allgather in place of each (4 (l / pp) M calls of A each, the
-//             bytes of the whole array as nccl-tests counts them);
+//             bytes of the whole array as nccl-tests counts them), and per micro-batch an
+//             allreduce of the layernorms' weight gradients (2 d elements) for each of the
+//             stage's 2 (l / pp) + 1 layernorms (the +1: the final one);
+//             with `head` (the model has its embeddings and tied head, as commscope-train's),
+//             per micro-batch also the head's input gradient (an allreduce of A; sp: the final
+//             layernorm's output gathered and the gradient reduce-scattered), on one stage
+//             (pp = 1) the encoder's lookup (an allreduce of A; sp: a reduce-scatter forward and
+//             an allgather backward), and the vocabulary-parallel cross-entropy's row maximum
+//             (an allreduce with max, b s elements) and its two row sums (b s elements each);
 //   pipeline: sendrecv between neighbouring stages, one activation forward and one gradient
 //             backward per micro-batch: M calls each, bytes_per_call = A (A / tp with sp: a
 //             rank's rows); none when pp = 1.
-// per_gpu_bytes uses the busbw factor (allreduce 2(tp-1)/tp, reduce-scatter and allgather
-// (tp-1)/tp, sendrecv 1). Throws
+// The last stage is the busiest: the first makes the encoder's calls in place of the head's and
+// no cross-entropy, a middle stage neither. per_gpu_bytes uses the busbw factor (allreduce
+// 2(tp-1)/tp, reduce-scatter and allgather (tp-1)/tp, sendrecv 1). Throws
 // std::invalid_argument when tp, pp or M < 1 or pp does not divide l.
 struct ModelParallelComm {
   std::vector<CommCall> tensor;
   std::vector<CommCall> pipeline;
 };
 ModelParallelComm model_parallel_comm(double b, double s, double d, int layers, const Layout& layout,
-                                      double bytes_per_activation);
+                                      double bytes_per_activation, bool head = false);
 
 // The pipeline's bubble: (pp - 1) / (M + pp - 1) of the pipeline's time (0 for pp = 1).
 double pipeline_bubble_fraction(int pp, int micro_batches);
