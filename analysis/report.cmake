@@ -302,6 +302,15 @@ if(COMMSCOPE_BUILD_TESTS)
     add_test(NAME analysis.report.bad.${name} COMMAND ${expect} 2 "${regex}" 0 -- ${report} ${args})
     set_tests_properties(analysis.report.bad.${name} PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit")
   endforeach()
+  # scaling with a run of uneven stages (tests/scaling_uneven.sh): as the baseline it is listed
+  # without a prediction while the others are predicted; beside a baseline of its rank count in
+  # another layout, it gets its prediction error.
+  add_test(NAME analysis.report.scaling_uneven_stages.np2
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/scaling_uneven.sh $<TARGET_FILE:commscope-train> ${report} ${fx}
+                   ${rdir}/scaling_uneven ${PROJECT_SOURCE_DIR}/trainer/tests/data/tiny.txt -- ${MPIEXEC_EXECUTABLE}
+                   ${COMMSCOPE_MPIEXEC_FLAGS} ${MPIEXEC_NUMPROC_FLAG})
+  set_tests_properties(analysis.report.scaling_uneven_stages.np2 PROPERTIES FIXTURES_REQUIRED report_fixtures
+                       LABELS "mpi" PROCESSORS 2 TIMEOUT 120 ENVIRONMENT "${COMMSCOPE_TEST_ENV};OMP_NUM_THREADS=1")
   # scaling --bench checks the bench and every run before it writes anything: one line, no
   # partial report (it printed the scaling tables before failing on the bench).
   add_test(NAME analysis.report.bad.scaling_bench_one_line

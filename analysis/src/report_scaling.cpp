@@ -172,7 +172,7 @@ PredictedSection predicted_against_measured(const std::vector<Run>& runs, const 
     return in;
   };
   const Run& g = runs.front();
-  const double base_flops = predict_step(bench.data, o.bench, inputs(g)).flops_rank;
+  const double base_flops = step_flops_per_rank(inputs(g));  // the baseline's stages may be uneven
   if (o.flops <= 0 && g.t_comp <= 0)
     throw InputError(g.file + ": the baseline run has no compute time to rate the others by; give --flops");
   const double per_cpu = o.flops > 0 ? 0 : base_flops / g.t_comp / g.cpus_per_rank;
