@@ -248,6 +248,24 @@ if(COMMSCOPE_BUILD_TESTS)
                        analysis.report.bad.scaling_trainer_against_import
                        PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit" TIMEOUT 120)
 
+  # predict prices only what can run and says what it extrapolates: from a one-node bench of 4
+  # ranks no shm or hier for groups of 8 and more (the calls' notes say they were left out),
+  # every size beyond the bench's 32 KiB noted, a CPU bench with a GPU's --flops warned about in
+  # the summary; without --bench the compute and memory alone, communication "-"; a bench
+  # without a collective the step needs: one line and nothing printed before it.
+  add_test(NAME analysis.report.predict_valid_algorithms
+           COMMAND bash -c "set -e; rm -rf \"$1\"; \"$2\" predict --model 125m --gpus 8,64,512 --zero 2 --bench \"$3\" --flops 1e14 -o \"$1\" > /dev/null; c=\"$1/communication.csv\"; ! cut -d, -f6 \"$c\" | grep -qE '^(shm|hier)$'; grep -q '^512,reducescatter,.*shm, hier left out (not valid on 512 ranks from a bench of 4 ranks per node)' \"$c\"; grep -q 'beyond the measured sizes (up to 32 KiB)' \"$c\"; grep -q \"communication measured on CPUs, compute at a GPU's rate\" \"$1/prediction.csv\"; grep -q 'WARNING: communication measured on CPUs' \"$1/report.md\""
+                   valid ${rdir}/predict_valid_algorithms ${report} ${fx}/bench-np4.h5)
+  add_test(NAME analysis.report.predict_without_bench
+           COMMAND bash -c "set -e; rm -rf \"$1\"; \"$2\" predict --model 125m --gpus 8 --flops 1e12 -o \"$1\" > /dev/null; grep -q '^8,.(8,1,1).,874.9,-,-,0,0%,-,-,-,-,-,2.86 GiB,-,communication not priced' \"$1/prediction.csv\"; grep -q 'No --bench: communication is not priced' \"$1/report.md\""
+                   nobench ${rdir}/predict_without_bench ${report})
+  add_test(NAME analysis.report.bad.predict_checks_before_printing
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/one_line_error.sh "has no reducescatter measurements" -- ${report}
+                   predict --model 125m --gpus 8 --zero 1 --bench ${syn}/ties.h5 --flops 1e12)
+  set_tests_properties(analysis.report.predict_valid_algorithms analysis.report.predict_without_bench
+                       analysis.report.bad.predict_checks_before_printing
+                       PROPERTIES FIXTURES_REQUIRED "report_fixtures;synthetic_bench" LABELS "unit" TIMEOUT 120)
+
   # Random command lines: status 0, or 2 with one line; never a crash or a hang.
   add_test(NAME analysis.fuzz_args
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tests/fuzz_args.sh ${report} ${fx} ${CMAKE_CURRENT_BINARY_DIR}/fuzz_args 300)
@@ -278,7 +296,6 @@ if(COMMSCOPE_BUILD_TESTS)
       "negative_flops|--flops|predict --model 125m --gpus 8 --bench ${fx}/bench-np2.h5 --flops -1"
       "trace_without_out|--out is required|trace ${fx}/train-np2.h5"
       "compare_one|required|compare ${fx}/bench-np2.h5"
-      "predict_without_bench|--bench is required|predict --model 125m --gpus 8 --flops 1e12"
       "predict_sp_without_tp|--sp needs --tp 2|predict --model small --sp --gpus 8 --bench ${fx}/bench-np2.h5 --flops 1e12"
       "profile_two_files|not expected|profile ${fx}/train-np2.h5 ${fx}/train-np1.h5"
       "predict_one_rank_bench|needs a bench run|predict --model 125m --gpus 8 --bench ${fx}/bench-np1.h5 --flops 1e12"

@@ -104,7 +104,8 @@ int main(int argc, char** argv) {
   predict->add_option("--vocab", p.vocab, "vocabulary")->check(CLI::Range(1, 1 << 24));
   predict->add_option("--gpus", gpus, "rank counts, comma-separated (e.g. 8,64,512), multiples of --tp x --pp")
       ->required();
-  predict->add_option("--bench", p.bench, "bench results file with the collectives to price")->required();
+  predict->add_option("--bench", p.bench,
+                      "bench results file with the collectives to price (without it: compute and memory alone)");
   predict->add_option("--flops", p.flops, "per-GPU compute rate in FLOP/s (e.g. 3.1e14)")
       ->required()
       ->check(CLI::PositiveNumber);

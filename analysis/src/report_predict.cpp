@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -50,7 +51,9 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
       throw std::invalid_argument("--gpus " + std::to_string(g) + " is not a multiple of --tp x --pp = " +
                                   std::to_string(tp) + " x " + std::to_string(pp) + " = " + std::to_string(mp));
   const bool layout_3d = tp > 1 || pp > 1 || mb > 1;
-  const PricingBench bench = read_pricing_bench(o.bench, "predicting other rank counts");
+  std::optional<PricingBench> bench;
+  if (!o.bench.empty()) bench = read_pricing_bench(o.bench, "predicting other rank counts");
+  const PricingBench* pricing = bench ? &*bench : nullptr;
 
   StepInputs in;
   in.shape = shape;
@@ -59,8 +62,15 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
   in.zero = o.zero;
   in.bytes_per_param = o.bytes_per_param;
   in.flops = o.flops;
-  // Everything but the data-parallel collectives is the same at every rank count.
-  const StepPrediction first = predict_step(bench.data, o.bench, in);
+  // Every rank count priced before anything is written: a missing collective is one line and no
+  // partial report. Everything but the data-parallel collectives is the same at every rank count.
+  std::vector<StepPrediction> steps;
+  for (int g : o.gpus) {
+    in.dp = static_cast<int>(g / mp);
+    steps.push_back(predict_step(pricing, in));
+  }
+  const StepPrediction& first = steps.front();
+  const std::string mix = bench ? device_mix(*bench, o.flops) : "";
   const double P = first.params, P_rank = first.params_rank, flops_mb = first.flops_mb, flops = first.flops_rank;
   const double act_mb = first.act_mb, act = first.act_rank, t_comp = first.compute_s, act_bytes = first.act_bytes;
   const double t_tp = first.tp_s, t_p2p = first.p2p_s, bubble = first.bubble, work = first.work_s,
@@ -90,11 +100,24 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
            " (b (34 s d + 5 a s^2) l, 16-bit, no recomputation), per rank " + format_bytes(act) +
            " (1F1B: min(M, pp) micro-batches in flight on the first stage, / (tp pp)).");
   }
-  w.text("Communication is priced with the alpha-beta fits of " + o.bench + " (" + std::to_string(bench.nranks) +
-         " ranks), carried to each rank count with each algorithm's own textbook alpha and byte terms (ring, tree, "
-         "rhd; the ring's for mpi, shm and hier, whose shape the library chooses inside); for each call the "
-         "fastest measured algorithm. No overlap of communication with compute is assumed (the overlapped bound "
-         "is max of the two).");
+  if (bench)
+    w.text("Communication is priced with the alpha-beta fits of " + o.bench + " (" + std::to_string(bench->nranks) +
+           " ranks on " + std::to_string(bench->nhosts) + (bench->nhosts == 1 ? " node" : " nodes") + ", " +
+           bench->device +
+           "), carried to each rank count with each algorithm's own textbook alpha and byte terms (ring, tree, "
+           "rhd; the ring's for mpi, shm and hier, whose shape the library chooses inside); for each call the "
+           "fastest measured algorithm valid at its group's size (shm never leaves a node: not beyond the bench's " +
+           std::to_string(bench->ranks_per_node) +
+           " ranks per node; hier only there too when the bench ran on one node, which measured no link between "
+           "nodes). No overlap of communication with compute is assumed (the overlapped bound is max of the two). "
+           "The note columns say where a price rests on more than the measurements: a size beyond (or below) the "
+           "sizes the fit was measured at, an algorithm left out, a compute rate of another device than the "
+           "bench's." +
+           (mix.empty() ? std::string() : " WARNING: " + mix + "."));
+  else
+    w.text(
+        "No --bench: communication is not priced (\"-\"); the compute and memory per rank alone, and the "
+        "calls a step makes. Give a bench results file measured on 2 or more ranks to price them.");
 
   if (layout_3d) {
     std::string text = "Layout (dp,tp,pp): g = dp x " + std::to_string(tp) + " x " + std::to_string(pp) + "; " +
@@ -134,34 +157,42 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
     w.text(text);
   }
 
-  Table calls({"ranks", "collective", "purpose", "calls", "bytes_per_call", "algorithm", "time_ms"});
+  Table calls({"ranks", "collective", "purpose", "calls", "bytes_per_call", "algorithm", "time_ms", "note"});
   Table summary({"ranks", "layout", "compute_ms", "tp_comm_ms", "pp_p2p_ms", "bubble_ms", "bubble_share", "comm_ms",
-                 "iteration_ms", "overlapped_ms", "throughput_speedup", "comm_share", "memory_per_gpu",
-                 "embedding_ms"});
+                 "iteration_ms", "overlapped_ms", "throughput_speedup", "comm_share", "memory_per_gpu", "embedding_ms",
+                 "note"});
+  // Communication's figures: "-" where nothing was priced (no bench).
+  auto comm = [&](double v) { return bench ? format_number(v) : std::string("-"); };
   double first_iter = 0;
   int first_p = 0;
-  for (int g : o.gpus) {
+  for (std::size_t i = 0; i < o.gpus.size(); ++i) {
+    const int g = o.gpus[i];
     const int p = static_cast<int>(g / mp);  // data-parallel ranks
-    in.dp = p;
-    const StepPrediction step = predict_step(bench.data, o.bench, in);
-    for (const PricedCall& c : step.model_parallel)
-      calls.add({std::to_string(g), c.collective, c.purpose, std::to_string(c.calls), format_bytes(c.bytes_per_call),
-                 c.algorithm, format_number(c.ms)});
-    for (const PricedCall& c : step.data_parallel)
-      calls.add({std::to_string(g), c.collective, c.purpose + (layout_3d ? ", dp " + std::to_string(p) : ""),
-                 std::to_string(c.calls), format_bytes(c.bytes_per_call), c.algorithm, format_number(c.ms)});
+    const StepPrediction& step = steps[i];
+    bool beyond = false;
+    auto add = [&](const PricedCall& c, const std::string& purpose) {
+      calls.add({std::to_string(g), c.collective, purpose, std::to_string(c.calls), format_bytes(c.bytes_per_call),
+                 c.algorithm, comm(c.ms), c.note});
+      beyond = beyond || !c.note.empty();
+    };
+    for (const PricedCall& c : step.model_parallel) add(c, c.purpose);
+    for (const PricedCall& c : step.data_parallel) add(c, c.purpose + (layout_3d ? ", dp " + std::to_string(p) : ""));
     const double t_comm = step.dp_s, mem = step.memory_bytes, t_emb = step.embedding_s;
     const double t_iter = step.iteration_s();
     // Throughput (sequences per second, b M dp / t_iter) relative to the first rank count: tp, pp
     // and M are the same in every row, so dp scales as g.
     if (first_p == 0) first_p = g, first_iter = t_iter;
-    summary.add({std::to_string(g), layout_name(p, tp, pp), format_number(t_comp * 1e3), format_number(t_tp * 1e3),
-                 format_number(t_p2p * 1e3), format_number((t_pipe - work) * 1e3), format_number(100 * bubble, 4) + "%",
-                 format_number(t_comm * 1e3), format_number(t_iter * 1e3),
-                 format_number(std::max(t_pipe + t_emb, t_comm) * 1e3),
-                 format_number(static_cast<double>(g) / first_p * first_iter / t_iter),
-                 format_number(100 * (t_comm + t_emb + t_tp + t_p2p) / t_iter, 3) + "%", format_bytes(mem),
-                 format_number(t_emb * 1e3)});
+    std::string note = mix;
+    if (beyond)
+      note += (note.empty() ? "" : "; ") +
+              std::string("a price rests on more than the measurements (see the calls' notes)");
+    if (!bench) note = "communication not priced (no --bench)";
+    summary.add({std::to_string(g), layout_name(p, tp, pp), format_number(t_comp * 1e3), comm(t_tp * 1e3),
+                 comm(t_p2p * 1e3), format_number((t_pipe - work) * 1e3), format_number(100 * bubble, 4) + "%",
+                 comm(t_comm * 1e3), comm(t_iter * 1e3), comm(std::max(t_pipe + t_emb, t_comm) * 1e3),
+                 comm(static_cast<double>(g) / first_p * first_iter / t_iter),
+                 bench ? format_number(100 * (t_comm + t_emb + t_tp + t_p2p) / t_iter, 3) + "%" : "-",
+                 format_bytes(mem), comm(t_emb * 1e3), note});
   }
   if (layout_3d)
     w.section("Predicted step (micro-batch " + std::to_string(o.batch) + " sequences, " + std::to_string(mb) +

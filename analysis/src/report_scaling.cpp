@@ -202,7 +202,7 @@ PredictedSection predicted_against_measured(const std::vector<Run>& runs, const 
              format_number(r.t_pp * 1e3), "-", format_number(r.t_dp * 1e3), "-"});
       continue;
     }
-    const StepPrediction p = predict_step(bench.data, o.bench, in);
+    const StepPrediction p = predict_step(&bench, in);
     const double pp_pred = p.p2p_s + (p.pipe_s - p.work_s) + p.embedding_s;
     t.add({std::to_string(r.ranks), r.layout(), std::to_string(r.zero), format_number(r.t_iter * 1e3),
            format_number(p.iteration_s() * 1e3), pct(p.iteration_s() / r.t_iter - 1), format_number(r.t_comp * 1e3),

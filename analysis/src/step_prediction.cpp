@@ -1,9 +1,12 @@
 #include "step_prediction.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <optional>
 
+#include "commscope/analysis/format.hpp"
 #include "commscope/analysis/inputs.hpp"
 
 namespace commscope::analysis {
@@ -16,27 +19,46 @@ double carried_time_us(const Measured& m, int p, double bytes) {
   return carry_fit_us(*m.fit, parse_collective(m.collective), m.algorithm, m.nranks, p, bytes);
 }
 
-// The fastest measured algorithm's time for one call of `collective` on p ranks (carried from the
-// bench's rank count), or nullopt where the file has no such measurements.
+// The fastest measured algorithm valid for p ranks, its time for one call of `collective` (carried
+// from the bench's rank count), and a note where the size lies outside its measured sizes; nullopt
+// where the file has no such measurements. Without a bench: unpriced (NaN, "-").
 struct Priced {
   double us = 0;
-  std::string algorithm;
+  std::string algorithm, note;
 };
-std::optional<Priced> price(const BenchData& data, const std::string& file, const std::string& collective, int p,
-                            double bytes) {
+std::optional<Priced> price(const PricingBench* bench, const std::string& collective, int p, double bytes) {
+  if (bench == nullptr) return Priced{std::numeric_limits<double>::quiet_NaN(), "-", ""};
+  const BenchData& data = bench->data;
   const auto coll = std::find_if(data.begin(), data.end(), [&](const auto& c) { return c.first == collective; });
   if (coll == data.end()) return std::nullopt;
-  Priced best{std::numeric_limits<double>::infinity(), ""};
+  Priced best{std::numeric_limits<double>::infinity(), "", ""};
+  const Measured* chosen = nullptr;
+  std::string invalid;
   for (const Measured& m : coll->second) {
     if (!m.fit) continue;
+    if (!bench->valid(m.algorithm, p)) {
+      invalid += (invalid.empty() ? "" : ", ") + m.algorithm;
+      continue;
+    }
     const double t = carried_time_us(m, p, bytes);
-    if (t < best.us) best = {t, m.algorithm};
+    if (t < best.us) best = {t, m.algorithm, ""}, chosen = &m;
   }
-  if (best.algorithm.empty()) throw InputError(file + ": too few " + collective + " sizes to fit");
+  if (chosen == nullptr)
+    throw InputError(bench->path + ": too few " + collective + " sizes to fit" +
+                     (invalid.empty() ? "" : " with an algorithm valid on " + std::to_string(p) + " ranks"));
+  if (bytes > chosen->bytes.back())
+    best.note = "beyond the measured sizes (up to " + format_bytes(chosen->bytes.back()) + ")";
+  else if (bytes < chosen->bytes.front())
+    best.note = "below the measured sizes (from " + format_bytes(chosen->bytes.front()) + ")";
+  if (!invalid.empty())
+    best.note += (best.note.empty() ? "" : "; ") + invalid + " left out (not valid on " + std::to_string(p) +
+                 " ranks from a bench of " + std::to_string(bench->ranks_per_node) + " ranks per node)";
   return best;
 }
 
-bool has_fit(const BenchData& data, const std::string& collective) {
+bool has_fit(const PricingBench* bench, const std::string& collective) {
+  if (bench == nullptr) return true;
+  const BenchData& data = bench->data;
   const auto coll = std::find_if(data.begin(), data.end(), [&](const auto& c) { return c.first == collective; });
   return coll != data.end() &&
          std::any_of(coll->second.begin(), coll->second.end(), [](const Measured& m) { return m.fit.has_value(); });
@@ -52,28 +74,34 @@ CommVolume per_micro_batch(CommVolume v, int micro_batches) {
 }
 
 // The ZeRO stage's collectives over the v.ranks data-parallel ranks -> r.dp_s, r.data_parallel.
-void price_data_parallel(const BenchData& data, const std::string& file, int zero, const CommVolume& v,
-                         StepPrediction& r) {
+// One call's time (s) to add to a part of the step: 0 when unpriced (no bench).
+double seconds(const CommCall& call, const Priced& priced) {
+  return std::isnan(priced.us) ? 0.0 : call.calls * priced.us / 1e6;
+}
+PricedCall priced_call(const CommCall& call, const Priced& priced, const std::string& collective,
+                       const std::string& purpose, const std::string& algorithm) {
+  return {collective, purpose, call.calls, call.bytes_per_call, algorithm, call.calls * priced.us / 1e3, priced.note};
+}
+
+void price_data_parallel(const PricingBench* bench, int zero, const CommVolume& v, StepPrediction& r) {
   for (const CommCall& call : v.calls) {
-    const auto priced = price(data, file, call.collective, v.ranks, call.bytes_per_call);
+    const auto priced = price(bench, call.collective, v.ranks, call.bytes_per_call);
     if (!priced)
-      throw InputError(file + ": has no " + call.collective + " measurements (ZeRO stage " + std::to_string(zero) +
-                       " needs them)");
-    r.dp_s += call.calls * priced->us / 1e6;
-    r.data_parallel.push_back({call.collective, call.purpose, call.calls, call.bytes_per_call, priced->algorithm,
-                               call.calls * priced->us / 1e3});
+      throw InputError(bench->path + ": has no " + call.collective + " measurements (ZeRO stage " +
+                       std::to_string(zero) + " needs them)");
+    r.dp_s += seconds(call, *priced);
+    r.data_parallel.push_back(priced_call(call, *priced, call.collective, call.purpose, priced->algorithm));
   }
 }
 
 // The first and last stage's sum of segment 0's gradients (2 ranks) -> r.embedding_s, r.model_parallel.
-void price_embedding(const BenchData& data, const std::string& file, const CommCall& call, StepPrediction& r) {
-  const auto priced = price(data, file, call.collective, 2, call.bytes_per_call);
+void price_embedding(const PricingBench* bench, const CommCall& call, StepPrediction& r) {
+  const auto priced = price(bench, call.collective, 2, call.bytes_per_call);
   if (!priced)
-    throw InputError(file +
+    throw InputError(bench->path +
                      ": has no allreduce measurements (--pp needs them for the sum of the embedding's gradients)");
-  r.embedding_s = call.calls * priced->us / 1e6;
-  r.model_parallel.push_back({call.collective, call.purpose, call.calls, call.bytes_per_call, priced->algorithm,
-                              call.calls * priced->us / 1e3});
+  r.embedding_s = seconds(call, *priced);
+  r.model_parallel.push_back(priced_call(call, *priced, call.collective, call.purpose, priced->algorithm));
 }
 
 }  // namespace
@@ -90,7 +118,24 @@ PricingBench read_pricing_bench(const std::string& bench_file, const std::string
   if (bench.nranks < 2)
     throw InputError(bench_file + ": measured on " + std::to_string(bench.nranks) + " rank; " + purpose +
                      " needs a bench run on 2 or more");
-  return {measurements(bench), bench.nranks};
+  PricingBench out{bench_file, measurements(bench), bench.nranks, bench.nranks, 1, bench.device};
+  out.nhosts = std::max(1, std::atoi(bench.meta_value("nhosts").c_str()));
+  out.ranks_per_node = (bench.nranks + out.nhosts - 1) / out.nhosts;
+  return out;
+}
+
+bool PricingBench::valid(const std::string& algorithm, int p) const {
+  if (algorithm == "shm") return p <= ranks_per_node;
+  if (algorithm == "hier") return nhosts > 1 || p <= ranks_per_node;
+  return true;
+}
+
+std::string device_mix(const PricingBench& bench, double flops) {
+  if (bench.device == "cpu" && flops > 1e13)
+    return "communication measured on CPUs, compute at a GPU's rate (" + format_number(flops / 1e12) + " TFLOP/s)";
+  if (bench.device == "cuda" && flops < 1e12)
+    return "communication measured on GPUs, compute at a CPU's rate (" + format_number(flops / 1e12) + " TFLOP/s)";
+  return "";
 }
 
 double micro_batch_flops(const StepInputs& in) {
@@ -103,7 +148,7 @@ double step_flops_per_rank(const StepInputs& in) {
   return micro_batch_flops(in) * in.layout.micro_batches / (static_cast<double>(in.layout.tp) * in.layout.pp);
 }
 
-StepPrediction predict_step(const BenchData& data, const std::string& bench_file, const StepInputs& in) {
+StepPrediction predict_step(const PricingBench* bench, const StepInputs& in) {
   const ModelShape& shape = in.shape;
   const int tp = in.layout.tp, pp = in.layout.pp, mb = in.layout.micro_batches;
   const double mp = static_cast<double>(tp) * pp;  // ranks of one model replica
@@ -131,13 +176,13 @@ StepPrediction predict_step(const BenchData& data, const std::string& bench_file
   // Tensor- and pipeline-parallel calls: the same at every rank count.
   const ModelParallelComm mpc = model_parallel_comm(b, s, d, shape.layers, in.layout, in.bytes_per_param, head);
   for (const CommCall& call : mpc.tensor) {
-    const auto priced = price(data, bench_file, call.collective, tp, call.bytes_per_call);
+    const auto priced = price(bench, call.collective, tp, call.bytes_per_call);
     if (!priced)
-      throw InputError(bench_file + ": has no " + call.collective + " measurements (--tp " + std::to_string(tp) +
+      throw InputError(bench->path + ": has no " + call.collective + " measurements (--tp " + std::to_string(tp) +
                        (in.layout.sp ? " --sp" : "") + " needs them)");
-    r.tp_s += call.calls * priced->us / 1e6;
-    r.model_parallel.push_back({call.collective, call.purpose + ", " + std::to_string(tp) + " ranks", call.calls,
-                                call.bytes_per_call, priced->algorithm, call.calls * priced->us / 1e3});
+    r.tp_s += seconds(call, *priced);
+    r.model_parallel.push_back(priced_call(call, *priced, call.collective,
+                                           call.purpose + ", " + std::to_string(tp) + " ranks", priced->algorithm));
   }
   // Pipeline sends: the bench's sendrecv (a ring shift: each rank sends to one neighbour and
   // receives from the other, as an interior stage does), uncarried (one message per rank at any
@@ -146,16 +191,16 @@ StepPrediction predict_step(const BenchData& data, const std::string& bench_file
   for (const CommCall& call : mpc.pipeline) {
     std::optional<Priced> priced;
     std::string collective = call.collective, algorithm;
-    if (has_fit(data, "sendrecv")) {
-      priced = price(data, bench_file, "sendrecv", 2, call.bytes_per_call);
+    if (has_fit(bench, "sendrecv")) {
+      priced = price(bench, "sendrecv", 2, call.bytes_per_call);
       algorithm = priced->algorithm;
       r.p2p_source =
           "the bench's sendrecv fit (its ring shift sends to one neighbour and receives from the other, as an "
           "interior stage does; one message per rank, not carried)";
     } else {
-      priced = price(data, bench_file, "allreduce", 2, call.bytes_per_call);
+      priced = price(bench, "allreduce", 2, call.bytes_per_call);
       if (!priced)
-        throw InputError(bench_file + ": has neither sendrecv nor allreduce measurements (--pp " + std::to_string(pp) +
+        throw InputError(bench->path + ": has neither sendrecv nor allreduce measurements (--pp " + std::to_string(pp) +
                          " needs one)");
       collective = "allreduce";
       algorithm = priced->algorithm + " (2 ranks, for sendrecv)";
@@ -164,9 +209,9 @@ StepPrediction predict_step(const BenchData& data, const std::string& bench_file
           "allreduce moves the same S bytes each way per rank, with 2 latencies and a reduction: an upper "
           "bound of one send and receive)";
     }
-    r.p2p_s += call.calls * priced->us / 1e6;
-    r.model_parallel.push_back(
-        {collective, call.purpose, call.calls, call.bytes_per_call, algorithm, call.calls * priced->us / 1e3});
+    if (bench == nullptr) r.p2p_source = "nothing: no bench file, so not priced";
+    r.p2p_s += seconds(call, *priced);
+    r.model_parallel.push_back(priced_call(call, *priced, collective, call.purpose, algorithm));
   }
   r.bubble = pipeline_bubble_fraction(pp, mb);
   // compute + tp comm + pp sends of M micro-batches, stretched by the bubble: work (M + pp - 1) / M.
@@ -174,11 +219,10 @@ StepPrediction predict_step(const BenchData& data, const std::string& bench_file
   r.pipe_s = pipeline_step_time(r.work_s, pp, mb);
 
   const int p = in.dp;
-  if (pp > 1 && head)
-    price_embedding(data, bench_file, embedding_allreduce(stage.embeddings, in.zero, p, in.bytes_per_param), r);
+  if (pp > 1 && head) price_embedding(bench, embedding_allreduce(stage.embeddings, in.zero, p, in.bytes_per_param), r);
   if (p > 1)
     price_data_parallel(
-        data, bench_file, in.zero,
+        bench, in.zero,
         per_micro_batch(zero_comm_volume(in.zero, p, r.params_rank, in.bytes_per_param, 1, head_params), mb), r);
   // Model state per rank (mixed precision: 2-byte params and grads + 12 bytes of fp32 master
   // weights and Adam moments; fp32: 4 + 4 + 8), of the last stage's parameters, sharded over dp

@@ -38,8 +38,9 @@ struct PricedCall {
   std::string collective, purpose;
   int calls = 0;
   double bytes_per_call = 0;
-  std::string algorithm;
-  double ms = 0;  // all calls
+  std::string algorithm;  // "-" when not priced (no bench file)
+  double ms = 0;          // all calls; NaN when not priced
+  std::string note;       // what the price rests on beyond the measurements ("" when nothing)
 };
 
 struct StepPrediction {
@@ -63,17 +64,31 @@ struct StepPrediction {
 // The fits of a bench file for pricing calls at other rank counts: InputError for a file that is
 // not a bench file or was measured on one rank (`purpose` says what needed more).
 struct PricingBench {
+  std::string path;
   BenchData data;
-  int nranks = 0;  // the bench's rank count
+  int nranks = 0;          // the bench's rank count
+  int ranks_per_node = 0;  // the most ranks it ran on one node (nranks / nhosts, rounded up)
+  int nhosts = 1;
+  std::string device;  // "cpu" or "cuda"
+  // Whether `algorithm`'s fit may price a group of p ranks: shm never leaves a node, so not
+  // beyond the bench's ranks per node; hier measured on one node has no inter-node level to carry.
+  bool valid(const std::string& algorithm, int p) const;
 };
 PricingBench read_pricing_bench(const std::string& bench_file, const std::string& purpose);
+
+// A compute rate of another device class than the bench's communication: a CPU bench with a
+// GPU's rate (above 1e13 FLOP/s per rank, more than any CPU rank computes) or a GPU bench with a
+// CPU's (below 1e12); "" when they match.
+std::string device_mix(const PricingBench& bench, double flops);
 
 // FLOPs of one micro-batch of the whole model (output head included where the vocabulary is
 // known), and one rank's share of a step's M of them (/ (tp pp)); any split, even or not.
 double micro_batch_flops(const StepInputs& in);
 double step_flops_per_rank(const StepInputs& in);
 
-// Throws InputError naming `bench_file` where the fits a call needs are missing.
-StepPrediction predict_step(const BenchData& data, const std::string& bench_file, const StepInputs& in);
+// Throws InputError naming the bench file where the fits a call needs are missing. Without a
+// bench (null), compute and memory alone: every call listed unpriced (its time NaN), the
+// communication times 0.
+StepPrediction predict_step(const PricingBench* bench, const StepInputs& in);
 
 }  // namespace commscope::analysis
