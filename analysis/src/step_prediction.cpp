@@ -33,7 +33,7 @@ std::optional<Priced> price(const PricingBench* bench, const std::string& collec
   if (coll == data.end()) return std::nullopt;
   Priced best{std::numeric_limits<double>::infinity(), "", ""};
   const Measured* chosen = nullptr;
-  std::string invalid;
+  std::string invalid, negative;
   for (const Measured& m : coll->second) {
     if (!m.fit) continue;
     if (!bench->valid(m.algorithm, p)) {
@@ -41,11 +41,18 @@ std::optional<Priced> price(const PricingBench* bench, const std::string& collec
       continue;
     }
     const double t = carried_time_us(m, p, bytes);
+    if (!(t > 0)) {  // a fit whose line falls below zero out there prices nothing
+      negative += (negative.empty() ? "" : ", ") + m.algorithm;
+      continue;
+    }
     if (t < best.us) best = {t, m.algorithm, ""}, chosen = &m;
   }
   if (chosen == nullptr)
     throw InputError(bench->path + ": too few " + collective + " sizes to fit" +
-                     (invalid.empty() ? "" : " with an algorithm valid on " + std::to_string(p) + " ranks"));
+                     (invalid.empty() && negative.empty()
+                          ? ""
+                          : " with an algorithm valid on " + std::to_string(p) + " ranks and a positive time at " +
+                                format_bytes(bytes)));
   if (bytes > chosen->bytes.back())
     best.note = "beyond the measured sizes (up to " + format_bytes(chosen->bytes.back()) + ")";
   else if (bytes < chosen->bytes.front())
@@ -53,6 +60,7 @@ std::optional<Priced> price(const PricingBench* bench, const std::string& collec
   if (!invalid.empty())
     best.note += (best.note.empty() ? "" : "; ") + invalid + " left out (not valid on " + std::to_string(p) +
                  " ranks from a bench of " + std::to_string(bench->ranks_per_node) + " ranks per node)";
+  if (!negative.empty()) best.note += (best.note.empty() ? "" : "; ") + negative + " left out (a time <= 0 there)";
   return best;
 }
 
