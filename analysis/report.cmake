@@ -69,7 +69,8 @@ if(COMMSCOPE_BUILD_TESTS)
       "synthetic_regimes|Fit of mpi \\(2 regimes\\): 8 B to 1 MiB: alpha [12]\\.[09][0-9]* us, [78]\\.[09][0-9]* GB/s, R\\^2 1. 2 MiB to 64 MiB: alpha [0-9.]+ us, 1\\.0[0-9]* GB/s|${syn}/ties.h5"
       "synthetic_no_spread|Fastest measured: tie \\(ring, tree\\) at all sizes\\.|${syn}/run1.h5"
       "synthetic_no_spread_said|The spread is unknown for 18 of 18 measurements|${syn}/run1.h5"
-      "synthetic_runs|Fastest measured: ring fastest at all sizes\\.|${syn}/run1.h5 ${syn}/run2.h5 ${syn}/run3.h5")
+      "synthetic_runs|Fastest measured: ring fastest at all sizes\\.|${syn}/run1.h5 ${syn}/run2.h5 ${syn}/run3.h5"
+      "synthetic_unfit|Fastest by the fits: ring \\(rhd not judged: no fit\\) fastest at all sizes\\.|${syn}/unfit.h5")
   # predict's tensor and pipeline parallelism, hand-computed on predict.h5 (exact lines on 2 ranks:
   # ring allreduce 10 us + S / 2 GB/s, mpi sendrecv 4 us + S / 5 GB/s), 1 TFLOP/s, b 1, 2 bytes.
   # small (l 6, d 384, a 6, s 256, V 256), tp 2, pp 2, M 4, 8 ranks: dp 2; a micro-batch is

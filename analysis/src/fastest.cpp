@@ -29,29 +29,37 @@ bool clearly_faster(const Timed& a, const Timed& b) {
 
 Verdict fastest(std::span<const Timed> candidates) {
   if (candidates.empty()) throw std::invalid_argument("fastest: no candidates");
-  Verdict v;
+  std::vector<Timed> timed;
+  std::vector<std::string> untimed;
   for (const Timed& c : candidates)
-    if (std::isnan(c.time_us)) v.names.push_back(c.name);
-  if (!v.names.empty()) {
-    v.kind = Verdict::Kind::unknown;
-    return v;
-  }
-  const auto best = std::min_element(candidates.begin(), candidates.end(),
+    if (std::isnan(c.time_us))
+      untimed.push_back(c.name);
+    else
+      timed.push_back(c);
+  if (!untimed.empty() && timed.size() < 2) return Verdict{Verdict::Kind::unknown, untimed, {}};
+  Verdict v;
+  v.left_out = untimed;
+  const auto best = std::min_element(timed.begin(), timed.end(),
                                      [](const Timed& a, const Timed& b) { return a.time_us < b.time_us; });
-  for (auto it = candidates.begin(); it != candidates.end(); ++it)
+  for (auto it = timed.begin(); it != timed.end(); ++it)
     if (it == best || !clearly_faster(*best, *it)) v.names.push_back(it->name);
   v.kind = v.names.size() == 1 ? Verdict::Kind::winner : Verdict::Kind::tie;
   return v;
 }
 
 std::string verdict_text(const Verdict& v) {
-  std::string names;
-  for (const std::string& n : v.names) names += (names.empty() ? "" : ", ") + n;
+  const auto join = [](const std::vector<std::string>& list) {
+    std::string s;
+    for (const std::string& n : list) s += (s.empty() ? "" : ", ") + n;
+    return s;
+  };
+  const std::string names = join(v.names);
+  const std::string without = v.left_out.empty() ? "" : " (" + join(v.left_out) + " not judged: no fit)";
   switch (v.kind) {
     case Verdict::Kind::winner:
-      return names;
+      return names + without;
     case Verdict::Kind::tie:
-      return "tie (" + names + ")";
+      return "tie (" + names + ")" + without;
     case Verdict::Kind::unknown:
       return "unknown (no fit for " + names + ")";
   }

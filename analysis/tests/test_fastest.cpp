@@ -87,6 +87,11 @@ TEST(Fastest, VerdictsAndTheirText) {
   EXPECT_EQ(ca::verdict_text(v), "tie (ring, tree)");
   const std::vector<ca::Timed> no_fit = {{"ring", 12, std::nullopt}, {"mpi", NAN, std::nullopt}};
   EXPECT_EQ(ca::verdict_text(ca::fastest(no_fit)), "unknown (no fit for mpi)");
+  // One algorithm without a fit does not void the others' verdict: it is left out, and said so.
+  const std::vector<ca::Timed> one_unfit = {
+      {"ring", 10, ca::Interval{9, 11}}, {"rhd", NAN, std::nullopt}, {"tree", 30, ca::Interval{29, 31}}};
+  EXPECT_EQ(ca::fastest(one_unfit), (ca::Verdict{Kind::winner, {"ring"}, {"rhd"}}));
+  EXPECT_EQ(ca::verdict_text(ca::fastest(one_unfit)), "ring (rhd not judged: no fit)");
   EXPECT_THROW(ca::fastest(std::vector<ca::Timed>{}), std::invalid_argument);
 }
 

@@ -48,13 +48,17 @@ struct Verdict {
   // than, in the candidates' order (so that neighbouring sizes with the same tie merge whichever
   // of them is ahead by a hair); unknown: the algorithms without a usable time.
   std::vector<std::string> names;
+  // winner or tie: the candidates without a usable time (no fit there), judged without them.
+  std::vector<std::string> left_out = {};
   bool operator==(const Verdict&) const = default;
 };
 
-// The verdict over `candidates` (at least one; std::invalid_argument otherwise): unknown when any
-// time is NaN, else the fastest by time, tied with every candidate it is not clearly faster than.
+// The verdict over `candidates` (at least one; std::invalid_argument otherwise) among those with a
+// time (not NaN): the fastest by time, tied with every candidate it is not clearly faster than; the
+// others are left out. Unknown where fewer than two candidates have a time and some have none
+// (one left is no comparison).
 Verdict fastest(std::span<const Timed> candidates);
-// "ring", "tie (ring, tree)", "unknown (no fit for mpi)".
+// "ring", "tie (ring, tree)", "ring (rhd not judged: no fit)", "unknown (no fit for mpi)".
 std::string verdict_text(const Verdict& v);
 // Consecutive sizes with the same verdict merged into ranges: "ring below 32 B, tie (ring, tree)
 // from 32 B to 128 B, rhd above"; one verdict: "ring fastest at all sizes", "tie (ring, tree) at
