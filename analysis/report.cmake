@@ -30,6 +30,7 @@ if(COMMSCOPE_BUILD_TESTS)
       "bench_cuda_h100|bench ${PROJECT_SOURCE_DIR}/analysis/tests/data/bench-cuda-h100-np1.h5"
       "bench_synthetic|bench ${syn}/ties.h5"
       "bench_runs|bench ${syn}/run1.h5 ${syn}/run2.h5 ${syn}/run3.h5"
+      "bench_stalled|bench ${syn}/stalled.h5"
       "compare|compare ${fx}/bench-np2.h5 ${fx}/bench-np4.h5"
       "profile_np1|profile ${fx}/train-np1.h5"
       "profile_np2|profile ${fx}/train-np2.h5"
@@ -70,7 +71,18 @@ if(COMMSCOPE_BUILD_TESTS)
       "synthetic_no_spread|Fastest measured: tie \\(ring, tree\\) at all sizes\\.|${syn}/run1.h5"
       "synthetic_no_spread_said|The spread is unknown for 18 of 18 measurements|${syn}/run1.h5"
       "synthetic_runs|Fastest measured: ring fastest at all sizes\\.|${syn}/run1.h5 ${syn}/run2.h5 ${syn}/run3.h5"
-      "synthetic_unfit|Fastest by the fits: ring \\(rhd not judged: no fit\\) fastest at all sizes\\.|${syn}/unfit.h5")
+      "synthetic_unfit|Fastest by the fits: ring \\(rhd not judged: no fit\\) fastest at all sizes\\.|${syn}/unfit.h5"
+      "synthetic_stalled_fitted|    8 B +54\\.54 +[0-9.]+ +5\\.004$|${syn}/stalled.h5"
+      "synthetic_oversubscribed|Fastest: not judged, ranks outnumber CPUs \\(node0: 4 ranks on 2 CPUs\\)|${syn}/crowded.h5"
+      "synthetic_cut_short|cut\\.h5: the sweep was cut short \\(status .running.: the bench stopped before it finished|${syn}/cut.h5"
+      "synthetic_types_left_out|left out: allreduce bfloat16 sum|${syn}/types.h5")
+  # The time plot says what its lines fit: the measured points are mean calls, the fits' points the
+  # median calls (stalled.h5: 10.9x apart).
+  add_test(NAME analysis.report.synthetic_stalled_plot
+           COMMAND bash -c "grep -q 'ring measured (mean call)' \"$1\" && grep -q 'ring fitted (median call)' \"$1\" && grep -q 'lines are of the fitted time (median call)' \"$1\""
+                   plot ${rdir}/bench_stalled/allreduce_time.gp)
+  set_tests_properties(analysis.report.synthetic_stalled_plot PROPERTIES DEPENDS analysis.report.bench_stalled
+                       FIXTURES_REQUIRED synthetic_bench LABELS "unit")
   # predict's tensor and pipeline parallelism, hand-computed on predict.h5 (exact lines on 2 ranks:
   # ring allreduce 10 us + S / 2 GB/s, mpi sendrecv 4 us + S / 5 GB/s), 1 TFLOP/s, b 1, 2 bytes.
   # small (l 6, d 384, a 6, s 256, V 256), tp 2, pp 2, M 4, 8 ranks: dp 2; a micro-batch is
@@ -204,6 +216,7 @@ if(COMMSCOPE_BUILD_TESTS)
       "bench_cuda_h100|bench ${PROJECT_SOURCE_DIR}/analysis/tests/data/bench-cuda-h100-np1.h5 ${rdir}/bench_cuda_h100|analysis.report.bench_cuda_h100"
       "bench_synthetic|bench ${syn}/ties.h5 ${rdir}/bench_synthetic|analysis.report.bench_synthetic"
       "bench_runs|bench ${syn}/run1.h5 ${syn}/run2.h5 ${syn}/run3.h5 ${rdir}/bench_runs|analysis.report.bench_runs"
+      "bench_stalled|bench ${syn}/stalled.h5 ${rdir}/bench_stalled|analysis.report.bench_stalled"
       "profile_np2|profile ${fx}/train-np2.h5 ${rdir}/profile_np2|analysis.report.profile_np2"
       "scaling|scaling ${fx}/train-np1.h5 ${fx}/train-np2.h5 ${fx}/train-np4.h5 ${rdir}/scaling|analysis.report.scaling"
       "scaling_3d|scaling ${fx}/train-np1.h5 ${fx}/train-np4.h5 ${fx}/train3d-np4.h5 ${rdir}/scaling_3d|analysis.report.scaling_3d"

@@ -6,7 +6,7 @@ the report prints and compares it with the report's CSV files (which hold the sa
 its Markdown tables):
 
   check-report.py bench   BENCH.h5 [MORE.h5 ...] REPORT_DIR
-                                                  per-collective tables: time and busbw per size
+                                                  per-collective tables: time, busbw and fitted time per size
                                                   (several files: runs pooled, as the report does);
                                                   fits.csv: each regime's line refitted from the
                                                   times, the regimes tiling the sizes, the verdict
@@ -193,7 +193,7 @@ def check_bench(paths, report):
     c = Checker()
     cases = pooled_cases(paths)
     tables = {}
-    for (coll, algo, size), (time_us, busbw, _) in sorted(cases.items()):
+    for (coll, algo, size), (time_us, busbw, typical_us) in sorted(cases.items()):
         if coll not in tables:
             tables[coll] = {size_key: row for size_key, row in
                             ((size_bytes(row["size"]), row) for row in read_csv(os.path.join(report, coll + ".csv")))}
@@ -203,6 +203,7 @@ def check_bench(paths, report):
             continue
         c.expect(f"{coll}.csv {algo} {size} B time_us", time_us, match[0].get(algo + "_us", "-"))
         c.expect(f"{coll}.csv {algo} {size} B busbw", busbw, match[0].get(algo + "_busbw", "-"))
+        c.expect(f"{coll}.csv {algo} {size} B fitted_us", typical_us, match[0].get(algo + "_fitted_us", "-"))
     if not cases:
         c.mismatches.append(f"{' '.join(paths)}: no out-of-place measurements")
     else:

@@ -59,7 +59,7 @@ void fit(Measured& m) {
 
 }  // namespace
 
-BenchData measurements(std::span<const BenchFile> runs) {
+BenchData measurements(std::span<const BenchFile> runs, std::vector<std::string>* left_out) {
   BenchData data;
   std::map<std::string, std::pair<std::string, std::string>> first_type_op;
   // (collective, algorithm) -> bytes -> case
@@ -69,7 +69,12 @@ BenchData measurements(std::span<const BenchFile> runs) {
     for (const BenchRow& r : file.rows) {
       if (r.in_place || r.bytes == 0 || !(r.time_us > 0)) continue;
       auto [it, fresh] = first_type_op.try_emplace(r.collective, r.type, r.op);
-      if (it->second != std::make_pair(r.type, r.op)) continue;
+      if (it->second != std::make_pair(r.type, r.op)) {
+        const std::string what = r.collective + " " + r.type + " " + r.op;
+        if (left_out && std::find(left_out->begin(), left_out->end(), what) == left_out->end())
+          left_out->push_back(what);
+        continue;
+      }
       auto coll = std::find_if(data.begin(), data.end(), [&](const auto& c) { return c.first == r.collective; });
       if (coll == data.end()) coll = data.insert(data.end(), {r.collective, {}});
       auto algo = std::find_if(coll->second.begin(), coll->second.end(),

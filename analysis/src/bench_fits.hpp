@@ -38,8 +38,9 @@ struct Measured {
 
 // collective -> algorithm -> measurements, in the first file's order of first appearance.
 using BenchData = std::vector<std::pair<std::string, std::vector<Measured>>>;
-// `runs`: one file, or several runs of one configuration.
-BenchData measurements(std::span<const BenchFile> runs);
+// `runs`: one file, or several runs of one configuration. `left_out` (optional) receives what the
+// data leave out, one "collective type op" per (collective, type, op) other than the first.
+BenchData measurements(std::span<const BenchFile> runs, std::vector<std::string>* left_out = nullptr);
 inline BenchData measurements(const BenchFile& file) {
   return measurements(std::span(&file, 1));
 }

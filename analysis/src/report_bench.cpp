@@ -154,15 +154,50 @@ std::string intro(const std::vector<BenchFile>& runs) {
          (wrong ? "WARNING: " + std::to_string(wrong) + " wrong elements in the file" + (runs.size() > 1 ? "s" : "") +
                       ": those results are not valid. "
                 : "Every checked result was correct. ") +
-         "Times are per call (us), busbw in GB/s; fits are t = alpha + S / bandwidth per regime (the sizes between "
-         "protocol switches), weighted by 1/t^2, stated where R^2 >= " +
+         "Times are per call (us): ALGO_us the measured time, the mean over the timed calls; ALGO_fitted_us what "
+         "the fits and the link model fit, the lower of that and the median per-call sample (a few stalled calls "
+         "raise a mean, never the median); busbw in GB/s. Fits are t = alpha + S / bandwidth per regime (the sizes "
+         "between protocol switches), weighted by 1/t^2, stated where R^2 >= " +
          format_number(kMinRSquared) + ", or where every time is within " + format_number(100 * kFlatTolerance) +
          "% of alpha (flat).";
 }
 
+// Where ranks outnumbered their machine's CPUs (the bench's "oversubscribed"), in any run; "" where
+// none did.
+std::string oversubscribed(const std::vector<BenchFile>& runs) {
+  for (const BenchFile& run : runs)
+    if (const std::string o = run.meta_value("oversubscribed"); !o.empty()) return o;
+  return {};
+}
+
+// What the report's statements stand on: runs stopped before their sweep ended (status other than
+// "complete"; files written before the bench recorded a status have none and are taken as they
+// are), and the datatypes and operations the tables leave out.
+void write_caveats(ReportWriter& w, const std::vector<BenchFile>& runs, const std::vector<std::string>& left_out) {
+  for (const BenchFile& run : runs) {
+    const std::string status = run.meta_value("status");
+    if (!status.empty() && status != "complete")
+      w.text("WARNING: " + run.path + ": the sweep was cut short (status \"" + status + "\"" +
+             (status == "running" ? ": the bench stopped before it finished" : "") +
+             "): the sizes and cases after its last row are missing.");
+  }
+  if (left_out.empty()) return;
+  std::string list;
+  for (const std::string& l : left_out) list += (list.empty() ? "" : ", ") + l;
+  w.text("Each collective is reported at the first datatype and operation the file has for it; left out: " + list +
+         " (a sweep of one -d and one -o is reported whole).");
+}
+
 // Which algorithm is fastest: measured (sizes every algorithm has) and by the fits (on `grid`),
-// each only where the spread allows.
-void write_fastest(ReportWriter& w, const std::vector<Measured>& algos, const std::vector<double>& grid) {
+// each only where the spread allows; nothing where ranks outnumbered CPUs (`oversubscribed`).
+void write_fastest(ReportWriter& w, const std::vector<Measured>& algos, const std::vector<double>& grid,
+                   const std::string& oversubscribed) {
+  if (!oversubscribed.empty()) {
+    w.text("Fastest: not judged, ranks outnumber CPUs (" + oversubscribed +
+           "): a rank waiting for a CPU stalls the collective for a time slice, so the spreads are the "
+           "scheduler's and neither a tie nor a winner would say anything about the algorithms.");
+    return;
+  }
   std::size_t unknown = 0, cases = 0;
   for (const Measured& m : algos)
     for (const auto& spread : m.spread_us) unknown += !spread, ++cases;
@@ -196,13 +231,16 @@ void write_fits(ReportWriter& w, Table& fits, const std::string& collective, con
 
 void report_bench(const std::vector<std::string>& files, const ReportOptions& options) {
   const std::vector<BenchFile> runs = read_runs(files);
-  const BenchData data = measurements(runs);
+  std::vector<std::string> left_out;
+  const BenchData data = measurements(runs, &left_out);
   if (data.empty()) throw InputError(files.front() + ": no out-of-place measurements with a non-zero size");
 
   std::string names;
   for (const std::string& f : files) names += (names.empty() ? "" : ", ") + f;
   ReportWriter w(options, "commscope bench report: " + names);
   w.text(intro(runs));
+  write_caveats(w, runs, left_out);
+  const std::string crowded = oversubscribed(runs);
   w.text("An algorithm is named fastest at a size only where its p10-p90 range of per-call times (nearest rank" +
          std::string(runs.size() > 1 ? ", widened to the runs' spread" : "") +
          ") lies below every other's; where ranges overlap the size is a tie between those algorithms, and where "
@@ -225,29 +263,38 @@ void report_bench(const std::vector<std::string>& files, const ReportOptions& op
     std::set<double> sizes;
     for (const Measured& m : algos) sizes.insert(m.bytes.begin(), m.bytes.end());
     std::vector<std::string> headers{"size"};
-    for (const Measured& m : algos) headers.push_back(m.algorithm + "_us"), headers.push_back(m.algorithm + "_busbw");
+    for (const Measured& m : algos)
+      for (const char* column : {"_us", "_busbw", "_fitted_us"}) headers.push_back(m.algorithm + column);
     Table t(headers);
     for (double s : sizes) {
       std::vector<std::string> row{format_bytes(s)};
       for (const Measured& m : algos) {
         const auto it = std::find(m.bytes.begin(), m.bytes.end(), s);
         const auto i = static_cast<std::size_t>(it - m.bytes.begin());
-        row.push_back(it == m.bytes.end() ? "-" : format_number(m.time_us[i]));
-        row.push_back(it == m.bytes.end() ? "-" : format_number(m.busbw_GBps[i]));
+        for (const std::vector<double>* column : {&m.time_us, &m.busbw_GBps, &m.typical_us})
+          row.push_back(it == m.bytes.end() ? "-" : format_number((*column)[i]));
       }
       t.add(row);
     }
     w.table(collective, t);
 
     const std::vector<double> grid = pow2_sizes(*sizes.begin(), *sizes.rbegin());
-    if (algos.size() > 1) write_fastest(w, algos, grid);
+    if (algos.size() > 1) write_fastest(w, algos, grid, crowded);
     write_fits(w, fits, collective, algos);
 
     LinePlot bw{collective + ": bus bandwidth", "message size", "busbw (GB/s)", true, true, true, {}};
-    LinePlot lat{collective + ": time per call", "message size", "time (us)", true, true, true, {}};
+    LinePlot lat{collective + ": time per call; fits and textbook lines are of the fitted time (median call)",
+                 "message size",
+                 "time (us)",
+                 true,
+                 true,
+                 true,
+                 {}};
     for (const Measured& m : algos) {
       bw.series.push_back({m.algorithm, m.bytes, m.busbw_GBps, true, false});
-      lat.series.push_back({m.algorithm + " measured", m.bytes, m.time_us, true, false});
+      lat.series.push_back({m.algorithm + " measured (mean call)", m.bytes, m.time_us, true, false});
+      if (m.typical_us != m.time_us)
+        lat.series.push_back({m.algorithm + " fitted (median call)", m.bytes, m.typical_us, true, false});
       for (const Regime& r : m.regimes)
         if (r.quality != FitQuality::poor) lat.series.push_back(regime_series(m, r, grid));
       if (link) {

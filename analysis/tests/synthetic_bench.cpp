@@ -9,6 +9,12 @@
 //   unfit.h5       ring 5 us + S / 2 GB/s and tree 3x ring (2% noise, 20 samples a row); rhd ring's
 //                  line times 1 or 9 at alternate sizes, which no regime fits: "ring fastest" by
 //                  the fits, rhd left out and said so.
+//   stalled.h5     ring 5 us + S / 2 GB/s exactly, 2 of every row's 20 calls 100x: the mean per
+//                  call (the time) 10.9x the median call, which the fit fits (8 B: 54.54 against
+//                  5.004 us).
+//   crowded.h5     ties.h5's algorithms, the ranks marked as outnumbering their CPUs: not judged.
+//   cut.h5         run1.h5's rows, status "running" (stopped before the end of its sweep).
+//   types.h5       ring in float and in bfloat16: the bfloat16 rows are left out, and listed.
 //   predict.h5     exact lines, no noise, no samples, for predict's hand-computed answers:
 //                  ring allreduce, allgather and reducescatter 10 us + S / 2 GB/s, mpi sendrecv
 //                  4 us + S / 5 GB/s.
@@ -32,26 +38,32 @@ struct Algorithm {
   const char* collective;
   std::function<double(double)> time_us;  // true time of one call at S bytes
   double noise;                           // relative, per call (with samples) or per run
+  int stalled = 0;                        // calls of each row that take 100x (a preempted rank)
+  const char* type = "float";
 };
+using Meta = std::vector<std::pair<std::string, std::string>>;  // /meta attributes added
 
 // One file: every algorithm at 8 B .. max_bytes by factors of `step`, `samples` calls a row
 // (0: no /samples table, sample_count 0, the time alone carries the noise).
 void write(const std::string& path, const std::vector<Algorithm>& algos, double max_bytes, double step, int samples,
-           unsigned seed) {
+           unsigned seed, const Meta& meta = {}) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> z(0.0, 1.0);
   h5::File f = h5::File::create(path);
   ct::write_bench_meta(f);
+  for (const auto& [key, value] : meta) f.open_group("meta").set_attr(key, value);
   auto results = h5::Table<ct::BenchRecord>::create(f, "results", ct::bench_record_type());
   std::vector<ct::SampleRecord> calls;
   std::int64_t row = 0;
   for (double s = 8; s <= max_bytes; s *= step, ++row) {
     for (const Algorithm& a : algos) {
       std::vector<double> times;
-      for (int i = 0; i < std::max(samples, 1); ++i) times.push_back(a.time_us(s) * (1 + a.noise * z(rng)));
+      for (int i = 0; i < std::max(samples, 1); ++i)
+        times.push_back(a.time_us(s) * (1 + a.noise * z(rng)) * (i < a.stalled ? 100 : 1));
       double mean = 0;
       for (double t : times) mean += t / static_cast<double>(times.size());
       ct::BenchRecord r = ct::bench_record(row, a.collective, a.name, false, static_cast<std::uint64_t>(s), mean);
+      h5::set_fixed(r.type, a.type);
       r.iterations = std::max(samples, 1);
       r.sample_offset = calls.size();
       r.sample_count = static_cast<std::uint64_t>(samples);
@@ -78,10 +90,9 @@ int main(int argc, char** argv) {
   const auto mpi = [eager = line(2, 8), rendezvous = line(300, 1)](double s) {
     return s <= kMiB ? eager(s) : rendezvous(s);
   };
-  write(
-      (out / "ties.h5").string(),
-      {{"mpi", "allreduce", mpi, 0.02}, {"ring", "allreduce", line(5, 2), 0.1}, {"tree", "allreduce", line(5, 2), 0.1}},
-      64 * kMiB, 2, 20, 1);
+  const std::vector<Algorithm> ties = {
+      {"mpi", "allreduce", mpi, 0.02}, {"ring", "allreduce", line(5, 2), 0.1}, {"tree", "allreduce", line(5, 2), 0.1}};
+  write((out / "ties.h5").string(), ties, 64 * kMiB, 2, 20, 1);
   const auto ring = line(5, 2);
   const auto tree = [ring](double s) { return 1.3 * ring(s); };
   for (unsigned run = 1; run <= 3; ++run)
@@ -93,12 +104,21 @@ int main(int argc, char** argv) {
          {"rhd", "allreduce", jumpy, 0.02},
          {"tree", "allreduce", [ring](double s) { return 3 * ring(s); }, 0.02}},
         kMiB, 2, 20, 30);
+  write((out / "crowded.h5").string(), ties, kMiB, 2, 20, 1, {{"oversubscribed", "node0: 4 ranks on 2 CPUs"}});
+  write((out / "cut.h5").string(), {{"ring", "allreduce", ring, 0.02}, {"tree", "allreduce", tree, 0.02}}, kMiB, 4, 0,
+        11, {{"status", "running"}});
+  write((out / "types.h5").string(),
+        {{"ring", "allreduce", ring, 0.02}, {"ring", "allreduce", ring, 0.02, 0, "bfloat16"}}, kMiB, 4, 0, 50);
+  write((out / "stalled.h5").string(), {{"ring", "allreduce", ring, 0, 2}}, kMiB, 4, 20, 40);
   write((out / "predict.h5").string(),
         {{"ring", "allreduce", line(10, 2), 0},
          {"ring", "allgather", line(10, 2), 0},
          {"ring", "reducescatter", line(10, 2), 0},
          {"mpi", "sendrecv", line(4, 5), 0}},
         64 * kMiB, 2, 0, 20);
-  std::printf("synthetic_bench: ties.h5, run1.h5, run2.h5, run3.h5, unfit.h5, predict.h5 in %s\n", out.c_str());
+  std::printf(
+      "synthetic_bench: ties.h5, run1.h5, run2.h5, run3.h5, unfit.h5, stalled.h5, crowded.h5, cut.h5, types.h5, "
+      "predict.h5 in %s\n",
+      out.c_str());
   return 0;
 }
