@@ -15,7 +15,6 @@
 // Rows are written after each round and phase, so an interrupted run keeps what it measured. A
 // pair that stops answering ends the run within -T, naming the pair and its hosts.
 #include <cblas.h>
-#include <sched.h>
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -25,7 +24,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <memory>
@@ -95,54 +93,6 @@ Layout layout_of(const MpiTransport& t) {
   return l;
 }
 
-// Ranks that outnumber the CPUs of the machine they share: "" when none do, else which hosts, how
-// many ranks and CPUs. A machine is a running kernel (its boot id: emulated or containerised
-// hosts on one kernel are one machine), its CPUs the union of its ranks' affinity masks. A rank
-// waiting for a CPU adds a time slice (milliseconds) to a round trip of microseconds, so latency
-// measured there is the scheduler's, not the link's.
-std::string oversubscription(MPI_Comm comm, const Layout& l) {
-  struct Seat {
-    char boot_id[48];
-    cpu_set_t cpus;
-  } mine{};
-  int rank = 0, p = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &p);
-  std::ifstream in("/proc/sys/kernel/random/boot_id");
-  std::string id;
-  if (!(in >> id)) id = "host:" + l.hosts[static_cast<std::size_t>(rank)];
-  std::snprintf(mine.boot_id, sizeof mine.boot_id, "%s", id.c_str());
-  if (sched_getaffinity(0, sizeof mine.cpus, &mine.cpus) != 0) CPU_ZERO(&mine.cpus);
-  std::vector<Seat> all(static_cast<std::size_t>(p));
-  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm);
-  struct Machine {
-    int ranks = 0;
-    cpu_set_t cpus{};
-    std::vector<std::string> hosts;
-  };
-  std::map<std::string, Machine> machines;
-  for (int r = 0; r < p; ++r) {
-    Machine& m = machines[all[static_cast<std::size_t>(r)].boot_id];
-    ++m.ranks;
-    CPU_OR(&m.cpus, &m.cpus, &all[static_cast<std::size_t>(r)].cpus);
-    if (std::find(m.hosts.begin(), m.hosts.end(), l.hosts[static_cast<std::size_t>(r)]) == m.hosts.end())
-      m.hosts.push_back(l.hosts[static_cast<std::size_t>(r)]);
-  }
-  std::string out;
-  for (const auto& entry : machines) {
-    const Machine& m = entry.second;
-    const int cpus = CPU_COUNT(&m.cpus);
-    if (cpus == 0 || m.ranks <= cpus) continue;
-    std::string hosts;
-    for (std::size_t i = 0; i < m.hosts.size() && i < 8; ++i) hosts += (i ? "," : "") + m.hosts[i];
-    if (m.hosts.size() > 8) hosts += ",...";
-    out += std::string(out.empty() ? "" : "; ") + (m.hosts.size() > 1 ? "hosts " + hosts + " (one machine)" : hosts) +
-           ": " + std::to_string(m.ranks) + " ranks on " + std::to_string(cpus) + " CPUs";
-  }
-  return out;
-}
-
-// The file rank 0 writes, with the run's settings and environment in /meta.
 std::unique_ptr<doctor::File> open_file(const Options& o, const bench::Environment& env, const Layout& l) {
   auto f = std::make_unique<doctor::File>(o.out, static_cast<std::int64_t>(l.hosts.size()),
                                           static_cast<std::int64_t>(l.node_host.size()));
@@ -336,16 +286,15 @@ int run(int argc, char** argv) {
   Communicator world(MPI_COMM_WORLD, copts);
   const Layout layout = layout_of(*world.transport().as_mpi());
   const bench::Environment env = bench::capture_environment(world.mpi_comm(), argc, argv);
-  const std::string oversubscribed = oversubscription(world.mpi_comm(), layout);
+  const std::string* found = env.find("oversubscribed");
+  const std::string oversubscribed = found ? *found : std::string();
   if (o.probes == "auto") o.probes = oversubscribed.empty() ? "concurrent" : "serial";
   if (rank == 0) {
     if (o.out.size() + 16 > sizeof g_partial) throw InvalidArgument("--out path too long");
     bench::print_environment(stdout, env, "commscope-doctor");
     if (!oversubscribed.empty())
-      std::printf("# oversubscribed: %s (latency is the scheduler's here: the report does not judge it)\n",
-                  oversubscribed.c_str());
+      std::printf("# ranks outnumber CPUs: latency is the scheduler's here, the report does not judge it\n");
     g_file = open_file(o, env, layout);
-    if (!oversubscribed.empty()) g_file->meta().set_attr("oversubscribed", oversubscribed);
     std::snprintf(g_partial, sizeof g_partial, "%s.partial", o.out.c_str());
     std::snprintf(g_final, sizeof g_final, "%s", o.out.c_str());
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, publish_on_signal);

@@ -2,6 +2,7 @@
 // broadcasts the whole record, so every rank returns the same Environment.
 #include "commscope/bench/environment.hpp"
 
+#include <sched.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -285,6 +286,49 @@ Environment deserialise(std::string_view data) {
 
 }  // namespace
 
+std::string oversubscription(MPI_Comm comm) {
+  struct Seat {
+    char boot_id[48];
+    char host[MPI_MAX_PROCESSOR_NAME];
+    cpu_set_t cpus;
+  } mine{};
+  int p = 1, len = 0;
+  check_mpi(MPI_Comm_size(comm, &p), "MPI_Comm_size");
+  if (MPI_Get_processor_name(mine.host, &len) != MPI_SUCCESS || len <= 0) std::strncpy(mine.host, "unknown", 8);
+  mine.host[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
+  std::ifstream in("/proc/sys/kernel/random/boot_id");  // one per machine, also under emulated host names
+  std::string id;
+  if (!(in >> id)) id = std::string("host:") + mine.host;
+  std::snprintf(mine.boot_id, sizeof mine.boot_id, "%s", id.c_str());
+  if (sched_getaffinity(0, sizeof mine.cpus, &mine.cpus) != 0) CPU_ZERO(&mine.cpus);
+  std::vector<Seat> all(static_cast<std::size_t>(p));
+  check_mpi(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm), "MPI_Allgather");
+  struct Machine {
+    int ranks = 0;
+    cpu_set_t cpus{};
+    std::vector<std::string> hosts;
+  };
+  std::map<std::string, Machine> machines;
+  for (const Seat& seat : all) {
+    Machine& m = machines[seat.boot_id];
+    ++m.ranks;
+    CPU_OR(&m.cpus, &m.cpus, &seat.cpus);
+    if (std::find(m.hosts.begin(), m.hosts.end(), seat.host) == m.hosts.end()) m.hosts.emplace_back(seat.host);
+  }
+  std::string out;
+  for (const auto& entry : machines) {
+    const Machine& m = entry.second;
+    const int cpus = CPU_COUNT(&m.cpus);
+    if (cpus == 0 || m.ranks <= cpus) continue;
+    std::string hosts;
+    for (std::size_t i = 0; i < m.hosts.size() && i < 8; ++i) hosts += (i ? "," : "") + m.hosts[i];
+    if (m.hosts.size() > 8) hosts += ",...";
+    out += std::string(out.empty() ? "" : "; ") + (m.hosts.size() > 1 ? "hosts " + hosts + " (one machine)" : hosts) +
+           ": " + std::to_string(m.ranks) + " ranks on " + std::to_string(cpus) + " CPUs";
+  }
+  return out;
+}
+
 bool is_recorded_variable(std::string_view name) {
   const auto starts = [name](std::string_view p) { return name.substr(0, p.size()) == p; };
   // Libraries' tuning: whatever the user (or a site module) set.
@@ -330,6 +374,8 @@ Environment capture_environment(MPI_Comm comm, int argc, const char* const* argv
       MPI_Gather(name.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm),
       "MPI_Gather");
 
+  const std::string oversubscribed = oversubscription(comm);
+
   // Rank 0 builds the record; a failure there is sent to every rank instead of the record,
   // so that no rank waits in the broadcast for data that never comes.
   std::string payload;
@@ -342,7 +388,10 @@ Environment capture_environment(MPI_Comm comm, int argc, const char* const* argv
         const char* p = all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME;
         hosts.emplace_back(p, strnlen(p, MPI_MAX_PROCESSOR_NAME));
       }
-      payload = serialise(build(hosts, argc, argv));
+      Environment env = build(hosts, argc, argv);
+      if (!oversubscribed.empty())  // before "date", which stays last
+        env.fields.insert(env.fields.end() - 1, {"oversubscribed", oversubscribed});
+      payload = serialise(env);
       header[0] = 1;
     } catch (const std::exception& e) {
       payload = e.what();

@@ -214,7 +214,7 @@ class Bench {
       if (!memory.empty()) std::printf("%s\n#\n", memory.c_str());
       if (json_) json_->finish("");
       if (file_) {
-        file_->close();
+        file_->finish("complete");
         std::printf("# results: %s (%zu rows)\n", o_.out.c_str(), file_->rows_written());
       }
     }
@@ -260,6 +260,14 @@ class Bench {
       if (o_.per_iter_skip) std::printf("; summary skips first %d iterations", o_.per_iter_skip);
       std::printf("\n");
     }
+    // -z 0: the samples are another pass than the time, which may lie outside their range.
+    if ((o_.per_iter_timing || o_.stats) && o_.blocking == 0)
+      std::printf(
+          "# time(us): the timed pass, calls back to back; %s: a second pass, each iteration timed alone (the "
+          "time may lie outside their range)\n",
+          o_.stats && o_.per_iter_timing ? "i_* and min/p50/p99/max(us)"
+          : o_.stats                     ? "min/p50/p99/max(us)"
+                                         : "i_*");
   }
 
   // -M, collective: "# GPU memory usage     : Initialization 1.2 GB | ..." with each amount the
@@ -357,7 +365,7 @@ class Bench {
       try {
         reporter_->flush_pending();
         if (file_) {  // the results file first: a launcher's SIGKILL may follow soon
-          file_->close();
+          file_->finish("failed: " + what);
           std::fprintf(stderr, "commscope-bench: kept %zu finished rows in %s\n", file_->rows_written(),
                        o_.out.c_str());
         }

@@ -77,6 +77,7 @@ ResultsFile::ResultsFile(const std::string& path, const Options& o, const Enviro
   h5::Group meta = f.create_group("meta");
   meta.set_attr("schema", std::string(kSchema));
   meta.set_attr("tool", std::string("commscope-bench"));
+  meta.set_attr("status", std::string("running"));  // until finish(): a file cut short says so
   for (const auto& [k, v] : env.fields) meta.set_attr(k, v);
   meta.set_attr("nranks", nranks);
   meta.set_attr("device", o.device);
@@ -173,10 +174,18 @@ void ResultsFile::close() {
   impl_ = nullptr;
 }
 
+void ResultsFile::finish(const std::string& status) {
+  if (!impl_) return;
+  impl_->file.open_group("meta").set_attr("status", status);
+  close();
+}
+
 ResultsData read_results(const std::string& path) {
   h5::File f = h5::File::open(path);
   ResultsData d;
-  d.schema = f.open_group("meta").attr_string("schema");
+  const h5::Group meta = f.open_group("meta");
+  d.schema = meta.attr_string("schema");
+  if (meta.has_attr("status")) d.status = meta.attr_string("status");
   d.rows = h5::Table<ResultRow>::open(f, "results", result_type()).read_all();
   d.samples = h5::Table<SampleRow>::open(f, "samples", sample_type()).read_all();
   return d;

@@ -29,8 +29,11 @@ class ResultsFile {
   void append(ResultRow row, const Samples& samples);
   // Write buffered rows and samples and flush the file (signals are held off meanwhile).
   void flush();
-  // Flush, close and rename to the final path. Idempotent.
+  // Flush, close and rename to the final path. Idempotent. /meta status stays "running" (what a
+  // file published by a signal or a timeout says) unless finish() recorded another.
   void close();
+  // Records /meta status ("complete", or "failed: why") and closes.
+  void finish(const std::string& status);
   std::size_t rows_written() const { return rows_written_; }
 
  private:
@@ -45,6 +48,7 @@ class ResultsFile {
 // Read a results file back (tests, and anything that wants the rows without h5py).
 struct ResultsData {
   std::string schema;
+  std::string status;  // /meta status; "" where absent
   std::vector<ResultRow> rows;
   std::vector<SampleRow> samples;
 };

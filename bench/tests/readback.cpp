@@ -1,7 +1,7 @@
 // Reads a commscope-bench results file back and checks what every valid file must satisfy:
 // the schema, consistent bandwidths, samples that belong to their rows, and the row count
 // and wrong count the caller expects.
-//   test_bench_readback FILE MIN_ROWS [MAX_ROWS] [--wrong]
+//   test_bench_readback FILE MIN_ROWS [MAX_ROWS] [--status STATUS] [--wrong]
 //   test_bench_readback FILE --print     (the table again, from the file)
 #include <cmath>
 #include <cstdio>
@@ -38,6 +38,9 @@ int main(int argc, char** argv) {
   const long min_rows = std::atol(argv[2]);
   const long max_rows = argc > 3 && argv[3][0] != '-' ? std::atol(argv[3]) : -1;
   const bool want_wrong = std::string(argv[argc - 1]) == "--wrong";
+  std::string want_status;  // "": not checked
+  for (int i = 3; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--status") want_status = argv[i + 1];
   int failures = 0;
   auto fail = [&](const std::string& what) {
     std::fprintf(stderr, "readback: %s: %s\n", path.c_str(), what.c_str());
@@ -46,6 +49,8 @@ int main(int argc, char** argv) {
   try {
     const ResultsData d = read_results(path);
     if (d.schema != "commscope.bench/1") fail("schema '" + d.schema + "'");
+    if (!want_status.empty() && d.status != want_status)
+      fail("status '" + d.status + "', wanted '" + want_status + "'");
     const long n = static_cast<long>(d.rows.size());
     if (n < min_rows || (max_rows >= 0 && n > max_rows))
       fail(std::to_string(n) + " rows, wanted [" + std::to_string(min_rows) + ", " + std::to_string(max_rows) + "]");

@@ -31,6 +31,8 @@ struct Environment {
   //   cuda_driver        "13.0", or "none" when no driver is installed
   //   nccl_version       "2.28.9"
   //   gpus               "0: NVIDIA H100 80GB HBM3; 1: ..." or "none (<reason>)"
+  // only where ranks outnumber the CPUs of their machine (see oversubscription):
+  //   oversubscribed     "node0: 4 ranks on 2 CPUs": their times are the scheduler's
   // and last:
   //   date               UTC ISO-8601 time of the capture: "2025-01-31T12:00:00Z"
   std::vector<std::pair<std::string, std::string>> fields;
@@ -51,6 +53,12 @@ bool is_recorded_variable(std::string_view name);
 
 // The cpu_model field from the text of /proc/cpuinfo (`machine`, uname's, when it has no model).
 std::string describe_cpu(std::string_view cpuinfo, std::string_view machine);
+
+// Collective over `comm`: the machines (by boot id: emulated hosts sharing one count once)
+// whose ranks outnumber the CPUs they may run on together (the union of their affinity masks),
+// "node0: 4 ranks on 2 CPUs; hosts h1,h2 (one machine): 6 ranks on 4 CPUs"; "" where none do.
+// Every rank returns the same text. Throws commscope::TransportError when an MPI call fails.
+std::string oversubscription(MPI_Comm comm);
 
 // Collective over `comm`: every rank calls it. Host names are gathered from all ranks; rank 0
 // builds the rest and broadcasts it, so the result is complete and identical on every rank.
