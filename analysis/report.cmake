@@ -181,6 +181,11 @@ if(COMMSCOPE_BUILD_TESTS)
   add_test(NAME analysis.report.doctor_outputs
            COMMAND bash -c "rm -rf \"$1\" && \"$2\" doctor \"$4\" -o \"$1\" && \"$3\" \"$1\" && test -s \"$1/pairs_bandwidth.svg\" && test -s \"$1/findings.csv\""
                    report ${rdir}/doctor ${report} ${check} ${sdoc}/slow_host.h5)
+  # The heatmaps' colours start at 0 (a 3% spread is not drawn as bad against good), the title
+  # states the values' range.
+  add_test(NAME analysis.report.doctor_heatmap_from_zero
+           COMMAND bash -c "rm -rf \"$1\" && \"$2\" doctor \"$3\" -o \"$1\" >/dev/null && cat \"$1/pairs_bandwidth.gp\" \"$1/pairs_latency.gp\" > \"$1/both.gp\" && test $(grep -c '^set cbrange \\[0:\\*\\]' \"$1/both.gp\") = 2 && test $(grep -c 'colours from 0, values [0-9.]* to [0-9.]*' \"$1/both.gp\") = 2"
+                   heatmap ${rdir}/doctor_heatmap ${report} ${sdoc}/clean.h5)
   add_test(NAME analysis.report.doctor_oversubscribed_said
            COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "Latency is not judged: ranks outnumber CPUs \\(hosts host1" 0 --
                    ${report} doctor ${sdoc}/oversubscribed.h5)
@@ -193,6 +198,7 @@ if(COMMSCOPE_BUILD_TESTS)
            COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 2 "is a commscope doctor file, not a bench results file" 0 --
                    ${report} bench ${sdoc}/clean.h5)
   set_tests_properties(analysis.report.doctor_outputs analysis.report.doctor_cut_short_said
+                       analysis.report.doctor_heatmap_from_zero
                        analysis.report.doctor_oversubscribed_said
                        analysis.report.doctor_bench_file analysis.report.bench_doctor_file
                        PROPERTIES FIXTURES_REQUIRED "synthetic_doctor;synthetic_bench" LABELS "unit" TIMEOUT 120)

@@ -34,6 +34,15 @@ std::string num(double v) {
   return std::isfinite(v) ? format_number(v, 3) : std::string("-");
 }
 
+// The smallest and the largest finite value of a matrix (NaN, NaN where none is).
+std::pair<double, double> finite_range(const std::vector<std::vector<double>>& m) {
+  double lo = kNaN, hi = kNaN;
+  for (const auto& row : m)
+    for (double v : row)
+      if (std::isfinite(v)) lo = std::isnan(lo) ? v : std::min(lo, v), hi = std::isnan(hi) ? v : std::max(hi, v);
+  return {lo, hi};
+}
+
 // "9.2x below the median of 1.02 GB/s"
 std::string against(double value, double median, Worse worse, const std::string& unit) {
   const double ratio = worse == Worse::low ? median / value : value / median;
@@ -165,6 +174,9 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
     hm.ylabel = "from rank";
     hm.cblabel = std::string(m.name) + " (" + m.unit + ")";
     hm.low_is_bad = m.worse == Worse::low;
+    hm.from_zero = true;  // colours in proportion: a few percent apart look alike
+    const auto [lo, hi] = finite_range(ranks_m);
+    hm.title += "; colours from 0, values " + num(lo) + " to " + num(hi);
     for (std::size_t i = 0; i < p; ++i) {
       hm.labels.push_back(host_of[order[i]] + ":" + std::to_string(order[i]));
       if (i > 0 && node[order[i]] != node[order[i - 1]]) hm.groups.push_back(i);

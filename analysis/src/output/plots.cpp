@@ -310,6 +310,7 @@ void plot(const Heatmap& p, const fs::path& dir, const std::string& name) {
   std::string gp = gp_header(name, p.title, p.xlabel, p.ylabel);
   gp += "unset grid\nset border 15\nset tics nomirror out\n";
   if (!p.cblabel.empty()) gp += "set cblabel " + gp_quote(p.cblabel) + " noenhanced\n";
+  if (p.from_zero) gp += "set cbrange [0:*]\n";
   // Dark for the bad end of the scale, light for the good end.
   gp += p.low_is_bad ? "set palette defined (0 '#3b0f70', 0.5 '#de4968', 1 '#fcfdbf')\n"
                      : "set palette defined (0 '#fcfdbf', 0.5 '#de4968', 1 '#3b0f70')\n";

@@ -80,13 +80,17 @@ struct Heatmap {
   std::vector<std::vector<double>> values;  // labels.size() rows of labels.size() values
   std::vector<std::size_t> groups;
   bool low_is_bad = true;  // colours: dark for the bad end (low bandwidth; high latency when false)
+  // The colour scale from 0 to the largest value: a 3% spread then shows as 3% of it, not as the
+  // whole scale from bad to good. false: from the smallest value to the largest.
+  bool from_zero = false;
 };
 
 // Writes DIR/NAME.svg and DIR/NAME.png with gnuplot (the data file DIR/NAME.dat and the script
 // DIR/NAME.gp are kept, so a plot can be redrawn or restyled by hand); DIR is created. Points that
 // are not finite, or not positive on a log axis, are dropped; series left empty are skipped.
 // Throws OutputError when nothing is left to plot, gnuplot fails, or an output is not valid
-// (GnuplotMissing, after writing the .dat and .gp, when gnuplot is not installed); std::invalid_argument when a series' x and y (or the bars' values) do not match in size.
+// (GnuplotMissing, after writing the .dat and .gp, when gnuplot is not installed); std::invalid_argument when a series'
+// x and y (or the bars' values) do not match in size.
 void plot(const LinePlot& plot, const std::filesystem::path& dir, const std::string& name);
 void plot(const StackedBars& plot, const std::filesystem::path& dir, const std::string& name);
 void plot(const Heatmap& plot, const std::filesystem::path& dir, const std::string& name);
