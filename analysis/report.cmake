@@ -242,6 +242,11 @@ if(COMMSCOPE_BUILD_TESTS)
   add_test(NAME analysis.check_report.mismatch_caught COMMAND ${run_check} bench ${fx}/bench-np4.h5 ${rdir}/bench_np2)
   set_tests_properties(analysis.check_report.mismatch_caught PROPERTIES DEPENDS analysis.report.bench_np2
                        FIXTURES_REQUIRED report_fixtures LABELS "unit" SKIP_RETURN_CODE 77)
+  # The operator table's columns add up (host_ms inclusive: other_ms holds the nested operators).
+  add_test(NAME analysis.report.profile_operators_add_up
+           COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/tests/operators_add_up.py ${rdir}/profile_np2)
+  set_tests_properties(analysis.report.profile_operators_add_up PROPERTIES DEPENDS analysis.report.profile_np2
+                       FIXTURES_REQUIRED report_fixtures LABELS "unit")
   add_test(NAME analysis.report.trace
            COMMAND bash -c "\"$1\" trace \"$2\" -o \"$3\" && python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); assert any(e.get(\"ph\")==\"X\" for e in t[\"traceEvents\"])' \"$3\""
                    report ${report} ${fx}/train-np2.h5 ${CMAKE_CURRENT_BINARY_DIR}/trace-np2.json)

@@ -238,12 +238,19 @@ void report_profile(const std::string& file, const ReportOptions& options) {
   std::vector<profiler::OperatorTotalRow> sorted;
   for (const auto& [name, t] : ops) sorted.push_back(t);
   std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.host_ns > b.host_ns; });
-  Table top({"operator", "calls", "host_ms", "kernel_ms", "comm_ms", "intra_op_ms", "host_ms_per_call"});
+  w.text(
+      "host_ms is inclusive: an operator's time from its begin to its end, the operators nested in it included "
+      "(their time counts in each enclosing operator too). kernel_ms, comm_ms and intra_op_ms are its own: the "
+      "activities it launched itself and the dispatch gaps attributed to it. other_ms is the rest, host_ms minus "
+      "the three: nested operators and host time outside every activity (below 0 where its activities outlast its "
+      "scope), so that the columns add up.");
+  Table top({"operator", "calls", "host_ms", "kernel_ms", "comm_ms", "intra_op_ms", "other_ms", "host_ms_per_call"});
   for (std::size_t i = 0; i < sorted.size() && i < 20; ++i) {
     const auto& t = sorted[i];
     const std::string name = t.name < p.strings.size() ? p.strings[t.name] : "?";
     top.add({name, std::to_string(t.calls), fms(static_cast<double>(t.host_ns)), fms(static_cast<double>(t.kernel_ns)),
              fms(static_cast<double>(t.comm_ns)), fms(static_cast<double>(t.intra_ns)),
+             fms(static_cast<double>(t.host_ns - t.kernel_ns - t.comm_ns - t.intra_ns)),
              fms(static_cast<double>(t.host_ns) / std::max<double>(1, static_cast<double>(t.calls)))});
   }
   w.table("operators", top);
