@@ -4,7 +4,8 @@
 //   - per rank and iteration 1..ITERS: 2 allreduce, 1 sendrecv, 1 barrier events, the 1 MiB
 //     allreduce on MPI_COMM_WORLD numbered (seq >= 0), the one on the split communicator not;
 //   - host compute ("compute" kernel events) of at least 4 ms per iteration, 10 ms on rank 1;
-//   - the late rank waits least: every other rank waits more than 5x as long (+ 0.5 ms); the
+//   - the late rank waits least: every other rank waits more than 2x as long (+ 0.5 ms; at 5x a
+//     busy machine's scheduling failed it: 11 and 20.8 ms against the late rank's 2.2); the
 //     wait itself is the scheduler's too when 3 ranks share 2 cores, so no absolute bound;
 //   - operator totals per MPI function (MPI_Allreduce 2 per iteration, MPI_Sendrecv and
 //     MPI_Barrier 1);
@@ -179,8 +180,8 @@ int main(int argc, char** argv) {
     if (r == 1) continue;
     check(wait_ms[1] < wait_ms[r], "the late rank 1 waits less (" + std::to_string(wait_ms[1]) + " ms) than rank " +
                                        std::to_string(r) + " (" + std::to_string(wait_ms[r]) + " ms)");
-    check(wait_ms[r] > 5 * wait_ms[1] + 0.5, "rank " + std::to_string(r) + " waits " + std::to_string(wait_ms[r]) +
-                                                 " ms, more than 5x the late rank's wait + 0.5 ms");
+    check(wait_ms[r] > 2 * wait_ms[1] + 0.5, "rank " + std::to_string(r) + " waits " + std::to_string(wait_ms[r]) +
+                                                 " ms, wanted more than 2x the late rank's wait + 0.5 ms");
   }
   std::printf("%s\n", failures ? "test_mpiprof_check: FAILED" : "test_mpiprof_check: all checks passed");
   return failures ? 1 : 0;
