@@ -36,8 +36,11 @@ const Component kComponents[] = {
     {"comm transfer", [](const profiler::BreakdownRow& r) { return static_cast<double>(r.comm_transfer_ns); }},
 };
 
-// The group a communication's name says (profiler::communication_group), as the table names it.
-std::string comm_group(const std::string& name) {
+// The group a communication's name says (profiler::communication_group), as the table names it;
+// an imported PyTorch collective's process group where the import recorded one (its detail,
+// "process group NAME DESCRIPTION").
+std::string comm_group(const std::string& name, const std::string& detail) {
+  if (detail.starts_with("process group ")) return detail;
   const std::string_view g = profiler::communication_group(name);
   if (g == "tp") return "tp (tensor parallel)";
   if (g == "pp") return "pp (pipeline)";
@@ -56,12 +59,21 @@ void communication_by_group(ReportWriter& w, const profiler::Profile& p) {
   std::map<std::string, Sum> by_group;
   std::vector<double> recv_ns(p.events.size(), 0), embedding_ns(p.events.size(), 0);
   double total = 0;
-  for (std::size_t r = 0; r < p.events.size(); ++r)
+  auto text = [&](std::uint32_t id) { return id < p.strings.size() ? p.strings[id] : std::string(); };
+  for (std::size_t r = 0; r < p.events.size(); ++r) {
+    // An imported collective's call carries its process group; its device kernels carry the
+    // call's id (and their own name as the detail).
+    std::map<std::uint64_t, std::string> group_of_call;
+    for (const profiler::Event& e : p.events[r])
+      if (e.kind == profiler::EventKind::kCommunication && text(e.detail).starts_with("process group "))
+        group_of_call[e.id] = text(e.detail);
     for (const profiler::Event& e : p.events[r]) {
       if (e.kind != profiler::EventKind::kCommunication || e.iteration < 0) continue;
       const std::string name = e.name < p.strings.size() ? p.strings[e.name] : "?";
+      const auto call = group_of_call.find(e.id);
+      const std::string group = comm_group(name, call != group_of_call.end() ? call->second : "");
       const double ns = static_cast<double>(e.end_ns - e.start_ns);
-      for (Sum* sum : {&by_name[{comm_group(name), name}], &by_group[comm_group(name)]}) {
+      for (Sum* sum : {&by_name[{group, name}], &by_group[group]}) {
         sum->ns += ns;
         sum->bytes += static_cast<double>(std::max<std::int64_t>(0, e.bytes));
         sum->calls += 1;
@@ -70,13 +82,14 @@ void communication_by_group(ReportWriter& w, const profiler::Profile& p) {
       if (name == "pp.recv") recv_ns[r] += ns;
       if (name == "embedding.allreduce") embedding_ns[r] += ns;
     }
+  }
   if (by_name.empty()) return;
   const double rows = static_cast<double>(p.breakdown.size());
   w.section("Communication by group (per rank and step)");
   w.text(
       "Each communication's group from its name: tp.* inside a tensor-parallel group, pp.* between pipeline "
       "stages, embedding.* between the first and last stage, the rest (gradients, the loss) over the data-parallel "
-      "group. Means over the " +
+      "group; an imported PyTorch collective's group is the process group its trace recorded. Means over the " +
       format_number(rows) + " (rank, iteration) rows.");
   Table t({"group", "communication", "calls", "MiB", "ms", "share_of_comm"});
   for (const auto& [key, sum] : by_name)
