@@ -83,6 +83,12 @@ if(COMMSCOPE_BUILD_TESTS)
                    plot ${rdir}/bench_stalled/allreduce_time.gp)
   set_tests_properties(analysis.report.synthetic_stalled_plot PROPERTIES DEPENDS analysis.report.bench_stalled
                        FIXTURES_REQUIRED synthetic_bench LABELS "unit")
+  # The sweep scripts/run-suite.sh measures, with two known regimes per algorithm: both fit; at
+  # 4x a size alone above mpi's switch does not, and the report says to sweep by 2x.
+  add_test(NAME analysis.report.suite_sweep_fits
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/suite_sweep_fits.sh ${PROJECT_SOURCE_DIR}/scripts/run-suite.sh
+                   $<TARGET_FILE:test_analysis_synthetic_bench> ${report} ${rdir}/suite_sweep_fits)
+  set_tests_properties(analysis.report.suite_sweep_fits PROPERTIES LABELS "unit" TIMEOUT 120)
   # predict's tensor and pipeline parallelism, hand-computed on predict.h5 (exact lines on 2 ranks:
   # ring allreduce 10 us + S / 2 GB/s, mpi sendrecv 4 us + S / 5 GB/s), 1 TFLOP/s, b 1, 2 bytes.
   # small (l 6, d 384, a 6, s 256, V 256), tp 2, pp 2, M 4, 8 ranks: dp 2; a micro-batch is

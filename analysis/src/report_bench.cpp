@@ -76,6 +76,9 @@ std::optional<CostParams> fit_link_model(const BenchData& data) {
   return CostParams{(*x)[0], (*x)[1], (*x)[2]};
 }
 
+// Sizes at most this factor apart: the sweep resolves a switch down to 3 sizes from either end.
+constexpr double kDenseSweepFactor = 2.0;
+
 std::string label(const BenchFile& f) {
   return std::filesystem::path(f.path).stem().string();
 }
@@ -227,6 +230,30 @@ void write_fits(ReportWriter& w, Table& fits, const std::string& collective, con
   }
 }
 
+// How far apart the sizes are, and what that lets the fits find: a regime needs
+// PiecewiseOptions::min_points sizes, so a switch with fewer sizes beyond it is not cut off. On
+// sparse sweeps with a line that does not hold, say that a denser sweep resolves it.
+std::string sweep_note(const BenchData& data) {
+  double factor = 1;
+  std::size_t sizes = 0;
+  bool poor = false;
+  for (const auto& [collective, algos] : data)
+    for (const Measured& m : algos) {
+      sizes = std::max(sizes, m.bytes.size());
+      for (std::size_t i = 1; i < m.bytes.size(); ++i) factor = std::max(factor, m.bytes[i] / m.bytes[i - 1]);
+      for (const Regime& r : m.regimes) poor = poor || r.quality == FitQuality::poor;
+    }
+  const std::size_t need = PiecewiseOptions{}.min_points;
+  std::string note = "The sweep has up to " + std::to_string(sizes) + " sizes, at most " + format_number(factor, 3) +
+                     "x apart; a regime needs " + std::to_string(need) +
+                     " sizes, so a protocol switch is found where " + std::to_string(need) +
+                     " or more lie on each side of it.";
+  if (poor && factor > kDenseSweepFactor)
+    note += " Where a line does not hold here, a switch may lie among the last (or first) " + std::to_string(need - 1) +
+            " sizes, too few for a regime: sweep by 2x (-f 2, as scripts/run-suite.sh does) to resolve it.";
+  return note;
+}
+
 }  // namespace
 
 void report_bench(const std::vector<std::string>& files, const ReportOptions& options) {
@@ -311,7 +338,8 @@ void report_bench(const std::vector<std::string>& files, const ReportOptions& op
   w.section("Alpha-beta fits");
   w.text(
       "One row per regime; alpha and bandwidth are left out (-) where the regime's line does not hold, and the "
-      "bandwidth where the regime is flat.");
+      "bandwidth where the regime is flat. " +
+      sweep_note(data));
   w.table("fits", fits);
   w.finish();
 }

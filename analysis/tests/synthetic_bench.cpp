@@ -18,8 +18,14 @@
 //   predict.h5     exact lines, no noise, no samples, for predict's hand-computed answers:
 //                  ring allreduce, allgather and reducescatter 10 us + S / 2 GB/s, mpi sendrecv
 //                  4 us + S / 5 GB/s.
+// synthetic_bench --sweep MIN MAX FACTOR FILE: one file at the sizes commscope-bench -b MIN -e MAX
+// -f FACTOR measures (bytes), each algorithm with two known regimes and 3% noise per call:
+//                  mpi 1 us + S / 6 GB/s up to 8 MiB, then S / 0.46 GB/s (Open MPI's allreduce on
+//                  2 ranks of one node: 1.4 ms at 8 MiB, 73 ms at 32 MiB); ring 5 us + S / 2 GB/s
+//                  up to 512 KiB (in cache), then 40 us + S / 0.8 GB/s.
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <random>
@@ -46,7 +52,7 @@ using Meta = std::vector<std::pair<std::string, std::string>>;  // /meta attribu
 // One file: every algorithm at 8 B .. max_bytes by factors of `step`, `samples` calls a row
 // (0: no /samples table, sample_count 0, the time alone carries the noise).
 void write(const std::string& path, const std::vector<Algorithm>& algos, double max_bytes, double step, int samples,
-           unsigned seed, const Meta& meta = {}) {
+           unsigned seed, const Meta& meta = {}, double min_bytes = 8) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> z(0.0, 1.0);
   h5::File f = h5::File::create(path);
@@ -55,7 +61,7 @@ void write(const std::string& path, const std::vector<Algorithm>& algos, double 
   auto results = h5::Table<ct::BenchRecord>::create(f, "results", ct::bench_record_type());
   std::vector<ct::SampleRecord> calls;
   std::int64_t row = 0;
-  for (double s = 8; s <= max_bytes; s *= step, ++row) {
+  for (double s = min_bytes; s <= max_bytes; s = std::ceil(s * step), ++row) {
     for (const Algorithm& a : algos) {
       std::vector<double> times;
       for (int i = 0; i < std::max(samples, 1); ++i)
@@ -76,17 +82,38 @@ void write(const std::string& path, const std::vector<Algorithm>& algos, double 
   f.close();
 }
 
+constexpr double kMiB = 1024.0 * 1024.0;
+
+std::function<double(double)> line(double alpha, double gbps) {
+  return [=](double s) { return alpha + s / (gbps * 1e3); };
+}
+
+// Two regimes per algorithm at a sweep's sizes (--sweep): what the suite's fits must find.
+int write_sweep(char** argv) {
+  const double min = std::atof(argv[2]), max = std::atof(argv[3]), factor = std::atof(argv[4]);
+  if (!(min > 0) || !(max >= min) || !(factor > 1)) {
+    std::fprintf(stderr, "synthetic_bench: --sweep needs 0 < MIN <= MAX and FACTOR > 1\n");
+    return 2;
+  }
+  const auto mpi = [eager = line(1, 6)](double s) { return s <= 8 * kMiB ? eager(s) : s / 460.0; };
+  const auto ring = [cached = line(5, 2), memory = line(40, 0.8)](double s) {
+    return s <= kMiB / 2 ? cached(s) : memory(s);
+  };
+  write(argv[5], {{"mpi", "allreduce", mpi, 0.03}, {"ring", "allreduce", ring, 0.03}}, max, factor, 20, 7, {}, min);
+  std::printf("synthetic_bench: %s, %g to %g B by %gx\n", argv[5], min, max, factor);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 6 && std::string(argv[1]) == "--sweep") return write_sweep(argv);
   if (argc != 2) {
-    std::fprintf(stderr, "usage: synthetic_bench OUT_DIR\n");
+    std::fprintf(stderr, "usage: synthetic_bench OUT_DIR | synthetic_bench --sweep MIN MAX FACTOR FILE\n");
     return 2;
   }
   const std::filesystem::path out = argv[1];
   std::filesystem::create_directories(out);
-  constexpr double kMiB = 1024.0 * 1024.0;
-  auto line = [](double alpha, double gbps) { return [=](double s) { return alpha + s / (gbps * 1e3); }; };
   const auto mpi = [eager = line(2, 8), rendezvous = line(300, 1)](double s) {
     return s <= kMiB ? eager(s) : rendezvous(s);
   };
