@@ -26,6 +26,14 @@ std::string ModelConfig::problem() const {
   return "";
 }
 
+std::string ModelConfig::tensor_parallel_problem(int tp) const {
+  if (tp < 1 || heads % tp != 0) return "the model's " + std::to_string(heads) + " heads are not divisible by it";
+  if (padded_vocab % tp != 0)
+    return "the model's padded vocabulary of " + std::to_string(padded_vocab) +
+           " rows (the vocabulary-parallel wte) is not divisible by it";
+  return "";
+}
+
 void ModelConfig::check_tokens(const int* tokens, std::size_t n, const char* who, const char* what) const {
   for (std::size_t i = 0; i < n; ++i)
     if (tokens[i] < 0 || tokens[i] >= vocab)

@@ -27,13 +27,8 @@ Stage pipeline_stage(const ModelConfig& config, int count, int index) {
 
 ParameterLayout::ParameterLayout(const ModelConfig& config, int tp, Stage stage)
     : config_(config), tp_(tp), stage_(stage) {
-  if (tp < 1 || config.heads % tp != 0)
-    throw std::invalid_argument("tensor parallelism over " + std::to_string(tp) + " ranks needs heads (" +
-                                std::to_string(config.heads) + ") divisible by it");
-  if (config.padded_vocab % tp != 0)
-    throw std::invalid_argument("tensor parallelism over " + std::to_string(tp) +
-                                " ranks needs the padded vocabulary (" + std::to_string(config.padded_vocab) +
-                                ") divisible by it");
+  if (const std::string p = config.tensor_parallel_problem(tp); !p.empty())
+    throw std::invalid_argument("tensor parallelism over " + std::to_string(tp) + " ranks: " + p);
   if (stage_.layers == 0 && stage_.whole()) stage_.layers = config.layers;
   if (stage_.count < 1 || stage_.index < 0 || stage_.index >= stage_.count || stage_.layers < 1 ||
       stage_.first_layer < 0 || stage_.first_layer + stage_.layers > config.layers)

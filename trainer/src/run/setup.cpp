@@ -61,9 +61,8 @@ RunSetup prepare_run(const TrainOptions& o, int ranks) {
   if (seq > config.max_seq)
     throw UsageError("--seq " + std::to_string(seq) + " exceeds the model's context " + std::to_string(config.max_seq));
   // --- the PP x DP x TP grid (TP innermost, PP outermost)
-  if (config.heads % o.tp != 0)
-    throw UsageError("--tp " + std::to_string(o.tp) + ": the model's " + std::to_string(config.heads) +
-                     " heads are not divisible by it");
+  if (const std::string p = config.tensor_parallel_problem(o.tp); !p.empty())
+    throw UsageError("--tp " + std::to_string(o.tp) + ": " + p);
   if (o.pp > config.layers)
     throw UsageError("--pp " + std::to_string(o.pp) + ": the model has " + std::to_string(config.layers) +
                      " layers (a stage needs one at least)");

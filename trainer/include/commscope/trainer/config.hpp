@@ -20,6 +20,9 @@ struct ModelConfig {
   std::int64_t parameter_count() const;  // sum of the 16 tensors' sizes (padded vocabulary)
   // "" when valid, else one line saying what is wrong.
   std::string problem() const;
+  // "" when tensor parallelism over tp ranks can split this model (heads and the padded
+  // vocabulary's rows both divisible by tp), else what is not, as "the model's ... by it".
+  std::string tensor_parallel_problem(int tp) const;
   // Throws std::out_of_range "<who>: <what> token <t> outside [0, vocab)" for the first of the n
   // tokens that is not a token of this vocabulary.
   void check_tokens(const int* tokens, std::size_t n, const char* who, const char* what) const;
