@@ -9,7 +9,9 @@
 // identical on every rank, so every rank takes the same decisions and runs the same calls.
 // Rank 0 reports: the table on stdout, Google Benchmark's file output, the HDF5 file.
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -152,6 +154,7 @@ class Bench {
     install_signal_handlers(rank_);
     backend_ = o_.device == "cuda" ? make_cuda_backend(comm_, o_) : make_cpu_backend(comm_, o_);
     cases_ = make_cases(o_, comm_.size(), *backend_);
+    check_host_memory();
     env_ = capture_environment(MPI_COMM_WORLD, argc, argv);
     open_output_files();
     // Our algorithms throw TimeoutError at T; the watchdog is the backstop for blocking
@@ -226,6 +229,23 @@ class Bench {
   }
 
  private:
+  // A case whose arrays alone, one per rank of a node, exceed the node's memory would end every
+  // rank in std::bad_alloc mid-run (MPI_Abort): refused before anything runs, on every rank alike
+  // (against the least memory of any rank's node).
+  void check_host_memory() const {
+    if (o_.device != "cpu") return;
+    std::size_t largest = 0;
+    for (const Case& c : cases_) largest = std::max(largest, c.bytes);
+    long long mine = sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGE_SIZE), least = 0;
+    COMMSCOPE_MPI_CHECK(MPI_Allreduce(&mine, &least, 1, MPI_LONG_LONG, MPI_MIN, comm_.mpi_comm()));
+    const double need = static_cast<double>(largest) * comm_.local_size();
+    if (least > 0 && need > static_cast<double>(least))
+      throw InvalidArgument("-e " + memory_text(static_cast<long long>(o_.max_bytes)) + ": arrays of " +
+                            memory_text(static_cast<long long>(largest)) + " on each rank (" +
+                            std::to_string(comm_.local_size()) + " on a node) exceed the node's " + memory_text(least) +
+                            " of memory");
+  }
+
   // The memory the shm algorithm takes on the node, where it runs.
   void print_shm_shape() const {
     const bool named = o_.algos.empty() || std::find(o_.algos.begin(), o_.algos.end(), "shm") != o_.algos.end();

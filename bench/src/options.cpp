@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 
 #include "commscope/collectives/error.hpp"
@@ -47,9 +48,24 @@ std::size_t parse_size(const std::string& s) {
   return static_cast<std::size_t>(bytes);
 }
 
+namespace {
+
+std::string format_factor(double factor) {
+  std::ostringstream out;
+  out << std::setprecision(10) << factor;  // 1.0000001 as given, not 1
+  return out.str();
+}
+
+}  // namespace
+
 std::vector<std::size_t> size_list(const Options& o) {
   std::vector<std::size_t> sizes;
   for (std::size_t s = o.min_bytes; s <= o.max_bytes;) {
+    if (sizes.size() == kMaxSizes)
+      throw InvalidArgument("-b " + std::to_string(o.min_bytes) + " to -e " + std::to_string(o.max_bytes) +
+                            (o.step > 0 ? " by -i " + std::to_string(o.step) : " by -f " + format_factor(o.factor)) +
+                            " makes more than " + std::to_string(kMaxSizes) +
+                            " sizes: a larger step, or a narrower range");
     sizes.push_back(s);
     std::size_t next = o.step > 0 ? s + o.step : static_cast<std::size_t>(std::ceil(static_cast<double>(s) * o.factor));
     if (next <= s) break;  // size 0 with a factor, or overflow
@@ -239,6 +255,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
       throw InvalidArgument("-b/--minbytes (" + minb + ") is larger than -e/--maxbytes (" + maxb + ")");
     if (o.step == 0 && !(o.factor > 1) && o.min_bytes != o.max_bytes)
       throw InvalidArgument("-f/--stepfactor must be > 1");
+    size_list(o);  // a sweep of millions of sizes would not end: refused here
     if (o.iters < 0) throw InvalidArgument("-n/--iters must be >= 0");
     if (o.warmup < 0) throw InvalidArgument("-w/--warmup_iters must be >= 0");
     if (o.check_iters < 0) throw InvalidArgument("-c/--check must be >= 0");

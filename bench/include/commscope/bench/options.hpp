@@ -94,6 +94,9 @@ std::string_view nccl_tests_name(DataType t);
 std::size_t parse_size(const std::string& s);
 
 // The requested sizes: from min to max by factor (or step), max included when reached.
+// InvalidArgument for more than kMaxSizes sizes (-f 1.0000001 or -i 1 to 64M: a run that never
+// ends, and gigabytes of cases before the first call).
+inline constexpr std::size_t kMaxSizes = 65536;
 std::vector<std::size_t> size_list(const Options& o);
 
 struct ParseResult {
