@@ -177,7 +177,9 @@ if(COMMSCOPE_BUILD_TESTS)
       "slow_node|slow node: host4: sgemm"
       "high_latency|high-latency host links: host6"
       "cut_short|none"
-      "oversubscribed|slow host links: host3")
+      "oversubscribed|slow host links: host3"
+      "three_hosts_slow_host|slow host links: host1"
+      "three_hosts_slow_link|slow link: host2 <-> host3")
     string(REPLACE "|" ";" parts "${case}")
     list(GET parts 0 name)
     list(GET parts 1 want)

@@ -41,16 +41,19 @@ double outlier_factor(const RobustSpread& spread) {
   return std::exp(kOutlierSigmas * spread.log_sigma);
 }
 
+bool beyond(double value, const RobustSpread& peers, Worse worse) {
+  if (!usable(value) || peers.n == 0) return false;
+  const double l = std::log(value);
+  const double bad = worse == Worse::low ? peers.log_median - l : l - peers.log_median;
+  return bad > kOutlierSigmas * peers.log_sigma;
+}
+
 std::vector<std::size_t> outliers(const std::vector<double>& values, Worse worse) {
   std::vector<std::size_t> out;
   const RobustSpread s = robust_spread(values);
   if (s.n < kOutlierMinValues) return out;
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (!usable(values[i])) continue;
-    const double l = std::log(values[i]);
-    const double bad = worse == Worse::low ? s.log_median - l : l - s.log_median;
-    if (bad > kOutlierSigmas * s.log_sigma) out.push_back(i);
-  }
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (beyond(values[i], s, worse)) out.push_back(i);
   return out;
 }
 

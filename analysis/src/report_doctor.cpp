@@ -8,8 +8,10 @@
 // way is a bad link). Links between hosts and links inside a host are judged apart (shared
 // memory is no peer of a network). A host whose links are all slow makes every link it is on an
 // outlier, and when a quarter or more of the hosts are on the bad side the links alone cannot say
-// which: so hosts are judged first, each by the median of its links, and a host named slow takes
-// its links with it; the links left are then judged among themselves.
+// which: so hosts are judged first, each by the median of its links against the links between the
+// other hosts (not against the other hosts' medians: with 3 hosts a good host's median is half
+// made of the bad host's links), and a host named slow takes its links with it; the links left
+// are then judged among themselves.
 
 #include <algorithm>
 #include <cmath>
@@ -62,6 +64,16 @@ struct LinkMetric {
   const char* unit;
   Worse worse;
 };
+
+// Host a's links to the other hosts, and the links between the other hosts (a's peers, whose
+// median stands for a good link however many of a's links are bad): link[x][y] for hosts x != y.
+std::pair<std::vector<double>, std::vector<double>> host_links(const std::vector<std::vector<double>>& link,
+                                                               std::size_t a) {
+  std::pair<std::vector<double>, std::vector<double>> out;
+  for (std::size_t x = 0; x < link.size(); ++x)
+    for (std::size_t y = x + 1; y < link.size(); ++y) (x == a || y == a ? out.first : out.second).push_back(link[x][y]);
+  return out;
+}
 
 }  // namespace
 
@@ -191,16 +203,16 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
       continue;
     }
 
-    // Hosts first: each by the median of its links to other hosts.
-    std::vector<double> host_score(nh, kNaN);
-    for (std::size_t a = 0; a < nh; ++a) {
-      std::vector<double> mine;
-      for (std::size_t b = 0; b < nh; ++b)
-        if (a != b) mine.push_back(link[a][b]);
-      host_score[a] = finite_median(mine);
+    // Hosts first: each by the median of its links, against the links between the other hosts.
+    std::vector<double> host_score(nh, kNaN), others_median(nh, kNaN);
+    std::vector<std::size_t> bad;
+    for (std::size_t a = 0; a < nh && nh >= kOutlierMinValues; ++a) {
+      const std::pair<std::vector<double>, std::vector<double>> split = host_links(link, a);
+      host_score[a] = finite_median(split.first);
+      const RobustSpread others = robust_spread(split.second);
+      others_median[a] = others.median;
+      if (beyond(host_score[a], others, m.worse)) bad.push_back(a);
     }
-    const double host_median = finite_median(host_score);
-    const std::vector<std::size_t> bad = outliers(host_score, m.worse);
     const std::set<std::size_t> bad_hosts(bad.begin(), bad.end());
     // Then the links between the other hosts, among themselves.
     std::vector<double> rest;
@@ -212,14 +224,14 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
     for (std::size_t a : bad) {
       std::string text = std::string(m.worse == Worse::low ? "slow host links: " : "high-latency host links: ") +
                          hosts[a] + ": median " + num(host_score[a]) + " " + m.unit + ", " +
-                         against(host_score[a], host_median, m.worse, m.unit) + " over the hosts";
+                         against(host_score[a], others_median[a], m.worse, m.unit) + " between the other hosts";
       for (std::size_t b = 0; b < nh; ++b) {
         if (b == a || !std::isfinite(link[a][b])) continue;
         text += "\n  link " + hosts[a] + " <-> " + hosts[b] + ": " + num(link[a][b]) + " " + m.unit;
         if (std::isfinite(rest_median))
           text += " (" + against(link[a][b], rest_median, m.worse, m.unit) + " between the other hosts)";
       }
-      findings.push_back({std::string(m.name) + " host", hosts[a], host_score[a], host_median, m.unit, text});
+      findings.push_back({std::string(m.name) + " host", hosts[a], host_score[a], others_median[a], m.unit, text});
     }
     for (std::size_t i : outliers(rest, m.worse)) {
       const auto [a, b] = rest_at[i];
@@ -309,7 +321,8 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
          " robust standard deviations (1.4826 x the median absolute deviation of the logarithms, at least ln " +
          format_number(kOutlierFloorRatio, 2) + ") on the bad side of the median of its peers: at least " +
          format_number(std::pow(kOutlierFloorRatio, kOutlierSigmas), 3) +
-         "x from it. Hosts are judged by the median of their links before single links are; a pair measured in "
+         "x from it. Hosts are judged first, each by the median of its links against the links between the other "
+         "hosts, then single links; a pair measured in "
          "several passes counts by its best pass (interference only slows a measurement)." +
          (oversubscribed.empty() ? std::string()
                                  : " Latency is not judged: ranks outnumber CPUs (" + oversubscribed + ")."));

@@ -1,6 +1,7 @@
 // Doctor files with known answers for commscope-report doctor's tests, written through the
-// doctor's own writer: 6 hosts x 2 ranks, every value spread by up to +-15% (a fixed
-// pseudo-random sequence), and one fault per file:
+// doctor's own writer: 6 hosts x 2 ranks (3 hosts where the name says so), every value spread by
+// up to +-15% (+-1% on 3 hosts: the figures), a fixed pseudo-random sequence, and one
+// fault per file:
 //   clean.h5       none
 //   slow_host.h5   every link of host3 at a tenth of the bandwidth
 //   slow_link.h5   the link host2 <-> host5 at a tenth (both directions)
@@ -10,6 +11,8 @@
 //   cut_short.h5   the run stopped after its first pass of pairs (no status, no probes)
 //   oversubscribed.h5  host3's links at a tenth of the bandwidth and host6's at 4x the latency,
 //                  the ranks marked as outnumbering their CPUs (latency not judged)
+//   three_hosts_slow_host.h5  3 hosts, host1's links at half (links 5, 5 and 10: host1 named)
+//   three_hosts_slow_link.h5  3 hosts, the link host2 <-> host3 at half (that link named)
 //   usage: test_analysis_synthetic_doctor DIR
 #include <cstdio>
 #include <filesystem>
@@ -26,7 +29,7 @@ using commscope::doctor::NodeRow;
 using commscope::doctor::PairRow;
 using commscope::doctor::RankRow;
 
-constexpr int kHosts = 6, kPerHost = 2, kRanks = kHosts * kPerHost;
+constexpr int kPerHost = 2;
 
 std::string host(int rank) {
   return "host" + std::to_string(rank / kPerHost + 1);
@@ -39,6 +42,8 @@ struct Fault {
   double (*sgemm)(int h);
   bool cut_short = false;
   bool oversubscribed = false;
+  int hosts = 6;
+  double spread = 0.15;
 };
 
 double one(int, int) {
@@ -50,8 +55,9 @@ double one_h(int) {
 
 void write(const std::filesystem::path& dir, const Fault& f) {
   std::mt19937 rng(7);
-  std::uniform_real_distribution<double> spread(0.85, 1.15);
-  File file((dir / (f.name + ".h5")).string(), kRanks, kHosts);
+  std::uniform_real_distribution<double> spread(1 - f.spread, 1 + f.spread);
+  const int nranks = f.hosts * kPerHost;
+  File file((dir / (f.name + ".h5")).string(), nranks, f.hosts);
   auto meta = file.meta();
   meta.set_attr("bandwidth_bytes", std::uint64_t{1} << 20);
   meta.set_attr("window", 8);
@@ -62,8 +68,8 @@ void write(const std::filesystem::path& dir, const Fault& f) {
     meta.set_attr("oversubscribed", std::string("hosts host1,...,host6 (one machine): 12 ranks on 4 CPUs"));
   for (int pass = 0; pass < (f.cut_short ? 1 : 2); ++pass) {
     std::vector<PairRow> rows;
-    for (int s = 0; s < kRanks; ++s)
-      for (int d = 0; d < kRanks; ++d) {
+    for (int s = 0; s < nranks; ++s)
+      for (int d = 0; d < nranks; ++d) {
         if (s == d) continue;
         const int hs = s / kPerHost, hd = d / kPerHost;
         PairRow r;
@@ -79,7 +85,7 @@ void write(const std::filesystem::path& dir, const Fault& f) {
   }
   if (f.cut_short) return;  // closed without a status, as a killed run's signal handler leaves it
   std::vector<RankRow> ranks;
-  for (int r = 0; r < kRanks; ++r) {
+  for (int r = 0; r < nranks; ++r) {
     RankRow row;
     row.rank = r, row.node = r / kPerHost;
     commscope::h5::set_fixed(row.host, host(r));
@@ -89,7 +95,7 @@ void write(const std::filesystem::path& dir, const Fault& f) {
   }
   file.add(ranks);
   std::vector<NodeRow> nodes;
-  for (int h = 0; h < kHosts; ++h) {
+  for (int h = 0; h < f.hosts; ++h) {
     NodeRow n;
     n.node = h, n.ranks = kPerHost, n.bytes = 16 << 20;
     commscope::h5::set_fixed(n.host, "host" + std::to_string(h + 1));
@@ -120,6 +126,10 @@ int main(int argc, char** argv) {
       {"cut_short", one, one, one_h, true},
       {"oversubscribed", [](int a, int b) { return a == 3 || b == 3 ? 0.1 : 1.0; },
        [](int a, int b) { return a == 6 || b == 6 ? 4.0 : 1.0; }, one_h, false, true},
+      {"three_hosts_slow_host", [](int a, int b) { return a == 1 || b == 1 ? 0.5 : 1.0; }, one, one_h, false, false, 3,
+       0.01},
+      {"three_hosts_slow_link", [](int a, int b) { return a + b == 5 && a * b == 6 ? 0.5 : 1.0; }, one, one_h, false,
+       false, 3, 0.01},
   };
   for (const Fault& f : faults) write(dir, f);
   std::printf("wrote %zu doctor files to %s\n", std::size(faults), dir.string().c_str());

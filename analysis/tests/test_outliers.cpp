@@ -41,3 +41,14 @@ TEST(Outliers, TooFewOrUnusableValues) {
   EXPECT_TRUE(std::isnan(ca::finite_median({nan})));
   EXPECT_DOUBLE_EQ(ca::finite_median({3, nan, 1, 2, 10}), 2.5);
 }
+
+TEST(Outliers, BeyondPeersItIsNotAmong) {
+  // A host judged against the links between the other hosts: with 3 hosts, one link.
+  const ca::RobustSpread one_link = ca::robust_spread({10});
+  EXPECT_TRUE(ca::beyond(5, one_link, ca::Worse::low));  // 2x below: past 1.89x
+  EXPECT_FALSE(ca::beyond(5.5, one_link, ca::Worse::low));
+  EXPECT_FALSE(ca::beyond(20, one_link, ca::Worse::low));
+  EXPECT_TRUE(ca::beyond(20, one_link, ca::Worse::high));
+  EXPECT_FALSE(ca::beyond(1, ca::robust_spread({}), ca::Worse::low));  // no peers
+  EXPECT_FALSE(ca::beyond(std::numeric_limits<double>::quiet_NaN(), one_link, ca::Worse::low));
+}

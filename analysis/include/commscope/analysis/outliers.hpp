@@ -35,6 +35,10 @@ RobustSpread robust_spread(const std::vector<double>& values);
 // The least factor from the median that the rule names, for this spread (>= 1.89).
 double outlier_factor(const RobustSpread& spread);
 
+// Whether `value` lies beyond the rule on the bad side of `peers` (false when it is not positive
+// and finite, or when there are no peers): for judging a value against peers it is not among.
+bool beyond(double value, const RobustSpread& peers, Worse worse);
+
 // Indices of the outliers of `values` (values that are not positive and finite are never
 // outliers and do not count).
 std::vector<std::size_t> outliers(const std::vector<double>& values, Worse worse);
