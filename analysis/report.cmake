@@ -178,6 +178,7 @@ if(COMMSCOPE_BUILD_TESTS)
       "high_latency|high-latency host links: host6"
       "cut_short|none"
       "oversubscribed|slow host links: host3"
+      "probes_shared|none"
       "three_hosts_slow_host|slow host links: host1"
       "three_hosts_slow_link|slow link: host2 <-> host3")
     string(REPLACE "|" ";" parts "${case}")
@@ -197,6 +198,9 @@ if(COMMSCOPE_BUILD_TESTS)
   add_test(NAME analysis.report.doctor_oversubscribed_said
            COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "Latency is not judged: ranks outnumber CPUs \\(hosts host1" 0 --
                    ${report} doctor ${sdoc}/oversubscribed.h5)
+  add_test(NAME analysis.report.doctor_probes_shared_said
+           COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "Probes are not judged: other work shared their CPUs" 0 --
+                   ${report} doctor ${sdoc}/probes_shared.h5)
   add_test(NAME analysis.report.doctor_cut_short_said
            COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "Run cut short \\(no status" 0 -- ${report} doctor ${sdoc}/cut_short.h5)
   add_test(NAME analysis.report.doctor_bench_file
@@ -207,7 +211,7 @@ if(COMMSCOPE_BUILD_TESTS)
                    ${report} bench ${sdoc}/clean.h5)
   set_tests_properties(analysis.report.doctor_outputs analysis.report.doctor_cut_short_said
                        analysis.report.doctor_heatmap_from_zero
-                       analysis.report.doctor_oversubscribed_said
+                       analysis.report.doctor_oversubscribed_said analysis.report.doctor_probes_shared_said
                        analysis.report.doctor_bench_file analysis.report.bench_doctor_file
                        PROPERTIES FIXTURES_REQUIRED "synthetic_doctor;synthetic_bench" LABELS "unit" TIMEOUT 120)
   # Without gnuplot (GPU nodes often lack it) the report still writes its text, CSV files and

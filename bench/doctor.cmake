@@ -33,6 +33,14 @@ if(COMMSCOPE_BUILD_TESTS)
   commscope_add_mpi_test(NAME bench.doctor.np1 RANKS 1 TIMEOUT 60
     COMMAND ${expect} 0 "wrote .*doctor-np1.h5" 0 -- $<TARGET_FILE:commscope-doctor> ${doctor_quick}
             -o ${CMAKE_BINARY_DIR}/doctor-np1.h5)
+  # A busy machine (a busy loop per CPU): the probes say that they shared their CPUs and cannot be
+  # judged, rather than name a node slow for what other work took.
+  commscope_add_mpi_test(NAME bench.doctor.busy RANKS 1 TIMEOUT 60
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/tests/busy.sh -- ${expect} 0
+            "# probes not judged: other work shared the probing CPUs in every window \\(rank 0 " 0 --
+            $<TARGET_FILE:commscope-doctor> ${doctor_quick} -o ${CMAKE_BINARY_DIR}/doctor-busy.h5)
+  # They measure speed: alone.
+  set_tests_properties(bench.doctor.np3 bench.doctor.np1 bench.doctor.busy PROPERTIES RUN_SERIAL TRUE)
   foreach(case
       "probes|--probes: x not in|--probes x"
       "bytes|--bytes: at least one byte per message|--bytes 4 --window 8"

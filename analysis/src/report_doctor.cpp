@@ -139,6 +139,8 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
   const LinkMetric metrics[] = {{"bandwidth", "GB/s", Worse::low}, {"latency", "us", Worse::high}};
   // Ranks outnumbering their machine's CPUs wait for one: latency is then the scheduler's.
   const std::string oversubscribed = d.meta_value("oversubscribed");
+  // Probes that shared their CPUs with other work measured a share of a CPU, not the node.
+  const std::string probes_shared = d.meta_value("probes_shared");
   std::vector<Finding> findings;
   for (const LinkMetric& m : metrics) {
     const auto& ranks_m = m.worse == Worse::low ? bw : lat;
@@ -267,7 +269,11 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
     for (const DoctorRank& r : d.ranks)
       t.add({std::to_string(r.rank), r.host, num(r.sgemm_gflops), num(r.memcpy_GBps)});
     if (d.ranks.size() <= 64) w.table("ranks", t);
+    if (!probes_shared.empty())
+      w.text("Not judged: other work shared the probing CPUs in every window (" + probes_shared +
+             "), and a rate there is a share of a CPU.");
     for (const Probe& pr : probes) {
+      if (!probes_shared.empty()) break;
       std::vector<std::vector<double>> by_node(nh);
       std::vector<double> all(d.ranks.size());
       for (std::size_t i = 0; i < d.ranks.size(); ++i) {
@@ -325,7 +331,8 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
          "hosts, then single links; a pair measured in "
          "several passes counts by its best pass (interference only slows a measurement)." +
          (oversubscribed.empty() ? std::string()
-                                 : " Latency is not judged: ranks outnumber CPUs (" + oversubscribed + ")."));
+                                 : " Latency is not judged: ranks outnumber CPUs (" + oversubscribed + ").") +
+         (probes_shared.empty() ? std::string() : " Probes are not judged: other work shared their CPUs."));
   if (findings.empty()) {
     w.text("no outlier: every link, node and rank measured is within the rule.");
   } else {

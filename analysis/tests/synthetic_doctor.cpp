@@ -11,6 +11,8 @@
 //   cut_short.h5   the run stopped after its first pass of pairs (no status, no probes)
 //   oversubscribed.h5  host3's links at a tenth of the bandwidth and host6's at 4x the latency,
 //                  the ranks marked as outnumbering their CPUs (latency not judged)
+//   probes_shared.h5  host4's ranks at a tenth of the sgemm rate, the probes marked as sharing
+//                  their CPUs with other work (probes not judged)
 //   three_hosts_slow_host.h5  3 hosts, host1's links at half (links 5, 5 and 10: host1 named)
 //   three_hosts_slow_link.h5  3 hosts, the link host2 <-> host3 at half (that link named)
 //   usage: test_analysis_synthetic_doctor DIR
@@ -42,6 +44,7 @@ struct Fault {
   double (*sgemm)(int h);
   bool cut_short = false;
   bool oversubscribed = false;
+  bool probes_shared = false;
   int hosts = 6;
   double spread = 0.15;
 };
@@ -66,6 +69,7 @@ void write(const std::filesystem::path& dir, const Fault& f) {
   meta.set_attr("node_allreduce_algo", std::string("mpi"));
   if (f.oversubscribed)
     meta.set_attr("oversubscribed", std::string("hosts host1,...,host6 (one machine): 12 ranks on 4 CPUs"));
+  if (f.probes_shared) meta.set_attr("probes_shared", std::string("rank 6 (host4): 3.1 runnable tasks on 2 CPUs"));
   for (int pass = 0; pass < (f.cut_short ? 1 : 2); ++pass) {
     std::vector<PairRow> rows;
     for (int s = 0; s < nranks; ++s)
@@ -126,10 +130,11 @@ int main(int argc, char** argv) {
       {"cut_short", one, one, one_h, true},
       {"oversubscribed", [](int a, int b) { return a == 3 || b == 3 ? 0.1 : 1.0; },
        [](int a, int b) { return a == 6 || b == 6 ? 4.0 : 1.0; }, one_h, false, true},
-      {"three_hosts_slow_host", [](int a, int b) { return a == 1 || b == 1 ? 0.5 : 1.0; }, one, one_h, false, false, 3,
-       0.01},
-      {"three_hosts_slow_link", [](int a, int b) { return a + b == 5 && a * b == 6 ? 0.5 : 1.0; }, one, one_h, false,
+      {"probes_shared", one, one, [](int h) { return h == 4 ? 0.1 : 1.0; }, false, false, true},
+      {"three_hosts_slow_host", [](int a, int b) { return a == 1 || b == 1 ? 0.5 : 1.0; }, one, one_h, false, false,
        false, 3, 0.01},
+      {"three_hosts_slow_link", [](int a, int b) { return a + b == 5 && a * b == 6 ? 0.5 : 1.0; }, one, one_h, false,
+       false, false, 3, 0.01},
   };
   for (const Fault& f : faults) write(dir, f);
   std::printf("wrote %zu doctor files to %s\n", std::size(faults), dir.string().c_str());
