@@ -65,7 +65,11 @@ set_tests_properties(gpucheck.count_tests PROPERTIES LABELS "unit" TIMEOUT 60)
 # from network and UTS namespaces, made once by a fixture and removed after the last test that
 # needs it (also when one fails). Where no cluster can be made (not root, no namespaces) the
 # fixture and every test skip, saying why. Ranks talk over TCP between the hosts, vader within.
-set(cluster_prefix csctest)  # its own name: other clusters may be up on this machine
+# Its own name, one per build tree: other clusters may be up on this machine, other clones' test
+# runs among them (one name for all let one run's fixture take down another's cluster).
+string(MD5 cluster_tree "${CMAKE_BINARY_DIR}")
+string(SUBSTRING "${cluster_tree}" 0 8 cluster_tree)
+set(cluster_prefix csctest-${cluster_tree})
 set(cluster ${PROJECT_SOURCE_DIR}/scripts/tests/cluster.sh)
 set(cluster_mpirun ${PROJECT_SOURCE_DIR}/scripts/emulate-cluster.sh mpirun --prefix ${cluster_prefix})
 add_test(NAME cluster.up COMMAND ${cluster} up ${cluster_prefix})
