@@ -198,6 +198,10 @@ if(COMMSCOPE_BUILD_TESTS)
   add_test(NAME analysis.report.doctor_oversubscribed_said
            COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "Latency is not judged: ranks outnumber CPUs \\(hosts host1" 0 --
                    ${report} doctor ${sdoc}/oversubscribed.h5)
+  # 2 ranks on one host: 1 link, 2 probes, 1 node, fewer than the 3 values the rule needs of a kind.
+  add_test(NAME analysis.report.doctor_cannot_judge
+           COMMAND bash -c "out=$(\"$1\" doctor \"$2\") || exit 1; printf '%s\\n' \"$out\" | grep -qF \"fewer than 3 values to tell an odd one from its peers: links (1), ranks' probes (2), nodes' allreduce (1).\" && printf '%s\\n' \"$out\" | grep -q '^cannot judge: no kind of value has the 3 or more'"
+                   judge ${report} ${sdoc}/one_host.h5)
   add_test(NAME analysis.report.doctor_probes_shared_said
            COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "Probes are not judged: other work shared their CPUs" 0 --
                    ${report} doctor ${sdoc}/probes_shared.h5)
@@ -212,6 +216,7 @@ if(COMMSCOPE_BUILD_TESTS)
   set_tests_properties(analysis.report.doctor_outputs analysis.report.doctor_cut_short_said
                        analysis.report.doctor_heatmap_from_zero
                        analysis.report.doctor_oversubscribed_said analysis.report.doctor_probes_shared_said
+                       analysis.report.doctor_cannot_judge
                        analysis.report.doctor_bench_file analysis.report.bench_doctor_file
                        PROPERTIES FIXTURES_REQUIRED "synthetic_doctor;synthetic_bench" LABELS "unit" TIMEOUT 120)
   # Without gnuplot (GPU nodes often lack it) the report still writes its text, CSV files and

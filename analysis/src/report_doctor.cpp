@@ -321,6 +321,21 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
   }
 
   // --- findings
+  // The rule names an odd one among 3 or more values of a kind; with fewer it cannot judge.
+  std::string unjudged;
+  int judged = 0;
+  std::set<std::pair<std::int64_t, std::int64_t>> links;  // a link, both directions, every pass
+  for (const DoctorPair& pr : d.pairs) links.insert({std::min(pr.src, pr.dst), std::max(pr.src, pr.dst)});
+  for (const auto& [kind, n] : {std::pair<const char*, std::size_t>{"links", links.size()},
+                                {"ranks' probes", d.ranks.size()},
+                                {"nodes' allreduce", d.nodes.size()}}) {
+    if (n == 0) continue;
+    if (n >= kOutlierMinValues) {
+      ++judged;
+      continue;
+    }
+    unjudged += (unjudged.empty() ? "" : ", ") + std::string(kind) + " (" + std::to_string(n) + ")";
+  }
   w.section("Findings");
   w.text("Rule: a link, node or rank is named when the logarithm of its value lies more than " +
          format_number(kOutlierSigmas, 2) +
@@ -332,9 +347,14 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
          "several passes counts by its best pass (interference only slows a measurement)." +
          (oversubscribed.empty() ? std::string()
                                  : " Latency is not judged: ranks outnumber CPUs (" + oversubscribed + ").") +
-         (probes_shared.empty() ? std::string() : " Probes are not judged: other work shared their CPUs."));
+         (probes_shared.empty() ? std::string() : " Probes are not judged: other work shared their CPUs.") +
+         (unjudged.empty() ? std::string()
+                           : " Not judged, fewer than " + std::to_string(kOutlierMinValues) +
+                                 " values to tell an odd one from its peers: " + unjudged + "."));
   if (findings.empty()) {
-    w.text("no outlier: every link, node and rank measured is within the rule.");
+    w.text(judged == 0 ? "cannot judge: no kind of value has the " + std::to_string(kOutlierMinValues) +
+                             " or more the rule needs (run on 3 or more ranks, or hosts for the hosts' links)."
+                       : "no outlier: every link, node and rank judged is within the rule.");
   } else {
     for (Finding& f : findings) {
       const auto it = host_index.find(f.subject);

@@ -15,6 +15,7 @@
 //                  their CPUs with other work (probes not judged)
 //   three_hosts_slow_host.h5  3 hosts, host1's links at half (links 5, 5 and 10: host1 named)
 //   three_hosts_slow_link.h5  3 hosts, the link host2 <-> host3 at half (that link named)
+//   one_host.h5    1 host of 2 ranks: 1 link, 2 ranks' probes, 1 node (nothing can be judged)
 //   usage: test_analysis_synthetic_doctor DIR
 #include <cstdio>
 #include <filesystem>
@@ -135,6 +136,7 @@ int main(int argc, char** argv) {
        false, 3, 0.01},
       {"three_hosts_slow_link", [](int a, int b) { return a + b == 5 && a * b == 6 ? 0.5 : 1.0; }, one, one_h, false,
        false, false, 3, 0.01},
+      {"one_host", one, one, one_h, false, false, false, 1},
   };
   for (const Fault& f : faults) write(dir, f);
   std::printf("wrote %zu doctor files to %s\n", std::size(faults), dir.string().c_str());
