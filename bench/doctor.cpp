@@ -267,7 +267,9 @@ std::pair<ProbeRate, ProbeRate> probe(const Options& o) {
       }
       const ProbeRate window{units_per_call * static_cast<double>(calls) / (t - t0),
                              samples > 0 ? runnable / samples : kNaN, false};
-      ProbeRate& kept = window.runnable > cpus ? best_shared : best;
+      // Shared: some task waited for a CPU half the window or more (one more runnable than CPUs);
+      // a task busy on another CPU (2.2 runnable on 2 CPUs, every rate alike) takes nothing.
+      ProbeRate& kept = window.runnable > cpus + 0.5 ? best_shared : best;
       if (!(window.rate <= kept.rate)) kept.rate = window.rate, kept.runnable = window.runnable;
     }
     return std::isfinite(best.rate) ? best : best_shared;
