@@ -65,8 +65,8 @@ if(COMMSCOPE_BUILD_TESTS)
     endforeach()
   endfunction()
   report_cases(bench
-      "synthetic_ties|Fastest measured: mpi below 2 MiB, tie \\(ring, tree\\) above\\.|${syn}/ties.h5"
-      "synthetic_ties_fits|Fastest by the fits: mpi below 2 MiB, tie \\(ring, tree\\) above\\.|${syn}/ties.h5"
+      "synthetic_ties|Fastest measured: mpi below 2 MiB, tie \\(ring, tree\\) from 2 MiB \\(to 64 MiB, the largest size\\)\\.|${syn}/ties.h5"
+      "synthetic_ties_fits|Fastest by the fits: mpi below 2 MiB, tie \\(ring, tree\\) from 2 MiB \\(to 64 MiB, the largest size\\)\\.|${syn}/ties.h5"
       "synthetic_regimes|Fit of mpi \\(2 regimes\\): 8 B to 1 MiB: alpha [12]\\.[09][0-9]* us, [78]\\.[09][0-9]* GB/s, R\\^2 1. 2 MiB to 64 MiB: alpha [0-9.]+ us, 1\\.0[0-9]* GB/s|${syn}/ties.h5"
       "synthetic_no_spread|Fastest measured: tie \\(ring, tree\\) at all sizes\\.|${syn}/run1.h5"
       "synthetic_no_spread_said|The spread is unknown for 18 of 18 measurements|${syn}/run1.h5"
@@ -225,6 +225,22 @@ if(COMMSCOPE_BUILD_TESTS)
            COMMAND bash -c "rm -rf \"$1\" && env PATH=/nonexistent \"$2\" bench \"$3\" -o \"$1\" 2>\"$1.err\" && test -s \"$1/report.md\" && test -s \"$1/allreduce.csv\" && test -s \"$1/allreduce_time.gp\" && test ! -e \"$1/allreduce_time.svg\" && grep -q 'plots not drawn (gnuplot is not installed' \"$1.err\" && grep -q 'not drawn, gnuplot is not installed' \"$1/report.md\""
                    nogp ${rdir}/no_gnuplot ${report} ${fx}/bench-np2.h5)
   set_tests_properties(analysis.report.no_gnuplot PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit" TIMEOUT 120)
+  # What a reader sees: sizes in the CSV files as numbers of bytes (the text form only in the
+  # terminal and Markdown), the files counted as written, whole ranks on the speedup plot.
+  add_test(NAME analysis.report.readable_csv_bytes
+           COMMAND bash -c "head -n 2 \"$1/allreduce.csv\" | tr -d '\\r' | tee /dev/stderr | grep -Eq '^8,' && head -n 1 \"$1/allreduce.csv\" | grep -q '^size_bytes,' && head -n 1 \"$1/fits.csv\" | grep -q ',from_bytes,to_bytes,' && grep -q '| *8 B |' \"$1/report.md\""
+                   csv ${rdir}/bench_synthetic)
+  set_tests_properties(analysis.report.readable_csv_bytes PROPERTIES DEPENDS analysis.report.bench_synthetic
+                       FIXTURES_REQUIRED synthetic_bench LABELS "unit")
+  add_test(NAME analysis.report.readable_wrote_counts
+           COMMAND bash -c "rm -rf \"$1\" && out=$(\"$2\" bench \"$3\" -o \"$1\") && csv=$(ls \"$1\"/*.csv | wc -l) && svg=$(ls \"$1\"/*.svg | wc -l) && echo \"$out\" | tail -n 1 && echo \"$out\" | grep -q \"with $csv CSV files and $svg plots (each an SVG and a PNG)$\""
+                   wrote ${rdir}/wrote_counts ${report} ${syn}/ties.h5)
+  set_tests_properties(analysis.report.readable_wrote_counts PROPERTIES FIXTURES_REQUIRED synthetic_bench LABELS "unit")
+  add_test(NAME analysis.report.readable_speedup_ticks
+           COMMAND bash -c "grep -x 'set xtics.*' \"$1/speedup.gp\"; grep -qx 'set xtics (1, 2, 4)' \"$1/speedup.gp\""
+                   ticks ${rdir}/scaling)
+  set_tests_properties(analysis.report.readable_speedup_ticks PROPERTIES DEPENDS analysis.report.scaling
+                       FIXTURES_REQUIRED report_fixtures LABELS "unit")
   # The reports' numbers against the HDF5 files, read independently with h5py
   # (scripts/check-report.py); one mismatched pair must be caught. Skipped without h5py.
   set(check_report ${PROJECT_SOURCE_DIR}/scripts/check-report.py)

@@ -32,7 +32,6 @@ except ImportError:
     sys.exit("check-report.py: needs h5py (Debian: apt-get install python3-h5py)")
 
 REL = 2e-3  # the CSV files print 4 significant digits (shares: 3)
-UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 
 
 def fail_usage(message):
@@ -87,11 +86,6 @@ def open_h5(path):
 
 def text(value):
     return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def size_bytes(label):
-    number, unit = label.split()
-    return float(number) * UNITS[unit]
 
 
 def percentile(values, p):
@@ -162,12 +156,12 @@ def check_fits(c, cases, report):
         sizes = sorted(b for (c2, a2, b) in cases if (c2, a2) == (coll, algo))
         used = []
         for row in rs:
-            lo, hi = size_bytes(row["from"]), size_bytes(row["to"])
+            lo, hi = float(row["from_bytes"]), float(row["to_bytes"])
             points = [(b, cases[(coll, algo, b)][2]) for b in sizes if lo * (1 - REL) <= b <= hi * (1 + REL)]
             used += [b for b, _ in points]
             where = f"fits.csv {coll} {algo} regime {row['regime']}"
             if len(points) != int(row["sizes"]) or len(points) < 2:
-                c.mismatches.append(f"{where}: {len(points)} sizes in {row['from']}..{row['to']}, "
+                c.mismatches.append(f"{where}: {len(points)} sizes in {row['from_bytes']}..{row['to_bytes']} B, "
                                     f"the report says {row['sizes']}")
                 continue
             alpha, bandwidth, r2, max_rel = fit_line(points)
@@ -196,7 +190,7 @@ def check_bench(paths, report):
     for (coll, algo, size), (time_us, busbw, typical_us) in sorted(cases.items()):
         if coll not in tables:
             tables[coll] = {size_key: row for size_key, row in
-                            ((size_bytes(row["size"]), row) for row in read_csv(os.path.join(report, coll + ".csv")))}
+                            ((float(row["size_bytes"]), row) for row in read_csv(os.path.join(report, coll + ".csv")))}
         match = [row for s, row in tables[coll].items() if abs(s - size) <= 1e-3 * size]
         if len(match) != 1:
             c.mismatches.append(f"{coll}.csv: no line for {size} B")

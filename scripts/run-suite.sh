@@ -172,7 +172,7 @@ echo "================ commscope suite: $ranks ranks, $(($(date +%s) - start)) s
 # The bench's environment record: hosts and ranks per host, as its header printed them.
 echo "Hosts: $(sed -n 's/^# nhosts: //p' "$out/bench.log" | head -1) ($(sed -n 's/^# hosts: //p' "$out/bench.log" | head -1))"
 echo "Collectives (alpha-beta fits of every algorithm, per regime; bandwidth in GB/s):"
-csv_table "$out/report/bench/fits.csv" collective algorithm from to alpha_us bandwidth_GBps R2 fit
+csv_table "$out/report/bench/fits.csv" collective algorithm from_bytes to_bytes alpha_us bandwidth_GBps R2 fit
 grep -E "Out of bounds" "$out/bench.log" | tail -1 | sed 's/^#*/ /'
 echo "Training (small), 1 and $ranks ranks:"
 grep -h "^mean step" "$out/train-np1.log" "$out/train-np$ranks.log" | sed 's/^/  /'

@@ -82,7 +82,11 @@ std::string describe_verdicts(std::span<const double> sizes, std::span<const Ver
   for (std::size_t k = 1; k < changes.size(); ++k)
     text += ", " + verdict_text(verdicts[changes[k - 1]]) + " from " + format_bytes(sizes[changes[k - 1]]) + " to " +
             format_bytes(sizes[changes[k]]);
-  return text + ", " + verdict_text(verdicts[changes.back()]) + " above";
+  // The last verdict holds up to the largest size measured, not beyond it.
+  const std::string largest = format_bytes(sizes.back()) + ", the largest size";
+  if (changes.back() + 1 == sizes.size()) return text + ", " + verdict_text(verdicts.back()) + " at " + largest;
+  return text + ", " + verdict_text(verdicts.back()) + " from " + format_bytes(sizes[changes.back()]) + " (to " +
+         largest + ")";
 }
 
 }  // namespace commscope::analysis

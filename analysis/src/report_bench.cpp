@@ -121,8 +121,8 @@ std::vector<std::string> fit_row(const std::string& collective, const Measured& 
   return {collective,
           m.algorithm,
           std::to_string(k + 1),
-          format_bytes(r.from_bytes),
-          format_bytes(r.to_bytes),
+          bytes_cell(r.from_bytes),
+          bytes_cell(r.to_bytes),
           std::to_string(r.last - r.first + 1),
           holds ? format_number(r.fit.alpha_us) : "-",
           resolved ? format_number(r.fit.bandwidth_gbps) : "-",
@@ -137,7 +137,7 @@ Series regime_series(const Measured& m, const Regime& r, const std::vector<doubl
                       m.bytes.begin() + static_cast<std::ptrdiff_t>(r.last) + 1);
   for (double s : grid)
     if (s > r.from_bytes && s < r.to_bytes) xs.insert(s);
-  Series fit{m.algorithm + " fit", {xs.begin(), xs.end()}, {}, false, true};
+  Series fit{m.algorithm + " fit", {xs.begin(), xs.end()}, {}, false, true, m.algorithm};
   if (m.regimes.size() > 1) fit.title += " " + format_bytes(r.from_bytes) + "-" + format_bytes(r.to_bytes);
   for (double s : fit.x) fit.y.push_back(r.fit.predict_us(s));
   return fit;
@@ -283,6 +283,7 @@ void report_bench(const std::vector<std::string>& files, const ReportOptions& op
 
   Table fits({"collective", "algorithm", "regime", "from", "to", "sizes", "alpha_us", "bandwidth_GBps", "R2",
               "max_rel_error", "fit"});
+  fits.bytes_column(3).bytes_column(4);
   for (const auto& [collective, algos] : data) {
     const Measured& first = algos.front();
     w.section(collective + " (" + first.type + (first.op != "none" ? " " + first.op : "") + ", " +
@@ -293,8 +294,9 @@ void report_bench(const std::vector<std::string>& files, const ReportOptions& op
     for (const Measured& m : algos)
       for (const char* column : {"_us", "_busbw", "_fitted_us"}) headers.push_back(m.algorithm + column);
     Table t(headers);
+    t.bytes_column(0);
     for (double s : sizes) {
-      std::vector<std::string> row{format_bytes(s)};
+      std::vector<std::string> row{bytes_cell(s)};
       for (const Measured& m : algos) {
         const auto it = std::find(m.bytes.begin(), m.bytes.end(), s);
         const auto i = static_cast<std::size_t>(it - m.bytes.begin());
@@ -318,14 +320,14 @@ void report_bench(const std::vector<std::string>& files, const ReportOptions& op
                  true,
                  {}};
     for (const Measured& m : algos) {
-      bw.series.push_back({m.algorithm, m.bytes, m.busbw_GBps, true, false});
-      lat.series.push_back({m.algorithm + " measured (mean call)", m.bytes, m.time_us, true, false});
+      bw.series.push_back({m.algorithm, m.bytes, m.busbw_GBps, true, false, m.algorithm});
+      lat.series.push_back({m.algorithm + " measured (mean call)", m.bytes, m.time_us, true, false, m.algorithm});
       if (m.typical_us != m.time_us)
-        lat.series.push_back({m.algorithm + " fitted (median call)", m.bytes, m.typical_us, true, false});
+        lat.series.push_back({m.algorithm + " fitted (median call)", m.bytes, m.typical_us, true, false, m.algorithm});
       for (const Regime& r : m.regimes)
         if (r.quality != FitQuality::poor) lat.series.push_back(regime_series(m, r, grid));
       if (link) {
-        Series tb{m.algorithm + " textbook", {}, {}, false, false};
+        Series tb{m.algorithm + " textbook", {}, {}, false, false, m.algorithm};
         for (double s : grid)
           if (const auto t2 = textbook_time_us(parse_collective(collective), m.algorithm, m.nranks, s, *link))
             tb.x.push_back(s), tb.y.push_back(*t2);
@@ -416,6 +418,7 @@ void report_compare(const std::vector<std::string>& files, const ReportOptions& 
     for (const auto& n : names) h.push_back(n + "_us");
     for (std::size_t i = 1; i < names.size(); ++i) h.push_back(names[i] + "/" + names[0]);
     Table t(h);
+    t.bytes_column(1);
     LinePlot bw{collective + ": bus bandwidth", "message size", "busbw (GB/s)", true, true, true, {}};
     for (const Measured& base : algos) {
       std::vector<const Measured*> others;
@@ -427,14 +430,15 @@ void report_compare(const std::vector<std::string>& files, const ReportOptions& 
               if (m.algorithm == base.algorithm) found = &m;
         others.push_back(found);
         if (found) {
-          bw.series.push_back({names[i] + " " + base.algorithm, found->bytes, found->busbw_GBps, true, i > 0});
+          bw.series.push_back(
+              {names[i] + " " + base.algorithm, found->bytes, found->busbw_GBps, true, i > 0, base.algorithm});
           fits.add({collective, base.algorithm, names[i], found->fit ? format_number(found->fit->alpha_us) : "-",
                     found->fit ? format_number(found->fit->bandwidth_gbps) : "-",
                     found->fit ? format_number(found->fit->r_squared, 5) : "-"});
         }
       }
       for (std::size_t k = 0; k < base.bytes.size(); ++k) {
-        std::vector<std::string> row{base.algorithm, format_bytes(base.bytes[k])};
+        std::vector<std::string> row{base.algorithm, bytes_cell(base.bytes[k])};
         std::vector<double> times;
         std::vector<bool> bad;
         for (std::size_t i = 0; i < others.size(); ++i) {

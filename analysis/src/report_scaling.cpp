@@ -280,6 +280,7 @@ void report_scaling(const std::vector<std::string>& files, const ScalingOptions&
   Table t({"ranks", "layout", "cores", "t_iter_ms", "t_comp_ms", "t_comm_ms", "t_other_ms", "speedup", "comm_eff",
            "parallel_eff", "predicted_speedup", "prediction_error"});
   LinePlot plot{"Speedup against ranks", "ranks", "speedup", false, false, false, {}};
+  plot.x_integers = true;
   Series measured{"measured", {}, {}, true, false}, predicted{"predicted", {}, {}, true, true},
       ideal{"ideal (strong scaling)", {}, {}, false, true};
   const double r_comp = g.t_comp / g.t_iter, r_comm = g.t_comm / g.t_iter;

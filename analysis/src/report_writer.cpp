@@ -9,6 +9,14 @@
 #include "commscope/common/stats.hpp"
 
 namespace commscope::analysis {
+namespace {
+
+// "1 plot", "2 plots".
+std::string counted(std::size_t n, const std::string& what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+}  // namespace
 
 ReportWriter::ReportWriter(const ReportOptions& options, const std::string& title)
     : terminal_(options.terminal), dir_(options.out_dir) {
@@ -32,7 +40,7 @@ void ReportWriter::table(const std::string& csv_name, const Table& t) {
   markdown_ << t.markdown() << "\n";
   if (dir_) {
     write_text(*dir_, csv_name + ".csv", t.csv());
-    written_.push_back(csv_name + ".csv");
+    ++csv_written_;
     markdown_ << "([" << csv_name << ".csv](" << csv_name << ".csv))\n\n";
   }
 }
@@ -81,7 +89,7 @@ bool ReportWriter::try_draw(const std::string& name, const std::string& title, D
               << ".gp` in this folder draws it)\n\n";
     return false;
   }
-  written_.push_back(name + ".svg");
+  ++plots_written_;
   markdown_ << "![" << title << "](" << name << ".svg)\n\n";
   return true;
 }
@@ -90,8 +98,9 @@ void ReportWriter::finish() {
   if (!dir_) return;
   write_text(*dir_, "report.md", markdown_.str());
   if (terminal_)
-    *terminal_ << "\nwrote " << (*dir_ / "report.md").string() << " with " << written_.size()
-               << " CSV and plot files (plots as SVG and PNG)\n";
+    *terminal_ << "\nwrote " << (*dir_ / "report.md").string() << " with " << counted(csv_written_, "CSV file")
+               << " and " << counted(plots_written_, "plot") << (plots_written_ > 0 ? " (each an SVG and a PNG)" : "")
+               << "\n";
   if (!undrawn_.empty())
     std::cerr << "commscope-report: " << undrawn_.size() << " plots not drawn (" << undrawn_reason_
               << "): their data and gnuplot scripts are in " << dir_->string() << "\n";

@@ -35,7 +35,8 @@ class ReportWriter {
   std::ostream* terminal_;
   std::optional<std::filesystem::path> dir_;
   std::ostringstream markdown_;
-  std::vector<std::string> written_;
+  std::size_t csv_written_ = 0;       // CSV files
+  std::size_t plots_written_ = 0;     // plots, each an SVG and a PNG
   std::vector<std::string> undrawn_;  // plots whose .gp waits for gnuplot
   std::string undrawn_reason_;
 

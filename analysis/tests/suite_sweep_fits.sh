@@ -37,7 +37,7 @@ sweep() {
 sweep suite "$min" "$max" "$factor"
 # fits.csv: collective,algorithm,regime,from,to,sizes,alpha_us,bandwidth_GBps,R2,max_rel_error,fit
 regimes() { tr -d '\r' <"$out/suite/fits.csv" | awk -F, -v a="$1" 'NR > 1 && $2 == a'; }  # CSV: CRLF
-for want in "mpi|8 MiB" "ring|512 KiB"; do
+for want in "mpi|8388608" "ring|524288"; do  # to_bytes: 8 MiB, 512 KiB
   algo=${want%|*} switch=${want#*|}
   rows=$(regimes "$algo")
   [ "$(grep -c . <<<"$rows")" = 2 ] || fail "$algo: wanted 2 regimes at the suite's sweep, got: $rows"

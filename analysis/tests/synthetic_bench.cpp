@@ -2,7 +2,7 @@
 // tests (2 ranks, allreduce f32 sum, sizes in bytes, times in us):
 //   ties.h5        mpi 2 us + S / 8 GB/s up to 1 MiB and 300 us + S / 1 GB/s from 2 MiB (2% noise);
 //                  ring and tree both 5 us + S / 2 GB/s with 10% noise per call, 20 samples a row:
-//                  "mpi below 2 MiB, tie (ring, tree) above", and mpi's fit in two regimes.
+//                  "mpi below 2 MiB, tie (ring, tree) from 2 MiB (to 64 MiB, the largest size)", and mpi's fit in two regimes.
 //   run1..3.h5     three runs without samples: ring 5 us + S / 2 GB/s, tree 1.3x ring, 2% noise
 //                  between runs. One alone has no spread (a 1.3x lead is a tie); the three
 //                  together have the run-to-run spread, and ring is ahead by more than it.

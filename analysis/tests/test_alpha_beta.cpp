@@ -279,7 +279,7 @@ TEST(AlphaBeta, CrossoverOfTwoLines) {
   const std::vector<ca::CostCurve> curves = {ca::curve_from_fit("rhd", f1, grid), ca::curve_from_fit("ring", f2, grid)};
   const std::string text = ca::describe_crossovers(grid, curves);
   std::printf("  %s (n* = %.0f B)\n", text.c_str(), n_star);
-  EXPECT_EQ(text, "rhd below 32 KiB, ring above");
+  EXPECT_EQ(text, "rhd below 32 KiB, ring from 32 KiB (to 1 MiB, the largest size)");
 }
 
 TEST(AlphaBeta, CrossoverFromNoisyFits) {
@@ -311,7 +311,8 @@ TEST(AlphaBeta, CrossoversOfTextbookCurvesAndThreeCurves) {
     curves[0].time_us.push_back(rd.time(10, 1e-4, 0, n));
     curves[1].time_us.push_back(rab.time(10, 1e-4, 0, n));
   }
-  EXPECT_EQ(ca::describe_crossovers(grid, curves), "recursive_doubling below 256 KiB, rabenseifner above");
+  EXPECT_EQ(ca::describe_crossovers(grid, curves),
+            "recursive_doubling below 256 KiB, rabenseifner from 256 KiB (to 1 GiB, the largest size)");
   EXPECT_NEAR(ca::find_crossovers(grid, curves).at(0).interpolated_bytes, 240000.0, 1e-6);
 
   // Three lines: A (1, 1e-2) fastest small, B (10, 1e-3) middle, C (100, 1e-4) large.
@@ -327,7 +328,8 @@ TEST(AlphaBeta, CrossoversOfTextbookCurvesAndThreeCurves) {
   ASSERT_EQ(xs.size(), 2u);
   EXPECT_DOUBLE_EQ(xs[0].bytes, 1024.0);
   EXPECT_DOUBLE_EQ(xs[1].bytes, 131072.0);
-  EXPECT_EQ(ca::describe_crossovers(grid, three), "A below 1 KiB, B from 1 KiB to 128 KiB, C above");
+  EXPECT_EQ(ca::describe_crossovers(grid, three),
+            "A below 1 KiB, B from 1 KiB to 128 KiB, C from 128 KiB (to 1 GiB, the largest size)");
   // No change: one name.
   std::vector<ca::CostCurve> one = {three[0]};
   EXPECT_EQ(ca::describe_crossovers(std::span(grid).first(5), std::vector<ca::CostCurve>{{"A", {1, 2, 3, 4, 5}}}),

@@ -99,7 +99,11 @@ TEST(Fastest, DescribeMergesSizesWithTheSameVerdict) {
   const ca::Verdict ring{Kind::winner, {"ring"}}, tie{Kind::tie, {"ring", "tree"}}, rhd{Kind::winner, {"rhd"}};
   const std::vector<double> sizes = {8, 16, 32, 64, 128, 256};
   const std::vector<ca::Verdict> v = {ring, ring, tie, tie, rhd, rhd};
-  EXPECT_EQ(ca::describe_verdicts(sizes, v), "ring below 32 B, tie (ring, tree) from 32 B to 128 B, rhd above");
+  EXPECT_EQ(ca::describe_verdicts(sizes, v),
+            "ring below 32 B, tie (ring, tree) from 32 B to 128 B, rhd from 128 B (to 256 B, the largest size)");
+  // A verdict of the largest size alone is said of that size, not of sizes above it.
+  EXPECT_EQ(ca::describe_verdicts(std::span(sizes).first(5), std::span(v).first(5)),
+            "ring below 32 B, tie (ring, tree) from 32 B to 128 B, rhd at 128 B, the largest size");
   EXPECT_EQ(ca::describe_verdicts(std::span(sizes).first(2), std::span(v).first(2)), "ring fastest at all sizes");
   EXPECT_EQ(ca::describe_verdicts(std::span(sizes).subspan(2, 2), std::span(v).subspan(2, 2)),
             "tie (ring, tree) at all sizes");

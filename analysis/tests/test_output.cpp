@@ -11,7 +11,9 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -283,6 +285,90 @@ TEST(Plot, LinearBytesAxisAndPngSize) {
   };
   EXPECT_EQ(u32(16), 900U);
   EXPECT_EQ(u32(20), 560U);
+}
+
+// The line styles of a .gp file's plot command, one per series: "with ... dt N".
+std::vector<std::string> plot_styles(const std::string& gp) {
+  std::vector<std::string> styles;
+  const std::string svg_part = gp.substr(0, gp.find("set output\n"));
+  for (std::size_t at = svg_part.find("using 1:2"); at != std::string::npos; at = svg_part.find("using 1:2", at + 1))
+    styles.push_back(svg_part.substr(at, svg_part.find(" title ", at) - at));
+  return styles;
+}
+
+// Twelve fits (lines, dashed) in one plot: no two drawn alike (colours alone repeat after ten).
+TEST(Plot, ManySeriesAreDrawnApart) {
+  const fs::path dir = test_dir("styles");
+  ca::LinePlot p;
+  p.title = "allreduce: time per call";
+  p.logx = p.logy = p.x_bytes = true;
+  for (int i = 0; i < 12; ++i)
+    p.series.push_back({"fit " + std::to_string(i), {8, 512}, {2.0 + i, 9.0 + i}, false, true});
+  ca::plot(p, dir, "fits");
+  const std::vector<std::string> styles = plot_styles(slurp(dir / "fits.gp"));
+  ASSERT_EQ(styles.size(), 12U);
+  for (std::size_t i = 0; i < styles.size(); ++i)
+    for (std::size_t j = i + 1; j < styles.size(); ++j)
+      EXPECT_NE(styles[i], styles[j]) << p.series[i].title << " and " << p.series[j].title << " look alike";
+}
+
+// A bench report's time plot: six algorithms, each measured (points), fitted (dashed), three with
+// a textbook curve: one colour per algorithm, six colours, 15 styles.
+TEST(Plot, GroupsShareAColourAndDifferInDash) {
+  const fs::path dir = test_dir("groups");
+  ca::LinePlot p;
+  p.title = "allreduce: time per call";
+  p.logx = p.logy = p.x_bytes = true;
+  for (const std::string a : {"mpi", "ring", "tree", "rhd", "shm", "hier"}) {
+    p.series.push_back({a + " measured", {8, 64, 512}, {2, 3, 9}, true, false, a});
+    p.series.push_back({a + " fit", {8, 512}, {2, 9}, false, true, a});
+    if (a == "ring" || a == "tree" || a == "rhd")
+      p.series.push_back({a + " textbook", {8, 512}, {1, 8}, false, false, a});
+  }
+  ca::plot(p, dir, "time");
+  const std::vector<std::string> styles = plot_styles(slurp(dir / "time.gp"));
+  ASSERT_EQ(styles.size(), 15U);
+  std::map<std::string, std::set<std::string>> colours;  // algorithm -> colours
+  std::set<std::string> all;
+  for (std::size_t i = 0; i < styles.size(); ++i) {
+    const std::size_t at = styles[i].find("lc rgb '");
+    ASSERT_NE(at, std::string::npos) << styles[i];
+    const std::string colour = styles[i].substr(at + 8, 7);
+    colours[p.series[i].group].insert(colour);
+    all.insert(colour);
+    for (std::size_t j = i + 1; j < styles.size(); ++j) EXPECT_NE(styles[i], styles[j]);
+  }
+  EXPECT_EQ(all.size(), 6U);
+  for (const auto& [algo, cs] : colours) EXPECT_EQ(cs.size(), 1U) << algo;
+}
+
+// One outlier (a 16 ms call among microseconds) stays off the y axis, and the title says so.
+TEST(Plot, AnOutlierDoesNotStretchTheAxis) {
+  const fs::path dir = test_dir("outlier");
+  ca::LinePlot p;
+  p.title = "allreduce: bus bandwidth";
+  p.logx = p.logy = p.x_bytes = true;
+  ca::Series s{"ring", {}, {}};
+  for (int e = 4; e <= 20; e += 2) s.x.push_back(std::ldexp(1.0, e)), s.y.push_back(std::ldexp(1.0, e) * 1e-5);
+  s.y[3] = 1e-6;  // 1 KiB
+  p.series = {s, ca::Series{"tree", s.x, {1e-4, 6e-4, 3e-3, 1e-2, 4e-2, 0.1, 0.3, 0.9, 2}}};
+  ca::plot(p, dir, "bw");
+  const std::string gp = slurp(dir / "bw.gp");
+  EXPECT_NE(gp.find("set yrange [6.666666666666667e-05:"), std::string::npos) << gp;  // tree 1e-4 / 1.5
+  EXPECT_NE(gp.find("(1 outlier off the axis: 1e-06)"), std::string::npos) << gp;
+  // A curve over many decades without a spike keeps gnuplot's own range.
+  p.series.erase(p.series.begin());
+  ca::plot(p, dir, "smooth");
+  EXPECT_EQ(slurp(dir / "smooth.gp").find("set yrange"), std::string::npos);
+}
+
+// The SVG's title names the plot, not "Gnuplot".
+TEST(Plot, SvgTitleIsThePlotsName) {
+  const fs::path dir = test_dir("svg_title");
+  ca::plot(sample_line_plot(), dir, "allreduce-time.2");
+  const std::string svg = slurp(dir / "allreduce-time.2.svg");
+  EXPECT_EQ(svg.find("<title>Gnuplot</title>"), std::string::npos);
+  EXPECT_NE(svg.find("<title>allreduce_time_2</title>"), std::string::npos) << svg.substr(0, 600);
 }
 
 TEST(Plot, StackedBars) {

@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string>
 #include <system_error>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -53,6 +56,41 @@ std::string gp_number(double v) {
 constexpr std::array<const char*, 10> kColours{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
                                                "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
 constexpr std::array<int, 6> kPointTypes{7, 5, 9, 11, 13, 15};  // filled circle, square, triangles, ...
+constexpr std::array<int, 5> kDashTypes{1, 2, 3, 4, 5};         // solid, dashed, dotted, dash-dot, ...
+
+// How a line series is drawn; point 0: a line only.
+struct Style {
+  const char* colour;
+  int dash, point, width;
+  auto key() const { return std::tuple(std::string(colour), dash, point, width); }
+};
+
+// One style per series, no two alike: a colour per group (in order of first appearance), the
+// series' own dash (solid, or dashed) and point; where that is taken in its colour, the next dash
+// types, then other points (or, for lines, widths).
+std::vector<Style> series_styles(const std::vector<const Series*>& series) {
+  std::vector<std::string> groups;
+  std::set<std::tuple<std::string, int, int, int>> used;
+  std::vector<Style> styles;
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const Series& s = *series[i];
+    const std::string group = s.group.empty() ? "\x01" + std::to_string(i) : s.group;
+    auto it = std::find(groups.begin(), groups.end(), group);
+    const auto g = static_cast<std::size_t>(it - groups.begin());
+    if (it == groups.end()) groups.push_back(group);
+    const std::size_t dash0 = s.dashed ? 1 : 0;
+    Style style{};
+    for (std::size_t attempt = 0;; ++attempt) {
+      const std::size_t round = attempt / kDashTypes.size();
+      style = {kColours[g % kColours.size()], kDashTypes[(dash0 + attempt) % kDashTypes.size()],
+               s.points ? kPointTypes[(g + round) % kPointTypes.size()] : 0,
+               2 + static_cast<int>(s.points ? round / kPointTypes.size() : round)};
+      if (used.insert(style.key()).second) break;
+    }
+    styles.push_back(style);
+  }
+  return styles;
+}
 
 std::string gp_header(const std::string& name, const std::string& title, const std::string& xlabel,
                       const std::string& ylabel) {
@@ -72,7 +110,10 @@ std::string gp_header(const std::string& name, const std::string& title, const s
 // Draws the plot command twice: SVG first, then PNG.
 std::string gp_outputs(const std::string& name, const std::string& plot_command) {
   std::string s;
-  s += "\nset terminal svg size 900,560 dynamic enhanced font 'sans,11' background rgb 'white'\n";
+  std::string svg_name;  // the SVG's <title> (gnuplot's default is "Gnuplot")
+  for (char ch : name) svg_name += std::isalnum(static_cast<unsigned char>(ch)) != 0 ? ch : '_';
+  s += "\nset terminal svg size 900,560 dynamic enhanced font 'sans,11' background rgb 'white' name '" + svg_name +
+       "'\n";
   s += "set output " + gp_quote(name + ".svg") + "\n";
   s += plot_command;
   s += "set output\n\n";
@@ -122,6 +163,75 @@ struct Range {
     hi = std::max(hi, v);
   }
 };
+
+// Which points of a series (x, y > 0, in any order) are outliers on a log y axis: more than 10x
+// off every straight line, in log-log (log-linear when x is linear), through two of its neighbours
+// in x: the one before and the one after, the two before, the two after. So a neighbour of an
+// outlier still has a line that misses it. Fewer than 4 points: none.
+std::vector<bool> log_outliers(const std::vector<std::pair<double, double>>& points, bool logx) {
+  std::vector<bool> out(points.size(), false);
+  if (points.size() < 4) return out;
+  std::vector<std::size_t> order(points.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return points[a].first < points[b].first; });
+  auto at = [&](std::ptrdiff_t k) {
+    const auto& [x, y] = points[order[static_cast<std::size_t>(k)]];
+    return std::pair(logx ? std::log10(x) : x, std::log10(y));
+  };
+  const auto n = static_cast<std::ptrdiff_t>(order.size());
+  for (std::ptrdiff_t k = 0; k < n; ++k) {
+    const auto [x, y] = at(k);
+    bool near_a_line = false;
+    for (const auto& [a, b] : {std::pair(k - 1, k + 1), std::pair(k - 2, k - 1), std::pair(k + 1, k + 2)}) {
+      if (a < 0 || b >= n) continue;
+      const auto [xa, ya] = at(a);
+      const auto [xb, yb] = at(b);
+      if (!(xb > xa)) continue;
+      near_a_line = near_a_line || std::fabs(y - (ya + (yb - ya) * (x - xa) / (xb - xa))) <= 1.0;
+    }
+    out[order[static_cast<std::size_t>(k)]] = !near_a_line;
+  }
+  return out;
+}
+
+// The y range of a log axis without the outliers that would stretch it: [lo, hi] of every other
+// point, and the outliers beyond it (their count and extremes). Nothing off: no range to set.
+struct OffAxis {
+  Range shown, off;
+  std::size_t count = 0;
+};
+OffAxis log_range_without_outliers(const std::vector<std::vector<std::pair<double, double>>>& series, bool logx) {
+  OffAxis r;
+  std::vector<double> outlying;
+  for (const auto& points : series) {
+    const std::vector<bool> out = log_outliers(points, logx);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      if (out[i]) {
+        outlying.push_back(points[i].second);
+      } else {
+        r.shown.add(points[i].second);
+      }
+    }
+  }
+  for (double y : outlying)
+    if (y < r.shown.lo || y > r.shown.hi) r.off.add(y), ++r.count;
+  return r;
+}
+
+// "set xtics" at whole numbers over the x values: each value when there are few (ranks 1, 2, 4),
+// else a whole step.
+std::string integer_tics(const std::vector<double>& xs) {
+  std::set<double> whole;
+  for (double x : xs) whole.insert(std::round(x));
+  if (whole.size() <= 12) {
+    std::string s = "set xtics (";
+    for (double x : whole) s += (x == *whole.begin() ? "" : ", ") + gp_number(x);
+    return s + ")\n";
+  }
+  const double step = std::max(1.0, std::ceil((*whole.rbegin() - *whole.begin()) / 10));
+  return "set xtics " + gp_number(step) + "\nset mxtics 1\n";
+}
 
 void check_name(const std::string& name) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
@@ -176,8 +286,26 @@ void plot(const LinePlot& p, const fs::path& dir, const std::string& name) {
   }
   write_text(dir, name + ".dat", data);
 
-  std::string gp = gp_header(name, p.title, p.xlabel, p.ylabel);
+  OffAxis off;
+  if (p.logy) {
+    std::vector<std::vector<std::pair<double, double>>> points;
+    for (const Drawn& d : drawn) points.push_back(d.points);
+    off = log_range_without_outliers(points, p.logx);
+  }
+  std::string title = p.title;
+  if (off.count > 0)
+    title += (title.empty() ? "" : " ") + std::string("(") + std::to_string(off.count) + " outlier" +
+             (off.count > 1 ? "s" : "") + " off the axis: " + format_number(off.off.lo, 3) +
+             (off.off.hi > off.off.lo ? " to " + format_number(off.off.hi, 3) : "") + ")";
+  std::string gp = gp_header(name, title, p.xlabel, p.ylabel);
   gp += "set key outside right top vertical Left reverse noenhanced\n";
+  if (off.count > 0) gp += "set yrange [" + gp_number(off.shown.lo / 1.5) + ":" + gp_number(off.shown.hi * 1.5) + "]\n";
+  if (p.x_integers) {
+    std::vector<double> xs;
+    for (const Drawn& d : drawn)
+      for (const auto& pt : d.points) xs.push_back(pt.first);
+    gp += integer_tics(xs);
+  }
   if (p.logx) gp += p.x_bytes ? "set logscale x 2\n" : "set logscale x 10\n";
   if (p.logy) gp += "set logscale y 10\n";
   if (p.x_bytes) {
@@ -208,16 +336,17 @@ void plot(const LinePlot& p, const fs::path& dir, const std::string& name) {
   if (p.logy) gp += "set format y '%g'\n";
   gp += "set offsets 0, 0, graph 0.04, graph 0.04\n";  // points on the frame stay visible
 
+  std::vector<const Series*> shown;
+  for (const Drawn& d : drawn) shown.push_back(d.series);
+  const std::vector<Style> styles = series_styles(shown);
   std::string cmd = "plot ";
   for (std::size_t i = 0; i < drawn.size(); ++i) {
-    const Series& s = *drawn[i].series;
+    const Style& st = styles[i];
     if (i > 0) cmd += ", \\\n     ";
     cmd += "datafile index " + std::to_string(i) + " using 1:2";
-    cmd += s.points ? " with linespoints pt " + std::to_string(kPointTypes[i % kPointTypes.size()]) + " ps 0.7"
-                    : std::string(" with lines");
-    cmd += " lw 2 lc rgb '" + std::string(kColours[i % kColours.size()]) + "'";
-    cmd += s.dashed ? " dt 2" : " dt 1";
-    cmd += " title " + gp_quote(s.title) + " noenhanced";
+    cmd += st.point != 0 ? " with linespoints pt " + std::to_string(st.point) + " ps 0.7" : std::string(" with lines");
+    cmd += " lw " + std::to_string(st.width) + " lc rgb '" + st.colour + "' dt " + std::to_string(st.dash);
+    cmd += " title " + gp_quote(drawn[i].series->title) + " noenhanced";
   }
   cmd += "\n";
   gp += gp_outputs(name, cmd);

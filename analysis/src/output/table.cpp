@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <cstddef>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -119,7 +122,30 @@ std::string csv_cell(const std::string& s) {
 // -----------------------------------------------------------------------------------------------
 // Table
 
-Table::Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
+Table::Table(std::vector<std::string> headers) : headers_(std::move(headers)), bytes_(headers_.size(), false) {}
+
+Table& Table::bytes_column(std::size_t column) {
+  if (column >= headers_.size())
+    throw std::invalid_argument("bytes column " + std::to_string(column) + " of a table of " +
+                                std::to_string(headers_.size()) + " columns");
+  bytes_[column] = true;
+  return *this;
+}
+
+std::vector<std::vector<std::string>> Table::shown_rows() const {
+  std::vector<std::vector<std::string>> rows = rows_;
+  for (auto& row : rows)
+    for (std::size_t c = 0; c < row.size(); ++c)
+      if (bytes_[c] && !is_placeholder(row[c])) row[c] = format_bytes(std::strtod(row[c].c_str(), nullptr));
+  return rows;
+}
+
+std::string bytes_cell(double bytes) {
+  if (!std::isfinite(bytes)) return "-";
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, bytes);
+  return std::string(buf, res.ptr);
+}
 
 void Table::add(std::vector<std::string> cells) {
   if (cells.size() != headers_.size())
@@ -131,10 +157,11 @@ void Table::add(std::vector<std::string> cells) {
 std::string Table::terminal() const {
   if (headers_.empty()) return {};
   const std::size_t n = headers_.size();
-  const auto numeric = numeric_columns(headers_, rows_);
+  const auto shown = shown_rows();  // bytes columns formatted
+  const auto numeric = numeric_columns(headers_, shown);
   std::vector<std::size_t> width(n, 0);
   for (std::size_t c = 0; c < n; ++c) width[c] = display_width(one_line(headers_[c]));
-  for (const auto& row : rows_)
+  for (const auto& row : shown)
     for (std::size_t c = 0; c < n; ++c) width[c] = std::max(width[c], display_width(one_line(row[c])));
 
   std::string out, line;
@@ -150,7 +177,7 @@ std::string Table::terminal() const {
     line += std::string(std::max<std::size_t>(width[c], 1), '-');
   }
   out += line + '\n';
-  for (const auto& row : rows_) {
+  for (const auto& row : shown) {
     line.clear();
     for (std::size_t c = 0; c < n; ++c) {
       if (c > 0) line += "  ";
@@ -166,10 +193,11 @@ std::string Table::terminal() const {
 std::string Table::markdown() const {
   if (headers_.empty()) return {};
   const std::size_t n = headers_.size();
-  const auto numeric = numeric_columns(headers_, rows_);
+  const auto shown = shown_rows();  // bytes columns formatted
+  const auto numeric = numeric_columns(headers_, shown);
   std::vector<std::size_t> width(n, 3);
   for (std::size_t c = 0; c < n; ++c) width[c] = std::max(width[c], display_width(markdown_cell(headers_[c])));
-  for (const auto& row : rows_)
+  for (const auto& row : shown)
     for (std::size_t c = 0; c < n; ++c) width[c] = std::max(width[c], display_width(markdown_cell(row[c])));
 
   auto emit = [&](const std::vector<std::string>& cells) {
@@ -182,7 +210,7 @@ std::string Table::markdown() const {
   for (std::size_t c = 0; c < n; ++c)
     out += ' ' + (numeric[c] ? std::string(width[c] - 1, '-') + ':' : std::string(width[c], '-')) + " |";
   out += '\n';
-  for (const auto& row : rows_) out += emit(row);
+  for (const auto& row : shown) out += emit(row);
   return out;
 }
 
@@ -196,7 +224,10 @@ std::string Table::csv() const {
     out += "\r\n";
   };
   if (headers_.empty()) return out;
-  emit(headers_);
+  std::vector<std::string> headers = headers_;
+  for (std::size_t c = 0; c < headers.size(); ++c)
+    if (bytes_[c]) headers[c] += "_bytes";
+  emit(headers);
   for (const auto& row : rows_) emit(row);
   return out;
 }

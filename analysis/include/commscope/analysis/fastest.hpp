@@ -61,8 +61,9 @@ Verdict fastest(std::span<const Timed> candidates);
 // "ring", "tie (ring, tree)", "ring (rhd not judged: no fit)", "unknown (no fit for mpi)".
 std::string verdict_text(const Verdict& v);
 // Consecutive sizes with the same verdict merged into ranges: "ring below 32 B, tie (ring, tree)
-// from 32 B to 128 B, rhd above"; one verdict: "ring fastest at all sizes", "tie (ring, tree) at
-// all sizes". `sizes` ascending, as many as verdicts (std::invalid_argument otherwise).
+// from 32 B to 128 B, rhd from 128 B (to 512 B, the largest size)", or "..., rhd at 512 B, the
+// largest size" where only the largest has it; one verdict: "ring fastest at all sizes",
+// "tie (ring, tree) at all sizes". `sizes` ascending, as many as verdicts (std::invalid_argument otherwise).
 std::string describe_verdicts(std::span<const double> sizes, std::span<const Verdict> verdicts);
 
 }  // namespace commscope::analysis

@@ -29,6 +29,10 @@ class Table {
  public:
   explicit Table(std::vector<std::string> headers);
   void add(std::vector<std::string> cells);  // as many cells as headers (std::invalid_argument otherwise)
+  // Column `column` holds sizes in bytes: its cells are plain numbers (bytes_cell; "" or "-" for
+  // none), shown as "8 KiB" in the terminal and Markdown and written as numbers to the CSV, whose
+  // header gains "_bytes" ("size" -> "size_bytes"), so that a spreadsheet can sort and plot them.
+  Table& bytes_column(std::size_t column);
   std::size_t rows() const noexcept { return rows_.size(); }
   const std::vector<std::string>& headers() const noexcept { return headers_; }
   const std::vector<std::vector<std::string>>& cells() const noexcept { return rows_; }
@@ -46,7 +50,14 @@ class Table {
  private:
   std::vector<std::string> headers_;
   std::vector<std::vector<std::string>> rows_;
+  std::vector<bool> bytes_;  // per column: sizes in bytes
+
+  // The rows as the terminal and Markdown show them: bytes columns formatted.
+  std::vector<std::vector<std::string>> shown_rows() const;
 };
+
+// A bytes column's cell: the exact number ("8192", "1.5"); "-" when not finite.
+std::string bytes_cell(double bytes);
 
 // One line series of a plot.
 struct Series {
@@ -54,6 +65,9 @@ struct Series {
   std::vector<double> x, y;
   bool points = true;  // points and lines; false: a line only (fits, textbook curves)
   bool dashed = false;
+  // Series of one group share a colour (an algorithm's measurement, fit and textbook curve) and
+  // differ in dash and point; an empty group is a group of its own.
+  std::string group = {};
 };
 
 struct LinePlot {
@@ -61,6 +75,7 @@ struct LinePlot {
   bool logx = false, logy = false;
   bool x_bytes = false;  // x tics as sizes (8 B ... 1 GiB)
   std::vector<Series> series;
+  bool x_integers = false;  // x tics at whole numbers only (ranks)
 };
 
 // Bars stacked per category (x), e.g. an iteration's breakdown per step.
@@ -87,7 +102,11 @@ struct Heatmap {
 
 // Writes DIR/NAME.svg and DIR/NAME.png with gnuplot (the data file DIR/NAME.dat and the script
 // DIR/NAME.gp are kept, so a plot can be redrawn or restyled by hand); DIR is created. Points that
-// are not finite, or not positive on a log axis, are dropped; series left empty are skipped.
+// are not finite, or not positive on a log axis, are dropped; series left empty are skipped. No
+// two series of a line plot share colour, dash and point; a point more than 10x off every
+// straight line through its series' neighbours on a log y axis (an outlier) is left outside the
+// y range, which the title says, so that it does not squash the other curves. The SVG's title is
+// NAME (its letters, digits and '_').
 // Throws OutputError when nothing is left to plot, gnuplot fails, or an output is not valid
 // (GnuplotMissing, after writing the .dat and .gp, when gnuplot is not installed); std::invalid_argument when a series'
 // x and y (or the bars' values) do not match in size.
