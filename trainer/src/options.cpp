@@ -95,6 +95,10 @@ TrainParse parse_train_options(int argc, char** argv) {
   app.add_option("--peak-tflops", o.peak_tflops,
                  "the device's peak TFLOP/s in the training precision, for MFU (e.g. 989 for an H100 SXM in bf16)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--gemm-gflops", o.gemm_gflops,
+                 "the reference GEMM rate per rank for \"% of GEMM\" (GFLOP/s; default: measured at start, the best "
+                 "of 7 GEMMs after a warm-up)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--bucket-mb", o.bucket_mb, "DDP gradient bucket size (MiB)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));

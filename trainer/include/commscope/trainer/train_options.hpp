@@ -32,6 +32,7 @@ struct TrainOptions {
   std::string precision = "fp32";  // fp32, or bf16 (cuda: bf16 model with fp32 master weights)
   std::string transport = "nccl";  // cuda, our algorithms: nccl (point-to-point) or staged (MPI via host)
   double peak_tflops = 0;          // the device's peak for MFU; 0: MFU not printed
+  double gemm_gflops = 0;          // the reference GEMM rate per rank for "% of GEMM"; 0: measured
   double bucket_mb = 25;
   std::string profile;  // profile file (HDF5)
   std::string load_llmc, save_llmc, load, save;
