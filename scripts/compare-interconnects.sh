@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Compare transports with commscope-bench and commscope-report compare. On one machine:
-#   shm    Open MPI's shared-memory transport (btl vader)
+#   vader  Open MPI's shared-memory transport (btl vader; not the shm algorithm)
 #   tcp    TCP over the loopback interface (btl tcp)
 #   slow   TCP over the loopback of a network namespace whose link is shaped with tc: a rate
 #          limit (tbf, or netem with --delay when the kernel has sch_netem); needs root
+# Only the algorithms whose data cross the transport are run: mpi, ring, tree, rhd, and hier
+# where ranks are on several hosts (--cluster, --hostfile). The shm algorithm, and hier on one
+# node, move data through the node's shared memory and never touch the link.
 # On a cluster, pass your own transports as NAME=MCA-ARGS pairs, e.g.
 #   scripts/compare-interconnects.sh --hostfile hosts --transport ib="--mca pml ucx" \
 #                                    --transport tcp="--mca pml ob1 --mca btl self,tcp"
@@ -83,7 +86,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 colls=$([ $quick = 1 ] && echo allreduce || echo all)
 iters=$([ $quick = 1 ] && echo 5 || echo 20)
-bench=("$bin/commscope-bench" "$colls" --algo all -b 16 -e "$size" -f 4 -n "$iters" -w 2 -c 1)
+algos=mpi,ring,tree,rhd  # what crosses the transport (see the top)
+[ -z "$cluster$hostfile" ] || algos+=,hier
+bench=("$bin/commscope-bench" "$colls" --algo "$algos" -b 16 -e "$size" -f 4 -n "$iters" -w 2 -c 1)
 run() {  # run NAME [launcher command, default mpirun] -- mpirun arguments...
   local name=$1
   shift
@@ -126,7 +131,7 @@ elif [ ${#transports[@]} -gt 0 ]; then
     run "$name" -- $args
   done
 else
-  run shm -- --mca btl self,vader
+  run vader -- --mca btl self,vader
   run tcp -- --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo
   # The emulated link: a namespace of our own, its loopback shaped.
   ns="commscope-slow-$$"
@@ -156,17 +161,26 @@ echo "== commscope-report compare"
 for f in "${files[@]}"; do "$bin/commscope-report" bench "$f" -o "$out/report/$(basename "$f" .h5)" >/dev/null; done
 
 echo
-echo "allreduce busbw (GB/s), $ranks ranks${cluster:+ on $cluster emulated hosts}:"
+echo "allreduce busbw (GB/s), $ranks ranks${cluster:+ on $cluster emulated hosts}, algorithms that cross the link ($algos):"
 python3 - "$out/report" "${files[@]}" <<'PY'
 import csv, os, sys
 report, files = sys.argv[1], sys.argv[2:]
+
+def size_text(n):
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return "%g %s" % (n, unit)
+        n /= 1024
+
 rows = []
 for f in files:
     name = os.path.basename(f)[:-3]
     table = list(csv.DictReader(open(os.path.join(report, name, "allreduce.csv"), newline="")))
-    for i, r in enumerate(table):  # 1 MiB and the largest size
-        if r["size"] in ("1 MiB", "64 MiB") or i == len(table) - 1 and r["size"] != "1 MiB":
-            rows.append((name, r["size"], {k[:-6]: v for k, v in r.items() if k.endswith("_busbw")}))
+    largest = max(float(r["size_bytes"]) for r in table)
+    for r in table:  # 1 MiB and the largest size
+        if float(r["size_bytes"]) in (1 << 20, largest):
+            rows.append((name, size_text(float(r["size_bytes"])),
+                         {k[:-6]: v for k, v in r.items() if k.endswith("_busbw")}))
 algos = sorted({a for _, _, d in rows for a in d})
 print("  %-8s %-7s " % ("link", "size") + " ".join("%9s" % a for a in algos))
 for name, size, d in rows:

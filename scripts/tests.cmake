@@ -52,6 +52,15 @@ add_test(NAME compare.failed_run
                  --out ${CMAKE_BINARY_DIR}/compare-failed --transport "broken=--mca btl no_such_btl")
 set_tests_properties(compare.failed_run PROPERTIES ENVIRONMENT "${COMMSCOPE_TEST_ENV}" LABELS "mpi" PROCESSORS 2 TIMEOUT 120)
 
+# compare-interconnects.sh compares only what crosses the transport: no shm or hier (shared
+# memory inside the node) beside the link's algorithms, and the shared-memory transport is named
+# vader, not shm (the algorithm's name).
+add_test(NAME compare.quick.link_algorithms
+         COMMAND bash -c "out=$(bash \"$1\" --quick --size 1K --bin \"$2\" --out \"$3\" 2>&1) || { echo \"$out\"; exit 1; }; echo \"$out\" | grep -A4 'allreduce busbw'; hdr=$(echo \"$out\" | grep -E '^  link +size'); [ -n \"$hdr\" ] && ! echo \"$hdr\" | grep -qwE 'shm|hier' && echo \"$out\" | grep -q '^== vader:' && ! echo \"$out\" | grep -q '^== shm'"
+                 compare ${compare} ${bindir} ${CMAKE_BINARY_DIR}/compare-quick)
+set_tests_properties(compare.quick.link_algorithms PROPERTIES ENVIRONMENT "${COMMSCOPE_TEST_ENV}" LABELS "mpi"
+                                                              PROCESSORS 2 TIMEOUT 300)
+
 # gpu-check.sh on a machine without a GPU: one line, exit 2, nothing built (skipped where a GPU is).
 add_test(NAME gpucheck.no_gpu COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/gpu.sh absent -- ${expect} 2
                                       "no NVIDIA GPU is usable here" 0 -- bash ${gpucheck} --out ${CMAKE_BINARY_DIR}/gpucheck)
