@@ -305,10 +305,11 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
   // --- each node's allreduce
   if (!d.nodes.empty()) {
     w.section("Allreduce inside each node (" + d.meta_value("node_allreduce_algo") + ", the nodes at once)");
-    Table t({"host", "ranks", "bytes", "time us", "busbw GB/s"});
+    Table t({"host", "ranks", "size", "time us", "busbw GB/s"});
+    t.bytes_column(2);  // size_bytes in the CSV
     std::vector<double> busbw;
     for (const DoctorNode& n : d.nodes) {
-      t.add({n.host, std::to_string(n.ranks), format_bytes(static_cast<double>(n.bytes)), num(n.allreduce_us),
+      t.add({n.host, std::to_string(n.ranks), bytes_cell(static_cast<double>(n.bytes)), num(n.allreduce_us),
              num(n.busbw_GBps)});
       busbw.push_back(n.busbw_GBps);
     }

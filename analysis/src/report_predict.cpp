@@ -157,10 +157,13 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
     w.text(text);
   }
 
-  Table calls({"ranks", "collective", "purpose", "calls", "bytes_per_call", "algorithm", "time_ms", "note"});
+  // Sizes as numbers of bytes in the CSV files (per_call_bytes, memory_per_gpu_bytes), as text on screen.
+  Table calls({"ranks", "collective", "purpose", "calls", "per_call", "algorithm", "time_ms", "note"});
+  calls.bytes_column(4);
   Table summary({"ranks", "layout", "compute_ms", "tp_comm_ms", "pp_p2p_ms", "bubble_ms", "bubble_share", "comm_ms",
                  "iteration_ms", "overlapped_ms", "throughput_speedup", "comm_share", "memory_per_gpu", "embedding_ms",
                  "note"});
+  summary.bytes_column(12);
   // Communication's figures: "-" where nothing was priced (no bench).
   auto comm = [&](double v) { return bench ? format_number(v) : std::string("-"); };
   double first_iter = 0;
@@ -171,7 +174,7 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
     const StepPrediction& step = steps[i];
     bool beyond = false;
     auto add = [&](const PricedCall& c, const std::string& purpose) {
-      calls.add({std::to_string(g), c.collective, purpose, std::to_string(c.calls), format_bytes(c.bytes_per_call),
+      calls.add({std::to_string(g), c.collective, purpose, std::to_string(c.calls), bytes_cell(c.bytes_per_call),
                  c.algorithm, comm(c.ms), c.note});
       beyond = beyond || !c.note.empty();
     };
@@ -191,8 +194,8 @@ void report_predict(const PredictOptions& o, const ReportOptions& options) {
                  comm(t_p2p * 1e3), format_number((t_pipe - work) * 1e3), format_number(100 * bubble, 4) + "%",
                  comm(t_comm * 1e3), comm(t_iter * 1e3), comm(std::max(t_pipe + t_emb, t_comm) * 1e3),
                  comm(static_cast<double>(g) / first_p * first_iter / t_iter),
-                 bench ? format_number(100 * (t_comm + t_emb + t_tp + t_p2p) / t_iter, 3) + "%" : "-",
-                 format_bytes(mem), comm(t_emb * 1e3), note});
+                 bench ? format_number(100 * (t_comm + t_emb + t_tp + t_p2p) / t_iter, 3) + "%" : "-", bytes_cell(mem),
+                 comm(t_emb * 1e3), note});
   }
   if (layout_3d)
     w.section("Predicted step (micro-batch " + std::to_string(o.batch) + " sequences, " + std::to_string(mb) +

@@ -63,18 +63,17 @@ def main():
     return 0 if ok else 1
 
 
-UNITS = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
 
 
 def compare_prediction(folder, measured):
     predicted = {}
     with open(folder + "/communication.csv", newline="") as f:
         for row in csv.DictReader(f):
-            m = re.fullmatch(r"([0-9.]+) (B|KiB|MiB|GiB)", row["bytes_per_call"])
+            m = re.fullmatch(r"[0-9.]+(?:e[+-]?[0-9]+)?", row["per_call_bytes"])
             if not m:
-                print("predict: cannot read bytes_per_call %r" % row["bytes_per_call"])
+                print("predict: cannot read per_call_bytes %r" % row["per_call_bytes"])
                 return False
-            b = float(m.group(1)) * UNITS[m.group(2)] * int(row["calls"])
+            b = float(m.group(0)) * int(row["calls"])
             predicted[row["collective"]] = predicted.get(row["collective"], 0) + b
     ok = True
     for name in sorted(set(predicted) | set(measured)):

@@ -19,7 +19,6 @@ import sys
 
 import h5py
 
-UNITS = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
 GROUPS = ("tp", "pp", "embedding", "dp")
 
 
@@ -39,10 +38,10 @@ def predicted(folder):
     out = dict.fromkeys(GROUPS, 0.0)
     with open(folder + "/communication.csv", newline="") as f:
         for row in csv.DictReader(f):
-            m = re.fullmatch(r"([0-9.]+) (B|KiB|MiB|GiB)", row["bytes_per_call"])
+            m = re.fullmatch(r"[0-9.]+(?:e[+-]?[0-9]+)?", row["per_call_bytes"])
             if not m:
-                sys.exit("predict_bytes: cannot read bytes_per_call %r" % row["bytes_per_call"])
-            out[group_of_purpose(row["purpose"])] += float(m.group(1)) * UNITS[m.group(2)] * int(row["calls"])
+                sys.exit("predict_bytes: cannot read per_call_bytes %r" % row["per_call_bytes"])
+            out[group_of_purpose(row["purpose"])] += float(m.group(0)) * int(row["calls"])
     return out
 
 
