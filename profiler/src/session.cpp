@@ -66,6 +66,24 @@ std::vector<T> gather_rows(MPI_Comm comm, int rank, int size, const std::vector<
 
 // Merges every rank's name table into one (rank 0's ids first, so they rarely change) and remaps
 // this rank's events to it. Returns the merged table (complete on rank 0 only).
+}  // namespace
+
+std::vector<int> world_ranks(MPI_Comm comm) {
+  MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+  MPI_Comm_group(comm, &group);
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  int n = 0;
+  MPI_Comm_size(comm, &n);
+  std::vector<int> mine(static_cast<std::size_t>(n)), out(mine.size());
+  for (int i = 0; i < n; ++i) mine[static_cast<std::size_t>(i)] = i;
+  MPI_Group_translate_ranks(group, n, mine.data(), world, out.data());
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  return out;
+}
+
+namespace {
+
 // The element-wise max over all ranks (instance counts, arrivals), the shorter vectors padded
 // with the least int64 (kNoArrival, and below every count).
 void max_over_ranks(MPI_Comm comm, std::vector<std::int64_t>& values) {

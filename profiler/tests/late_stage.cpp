@@ -36,20 +36,6 @@ void sleep_ms(int ms) {
   nanosleep(&ts, nullptr);
 }
 
-std::vector<int> world_ranks(MPI_Comm comm) {
-  MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
-  MPI_Comm_group(comm, &group);
-  MPI_Comm_group(MPI_COMM_WORLD, &world);
-  int n = 0;
-  MPI_Comm_size(comm, &n);
-  std::vector<int> mine(static_cast<std::size_t>(n)), out(mine.size());
-  for (int i = 0; i < n; ++i) mine[static_cast<std::size_t>(i)] = i;
-  MPI_Group_translate_ranks(group, n, mine.data(), world, out.data());
-  MPI_Group_free(&group);
-  MPI_Group_free(&world);
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -72,7 +58,7 @@ int main(int argc, char** argv) {
   const int stage = rank / 2;
   MPI_Comm tp = MPI_COMM_NULL;
   MPI_Comm_split(MPI_COMM_WORLD, stage, rank, &tp);
-  cp::CommGroup tp_group(cp::communicator_label("tp", world_ranks(tp)));
+  cp::CommGroup tp_group(cp::communicator_label("tp", cp::world_ranks(tp)));
   cp::CommGroup link(cp::link_label("pp", stage == 0 ? rank : rank - 2, stage == 0 ? rank + 2 : rank));
   const cp::NameId allreduce = cp::name_id("tp.allreduce"), mpi = cp::name_id("mpi"), send = cp::name_id("pp.send"),
                    recv = cp::name_id("pp.recv");

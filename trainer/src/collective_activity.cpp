@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "commscope/profiler/recorder.hpp"
+#include "commscope/profiler/session.hpp"
 
 namespace commscope::trainer {
 namespace {
@@ -27,18 +28,6 @@ CollectiveActivity::CollectiveActivity(const char* collective, std::string_view 
                                        const char* what) noexcept
     : ActivityMarker(collective_text(collective, algo, bytes, what).data()) {}
 
-std::vector<int> world_ranks(const Communicator& comm) {
-  MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
-  MPI_Comm_group(comm.mpi_comm(), &group);
-  MPI_Comm_group(MPI_COMM_WORLD, &world);
-  std::vector<int> mine(static_cast<std::size_t>(comm.size())), out(mine.size());
-  for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = static_cast<int>(i);
-  MPI_Group_translate_ranks(group, comm.size(), mine.data(), world, out.data());
-  MPI_Group_free(&group);
-  MPI_Group_free(&world);
-  return out;
-}
-
 prof::CommGroup& profile_group(const Communicator& comm, std::string_view kind) {
   static const int keyval = [] {
     int k = MPI_KEYVAL_INVALID;
@@ -55,7 +44,7 @@ prof::CommGroup& profile_group(const Communicator& comm, std::string_view kind) 
   int found = 0;
   MPI_Comm_get_attr(comm.mpi_comm(), keyval, &value, &found);
   if (found) return *static_cast<prof::CommGroup*>(value);
-  auto* group = new prof::CommGroup(prof::communicator_label(kind, world_ranks(comm)));
+  auto* group = new prof::CommGroup(prof::communicator_label(kind, prof::world_ranks(comm.mpi_comm())));
   MPI_Comm_set_attr(comm.mpi_comm(), keyval, group);
   return *group;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "commscope/profiler/session.hpp"
 #include "commscope/trainer/collective_activity.hpp"
 #include "commscope/trainer/engine.hpp"
 
@@ -35,7 +36,7 @@ PipelineLink::PipelineLink(Transport& transport, const Communicator& group, Data
                            prof::NameId algo)
     : transport_(transport),
       stages_(group.size()),
-      world_ranks_(world_ranks(group)),
+      world_ranks_(prof::world_ranks(group.mpi_comm())),
       me_(world_ranks_[static_cast<std::size_t>(group.rank())]),
       type_(type),
       element_bytes_(element_bytes),

@@ -47,6 +47,10 @@ struct SessionOptions {
   std::vector<std::pair<std::string, std::string>> attributes;  // stored under /meta
 };
 
+// The ranks in MPI_COMM_WORLD of comm's members, by their rank in comm: what
+// communicator_label (events.hpp) labels a communicator by.
+std::vector<int> world_ranks(MPI_Comm comm);
+
 // "" when `path` can be created (its folder exists and is writable), else a one-line reason.
 std::string output_problem(const std::string& path);
 

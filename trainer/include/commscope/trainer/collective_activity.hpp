@@ -22,9 +22,6 @@ class CollectiveActivity : public ActivityMarker {
   CollectiveActivity(const char* collective, std::string_view algo, std::size_t bytes, const char* what) noexcept;
 };
 
-// The ranks in MPI_COMM_WORLD of comm's members, by their rank in comm.
-std::vector<int> world_ranks(const Communicator& comm);
-
 // The profiler's numbering of comm's collectives, so that the profile matches them only across
 // comm's members: a profiler::CommGroup labelled "kind[world ranks]" (profiler::communicator_label),
 // made at the first call and kept with comm's MPI handle (an attribute freed with it), so later
