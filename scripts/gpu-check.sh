@@ -3,13 +3,14 @@
 # buffers (NCCL and our algorithms, 8 B to 1 GiB), a profiled training run and the reports,
 # then write a summary table (summary.md) to record in docs/gpu-results.md.
 #
-#   scripts/gpu-check.sh [--out DIR] [--build DIR] [--size BYTES] [--ranks N] [--iters N] [--no-build]
+#   scripts/gpu-check.sh [--out DIR] [--build DIR] [--size BYTES] [--ranks N] [--iters N] [--jobs N] [--no-build]
 #   scripts/gpu-check.sh --count-tests CTEST.LOG   (the GPU tests' verdict line of a ctest log)
 #
 # --ranks: bench ranks (default: one per GPU when mpirun is present, else 1: a single rank
 # runs without a launcher); --size: largest bench size (default 1G); --iters: timed iterations
 # per bench case (default 20, as the bench's -n and nccl-tests; 0: Google Benchmark picks,
-# which takes longer); --build: build folder (default build-cuda/); --no-build: use it
+# which takes longer); --jobs: gpu tests run at once (ctest -j, default 1; they share the GPUs,
+# and the one that times kernels, profiler.cuda.known_durations, runs alone); --build: build folder (default build-cuda/); --no-build: use it
 # as it is. Needs what scripts/setup.sh installs
 # (MPI, HDF5, ...) plus the CUDA toolkit with cuBLAS, CUPTI and NCCL (NCCL_HOME if elsewhere).
 set -euo pipefail
@@ -20,6 +21,7 @@ build_dir="$root/build-cuda"
 size=1G
 ranks=""
 iters=20
+jobs=1
 build=1
 die() { echo "gpu-check.sh: $*" >&2; exit 2; }
 # count_tests LOG: "GPU tests: P passed, S skipped, F failed (of N)" from a ctest log, and status 1
@@ -45,13 +47,15 @@ while [ $# -gt 0 ]; do
     --size) [ $# -ge 2 ] || die "--size needs a value"; size=$2; shift 2 ;;
     --ranks) [ $# -ge 2 ] || die "--ranks needs a value"; ranks=$2; shift 2 ;;
     --iters) [ $# -ge 2 ] || die "--iters needs a value"; iters=$2; shift 2 ;;
+    --jobs) [ $# -ge 2 ] || die "--jobs needs a value"; jobs=$2; shift 2 ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
 case "$ranks" in ''|*[!0-9]*|0) [ -z "$ranks" ] || die "--ranks needs a positive integer, not '$ranks'" ;; esac
 case "$iters" in ''|*[!0-9]*) die "--iters needs a non-negative integer, not '$iters'" ;; esac
+case "$jobs" in ''|*[!0-9]*|0) die "--jobs needs a positive integer, not '$jobs'" ;; esac
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 [ "$ngpu" -gt 0 ] || die "no NVIDIA GPU is usable here (nvidia-smi -L lists none)"
 out=${out:-$root/results/gpu-$(date +%Y%m%d-%H%M%S)}
@@ -83,7 +87,7 @@ exclude=()
 [ "$ngpu" -ge 4 ] || exclude=(-LE gpu4)
 step 2 "the gpu tests (ctest -L gpu${exclude[*]:+ ${exclude[*]}})"
 gpu_tests=0
-(cd "$build_dir" && ctest -L gpu "${exclude[@]}" --output-on-failure) 2>&1 | tee "$out/gpu-tests.log" || gpu_tests=1
+(cd "$build_dir" && ctest -L gpu "${exclude[@]}" -j "$jobs" --output-on-failure) 2>&1 | tee "$out/gpu-tests.log" || gpu_tests=1
 count_tests "$out/gpu-tests.log" | tee "$out/gpu-tests-count.txt" || gpu_tests=1
 # The measured errors and times behind those verdicts, for the summary (ctest shows a passing
 # test's output only with -V).
