@@ -61,11 +61,17 @@ void layernorm_backward(T* dinp, T* dw, T* db, const T* dout, const T* inp, cons
 template <class T>
 void matmul_forward(T* out, const T* inp, const T* w, const T* bias, int N, int C, int OC, cublasHandle_t handle,
                     cudaStream_t stream);
+// With a bias the GEMM takes it in cuBLASLt's epilogue where it can (gemm_lt.hpp).
+// The MLP's first layer: pre_gelu = inp w^T + bias (matmul_forward), out = gelu(pre_gelu)
+// (gelu_forward); in bf16 one cuBLASLt GEMM with the bias and GELU in its epilogue. Both WRITTEN.
+template <class T>
+void matmul_forward_gelu(T* out, T* pre_gelu, const T* inp, const T* w, const T* bias, int N, int C, int OC,
+                         cublasHandle_t handle, cudaStream_t stream);
 // dinp[N,C] += dout[N,OC] w[OC,C]; dw[OC,C] += dout^T inp; dbias[OC] += sum_n dout[n,:]
-// (dbias may be null).
+// (dbias may be null). add_dinp false: dinp is WRITTEN (=), which spares the caller zeroing it.
 template <class T>
 void matmul_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int C, int OC,
-                     cublasHandle_t handle, cudaStream_t stream);
+                     cublasHandle_t handle, cudaStream_t stream, bool add_dinp = true);
 
 // Causal multi-head self-attention. qkv [B,T,3C] holds q, k, v (head h at channels h*hs..);
 // preatt[b,h,t,t2] = q[b,t,h] . k[b,t2,h] / sqrt(hs) (the whole T x T square is written; entries

@@ -341,6 +341,43 @@ void test_matmul(Report& r, const Gpu& g) {
     r.compare(name + "dw", p, to_host(d_dw), dw, bound);
     if (with_bias) r.compare(name + "dbias", p, to_host(d_dbias), dbias, bound);
   }
+  {  // add_dinp false: dinp WRITTEN (poisoned first), dw and dbias still added into
+    Vec dinp(nc, 0.0);
+    Vec dw = quantize<T>(random_vec(w.size(), -1, 1, rng));
+    Vec dbias = quantize<T>(random_vec(kOC, -1, 1, rng));
+    auto d_dinp = to_device<T>(random_vec(nc, -9, 9, rng));
+    auto d_dw = to_device<T>(dw);
+    auto d_dbias = to_device<T>(dbias);
+    cpu::matmul_backward<double>(dinp.data(), dw.data(), dbias.data(), dout.data(), inp.data(), w.data(), kN, kC, kOC);
+    gpu::matmul_backward<T>(d_dinp.get(), d_dw.get(), d_dbias.get(), d_dout.get(), d_inp.get(), d_w.get(), kN, kC, kOC,
+                            g.blas, g.stream, false);
+    g.sync();
+    r.compare("matmul_backward(write dinp).dinp", p, to_host(d_dinp), dinp, bound);
+    r.compare("matmul_backward(write dinp).dw", p, to_host(d_dw), dw, bound);
+    r.compare("matmul_backward(write dinp).dbias", p, to_host(d_dbias), dbias, bound);
+  }
+  // The bias and GELU in the GEMM's epilogue (bf16, OC a multiple of 8), and the plain path
+  // (fp32; OC = 100); both outputs poisoned first.
+  for (const int oc : {kOC, 100}) {
+    const std::size_t n_out = static_cast<std::size_t>(kN) * oc;
+    const Vec w2 = quantize<T>(random_vec(static_cast<std::size_t>(oc) * kC, -0.5, 0.5, rng));
+    const Vec b2 = quantize<T>(random_vec(oc, -1, 1, rng));
+    auto d_w2 = to_device<T>(w2);
+    auto d_b2 = to_device<T>(b2);
+    Vec pre(n_out), out(n_out);
+    cpu::matmul_forward<double>(pre.data(), inp.data(), w2.data(), b2.data(), kN, kC, oc);
+    // The reference GELU reads the pre-activation as stored (rounded to T), as the kernels do.
+    const Vec pre_t = quantize<T>(pre);
+    cpu::gelu_forward<double>(out.data(), pre_t.data(), n_out);
+    auto d_out = to_device<T>(random_vec(n_out, -9, 9, rng));
+    auto d_pre = to_device<T>(random_vec(n_out, -9, 9, rng));
+    gpu::matmul_forward_gelu<T>(d_out.get(), d_pre.get(), d_inp.get(), d_w2.get(), d_b2.get(), kN, kC, oc, g.blas,
+                                g.stream);
+    g.sync();
+    const std::string name = "matmul_forward_gelu(OC " + std::to_string(oc) + ").";
+    r.compare(name + "pre_gelu", p, to_host(d_pre), pre, bound);
+    r.compare(name + "out", p, to_host(d_out), out, bound);
+  }
 }
 
 bool above_diagonal(int row, int col) {
