@@ -87,11 +87,12 @@ struct Choice {
   bool found = false;
   cublasLtMatmulAlgo_t algo{};
 };
-Choice& cached_choice(int device, cudaDataType_t type, bool gelu, int N, int C, int OC, bool& fresh) {
+enum class Kind { bias, gelu, dgelu };
+Choice& cached_choice(int device, cudaDataType_t type, Kind kind, int N, int C, int OC, bool& fresh) {
   static std::mutex mutex;
-  static std::map<std::tuple<int, int, bool, int, int, int>, Choice> choices;
+  static std::map<std::tuple<int, int, int, int, int, int>, Choice> choices;
   const std::lock_guard<std::mutex> lock(mutex);
-  auto [it, inserted] = choices.try_emplace({device, static_cast<int>(type), gelu, N, C, OC});
+  auto [it, inserted] = choices.try_emplace({device, static_cast<int>(type), static_cast<int>(kind), N, C, OC});
   fresh = inserted;
   return it->second;
 }
@@ -130,7 +131,7 @@ bool lt_matmul_forward(T* out, T* pre_gelu, const T* inp, const T* w, const T* b
   int device = 0;
   COMMSCOPE_CUDA_CHECK(cudaGetDevice(&device));
   bool fresh = false;
-  Choice& choice = cached_choice(device, type, pre_gelu != nullptr, N, C, OC, fresh);
+  Choice& choice = cached_choice(device, type, pre_gelu != nullptr ? Kind::gelu : Kind::bias, N, C, OC, fresh);
   if (fresh) {
     const Preference pref;
     cublasLtMatmulHeuristicResult_t result{};
@@ -148,6 +149,49 @@ bool lt_matmul_forward(T* out, T* pre_gelu, const T* inp, const T* w, const T* b
   return true;
 }
 
+template <class T>
+bool lt_matmul_dgelu(T* dpre, const T* dout, const T* w, const T* pre_gelu, int N, int C, int OC,
+                     cudaStream_t stream) {
+  constexpr cudaDataType_t type = std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_16BF;
+  if (N <= 0 || OC <= 0 || C <= 0 || C % 8 != 0 || !aligned16(dpre) || !aligned16(dout) || !aligned16(w) ||
+      !aligned16(pre_gelu))
+    return false;
+  DeviceLt& lt = device_lt();
+  MatmulDesc desc;
+  // dpre^T [C,N] = w^T [C,OC] dout^T [OC,N] in the column-major view: A = w as [C,OC] (ld C),
+  // B = dout as [OC,N] (ld OC), D = dpre as [C,N] (ld C); the aux (pre_gelu) has D's shape.
+  desc.set(CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_N);
+  desc.set(CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
+  desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_DGELU);
+  desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, pre_gelu);
+  desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, static_cast<std::int64_t>(C));
+  const Layout a(type, static_cast<std::uint64_t>(C), static_cast<std::uint64_t>(OC), C);
+  const Layout b(type, static_cast<std::uint64_t>(OC), static_cast<std::uint64_t>(N), OC);
+  const Layout d(type, static_cast<std::uint64_t>(C), static_cast<std::uint64_t>(N), C);
+  int device = 0;
+  COMMSCOPE_CUDA_CHECK(cudaGetDevice(&device));
+  bool fresh = false;
+  Choice& choice = cached_choice(device, type, Kind::dgelu, N, C, OC, fresh);
+  if (fresh) {
+    const Preference pref;
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    choice.found = cublasLtMatmulAlgoGetHeuristic(lt.handle, desc.d, a.l, b.l, d.l, d.l, pref.p, 1, &result, &found) ==
+                       CUBLAS_STATUS_SUCCESS &&
+                   found > 0;
+    if (choice.found) choice.algo = result.algo;
+  }
+  if (!choice.found) return false;
+  const float alpha = 1.0f, beta = 0.0f;
+  lt_check(cublasLtMatmul(lt.handle, desc.d, &alpha, w, a.l, dout, b.l, &beta, dpre, d.l, dpre, d.l, &choice.algo,
+                          lt.workspace, kWorkspaceBytes, stream),
+           "cublasLtMatmul (dgelu)");
+  return true;
+}
+
+template bool lt_matmul_dgelu<float>(float*, const float*, const float*, const float*, int, int, int, cudaStream_t);
+template bool lt_matmul_dgelu<__nv_bfloat16>(__nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*,
+                                             const __nv_bfloat16*, int, int, int, cudaStream_t);
 template bool lt_matmul_forward<float>(float*, float*, const float*, const float*, const float*, int, int, int,
                                        cudaStream_t);
 template bool lt_matmul_forward<__nv_bfloat16>(__nv_bfloat16*, __nv_bfloat16*, const __nv_bfloat16*,

@@ -678,12 +678,26 @@ void matmul_forward_gelu(T* out, T* pre_gelu, const T* inp, const T* w, const T*
 }
 
 template <class T>
+void matmul_backward_dgelu(T* dpre, T* scratch, T* dw, T* dbias, const T* dout, const T* inp, const T* w,
+                           const T* pre_gelu, int N, int C, int OC, cublasHandle_t handle, cudaStream_t stream) {
+  if (N <= 0 || OC <= 0 || C <= 0) return;
+  if (std::is_same_v<T, __nv_bfloat16> && detail::lt_matmul_dgelu<T>(dpre, dout, w, pre_gelu, N, C, OC, stream)) {
+    matmul_backward(static_cast<T*>(nullptr), dw, dbias, dout, inp, w, N, C, OC, handle, stream);  // dw, dbias only
+    return;
+  }
+  matmul_backward(scratch, dw, dbias, dout, inp, w, N, C, OC, handle, stream, false);
+  COMMSCOPE_CUDA_CHECK(cudaMemsetAsync(dpre, 0, static_cast<size_t>(N) * C * sizeof(T), stream));
+  gelu_backward(dpre, pre_gelu, scratch, static_cast<size_t>(N) * C, stream);
+}
+
+template <class T>
 void matmul_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int C, int OC,
                      cublasHandle_t handle, cudaStream_t stream, bool add_dinp) {
   if (N <= 0 || OC <= 0 || C <= 0) return;
   bind(handle, stream);
-  // dinp^T [C,N] (+)= w^T [C,OC] dout^T [OC,N]
-  gemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, C, N, OC, 1.0f, w, C, dout, OC, add_dinp ? 1.0f : 0.0f, dinp, C);
+  // dinp^T [C,N] (+)= w^T [C,OC] dout^T [OC,N] (dinp null: not wanted)
+  if (dinp != nullptr)
+    gemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, C, N, OC, 1.0f, w, C, dout, OC, add_dinp ? 1.0f : 0.0f, dinp, C);
   // dw^T [C,OC] += inp^T [C,N] dout [N,OC]
   gemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, C, OC, N, 1.0f, inp, C, dout, OC, 1.0f, dw, C);
   if (dbias != nullptr) column_sums_add(dbias, static_cast<T*>(nullptr), N, OC, ColumnValue<T>{dout, OC}, stream);
@@ -918,6 +932,8 @@ void detail::launch_adamw(float* params, const float* grads, float* m, float* v,
   template void matmul_forward<T>(T*, const T*, const T*, const T*, int, int, int, cublasHandle_t, cudaStream_t);     \
   template void matmul_forward_gelu<T>(T*, T*, const T*, const T*, const T*, int, int, int, cublasHandle_t,           \
                                        cudaStream_t);                                                                 \
+  template void matmul_backward_dgelu<T>(T*, T*, T*, T*, const T*, const T*, const T*, const T*, int, int, int,       \
+                                         cublasHandle_t, cudaStream_t);                                               \
   template void matmul_backward<T>(T*, T*, T*, const T*, const T*, const T*, int, int, int, cublasHandle_t,           \
                                    cudaStream_t, bool);                                                               \
   template void attention_forward<T>(T*, T*, T*, const T*, int, int, int, int, cublasHandle_t, cudaStream_t);         \

@@ -69,9 +69,17 @@ void matmul_forward_gelu(T* out, T* pre_gelu, const T* inp, const T* w, const T*
                          cublasHandle_t handle, cudaStream_t stream);
 // dinp[N,C] += dout[N,OC] w[OC,C]; dw[OC,C] += dout^T inp; dbias[OC] += sum_n dout[n,:]
 // (dbias may be null). add_dinp false: dinp is WRITTEN (=), which spares the caller zeroing it.
+// dinp null: dw and dbias only.
 template <class T>
 void matmul_backward(T* dinp, T* dw, T* dbias, const T* dout, const T* inp, const T* w, int N, int C, int OC,
                      cublasHandle_t handle, cudaStream_t stream, bool add_dinp = true);
+// The MLP's projection backward through the GELU before it: dpre[N,C] = (dout w) * gelu'(pre_gelu)
+// WRITTEN (the gradient of the GELU's input), dw and dbias added into as matmul_backward's. In bf16
+// one cuBLASLt GEMM with the DGELU epilogue; else through scratch [N,C] (matmul_backward, then
+// gelu_backward).
+template <class T>
+void matmul_backward_dgelu(T* dpre, T* scratch, T* dw, T* dbias, const T* dout, const T* inp, const T* w,
+                           const T* pre_gelu, int N, int C, int OC, cublasHandle_t handle, cudaStream_t stream);
 
 // Causal multi-head self-attention. qkv [B,T,3C] holds q, k, v (head h at channels h*hs..);
 // preatt[b,h,t,t2] = q[b,t,h] . k[b,t2,h] / sqrt(hs) (the whole T x T square is written; entries

@@ -379,6 +379,26 @@ void test_matmul(Report& r, const Gpu& g) {
     r.compare(name + "pre_gelu", p, to_host(d_pre), pre, bound);
     r.compare(name + "out", p, to_host(d_out), out, bound);
   }
+  {  // the projection's backward through the GELU: dpre WRITTEN (poisoned), dw and dbias added into
+    const Vec pre = quantize<T>(random_vec(nc, -3, 3, rng));  // the GELU's input, [kN, kC]
+    Vec tmp(nc, 0.0), dpre(nc, 0.0);
+    Vec dw = quantize<T>(random_vec(w.size(), -1, 1, rng));
+    Vec dbias = quantize<T>(random_vec(kOC, -1, 1, rng));
+    auto d_pre = to_device<T>(pre);
+    auto d_dpre = to_device<T>(random_vec(nc, -9, 9, rng));
+    auto d_scratch = to_device<T>(random_vec(nc, -9, 9, rng));
+    auto d_dw = to_device<T>(dw);
+    auto d_dbias = to_device<T>(dbias);
+    cpu::matmul_backward<double>(tmp.data(), dw.data(), dbias.data(), dout.data(), inp.data(), w.data(), kN, kC, kOC);
+    // The kernels round the GEMM's result to T before the GELU's derivative only on the plain path.
+    cpu::gelu_backward<double>(dpre.data(), pre.data(), tmp.data(), nc);
+    gpu::matmul_backward_dgelu<T>(d_dpre.get(), d_scratch.get(), d_dw.get(), d_dbias.get(), d_dout.get(), d_inp.get(),
+                                  d_w.get(), d_pre.get(), kN, kC, kOC, g.blas, g.stream);
+    g.sync();
+    r.compare("matmul_backward_dgelu.dpre", p, to_host(d_dpre), dpre, bound);
+    r.compare("matmul_backward_dgelu.dw", p, to_host(d_dw), dw, bound);
+    r.compare("matmul_backward_dgelu.dbias", p, to_host(d_dbias), dbias, bound);
+  }
 }
 
 bool above_diagonal(int row, int col) {
