@@ -221,20 +221,6 @@ struct ColumnValue {  // x[n, c]
     return make_float2(to_f(x[static_cast<size_t>(n) * C + c]), 0.0f);
   }
 };
-template <class T>
-struct LayerNormParamGrad {  // (dout * norm, dout) at [n, c]
-  const T* dout;
-  const T* inp;
-  const float* mean;
-  const float* rstd;
-  int C;
-  __device__ float2 operator()(int n, int c) const {
-    const size_t i = static_cast<size_t>(n) * C + c;
-    const float dy = to_f(dout[i]);
-    return make_float2(dy * (to_f(inp[i]) - mean[n]) * rstd[n], dy);
-  }
-};
-
 // ---------------------------------------------------------------------------------------------
 // Encoder.
 
@@ -317,63 +303,6 @@ __global__ void __launch_bounds__(kEncoderBlock)
 }
 
 // ---------------------------------------------------------------------------------------------
-// LayerNorm: one warp per position.
-
-constexpr float kLayerNormEps = 1e-5f;
-constexpr int kRowsPerBlock = kBlock / kWarp;
-
-__device__ __forceinline__ int warp_row() {
-  return blockIdx.x * kRowsPerBlock + threadIdx.x / kWarp;
-}
-
-template <class T>
-__global__ void layernorm_forward_kernel(T* out, float* mean, float* rstd, const T* inp, const T* w, const T* b, int N,
-                                         int C) {
-  const int n = warp_row(), lane = threadIdx.x % kWarp;
-  if (n >= N) return;  // the whole warp leaves together
-  const T* x = inp + static_cast<size_t>(n) * C;
-  float sum = 0.0f;
-  for (int c = lane; c < C; c += kWarp) sum += to_f(x[c]);
-  const float m = warp_sum(sum) / static_cast<float>(C);
-  // Two passes (mean, then squared deviations) as the reference does: no cancellation.
-  float var = 0.0f;
-  for (int c = lane; c < C; c += kWarp) {
-    const float d = to_f(x[c]) - m;
-    var += d * d;
-  }
-  const float s = 1.0f / sqrtf(warp_sum(var) / static_cast<float>(C) + kLayerNormEps);
-  T* o = out + static_cast<size_t>(n) * C;
-  for (int c = lane; c < C; c += kWarp) o[c] = from_f<T>((to_f(x[c]) - m) * s * to_f(w[c]) + to_f(b[c]));
-  if (lane == 0) {
-    mean[n] = m;
-    rstd[n] = s;
-  }
-}
-
-// dinp += rstd * (dnorm - mean(dnorm) - norm * mean(dnorm * norm)), dnorm = dout * w.
-template <class T>
-__global__ void layernorm_backward_dinp_kernel(T* dinp, const T* dout, const T* inp, const T* w, const float* mean,
-                                               const float* rstd, int N, int C) {
-  const int n = warp_row(), lane = threadIdx.x % kWarp;
-  if (n >= N) return;
-  const size_t row = static_cast<size_t>(n) * C;
-  const T* x = inp + row;
-  const T* dy = dout + row;
-  const float m = mean[n], s = rstd[n];
-  float sum_dnorm = 0.0f, sum_dnorm_norm = 0.0f;
-  for (int c = lane; c < C; c += kWarp) {
-    const float dnorm = to_f(dy[c]) * to_f(w[c]);
-    sum_dnorm += dnorm;
-    sum_dnorm_norm += dnorm * (to_f(x[c]) - m) * s;
-  }
-  const float mean_dnorm = warp_sum(sum_dnorm) / static_cast<float>(C);
-  const float mean_dnorm_norm = warp_sum(sum_dnorm_norm) / static_cast<float>(C);
-  T* dx = dinp + row;
-  for (int c = lane; c < C; c += kWarp)
-    add_to(dx[c], s * (to_f(dy[c]) * to_f(w[c]) - mean_dnorm - (to_f(x[c]) - m) * s * mean_dnorm_norm));
-}
-
-// ---------------------------------------------------------------------------------------------
 // bias [OC] over every row of out [N, OC]: out[n, o] = bias[o] (the matmul's bias, before the
 // GEMM adds into it) or, with add, out[n, o] += bias[o] (a row-parallel layer's bias after the TP
 // sum; the positions, wpe [T, C] over out [B, T*C]).
@@ -394,6 +323,8 @@ void broadcast_rows(T* out, const T* bias, int N, int OC, bool add, cudaStream_t
 
 // ---------------------------------------------------------------------------------------------
 // Attention softmax (forward) and its backward: one warp per row (b, h, t) of the T x T squares.
+
+constexpr int kRowsPerBlock = kBlock / kWarp;
 
 template <class T>
 __global__ void causal_softmax_kernel(T* att, const T* preatt, int Tn, size_t rows) {
@@ -628,24 +559,6 @@ void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* inp, int v0, i
 template <class T>
 void add_bias(T* out, const T* bias, int N, int OC, cudaStream_t stream) {
   broadcast_rows(out, bias, N, OC, true, stream);
-}
-
-template <class T>
-void layernorm_forward(T* out, float* mean, float* rstd, const T* inp, const T* w, const T* b, int N, int C,
-                       cudaStream_t stream) {
-  if (N <= 0) return;
-  layernorm_forward_kernel<<<ceil_div(N, kRowsPerBlock), kBlock, 0, stream>>>(out, mean, rstd, inp, w, b, N, C);
-  COMMSCOPE_CUDA_LAUNCH_CHECK("layernorm_forward_kernel");
-}
-
-template <class T>
-void layernorm_backward(T* dinp, T* dw, T* db, const T* dout, const T* inp, const T* w, const float* mean,
-                        const float* rstd, int N, int C, cudaStream_t stream) {
-  if (N <= 0 || C <= 0) return;
-  layernorm_backward_dinp_kernel<<<ceil_div(N, kRowsPerBlock), kBlock, 0, stream>>>(dinp, dout, inp, w, mean, rstd, N,
-                                                                                    C);
-  COMMSCOPE_CUDA_LAUNCH_CHECK("layernorm_backward_dinp_kernel");
-  column_sums_add(dw, db, N, C, LayerNormParamGrad<T>{dout, inp, mean, rstd, C}, stream);
 }
 
 template <class T>
@@ -926,9 +839,6 @@ void detail::launch_adamw(float* params, const float* grads, float* m, float* v,
 #define COMMSCOPE_CUDA_KERNELS_INSTANTIATE(T)                                                                         \
   template void encoder_forward<T>(T*, const int*, const T*, const T*, int, int, int, cudaStream_t);                  \
   template void encoder_backward<T>(T*, T*, const T*, const int*, int, int, int, cudaStream_t);                       \
-  template void layernorm_forward<T>(T*, float*, float*, const T*, const T*, const T*, int, int, cudaStream_t);       \
-  template void layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const float*, const float*, int, int, \
-                                      cudaStream_t);                                                                  \
   template void matmul_forward<T>(T*, const T*, const T*, const T*, int, int, int, cublasHandle_t, cudaStream_t);     \
   template void matmul_forward_gelu<T>(T*, T*, const T*, const T*, const T*, int, int, int, cublasHandle_t,           \
                                        cudaStream_t);                                                                 \

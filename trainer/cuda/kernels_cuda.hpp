@@ -2,7 +2,7 @@
 // The GPT-2 layer kernels on a CUDA GPU: the same contract as the CPU kernels in
 // trainer/src/kernels.hpp (argument order, shapes, which outputs are overwritten and which
 // gradients are added into), so a caller can swap one set for the other. Element type T is float
-// or __nv_bfloat16 (explicit instantiations in kernels.cu).
+// or __nv_bfloat16 (explicit instantiations in kernels.cu and layernorm.cu).
 //
 // Conventions, on top of kernels.hpp's:
 //   - Every pointer is a device pointer; every launcher enqueues its work on `stream` (the last
@@ -47,10 +47,18 @@ void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* inp, int B, in
 
 // Per position n: mean[n], rstd[n] = 1 / sqrt(biased variance + 1e-5) of inp[n,:];
 // out[n,c] = (inp[n,c] - mean[n]) * rstd[n] * w[c] + b[c]. Shapes: inp/out [N,C], w/b [C]; one
-// warp per position.
+// warp per position. The LayerNorm launchers (layernorm.cu) run at memory speed when C is a multiple
+// of 16 / sizeof(T), C <= 1024 (float) or 2048 (bf16) and every [N,C] and [C] pointer is 16-byte
+// aligned; otherwise a slower scalar kernel gives the same results.
 template <class T>
 void layernorm_forward(T* out, float* mean, float* rstd, const T* inp, const T* w, const T* b, int N, int C,
                        cudaStream_t stream);
+// residual_out = a + b (n = N*C elements, rounded to T once), then layernorm_forward of it:
+// out, mean, rstd as layernorm_forward's. One pass: residual_out written and normalised from
+// registers. residual_out may be a or b (in place); out is a buffer of its own.
+template <class T>
+void residual_layernorm_forward(T* residual_out, T* out, float* mean, float* rstd, const T* a, const T* b, const T* w,
+                                const T* bias, int N, int C, cudaStream_t stream);
 // dinp [N,C], dw/db [C] (added into), from dout [N,C] and the forward's inp, w, mean, rstd.
 template <class T>
 void layernorm_backward(T* dinp, T* dw, T* db, const T* dout, const T* inp, const T* w, const float* mean,
