@@ -252,52 +252,138 @@ void test_encoder(Report& r, const Gpu& g) {
   r.compare("encoder_backward.dwpe", p, to_host(d_dwpe), dwpe, bound);
 }
 
+// LayerNorm shapes: the default one, and ones that take each path of the kernels (layernorm.cu):
+// 128-bit packs with every lane busy (C = 768) and a partial last pack row (fp32 C = 100), the
+// scalar kernels (bf16 C = 100: not a multiple of 8; C = 2304: too wide for the registers; an
+// offset of 1 element: pointers not 16-byte aligned), and N > 256 * 8 (the backward's blocks take
+// several rows per warp and the last blocks none).
+struct LayerNormShape {
+  int N, C;
+  int offset;  // elements before every tensor in its device buffer
+  std::string label() const {
+    if (N == kN && C == kC && offset == 0) return "";
+    char s[64];
+    std::snprintf(s, sizeof(s), offset != 0 ? "[%dx%d+%d]" : "[%dx%d]", N, C, offset);
+    return s;
+  }
+};
+constexpr LayerNormShape kLayerNormShapes[] = {{kN, kC, 0},    {37, 768, 0}, {37, 100, 0}, {2100, 768, 0},
+                                               {2100, 100, 0}, {5, 2304, 0}, {37, 768, 1}};
+
+// v after `offset` zeros (uploaded, then passed as the buffer's pointer + offset), and back.
+Vec shifted(const Vec& v, int offset) {
+  Vec s(static_cast<std::size_t>(offset), 0.0);
+  s.insert(s.end(), v.begin(), v.end());
+  return s;
+}
+Vec unshifted(Vec v, int offset) {
+  v.erase(v.begin(), v.begin() + offset);
+  return v;
+}
+
 template <class T>
-void test_layernorm(Report& r, const Gpu& g) {
+void test_layernorm(Report& r, const Gpu& g, const LayerNormShape& shape) {
   const char* p = Precision<T>::name;
   const double bound = Precision<T>::bound;
+  const int N = shape.N, C = shape.C, off = shape.offset;
+  const std::size_t n = static_cast<std::size_t>(N), c = static_cast<std::size_t>(C);
+  const std::string at = shape.label();
   std::mt19937 rng(12);
-  const std::size_t nc = static_cast<std::size_t>(kN) * kC;
+  const std::size_t nc = n * c, padded = nc + static_cast<std::size_t>(off);
   // An offset, so that the mean matters.
   const Vec inp = quantize<T>(random_vec(nc, -1.5, 2.5, rng));
-  const Vec w = quantize<T>(random_vec(kC, 0.5, 1.5, rng));
-  const Vec b = quantize<T>(random_vec(kC, -0.5, 0.5, rng));
+  const Vec w = quantize<T>(random_vec(c, 0.5, 1.5, rng));
+  const Vec b = quantize<T>(random_vec(c, -0.5, 0.5, rng));
 
-  Vec out(nc), mean(kN), rstd(kN);
-  cpu::layernorm_forward<double>(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), kN, kC);
-  auto d_inp = to_device<T>(inp);
-  auto d_w = to_device<T>(w);
-  auto d_b = to_device<T>(b);
-  auto d_out = to_device<T>(random_vec(nc, -9, 9, rng));
-  DeviceBuffer<float> d_mean(kN), d_rstd(kN);
-  gpu::layernorm_forward<T>(d_out.get(), d_mean.get(), d_rstd.get(), d_inp.get(), d_w.get(), d_b.get(), kN, kC,
-                            g.stream);
+  Vec out(nc), mean(n), rstd(n);
+  cpu::layernorm_forward<double>(out.data(), mean.data(), rstd.data(), inp.data(), w.data(), b.data(), N, C);
+  auto d_inp = to_device<T>(shifted(inp, off));
+  auto d_w = to_device<T>(shifted(w, off));
+  auto d_b = to_device<T>(shifted(b, off));
+  auto d_out = to_device<T>(random_vec(padded, -9, 9, rng));
+  auto d_mean = to_device<float>(random_vec(n, -9, 9, rng));
+  auto d_rstd = to_device<float>(random_vec(n, -9, 9, rng));
+  gpu::layernorm_forward<T>(d_out.get() + off, d_mean.get(), d_rstd.get(), d_inp.get() + off, d_w.get() + off,
+                            d_b.get() + off, N, C, g.stream);
   g.sync();
-  r.compare("layernorm_forward.out", p, to_host(d_out), out, bound);
+  r.compare("layernorm_forward" + at + ".out", p, unshifted(to_host(d_out), off), out, bound);
   // mean and rstd are float for every T: float accuracy.
-  r.compare("layernorm_forward.mean", p, to_host(d_mean), mean, kBoundFp32);
-  r.compare("layernorm_forward.rstd", p, to_host(d_rstd), rstd, kBoundFp32);
+  r.compare("layernorm_forward" + at + ".mean", p, to_host(d_mean), mean, kBoundFp32);
+  r.compare("layernorm_forward" + at + ".rstd", p, to_host(d_rstd), rstd, kBoundFp32);
 
   // The backward gets the statistics as float, the reference the same values.
   const Vec mean_f = quantize<float>(mean), rstd_f = quantize<float>(rstd);
   const Vec dout = quantize<T>(random_vec(nc, -1, 1, rng));
-  Vec dinp = quantize<T>(random_vec(nc, -1, 1, rng));
-  Vec dw = quantize<T>(random_vec(kC, -1, 1, rng));
-  Vec db = quantize<T>(random_vec(kC, -1, 1, rng));
-  auto d_dout = to_device<T>(dout);
-  auto d_dinp = to_device<T>(dinp);
-  auto d_dw = to_device<T>(dw);
-  auto d_db = to_device<T>(db);
+  const Vec dinp0 = quantize<T>(random_vec(nc, -1, 1, rng));
+  const Vec dw0 = quantize<T>(random_vec(c, -1, 1, rng));
+  const Vec db0 = quantize<T>(random_vec(c, -1, 1, rng));
+  Vec dinp = dinp0, dw = dw0, db = db0;
+  auto d_dout = to_device<T>(shifted(dout, off));
   auto d_mean_in = to_device<float>(mean_f);
   auto d_rstd_in = to_device<float>(rstd_f);
   cpu::layernorm_backward<double>(dinp.data(), dw.data(), db.data(), dout.data(), inp.data(), w.data(), mean_f.data(),
-                                  rstd_f.data(), kN, kC);
-  gpu::layernorm_backward<T>(d_dinp.get(), d_dw.get(), d_db.get(), d_dout.get(), d_inp.get(), d_w.get(),
-                             d_mean_in.get(), d_rstd_in.get(), kN, kC, g.stream);
-  g.sync();
-  r.compare("layernorm_backward.dinp", p, to_host(d_dinp), dinp, bound);
-  r.compare("layernorm_backward.dw", p, to_host(d_dw), dw, bound);
-  r.compare("layernorm_backward.db", p, to_host(d_db), db, bound);
+                                  rstd_f.data(), N, C);
+  // Twice from the same gradients: the results must be the same to the bit (no atomics).
+  Vec got[2][3];
+  for (auto& run : got) {
+    auto d_dinp = to_device<T>(shifted(dinp0, off));
+    auto d_dw = to_device<T>(shifted(dw0, off));
+    auto d_db = to_device<T>(shifted(db0, off));
+    gpu::layernorm_backward<T>(d_dinp.get() + off, d_dw.get() + off, d_db.get() + off, d_dout.get() + off,
+                               d_inp.get() + off, d_w.get() + off, d_mean_in.get(), d_rstd_in.get(), N, C, g.stream);
+    g.sync();
+    run[0] = unshifted(to_host(d_dinp), off);
+    run[1] = unshifted(to_host(d_dw), off);
+    run[2] = unshifted(to_host(d_db), off);
+  }
+  r.compare("layernorm_backward" + at + ".dinp", p, got[0][0], dinp, bound);
+  r.compare("layernorm_backward" + at + ".dw", p, got[0][1], dw, bound);
+  r.compare("layernorm_backward" + at + ".db", p, got[0][2], db, bound);
+  r.exact("layernorm_backward" + at + ".dw rerun", p, got[1][1], got[0][1]);
+  r.exact("layernorm_backward" + at + ".db rerun", p, got[1][2], got[0][2]);
+}
+
+// residual_layernorm_forward against the reference's residual_forward then layernorm_forward of
+// the residual rounded to T (what the separate kernels would store and read back); then again in
+// place (residual_out = a).
+template <class T>
+void test_residual_layernorm(Report& r, const Gpu& g, const LayerNormShape& shape) {
+  const char* p = Precision<T>::name;
+  const double bound = Precision<T>::bound;
+  const int N = shape.N, C = shape.C, off = shape.offset;
+  const std::size_t n = static_cast<std::size_t>(N), c = static_cast<std::size_t>(C);
+  const std::string name = "residual_layernorm_forward" + shape.label();
+  std::mt19937 rng(19);
+  const std::size_t nc = n * c, padded = nc + static_cast<std::size_t>(off);
+  const Vec a = quantize<T>(random_vec(nc, -1.5, 2.5, rng));
+  const Vec b = quantize<T>(random_vec(nc, -1, 1, rng));
+  const Vec w = quantize<T>(random_vec(c, 0.5, 1.5, rng));
+  const Vec bias = quantize<T>(random_vec(c, -0.5, 0.5, rng));
+
+  Vec residual(nc), out(nc), mean(n), rstd(n);
+  cpu::residual_forward<double>(residual.data(), a.data(), b.data(), nc);
+  const Vec stored = quantize<T>(residual);
+  cpu::layernorm_forward<double>(out.data(), mean.data(), rstd.data(), stored.data(), w.data(), bias.data(), N, C);
+
+  auto d_b = to_device<T>(shifted(b, off));
+  auto d_w = to_device<T>(shifted(w, off));
+  auto d_bias = to_device<T>(shifted(bias, off));
+  for (const bool in_place : {false, true}) {
+    const std::string what = name + (in_place ? " in place" : "");
+    auto d_a = to_device<T>(shifted(a, off));
+    auto d_residual = to_device<T>(random_vec(padded, -9, 9, rng));
+    auto d_out = to_device<T>(random_vec(padded, -9, 9, rng));
+    auto d_mean = to_device<float>(random_vec(n, -9, 9, rng));
+    auto d_rstd = to_device<float>(random_vec(n, -9, 9, rng));
+    const DeviceBuffer<T>& res = in_place ? d_a : d_residual;
+    gpu::residual_layernorm_forward<T>(res.get() + off, d_out.get() + off, d_mean.get(), d_rstd.get(), d_a.get() + off,
+                                       d_b.get() + off, d_w.get() + off, d_bias.get() + off, N, C, g.stream);
+    g.sync();
+    r.compare(what + ".residual", p, unshifted(to_host(res), off), residual, bound);
+    r.compare(what + ".out", p, unshifted(to_host(d_out), off), out, bound);
+    r.compare(what + ".mean", p, to_host(d_mean), mean, kBoundFp32);
+    r.compare(what + ".rstd", p, to_host(d_rstd), rstd, kBoundFp32);
+  }
 }
 
 template <class T>
@@ -923,7 +1009,8 @@ void test_adamw(Report& r, const Gpu& g) {
 template <class T>
 void test_precision(Report& r, const Gpu& g) {
   test_encoder<T>(r, g);
-  test_layernorm<T>(r, g);
+  for (const LayerNormShape& shape : kLayerNormShapes) test_layernorm<T>(r, g, shape);
+  for (const LayerNormShape& shape : kLayerNormShapes) test_residual_layernorm<T>(r, g, shape);
   test_matmul<T>(r, g);
   test_attention<T>(r, g);
   test_elementwise<T>(r, g);
