@@ -129,6 +129,24 @@ template <class T>
 void softmax_xent_backward(T* dlogits, const T* probs, const int* targets, float dloss, int N, int V, int Vp,
                            cudaStream_t stream);
 
+// The classifier's cross-entropy without stored probabilities (classifier.cu): the forward keeps
+// lse per position instead of probs [N,Vp], the backward recomputes each probability from it.
+// Logits [N,Vp], the first V of each row real; 0 <= targets[n] < V. One block per position;
+// rows move in 128-bit packs where the row pointers are 16-byte aligned (Vp a multiple of 8 for
+// bf16, 4 for float, and an aligned base pointer), one element at a time otherwise.
+// One read of the logits: lse[n] = logsumexp(logits[n, i < V]) (float, online max and sum),
+// losses[n] = lse[n] - logits[n, targets[n]] (targets null: losses untouched). The logits are
+// only read. WRITES lse (and losses).
+template <class T>
+void xent_forward(float* losses, float* lse, const T* logits, const int* targets, int N, int V, int Vp,
+                  cudaStream_t stream);
+// WRITES dlogits[n,i] = (exp(logits[n,i] - lse[n]) - [i == targets[n]]) * dloss for i < V and 0
+// for V <= i < Vp (the padding logits are not read); dlogits may be logits itself (in place). One
+// read, one write.
+template <class T>
+void xent_backward(T* dlogits, const T* logits, const float* lse, const int* targets, float dloss, int N, int V,
+                   int Vp, cudaStream_t stream);
+
 // --- Tensor parallelism (model.hpp's Megatron split; one rank's share of the work)
 // The vocabulary-parallel embedding: this rank holds rows [v0, v0 + rows) of wte.
 // out[b,t,:] = wte[inp[b,t] - v0, :] where v0 <= inp[b,t] < v0 + rows, else 0 (WRITES out; no

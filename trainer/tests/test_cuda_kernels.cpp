@@ -699,6 +699,87 @@ void test_softmax_xent(Report& r, const Gpu& g) {
   r.exact_zero("softmax_xent_backward.dlogits", p, to_host(d_dlogits), kN, kVp, padded_column);
 }
 
+// xent_forward / xent_backward (no stored probabilities) on logits [N,Vp], the first V real: lse
+// against a double logsumexp, losses and dlogits against the CPU softmax_xent_* (its exact
+// probabilities: the fused backward never rounds them). Every output starts as garbage; the
+// backward runs out of place and in place (dlogits = logits).
+template <class T>
+void test_xent_fused_shape(Report& r, const Gpu& g, int N, int V, int Vp, unsigned seed) {
+  const char* p = Precision<T>::name;
+  const double bound = Precision<T>::bound;
+  const std::string shape = "(V=" + std::to_string(V) + ",Vp=" + std::to_string(Vp) + ")";
+  std::mt19937 rng(seed);
+  const std::size_t nv = static_cast<std::size_t>(N) * Vp;
+  Vec logits = random_vec(nv, -4, 4, rng);
+  // Padding logits large enough that reading one would overflow exp: they must not be read.
+  for (int n = 0; n < N; ++n)
+    for (int i = V; i < Vp; ++i) logits[static_cast<std::size_t>(n) * Vp + i] = 1000.0;
+  logits = quantize<T>(logits);
+  std::vector<int> targets = random_tokens(static_cast<std::size_t>(N), V, rng);
+  targets[0] = V - 1;  // the last real column (in the element-at-a-time tail where there is one)
+  targets[1] = 0;
+
+  Vec lse(N);
+  for (int n = 0; n < N; ++n) {
+    const double* z = logits.data() + static_cast<std::size_t>(n) * Vp;
+    const double maxv = *std::max_element(z, z + V);
+    double sum = 0.0;
+    for (int i = 0; i < V; ++i) sum += std::exp(z[i] - maxv);
+    lse[n] = maxv + std::log(sum);
+  }
+  Vec probs(nv), losses(N);
+  cpu::softmax_xent_forward<double>(probs.data(), losses.data(), logits.data(), targets.data(), N, V, Vp);
+
+  auto d_logits = to_device<T>(logits);
+  auto d_targets = to_device(targets);
+  auto d_lse = to_device<float>(random_vec(N, -9, 9, rng));
+  auto d_losses = to_device<float>(random_vec(N, -9, 9, rng));
+  gpu::xent_forward<T>(d_losses.get(), d_lse.get(), d_logits.get(), d_targets.get(), N, V, Vp, g.stream);
+  g.sync();
+  // float statistics for every T, from inputs that T holds exactly
+  r.compare("xent_forward" + shape + ".lse", p, to_host(d_lse), lse, kBoundFp32);
+  r.compare("xent_forward" + shape + ".losses", p, to_host(d_losses), losses, kBoundFp32);
+  r.unchanged("xent_forward" + shape + ".logits", p, to_host(d_logits), logits);
+
+  // No targets: lse only, the losses left alone.
+  const Vec sentinel(N, 123.0);
+  auto d_kept = to_device<float>(sentinel);
+  auto d_lse2 = to_device<float>(random_vec(N, -9, 9, rng));
+  gpu::xent_forward<T>(d_kept.get(), d_lse2.get(), d_logits.get(), nullptr, N, V, Vp, g.stream);
+  g.sync();
+  r.compare("xent_forward" + shape + "(no targets).lse", p, to_host(d_lse2), lse, kBoundFp32);
+  r.unchanged("xent_forward" + shape + "(no targets).losses", p, to_host(d_kept), sentinel);
+
+  const float dloss = 1.0f / static_cast<float>(N);
+  Vec dlogits(nv);
+  cpu::softmax_xent_backward<double>(dlogits.data(), probs.data(), targets.data(), static_cast<double>(dloss), N, V,
+                                     Vp);
+  const auto padding = [V](int /*row*/, int col) { return col >= V; };
+  auto d_lse_in = to_device<float>(lse);
+  auto d_dlogits = to_device<T>(random_vec(nv, -9, 9, rng));  // written, not added into
+  gpu::xent_backward<T>(d_dlogits.get(), d_logits.get(), d_lse_in.get(), d_targets.get(), dloss, N, V, Vp, g.stream);
+  g.sync();
+  r.compare("xent_backward" + shape + ".dlogits", p, to_host(d_dlogits), dlogits, bound);
+  r.exact_zero("xent_backward" + shape + ".dlogits", p, to_host(d_dlogits), N, Vp, padding);
+
+  auto d_inplace = to_device<T>(logits);
+  gpu::xent_backward<T>(d_inplace.get(), d_inplace.get(), d_lse_in.get(), d_targets.get(), dloss, N, V, Vp, g.stream);
+  g.sync();
+  r.compare("xent_backward" + shape + "(in place).dlogits", p, to_host(d_inplace), dlogits, bound);
+  r.exact_zero("xent_backward" + shape + "(in place).dlogits", p, to_host(d_inplace), N, Vp, padding);
+}
+
+template <class T>
+void test_xent_fused(Report& r, const Gpu& g) {
+  // Rows in 128-bit packs with an element-at-a-time tail (V not a multiple of the pack) and
+  // padding-only packs.
+  test_xent_fused_shape<T>(r, g, kN, kV, kVp, 20);
+  // Vp not a multiple of 8 or 4: element at a time.
+  test_xent_fused_shape<T>(r, g, kN, 1000, 1003, 21);
+  // GPT-2's vocabulary: more packs per row than one pass of the block (threads x unroll) covers.
+  test_xent_fused_shape<T>(r, g, 5, 50257, 50304, 22);
+}
+
 // --- tensor parallelism: each rank's share run on its own, the shares laid side by side and
 // compared with a double reference of the whole.
 
@@ -1015,6 +1096,7 @@ void test_precision(Report& r, const Gpu& g) {
   test_attention<T>(r, g);
   test_elementwise<T>(r, g);
   test_softmax_xent<T>(r, g);
+  test_xent_fused<T>(r, g);
   test_tensor_parallel_encoder<T>(r, g);
   test_vocab_parallel_xent<T>(r, g);
 }
