@@ -3,7 +3,9 @@
 // log-sum-exp and the loss; the backward reads the logits once more and writes the gradient
 // (in place if asked), recomputing each probability as exp(logit - lse). Against softmax_xent_*
 // (probabilities written by the forward and read by the backward) this moves 3 N Vp elements
-// instead of 4 N Vp, and each row is read once per kernel instead of three times.
+// instead of 4 N Vp, and each row is read once per kernel instead of three times. The
+// probability-storing softmax_xent_forward/backward (still used by the vocabulary-parallel path
+// and for inference) live here too, on the same row machinery.
 //
 // One block of kThreads per position (row). Where a row is 16-byte aligned (aligned pointer, Vp a
 // multiple of 8 bf16 / 4 float elements) the row moves in 128-bit packs, kUnroll packs per thread
@@ -136,13 +138,11 @@ __device__ __forceinline__ void online_add(float& m, float& s, const float (&x)[
   for (int k = 0; k < K; ++k) s += expf(x[k] - m);
 }
 
-// lse[n] = log sum_{i<V} exp(z[n,i]); losses[n] = lse[n] - z[n, targets[n]] (targets non-null).
+// log sum_{i<V} exp(z[i]) of one row, returned to every thread of the block (every thread must
+// call it): each thread's online (m, s) over its packs and elements, then the block's maximum and
+// the sum of the threads' s rescaled to it.
 template <class T, bool kPacked>
-__global__ void __launch_bounds__(kThreads)
-    xent_forward_kernel(float* __restrict__ losses, float* __restrict__ lse, const T* __restrict__ logits,
-                        const int* __restrict__ targets, int V, int Vp) {
-  const size_t n = blockIdx.x;
-  const T* z = logits + n * Vp;
+__device__ float block_logsumexp(const T* z, int V) {
   float m = -INFINITY, s = 0.0f;
   int scalar_from = 0;  // the elements [scalar_from, V) go one at a time
   if constexpr (kPacked) {
@@ -168,8 +168,18 @@ __global__ void __launch_bounds__(kThreads)
   const float row_max = block_reduce<true>(m);
   s = m == -INFINITY ? 0.0f : s * expf(m - row_max);
   const float row_sum = block_reduce<false>(s);
+  return row_max + logf(row_sum);
+}
+
+// lse[n] = log sum_{i<V} exp(z[n,i]); losses[n] = lse[n] - z[n, targets[n]] (targets non-null).
+template <class T, bool kPacked>
+__global__ void __launch_bounds__(kThreads)
+    xent_forward_kernel(float* __restrict__ losses, float* __restrict__ lse, const T* __restrict__ logits,
+                        const int* __restrict__ targets, int V, int Vp) {
+  const size_t n = blockIdx.x;
+  const T* z = logits + n * Vp;
+  const float l = block_logsumexp<T, kPacked>(z, V);
   if (threadIdx.x == 0) {
-    const float l = row_max + logf(row_sum);
     lse[n] = l;
     if (targets != nullptr) losses[n] = l - to_f(z[targets[n]]);
   }
@@ -214,6 +224,81 @@ __global__ void __launch_bounds__(kThreads) xent_backward_kernel(T* dlogits, con
   }
 }
 
+// softmax_xent_forward: probs[n,i] = exp(z[n,i] - lse) for i < V (rounded to T once), 0 for
+// V <= i < Vp; losses[n] = lse - z[n, targets[n]]. Two reads of the row (the second mostly from
+// L2) and one write. probs may be logits: the target's logit is read, and the whole row through
+// block_logsumexp, before its barriers; afterwards each element is read and written by one thread.
+template <class T, bool kPacked>
+__global__ void __launch_bounds__(kThreads)
+    softmax_xent_forward_kernel(T* probs, float* losses, const T* logits, const int* targets, int V, int Vp) {
+  const size_t n = blockIdx.x;
+  const T* z = logits + n * Vp;
+  T* p = probs + n * Vp;
+  const float target_logit = targets != nullptr && threadIdx.x == 0 ? to_f(z[targets[n]]) : 0.0f;
+  const float l = block_logsumexp<T, kPacked>(z, V);
+  if (targets != nullptr && threadIdx.x == 0) losses[n] = l - target_logit;
+  if constexpr (kPacked) {
+    constexpr int P = kPack<T>;
+    const int packs = Vp / P;
+    for (int j0 = threadIdx.x; j0 < packs; j0 += kUnroll * kThreads) {
+      float x[kUnroll][P] = {};
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int j = j0 + u * kThreads;
+        if (j < packs && j * P < V) load_pack(z + static_cast<size_t>(j) * P, x[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int j = j0 + u * kThreads;
+        if (j >= packs) break;
+#pragma unroll
+        for (int k = 0; k < P; ++k) x[u][k] = j * P + k < V ? expf(x[u][k] - l) : 0.0f;
+        store_pack(p + static_cast<size_t>(j) * P, x[u]);
+      }
+    }
+  } else {
+    for (int i = threadIdx.x; i < Vp; i += kThreads) p[i] = from_f<T>(i < V ? expf(to_f(z[i]) - l) : 0.0f);
+  }
+}
+
+// softmax_xent_backward on columns [v0, v0 + Vl) of the vocabulary, the first `valid` real:
+// dlogits[n,i] = probs[n,i] * dloss - [v0 + i == targets[n]] dloss for i < valid, 0 beyond (the
+// padding probabilities are not read). dlogits may be probs.
+template <class T, bool kPacked>
+__global__ void __launch_bounds__(kThreads) softmax_xent_backward_kernel(T* dlogits, const T* probs, const int* targets,
+                                                                         float dloss, int v0, int valid, int Vl) {
+  const size_t n = blockIdx.x;
+  const T* pr = probs + n * Vl;
+  T* dz = dlogits + n * Vl;
+  const int target = targets[n] - v0;  // this rank's column of the target, if it holds it
+  if constexpr (kPacked) {
+    constexpr int P = kPack<T>;
+    const int packs = Vl / P;
+    for (int j0 = threadIdx.x; j0 < packs; j0 += kUnroll * kThreads) {
+      float x[kUnroll][P] = {};
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int j = j0 + u * kThreads;
+        if (j < packs && j * P < valid) load_pack(pr + static_cast<size_t>(j) * P, x[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int j = j0 + u * kThreads;
+        if (j >= packs) break;
+#pragma unroll
+        for (int k = 0; k < P; ++k) {
+          const int i = j * P + k;
+          x[u][k] = i < valid ? x[u][k] * dloss - (i == target ? dloss : 0.0f) : 0.0f;
+        }
+        store_pack(dz + static_cast<size_t>(j) * P, x[u]);
+      }
+    }
+  } else {
+    for (int i = threadIdx.x; i < Vl; i += kThreads)
+      dz[i] = from_f<T>(i < valid ? to_f(pr[i]) * dloss - (i == target ? dloss : 0.0f) : 0.0f);
+  }
+}
+
 }  // namespace
 
 template <class T>
@@ -238,9 +323,40 @@ void xent_backward(T* dlogits, const T* logits, const float* lse, const int* tar
   COMMSCOPE_CUDA_LAUNCH_CHECK("xent_backward_kernel");
 }
 
-#define COMMSCOPE_CLASSIFIER_INSTANTIATE(T)                                                         \
-  template void xent_forward<T>(float*, float*, const T*, const int*, int, int, int, cudaStream_t); \
-  template void xent_backward<T>(T*, const T*, const float*, const int*, float, int, int, int, cudaStream_t);
+template <class T>
+void softmax_xent_forward(T* probs, float* losses, const T* logits, const int* targets, int N, int V, int Vp,
+                          cudaStream_t stream) {
+  if (N <= 0) return;
+  if (packed_rows<T>(logits, Vp) && packed_rows<T>(probs, Vp))
+    softmax_xent_forward_kernel<T, true><<<N, kThreads, 0, stream>>>(probs, losses, logits, targets, V, Vp);
+  else
+    softmax_xent_forward_kernel<T, false><<<N, kThreads, 0, stream>>>(probs, losses, logits, targets, V, Vp);
+  COMMSCOPE_CUDA_LAUNCH_CHECK("softmax_xent_forward_kernel");
+}
+
+template <class T>
+void softmax_xent_backward(T* dlogits, const T* probs, const int* targets, float dloss, int N, int V, int Vp,
+                           cudaStream_t stream) {
+  softmax_xent_backward(dlogits, probs, targets, dloss, 0, N, V, Vp, stream);
+}
+
+template <class T>
+void softmax_xent_backward(T* dlogits, const T* probs, const int* targets, float dloss, int v0, int N, int valid,
+                           int Vl, cudaStream_t stream) {
+  if (N <= 0 || Vl <= 0) return;
+  if (packed_rows<T>(probs, Vl) && packed_rows<T>(dlogits, Vl))
+    softmax_xent_backward_kernel<T, true><<<N, kThreads, 0, stream>>>(dlogits, probs, targets, dloss, v0, valid, Vl);
+  else
+    softmax_xent_backward_kernel<T, false><<<N, kThreads, 0, stream>>>(dlogits, probs, targets, dloss, v0, valid, Vl);
+  COMMSCOPE_CUDA_LAUNCH_CHECK("softmax_xent_backward_kernel");
+}
+
+#define COMMSCOPE_CLASSIFIER_INSTANTIATE(T)                                                                   \
+  template void xent_forward<T>(float*, float*, const T*, const int*, int, int, int, cudaStream_t);           \
+  template void xent_backward<T>(T*, const T*, const float*, const int*, float, int, int, int, cudaStream_t); \
+  template void softmax_xent_forward<T>(T*, float*, const T*, const int*, int, int, int, cudaStream_t);       \
+  template void softmax_xent_backward<T>(T*, const T*, const int*, float, int, int, int, cudaStream_t);       \
+  template void softmax_xent_backward<T>(T*, const T*, const int*, float, int, int, int, int, cudaStream_t);
 
 COMMSCOPE_CLASSIFIER_INSTANTIATE(float)
 COMMSCOPE_CLASSIFIER_INSTANTIATE(__nv_bfloat16)

@@ -400,8 +400,9 @@ __global__ void residual_backward_kernel(T* da, T* db, const T* dout, size_t n) 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Softmax + cross-entropy: one block per position. The vocabulary-parallel steps (xent_*) do the
-// same per row on a rank's columns, the TP maximum and sums taken between them.
+// The vocabulary-parallel softmax + cross-entropy steps, one block per position on a rank's
+// columns, the TP maximum and sums taken between them. The whole-vocabulary softmax_xent_* and
+// the fused xent_forward/xent_backward are in classifier.cu.
 
 // The maximum of z[0, valid) (-inf when valid is 0), returned to every thread of the block.
 template <class T>
@@ -409,23 +410,6 @@ __device__ float block_row_max(const T* z, int valid) {
   float maxv = -INFINITY;
   for (int i = threadIdx.x; i < valid; i += blockDim.x) maxv = fmaxf(maxv, to_f(z[i]));
   return block_reduce<true>(maxv);
-}
-
-template <class T>
-__global__ void softmax_xent_forward_kernel(T* probs, float* losses, const T* logits, const int* targets, int V,
-                                            int Vp) {
-  const size_t n = blockIdx.x;
-  const T* z = logits + n * Vp;
-  T* p = probs + n * Vp;
-  // Read before any probability is written (block_reduce syncs first): probs may then alias logits.
-  const float target_logit = targets != nullptr && threadIdx.x == 0 ? to_f(z[targets[n]]) : 0.0f;
-  const float maxv = block_row_max(z, V);
-  float sum = 0.0f;
-  for (int i = threadIdx.x; i < V; i += blockDim.x) sum += expf(to_f(z[i]) - maxv);
-  sum = block_reduce<false>(sum);
-  const float inv = 1.0f / sum;
-  for (int i = threadIdx.x; i < Vp; i += blockDim.x) p[i] = from_f<T>(i < V ? expf(to_f(z[i]) - maxv) * inv : 0.0f);
-  if (targets != nullptr && threadIdx.x == 0) losses[n] = logf(sum) + maxv - target_logit;
 }
 
 // 1. row_max[n] = the maximum of this rank's valid logits.
@@ -464,23 +448,6 @@ __global__ void xent_normalize_kernel(T* probs, float* losses, const T* logits, 
   const float maxv = row_max[n], inv = 1.0f / row_sum[n];
   for (int i = threadIdx.x; i < Vl; i += blockDim.x) p[i] = from_f<T>(i < valid ? expf(to_f(z[i]) - maxv) * inv : 0.0f);
   if (losses != nullptr && threadIdx.x == 0) losses[n] = logf(row_sum[n]) + maxv - row_target[n];
-}
-
-// Columns [v0, v0 + Vl) of the vocabulary, the first `valid` of them real: the whole vocabulary
-// is v0 0, valid V, Vl Vp.
-template <class T>
-__global__ void softmax_xent_backward_kernel(T* dlogits, const T* probs, const int* targets, float dloss, int v0,
-                                             int valid, int Vl, size_t total) {
-  for (size_t idx = global_thread(); idx < total; idx += grid_threads()) {
-    const size_t n = idx / Vl;
-    const int i = static_cast<int>(idx % Vl);
-    float d = 0.0f;
-    if (i < valid) {
-      d = to_f(probs[idx]) * dloss;
-      if (v0 + i == targets[n]) d -= dloss;
-    }
-    dlogits[idx] = from_f<T>(d);
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -712,20 +679,6 @@ void residual_backward(T* da, T* db, const T* dout, std::size_t n, cudaStream_t 
 }
 
 template <class T>
-void softmax_xent_forward(T* probs, float* losses, const T* logits, const int* targets, int N, int V, int Vp,
-                          cudaStream_t stream) {
-  if (N <= 0) return;
-  softmax_xent_forward_kernel<<<N, kBlock, 0, stream>>>(probs, losses, logits, targets, V, Vp);
-  COMMSCOPE_CUDA_LAUNCH_CHECK("softmax_xent_forward_kernel");
-}
-
-template <class T>
-void softmax_xent_backward(T* dlogits, const T* probs, const int* targets, float dloss, int N, int V, int Vp,
-                           cudaStream_t stream) {
-  softmax_xent_backward(dlogits, probs, targets, dloss, 0, N, V, Vp, stream);
-}
-
-template <class T>
 void xent_row_max(float* row_max, const T* logits, int N, int valid, int Vl, cudaStream_t stream) {
   if (N <= 0) return;
   xent_row_max_kernel<<<N, kBlock, 0, stream>>>(row_max, logits, valid, Vl);
@@ -747,16 +700,6 @@ void xent_normalize(T* probs, float* losses, const T* logits, const float* row_s
   if (N <= 0) return;
   xent_normalize_kernel<<<N, kBlock, 0, stream>>>(probs, losses, logits, row_sum, row_max, row_target, valid, Vl);
   COMMSCOPE_CUDA_LAUNCH_CHECK("xent_normalize_kernel");
-}
-
-template <class T>
-void softmax_xent_backward(T* dlogits, const T* probs, const int* targets, float dloss, int v0, int N, int valid,
-                           int Vl, cudaStream_t stream) {
-  const size_t total = static_cast<size_t>(N) * Vl;
-  if (total == 0) return;
-  softmax_xent_backward_kernel<<<elementwise_blocks(total), kBlock, 0, stream>>>(dlogits, probs, targets, dloss, v0,
-                                                                                 valid, Vl, total);
-  COMMSCOPE_CUDA_LAUNCH_CHECK("softmax_xent_backward_kernel");
 }
 
 namespace {
@@ -853,8 +796,6 @@ void detail::launch_adamw(float* params, const float* grads, float* m, float* v,
   template void gelu_backward<T>(T*, const T*, const T*, std::size_t, cudaStream_t);                                  \
   template void residual_forward<T>(T*, const T*, const T*, std::size_t, cudaStream_t);                               \
   template void residual_backward<T>(T*, T*, const T*, std::size_t, cudaStream_t);                                    \
-  template void softmax_xent_forward<T>(T*, float*, const T*, const int*, int, int, int, cudaStream_t);               \
-  template void softmax_xent_backward<T>(T*, const T*, const int*, float, int, int, int, cudaStream_t);               \
   template void embedding_lookup<T>(T*, const int*, const T*, int, int, int, int, int, cudaStream_t);                 \
   template void add_positions<T>(T*, const T*, int, int, int, cudaStream_t);                                          \
   template void encoder_backward<T>(T*, T*, const T*, const int*, int, int, int, int, int, cudaStream_t);             \
@@ -863,7 +804,6 @@ void detail::launch_adamw(float* params, const float* grads, float* m, float* v,
   template void xent_sums<T>(float*, float*, const T*, const float*, const int*, int, int, int, int, cudaStream_t);  \
   template void xent_normalize<T>(T*, float*, const T*, const float*, const float*, const float*, int, int, int,     \
                                   cudaStream_t);                                                                      \
-  template void softmax_xent_backward<T>(T*, const T*, const int*, float, int, int, int, int, cudaStream_t);          \
   template void sum_squares<T>(float*, const T*, std::size_t, cudaStream_t);
 
 COMMSCOPE_CUDA_KERNELS_INSTANTIATE(float)

@@ -2,7 +2,8 @@
 // The GPT-2 layer kernels on a CUDA GPU: the same contract as the CPU kernels in
 // trainer/src/kernels.hpp (argument order, shapes, which outputs are overwritten and which
 // gradients are added into), so a caller can swap one set for the other. Element type T is float
-// or __nv_bfloat16 (explicit instantiations in kernels.cu and layernorm.cu).
+// or __nv_bfloat16 (explicit instantiations in kernels.cu, layernorm.cu (LayerNorm) and classifier.cu
+// (the cross-entropy)).
 //
 // Conventions, on top of kernels.hpp's:
 //   - Every pointer is a device pointer; every launcher enqueues its work on `stream` (the last
