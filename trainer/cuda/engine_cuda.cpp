@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -36,6 +37,11 @@
 namespace commscope::trainer {
 
 namespace {
+cuda::Attention attention_of(const std::string& name) {
+  const std::optional<cuda::Attention> a = cuda::parse_attention(name);
+  if (!a) throw std::invalid_argument("--attention '" + name + "': auto, cudnn, flash or naive");
+  return *a;
+}
 
 namespace prof = commscope::profiler;
 namespace k = cuda_kernels;
@@ -118,7 +124,8 @@ class CudaEngine final : public TrainEngine {
         plan_(layout_, comm.size(), comm.rank()),
         coll_(comm, dp.algo, options.transport, comm_stream_),
         model_(config, local_batch / options.micro_batches, seq, compute_, layout_.tp(), layout_.stage(),
-               pipeline_slots(layout_.stage().index, layout_.stage().count, options.micro_batches, options.gpipe)),
+               pipeline_slots(layout_.stage().index, layout_.stage().count, options.micro_batches, options.gpipe),
+               attention_of(options.attention)),
         names_(dp.algo) {
     const Stage& st = layout_.stage();
     if (grid_ != nullptr && (grid_->pp_rank != st.index || grid_->pp_size != st.count))
@@ -243,7 +250,12 @@ class CudaEngine final : public TrainEngine {
     const float scale =
         adamw_.grad_clip > 0 && r.grad_norm > adamw_.grad_clip ? adamw_.grad_clip / (r.grad_norm + 1e-6f) : 1.0f;
     r.lr = learning_rate(adamw_, step_);
-    ++step_;
+    if (step_++ == 0 && device_free_at_start_ > 0) {  // what the first step left allocated
+      COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute_));
+      size_t free = 0, total = 0;
+      COMMSCOPE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+      device_measured_ = device_free_at_start_ > free ? device_free_at_start_ - free : 0;
+    }
 
     update(g32, r.lr, scale);
     // Waited for, so that a step's time (and its profile window) holds its update.
@@ -263,6 +275,13 @@ class CudaEngine final : public TrainEngine {
   std::vector<float> full_m() override { return full(m_); }
   std::vector<float> full_v() override { return full(v_); }
   std::int64_t step() const noexcept override { return step_; }
+
+  std::size_t device_bytes_measured() const noexcept override { return device_measured_; }
+  std::string compute_details() const override {
+    return "attention " + cuda::attention_description(model_.attention());
+  }
+  // The device's free memory before this engine allocated anything (make_cuda_engine's reading).
+  void set_device_free_at_start(size_t bytes) { device_free_at_start_ = bytes; }
 
   MemoryReport memory() const override {
     const size_t full = layout_.total() * sizeof(T);
@@ -558,9 +577,11 @@ class CudaEngine final : public TrainEngine {
   prof::NameId n_emb_allreduce_ = prof::name_id("embedding.allreduce");
   float* norm_host_ = nullptr;
   std::int64_t step_ = 0;
+  size_t device_free_at_start_ = 0, device_measured_ = 0;
 
   DataParallelNames names_;
 };
+
 
 // Throws before anything collective when this rank cannot take part, after agreeing with the
 // others (so that no rank waits for one that gave up).
@@ -596,11 +617,20 @@ std::unique_ptr<TrainEngine> make_cuda_engine(Communicator& comm, const ModelCon
   bind_local_gpu(comm, options.transport == "nccl", "--device cuda");
   std::string problem;
   std::unique_ptr<TrainEngine> engine;
+  size_t free_at_start = 0, total = 0;
   try {
-    if (options.bf16)
-      engine = std::make_unique<CudaEngine<__nv_bfloat16>>(dp_comm, config, local_batch, seq, dp, adamw, options);
-    else
-      engine = std::make_unique<CudaEngine<float>>(dp_comm, config, local_batch, seq, dp, adamw, options);
+    COMMSCOPE_CUDA_CHECK(cudaMemGetInfo(&free_at_start, &total));
+    if (options.bf16) {
+      auto e = std::make_unique<CudaEngine<__nv_bfloat16>>(dp_comm, config, local_batch, seq, dp, adamw, options);
+      e->set_device_free_at_start(free_at_start);
+      engine = std::move(e);
+    } else {
+      auto e = std::make_unique<CudaEngine<float>>(dp_comm, config, local_batch, seq, dp, adamw, options);
+      e->set_device_free_at_start(free_at_start);
+      engine = std::move(e);
+    }
+  } catch (const std::invalid_argument& e) {  // an impossible --attention for this model or build
+    problem = e.what();
   } catch (const std::runtime_error& e) {
     problem = std::string("--device cuda: rank ") + std::to_string(comm.rank()) + ": " + e.what();
   }

@@ -4,15 +4,19 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/trainer/operators.hpp"
 #include "device_array.hpp"
+#include "cudnn_attention.hpp"
 #include "device_op.hpp"
+#include "flash_attention.hpp"
 #include "kernels_cuda.hpp"
 
 namespace commscope::trainer::cuda {
@@ -62,12 +66,14 @@ struct CudaGpt2<T>::Impl {
   // One layer's activations. Shapes: B = batch, T = sequence, C = channels, Cl = C / tp and
   // NHl = NH / tp (this rank's share of the attention; 4 Cl hidden units of the MLP). The
   // pre-softmax scores are not kept per layer: they and the attention's gradients use
-  // att_scratch0/1, (B, NHl, T, T) each, shared by all layers.
+  // att_scratch0/1, (B, NHl, T, T) each, shared by all layers. Flash attention (ours or cuDNN's)
+  // keeps only each row's logsumexp: no T x T square at all.
   struct LayerActs {
     T* ln1;           // (B, T, C)
     T* qkv;           // (B, T, 3Cl): q, then k, then v
     T* atty;          // (B, T, Cl)
-    T* att;           // (B, NHl, T, T): softmax
+    T* att;           // (B, NHl, T, T): softmax (Attention::naive only)
+    float* lse;       // (B, NHl, T): the softmax's logsumexp (flash and cudnn only)
     T* attproj;       // (B, T, C)
     T* residual2;     // (B, T, C)
     T* ln2;           // (B, T, C)
@@ -87,12 +93,13 @@ struct CudaGpt2<T>::Impl {
     bool have_targets = false;
     T* encoded = nullptr;  // the embeddings, or the previous stage's output
     std::vector<LayerActs> layers;
-    T *lnf = nullptr, *logits = nullptr;  // logits: also the probabilities and their gradient
+    T *lnf = nullptr, *logits = nullptr;  // logits: also their gradient (and the probabilities, tp > 1)
     float *lnf_mean = nullptr, *lnf_rstd = nullptr, *losses = nullptr;
+    float* lse = nullptr;  // tp == 1: each position's logsumexp of the logits (the fused classifier)
   };
-  // One layer's activation gradients: contiguous, zeroed with one memset per layer.
+  // One layer's activation gradients, shared by all layers (the residual stream's is dres).
   struct LayerGrads {
-    T *residual2, *fcproj, *fch_gelu, *fch, *ln2, *attproj, *atty, *qkv, *ln1;
+    T *fch_gelu, *fch, *ln2, *atty, *qkv, *ln1;
   };
 
   ModelConfig config;
@@ -102,6 +109,8 @@ struct CudaGpt2<T>::Impl {
   Stage stage;
   cudaStream_t stream;
   cublasHandle_t cublas = nullptr;
+  Attention attention;
+  std::optional<CudnnAttention> cudnn;  // attention == Attention::cudnn
   ModelOperators ops;
   Hooks hooks;
   TensorParallel tp_ops;
@@ -117,13 +126,11 @@ struct CudaGpt2<T>::Impl {
   T *att_scratch0 = nullptr, *att_scratch1 = nullptr;  // preatt / dpreatt, and datt
   float* row_stats = nullptr;  // tp > 1, the last stage: the cross-entropy's row max, sum, target logit [3][N]
 
-  T *dlnf = nullptr, *dres[2] = {nullptr, nullptr};
-  T* input_grad = nullptr;  // after backward: the gradient of the stage's input (one of dres)
+  T *dlnf = nullptr, *dres = nullptr;  // dres: the residual stream's gradient, layer after layer
+  T* input_grad = nullptr;  // after backward: the gradient of the stage's input (dres)
   LayerGrads d{};
-  T* d_first = nullptr;  // d's block, for the memset
-  size_t d_count = 0;
 
-  Impl(const ModelConfig& c, int batch, int seq, cudaStream_t s, int tp_ranks, Stage st, int slots)
+  Impl(const ModelConfig& c, int batch, int seq, cudaStream_t s, int tp_ranks, Stage st, int slots, Attention attn)
       : config(c),
         layout(c, tp_ranks, st),
         B(batch),
@@ -133,12 +140,15 @@ struct CudaGpt2<T>::Impl {
         NHl(c.heads / tp_ranks),
         stage(layout.stage()),
         stream(s),
+        attention(attn),
         ops(c.layers) {
     if (const std::string problem = c.problem(); !problem.empty()) throw std::invalid_argument(problem);
     if (batch < 1 || seq < 1 || seq > c.max_seq)
       throw std::invalid_argument("CudaGpt2: need batch >= 1 and 1 <= seq <= max_seq (" + std::to_string(c.max_seq) +
                                   "), got batch " + std::to_string(batch) + ", seq " + std::to_string(seq));
     if (slots < 1) throw std::invalid_argument("CudaGpt2: need at least one activation slot");
+    if (attention == Attention::automatic) attention = choose_attention(batch, seq);
+    check_attention(attention, batch, seq);
     slot_acts.resize(static_cast<size_t>(slots));
     if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cuBLAS: cublasCreate failed");
     try {
@@ -158,6 +168,7 @@ struct CudaGpt2<T>::Impl {
   void pieces(F&& f) {
     const size_t N = static_cast<size_t>(B) * Tn, C = static_cast<size_t>(config.channels);
     const size_t NC = N * C, NCl = N * static_cast<size_t>(Cl), att = static_cast<size_t>(B) * NHl * Tn * Tn;
+    const bool naive = attention == Attention::naive, fused_head = tp == 1;
     const size_t Vl = stage.last() ? static_cast<size_t>(config.padded_vocab / tp) : 0, NH = stage.last() ? N : 0;
     for (SlotActs& a : slot_acts) {
       a.layers.resize(static_cast<size_t>(layout.layers()));
@@ -168,7 +179,8 @@ struct CudaGpt2<T>::Impl {
         f(acts_t, l.ln1, NC);
         f(acts_t, l.qkv, 3 * NCl);
         f(acts_t, l.atty, NCl);
-        f(acts_t, l.att, att);
+        f(acts_t, l.att, naive ? att : 0);
+        f(acts_f, l.lse, naive ? 0 : static_cast<size_t>(B) * NHl * Tn);
         f(acts_t, l.attproj, NC);
         f(acts_t, l.residual2, NC);
         f(acts_t, l.ln2, NC);
@@ -186,19 +198,16 @@ struct CudaGpt2<T>::Impl {
       f(acts_f, a.lnf_mean, NH);
       f(acts_f, a.lnf_rstd, NH);
       f(acts_f, a.losses, NH);
+      f(acts_f, a.lse, fused_head ? NH : 0);
     }
-    f(acts_t, att_scratch0, att);
-    f(acts_t, att_scratch1, att);
+    f(acts_t, att_scratch0, naive ? att : 0);
+    f(acts_t, att_scratch1, naive ? att : 0);
     f(acts_f, row_stats, tp > 1 ? 3 * NH : 0);
     f(grads_t, dlnf, NH * C);
-    f(grads_t, dres[0], NC);
-    f(grads_t, dres[1], NC);
-    f(grads_t, d.residual2, NC);
-    f(grads_t, d.fcproj, NC);
+    f(grads_t, dres, NC);
     f(grads_t, d.fch_gelu, 4 * NCl);
     f(grads_t, d.fch, 4 * NCl);
     f(grads_t, d.ln2, NC);
-    f(grads_t, d.attproj, NC);
     f(grads_t, d.atty, NCl);
     f(grads_t, d.qkv, 3 * NCl);
     f(grads_t, d.ln1, NC);
@@ -211,9 +220,7 @@ struct CudaGpt2<T>::Impl {
     grads_t.allocate();
     tokens.allocate();
     pieces([](auto& arena, auto*& slot, size_t n) { slot = arena.take(n); });
-    d_first = d.residual2;
-    d_count = static_cast<size_t>((d.ln1 - d.residual2)) + static_cast<size_t>(B) * Tn * config.channels;
-    input_grad = dres[layout.layers() % 2];  // where every backward ends (never null, as on the CPU)
+    input_grad = dres;  // where every backward ends (never null, as on the CPU)
     losses_host.assign(static_cast<size_t>(B) * Tn, 0.0f);
   }
 
@@ -286,7 +293,7 @@ struct CudaGpt2<T>::Impl {
 
     const int N = B * Tn, C = config.channels, L = layout.layers(), L0 = stage.first_layer;
     const int V = config.vocab, Vp = config.padded_vocab;
-    const size_t NC = static_cast<size_t>(N) * C, NCl = static_cast<size_t>(N) * Cl;
+    const size_t NC = static_cast<size_t>(N) * C;
     if (!stage.first()) {
       copy(x.encoded, stage_input, NC);  // the previous stage's output
     } else {
@@ -311,16 +318,16 @@ struct CudaGpt2<T>::Impl {
         w = layer(acquire(1 + l), l);
         k::layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, residual, w.ln1w, w.ln1b, N, C, stream);
         k::matmul_forward(a.qkv, a.ln1, w.qkvw, w.qkvb, N, C, 3 * Cl, cublas, stream);
-        k::attention_forward(a.atty, att_scratch0, a.att, a.qkv, B, Tn, Cl, NHl, cublas, stream);
+        attention_forward(a);
         k::matmul_forward(a.attproj, a.atty, w.attprojw, tp > 1 ? nullptr : w.attprojb, N, Cl, C, cublas, stream);
         if (tp > 1) row_parallel_sum(a.attproj, w.attprojb, N, C);
-        k::residual_forward(a.residual2, residual, a.attproj, NC, stream);
       }
       {
         DeviceOp op(ops.mlp_fwd[static_cast<size_t>(L0) + li]);
-        k::layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual2, w.ln2w, w.ln2b, N, C, stream);
-        k::matmul_forward(a.fch, a.ln2, w.fcw, w.fcb, N, C, 4 * Cl, cublas, stream);
-        k::gelu_forward(a.fch_gelu, a.fch, 4 * NCl, stream);
+        // residual2 = residual + attproj and its LayerNorm in one pass
+        k::residual_layernorm_forward(a.residual2, a.ln2, a.ln2_mean, a.ln2_rstd, residual, a.attproj, w.ln2w, w.ln2b,
+                                      N, C, stream);
+        k::matmul_forward_gelu(a.fch_gelu, a.fch, a.ln2, w.fcw, w.fcb, N, C, 4 * Cl, cublas, stream);
         k::matmul_forward(a.fcproj, a.fch_gelu, w.fcprojw, tp > 1 ? nullptr : w.fcprojb, N, 4 * Cl, C, cublas, stream);
         if (tp > 1) row_parallel_sum(a.fcproj, w.fcprojb, N, C);
         k::residual_forward(a.residual3, a.residual2, a.fcproj, NC, stream);
@@ -342,8 +349,8 @@ struct CudaGpt2<T>::Impl {
       release(0);
     }
     const int* targets = x.have_targets ? x.targets : nullptr;
-    if (tp == 1) {
-      k::softmax_xent_forward(x.logits, x.losses, x.logits, targets, N, V, Vp, stream);
+    if (tp == 1) {  // one read of the logits: each row's logsumexp and loss; backward makes dlogits from them
+      k::xent_forward(x.losses, x.lse, x.logits, targets, N, V, Vp, stream);
       return;
     }
     // The vocabulary-parallel cross-entropy: the TP maximum, sum of exponentials and target logit
@@ -356,6 +363,69 @@ struct CudaGpt2<T>::Impl {
     tp_ops.sum_f32(row_sum, static_cast<size_t>(targets != nullptr ? 2 : 1) * static_cast<size_t>(N));
     k::xent_normalize(x.logits, targets != nullptr ? x.losses : nullptr, x.logits, row_sum, row_max, row_target, N,
                       valid, Vl, stream);
+  }
+
+  // The attention implementation when none was asked for: cuDNN's flash attention where it was
+  // built and plans this shape, else ours, for bf16 and head size 64; today's T x T kernels for
+  // fp32 (the equivalence tests' precision) and other head sizes.
+  Attention choose_attention(int batch, int seq) {
+    if constexpr (!std::is_same_v<T, __nv_bfloat16>) {
+      return Attention::naive;
+    } else {
+      if (!k::flash_attention_supported(Cl / NHl)) return Attention::naive;
+      if (CudnnAttention::built()) {
+        try {
+          cudnn.emplace();
+          if (cudnn->supports(batch, seq, Cl, NHl)) return Attention::cudnn;
+        } catch (const std::exception&) {
+        }
+        cudnn.reset();
+      }
+      return Attention::flash;
+    }
+  }
+  void check_attention(Attention a, int batch, int seq) {
+    if (a == Attention::naive) return;
+    const std::string name = attention_name(a);
+    if (!std::is_same_v<T, __nv_bfloat16>)
+      throw std::invalid_argument("--attention " + name + " needs --precision bf16");
+    if (!k::flash_attention_supported(Cl / NHl))
+      throw std::invalid_argument("--attention " + name + " needs a head size of 64 (the model's is " +
+                                  std::to_string(Cl / NHl) + ")");
+    if (a != Attention::cudnn) return;
+    if (!CudnnAttention::built()) throw std::invalid_argument("--attention cudnn: this build has no cuDNN");
+    if (!cudnn) cudnn.emplace();
+    if (!cudnn->supports(batch, seq, Cl, NHl))
+      throw std::invalid_argument("--attention cudnn: cuDNN " + CudnnAttention::version() +
+                                  " has no plan for this shape (batch " + std::to_string(batch) + ", sequence " +
+                                  std::to_string(seq) + ", " + std::to_string(NHl) + " heads)");
+  }
+
+  // One layer's attention by the chosen implementation: atty (and lse or att) from qkv.
+  void attention_forward(LayerActs& a) {
+    if (attention == Attention::naive) {
+      k::attention_forward(a.atty, att_scratch0, a.att, a.qkv, B, Tn, Cl, NHl, cublas, stream);
+      return;
+    }
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+      if (attention == Attention::cudnn)
+        cudnn->forward(a.atty, a.lse, a.qkv, B, Tn, Cl, NHl, stream);
+      else
+        k::flash_attention_forward(a.atty, a.lse, a.qkv, B, Tn, Cl, NHl, stream);
+    }
+  }
+  // d.qkv from datty: added into by today's kernels (d.qkv zeroed first), written by the flash ones.
+  void attention_backward(const LayerActs& a, const T* datty) {
+    if (attention == Attention::naive) {
+      k::attention_backward(d.qkv, att_scratch0, att_scratch1, datty, a.qkv, a.att, B, Tn, Cl, NHl, cublas, stream);
+      return;
+    }
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+      if (attention == Attention::cudnn)
+        cudnn->backward(d.qkv, datty, a.qkv, a.atty, a.lse, B, Tn, Cl, NHl, stream);
+      else
+        k::flash_attention_backward(d.qkv, datty, a.qkv, a.atty, a.lse, B, Tn, Cl, NHl, stream);
+    }
   }
 
   float loss() {
@@ -378,18 +448,16 @@ struct CudaGpt2<T>::Impl {
     const int N = B * Tn, C = config.channels, L = layout.layers(), L0 = stage.first_layer;
     const int V = config.vocab, Vp = config.padded_vocab;
     const size_t NC = static_cast<size_t>(N) * C, NCl = static_cast<size_t>(N) * Cl;
-    int cur = 0;  // dres[cur]: the gradient of the current layer's output residual stream
     {
       DeviceOp op(stage.last() ? ops.head_bwd : ops.mlp_bwd[static_cast<size_t>(L0 + L - 1)]);
       if (!stage.last()) {
-        copy(dres[cur], output_grad, NC);  // from the next stage
+        copy(dres, output_grad, NC);  // from the next stage
       } else {
-        zero(dlnf, NC);
-        zero(dres[cur], NC);
-        // In place: the probabilities become their gradient.
+        zero(dres, NC);
+        // In place: the logits (tp > 1: the probabilities) become their gradient.
         const float dloss = loss_scale / static_cast<float>(N);
         if (tp == 1)
-          k::softmax_xent_backward(x.logits, x.logits, x.targets, dloss, N, V, Vp, stream);
+          k::xent_backward(x.logits, x.logits, x.lse, x.targets, dloss, N, V, Vp, stream);
         else
           k::softmax_xent_backward(x.logits, x.logits, x.targets, dloss, vocab_first(), N, vocab_valid(), Vp / tp,
                                    stream);
@@ -397,14 +465,14 @@ struct CudaGpt2<T>::Impl {
           const T* p = acquire(0);
           T* g = grad(0);
           k::matmul_backward(dlnf, at(g, 0, Tensor::wte), static_cast<T*>(nullptr), x.logits, x.lnf,
-                             at(p, 0, Tensor::wte), N, C, Vp / tp, cublas, stream);
+                             at(p, 0, Tensor::wte), N, C, Vp / tp, cublas, stream, false);
           if (tp > 1) tp_ops.sum(dlnf, NC);  // the vocabulary shares of the head's input gradient
           release(0);
         }
         {
           const T* p = acquire(L + 1);
           T* g = grad(L + 1);
-          k::layernorm_backward(dres[cur], at(g, L + 1, Tensor::lnfw), at(g, L + 1, Tensor::lnfb), dlnf,
+          k::layernorm_backward(dres, at(g, L + 1, Tensor::lnfw), at(g, L + 1, Tensor::lnfb), dlnf,
                                 x.layers.back().residual3, at(p, L + 1, Tensor::lnfw), x.lnf_mean, x.lnf_rstd, N, C,
                                 stream);
           release(L + 1);
@@ -412,45 +480,41 @@ struct CudaGpt2<T>::Impl {
       }
       grads_ready(L + 1);  // (no elements on a stage without the head)
     }
+    // The residual stream's gradient stays in dres through every layer, llm.c style: each
+    // branch reads it and its LayerNorm backward adds the branch's gradient back into it (the
+    // residual add's backward is the identity on both inputs: no copies).
+    T* dx = dres;
     for (int l = L - 1; l >= 0; --l) {
       const size_t li = static_cast<size_t>(l);
       const LayerActs& a = x.layers[li];
       const T* residual = l == 0 ? x.encoded : x.layers[li - 1].residual3;
-      T* dout = dres[cur];
-      T* dresidual = dres[cur ^ 1];
       LayerTensors<const T> w{};
       LayerTensors<T> dw{};
       {
         DeviceOp op(ops.mlp_bwd[static_cast<size_t>(L0) + li]);
-        zero(d_first, d_count);
-        zero(dresidual, NC);
+        // Today's attention adds into d.qkv; every other kernel here writes its output.
+        if (attention == Attention::naive) zero(d.qkv, 3 * NCl);
         w = layer(acquire(1 + l), l);
         dw = layer(grad(1 + l), l);
-        k::residual_backward(d.residual2, d.fcproj, dout, NC, stream);
-        k::matmul_backward(d.fch_gelu, dw.fcprojw, dw.fcprojb, d.fcproj, a.fch_gelu, w.fcprojw, N, 4 * Cl, C, cublas,
-                           stream);
-        k::gelu_backward(d.fch, a.fch, d.fch_gelu, 4 * NCl, stream);
-        k::matmul_backward(d.ln2, dw.fcw, dw.fcb, d.fch, a.ln2, w.fcw, N, C, 4 * Cl, cublas, stream);
+        // fcproj's backward through the GELU: d.fch directly (d.fch_gelu: the plain path's scratch)
+        k::matmul_backward_dgelu(d.fch, d.fch_gelu, dw.fcprojw, dw.fcprojb, dx, a.fch_gelu, w.fcprojw, a.fch, N, 4 * Cl,
+                                 C, cublas, stream);
+        k::matmul_backward(d.ln2, dw.fcw, dw.fcb, d.fch, a.ln2, w.fcw, N, C, 4 * Cl, cublas, stream, false);
         if (tp > 1) tp_ops.sum(d.ln2, NC);  // "f": the hidden units' shares of dln2 summed
-        k::layernorm_backward(d.residual2, dw.ln2w, dw.ln2b, d.ln2, a.residual2, w.ln2w, a.ln2_mean, a.ln2_rstd, N, C,
-                              stream);
+        k::layernorm_backward(dx, dw.ln2w, dw.ln2b, d.ln2, a.residual2, w.ln2w, a.ln2_mean, a.ln2_rstd, N, C, stream);
       }
       {
         DeviceOp op(ops.attn_bwd[static_cast<size_t>(L0) + li]);
-        k::residual_backward(dresidual, d.attproj, d.residual2, NC, stream);
-        k::matmul_backward(d.atty, dw.attprojw, dw.attprojb, d.attproj, a.atty, w.attprojw, N, Cl, C, cublas, stream);
-        k::attention_backward(d.qkv, att_scratch0, att_scratch1, d.atty, a.qkv, a.att, B, Tn, Cl, NHl, cublas,
-                              stream);
-        k::matmul_backward(d.ln1, dw.qkvw, dw.qkvb, d.qkv, a.ln1, w.qkvw, N, C, 3 * Cl, cublas, stream);
+        k::matmul_backward(d.atty, dw.attprojw, dw.attprojb, dx, a.atty, w.attprojw, N, Cl, C, cublas, stream, false);
+        attention_backward(a, d.atty);
+        k::matmul_backward(d.ln1, dw.qkvw, dw.qkvb, d.qkv, a.ln1, w.qkvw, N, C, 3 * Cl, cublas, stream, false);
         if (tp > 1) tp_ops.sum(d.ln1, NC);  // "f": the heads' shares of dln1 summed
-        k::layernorm_backward(dresidual, dw.ln1w, dw.ln1b, d.ln1, residual, w.ln1w, a.ln1_mean, a.ln1_rstd, N, C,
-                              stream);
+        k::layernorm_backward(dx, dw.ln1w, dw.ln1b, d.ln1, residual, w.ln1w, a.ln1_mean, a.ln1_rstd, N, C, stream);
         release(1 + l);
         grads_ready(1 + l);
       }
-      cur ^= 1;
     }
-    input_grad = dres[cur];  // the gradient of the stage's input
+    input_grad = dres;  // the gradient of the stage's input
     if (!stage.first()) {
       grads_ready(0);  // the last stage's head gradient of wte (no elements on a middle stage)
       return;
@@ -458,9 +522,9 @@ struct CudaGpt2<T>::Impl {
     DeviceOp op(ops.embed_bwd);
     T* g = grad(0);  // (the encoder's backward needs no parameters: nothing acquired)
     if (tp == 1)
-      k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dres[cur], x.inputs, B, Tn, C, stream);
+      k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dres, x.inputs, B, Tn, C, stream);
     else  // this rank's vocabulary rows; wpe whole
-      k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dres[cur], x.inputs, vocab_first(), Vp / tp,
+      k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dres, x.inputs, vocab_first(), Vp / tp,
                           B, Tn, C, stream);
     grads_ready(0);
   }
@@ -468,8 +532,8 @@ struct CudaGpt2<T>::Impl {
 
 template <class T>
 CudaGpt2<T>::CudaGpt2(const ModelConfig& config, int batch, int seq, cudaStream_t stream, int tp, Stage stage,
-                      int slots)
-    : impl_(std::make_unique<Impl>(config, batch, seq, stream, tp, stage, slots)) {}
+                      int slots, Attention attention)
+    : impl_(std::make_unique<Impl>(config, batch, seq, stream, tp, stage, slots, attention)) {}
 template <class T>
 CudaGpt2<T>::~CudaGpt2() = default;
 template <class T>
@@ -495,6 +559,10 @@ int CudaGpt2<T>::tp() const noexcept {
 template <class T>
 const Stage& CudaGpt2<T>::stage() const noexcept {
   return impl_->stage;
+}
+template <class T>
+Attention CudaGpt2<T>::attention() const noexcept {
+  return impl_->attention;
 }
 template <class T>
 int CudaGpt2<T>::slots() const noexcept {
@@ -554,6 +622,32 @@ void CudaGpt2<T>::backward(float loss_scale, const T* output_grad) {
 template <class T>
 std::size_t CudaGpt2<T>::activation_bytes() const noexcept {
   return impl_->acts_t.bytes() + impl_->acts_f.bytes() + impl_->grads_t.bytes() + impl_->tokens.bytes();
+}
+
+std::string attention_name(Attention a) {
+  switch (a) {
+    case Attention::automatic: return "auto";
+    case Attention::naive: return "naive";
+    case Attention::flash: return "flash";
+    case Attention::cudnn: return "cudnn";
+  }
+  return "?";
+}
+
+std::string attention_description(Attention a) {
+  switch (a) {
+    case Attention::naive: return "naive (T x T scores through cuBLAS and a causal softmax)";
+    case Attention::flash: return "flash (commscope's flash-attention kernels)";
+    case Attention::cudnn: return "cudnn (cuDNN " + CudnnAttention::version() + " fused flash attention)";
+    case Attention::automatic: break;
+  }
+  return "auto";
+}
+
+std::optional<Attention> parse_attention(const std::string& name) {
+  for (Attention a : {Attention::automatic, Attention::naive, Attention::flash, Attention::cudnn})
+    if (attention_name(a) == name) return a;
+  return std::nullopt;
 }
 
 template class CudaGpt2<float>;

@@ -9,11 +9,14 @@
 // the host thread in the order of model.hpp, when the work before them has been enqueued (not
 // done): a hook that communicates orders itself after that work with an event.
 //
-// Memory differs from the CPU model's where the GPU needs it to: the attention scores'
+// Memory differs from the CPU model's where the GPU needs it to: with flash attention (ours or
+// cuDNN's) no T x T square is kept, only each row's logsumexp; with the naive attention the
 // pre-softmax square and its gradients are one scratch shared by every layer (backward needs
-// only the post-softmax att); activation gradients are one layer's set, zeroed per layer, with
-// two residual-stream gradients used in turn; logits, probabilities and their gradient share one
-// buffer.
+// only the post-softmax att). Activation gradients are one layer's set, and the residual stream's
+// gradient one buffer that every layer's backward reads and adds into (the residual add's
+// backward is the identity). The logits become their own gradient in place: with tp == 1 the
+// forward keeps only each row's logsumexp (xent_forward) and backward writes dlogits from the
+// logits (xent_backward); with tp > 1 through the probabilities.
 //
 // Every layer step is an operator of the profiler (OperatorScope) and an NVTX range of the same
 // name, so CUPTI links the step's kernels to it and Nsight Systems shows it.
@@ -32,6 +35,8 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "commscope/trainer/config.hpp"
 #include "commscope/trainer/layout.hpp"
@@ -39,15 +44,25 @@
 
 namespace commscope::trainer::cuda {
 
+// How a layer's causal attention runs. naive: today's kernels (the T x T scores in memory,
+// cuBLAS products and a causal softmax), every precision and head size; flash: our flash-attention
+// kernels (bf16, head size 64); cudnn: cuDNN's fused flash attention (bf16, head size 64, builds
+// with cuDNN); automatic: cudnn where it plans the shape, else flash, else naive.
+enum class Attention { automatic, naive, flash, cudnn };
+std::string attention_name(Attention a);         // "auto", "naive", "flash", "cudnn"
+std::string attention_description(Attention a);  // the name and what runs (cuDNN's version)
+std::optional<Attention> parse_attention(const std::string& name);
+
 template <class T>
 class CudaGpt2 {
  public:
   using Hooks = SegmentHooks<T>;  // device pointers
 
   // On the current device; `stream` is the caller's (used, not owned). tp > 1: one rank's shard
-  // of tensor parallelism; stage: a pipeline stage (model.hpp); slots: activation sets.
+  // of tensor parallelism; stage: a pipeline stage (model.hpp); slots: activation sets;
+  // attention: the implementation (an impossible choice: std::invalid_argument, one line).
   CudaGpt2(const ModelConfig& config, int batch, int seq, cudaStream_t stream, int tp = 1, Stage stage = {},
-           int slots = 1);
+           int slots = 1, Attention attention = Attention::automatic);
   ~CudaGpt2();
   CudaGpt2(const CudaGpt2&) = delete;
   CudaGpt2& operator=(const CudaGpt2&) = delete;
@@ -59,6 +74,7 @@ class CudaGpt2 {
   int tp() const noexcept;
   const Stage& stage() const noexcept;
   int slots() const noexcept;
+  Attention attention() const noexcept;  // the one chosen (never automatic)
   void select_slot(int slot);  // std::out_of_range unless 0 <= slot < slots()
   cudaStream_t stream() const noexcept;
 

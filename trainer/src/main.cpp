@@ -215,6 +215,8 @@ int run(int argc, char** argv, commscope::Communicator& world) {
                 o.dp.mode == ct::DpMode::kDdp ? (", buckets of " + mib(o.dp.bucket_bytes)).c_str() : "",
                 memory_text(mem).c_str());
     std::printf("GEMM here: %.1f GFLOP/s per rank (%s)\n", gemm, gemm_what.c_str());
+    if (const std::string details = dp.compute_details(); !details.empty())
+      std::printf("compute: %s\n", details.c_str());
     std::fflush(stdout);
   }
 
@@ -297,6 +299,13 @@ int run(int argc, char** argv, commscope::Communicator& world) {
       std::printf("resident after step 1: %s (rank 0), %s more than at start; accounted above: %s; data %s\n",
                   mib(now).c_str(), mib(now > resident_at_start ? now - resident_at_start : 0).c_str(),
                   mib(mem.total()).c_str(), mib(data.size() * sizeof(std::uint16_t)).c_str());
+      // The device's own count beside the plan: what the engine's allocations took (cudaMemGetInfo
+      // before the first and after step 1: cuBLAS's, cuDNN's and NCCL's workspaces included).
+      if (const std::size_t used = dp.device_bytes_measured(); used > 0)
+        std::printf("device memory after step 1: %s taken (rank 0), planned %s above (%+.1f%%)\n", mib(used).c_str(),
+                    mib(mem.total()).c_str(),
+                    100.0 * (static_cast<double>(used) - static_cast<double>(mem.total())) /
+                        static_cast<double>(mem.total()));
     }
     if (!std::isfinite(r.loss)) throw std::runtime_error("the loss is not finite at step " + std::to_string(dp.step()));
     if (rank == 0 && (s % o.log_every == 0 || s + 1 == o.steps)) {

@@ -92,6 +92,12 @@ TrainParse parse_train_options(int argc, char** argv) {
                                    "staged (MPI through pinned host memory; ranks may share a GPU)")
                         ->capture_default_str()
                         ->check(CLI::IsMember({"nccl", "staged"}));
+  auto* attention =
+      app.add_option("--attention", o.attention,
+                     "--device cuda: how attention runs: cudnn (cuDNN's fused flash attention), flash (ours), naive "
+                     "(the T x T scores in memory), or auto (cudnn, else flash, for bf16 and head size 64; else naive)")
+          ->capture_default_str()
+          ->check(CLI::IsMember({"auto", "cudnn", "flash", "naive"}));
   app.add_option("--peak-tflops", o.peak_tflops,
                  "the device's peak TFLOP/s in the training precision, for MFU (e.g. 989 for an H100 SXM in bf16)")
       ->check(CLI::NonNegativeNumber);
@@ -164,6 +170,7 @@ TrainParse parse_train_options(int argc, char** argv) {
   if (!cuda && precision->count() > 0 && o.precision != "fp32")
     return usage("--precision " + o.precision + " needs --device cuda (the CPU trains in fp32)");
   if (!cuda && transport->count() > 0) return usage("--transport applies to --device cuda only");
+  if (!cuda && attention->count() > 0) return usage("--attention applies to --device cuda only");
   if (o.sp && o.tp < 2) return usage("--sp needs --tp 2 or more (it splits the TP group's rows)");
   if (o.sp && cuda) return usage("--sp needs --device cpu (sequence parallelism runs on the CPU only)");
   for (const std::string* group_algo : {&o.dp.algo, &o.dp.tp_algo, &o.dp.embedding_algo}) {

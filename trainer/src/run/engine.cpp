@@ -40,6 +40,7 @@ Engine cuda_engine(const TrainOptions& o, const ModelConfig& config, int local_b
   co.stage = stage;
   co.micro_batches = o.micro_batches;
   co.gpipe = o.schedule == "gpipe";
+  co.attention = o.attention;
   Engine e;
   try {
     e.engine = make_cuda_engine(world, config, local_batch, seq, o.dp, adamw, co);

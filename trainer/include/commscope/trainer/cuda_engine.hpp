@@ -48,6 +48,7 @@ struct CudaEngineOptions {
   Stage stage{};                   // this rank's pipeline stage (pipeline_stage of the grid's pp rank)
   int micro_batches = 1;           // each step's local batch as this many micro-batches
   bool gpipe = false;              // all forwards, then all backwards (else 1F1B)
+  std::string attention = "auto";  // --attention: auto, naive, flash or cudnn (model_cuda.hpp)
 };
 
 // Binds this rank to a GPU (the node's ranks take the visible GPUs in turn; with NCCL in use

@@ -102,6 +102,12 @@ class TrainEngine {
   virtual std::int64_t step() const noexcept = 0;
 
   virtual MemoryReport memory() const = 0;
+  // What a GPU engine measured: the device memory its allocations took from the first one to
+  // the end of the first step (cudaMemGetInfo), 0 before that step or on the CPU.
+  virtual std::size_t device_bytes_measured() const noexcept { return 0; }
+  // How the engine computes, beyond precision and device, for the run's header ("" when nothing
+  // to say): on CUDA, the attention implementation.
+  virtual std::string compute_details() const { return {}; }
 };
 
 // The hook protocol of the data-parallel modes, one for both engines: which hooks `mode`

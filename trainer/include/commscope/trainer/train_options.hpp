@@ -30,6 +30,7 @@ struct TrainOptions {
   DpOptions dp;                    // dp.algo "": mpi on the CPU, nccl on CUDA (ring with --transport staged)
   std::string device = "cpu";      // cpu or cuda
   std::string precision = "fp32";  // fp32, or bf16 (cuda: bf16 model with fp32 master weights)
+  std::string attention = "auto";  // cuda: auto, naive, flash or cudnn (the CUDA model's Attention)
   std::string transport = "nccl";  // cuda, our algorithms: nccl (point-to-point) or staged (MPI via host)
   double peak_tflops = 0;          // the device's peak for MFU; 0: MFU not printed
   double gemm_gflops = 0;          // the reference GEMM rate per rank for "% of GEMM"; 0: measured
