@@ -26,6 +26,7 @@
 #include "commscope/trainer/config.hpp"
 #include "commscope/trainer/layout.hpp"
 #include "commscope/trainer/optimizer.hpp"
+#include "cudnn_attention.hpp"
 #include "flash_attention.hpp"
 #include "kernels.hpp"
 #include "kernels_cuda.hpp"
@@ -182,6 +183,11 @@ class Report {
   // Values the kernel only moves (a maximum, a looked-up logit; -inf included): exactly want.
   void exact(const std::string& what, const char* precision, const Vec& got, const Vec& want) {
     line(what + " (exact)", precision, max_difference(got, want), 0.0);
+  }
+  // A check that could not run (why: the error), counted as a failure.
+  void failed(const std::string& what, const char* precision, const std::string& why) {
+    line(what, precision, std::numeric_limits<double>::infinity(), 0.0);
+    std::printf("  %s\n", why.c_str());
   }
   int failures() const { return failures_; }
   int checks() const { return checks_; }
@@ -1087,6 +1093,85 @@ void test_adamw(Report& r, const Gpu& g) {
   }
 }
 
+// Channels [j*C, (j+1)*C) of each row of a [N, 3C] tensor: q (j = 0), k (1) or v (2).
+Vec qkv_part(const Vec& x, int n, int C, int j) {
+  Vec part(static_cast<std::size_t>(n) * C);
+  for (int i = 0; i < n; ++i)
+    std::copy_n(x.begin() + (static_cast<std::ptrdiff_t>(i) * 3 + j) * C, C,
+                part.begin() + static_cast<std::ptrdiff_t>(i) * C);
+  return part;
+}
+
+// cuDNN's fused flash attention (bf16, head size 64) against the CPU reference in double: out and
+// dq/dk/dv from cpu::attention_forward/backward, lse from the reference's preatt (logsumexp over
+// t2 <= t). T is not a multiple of cuDNN's 64- or 128-row tiles. Every output starts as garbage.
+void test_cudnn_attention(Report& r, const Gpu& g) {
+  namespace cc = commscope::trainer::cuda;
+  if (!cc::CudnnAttention::built()) {
+    std::printf("cudnn_attention: skipped (built without cuDNN)\n");
+    return;
+  }
+  std::printf("cudnn_attention: %s\n", cc::CudnnAttention::version().c_str());
+  cc::CudnnAttention attention;
+  std::mt19937 rng(21);
+  struct Case {
+    int B, T, NH;
+  };
+  for (const Case c : {Case{2, 67, 3}, Case{1, 130, 2}}) {
+    constexpr int hs = 64;
+    const int C = c.NH * hs, n = c.B * c.T, rows = c.B * c.NH * c.T;
+    const std::string name =
+        "cudnn_attention[B=" + std::to_string(c.B) + ",T=" + std::to_string(c.T) + ",NH=" + std::to_string(c.NH) + "].";
+    const std::size_t nc = static_cast<std::size_t>(n) * C, n3c = 3 * nc;
+    const std::size_t squares = static_cast<std::size_t>(rows) * c.T;
+    const Vec qkv = quantize<bf16>(random_vec(n3c, -1.5, 1.5, rng));
+    Vec out(nc), preatt(squares), att(squares);
+    cpu::attention_forward<double>(out.data(), preatt.data(), att.data(), qkv.data(), c.B, c.T, C, c.NH);
+    Vec lse(static_cast<std::size_t>(rows));  // [B,NH,T]
+    for (int row = 0; row < rows; ++row) {
+      const int t = row % c.T;
+      const double* p = preatt.data() + static_cast<std::size_t>(row) * c.T;
+      const double m = *std::max_element(p, p + t + 1);
+      double z = 0.0;
+      for (int t2 = 0; t2 <= t; ++t2) z += std::exp(p[t2] - m);
+      lse[static_cast<std::size_t>(row)] = m + std::log(z);
+    }
+    auto d_qkv = to_device<bf16>(qkv);
+    auto d_out = to_device<bf16>(random_vec(nc, -9, 9, rng));
+    auto d_lse = to_device<float>(random_vec(static_cast<std::size_t>(rows), -9, 9, rng));
+    try {  // the first use of the shape builds its plans; a failure says why
+      attention.forward(d_out.get(), d_lse.get(), d_qkv.get(), c.B, c.T, C, c.NH, g.stream);
+      g.sync();
+    } catch (const std::exception& e) {
+      r.failed(name + "forward", "bf16", e.what());
+      continue;
+    }
+    r.compare(name + "out", "bf16", to_host(d_out), out, kBoundBf16);
+    r.compare(name + "lse", "bf16", to_host(d_lse), lse, kBoundBf16);
+
+    // The backward reads the device's own out and lse, as the trainer will.
+    const Vec dout = quantize<bf16>(random_vec(nc, -1, 1, rng));
+    Vec dqkv(n3c, 0.0), dpreatt(squares), datt(squares);  // from zero: the device WRITES dqkv
+    cpu::attention_backward<double>(dqkv.data(), dpreatt.data(), datt.data(), dout.data(), qkv.data(), att.data(), c.B,
+                                    c.T, C, c.NH);
+    auto d_dout = to_device<bf16>(dout);
+    auto d_dqkv = to_device<bf16>(random_vec(n3c, -9, 9, rng));
+    try {
+      attention.backward(d_dqkv.get(), d_dout.get(), d_qkv.get(), d_out.get(), d_lse.get(), c.B, c.T, C, c.NH,
+                         g.stream);
+      g.sync();
+    } catch (const std::exception& e) {
+      r.failed(name + "backward", "bf16", e.what());
+      continue;
+    }
+    if (!attention.supports(c.B, c.T, C, c.NH)) r.failed(name + "supports", "bf16", "false after both ran");
+    const Vec got = to_host(d_dqkv);
+    const char* part_names[3] = {"dq", "dk", "dv"};
+    for (int j = 0; j < 3; ++j)
+      r.compare(name + part_names[j], "bf16", qkv_part(got, n, C, j), qkv_part(dqkv, n, C, j), kBoundBf16);
+  }
+}
+
 template <class T>
 void test_precision(Report& r, const Gpu& g) {
   test_encoder<T>(r, g);
@@ -1132,6 +1217,7 @@ int main() {
     test_precision<bf16>(r, g);
     test_flash_attention(r, g);
     test_adamw(r, g);
+    test_cudnn_attention(r, g);
     cublasDestroy(g.blas);
     cudaStreamDestroy(g.stream);
     std::printf("%d of %d checks failed\n", r.failures(), r.checks());
