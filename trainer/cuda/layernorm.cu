@@ -40,7 +40,7 @@ constexpr int kBackwardMaxBlocks = 256;
 // The final reduction over the backward's blocks: a block sums kFinishColumns channels with
 // kFinishLanes threads each.
 constexpr int kFinishColumns = 32;
-constexpr int kFinishLanes = 8;
+constexpr int kFinishLanes = 16;
 
 constexpr int ceil_div(int a, int b) {
   return (a + b - 1) / b;
@@ -411,7 +411,7 @@ __global__ void __launch_bounds__(kBlock)
 }
 
 // dw[c] += sum_k partial[k, 0, c], db[c] += sum_k partial[k, 1, c] over the blocks k < parts: lane y
-// of column x sums the parts y, y + 8, ... in order, then lane 0 adds the 8 lane sums in order.
+// of column x sums the parts y, y + 16, ... in order, then lane 0 adds the 16 lane sums in order.
 template <class T>
 __global__ void __launch_bounds__(kFinishColumns* kFinishLanes)
     layernorm_param_finish_kernel(T* dw, T* db, const float* partial, int parts, int C) {
@@ -419,6 +419,8 @@ __global__ void __launch_bounds__(kFinishColumns* kFinishLanes)
   const int c = blockIdx.x * kFinishColumns + threadIdx.x;
   float sw = 0.0f, sb = 0.0f;
   if (c < C) {
+    // Unrolled so that several loads are in flight together: the sum is latency-bound.
+#pragma unroll 4
     for (int k = threadIdx.y; k < parts; k += kFinishLanes) {
       const float* p = partial + static_cast<size_t>(k) * 2 * C;
       sw += p[c];
