@@ -47,7 +47,7 @@ namespace commscope::trainer::cuda {
 // How a layer's causal attention runs. naive: today's kernels (the T x T scores in memory,
 // cuBLAS products and a causal softmax), every precision and head size; flash: our flash-attention
 // kernels (bf16, head size 64); cudnn: cuDNN's fused flash attention (bf16, head size 64, builds
-// with cuDNN); automatic: cudnn where it plans the shape, else flash, else naive.
+// with cuDNN); automatic: flash for bf16 and head size 64, else naive.
 enum class Attention { automatic, naive, flash, cudnn };
 std::string attention_name(Attention a);         // "auto", "naive", "flash", "cudnn"
 std::string attention_description(Attention a);  // the name and what runs (cuDNN's version)

@@ -95,7 +95,7 @@ TrainParse parse_train_options(int argc, char** argv) {
   auto* attention =
       app.add_option("--attention", o.attention,
                      "--device cuda: how attention runs: cudnn (cuDNN's fused flash attention), flash (ours), naive "
-                     "(the T x T scores in memory), or auto (cudnn, else flash, for bf16 and head size 64; else naive)")
+                     "(the T x T scores in memory), or auto (flash for bf16 and head size 64, else naive)")
           ->capture_default_str()
           ->check(CLI::IsMember({"auto", "cudnn", "flash", "naive"}));
   app.add_option("--peak-tflops", o.peak_tflops,
