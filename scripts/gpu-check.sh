@@ -116,8 +116,22 @@ if [ -z "$peak" ]; then
     *) peak=0 ;;
   esac
 fi
+# The corpus of scripts/get-corpus.sh where it is (a GPU machine often cannot download it), else
+# a shard of 1M random GPT-2 tokens in llm.c's format: the step time does not depend on the text.
+data=$root/data/kjv.txt
+if [ ! -s "$data" ]; then
+  data=$out/random-tokens.bin
+  python3 - "$data" <<'PY'
+import array, random, sys
+random.seed(0)
+n = 1_000_000
+h = array.array("i", [0] * 256); h[0], h[1], h[2] = 20240520, 1, n
+with open(sys.argv[1], "wb") as f:
+    f.write(h.tobytes()); f.write(array.array("H", (random.randrange(50257) for _ in range(n))).tobytes())
+PY
+fi
 train=("$bin/commscope-train" --device cuda --precision bf16 --model gpt2-124m --batch $((8 * ranks)) --seq 1024
-  --steps 20 --log-every 1 --peak-tflops "$peak" --profile "$out/train.h5")
+  --steps 20 --log-every 1 --peak-tflops "$peak" --data "$data" --profile "$out/train.h5")
 train_rc=0
 launch "$ranks" "${train[@]}" 2>&1 | tee "$out/train.log" || train_rc=1
 
@@ -167,7 +181,8 @@ report_rc=0
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1], newline="")))
 # time and busbw of each algorithm (one rank has busbw 0 for most collectives: the time tells)
-cols = ["size"] + [c for c in rows[0].keys() if c.endswith("_us") or c.endswith("_busbw")] if rows else []
+size = "size_bytes" if rows and "size_bytes" in rows[0] else "size"  # the report's CSV since 2026-11-26: bytes
+cols = [size] + [c for c in rows[0].keys() if c.endswith("_us") or c.endswith("_busbw")] if rows else []
 print("| " + " | ".join(cols) + " |")
 print("|" + "---|" * len(cols))
 for r in rows:
