@@ -11,6 +11,7 @@
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/analysis/model_math.hpp"
 #include "commscope/common/stats.hpp"
+#include "commscope/profiler/run_description.hpp"
 #include "report_writer.hpp"
 
 namespace commscope::analysis {
@@ -100,7 +101,8 @@ void communication_by_group(ReportWriter& w, const profiler::Profile& p) {
            fms(sum.ns / rows), format_number(100.0 * sum.ns / std::max(total, 1.0)) + "%"});
   w.table("communication_groups", t);
 
-  const int pp = int_value_of(p.meta.attributes, "pp", 0), m = int_value_of(p.meta.attributes, "micro_batches", 0);
+  const profiler::RunDescription run = profiler::read_run_description(p.meta.attributes);
+  const int pp = run.pp, m = run.micro_batches;
   const int nranks = std::max(1, p.meta.nranks);
   if (pp < 2 || m < 1 || nranks % pp != 0) return;
   const double bubble = static_cast<double>(pp - 1) / (m + pp - 1);

@@ -5,7 +5,6 @@
 // part against the measured step.
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <optional>
 #include <string>
@@ -15,6 +14,7 @@
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/analysis/model_math.hpp"
 #include "commscope/profiler/events.hpp"
+#include "commscope/profiler/run_description.hpp"
 #include "report_writer.hpp"
 #include "step_prediction.hpp"
 
@@ -54,24 +54,6 @@ struct Run {
   }
 };
 
-int int_attribute(const profiler::Profile& p, const char* key, int otherwise) {
-  return int_value_of(p.meta.attributes, key, otherwise);
-}
-
-// What a profile ran: the program (the trainer, an import, the MPI library), and for the trainer
-// the model's shape, the device and the precision. Runs of different workloads have no speedup.
-std::string workload_of(const profiler::Profile& p) {
-  const auto& a = p.meta.attributes;
-  std::string tool = value_of(a, "tool");
-  if (tool.empty()) tool = value_of(a, "source");
-  if (tool.empty()) return "an unnamed program";
-  if (tool != "commscope-train") return tool;
-  std::string s = tool + " --model " + value_of(a, "model") + " (";
-  for (const char* k : {"layers", "channels", "heads", "vocab", "seq"})
-    s.append(k).append(" ").append(value_of(a, k)).append(", ");
-  return s + value_of(a, "device") + ", " + value_of(a, "precision") + ")";
-}
-
 Run summarize(const std::string& file) {
   preflight(file, "profile");
   const profiler::Profile p = read_profile_file(file, true);
@@ -79,23 +61,18 @@ Run summarize(const std::string& file) {
   Run run;
   run.file = file;
   run.ranks = p.meta.nranks;
-  for (const auto& [k, v] : p.meta.attributes)
-    if (k == "global_batch") run.global_batch = std::atof(v.c_str());
-  run.tp = std::max(1, int_attribute(p, "tp", 1));
-  run.pp = std::max(1, int_attribute(p, "pp", 1));
-  run.micro_batches = std::max(1, int_attribute(p, "micro_batches", 1));
-  run.sp = int_attribute(p, "sp", 0) != 0;
-  const std::string dp = value_of(p.meta.attributes, "dp");
-  run.zero = dp.size() == 5 && dp.starts_with("zero") ? dp[4] - '0' : 0;
-  run.bytes_per_param = value_of(p.meta.attributes, "precision") == "bf16" ? 2 : 4;
-  run.threads = std::max(1, int_attribute(p, "threads", 1));
-  run.layers = int_attribute(p, "layers", 0), run.channels = int_attribute(p, "channels", 0);
-  run.heads = int_attribute(p, "heads", 0), run.seq = int_attribute(p, "seq", 0);
-  run.vocab = int_attribute(p, "vocab", 0), run.padded_vocab = int_attribute(p, "padded_vocab", run.vocab);
-  run.workload = workload_of(p);
-  run.context = int_attribute(p, "context", 0);
+  const profiler::RunDescription d = profiler::read_run_description(p.meta.attributes);
+  run.global_batch = d.global_batch;
+  run.tp = std::max(1, d.tp), run.pp = std::max(1, d.pp), run.micro_batches = std::max(1, d.micro_batches);
+  run.sp = d.sp;
+  run.zero = d.zero_stage();
+  run.bytes_per_param = d.precision == "bf16" ? 2 : 4;
+  run.threads = std::max(1, d.threads);
+  run.layers = d.layers, run.channels = d.channels, run.heads = d.heads, run.seq = d.seq;
+  run.vocab = d.vocab, run.padded_vocab = d.padded_vocab, run.context = d.context;
+  run.workload = d.workload();
   run.cpus_per_rank = run.threads;
-  if (const int cpus = int_attribute(p, "node_cpus", 0); cpus > 0) {
+  if (const int cpus = d.node_cpus; cpus > 0) {
     std::map<std::string, int> per_host;
     for (const auto& r : p.ranks) ++per_host[r.host];
     int most = 1;

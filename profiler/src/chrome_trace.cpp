@@ -19,6 +19,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "commscope/profiler/run_description.hpp"
+
 namespace commscope::profiler {
 namespace {
 
@@ -273,11 +275,8 @@ class TraceWriter {
     out_.raw("}},\n\"traceEvents\":[");
 
     // A 3D-parallel job (the trainer's tp and pp attributes): each rank's stage and group ranks.
-    int tp = 1, pp = 1;
-    for (const auto& [k, v] : p_.meta.attributes) {
-      if (k == "tp") tp = std::max(1, std::atoi(v.c_str()));
-      if (k == "pp") pp = std::max(1, std::atoi(v.c_str()));
-    }
+    const RunDescription run = read_run_description(p_.meta.attributes);
+    const int tp = std::max(1, run.tp), pp = std::max(1, run.pp);
     for (std::size_t r = 0; r < nranks; ++r) {
       const RankInfo* rank = info[r];
       std::string name = "rank " + std::to_string(r);

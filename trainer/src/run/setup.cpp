@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 #include <tuple>
 
 #include "commscope/profiler/session.hpp"
@@ -21,6 +22,28 @@ std::string default_corpus() {
 }
 
 }  // namespace
+
+profiler::RunDescription describe_run(const TrainOptions& o, const RunSetup& setup, int threads, double gemm_gflops) {
+  const ModelConfig& c = setup.config;
+  profiler::RunDescription d;
+  d.tool = "commscope-train";
+  d.model = o.model;
+  d.layers = c.layers, d.heads = c.heads, d.channels = c.channels;
+  d.seq = setup.seq, d.context = c.max_seq, d.vocab = c.vocab, d.padded_vocab = c.padded_vocab;
+  d.global_batch = o.batch;
+  d.dp = std::string(to_string(o.dp.mode));
+  d.tp = o.tp, d.sp = o.sp, d.pp = o.pp, d.micro_batches = o.micro_batches;
+  d.schedule = o.schedule;
+  d.algo = o.dp.algo;
+  d.tp_algo = o.dp.tp_algo.empty() ? o.dp.algo : o.dp.tp_algo;
+  d.embedding_algo = o.dp.embedding_algo.empty() ? o.dp.algo : o.dp.embedding_algo;
+  d.threads = threads;
+  d.node_cpus = static_cast<int>(std::thread::hardware_concurrency());  // what the node's ranks share
+  d.device = o.device;
+  d.precision = o.device == "cuda" ? o.precision : std::string("fp32");
+  d.gemm_gflops = gemm_gflops;
+  return d;
+}
 
 std::string mib(std::size_t bytes) {
   char buf[32];

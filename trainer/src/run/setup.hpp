@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "commscope/profiler/run_description.hpp"
 #include "commscope/trainer/config.hpp"
 #include "commscope/trainer/data.hpp"
 #include "commscope/trainer/train_options.hpp"
@@ -33,6 +34,10 @@ struct RunSetup {
 // Everything `o` asks for that can be checked before any rank communicates, on `ranks` ranks.
 // Throws UsageError.
 RunSetup prepare_run(const TrainOptions& o, int ranks);
+
+// The run as its profile records it (the reports read it back): the model, the layout with each
+// group's algorithm, this rank's threads, the node's CPUs, the device and the GEMM reference.
+profiler::RunDescription describe_run(const TrainOptions& o, const RunSetup& setup, int threads, double gemm_gflops);
 
 // "12.3 MiB".
 std::string mib(std::size_t bytes);

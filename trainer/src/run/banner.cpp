@@ -1,0 +1,107 @@
+#include "banner.hpp"
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+
+#include "commscope/trainer/layout.hpp"
+
+namespace commscope::trainer {
+
+namespace {
+
+// The pipeline's line and one line per stage: its layers and its first rank's memory.
+void print_pipeline(const TrainOptions& o, const RunSetup& setup, const BannerFacts& f, std::size_t message) {
+  const ModelConfig& config = setup.config;
+  const int m = o.micro_batches, p = o.pp;
+  std::printf(
+      "pipeline parallel: %d stage%s (%s schedule), %d micro-batch%s of %d sequences; bubble (p-1)/(m+p-1) = "
+      "%.1f%%%s\n",
+      p, p > 1 ? "s" : "", o.schedule.c_str(), m, m > 1 ? "es" : "", f.local_batch / m, 100.0 * (p - 1) / (m + p - 1),
+      p > 1 ? ("; " + mib(o.sp ? message / static_cast<std::size_t>(o.tp) : message) + " per message between stages")
+                  .c_str()
+            : "");
+  for (int st = 0; st < p; ++st) {
+    const Stage sg = pipeline_stage(config, p, st);
+    const std::size_t r0 = static_cast<std::size_t>(st) * static_cast<std::size_t>(f.ranks / p);  // tp 0, dp 0
+    std::printf("  stage %d: layers %d-%d%s%s (ranks %zu-%zu); memory per rank: %s\n", st, sg.first_layer,
+                sg.first_layer + sg.layers - 1, sg.first() ? ", embeddings" : "", sg.last() ? ", head (tied wte)" : "",
+                r0, r0 + static_cast<std::size_t>(f.ranks / p) - 1, memory_text(f.by_rank[r0]).c_str());
+  }
+}
+
+}  // namespace
+
+std::vector<MemoryReport> gather_memory(const MemoryReport& mine, Communicator& world) {
+  const bool root = world.rank() == 0;
+  std::vector<std::uint64_t> all(root ? 5 * static_cast<std::size_t>(world.size()) : 0);
+  const std::uint64_t values[5] = {mine.params, mine.grads, mine.optimizer, mine.working, mine.activations};
+  MPI_Gather(values, 5, MPI_UINT64_T, all.data(), 5, MPI_UINT64_T, 0, world.mpi_comm());
+  std::vector<MemoryReport> by_rank;
+  for (std::size_t r = 0; r < all.size() / 5; ++r) {
+    const std::uint64_t* x = all.data() + 5 * r;
+    by_rank.push_back({x[0], x[1], x[2], x[3], x[4]});
+  }
+  return by_rank;
+}
+
+void print_banner(const TrainOptions& o, const RunSetup& setup, const BannerFacts& f) {
+  const ModelConfig& config = setup.config;
+  const bool cuda = o.device == "cuda", bf16 = cuda && o.precision == "bf16";
+  std::printf(
+      "commscope-train: %s, %d layers, %d heads, %d channels, context %d, vocabulary %d (padded %d), "
+      "%lld parameters\n",
+      o.load_llmc.empty() && o.load.empty() ? o.model.c_str() : "loaded", config.layers, config.heads, config.channels,
+      config.max_seq, config.vocab, config.padded_vocab, static_cast<long long>(config.parameter_count()));
+  std::printf(
+      "data: %zu tokens (%zu train, %zu validation); global batch %d x %d tokens, %d per rank; %d ranks x %d "
+      "threads; device %s, %s\n",
+      setup.data.size(), setup.train.size(), setup.val.size(), o.batch, setup.seq, f.local_batch, f.ranks, f.threads,
+      o.device.c_str(), bf16 ? "bf16 with fp32 master weights" : "fp32");
+  // One micro-batch's activations [b, s, C]: a pipeline message, a TP allreduce (bf16 on CUDA in bf16).
+  const std::size_t message = static_cast<std::size_t>(f.local_batch / o.micro_batches) * setup.seq * config.channels *
+                              (bf16 ? 2 : sizeof(float));
+  if (o.pp > 1 || o.micro_batches > 1) print_pipeline(o, setup, f, message);
+  if (o.tp > 1)
+    std::printf(
+        "tensor parallel: groups of %d consecutive ranks (%d of the %d heads each) x %d data-parallel ranks; %s "
+        "(%s) of %s (batch %d) per layer and micro-batch, besides the encoder's and the head's (first and last "
+        "stage)\n",
+        o.tp, config.heads / o.tp, config.heads, setup.dp_ranks,
+        o.sp ? "sequence parallel: 4 reduce-scatters and 4 allgathers" : "4 allreduces",
+        (o.dp.tp_algo.empty() ? o.dp.algo : o.dp.tp_algo).c_str(), mib(message).c_str(),
+        f.local_batch / o.micro_batches);
+  if (cuda && o.pp > 1) std::printf("pipeline messages on CUDA: staged through pinned host memory over MPI\n");
+  std::printf("data parallel: %s over '%s'%s%s; memory per rank: %s\n", std::string(to_string(o.dp.mode)).c_str(),
+              o.dp.algo.c_str(), cuda && o.dp.algo != "nccl" ? (" (" + o.transport + " transport)").c_str() : "",
+              o.dp.mode == DpMode::kDdp ? (", buckets of " + mib(o.dp.bucket_bytes)).c_str() : "",
+              memory_text(f.memory).c_str());
+  std::printf("GEMM here: %.1f GFLOP/s per rank (%s)\n", f.gemm_gflops, f.gemm_what.c_str());
+  if (!f.compute.empty()) std::printf("compute: %s\n", f.compute.c_str());
+  std::fflush(stdout);
+}
+
+std::string memory_text(const MemoryReport& m) {
+  return "params " + mib(m.params) + ", grads " + mib(m.grads) + ", AdamW " + mib(m.optimizer) + ", working " +
+         mib(m.working) + ", activations " + mib(m.activations) + ", total " + mib(m.total());
+}
+
+std::string of_gemm(double gflops, double gemm, int decimals) {
+  char text[96];
+  const double share = 100.0 * gflops / gemm;
+  std::snprintf(text, sizeof text, "%.*f%% of GEMM%s", decimals, share,
+                share > 100.0 ? ": above the reference, which was measured low" : "");
+  return text;
+}
+
+std::size_t resident_bytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long long size = 0, resident = 0;
+  const int n = std::fscanf(f, "%llu %llu", &size, &resident);
+  std::fclose(f);
+  return n == 2 ? static_cast<std::size_t>(resident) * static_cast<std::size_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
+}  // namespace commscope::trainer
