@@ -1,6 +1,7 @@
 #include "signals.hpp"
 
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -31,6 +32,14 @@ void die_of(int sig) {
 // measure() marks).
 char g_signal_prefix[64] = "commscope-bench: ";
 
+// Ranks other than 0 have no file to publish, and wait this long before dying of the signal.
+// Open MPI's mpirun SIGKILLs every rank within milliseconds of one dying of its SIGTERM, so a
+// rank 1 dying at once left rank 0 no time to publish when it got the CPU late (a loaded node,
+// or a row being written): FILE.partial stayed behind. mpirun SIGKILLs the waiting ranks as
+// soon as rank 0 has published and died, and every rank 1 s after its SIGTERM in any case.
+constexpr timespec kHoldForRank0{0, 500'000'000};
+bool g_hold_for_rank0 = false;
+
 extern "C" void on_signal(int sig) {
   write_stop_line(g_signal_prefix, sig, current_activity());
   if (g_state.load() == kWriting || json_results_busy()) {  // the writer publishes when it is done
@@ -38,6 +47,7 @@ extern "C" void on_signal(int sig) {
     return;
   }
   publish_results_file_now();
+  if (g_hold_for_rank0) ::nanosleep(&kHoldForRank0, nullptr);
   die_of(sig);
 }
 
@@ -92,6 +102,7 @@ void publish_results_file_now() noexcept {
 
 void install_signal_handlers(int rank) {
   std::snprintf(g_signal_prefix, sizeof g_signal_prefix, "commscope-bench: rank %d: ", rank);
+  g_hold_for_rank0 = rank != 0;
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
     struct sigaction sa {};
     sa.sa_handler = on_signal;
