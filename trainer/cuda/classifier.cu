@@ -25,11 +25,18 @@
 #include <cstdint>
 
 #include "cuda_check.hpp"
+#include "device_common.cuh"
 #include "kernels_cuda.hpp"
 
 namespace commscope::trainer::cuda_kernels {
 
 namespace {
+
+using detail::from_f;
+using detail::StreamScratch;
+using detail::to_f;
+using detail::warp_max;
+using detail::warp_sum;
 
 using std::size_t;
 
@@ -49,22 +56,6 @@ bool packed_rows(const void* base, int Vp) {
   return Vp % kPack<T> == 0 && reinterpret_cast<std::uintptr_t>(base) % 16 == 0;
 }
 
-__device__ __forceinline__ float to_f(float x) {
-  return x;
-}
-__device__ __forceinline__ float to_f(__nv_bfloat16 x) {
-  return __bfloat162float(x);
-}
-template <class T>
-__device__ __forceinline__ T from_f(float x);
-template <>
-__device__ __forceinline__ float from_f<float>(float x) {
-  return x;
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
 
 // x[0..kPack) = p[0..kPack) widened; p 16-byte aligned.
 __device__ __forceinline__ void load_pack(const float* p, float (&x)[4]) {

@@ -10,11 +10,18 @@
 #include <type_traits>
 
 #include "cuda_check.hpp"
+#include "device_common.cuh"
 #include "gemm_lt.hpp"
 
 namespace commscope::trainer::cuda_kernels {
 
 namespace {
+
+using detail::from_f;
+using detail::StreamScratch;
+using detail::to_f;
+using detail::warp_max;
+using detail::warp_sum;
 
 using std::size_t;
 
@@ -38,22 +45,6 @@ unsigned elementwise_blocks(size_t n) {
   return static_cast<unsigned>(std::min((n + kBlock - 1) / kBlock, kMaxBlocks));
 }
 
-__device__ __forceinline__ float to_f(float x) {
-  return x;
-}
-__device__ __forceinline__ float to_f(__nv_bfloat16 x) {
-  return __bfloat162float(x);
-}
-template <class T>
-__device__ __forceinline__ T from_f(float x);
-template <>
-__device__ __forceinline__ float from_f<float>(float x) {
-  return x;
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
 // dst += x, in float, rounded once.
 template <class T>
 __device__ __forceinline__ void add_to(T& dst, float x) {
@@ -67,14 +58,6 @@ __device__ __forceinline__ size_t grid_threads() {
   return static_cast<size_t>(gridDim.x) * blockDim.x;
 }
 
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int o = kWarp / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-__device__ __forceinline__ float warp_max(float v) {
-  for (int o = kWarp / 2; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
 
 // The block-wide sum or max of v, returned to every thread. Every thread of the block must call it.
 template <bool kMax>
@@ -179,25 +162,6 @@ __global__ void column_finish_kernel(T* dst0, T* dst1, const float2* partial, in
   if (dst1 != nullptr) add_to(dst1[c], s.y);
 }
 
-// Stream-ordered scratch, freed on the stream when it goes out of scope (also on a throw).
-class StreamScratch {
- public:
-  StreamScratch(size_t bytes, cudaStream_t stream) : stream_(stream) {
-    COMMSCOPE_CUDA_CHECK(cudaMallocAsync(&p_, bytes, stream));
-  }
-  // A destructor cannot throw; a failed free would show up at the caller's next sync anyway.
-  ~StreamScratch() { static_cast<void>(cudaFreeAsync(p_, stream_)); }
-  StreamScratch(const StreamScratch&) = delete;
-  StreamScratch& operator=(const StreamScratch&) = delete;
-  template <class U>
-  U* as() const {
-    return static_cast<U*>(p_);
-  }
-
- private:
-  void* p_ = nullptr;
-  cudaStream_t stream_;
-};
 
 template <class T, class F>
 void column_sums_add(T* dst0, T* dst1, int N, int C, F f, cudaStream_t stream) {

@@ -22,10 +22,17 @@
 #include <initializer_list>
 
 #include "cuda_check.hpp"
+#include "device_common.cuh"
 
 namespace commscope::trainer::cuda_kernels {
 
 namespace {
+
+using detail::from_f;
+using detail::StreamScratch;
+using detail::to_f;
+using detail::warp_max;
+using detail::warp_sum;
 
 using std::size_t;
 
@@ -46,27 +53,7 @@ constexpr int ceil_div(int a, int b) {
   return (a + b - 1) / b;
 }
 
-__device__ __forceinline__ float to_f(float x) {
-  return x;
-}
-__device__ __forceinline__ float to_f(__nv_bfloat16 x) {
-  return __bfloat162float(x);
-}
-template <class T>
-__device__ __forceinline__ T from_f(float x);
-template <>
-__device__ __forceinline__ float from_f<float>(float x) {
-  return x;
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float x) {
-  return __float2bfloat16_rn(x);
-}
 
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int o = kWarp / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
 
 // ---------------------------------------------------------------------------------------------
 // 128-bit packs: kWidth elements of T in one float4 (the bits, not float values), loaded and stored
@@ -439,22 +426,6 @@ __global__ void __launch_bounds__(kFinishColumns* kFinishLanes)
   db[c] = from_f<T>(to_f(db[c]) + sb);
 }
 
-// Stream-ordered scratch, freed on the stream when it goes out of scope (also on a throw).
-class StreamScratch {
- public:
-  StreamScratch(size_t bytes, cudaStream_t stream) : stream_(stream) {
-    COMMSCOPE_CUDA_CHECK(cudaMallocAsync(&p_, bytes, stream));
-  }
-  // A destructor cannot throw; a failed free would show up at the caller's next sync anyway.
-  ~StreamScratch() { static_cast<void>(cudaFreeAsync(p_, stream_)); }
-  StreamScratch(const StreamScratch&) = delete;
-  StreamScratch& operator=(const StreamScratch&) = delete;
-  float* floats() const { return static_cast<float*>(p_); }
-
- private:
-  void* p_ = nullptr;
-  cudaStream_t stream_;
-};
 
 template <class T, int kPacks>
 void launch_backward_packed(int blocks, T* dinp, float* partial, const T* dout, const T* inp, const T* w,
@@ -486,7 +457,7 @@ void layernorm_backward(T* dinp, T* dw, T* db, const T* dout, const T* inp, cons
   const int blocks = std::min(kBackwardMaxBlocks, ceil_div(N, kRowsPerBlock));
   const int rows_per_block = ceil_div(N, blocks);
   StreamScratch partial(sizeof(float) * 2 * static_cast<size_t>(blocks) * static_cast<size_t>(C), stream);
-  float* part = partial.floats();
+  float* part = partial.as<float>();
   switch (packs_per_lane<T>(C, {dinp, dout, inp, w})) {
     case 1:
       launch_backward_packed<T, 1>(blocks, dinp, part, dout, inp, w, mean, rstd, N, C, rows_per_block, stream);
