@@ -329,6 +329,13 @@ if(COMMSCOPE_BUILD_TESTS)
                        analysis.report.bad.predict_checks_before_printing
                        PROPERTIES FIXTURES_REQUIRED "report_fixtures;synthetic_bench" LABELS "unit" TIMEOUT 120)
 
+  # A misspelt subcommand is named with the valid ones (CLI11 said "A subcommand is required").
+  add_test(NAME analysis.report.bad.unknown_subcommand
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/one_line_error.sh
+                   "^commscope-report: unknown subcommand 'benchh' \\(one of: bench, compare, profile, scaling, predict, trace, doctor; see --help\\)$"
+                   -- ${report} benchh r.h5)
+  set_tests_properties(analysis.report.bad.unknown_subcommand PROPERTIES LABELS "unit")
+
   # Random command lines: status 0, or 2 with one line; never a crash or a hang.
   add_test(NAME analysis.fuzz_args
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tests/fuzz_args.sh ${report} ${fx} ${CMAKE_CURRENT_BINARY_DIR}/fuzz_args 300)

@@ -33,6 +33,18 @@ int fail(const std::string& message) {
   return 2;
 }
 
+// "" unless the first argument is a word that is not one of app's subcommands; then the one line
+// that names it and the valid ones (CLI11 alone says "A subcommand is required").
+std::string unknown_subcommand(CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return "";
+  std::string names;
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    if (sub->check_name(argv[1])) return "";
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  return "unknown subcommand '" + std::string(argv[1]) + "' (one of: " + names + "; see --help)";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -124,6 +136,7 @@ int main(int argc, char** argv) {
   doctor->add_option("file", file, "commscope-doctor file")->required();
   doctor->add_option("-o,--out", out, "folder for report.md, CSV files and heatmaps");
 
+  if (const std::string bad = unknown_subcommand(app, argc, argv); !bad.empty()) return fail(bad);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -24,6 +24,7 @@
 #include "commscope/bench/options.hpp"
 #include "commscope/collectives/collectives.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
+#include "commscope/common/output_path.hpp"
 #include "disk_space.hpp"
 #include "json_results.hpp"
 #include "measure.hpp"
@@ -328,8 +329,19 @@ class Bench {
     if (!o_.json_out.empty()) ranks = gather_rank_info(comm_.mpi_comm(), backend_->device_info());
     std::string error;
     if (rank_ == 0) {
+      // A folder given as a file is found now, not when the finished file is renamed after the
+      // sweep (--out) or moved aside to DIR.0 (-J).
+      if (!o_.json_out.empty()) {
+        if (const std::string p = output_path_problem(o_.json_out); !p.empty())
+          error = "cannot create -J/--output_file '" + o_.json_out + "': " + p;
+      }
+      if (error.empty() && !o_.out.empty()) {
+        if (const std::string p = output_path_problem(o_.out); !p.empty())
+          error = "cannot create --out '" + o_.out + "': " + p;
+      }
       try {
-        if (!o_.json_out.empty()) json_ = std::make_unique<JsonResults>(o_.json_out, o_, env_, args_, ranks);
+        if (error.empty() && !o_.json_out.empty())
+          json_ = std::make_unique<JsonResults>(o_.json_out, o_, env_, args_, ranks);
       } catch (const std::exception& e) {
         error = e.what();
       }

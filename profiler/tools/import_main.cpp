@@ -16,6 +16,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "commscope/common/output_path.hpp"
 #include "commscope/h5/h5.hpp"
 #include "commscope/profiler/kineto_import.hpp"
 #include "commscope/profiler/profile_file.hpp"
@@ -28,6 +29,18 @@ constexpr const char* kTool = "commscope-import";
 int fail(const std::string& reason) {
   std::fprintf(stderr, "%s: %s\n", kTool, commscope::h5::one_line(reason).c_str());
   return 2;
+}
+
+// "" unless the first argument is a word that is not one of app's subcommands; then the one line
+// that names it and the valid ones (CLI11 alone says "A subcommand is required").
+std::string unknown_subcommand(CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return "";
+  std::string names;
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    if (sub->check_name(argv[1])) return "";
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  return "unknown subcommand '" + std::string(argv[1]) + "' (one of: " + names + "; see --help)";
 }
 
 std::string ms(std::int64_t ns) {
@@ -116,6 +129,7 @@ int main(int argc, char** argv) {
   kineto->add_flag("--hta-rounding", hta_rounding,
                    "round device activities to whole us as Holistic Trace Analysis does (start up, end down), "
                    "to compare with its figures");
+  if (const std::string bad = unknown_subcommand(app, argc, argv); !bad.empty()) return fail(bad);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -123,6 +137,9 @@ int main(int argc, char** argv) {
     return fail(std::string(e.what()) + " (see --help)");
   }
 
+  // A bad output path is said before the traces are read, not after they are imported.
+  if (const std::string problem = commscope::output_path_problem(output); !problem.empty())
+    return fail("cannot write -o '" + output + "': " + problem);
   try {
     prof::KinetoImportOptions options;
     for (const std::string& in : inputs) {

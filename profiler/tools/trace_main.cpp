@@ -15,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "commscope/common/output_path.hpp"
 #include "commscope/h5/h5.hpp"
 #include "commscope/profiler/chrome_trace.hpp"
 #include "commscope/profiler/profile_file.hpp"
@@ -48,6 +49,11 @@ int main(int argc, char** argv) {
     return fail(std::string(e.what()) + " (see --help)");
   }
 
+  // A bad output path is said before the profile is read, not after the trace is made.
+  if (output != "-") {
+    if (const std::string problem = commscope::output_path_problem(output); !problem.empty())
+      return fail("cannot write -o '" + output + "': " + problem);
+  }
   try {
     // Read it once in a child first: a damaged file can crash HDF5 or send it into an endless loop.
     if (const std::string problem = commscope::h5::read_in_child(input, [&] {
