@@ -7,6 +7,24 @@
 #include "commscope/trainer/train_options.hpp"
 
 namespace commscope::trainer {
+namespace {
+
+// CLI11's PositiveNumber and NonNegativeNumber say "Value -1 not in range 0.000000 to " and the
+// 309 digits of DBL_MAX; these say what is wanted: "--lr: must be positive (got -1)".
+CLI::Validator number_at_least_zero(bool zero_allowed) {
+  return CLI::Validator(
+      [zero_allowed](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v)) return "'" + text + "' is not a number";
+        if (zero_allowed ? v >= 0 : v > 0) return "";
+        return std::string(zero_allowed ? "must be 0 or more" : "must be positive") + " (got " + text + ")";
+      },
+      zero_allowed ? "NONNEGATIVE" : "POSITIVE");
+}
+const CLI::Validator kPositive = number_at_least_zero(false);
+const CLI::Validator kNonNegative = number_at_least_zero(true);
+
+}  // namespace
 
 TrainParse parse_train_options(int argc, char** argv) {
   TrainParse r;
@@ -25,16 +43,16 @@ TrainParse parse_train_options(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--steps", o.steps, "training steps")->capture_default_str()->check(CLI::Range(0, 1 << 30));
-  app.add_option("--lr", o.adamw.lr, "peak learning rate")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--lr", o.adamw.lr, "peak learning rate")->capture_default_str()->check(kPositive);
   app.add_option("--warmup", o.adamw.warmup_steps, "linear warm-up steps")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   app.add_option("--weight-decay", o.adamw.weight_decay, "AdamW weight decay (matrices only)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   app.add_option("--grad-clip", o.adamw.grad_clip, "global gradient-norm clip; 0: none")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   app.add_option("--seed", o.seed, "initialisation and data seed")->capture_default_str();
   app.add_option("--threads", o.threads, "threads per rank (0: the node's cores shared among its ranks)")
       ->capture_default_str()
@@ -45,7 +63,7 @@ TrainParse parse_train_options(int argc, char** argv) {
       ->check(CLI::Range(0.0, 0.9));
   app.add_option("--val-every", o.val_every, "validation loss every N steps (0: at the end only)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   app.add_option("--val-batches", o.val_batches, "batches per validation")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
@@ -100,11 +118,11 @@ TrainParse parse_train_options(int argc, char** argv) {
           ->check(CLI::IsMember({"auto", "cudnn", "flash", "naive"}));
   app.add_option("--peak-tflops", o.peak_tflops,
                  "the device's peak TFLOP/s in the training precision, for MFU (e.g. 989 for an H100 SXM in bf16)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   app.add_option("--gemm-gflops", o.gemm_gflops,
                  "the reference GEMM rate per rank for \"% of GEMM\" (GFLOP/s; default: measured at start, the best "
                  "of 7 GEMMs after a warm-up)")
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   app.add_option("--bucket-mb", o.bucket_mb, "DDP gradient bucket size (MiB)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
@@ -119,7 +137,7 @@ TrainParse parse_train_options(int argc, char** argv) {
   app.add_option("--prompt", o.prompt, "prompt for --sample")->capture_default_str();
   app.add_option("--temperature", o.temperature, "sampling temperature")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   app.add_option("--log-every", o.log_every, "print a step line every N steps")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 30));
