@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <system_error>
 
 namespace commscope::trainer {
@@ -131,6 +133,13 @@ TokenDataset TokenDataset::load(const std::string& path) {
     fail(path, "too large to load (" + std::to_string(size) + " bytes)");
   std::string bytes(static_cast<std::size_t>(size), '\0');
   read_exactly(f.get(), bytes.data(), bytes.size(), path);
+  // Text never holds a NUL byte; a binary file read as text trains on noise without a word.
+  if (const std::size_t nul = bytes.find('\0'); nul != std::string::npos) {
+    static constexpr std::string_view kHdf5Signature("\x89HDF\r\n\x1a\n", 8);
+    const std::string kind = std::string_view(bytes).starts_with(kHdf5Signature) ? "an HDF5 file, " : "";
+    fail(path, "is " + kind + "not text (a NUL byte at offset " + std::to_string(nul) +
+                   ") nor an llm.c token shard (magic " + std::to_string(kLlmcShardMagic) + ")");
+  }
   return TokenDataset(encode_bytes(bytes));
 }
 

@@ -57,7 +57,7 @@ TrainParse parse_train_options(int argc, char** argv) {
   app.add_option("--threads", o.threads, "threads per rank (0: the node's cores shared among its ranks)")
       ->capture_default_str()
       ->check(CLI::Range(0, 4096));
-  app.add_option("--data", o.data, "text file (byte tokens) or llm.c token shard; default data/kjv.txt");
+  app.add_option("--data", o.data, "text file (byte tokens; no NUL bytes) or llm.c token shard; default data/kjv.txt");
   app.add_option("--val-fraction", o.val_fraction, "share of the data held out for validation")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 0.9));

@@ -158,6 +158,17 @@ TEST(Data, LoadRecognisesShardsByTheirMagic) {
                     "truncated");
 }
 
+TEST(Data, LoadRejectsBinaryFilesThatAreNotShards) {
+  const TestDir dir;
+  // An HDF5 file's signature and superblock start, and any other file with a NUL byte.
+  write_all(dir / "r.h5", std::string("\x89HDF\r\n\x1a\n\0\0\0\0\0\x08\x08\0", 16));
+  const std::string h5 = (dir / "r.h5").string();
+  expect_data_error([&] { (void)ct::TokenDataset::load(h5); }, h5, "is an HDF5 file, not text (a NUL byte at offset 8)");
+  write_all(dir / "model.bin", std::string("abc\0def", 7));
+  const std::string bin = (dir / "model.bin").string();
+  expect_data_error([&] { (void)ct::TokenDataset::load(bin); }, bin, "is not text (a NUL byte at offset 3)");
+}
+
 TEST(Data, LoadRejectsMissingEmptyAndDirectories) {
   const TestDir dir;
   const std::string missing = (dir / "missing.txt").string();

@@ -34,7 +34,8 @@ class TokenDataset {
  public:
   TokenDataset() = default;
   explicit TokenDataset(std::vector<std::uint16_t> tokens) : tokens_(std::move(tokens)) {}
-  // A text file as bytes, or an llm.c shard (recognised by its magic). Throws DataError.
+  // A text file as bytes, or an llm.c shard (recognised by its magic). Throws DataError, also
+  // for any other binary file (one with a NUL byte: an HDF5 file, a model), which is not text.
   static TokenDataset load(const std::string& path);
 
   std::size_t size() const noexcept { return tokens_.size(); }
