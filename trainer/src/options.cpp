@@ -44,9 +44,7 @@ TrainParse parse_train_options(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20));
   app.add_option("--steps", o.steps, "training steps")->capture_default_str()->check(CLI::Range(0, 1 << 30));
   app.add_option("--lr", o.adamw.lr, "peak learning rate")->capture_default_str()->check(kPositive);
-  app.add_option("--warmup", o.adamw.warmup_steps, "linear warm-up steps")
-      ->capture_default_str()
-      ->check(kNonNegative);
+  app.add_option("--warmup", o.adamw.warmup_steps, "linear warm-up steps")->capture_default_str()->check(kNonNegative);
   app.add_option("--weight-decay", o.adamw.weight_decay, "AdamW weight decay (matrices only)")
       ->capture_default_str()
       ->check(kNonNegative);
@@ -135,9 +133,7 @@ TrainParse parse_train_options(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
   app.add_option("--prompt", o.prompt, "prompt for --sample")->capture_default_str();
-  app.add_option("--temperature", o.temperature, "sampling temperature")
-      ->capture_default_str()
-      ->check(kPositive);
+  app.add_option("--temperature", o.temperature, "sampling temperature")->capture_default_str()->check(kPositive);
   app.add_option("--log-every", o.log_every, "print a step line every N steps")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 30));
