@@ -181,7 +181,8 @@ class Bench {
                                                         .per_iter = o_.per_iter_timing,
                                                         .cputime = o_.report_cputime,
                                                         .timestamps = o_.report_timestamps,
-                                                        .checked = o_.check_iters > 0});
+                                                        .checked = o_.check_iters > 0,
+                                                        .nccl_columns = one_algorithm()});
     if (rank_ == 0) reporter_ = std::make_unique<Reporter>(cases_, *table_, file_.get(), json_.get());
 
     // Google Benchmark's flags; only rank 0 writes Google Benchmark's output file.
@@ -245,6 +246,12 @@ class Bench {
                             memory_text(static_cast<long long>(largest)) + " on each rank (" +
                             std::to_string(comm_.local_size()) + " on a node) exceed the node's " + memory_text(least) +
                             " of memory");
+  }
+
+  // Whether every case runs the same algorithm (as under nccl-tests' names without --algo): the
+  // table takes nccl-tests' columns then; an --algo list keeps the comparison layout.
+  bool one_algorithm() const {
+    return std::all_of(cases_.begin(), cases_.end(), [&](const Case& c) { return c.algo == cases_.front().algo; });
   }
 
   // The memory the shm algorithm takes on the node, where it runs.

@@ -126,7 +126,60 @@ Combine parse_combine(const std::string& s) {
   throw InvalidArgument("bad -a/--average '" + s + "' (max, avg, min, rank0, or nccl-tests' 3, 1, 2, 0)");
 }
 
+// nccl-tests' tests by name (all_reduce) and binary (all_reduce_perf); hypercube has no
+// collective of ours.
+struct TestName {
+  const char* name;
+  std::optional<Collective> coll;
+};
+constexpr TestName kNcclTestsTests[] = {
+    {"all_reduce", Collective::allreduce},
+    {"all_gather", Collective::allgather},
+    {"broadcast", Collective::broadcast},
+    {"reduce", Collective::reduce},
+    {"reduce_scatter", Collective::reducescatter},
+    {"alltoall", Collective::alltoall},
+    {"scatter", Collective::scatter},
+    {"gather", Collective::gather},
+    {"sendrecv", Collective::sendrecv},
+    {"hypercube", std::nullopt},
+};
+
+std::string our_collectives() {
+  std::string list;
+  for (Collective c : kAllCollectives) list += (list.empty() ? "" : ", ") + std::string(to_string(c));
+  return list;
+}
+
+// One item of the collective list: ours, or nccl-tests' (then `nccl_name` is set).
+Collective parse_collective_name(const std::string& s, bool& nccl_name) {
+  if (const std::optional<Collective> c = nccl_tests_collective(s)) {
+    nccl_name = true;
+    return *c;
+  }
+  try {
+    return parse_collective(s);
+  } catch (const UnknownName& e) {
+    throw InvalidArgument(std::string(e.what()) +
+                          ", or nccl-tests' all_reduce, all_gather, broadcast, reduce, reduce_scatter, alltoall, "
+                          "scatter, gather, sendrecv (with or without _perf)");
+  }
+}
+
 }  // namespace
+
+std::optional<Collective> nccl_tests_collective(std::string_view name) {
+  std::string_view bare = name;
+  if (bare.ends_with("_perf")) bare.remove_suffix(5);
+  for (const TestName& t : kNcclTestsTests) {
+    if (bare != t.name) continue;
+    if (!t.coll)
+      throw InvalidArgument("nccl-tests' " + std::string(name) + " has no collective here (have: " + our_collectives() +
+                            ")");
+    return t.coll;
+  }
+  return std::nullopt;
+}
 
 std::string_view nccl_tests_name(DataType t) {
   for (const TypeName& n : kNcclTestsTypes)
@@ -141,6 +194,14 @@ ParseResult parse_options(int argc, const char* const* argv) {
     if (i) o.command_line += ' ';
     const std::string a = argv[i];
     o.command_line += a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'";
+  }
+  // Installed as nccl-tests' binary (all_reduce_perf -> commscope-bench): its name is the
+  // collective, as `commscope-bench all_reduce_perf ...`.
+  std::vector<const char*> args(argv, argv + argc);
+  if (argc > 0) {
+    std::string_view base = argv[0];
+    if (const std::size_t slash = base.rfind('/'); slash != std::string_view::npos) base.remove_prefix(slash + 1);
+    if (base.ends_with("_perf")) args.insert(args.begin() + 1, base.data());  // a suffix of argv[0]: NUL-ended
   }
 
   std::string stall_bytes = "0", kill_bytes = "0", colls, minb = "8", maxb = "64M", step, types = "f32", ops = "sum",
@@ -176,9 +237,11 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_option("-T,--timeout", o.timeout_s,
                  "seconds a rank may wait in one collective before the run ends (0: never)")
       ->capture_default_str();
-  app.add_option("--algo", algos,
-                 "algorithms, a comma list (mpi ring tree rhd shm hier on cpu; nccl ring tree rhd on cuda) or all")
-      ->capture_default_str();
+  auto* algo_flag =
+      app.add_option("--algo", algos,
+                     "algorithms, a comma list (mpi ring tree rhd shm hier on cpu; nccl ring tree rhd on cuda) or all "
+                     "(under nccl-tests' names: mpi on cpu, nccl on cuda)")
+          ->capture_default_str();
   app.add_option("--device", o.device, "cpu or cuda (buffers in device memory)")->capture_default_str();
   auto* transport =
       app.add_option("--transport", o.transport,
@@ -223,7 +286,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
   app.add_flag("--debug-corrupt", o.corrupt)->group("");
 
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::CallForHelp&) {
     r.exit_code = 0;
     r.message = app.help();
@@ -239,7 +302,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
       if (extra.rfind("--benchmark_", 0) != 0) throw InvalidArgument("unknown argument '" + extra + "'");
       o.benchmark_flags.push_back(extra);
     }
-    o.collectives = parse_list<Collective>(colls, parse_collective, kAllCollectives);
+    o.collectives = parse_list<Collective>(
+        colls, [&o](const std::string& s) { return parse_collective_name(s, o.nccl_tests_names); }, kAllCollectives);
     o.types = parse_list<DataType>(types, parse_type_name, kAllDataTypes);
     o.ops = parse_list<ReduceOp>(ops, parse_op_name, kAllReduceOps);
     o.combine = parse_combine(combine);
@@ -279,6 +343,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
     if (algos != "all") {
       o.algos = parse_list<std::string>(
           algos, [](const std::string& s) { return s; }, std::vector<std::string>{});
+    } else if (o.nccl_tests_names && algo_flag->count() == 0) {
+      o.algos = {o.device == "cuda" ? "nccl" : "mpi"};  // the vendor's library, as nccl-tests runs
     }
     if (!o.out.empty() && o.out.back() == '/') throw InvalidArgument("--out names a directory: '" + o.out + "'");
     apply_nccl_tests_flags(nccl_tests, o);

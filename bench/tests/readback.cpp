@@ -3,6 +3,7 @@
 // and wrong count the caller expects.
 //   test_bench_readback FILE MIN_ROWS [MAX_ROWS] [--status STATUS] [--wrong]
 //   test_bench_readback FILE --print     (the table again, from the file)
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -24,7 +25,11 @@ int main(int argc, char** argv) {
   if (std::string(argv[2]) == "--print") {
     // Lines pair the out-of-place and in-place rows of one table row, as the bench prints them.
     const ResultsData d = read_results(path);
-    Table table(stdout, TableStyle{});
+    // One algorithm: nccl-tests' columns, as the bench prints them.
+    const bool one_algorithm = std::all_of(d.rows.begin(), d.rows.end(), [&](const ResultRow& r) {
+      return text(r.algorithm) == text(d.rows.front().algorithm);
+    });
+    Table table(stdout, TableStyle{.nccl_columns = one_algorithm});
     for (std::size_t i = 0; i < d.rows.size();) {
       const ResultRow* side[2] = {nullptr, nullptr};
       const std::int64_t row = d.rows[i].row;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "commscope/collectives/algorithm.hpp"
@@ -21,6 +22,9 @@ std::string_view to_string(Combine c);
 
 struct Options {
   std::vector<Collective> collectives;
+  // Named as nccl-tests names them (all_reduce, all_reduce_perf, or installed under that name):
+  // nccl-tests' table columns, and only the vendor's algorithm unless --algo is given.
+  bool nccl_tests_names = false;
   std::size_t min_bytes = 8;
   std::size_t max_bytes = std::size_t{64} << 20;
   double factor = 2;        // -f: multiply the size by this ...
@@ -86,6 +90,10 @@ struct Options {
   std::vector<std::string> benchmark_flags;
   std::string command_line;
 };
+
+// Our collective for an nccl-tests test or binary name (all_reduce, all_reduce_perf), nullopt
+// for any other name. InvalidArgument for nccl-tests' hypercube, which has none here.
+std::optional<Collective> nccl_tests_collective(std::string_view name);
 
 // nccl-tests' name of a datatype ("float" for f32, "bfloat16" for bf16, ...).
 std::string_view nccl_tests_name(DataType t);
