@@ -151,8 +151,11 @@ std::string our_collectives() {
   return list;
 }
 
-// One item of the collective list: ours, or nccl-tests' (then `nccl_name` is set).
+// One item of the collective list: ours, or nccl-tests' (then `nccl_name` is set). Names both
+// spell alike (reduce, broadcast, ...) are ours: every algorithm, as before.
 Collective parse_collective_name(const std::string& s, bool& nccl_name) {
+  for (Collective c : kAllCollectives)
+    if (s == to_string(c)) return c;
   if (const std::optional<Collective> c = nccl_tests_collective(s)) {
     nccl_name = true;
     return *c;

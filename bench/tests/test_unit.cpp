@@ -154,6 +154,38 @@ TEST(Options, NcclTestsTypeNamesAndAliases) {
   EXPECT_NE(parse({"allreduce", "-d", "float8"}).message.find("or nccl-tests' int8"), std::string::npos);
 }
 
+// nccl-tests' test and binary names: our collective, the vendor's algorithm unless --algo says;
+// names both spell alike stay ours (every algorithm); run as all_gather_perf, the name is the
+// collective.
+TEST(Options, NcclTestsTestNames) {
+  for (const char* name : {"all_reduce", "all_reduce_perf"}) {
+    const ParseResult r = parse({name});
+    ASSERT_EQ(r.exit_code, -1) << r.message;
+    EXPECT_EQ(r.options.collectives, std::vector<Collective>{Collective::allreduce});
+    EXPECT_TRUE(r.options.nccl_tests_names);
+    EXPECT_EQ(r.options.algos, std::vector<std::string>{"mpi"});
+  }
+  EXPECT_EQ(parse({"reduce_scatter_perf", "--device", "cuda"}).options.algos, std::vector<std::string>{"nccl"});
+  EXPECT_EQ(parse({"all_gather", "--algo", "ring,rhd"}).options.algos, (std::vector<std::string>{"ring", "rhd"}));
+  EXPECT_TRUE(parse({"all_gather", "--algo", "all"}).options.algos.empty());
+  const ParseResult ours = parse({"reduce"});
+  EXPECT_FALSE(ours.options.nccl_tests_names);
+  EXPECT_TRUE(ours.options.algos.empty());
+  EXPECT_EQ(parse({"gather_perf"}).options.collectives, std::vector<Collective>{Collective::gather});
+
+  const char* as_binary[] = {"/opt/nccl-tests/build/all_gather_perf", "-b", "1K"};
+  const ParseResult bin = parse_options(3, as_binary);
+  ASSERT_EQ(bin.exit_code, -1) << bin.message;
+  EXPECT_EQ(bin.options.collectives, std::vector<Collective>{Collective::allgather});
+  EXPECT_EQ(bin.options.min_bytes, 1024u);
+  EXPECT_EQ(bin.options.algos, std::vector<std::string>{"mpi"});
+
+  const ParseResult cube = parse({"hypercube_perf"});
+  EXPECT_EQ(cube.exit_code, 2);
+  EXPECT_NE(cube.message.find("hypercube_perf has no collective here (have: allreduce"), std::string::npos)
+      << cube.message;
+}
+
 TEST(Options, NcclTestsLoopAndReportFlags) {
   const ParseResult r =
       parse({"allreduce", "-z", "3", "-m", "4", "-N", "0", "-C", "1", "-S", "1", "-I", "1", "-K", "2", "-n", "10"});
