@@ -14,19 +14,6 @@
 namespace commscope::analysis {
 namespace {
 
-constexpr std::array<std::pair<Collective, std::string_view>, 10> kCollectiveNames = {{
-    {Collective::allreduce, "allreduce"},
-    {Collective::allgather, "allgather"},
-    {Collective::reducescatter, "reducescatter"},
-    {Collective::reduce, "reduce"},
-    {Collective::broadcast, "broadcast"},
-    {Collective::alltoall, "alltoall"},
-    {Collective::gather, "gather"},
-    {Collective::scatter, "scatter"},
-    {Collective::sendrecv, "sendrecv"},
-    {Collective::alltoallv, "alltoallv"},
-}};
-
 void check_ranks(int p) {
   if (p < 1) throw std::invalid_argument("commscope::analysis: rank count must be >= 1, got " + std::to_string(p));
 }
@@ -44,41 +31,12 @@ int ceil_log2(int p) {
 
 }  // namespace
 
-std::string_view collective_name(Collective c) {
-  for (const auto& [value, name] : kCollectiveNames) {
-    if (value == c) return name;
-  }
-  throw std::invalid_argument("collective_name: invalid Collective value");
-}
-
 Collective parse_collective(std::string_view name) {
-  for (const auto& [value, n] : kCollectiveNames) {
-    if (n == name) return value;
-  }
+  for (const Collective c : kAllCollectives)
+    if (collective_name(c) == name) return c;
   std::string known;
-  for (const auto& [value, n] : kCollectiveNames) known += (known.empty() ? "" : ", ") + std::string(n);
+  for (const Collective c : kAllCollectives) known += (known.empty() ? "" : ", ") + std::string(collective_name(c));
   throw std::invalid_argument("unknown collective '" + std::string(name) + "' (known: " + known + ")");
-}
-
-double busbw_factor(Collective c, int p) {
-  check_ranks(p);
-  const double f = (p - 1.0) / p;
-  switch (c) {
-    case Collective::allreduce:
-      return 2.0 * f;
-    case Collective::allgather:
-    case Collective::reducescatter:
-    case Collective::alltoall:
-    case Collective::gather:
-    case Collective::scatter:
-    case Collective::alltoallv:
-      return f;
-    case Collective::reduce:
-    case Collective::broadcast:
-    case Collective::sendrecv:
-      return 1.0;
-  }
-  throw std::invalid_argument("busbw_factor: invalid Collective value");
 }
 
 std::string_view textbook_algorithm_name(TextbookAlgorithm a) {
@@ -111,17 +69,17 @@ std::optional<CostTerms> textbook_cost(Collective c, TextbookAlgorithm a, int p)
   using A = TextbookAlgorithm;
   switch (c) {
     case Collective::allreduce:
-      if (a == A::ring) return CostTerms{2 * (q - 1), 2 * fr, fr};
+      if (a == A::ring) return ring_cost_terms(c, p);
       if (a == A::rabenseifner) return CostTerms{2 * l + 2 * e, 2 * f + 2 * e, f + e};
       if (a == A::recursive_doubling) return CostTerms{l + 2 * e, l + 2 * e, l + e};
       if (a == A::binomial_tree) return CostTerms{2 * cl, 2 * cl, cl};
       return std::nullopt;
     case Collective::allgather:
-      if (a == A::ring) return CostTerms{q - 1, fr, 0};
+      if (a == A::ring) return ring_cost_terms(c, p);
       if (a == A::recursive_doubling) return CostTerms{l + 2 * e, f + e, 0};
       return std::nullopt;
     case Collective::reducescatter:
-      if (a == A::ring) return CostTerms{q - 1, fr, fr};
+      if (a == A::ring) return ring_cost_terms(c, p);
       if (a == A::recursive_halving) return CostTerms{l + 2 * e, f + e, f + e};
       return std::nullopt;
     case Collective::reduce:
@@ -133,7 +91,7 @@ std::optional<CostTerms> textbook_cost(Collective c, TextbookAlgorithm a, int p)
       if (a == A::scatter_allgather) return CostTerms{cl + l + 2 * e, 2 * f + e, 0};
       return std::nullopt;
     case Collective::alltoall:
-      if (a == A::pairwise_exchange) return CostTerms{q - 1, fr, 0};
+      if (a == A::pairwise_exchange) return ring_cost_terms(c, p);  // the ring's terms
       return std::nullopt;
     case Collective::gather:
     case Collective::scatter:

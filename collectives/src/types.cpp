@@ -94,29 +94,7 @@ std::string_view to_string(ReduceOp op) {
 }
 
 std::string_view to_string(Collective c) {
-  switch (c) {
-    case Collective::allreduce:
-      return "allreduce";
-    case Collective::allgather:
-      return "allgather";
-    case Collective::reducescatter:
-      return "reducescatter";
-    case Collective::reduce:
-      return "reduce";
-    case Collective::broadcast:
-      return "broadcast";
-    case Collective::alltoall:
-      return "alltoall";
-    case Collective::gather:
-      return "gather";
-    case Collective::scatter:
-      return "scatter";
-    case Collective::sendrecv:
-      return "sendrecv";
-    case Collective::alltoallv:
-      return "alltoallv";
-  }
-  return "invalid";
+  return static_cast<std::size_t>(c) < kAllCollectives.size() ? collective_name(c) : "invalid";
 }
 
 DataType parse_datatype(std::string_view name) {
@@ -139,26 +117,6 @@ bool is_rooted(Collective c) {
 
 bool has_in_place(Collective c) {
   return c != Collective::alltoallv;
-}
-
-double busbw_factor(Collective c, int nranks) {
-  const double n = nranks;
-  switch (c) {
-    case Collective::allreduce:
-      return 2.0 * (n - 1) / n;
-    case Collective::allgather:
-    case Collective::reducescatter:
-    case Collective::alltoall:
-    case Collective::gather:
-    case Collective::scatter:
-    case Collective::alltoallv:
-      return (n - 1) / n;
-    case Collective::reduce:
-    case Collective::broadcast:
-    case Collective::sendrecv:
-      return 1.0;
-  }
-  return 1.0;
 }
 
 std::size_t collective_bytes(Collective c, std::size_t count, DataType t, int nranks) {

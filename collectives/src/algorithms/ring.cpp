@@ -294,18 +294,11 @@ class RingAlgorithm final : public Algorithm {
     }
   }
   std::optional<Cost> cost(Collective c, int p, double n, const AlgoOptions& o) const override {
-    const double q = p, f = (q - 1) / q;
+    const double q = p;
     const double k = std::max(1.0, std::ceil(n / static_cast<double>(o.segment_bytes)));  // chain segments
+    if (const std::optional<CostTerms> t = ring_cost_terms(c, p))  // the terms the report's curves use
+      return Cost{t->alpha_count, t->beta_factor, t->gamma_factor};
     switch (c) {
-      case Collective::allreduce:
-        return Cost{2 * (q - 1), 2 * f, f};
-      case Collective::reducescatter:
-        return Cost{q - 1, f, f};
-      case Collective::allgather:
-      case Collective::alltoall:
-      case Collective::gather:
-      case Collective::scatter:
-        return Cost{q - 1, f, 0};
       case Collective::sendrecv:
         return p == 1 ? Cost{} : Cost{1, 1, 0};
       case Collective::alltoallv:
@@ -314,6 +307,8 @@ class RingAlgorithm final : public Algorithm {
         return p == 1 ? Cost{} : Cost{q - 2 + k, (q - 2 + k) / k, (q - 2 + k) / k};
       case Collective::broadcast:
         return p == 1 ? Cost{} : Cost{q - 2 + k, (q - 2 + k) / k, 0};
+      default:  // the ring's terms, above
+        break;
     }
     return std::nullopt;
   }

@@ -12,31 +12,19 @@
 #include <vector>
 
 #include "commscope/analysis/format.hpp"
+#include "commscope/common/collective_model.hpp"
 
 namespace commscope::analysis {
 
 // ---------------------------------------------------------------- collectives and algorithms
 
-enum class Collective {
-  allreduce,
-  allgather,
-  reducescatter,
-  reduce,
-  broadcast,
-  alltoall,
-  gather,
-  scatter,
-  sendrecv,
-  alltoallv
-};
-std::string_view collective_name(Collective c);
+// The library's vocabulary (common/collective_model.hpp): the collectives, their names, the
+// busbw factor and the ring's cost terms are the library's own.
+using commscope::busbw_factor;
+using commscope::Collective;
+using commscope::collective_name;
+using commscope::CostTerms;
 Collective parse_collective(std::string_view name);  // std::invalid_argument for an unknown name
-
-// nccl-tests' busbw factor (busbw = algbw x factor, p >= 1): allreduce 2(p-1)/p; allgather,
-// reducescatter, alltoall, gather, scatter, alltoallv (p-1)/p; reduce, broadcast, sendrecv 1.
-// For allreduce, allgather and
-// reducescatter it is also the fraction of S one rank sends in a bandwidth-optimal algorithm.
-double busbw_factor(Collective c, int p);
 
 // The textbook algorithms (Thakur, Rabenseifner, Gropp 2005) that have a closed-form cost.
 enum class TextbookAlgorithm {
@@ -49,18 +37,6 @@ enum class TextbookAlgorithm {
   pairwise_exchange,   // alltoall
 };
 std::string_view textbook_algorithm_name(TextbookAlgorithm a);
-
-// t = alpha_count * alpha + beta_factor * n * beta + gamma_factor * n * gamma
-// (alpha: latency per message, beta: time per byte sent, gamma: time per byte reduced; the time
-// comes out in alpha's unit when beta and gamma are in that unit per byte).
-struct CostTerms {
-  double alpha_count = 0;
-  double beta_factor = 0;
-  double gamma_factor = 0;
-  double time(double alpha, double beta, double gamma, double bytes) const {
-    return alpha_count * alpha + beta_factor * bytes * beta + gamma_factor * bytes * gamma;
-  }
-};
 
 // The cost terms of `a` running collective `c` on p ranks; nullopt when `a` is not a textbook
 // algorithm of `c`. For p a power of two (and for ring, binomial, pairwise at any p) these are

@@ -1,5 +1,6 @@
 // Datatypes, reduction operations and collectives: the vocabulary shared by the library,
-// the benchmarks and the result files.
+// the benchmarks and the result files (the collectives themselves in common/collective_model.hpp,
+// which the report shares).
 #pragma once
 
 #include <array>
@@ -8,32 +9,19 @@
 #include <string>
 #include <string_view>
 
+// Collective, kAllCollectives, collective_name, busbw_factor and the ring's cost terms.
+#include "commscope/common/collective_model.hpp"
+
 namespace commscope {
 
 enum class DataType : std::uint8_t { f32, f64, f16, bf16, i32, i64, u8, i8, u32, u64 };
 enum class ReduceOp : std::uint8_t { sum, prod, min, max, avg };
-enum class Collective : std::uint8_t {
-  allreduce,
-  allgather,
-  reducescatter,
-  reduce,
-  broadcast,
-  alltoall,
-  gather,
-  scatter,
-  sendrecv,
-  alltoallv
-};
 
 inline constexpr std::array kAllDataTypes = {DataType::f32, DataType::f64, DataType::f16, DataType::bf16,
                                              DataType::i32, DataType::i64, DataType::u8,  DataType::i8,
                                              DataType::u32, DataType::u64};
 inline constexpr std::array kAllReduceOps = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max,
                                              ReduceOp::avg};
-inline constexpr std::array kAllCollectives = {Collective::allreduce, Collective::allgather, Collective::reducescatter,
-                                               Collective::reduce,    Collective::broadcast, Collective::alltoall,
-                                               Collective::gather,    Collective::scatter,   Collective::sendrecv,
-                                               Collective::alltoallv};
 
 // Bytes of one element.
 std::size_t type_size(DataType t);
@@ -55,11 +43,6 @@ bool is_rooted(Collective c);
 // False for alltoallv, whose send and recv layouts differ per peer: it has no in-place form
 // (NCCL and nccl-tests have none either).
 bool has_in_place(Collective c);
-
-// nccl-tests' bus-bandwidth factor: busbw = algbw * factor, for n ranks.
-// allreduce 2(n-1)/n; allgather, reducescatter, alltoall, gather, scatter, alltoallv (n-1)/n;
-// reduce, broadcast, sendrecv 1.
-double busbw_factor(Collective c, int nranks);
 
 // Total bytes of the array a collective is measured on (nccl-tests' "size"):
 // allreduce/reduce/broadcast/sendrecv: count elements; allgather, gather: recv side
