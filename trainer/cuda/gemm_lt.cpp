@@ -30,6 +30,7 @@ constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
 // One handle and workspace per device, made on first use and kept for the process (cuBLASLt
 // handles are thread safe; a workspace is used by one stream at a time: the model's).
 struct DeviceLt {
+  int device = 0;
   cublasLtHandle_t handle = nullptr;
   void* workspace = nullptr;
 };
@@ -41,6 +42,7 @@ DeviceLt& device_lt() {
   const std::lock_guard<std::mutex> lock(mutex);
   DeviceLt& d = per_device[device];
   if (d.handle == nullptr) {
+    d.device = device;
     lt_check(cublasLtCreate(&d.handle), "cublasLtCreate");
     COMMSCOPE_CUDA_CHECK(cudaMalloc(&d.workspace, kWorkspaceBytes));
   }
@@ -88,17 +90,46 @@ struct Choice {
   cublasLtMatmulAlgo_t algo{};
 };
 enum class Kind { bias, gelu, dgelu };
-Choice& cached_choice(int device, cudaDataType_t type, Kind kind, int N, int C, int OC, bool& fresh) {
+struct Shape {
+  cudaDataType_t type;
+  Kind kind;
+  int N, C, OC;
+};
+Choice& cached_choice(int device, const Shape& s, bool& fresh) {
   static std::mutex mutex;
   static std::map<std::tuple<int, int, int, int, int, int>, Choice> choices;
   const std::lock_guard<std::mutex> lock(mutex);
-  auto [it, inserted] = choices.try_emplace({device, static_cast<int>(type), static_cast<int>(kind), N, C, OC});
+  auto [it, inserted] =
+      choices.try_emplace({device, static_cast<int>(s.type), static_cast<int>(s.kind), s.N, s.C, s.OC});
   fresh = inserted;
   return it->second;
 }
 
 bool aligned16(const void* p) {
   return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+// D = A B with desc's epilogue, by the algorithm the heuristic picked for this shape the first
+// time it was asked (false: none, nothing done).
+bool lt_run(const DeviceLt& lt, const MatmulDesc& desc, const Layout& a, const Layout& b, const Layout& d,
+            const Shape& shape, const void* A, const void* B, void* D, cudaStream_t stream) {
+  bool fresh = false;
+  Choice& choice = cached_choice(lt.device, shape, fresh);
+  if (fresh) {
+    const Preference pref;
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    choice.found = cublasLtMatmulAlgoGetHeuristic(lt.handle, desc.d, a.l, b.l, d.l, d.l, pref.p, 1, &result, &found) ==
+                       CUBLAS_STATUS_SUCCESS &&
+                   found > 0;
+    if (choice.found) choice.algo = result.algo;
+  }
+  if (!choice.found) return false;
+  const float alpha = 1.0f, beta = 0.0f;
+  lt_check(cublasLtMatmul(lt.handle, desc.d, &alpha, A, a.l, B, b.l, &beta, D, d.l, D, d.l, &choice.algo, lt.workspace,
+                          kWorkspaceBytes, stream),
+           shape.kind == Kind::dgelu ? "cublasLtMatmul (dgelu)" : "cublasLtMatmul");
+  return true;
 }
 
 }  // namespace
@@ -119,7 +150,8 @@ bool lt_matmul_forward(T* out, T* pre_gelu, const T* inp, const T* w, const T* b
   // transposed, B = inp as [C,N] (ld C), D = out as [OC,N] (ld OC); the bias is per row of D.
   desc.set(CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T);
   desc.set(CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
-  desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE, pre_gelu != nullptr ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_BIAS);
+  desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE,
+           pre_gelu != nullptr ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_BIAS);
   desc.set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   if (pre_gelu != nullptr) {
     desc.set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, pre_gelu);
@@ -128,30 +160,12 @@ bool lt_matmul_forward(T* out, T* pre_gelu, const T* inp, const T* w, const T* b
   const Layout a(type, static_cast<std::uint64_t>(C), static_cast<std::uint64_t>(OC), C);
   const Layout b(type, static_cast<std::uint64_t>(C), static_cast<std::uint64_t>(N), C);
   const Layout d(type, static_cast<std::uint64_t>(OC), static_cast<std::uint64_t>(N), OC);
-  int device = 0;
-  COMMSCOPE_CUDA_CHECK(cudaGetDevice(&device));
-  bool fresh = false;
-  Choice& choice = cached_choice(device, type, pre_gelu != nullptr ? Kind::gelu : Kind::bias, N, C, OC, fresh);
-  if (fresh) {
-    const Preference pref;
-    cublasLtMatmulHeuristicResult_t result{};
-    int found = 0;
-    choice.found = cublasLtMatmulAlgoGetHeuristic(lt.handle, desc.d, a.l, b.l, d.l, d.l, pref.p, 1, &result, &found) ==
-                       CUBLAS_STATUS_SUCCESS &&
-                   found > 0;
-    if (choice.found) choice.algo = result.algo;
-  }
-  if (!choice.found) return false;
-  const float alpha = 1.0f, beta = 0.0f;
-  lt_check(cublasLtMatmul(lt.handle, desc.d, &alpha, w, a.l, inp, b.l, &beta, out, d.l, out, d.l, &choice.algo,
-                          lt.workspace, kWorkspaceBytes, stream),
-           "cublasLtMatmul");
-  return true;
+  return lt_run(lt, desc, a, b, d, {type, pre_gelu != nullptr ? Kind::gelu : Kind::bias, N, C, OC}, w, inp, out,
+                stream);
 }
 
 template <class T>
-bool lt_matmul_dgelu(T* dpre, const T* dout, const T* w, const T* pre_gelu, int N, int C, int OC,
-                     cudaStream_t stream) {
+bool lt_matmul_dgelu(T* dpre, const T* dout, const T* w, const T* pre_gelu, int N, int C, int OC, cudaStream_t stream) {
   constexpr cudaDataType_t type = std::is_same_v<T, float> ? CUDA_R_32F : CUDA_R_16BF;
   if (N <= 0 || OC <= 0 || C <= 0 || C % 8 != 0 || !aligned16(dpre) || !aligned16(dout) || !aligned16(w) ||
       !aligned16(pre_gelu))
@@ -168,25 +182,7 @@ bool lt_matmul_dgelu(T* dpre, const T* dout, const T* w, const T* pre_gelu, int 
   const Layout a(type, static_cast<std::uint64_t>(C), static_cast<std::uint64_t>(OC), C);
   const Layout b(type, static_cast<std::uint64_t>(OC), static_cast<std::uint64_t>(N), OC);
   const Layout d(type, static_cast<std::uint64_t>(C), static_cast<std::uint64_t>(N), C);
-  int device = 0;
-  COMMSCOPE_CUDA_CHECK(cudaGetDevice(&device));
-  bool fresh = false;
-  Choice& choice = cached_choice(device, type, Kind::dgelu, N, C, OC, fresh);
-  if (fresh) {
-    const Preference pref;
-    cublasLtMatmulHeuristicResult_t result{};
-    int found = 0;
-    choice.found = cublasLtMatmulAlgoGetHeuristic(lt.handle, desc.d, a.l, b.l, d.l, d.l, pref.p, 1, &result, &found) ==
-                       CUBLAS_STATUS_SUCCESS &&
-                   found > 0;
-    if (choice.found) choice.algo = result.algo;
-  }
-  if (!choice.found) return false;
-  const float alpha = 1.0f, beta = 0.0f;
-  lt_check(cublasLtMatmul(lt.handle, desc.d, &alpha, w, a.l, dout, b.l, &beta, dpre, d.l, dpre, d.l, &choice.algo,
-                          lt.workspace, kWorkspaceBytes, stream),
-           "cublasLtMatmul (dgelu)");
-  return true;
+  return lt_run(lt, desc, a, b, d, {type, Kind::dgelu, N, C, OC}, w, dout, dpre, stream);
 }
 
 template bool lt_matmul_dgelu<float>(float*, const float*, const float*, const float*, int, int, int, cudaStream_t);
@@ -195,7 +191,6 @@ template bool lt_matmul_dgelu<__nv_bfloat16>(__nv_bfloat16*, const __nv_bfloat16
 template bool lt_matmul_forward<float>(float*, float*, const float*, const float*, const float*, int, int, int,
                                        cudaStream_t);
 template bool lt_matmul_forward<__nv_bfloat16>(__nv_bfloat16*, __nv_bfloat16*, const __nv_bfloat16*,
-                                               const __nv_bfloat16*, const __nv_bfloat16*, int, int, int,
-                                               cudaStream_t);
+                                               const __nv_bfloat16*, const __nv_bfloat16*, int, int, int, cudaStream_t);
 
 }  // namespace commscope::trainer::cuda_kernels::detail

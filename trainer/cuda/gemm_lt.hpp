@@ -18,7 +18,6 @@ bool lt_matmul_forward(T* out, T* pre_gelu, const T* inp, const T* w, const T* b
 // WRITTEN, in one GEMM with cuBLASLt's DGELU epilogue. false (nothing done) where it cannot (C not
 // a multiple of 8, pointers not 16-byte aligned, no algorithm).
 template <class T>
-bool lt_matmul_dgelu(T* dpre, const T* dout, const T* w, const T* pre_gelu, int N, int C, int OC,
-                     cudaStream_t stream);
+bool lt_matmul_dgelu(T* dpre, const T* dout, const T* w, const T* pre_gelu, int N, int C, int OC, cudaStream_t stream);
 
 }  // namespace commscope::trainer::cuda_kernels::detail

@@ -28,11 +28,7 @@ namespace commscope::trainer::cuda_kernels {
 
 namespace {
 
-using detail::from_f;
-using detail::StreamScratch;
-using detail::to_f;
-using detail::warp_max;
-using detail::warp_sum;
+using namespace detail;  // device_common.cuh: to_f, from_f, warp_sum, warp_max, StreamScratch
 
 using std::size_t;
 
