@@ -582,7 +582,6 @@ class CudaEngine final : public TrainEngine {
   DataParallelNames names_;
 };
 
-
 // Throws before anything collective when this rank cannot take part, after agreeing with the
 // others (so that no rank waits for one that gave up).
 void agree(Communicator& comm, const std::string& problem) {

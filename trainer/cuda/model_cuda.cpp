@@ -13,8 +13,8 @@
 
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/trainer/operators.hpp"
-#include "device_array.hpp"
 #include "cudnn_attention.hpp"
+#include "device_array.hpp"
 #include "device_op.hpp"
 #include "flash_attention.hpp"
 #include "kernels_cuda.hpp"
@@ -122,12 +122,12 @@ struct CudaGpt2<T>::Impl {
   std::vector<float> losses_host;  // the selected slot's losses, copied back by loss()
 
   std::vector<SlotActs> slot_acts;
-  SlotActs* acts = nullptr;  // the selected slot
+  SlotActs* acts = nullptr;                            // the selected slot
   T *att_scratch0 = nullptr, *att_scratch1 = nullptr;  // preatt / dpreatt, and datt
   float* row_stats = nullptr;  // tp > 1, the last stage: the cross-entropy's row max, sum, target logit [3][N]
 
   T *dlnf = nullptr, *dres = nullptr;  // dres: the residual stream's gradient, layer after layer
-  T* input_grad = nullptr;  // after backward: the gradient of the stage's input (dres)
+  T* input_grad = nullptr;             // after backward: the gradient of the stage's input (dres)
   LayerGrads d{};
 
   Impl(const ModelConfig& c, int batch, int seq, cudaStream_t s, int tp_ranks, Stage st, int slots, Attention attn)
@@ -433,8 +433,7 @@ struct CudaGpt2<T>::Impl {
 
   void backward(float loss_scale, const T* output_grad) {
     const SlotActs& x = *acts;
-    if (stage.last() && !x.have_targets)
-      throw std::logic_error("CudaGpt2::backward: the last forward had no targets");
+    if (stage.last() && !x.have_targets) throw std::logic_error("CudaGpt2::backward: the last forward had no targets");
     if (!stage.last() && output_grad == nullptr)
       throw std::invalid_argument("CudaGpt2::backward: an earlier pipeline stage needs the gradient of its output");
     const int N = B * Tn, C = config.channels, L = layout.layers(), L0 = stage.first_layer;
@@ -516,8 +515,8 @@ struct CudaGpt2<T>::Impl {
     if (tp == 1)
       k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dres, x.inputs, B, Tn, C, stream);
     else  // this rank's vocabulary rows; wpe whole
-      k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dres, x.inputs, vocab_first(), Vp / tp,
-                          B, Tn, C, stream);
+      k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dres, x.inputs, vocab_first(), Vp / tp, B, Tn,
+                          C, stream);
     grads_ready(0);
   }
 };
@@ -618,20 +617,28 @@ std::size_t CudaGpt2<T>::activation_bytes() const noexcept {
 
 std::string attention_name(Attention a) {
   switch (a) {
-    case Attention::automatic: return "auto";
-    case Attention::naive: return "naive";
-    case Attention::flash: return "flash";
-    case Attention::cudnn: return "cudnn";
+    case Attention::automatic:
+      return "auto";
+    case Attention::naive:
+      return "naive";
+    case Attention::flash:
+      return "flash";
+    case Attention::cudnn:
+      return "cudnn";
   }
   return "?";
 }
 
 std::string attention_description(Attention a) {
   switch (a) {
-    case Attention::naive: return "naive (T x T scores through cuBLAS and a causal softmax)";
-    case Attention::flash: return "flash (commscope's flash-attention kernels)";
-    case Attention::cudnn: return "cudnn (cuDNN " + CudnnAttention::version() + " fused flash attention)";
-    case Attention::automatic: break;
+    case Attention::naive:
+      return "naive (T x T scores through cuBLAS and a causal softmax)";
+    case Attention::flash:
+      return "flash (commscope's flash-attention kernels)";
+    case Attention::cudnn:
+      return "cudnn (cuDNN " + CudnnAttention::version() + " fused flash attention)";
+    case Attention::automatic:
+      break;
   }
   return "auto";
 }

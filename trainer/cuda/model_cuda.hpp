@@ -75,7 +75,7 @@ class CudaGpt2 {
   const Stage& stage() const noexcept;
   int slots() const noexcept;
   Attention attention() const noexcept;  // the one chosen (never automatic)
-  void select_slot(int slot);  // std::out_of_range unless 0 <= slot < slots()
+  void select_slot(int slot);            // std::out_of_range unless 0 <= slot < slots()
   cudaStream_t stream() const noexcept;
 
   // The whole-model parameter and gradient buffers (device, layout().total() elements),
@@ -90,7 +90,7 @@ class CudaGpt2 {
   struct TensorParallel {
     int rank = 0;
     std::function<void(T* data, std::size_t count)> sum;
-    std::function<void(float* data, std::size_t count)> sum_f32, max_f32;
+    std::function<void(float*data, std::size_t count)> sum_f32, max_f32;
   };
   void set_tensor_parallel(TensorParallel tp);
 

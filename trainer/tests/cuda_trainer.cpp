@@ -41,8 +41,8 @@
 #include "commscope/trainer/data_parallel.hpp"
 #include "commscope/trainer/model.hpp"
 #include "commscope/trainer/tensor_parallel.hpp"
-#include "device_array.hpp"
 #include "cudnn_attention.hpp"
+#include "device_array.hpp"
 #include "model_cuda.hpp"
 
 namespace {
@@ -241,12 +241,12 @@ int main(int argc, char** argv) {
       reference = train_cpu(self, data, steps, &reference_loss);
     }
     for (const std::string& transport : split(transports)) {
-      std::vector<std::string> algos = transport == "staged"
-                                           ? std::vector<std::string>{"ring", "tree", "rhd"}
-                                           : std::vector<std::string>{"nccl", "ring", "tree", "rhd"};
+      std::vector<std::string> algos = transport == "staged" ? std::vector<std::string>{"ring", "tree", "rhd"}
+                                                             : std::vector<std::string>{"nccl", "ring", "tree", "rhd"};
       if (!only_algos.empty()) {
         const std::vector<std::string> only = split(only_algos);
-        std::erase_if(algos, [&](const std::string& a) { return std::find(only.begin(), only.end(), a) == only.end(); });
+        std::erase_if(algos,
+                      [&](const std::string& a) { return std::find(only.begin(), only.end(), a) == only.end(); });
       }
       for (const bool use_bf16 : {false, true}) {
         for (const char* mode : {"ddp", "zero1", "zero2", "zero3"}) {
@@ -271,11 +271,11 @@ int main(int argc, char** argv) {
             const double loss_rel = std::abs(static_cast<double>(loss) - reference_loss) / std::abs(reference_loss);
             const bool ok = got.size() == ref.size() && rel <= bound && loss_rel <= bound;
             failures += ok ? 0 : 1;
-            std::printf("%d ranks (dp,tp,pp) (%d,%d,%d) x%d %-4s %-5s %-4s over %-6s: relative difference %.2e, bound "
-                        "%.0e, last loss %.5f (%.1e from the CPU's) %s\n",
-                        size, size / (tp * pp), tp, pp, micro, use_bf16 ? "bf16" : "fp32", mode, algo.c_str(),
-                        transport.c_str(), rel, bound,
-                        static_cast<double>(loss), loss_rel, ok ? "PASS" : "FAIL");
+            std::printf(
+                "%d ranks (dp,tp,pp) (%d,%d,%d) x%d %-4s %-5s %-4s over %-6s: relative difference %.2e, bound "
+                "%.0e, last loss %.5f (%.1e from the CPU's) %s\n",
+                size, size / (tp * pp), tp, pp, micro, use_bf16 ? "bf16" : "fp32", mode, algo.c_str(),
+                transport.c_str(), rel, bound, static_cast<double>(loss), loss_rel, ok ? "PASS" : "FAIL");
             std::fflush(stdout);
           }
         }
