@@ -250,16 +250,16 @@ class CudaEngine final : public TrainEngine {
     const float scale =
         adamw_.grad_clip > 0 && r.grad_norm > adamw_.grad_clip ? adamw_.grad_clip / (r.grad_norm + 1e-6f) : 1.0f;
     r.lr = learning_rate(adamw_, step_);
-    if (step_++ == 0 && device_free_at_start_ > 0) {  // what the first step left allocated
-      COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute_));
-      size_t free = 0, total = 0;
-      COMMSCOPE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-      device_measured_ = device_free_at_start_ > free ? device_free_at_start_ - free : 0;
-    }
+    ++step_;
 
     update(g32, r.lr, scale);
     // Waited for, so that a step's time (and its profile window) holds its update.
     COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute_));
+    if (step_ == 1 && device_free_at_start_ > 0) {  // what the first step left allocated
+      size_t free = 0, total = 0;
+      COMMSCOPE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+      device_measured_ = device_free_at_start_ > free ? device_free_at_start_ - free : 0;
+    }
     return r;
   }
 
@@ -619,15 +619,15 @@ std::unique_ptr<TrainEngine> make_cuda_engine(Communicator& comm, const ModelCon
   size_t free_at_start = 0, total = 0;
   try {
     COMMSCOPE_CUDA_CHECK(cudaMemGetInfo(&free_at_start, &total));
-    if (options.bf16) {
-      auto e = std::make_unique<CudaEngine<__nv_bfloat16>>(dp_comm, config, local_batch, seq, dp, adamw, options);
+    const auto make = [&](auto element) {
+      auto e = std::make_unique<CudaEngine<decltype(element)>>(dp_comm, config, local_batch, seq, dp, adamw, options);
       e->set_device_free_at_start(free_at_start);
       engine = std::move(e);
-    } else {
-      auto e = std::make_unique<CudaEngine<float>>(dp_comm, config, local_batch, seq, dp, adamw, options);
-      e->set_device_free_at_start(free_at_start);
-      engine = std::move(e);
-    }
+    };
+    if (options.bf16)
+      make(__nv_bfloat16{});
+    else
+      make(float{});
   } catch (const std::invalid_argument& e) {  // an impossible --attention for this model or build
     problem = e.what();
   } catch (const std::runtime_error& e) {

@@ -147,7 +147,7 @@ struct CudaGpt2<T>::Impl {
       throw std::invalid_argument("CudaGpt2: need batch >= 1 and 1 <= seq <= max_seq (" + std::to_string(c.max_seq) +
                                   "), got batch " + std::to_string(batch) + ", seq " + std::to_string(seq));
     if (slots < 1) throw std::invalid_argument("CudaGpt2: need at least one activation slot");
-    if (attention == Attention::automatic) attention = choose_attention(batch, seq);
+    if (attention == Attention::automatic) attention = choose_attention();
     check_attention(attention, batch, seq);
     slot_acts.resize(static_cast<size_t>(slots));
     if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cuBLAS: cublasCreate failed");
@@ -369,7 +369,7 @@ struct CudaGpt2<T>::Impl {
   // size 64 (measured in a whole training step on an H100; cuDNN's has passed its kernel checks
   // but not yet been timed in a step, so it is asked for by name), today's T x T kernels for fp32
   // (the equivalence tests' precision) and other head sizes.
-  Attention choose_attention(int, int) {
+  Attention choose_attention() const {
     if constexpr (!std::is_same_v<T, __nv_bfloat16>) {
       return Attention::naive;
     } else {
