@@ -335,6 +335,11 @@ if(COMMSCOPE_BUILD_TESTS)
                    "^commscope-report: unknown subcommand 'benchh' \\(one of: bench, compare, profile, scaling, predict, trace, doctor; see --help\\)$"
                    -- ${report} benchh r.h5)
   set_tests_properties(analysis.report.bad.unknown_subcommand PROPERTIES LABELS "unit")
+  # The usage line names the program, however it was run (it printed the path: bin/commscope-report).
+  add_test(NAME analysis.report.predict_usage_names_program
+           COMMAND ${CMAKE_SOURCE_DIR}/bench/tests/expect.sh 0 "^Usage: commscope-report predict \\[OPTIONS\\]" 0 --
+                   ${report} predict --help)
+  set_tests_properties(analysis.report.predict_usage_names_program PROPERTIES LABELS "unit")
 
   # Random command lines: status 0, or 2 with one line; never a crash or a hang.
   add_test(NAME analysis.fuzz_args

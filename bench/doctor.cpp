@@ -334,7 +334,8 @@ int run(int argc, char** argv) {
   CLI::App app{
       "commscope-doctor: point-to-point latency and bandwidth between every pair of ranks, each rank's sgemm and "
       "memcpy rate, and each node's allreduce, into one HDF5 file; `commscope-report doctor FILE` names the slow "
-      "node or link"};
+      "node or link",
+      "commscope-doctor"};
   app.add_option("-o,--out", o.out, "HDF5 file to write")->capture_default_str();
   app.add_option("-b,--bytes", o.bytes, "bytes sent per bandwidth iteration (K, M, G suffixes)")->capture_default_str();
   app.add_option("--window", o.window, "messages in flight per bandwidth iteration (the bytes split among them)")

@@ -34,6 +34,14 @@ struct Options {
   std::size_t segment = std::size_t{1} << 20;
 };
 
+// "f32 f64 ...": the names of a table of the library's values, as the library spells them.
+template <class Table>
+std::string names_of(const Table& values) {
+  std::string s;
+  for (const auto v : values) s += (s.empty() ? "" : " ") + std::string(to_string(v));
+  return s;
+}
+
 double max_over_ranks(double v, MPI_Comm comm) {
   double m = 0;
   MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, comm);
@@ -42,14 +50,14 @@ double max_over_ranks(double v, MPI_Comm comm) {
 
 int run(int argc, char** argv) {
   Options o;
-  CLI::App app{"commscope-quickbench: time one collective with every algorithm and compare with memcpy"};
+  CLI::App app{"commscope-quickbench: time one collective with every algorithm and compare with memcpy",
+               "commscope-quickbench"};
   app.add_option("-s,--size", o.size, "array size in bytes (K, M, G suffixes; nccl-tests' size)")
       ->capture_default_str();
-  app.add_option("-d,--type", o.type, "datatype: f32 f64 f16 bf16 i32 i64 u8")->capture_default_str();
-  app.add_option("-o,--op", o.op, "reduction: sum prod min max avg")->capture_default_str();
-  app.add_option("-c,--collective", o.coll,
-                 "allreduce allgather reducescatter reduce broadcast alltoall gather scatter sendrecv alltoallv")
-      ->capture_default_str();
+  // The lists come from the library's own tables, so a new type or collective is listed with it.
+  app.add_option("-d,--type", o.type, "datatype: " + names_of(kAllDataTypes))->capture_default_str();
+  app.add_option("-o,--op", o.op, "reduction: " + names_of(kAllReduceOps))->capture_default_str();
+  app.add_option("-c,--collective", o.coll, names_of(kAllCollectives))->capture_default_str();
   app.add_option("--algo", o.algos, "algorithms to time")->delimiter(',')->capture_default_str();
   app.add_option("-n,--iters", o.iters, "timed iterations")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("-w,--warmup", o.warmup, "warm-up iterations")->check(CLI::NonNegativeNumber)->capture_default_str();

@@ -50,7 +50,8 @@ std::string unknown_subcommand(CLI::App& app, int argc, char** argv) {
 int main(int argc, char** argv) {
   CLI::App app{
       "commscope-report: scaling, alpha-beta fits, interconnect comparison, prediction and plots from "
-      "commscope's HDF5 files (bench results and profiles)."};
+      "commscope's HDF5 files (bench results and profiles).",
+      "commscope-report"};  // the usage lines name the program, not the path it was run by
   app.require_subcommand(1, 1);
   std::string out;
   std::string file;

@@ -31,7 +31,8 @@ TrainParse parse_train_options(int argc, char** argv) {
   TrainOptions& o = r.options;
   std::string dp = "ddp", algo;
   o.dp.algo.clear();  // chosen after parsing, by device
-  CLI::App app{"commscope-train: a GPT-2 trained data parallel over the collectives library, profiled."};
+  CLI::App app{"commscope-train: a GPT-2 trained data parallel over the collectives library, profiled.",
+               "commscope-train"};
   app.add_option("--model", o.model, "preset: tiny, small (6 layers, 6 heads, 384 dims, context 256), gpt2-124m")
       ->capture_default_str();
   app.add_option("--layers", o.layers, "override the preset's layers")->check(CLI::Range(1, 1024));

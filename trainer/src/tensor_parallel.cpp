@@ -119,9 +119,9 @@ Communicator split(const Communicator& world, int color, int key) {
 
 int checked(const Communicator& world, int tp, int pp) {
   if (tp < 1 || pp < 1 || world.size() % (tp * pp) != 0)
-    throw std::invalid_argument("tensor x pipeline parallelism over " + std::to_string(tp) + " x " +
-                                std::to_string(pp) + " ranks does not divide the " + std::to_string(world.size()) +
-                                " ranks");
+    throw std::invalid_argument("tensor x pipeline parallelism of " + std::to_string(tp) + " x " + std::to_string(pp) +
+                                " needs a multiple of " + std::to_string(tp * pp) + " ranks; the communicator has " +
+                                std::to_string(world.size()));
   return world.size() / (tp * pp);
 }
 

@@ -89,11 +89,13 @@ RunSetup prepare_run(const TrainOptions& o, int ranks) {
   if (o.pp > config.layers)
     throw UsageError("--pp " + std::to_string(o.pp) + ": the model has " + std::to_string(config.layers) +
                      " layers (a stage needs one at least)");
-  if (ranks % (o.tp * o.pp) != 0)
-    throw UsageError((o.pp > 1 ? "--tp " + std::to_string(o.tp) + " x --pp " + std::to_string(o.pp) + " = " +
-                                     std::to_string(o.tp * o.pp)
-                               : "--tp " + std::to_string(o.tp)) +
-                     " does not divide the " + std::to_string(ranks) + " ranks");
+  if (ranks % (o.tp * o.pp) != 0) {
+    // In launcher terms: which -np values work, and what this run got.
+    const std::string g = std::to_string(o.tp * o.pp);
+    throw UsageError("--tp " + std::to_string(o.tp) + " x --pp " + std::to_string(o.pp) + " needs a multiple of " + g +
+                     " ranks (mpirun -np " + g + ", " + std::to_string(2 * o.tp * o.pp) + ", ...); this run has " +
+                     std::to_string(ranks));
+  }
   const int dp_ranks = r.dp_ranks = ranks / (o.tp * o.pp);
   if (o.batch % dp_ranks != 0)
     throw UsageError("--batch " + std::to_string(o.batch) + " is not a multiple of the " + std::to_string(dp_ranks) +
