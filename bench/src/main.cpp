@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,6 +25,7 @@
 #include "commscope/bench/options.hpp"
 #include "commscope/collectives/collectives.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
+#include "commscope/common/memory_headroom.hpp"
 #include "commscope/common/output_path.hpp"
 #include "disk_space.hpp"
 #include "json_results.hpp"
@@ -231,21 +233,39 @@ class Bench {
   }
 
  private:
-  // A case whose arrays alone, one per rank of a node, exceed the node's memory would end every
-  // rank in std::bad_alloc mid-run (MPI_Abort): refused before anything runs, on every rank alike
-  // (against the least memory of any rank's node).
+  // A case whose buffers exceed what a rank may take (the node's available memory shared by its
+  // ranks, ulimit -v or -d, the cgroup's memory.max) would end every rank in std::bad_alloc
+  // mid-run (MPI_Abort): refused before anything runs, on every rank alike (against the least
+  // headroom of any rank). A rank holds the largest case's send and receive buffers, one buffer
+  // more while they grow (the new one before the old is freed) and up to one more of the
+  // algorithms' scratch (tree at 2 x 200 MiB under ulimit -v 1 GiB ran out of it).
   void check_host_memory() const {
     if (o_.device != "cpu") return;
-    std::size_t largest = 0;
-    for (const Case& c : cases_) largest = std::max(largest, c.bytes);
-    long long mine = sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGE_SIZE), least = 0;
-    COMMSCOPE_MPI_CHECK(MPI_Allreduce(&mine, &least, 1, MPI_LONG_LONG, MPI_MIN, comm_.mpi_comm()));
-    const double need = static_cast<double>(largest) * comm_.local_size();
-    if (least > 0 && need > static_cast<double>(least))
+    std::size_t largest = 0, buffers = 0, biggest = 0;
+    for (const Case& c : cases_) {
+      const Layout l = buffer_layout(c, rank_, o_.unalign);
+      largest = std::max(largest, c.bytes);
+      buffers = std::max(buffers, l.a_bytes + l.b_bytes);
+      biggest = std::max({biggest, l.a_bytes, l.b_bytes});
+    }
+    const std::uint64_t need = buffers + 2 * biggest;
+    const MemoryHeadroom mine = memory_headroom();
+    // -1 (no limit) as the largest value, so that the minimum over ranks is the tightest limit.
+    auto limit = [](std::int64_t v) {
+      return v < 0 ? std::numeric_limits<long long>::max() : static_cast<long long>(v);
+    };
+    long long mins[4] = {limit(mine.address_space), limit(mine.data), limit(mine.available), limit(mine.cgroup)},
+              least[4];
+    COMMSCOPE_MPI_CHECK(MPI_Allreduce(mins, least, 4, MPI_LONG_LONG, MPI_MIN, comm_.mpi_comm()));
+    auto back = [](long long v) {
+      return v == std::numeric_limits<long long>::max() ? std::int64_t{-1} : std::int64_t{v};
+    };
+    const MemoryHeadroom h{back(least[0]), back(least[1]), back(least[2]), back(least[3])};
+    if (const std::string over = memory_shortfall(h, need, comm_.local_size()); !over.empty())
       throw InvalidArgument("-e " + memory_text(static_cast<long long>(o_.max_bytes)) + ": arrays of " +
-                            memory_text(static_cast<long long>(largest)) + " on each rank (" +
-                            std::to_string(comm_.local_size()) + " on a node) exceed the node's " + memory_text(least) +
-                            " of memory");
+                            memory_text(static_cast<long long>(largest)) + " need about " + bytes_text(need) +
+                            " on each rank (send and receive buffers, growth and scratch; " +
+                            std::to_string(comm_.local_size()) + " on a node), " + over);
   }
 
   // Whether every case runs the same algorithm (as under nccl-tests' names without --algo): the
@@ -390,6 +410,12 @@ class Bench {
       if (rank_ == 0) reporter_->stash(c, r, std::move(m.samples));
     } catch (const TimeoutError& e) {
       fatal("timeout in " + describe(c) + ": " + e.what());
+    } catch (const std::bad_alloc&) {
+      // Past the check before the run (another process took the memory since, or scratch beyond
+      // the estimate): the sizes, and what was measured is kept below.
+      const Layout l = buffer_layout(c, rank_, o_.unalign);
+      fatal(describe(c) + ": out of memory with buffers of " + bytes_text(l.a_bytes) + " and " + bytes_text(l.b_bytes) +
+            " on this rank (" + std::to_string(comm_.local_size()) + " ranks on the node)");
     } catch (const std::exception& e) {
       fatal(describe(c) + ": " + e.what());
     }

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -163,10 +164,10 @@ void print_resident(const StepLoop& l) {
   // The device's own count beside the plan: what the engine's allocations took (cudaMemGetInfo
   // before the first and after step 1: cuBLAS's, cuDNN's and NCCL's workspaces included).
   if (const std::size_t used = l.engine.device_bytes_measured(); used > 0)
-    std::printf("device memory after step 1: %s taken (rank 0), planned %s above (%+.1f%%)\n", mib(used).c_str(),
-                mib(l.accounted).c_str(),
-                100.0 * (static_cast<double>(used) - static_cast<double>(l.accounted)) /
-                    static_cast<double>(l.accounted));
+    std::printf(
+        "device memory after step 1: %s taken (rank 0), planned %s above (%+.1f%%)\n", mib(used).c_str(),
+        mib(l.accounted).c_str(),
+        100.0 * (static_cast<double>(used) - static_cast<double>(l.accounted)) / static_cast<double>(l.accounted));
 }
 
 Trained train(const StepLoop& l) {
@@ -303,10 +304,9 @@ int run(int argc, char** argv, commscope::Communicator& world) {
   const ct::MemoryReport mem = engine.memory();
   std::vector<ct::MemoryReport> by_rank = ct::gather_memory(mem, world);
   if (rank == 0)
-    ct::print_banner(
-        o, setup,
-        {ranks, threads, loader.local_batch(), mem, std::move(by_rank), chosen.gemm_gflops, chosen.gemm_what,
-         engine.compute_details()});
+    ct::print_banner(o, setup,
+                     {ranks, threads, loader.local_batch(), mem, std::move(by_rank), chosen.gemm_gflops,
+                      chosen.gemm_what, engine.compute_details()});
 
   std::unique_ptr<prof::Session> session =
       start_profile(o, argc, argv, ct::describe_run(o, setup, threads, chosen.gemm_gflops), world);
@@ -334,6 +334,15 @@ int main(int argc, char** argv) {
   } catch (const UsageError& e) {
     if (rank == 0) std::fprintf(stderr, "commscope-train: %s\n", e.what());
     return 2;
+  } catch (const std::bad_alloc&) {
+    // Past the check before the run: the banner's memory line names this rank's buffers.
+    std::fprintf(stderr,
+                 "commscope-train: rank %d: out of memory (std::bad_alloc) after the run's memory check; the "
+                 "memory line above names this rank's buffers\n",
+                 rank);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    return 1;
   } catch (const std::exception& e) {
     // A failure on one rank (a transport error, a timeout, an I/O error) ends the job: the other
     // ranks may be waiting in a collective.

@@ -2,10 +2,13 @@
 
 #include <cblas.h>
 
+#include <new>
+#include <stdexcept>
 #include <vector>
 
 #include "commscope/collectives/error.hpp"
 #include "commscope/common/timing.hpp"
+#include "memory_plan.hpp"
 #include "setup.hpp"
 
 #if COMMSCOPE_WITH_CUDA
@@ -73,14 +76,21 @@ Engine make_engine(const TrainOptions& o, const ModelConfig& config, int local_b
   }
   Engine e;
   const bool gpipe = o.schedule == "gpipe";
-  e.cpu_model = std::make_unique<Gpt2<float>>(config, local_batch / o.micro_batches, seq, o.tp, stage,
-                                              pipeline_slots(stage.index, stage.count, o.micro_batches, gpipe), o.sp);
-  PipelineOptions pipeline;
-  pipeline.micro_batches = o.micro_batches;
-  pipeline.gpipe = gpipe;
-  if (o.pp > 1) pipeline.pp = &grid->pp, pipeline.embedding = grid->embedding.get();
-  Communicator* tp = grid != nullptr && o.tp > 1 ? &grid->tp : nullptr;
-  e.engine = std::make_unique<DataParallel>(dp, *e.cpu_model, o.dp, adamw, tp, pipeline);
+  const int slots = pipeline_slots(stage.index, stage.count, o.micro_batches, gpipe);
+  // Refused in one line before the model allocates, rather than std::bad_alloc on the way.
+  const HostMemoryPlan plan = plan_host_memory(o, config, local_batch / o.micro_batches, seq, stage, slots, dp.size());
+  check_host_memory(plan, o, seq, world);
+  try {
+    e.cpu_model = std::make_unique<Gpt2<float>>(config, local_batch / o.micro_batches, seq, o.tp, stage, slots, o.sp);
+    PipelineOptions pipeline;
+    pipeline.micro_batches = o.micro_batches;
+    pipeline.gpipe = gpipe;
+    if (o.pp > 1) pipeline.pp = &grid->pp, pipeline.embedding = grid->embedding.get();
+    Communicator* tp = grid != nullptr && o.tp > 1 ? &grid->tp : nullptr;
+    e.engine = std::make_unique<DataParallel>(dp, *e.cpu_model, o.dp, adamw, tp, pipeline);
+  } catch (const std::bad_alloc&) {
+    throw std::runtime_error("out of memory making the model: this rank needs " + describe(plan));
+  }
   // A 1024^3 sgemm with this rank's threads (multi-threaded OpenBLAS; the model itself splits
   // GEMMs over its OpenMP threads and calls single-threaded BLAS).
   e.gemm_gflops = o.gemm_gflops > 0 ? o.gemm_gflops : measure_sgemm_gflops(1024, 1024, 1024);
