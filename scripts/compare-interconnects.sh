@@ -21,6 +21,9 @@
 # --size: the largest size (default 64M). --bin: the binaries in DIR (another build; implies --no-build).
 set -euo pipefail
 
+# --help: this file's opening comment, up to the first line of code, without the '# '.
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; }
+
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ranks=2
 quick=0
@@ -49,7 +52,7 @@ while [ $# -gt 0 ]; do
     --transport) [ $# -ge 2 ] || die "--transport needs NAME=ARGS"; transports+=("$2"); shift 2 ;;
     --no-build) build=0; shift ;;
     --bin) [ $# -ge 2 ] || die "--bin needs a folder"; bin=$2; build=0; shift 2 ;;
-    -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done

@@ -30,16 +30,25 @@
 # unshare, namespaces cannot be made, or --delay/--loss without sch_netem). Docs: docs/suite.md.
 set -euo pipefail
 
+# --help: this file's opening comment, up to the first line of code, without the '# '.
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; }
+
 me=$(basename "$0")
 net=10.231.0
 die() { echo "$me: $*" >&2; exit 2; }
 fail() { echo "$me: $*" >&2; exit 1; }
 skip() { echo "$me: cannot emulate a cluster here: $*" >&2; exit 77; }
 
+# Options before the command (--prefix x up 2) are taken as after it.
+early=()
+while [ $# -gt 0 ] && [ "$1" = --prefix ]; do
+  [ $# -ge 2 ] || die "--prefix needs a name"
+  early+=("$1" "$2"); shift 2
+done
 cmd=${1:-}
 [ $# -eq 0 ] || shift
 case "$cmd" in
-  -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}"; exit 0 ;;
+  -h|--help) usage; exit 0 ;;
   up|exec|mpirun|status|down|throttle|cut) ;;
   '') die "missing command: up, exec, mpirun, status, throttle, cut or down (see --help)" ;;
   *) die "unknown command '$cmd' (see --help)" ;;
@@ -57,6 +66,7 @@ if [ "$cmd" = throttle ]; then
   [ $# -ge 1 ] && [[ $1 =~ ^([1-9][0-9]{0,3}|off)$ ]] || die "throttle needs a percentage of one CPU (1-9999) or off"
   pct=$1; shift
 fi
+set -- "${early[@]}" "$@"
 while [ $# -gt 0 ]; do
   case "$cmd:$1" in
     *:--prefix) [ $# -ge 2 ] || die "--prefix needs a name"; prefix=$2; shift 2 ;;
@@ -69,7 +79,7 @@ while [ $# -gt 0 ]; do
     up:--host-link) [ $# -ge 2 ] && [[ $2 == *=* ]] || die "--host-link needs HOST=RATE"
       h=${2%%=*}; h=host${h#host}; host_link[$h]=${2#*=}; shift 2 ;;
     up:[0-9]*) [ -z "$n" ] || die "up takes one host count"; n=$1; shift ;;
-    *:-h|*:--help) sed -n '2,25p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *:-h|*:--help) usage; exit 0 ;;
     *) die "$cmd: unexpected argument '$1' (see --help)" ;;
   esac
 done

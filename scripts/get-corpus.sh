@@ -7,9 +7,12 @@
 #   scripts/get-corpus.sh [OUT]      (default: data/kjv.txt under the repository root)
 set -euo pipefail
 
+# --help: this file's opening comment, up to the first line of code, without the '# '.
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; }
+
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 case "${1:-}" in
-  -h|--help) sed -n '2,7p' "${BASH_SOURCE[0]}"; exit 0 ;;
+  -h|--help) usage; exit 0 ;;
 esac
 [ $# -le 1 ] || { echo "get-corpus.sh: at most one argument, the output file (see --help)" >&2; exit 2; }
 out=${1:-$root/data/kjv.txt}

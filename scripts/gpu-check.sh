@@ -15,6 +15,9 @@
 # (MPI, HDF5, ...) plus the CUDA toolkit with cuBLAS, CUPTI and NCCL (NCCL_HOME if elsewhere).
 set -euo pipefail
 
+# --help: this file's opening comment, up to the first line of code, without the '# '.
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; }
+
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=""
 build_dir="$root/build-cuda"
@@ -49,7 +52,7 @@ while [ $# -gt 0 ]; do
     --iters) [ $# -ge 2 ] || die "--iters needs a value"; iters=$2; shift 2 ;;
     --jobs) [ $# -ge 2 ] || die "--jobs needs a value"; jobs=$2; shift 2 ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,14p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done

@@ -20,6 +20,9 @@
 # Steps print one line per size or step. Docs: docs/suite.md.
 set -euo pipefail
 
+# --help: this file's opening comment, up to the first line of code, without the '# '.
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; }
+
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ranks=$(nproc)
 [ "$ranks" -ge 2 ] || ranks=2
@@ -47,7 +50,7 @@ while [ $# -gt 0 ]; do
     --cluster) [ $# -ge 2 ] || die "--cluster needs a host count"; cluster=$2; shift 2 ;;
     --launcher) [ $# -ge 2 ] || die "--launcher needs mpirun or srun"; launcher=$2; shift 2 ;;
     --device) [ $# -ge 2 ] || die "--device needs cpu or cuda"; device=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done

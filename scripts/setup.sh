@@ -6,6 +6,9 @@
 # Environment: COMMSCOPE_BUILD_TYPE (Release), COMMSCOPE_CUDA (AUTO|ON|OFF), JOBS (nproc).
 set -euo pipefail
 
+# --help: this file's opening comment, up to the first line of code, without the '# '.
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; }
+
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir="$root/build"
 install=1
@@ -15,7 +18,7 @@ while [ $# -gt 0 ]; do
     --build-dir) build_dir=$2; shift 2 ;;
     --no-install) install=0; shift ;;
     --) shift; cmake_extra=("$@"); break ;;
-    -h|--help) sed -n '2,8p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) usage; exit 0 ;;
     *) echo "setup.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

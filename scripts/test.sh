@@ -5,6 +5,10 @@
 #   scripts/test.sh [ctest arguments, e.g. -L unit or -R correctness]
 set -euo pipefail
 
+case "${1:-}" in
+  -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; exit 0 ;;
+esac
+
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$root/scripts/setup.sh" -- -DCOMMSCOPE_WERROR=ON
 # Open MPI refuses to run as root without these; the MPI tests launch real mpirun.

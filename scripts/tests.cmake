@@ -69,6 +69,10 @@ set_tests_properties(gpucheck.no_gpu PROPERTIES SKIP_RETURN_CODE 77 LABELS "unit
 # "100% tests passed" counts them as passed).
 add_test(NAME gpucheck.count_tests COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/tests/gpu-count.sh)
 set_tests_properties(gpucheck.count_tests PROPERTIES LABELS "unit" TIMEOUT 60)
+# Every script's --help: its usage text, whole, without code; emulate-cluster.sh takes --prefix
+# before its command.
+add_test(NAME scripts.help COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/tests/help.sh)
+set_tests_properties(scripts.help PROPERTIES LABELS "unit" TIMEOUT 120)
 
 # An emulated cluster (scripts/emulate-cluster.sh, label `cluster`): two hosts with 3 slots each
 # from network and UTS namespaces, made once by a fixture and removed after the last test that
