@@ -9,12 +9,14 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <exception>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -156,13 +158,32 @@ std::string utc_now() {
   return std::string(buf.data(), n);
 }
 
+// The environment's names when the program was loaded, before MPI_Init: a fabric library's
+// variable that appears later was set by the MPI library itself (Open MPI's psm2 component sets
+// PSM2_DEVICES), not by the user, and is not recorded.
+std::set<std::string> environment_names() {
+  std::set<std::string> names;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    names.emplace(entry.substr(0, entry.find('=')));
+  }
+  return names;
+}
+const std::set<std::string> g_names_at_start = environment_names();
+
 Pairs comm_variables() {
   Pairs vars;
+  // Open MPI's mpirun sets OMPI_MCA_mpi_oversubscribe (0 or 1) in every process it launches
+  // (OMPI_COMM_WORLD_SIZE says it did); the oversubscription is recorded from the node itself.
+  const bool mpirun = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string_view entry(*e);
     const auto eq = entry.find('=');
     if (eq == std::string_view::npos) continue;
     const std::string_view name = entry.substr(0, eq);
+    const bool fabric = name.starts_with("PSM2_") || name.starts_with("FI_") || name.starts_with("UCX_");
+    if (fabric && !g_names_at_start.contains(std::string(name))) continue;
+    if (mpirun && name == "OMPI_MCA_mpi_oversubscribe") continue;
     if (is_recorded_variable(name)) vars.emplace_back(std::string(name), std::string(entry.substr(eq + 1)));
   }
   std::stable_sort(vars.begin(), vars.end(), [](const auto& x, const auto& y) { return x.first < y.first; });

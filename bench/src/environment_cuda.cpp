@@ -16,6 +16,13 @@ std::string cuda_version(int v) {
 }
 
 std::string none_because(cudaError_t err) {
+  // Without any NVIDIA driver the runtime says "CUDA driver version is insufficient for CUDA
+  // runtime version": say what is missing instead (a driver older than the runtime keeps the
+  // runtime's words).
+  int driver = 0;
+  if (err == cudaErrorInsufficientDriver && (cudaDriverGetVersion(&driver) != cudaSuccess || driver <= 0))
+    return "none (no NVIDIA driver on this machine: no GPU can be used)";
+  if (err == cudaErrorNoDevice) return "none (no CUDA devices)";
   const char* reason = cudaGetErrorString(err);
   return std::string("none (") + (reason != nullptr ? reason : "unknown error") + ")";
 }
