@@ -170,12 +170,37 @@ for row in table:
     print("  " + "  ".join(v.rjust(w[i]) for i, v in enumerate(row)))
 PY
 }
+best_fits() {  # best_fits FILE: per collective, the lowest alpha and the highest bandwidth of any fit
+  python3 - "$1" <<'PY'
+import csv, sys
+by = {}
+for r in csv.DictReader(open(sys.argv[1], newline="")):
+    by.setdefault(r["collective"], []).append(r)
+def num(r, c):
+    try:
+        return float(r[c])
+    except ValueError:
+        return float("nan")
+for coll, rows in by.items():
+    rows = [r for r in rows if num(r, "alpha_us") == num(r, "alpha_us")]
+    if not rows:  # every fit refused (R2 too low, too few sizes): the report says why
+        print(f"  {coll:14} no fit (see the report)")
+        continue
+    lat = min(rows, key=lambda r: num(r, "alpha_us"))
+    bw = max(rows, key=lambda r: num(r, "bandwidth_GBps"))
+    print(f"  {coll:14} latency {lat['algorithm']} ({lat['alpha_us']} us)   bandwidth {bw['algorithm']} "
+          f"({bw['bandwidth_GBps']} GB/s, {bw['from_bytes']}..{bw['to_bytes']} B)")
+PY
+}
+# The summary is printed and saved beside the reports (summary.txt): one screen, the details in
+# the reports.
+{
 echo
 echo "================ commscope suite: $ranks ranks, $(($(date +%s) - start)) s ================"
 # The bench's environment record: hosts and ranks per host, as its header printed them.
 echo "Hosts: $(sed -n 's/^# nhosts: //p' "$out/bench.log" | head -1) ($(sed -n 's/^# hosts: //p' "$out/bench.log" | head -1))"
-echo "Collectives (alpha-beta fits of every algorithm, per regime; bandwidth in GB/s):"
-csv_table "$out/report/bench/fits.csv" collective algorithm from_bytes to_bytes alpha_us bandwidth_GBps R2 fit
+echo "Collectives (the alpha-beta fits' best algorithm; every fit in report/bench/report.md):"
+best_fits "$out/report/bench/fits.csv"
 grep -E "Out of bounds" "$out/bench.log" | tail -1 | sed 's/^#*/ /'
 echo "Training (small), 1 and $ranks ranks:"
 grep -h "^mean step" "$out/train-np1.log" "$out/train-np$ranks.log" | sed 's/^/  /'
@@ -184,5 +209,6 @@ csv_table "$out/report/scaling/scaling.csv" ranks cores t_iter_ms t_comp_ms t_co
 echo "Breakdown at $ranks ranks (ms):"
 csv_table "$out/report/profile/components.csv" component median_ms p10_ms p90_ms share_of_step
 echo "Report: $checked"
-echo "Files: $out (report/*/report.md, HDF5 files, trace-np$ranks.json)"
+echo "Files: $out (summary.txt, report/*/report.md, HDF5 files, trace-np$ranks.json)"
+} | tee "$out/summary.txt"
 [ $check_failed = 0 ] || exit 1
