@@ -1,6 +1,7 @@
 #include "commscope/profiler/events.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 namespace commscope::profiler {
@@ -14,13 +15,8 @@ std::string_view communication_group(std::string_view name) {
 }
 
 GridPlace grid_place(int rank, int nranks, int tp, int pp) {
-  GridPlace g;
-  if (tp < 1 || pp < 1 || nranks < 1 || nranks % (tp * pp) != 0) return g;
-  const int dp = nranks / (tp * pp);
-  g.tp_rank = rank % tp;
-  g.dp_rank = rank / tp % dp;
-  g.pp_rank = rank / (tp * dp);
-  return g;
+  const std::optional<GridShape> shape = GridShape::of(nranks, tp, pp);
+  return shape ? shape->place(rank) : GridPlace{};
 }
 
 // Built by appending: GCC 12 warns falsely (-Wrestrict) about "," + std::to_string(...).

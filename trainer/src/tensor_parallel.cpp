@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -9,7 +10,6 @@
 #include "commscope/collectives/types.hpp"
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/trainer/collective_activity.hpp"
-#include "commscope/trainer/data_parallel.hpp"
 #include "commscope/trainer/layout.hpp"
 
 namespace commscope::trainer {
@@ -117,31 +117,38 @@ Communicator split(const Communicator& world, int color, int key) {
   return out;
 }
 
-int checked(const Communicator& world, int tp, int pp) {
-  if (tp < 1 || pp < 1 || world.size() % (tp * pp) != 0)
+GridShape checked(const Communicator& world, int tp, int pp) {
+  const std::optional<GridShape> shape = GridShape::of(world.size(), tp, pp);
+  if (!shape)
     throw std::invalid_argument("tensor x pipeline parallelism of " + std::to_string(tp) + " x " + std::to_string(pp) +
                                 " needs a multiple of " + std::to_string(tp * pp) + " ranks; the communicator has " +
                                 std::to_string(world.size()));
-  return world.size() / (tp * pp);
+  return *shape;
 }
 
 }  // namespace
 
 ProcessGrid::ProcessGrid(const Communicator& world, int tp_ranks, int pp_ranks)
-    : tp_size(tp_ranks),
-      tp_rank(world.rank() % std::max(1, tp_ranks)),
-      dp_size(checked(world, tp_ranks, pp_ranks)),
-      dp_rank(world.rank() / tp_ranks % dp_size),
-      pp_size(pp_ranks),
-      pp_rank(world.rank() / (tp_ranks * dp_size)),
-      tp(split(world, world.rank() / tp_ranks, tp_rank)),
-      dp(split(world, tp_rank + tp_size * pp_rank, dp_rank)),
-      pp(split(world, tp_rank + tp_size * dp_rank, pp_rank)),
-      mp(split(world, dp_rank, tp_rank + tp_size * pp_rank)) {
+    : ProcessGrid(world, checked(world, tp_ranks, pp_ranks)) {}
+
+ProcessGrid::ProcessGrid(const Communicator& world, const GridShape& shape)
+    : ProcessGrid(world, shape, shape.place(world.rank())) {}
+
+ProcessGrid::ProcessGrid(const Communicator& world, const GridShape& shape, const GridPlace& place)
+    : tp_size(shape.tp),
+      tp_rank(place.tp_rank),
+      dp_size(shape.dp),
+      dp_rank(place.dp_rank),
+      pp_size(shape.pp),
+      pp_rank(place.pp_rank),
+      tp(split(world, shape.tp_color(place), tp_rank)),
+      dp(split(world, shape.dp_color(place), dp_rank)),
+      pp(split(world, shape.pp_color(place), pp_rank)),
+      mp(split(world, shape.mp_color(place), shape.mp_key(place))) {
   if (pp_size > 1) {
     const bool ends = pp_rank == 0 || pp_rank == pp_size - 1;
     MPI_Comm c = MPI_COMM_NULL;
-    MPI_Comm_split(world.mpi_comm(), ends ? tp_rank + tp_size * dp_rank : MPI_UNDEFINED, pp_rank, &c);
+    MPI_Comm_split(world.mpi_comm(), ends ? shape.pp_color(place) : MPI_UNDEFINED, pp_rank, &c);
     if (c != MPI_COMM_NULL) {
       embedding = std::make_unique<Communicator>(c, world.options());
       MPI_Comm_free(&c);

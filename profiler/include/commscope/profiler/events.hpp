@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "commscope/common/process_grid.hpp"
+
 namespace commscope::profiler {
 
 // What a recorded event is. Stored as uint8 in files: the values are part of the schema.
@@ -35,11 +37,9 @@ std::string_view to_string(EventKind kind);
 // "dp" (the data parallelism's collectives and everything else).
 std::string_view communication_group(std::string_view name);
 
-// A rank's place in a PP x DP x TP grid (TP innermost, PP outermost: rank = tp_rank + tp (dp_rank +
-// dp pp_rank)); all zero when tp x pp does not divide nranks.
-struct GridPlace {
-  int tp_rank = 0, dp_rank = 0, pp_rank = 0;
-};
+// A rank's place in the trainer's PP x DP x TP grid (common/process_grid.hpp); all zero when
+// tp x pp does not divide nranks.
+using GridPlace = commscope::GridPlace;
 GridPlace grid_place(int rank, int nranks, int tp, int pp);
 
 // The label of a communicator, by which its collectives are matched across its members (an

@@ -5,9 +5,9 @@
 // biases and the tied output head are replicated (layout.hpp lists the split tensors, model.hpp
 // the four allreduces per block and step).
 //
-// The process grid is PP x DP x TP, TP innermost and PP outermost (Megatron-LM's order): world rank
-// w = tp_rank + tp (dp_rank + dp pp_rank); so a TP group is tp consecutive ranks (one node under a
-// by-slot placement) and a pipeline's stages are dp x tp ranks apart. Data parallelism
+// The process grid is PP x DP x TP, TP innermost and PP outermost (Megatron-LM's order; the rank
+// formula is common/process_grid.hpp's, which the profiler and the report share); so a TP group is tp consecutive ranks
+// (one node under a by-slot placement) and a pipeline's stages are dp x tp ranks apart. Data parallelism
 // (data_parallel.hpp, any mode) runs over the DP group on the rank's shard unchanged: DP ranks of
 // one (TP rank, stage) hold the same shard and average its gradients. The TP ranks and stages of a
 // DP replica read the same batch.
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "commscope/collectives/communicator.hpp"
+#include "commscope/common/process_grid.hpp"
 #include "commscope/trainer/config.hpp"
 #include "commscope/trainer/layout.hpp"
 #include "commscope/trainer/model.hpp"
@@ -39,11 +40,15 @@ std::vector<T> tp_unshard(const ModelConfig& config, int tp, std::span<const T> 
 
 // The PP x DP x TP grid over `world` (whose size tp x pp must divide). Collective over world.
 struct ProcessGrid {
-  ProcessGrid(const Communicator& world, int tp, int pp = 1);
+  ProcessGrid(const Communicator& world, int tp, int pp = 1);  // std::invalid_argument unless tp pp divides the ranks
+  ProcessGrid(const Communicator& world, const GridShape& shape);
   int tp_size = 1, tp_rank = 0, dp_size = 1, dp_rank = 0, pp_size = 1, pp_rank = 0;
   Communicator tp, dp, pp;
   Communicator mp;                          // model parallel: the tp x pp ranks of one DP replica
   std::unique_ptr<Communicator> embedding;  // pp > 1, first and last stage: the tied wte's two holders
+
+ private:
+  ProcessGrid(const Communicator& world, const GridShape& shape, const GridPlace& place);
 };
 
 // The model's TP operations over `tp`: the in-place sum with the named algorithm (any of the
