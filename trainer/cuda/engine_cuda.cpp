@@ -1,5 +1,7 @@
-// The CUDA trainer's data parallelism (see cuda_engine.hpp). The plan (shards, buckets, which
-// rank owns what) is the CPU's (sharding.hpp); the buffers live on the GPU.
+// The CUDA trainer's engine (see cuda_engine.hpp): data, tensor and pipeline parallelism on the
+// GPU. The plan (shards, buckets, which rank owns what) is the CPU's (sharding.hpp), and so are
+// the buffers each mode needs, their memory and the step recipe (parallel/data_parallel_step.hpp);
+// the buffers live on the GPU.
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
@@ -33,6 +35,7 @@
 #include "gpu_setup.hpp"
 #include "kernels_cuda.hpp"
 #include "model_cuda.hpp"
+#include "parallel/data_parallel_step.hpp"
 
 namespace commscope::trainer {
 
@@ -122,6 +125,7 @@ class CudaEngine final : public TrainEngine {
         gpipe_(options.gpipe),
         layout_(config, grid_ != nullptr ? grid_->tp_size : 1, options.stage),
         plan_(layout_, comm.size(), comm.rank()),
+        buffers_(dp.mode, plan_, layout_.total(), options.micro_batches, sizeof(T), dp.bucket_bytes, true, !kFloat),
         coll_(comm, dp.algo, options.transport, comm_stream_),
         model_(config, local_batch / options.micro_batches, seq, compute_, layout_.tp(), layout_.stage(),
                pipeline_slots(layout_.stage().index, layout_.stage().count, options.micro_batches, options.gpipe),
@@ -151,34 +155,24 @@ class CudaEngine final : public TrainEngine {
       if (!st.first()) stage_in_.resize(n);
       if (!st.last()) output_grad_.resize(n);
     }
-    const size_t total = layout_.total(), shards = plan_.shard_total;
-    const bool sharded = dp.mode != DpMode::kDdp;
-    m_.resize(sharded ? shards : total);
-    v_.resize(m_.size());
-    if (!sharded) {
-      if constexpr (!kFloat) {
-        master_.resize(total);
-        grad32_.resize(total);
-      }
-    } else {
-      master_.resize(shards);
-      grad_shard_.resize(shards);
-      if constexpr (!kFloat) grad32_.resize(shards);
-    }
-    if (dp.mode == DpMode::kZero1 || dp.mode == DpMode::kZero2) staging_.resize(plan_.max_padded);
+    const bool sharded = buffers_.sharded();
+    m_.resize(buffers_.state);
+    v_.resize(buffers_.state);
+    master_.resize(buffers_.master);
+    grad_shard_.resize(buffers_.grad_shard);
+    grad32_.resize(buffers_.grad32);
+    staging_.resize(buffers_.staging);
     if (dp.mode == DpMode::kZero2 || dp.mode == DpMode::kZero3) {
-      grad_work0_.resize(plan_.shards[0].padded);
-      for (auto& w : grad_work_) w.resize(plan_.max_padded_layer);
+      grad_work0_.resize(buffers_.grad_work0);
+      for (auto& w : grad_work_) w.resize(buffers_.grad_work);
       work_of_.assign(plan_.shards.size(), 0);
     }
     if (dp.mode == DpMode::kZero3) {
-      param_shard_.resize(shards);
-      param_work0_.resize(plan_.shards[0].padded);
-      for (auto& w : param_work_) w.resize(plan_.max_padded_layer);
+      param_shard_.resize(buffers_.param_shard);
+      param_work0_.resize(buffers_.param_work0);
+      for (auto& w : param_work_) w.resize(buffers_.param_work);
     }
-    if (dp.mode == DpMode::kDdp) bucket_first_ = plan_.buckets(dp.bucket_bytes, sizeof(T));
-    if (micro_ > 1 && (dp.mode == DpMode::kZero2 || dp.mode == DpMode::kZero3))
-      rs_sum_.resize(plan_.max_padded / static_cast<size_t>(comm.size()));
+    rs_sum_.resize(buffers_.rs_sum);
     if (grid_ != nullptr) norm_pieces_ = gradient_norm_pieces(sharded);
     norm_.resize(std::max<size_t>(1, norm_pieces_.size()));
     COMMSCOPE_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&norm_host_), sizeof(float)));
@@ -193,74 +187,15 @@ class CudaEngine final : public TrainEngine {
 
   void load(std::span<const float> params, std::span<const float> m, std::span<const float> v,
             std::int64_t step) override {
-    const size_t total = layout_.total();
-    if (params.size() != total || (!m.empty() && m.size() != total) || (!v.empty() && v.size() != total))
-      throw std::invalid_argument("CudaEngine::load: buffers must hold the model's " + std::to_string(total) +
-                                  " parameters");
+    parallel::check_load("CudaEngine", layout_.total(), params, m, v);
     step_ = step;
     sync();
-    const bool sharded = dp_.mode != DpMode::kDdp;
-    auto take = [&](std::span<const float> full, DeviceArray<float>& mine) {
-      if (full.empty()) return COMMSCOPE_CUDA_CHECK(cudaMemset(mine.data(), 0, mine.bytes()));
-      if (!sharded) return cuda::upload(mine.data(), full);
-      const std::vector<float> shard = plan_.take_shards(full);
-      cuda::upload(mine.data(), std::span<const float>(shard));
-    };
-    take(m, m_);
-    take(v, v_);
-    if (sharded) {
-      const std::vector<float> shard = plan_.take_shards(params);
-      cuda::upload(master_.data(), std::span<const float>(shard));
-      if (dp_.mode == DpMode::kZero3) cuda::upload(param_shard_.data(), std::span<const float>(shard));
-    } else if constexpr (!kFloat) {
-      take(params, master_);
-    }
-    if (dp_.mode != DpMode::kZero3) cuda::upload(model_.params(), params);
+    parallel::load_state(*this, buffers_, plan_, params, m, v);
     COMMSCOPE_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   StepResult train_step(const int* inputs, const int* targets) override {
-    StepResult r;
-    if (dp_.mode == DpMode::kDdp || dp_.mode == DpMode::kZero1) model_.zero_grads();
-    next_work_ = 0;
-
-    const double local_loss = run_micro_batches(inputs, targets, true);  // hooks communicate
-    if (dp_.mode == DpMode::kDdp || dp_.mode == DpMode::kZero1) sum_embedding_grads(false);
-    if (dp_.mode == DpMode::kZero1) {
-      // Every segment's gradients, padded through the staging buffer, reduce-scattered.
-      to_comm_.order(compute_, comm_stream_);
-      for (const Shard& sh : plan_.shards) {
-        COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(staging_.data(), model_.grads() + sh.offset, sh.count * sizeof(T),
-                                             cudaMemcpyDeviceToDevice, comm_stream_));
-        COMMSCOPE_CUDA_CHECK(
-            cudaMemsetAsync(staging_.data() + sh.count, 0, (sh.padded - sh.count) * sizeof(T), comm_stream_));
-        reduce_scatter(staging_.data(), sh);
-      }
-    }
-    if (dp_.mode == DpMode::kZero2 || dp_.mode == DpMode::kZero3) sum_embedding_grads(true);
-    to_compute_.order(comm_stream_, compute_);  // backward's communication is done before the update
-    r.loss = global_mean(local_loss);
-
-    // The gradient norm over fp32 gradients (widened first in bf16).
-    const bool sharded = dp_.mode != DpMode::kDdp;
-    T* grads = sharded ? grad_shard_.data() : model_.grads();
-    const size_t n = sharded ? plan_.shard_total : layout_.total();
-    float* g32 = grads32(grads, n);
-    r.grad_norm = grid_ != nullptr ? norm_mp(g32, sharded) : norm_dp(g32, n, sharded);
-    const float scale =
-        adamw_.grad_clip > 0 && r.grad_norm > adamw_.grad_clip ? adamw_.grad_clip / (r.grad_norm + 1e-6f) : 1.0f;
-    r.lr = learning_rate(adamw_, step_);
-    ++step_;
-
-    update(g32, r.lr, scale);
-    // Waited for, so that a step's time (and its profile window) holds its update.
-    COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute_));
-    if (step_ == 1 && device_free_at_start_ > 0) {  // what the first step left allocated
-      size_t free = 0, total = 0;
-      COMMSCOPE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-      device_measured_ = device_free_at_start_ > free ? device_free_at_start_ - free : 0;
-    }
-    return r;
+    return parallel::data_parallel_step(*this, buffers_, plan_, adamw_, step_, inputs, targets);
   }
 
   float eval_loss(const int* inputs, const int* targets) override {
@@ -283,51 +218,83 @@ class CudaEngine final : public TrainEngine {
   // The device's free memory before this engine allocated anything (make_cuda_engine's reading).
   void set_device_free_at_start(size_t bytes) { device_free_at_start_ = bytes; }
 
-  MemoryReport memory() const override {
-    const size_t full = layout_.total() * sizeof(T);
-    MemoryReport r;
-    r.params = (dp_.mode == DpMode::kZero3 ? param_shard_.bytes() : full) + master_.bytes();
-    r.grads =
-        (dp_.mode == DpMode::kDdp || dp_.mode == DpMode::kZero1 ? full : 0) + grad_shard_.bytes() + grad32_.bytes();
-    r.optimizer = m_.bytes() + v_.bytes();
-    r.working = staging_.bytes() + grad_work0_.bytes() + grad_work_[0].bytes() + grad_work_[1].bytes() +
-                param_work0_.bytes() + param_work_[0].bytes() + param_work_[1].bytes();
-    r.activations = model_.activation_bytes();
-    return r;
+  MemoryReport memory() const override { return buffers_.memory(2, model_.activation_bytes()); }
+
+  // --- the device's side of the step recipe (parallel/data_parallel_step.hpp), which also calls
+  // the private run_micro_batches, sum_embedding_grads and global_mean
+  template <class Device>
+  friend StepResult parallel::data_parallel_step(Device&, const parallel::BufferPlan&, const ShardPlan&,
+                                                 const AdamWOptions&, std::int64_t&, const int*, const int*);
+  void zero_grads() { model_.zero_grads(); }
+  void begin_step() { next_work_ = 0; }
+  void to_comm() { to_comm_.order(compute_, comm_stream_); }
+  void scatter_segment(const Shard& sh) {  // zero1: padded through the staging buffer
+    COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(staging_.data(), model_.grads() + sh.offset, sh.count * sizeof(T),
+                                         cudaMemcpyDeviceToDevice, comm_stream_));
+    COMMSCOPE_CUDA_CHECK(
+        cudaMemsetAsync(staging_.data() + sh.count, 0, (sh.padded - sh.count) * sizeof(T), comm_stream_));
+    reduce_scatter(staging_.data(), sh);
+  }
+  void backward_comm_done() { to_compute_.order(comm_stream_, compute_); }  // before the update
+  // The gradient norm over fp32 gradients (widened first in bf16; kept for the update).
+  float grad_norm(bool sharded) {
+    T* grads = sharded ? grad_shard_.data() : model_.grads();
+    const size_t n = sharded ? plan_.shard_total : layout_.total();
+    g32_ = grads32(grads, n);
+    return grid_ != nullptr ? norm_mp(g32_, sharded) : norm_dp(g32_, n, sharded);
+  }
+  // AdamW on the fp32 master weights (this rank's shards under ZeRO), then the model's
+  // parameters from them: converted (bf16), allgathered (zero1/2) or left to the next forward's
+  // gathers (zero3).
+  cuda::DeviceOp optimizer_scope() { return cuda::DeviceOp(names_.optimizer); }
+  void update_whole(float lr, float scale) {
+    k::adamw_update(layout_, 0, master(), g32_, m_.data(), v_.data(), layout_.total(), lr, scale, adamw_, step_,
+                    compute_);
+    if constexpr (!kFloat) k::convert(model_.params(), master_.data(), layout_.total(), compute_);
+  }
+  void update_shard(const Shard& sh, size_t begin, size_t count, float lr, float scale) {
+    if (count > 0)
+      k::adamw_update(layout_, begin, master_.data() + sh.storage, g32_ + sh.storage, m_.data() + sh.storage,
+                      v_.data() + sh.storage, count, lr, scale, adamw_, step_, compute_);
+  }
+  // This rank's updated shard (in T) -> every rank's whole segment of the model's parameters.
+  void publish_shard(const Shard& sh, size_t count) {
+    T* mine = staging_.data() + static_cast<size_t>(plan_.rank) * sh.length;
+    zero(mine, sh.length);
+    narrow(mine, master_.data() + sh.storage, count, compute_);
+    to_comm_.order(compute_, comm_stream_);
+    all_gather(mine, staging_.data(), sh);
+    to_compute_.order(comm_stream_, compute_);
+    COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(model_.params() + sh.offset, staging_.data(), sh.count * sizeof(T),
+                                         cudaMemcpyDeviceToDevice, compute_));
+  }
+  void updated_shards() { narrow(param_shard_.data(), master_.data(), plan_.shard_total, compute_); }  // zero3
+  void end_step() {
+    // Waited for, so that a step's time (and its profile window) holds its update.
+    COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute_));
+    if (step_ == 1 && device_free_at_start_ > 0) {  // what the first step left allocated
+      size_t free = 0, total = 0;
+      COMMSCOPE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+      device_measured_ = device_free_at_start_ > free ? device_free_at_start_ - free : 0;
+    }
+  }
+  void put_state(int which, std::span<const float> values) {
+    DeviceArray<float>& x = which == 0 ? m_ : v_;
+    if (values.empty()) return COMMSCOPE_CUDA_CHECK(cudaMemset(x.data(), 0, x.bytes()));
+    cuda::upload(x.data(), values);
+  }
+  void put_params(std::span<const float> full, std::span<const float> shard) {
+    if (buffers_.sharded()) {
+      cuda::upload(master_.data(), shard);
+      if (dp_.mode == DpMode::kZero3) cuda::upload(param_shard_.data(), shard);
+    } else if constexpr (!kFloat) {
+      cuda::upload(master_.data(), full);
+    }
+    if (dp_.mode != DpMode::kZero3) cuda::upload(model_.params(), full);
   }
 
  private:
   static constexpr bool kFloat = std::is_same_v<T, float>;
-
-  // AdamW on the fp32 master weights (this rank's shards under ZeRO), then the model's
-  // parameters from them: converted (bf16), allgathered (zero1/2) or left to the next forward's
-  // gathers (zero3).
-  void update(const float* g32, float lr, float scale) {
-    cuda::DeviceOp op(names_.optimizer);
-    if (dp_.mode == DpMode::kDdp) {
-      k::adamw_update(layout_, 0, master(), g32, m_.data(), v_.data(), layout_.total(), lr, scale, adamw_, step_,
-                      compute_);
-      if constexpr (!kFloat) k::convert(model_.params(), master_.data(), layout_.total(), compute_);
-      return;
-    }
-    for (const Shard& sh : plan_.shards) {
-      const size_t count = plan_.owned_count(sh);
-      if (count > 0)
-        k::adamw_update(layout_, plan_.owned_begin(sh), master_.data() + sh.storage, g32 + sh.storage,
-                        m_.data() + sh.storage, v_.data() + sh.storage, count, lr, scale, adamw_, step_, compute_);
-      if (dp_.mode == DpMode::kZero3) continue;
-      // This rank's updated shard (in T) -> every rank's whole segment of the model's parameters.
-      T* mine = staging_.data() + static_cast<size_t>(plan_.rank) * sh.length;
-      zero(mine, sh.length);
-      narrow(mine, master_.data() + sh.storage, count, compute_);
-      to_comm_.order(compute_, comm_stream_);
-      all_gather(mine, staging_.data(), sh);
-      to_compute_.order(comm_stream_, compute_);
-      COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(model_.params() + sh.offset, staging_.data(), sh.count * sizeof(T),
-                                           cudaMemcpyDeviceToDevice, compute_));
-    }
-    if (dp_.mode == DpMode::kZero3) narrow(param_shard_.data(), master_.data(), plan_.shard_total, compute_);
-  }
 
   void zero(T* p, size_t n) { COMMSCOPE_CUDA_CHECK(cudaMemsetAsync(p, 0, n * sizeof(T), compute_)); }
   void sync() {
@@ -509,14 +476,13 @@ class CudaEngine final : public TrainEngine {
 
   void install_hooks() { model_.set_hooks(data_parallel_hooks<T>(dp_.mode, *this)); }
 
- public:                      // the engine's side of the hook protocol (data_parallel_hooks in engine.hpp)
-  void bucket_ready(int s) {  // ddp
-    const int first = bucket_first_[static_cast<size_t>(s)];
-    if (first < 0 || !last_micro_) return;  // earlier micro-batches accumulate
-    const Shard& lo = plan_.shards[static_cast<size_t>(s)];
-    const Shard& hi = plan_.shards[static_cast<size_t>(first)];
+ public:                       // the engine's side of the hook protocol (data_parallel_hooks in engine.hpp)
+  void bucket_ready(int s) {   // ddp
+    if (!last_micro_) return;  // earlier micro-batches accumulate
+    const std::optional<Segment> b = buffers_.bucket(plan_, s);
+    if (!b) return;
     to_comm_.order(compute_, comm_stream_);
-    allreduce(model_.grads() + lo.offset, hi.offset + hi.count - lo.offset);
+    allreduce(model_.grads() + b->offset, b->count);
   }
   const T* gather_params(int s) {  // zero3
     // Gathered when needed (no prefetch): the layer waits for its parameters.
@@ -555,6 +521,7 @@ class CudaEngine final : public TrainEngine {
   bool gpipe_;
   ParameterLayout layout_;
   ShardPlan plan_;
+  parallel::BufferPlan buffers_;
   Stream compute_, comm_stream_;
   Event to_comm_, to_compute_;
   std::array<Event, 2> work_free_;  // recorded after the reduce-scatter that read grad_work_[i]
@@ -566,7 +533,7 @@ class CudaEngine final : public TrainEngine {
   DeviceArray<T> grad_shard_, staging_, grad_work0_, param_shard_, param_work0_;
   DeviceArray<T> rs_sum_, stage_in_, output_grad_;  // micro-batches' reduce-scatter; pipeline messages
   std::array<DeviceArray<T>, 2> grad_work_, param_work_;
-  std::vector<int> work_of_, bucket_first_;
+  std::vector<int> work_of_;
   int next_work_ = 0, next_param_ = 0;
   bool last_micro_ = true, accumulate_ = false;
   std::unique_ptr<EngineCollectives> tp_coll_, emb_coll_;  // TP group (compute stream); embedding group
@@ -576,6 +543,7 @@ class CudaEngine final : public TrainEngine {
   prof::NameId n_tp_sum_{}, n_tp_max_{}, n_tp_algo_{};
   prof::NameId n_emb_allreduce_ = prof::name_id("embedding.allreduce");
   float* norm_host_ = nullptr;
+  const float* g32_ = nullptr;  // the step's fp32 gradients (grad_norm's, the update's)
   std::int64_t step_ = 0;
   size_t device_free_at_start_ = 0, device_measured_ = 0;
 

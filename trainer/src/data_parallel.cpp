@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "commscope/collectives/types.hpp"
@@ -13,6 +14,7 @@
 #include "commscope/trainer/pipeline.hpp"
 #include "commscope/trainer/sharding.hpp"
 #include "commscope/trainer/tensor_parallel.hpp"
+#include "parallel/data_parallel_step.hpp"
 
 namespace commscope::trainer {
 
@@ -49,6 +51,7 @@ struct DataParallel::Impl {
   AdamWOptions adamw;
   ParameterLayout layout;
   ShardPlan plan;
+  parallel::BufferPlan buffers;
   int P = 1, rank = 0;
 
   std::vector<float> m, v;                   // ddp: whole layout; zero: this rank's shards
@@ -58,8 +61,6 @@ struct DataParallel::Impl {
   std::vector<float> grad_work0, grad_work;  // zero2/3: segment 0's and the current segment's gradients
   int grad_work_owner = -1;
   std::vector<float> param_work0, param_work;  // zero3: gathered segment 0 / current segment
-  std::vector<int>
-      bucket_first;  // ddp: for the segment that closes a bucket, the bucket's first (highest) segment; else -1
   std::int64_t step = 0;
   // Micro-batches: ddp reduces in the last one's backward; zero2/3 add each one's reduce-scatter
   // (through rs_sum) into the shard after the first.
@@ -81,6 +82,7 @@ struct DataParallel::Impl {
         adamw(a),
         layout(mo.layout()),
         plan(layout, c.size(), c.rank()),
+        buffers(dp.mode, plan, layout.total(), pl.micro_batches, sizeof(float), dp.bucket_bytes),
         P(c.size()),
         rank(c.rank()),
         names(dp.algo) {
@@ -113,24 +115,16 @@ struct DataParallel::Impl {
       model.set_tensor_parallel(tensor_parallel_ops<float>(*t, dp.tp_algo.empty() ? dp.algo : dp.tp_algo));
     }
 
-    const bool zero = dp.mode != DpMode::kDdp;
-    m.assign(zero ? plan.shard_total : layout.total(), 0.0f);
-    v.assign(m.size(), 0.0f);
-    if (zero) grad_shard.assign(plan.shard_total, 0.0f);
-    if (dp.mode == DpMode::kZero1 || dp.mode == DpMode::kZero2) staging.assign(plan.max_padded, 0.0f);
-    if (dp.mode == DpMode::kZero2 || dp.mode == DpMode::kZero3) {
-      const std::size_t other = plan.max_padded_layer;
-      grad_work0.assign(plan.shards[0].padded, 0.0f);
-      grad_work.assign(other, 0.0f);
-      if (dp.mode == DpMode::kZero3) {
-        param_shard.assign(plan.shard_total, 0.0f);
-        param_work0.assign(plan.shards[0].padded, 0.0f);
-        param_work.assign(other, 0.0f);
-      }
-    }
-    if (dp.mode == DpMode::kDdp) bucket_first = plan.buckets(dp.bucket_bytes, sizeof(float));
-    if (pipe.micro_batches > 1 && (dp.mode == DpMode::kZero2 || dp.mode == DpMode::kZero3))
-      rs_sum.assign(plan.max_padded / static_cast<std::size_t>(P), 0.0f);
+    m.assign(buffers.state, 0.0f);
+    v.assign(buffers.state, 0.0f);
+    grad_shard.assign(buffers.grad_shard, 0.0f);
+    staging.assign(buffers.staging, 0.0f);
+    grad_work0.assign(buffers.grad_work0, 0.0f);
+    grad_work.assign(buffers.grad_work, 0.0f);
+    param_shard.assign(buffers.param_shard, 0.0f);
+    param_work0.assign(buffers.param_work0, 0.0f);
+    param_work.assign(buffers.param_work, 0.0f);
+    rs_sum.assign(buffers.rs_sum, 0.0f);
     install_hooks();
   }
 
@@ -182,11 +176,9 @@ struct DataParallel::Impl {
 
   // The engine's side of the hook protocol (data_parallel_hooks in engine.hpp).
   void bucket_ready(int s) {  // ddp
-    const int first = bucket_first[static_cast<std::size_t>(s)];
-    if (first < 0 || !last_micro) return;  // earlier micro-batches accumulate
-    const Shard& lo = plan.shards[static_cast<std::size_t>(s)];
-    const Shard& hi = plan.shards[static_cast<std::size_t>(first)];
-    allreduce_sum(model.grads().data() + lo.offset, hi.offset + hi.count - lo.offset, names.grad_allreduce.id);
+    if (!last_micro) return;  // earlier micro-batches accumulate
+    if (const std::optional<Segment> b = buffers.bucket(plan, s))
+      allreduce_sum(model.grads().data() + b->offset, b->count, names.grad_allreduce.id);
   }
   const float* gather_params(int s) {  // zero3
     const Shard& sh = plan.shards[static_cast<std::size_t>(s)];
@@ -287,6 +279,66 @@ struct DataParallel::Impl {
     if (sharded) local = sum_over_ranks(comm, "dp", names, local, "gradient norm");
     return static_cast<float>(std::sqrt(local));
   }
+
+  // The device's side of the step recipe (parallel/data_parallel_step.hpp).
+  void zero_grads() {
+    model.zero_grads();
+  }
+  void begin_step() {
+    if (!grad_work0.empty()) std::fill(grad_work0.begin(), grad_work0.end(), 0.0f);
+    grad_work_owner = -1;
+  }
+  void to_comm() {}
+  void scatter_segment(const Shard& sh) {  // zero1: padded through the staging buffer
+    std::copy_n(model.grads().data() + sh.offset, sh.count, staging.data());
+    std::fill(staging.begin() + static_cast<std::ptrdiff_t>(sh.count),
+              staging.begin() + static_cast<std::ptrdiff_t>(sh.padded), 0.0f);
+    reduce_scatter(staging.data(), sh);
+  }
+  void backward_comm_done() {}
+  float grad_norm(bool sharded) {
+    return sharded ? global_norm(grad_shard, true) : global_norm(model.grads(), false);
+  }
+  prof::OperatorScope optimizer_scope() {
+    return prof::OperatorScope(names.optimizer.id);
+  }
+  void update_whole(float lr, float scale) {
+    prof::KernelScope k(k_adamw);
+    adamw_update(layout, 0, model.params(), model.grads(), m, v, lr, scale, adamw, step);
+  }
+  // zero3 updates its parameter shards, zero1/2 the model's parameters in place.
+  float* shard_params(const Shard& sh) {
+    return dp.mode == DpMode::kZero3 ? param_shard.data() + sh.storage : model.params().data() + plan.owned_begin(sh);
+  }
+  void update_shard(const Shard& sh, std::size_t begin, std::size_t n, float lr, float scale) {
+    if (n == 0) return;
+    prof::KernelScope k(k_adamw);
+    adamw_update(layout, begin, {shard_params(sh), n}, {grad_shard.data() + sh.storage, n}, {m.data() + sh.storage, n},
+                 {v.data() + sh.storage, n}, lr, scale, adamw, step);
+  }
+  void publish_shard(const Shard& sh, std::size_t n) {  // every rank's updated shard -> the whole segment
+    float* mine = staging.data() + static_cast<std::size_t>(rank) * sh.length;
+    {
+      prof::KernelScope k(k_copy);
+      std::fill_n(mine, sh.length, 0.0f);
+      std::copy_n(shard_params(sh), n, mine);
+    }
+    all_gather(mine, staging.data(), sh);
+    std::copy_n(staging.data(), sh.count, model.params().data() + sh.offset);
+  }
+  void updated_shards() {}
+  void end_step() {}
+  void put_state(int which, std::span<const float> values) {
+    std::vector<float>& x = which == 0 ? m : v;
+    if (values.empty()) return std::fill(x.begin(), x.end(), 0.0f);
+    x.assign(values.begin(), values.end());
+  }
+  void put_params(std::span<const float> full, std::span<const float> shard) {
+    if (dp.mode == DpMode::kZero3)
+      param_shard.assign(shard.begin(), shard.end());
+    else
+      std::copy(full.begin(), full.end(), model.params().begin());
+  }
 };
 
 DataParallel::DataParallel(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw, Communicator* tp,
@@ -301,81 +353,14 @@ std::int64_t DataParallel::step() const noexcept {
 void DataParallel::load(std::span<const float> params, std::span<const float> m, std::span<const float> v,
                         std::int64_t step) {
   Impl& d = *impl_;
-  const std::size_t total = d.layout.total();
-  if (params.size() != total || (!m.empty() && m.size() != total) || (!v.empty() && v.size() != total))
-    throw std::invalid_argument("DataParallel::load: buffers must hold the model's " + std::to_string(total) +
-                                " parameters");
+  parallel::check_load("DataParallel", d.layout.total(), params, m, v);
   d.step = step;
-  const bool zero = d.dp.mode != DpMode::kDdp;
-  auto take = [&](std::span<const float> full, std::vector<float>& mine) {
-    if (full.empty()) return std::fill(mine.begin(), mine.end(), 0.0f);
-    if (!zero) return static_cast<void>(std::copy(full.begin(), full.end(), mine.begin()));
-    mine = d.plan.take_shards(full);
-  };
-  take(m, d.m);
-  take(v, d.v);
-  if (d.dp.mode == DpMode::kZero3)
-    take(params, d.param_shard);
-  else
-    std::copy(params.begin(), params.end(), d.model.params().begin());
+  parallel::load_state(d, d.buffers, d.plan, params, m, v);
 }
 
 DataParallel::StepResult DataParallel::train_step(const int* inputs, const int* targets) {
   Impl& d = *impl_;
-  StepResult r;
-  if (d.dp.mode == DpMode::kDdp || d.dp.mode == DpMode::kZero1) d.model.zero_grads();
-  if (!d.grad_work0.empty()) std::fill(d.grad_work0.begin(), d.grad_work0.end(), 0.0f);
-  d.grad_work_owner = -1;
-
-  // The hooks communicate (ddp buckets, zero2/3 reduce-scatters); the stages send and receive.
-  const double local_loss = d.run_micro_batches(inputs, targets, true);
-  if (d.dp.mode == DpMode::kDdp || d.dp.mode == DpMode::kZero1) d.sum_embedding_grads(false);
-
-  if (d.dp.mode == DpMode::kZero1) {
-    // Reduce-scatter every segment's gradients (padded through the staging buffer).
-    for (const Shard& sh : d.plan.shards) {
-      std::copy_n(d.model.grads().data() + sh.offset, sh.count, d.staging.data());
-      std::fill(d.staging.begin() + static_cast<std::ptrdiff_t>(sh.count),
-                d.staging.begin() + static_cast<std::ptrdiff_t>(sh.padded), 0.0f);
-      d.reduce_scatter(d.staging.data(), sh);
-    }
-  }
-  if (d.dp.mode == DpMode::kZero2 || d.dp.mode == DpMode::kZero3) d.sum_embedding_grads(true);
-  r.loss = d.global_mean(local_loss);
-
-  const bool zero = d.dp.mode != DpMode::kDdp;
-  r.grad_norm = zero ? d.global_norm(d.grad_shard, true) : d.global_norm(d.model.grads(), false);
-  const float scale =
-      d.adamw.grad_clip > 0 && r.grad_norm > d.adamw.grad_clip ? d.adamw.grad_clip / (r.grad_norm + 1e-6f) : 1.0f;
-  r.lr = learning_rate(d.adamw, d.step);
-  ++d.step;
-
-  prof::OperatorScope op(d.names.optimizer.id);
-  if (!zero) {
-    prof::KernelScope k(d.k_adamw);
-    adamw_update(d.layout, 0, d.model.params(), d.model.grads(), d.m, d.v, r.lr, scale, d.adamw, d.step);
-    return r;
-  }
-  for (const Shard& sh : d.plan.shards) {
-    const std::size_t n = d.plan.owned_count(sh);
-    const std::size_t begin = d.plan.owned_begin(sh);
-    float* params = d.dp.mode == DpMode::kZero3 ? d.param_shard.data() + sh.storage : d.model.params().data() + begin;
-    if (n > 0) {
-      prof::KernelScope k(d.k_adamw);
-      adamw_update(d.layout, begin, {params, n}, {d.grad_shard.data() + sh.storage, n}, {d.m.data() + sh.storage, n},
-                   {d.v.data() + sh.storage, n}, r.lr, scale, d.adamw, d.step);
-    }
-    if (d.dp.mode == DpMode::kZero3) continue;  // the next forward gathers the updated shard
-    // Every rank's updated shard -> the whole segment of the model's parameters.
-    {
-      prof::KernelScope k(d.k_copy);
-      std::fill_n(d.staging.data() + static_cast<std::size_t>(d.rank) * sh.length, sh.length, 0.0f);
-      std::copy_n(params, n, d.staging.data() + static_cast<std::size_t>(d.rank) * sh.length);
-    }
-    d.all_gather(d.staging.data() + static_cast<std::size_t>(d.rank) * sh.length, d.staging.data(), sh);
-    std::copy_n(d.staging.data(), sh.count, d.model.params().data() + sh.offset);
-  }
-  return r;
+  return parallel::data_parallel_step(d, d.buffers, d.plan, d.adamw, d.step, inputs, targets);
 }
 
 float DataParallel::eval_loss(const int* inputs, const int* targets) {
@@ -396,17 +381,7 @@ std::vector<float> DataParallel::full_v() {
 }
 
 MemoryReport DataParallel::memory() const {
-  const Impl& d = *impl_;
-  auto bytes = [](const std::vector<float>& x) { return x.size() * sizeof(float); };
-  const std::size_t full = d.layout.total() * sizeof(float);
-  MemoryReport r;
-  r.params = d.dp.mode == DpMode::kZero3 ? bytes(d.param_shard) : full;
-  r.grads = d.dp.mode == DpMode::kDdp || d.dp.mode == DpMode::kZero1 ? full : 0;
-  r.grads += bytes(d.grad_shard);
-  r.optimizer = bytes(d.m) + bytes(d.v);
-  r.working = bytes(d.staging) + bytes(d.grad_work0) + bytes(d.grad_work) + bytes(d.param_work0) + bytes(d.param_work);
-  r.activations = d.model.activation_bytes();
-  return r;
+  return impl_->buffers.memory(1, impl_->model.activation_bytes());
 }
 
 }  // namespace commscope::trainer
