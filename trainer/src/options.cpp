@@ -1,9 +1,11 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "commscope/collectives/algorithm.hpp"
 #include "commscope/trainer/train_options.hpp"
 
 namespace commscope::trainer {
@@ -23,6 +25,71 @@ CLI::Validator number_at_least_zero(bool zero_allowed) {
 }
 const CLI::Validator kPositive = number_at_least_zero(false);
 const CLI::Validator kNonNegative = number_at_least_zero(true);
+
+// The collectives library's algorithms (its registry) and NCCL's (the CUDA engine's), as --algo
+// takes them.
+std::vector<std::string> algorithm_names() {
+  std::vector<std::string> names;
+  for (const Algorithm* a : algorithms()) names.emplace_back(a->name());
+  names.emplace_back("nccl");
+  return names;
+}
+
+// --algo ALGO, or per group (dp=ring,tp=shm,embedding=mpi), into o.dp; "" or what is wrong.
+std::string parse_group_algorithms(const std::string& algo, TrainOptions& o) {
+  const std::vector<std::string> known = algorithm_names();
+  for (std::size_t at = 0; !algo.empty() && at <= algo.size();) {
+    const std::size_t comma = std::min(algo.find(',', at), algo.size());
+    const std::string item = algo.substr(at, comma - at);
+    at = comma + 1;
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos && algo.find('=') != std::string::npos)
+      return "--algo " + algo + ": name every group (dp=ALGO,tp=ALGO,embedding=ALGO)";
+    const std::string group = eq == std::string::npos ? "dp" : item.substr(0, eq);
+    const std::string name = eq == std::string::npos ? item : item.substr(eq + 1);
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string list;
+      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+      return "--algo: unknown algorithm '" + name + "' (" + list + ")";
+    }
+    std::string* slot = group == "dp"          ? &o.dp.algo
+                        : group == "tp"        ? &o.dp.tp_algo
+                        : group == "embedding" ? &o.dp.embedding_algo
+                                               : nullptr;
+    if (slot == nullptr) return "--algo: unknown group '" + group + "' (dp, tp, embedding)";
+    if (!slot->empty()) return "--algo: group " + group + " named twice";
+    *slot = name;
+  }
+  return {};
+}
+
+// The groups' algorithms parsed and checked against the groups and the device; "" or what is
+// wrong. The *_given: whether the command line named --precision, --transport, --attention.
+std::string check_groups_and_device(TrainOptions& o, const std::string& algo, bool precision_given,
+                                    bool transport_given, bool attention_given) {
+  const bool cuda = o.device == "cuda";
+  if (std::string problem = parse_group_algorithms(algo, o); !problem.empty()) return problem;
+  if (!o.dp.tp_algo.empty() && o.tp < 2) return "--algo tp=" + o.dp.tp_algo + " needs --tp 2 or more";
+  if (!o.dp.embedding_algo.empty() && o.pp < 2)
+    return "--algo embedding=" + o.dp.embedding_algo + " needs --pp 2 or more";
+  if (o.dp.algo.empty()) o.dp.algo = cuda ? (o.transport == "staged" ? "ring" : "nccl") : "mpi";
+  if (!cuda && precision_given && o.precision != "fp32")
+    return "--precision " + o.precision + " needs --device cuda (the CPU trains in fp32)";
+  if (!cuda && transport_given) return "--transport applies to --device cuda only";
+  if (!cuda && attention_given) return "--attention applies to --device cuda only";
+  if (o.sp && o.tp < 2) return "--sp needs --tp 2 or more (it splits the TP group's rows)";
+  if (o.sp && cuda) return "--sp needs --device cpu (sequence parallelism runs on the CPU only)";
+  for (const std::string* group_algo : {&o.dp.algo, &o.dp.tp_algo, &o.dp.embedding_algo}) {
+    if (!cuda && *group_algo == "nccl")
+      return "--algo nccl needs --device cuda (the CPU has mpi, ring, tree, rhd, shm, hier)";
+    if (cuda && (*group_algo == "mpi" || *group_algo == "shm" || *group_algo == "hier"))
+      return "--algo " + *group_algo +
+             " with --device cuda would hand device pointers to the CPU; use nccl, or ring/tree/rhd";
+    if (o.transport == "staged" && *group_algo == "nccl")
+      return "--algo nccl needs --transport nccl (--transport staged runs ring, tree or rhd)";
+  }
+  return {};
+}
 
 }  // namespace
 
@@ -156,47 +223,10 @@ TrainParse parse_train_options(int argc, char** argv) {
     r.message = "commscope-train: " + message;
     return r;
   };
-  const bool cuda = o.device == "cuda";
-  // --algo ALGO, or per group: dp=ring,tp=shm,embedding=mpi.
-  for (std::size_t at = 0; !algo.empty() && at <= algo.size();) {
-    const std::size_t comma = std::min(algo.find(',', at), algo.size());
-    const std::string item = algo.substr(at, comma - at);
-    at = comma + 1;
-    const std::size_t eq = item.find('=');
-    if (eq == std::string::npos && algo.find('=') != std::string::npos)
-      return usage("--algo " + algo + ": name every group (dp=ALGO,tp=ALGO,embedding=ALGO)");
-    const std::string group = eq == std::string::npos ? "dp" : item.substr(0, eq);
-    const std::string name = eq == std::string::npos ? item : item.substr(eq + 1);
-    static const char* const kAlgos[] = {"mpi", "ring", "tree", "rhd", "shm", "hier", "nccl"};
-    if (std::find(std::begin(kAlgos), std::end(kAlgos), name) == std::end(kAlgos))
-      return usage("--algo: unknown algorithm '" + name + "' (mpi, ring, tree, rhd, shm, hier, nccl)");
-    std::string* slot = group == "dp"          ? &o.dp.algo
-                        : group == "tp"        ? &o.dp.tp_algo
-                        : group == "embedding" ? &o.dp.embedding_algo
-                                               : nullptr;
-    if (slot == nullptr) return usage("--algo: unknown group '" + group + "' (dp, tp, embedding)");
-    if (!slot->empty()) return usage("--algo: group " + group + " named twice");
-    *slot = name;
-  }
-  if (!o.dp.tp_algo.empty() && o.tp < 2) return usage("--algo tp=" + o.dp.tp_algo + " needs --tp 2 or more");
-  if (!o.dp.embedding_algo.empty() && o.pp < 2)
-    return usage("--algo embedding=" + o.dp.embedding_algo + " needs --pp 2 or more");
-  if (o.dp.algo.empty()) o.dp.algo = cuda ? (o.transport == "staged" ? "ring" : "nccl") : "mpi";
-  if (!cuda && precision->count() > 0 && o.precision != "fp32")
-    return usage("--precision " + o.precision + " needs --device cuda (the CPU trains in fp32)");
-  if (!cuda && transport->count() > 0) return usage("--transport applies to --device cuda only");
-  if (!cuda && attention->count() > 0) return usage("--attention applies to --device cuda only");
-  if (o.sp && o.tp < 2) return usage("--sp needs --tp 2 or more (it splits the TP group's rows)");
-  if (o.sp && cuda) return usage("--sp needs --device cpu (sequence parallelism runs on the CPU only)");
-  for (const std::string* group_algo : {&o.dp.algo, &o.dp.tp_algo, &o.dp.embedding_algo}) {
-    if (!cuda && *group_algo == "nccl")
-      return usage("--algo nccl needs --device cuda (the CPU has mpi, ring, tree, rhd, shm, hier)");
-    if (cuda && (*group_algo == "mpi" || *group_algo == "shm" || *group_algo == "hier"))
-      return usage("--algo " + *group_algo +
-                   " with --device cuda would hand device pointers to the CPU; use nccl, or ring/tree/rhd");
-    if (o.transport == "staged" && *group_algo == "nccl")
-      return usage("--algo nccl needs --transport nccl (--transport staged runs ring, tree or rhd)");
-  }
+  if (std::string problem =
+          check_groups_and_device(o, algo, precision->count() > 0, transport->count() > 0, attention->count() > 0);
+      !problem.empty())
+    return usage(std::move(problem));
   o.dp.mode = parse_dp_mode(dp);
   o.dp.bucket_bytes = static_cast<std::size_t>(o.bucket_mb * 1024 * 1024);
   o.adamw.total_steps = o.steps;
