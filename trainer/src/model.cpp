@@ -92,7 +92,7 @@ struct Gpt2<T>::Impl {
   Stage stage;  // the pipeline stage (whole(): the whole model)
   int tp;       // tensor-parallel ranks (1: the whole model)
   int Cl, NHl;  // this rank's channels of the attention (C / tp) and heads (NH / tp)
-  std::function<void(T*, size_t)> tp_allreduce, tp_max;  // the TP sum and maximum
+  std::function<void(T*, size_t)> tp_allreduce, tp_max;                       // the TP sum and maximum
   std::function<void(const T*, T*, size_t)> tp_reduce_scatter, tp_allgather;  // sequence parallelism's
   int tp_rank = 0;
   // Sequence parallelism: this rank's rows of the residual stream (N / tp; N without), a [N, C] and
@@ -326,7 +326,9 @@ struct Gpt2<T>::Impl {
   // --- sequence parallelism
   // Where a layernorm writes its output: this rank's rows, gathered into `full` by gather_rows
   // (without sequence parallelism: `full` itself).
-  T* norm_out(T* full) { return sp ? sp_rows.data() : full; }
+  T* norm_out(T* full) {
+    return sp ? sp_rows.data() : full;
+  }
   void gather_rows(T* full) {
     if (sp) tp_allgather(sp_rows.data(), full, static_cast<size_t>(rows) * config.channels);
   }
@@ -350,7 +352,9 @@ struct Gpt2<T>::Impl {
     std::fill(sp_ln.begin(), sp_ln.end(), T(0));
     return sp_ln.data();
   }
-  T* ln_db(T* db) { return sp ? sp_ln.data() + config.channels : db; }
+  T* ln_db(T* db) {
+    return sp ? sp_ln.data() + config.channels : db;
+  }
   void ln_grads_done(T* dw, T* db) {
     if (!sp) return;
     const size_t C = static_cast<size_t>(config.channels);
@@ -375,7 +379,7 @@ struct Gpt2<T>::Impl {
           std::fill_n(out, C, T(0));
       }
     }
-    tp_sum_rows(lookup, acts.encoded);  // every token's row, from the rank holding it
+    tp_sum_rows(lookup, acts.encoded);          // every token's row, from the rank holding it
     const int first = sp ? tp_rank * rows : 0;  // the position of this rank's first row
     KernelScope ks(names.encoder);
 #pragma omp parallel for schedule(static)
@@ -562,12 +566,76 @@ struct Gpt2<T>::Impl {
     return sum / T(N);
   }
 
+  // The last stage's head: the cross-entropy's, the tied logits' and the final layernorm's
+  // backward, into dacts.layers.back().residual3.
+  void head_backward(T loss_scale) {
+    const int N = B * Tn, C = config.channels, L = layout.layers();
+    const int V = config.vocab, Vp = config.padded_vocab;
+    {
+      KernelScope ks(names.softmax_xent);
+      if (tp == 1) {
+        k::softmax_xent_backward(dacts.logits, acts.probs, targets.data(), loss_scale / T(N), N, V, Vp);
+      } else {
+        vocab_parallel_softmax_xent_backward(loss_scale / T(N), N, Vp / tp);
+      }
+    }
+    const T* p = acquire(0);
+    T* g = grad(0);
+    {
+      KernelScope ks(names.logits);
+      k::matmul_backward(dacts.lnf, at(g, 0, Tensor::wte), static_cast<T*>(nullptr), dacts.logits, acts.lnf,
+                         at(p, 0, Tensor::wte), N, C, Vp / tp);
+    }
+    // The vocabulary shares of the head's input gradient summed (SP: into this rank's rows).
+    const T* dlnf = tp > 1 ? sum_input_grad(dacts.lnf) : dacts.lnf;
+    release(0);
+    {
+      const T* pf = acquire(L + 1);
+      T* gf = grad(L + 1);
+      T *dw = at(gf, L + 1, Tensor::lnfw), *db = at(gf, L + 1, Tensor::lnfb);
+      {
+        KernelScope ks(names.layernorm);
+        k::layernorm_backward(dacts.layers.back().residual3, ln_dw(dw), ln_db(db), dlnf, acts.layers.back().residual3,
+                              at(pf, L + 1, Tensor::lnfw), acts.lnf_mean, acts.lnf_rstd, rows, C);
+      }
+      ln_grads_done(dw, db);
+    }
+    release(L + 1);
+  }
+
+  // The first stage's encoder: the token and position embeddings' gradients (tp > 1: this
+  // rank's vocabulary rows; wpe whole, under SP from every rank's rows, gathered).
+  void encoder_backward() {
+    const int C = config.channels;
+    OperatorScope op(ops.embed_bwd.id);
+    {
+      T* g = grad(0);  // (the encoder's backward needs no parameters: nothing acquired)
+      KernelScope ks(names.encoder);
+      if (tp == 1) {
+        k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dacts.encoded, inputs.data(), B, Tn, C);
+      } else {  // this rank's vocabulary rows; wpe whole (SP: from every rank's rows, gathered)
+        const size_t Vl = static_cast<size_t>(config.padded_vocab / tp), v0 = static_cast<size_t>(tp_rank) * Vl;
+        T* dwte = at(g, 0, Tensor::wte);
+        T* dwpe = at(g, 0, Tensor::wpe);
+        const T* dencoded = all_rows(dacts.encoded);
+        for (int n = 0; n < B * Tn; ++n) {
+          const T* d = dencoded + static_cast<size_t>(n) * C;
+          T* pos = dwpe + static_cast<size_t>(n % Tn) * C;
+          for (int c = 0; c < C; ++c) pos[c] += d[c];
+          const size_t tok = static_cast<size_t>(inputs[static_cast<size_t>(n)]);
+          if (tok < v0 || tok >= v0 + Vl) continue;
+          T* row = dwte + (tok - v0) * C;
+          for (int c = 0; c < C; ++c) row[c] += d[c];
+        }
+      }
+    }
+  }
+
   void backward(T loss_scale, const T* output_grad) {
     if (stage.last() && !have_targets) throw std::logic_error("Gpt2::backward: the last forward had no targets");
     if (!stage.last() && output_grad == nullptr)
       throw std::invalid_argument("Gpt2::backward: an earlier pipeline stage needs the gradient of its output");
     const int N = B * Tn, C = config.channels, L = layout.layers(), L0 = stage.first_layer;
-    const int V = config.vocab, Vp = config.padded_vocab;
     const size_t NCl = static_cast<size_t>(N) * Cl;
     const size_t RC = static_cast<size_t>(rows) * C;  // the residual stream (this rank's rows under SP)
     {
@@ -583,41 +651,10 @@ struct Gpt2<T>::Impl {
           std::fill(g + first, g + std::min(grad_zeroed, first + kChunk), T(0));
         }
       }
-      if (!stage.last()) {
+      if (!stage.last())
         std::copy_n(output_grad, RC, dacts.layers.back().residual3);  // from the next stage
-      } else {
-        {
-          KernelScope ks(names.softmax_xent);
-          if (tp == 1) {
-            k::softmax_xent_backward(dacts.logits, acts.probs, targets.data(), loss_scale / T(N), N, V, Vp);
-          } else {
-            vocab_parallel_softmax_xent_backward(loss_scale / T(N), N, Vp / tp);
-          }
-        }
-        const T* p = acquire(0);
-        T* g = grad(0);
-        {
-          KernelScope ks(names.logits);
-          k::matmul_backward(dacts.lnf, at(g, 0, Tensor::wte), static_cast<T*>(nullptr), dacts.logits, acts.lnf,
-                             at(p, 0, Tensor::wte), N, C, Vp / tp);
-        }
-        // The vocabulary shares of the head's input gradient summed (SP: into this rank's rows).
-        const T* dlnf = tp > 1 ? sum_input_grad(dacts.lnf) : dacts.lnf;
-        release(0);
-        {
-          const T* pf = acquire(L + 1);
-          T* gf = grad(L + 1);
-          T *dw = at(gf, L + 1, Tensor::lnfw), *db = at(gf, L + 1, Tensor::lnfb);
-          {
-            KernelScope ks(names.layernorm);
-            k::layernorm_backward(dacts.layers.back().residual3, ln_dw(dw), ln_db(db), dlnf,
-                                  acts.layers.back().residual3, at(pf, L + 1, Tensor::lnfw), acts.lnf_mean,
-                                  acts.lnf_rstd, rows, C);
-          }
-          ln_grads_done(dw, db);
-        }
-        release(L + 1);
-      }
+      else
+        head_backward(loss_scale);
       grads_ready(L + 1);  // (no elements on a stage without the head)
     }
     for (int l = L - 1; l >= 0; --l) {
@@ -691,28 +728,7 @@ struct Gpt2<T>::Impl {
       grads_ready(0);      // the last stage's head gradient of wte (no elements on a middle stage)
       return;
     }
-    OperatorScope op(ops.embed_bwd.id);
-    {
-      T* g = grad(0);  // (the encoder's backward needs no parameters: nothing acquired)
-      KernelScope ks(names.encoder);
-      if (tp == 1) {
-        k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dacts.encoded, inputs.data(), B, Tn, C);
-      } else {  // this rank's vocabulary rows; wpe whole (SP: from every rank's rows, gathered)
-        const size_t Vl = static_cast<size_t>(config.padded_vocab / tp), v0 = static_cast<size_t>(tp_rank) * Vl;
-        T* dwte = at(g, 0, Tensor::wte);
-        T* dwpe = at(g, 0, Tensor::wpe);
-        const T* dencoded = all_rows(dacts.encoded);
-        for (int n = 0; n < B * Tn; ++n) {
-          const T* d = dencoded + static_cast<size_t>(n) * C;
-          T* pos = dwpe + static_cast<size_t>(n % Tn) * C;
-          for (int c = 0; c < C; ++c) pos[c] += d[c];
-          const size_t tok = static_cast<size_t>(inputs[static_cast<size_t>(n)]);
-          if (tok < v0 || tok >= v0 + Vl) continue;
-          T* row = dwte + (tok - v0) * C;
-          for (int c = 0; c < C; ++c) row[c] += d[c];
-        }
-      }
-    }
+    encoder_backward();
     grads_ready(0);
   }
 
