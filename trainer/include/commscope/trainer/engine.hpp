@@ -1,7 +1,8 @@
 #pragma once
-// What commscope-train drives: a TrainEngine trains one model data parallel on this rank's
-// device (DataParallel in data_parallel.hpp on the CPU, make_cuda_engine in cuda_engine.hpp on
-// a GPU), with the options both take.
+// What commscope-train drives: a TrainEngine trains this rank's part of one model on its device
+// in data, tensor and pipeline parallelism (DataParallel in data_parallel.hpp on the CPU,
+// make_cuda_engine in cuda_engine.hpp on a GPU), with the options both take. Both run the step
+// recipe of src/parallel/data_parallel_step.hpp.
 //
 // Data parallelism: DDP and ZeRO-1/2/3.
 //
@@ -72,7 +73,7 @@ struct MemoryReport {
   std::size_t total() const noexcept { return params + grads + optimizer + working + activations; }
 };
 
-// Data-parallel training of one model on this rank's device.
+// Training of this rank's part of one model on its device.
 class TrainEngine {
  public:
   virtual ~TrainEngine() = default;

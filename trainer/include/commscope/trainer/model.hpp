@@ -11,7 +11,7 @@
 //   logits/probs [B,T,Vp], losses [B,T]   (and the same shapes for the activation gradients).
 // GEMMs go through OpenBLAS (sgemm/dgemm), the other loops through OpenMP.
 //
-// Data parallelism plugs in through Hooks (see DataParallel): the model reads a segment's
+// Data parallelism plugs in through Hooks (see the engines, engine.hpp): the model reads a segment's
 // parameters and writes its gradients through pointers the hooks give, so ZeRO-3 can keep only a
 // shard resident and gather a layer at a time. Without hooks, params() and grads() are used.
 //
@@ -29,10 +29,9 @@
 // Tensor parallelism (tp > 1, Megatron-LM's split; tensor_parallel.hpp): the model holds one
 // rank's shard of the layout (ParameterLayout(config, tp)): its NH/tp heads of the attention
 // (qkv column-parallel, attproj row-parallel) and its 4C/tp hidden units of the MLP (fc
-// column-parallel, fcproj row-parallel); embeddings, layernorms, the row-parallel biases and the
-// (but see below for the embedding and head) are replicated. Each block calls the TP sum
-// (set_tensor_parallel) four times on
-// [batch, seq, C]: forward, the attproj and fcproj partial outputs (before their biases: the "g"
+// column-parallel, fcproj row-parallel); the position embedding wpe, the layernorms and the
+// row-parallel biases are replicated (the token embedding and the tied head: see below). Each
+// block calls the TP sum (set_tensor_parallel) four times on [batch, seq, C]: forward, the attproj and fcproj partial outputs (before their biases: the "g"
 // operator); backward, the gradients of ln1 and ln2 (the inputs of qkv and fc: the "f"
 // operator). Everything else, the loss and the replicated tensors' gradients included, comes out
 // identical on the TP ranks. The token embedding wte is vocabulary-parallel (Megatron's
@@ -141,9 +140,6 @@ class Gpt2 {
 
   std::span<const T> probs() const noexcept;  // [batch, seq, Vp/tp] softmax of the last forward (this rank's columns)
   std::size_t activation_bytes() const noexcept;  // activations + their gradients
-
-  // Names of the profiler's operators: "embed.fwd", "block3.attn.fwd", "block3.mlp.bwd",
-  // "head.fwd", ... (one per layer step).
 
  private:
   struct Impl;
