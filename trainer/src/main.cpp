@@ -26,7 +26,7 @@
 #include "commscope/profiler/session.hpp"
 #include "commscope/trainer/checkpoint.hpp"
 #include "commscope/trainer/data.hpp"
-#include "commscope/trainer/data_parallel.hpp"
+#include "commscope/trainer/cpu_engine.hpp"
 #include "commscope/trainer/model.hpp"
 #include "commscope/trainer/tensor_parallel.hpp"
 #include "commscope/trainer/train_options.hpp"

@@ -5,7 +5,7 @@ the arithmetic of docs/trainer.md.
   comm_bytes.py PROFILE.h5 MODE RANKS VP MAXT C L [PREDICT_DIR]
 
 For every rank, the communication events of iteration 1 are summed by name (allreduce,
-reducescatter, allgather: what DataParallel records, in bytes per call) and must equal, exactly:
+reducescatter, allgather: what CpuEngine records, in bytes per call) and must equal, exactly:
   segments: 0 = wte + wpe ((VP + MAXT) C floats), 1..L = a layer (12 C^2 + 13 C), L+1 = lnf (2 C);
   ZeRO pads each to a multiple of RANKS (n').
   ddp    allreduce: every gradient (the buckets tile the buffer) + the loss (8 B)

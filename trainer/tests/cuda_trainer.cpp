@@ -38,7 +38,7 @@
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/trainer/cuda_engine.hpp"
 #include "commscope/trainer/data.hpp"
-#include "commscope/trainer/data_parallel.hpp"
+#include "commscope/trainer/cpu_engine.hpp"
 #include "commscope/trainer/model.hpp"
 #include "commscope/trainer/tensor_parallel.hpp"
 #include "cudnn_attention.hpp"
@@ -151,7 +151,7 @@ std::vector<float> train_cpu(commscope::Communicator& comm, const ct::TokenDatas
   const ct::ModelConfig config = ct::preset("tiny");
   ct::BatchLoader loader(data, kGlobalBatch, config.max_seq, comm.rank(), comm.size(), kSeed);
   ct::Gpt2<float> model(config, loader.local_batch(), config.max_seq);
-  ct::DataParallel parallel(comm, model, {}, adamw_for(steps));
+  ct::CpuEngine parallel(comm, model, {}, adamw_for(steps));
   parallel.load(initial_params());
   std::vector<int> in(static_cast<std::size_t>(loader.local_batch()) * config.max_seq), tg(in.size());
   for (int s = 0; s < steps; ++s) {

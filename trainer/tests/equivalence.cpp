@@ -33,7 +33,7 @@
 
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/trainer/data.hpp"
-#include "commscope/trainer/data_parallel.hpp"
+#include "commscope/trainer/cpu_engine.hpp"
 #include "commscope/trainer/model.hpp"
 #include "commscope/trainer/tensor_parallel.hpp"
 
@@ -72,7 +72,7 @@ std::vector<float> train(commscope::Communicator& comm, const ct::TokenDataset& 
   adamw.lr = 1e-3f;
   adamw.warmup_steps = 2;
   adamw.total_steps = steps;
-  ct::DataParallel parallel(comm, model, dp, adamw, grid && tp > 1 ? &grid->tp : nullptr, pipeline);
+  ct::CpuEngine parallel(comm, model, dp, adamw, grid && tp > 1 ? &grid->tp : nullptr, pipeline);
   parallel.load(init);
   std::vector<int> in(static_cast<std::size_t>(loader.local_batch()) * seq), tg(in.size());
   for (int s = 0; s < steps; ++s) {

@@ -3,7 +3,7 @@
 #include <numeric>
 #include <vector>
 
-#include "commscope/trainer/data_parallel.hpp"
+#include "commscope/trainer/cpu_engine.hpp"
 #include "commscope/trainer/layout.hpp"
 #include "commscope/trainer/tensor_parallel.hpp"
 

@@ -87,7 +87,7 @@ Engine make_engine(const TrainOptions& o, const ModelConfig& config, int local_b
     pipeline.gpipe = gpipe;
     if (o.pp > 1) pipeline.pp = &grid->pp, pipeline.embedding = grid->embedding.get();
     Communicator* tp = grid != nullptr && o.tp > 1 ? &grid->tp : nullptr;
-    e.engine = std::make_unique<DataParallel>(dp, *e.cpu_model, o.dp, adamw, tp, pipeline);
+    e.engine = std::make_unique<CpuEngine>(dp, *e.cpu_model, o.dp, adamw, tp, pipeline);
   } catch (const std::bad_alloc&) {
     throw std::runtime_error("out of memory making the model: this rank needs " + describe(plan));
   }

@@ -1,4 +1,4 @@
-// commscope-train's engine, chosen by --device: the CPU's DataParallel over its own model, or
+// commscope-train's engine, chosen by --device: the CPU's CpuEngine over its own model, or
 // the CUDA engine (CUDA builds; elsewhere a UsageError), with the GEMM reference rate of that
 // device for "% of GEMM".
 #pragma once
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "commscope/collectives/communicator.hpp"
-#include "commscope/trainer/data_parallel.hpp"
+#include "commscope/trainer/cpu_engine.hpp"
 #include "commscope/trainer/model.hpp"
 #include "commscope/trainer/tensor_parallel.hpp"
 #include "commscope/trainer/train_options.hpp"

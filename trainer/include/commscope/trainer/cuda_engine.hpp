@@ -1,6 +1,6 @@
 #pragma once
 // commscope-train --device cuda: the GPT-2 of model.hpp on this rank's GPU, trained data
-// parallel (ddp, zero1, zero2, zero3, as data_parallel.hpp describes them) over device-buffer
+// parallel (ddp, zero1, zero2, zero3, as engine.hpp describes them) over device-buffer
 // collectives. Defined in CUDA builds only (trainer/cuda); this header needs no CUDA headers.
 //
 // Precision: fp32, or bf16 parameters, gradients, activations and gradient communication with
@@ -31,7 +31,7 @@ namespace commscope::trainer {
 
 struct ProcessGrid;
 
-// Tensor and pipeline parallelism (tensor_parallel.hpp's grid, data_parallel.hpp's pipeline
+// Tensor and pipeline parallelism (tensor_parallel.hpp's grid, engine.hpp's pipeline
 // options), as on the CPU: the model is this rank's shard (its TP rank's heads, hidden units and
 // vocabulary rows; its stage's layers), its TP sums and maxima run on the model's stream over the
 // TP group with dp.tp_algo (or dp.algo), data parallelism runs over the DP group, the tied wte's
@@ -40,7 +40,7 @@ struct ProcessGrid;
 // pinned host memory over MPI whatever the transport: a send is completed later, as on the CPU,
 // and an open NCCL group would hold the collectives issued meanwhile. load() takes and
 // full_params() / full_m() / full_v() return the shard's layout (ParameterLayout(config, tp,
-// stage)), as DataParallel's do.
+// stage)), as CpuEngine's do.
 struct CudaEngineOptions {
   bool bf16 = false;
   std::string transport = "nccl";  // for ring/tree/rhd: "nccl" (point-to-point) or "staged"

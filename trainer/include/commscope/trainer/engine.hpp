@@ -1,6 +1,6 @@
 #pragma once
 // What commscope-train drives: a TrainEngine trains this rank's part of one model on its device
-// in data, tensor and pipeline parallelism (DataParallel in data_parallel.hpp on the CPU,
+// in data, tensor and pipeline parallelism (CpuEngine in cpu_engine.hpp on the CPU,
 // make_cuda_engine in cuda_engine.hpp on a GPU), with the options both take. Both run the step
 // recipe of src/parallel/data_parallel_step.hpp.
 //

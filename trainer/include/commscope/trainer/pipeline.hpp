@@ -1,5 +1,5 @@
 #pragma once
-// A pipeline stage's micro-batches, one piece of code for the CPU's DataParallel and the CUDA
+// A pipeline stage's micro-batches, one piece of code for the CPU's CpuEngine and the CUDA
 // engine: the schedule (pipeline_schedule in engine.hpp) and the point-to-point messages between
 // neighbouring stages. The engines differ in what a forward and a backward are (host or device
 // buffers, how the loss is read, what data parallelism does before a backward); MicroBatchSteps

@@ -8,7 +8,7 @@
 // The process grid is PP x DP x TP, TP innermost and PP outermost (Megatron-LM's order; the rank
 // formula is common/process_grid.hpp's, which the profiler and the report share); so a TP group is tp consecutive ranks
 // (one node under a by-slot placement) and a pipeline's stages are dp x tp ranks apart. Data parallelism
-// (data_parallel.hpp, any mode) runs over the DP group on the rank's shard unchanged: DP ranks of
+// (engine.hpp, any mode) runs over the DP group on the rank's shard unchanged: DP ranks of
 // one (TP rank, stage) hold the same shard and average its gradients. The TP ranks and stages of a
 // DP replica read the same batch.
 
@@ -65,7 +65,7 @@ typename Gpt2<T>::TensorParallel tensor_parallel_ops(Communicator& tp, const std
 // last stage before.)
 struct DataParallelNames;
 
-// The model-parallel gradient norm, one rule for the CPU's DataParallel and the CUDA engine.
+// The model-parallel gradient norm, one rule for the CPU's CpuEngine and the CUDA engine.
 // norm_pieces: the parts of the layout's elements [begin, begin + count) that the norm counts on
 // this rank, one per tensor (and layer) in the layout's order: offset from begin, length, and
 // whether tensor parallelism splits the tensor (its squares summed over the TP ranks) or

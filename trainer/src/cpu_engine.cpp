@@ -1,4 +1,4 @@
-#include "commscope/trainer/data_parallel.hpp"
+#include "commscope/trainer/cpu_engine.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -42,7 +42,7 @@ std::string_view to_string(DpMode mode) {
   return "?";
 }
 
-struct DataParallel::Impl {
+struct CpuEngine::Impl {
   Communicator& comm;
   Communicator* tp;  // the tensor-parallel group (null: no tensor parallelism)
   PipelineOptions pipe;
@@ -90,13 +90,13 @@ struct DataParallel::Impl {
     k_copy = prof::name_id("copy");
     n_emb_allreduce = prof::name_id("embedding.allreduce");
     const Stage& st = model.stage();
-    if (pipe.micro_batches < 1) throw std::invalid_argument("DataParallel: need at least one micro-batch");
+    if (pipe.micro_batches < 1) throw std::invalid_argument("CpuEngine: need at least one micro-batch");
     if (!st.whole()) {
       if (pipe.pp == nullptr || pipe.pp->size() != st.count || pipe.pp->rank() != st.index)
-        throw std::invalid_argument("DataParallel: pipeline stage " + std::to_string(st.index) + " of " +
+        throw std::invalid_argument("CpuEngine: pipeline stage " + std::to_string(st.index) + " of " +
                                     std::to_string(st.count) + " needs its pipeline group");
       if ((st.first() || st.last()) && (pipe.embedding == nullptr || pipe.embedding->size() != 2))
-        throw std::invalid_argument("DataParallel: the first and last stage need their embedding group");
+        throw std::invalid_argument("CpuEngine: the first and last stage need their embedding group");
       const std::size_t n = model.stage_output().size();  // a micro-batch's [b, s, C] (SP: this rank's rows)
       if (!st.first()) stage_in.assign(n, 0.0f);
       if (!st.last()) output_grad.assign(n, 0.0f);
@@ -105,12 +105,12 @@ struct DataParallel::Impl {
       pipe.pp = pipe.embedding = nullptr;
     }
     if (model.slots() < pipeline_slots(st.index, st.count, pipe.micro_batches, pipe.gpipe))
-      throw std::invalid_argument("DataParallel: the model has " + std::to_string(model.slots()) +
+      throw std::invalid_argument("CpuEngine: the model has " + std::to_string(model.slots()) +
                                   " activation slots; the schedule needs " +
                                   std::to_string(pipeline_slots(st.index, st.count, pipe.micro_batches, pipe.gpipe)));
     if (model.tp() > 1) {
       if (t == nullptr || t->size() != model.tp())
-        throw std::invalid_argument("DataParallel: a model split over " + std::to_string(model.tp()) +
+        throw std::invalid_argument("CpuEngine: a model split over " + std::to_string(model.tp()) +
                                     " tensor-parallel ranks needs their communicator");
       model.set_tensor_parallel(tensor_parallel_ops<float>(*t, dp.tp_algo.empty() ? dp.algo : dp.tp_algo));
     }
@@ -341,46 +341,46 @@ struct DataParallel::Impl {
   }
 };
 
-DataParallel::DataParallel(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw, Communicator* tp,
+CpuEngine::CpuEngine(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw, Communicator* tp,
                            PipelineOptions pipeline)
     : impl_(std::make_unique<Impl>(comm, model, std::move(dp), adamw, tp, pipeline)) {}
-DataParallel::~DataParallel() = default;
+CpuEngine::~CpuEngine() = default;
 
-std::int64_t DataParallel::step() const noexcept {
+std::int64_t CpuEngine::step() const noexcept {
   return impl_->step;
 }
 
-void DataParallel::load(std::span<const float> params, std::span<const float> m, std::span<const float> v,
+void CpuEngine::load(std::span<const float> params, std::span<const float> m, std::span<const float> v,
                         std::int64_t step) {
   Impl& d = *impl_;
-  parallel::check_load("DataParallel", d.layout.total(), params, m, v);
+  parallel::check_load("CpuEngine", d.layout.total(), params, m, v);
   d.step = step;
   parallel::load_state(d, d.buffers, d.plan, params, m, v);
 }
 
-DataParallel::StepResult DataParallel::train_step(const int* inputs, const int* targets) {
+CpuEngine::StepResult CpuEngine::train_step(const int* inputs, const int* targets) {
   Impl& d = *impl_;
   return parallel::data_parallel_step(d, d.buffers, d.plan, d.adamw, d.step, inputs, targets);
 }
 
-float DataParallel::eval_loss(const int* inputs, const int* targets) {
+float CpuEngine::eval_loss(const int* inputs, const int* targets) {
   return impl_->global_mean(impl_->run_micro_batches(inputs, targets, false));
 }
 
-std::vector<float> DataParallel::full_params() {
+std::vector<float> CpuEngine::full_params() {
   Impl& d = *impl_;
   if (d.dp.mode == DpMode::kZero3) return d.gather_full(d.param_shard);
   const auto p = d.model.params();
   return {p.begin(), p.end()};
 }
-std::vector<float> DataParallel::full_m() {
+std::vector<float> CpuEngine::full_m() {
   return impl_->dp.mode == DpMode::kDdp ? impl_->m : impl_->gather_full(impl_->m);
 }
-std::vector<float> DataParallel::full_v() {
+std::vector<float> CpuEngine::full_v() {
   return impl_->dp.mode == DpMode::kDdp ? impl_->v : impl_->gather_full(impl_->v);
 }
 
-MemoryReport DataParallel::memory() const {
+MemoryReport CpuEngine::memory() const {
   return impl_->buffers.memory(1, impl_->model.activation_bytes());
 }
 

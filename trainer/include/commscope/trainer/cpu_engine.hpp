@@ -1,6 +1,7 @@
 #pragma once
-// Data parallelism of the CPU's model over the collectives library: the TrainEngine of
-// engine.hpp (which describes the modes), with tensor and pipeline parallelism.
+// The CPU engine: the TrainEngine of engine.hpp (which describes the data-parallel modes) on the
+// CPU's model over the collectives library, in data, tensor, sequence and pipeline parallelism;
+// its step is the recipe of src/parallel/data_parallel_step.hpp.
 
 #include <cstdint>
 #include <memory>
@@ -14,7 +15,7 @@
 
 namespace commscope::trainer {
 
-class DataParallel final : public TrainEngine {
+class CpuEngine final : public TrainEngine {
  public:
   // comm: the data-parallel group. A tensor-parallel model (model.tp() > 1) needs its TP group
   // `tp` (of model.tp() ranks): the engine routes the model's TP allreduces through it with
@@ -22,11 +23,11 @@ class DataParallel final : public TrainEngine {
   // as without TP, on the rank's shard: load() takes and full_params() / full_m() / full_v()
   // return buffers of the shard's layout (tensor_parallel.hpp converts).
   // pipeline: micro-batches and stages (model.stage(), with model.slots() >= pipeline_slots).
-  DataParallel(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw, Communicator* tp = nullptr,
-               PipelineOptions pipeline = {});
-  ~DataParallel() override;
-  DataParallel(const DataParallel&) = delete;
-  DataParallel& operator=(const DataParallel&) = delete;
+  CpuEngine(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw, Communicator* tp = nullptr,
+            PipelineOptions pipeline = {});
+  ~CpuEngine() override;
+  CpuEngine(const CpuEngine&) = delete;
+  CpuEngine& operator=(const CpuEngine&) = delete;
 
   using TrainEngine::load;
   void load(std::span<const float> params, std::span<const float> m, std::span<const float> v,
