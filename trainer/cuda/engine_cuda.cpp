@@ -36,6 +36,7 @@
 #include "kernels_cuda.hpp"
 #include "model_cuda.hpp"
 #include "parallel/data_parallel_step.hpp"
+#include "parallel/profiled_group.hpp"
 
 namespace commscope::trainer {
 
@@ -130,7 +131,8 @@ class CudaEngine final : public TrainEngine {
         model_(config, local_batch / options.micro_batches, seq, compute_, layout_.tp(), layout_.stage(),
                pipeline_slots(layout_.stage().index, layout_.stage().count, options.micro_batches, options.gpipe),
                attention_of(options.attention)),
-        names_(dp.algo) {
+        names_(dp.algo),
+        dp_group_(comm, "dp", dp.algo) {
     const Stage& st = layout_.stage();
     if (grid_ != nullptr && (grid_->pp_rank != st.index || grid_->pp_size != st.count))
       throw std::invalid_argument("CudaEngine: pipeline stage " + std::to_string(st.index) + " of " +
@@ -147,10 +149,14 @@ class CudaEngine final : public TrainEngine {
     if (!st.whole()) {
       pp_ = std::make_unique<DeviceCollectives>(grid_->pp, compute_, true);  // staged: see cuda_engine.hpp
       link_ = std::make_unique<PipelineLink>(pp_->transport(), grid_->pp, kType<T>, sizeof(T), names_.mpi);
-      if (grid_->embedding)
+      if (grid_->embedding) {
         emb_coll_ = std::make_unique<EngineCollectives>(*grid_->embedding,
                                                         dp.embedding_algo.empty() ? dp.algo : dp.embedding_algo,
                                                         options.transport, comm_stream_);
+        // The stop line names the embedding group's algorithm, the profile dp's (as it always has).
+        emb_group_ =
+            std::make_unique<parallel::ProfiledGroup>(*grid_->embedding, "embedding", emb_coll_->name(), dp.algo);
+      }
       const size_t n = static_cast<size_t>(model_.batch()) * model_.seq() * config.channels;
       if (!st.first()) stage_in_.resize(n);
       if (!st.last()) output_grad_.resize(n);
@@ -373,16 +379,11 @@ class CudaEngine final : public TrainEngine {
   void tp_allreduce(void* data, size_t count, DataType type, ReduceOp op) {
     const size_t bytes = count * (type == DataType::f32 ? sizeof(float) : sizeof(T));
     const bool max = op == ReduceOp::max;
-    CollectiveActivity activity("allreduce", tp_coll_->name(), bytes,
-                                max ? "tensor-parallel logit maxima" : "tensor-parallel activations");
-    prof::CommScope c(max ? n_tp_max_ : n_tp_sum_, n_tp_algo_, static_cast<std::int64_t>(bytes),
-                      profile_group(grid_->tp, "tp"));
-    tp_coll_->run(Collective::allreduce, data, data, count, type, op);
+    tp_group_->run(max ? parallel::GroupOp::tp_allreduce_max : parallel::GroupOp::tp_allreduce, bytes,
+                   [&] { tp_coll_->run(Collective::allreduce, data, data, count, type, op); });
   }
   typename cuda::CudaGpt2<T>::TensorParallel tensor_parallel_ops() {
-    n_tp_sum_ = prof::name_id("tp.allreduce");
-    n_tp_max_ = prof::name_id("tp.allreduce_max");
-    n_tp_algo_ = prof::name_id(tp_coll_->name());
+    tp_group_ = std::make_unique<parallel::ProfiledGroup>(grid_->tp, "tp", tp_coll_->name());
     typename cuda::CudaGpt2<T>::TensorParallel ops;
     ops.rank = grid_->tp_rank;
     ops.sum = [this](T* data, size_t count) { tp_allreduce(data, count, kType<T>, ReduceOp::sum); };
@@ -430,11 +431,9 @@ class CudaEngine final : public TrainEngine {
     T* g = sharded ? grad_shard_.data() + sh.storage : model_.grads() + sh.offset;
     const size_t n = sharded ? sh.length : sh.count;
     to_comm_.order(compute_, comm_stream_);
-    CollectiveActivity activity("allreduce", emb_coll_->name(), n * sizeof(T), "embedding gradients");
     cuda::DeviceOp scope(names_.grad_allreduce);
-    prof::CommScope c(n_emb_allreduce_, names_.algo, static_cast<std::int64_t>(n * sizeof(T)),
-                      profile_group(*grid_->embedding, "embedding"));
-    emb_coll_->run(Collective::allreduce, g, g, n, kType<T>);
+    emb_group_->run(parallel::GroupOp::embedding_allreduce, n * sizeof(T),
+                    [&] { emb_coll_->run(Collective::allreduce, g, g, n, kType<T>); });
   }
 
   std::vector<float> gather(const DeviceArray<float>& shards) {
@@ -448,30 +447,22 @@ class CudaEngine final : public TrainEngine {
 
   // --- collectives on the communication stream (the caller orders them after the compute)
   void allreduce(T* data, size_t count) {
-    CollectiveActivity activity("allreduce", coll_.name(), count * sizeof(T), "gradients");
     cuda::DeviceOp scope(names_.grad_allreduce);
-    prof::CommScope c(names_.allreduce, names_.algo, static_cast<std::int64_t>(count * sizeof(T)),
-                      profile_group(comm_, "dp"));
-    coll_.run(Collective::allreduce, data, data, count, kType<T>);
+    dp_group_.run(parallel::GroupOp::grad_allreduce, count * sizeof(T),
+                  [&] { coll_.run(Collective::allreduce, data, data, count, kType<T>); });
   }
   // add: into the shard (a later micro-batch's gradients) instead of over it.
   void reduce_scatter(const T* send, const Shard& sh, bool add = false) {
-    CollectiveActivity activity("reducescatter", coll_.name(), sh.padded * sizeof(T), "gradients");
     cuda::DeviceOp scope(names_.grad_reducescatter);
     T* out = grad_shard_.data() + sh.storage;
-    {
-      prof::CommScope c(names_.reducescatter, names_.algo, static_cast<std::int64_t>(sh.padded * sizeof(T)),
-                        profile_group(comm_, "dp"));
-      coll_.run(Collective::reducescatter, send, add ? rs_sum_.data() : out, sh.length, kType<T>);
-    }
+    dp_group_.run(parallel::GroupOp::grad_reducescatter, sh.padded * sizeof(T),
+                  [&] { coll_.run(Collective::reducescatter, send, add ? rs_sum_.data() : out, sh.length, kType<T>); });
     if (add && sh.length > 0) k::residual_forward(out, out, rs_sum_.data(), sh.length, comm_stream_);
   }
   void all_gather(const T* mine, T* out, const Shard& sh) {
-    CollectiveActivity activity("allgather", coll_.name(), sh.padded * sizeof(T), "parameters");
     cuda::DeviceOp scope(names_.param_allgather);
-    prof::CommScope c(names_.allgather, names_.algo, static_cast<std::int64_t>(sh.padded * sizeof(T)),
-                      profile_group(comm_, "dp"));
-    coll_.run(Collective::allgather, mine, out, sh.length, kType<T>);
+    dp_group_.run(parallel::GroupOp::param_allgather, sh.padded * sizeof(T),
+                  [&] { coll_.run(Collective::allgather, mine, out, sh.length, kType<T>); });
   }
 
   void install_hooks() { model_.set_hooks(data_parallel_hooks<T>(dp_.mode, *this)); }
@@ -540,14 +531,14 @@ class CudaEngine final : public TrainEngine {
   std::unique_ptr<DeviceCollectives> pp_;                  // the pipeline group, staged
   std::unique_ptr<PipelineLink> link_;                     // its messages
   std::vector<NormPiece> norm_pieces_;
-  prof::NameId n_tp_sum_{}, n_tp_max_{}, n_tp_algo_{};
-  prof::NameId n_emb_allreduce_ = prof::name_id("embedding.allreduce");
+  std::unique_ptr<parallel::ProfiledGroup> tp_group_, emb_group_;  // their profiled groups
   float* norm_host_ = nullptr;
   const float* g32_ = nullptr;  // the step's fp32 gradients (grad_norm's, the update's)
   std::int64_t step_ = 0;
   size_t device_free_at_start_ = 0, device_measured_ = 0;
 
   DataParallelNames names_;
+  parallel::ProfiledGroup dp_group_;
 };
 
 // Throws before anything collective when this rank cannot take part, after agreeing with the

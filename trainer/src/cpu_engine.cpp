@@ -15,6 +15,7 @@
 #include "commscope/trainer/sharding.hpp"
 #include "commscope/trainer/tensor_parallel.hpp"
 #include "parallel/data_parallel_step.hpp"
+#include "parallel/profiled_group.hpp"
 
 namespace commscope::trainer {
 
@@ -71,7 +72,9 @@ struct CpuEngine::Impl {
   std::unique_ptr<PipelineLink> link;
 
   DataParallelNames names;
-  prof::NameId k_adamw, k_copy, n_emb_allreduce;
+  prof::NameId k_adamw, k_copy;
+  parallel::ProfiledGroup dp_group;
+  std::unique_ptr<parallel::ProfiledGroup> emb_group;  // pipeline: the first and last stage's
 
   Impl(Communicator& c, Gpt2<float>& mo, DpOptions d, AdamWOptions a, Communicator* t, PipelineOptions pl)
       : comm(c),
@@ -85,10 +88,10 @@ struct CpuEngine::Impl {
         buffers(dp.mode, plan, layout.total(), pl.micro_batches, sizeof(float), dp.bucket_bytes),
         P(c.size()),
         rank(c.rank()),
-        names(dp.algo) {
+        names(dp.algo),
+        dp_group(c, "dp", dp.algo) {
     k_adamw = prof::name_id("adamw");
     k_copy = prof::name_id("copy");
-    n_emb_allreduce = prof::name_id("embedding.allreduce");
     const Stage& st = model.stage();
     if (pipe.micro_batches < 1) throw std::invalid_argument("CpuEngine: need at least one micro-batch");
     if (!st.whole()) {
@@ -100,6 +103,8 @@ struct CpuEngine::Impl {
       const std::size_t n = model.stage_output().size();  // a micro-batch's [b, s, C] (SP: this rank's rows)
       if (!st.first()) stage_in.assign(n, 0.0f);
       if (!st.last()) output_grad.assign(n, 0.0f);
+      if (pipe.embedding != nullptr)
+        emb_group = std::make_unique<parallel::ProfiledGroup>(*pipe.embedding, "embedding", dp.algo);
       link = std::make_unique<PipelineLink>(pipe.pp->transport(), *pipe.pp, DataType::f32, sizeof(float), names.mpi);
     } else {
       pipe.pp = pipe.embedding = nullptr;
@@ -130,25 +135,20 @@ struct CpuEngine::Impl {
 
   void allreduce_sum(float* data, std::size_t count, prof::NameId op) {
     if (count == 0) return;
-    CollectiveActivity activity("allreduce", dp.algo, count * sizeof(float), "gradients");
     prof::OperatorScope scope(op);
-    prof::CommScope c(names.allreduce, names.algo, static_cast<std::int64_t>(count * sizeof(float)),
-                      profile_group(comm, "dp"));
-    comm.allreduce(data, data, count, DataType::f32, ReduceOp::sum, dp.algo);
+    dp_group.run(parallel::GroupOp::grad_allreduce, count * sizeof(float),
+                 [&] { comm.allreduce(data, data, count, DataType::f32, ReduceOp::sum, dp.algo); });
   }
 
   // send: one padded segment of gradients -> this rank's shard of its sum.
   // accumulate: added into the shard (a later micro-batch's gradients) instead of written.
   void reduce_scatter(const float* send, const Shard& sh, bool add = false) {
     if (sh.padded == 0) return;
-    CollectiveActivity activity("reducescatter", dp.algo, sh.padded * sizeof(float), "gradients");
     prof::OperatorScope scope(names.grad_reducescatter.id);
     float* out = grad_shard.data() + sh.storage;
-    {
-      prof::CommScope c(names.reducescatter, names.algo, static_cast<std::int64_t>(sh.padded * sizeof(float)),
-                        profile_group(comm, "dp"));
+    dp_group.run(parallel::GroupOp::grad_reducescatter, sh.padded * sizeof(float), [&] {
       comm.reducescatter(send, add ? rs_sum.data() : out, sh.length, DataType::f32, ReduceOp::sum, dp.algo);
-    }
+    });
     if (add) {
       prof::KernelScope k(k_copy);
       for (std::size_t i = 0; i < sh.length; ++i) out[i] += rs_sum[i];
@@ -158,11 +158,9 @@ struct CpuEngine::Impl {
   // this rank's shard `mine` -> the whole padded segment in `out` (every rank).
   void all_gather(const float* mine, float* out, const Shard& sh) {
     if (sh.padded == 0) return;
-    CollectiveActivity activity("allgather", dp.algo, sh.padded * sizeof(float), "parameters");
     prof::OperatorScope scope(names.param_allgather.id);
-    prof::CommScope c(names.allgather, names.algo, static_cast<std::int64_t>(sh.padded * sizeof(float)),
-                      profile_group(comm, "dp"));
-    comm.allgather(mine, out, sh.length, DataType::f32, dp.algo);
+    dp_group.run(parallel::GroupOp::param_allgather, sh.padded * sizeof(float),
+                 [&] { comm.allgather(mine, out, sh.length, DataType::f32, dp.algo); });
   }
 
   float* zeroed_grad_work(int s) {
@@ -233,12 +231,11 @@ struct CpuEngine::Impl {
     const Shard& sh = plan.shards[0];
     float* g = sharded ? grad_shard.data() + sh.storage : model.grads().data() + sh.offset;
     const std::size_t n = sharded ? sh.length : sh.count;
-    CollectiveActivity activity("allreduce", dp.algo, n * sizeof(float), "embedding gradients");
     prof::OperatorScope scope(names.grad_allreduce.id);
-    prof::CommScope c(n_emb_allreduce, names.algo, static_cast<std::int64_t>(n * sizeof(float)),
-                      profile_group(*pipe.embedding, "embedding"));
-    pipe.embedding->allreduce(g, g, n, DataType::f32, ReduceOp::sum,
-                              dp.embedding_algo.empty() ? dp.algo : dp.embedding_algo);
+    emb_group->run(parallel::GroupOp::embedding_allreduce, n * sizeof(float), [&] {
+      pipe.embedding->allreduce(g, g, n, DataType::f32, ReduceOp::sum,
+                                dp.embedding_algo.empty() ? dp.algo : dp.embedding_algo);
+    });
   }
 
   std::vector<float> gather_full(const std::vector<float>& mine) { return gather_shards(comm, plan, mine); }
@@ -342,7 +339,7 @@ struct CpuEngine::Impl {
 };
 
 CpuEngine::CpuEngine(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw, Communicator* tp,
-                           PipelineOptions pipeline)
+                     PipelineOptions pipeline)
     : impl_(std::make_unique<Impl>(comm, model, std::move(dp), adamw, tp, pipeline)) {}
 CpuEngine::~CpuEngine() = default;
 
@@ -351,7 +348,7 @@ std::int64_t CpuEngine::step() const noexcept {
 }
 
 void CpuEngine::load(std::span<const float> params, std::span<const float> m, std::span<const float> v,
-                        std::int64_t step) {
+                     std::int64_t step) {
   Impl& d = *impl_;
   parallel::check_load("CpuEngine", d.layout.total(), params, m, v);
   d.step = step;

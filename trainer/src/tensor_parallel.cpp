@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -11,6 +12,7 @@
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/trainer/collective_activity.hpp"
 #include "commscope/trainer/layout.hpp"
+#include "parallel/profiled_group.hpp"
 
 namespace commscope::trainer {
 
@@ -158,35 +160,26 @@ ProcessGrid::ProcessGrid(const Communicator& world, const GridShape& shape, cons
 
 template <class T>
 typename Gpt2<T>::TensorParallel tensor_parallel_ops(Communicator& tp, const std::string& algo) {
+  using parallel::GroupOp;
   constexpr DataType type = std::is_same_v<T, double> ? DataType::f64 : DataType::f32;
-  profiler::CommGroup* group = &profile_group(tp, "tp");
-  auto op = [&tp, group, algo](const char* name, ReduceOp reduce, const char* what) {
-    const profiler::NameId name_id = profiler::name_id(name), algo_id = profiler::name_id(algo);
-    return [&tp, group, algo, name_id, algo_id, reduce, what](T* data, std::size_t count) {
-      const std::size_t bytes = count * sizeof(T);
-      CollectiveActivity activity("allreduce", algo, bytes, what);
-      profiler::CommScope c(name_id, algo_id, static_cast<std::int64_t>(bytes), *group);
-      tp.allreduce(data, data, count, type, reduce, algo);
+  auto group = std::make_shared<const parallel::ProfiledGroup>(tp, "tp", algo);
+  auto op = [&tp, group](GroupOp name, ReduceOp reduce) {
+    return [&tp, group, name, reduce](T* data, std::size_t count) {
+      group->run(name, count * sizeof(T), [&] { tp.allreduce(data, data, count, type, reduce, group->algo()); });
     };
   };
   typename Gpt2<T>::TensorParallel ops;
   ops.rank = tp.rank();
-  ops.sum = op("tp.allreduce", ReduceOp::sum, "tensor-parallel activations");
-  ops.max = op("tp.allreduce_max", ReduceOp::max, "tensor-parallel logit maxima");
+  ops.sum = op(GroupOp::tp_allreduce, ReduceOp::sum);
+  ops.max = op(GroupOp::tp_allreduce_max, ReduceOp::max);
   // Sequence parallelism's: count is this rank's share; the bytes are the whole array's.
-  const profiler::NameId rs = profiler::name_id("tp.reducescatter"), ag = profiler::name_id("tp.allgather"),
-                         algo_id = profiler::name_id(algo);
-  ops.reduce_scatter = [&tp, group, algo, rs, algo_id](const T* full, T* mine, std::size_t count) {
-    const std::size_t bytes = count * sizeof(T) * static_cast<std::size_t>(tp.size());
-    CollectiveActivity activity("reducescatter", algo, bytes, "sequence-parallel activations");
-    profiler::CommScope c(rs, algo_id, static_cast<std::int64_t>(bytes), *group);
-    tp.reducescatter(full, mine, count, type, ReduceOp::sum, algo);
+  ops.reduce_scatter = [&tp, group](const T* full, T* mine, std::size_t count) {
+    group->run(GroupOp::tp_reducescatter, count * sizeof(T) * static_cast<std::size_t>(tp.size()),
+               [&] { tp.reducescatter(full, mine, count, type, ReduceOp::sum, group->algo()); });
   };
-  ops.allgather = [&tp, group, algo, ag, algo_id](const T* mine, T* full, std::size_t count) {
-    const std::size_t bytes = count * sizeof(T) * static_cast<std::size_t>(tp.size());
-    CollectiveActivity activity("allgather", algo, bytes, "sequence-parallel activations");
-    profiler::CommScope c(ag, algo_id, static_cast<std::int64_t>(bytes), *group);
-    tp.allgather(mine, full, count, type, algo);
+  ops.allgather = [&tp, group](const T* mine, T* full, std::size_t count) {
+    group->run(GroupOp::tp_allgather, count * sizeof(T) * static_cast<std::size_t>(tp.size()),
+               [&] { tp.allgather(mine, full, count, type, group->algo()); });
   };
   return ops;
 }
