@@ -1,0 +1,134 @@
+// Which algorithm has which collective, and each algorithm's alpha-beta cost.
+#include <gtest/gtest.h>
+
+#include <string_view>
+
+#include "commscope/collectives/collectives.hpp"
+
+using namespace commscope;
+
+TEST(Algorithms, EachHasTheCollectivesItCanShape) {
+  auto has = [](std::string_view algo, Collective c) { return find_algorithm(algo).supports(c); };
+  for (Collective c : kAllCollectives) {
+    EXPECT_TRUE(has("mpi", c)) << to_string(c);
+    EXPECT_TRUE(has("ring", c)) << to_string(c);
+  }
+  EXPECT_TRUE(has("tree", Collective::gather));
+  EXPECT_TRUE(has("tree", Collective::scatter));
+  for (Collective c : {Collective::sendrecv, Collective::alltoallv, Collective::alltoall}) {
+    EXPECT_FALSE(has("tree", c)) << to_string(c);
+    EXPECT_FALSE(has("rhd", c)) << to_string(c);
+  }
+  EXPECT_FALSE(has("rhd", Collective::gather));
+  EXPECT_FALSE(has("rhd", Collective::scatter));
+  // shm has every collective but alltoallv.
+  for (Collective c : kAllCollectives) EXPECT_EQ(has("shm", c), c != Collective::alltoallv) << to_string(c);
+  // hier: the five that reduce or replicate (two levels help them; the others move each block once).
+  for (Collective c : kAllCollectives) {
+    const bool five = c == Collective::allreduce || c == Collective::allgather || c == Collective::reducescatter ||
+                      c == Collective::reduce || c == Collective::broadcast;
+    EXPECT_EQ(has("hier", c), five) << to_string(c);
+  }
+}
+
+TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
+  const AlgoOptions o;
+  auto cost = [&](std::string_view algo, Collective c, int p) { return *find_algorithm(algo).cost(c, p, 1e6, o); };
+  const Cost ring = cost("ring", Collective::allreduce, 4);
+  EXPECT_DOUBLE_EQ(ring.alpha, 6);
+  EXPECT_DOUBLE_EQ(ring.beta, 1.5);
+  EXPECT_DOUBLE_EQ(ring.gamma, 0.75);
+  const Cost rab = cost("rhd", Collective::allreduce, 8);  // 2 lg p a + 2(p-1)/p nB + (p-1)/p nG
+  EXPECT_DOUBLE_EQ(rab.alpha, 6);
+  EXPECT_DOUBLE_EQ(rab.beta, 1.75);
+  EXPECT_DOUBLE_EQ(rab.gamma, 0.875);
+  const Cost tree = cost("tree", Collective::allreduce, 5);  // 2 ceil(lg p)(a + nB) + ceil(lg p) nG
+  EXPECT_DOUBLE_EQ(tree.alpha, 6);
+  EXPECT_DOUBLE_EQ(tree.beta, 6);
+  EXPECT_DOUBLE_EQ(tree.gamma, 3);
+  const Cost rdb = cost("rhd", Collective::allgather, 16);  // lg p a + (p-1)/p nB
+  EXPECT_DOUBLE_EQ(rdb.alpha, 4);
+  EXPECT_DOUBLE_EQ(rdb.beta, 15.0 / 16);
+  EXPECT_DOUBLE_EQ(cost("tree", Collective::broadcast, 8).beta, 3);
+  EXPECT_FALSE(find_algorithm("mpi").cost(Collective::allreduce, 4, 1e6, o).has_value());
+  EXPECT_FALSE(find_algorithm("tree").cost(Collective::alltoall, 4, 1e6, o).has_value());
+  const Cost chain = cost("ring", Collective::gather, 5);  // (p-1)a + (p-1)/p nB
+  EXPECT_DOUBLE_EQ(chain.alpha, 4);
+  EXPECT_DOUBLE_EQ(chain.beta, 0.8);
+  const Cost binomial = cost("tree", Collective::scatter, 5);  // ceil(lg p) a + (p-1)/p nB
+  EXPECT_DOUBLE_EQ(binomial.alpha, 3);
+  EXPECT_DOUBLE_EQ(binomial.beta, 0.8);
+  EXPECT_DOUBLE_EQ(cost("ring", Collective::sendrecv, 4).alpha, 1);
+  EXPECT_DOUBLE_EQ(cost("ring", Collective::sendrecv, 4).beta, 1);
+  EXPECT_FALSE(find_algorithm("ring").cost(Collective::alltoallv, 4, 1e6, o).has_value());
+  EXPECT_NEAR(ring.seconds(1e6, 1e-6, 1e-9, 1e-10), 6e-6 + 1.5e-3 + 0.75e-4, 1e-12);
+  // shm: one-shot below the switch (k a + nB + (p-1) nG), two-shot from it on
+  // (2k a + (2p-1)/p nB + (p-1)/p nG), k = steps of 256 KiB.
+  const Algorithm& shm = find_algorithm("shm");
+  // The switch by rank count (64 KiB for 2 or oversubscribed ranks, 4 KiB for 3, 2 KiB from 4
+  // on) unless set.
+  EXPECT_EQ(shm_two_shot_switch(o, 2, false), std::size_t{64} << 10);
+  EXPECT_EQ(shm_two_shot_switch(o, 3, false), std::size_t{4} << 10);
+  EXPECT_EQ(shm_two_shot_switch(o, 4, false), std::size_t{2} << 10);
+  EXPECT_EQ(shm_two_shot_switch(o, 8, true), std::size_t{64} << 10);
+  AlgoOptions fixed = o;
+  fixed.shm_two_shot_bytes = 100;
+  EXPECT_EQ(shm_two_shot_switch(fixed, 8, false), 100u);
+  EXPECT_EQ(shm.cost(Collective::allreduce, 4, 2048, o)->alpha, 2);  // two-shot from 2 KiB at 4 ranks
+  const Cost one = *shm.cost(Collective::allreduce, 4, 1024, o);
+  EXPECT_DOUBLE_EQ(one.alpha, 1);
+  EXPECT_DOUBLE_EQ(one.beta, 1);
+  EXPECT_DOUBLE_EQ(one.gamma, 3);
+  const Cost two = *shm.cost(Collective::allreduce, 4, 3 << 20, o);
+  EXPECT_DOUBLE_EQ(two.alpha, 24);
+  EXPECT_DOUBLE_EQ(two.beta, 7.0 / 4);
+  EXPECT_DOUBLE_EQ(two.gamma, 0.75);
+  // allgather: a block of n/p per rank in steps of 256 KiB; alltoall: n/p in chunk/p pieces.
+  const Cost ag = *shm.cost(Collective::allgather, 4, 4 << 20, o);
+  EXPECT_DOUBLE_EQ(ag.alpha, 4);
+  EXPECT_DOUBLE_EQ(ag.beta, 1);
+  const Cost a2a = *shm.cost(Collective::alltoall, 4, 4 << 20, o);
+  EXPECT_DOUBLE_EQ(a2a.alpha, 16);
+  EXPECT_DOUBLE_EQ(a2a.beta, 7.0 / 4);
+  EXPECT_FALSE(shm.cost(Collective::alltoallv, 4, 1e6, o).has_value());
+  // Direct (from 1 MiB here; never by default): one handoff, every byte copied once;
+  // alltoall has no direct form; allreduce's has two handoffs and reads twice (p-1)/p.
+  AlgoOptions direct = o;
+  direct.shm_direct_bytes = std::size_t{1} << 20;
+  const Cost dar = *shm.cost(Collective::allreduce, 4, 3 << 20, direct);
+  EXPECT_DOUBLE_EQ(dar.alpha, 2);
+  EXPECT_DOUBLE_EQ(dar.beta, 1.5);
+  EXPECT_DOUBLE_EQ(dar.gamma, 0.75);
+  EXPECT_DOUBLE_EQ(shm.cost(Collective::allreduce, 4, 512 << 10, direct)->alpha, 4);  // below: two-shot steps
+  const Cost dag = *shm.cost(Collective::allgather, 4, 4 << 20, direct);
+  EXPECT_DOUBLE_EQ(dag.alpha, 1);
+  EXPECT_DOUBLE_EQ(dag.beta, 0.75);
+  EXPECT_DOUBLE_EQ(shm.cost(Collective::broadcast, 4, 4 << 20, direct)->beta, 1);
+  EXPECT_DOUBLE_EQ(shm.cost(Collective::broadcast, 4, 512 << 10, direct)->alpha, 2);  // below: steps
+  EXPECT_DOUBLE_EQ(shm.cost(Collective::alltoall, 4, 4 << 20, direct)->alpha, 16);
+  // reducescatter reads 3 of its 4 blocks' pieces and reduces them.
+  const Cost drs = *shm.cost(Collective::reducescatter, 4, 4 << 20, direct);
+  EXPECT_DOUBLE_EQ(drs.alpha, 1);
+  EXPECT_DOUBLE_EQ(drs.beta, 0.75);
+  EXPECT_DOUBLE_EQ(drs.gamma, 0.75);
+  // hier, one rank per node: the cross algorithm (ring from 256 KiB, rhd or tree below).
+  const Algorithm& hier = find_algorithm("hier");
+  EXPECT_DOUBLE_EQ(hier.cost(Collective::allreduce, 4, 1e6, o)->alpha, 6);   // ring 2(p-1)
+  EXPECT_DOUBLE_EQ(hier.cost(Collective::allreduce, 8, 1024, o)->alpha, 6);  // rhd 2 lg p
+  EXPECT_DOUBLE_EQ(hier.cost(Collective::broadcast, 8, 1024, o)->alpha, 3);  // tree ceil(lg p)
+  EXPECT_FALSE(hier.cost(Collective::alltoall, 4, 1e6, o).has_value());
+  // 2 nodes x 2 ranks, 64 MiB allreduce: shm reducescatter (256 steps of 128 KiB blocks) and
+  // allgather (128 steps), ring allreduce of a half in each cross group: the node's link carries
+  // 2(N-1)/N = 1 of the array (a flat ring across the two nodes: 2(p-1)/p = 1.5).
+  const HierCost h = hier_cost(Collective::allreduce, 2, 2, 64 << 20, o);
+  EXPECT_DOUBLE_EQ(h.intra.alpha, 384);
+  EXPECT_DOUBLE_EQ(h.intra.beta, 2);
+  EXPECT_DOUBLE_EQ(h.intra.gamma, 0.5);
+  EXPECT_DOUBLE_EQ(h.inter.alpha, 2);
+  EXPECT_DOUBLE_EQ(h.inter.beta, 1);
+  EXPECT_DOUBLE_EQ(h.inter.gamma, 0.25);
+  // One node: shm's cost, nothing between nodes.
+  const HierCost one_node = hier_cost(Collective::broadcast, 1, 4, 4 << 20, o);
+  EXPECT_DOUBLE_EQ(one_node.intra.beta, 1);
+  EXPECT_DOUBLE_EQ(one_node.inter.alpha, 0);
+}
