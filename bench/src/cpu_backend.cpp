@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "backend.hpp"
+#include "clock.hpp"
 #include "commscope/collectives/check_data.hpp"
 #include "watchdog.hpp"
 

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "clock.hpp"
 #include "commscope/collectives/check_data.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
 #include "device_buffer.hpp"

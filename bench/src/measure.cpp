@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "clock.hpp"
 #include "commscope/collectives/clock_offsets.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/stats.hpp"

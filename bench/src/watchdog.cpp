@@ -10,16 +10,12 @@
 #include <string>
 
 #include "cases.hpp"
+#include "clock.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
 #include "results.hpp"
 #include "signals.hpp"
 
 namespace commscope::bench {
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 Watchdog::Watchdog(double timeout_s, int rank) : timeout_s_(timeout_s), rank_(rank) {
   if (timeout_s_ <= 0) return;

@@ -16,8 +16,6 @@ namespace commscope::bench {
 
 struct Case;
 
-std::int64_t now_ns();
-
 class Watchdog {
  public:
   // timeout_s <= 0: no watchdog thread; every call below is then a cheap no-op.
