@@ -45,6 +45,68 @@ std::string unknown_subcommand(CLI::App& app, int argc, char** argv) {
   return "unknown subcommand '" + std::string(argv[1]) + "' (one of: " + names + "; see --help)";
 }
 
+// The predict subcommand and its options, into `p`; --gpus as given (parsed by rank_counts).
+CLI::App* add_predict(CLI::App& app, ca::PredictOptions& p, std::string& gpus, std::string& out) {
+  auto* predict = app.add_subcommand("predict", "iteration time, speedup and memory of a model at other rank counts");
+  predict->add_option("--model", p.model, "preset: 125m, 1.3b, 6.7b, gpt2-124m, small, tiny");
+  predict->add_option("--layers", p.layers, "layers (without --model)")->check(CLI::Range(1, 100000));
+  predict->add_option("--dim", p.dim, "channels")->check(CLI::Range(1, 1 << 20));
+  predict->add_option("--heads", p.heads, "attention heads")->check(CLI::Range(1, 1 << 16));
+  predict->add_option("--seq", p.seq, "sequence length")->check(CLI::Range(1, 1 << 24));
+  predict
+      ->add_option("--batch", p.batch,
+                   "micro-batch size in sequences (Megatron's convention; per GPU without --tp/--pp), "
+                   "a step runs --micro-batches of them")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 24));
+  predict->add_option("--tp", p.tp, "tensor-parallel ranks (divides the heads)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  predict->add_option("--pp", p.pp, "pipeline stages (divides the layers)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  predict->add_flag("--sp", p.sp,
+                    "sequence parallelism (with --tp): a reduce-scatter and an allgather for each tensor-parallel "
+                    "allreduce, pipeline messages of a rank's rows");
+  predict->add_option("--micro-batches", p.micro_batches, "micro-batches per step and pipeline (M)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  predict->add_option("--vocab", p.vocab, "vocabulary")->check(CLI::Range(1, 1 << 24));
+  predict->add_option("--gpus", gpus, "rank counts, comma-separated (e.g. 8,64,512), multiples of --tp x --pp")
+      ->required();
+  predict->add_option("--bench", p.bench,
+                      "bench results file with the collectives to price (without it: compute and memory alone)");
+  predict->add_option("--flops", p.flops, "per-GPU compute rate in FLOP/s (e.g. 3.1e14)")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  predict->add_option("--zero", p.zero, "ZeRO stage 0..3")->capture_default_str()->check(CLI::Range(0, 3));
+  predict->add_option("--bytes-per-param", p.bytes_per_param, "2 (bf16/fp16) or 4 (fp32)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({2, 4}));
+  predict->add_option("-o,--out", out, "folder for report.md and CSV files");
+  return predict;
+}
+
+// --gpus 8,64,512: the rank counts, each a positive integer (std::invalid_argument otherwise).
+std::vector<int> rank_counts(const std::string& gpus) {
+  std::vector<int> counts;
+  for (std::size_t b = 0, e; b <= gpus.size(); b = e + 1) {
+    e = gpus.find(',', b);
+    if (e == std::string::npos) e = gpus.size();
+    const std::string item = gpus.substr(b, e - b);
+    std::size_t used = 0;
+    int n = 0;
+    try {
+      n = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || n < 1) throw std::invalid_argument("--gpus: '" + item + "' is not a rank count");
+    counts.push_back(n);
+  }
+  return counts;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -90,43 +152,7 @@ int main(int argc, char** argv) {
 
   ca::PredictOptions p;
   std::string gpus;
-  auto* predict = app.add_subcommand("predict", "iteration time, speedup and memory of a model at other rank counts");
-  predict->add_option("--model", p.model, "preset: 125m, 1.3b, 6.7b, gpt2-124m, small, tiny");
-  predict->add_option("--layers", p.layers, "layers (without --model)")->check(CLI::Range(1, 100000));
-  predict->add_option("--dim", p.dim, "channels")->check(CLI::Range(1, 1 << 20));
-  predict->add_option("--heads", p.heads, "attention heads")->check(CLI::Range(1, 1 << 16));
-  predict->add_option("--seq", p.seq, "sequence length")->check(CLI::Range(1, 1 << 24));
-  predict
-      ->add_option("--batch", p.batch,
-                   "micro-batch size in sequences (Megatron's convention; per GPU without --tp/--pp), "
-                   "a step runs --micro-batches of them")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 24));
-  predict->add_option("--tp", p.tp, "tensor-parallel ranks (divides the heads)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 16));
-  predict->add_option("--pp", p.pp, "pipeline stages (divides the layers)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 16));
-  predict->add_flag("--sp", p.sp,
-                    "sequence parallelism (with --tp): a reduce-scatter and an allgather for each tensor-parallel "
-                    "allreduce, pipeline messages of a rank's rows");
-  predict->add_option("--micro-batches", p.micro_batches, "micro-batches per step and pipeline (M)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 20));
-  predict->add_option("--vocab", p.vocab, "vocabulary")->check(CLI::Range(1, 1 << 24));
-  predict->add_option("--gpus", gpus, "rank counts, comma-separated (e.g. 8,64,512), multiples of --tp x --pp")
-      ->required();
-  predict->add_option("--bench", p.bench,
-                      "bench results file with the collectives to price (without it: compute and memory alone)");
-  predict->add_option("--flops", p.flops, "per-GPU compute rate in FLOP/s (e.g. 3.1e14)")
-      ->required()
-      ->check(CLI::PositiveNumber);
-  predict->add_option("--zero", p.zero, "ZeRO stage 0..3")->capture_default_str()->check(CLI::Range(0, 3));
-  predict->add_option("--bytes-per-param", p.bytes_per_param, "2 (bf16/fp16) or 4 (fp32)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({2, 4}));
-  predict->add_option("-o,--out", out, "folder for report.md and CSV files");
+  auto* predict = add_predict(app, p, gpus, out);
 
   std::string json;
   auto* trace = app.add_subcommand("trace", "export a profile as a Chrome trace / Perfetto JSON");
@@ -160,20 +186,7 @@ int main(int argc, char** argv) {
     if (*profile) ca::report_profile(file, options);
     if (*scaling) ca::report_scaling(files, sc, options);
     if (*predict) {
-      for (std::size_t b = 0, e; b <= gpus.size(); b = e + 1) {
-        e = gpus.find(',', b);
-        if (e == std::string::npos) e = gpus.size();
-        const std::string item = gpus.substr(b, e - b);
-        std::size_t used = 0;
-        int n = 0;
-        try {
-          n = std::stoi(item, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used != item.size() || n < 1) return fail("--gpus: '" + item + "' is not a rank count");
-        p.gpus.push_back(n);
-      }
+      p.gpus = rank_counts(gpus);
       ca::report_predict(p, options);
     }
     if (*trace) ca::report_trace(file, json, options);
