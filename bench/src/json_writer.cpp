@@ -1,8 +1,10 @@
 #include "json_writer.hpp"
 
 #include <cmath>
+#include <string>
 
 #include "commscope/collectives/error.hpp"
+#include "commscope/common/json_string.hpp"
 
 namespace commscope::bench {
 
@@ -67,23 +69,10 @@ JsonWriter& JsonWriter::value(std::string_view s) {
 }
 
 void JsonWriter::write_string(std::string_view s) {
-  std::fputc('"', out_);
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      std::fputc('\\', out_);
-      std::fputc(c, out_);
-    } else if (c == '\n') {
-      std::fputs("\\n", out_);
-    } else if (c == '\t') {
-      std::fputs("\\t", out_);
-    } else if (c < 0x20 || c >= 0x7f) {
-      std::fprintf(out_, "\\u%04x", c);
-    } else {
-      std::fputc(c, out_);
-    }
-  }
-  std::fputc('"', out_);
+  std::string quoted;
+  quoted.reserve(s.size() + 2);
+  json::append_string(quoted, s);
+  std::fwrite(quoted.data(), 1, quoted.size(), out_);
 }
 
 JsonWriter& JsonWriter::value(double v) {

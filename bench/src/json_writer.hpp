@@ -1,7 +1,7 @@
 // A small streaming JSON writer: values go straight to a FILE as they come, so a long run's
 // file grows line by line (nccl-tests' -J file). It keeps the stack of open objects and lists
-// to place the commas; strings are escaped so that the output is always valid JSON (bytes
-// outside printable ASCII become \u00XX).
+// to place the commas; strings are escaped as the Chrome trace's are (commscope/common/
+// json_string.hpp), so that the output is always valid JSON.
 #pragma once
 
 #include <concepts>

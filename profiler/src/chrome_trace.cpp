@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "commscope/common/json_string.hpp"
 #include "commscope/profiler/run_description.hpp"
 
 namespace commscope::profiler {
@@ -132,27 +133,10 @@ class Out {
     return *this;
   }
 
-  // A JSON string: quotes, backslashes and control characters escaped; bytes that are not valid
-  // UTF-8 replaced by U+FFFD so that the output is valid JSON whatever the names hold.
+  // A JSON string (commscope/common/json_string.hpp: escapes, and U+FFFD for bytes that are not
+  // valid UTF-8), so that the output is valid JSON whatever the names hold.
   Out& string(std::string_view s) {
-    buf_ += '"';
-    for (std::size_t i = 0; i < s.size();) {
-      const auto c = static_cast<unsigned char>(s[i]);
-      if (c < 0x80) {
-        escape_ascii(c);
-        ++i;
-        continue;
-      }
-      const std::size_t length = utf8_length(s, i);
-      if (length == 0) {
-        buf_ += "\xEF\xBF\xBD";
-        ++i;
-      } else {
-        buf_.append(s.substr(i, length));
-        i += length;
-      }
-    }
-    buf_ += '"';
+    json::append_string(buf_, s);
     return *this;
   }
 
@@ -165,69 +149,6 @@ class Out {
 
  private:
   static constexpr std::size_t kFlushBytes = std::size_t{1} << 16;
-
-  void escape_ascii(unsigned char c) {
-    switch (c) {
-      case '"':
-        buf_ += "\\\"";
-        return;
-      case '\\':
-        buf_ += "\\\\";
-        return;
-      case '\n':
-        buf_ += "\\n";
-        return;
-      case '\r':
-        buf_ += "\\r";
-        return;
-      case '\t':
-        buf_ += "\\t";
-        return;
-      case '\b':
-        buf_ += "\\b";
-        return;
-      case '\f':
-        buf_ += "\\f";
-        return;
-      default:
-        break;
-    }
-    if (c < 0x20) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      buf_ += "\\u00";
-      buf_ += kHex[c >> 4];
-      buf_ += kHex[c & 0xf];
-    } else {
-      buf_ += static_cast<char>(c);
-    }
-  }
-
-  // Length of the well-formed UTF-8 sequence starting at s[i] (a non-ASCII byte), 0 if none.
-  static std::size_t utf8_length(std::string_view s, std::size_t i) {
-    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
-    const unsigned char lead = byte(0);
-    std::size_t length = 0;
-    unsigned char low = 0x80, high = 0xBF;  // allowed range of the second byte
-    if (lead >= 0xC2 && lead <= 0xDF) {
-      length = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      length = 3;
-      if (lead == 0xE0) low = 0xA0;   // no overlong forms
-      if (lead == 0xED) high = 0x9F;  // no surrogates
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      length = 4;
-      if (lead == 0xF0) low = 0x90;
-      if (lead == 0xF4) high = 0x8F;  // <= U+10FFFF
-    } else {
-      return 0;
-    }
-    if (i + length > s.size()) return 0;
-    if (byte(1) < low || byte(1) > high) return 0;
-    for (std::size_t k = 2; k < length; ++k) {
-      if (byte(k) < 0x80 || byte(k) > 0xBF) return 0;
-    }
-    return length;
-  }
 
   std::ostream& os_;
   std::string buf_;
