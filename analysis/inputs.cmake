@@ -30,7 +30,9 @@ if(COMMSCOPE_BUILD_TESTS)
   # schema change): a copy of the fixtures with bench-np1.h5 replaced by an old non-HDF5 file
   # gets a fresh, readable one, and the other eight are kept.
   add_test(NAME analysis.fixtures_stale
-           COMMAND bash -c "set -e; d=${CMAKE_CURRENT_BINARY_DIR}/stale-fixtures; rm -rf $d; mkdir -p $d; cp -p ${CMAKE_BINARY_DIR}/fixtures/*.h5 $d/; echo stale > $d/bench-np1.h5; touch -d 2000-01-01 $d/bench-np1.h5; out=$(${CMAKE_CURRENT_SOURCE_DIR}/tests/fixtures.sh $<TARGET_FILE_DIR:commscope-bench> $d ${MPIEXEC_EXECUTABLE}); echo $out; test \"$out\" = \"fixtures.sh: 1 made, 8 kept, in $d\"; h5dump -H $d/bench-np1.h5 > /dev/null")
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/fixtures_stale.sh ${CMAKE_CURRENT_SOURCE_DIR}/tests/fixtures.sh
+                   $<TARGET_FILE_DIR:commscope-bench> ${CMAKE_BINARY_DIR}/fixtures ${CMAKE_CURRENT_BINARY_DIR}/stale-fixtures
+                   ${MPIEXEC_EXECUTABLE})
   set_tests_properties(analysis.fixtures_stale PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "mpi" PROCESSORS 2
                                                           TIMEOUT 300 ENVIRONMENT "${COMMSCOPE_TEST_ENV}")
 

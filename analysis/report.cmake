@@ -43,8 +43,7 @@ if(COMMSCOPE_BUILD_TESTS)
     list(GET parts 1 args)
     separate_arguments(args)
     add_test(NAME analysis.report.${name}
-             COMMAND bash -c "rm -rf \"$1\" && \"$2\" \"\${@:4}\" -o \"$1\" && \"$3\" \"$1\""
-                     report ${rdir}/${name} ${report} ${check} ${args})
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/report_outputs.sh ${rdir}/${name} ${report} ${check} ${args})
     set_tests_properties(analysis.report.${name} PROPERTIES FIXTURES_REQUIRED "report_fixtures;synthetic_bench"
                                                             LABELS "unit" TIMEOUT 120)
   endforeach()
@@ -79,8 +78,7 @@ if(COMMSCOPE_BUILD_TESTS)
   # The time plot says what its lines fit: the measured points are mean calls, the fits' points the
   # median calls (stalled.h5: 10.9x apart).
   add_test(NAME analysis.report.synthetic_stalled_plot
-           COMMAND bash -c "grep -q 'ring measured (mean call)' \"$1\" && grep -q 'ring fitted (median call)' \"$1\" && grep -q 'lines are of the fitted time (median call)' \"$1\""
-                   plot ${rdir}/bench_stalled/allreduce_time.gp)
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/stalled_plot_labels.sh ${rdir}/bench_stalled/allreduce_time.gp)
   set_tests_properties(analysis.report.synthetic_stalled_plot PROPERTIES DEPENDS analysis.report.bench_stalled
                        FIXTURES_REQUIRED synthetic_bench LABELS "unit")
   # The sweep scripts/run-suite.sh measures, with two known regimes per algorithm: both fit; at
@@ -151,14 +149,12 @@ if(COMMSCOPE_BUILD_TESTS)
     separate_arguments(args)
     string(REGEX REPLACE "_explicit$" "" before ${name})
     add_test(NAME analysis.report.predict_unchanged_${name}
-             COMMAND bash -c "rm -rf \"$1\" && \"$4\" predict \"\${@:5}\" -o \"$1\" >/dev/null && python3 \"$2\" \"$3\" \"$1\""
-                     unchanged ${rdir}/predict_unchanged_${name} ${CMAKE_CURRENT_SOURCE_DIR}/tests/predict_unchanged.py
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/predict_unchanged.sh ${rdir}/predict_unchanged_${name}
                      ${CMAKE_CURRENT_SOURCE_DIR}/tests/data/predict-before/${before} ${report} ${args} ${pbench_args})
     set_tests_properties(analysis.report.predict_unchanged_${name} PROPERTIES FIXTURES_REQUIRED synthetic_bench LABELS "unit")
   endforeach()
   add_test(NAME analysis.report.predict_3d_outputs
-           COMMAND bash -c "rm -rf \"$1\" && \"$2\" predict \"\${@:4}\" -o \"$1\" && \"$3\" \"$1\""
-                   report ${rdir}/predict_3d ${report} ${check} --model small --tp 2 --pp 2 --micro-batches 4 --gpus 8,16
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/report_outputs.sh ${rdir}/predict_3d ${report} ${check} predict --model small --tp 2 --pp 2 --micro-batches 4 --gpus 8,16
                    ${pbench_args})
   set_tests_properties(analysis.report.predict_3d_outputs PROPERTIES FIXTURES_REQUIRED synthetic_bench LABELS "unit")
   # commscope-report doctor on files with known faults (tests/synthetic_doctor.cpp): each fault
@@ -188,20 +184,19 @@ if(COMMSCOPE_BUILD_TESTS)
     set_tests_properties(analysis.report.doctor_${name} PROPERTIES FIXTURES_REQUIRED synthetic_doctor LABELS "unit")
   endforeach()
   add_test(NAME analysis.report.doctor_outputs
-           COMMAND bash -c "rm -rf \"$1\" && \"$2\" doctor \"$4\" -o \"$1\" && \"$3\" \"$1\" && test -s \"$1/pairs_bandwidth.svg\" && test -s \"$1/findings.csv\""
-                   report ${rdir}/doctor ${report} ${check} ${sdoc}/slow_host.h5)
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/report_outputs.sh --nonempty pairs_bandwidth.svg --nonempty findings.csv
+                   ${rdir}/doctor ${report} ${check} doctor ${sdoc}/slow_host.h5)
   # The heatmaps' colours start at 0 (a 3% spread is not drawn as bad against good), the title
   # states the values' range.
   add_test(NAME analysis.report.doctor_heatmap_from_zero
-           COMMAND bash -c "rm -rf \"$1\" && \"$2\" doctor \"$3\" -o \"$1\" >/dev/null && cat \"$1/pairs_bandwidth.gp\" \"$1/pairs_latency.gp\" > \"$1/both.gp\" && test $(grep -c '^set cbrange \\[0:\\*\\]' \"$1/both.gp\") = 2 && test $(grep -c 'colours from 0, values [0-9.]* to [0-9.]*' \"$1/both.gp\") = 2"
-                   heatmap ${rdir}/doctor_heatmap ${report} ${sdoc}/clean.h5)
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/doctor_heatmap_from_zero.sh ${rdir}/doctor_heatmap ${report}
+                   ${sdoc}/clean.h5)
   add_test(NAME analysis.report.doctor_oversubscribed_said
            COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "Latency is not judged: ranks outnumber CPUs \\(hosts host1" 0 --
                    ${report} doctor ${sdoc}/oversubscribed.h5)
   # 2 ranks on one host: 1 link, 2 probes, 1 node, fewer than the 3 values the rule needs of a kind.
   add_test(NAME analysis.report.doctor_cannot_judge
-           COMMAND bash -c "out=$(\"$1\" doctor \"$2\") || exit 1; printf '%s\\n' \"$out\" | grep -qF \"fewer than 3 values to tell an odd one from its peers: links (1), ranks' probes (2), nodes' allreduce (1).\" && printf '%s\\n' \"$out\" | grep -q '^cannot judge: no kind of value has the 3 or more'"
-                   judge ${report} ${sdoc}/one_host.h5)
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/doctor_cannot_judge.sh ${report} ${sdoc}/one_host.h5)
   add_test(NAME analysis.report.doctor_probes_shared_said
            COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "Probes are not judged: other work shared their CPUs" 0 --
                    ${report} doctor ${sdoc}/probes_shared.h5)
@@ -222,23 +217,19 @@ if(COMMSCOPE_BUILD_TESTS)
   # Without gnuplot (GPU nodes often lack it) the report still writes its text, CSV files and
   # plot scripts, says which plots are left to draw, and exits 0.
   add_test(NAME analysis.report.no_gnuplot
-           COMMAND bash -c "rm -rf \"$1\" && env PATH=/nonexistent \"$2\" bench \"$3\" -o \"$1\" 2>\"$1.err\" && test -s \"$1/report.md\" && test -s \"$1/allreduce.csv\" && test -s \"$1/allreduce_time.gp\" && test ! -e \"$1/allreduce_time.svg\" && grep -q 'plots not drawn (gnuplot is not installed' \"$1.err\" && grep -q 'not drawn, gnuplot is not installed' \"$1/report.md\""
-                   nogp ${rdir}/no_gnuplot ${report} ${fx}/bench-np2.h5)
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/no_gnuplot.sh ${rdir}/no_gnuplot ${report} ${fx}/bench-np2.h5)
   set_tests_properties(analysis.report.no_gnuplot PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit" TIMEOUT 120)
   # What a reader sees: sizes in the CSV files as numbers of bytes (the text form only in the
   # terminal and Markdown), the files counted as written, whole ranks on the speedup plot.
   add_test(NAME analysis.report.readable_csv_bytes
-           COMMAND bash -c "head -n 2 \"$1/allreduce.csv\" | tr -d '\\r' | tee /dev/stderr | grep -Eq '^8,' && head -n 1 \"$1/allreduce.csv\" | grep -q '^size_bytes,' && head -n 1 \"$1/fits.csv\" | grep -q ',from_bytes,to_bytes,' && grep -q '| *8 B |' \"$1/report.md\""
-                   csv ${rdir}/bench_synthetic)
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/csv_bytes.sh ${rdir}/bench_synthetic)
   set_tests_properties(analysis.report.readable_csv_bytes PROPERTIES DEPENDS analysis.report.bench_synthetic
                        FIXTURES_REQUIRED synthetic_bench LABELS "unit")
   add_test(NAME analysis.report.readable_wrote_counts
-           COMMAND bash -c "rm -rf \"$1\" && out=$(\"$2\" bench \"$3\" -o \"$1\") && csv=$(ls \"$1\"/*.csv | wc -l) && svg=$(ls \"$1\"/*.svg | wc -l) && echo \"$out\" | tail -n 1 && echo \"$out\" | grep -q \"with $csv CSV files and $svg plots (each an SVG and a PNG)$\""
-                   wrote ${rdir}/wrote_counts ${report} ${syn}/ties.h5)
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/wrote_counts.sh ${rdir}/wrote_counts ${report} ${syn}/ties.h5)
   set_tests_properties(analysis.report.readable_wrote_counts PROPERTIES FIXTURES_REQUIRED synthetic_bench LABELS "unit")
   add_test(NAME analysis.report.readable_speedup_ticks
-           COMMAND bash -c "grep -x 'set xtics.*' \"$1/speedup.gp\"; grep -qx 'set xtics (1, 2, 4)' \"$1/speedup.gp\""
-                   ticks ${rdir}/scaling)
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/speedup_ticks.sh ${rdir}/scaling)
   set_tests_properties(analysis.report.readable_speedup_ticks PROPERTIES DEPENDS analysis.report.scaling
                        FIXTURES_REQUIRED report_fixtures LABELS "unit")
   # The reports' numbers against the HDF5 files, read independently with h5py
@@ -281,8 +272,8 @@ if(COMMSCOPE_BUILD_TESTS)
   set_tests_properties(analysis.report.profile_operators_add_up PROPERTIES DEPENDS analysis.report.profile_np2
                        FIXTURES_REQUIRED report_fixtures LABELS "unit")
   add_test(NAME analysis.report.trace
-           COMMAND bash -c "\"$1\" trace \"$2\" -o \"$3\" && python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); assert any(e.get(\"ph\")==\"X\" for e in t[\"traceEvents\"])' \"$3\""
-                   report ${report} ${fx}/train-np2.h5 ${CMAKE_CURRENT_BINARY_DIR}/trace-np2.json)
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/trace_has_events.sh ${report} ${fx}/train-np2.h5
+                   ${CMAKE_CURRENT_BINARY_DIR}/trace-np2.json)
   set_tests_properties(analysis.report.trace PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit" TIMEOUT 60)
   # Scaling judges only what the runs can show. 1 rank x 2 threads against 2 ranks x 1 thread:
   # the same cores, said in the report, parallel efficiency per core, and no communication
@@ -291,22 +282,21 @@ if(COMMSCOPE_BUILD_TESTS)
   # cases below) unless --allow-mixed, which the report then states; an imported PyTorch trace
   # against the trainer's profile is another workload.
   add_test(NAME analysis.report.scaling_same_cores
-           COMMAND bash -c "set -e; rm -rf \"$1\"; \"$2\" scaling \"$3\" \"$4\" -o \"$1\" > /dev/null; grep -q 'share the same 2 cores' \"$1/report.md\"; grep -q 'no speedup is possible' \"$1/report.md\"; grep -q 'no communication efficiency or predicted speedup' \"$1/report.md\"; grep -q '^1,.(1,1,1).,2,' \"$1/scaling.csv\"; grep -q '^2,.(2,1,1).,2,.*,-,-' \"$1/scaling.csv\""
-                   same ${rdir}/scaling_same_cores ${report} ${fx}/train-np1-t2.h5 ${fx}/train-np2.h5)
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/scaling_same_cores.sh ${rdir}/scaling_same_cores ${report}
+                   ${fx}/train-np1-t2.h5 ${fx}/train-np2.h5)
   add_test(NAME analysis.report.scaling_allow_mixed
-           COMMAND bash -c "set -e; rm -rf \"$1\"; \"$2\" scaling \"$3\" \"$4\" --allow-mixed -o \"$1\" > /dev/null; grep -q 'MIXED WORKLOADS (--allow-mixed)' \"$1/report.md\""
-                   mixed ${rdir}/scaling_allow_mixed ${report} ${fx}/train-np1-l3.h5 ${fx}/train-np2.h5)
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/scaling_allow_mixed.sh ${rdir}/scaling_allow_mixed ${report}
+                   ${fx}/train-np1-l3.h5 ${fx}/train-np2.h5)
   set(vit ${PROJECT_SOURCE_DIR}/../shared/data/kineto)
   add_test(NAME analysis.report.bad.scaling_trainer_against_import
-           COMMAND bash -c "set -e; [ -e \"$2/vit128_rank-0.json.gz\" ] || { echo \"skipped: no PyTorch traces at $2\"; exit 77; }; \"$1\" kineto \"$2/vit128_rank-0.json.gz\" \"$2/vit128_rank-1.json.gz\" -o \"$3\" > /dev/null; \"$4\" 2 'another workload than .*commscope-import kineto against commscope-train' 0 -- \"$5\" scaling \"$6\" \"$3\""
-                   import $<TARGET_FILE:commscope-import> ${vit} ${CMAKE_CURRENT_BINARY_DIR}/vit-np2.h5
-                   ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh
-                   ${report} ${fx}/train-np1.h5)
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/scaling_refuses_import.sh $<TARGET_FILE:commscope-import> ${vit}
+                   ${CMAKE_CURRENT_BINARY_DIR}/vit-np2.h5 ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh ${report}
+                   ${fx}/train-np1.h5)
   # An imported PyTorch trace's collectives are grouped by the process group the trace recorded
   # (the call's, which its NCCL kernels share), not put in "dp and others".
   add_test(NAME analysis.report.profile_import_process_groups
-           COMMAND bash -c "set -e; [ -e \"$2/resnet2_rank-0.json.gz\" ] || { echo \"skipped: no PyTorch traces at $2\"; exit 77; }; \"$1\" kineto \"$2/resnet2_rank-0.json.gz\" -o \"$3\" > /dev/null; \"$4\" profile \"$3\" > \"$3.txt\"; grep -qE '^process group 0 default_pg +allreduce +10 ' \"$3.txt\"; ! grep -q '^dp and others' \"$3.txt\""
-                   import $<TARGET_FILE:commscope-import> ${vit} ${CMAKE_CURRENT_BINARY_DIR}/resnet-np1.h5 ${report})
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/import_process_groups.sh $<TARGET_FILE:commscope-import> ${vit}
+                   ${CMAKE_CURRENT_BINARY_DIR}/resnet-np1.h5 ${report})
   set_tests_properties(analysis.report.scaling_same_cores analysis.report.scaling_allow_mixed
                        analysis.report.bad.scaling_trainer_against_import analysis.report.profile_import_process_groups
                        PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit" TIMEOUT 120 SKIP_RETURN_CODE 77)
@@ -317,11 +307,10 @@ if(COMMSCOPE_BUILD_TESTS)
   # the summary; without --bench the compute and memory alone, communication "-"; a bench
   # without a collective the step needs: one line and nothing printed before it.
   add_test(NAME analysis.report.predict_valid_algorithms
-           COMMAND bash -c "set -e; rm -rf \"$1\"; \"$2\" predict --model 125m --gpus 8,64,512 --zero 2 --bench \"$3\" --flops 1e14 -o \"$1\" > /dev/null; c=\"$1/communication.csv\"; ! cut -d, -f6 \"$c\" | grep -qE '^(shm|hier)$'; grep -q '^512,reducescatter,.*shm, hier left out (not valid on 512 ranks from a bench of 4 ranks per node)' \"$c\"; grep -q 'beyond the measured sizes (up to 32 KiB)' \"$c\"; ! cut -d, -f7 \"$c\" | grep -q '^-[0-9]'; grep -q \"communication measured on CPUs, compute at a GPU's rate\" \"$1/prediction.csv\"; grep -q 'WARNING: communication measured on CPUs' \"$1/report.md\""
-                   valid ${rdir}/predict_valid_algorithms ${report} ${fx}/bench-np4.h5)
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/predict_valid_algorithms.sh ${rdir}/predict_valid_algorithms ${report}
+                   ${fx}/bench-np4.h5)
   add_test(NAME analysis.report.predict_without_bench
-           COMMAND bash -c "set -e; rm -rf \"$1\"; \"$2\" predict --model 125m --gpus 8 --flops 1e12 -o \"$1\" > /dev/null; grep -q '^8,.(8,1,1).,874.9,-,-,0,0%,-,-,-,-,-,3067453440,-,communication not priced' \"$1/prediction.csv\"; grep -q 'No --bench: communication is not priced' \"$1/report.md\""
-                   nobench ${rdir}/predict_without_bench ${report})
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/predict_without_bench.sh ${rdir}/predict_without_bench ${report})
   add_test(NAME analysis.report.bad.predict_checks_before_printing
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/one_line_error.sh "has no reducescatter measurements" -- ${report}
                    predict --model 125m --gpus 8 --zero 1 --bench ${syn}/ties.h5 --flops 1e12)
