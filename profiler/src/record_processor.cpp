@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <span>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "commscope/profiler/device_records.hpp"
 
@@ -56,6 +58,70 @@ bool timed(DeviceRecordKind kind) noexcept {
   return kind != DeviceRecordKind::kExternalCorrelation;
 }
 
+// finish()'s first pass: correlation -> scopes, correlation -> host thread of the API call.
+struct Correlations {
+  std::unordered_map<std::uint32_t, Links> links;
+  std::unordered_map<std::uint32_t, std::uint32_t> api_thread;
+  std::size_t external = 0;  // external-correlation records (not timed: no event of their own)
+};
+
+Correlations correlate(std::span<const DeviceRecord> records) {
+  Correlations c;
+  std::size_t api = 0;
+  for (const DeviceRecord& r : records) {
+    c.external += r.kind == DeviceRecordKind::kExternalCorrelation ? 1 : 0;
+    api += r.kind == DeviceRecordKind::kRuntime || r.kind == DeviceRecordKind::kDriver ? 1 : 0;
+  }
+  c.links.reserve(c.external);
+  c.api_thread.reserve(api);
+  for (const DeviceRecord& r : records) {
+    if (r.kind == DeviceRecordKind::kExternalCorrelation) {
+      Links& l = c.links[r.correlation];
+      std::uint64_t& slot = r.external_kind == ExternalKind::kCommunication ? l.comm : l.op;
+      slot = std::max(slot, r.external_id);
+    } else if (r.kind == DeviceRecordKind::kRuntime || r.kind == DeviceRecordKind::kDriver) {
+      c.api_thread.try_emplace(r.correlation, r.thread);
+    }
+  }
+  return c;
+}
+
+// The track of a record's event: its device stream (kernels, copies, sets) or its host thread.
+void place(Event& e, const DeviceRecord& r) {
+  switch (r.kind) {
+    case DeviceRecordKind::kKernel:
+    case DeviceRecordKind::kMemcpy:
+    case DeviceRecordKind::kMemset:
+      e.track_kind = TrackKind::kDeviceStream;
+      e.track = r.stream;
+      e.device = static_cast<std::int16_t>(r.device);
+      e.bytes = r.bytes;
+      break;
+    default:
+      e.track_kind = TrackKind::kHostThread;
+      e.track = r.thread;
+      e.device = -1;
+      break;
+  }
+}
+
+// Device work inside a CommScope is the collective's. NCCL's kernels become the collective (its
+// name, algorithm and bytes): they are its transfer. Other work there (the reduction kernels of
+// our algorithms on device buffers, the staged transport's copies to and from the host) keeps its
+// kind and name and carries the collective's id and seq: communication in the breakdown, inside a
+// collective the host drives.
+void attribute_to_collective(Event& e, const Event* host_comm) {
+  if (host_comm == nullptr || e.track_kind != TrackKind::kDeviceStream) return;
+  e.id = host_comm->id;
+  e.seq = host_comm->seq;
+  e.communicator = host_comm->communicator;
+  if (e.kind == EventKind::kCommunication) {
+    e.bytes = host_comm->bytes;
+    e.detail = host_comm->detail;
+    e.name = host_comm->name;
+  }
+}
+
 }  // namespace
 
 bool is_nccl_kernel(std::string_view name) {
@@ -82,32 +148,14 @@ std::vector<Event> RecordProcessor::finish(std::span<const Event> host_events) {
     if ((e.kind == EventKind::kOperator || e.kind == EventKind::kCommunication) && e.id != 0)
       host_by_id.emplace(e.id, &e);
 
-  // Pass 1: correlation -> scopes, correlation -> host thread of the API call.
-  std::size_t external = 0;
-  std::size_t api = 0;
-  for (const DeviceRecord& r : records_) {
-    external += r.kind == DeviceRecordKind::kExternalCorrelation ? 1 : 0;
-    api += r.kind == DeviceRecordKind::kRuntime || r.kind == DeviceRecordKind::kDriver ? 1 : 0;
-  }
-  std::unordered_map<std::uint32_t, Links> links;
-  links.reserve(external);
-  std::unordered_map<std::uint32_t, std::uint32_t> api_thread;
-  api_thread.reserve(api);
-  for (const DeviceRecord& r : records_) {
-    if (r.kind == DeviceRecordKind::kExternalCorrelation) {
-      Links& l = links[r.correlation];
-      std::uint64_t& slot = r.external_kind == ExternalKind::kCommunication ? l.comm : l.op;
-      slot = std::max(slot, r.external_id);
-    } else if (r.kind == DeviceRecordKind::kRuntime || r.kind == DeviceRecordKind::kDriver) {
-      api_thread.try_emplace(r.correlation, r.thread);
-    }
-  }
+  // Pass 1: the correlation tables.
+  const Correlations c = correlate(records_);
 
   // Pass 2: one event per well-formed timed record.
   NameCache intern(strings_);
   std::unordered_map<std::string_view, std::uint32_t> memcpy_names;  // direction -> "memcpy <direction>"
   std::vector<Event> out;
-  out.reserve(records_.size() - external);
+  out.reserve(records_.size() - c.external);
   for (const DeviceRecord& r : records_) {
     if (!timed(r.kind)) continue;
     if (r.end_ns < r.start_ns || (r.start_ns == 0 && r.end_ns == 0)) {
@@ -120,7 +168,7 @@ std::vector<Event> RecordProcessor::finish(std::span<const Event> host_events) {
     e.correlation = r.correlation;
 
     Links l;
-    if (auto it = links.find(r.correlation); it != links.end()) l = it->second;
+    if (auto it = c.links.find(r.correlation); it != c.links.end()) l = it->second;
     const Event* host_comm = nullptr;
     if (l.comm != 0)
       if (auto it = host_by_id.find(l.comm); it != host_by_id.end() && it->second->kind == EventKind::kCommunication)
@@ -132,22 +180,7 @@ std::vector<Event> RecordProcessor::finish(std::span<const Event> host_events) {
     e.parent = l.op;
     e.iteration = host_comm != nullptr ? host_comm->iteration : host_op != nullptr ? host_op->iteration : -1;
 
-    switch (r.kind) {
-      case DeviceRecordKind::kKernel:
-      case DeviceRecordKind::kMemcpy:
-      case DeviceRecordKind::kMemset:
-        e.track_kind = TrackKind::kDeviceStream;
-        e.track = r.stream;
-        e.device = static_cast<std::int16_t>(r.device);
-        e.bytes = r.bytes;
-        break;
-      default:
-        e.track_kind = TrackKind::kHostThread;
-        e.track = r.thread;
-        e.device = -1;
-        break;
-    }
-
+    place(e, r);
     switch (r.kind) {
       case DeviceRecordKind::kKernel:
         e.name = intern(r.name);
@@ -173,26 +206,12 @@ std::vector<Event> RecordProcessor::finish(std::span<const Event> host_events) {
       case DeviceRecordKind::kSynchronization:
         e.kind = EventKind::kSync;
         e.name = intern(r.name);
-        if (auto it = api_thread.find(r.correlation); it != api_thread.end()) e.track = it->second;
+        if (auto it = c.api_thread.find(r.correlation); it != c.api_thread.end()) e.track = it->second;
         break;
       case DeviceRecordKind::kExternalCorrelation:
         break;  // not timed: skipped above
     }
-    // Device work inside a CommScope is the collective's. NCCL's kernels become the collective
-    // (its name, algorithm and bytes): they are its transfer. Other work there (the reduction
-    // kernels of our algorithms on device buffers, the staged transport's copies to and from the
-    // host) keeps its kind and name and carries the collective's id and seq: communication in the
-    // breakdown, inside a collective the host drives.
-    if (host_comm != nullptr && e.track_kind == TrackKind::kDeviceStream) {
-      e.id = host_comm->id;
-      e.seq = host_comm->seq;
-      e.communicator = host_comm->communicator;
-      if (e.kind == EventKind::kCommunication) {
-        e.bytes = host_comm->bytes;
-        e.detail = host_comm->detail;
-        e.name = host_comm->name;
-      }
-    }
+    attribute_to_collective(e, host_comm);
     out.push_back(e);
   }
 
