@@ -190,172 +190,222 @@ std::string_view nccl_tests_name(DataType t) {
   return to_string(t);
 }
 
-ParseResult parse_options(int argc, const char* const* argv) {
-  ParseResult r;
-  Options& o = r.options;
+namespace {
+
+// argv as one line, arguments with blanks or quotes quoted (the results files keep it).
+std::string command_line_text(int argc, const char* const* argv) {
+  std::string line;
   for (int i = 0; i < argc; ++i) {
-    if (i) o.command_line += ' ';
+    if (i) line += ' ';
     const std::string a = argv[i];
-    o.command_line += a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'";
+    line += a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'";
   }
-  // Installed as nccl-tests' binary (all_reduce_perf -> commscope-bench): its name is the
-  // collective, as `commscope-bench all_reduce_perf ...`.
+  return line;
+}
+
+// Installed as nccl-tests' binary (all_reduce_perf -> commscope-bench): its name is the
+// collective, as `commscope-bench all_reduce_perf ...`.
+std::vector<const char*> with_binary_name(int argc, const char* const* argv) {
   std::vector<const char*> args(argv, argv + argc);
   if (argc > 0) {
     std::string_view base = argv[0];
     if (const std::size_t slash = base.rfind('/'); slash != std::string_view::npos) base.remove_prefix(slash + 1);
     if (base.ends_with("_perf")) args.insert(args.begin() + 1, base.data());  // a suffix of argv[0]: NUL-ended
   }
+  return args;
+}
 
+// The flags as typed where Options holds them parsed (lists, sizes, names checked later).
+struct RawFlags {
   std::string stall_bytes = "0", kill_bytes = "0", colls, minb = "8", maxb = "64M", step, types = "f32", ops = "sum",
               combine = "max", algos = "all";
-  CLI::App app{
-      "commscope-bench: time collectives with the vendor library and our own algorithms, nccl-tests style.\n"
-      "Launch with mpirun/srun (one rank runs without a launcher). Google Benchmark's --benchmark_* flags\n"
-      "pass through (use the --flag=value form), e.g. --benchmark_out=r.json --benchmark_filter=ring.",
-      "commscope-bench"};
-  app.allow_extras();
-  app.add_option("collective", colls,
+  std::string shm_chunk, shm_two_shot = "auto", shm_direct = "never", shm_adapt = "256K";
+  long long unalign = 0;
+  CLI::Option* algo_flag = nullptr;
+  CLI::Option* transport = nullptr;
+  NcclTestsFlags nccl_tests;
+};
+
+// What to run: the collectives, sizes, iterations, types, ops, root and how times combine.
+void add_sweep_options(CLI::App& app, Options& o, RawFlags& r) {
+  app.add_option("collective", r.colls,
                  "allreduce allgather reducescatter reduce broadcast alltoall gather scatter sendrecv alltoallv, "
                  "a comma list, or all")
       ->required();
-  app.add_option("-b,--minbytes", minb, "smallest size in bytes (K, M, G suffixes)")->capture_default_str();
-  app.add_option("-e,--maxbytes", maxb, "largest size in bytes")->capture_default_str();
+  app.add_option("-b,--minbytes", r.minb, "smallest size in bytes (K, M, G suffixes)")->capture_default_str();
+  app.add_option("-e,--maxbytes", r.maxb, "largest size in bytes")->capture_default_str();
   auto* f =
       app.add_option("-f,--stepfactor", o.factor, "multiply the size by this factor (> 1)")->capture_default_str();
-  auto* i = app.add_option("-i,--stepbytes", step, "add this many bytes instead of a factor");
+  auto* i = app.add_option("-i,--stepbytes", r.step, "add this many bytes instead of a factor");
   f->excludes(i);
   app.add_option("-n,--iters", o.iters,
                  "timed iterations per case (0: Google Benchmark picks, see --benchmark_min_time)")
       ->capture_default_str();
   app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations per case")->capture_default_str();
   app.add_option("-c,--check", o.check_iters, "checked iterations after timing (0: no check)")->capture_default_str();
-  app.add_option("-d,--datatype", types,
+  app.add_option("-d,--datatype", r.types,
                  "f32 f64 f16 bf16 i32 i64 u8 i8 u32 u64 (or nccl-tests' int8 uint8 int32 uint32 int64 uint64 half "
                  "float double bfloat16), a comma list, or all")
       ->capture_default_str();
-  app.add_option("-o,--op", ops, "sum prod min max avg, a comma list, or all")->capture_default_str();
+  app.add_option("-o,--op", r.ops, "sum prod min max avg, a comma list, or all")->capture_default_str();
   app.add_option("-r,--root", o.root, "root rank of reduce, broadcast, gather and scatter")->capture_default_str();
-  app.add_option("-a,--average", combine, "how rank times combine: max, avg, min, rank0")->capture_default_str();
+  app.add_option("-a,--average", r.combine, "how rank times combine: max, avg, min, rank0")->capture_default_str();
   app.add_option("-T,--timeout", o.timeout_s,
                  "seconds a rank may wait in one collective before the run ends (0: never)")
       ->capture_default_str();
-  auto* algo_flag =
-      app.add_option("--algo", algos,
+}
+
+// How it runs: algorithms, device and transport, buffers, outputs, the shm algorithm's switches.
+void add_run_options(CLI::App& app, Options& o, RawFlags& r) {
+  r.algo_flag =
+      app.add_option("--algo", r.algos,
                      "algorithms, a comma list (mpi ring tree rhd shm hier on cpu; nccl ring tree rhd on cuda) or all "
                      "(under nccl-tests' names: mpi on cpu, nccl on cuda)")
           ->capture_default_str();
   app.add_option("--device", o.device, "cpu or cuda (buffers in device memory)")->capture_default_str();
-  auto* transport =
+  r.transport =
       app.add_option("--transport", o.transport,
                      "with --device cuda, how ring/tree/rhd move data: nccl (ncclSend/ncclRecv, one GPU per rank) "
                      "or staged (MPI through pinned host memory; ranks may share a GPU; no nccl algorithm)")
           ->capture_default_str();
-  long long unalign = 0;
-  app.add_option("-u,--unalign", unalign,
+  app.add_option("-u,--unalign", r.unalign,
                  "start the buffers this many elements past a page boundary (misaligned buffers)")
       ->capture_default_str();
   app.add_option("--out", o.out, "HDF5 results file (schema: docs/bench-results.md)");
   app.add_flag("--stats", o.stats, "print per-iteration min/p50/p99/max and the mean arrival skew");
   app.add_option("--seed", o.seed, "seed of the check data")->capture_default_str();
   app.add_option("--segment", o.segment_bytes, "ring pipeline segment in bytes")->capture_default_str();
-  std::string shm_chunk = std::to_string(o.shm_chunk_bytes), shm_two_shot = "auto", shm_direct = "never",
-              shm_adapt = "256K";
-  app.add_option("--shm-chunk", shm_chunk,
+  r.shm_chunk = std::to_string(o.shm_chunk_bytes);
+  app.add_option("--shm-chunk", r.shm_chunk,
                  "shm: bytes a rank puts into the node segment per step (1 to 512K, the segment's slot)")
       ->capture_default_str();
-  app.add_option("--shm-two-shot", shm_two_shot,
+  app.add_option("--shm-two-shot", r.shm_two_shot,
                  "shm allreduce/reduce: arrays of at least this size take two-shot, smaller one-shot (auto: 64K on 2 "
                  "ranks or oversubscribed ones, 4K on 3, 2K on more)")
       ->capture_default_str();
-  app.add_option("--shm-direct", shm_direct,
-                 "shm allgather/gather/broadcast/scatter/reducescatter/allreduce: from this size ranks read each other's "
-                 "buffers directly (process_vm_readv) instead of through the segment; never: always through the segment")
+  app.add_option(
+         "--shm-direct", r.shm_direct,
+         "shm allgather/gather/broadcast/scatter/reducescatter/allreduce: from this size ranks read each other's "
+         "buffers directly (process_vm_readv) instead of through the segment; never: always through the segment")
       ->capture_default_str();
-  app.add_option("--shm-adapt", shm_adapt,
-                 "shm allgather/gather/broadcast/scatter/reducescatter/allreduce: from this size (below --shm-direct) each "
-                 "call takes the segment or the direct reads, whichever measured faster at its size; never: always the "
-                 "segment")
+  app.add_option(
+         "--shm-adapt", r.shm_adapt,
+         "shm allgather/gather/broadcast/scatter/reducescatter/allreduce: from this size (below --shm-direct) each "
+         "call takes the segment or the direct reads, whichever measured faster at its size; never: always the "
+         "segment")
       ->capture_default_str();
-  NcclTestsFlags nccl_tests;
-  add_nccl_tests_flags(app, nccl_tests);
+}
+
+// Testing aids, hidden from --help.
+void add_debug_options(CLI::App& app, Options& o, RawFlags& r) {
   app.add_option("--debug-stall-rank", o.stall_rank)->group("");
-  app.add_option("--debug-stall-bytes", stall_bytes)->group("");
+  app.add_option("--debug-stall-bytes", r.stall_bytes)->group("");
   app.add_option("--debug-kill-rank", o.kill_rank)->group("");
   app.add_option("--debug-late-rank", o.late_rank)->group("");
   app.add_option("--debug-late-us", o.late_us)->group("")->check(CLI::NonNegativeNumber);
-  app.add_option("--debug-kill-bytes", kill_bytes)->group("");
+  app.add_option("--debug-kill-bytes", r.kill_bytes)->group("");
   app.add_option("--debug-free-bytes", o.free_bytes_override)->group("");
   app.add_flag("--debug-corrupt", o.corrupt)->group("");
+}
+
+// The sweep's values: lists, sizes and counts, each checked.
+void apply_sweep(const CLI::App& app, const RawFlags& r, Options& o) {
+  for (const std::string& extra : app.remaining()) {
+    if (extra.rfind("--benchmark_", 0) != 0) throw InvalidArgument("unknown argument '" + extra + "'");
+    o.benchmark_flags.push_back(extra);
+  }
+  o.collectives = parse_list<Collective>(
+      r.colls, [&o](const std::string& s) { return parse_collective_name(s, o.nccl_tests_names); }, kAllCollectives);
+  o.types = parse_list<DataType>(r.types, parse_type_name, kAllDataTypes);
+  o.ops = parse_list<ReduceOp>(r.ops, parse_op_name, kAllReduceOps);
+  o.combine = parse_combine(r.combine);
+  o.min_bytes = parse_size(r.minb);
+  o.max_bytes = parse_size(r.maxb);
+  o.stall_bytes = parse_size(r.stall_bytes);
+  o.kill_bytes = parse_size(r.kill_bytes);
+  if (!r.step.empty()) {
+    o.step = parse_size(r.step);
+    if (o.step == 0) throw InvalidArgument("-i/--stepbytes must be > 0");
+  }
+  if (o.min_bytes > o.max_bytes)
+    throw InvalidArgument("-b/--minbytes (" + r.minb + ") is larger than -e/--maxbytes (" + r.maxb + ")");
+  if (o.step == 0 && !(o.factor > 1) && o.min_bytes != o.max_bytes)
+    throw InvalidArgument("-f/--stepfactor must be > 1");
+  size_list(o);  // a sweep of millions of sizes would not end: refused here
+  if (o.iters < 0) throw InvalidArgument("-n/--iters must be >= 0");
+  if (o.warmup < 0) throw InvalidArgument("-w/--warmup_iters must be >= 0");
+  if (o.check_iters < 0) throw InvalidArgument("-c/--check must be >= 0");
+  if (o.root < 0) throw InvalidArgument("-r/--root must be >= 0");
+  if (!(o.timeout_s >= 0)) throw InvalidArgument("-T/--timeout must be >= 0 seconds");
+}
+
+// How it runs: the shm switches, buffers, device, algorithms and outputs, each checked.
+void apply_run(const RawFlags& r, Options& o) {
+  if (o.segment_bytes == 0) throw InvalidArgument("--segment must be > 0");
+  o.shm_chunk_bytes = parse_size(r.shm_chunk);
+  if (o.shm_chunk_bytes == 0 || o.shm_chunk_bytes > shm_segment_shape().slot_bytes)
+    throw InvalidArgument("--shm-chunk must be 1 to " + std::to_string(shm_segment_shape().slot_bytes) +
+                          " bytes (the shm segment's slot)");
+  if (r.shm_two_shot != "auto") o.shm_two_shot_bytes = parse_size(r.shm_two_shot);
+  o.shm_direct_bytes = r.shm_direct == "never" ? SIZE_MAX : parse_size(r.shm_direct);
+  o.shm_adapt_bytes = r.shm_adapt == "never" ? SIZE_MAX : parse_size(r.shm_adapt);
+  // A page of elements already reaches every misalignment; more only wastes memory.
+  if (r.unalign < 0 || r.unalign > 4096) throw InvalidArgument("-u/--unalign must be 0 to 4096 elements");
+  o.unalign = static_cast<std::size_t>(r.unalign);
+  if (o.device != "cpu" && o.device != "cuda") throw InvalidArgument("bad --device '" + o.device + "' (cpu or cuda)");
+  if (r.transport->count() > 0 && o.device != "cuda") throw InvalidArgument("--transport applies to --device cuda");
+  if (o.transport != "nccl" && o.transport != "staged")
+    throw InvalidArgument("bad --transport '" + o.transport + "' (nccl or staged)");
+  if (r.algos != "all") {
+    o.algos = parse_list<std::string>(
+        r.algos, [](const std::string& s) { return s; }, std::vector<std::string>{});
+  } else if (o.nccl_tests_names && r.algo_flag->count() == 0) {
+    o.algos = {o.device == "cuda" ? "nccl" : "mpi"};  // the vendor's library, as nccl-tests runs
+  }
+  if (!o.out.empty() && o.out.back() == '/') throw InvalidArgument("--out names a directory: '" + o.out + "'");
+  apply_nccl_tests_flags(r.nccl_tests, o);
+}
+
+}  // namespace
+
+ParseResult parse_options(int argc, const char* const* argv) {
+  ParseResult result;
+  Options& o = result.options;
+  o.command_line = command_line_text(argc, argv);
+  std::vector<const char*> args = with_binary_name(argc, argv);
+
+  CLI::App app{
+      "commscope-bench: time collectives with the vendor library and our own algorithms, nccl-tests style.\n"
+      "Launch with mpirun/srun (one rank runs without a launcher). Google Benchmark's --benchmark_* flags\n"
+      "pass through (use the --flag=value form), e.g. --benchmark_out=r.json --benchmark_filter=ring.",
+      "commscope-bench"};
+  app.allow_extras();
+  RawFlags raw;
+  add_sweep_options(app, o, raw);
+  add_run_options(app, o, raw);
+  add_nccl_tests_flags(app, raw.nccl_tests);
+  add_debug_options(app, o, raw);
 
   try {
     app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::CallForHelp&) {
-    r.exit_code = 0;
-    r.message = app.help();
-    return r;
+    result.exit_code = 0;
+    result.message = app.help();
+    return result;
   } catch (const CLI::ParseError& e) {
-    r.exit_code = 2;
-    r.message = std::string("commscope-bench: ") + e.what() + " (see --help)";
-    return r;
+    result.exit_code = 2;
+    result.message = std::string("commscope-bench: ") + e.what() + " (see --help)";
+    return result;
   }
 
   try {
-    for (const std::string& extra : app.remaining()) {
-      if (extra.rfind("--benchmark_", 0) != 0) throw InvalidArgument("unknown argument '" + extra + "'");
-      o.benchmark_flags.push_back(extra);
-    }
-    o.collectives = parse_list<Collective>(
-        colls, [&o](const std::string& s) { return parse_collective_name(s, o.nccl_tests_names); }, kAllCollectives);
-    o.types = parse_list<DataType>(types, parse_type_name, kAllDataTypes);
-    o.ops = parse_list<ReduceOp>(ops, parse_op_name, kAllReduceOps);
-    o.combine = parse_combine(combine);
-    o.min_bytes = parse_size(minb);
-    o.max_bytes = parse_size(maxb);
-    o.stall_bytes = parse_size(stall_bytes);
-    o.kill_bytes = parse_size(kill_bytes);
-    if (!step.empty()) {
-      o.step = parse_size(step);
-      if (o.step == 0) throw InvalidArgument("-i/--stepbytes must be > 0");
-    }
-    if (o.min_bytes > o.max_bytes)
-      throw InvalidArgument("-b/--minbytes (" + minb + ") is larger than -e/--maxbytes (" + maxb + ")");
-    if (o.step == 0 && !(o.factor > 1) && o.min_bytes != o.max_bytes)
-      throw InvalidArgument("-f/--stepfactor must be > 1");
-    size_list(o);  // a sweep of millions of sizes would not end: refused here
-    if (o.iters < 0) throw InvalidArgument("-n/--iters must be >= 0");
-    if (o.warmup < 0) throw InvalidArgument("-w/--warmup_iters must be >= 0");
-    if (o.check_iters < 0) throw InvalidArgument("-c/--check must be >= 0");
-    if (o.root < 0) throw InvalidArgument("-r/--root must be >= 0");
-    if (!(o.timeout_s >= 0)) throw InvalidArgument("-T/--timeout must be >= 0 seconds");
-    if (o.segment_bytes == 0) throw InvalidArgument("--segment must be > 0");
-    o.shm_chunk_bytes = parse_size(shm_chunk);
-    if (o.shm_chunk_bytes == 0 || o.shm_chunk_bytes > shm_segment_shape().slot_bytes)
-      throw InvalidArgument("--shm-chunk must be 1 to " + std::to_string(shm_segment_shape().slot_bytes) +
-                            " bytes (the shm segment's slot)");
-    if (shm_two_shot != "auto") o.shm_two_shot_bytes = parse_size(shm_two_shot);
-    o.shm_direct_bytes = shm_direct == "never" ? SIZE_MAX : parse_size(shm_direct);
-    o.shm_adapt_bytes = shm_adapt == "never" ? SIZE_MAX : parse_size(shm_adapt);
-    // A page of elements already reaches every misalignment; more only wastes memory.
-    if (unalign < 0 || unalign > 4096) throw InvalidArgument("-u/--unalign must be 0 to 4096 elements");
-    o.unalign = static_cast<std::size_t>(unalign);
-    if (o.device != "cpu" && o.device != "cuda") throw InvalidArgument("bad --device '" + o.device + "' (cpu or cuda)");
-    if (transport->count() > 0 && o.device != "cuda") throw InvalidArgument("--transport applies to --device cuda");
-    if (o.transport != "nccl" && o.transport != "staged")
-      throw InvalidArgument("bad --transport '" + o.transport + "' (nccl or staged)");
-    if (algos != "all") {
-      o.algos = parse_list<std::string>(
-          algos, [](const std::string& s) { return s; }, std::vector<std::string>{});
-    } else if (o.nccl_tests_names && algo_flag->count() == 0) {
-      o.algos = {o.device == "cuda" ? "nccl" : "mpi"};  // the vendor's library, as nccl-tests runs
-    }
-    if (!o.out.empty() && o.out.back() == '/') throw InvalidArgument("--out names a directory: '" + o.out + "'");
-    apply_nccl_tests_flags(nccl_tests, o);
+    apply_sweep(app, raw, o);
+    apply_run(raw, o);
   } catch (const Error& e) {
-    r.exit_code = 2;
-    r.message = std::string("commscope-bench: ") + e.what();
+    result.exit_code = 2;
+    result.message = std::string("commscope-bench: ") + e.what();
   }
-  return r;
+  return result;
 }
 
 }  // namespace commscope::bench
