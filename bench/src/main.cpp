@@ -30,6 +30,7 @@
 #include "disk_space.hpp"
 #include "json_results.hpp"
 #include "measure.hpp"
+#include "osu_run.hpp"
 #include "results.hpp"
 #include "signals.hpp"
 #include "table.hpp"
@@ -466,6 +467,14 @@ int main(int argc, char** argv) {
   MpiRuntime mpi(argc, argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  try {
+    // OSU's point-to-point tests (osu_latency, ...): their own flags, loops and output.
+    if (bench::osu_called(argc, argv)) return bench::osu_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "commscope-bench: rank %d: %s\n", rank, e.what());
+    MPI_Abort(MPI_COMM_WORLD, 3);
+    return 3;
+  }
   const bench::ParseResult parsed = bench::parse_options(argc, argv);
   if (parsed.exit_code >= 0) {
     if (rank == 0) std::fprintf(parsed.exit_code ? stderr : stdout, "%s\n", parsed.message.c_str());

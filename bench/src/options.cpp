@@ -165,7 +165,8 @@ Collective parse_collective_name(const std::string& s, bool& nccl_name) {
   } catch (const UnknownName& e) {
     throw InvalidArgument(std::string(e.what()) +
                           ", or nccl-tests' all_reduce, all_gather, broadcast, reduce, reduce_scatter, alltoall, "
-                          "scatter, gather, sendrecv (with or without _perf)");
+                          "scatter, gather, sendrecv (with or without _perf), or OSU's osu_latency, osu_bw, osu_bibw, "
+                          "osu_mbw_mr (first and alone)");
   }
 }
 
@@ -230,7 +231,8 @@ struct RawFlags {
 void add_sweep_options(CLI::App& app, Options& o, RawFlags& r) {
   app.add_option("collective", r.colls,
                  "allreduce allgather reducescatter reduce broadcast alltoall gather scatter sendrecv alltoallv, "
-                 "a comma list, or all")
+                 "a comma list, or all (OSU's osu_latency osu_bw osu_bibw osu_mbw_mr take OSU's flags: see "
+                 "`commscope-bench osu_latency -h`)")
       ->required();
   app.add_option("-b,--minbytes", r.minb, "smallest size in bytes (K, M, G suffixes)")->capture_default_str();
   app.add_option("-e,--maxbytes", r.maxb, "largest size in bytes")->capture_default_str();

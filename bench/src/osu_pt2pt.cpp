@@ -1,0 +1,212 @@
+#include "osu_pt2pt.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <vector>
+
+#include "cases.hpp"
+#include "commscope/collectives/mpi_transport.hpp"
+#include "osu_device.hpp"
+#include "watchdog.hpp"
+
+// The MPI return code checked without a call on the fast path (the loops time single calls).
+#define OSU_MPI(call)                                                                                   \
+  do {                                                                                                  \
+    if (const int osu_rc = (call); osu_rc != MPI_SUCCESS) check_mpi(osu_rc, #call, __FILE__, __LINE__); \
+  } while (0)
+
+namespace commscope::bench {
+
+namespace {
+
+constexpr int kData = 100, kReply = 101, kBack = 10;  // tags, as OSU's
+
+void* host_alloc(std::size_t bytes) {
+  const std::size_t page = 4096, rounded = (std::max<std::size_t>(bytes, 1) + page - 1) / page * page;
+  void* p = std::aligned_alloc(page, rounded);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+// The single iterations' times (seconds) of one size.
+struct Times {
+  double sum = 0, shortest = std::numeric_limits<double>::infinity(), longest = 0;
+  void add(double dt) {
+    sum += dt;
+    shortest = std::min(shortest, dt);
+    longest = std::max(longest, dt);
+  }
+};
+
+struct Loop {
+  const OsuBuffers& b;
+  int count;  // elements (bytes) per message
+  int iters, skip, window;
+  MPI_Comm comm;
+  Watchdog& dog;
+};
+
+Times latency_loop(const Loop& l, int rank) {
+  Times t;
+  OSU_MPI(MPI_Barrier(l.comm));
+  for (int i = 0; i < l.iters + l.skip; ++i) {
+    if (rank == 0) {
+      const double start = MPI_Wtime();
+      OSU_MPI(MPI_Send(l.b.send(), l.count, MPI_CHAR, 1, 1, l.comm));
+      OSU_MPI(MPI_Recv(l.b.recv(), l.count, MPI_CHAR, 1, 1, l.comm, MPI_STATUS_IGNORE));
+      if (i >= l.skip) t.add(MPI_Wtime() - start);
+    } else if (rank == 1) {
+      OSU_MPI(MPI_Recv(l.b.recv(), l.count, MPI_CHAR, 0, 1, l.comm, MPI_STATUS_IGNORE));
+      OSU_MPI(MPI_Send(l.b.send(), l.count, MPI_CHAR, 0, 1, l.comm));
+    }
+    l.dog.progress(i);
+  }
+  return t;
+}
+
+// One window from `sender` to `receiver` (bw, mbw_mr): the sender's time.
+double window_once(const Loop& l, bool sender, int peer, std::vector<MPI_Request>& req) {
+  const double start = MPI_Wtime();
+  for (int j = 0; j < l.window; ++j) {
+    if (sender)
+      OSU_MPI(MPI_Isend(l.b.send(), l.count, MPI_CHAR, peer, kData, l.comm, &req[j]));
+    else
+      OSU_MPI(MPI_Irecv(l.b.recv(), l.count, MPI_CHAR, peer, kData, l.comm, &req[j]));
+  }
+  OSU_MPI(MPI_Waitall(l.window, req.data(), MPI_STATUSES_IGNORE));
+  if (sender)
+    OSU_MPI(MPI_Recv(l.b.recv(), 1, MPI_CHAR, peer, kReply, l.comm, MPI_STATUS_IGNORE));
+  else
+    OSU_MPI(MPI_Send(l.b.send(), 1, MPI_CHAR, peer, kReply, l.comm));
+  return MPI_Wtime() - start;
+}
+
+// bw (pairs 1) and mbw_mr: ranks 0..pairs-1 send to rank + pairs.
+Times window_loop(const Loop& l, int rank, int pairs, bool barrier_each) {
+  Times t;
+  std::vector<MPI_Request> req(static_cast<std::size_t>(l.window));
+  const bool sender = rank < pairs, receiver = !sender && rank < 2 * pairs;
+  const int peer = sender ? rank + pairs : rank - pairs;
+  OSU_MPI(MPI_Barrier(l.comm));
+  for (int i = 0; i < l.iters + l.skip; ++i) {
+    if (barrier_each) {
+      OSU_MPI(MPI_Barrier(l.comm));
+      OSU_MPI(MPI_Barrier(l.comm));
+    }
+    if (sender || receiver) {
+      const double dt = window_once(l, sender, peer, req);
+      if (sender && i >= l.skip) t.add(dt);
+    }
+    l.dog.progress(i);
+  }
+  return t;
+}
+
+Times bidirectional_loop(const Loop& l, int rank) {
+  Times t;
+  std::vector<MPI_Request> sends(static_cast<std::size_t>(l.window)), recvs(sends.size());
+  const int peer = 1 - rank;
+  OSU_MPI(MPI_Barrier(l.comm));
+  for (int i = 0; i < l.iters + l.skip; ++i) {
+    if (rank <= 1) {
+      // Each side receives on the tag the other sends with.
+      const int in = rank == 0 ? kBack : kData, out = rank == 0 ? kData : kBack;
+      const double start = MPI_Wtime();
+      for (int j = 0; j < l.window; ++j) OSU_MPI(MPI_Irecv(l.b.recv(), l.count, MPI_CHAR, peer, in, l.comm, &recvs[j]));
+      for (int j = 0; j < l.window; ++j)
+        OSU_MPI(MPI_Isend(l.b.send(), l.count, MPI_CHAR, peer, out, l.comm, &sends[j]));
+      OSU_MPI(MPI_Waitall(l.window, (rank == 0 ? sends : recvs).data(), MPI_STATUSES_IGNORE));
+      OSU_MPI(MPI_Waitall(l.window, (rank == 0 ? recvs : sends).data(), MPI_STATUSES_IGNORE));
+      if (rank == 0 && i >= l.skip) t.add(MPI_Wtime() - start);
+    }
+    l.dog.progress(i);
+  }
+  return t;
+}
+
+}  // namespace
+
+OsuBuffers::OsuBuffers(std::size_t bytes, bool device) : device_(device) {
+  if (device) {
+    send_ = osu_device_alloc(bytes);
+    recv_ = osu_device_alloc(bytes);
+  } else {
+    send_ = host_alloc(bytes);
+    recv_ = host_alloc(bytes);
+  }
+}
+
+OsuBuffers::~OsuBuffers() {
+  if (device_) {
+    osu_device_free(send_);
+    osu_device_free(recv_);
+  } else {
+    std::free(send_);
+    std::free(recv_);
+  }
+}
+
+void OsuBuffers::fill(std::size_t bytes) {
+  if (device_) {
+    osu_device_fill(send_, 'a', bytes);
+    osu_device_fill(recv_, 'b', bytes);
+  } else {
+    std::memset(send_, 'a', bytes);
+    std::memset(recv_, 'b', bytes);
+  }
+}
+
+OsuLine osu_measure(const OsuOptions& o, int pairs, std::size_t bytes, OsuBuffers& buffers, MPI_Comm comm,
+                    Watchdog& dog) {
+  int rank = 0;
+  OSU_MPI(MPI_Comm_rank(comm, &rank));
+  buffers.fill(bytes);
+  const Loop l{buffers, static_cast<int>(bytes), o.iterations(bytes), o.warmup(bytes), o.window, comm, dog};
+  Case what;  // for the watchdog's message
+  what.coll = Collective::sendrecv;
+  what.algo = std::string(to_string(o.test));
+  what.type = DataType::u8;
+  what.bytes = what.requested_bytes = bytes;
+  WatchScope watch(dog, &what, what.algo.c_str());
+  Times t;
+  switch (o.test) {
+    case OsuTest::latency:
+      t = latency_loop(l, rank);
+      break;
+    case OsuTest::bw:
+      t = window_loop(l, rank, 1, false);
+      break;
+    case OsuTest::bibw:
+      t = bidirectional_loop(l, rank);
+      break;
+    case OsuTest::mbw_mr:
+      t = window_loop(l, rank, pairs, true);
+      break;
+  }
+  OsuLine line;
+  line.bytes = bytes;
+  line.iterations = l.iters;
+  // mbw_mr: the senders' mean time (OSU sums over the senders and divides by the pairs).
+  double sum = t.sum;
+  if (o.test == OsuTest::mbw_mr) OSU_MPI(MPI_Reduce(&t.sum, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, comm));
+  if (rank != 0) return line;
+  if (o.test == OsuTest::latency) {
+    line.value = sum * 1e6 / (2.0 * l.iters);
+    line.min = t.shortest * 1e6 / 2;
+    line.max = t.longest * 1e6 / 2;
+    return line;
+  }
+  // MB moved per iteration: one window each way (bibw: both), of every pair (mbw_mr).
+  const double mb = static_cast<double>(bytes) / 1e6 * l.window * (o.test == OsuTest::bibw ? 2 : pairs);
+  const double mean = o.test == OsuTest::mbw_mr ? sum / pairs : sum;
+  line.value = mb * l.iters / mean;
+  line.min = mb / t.longest;
+  line.max = mb / t.shortest;
+  if (bytes > 0) line.messages_per_s = 1e6 * line.value / static_cast<double>(bytes);
+  return line;
+}
+
+}  // namespace commscope::bench

@@ -1,0 +1,67 @@
+# OSU's point-to-point tests (included from CMakeLists.txt: expect, mpirun, bench as there).
+add_executable(test_bench_osu test_osu.cpp)
+target_link_libraries(test_bench_osu PRIVATE commscope_bench_core commscope_build_flags GTest::gtest_main)
+add_test(NAME bench.osu.unit COMMAND test_bench_osu)
+set_tests_properties(bench.osu.unit PROPERTIES LABELS "unit")
+
+set(osu_columns ${CMAKE_CURRENT_SOURCE_DIR}/osu_columns.sh)
+set(bindir $<TARGET_FILE_DIR:commscope-bench>)
+# osu_test(NAME name RANKS n TITLE title FIELDS f MIN m MAX M ARGS command...): a script written
+# for OSU reads the output of `command` under mpirun by OSU's columns.
+function(osu_test)
+  cmake_parse_arguments(T "" "NAME;RANKS;TITLE;FIELDS;MIN;MAX" "ARGS" ${ARGN})
+  add_test(NAME ${T_NAME} COMMAND ${osu_columns} "${T_TITLE}" ${T_FIELDS} ${T_MIN} ${T_MAX} -- ${mpirun} ${T_RANKS}
+                                  ${T_ARGS})
+  set_tests_properties(${T_NAME} PROPERTIES ENVIRONMENT "${COMMSCOPE_TEST_ENV}" LABELS "mpi" PROCESSORS 2 TIMEOUT 300)
+endfunction()
+
+# Each test under its binary's name (a link to commscope-bench) and as commscope-bench's first
+# argument, with OSU's flags: -m MIN:MAX -i -x, -W for the windowed ones, -f.
+foreach(spec "osu_latency:Latency Test:2" "osu_bw:Bandwidth Test:2" "osu_bibw:Bi-Directional Bandwidth Test:2")
+  string(REPLACE ":" ";" spec "${spec}")
+  list(GET spec 0 name)
+  list(GET spec 1 title)
+  list(GET spec 2 fields)
+  set(window)
+  if(NOT name STREQUAL osu_latency)
+    set(window -W 8)
+  endif()
+  osu_test(NAME bench.osu.binary.${name}.np2 RANKS 2 TITLE "${title}" FIELDS ${fields} MIN 1 MAX 64
+           ARGS ${bindir}/${name} -m 1:64 -i 20 -x 2 ${window})
+  osu_test(NAME bench.osu.name.${name}.np2 RANKS 2 TITLE "${title}" FIELDS ${fields} MIN 4 MAX 16384
+           ARGS ${bench} ${name} --message-size 4:16384 --iterations 10 --warmup 1 ${window})
+  # -f: min, max and the iteration count after the value.
+  osu_test(NAME bench.osu.full.${name}.np2 RANKS 2 TITLE "${title}" FIELDS 5 MIN 1 MAX 8
+           ARGS ${bindir}/${name} -m 1:8 -i 10 -x 1 -f)
+endforeach()
+# -m MAX alone: osu_latency starts at 0 B as OSU's does.
+osu_test(NAME bench.osu.latency_from_zero.np2 RANKS 2 TITLE "Latency Test" FIELDS 2 MIN 0 MAX 16
+         ARGS ${bindir}/osu_latency -m 16 -i 10)
+# osu_mbw_mr: pairs of ranks (4 ranks: 2 pairs), MB/s and Messages/s; -R 0 drops the rate.
+osu_test(NAME bench.osu.binary.osu_mbw_mr.np4 RANKS 4 TITLE "Multiple Bandwidth / Message Rate Test" FIELDS 3 MIN 1
+         MAX 64 ARGS ${bindir}/osu_mbw_mr -m 1:64 -i 10 -x 1 -W 16)
+commscope_bench_test(NAME bench.osu.mbw_mr_pairs.np4 RANKS 4 RC 0
+                     REGEX "# \\[ pairs: 2 \\] \\[ window size: 16 \\]\n.*\n# Size +MB/s +Messages/s" MAX_S 0
+                     ARGS osu_mbw_mr -m 1:8 -i 5 -W 16)
+osu_test(NAME bench.osu.mbw_mr_no_rate.np3 RANKS 3 TITLE "Multiple Bandwidth / Message Rate Test" FIELDS 2 MIN 2
+         MAX 8 ARGS ${bindir}/osu_mbw_mr -m 2:8 -i 5 -R 0 -p 1)
+
+# Bad input: one line, exit status 2, before anything is measured.
+foreach(bad "osu_bw:-q:The following argument was not expected: -q \\(see -h\\)"
+            "osu_latency:-i 0:-i must be >= 1" "osu_latency:-W 8:-W: osu_latency sends one message at a time"
+            "osu_bibw:-m 64!8:-m 64!8: MIN is larger than MAX" "osu_bw:-d rocm:-d rocm! only cuda buffers"
+            "osu_latency::needs exactly 2 ranks \\(have 1\\), as OSU's does")
+  string(REPLACE ":" ";" bad "${bad}")
+  list(GET bad 0 name)
+  list(GET bad 1 flags)
+  list(GET bad 2 want)
+  string(REPLACE "!" ":" flags "${flags}")
+  string(REPLACE "!" ":" want "${want}")
+  separate_arguments(flags)
+  string(MAKE_C_IDENTIFIER "${name}${flags}" id)
+  add_test(NAME bench.osu.usage.${id} COMMAND ${osu_columns} --usage "^${name}: ${want}" -- ${bindir}/${name} ${flags})
+  set_tests_properties(bench.osu.usage.${id} PROPERTIES ENVIRONMENT "${COMMSCOPE_TEST_ENV}" LABELS "unit")
+endforeach()
+commscope_bench_test(NAME bench.osu.usage.three_ranks.np3 RANKS 3 RC 2 REGEX "^osu_bw: needs exactly 2 ranks \\(have 3\\)"
+                     MAX_S 0 ARGS osu_bw)
+commscope_bench_test(NAME bench.osu.help RC 0 REGEX "-m,--message-size" MAX_S 0 ARGS osu_latency -h)
