@@ -54,10 +54,11 @@ Times latency_loop(const Loop& l, int rank) {
   OSU_MPI(MPI_Barrier(l.comm));
   for (int i = 0; i < l.iters + l.skip; ++i) {
     if (rank == 0) {
-      const double start = MPI_Wtime();
+      const bool timed = i >= l.skip;
+      const double start = timed ? MPI_Wtime() : 0;
       OSU_MPI(MPI_Send(l.b.send(), l.count, MPI_CHAR, 1, 1, l.comm));
       OSU_MPI(MPI_Recv(l.b.recv(), l.count, MPI_CHAR, 1, 1, l.comm, MPI_STATUS_IGNORE));
-      if (i >= l.skip) t.add(MPI_Wtime() - start);
+      if (timed) t.add(MPI_Wtime() - start);
     } else if (rank == 1) {
       OSU_MPI(MPI_Recv(l.b.recv(), l.count, MPI_CHAR, 0, 1, l.comm, MPI_STATUS_IGNORE));
       OSU_MPI(MPI_Send(l.b.send(), l.count, MPI_CHAR, 0, 1, l.comm));
@@ -67,9 +68,10 @@ Times latency_loop(const Loop& l, int rank) {
   return t;
 }
 
-// One window from `sender` to `receiver` (bw, mbw_mr): the sender's time.
-double window_once(const Loop& l, bool sender, int peer, std::vector<MPI_Request>& req) {
-  const double start = MPI_Wtime();
+// One window from the sender to its receiver (bw, mbw_mr): its time when `timed` (the clock is
+// read only then, on the sender, as OSU reads it).
+double window_once(const Loop& l, bool sender, bool timed, int peer, std::vector<MPI_Request>& req) {
+  const double start = timed ? MPI_Wtime() : 0;
   for (int j = 0; j < l.window; ++j) {
     if (sender)
       OSU_MPI(MPI_Isend(l.b.send(), l.count, MPI_CHAR, peer, kData, l.comm, &req[j]));
@@ -81,7 +83,7 @@ double window_once(const Loop& l, bool sender, int peer, std::vector<MPI_Request
     OSU_MPI(MPI_Recv(l.b.recv(), 1, MPI_CHAR, peer, kReply, l.comm, MPI_STATUS_IGNORE));
   else
     OSU_MPI(MPI_Send(l.b.send(), 1, MPI_CHAR, peer, kReply, l.comm));
-  return MPI_Wtime() - start;
+  return timed ? MPI_Wtime() - start : 0;
 }
 
 // bw (pairs 1) and mbw_mr: ranks 0..pairs-1 send to rank + pairs.
@@ -97,8 +99,9 @@ Times window_loop(const Loop& l, int rank, int pairs, bool barrier_each) {
       OSU_MPI(MPI_Barrier(l.comm));
     }
     if (sender || receiver) {
-      const double dt = window_once(l, sender, peer, req);
-      if (sender && i >= l.skip) t.add(dt);
+      const bool timed = sender && i >= l.skip;
+      const double dt = window_once(l, sender, timed, peer, req);
+      if (timed) t.add(dt);
     }
     l.dog.progress(i);
   }
@@ -114,13 +117,14 @@ Times bidirectional_loop(const Loop& l, int rank) {
     if (rank <= 1) {
       // Each side receives on the tag the other sends with.
       const int in = rank == 0 ? kBack : kData, out = rank == 0 ? kData : kBack;
-      const double start = MPI_Wtime();
+      const bool timed = rank == 0 && i >= l.skip;
+      const double start = timed ? MPI_Wtime() : 0;
       for (int j = 0; j < l.window; ++j) OSU_MPI(MPI_Irecv(l.b.recv(), l.count, MPI_CHAR, peer, in, l.comm, &recvs[j]));
       for (int j = 0; j < l.window; ++j)
         OSU_MPI(MPI_Isend(l.b.send(), l.count, MPI_CHAR, peer, out, l.comm, &sends[j]));
       OSU_MPI(MPI_Waitall(l.window, (rank == 0 ? sends : recvs).data(), MPI_STATUSES_IGNORE));
       OSU_MPI(MPI_Waitall(l.window, (rank == 0 ? recvs : sends).data(), MPI_STATUSES_IGNORE));
-      if (rank == 0 && i >= l.skip) t.add(MPI_Wtime() - start);
+      if (timed) t.add(MPI_Wtime() - start);
     }
     l.dog.progress(i);
   }
