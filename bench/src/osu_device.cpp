@@ -23,10 +23,11 @@ void check(cudaError_t e, const char* what) {
 
 }  // namespace
 
-std::string osu_device_setup(int local_rank) {
+std::string osu_device_setup(int local_rank, bool device_buffers) {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) return "no CUDA device is visible";
   check(cudaSetDevice(local_rank % count), "cudaSetDevice");
+  if (!device_buffers) return "";
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
   if (MPIX_Query_cuda_support() == 0) return "this MPI was built CUDA-aware but says it cannot take device memory now";
 #elif defined(MPIX_CUDA_AWARE_SUPPORT)
@@ -52,7 +53,7 @@ void osu_device_fill(void* p, int value, std::size_t bytes) {
 
 #else
 
-std::string osu_device_setup(int) {
+std::string osu_device_setup(int, bool) {
   return "this build has no CUDA";
 }
 

@@ -7,9 +7,10 @@
 
 namespace commscope::bench {
 
-// Pick this rank's GPU (local rank modulo the GPUs seen) and say "" when MPI can take device
-// pointers, else why not (an MPI built without CUDA, or one that says it cannot).
-std::string osu_device_setup(int local_rank);
+// Pick this rank's GPU (local rank modulo the GPUs seen); "" when that worked and, where
+// `device_buffers`, MPI can take device pointers; else why not (no GPU, an MPI built without
+// CUDA, or one that says it cannot).
+std::string osu_device_setup(int local_rank, bool device_buffers);
 // `bytes` (at least 1) of device memory, and its release.
 void* osu_device_alloc(std::size_t bytes);
 void osu_device_free(void* p) noexcept;

@@ -75,7 +75,7 @@ void apply_sizes(const std::string& text, OsuOptions& o) {
   if (o.min_bytes > o.max_bytes) throw InvalidArgument("-m " + text + ": MIN is larger than MAX");
 }
 
-// -d cuda with OSU's `SRC DST` (D or H each); without -d both stay on the host.
+// -d cuda with OSU's `SRC DST` (D or H each); without them (or without -d) both stay on the host.
 void apply_buffers(const OsuFlags& f, OsuOptions& o) {
   if (!f.accel.empty()) {
     if (f.accel != "cuda")
@@ -83,8 +83,7 @@ void apply_buffers(const OsuFlags& f, OsuOptions& o) {
 #ifndef COMMSCOPE_WITH_CUDA
     throw InvalidArgument("-d cuda: this build has no CUDA (configure where nvcc is found)");
 #endif
-    o.device = true;
-    o.src = o.dst = 'D';
+    o.device = true;  // the buffers stay on the host unless SRC DST say D, as OSU 7.4's do
   }
   if (f.buffers.empty()) return;
   if (f.buffers.size() != 2) throw InvalidArgument("give both buffers, SRC DST (D or H each), or neither");

@@ -33,7 +33,7 @@ struct OsuOptions {
   bool print_rate = true;                        // -R 0|1: osu_mbw_mr's Messages/s column
   int pairs = 0;                                 // -p: osu_mbw_mr's sender/receiver pairs (0: ranks/2)
   bool device = false;                           // -d cuda
-  char src = 'H', dst = 'H';                     // the buffers of rank 0 and rank 1 (`D D` with -d cuda)
+  char src = 'H', dst = 'H';                     // rank 0's and rank 1's buffers (`-d cuda D D`: both on the device)
   double timeout_s = 300;                        // -T: how long one size may take before the run ends
 
   // OSU's counts for one size: timed and untimed iterations.

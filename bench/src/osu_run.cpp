@@ -46,7 +46,7 @@ void setup_device(const OsuOptions& o, MPI_Comm comm, int rank) {
   int local = 0;
   MPI_Comm_rank(node, &local);
   MPI_Comm_free(&node);
-  const std::string problem = osu_device_setup(local);
+  const std::string problem = osu_device_setup(local, o.src == 'D' || o.dst == 'D');
   int bad = !problem.empty(), any = 0;
   COMMSCOPE_MPI_CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm));
   if (any) throw InvalidArgument("-d cuda: " + (problem.empty() ? std::string("another rank has no device") : problem));

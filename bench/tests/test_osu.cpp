@@ -101,8 +101,8 @@ TEST(OsuOptions, BadInputIsOneLineAndStatus2) {
   EXPECT_EQ(parse(OsuTest::latency, {"-h"}).exit_code, 0);
 }
 
-// -d cuda: device buffers on both sides unless SRC DST say otherwise (refused in a build
-// without CUDA, with a line that says so).
+// -d cuda: device buffers where SRC DST say D (refused in a build without CUDA, with a line
+// that says so).
 TEST(OsuOptions, DeviceBuffers) {
   const OsuParse r = parse(OsuTest::latency, {"-d", "cuda", "H", "D"});
   if (r.exit_code == 2) {
@@ -113,6 +113,10 @@ TEST(OsuOptions, DeviceBuffers) {
   EXPECT_TRUE(r.options.device);
   EXPECT_EQ(r.options.src, 'H');
   EXPECT_EQ(r.options.dst, 'D');
+  // -d cuda alone keeps both buffers on the host, as OSU 7.4's -d cuda without SRC DST.
+  const OsuOptions alone = parse(OsuTest::latency, {"-d", "cuda"}).options;
+  EXPECT_EQ(alone.src, 'H');
+  EXPECT_EQ(alone.dst, 'H');
 }
 
 std::string printed(auto print) {
