@@ -1,12 +1,14 @@
 // Checks the profile libcommscope-mpiprof.so wrote for tests/mpi_app.c (3 ranks, ITERS
-// iterations, rank 1 late by 6 ms each): usage: test_mpiprof_check FILE ITERS
+// iterations, rank 1 late by 40 ms each): usage: test_mpiprof_check FILE ITERS
 //   - every rank has ITERS + 1 iterations (the time before the first MPI_Pcontrol is step 0);
 //   - per rank and iteration 1..ITERS: 2 allreduce, 1 sendrecv, 1 barrier events, the 1 MiB
 //     allreduce on MPI_COMM_WORLD numbered (seq >= 0), the one on the split communicator not;
-//   - host compute ("compute" kernel events) of at least 4 ms per iteration, 10 ms on rank 1;
+//   - host compute ("compute" kernel events) of at least 4 ms per iteration, 44 ms on rank 1;
 //   - the late rank waits least: every other rank waits more than 2x as long (+ 0.5 ms; at 5x a
 //     busy machine's scheduling failed it: 11 and 20.8 ms against the late rank's 2.2); the
-//     wait itself is the scheduler's too when 3 ranks share 2 cores, so no absolute bound;
+//     wait itself is the scheduler's too when 3 ranks share 2 cores, so no absolute bound. The
+//     lateness is 40 ms because at 6 ms two busy processes beside the test failed it 8 times in
+//     10 (the late rank descheduled for 22-48 ms over 4 iterations, the others waiting 22-50);
 //   - operator totals per MPI function (MPI_Allreduce 2 per iteration, MPI_Sendrecv and
 //     MPI_Barrier 1);
 //   - the breakdown identity (kernel + intra + inter + comm == step) on every row;
@@ -146,7 +148,7 @@ int main(int argc, char** argv) {
               ", iallreduce " + std::to_string(bytes["iallreduce"]) + ", ibroadcast " +
               std::to_string(bytes["ibroadcast"]));
     check(numbered_posts == 0, who + std::to_string(numbered_posts) + " nonblocking posts numbered, wanted none");
-    const double want = (r == 1 ? 10.0 : 4.0) * iters;
+    const double want = (r == 1 ? 44.0 : 4.0) * iters;
     check(compute_ms >= want, who + "compute " + std::to_string(compute_ms) + " ms, at least " + std::to_string(want));
   }
   // Operator totals per MPI function: the report's "top operators".

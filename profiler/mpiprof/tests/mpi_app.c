@@ -29,7 +29,7 @@ static void busy(double ms) {
 int main(int argc, char** argv) {
   const int iters = argc > 1 ? atoi(argv[1]) : 4;
   const char* ready = argc > 2 ? argv[2] : NULL;
-  const double compute_ms = 4, late_ms = 6;
+  const double compute_ms = 4, late_ms = 40;
   MPI_Init(&argc, &argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
