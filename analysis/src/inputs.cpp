@@ -37,16 +37,6 @@ constexpr std::string_view kDoctorSchema = "commscope-doctor/1";
   throw InputError(h5::one_line(path + ": " + reason));
 }
 
-std::vector<std::string_view> split(std::string_view text, std::string_view separator) {
-  std::vector<std::string_view> parts;
-  for (;;) {
-    const std::size_t at = text.find(separator);
-    parts.push_back(text.substr(0, at));
-    if (at == std::string_view::npos) return parts;
-    text.remove_prefix(at + separator.size());
-  }
-}
-
 // A truncated file, from HDF5's "truncated file: eof = 100, sblock->base_addr = 0, stored_eof = 16162":
 // "truncated: 100 of 16162 bytes (...)"; "" for other errors.
 std::string truncation(std::string_view what) {
@@ -60,23 +50,6 @@ std::string truncation(std::string_view what) {
     return "truncated";
   }
   return "truncated: " + std::to_string(eof) + " of " + std::to_string(stored) + " bytes (a copy that did not finish?)";
-}
-
-// An h5::Error's (or a ProfileFileError's) text with HDF5's error stack shortened to its outermost
-// and two innermost entries: the whole stack is often ten entries, most of them repetitions.
-std::string shorter(std::string_view what) {
-  static constexpr std::string_view kStack = "; HDF5: ";
-  const std::size_t at = what.find(kStack);
-  if (at == std::string_view::npos) return std::string(what);
-  const std::vector<std::string_view> stack = split(what.substr(at + kStack.size()), " / ");
-  std::string out(what.substr(0, at + kStack.size()));
-  if (stack.size() <= 3) return out + std::string(what.substr(at + kStack.size()));
-  out += stack.front();
-  out += " / ... / ";
-  out += stack[stack.size() - 2];
-  out += " / ";
-  out += stack.back();
-  return out;
 }
 
 // /results as the report reads it: the schema's fields by name, strings as char[N] of the
@@ -279,7 +252,7 @@ h5::File open_file(const std::string& path) {
     return h5::File::open(path);
   } catch (const h5::Error& e) {
     const std::string truncated = truncation(e.what());
-    fail(path, !truncated.empty() ? truncated : "damaged HDF5 file: " + shorter(e.what()));
+    fail(path, !truncated.empty() ? truncated : "damaged HDF5 file: " + std::string(e.what()));
   }
 }
 
@@ -395,9 +368,9 @@ auto guarded(const std::string& path, Read&& read) {
   } catch (const profiler::ProfileFileError& e) {
     const std::string truncated = truncation(e.what());
     if (!truncated.empty()) fail(path, truncated);
-    throw InputError(h5::one_line(shorter(e.what())));  // already names the file
+    throw InputError(h5::one_line(std::string(e.what())));  // already names the file
   } catch (const h5::Error& e) {
-    fail(path, "cannot read it (a damaged file?): " + shorter(e.what()));
+    fail(path, "cannot read it (a damaged file?): " + std::string(e.what()));
   } catch (const std::bad_alloc&) {
     fail(path, "cannot read it: out of memory (a damaged file claiming huge sizes?)");
   } catch (const std::exception& e) {

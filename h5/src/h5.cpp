@@ -12,6 +12,12 @@
 namespace commscope::h5 {
 namespace {
 
+// HDF5 1.10 closes the files still open at exit (H5_term_library, registered with atexit), and
+// crashes in it on a file whose close failed after a write error (a full disk): every file of ours
+// is closed by its owner, so the library's exit handler is not registered. H5dont_atexit must run
+// before any other HDF5 call, hence a static initializer.
+[[maybe_unused]] const bool kNoExitHandler = H5dont_atexit() >= 0;
+
 // HDF5 prints its error stack to stderr by default; we report it in Error instead. Thread-safe
 // HDF5 builds (Debian's included) keep this setting per thread, hence thread_local.
 void silence_hdf5_printing() noexcept {
@@ -363,24 +369,30 @@ std::vector<V> read_1d(const Group& parent, std::string_view name, hid_t mem_typ
   return values;
 }
 
-std::string join(const std::vector<std::string>& parts, std::string_view separator) {
-  std::string out;
-  for (const std::string& part : parts) {
-    if (!out.empty()) out += separator;
-    out += part;
-  }
-  return out;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------- Error
+
+std::string failure_cause(const std::vector<std::string>& hdf5_stack) {
+  // The system's reason, where HDF5 passes one on: "..., errno = 28, error message = 'No space
+  // left on device', ..." (the entry also holds a time, a buffer address and byte counts).
+  static constexpr std::string_view kMessage = "error message = '";
+  for (const std::string& entry : hdf5_stack) {
+    const std::size_t at = entry.find(kMessage);
+    if (at == std::string::npos) continue;
+    const std::size_t from = at + kMessage.size();
+    const std::size_t to = entry.find('\'', from);
+    if (to != std::string::npos && to > from) return entry.substr(from, to - from);
+  }
+  if (hdf5_stack.empty()) return "HDF5 gave no reason";
+  return hdf5_stack.back();  // the innermost entry is the most specific
+}
 
 Error::Error(const std::string& what)
     : std::runtime_error(what), stack_(std::make_shared<const std::vector<std::string>>()) {}
 
 Error::Error(const std::string& what, std::vector<std::string> hdf5_stack)
-    : std::runtime_error(what + "; HDF5: " + (hdf5_stack.empty() ? "(empty error stack)" : join(hdf5_stack, " / "))),
+    : std::runtime_error(what + ": " + failure_cause(hdf5_stack)),
       stack_(std::make_shared<const std::vector<std::string>>(std::move(hdf5_stack))) {}
 
 // --------------------------------------------------------------------------------------- Handle
@@ -405,7 +417,10 @@ void Handle::close() {
     return;
   }
   const hid_t id = std::exchange(id_, H5I_INVALID_HID);
-  checked([&] { return close_id(id); }, [&] { return "closing " + describe(id); });
+  // Named before closing: a file whose close failed (a write error, a full disk) may be half torn
+  // down, and HDF5 1.10's H5Fget_name then reads freed memory.
+  const std::string label = describe(id);
+  checked([&] { return close_id(id); }, [&] { return "closing " + label; });
 }
 
 void Handle::reset() noexcept {

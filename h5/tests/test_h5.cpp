@@ -220,7 +220,7 @@ TEST_F(H5Test, AttributeErrorsNameTheAttribute) {
     FAIL() << "no exception";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("'absent'"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("HDF5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("can't locate attribute"), std::string::npos) << e.what();
     EXPECT_FALSE(e.hdf5_stack().empty());
   }
   EXPECT_THROW((void)f.attr_string("absent"), Error);
@@ -445,7 +445,7 @@ TEST_F(H5Test, TableOpenOfAMissingDatasetThrows) {
     FAIL() << "no exception";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("'nope'"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("HDF5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("doesn't exist"), std::string::npos) << e.what();
   }
   write_vector(f, "plain", std::vector<double>{1.0});
   EXPECT_THROW((void)Table<Row>::open(f, "plain", row_type()), Error);  // not compound
@@ -524,7 +524,7 @@ TEST_F(H5Test, OpeningAMissingFileThrowsWithPathAndStack) {
     } catch (const Error& e) {
       const std::string what = e.what();
       EXPECT_NE(what.find(path), std::string::npos) << what;
-      EXPECT_NE(what.find("HDF5"), std::string::npos) << what;
+      EXPECT_NE(what.find("No such file or directory"), std::string::npos) << what;
       EXPECT_FALSE(e.hdf5_stack().empty());
     }
   }

@@ -30,8 +30,9 @@
 
 namespace commscope::h5 {
 
-// Any failure of this library. what() = what failed (the call and the file:/object path),
-// then, when HDF5 reported the failure, "; HDF5: " and HDF5's error stack messages joined by " / ".
+// Any failure of this library, in one line. what() = what failed (the call and the
+// file:/object path), then, when HDF5 reported the failure, ": " and failure_cause() of HDF5's
+// error stack; the whole stack (often ten entries) stays in hdf5_stack().
 class Error : public std::runtime_error {
  public:
   // A failure HDF5 did not report (wrong attribute kind, bad argument, failed rename, ...).
@@ -44,6 +45,12 @@ class Error : public std::runtime_error {
  private:
   std::shared_ptr<const std::vector<std::string>> stack_;  // shared: exceptions copy without throwing
 };
+
+// The cause of a failed HDF5 call from its error stack (outermost first), short: the system's
+// error message where an entry carries one ("No such file or directory", "No space left on
+// device"), else the innermost entry ("can't locate attribute: 'x'", "truncated file: eof = 100,
+// ..."), else "HDF5 gave no reason".
+std::string failure_cause(const std::vector<std::string>& hdf5_stack);
 
 // Owns one HDF5 identifier and closes it (H5Fclose, H5Gclose, H5Dclose, ... chosen by H5Iget_type).
 // Move-only. Never wrap the predefined types (H5T_NATIVE_INT, ...): they must not be closed.
