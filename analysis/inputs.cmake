@@ -4,7 +4,7 @@ add_library(commscope_analysis_inputs STATIC ${CMAKE_CURRENT_SOURCE_DIR}/src/inp
 target_include_directories(commscope_analysis_inputs PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
 target_compile_features(commscope_analysis_inputs PUBLIC cxx_std_20)
 target_link_libraries(commscope_analysis_inputs PUBLIC commscope::h5 commscope::profiler_core
-                      PRIVATE commscope_build_flags)
+                      PRIVATE commscope::common commscope_build_flags)
 
 if(COMMSCOPE_BUILD_TESTS)
   # bench_fits.cpp: the report's pooling of bench rows, tested on files built in memory.
@@ -14,6 +14,13 @@ if(COMMSCOPE_BUILD_TESTS)
                                                      commscope_build_flags GTest::gtest_main)
   add_test(NAME analysis.inputs COMMAND test_analysis_inputs)
   set_tests_properties(analysis.inputs PROPERTIES LABELS "unit" ENVIRONMENT "COMMSCOPE_TEST_TMP=${CMAKE_CURRENT_BINARY_DIR}")
+
+  # The schema names: the one form written, the doctor's earlier name still read.
+  add_executable(test_analysis_schemas ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_schemas.cpp)
+  target_link_libraries(test_analysis_schemas PRIVATE commscope_analysis_inputs commscope_doctor_file commscope::common
+                                                      commscope_build_flags GTest::gtest_main)
+  add_test(NAME analysis.schemas COMMAND test_analysis_schemas)
+  set_tests_properties(analysis.schemas PROPERTIES LABELS "unit")
 
   # read_any KIND FILE: preflight + reader, "ok" or the InputError line (the fuzz test's reader).
   add_executable(test_analysis_read_any ${CMAKE_CURRENT_SOURCE_DIR}/tests/read_any.cpp)

@@ -6,7 +6,7 @@ include(CommscopeOpenBLAS)
 # The file's writer, on HDF5 alone: the doctor and the report's tests with known answers use it.
 add_library(commscope_doctor_file STATIC ${CMAKE_CURRENT_LIST_DIR}/src/doctor_file.cpp)
 target_include_directories(commscope_doctor_file PUBLIC ${CMAKE_CURRENT_LIST_DIR}/src)
-target_link_libraries(commscope_doctor_file PUBLIC commscope::h5 PRIVATE commscope_build_flags)
+target_link_libraries(commscope_doctor_file PUBLIC commscope::h5 PRIVATE commscope::common commscope_build_flags)
 
 add_executable(commscope-doctor ${CMAKE_CURRENT_LIST_DIR}/doctor.cpp)
 target_link_libraries(commscope-doctor PRIVATE commscope_bench_core commscope_doctor_file commscope_openblas CLI11::CLI11

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "commscope/common/schemas.hpp"
 #include "commscope/h5/h5.hpp"
 #include "commscope/profiler/profile_file.hpp"
 
@@ -28,10 +29,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::string_view kBenchSchema = "commscope.bench/1";
-constexpr std::string_view kBenchSchemaFamily = "commscope.bench/";
-constexpr std::string_view kProfileSchemaFamily = "commscope.profile/";
-constexpr std::string_view kDoctorSchema = "commscope-doctor/1";
+constexpr std::string_view kBenchSchema = schemas::kBench;
+constexpr std::string_view kDoctorSchema = schemas::kDoctor;
 
 [[noreturn]] void fail(const std::string& path, const std::string& reason) {
   throw InputError(h5::one_line(path + ": " + reason));
@@ -263,10 +262,10 @@ BenchFile read_bench(const std::string& path) {
   const h5::Group meta = file.open_group("meta");
   if (!meta.has_attr("schema")) fail(path, "not a commscope bench results file (no schema attribute in /meta)");
   const std::string schema = meta.attr_string("schema");
-  if (schema.starts_with(kProfileSchemaFamily)) {
+  if (schemas::is_profile(schema)) {
     fail(path, "is a commscope profile, not a bench results file (use 'commscope-report profile')");
   }
-  if (schema == kDoctorSchema)
+  if (schemas::is_doctor(schema))
     fail(path, "is a commscope doctor file, not a bench results file (use 'commscope-report doctor')");
   if (schema != kBenchSchema) fail(path, "schema '" + schema + "', expected '" + std::string(kBenchSchema) + "'");
 
@@ -318,11 +317,12 @@ DoctorFile read_doctor(const std::string& path) {
     fail(path, "not a commscope doctor file (no /meta schema)");
   const h5::Group meta = file.open_group("meta");
   const std::string schema = meta.attr_string("schema");
-  if (schema.starts_with(kBenchSchemaFamily))
+  if (schemas::is_bench(schema))
     fail(path, "is a commscope bench results file, not a doctor file (use 'commscope-report bench')");
-  if (schema.starts_with(kProfileSchemaFamily))
+  if (schemas::is_profile(schema))
     fail(path, "is a commscope profile, not a doctor file (use 'commscope-report profile')");
-  if (schema != kDoctorSchema) fail(path, "schema '" + schema + "', expected '" + std::string(kDoctorSchema) + "'");
+  if (schema != kDoctorSchema && schema != schemas::kDoctorBefore)
+    fail(path, "schema '" + schema + "', expected '" + std::string(kDoctorSchema) + "'");
   DoctorFile out;
   out.path = path;
   out.meta = attributes_as_text(meta);
@@ -414,7 +414,7 @@ profiler::Profile read_profile_file(const std::string& path, bool with_events) {
       return profiler::read_profile(path, with_events);
     } catch (const profiler::ProfileFileError& e) {
       // read_profile names the schema it found: a bench file gets a pointer to the right command.
-      if (std::string_view(e.what()).find("schema '" + std::string(kBenchSchemaFamily)) != std::string_view::npos) {
+      if (std::string_view(e.what()).find("schema 'commscope.bench/") != std::string_view::npos) {
         fail(path, "is a commscope bench results file, not a profile (use 'commscope-report bench')");
       }
       throw;

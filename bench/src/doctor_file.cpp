@@ -1,5 +1,7 @@
 #include "doctor_file.hpp"
 
+#include "commscope/common/schemas.hpp"
+
 namespace commscope::doctor {
 
 namespace {
@@ -27,7 +29,7 @@ h5::CompoundType<NodeRow> node_type() {
 h5::File with_meta(const std::string& path, std::int64_t nranks, std::int64_t nnodes) {
   h5::File f = h5::File::create(path);
   h5::Group meta = f.create_group("meta");
-  meta.set_attr("schema", std::string(kSchema));
+  meta.set_attr("schema", std::string(schemas::kDoctor));
   meta.set_attr("tool", std::string("commscope-doctor"));
   meta.set_attr("nranks", nranks);
   meta.set_attr("nnodes", nnodes);

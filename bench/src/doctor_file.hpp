@@ -1,4 +1,4 @@
-// The file commscope-doctor writes (schema commscope-doctor/1; docs/doctor.md): /meta
+// The file commscope-doctor writes (schema commscope.doctor/1, schemas.hpp; docs/doctor.md): /meta
 // attributes and three appendable tables, each flushed when rows are added, so that a run cut
 // short keeps what it measured. Also written by the report's tests with known answers.
 #pragma once
@@ -11,8 +11,6 @@
 #include "commscope/h5/h5.hpp"
 
 namespace commscope::doctor {
-
-inline constexpr const char* kSchema = "commscope-doctor/1";
 
 struct PairRow {  // one direction of one pair in one pass
   std::int64_t src = 0, dst = 0, pass = 0, round = 0;

@@ -5,12 +5,11 @@
 #include <cstdio>
 #include <cstring>
 
+#include "commscope/common/schemas.hpp"
 #include "commscope/h5/h5.hpp"
 #include "signals.hpp"
 
 namespace commscope::bench {
-
-inline constexpr const char* kSchema = "commscope.bench/1";
 
 namespace {
 
@@ -75,7 +74,7 @@ ResultsFile::ResultsFile(const std::string& path, const Options& o, const Enviro
   check_trackable_path(path);
   h5::File f = h5::File::create(path);
   h5::Group meta = f.create_group("meta");
-  meta.set_attr("schema", std::string(kSchema));
+  meta.set_attr("schema", std::string(schemas::kBench));
   meta.set_attr("tool", std::string("commscope-bench"));
   meta.set_attr("status", std::string("running"));  // until finish(): a file cut short says so
   for (const auto& [k, v] : env.fields) meta.set_attr(k, v);

@@ -53,7 +53,7 @@ struct BenchFile {
   std::string meta_value(const std::string& key) const;  // "" when absent
 };
 
-// commscope-doctor's file (schema commscope-doctor/1, docs/doctor.md). Values a phase did not
+// commscope-doctor's file (schema commscope.doctor/1, earlier commscope-doctor/1; docs/doctor.md). Values a phase did not
 // measure are NaN; a run that failed keeps the rows it finished (meta "status" says why).
 struct DoctorPair {
   std::int64_t src = 0, dst = 0;
