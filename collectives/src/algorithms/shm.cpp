@@ -368,8 +368,7 @@ void sendrecv(Steps& s, const CollArgs& a, const AlgoOptions& o) {
 
 // The collectives that read peers' buffers directly, from nccl-tests' size `bytes` on.
 bool has_direct(Collective c) {
-  return c == Collective::allgather || c == Collective::gather || c == Collective::broadcast ||
-         c == Collective::scatter || c == Collective::reducescatter || c == Collective::allreduce;
+  return shm_has_direct(c);
 }
 // nccl-tests' size of a call of a collective with a direct form.
 std::size_t direct_size(const ShmSegment& seg, const CollArgs& a) {
@@ -496,38 +495,14 @@ class ShmAlgorithm final : public Algorithm {
     detail::shm_record_call(times, direct, static_cast<std::uint64_t>(std::max<std::int64_t>(1, ns.count())));
   }
   std::optional<Cost> cost(Collective c, int p, double n, const AlgoOptions& o) const override {
-    if (!supports(c)) return std::nullopt;
-    if (p == 1) return Cost{};
-    const double q = p;
-    const bool blocked = c == Collective::reducescatter || c == Collective::alltoall || c == Collective::scatter;
-    const double es_chunk = static_cast<double>(std::clamp<std::size_t>(o.shm_chunk_bytes, 1, kShmSlotBytes));
-    // Steps: the array in chunks (the blocked collectives move n/p per rank-block in
-    // chunk/p pieces, the gathers a block of n/p per step chunk).
-    const bool gathered = c == Collective::allgather || c == Collective::gather;
-    const double moved = blocked || gathered ? n / q : n;
-    const double chunk = blocked ? es_chunk / q : es_chunk;
-    const double k = std::max(1.0, std::ceil(moved / chunk));
-    // Direct (where the kernel allows it, which the cost cannot know: assumed): one handoff,
-    // each byte copied once. The measured choice (shm_adapt_bytes) is priced as the slots: which
-    // path it takes is known only at run time.
-    if (has_direct(c) && n >= static_cast<double>(o.shm_direct_bytes)) {
-      if (c == Collective::allreduce) return Cost{2, 2 * (q - 1) / q, (q - 1) / q};
-      return Cost{1, c == Collective::broadcast ? 1.0 : (q - 1) / q, c == Collective::reducescatter ? (q - 1) / q : 0};
-    }
-    switch (c) {
-      case Collective::allreduce:
-      case Collective::reduce:
-        if (n < static_cast<double>(shm_two_shot_switch(o, p, false))) return Cost{k, 1, q - 1};
-        return Cost{2 * k, (2 * q - 1) / q, (q - 1) / q};
-      case Collective::reducescatter:
-        return Cost{k, 1, (q - 1) / q};
-      case Collective::alltoall:
-        return Cost{k, (2 * q - 1) / q, 0};
-      case Collective::sendrecv:
-        return Cost{k, 2, 0};
-      default:
-        return Cost{k, 1, 0};
-    }
+    // Direct is assumed where the kernel allows it (the cost cannot know); the measured choice
+    // (shm_adapt_bytes) is priced as the slots: which path it takes is known only at run time.
+    const ShmCostSettings settings{static_cast<double>(std::clamp<std::size_t>(o.shm_chunk_bytes, 1, kShmSlotBytes)),
+                                   static_cast<double>(o.shm_direct_bytes),
+                                   static_cast<double>(shm_two_shot_switch(o, p, false))};
+    const std::optional<CostTerms> t = shm_cost_terms(c, p, n, settings);
+    if (!t) return std::nullopt;
+    return Cost{t->alpha_count, t->beta_factor, t->gamma_factor};
   }
 };
 

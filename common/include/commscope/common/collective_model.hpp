@@ -1,11 +1,14 @@
 // The vocabulary of collectives that the library (collectives), the bench and the report
 // (analysis) share, in one header that depends on nothing: the collectives and their names,
-// nccl-tests' bus-bandwidth factor, and the alpha-beta-gamma cost terms of the ring, the one
-// algorithm whose terms the library's cost model and the report's textbook curves both use.
+// nccl-tests' bus-bandwidth factor, and the alpha-beta-gamma cost terms of the ring (the
+// library's cost model and the report's textbook curves both use them) and of shm (the library's;
+// the report draws no shm curve yet).
 // Installed with the collectives library's headers (types.hpp includes it).
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -116,6 +119,58 @@ constexpr std::optional<CostTerms> ring_cost_terms(Collective c, int p) {
       return CostTerms{q - 1, f, 0};
     default:
       return std::nullopt;
+  }
+}
+
+// What shm's cost depends on besides the call: the bytes a step moves per rank (its chunk, at
+// least 1), the size from which a call goes direct (ranks read each other's buffers, assumed
+// possible), and the size from which allreduce and reduce run two-shot.
+struct ShmCostSettings {
+  double chunk_bytes = 1;
+  double direct_bytes = 0;
+  double two_shot_bytes = 0;
+};
+
+// The collectives shm runs direct from ShmCostSettings::direct_bytes.
+constexpr bool shm_has_direct(Collective c) {
+  return c == Collective::allgather || c == Collective::gather || c == Collective::broadcast ||
+         c == Collective::scatter || c == Collective::reducescatter || c == Collective::allreduce;
+}
+
+// shm's terms on p ranks of one node for n bytes (the derivation: collectives/src/algorithms/shm.cpp),
+// with k steps of at most a chunk: allreduce and reduce one-shot k a + nB + (p-1) nG, two-shot
+// 2k a + (2p-1)/p nB + (p-1)/p nG; reducescatter k a + nB + (p-1)/p nG; alltoall
+// k a + (2p-1)/p nB; sendrecv k a + 2nB; the others k a + nB. Direct: allreduce
+// 2a + 2f nB + f nG, the others a + f nB (broadcast nB; reducescatter + f nG), f = (p-1)/p.
+// nullopt for alltoallv, zero terms on one rank.
+inline std::optional<CostTerms> shm_cost_terms(Collective c, int p, double n, const ShmCostSettings& s) {
+  if (c == Collective::alltoallv) return std::nullopt;
+  if (p == 1) return CostTerms{};
+  const double q = p, f = (q - 1) / q;
+  const bool blocked = c == Collective::reducescatter || c == Collective::alltoall || c == Collective::scatter;
+  const bool gathered = c == Collective::allgather || c == Collective::gather;
+  // Steps: the array in chunks (the blocked collectives move n/p per rank-block in chunk/p
+  // pieces, the gathers a block of n/p per step chunk).
+  const double moved = blocked || gathered ? n / q : n;
+  const double chunk = blocked ? s.chunk_bytes / q : s.chunk_bytes;
+  const double k = std::max(1.0, std::ceil(moved / chunk));
+  if (shm_has_direct(c) && n >= s.direct_bytes) {
+    if (c == Collective::allreduce) return CostTerms{2, 2 * f, f};
+    return CostTerms{1, c == Collective::broadcast ? 1.0 : f, c == Collective::reducescatter ? f : 0};
+  }
+  switch (c) {
+    case Collective::allreduce:
+    case Collective::reduce:
+      if (n < s.two_shot_bytes) return CostTerms{k, 1, q - 1};
+      return CostTerms{2 * k, (2 * q - 1) / q, f};
+    case Collective::reducescatter:
+      return CostTerms{k, 1, f};
+    case Collective::alltoall:
+      return CostTerms{k, (2 * q - 1) / q, 0};
+    case Collective::sendrecv:
+      return CostTerms{k, 2, 0};
+    default:
+      return CostTerms{k, 1, 0};
   }
 }
 
