@@ -1,6 +1,5 @@
 #include "json_results.hpp"
 #include "results.hpp"
-#include "signals.hpp"
 
 #include <unistd.h>
 
@@ -11,30 +10,22 @@
 
 #include "commscope/collectives/error.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
+#include "commscope/common/stop_signals.hpp"
 #include "measure.hpp"
 #include "table.hpp"
 
 namespace commscope::bench {
 namespace {
 
-// What close_json_results_now() needs: the file's descriptor (-1: none open), the bytes that end
-// it after the last complete line, and whether a line is being written (then it does nothing).
+// What close_json_results_now() needs: the file's descriptor (-1: none open) and the bytes that
+// end it after the last complete line. A stop never calls it while a line is being written (each
+// write holds a stop::WriteGuard, and a signal then waits until the line is complete), so the
+// file always ends validly.
 std::atomic<int> g_fd{-1};
-std::atomic<bool> g_busy{false};
 char g_tail[512];
-std::size_t g_tail_len = 0;  // changed only while g_busy
-static_assert(std::atomic<int>::is_always_lock_free && std::atomic<bool>::is_always_lock_free);
-
-// Marks the file busy while a line goes out: a signal arriving meanwhile is handled when the
-// line is complete (deliver_deferred_signal), so the file always ends validly.
-class Busy {
- public:
-  Busy() { g_busy.store(true); }
-  ~Busy() {
-    g_busy.store(false);
-    deliver_deferred_signal();
-  }
-};
+std::size_t g_tail_len = 0;  // changed only under a stop::WriteGuard
+static_assert(std::atomic<int>::is_always_lock_free);
+using Busy = stop::WriteGuard;
 
 // fopen "wx" (never overwrite); an existing name moves on to path.0, path.1, ...
 std::FILE* open_exclusive(const std::string& path, std::string& chosen) {
@@ -161,12 +152,7 @@ void JsonResults::prepare_tail() {
   g_tail_len = n > 0 ? std::min(static_cast<std::size_t>(n), sizeof g_tail - 1) : 0;
 }
 
-bool json_results_busy() noexcept {
-  return g_busy.load();
-}
-
 void close_json_results_now() noexcept {
-  if (g_busy.load()) return;
   const int fd = g_fd.exchange(-1);
   if (fd < 0) return;
   const ssize_t written = ::write(fd, g_tail, g_tail_len);

@@ -10,8 +10,8 @@
 //    "errors": [...], "end_time"}
 // Type names are nccl-tests' (float, bfloat16, ...); "env" holds only the variables the bench
 // records (NCCL_*, OMPI_*, ...), not the whole environment. Written by rank 0 as the lines are
-// printed; when a signal or the watchdog ends the run, publish_results_file_now() closes it
-// after the last finished line (nccl-tests leaves it unterminated). One file at a time.
+// printed; when a signal or the watchdog ends the run, stop::publish_now() closes it (through
+// close_json_results_now) after the last finished line (nccl-tests leaves it unterminated). One file at a time.
 #pragma once
 
 #include <mpi.h>
@@ -24,6 +24,7 @@
 #include "backend.hpp"
 #include "commscope/bench/environment.hpp"
 #include "commscope/bench/options.hpp"
+#include "commscope/common/stop_signals.hpp"
 #include "json_writer.hpp"
 #include "results.hpp"
 
@@ -44,6 +45,10 @@ std::vector<RankInfo> gather_rank_info(MPI_Comm comm, const DeviceInfo& device);
 
 // NCCL_VERSION_CODE of a version string "2.28.9" (22809); 0 for none.
 int nccl_version_code(const std::string& version);
+
+// Async-signal-safe: end the open JSON file validly after its last complete line (a footer
+// whose "errors" says the run was stopped). A stop calls it, never while a line is being written.
+void close_json_results_now() noexcept;
 
 class JsonResults {
  public:
@@ -81,12 +86,7 @@ class JsonResults {
   std::uint64_t wrong_ = 0;
   double busbw_sum_ = 0;
   int sides_ = 0;
+  stop::TrackedHook tracked_{close_json_results_now};  // a stop ends the file
 };
-
-// Async-signal-safe: end the open JSON file validly after its last complete line (a footer
-// whose "errors" says the run was stopped), unless a line is being written.
-void close_json_results_now() noexcept;
-// Whether a line (or the footer) of the JSON file is being written: a signal then waits for it.
-bool json_results_busy() noexcept;
 
 }  // namespace commscope::bench

@@ -27,12 +27,12 @@
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/memory_headroom.hpp"
 #include "commscope/common/output_path.hpp"
+#include "commscope/common/stop_signals.hpp"
 #include "disk_space.hpp"
 #include "json_results.hpp"
 #include "measure.hpp"
 #include "osu_run.hpp"
 #include "results.hpp"
-#include "signals.hpp"
 #include "table.hpp"
 #include "watchdog.hpp"
 
@@ -155,7 +155,7 @@ class Bench {
     rank_ = comm_.rank();
     // The shm switch the library takes here, so the header and the results file say it.
     o_.shm_two_shot_bytes = shm_two_shot_switch(comm_options(o).algo, comm_.local_size(), comm_.oversubscribed());
-    install_signal_handlers(rank_);
+    stop::install("commscope-bench", rank_, stop::Mode::kPublishAndDie);
     backend_ = o_.device == "cuda" ? make_cuda_backend(comm_, o_) : make_cpu_backend(comm_, o_);
     cases_ = make_cases(o_, comm_.size(), *backend_);
     check_host_memory();

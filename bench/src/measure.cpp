@@ -15,7 +15,6 @@
 #include "commscope/common/stats.hpp"
 #include "commscope/common/stop_line.hpp"
 #include "results.hpp"
-#include "signals.hpp"
 #include "watchdog.hpp"
 
 namespace commscope::bench {

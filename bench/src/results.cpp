@@ -5,9 +5,10 @@
 #include <cstdio>
 #include <cstring>
 
+#include "commscope/collectives/error.hpp"
 #include "commscope/common/schemas.hpp"
+#include "commscope/common/stop_signals.hpp"
 #include "commscope/h5/h5.hpp"
-#include "signals.hpp"
 
 namespace commscope::bench {
 
@@ -68,10 +69,15 @@ struct ResultsFile::Impl {
   h5::File file;
   h5::Table<ResultRow> results;
   h5::Table<SampleRow> samples;
+  stop::TrackedFile tracked;  // a stop publishes the file as the last flush left it
 };
 
 ResultsFile::ResultsFile(const std::string& path, const Options& o, const Environment& env, int nranks) {
-  check_trackable_path(path);
+  try {
+    stop::check_path(path);
+  } catch (const std::invalid_argument&) {
+    throw InvalidArgument("--out path too long");
+  }
   h5::File f = h5::File::create(path);
   h5::Group meta = f.create_group("meta");
   meta.set_attr("schema", std::string(schemas::kBench));
@@ -122,8 +128,8 @@ ResultsFile::ResultsFile(const std::string& path, const Options& o, const Enviro
   samples.set_attr("description", std::string("per-iteration samples of each /results row (result = row index): "
                                               "max over ranks of the call's duration, and the arrival skew"));
   f.flush();
-  impl_ = new Impl{std::move(f), std::move(results), std::move(samples)};
-  track_results_file(impl_->file.partial_path(), path);
+  const std::string partial = f.partial_path();
+  impl_ = new Impl{std::move(f), std::move(results), std::move(samples), {partial, path, "rows"}};
 }
 
 ResultsFile::~ResultsFile() {
@@ -147,12 +153,14 @@ void ResultsFile::append(ResultRow row, const Samples& s) {
 }
 
 void ResultsFile::flush() {
-  if (!impl_ || !results_file_tracked()) return;
-  const ResultsWriteGuard guard;
+  if (!impl_) return;
+  const stop::WriteGuard guard;
+  if (!impl_->tracked.held()) return;  // the watchdog published it: the run is ending
   impl_->samples.append(samples_);
   impl_->results.append(rows_);
   impl_->file.flush();
   rows_written_ += rows_.size();
+  impl_->tracked.set_kept(rows_written_);
   rows_.clear();
   samples_.clear();
 }
@@ -163,10 +171,11 @@ void ResultsFile::close() {
   // Whoever takes the file from the signal handler publishes it: here by closing (which
   // renames). A signal arriving meanwhile waits until the file has its final name (a launcher's
   // SIGTERM after another rank's abort came mid-close, and the file stayed FILE.partial).
-  if (begin_results_close()) {
+  if (impl_->tracked.begin_close()) {
     struct Done {
-      ~Done() { end_results_close(); }
-    } done;
+      stop::TrackedFile& tracked;
+      ~Done() { tracked.end_close(); }
+    } done{impl_->tracked};
     impl_->file.close();
   }
   delete impl_;

@@ -17,7 +17,7 @@ namespace commscope::bench {
 
 // Writes the results file on rank 0: /meta at creation, rows and samples appended by
 // append() and made durable by flush(); published under its final name by close(), by
-// publish_results_file_now() (timeout), or by the SIGINT/SIGTERM handler (signals.hpp).
+// stop::publish_now() (the watchdog), or by a stop signal (commscope/common/stop_signals.hpp).
 class ResultsFile {
  public:
   ResultsFile(const std::string& path, const Options& o, const Environment& env, int nranks);

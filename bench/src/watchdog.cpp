@@ -12,8 +12,8 @@
 #include "cases.hpp"
 #include "clock.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
+#include "commscope/common/stop_signals.hpp"
 #include "results.hpp"
-#include "signals.hpp"
 
 namespace commscope::bench {
 
@@ -82,7 +82,7 @@ void Watchdog::watch() {
     std::fflush(stderr);
     // The main thread is blocked in communication, not in the results file: publish what
     // was flushed so far, then end without running destructors that could block on MPI.
-    publish_results_file_now();
+    stop::publish_now();
     std::_Exit(3);
   }
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Ctrl-C in the middle of a run: the results file must be published under its final name,
-# valid, holding every line finished before the interrupt; the -J file (OUT.h5.json) must be
+# valid, holding every line finished before the interrupt, and rank 0 must say where ("kept N
+# rows in FILE"); the -J file (OUT.h5.json) must be
 # valid JSON with those lines (checked where python3 is).
 #   interrupt.sh READBACK OUT.h5 -- launcher-and-bench-command...
 set -u
@@ -21,8 +22,10 @@ kill -INT $pid
 wait $pid
 rc=$?
 cat "$log"
+kept=$(grep -Ec "^commscope-bench: rank 0: kept [0-9]+ rows in $out\$" "$log")
 rm -f "$log"
 echo "interrupt.sh: exit status $rc after SIGINT"
+[ "$kept" = 1 ] || { echo "interrupt.sh: FAIL: no 'kept N rows in $out' line from rank 0"; exit 1; }
 [ "$rc" -ne 0 ] || { echo "interrupt.sh: FAIL: an interrupted run must not exit 0"; exit 1; }
 [ -e "$out.partial" ] && { echo "interrupt.sh: FAIL: $out.partial was left behind"; exit 1; }
 "$readback" "$out" 3 --status running || exit 1  # cut short, and the file says so

@@ -1,0 +1,240 @@
+#include "commscope/common/stop_signals.hpp"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include "commscope/common/stop_line.hpp"
+
+namespace commscope::stop {
+namespace {
+
+// A slot of the registry. Its state word says who owns it: nobody (kFree), the one filling it
+// (kSetup), the handler (kOpen: a stop publishes it), the writer closing it or a stop publishing
+// it (kClosing), or nobody until its owner lets it go (kPublished).
+enum : int { kFree = 0, kSetup, kOpen, kClosing, kPublished };
+struct Slot {
+  std::atomic<int> state{kFree};
+  std::atomic<std::uint64_t> kept{0};
+  void (*hook)() noexcept = nullptr;  // instead of a rename
+  const char* unit = nullptr;
+  char partial[4096] = {};
+  char final_path[4096] = {};
+};
+constexpr int kSlots = 4;
+Slot g_slots[kSlots];
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<std::uint64_t>::is_always_lock_free);
+
+std::atomic<int> g_writing{0};    // WriteGuards alive
+std::atomic<int> g_requested{0};  // the first stop signal
+std::atomic<int> g_pending{0};    // a signal held back until the writes end
+Mode g_mode = Mode::kPublishAndDie;
+int g_rank = 0;
+char g_prefix[64] = "";
+
+// Ranks other than 0 hold this long before dying (the header says why).
+constexpr timespec kHoldForRank0{0, 500'000'000};
+
+void put(const char* s) noexcept {
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, s, std::strlen(s));
+}
+
+// "<prefix>kept 12 rows in FILE": strcat-like appends and a hand-made decimal (async-signal-safe).
+void say_kept(const Slot& s) noexcept {
+  char line[4300], digits[24];
+  std::uint64_t v = s.kept.load();
+  int d = sizeof digits - 1;
+  digits[d] = '\0';
+  do digits[--d] = static_cast<char>('0' + v % 10), v /= 10;
+  while (v > 0 && d > 0);
+  line[0] = '\0';
+  const char* parts[] = {g_prefix, "kept ", digits + d, " ", s.unit, " in ", s.final_path, "\n"};
+  for (const char* part : parts) std::strncat(line, part, sizeof line - std::strlen(line) - 1);
+  put(line);
+}
+
+bool closing() noexcept {
+  for (const Slot& s : g_slots)
+    if (s.state.load() == kClosing) return true;
+  return false;
+}
+
+// Publishes each open slot; marks which in `done`. A slot taken here is not the writer's anymore.
+int publish_all(bool done[kSlots]) noexcept {
+  int n = 0;
+  for (int i = 0; i < kSlots; ++i) {
+    Slot& s = g_slots[i];
+    int expected = kOpen;
+    done[i] = s.state.compare_exchange_strong(expected, kClosing);
+    if (!done[i]) continue;
+    if (s.hook)
+      s.hook();
+    else
+      ::rename(s.partial, s.final_path);
+    s.state.store(kPublished);
+    ++n;
+  }
+  return n;
+}
+
+// Publish before anything else (a launcher's SIGKILL may follow), then say why and where, then
+// die of the signal: at once outside a handler, on the handler's return inside one (the signal is
+// blocked there until then).
+void stop_now(int sig) noexcept {
+  bool done[kSlots];
+  publish_all(done);
+  write_stop_line(g_prefix, sig, current_activity());
+  for (int i = 0; i < kSlots; ++i)
+    if (done[i] && !g_slots[i].hook && g_slots[i].unit) say_kept(g_slots[i]);
+  if (g_rank != 0) ::nanosleep(&kHoldForRank0, nullptr);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void deliver_deferred() noexcept {
+  if (g_writing.load() > 0 || closing()) return;  // the last writer delivers it
+  if (const int sig = g_pending.exchange(0)) stop_now(sig);
+}
+
+extern "C" void on_signal(int sig) {
+  int none = 0;
+  const bool first = g_requested.compare_exchange_strong(none, sig);
+  if (g_mode == Mode::kRaiseFlag && first) {
+    if (g_rank == 0) {
+      char line[160];
+      std::snprintf(line, sizeof line, "%s%s: stopping at the end of this step (a second signal stops at once)\n",
+                    g_prefix,
+                    sig == SIGINT    ? "SIGINT"
+                    : sig == SIGTERM ? "SIGTERM"
+                                     : "SIGHUP");
+      put(line);
+    }
+    return;
+  }
+  if (g_writing.load() > 0 || closing()) {  // the writer stops when it is done
+    g_pending.store(sig);
+    return;
+  }
+  stop_now(sig);
+}
+
+int claim() {
+  for (int i = 0; i < kSlots; ++i) {
+    int expected = kFree;
+    if (g_slots[i].state.compare_exchange_strong(expected, kSetup)) return i;
+  }
+  throw std::logic_error("commscope::stop: more than 4 files tracked at once");
+}
+
+void release(int slot) noexcept {
+  Slot& s = g_slots[slot];
+  int expected = kOpen;
+  if (!s.state.compare_exchange_strong(expected, kFree)) {  // not while a stop is publishing it
+    expected = kPublished;
+    s.state.compare_exchange_strong(expected, kFree);
+  }
+}
+
+}  // namespace
+
+void install(const char* tool, int rank, Mode mode) {
+  std::snprintf(g_prefix, sizeof g_prefix, "%s: rank %d: ", tool, rank);
+  g_rank = rank;
+  g_mode = mode;
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  // One handler at a time, and no SIGPIPE while saying where the files are to a launcher that
+  // has gone.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaddset(&sa.sa_mask, sig);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction before {};
+    if (sigaction(sig, nullptr, &before) == 0 && before.sa_handler == SIG_IGN) continue;
+    sigaction(sig, &sa, nullptr);
+  }
+  ::prctl(PR_SET_PDEATHSIG, SIGHUP);
+}
+
+int requested() noexcept {
+  return g_requested.load();
+}
+
+void request(int sig) noexcept {
+  int none = 0;
+  g_requested.compare_exchange_strong(none, sig);
+}
+
+void check_path(const std::string& path) {
+  if (path.size() + 16 > sizeof g_slots[0].partial) throw std::invalid_argument("path too long: " + path.substr(0, 64));
+}
+
+TrackedFile::TrackedFile(const std::string& partial, const std::string& final_path, const char* unit) {
+  check_path(partial);
+  check_path(final_path);
+  slot_ = claim();
+  Slot& s = g_slots[slot_];
+  std::snprintf(s.partial, sizeof s.partial, "%s", partial.c_str());
+  std::snprintf(s.final_path, sizeof s.final_path, "%s", final_path.c_str());
+  s.hook = nullptr;
+  s.unit = unit;
+  s.kept.store(0);
+  s.state.store(kOpen);
+}
+
+TrackedFile::~TrackedFile() {
+  release(slot_);
+}
+
+void TrackedFile::set_kept(std::uint64_t n) noexcept {
+  g_slots[slot_].kept.store(n);
+}
+
+bool TrackedFile::held() const noexcept {
+  return g_slots[slot_].state.load() == kOpen;
+}
+
+bool TrackedFile::begin_close() noexcept {
+  int expected = kOpen;
+  return g_slots[slot_].state.compare_exchange_strong(expected, kClosing);
+}
+
+void TrackedFile::end_close() noexcept {
+  g_slots[slot_].state.store(kFree);
+  deliver_deferred();
+}
+
+TrackedHook::TrackedHook(void (*publish)() noexcept) : slot_(claim()) {
+  g_slots[slot_].hook = publish;
+  g_slots[slot_].unit = nullptr;
+  g_slots[slot_].state.store(kOpen);
+}
+
+TrackedHook::~TrackedHook() {
+  release(slot_);
+}
+
+WriteGuard::WriteGuard() noexcept {
+  g_writing.fetch_add(1);
+}
+
+WriteGuard::~WriteGuard() {
+  if (g_writing.fetch_sub(1) == 1) deliver_deferred();
+}
+
+int publish_now() noexcept {
+  if (g_writing.load() > 0) return 0;
+  bool done[kSlots];
+  const int n = publish_all(done);
+  for (int i = 0; i < kSlots; ++i)
+    if (done[i] && !g_slots[i].hook && g_slots[i].unit) say_kept(g_slots[i]);
+  return n;
+}
+
+}  // namespace commscope::stop
