@@ -8,7 +8,9 @@ add_library(commscope_doctor_file STATIC ${CMAKE_CURRENT_LIST_DIR}/src/doctor_fi
 target_include_directories(commscope_doctor_file PUBLIC ${CMAKE_CURRENT_LIST_DIR}/src)
 target_link_libraries(commscope_doctor_file PUBLIC commscope::h5 PRIVATE commscope::common commscope_build_flags)
 
-add_executable(commscope-doctor ${CMAKE_CURRENT_LIST_DIR}/doctor.cpp)
+# The tool: the run (doctor/main.cpp) and its three phases, one file each.
+add_executable(commscope-doctor ${CMAKE_CURRENT_LIST_DIR}/doctor/main.cpp ${CMAKE_CURRENT_LIST_DIR}/doctor/pairs.cpp
+                                ${CMAKE_CURRENT_LIST_DIR}/doctor/probes.cpp ${CMAKE_CURRENT_LIST_DIR}/doctor/nodes.cpp)
 target_link_libraries(commscope-doctor PRIVATE commscope_bench_core commscope_doctor_file commscope_openblas CLI11::CLI11
                       commscope_build_flags)
 install(TARGETS commscope-doctor RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -1,0 +1,84 @@
+// commscope-doctor's parts (docs/doctor.md): the options, the ranks' layout and rank 0's file,
+// shared by the run (main.cpp) and its three phases: pairs (pairs.cpp), probes (probes.cpp) and
+// each node's allreduce (nodes.cpp).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commscope/bench/environment.hpp"
+#include "commscope/collectives/collectives.hpp"
+#include "commscope/collectives/mpi_transport.hpp"
+#include "commscope/common/stop_signals.hpp"
+#include "doctor_file.hpp"
+
+namespace commscope::doctor {
+
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct Options {
+  std::string out = "doctor.h5";
+  std::string bytes = "1M";  // bandwidth message
+  int window = 8;            // messages in flight per bandwidth iteration
+  int bw_iters = 3;
+  int passes = 3;
+  int lat_iters = 50;
+  int gemm_n = 384;
+  std::string copy_bytes = "32M";
+  double probe_time_s = 0.25;
+  int probe_windows = 3;
+  std::string probes = "auto";  // concurrent, serial, auto: serial where ranks outnumber CPUs
+  std::string node_bytes = "16M";
+  std::string node_algo = "mpi";
+  int node_iters = 5;
+  double timeout_s = 60;
+  bool no_probes = false, no_nodes = false;
+};
+
+// Every rank's host name, in rank order, and each rank's node: hosts numbered in order of
+// first appearance. The names are the ones the world communicator's transport gathered.
+struct Layout {
+  std::vector<std::string> hosts;
+  std::vector<int> node;
+  std::vector<std::string> node_host;
+};
+Layout layout_of(const MpiTransport& t);
+
+// Rank 0's file with the stop path's hold on it: rows are added under a stop::WriteGuard (a
+// signal waits for the write), and a stop publishes the file as the last add left it and says
+// how many rows it kept.
+class Output {
+ public:
+  Output(const Options& o, const bench::Environment& env, const Layout& l);
+  template <class Row>
+  void add(const std::vector<Row>& rows) {
+    const stop::WriteGuard guard;
+    if (!tracked_->held()) return;  // published by a stop: the run is ending
+    file_->add(rows);
+    kept_ += rows.size();
+    tracked_->set_kept(kept_);
+  }
+  h5::Group meta() const { return file_->meta(); }
+  // Records /meta status and publishes the file under its name (once; later calls do nothing).
+  void finish(const std::string& status);
+
+ private:
+  std::unique_ptr<File> file_;
+  std::unique_ptr<stop::TrackedFile> tracked_;
+  std::uint64_t kept_ = 0;
+};
+
+// 1. Every pair's latency and bandwidth, o.passes times over the round-robin tournament's rounds;
+// rank 0 writes the rows after each round. Collective.
+void run_pairs(Communicator& world, const Options& o, const Layout& layout, Output* file);
+// 2. Every rank's sgemm and memcpy probes (concurrent or one rank at a time). Collective.
+void run_probes(Communicator& world, const Options& o, const Layout& layout, Output* file);
+// 3. Each node's allreduce, the nodes at once. Collective.
+void run_nodes(Communicator& world, const Options& o, const Layout& layout, Output* file);
+
+}  // namespace commscope::doctor
