@@ -106,14 +106,13 @@ void deliver_deferred() noexcept {
 extern "C" void on_signal(int sig) {
   int none = 0;
   const bool first = g_requested.compare_exchange_strong(none, sig);
-  if (g_mode == Mode::kRaiseFlag && first) {
+  if (g_mode == Mode::kRaiseFlag && first) {  // what it was doing, and what happens next
+    write_stop_line(g_prefix, sig, current_activity());
     if (g_rank == 0) {
-      char line[160];
-      std::snprintf(line, sizeof line, "%s%s: stopping at the end of this step (a second signal stops at once)\n",
-                    g_prefix,
-                    sig == SIGINT    ? "SIGINT"
-                    : sig == SIGTERM ? "SIGTERM"
-                                     : "SIGHUP");
+      char line[160] = "";
+      const char* parts[] = {g_prefix,
+                             "writing the files after the step in progress (a second signal stops at once)\n"};
+      for (const char* part : parts) std::strncat(line, part, sizeof line - std::strlen(line) - 1);
       put(line);
     }
     return;

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <new>
 #include <string>
 #include <thread>
@@ -20,7 +21,7 @@
 
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/collectives/error.hpp"
-#include "commscope/common/stop_line.hpp"
+#include "commscope/common/stop_signals.hpp"
 #include "commscope/common/timing.hpp"
 #include "commscope/profiler/profile_file.hpp"
 #include "commscope/profiler/session.hpp"
@@ -44,19 +45,12 @@ namespace {
 using ct::mib;
 using ct::UsageError;
 
-// A rank stopped by a signal (its launcher ending the job after another rank died, Ctrl-C)
-// says where it was: one line naming the collective in progress (async-signal-safe).
-char g_signal_prefix[64] = "commscope-train: ";
-
-extern "C" void on_stop_signal(int sig) {
-  commscope::write_stop_line(g_signal_prefix, sig, commscope::current_activity());
-  std::signal(sig, SIG_DFL);
-  std::raise(sig);
-}
-
-void install_stop_handlers(int rank) {
-  std::snprintf(g_signal_prefix, sizeof g_signal_prefix, "commscope-train: rank %d: ", rank);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP}) std::signal(sig, on_stop_signal);
+// Whether a stop signal (Ctrl-C, SIGTERM: commscope/common/stop_signals.hpp) reached any rank, so
+// that every rank leaves the loop after the same step: its number, 0 for none. Collective.
+int stop_agreed(MPI_Comm world) {
+  int mine = commscope::stop::requested(), any = 0;
+  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, world);
+  return any;
 }
 
 // FLOPs of one training iteration (forward + backward) for `batch` sequences, the formula of
@@ -140,6 +134,7 @@ struct Trained {
   double total_time = 0;  // s, over the timed steps
   int timed_steps = 0;    // all but the first, which warms up
   float last_loss = 0;
+  int stopped_by = 0;  // the stop signal that ended the loop early, 0 for none
 };
 
 struct StepLoop {
@@ -152,6 +147,8 @@ struct StepLoop {
   double gemm;                    // the reference rate per rank
   std::size_t accounted;          // bytes, the memory line's total
   std::size_t resident_at_start;  // bytes
+  MPI_Comm world;
+  std::function<void()> checkpoint;  // --save-every's (collective)
 };
 
 // After the first step: what the memory line accounts for against what the process holds (the
@@ -211,6 +208,8 @@ Trained train(const StepLoop& l) {
       const double vloss = validate(o, l.setup, l.dp_comm, l.engine);
       if (l.rank == 0) std::printf("step %5lld validation loss %.4f\n", static_cast<long long>(l.engine.step()), vloss);
     }
+    if ((t.stopped_by = stop_agreed(l.world)) != 0) break;
+    if (o.save_every > 0 && (s + 1) % o.save_every == 0 && s + 1 < o.steps) l.checkpoint();
   }
   return t;
 }
@@ -240,9 +239,11 @@ void print_mean_step(const StepLoop& l, const Trained& t) {
 }
 
 // Checkpoints and sampling: the whole model gathered over the DP group (ZeRO), then over the
-// TP x PP ranks (their shards), on every rank (collective); rank 0 writes and samples.
+// TP x PP ranks (their shards), on every rank (collective); rank 0 writes and samples. `all`
+// false: the --save checkpoint alone (--save-every's).
 void save_outputs(const ct::TrainOptions& o, const ct::RunSetup& setup, const Placement& at, ct::TrainEngine& engine,
-                  int rank) {
+                  int rank, bool all = true) {
+  if (!all && o.save.empty()) return;
   if (o.save_llmc.empty() && o.save.empty() && o.sample <= 0) return;
   const ct::ModelConfig& config = setup.config;
   auto whole = [&](std::vector<float> mine) {
@@ -255,7 +256,7 @@ void save_outputs(const ct::TrainOptions& o, const ct::RunSetup& setup, const Pl
     st.v = whole(engine.full_v());
   }
   if (rank != 0) return;
-  if (!o.save_llmc.empty()) {
+  if (all && !o.save_llmc.empty()) {
     ct::write_llmc_model(o.save_llmc, config, params);
     std::printf("saved %s (llm.c fp32)\n", o.save_llmc.c_str());
   }
@@ -266,7 +267,7 @@ void save_outputs(const ct::TrainOptions& o, const ct::RunSetup& setup, const Pl
     ct::write_training_checkpoint(o.save, st);
     std::printf("saved %s (step %lld)\n", o.save.c_str(), static_cast<long long>(st.step));
   }
-  if (o.sample > 0) {
+  if (all && o.sample > 0) {
     const std::string text = ct::sample_text(config, setup.seq, params, o.prompt, o.sample, o.temperature, o.seed);
     std::printf("sample:\n%s\n", text.c_str());
   }
@@ -310,9 +311,29 @@ int run(int argc, char** argv, commscope::Communicator& world) {
 
   std::unique_ptr<prof::Session> session =
       start_profile(o, argc, argv, ct::describe_run(o, setup, threads, chosen.gemm_gflops), world);
-  const StepLoop loop{o, setup, loader, engine, *at.dp_comm, rank, chosen.gemm_gflops, mem.total(), resident_at_start};
+  const StepLoop loop{o,
+                      setup,
+                      loader,
+                      engine,
+                      *at.dp_comm,
+                      rank,
+                      chosen.gemm_gflops,
+                      mem.total(),
+                      resident_at_start,
+                      world.mpi_comm(),
+                      [&] { save_outputs(o, setup, at, engine, rank, false); }};
   const Trained t = train(loop);
   if (session) finish_profile(*session, o, rank);
+  if (t.stopped_by) {  // the profile so far and the checkpoint of the last step, nothing else
+    save_outputs(o, setup, at, engine, rank, false);
+    if (rank == 0)
+      std::printf("stopped by %s after step %lld\n",
+                  t.stopped_by == SIGINT    ? "SIGINT"
+                  : t.stopped_by == SIGTERM ? "SIGTERM"
+                                            : "SIGHUP",
+                  static_cast<long long>(engine.step()));
+    return 128 + t.stopped_by;
+  }
   if (o.val_fraction > 0 && o.steps > 0) {
     const double vloss = validate(o, setup, *at.dp_comm, engine);
     if (rank == 0) std::printf("final: train loss %.4f, validation loss %.4f\n", t.last_loss, vloss);
@@ -328,7 +349,7 @@ int main(int argc, char** argv) {
   commscope::MpiRuntime mpi(argc, argv);
   commscope::Communicator world;
   const int rank = world.rank();
-  install_stop_handlers(rank);
+  commscope::stop::install("commscope-train", rank, commscope::stop::Mode::kRaiseFlag);
   try {
     return run(argc, argv, world);
   } catch (const UsageError& e) {

@@ -196,7 +196,12 @@ TrainParse parse_train_options(int argc, char** argv) {
   app.add_option("--load-llmc", o.load_llmc, "start from an llm.c model file (fp32)");
   app.add_option("--save-llmc", o.save_llmc, "save the model in llm.c's format at the end");
   app.add_option("--load", o.load, "resume from a commscope training checkpoint");
-  app.add_option("--save", o.save, "save a training checkpoint (model, AdamW state, step) at the end");
+  app.add_option("--save", o.save,
+                 "save a training checkpoint (model, AdamW state, step) at the end, and at a stop (Ctrl-C, SIGTERM) "
+                 "after the step in progress");
+  app.add_option("--save-every", o.save_every, "also save the --save checkpoint every N steps (0: never)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 30));
   app.add_option("--sample", o.sample, "generate N tokens after training")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 20));
@@ -227,6 +232,7 @@ TrainParse parse_train_options(int argc, char** argv) {
           check_groups_and_device(o, algo, precision->count() > 0, transport->count() > 0, attention->count() > 0);
       !problem.empty())
     return usage(std::move(problem));
+  if (o.save_every > 0 && o.save.empty()) return usage("--save-every needs --save FILE");
   o.dp.mode = parse_dp_mode(dp);
   o.dp.bucket_bytes = static_cast<std::size_t>(o.bucket_mb * 1024 * 1024);
   o.adamw.total_steps = o.steps;

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Ctrl-C during training (SIGINT to the launcher, which forwards it to the ranks as SIGTERM and
+# SIGKILLs them a second later): the run must write the profile so far and the checkpoint of the
+# last step, say so, exit non-zero, and both files must read back: the report reads the profile,
+# and a run resumed from the checkpoint continues at the next step.
+#   interrupt.sh TRAIN REPORT DATA WORKDIR -- launcher...   (the launcher runs TRAIN on 2 ranks)
+set -u
+train=$1 report=$2 data=$3 work=$4
+shift 4
+[ "$1" = "--" ] && shift
+mkdir -p "$work"
+rm -f "$work/stop.ckpt" "$work/stop.h5" "$work/stop.h5.partial"
+log=$work/stop.log
+"$@" "$train" --model tiny --data "$data" --steps 1000000 --batch 2 --threads 1 --log-every 10 --save-every 5 \
+  --save "$work/stop.ckpt" --profile "$work/stop.h5" >"$log" 2>&1 &
+pid=$!
+# Wait for the first periodic checkpoint (or give up after 60 s).
+for _ in $(seq 600); do
+  grep -q '^saved .*stop.ckpt (step 5)' "$log" && break
+  kill -0 $pid 2>/dev/null || break
+  sleep 0.1
+done
+kill -INT $pid
+wait $pid
+rc=$?
+cat "$log"
+echo "interrupt.sh: exit status $rc after SIGINT"
+fail() { echo "interrupt.sh: FAIL: $*"; exit 1; }
+[ "$rc" -ne 0 ] || fail "a stopped run must not exit 0"
+step=$(sed -n 's/^stopped by SIG[A-Z]* after step \([0-9]*\)$/\1/p' "$log")
+[ -n "$step" ] || fail "no 'stopped by ... after step N' line"
+grep -q "^saved .*stop.ckpt (step $step)\$" "$log" || fail "no checkpoint of step $step"
+grep -q "^profile: .*stop.h5; per iteration" "$log" || fail "the profile was not written"
+"$report" profile "$work/stop.h5" >"$work/stop-report.txt" || fail "the report cannot read the profile"
+grep -q "^2 ranks, [0-9]* (rank, iteration) rows" "$work/stop-report.txt" || fail "the profile has no steps"
+"$train" --load "$work/stop.ckpt" --data "$data" --steps 1 --batch 2 --threads 1 >"$work/resume.log" 2>&1 ||
+  fail "cannot resume from the checkpoint: $(tail -1 "$work/resume.log")"
+next=$((step + 1))
+grep -Eq "^step +$next/$next " "$work/resume.log" || fail "the resumed run did not start at step $next"
+echo "interrupt.sh: stopped after step $step; profile read back, resumed at step $next"
