@@ -1,0 +1,153 @@
+// The doctor's findings rule (doctor_findings.hpp) on tables of values, without a file: a slow
+// link, a slow host, nothing wrong, one host, missing rows, latency not judged.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "commscope/analysis/doctor_findings.hpp"
+
+namespace ca = commscope::analysis;
+
+namespace {
+
+// `hosts` hosts of `per_host` ranks each ("h0", "h1", ...); every ordered rank pair measured once,
+// 10 GB/s and 2 us between hosts, 20 GB/s and 0.5 us inside one; `link(a, b, bw, lat)` may change a
+// pair of hosts' values; every rank probed at 100 GFLOP/s and 10 GB/s.
+ca::DoctorValues cluster(int hosts, int per_host,
+                         const std::function<void(int, int, double&, double&)>& link = nullptr) {
+  ca::DoctorValues v;
+  const int p = hosts * per_host;
+  for (int r = 0; r < p; ++r) {
+    std::string host = "h";  // not "h" + ...: GCC 12's -Wrestrict false positive
+    host += std::to_string(r / per_host);
+    v.host_of.push_back(host);
+  }
+  for (int s = 0; s < p; ++s)
+    for (int t = 0; t < p; ++t) {
+      if (s == t) continue;
+      const int a = s / per_host, b = t / per_host;
+      double bw = a == b ? 20 : 10, lat = a == b ? 0.5 : 2;
+      if (link && a != b) link(std::min(a, b), std::max(a, b), bw, lat);
+      v.pairs.push_back({s, t, bw, lat});
+    }
+  for (int r = 0; r < p; ++r) v.ranks.push_back({r, 100, 10});
+  return v;
+}
+
+std::vector<std::string> kinds(const ca::DoctorFindings& f) {
+  std::vector<std::string> out;
+  for (const ca::DoctorFinding& x : f.findings) out.push_back(x.kind + ": " + x.subject);
+  return out;
+}
+
+}  // namespace
+
+TEST(DoctorFindings, NothingWrong) {
+  const ca::DoctorFindings f = ca::find_doctor_outliers(cluster(4, 2));
+  EXPECT_TRUE(f.findings.empty()) << ::testing::PrintToString(kinds(f));
+  EXPECT_EQ(f.hosts, (std::vector<std::string>{"h0", "h1", "h2", "h3"}));
+  EXPECT_EQ(f.ranks_on, (std::vector<std::size_t>{2, 2, 2, 2}));
+  EXPECT_EQ(f.judged_kinds, 2);  // links and probes; no node rows
+  EXPECT_TRUE(f.unjudged.empty());
+  EXPECT_DOUBLE_EQ(f.bandwidth.hosts[0][1], 10);
+  EXPECT_DOUBLE_EQ(f.bandwidth.hosts[2][2], 20);
+  EXPECT_DOUBLE_EQ(f.latency.hosts[1][3], 2);
+}
+
+TEST(DoctorFindings, SlowLinkNamedAloneNotItsHosts) {
+  const ca::DoctorFindings f = ca::find_doctor_outliers(cluster(4, 1, [](int a, int b, double& bw, double&) {
+    if (a == 1 && b == 2) bw = 1;
+  }));
+  ASSERT_EQ(kinds(f), (std::vector<std::string>{"bandwidth link: h1 <-> h2"}));
+  EXPECT_DOUBLE_EQ(f.findings[0].value, 1);
+  EXPECT_DOUBLE_EQ(f.findings[0].median, 10);
+  EXPECT_EQ(f.findings[0].text, "slow link: h1 <-> h2: 1 GB/s, 10x below the median of 10 GB/s");
+}
+
+TEST(DoctorFindings, OneDirectionSlowIsASlowLink) {
+  ca::DoctorValues v = cluster(4, 1);
+  for (ca::DoctorValues::Pair& pr : v.pairs)
+    if (pr.src == 3 && pr.dst == 0) pr.bandwidth_GBps = 2;  // 0 -> 3 stays at 10
+  EXPECT_EQ(kinds(ca::find_doctor_outliers(v)), (std::vector<std::string>{"bandwidth link: h0 <-> h3"}));
+}
+
+TEST(DoctorFindings, SlowHostTakesItsLinks) {
+  // Every link of h3 slow: 3 of 6 links, which the links alone could not tell apart.
+  const ca::DoctorFindings f = ca::find_doctor_outliers(cluster(4, 1, [](int, int b, double& bw, double&) {
+    if (b == 3) bw = 1;
+  }));
+  ASSERT_EQ(kinds(f), (std::vector<std::string>{"bandwidth host: h3"}));
+  EXPECT_DOUBLE_EQ(f.findings[0].value, 1);
+  EXPECT_NE(f.findings[0].text.find("\n  link h3 <-> h0: 1 GB/s (10x below the median of 10 GB/s"), std::string::npos)
+      << f.findings[0].text;
+}
+
+TEST(DoctorFindings, SlowHostThatIsSlowToComputeSaysSo) {
+  ca::DoctorValues v = cluster(4, 1, [](int, int b, double& bw, double&) {
+    if (b == 3) bw = 1;
+  });
+  v.ranks[3].sgemm_gflops = 10;
+  const ca::DoctorFindings f = ca::find_doctor_outliers(v);
+  ASSERT_EQ(kinds(f), (std::vector<std::string>{"bandwidth host: h3", "sgemm node: h3"}));
+  EXPECT_NE(f.findings[0].text.find("(h3 is also slow to compute"), std::string::npos);
+}
+
+TEST(DoctorFindings, OneHostJudgesItsRanks) {
+  // 3 ranks on one host: no host links, the links inside it, and the probes per rank.
+  ca::DoctorValues v = cluster(1, 3);
+  v.ranks[2].memcpy_GBps = 1;
+  const ca::DoctorFindings f = ca::find_doctor_outliers(v);
+  EXPECT_EQ(f.hosts.size(), 1u);
+  EXPECT_TRUE(f.bandwidth.measured);  // the diagonal
+  ASSERT_EQ(kinds(f), (std::vector<std::string>{"memcpy rank: 2"}));
+  EXPECT_EQ(f.findings[0].text, "slow rank: 2 (h0): memcpy 1 GB/s, 10x below the median of 10 GB/s over the ranks");
+}
+
+TEST(DoctorFindings, MissingRows) {
+  // A run killed after two probe rows: no pairs, a rank no row names, too few values to judge.
+  ca::DoctorValues v;
+  v.host_of = {"a", "b", "?"};
+  v.ranks = {{0, 100, 10}, {1, 1, 1}};
+  const ca::DoctorFindings f = ca::find_doctor_outliers(v);
+  EXPECT_TRUE(f.findings.empty());
+  EXPECT_FALSE(f.bandwidth.measured);
+  EXPECT_FALSE(f.latency.measured);
+  EXPECT_EQ(f.judged_kinds, 0);
+  EXPECT_EQ(f.unjudged, "ranks' probes (2)");
+  EXPECT_EQ(f.hosts, (std::vector<std::string>{"a", "b", "?"}));
+  // Unmeasured pairs (NaN) are no values either.
+  v.pairs = {{0, 1, std::nan(""), std::nan("")}};
+  EXPECT_FALSE(ca::find_doctor_outliers(v).bandwidth.measured);
+}
+
+TEST(DoctorFindings, BestPassCounts) {
+  ca::DoctorValues v = cluster(4, 1, [](int a, int b, double& bw, double&) {
+    if (a == 1 && b == 2) bw = 1;
+  });
+  for (const ca::DoctorValues::Pair pr : std::vector<ca::DoctorValues::Pair>(v.pairs))
+    if ((pr.src == 1 && pr.dst == 2) || (pr.src == 2 && pr.dst == 1)) v.pairs.push_back({pr.src, pr.dst, 9.5, 2});
+  EXPECT_TRUE(ca::find_doctor_outliers(v).findings.empty());  // a second pass at 9.5 GB/s: interference
+}
+
+TEST(DoctorFindings, LatencyNotJudgedWhenOversubscribed) {
+  auto slow = [](int a, int b, double&, double& lat) {
+    if (a == 0 && b == 1) lat = 50;
+  };
+  EXPECT_EQ(kinds(ca::find_doctor_outliers(cluster(4, 1, slow))),
+            (std::vector<std::string>{"latency link: h0 <-> h1"}));
+  ca::DoctorValues v = cluster(4, 1, slow);
+  v.judge_latency = false;
+  const ca::DoctorFindings f = ca::find_doctor_outliers(v);
+  EXPECT_TRUE(f.findings.empty());
+  EXPECT_TRUE(f.latency.measured);  // still printed
+}
+
+TEST(DoctorFindings, SlowNodeAllreduce) {
+  ca::DoctorValues v = cluster(4, 2);
+  v.nodes = {{"h0", 5}, {"h1", 5}, {"h2", 0.5}, {"h3", 5}};
+  EXPECT_EQ(kinds(ca::find_doctor_outliers(v)), (std::vector<std::string>{"allreduce node: h2"}));
+}
