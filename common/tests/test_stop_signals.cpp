@@ -1,0 +1,121 @@
+// The stop path (stop_signals.hpp) in one process: a tracked file published and named, a write
+// guard holding a stop back until the write ends, the flag mode, and a writer closing a file a
+// stop has published. Each case that installs handlers or stops runs in a death test's child.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "commscope/common/stop_signals.hpp"
+
+namespace fs = std::filesystem;
+namespace stop = commscope::stop;
+
+namespace {
+
+// A fresh FOLDER/NAME.partial holding "rows", and its final name.
+struct Files {
+  std::string partial, final_path;
+  explicit Files(const std::string& name) {
+    const fs::path dir = fs::temp_directory_path() / ("commscope-stop-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    final_path = (dir / name).string();
+    partial = final_path + ".partial";
+    fs::remove(final_path);
+    std::ofstream(partial) << "rows";
+  }
+};
+
+}  // namespace
+
+TEST(StopSignals, PublishNowRenamesAndSaysWhere) {
+  const Files f("publish.h5");
+  stop::TrackedFile tracked(f.partial, f.final_path, "rows");
+  tracked.set_kept(7);
+  EXPECT_TRUE(tracked.held());
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(stop::publish_now(), 1);
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(fs::exists(f.final_path));
+  EXPECT_FALSE(fs::exists(f.partial));
+  EXPECT_NE(said.find("kept 7 rows in " + f.final_path + "\n"), std::string::npos) << said;
+  EXPECT_FALSE(tracked.held());
+  EXPECT_FALSE(tracked.begin_close());  // the writer must not rename it again
+  EXPECT_EQ(stop::publish_now(), 0);    // once
+}
+
+TEST(StopSignals, WriteGuardHoldsPublishingBack) {
+  const Files f("guard.h5");
+  stop::TrackedFile tracked(f.partial, f.final_path);
+  {
+    const stop::WriteGuard writing;
+    EXPECT_EQ(stop::publish_now(), 0);
+    EXPECT_TRUE(fs::exists(f.partial));
+  }
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(stop::publish_now(), 1);
+  testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(fs::exists(f.final_path));
+}
+
+TEST(StopSignals, CloseTakesTheFileFromTheHandler) {
+  const Files f("close.h5");
+  stop::TrackedFile tracked(f.partial, f.final_path);
+  ASSERT_TRUE(tracked.begin_close());
+  EXPECT_EQ(stop::publish_now(), 0);  // the writer closes it
+  EXPECT_TRUE(fs::exists(f.partial));
+  tracked.end_close();
+}
+
+TEST(StopSignals, HookEndsItsFile) {
+  static int called = 0;
+  const stop::TrackedHook hook([]() noexcept { ++called; });
+  EXPECT_EQ(stop::publish_now(), 1);
+  EXPECT_EQ(stop::publish_now(), 0);
+  EXPECT_EQ(called, 1);
+}
+
+TEST(StopSignalsDeathTest, SignalDuringAWriteWaitsThenPublishesAndDies) {
+  const Files f("signal.h5");
+  EXPECT_EXIT(
+      {
+        stop::install("test-tool", 0, stop::Mode::kPublishAndDie);
+        stop::TrackedFile tracked(f.partial, f.final_path, "rows");
+        tracked.set_kept(3);
+        {
+          const stop::WriteGuard writing;
+          std::raise(SIGTERM);  // held back: the file is being written
+          if (fs::exists(f.final_path)) std::_Exit(10);
+          std::fprintf(stderr, "write ended\n");
+        }
+        std::_Exit(11);  // never: the stop comes when the guard ends
+      },
+      testing::KilledBySignal(SIGTERM),
+      "write ended\n(.|\n)*test-tool: rank 0: stopped by SIGTERM outside any collective\ntest-tool: rank 0: kept 3 "
+      "rows "
+      "in .*signal.h5\n");
+  EXPECT_TRUE(fs::exists(f.final_path));
+  EXPECT_FALSE(fs::exists(f.partial));
+}
+
+TEST(StopSignalsDeathTest, FlagModeStopsAtTheCallersPointThenASecondSignalAtOnce) {
+  const Files f("flag.ckpt");
+  EXPECT_EXIT(
+      {
+        stop::install("test-train", 0, stop::Mode::kRaiseFlag);
+        stop::TrackedFile tracked(f.partial, f.final_path, "steps");
+        if (stop::requested() != 0) std::_Exit(10);
+        std::raise(SIGINT);
+        if (stop::requested() != SIGINT) std::_Exit(11);  // raised, and still running
+        if (fs::exists(f.final_path)) std::_Exit(12);
+        std::fprintf(stderr, "still running\n");
+        std::raise(SIGINT);  // the second: publish and die
+        std::_Exit(13);
+      },
+      testing::KilledBySignal(SIGINT), "writing the files after the step in progress(.|\n)*still running\n");
+  EXPECT_TRUE(fs::exists(f.final_path));
+}
