@@ -1,11 +1,13 @@
 #include "commscope/common/stop_signals.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -226,6 +228,57 @@ WriteGuard::WriteGuard() noexcept {
 WriteGuard::~WriteGuard() {
   if (g_writing.fetch_sub(1) == 1) deliver_deferred();
 }
+
+namespace signal_pipe {
+namespace {
+constexpr int kMax = 8;
+int g_fds[2] = {-1, -1};
+int g_signals[kMax];
+struct sigaction g_before[kMax];  // the dispositions before ours, restored before re-raising
+int g_count = 0;
+std::atomic<bool> g_installed{false};
+
+extern "C" void on_piped_signal(int sig) {
+  const int saved = errno;
+  post(static_cast<unsigned char>(sig));
+  errno = saved;
+}
+}  // namespace
+
+int open() noexcept {
+  if (g_fds[0] >= 0) return g_fds[0];
+  if (::pipe2(g_fds, O_CLOEXEC) != 0) return g_fds[0] = g_fds[1] = -1;
+  ::fcntl(g_fds[1], F_SETFL, O_NONBLOCK);
+  return g_fds[0];
+}
+
+void install(const int* signals, int n) noexcept {
+  struct sigaction ours {};
+  ours.sa_handler = on_piped_signal;
+  ours.sa_flags = SA_RESTART;
+  sigemptyset(&ours.sa_mask);
+  g_count = n < kMax ? n : kMax;
+  g_installed.store(true);  // before the first handler: the reader restores what it finds
+  for (int i = 0; i < g_count; ++i) {
+    g_signals[i] = signals[i];
+    if (sigaction(signals[i], nullptr, &g_before[i]) != 0 || g_before[i].sa_handler == SIG_IGN) {
+      g_before[i].sa_handler = SIG_IGN;
+      continue;
+    }
+    sigaction(signals[i], &ours, nullptr);
+  }
+}
+
+void restore() noexcept {
+  if (!g_installed.exchange(false)) return;
+  for (int i = 0; i < g_count; ++i)
+    if (g_before[i].sa_handler != SIG_IGN) sigaction(g_signals[i], &g_before[i], nullptr);
+}
+
+void post(unsigned char byte) noexcept {
+  [[maybe_unused]] const ssize_t n = ::write(g_fds[1], &byte, 1);
+}
+}  // namespace signal_pipe
 
 int publish_now() noexcept {
   if (g_writing.load() > 0) return 0;

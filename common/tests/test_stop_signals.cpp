@@ -119,3 +119,33 @@ TEST(StopSignalsDeathTest, FlagModeStopsAtTheCallersPointThenASecondSignalAtOnce
       testing::KilledBySignal(SIGINT), "writing the files after the step in progress(.|\n)*still running\n");
   EXPECT_TRUE(fs::exists(f.final_path));
 }
+
+namespace {
+
+int g_before = 0;
+
+// In a death test's child: the exit code says which step failed (0: none).
+int signal_pipe_round_trip() {
+  std::signal(SIGUSR2, [](int) { g_before = 1; });
+  std::signal(SIGUSR1, SIG_IGN);  // stays ignored
+  const int fd = stop::signal_pipe::open();
+  if (fd < 0) return 10;
+  const int signals[] = {SIGUSR1, SIGUSR2};
+  stop::signal_pipe::install(signals, 2);
+  std::raise(SIGUSR2);
+  unsigned char byte = 0;
+  if (::read(fd, &byte, 1) != 1 || byte != SIGUSR2 || g_before != 0) return 11;
+  stop::signal_pipe::restore();
+  std::raise(SIGUSR2);  // the handler before ours again
+  std::raise(SIGUSR1);  // ignored, as before
+  if (g_before != 1) return 12;
+  stop::signal_pipe::post(0);
+  if (::read(fd, &byte, 1) != 1 || byte != 0) return 13;
+  return 0;
+}
+
+}  // namespace
+
+TEST(StopSignalsDeathTest, SignalPipeHandsTheSignalToAReaderAndRestores) {
+  EXPECT_EXIT(std::_Exit(signal_pipe_round_trip()), testing::ExitedWithCode(0), "");
+}

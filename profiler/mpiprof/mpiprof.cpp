@@ -21,8 +21,9 @@
 //
 // Signals: SIGTERM, SIGINT and SIGUSR1 make the rank that receives one write a profile of its own
 // (Session::finish_local: no MPI, the other ranks may be gone) to NAME.signal.rankNNNNN.h5 next to
-// COMMSCOPE_PROFILE_OUT, then end as the signal would have ended it. The handler only writes the
-// signal's number to a pipe; a watcher thread does the rest. COMMSCOPE_SIGNALS=0: no handlers.
+// COMMSCOPE_PROFILE_OUT, then end as the signal would have ended it. The handler (the stop path's
+// signal pipe, commscope/common/stop_signals.hpp) only writes the signal's number to a pipe; a
+// watcher thread does the rest. COMMSCOPE_SIGNALS=0: no handlers.
 //
 // The profiler's own MPI calls (clock offsets, gathering, writing) go straight to PMPI.
 #include <mpi.h>
@@ -40,10 +41,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
 
+#include "commscope/common/stop_signals.hpp"
 #include "commscope/profiler/profile_file.hpp"
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/profiler/session.hpp"
@@ -51,6 +54,7 @@
 
 namespace pf = commscope::profiler;
 namespace mpiprof = commscope::mpiprof;
+namespace stop = commscope::stop;
 
 namespace {
 
@@ -128,16 +132,14 @@ std::string command_line() {
   return out;
 }
 
-// --- writing at a signal (the self-pipe pattern: nothing but write() in the handler)
+// --- writing at a signal (the stop path's signal pipe, commscope/common/stop_signals.hpp: nothing
+// but write() in the handler)
 
 constexpr int kSignals[] = {SIGTERM, SIGINT, SIGUSR1};
-constexpr int kNumSignals = static_cast<int>(sizeof kSignals / sizeof kSignals[0]);
-struct sigaction g_previous[kNumSignals];  // the dispositions before ours, restored before re-raising
-std::atomic<bool> g_handling{false};       // our handlers are installed
-int g_pipe[2] = {-1, -1};                  // the handler writes the signal's number; 0 asks the watcher to stop
-bool g_watching = false;                   // the watcher was started
-std::atomic<bool> g_watcher_done{false};   // ... and has returned
-std::string g_signal_path;                 // this rank's profile at a signal
+int g_pipe = -1;                          // the pipe's read end: the signal's number; 0 asks the watcher to stop
+bool g_watching = false;                  // the watcher was started
+std::atomic<bool> g_watcher_done{false};  // ... and has returned
+std::string g_signal_path;                // this rank's profile at a signal
 // Who finishes the session: MPI_Finalize (collective) or the watcher at a signal (local), not both.
 enum : int { kRunning, kSignalled, kFinishing };
 std::atomic<int> g_state{kRunning};
@@ -155,26 +157,13 @@ const char* signal_name(int sig) {
   }
 }
 
-extern "C" void on_signal(int sig) {
-  const int saved = errno;
-  const auto byte = static_cast<unsigned char>(sig);
-  [[maybe_unused]] const ssize_t n = write(g_pipe[1], &byte, 1);
-  errno = saved;
-}
-
-void restore_handlers() {
-  if (!g_handling.exchange(false)) return;
-  for (int i = 0; i < kNumSignals; ++i)
-    if (g_previous[i].sa_handler != SIG_IGN) sigaction(kSignals[i], &g_previous[i], nullptr);
-}
-
 // The watcher: at a signal, this rank's profile, then the signal again under the disposition it
 // had before MPI_Init (by default: the end of the process). Runs with every signal blocked, so a
 // process-directed signal lands on another thread.
 void watch_once() {
   for (;;) {
     unsigned char byte = 0;
-    const ssize_t n = read(g_pipe[0], &byte, 1);
+    const ssize_t n = read(g_pipe, &byte, 1);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0 || byte == 0) return;  // MPI_Finalize
     const int sig = byte;
@@ -189,7 +178,7 @@ void watch_once() {
         std::fprintf(stderr, "libcommscope-mpiprof: %s: the profile was not written: %s\n", signal_name(sig), e.what());
       }
     }
-    restore_handlers();
+    stop::signal_pipe::restore();
     // A launcher that sees one rank end by a signal may kill the others at once (Open MPI's does,
     // without waiting for its own SIGKILL timeout): linger a moment so that peers signalled at the
     // same time finish their files first.
@@ -219,11 +208,10 @@ void install_handlers(const std::string& output) {
   if (!signals_wanted()) return;
   const std::string stem = output.ends_with(".h5") ? output.substr(0, output.size() - 3) : output;
   g_signal_path = pf::rank_event_file_name(stem + ".signal", g_session->rank());
-  if (pipe2(g_pipe, O_CLOEXEC) != 0) {
+  if ((g_pipe = stop::signal_pipe::open()) < 0) {
     std::fprintf(stderr, "libcommscope-mpiprof: no profile at a signal: pipe: %s\n", std::strerror(errno));
     return;
   }
-  fcntl(g_pipe[1], F_SETFL, O_NONBLOCK);  // the handler never blocks
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -234,31 +222,17 @@ void install_handlers(const std::string& output) {
     std::fprintf(stderr, "libcommscope-mpiprof: no profile at a signal: %s\n", e.what());
   }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (!g_watching) return;
-  struct sigaction ours {};
-  ours.sa_handler = on_signal;
-  ours.sa_flags = SA_RESTART;
-  sigemptyset(&ours.sa_mask);
-  g_handling.store(true);  // before the first handler: the watcher restores what it finds
-  for (int i = 0; i < kNumSignals; ++i) {
-    // An ignored signal stays ignored (nohup, a background job's SIGINT).
-    if (sigaction(kSignals[i], nullptr, &g_previous[i]) != 0 || g_previous[i].sa_handler == SIG_IGN) {
-      g_previous[i].sa_handler = SIG_IGN;
-      continue;
-    }
-    sigaction(kSignals[i], &ours, nullptr);
-  }
+  if (g_watching) stop::signal_pipe::install(kSignals, static_cast<int>(std::size(kSignals)));
 }
 
 // At MPI_Finalize: the handlers back as they were, and the watcher ended (or, after a signal,
 // waited for: it is writing this rank's profile).
 // The pipe stays open: a handler already running on another thread may still write to it.
 void stop_watcher() {
-  restore_handlers();
+  stop::signal_pipe::restore();
   if (!g_watching) return;
   g_watching = false;
-  const unsigned char stop = 0;
-  [[maybe_unused]] const ssize_t n = write(g_pipe[1], &stop, 1);
+  stop::signal_pipe::post(0);
   g_watcher_done.wait(false);
 }
 

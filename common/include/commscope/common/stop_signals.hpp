@@ -10,6 +10,9 @@
 //    (a WriteGuard is alive) waits until the write ends, so that the files stay valid.
 //  - kRaiseFlag (trainer): the first signal only raises the stop flag, which the tool polls at a
 //    safe point (a step's end) to write its files and end; a second signal stops as above.
+// A library inside another program (libcommscope-mpiprof) takes signal_pipe instead: the handler
+// hands the signal to a thread of the library's, which writes its file and re-raises it under the
+// program's own disposition.
 // A rank whose launcher goes away also stops (the parent's death is delivered as SIGHUP): Open
 // MPI's mpirun, at a second Ctrl-C within 5 s, exits at once, before it has forwarded the first
 // to the ranks, and the ranks would otherwise exit without a word when they lose it.
@@ -87,6 +90,23 @@ class WriteGuard {
   WriteGuard(const WriteGuard&) = delete;
   WriteGuard& operator=(const WriteGuard&) = delete;
 };
+
+// For a library inside another program (libcommscope-mpiprof): the handler writes the signal's
+// number to a pipe and nothing else (nothing more is safe in someone else's program), and a thread
+// of the library's own reads it and does the rest. One per process; the pipe is never closed (a
+// handler already running on another thread may still write to it).
+namespace signal_pipe {
+// Makes the pipe (its write end non-blocking: the handler never blocks); the read end, or -1 with
+// errno set when no pipe could be made.
+int open() noexcept;
+// The handler for `signals` (up to 8), each disposition before remembered; an ignored signal stays
+// ignored (nohup, a background job's SIGINT).
+void install(const int* signals, int n) noexcept;
+// The dispositions before, back (once: later calls do nothing).
+void restore() noexcept;
+// Writes `byte` as the handler would (0: asks the reader to stop).
+void post(unsigned char byte) noexcept;
+}  // namespace signal_pipe
 
 // Async-signal-safe: publish every tracked file not being written now (the watchdog, before it
 // ends a hung run), and say where each is. Returns how many files were published.
