@@ -38,7 +38,7 @@ struct TrainOptions {
   std::string profile;  // profile file (HDF5)
   std::string load_llmc, save_llmc, load, save;
   int save_every = 0;  // --save also every N steps; 0: at the end (and at a stop) only
-  int sample = 0;  // tokens to generate after training (rank 0)
+  int sample = 0;      // tokens to generate after training (rank 0)
   std::string prompt = "And God said";
   float temperature = 1.0f;
   int log_every = 1;
