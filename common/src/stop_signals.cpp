@@ -151,6 +151,7 @@ void install(const char* tool, int rank, Mode mode) {
   g_mode = mode;
   struct sigaction sa {};
   sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESTART;  // the flag mode returns: a write or a wait it cut short goes on
   sigemptyset(&sa.sa_mask);
   // One handler at a time, and no SIGPIPE while saying where the files are to a launcher that
   // has gone.
