@@ -3,6 +3,8 @@
 # rounds finished so far, rank 0 must say where ("kept N rows in FILE"), and the report must read it.
 #   doctor_interrupt.sh REPORT OUT.h5 -- launcher-and-doctor-command...
 set -u
+# shellcheck source=wait_for_lines.sh
+. "$(dirname "$0")/wait_for_lines.sh"
 report=$1 out=$2
 shift 2
 [ "$1" = "--" ] && shift
@@ -10,12 +12,7 @@ rm -f "$out" "$out.partial"
 log=$(mktemp)
 "$@" -o "$out" >"$log" 2>&1 &
 pid=$!
-# Wait for a few finished pair rows (or give up after 60 s).
-for _ in $(seq 600); do
-  [ "$(grep -c '^  pass ' "$log")" -ge 6 ] && break
-  kill -0 $pid 2>/dev/null || break
-  sleep 0.1
-done
+wait_for_lines "$log" '^  pass ' 6 $pid
 kill -INT $pid
 wait $pid
 rc=$?

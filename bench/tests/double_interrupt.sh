@@ -6,6 +6,8 @@
 # reach the terminal: interrupt.sh checks the "kept N rows in FILE" line of a single Ctrl-C).
 #   double_interrupt.sh READBACK OUT.h5 -- launcher-and-bench-command...
 set -u
+# shellcheck source=wait_for_lines.sh
+. "$(dirname "$0")/wait_for_lines.sh"
 readback=$1 out=$2
 shift 2
 [ "$1" = "--" ] && shift
@@ -13,12 +15,7 @@ rm -f "$out" "$out.partial"
 log=$(mktemp)
 "$@" --out "$out" >"$log" 2>&1 &
 pid=$!
-# Wait for a few finished lines (or give up after 60 s).
-for _ in $(seq 600); do
-  [ "$(grep -c '^ *[0-9]' "$log")" -ge 3 ] && break
-  kill -0 $pid 2>/dev/null || break
-  sleep 0.1
-done
+wait_for_lines "$log" '^ *[0-9]' 3 $pid
 kill -INT $pid
 sleep 0.3
 kill -INT $pid 2>/dev/null

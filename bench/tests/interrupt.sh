@@ -5,6 +5,8 @@
 # valid JSON with those lines (checked where python3 is).
 #   interrupt.sh READBACK OUT.h5 -- launcher-and-bench-command...
 set -u
+# shellcheck source=wait_for_lines.sh
+. "$(dirname "$0")/wait_for_lines.sh"
 readback=$1 out=$2
 shift 2
 [ "$1" = "--" ] && shift
@@ -12,12 +14,7 @@ rm -f "$out" "$out.partial" "$out.json"*
 log=$(mktemp)
 "$@" --out "$out" -J "$out.json" >"$log" 2>&1 &
 pid=$!
-# Wait for a few finished lines (or give up after 60 s).
-for _ in $(seq 600); do
-  [ "$(grep -c '^ *[0-9]' "$log")" -ge 3 ] && break
-  kill -0 $pid 2>/dev/null || break
-  sleep 0.1
-done
+wait_for_lines "$log" '^ *[0-9]' 3 $pid
 kill -INT $pid
 wait $pid
 rc=$?
