@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "cli_parse.hpp"
 #include "commscope/collectives/error.hpp"
 #include "nccl_tests_flags.hpp"
 
@@ -388,17 +389,8 @@ ParseResult parse_options(int argc, const char* const* argv) {
   add_nccl_tests_flags(app, raw.nccl_tests);
   add_debug_options(app, o, raw);
 
-  try {
-    app.parse(static_cast<int>(args.size()), args.data());
-  } catch (const CLI::CallForHelp&) {
-    result.exit_code = 0;
-    result.message = app.help();
+  if (!parse_command_line(app, static_cast<int>(args.size()), args.data(), "commscope-bench", "--help", result))
     return result;
-  } catch (const CLI::ParseError& e) {
-    result.exit_code = 2;
-    result.message = std::string("commscope-bench: ") + e.what() + " (see --help)";
-    return result;
-  }
 
   try {
     apply_sweep(app, raw, o);

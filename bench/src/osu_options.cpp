@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "cli_parse.hpp"
 #include "commscope/bench/options.hpp"
 #include "commscope/collectives/error.hpp"
 
@@ -170,17 +171,7 @@ OsuParse parse_osu_options(OsuTest test, int argc, const char* const* argv) {
                name};
   OsuFlags f;
   add_osu_flags(app, test, f, o);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    r.exit_code = 0;
-    r.message = app.help();
-    return r;
-  } catch (const CLI::ParseError& e) {
-    r.exit_code = 2;
-    r.message = name + ": " + e.what() + " (see -h)";
-    return r;
-  }
+  if (!parse_command_line(app, argc, argv, name, "-h", r)) return r;
   try {
     apply_osu_flags(app, f, o);
   } catch (const Error& e) {
