@@ -178,6 +178,10 @@ class Bench {
       print_loop_shape();
       print_shm_shape();
       if (json_) std::printf("# Writing JSON output to %s\n", json_->path().c_str());
+      // Said now: a second Ctrl-C kills mpirun before anything the ranks print later can reach
+      // the terminal, while the file is still published (docs/suite.md).
+      if (file_)
+        std::printf("# Writing results to %s (finished rows are kept there if the run is stopped)\n", o_.out.c_str());
       std::fflush(stdout);
     }
     table_ = std::make_unique<Table>(stdout, TableStyle{.stats = o_.stats,

@@ -26,5 +26,7 @@ cat "$log"
 echo "double_interrupt.sh: exit status $rc after two SIGINTs 0.3 s apart"
 [ "$rc" -ne 0 ] || { echo "double_interrupt.sh: FAIL: an interrupted run must not exit 0"; rm -f "$log"; exit 1; }
 [ -e "$out.partial" ] && { echo "double_interrupt.sh: FAIL: $out.partial was left behind"; rm -f "$log"; exit 1; }
+# Where the rows go was said before the first row, the only words that reach the terminal.
+grep -qF "# Writing results to $out " "$log" || { echo "double_interrupt.sh: FAIL: the run never said where its results go"; rm -f "$log"; exit 1; }
 rm -f "$log"
 "$readback" "$out" 3 --status running
