@@ -170,6 +170,12 @@ struct Session::Impl {
   // the epoch, device records included, those still open ending at close_ticks; `dropped`
   // counts the events lost to full buffers.
   std::vector<Event> collect(std::int64_t close_ticks, std::int64_t& dropped);
+  // The host tracer's events so far in ns since the epoch (a copy: recording goes on), those
+  // still open ending at close_ticks.
+  std::vector<Event> host_events(std::int64_t close_ticks, std::int64_t& dropped);
+  // Collective: every rank's rows gathered to rank 0 and, when options.output is set, the file
+  // written (`written`). The returned profile holds no events.
+  Profile assemble(std::vector<Event>& events, std::int64_t dropped);
   // The rank's breakdown rows (numbered `row_rank`) and operator totals. across_ranks: collective,
   // the latest arrival of every numbered collective instance over all ranks splits communication
   // into wait and transfer; otherwise no arrival is known and all communication is transfer.
@@ -352,11 +358,7 @@ std::vector<Event> Session::Impl::collect(std::int64_t close_ticks, std::int64_t
   if (tracer) records = tracer->stop();
   clock.stop();
 
-  std::vector<Event> events = detail::collect_events(close_ticks, dropped);
-  for (Event& e : events) {
-    e.start_ns = clock.to_ns(e.start_ns);
-    e.end_ns = std::max(e.start_ns, clock.to_ns(e.end_ns));
-  }
+  std::vector<Event> events = host_events(close_ticks, dropped);
   if (tracer) {
     RecordProcessor processor(process_names(), tracer->cupti_minus_host_ns());
     processor.add(records);
@@ -367,6 +369,15 @@ std::vector<Event> Session::Impl::collect(std::int64_t close_ticks, std::int64_t
   if (dropped > 0)
     warn("rank %d: %lld events dropped (buffers full; raise SessionOptions::max_events_per_thread)", rank,
          static_cast<long long>(dropped));
+  return events;
+}
+
+std::vector<Event> Session::Impl::host_events(std::int64_t close_ticks, std::int64_t& dropped) {
+  std::vector<Event> events = detail::collect_events(close_ticks, dropped);
+  for (Event& e : events) {
+    e.start_ns = clock.to_ns(e.start_ns);
+    e.end_ns = std::max(e.start_ns, clock.to_ns(e.end_ns));
+  }
   return events;
 }
 
@@ -418,34 +429,26 @@ ProfileMeta Session::Impl::meta(std::int32_t nranks) const {
   return m;
 }
 
-Profile Session::finish() {
-  Impl& s = *impl_;
-  if (s.finished) throw std::logic_error("Session::finish() called twice");
-  s.finished = true;
-  const std::int64_t close_ticks = ticks();
-  s.stop_recording();
-  std::int64_t dropped = 0;
-  std::vector<Event> events = s.collect(close_ticks, dropped);
-
+Profile Session::Impl::assemble(std::vector<Event>& events, std::int64_t dropped) {
   Profile profile;
-  profile.strings = merge_strings(s.comm, s.rank, s.size, events);
-  RankBreakdown mine = s.breakdown(s.rank, events, true);
+  profile.strings = merge_strings(comm, rank, size, events);
+  RankBreakdown mine = breakdown(rank, events, true);
 
-  const RankInfo me = s.info(s.rank, static_cast<std::int64_t>(events.size()), dropped);
-  RankInfoWire info{};
-  info.rank = me.rank;
-  h5::set_fixed(info.host, me.host);
-  h5::set_fixed(info.backend, me.backend);
-  info.clock_offset_ns = me.clock_offset_ns;
-  info.clock_error_ns = me.clock_error_ns;
-  info.events = me.events;
-  info.dropped_events = me.dropped_events;
-  const auto infos = gather_rows(s.comm, s.rank, s.size, std::vector<RankInfoWire>{info});
-  profile.breakdown = gather_rows(s.comm, s.rank, s.size, mine.rows);
-  profile.operators = gather_rows(s.comm, s.rank, s.size, mine.operators);
+  const RankInfo me = info(rank, static_cast<std::int64_t>(events.size()), dropped);
+  RankInfoWire wire{};
+  wire.rank = me.rank;
+  h5::set_fixed(wire.host, me.host);
+  h5::set_fixed(wire.backend, me.backend);
+  wire.clock_offset_ns = me.clock_offset_ns;
+  wire.clock_error_ns = me.clock_error_ns;
+  wire.events = me.events;
+  wire.dropped_events = me.dropped_events;
+  const auto infos = gather_rows(comm, rank, size, std::vector<RankInfoWire>{wire});
+  profile.breakdown = gather_rows(comm, rank, size, mine.rows);
+  profile.operators = gather_rows(comm, rank, size, mine.operators);
 
-  profile.meta = s.meta(s.size);
-  if (s.rank == 0) {
+  profile.meta = meta(size);
+  if (rank == 0) {
     for (const RankInfoWire& w : infos) {
       RankInfo r;
       r.rank = w.rank;
@@ -463,13 +466,40 @@ Profile Session::finish() {
     profile.operators = mine.operators;
   }
 
-  const bool per_rank = s.size > s.options.single_file_max_ranks;
+  const bool per_rank = size > options.single_file_max_ranks;
   profile.meta.events_layout = per_rank ? "per-rank" : "single";
-  if (!s.options.output.empty()) s.written = s.write(profile, events);
+  if (!options.output.empty()) written = write(profile, events);
+  return profile;
+}
+
+Profile Session::finish() {
+  Impl& s = *impl_;
+  if (s.finished) throw std::logic_error("Session::finish() called twice");
+  s.finished = true;
+  const std::int64_t close_ticks = ticks();
+  s.stop_recording();
+  std::int64_t dropped = 0;
+  std::vector<Event> events = s.collect(close_ticks, dropped);
+  Profile profile = s.assemble(events, dropped);
   // The returned profile holds this rank's events only (the file holds every rank's).
   profile.events.assign(static_cast<std::size_t>(s.rank == 0 ? s.size : 1), {});
   profile.events[0] = std::move(events);
   return profile;
+}
+
+bool Session::write_so_far() {
+  Impl& s = *impl_;
+  if (s.finished) throw std::logic_error("Session::write_so_far() after the session finished");
+  // Every rank must take part or none: a rank with CUPTI (whose records come at stop) declines.
+  int can = s.tracer == nullptr && !s.options.output.empty() ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &can, 1, MPI_INT, MPI_MIN, s.comm);
+  if (!can) return false;
+  const std::int64_t close_ticks = ticks();
+  s.clock.stop();  // the TSC's rate over the session so far; finish() measures it again
+  std::int64_t dropped = 0;
+  std::vector<Event> events = s.host_events(close_ticks, dropped);
+  s.assemble(events, dropped);
+  return s.written;
 }
 
 bool Session::finish_local(const std::string& path,

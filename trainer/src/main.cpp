@@ -148,7 +148,8 @@ struct StepLoop {
   std::size_t accounted;          // bytes, the memory line's total
   std::size_t resident_at_start;  // bytes
   MPI_Comm world;
-  std::function<void()> checkpoint;  // --save-every's (collective)
+  std::function<void()> checkpoint;     // --save-every's (collective)
+  std::function<void()> profile_so_far;  // --profile-every's (collective)
 };
 
 // After the first step: what the memory line accounts for against what the process holds (the
@@ -210,6 +211,7 @@ Trained train(const StepLoop& l) {
     }
     if ((t.stopped_by = stop_agreed(l.world)) != 0) break;
     if (o.save_every > 0 && (s + 1) % o.save_every == 0 && s + 1 < o.steps) l.checkpoint();
+    if (o.profile_every > 0 && (s + 1) % o.profile_every == 0 && s + 1 < o.steps) l.profile_so_far();
   }
   return t;
 }
@@ -321,7 +323,11 @@ int run(int argc, char** argv, commscope::Communicator& world) {
                       mem.total(),
                       resident_at_start,
                       world.mpi_comm(),
-                      [&] { save_outputs(o, setup, at, engine, rank, false); }};
+                      [&] { save_outputs(o, setup, at, engine, rank, false); },
+                      [&] {
+                        if (session && session->write_so_far() && rank == 0)
+                          std::printf("profile: %s written (steps so far)\n", o.profile.c_str());
+                      }};
   const Trained t = train(loop);
   if (session) finish_profile(*session, o, rank);
   if (t.stopped_by) {  // the profile so far and the checkpoint of the last step, nothing else

@@ -193,6 +193,9 @@ TrainParse parse_train_options(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
   app.add_option("--profile", o.profile, "write the profile (HDF5) here");
+  app.add_option("--profile-every", o.profile_every, "also write the --profile file, so far, every N steps (0: never)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 30));
   app.add_option("--load-llmc", o.load_llmc, "start from an llm.c model file (fp32)");
   app.add_option("--save-llmc", o.save_llmc, "save the model in llm.c's format at the end");
   app.add_option("--load", o.load, "resume from a commscope training checkpoint");
@@ -233,6 +236,9 @@ TrainParse parse_train_options(int argc, char** argv) {
       !problem.empty())
     return usage(std::move(problem));
   if (o.save_every > 0 && o.save.empty()) return usage("--save-every needs --save FILE");
+  if (o.profile_every > 0 && o.profile.empty()) return usage("--profile-every needs --profile FILE");
+  if (o.profile_every > 0 && o.device == "cuda")
+    return usage("--profile-every needs --device cpu (CUPTI's records are read when the run ends)");
   o.dp.mode = parse_dp_mode(dp);
   o.dp.bucket_bytes = static_cast<std::size_t>(o.bucket_mb * 1024 * 1024);
   o.adamw.total_steps = o.steps;

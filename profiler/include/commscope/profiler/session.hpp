@@ -72,6 +72,11 @@ class Session {
   // single-file layout); on other ranks their own. Writes options.output when set; whether it
   // was written is written().
   Profile finish();
+  // Collective, between steps (no collective in flight on any rank): writes options.output with
+  // every rank's events so far, as finish() would, and goes on recording; finish() writes the
+  // file again, whole. Returns whether the file was written: false on every rank when there is
+  // no output or when a rank records with CUPTI (its records come at finish() only).
+  bool write_so_far();
   // Not collective, no MPI calls: for a rank that cannot count on the others any more (the job
   // is being killed). Stops recording and writes `path` (NAME.partial, then renamed), a valid
   // one-rank profile of this rank: its events, its breakdown with all communication counted as
