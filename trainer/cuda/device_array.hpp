@@ -16,6 +16,21 @@
 
 namespace commscope::trainer::cuda {
 
+// "out of device memory: an array of 1536.0 MiB does not fit (GPU 0: 312.0 MiB free of 81079.0
+// MiB); a smaller --batch or --seq, or more ranks (--dp zero3 shards the model's state)".
+inline std::string out_of_device_memory(std::size_t bytes) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  int device = 0;
+  cudaGetDevice(&device);
+  cudaMemGetInfo(&free_bytes, &total_bytes);
+  const auto mib = [](std::size_t b) {
+    return std::to_string(b >> 20) + "." + std::to_string((b & ((std::size_t{1} << 20) - 1)) * 10 >> 20) + " MiB";
+  };
+  return "out of device memory: an array of " + mib(bytes) + " does not fit (GPU " + std::to_string(device) + ": " +
+         mib(free_bytes) + " free of " + mib(total_bytes) +
+         "); a smaller --batch or --seq, or more ranks (--dp zero3 shards the model's state)";
+}
+
 // n elements of U in device memory (cudaMalloc'd; zeroed on request), freed with the array.
 template <class U>
 class DeviceArray {
@@ -41,7 +56,12 @@ class DeviceArray {
     reset();
     if (n == 0) return;
     void* p = nullptr;
-    COMMSCOPE_CUDA_CHECK(cudaMalloc(&p, n * sizeof(U)));
+    if (const cudaError_t e = cudaMalloc(&p, n * sizeof(U)); e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();  // not sticky: clear it
+      throw std::runtime_error(out_of_device_memory(n * sizeof(U)));
+    } else {
+      COMMSCOPE_CUDA_CHECK(e);
+    }
     p_ = static_cast<U*>(p);
     n_ = n;
     COMMSCOPE_CUDA_CHECK(cudaMemset(p_, 0, n * sizeof(U)));
