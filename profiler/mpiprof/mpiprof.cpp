@@ -9,7 +9,8 @@
 // operation name, "mpi", its bytes as bytes.hpp counts them) and the time
 // between two MPI calls of the thread that initialised MPI is host compute (a kernel event named
 // "compute"). Collectives on MPI_COMM_WORLD carry a sequence number, so that the session splits
-// them into wait and transfer across ranks; calls on other communicators and point-to-point calls
+// them into wait and transfer across ranks, and so do collectives on other intracommunicators,
+// labelled by their members' world ranks ("mpi[0,2]", communicators.hpp); point-to-point calls
 // count as transfer. Iterations: MPI_Pcontrol(1) starts the next one (the first starts at
 // MPI_Init), or COMMSCOPE_WINDOW_MS=N cuts the run into slices of N ms (checked at MPI calls);
 // neither: the whole run is one iteration. MPI_Finalize writes the profile
@@ -50,6 +51,7 @@
 #include "commscope/profiler/profile_file.hpp"
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/profiler/session.hpp"
+#include "communicators.hpp"
 #include "record.hpp"
 
 namespace pf = commscope::profiler;
@@ -329,9 +331,12 @@ int mpiprof::record_call(const Names& names, std::int64_t bytes, MPI_Comm comm, 
     --t_inside;
     return rc;
   }
-  const std::int64_t seq = kind == Kind::kCollective && comm != MPI_COMM_NULL && is_world(comm)
-                               ? g_world_seq.fetch_add(1, std::memory_order_relaxed)
-                               : -1;
+  // Collectives are numbered per communicator: MPI_COMM_WORLD's as the session's own (label 0),
+  // the others' under their members' label ("mpi[0,2]"; communicators.hpp).
+  mpiprof::CollectiveInstance instance;
+  if (kind == Kind::kCollective && comm != MPI_COMM_NULL)
+    instance = is_world(comm) ? mpiprof::CollectiveInstance{0, g_world_seq.fetch_add(1, std::memory_order_relaxed)}
+                              : mpiprof::next_collective(comm);
   // The function's operator holding its communication; not the scopes, since a receive's bytes
   // and a polling run's end are written after the call.
   pf::detail::ThreadBuffer* buffer = nullptr;
@@ -343,7 +348,8 @@ int mpiprof::record_call(const Names& names, std::int64_t bytes, MPI_Comm comm, 
     ev->parent = op->id;
     ev->detail = g_mpi;
     ev->bytes = bytes;
-    ev->seq = seq;
+    ev->seq = instance.seq;
+    ev->communicator = instance.label;
     ev->start_ns = pf::ticks();
   }
   const int rc = call(ctx);
