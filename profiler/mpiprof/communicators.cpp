@@ -16,6 +16,11 @@ namespace pf = commscope::profiler;
 struct CommunicatorInfo {
   std::uint32_t label = 0;
   std::atomic<std::int64_t> count{0};
+  bool inter = false;
+  int world_rank = -1;                  // this rank's
+  std::vector<int> world;               // the members' world ranks, by their rank in the communicator
+  std::mutex links_mutex;               // threads may send on one communicator (MPI_THREAD_MULTIPLE)
+  std::vector<std::uint32_t> to, from;  // per member: the label's id, 0 until first used
 };
 
 int delete_info(MPI_Comm, int, void* attribute, void*) {
@@ -55,7 +60,14 @@ CommunicatorInfo* info_of(MPI_Comm comm) {
   auto* info = new CommunicatorInfo;
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
-  if (!inter) info->label = pf::name_id(pf::communicator_label("mpi", world_ranks_of(comm)));
+  info->inter = inter != 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &info->world_rank);
+  if (!inter) {
+    info->world = world_ranks_of(comm);
+    info->label = pf::name_id(pf::communicator_label("mpi", info->world));
+    info->to.assign(info->world.size(), 0);
+    info->from.assign(info->world.size(), 0);
+  }
   if (PMPI_Comm_set_attr(comm, key, info) != MPI_SUCCESS) {
     delete info;
     return nullptr;
@@ -63,7 +75,29 @@ CommunicatorInfo* info_of(MPI_Comm comm) {
   return info;
 }
 
+std::uint32_t link(MPI_Comm comm, int peer, bool to) {
+  // MPI_PROC_NULL and MPI_ANY_SOURCE are negative; nothing is recorded outside the session.
+  if (comm == MPI_COMM_NULL || peer < 0 || !pf::recording()) return 0;
+  CommunicatorInfo* info = info_of(comm);
+  if (info == nullptr || info->inter || static_cast<std::size_t>(peer) >= info->world.size()) return 0;
+  const auto i = static_cast<std::size_t>(peer);
+  std::lock_guard lock(info->links_mutex);
+  std::uint32_t& id = to ? info->to[i] : info->from[i];
+  if (id == 0)
+    id = pf::name_id(to ? pf::link_label("mpi", info->world_rank, info->world[i])
+                        : pf::link_label("mpi", info->world[i], info->world_rank));
+  return id;
+}
+
 }  // namespace
+
+std::uint32_t link_to(MPI_Comm comm, int peer) {
+  return link(comm, peer, true);
+}
+
+std::uint32_t link_from(MPI_Comm comm, int peer) {
+  return link(comm, peer, false);
+}
 
 CollectiveInstance next_collective(MPI_Comm comm) {
   CommunicatorInfo* info = info_of(comm);

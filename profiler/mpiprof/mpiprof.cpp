@@ -320,7 +320,7 @@ bool before_call(const mpiprof::Names& names) {
 }  // namespace
 
 int mpiprof::record_call(const Names& names, std::int64_t bytes, MPI_Comm comm, Kind kind, int (*call)(void*),
-                         void* ctx, const std::int64_t* received) {
+                         void* ctx, const std::int64_t* received, const std::uint32_t* link) {
   if (t_inside > 0 || !g_session || !pf::recording()) return call(ctx);
   ++t_inside;
   const bool main = on_main();
@@ -358,6 +358,7 @@ int mpiprof::record_call(const Names& names, std::int64_t bytes, MPI_Comm comm, 
     if (op != nullptr) op->end_ns = end;
     if (ev != nullptr) ev->end_ns = end;
     if (ev != nullptr && received != nullptr) ev->bytes = *received;
+    if (ev != nullptr && link != nullptr && *link != 0) ev->communicator = *link;
   }
   if (main && names.poll && ev != nullptr) {
     g_poll = {op, ev, names.function, end, std::chrono::steady_clock::now()};  // the run may go on

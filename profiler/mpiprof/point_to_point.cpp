@@ -1,16 +1,20 @@
 // libcommscope-mpiprof.so's point-to-point, probe, persistent-request and completion wrappers:
-// unnumbered (all transfer). Blocking calls span their time; posts (MPI_Isend, MPI_Start, ...)
-// their own call; receives count the bytes their status says arrived, posts what they name.
+// unnumbered (all transfer); sends, receives and their posts labelled by their peers' world ranks
+// ("mpi[0>2]", communicators.hpp; MPI_Sendrecv's two peers are not). Blocking calls span their time; posts (MPI_Isend,
+// MPI_Start, ...) their own call; receives count the bytes their status says arrived, posts what they name.
 #include <mpi.h>
 
 #include <cstdint>
 
 #include "bytes.hpp"
+#include "communicators.hpp"
 #include "record.hpp"
 
 namespace pf = commscope::profiler;
 using commscope::mpiprof::bytes_of;
 using commscope::mpiprof::Kind;
+using commscope::mpiprof::link_from;
+using commscope::mpiprof::link_to;
 using commscope::mpiprof::Names;
 using commscope::mpiprof::received_bytes;
 using commscope::mpiprof::record;
@@ -31,26 +35,34 @@ extern "C" {
 
 int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Send"), pf::name_id("send")};
-  return record(names, bytes_of(count, type), comm, Kind::kUnnumbered,
-                [&] { return PMPI_Send(buf, count, type, dest, tag, comm); });
+  const std::uint32_t to = link_to(comm, dest);
+  return record(
+      names, bytes_of(count, type), comm, Kind::kUnnumbered,
+      [&] { return PMPI_Send(buf, count, type, dest, tag, comm); }, nullptr, &to);
 }
 
 int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Ssend"), pf::name_id("send")};
-  return record(names, bytes_of(count, type), comm, Kind::kUnnumbered,
-                [&] { return PMPI_Ssend(buf, count, type, dest, tag, comm); });
+  const std::uint32_t to = link_to(comm, dest);
+  return record(
+      names, bytes_of(count, type), comm, Kind::kUnnumbered,
+      [&] { return PMPI_Ssend(buf, count, type, dest, tag, comm); }, nullptr, &to);
 }
 
 int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Bsend"), pf::name_id("send")};
-  return record(names, bytes_of(count, type), comm, Kind::kUnnumbered,
-                [&] { return PMPI_Bsend(buf, count, type, dest, tag, comm); });
+  const std::uint32_t to = link_to(comm, dest);
+  return record(
+      names, bytes_of(count, type), comm, Kind::kUnnumbered,
+      [&] { return PMPI_Bsend(buf, count, type, dest, tag, comm); }, nullptr, &to);
 }
 
 int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Rsend"), pf::name_id("send")};
-  return record(names, bytes_of(count, type), comm, Kind::kUnnumbered,
-                [&] { return PMPI_Rsend(buf, count, type, dest, tag, comm); });
+  const std::uint32_t to = link_to(comm, dest);
+  return record(
+      names, bytes_of(count, type), comm, Kind::kUnnumbered,
+      [&] { return PMPI_Rsend(buf, count, type, dest, tag, comm); }, nullptr, &to);
 }
 
 int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
@@ -58,14 +70,15 @@ int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_C
   MPI_Status own;
   MPI_Status* st = status_for(status, own);
   std::int64_t received = 0;
+  std::uint32_t from = 0;  // the sender's, from the status (the source may be MPI_ANY_SOURCE)
   return record(
       names, 0, comm, Kind::kUnnumbered,
       [&] {
         const int rc = PMPI_Recv(buf, count, type, source, tag, comm, st);
-        if (rc == MPI_SUCCESS) received = received_bytes(st, type);
+        if (rc == MPI_SUCCESS) received = received_bytes(st, type), from = link_from(comm, st->MPI_SOURCE);
         return rc;
       },
-      &received);
+      &received, &from);
 }
 
 int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int stag, void* rbuf, int rcount,
@@ -87,33 +100,43 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int 
 
 int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Isend"), pf::name_id("isend")};
-  return record(names, bytes_of(count, type), comm, Kind::kUnnumbered,
-                [&] { return PMPI_Isend(buf, count, type, dest, tag, comm, request); });
+  const std::uint32_t to = link_to(comm, dest);
+  return record(
+      names, bytes_of(count, type), comm, Kind::kUnnumbered,
+      [&] { return PMPI_Isend(buf, count, type, dest, tag, comm, request); }, nullptr, &to);
 }
 
 int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Issend"), pf::name_id("isend")};
-  return record(names, bytes_of(count, type), comm, Kind::kUnnumbered,
-                [&] { return PMPI_Issend(buf, count, type, dest, tag, comm, request); });
+  const std::uint32_t to = link_to(comm, dest);
+  return record(
+      names, bytes_of(count, type), comm, Kind::kUnnumbered,
+      [&] { return PMPI_Issend(buf, count, type, dest, tag, comm, request); }, nullptr, &to);
 }
 
 int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ibsend"), pf::name_id("isend")};
-  return record(names, bytes_of(count, type), comm, Kind::kUnnumbered,
-                [&] { return PMPI_Ibsend(buf, count, type, dest, tag, comm, request); });
+  const std::uint32_t to = link_to(comm, dest);
+  return record(
+      names, bytes_of(count, type), comm, Kind::kUnnumbered,
+      [&] { return PMPI_Ibsend(buf, count, type, dest, tag, comm, request); }, nullptr, &to);
 }
 
 int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Irsend"), pf::name_id("isend")};
-  return record(names, bytes_of(count, type), comm, Kind::kUnnumbered,
-                [&] { return PMPI_Irsend(buf, count, type, dest, tag, comm, request); });
+  const std::uint32_t to = link_to(comm, dest);
+  return record(
+      names, bytes_of(count, type), comm, Kind::kUnnumbered,
+      [&] { return PMPI_Irsend(buf, count, type, dest, tag, comm, request); }, nullptr, &to);
 }
 
 // A posted receive's bytes are its buffer's: what arrives is known only at its wait.
 int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Irecv"), pf::name_id("irecv")};
-  return record(names, bytes_of(count, type), comm, Kind::kUnnumbered,
-                [&] { return PMPI_Irecv(buf, count, type, source, tag, comm, request); });
+  const std::uint32_t from = link_from(comm, source);  // 0 for MPI_ANY_SOURCE
+  return record(
+      names, bytes_of(count, type), comm, Kind::kUnnumbered,
+      [&] { return PMPI_Irecv(buf, count, type, source, tag, comm, request); }, nullptr, &from);
 }
 
 // Persistent requests (MPI_Send_init, MPI_Recv_init, ... are local and not wrapped): starting

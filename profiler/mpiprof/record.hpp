@@ -26,16 +26,18 @@ enum class Kind { kCollective, kUnnumbered };
 // Records one MPI call around call(ctx): the compute before it ends; an operator event named
 // after the MPI function holds the communication event that spans the call, of `bytes`, or of
 // *received when given (read after the call: a receive's count from its status).
+// *link, read after the call too, is the communication's label when given and not 0 (a message's
+// peers: communicators.hpp).
 int record_call(const Names& names, std::int64_t bytes, MPI_Comm comm, Kind kind, int (*call)(void*), void* ctx,
-                const std::int64_t* received);
+                const std::int64_t* received, const std::uint32_t* link);
 
 template <class Call>
 int record(const Names& names, std::int64_t bytes, MPI_Comm comm, Kind kind, Call&& call,
-           const std::int64_t* received = nullptr) {
+           const std::int64_t* received = nullptr, const std::uint32_t* link = nullptr) {
   using F = std::remove_reference_t<Call>;
   return record_call(
       names, bytes, comm, kind, [](void* c) { return (*static_cast<F*>(c))(); },
-      const_cast<void*>(static_cast<const void*>(&call)), received);
+      const_cast<void*>(static_cast<const void*>(&call)), received, link);
 }
 
 }  // namespace commscope::mpiprof

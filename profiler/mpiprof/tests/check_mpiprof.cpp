@@ -4,6 +4,7 @@
 //   - per rank and iteration 1..ITERS: 2 allreduce, 1 sendrecv, 1 barrier events, the 1 MiB
 //     allreduce on MPI_COMM_WORLD numbered (seq >= 0, communicator 0), the one on the split
 //     communicator numbered under its members' label ("mpi[0,2]" on ranks 0 and 2, "mpi[1]");
+//     the nonblocking ring's isend and irecv labelled by their peers ("mpi[0>1]", "mpi[2>0]");
 //   - host compute ("compute" kernel events) of at least 4 ms per iteration, 44 ms on rank 1;
 //   - the late rank waits least: every other rank waits more than 2x as long (+ 0.5 ms; at 5x a
 //     busy machine's scheduling failed it: 11 and 20.8 ms against the late rank's 2.2); the
@@ -116,6 +117,10 @@ int main(int argc, char** argv) {
     int numbered = 0, split_allreduce = 0, numbered_posts = 0;
     // mpi_app.c splits the world by rank % 2: ranks 0 and 2, and rank 1 alone.
     const std::string split_label = r % 2 == 0 ? "mpi[0,2]" : "mpi[1]";
+    // Its nonblocking ring: MPI_Isend to the next rank, MPI_Irecv from the previous one.
+    const std::string send_label = "mpi[" + std::to_string(r) + ">" + std::to_string((r + 1) % nranks) + "]";
+    const std::string recv_label = "mpi[" + std::to_string((r + nranks - 1) % nranks) + ">" + std::to_string(r) + "]";
+    int labelled_sends = 0, labelled_receives = 0;
     double compute_ms = 0;
     for (const auto& e : p.events[static_cast<std::size_t>(r)]) {
       if (e.iteration < 1) continue;
@@ -124,6 +129,8 @@ int main(int argc, char** argv) {
         ++calls[name];
         bytes[name] += e.bytes;
         if (name.starts_with("i") && e.seq >= 0) ++numbered_posts;
+        if (name == "isend" && p.strings.at(e.communicator) == send_label) ++labelled_sends;
+        if (name == "irecv" && p.strings.at(e.communicator) == recv_label) ++labelled_receives;
         if (name == "allreduce" && e.communicator == 0 && e.seq >= 0) ++numbered;
         if (name == "allreduce" && e.communicator != 0 && e.seq >= 0 && p.strings.at(e.communicator) == split_label)
           ++split_allreduce;
@@ -135,6 +142,9 @@ int main(int argc, char** argv) {
     check(calls["allreduce"] == 2 * iters && calls["sendrecv"] == iters && calls["barrier"] == iters,
           who + std::to_string(calls["allreduce"]) + " allreduce, " + std::to_string(calls["sendrecv"]) +
               " sendrecv, " + std::to_string(calls["barrier"]) + " barrier events");
+    check(labelled_sends == iters && labelled_receives == iters,
+          who + std::to_string(labelled_sends) + " isend under " + send_label + ", " +
+              std::to_string(labelled_receives) + " irecv under " + recv_label);
     check(numbered == iters && split_allreduce == iters,
           who + std::to_string(numbered) + " world allreduces numbered, " + std::to_string(split_allreduce) +
               " split-communicator ones numbered under " + split_label);
