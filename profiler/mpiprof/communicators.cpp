@@ -2,11 +2,11 @@
 
 #include <atomic>
 #include <mutex>
-#include <numeric>
 #include <vector>
 
 #include "commscope/profiler/events.hpp"
 #include "commscope/profiler/recorder.hpp"
+#include "commscope/profiler/session.hpp"
 
 namespace commscope::mpiprof {
 namespace {
@@ -35,21 +35,6 @@ int keyval() {
   return key;
 }
 
-// The members' world ranks, by their rank in `comm`.
-std::vector<int> world_ranks_of(MPI_Comm comm) {
-  MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
-  PMPI_Comm_group(comm, &group);
-  PMPI_Comm_group(MPI_COMM_WORLD, &world);
-  int n = 0;
-  PMPI_Group_size(group, &n);
-  std::vector<int> mine(static_cast<std::size_t>(n)), theirs(static_cast<std::size_t>(n));
-  std::iota(mine.begin(), mine.end(), 0);
-  PMPI_Group_translate_ranks(group, n, mine.data(), world, theirs.data());
-  PMPI_Group_free(&group);
-  PMPI_Group_free(&world);
-  return theirs;
-}
-
 CommunicatorInfo* info_of(MPI_Comm comm) {
   const int key = keyval();
   if (key == MPI_KEYVAL_INVALID) return nullptr;
@@ -63,7 +48,7 @@ CommunicatorInfo* info_of(MPI_Comm comm) {
   info->inter = inter != 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &info->world_rank);
   if (!inter) {
-    info->world = world_ranks_of(comm);
+    info->world = pf::world_ranks(comm);  // its MPI calls are not wrapped
     info->label = pf::name_id(pf::communicator_label("mpi", info->world));
     info->to.assign(info->world.size(), 0);
     info->from.assign(info->world.size(), 0);

@@ -64,8 +64,6 @@ std::vector<T> gather_rows(MPI_Comm comm, int rank, int size, const std::vector<
   return all;
 }
 
-// Merges every rank's name table into one (rank 0's ids first, so they rarely change) and remaps
-// this rank's events to it. Returns the merged table (complete on rank 0 only).
 }  // namespace
 
 std::vector<int> world_ranks(MPI_Comm comm) {
@@ -93,6 +91,8 @@ void max_over_ranks(MPI_Comm comm, std::vector<std::int64_t>& values) {
   if (n_max > 0) MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(n_max), MPI_INT64_T, MPI_MAX, comm);
 }
 
+// Merges every rank's name table into one (rank 0's ids first, so they rarely change) and remaps
+// this rank's events to it. Returns the merged table (complete on rank 0 only).
 std::vector<std::string> merge_strings(MPI_Comm comm, int rank, int size, std::vector<Event>& events) {
   const std::vector<std::string> local = process_names().strings();
   std::string packed;
