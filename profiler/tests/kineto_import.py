@@ -120,6 +120,11 @@ for name, files in sets.items():
             continue
         check(p["nranks"] == len(files), f"{name}: {p['nranks']} ranks, expected {len(files)}")
         common_checks(p, name)
+        # The process group's members as the communicator label where the trace names them
+        # (resnet2's "Process Group Ranks": "[0, 1]"), none where it does not (vit128, alexnet1).
+        labels = {e[6] for rank in p["events"] for e in rank["communication"]}
+        want = {"pg[0,1]"} if name == "resnet2" else {""} if labels else set()  # alexnet1 has no collective
+        check(labels == want, f"{name}: communicator labels {sorted(labels)}, expected {sorted(want)}")
         for r, f in enumerate(files):
             ref = reference(device_intervals(docs[f], rounding))
             rows = [b for b in p["breakdown"] if b["rank"] == r]

@@ -1,6 +1,6 @@
 // test_profile_dump PROFILE.h5: a profile file as one JSON object on stdout, for tests written in
 // Python (no HDF5 module there): meta, /meta/attributes, ranks, breakdown rows, and per rank the
-// events counted by kind and the communication events (start, end, seq, bytes, name, track kind).
+// events counted by kind and the communication events (start, end, seq, bytes, name, track kind, communicator label).
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -74,9 +74,10 @@ int main(int argc, char** argv) {
       bool first = true;
       for (const cp::Event& e : p.events[r]) {
         if (e.kind != cp::EventKind::kCommunication) continue;
-        std::printf("%s[%lld, %lld, %lld, %lld, %s, %d]", first ? "" : ", ", static_cast<long long>(e.start_ns),
+        std::printf("%s[%lld, %lld, %lld, %lld, %s, %d, %s]", first ? "" : ", ", static_cast<long long>(e.start_ns),
                     static_cast<long long>(e.end_ns), static_cast<long long>(e.seq), static_cast<long long>(e.bytes),
-                    quoted(p.strings[e.name]).c_str(), static_cast<int>(e.track_kind));
+                    quoted(p.strings[e.name]).c_str(), static_cast<int>(e.track_kind),
+                    quoted(p.strings[e.communicator]).c_str());
         first = false;
       }
       std::printf("]}");

@@ -80,7 +80,7 @@ TEST(KinetoLink, OperatorsNestAndDeviceActivitiesFindTheirLauncher) {
 TEST(KinetoLink, ACollectiveCallAndItsKernelShareOneId) {
   Rank k;
   const std::size_t call = k.op(100, 200);
-  k.r.comm[call] = CommInfo{"allreduce", "0", 1024, 5};
+  k.r.comm[call] = CommInfo{"allreduce", "0", 1024, 5, {0, 1, 2, 3}};
   k.runtime(110, 111, 10);
   const std::size_t nccl = k.device(EventKind::kCommunication, 150, 180, 10);
   link_rank(k.r, k.strings);
@@ -89,6 +89,8 @@ TEST(KinetoLink, ACollectiveCallAndItsKernelShareOneId) {
   const Event& kernel = k.r.events[nccl];
   EXPECT_EQ(k.strings.at(host->name), "allreduce");
   EXPECT_EQ(k.strings.at(host->detail), "process group 0");
+  EXPECT_EQ(k.strings.at(host->communicator), "pg[0,1,2,3]");  // its members
+  EXPECT_EQ(k.strings.at(k.r.events[nccl].communicator), "pg[0,1,2,3]");
   EXPECT_EQ(host->start_ns, 100);
   EXPECT_EQ(host->end_ns, 200);
   EXPECT_EQ(host->parent, k.r.events[call].id);
@@ -104,7 +106,7 @@ TEST(KinetoLink, ACollectiveCallAndItsKernelShareOneId) {
 TEST(KinetoLink, ACallWithoutKernelIsCommunicationOnlyWithoutDeviceActivity) {
   Rank gpu;  // c10d's wait beside device work: no transfer of its own, it stays an operator
   const std::size_t call = gpu.op(0, 10);
-  gpu.r.comm[call] = CommInfo{"wait", "", -1, -1};
+  gpu.r.comm[call] = CommInfo{"wait", "", -1, -1, {}};
   gpu.device(EventKind::kKernel, 20, 30, 0);
   link_rank(gpu.r, gpu.strings);
   EXPECT_EQ(gpu.communication_on_host(), nullptr);
@@ -112,7 +114,7 @@ TEST(KinetoLink, ACallWithoutKernelIsCommunicationOnlyWithoutDeviceActivity) {
 
   Rank cpu;  // a CPU job (gloo): the host calls are the communication
   const std::size_t c = cpu.op(0, 10);
-  cpu.r.comm[c] = CommInfo{"allreduce", "", 64, -1};
+  cpu.r.comm[c] = CommInfo{"allreduce", "", 64, -1, {}};
   link_rank(cpu.r, cpu.strings);
   ASSERT_NE(cpu.communication_on_host(), nullptr);
   EXPECT_EQ(cpu.communication_on_host()->bytes, 64);

@@ -25,8 +25,8 @@ TEST(KinetoMatch, AnInstanceIsItsKernelsSpanKeyedByGroupAndCollective) {
   RankTrace r;
   r.events = {communication(3, 100, 200, TrackKind::kHostThread), communication(3, 150, 170, TrackKind::kDeviceStream),
               communication(3, 165, 180, TrackKind::kDeviceStream), communication(4, 10, 20, TrackKind::kHostThread)};
-  r.comm[0] = CommInfo{"allreduce", "0", 64, 7};
-  r.comm[3] = CommInfo{"broadcast", "1", 8, -1};
+  r.comm[0] = CommInfo{"allreduce", "0", 64, 7, {}};
+  r.comm[3] = CommInfo{"broadcast", "1", 8, -1, {}};
   const std::vector<Instance> got = instances_of(r);
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0].id, 4u);  // in start order

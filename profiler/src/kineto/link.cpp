@@ -14,6 +14,13 @@ namespace {
 
 constexpr std::int64_t kUnixUsThreshold = 1'000'000'000'000'000;  // 2001-09-09 in us: earlier is not a Unix time
 
+// A collective's communicator label from its process group's global ranks ("pg[0,1]"; groups of
+// the same members share it, and the group's name stays in the event's detail), 0 where the trace
+// does not name them.
+std::uint32_t group_label(const CommInfo& info, StringTable& strings) {
+  return info.pg_ranks.empty() ? 0 : strings.intern(communicator_label("pg", info.pg_ranks));
+}
+
 }  // namespace
 
 bool has_wall_clock(const RankTrace& r) {
@@ -86,6 +93,7 @@ void link_rank(RankTrace& r, StringTable& strings) {
     const CommInfo& mine = *comm_of(i);
     if (c.collective.empty()) c.collective = mine.collective;
     if (c.pg.empty()) c.pg = mine.pg;
+    if (c.pg_ranks.empty()) c.pg_ranks = mine.pg_ranks;
     if (c.bytes < 0) c.bytes = mine.bytes;
     if (c.seq < 0) c.seq = mine.seq;
   }
@@ -100,6 +108,7 @@ void link_rank(RankTrace& r, StringTable& strings) {
     c.bytes = std::max<std::int64_t>(info.bytes, 0);
     c.name = strings.intern(info.collective.empty() ? std::string("collective") : info.collective);
     c.detail = info.pg.empty() ? 0 : strings.intern("process group " + info.pg);
+    c.communicator = group_label(info, strings);
     c.kind = EventKind::kCommunication;
     c.track_kind = TrackKind::kHostThread;
     c.track = op.track;
@@ -130,6 +139,7 @@ void link_rank(RankTrace& r, StringTable& strings) {
       const CommInfo& ci = call_info[call];
       if (info.collective.empty()) info.collective = ci.collective;
       if (info.pg.empty()) info.pg = ci.pg;
+      if (info.pg_ranks.empty()) info.pg_ranks = ci.pg_ranks;
       if (info.bytes < 0) info.bytes = ci.bytes;
       if (info.seq < 0) info.seq = ci.seq;
       e.id = comm_id_of_call[call];
@@ -138,6 +148,7 @@ void link_rank(RankTrace& r, StringTable& strings) {
       e.id = r.next_id++;
     }
     e.bytes = std::max<std::int64_t>(info.bytes, 0);
+    e.communicator = group_label(info, strings);
     e.seq = info.seq;  // the trace's own number; replaced by the cross-rank instance below
     if (!info.collective.empty()) {
       e.name = strings.intern(info.collective);

@@ -20,6 +20,7 @@ struct CommInfo {
   std::string pg;
   std::int64_t bytes = -1;
   std::int64_t seq = -1;
+  std::vector<int> pg_ranks;  // the process group's global ranks, where the trace names them
 };
 
 // One rank's trace after reading: events with absolute ns times.

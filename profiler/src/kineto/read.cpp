@@ -27,7 +27,7 @@ struct TraceEntry {
   std::int64_t ts_ns = 0, dur_ns = 0;
   double ts_us = 0, dur_us = 0;  // the same as doubles, for HTA's rounding
   std::int64_t external = -1, correlation = -1, device = -1, stream = -1, bytes = -1;
-  std::string collective, dtype, pg, pg_desc, input_type;
+  std::string collective, dtype, pg, pg_desc, pg_ranks, input_type;
   std::int64_t in_nelems = -1, out_nelems = -1, seq = -1, input_elems = -1;
 
   void clear() {
@@ -36,10 +36,29 @@ struct TraceEntry {
     ts_ns = dur_ns = 0;
     ts_us = dur_us = 0;
     external = correlation = device = stream = bytes = -1;
-    collective.clear(), dtype.clear(), pg.clear(), pg_desc.clear(), input_type.clear();
+    collective.clear(), dtype.clear(), pg.clear(), pg_desc.clear(), pg_ranks.clear(), input_type.clear();
     in_nelems = out_nelems = seq = input_elems = -1;
   }
 };
+
+// "[0, 1, 2]" (PyTorch's Process Group Ranks) -> {0, 1, 2}; anything else, "[]" included -> {}.
+std::vector<int> parse_ranks(std::string_view text) {
+  std::vector<int> ranks;
+  if (text.size() < 2 || text.front() != '[' || text.back() != ']') return {};
+  text = text.substr(1, text.size() - 2);
+  while (!text.empty()) {
+    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+    int r = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), r);
+    if (ec != std::errc() || r < 0) return {};
+    ranks.push_back(r);
+    text.remove_prefix(static_cast<std::size_t>(end - text.data()));
+    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+    if (!text.empty() && text.front() != ',') return {};
+    if (!text.empty()) text.remove_prefix(1);
+  }
+  return ranks;
+}
 
 bool is_comm_op_name(std::string_view name) {
   return name == "record_param_comms" || name.starts_with("nccl:");
@@ -226,6 +245,8 @@ class TraceReader {
         entry_.dtype = read_string_value("dtype");
       } else if (key == "Process Group Name") {
         entry_.pg = read_string_value("Process Group Name");
+      } else if (key == "Process Group Ranks") {
+        entry_.pg_ranks = read_string_value("Process Group Ranks");
       } else if (key == "Process Group Description") {
         entry_.pg_desc = read_string_value("Process Group Description");
       } else if (key == "In msg nelems") {
@@ -318,6 +339,7 @@ class TraceReader {
     if (!entry_.pg_desc.empty() && entry_.pg_desc != entry_.pg)
       c.pg += c.pg.empty() ? entry_.pg_desc : " " + entry_.pg_desc;
     c.seq = entry_.seq;
+    c.pg_ranks = parse_ranks(entry_.pg_ranks);
     if (entry_.in_nelems >= 0 && !entry_.dtype.empty()) {
       c.bytes = std::max(entry_.in_nelems, entry_.out_nelems) * dtype_bytes(entry_.dtype);
     } else if (entry_.input_elems >= 0 && !entry_.input_type.empty()) {
