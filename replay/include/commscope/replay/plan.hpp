@@ -1,0 +1,107 @@
+#pragma once
+// What commscope-replay replays: each recorded rank's ordered communication, taken from a
+// profile (commscope.profile/1), and the ranks of a replay that play them (docs/replay.md).
+// No MPI here: the plan and the mapping are made the same way on every replay rank from the
+// same file, so every rank takes the same decisions without talking to the others.
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "commscope/collectives/types.hpp"
+#include "commscope/profiler/profile.hpp"
+
+namespace commscope::replay {
+
+// A profile that cannot be replayed (no communication, a group that cannot be rebuilt, a
+// mapping that does not fit): what() is one line.
+class PlanError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class OpKind : std::uint8_t { kCollective, kBarrier, kSend, kRecv };
+
+// A recorded communicator as its label names it (profiler::communicator_label, link_label).
+struct GroupLabel {
+  std::string kind;          // "tp", "dp", "pp", ...; "" for the profiled communicator
+  std::vector<int> members;  // recorded world ranks, ascending; a link: {from, to}
+  bool link = false;         // "pp[0>2]": the messages from members[0] to members[1]
+};
+// "tp[0,1]" -> {tp, {0,1}}; "dp[0:62:2]" -> {dp, {0,2,...,62}}; "pp[1>3]" -> link {1,3}; ""
+// -> every one of `nranks` ranks. Throws PlanError for anything else.
+GroupLabel parse_group_label(const std::string& label, int nranks);
+
+// One communication of a rank, in the order the rank made them.
+struct ReplayOp {
+  OpKind kind = OpKind::kCollective;
+  Collective collective = Collective::allreduce;  // kCollective only
+  std::string name;                               // as recorded ("tp.allreduce", "MPI_Bcast", "pp.send")
+  std::string group;                              // the recorded communicator label ("": all ranks)
+  std::int64_t bytes = 0;                         // as recorded (the bench's S; a message's bytes)
+  std::int64_t gap_before_ns = 0;                 // recorded time from the previous op's end (or the iteration's start)
+  std::int64_t recorded_ns = 0;                   // the recorded call's duration
+  int peer = -1;                                  // kSend / kRecv: the other side's recorded world rank
+};
+
+// One recorded iteration of a rank (number -1: the communication outside any iteration).
+struct ReplayIteration {
+  std::int32_t number = -1;
+  std::int64_t window_ns = 0;  // the recorded iteration's duration (0 outside iterations)
+  std::int64_t tail_ns = 0;    // recorded time from the last op's end to the iteration's end
+  std::vector<ReplayOp> ops;
+};
+
+struct RankPlan {
+  std::vector<ReplayIteration> iterations;  // in recorded order
+  // Communication events that are not replayed, by name ("wait", "MPI_Scan", a message whose
+  // other side is unknown): said in the output, never silently left out.
+  std::map<std::string, std::int64_t> skipped;
+};
+
+struct ReplayPlan {
+  int recorded_ranks = 0;
+  std::vector<RankPlan> ranks;               // by recorded rank
+  std::map<std::string, GroupLabel> groups;  // every collective's label, parsed
+  std::int64_t ops() const;                  // replayable ops over all ranks
+};
+
+// The plan of `profile` (with its events), its first `max_iterations` iterations (<= 0: all).
+// A communication's instance recorded twice (same communicator and seq, e.g. the pipeline's
+// wait on its newest send) is replayed once. Throws PlanError for a profile without
+// communication or a label that cannot be parsed or names a rank the profile does not have.
+ReplayPlan make_plan(const profiler::Profile& profile, int max_iterations = 0);
+
+// How a collective or message named `name` is replayed; false: not replayable (skipped).
+bool classify(const std::string& name, OpKind& kind, Collective& collective);
+
+// Which recorded rank each replay rank plays (docs/replay.md, "Mapping"): as many ranks as
+// recorded, each its own; fewer, the recorded ranks `chosen` (default: the first `given`).
+// A group keeps its played members and each member's bytes (a gather's S shrinks with it);
+// a message to or from a rank nobody plays is dropped, and counted.
+struct RankMapping {
+  std::vector<int> recorded;  // by replay rank: the recorded rank it plays
+  int recorded_ranks = 0;
+  bool identity() const;                     // every recorded rank, each by the replay rank of its number
+  int replay_rank(int recorded_rank) const;  // -1: not played
+  std::string describe() const;              // one line: what the mapping did
+};
+// Throws PlanError: more ranks given than recorded, a chosen rank out of range or repeated, or
+// `chosen` not `given` long.
+RankMapping map_ranks(int recorded_ranks, int given, const std::vector<int>& chosen = {});
+
+// The played members of a group (recorded world ranks, ascending).
+std::vector<int> played_members(const GroupLabel& group, const RankMapping& mapping);
+
+// A collective's per-rank element count and type: f32 when the per-rank bytes are a multiple
+// of 4, else bytes (u8); per-rank bytes = S for allreduce, reduce, broadcast, sendrecv, and
+// S / recorded members for allgather, gather, reducescatter, scatter, alltoall(v).
+struct Elements {
+  std::size_t count = 0;
+  DataType type = DataType::f32;
+};
+Elements elements_of(Collective c, std::int64_t bytes, int recorded_members);
+
+}  // namespace commscope::replay

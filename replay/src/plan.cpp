@@ -1,0 +1,251 @@
+#include "commscope/replay/plan.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <set>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+namespace commscope::replay {
+namespace {
+
+namespace prof = commscope::profiler;
+
+int parse_rank(std::string_view text, const std::string& label) {
+  int value = -1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 0)
+    throw PlanError("communicator '" + label + "': '" + std::string(text) + "' is not a rank");
+  return value;
+}
+
+// "0,1,4" or "0:62:2" (first:last:step).
+std::vector<int> parse_members(std::string_view body, const std::string& label) {
+  std::vector<int> out;
+  if (const auto colon = body.find(':'); colon != std::string_view::npos) {
+    const auto second = body.find(':', colon + 1);
+    if (second == std::string_view::npos) throw PlanError("communicator '" + label + "': expected first:last:step");
+    const int first = parse_rank(body.substr(0, colon), label);
+    const int last = parse_rank(body.substr(colon + 1, second - colon - 1), label);
+    const int step = parse_rank(body.substr(second + 1), label);
+    if (step <= 0 || last < first) throw PlanError("communicator '" + label + "': empty range");
+    for (int r = first; r <= last; r += step) out.push_back(r);
+    return out;
+  }
+  std::size_t at = 0;
+  while (at <= body.size()) {
+    const auto comma = std::min(body.find(',', at), body.size());
+    out.push_back(parse_rank(body.substr(at, comma - at), label));
+    at = comma + 1;
+  }
+  std::sort(out.begin(), out.end());
+  if (std::adjacent_find(out.begin(), out.end()) != out.end())
+    throw PlanError("communicator '" + label + "': a rank named twice");
+  return out;
+}
+
+std::string lower_letters(std::string_view name) {
+  std::string out;
+  for (const char c : name)
+    if (std::isalpha(static_cast<unsigned char>(c)) != 0)
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The events of one rank an iteration at a time: its communication in start order, and the
+// windows of its iterations.
+struct RankEvents {
+  std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> windows;  // iteration -> [start, end]
+  std::vector<const prof::Event*> comms;
+};
+
+RankEvents collect(const std::vector<prof::Event>& events) {
+  RankEvents out;
+  std::set<std::tuple<std::uint32_t, std::uint32_t, std::int64_t>> seen;  // name, communicator, seq
+  for (const prof::Event& e : events) {
+    if (e.kind == prof::EventKind::kIteration) out.windows[e.iteration] = {e.start_ns, e.end_ns};
+    if (e.kind != prof::EventKind::kCommunication) continue;
+    if (e.seq >= 0 && !seen.insert({e.name, e.communicator, e.seq}).second) continue;
+    out.comms.push_back(&e);
+  }
+  std::stable_sort(out.comms.begin(), out.comms.end(),
+                   [](const prof::Event* a, const prof::Event* b) { return a->start_ns < b->start_ns; });
+  return out;
+}
+
+// The other side of a message on a link label, or -1.
+int peer_of(const GroupLabel& link, OpKind kind, int rank) {
+  if (!link.link) return -1;
+  const int from = link.members[0], to = link.members[1];
+  if (kind == OpKind::kSend && from == rank) return to;
+  if (kind == OpKind::kRecv && to == rank) return from;
+  return -1;
+}
+
+RankPlan plan_rank(const prof::Profile& profile, int rank, int max_iterations,
+                   std::map<std::string, GroupLabel>& groups) {
+  RankPlan plan;
+  const RankEvents ev = collect(profile.events[static_cast<std::size_t>(rank)]);
+  std::map<std::int32_t, std::size_t> index;  // iteration number -> plan.iterations
+  std::int64_t last_end = 0;
+  std::int32_t last_iteration = -2;
+  for (const prof::Event* e : ev.comms) {
+    const std::string name = profile.strings.at(e->name);
+    if (max_iterations > 0 && e->iteration >= 0 && !ev.windows.empty() &&
+        std::distance(ev.windows.begin(), ev.windows.find(e->iteration)) >= max_iterations)
+      continue;
+    ReplayOp op;
+    op.name = name;
+    op.group = profile.strings.at(e->communicator);
+    op.bytes = e->bytes;
+    op.recorded_ns = e->duration_ns();
+    if (!classify(name, op.kind, op.collective)) {
+      ++plan.skipped[name];
+      continue;
+    }
+    auto g = groups.find(op.group);
+    if (g == groups.end()) g = groups.emplace(op.group, parse_group_label(op.group, profile.meta.nranks)).first;
+    if (op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
+      op.peer = peer_of(g->second, op.kind, rank);
+      if (op.peer < 0) {
+        ++plan.skipped[name + " (no peer recorded)"];
+        continue;
+      }
+    } else if (g->second.link) {
+      throw PlanError("communicator '" + op.group + "' is a link, but '" + name + "' is a collective");
+    } else if (!std::binary_search(g->second.members.begin(), g->second.members.end(), rank)) {
+      throw PlanError("rank " + std::to_string(rank) + " ran '" + name + "' on '" + op.group + "', which it is not in");
+    }
+    auto [it, added] = index.try_emplace(e->iteration, plan.iterations.size());
+    if (added) {
+      ReplayIteration iteration;
+      iteration.number = e->iteration;
+      if (const auto w = ev.windows.find(e->iteration); w != ev.windows.end()) {
+        iteration.window_ns = w->second.second - w->second.first;
+        last_end = w->second.first;
+      }
+      plan.iterations.push_back(iteration);
+    } else if (e->iteration != last_iteration) {
+      last_end = e->start_ns;  // an iteration met again after another: no gap across them
+    }
+    last_iteration = e->iteration;
+    op.gap_before_ns = std::max<std::int64_t>(0, e->start_ns - last_end);
+    last_end = std::max(last_end, e->end_ns);
+    ReplayIteration& iteration = plan.iterations[it->second];
+    iteration.ops.push_back(std::move(op));
+    if (const auto w = ev.windows.find(e->iteration); w != ev.windows.end())
+      iteration.tail_ns = std::max<std::int64_t>(0, w->second.second - last_end);
+  }
+  return plan;
+}
+
+}  // namespace
+
+GroupLabel parse_group_label(const std::string& label, int nranks) {
+  GroupLabel out;
+  if (label.empty()) {
+    for (int r = 0; r < nranks; ++r) out.members.push_back(r);
+    return out;
+  }
+  const auto open = label.find('[');
+  if (open == std::string::npos || open == 0 || label.back() != ']')
+    throw PlanError("communicator '" + label + "' is not a label of the form kind[ranks]");
+  out.kind = label.substr(0, open);
+  const std::string_view body = std::string_view(label).substr(open + 1, label.size() - open - 2);
+  if (const auto arrow = body.find('>'); arrow != std::string_view::npos) {
+    out.link = true;
+    out.members = {parse_rank(body.substr(0, arrow), label), parse_rank(body.substr(arrow + 1), label)};
+  } else {
+    out.members = parse_members(body, label);
+  }
+  for (const int r : out.members)
+    if (r >= nranks)
+      throw PlanError("communicator '" + label + "' names rank " + std::to_string(r) + ", but the profile has " +
+                      std::to_string(nranks) + " ranks: its group cannot be rebuilt");
+  return out;
+}
+
+bool classify(const std::string& name, OpKind& kind, Collective& collective) {
+  // The part after the last '.' ("tp.allreduce_max" -> "allreducemax"), in lower-case letters,
+  // without MPI's or NCCL's prefix; a nonblocking post ("iallreduce") as its blocking call.
+  const auto dot = name.rfind('.');
+  std::string n =
+      lower_letters(dot == std::string::npos ? std::string_view(name) : std::string_view(name).substr(dot + 1));
+  for (const std::string_view prefix : {"mpi", "nccl", "c10d"})
+    if (n.starts_with(prefix)) n.erase(0, prefix.size());
+  static const std::vector<std::pair<std::string_view, Collective>> kCollectives = {
+      {"allreduce", Collective::allreduce},
+      {"allgather", Collective::allgather},
+      {"reducescatter", Collective::reducescatter},
+      {"alltoall", Collective::alltoall},
+      {"reduce", Collective::reduce},
+      {"broadcast", Collective::broadcast},
+      {"bcast", Collective::broadcast},
+      {"gather", Collective::gather},
+      {"scatter", Collective::scatter},
+      {"sendrecv", Collective::sendrecv}};
+  const auto match = [&](std::string_view word) -> bool {
+    for (const auto& [prefix, c] : kCollectives) {
+      // allreduce_max, allgatherv, alltoallv, reduce_scatter_block: the collective they are.
+      if (word.starts_with(prefix) &&
+          (word.size() == prefix.size() || word.substr(prefix.size()) == "max" || word.substr(prefix.size()) == "v" ||
+           word.substr(prefix.size()) == "block" || word.substr(prefix.size()) == "base" ||
+           word.substr(prefix.size()) == "coalesced")) {
+        kind = OpKind::kCollective;
+        collective = c;
+        return true;
+      }
+    }
+    if (word == "barrier") return kind = OpKind::kBarrier, true;
+    if (word == "send" || word == "isend" || word == "ssend" || word == "bsend") return kind = OpKind::kSend, true;
+    if (word == "recv" || word == "irecv") return kind = OpKind::kRecv, true;
+    return false;
+  };
+  return match(n) || (n.size() > 1 && n[0] == 'i' && n != "irecv" && n != "isend" && match(n.substr(1)));
+}
+
+std::int64_t ReplayPlan::ops() const {
+  std::int64_t n = 0;
+  for (const RankPlan& r : ranks)
+    for (const ReplayIteration& it : r.iterations) n += static_cast<std::int64_t>(it.ops.size());
+  return n;
+}
+
+ReplayPlan make_plan(const prof::Profile& profile, int max_iterations) {
+  ReplayPlan plan;
+  plan.recorded_ranks = profile.meta.nranks;
+  if (profile.events.size() < static_cast<std::size_t>(plan.recorded_ranks))
+    throw PlanError("the profile holds the events of " + std::to_string(profile.events.size()) + " of its " +
+                    std::to_string(plan.recorded_ranks) + " ranks");
+  for (int r = 0; r < plan.recorded_ranks; ++r)
+    plan.ranks.push_back(plan_rank(profile, r, max_iterations, plan.groups));
+  if (plan.ops() == 0) {
+    std::string skipped;
+    for (const RankPlan& r : plan.ranks)
+      for (const auto& [name, n] : r.skipped) skipped += (skipped.empty() ? " (only " : ", ") + name;
+    throw PlanError("the profile holds no communication to replay" + (skipped.empty() ? "" : skipped + ")"));
+  }
+  return plan;
+}
+
+Elements elements_of(Collective c, std::int64_t bytes, int recorded_members) {
+  std::int64_t per_rank = std::max<std::int64_t>(0, bytes);
+  switch (c) {
+    case Collective::allgather:
+    case Collective::gather:
+    case Collective::reducescatter:
+    case Collective::scatter:
+    case Collective::alltoall:
+    case Collective::alltoallv:
+      per_rank /= std::max(1, recorded_members);
+      break;
+    default:
+      break;
+  }
+  if (per_rank % 4 == 0) return {static_cast<std::size_t>(per_rank / 4), DataType::f32};
+  return {static_cast<std::size_t>(per_rank), DataType::u8};
+}
+
+}  // namespace commscope::replay

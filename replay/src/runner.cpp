@@ -1,0 +1,224 @@
+#include "runner.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+
+#include "commscope/collectives/communicator.hpp"
+#include "commscope/collectives/error.hpp"
+#include "commscope/profiler/recorder.hpp"
+#include "commscope/profiler/session.hpp"
+
+namespace commscope::replay {
+namespace {
+
+namespace prof = commscope::profiler;
+
+// A recorded group on this rank: its communicator over the played members (null when this
+// rank is not one, or for a link) and its numbering in the replay's profile.
+struct Group {
+  std::unique_ptr<Communicator> comm;
+  std::unique_ptr<prof::CommGroup> profiled;  // null for the profiled communicator ("")
+  int recorded_members = 0;
+};
+
+// Every rank splits MPI_COMM_WORLD once per label, in the plan's (sorted) order.
+// (Only played ranks run, so the members left out by a mapping are simply absent.)
+std::map<std::string, Group> rebuild_groups(const ReplayPlan& plan, int me, const CommOptions& options) {
+  std::map<std::string, Group> groups;
+  for (const auto& [label, parsed] : plan.groups) {
+    Group& g = groups[label];
+    g.recorded_members = static_cast<int>(parsed.members.size());
+    if (!label.empty()) g.profiled = std::make_unique<prof::CommGroup>(label);
+    if (parsed.link) continue;
+    const bool member = std::binary_search(parsed.members.begin(), parsed.members.end(), me);
+    MPI_Comm split = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, me, &split);
+    if (split == MPI_COMM_NULL) continue;
+    g.comm = std::make_unique<Communicator>(split, options);
+    MPI_Comm_free(&split);
+  }
+  return groups;
+}
+
+// The largest buffer any op of `rank` needs (bytes).
+std::size_t buffer_bytes(const RankPlan& rank) {
+  std::int64_t most = 64;
+  for (const ReplayIteration& it : rank.iterations)
+    for (const ReplayOp& op : it.ops) most = std::max(most, op.bytes);
+  return static_cast<std::size_t>(most);
+}
+
+class Replayer {
+ public:
+  Replayer(const ReplayPlan& plan, const RankMapping& mapping, const RunOptions& options)
+      : plan_(plan), mapping_(mapping), options_(options) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    me_ = mapping.recorded[static_cast<std::size_t>(rank_)];
+    CommOptions comm_options;
+    comm_options.timeout_s = options.timeout_s;
+    groups_ = rebuild_groups(plan, me_, comm_options);
+    MPI_Comm_dup(MPI_COMM_WORLD, &messages_);
+    const std::size_t n = buffer_bytes(plan.ranks[static_cast<std::size_t>(me_)]);
+    send_.assign(n, 0);
+    recv_.assign(n, 0);
+    algo_ = &find_algorithm(options.algo);
+    algo_name_ = prof::name_id(options.algo);
+    mpi_name_ = prof::name_id("mpi");
+  }
+  ~Replayer() { MPI_Comm_free(&messages_); }
+  Replayer(const Replayer&) = delete;
+  Replayer& operator=(const Replayer&) = delete;
+
+  void run(RunCounts& counts) {
+    for (const ReplayIteration& it : plan_.ranks[static_cast<std::size_t>(me_)].iterations) {
+      if (it.number < 0) {
+        run_ops(it, counts);
+        continue;
+      }
+      prof::IterationScope step(it.number);
+      run_ops(it, counts);
+    }
+  }
+
+ private:
+  void run_ops(const ReplayIteration& it, RunCounts& counts) {
+    for (const ReplayOp& op : it.ops) {
+      gap(op.gap_before_ns);
+      if (op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
+        if (!message(op)) ++counts.dropped_messages;
+      } else {
+        collective(op, counts);
+      }
+      ++counts.ops;
+    }
+    gap(it.tail_ns);
+    if (!pending_.empty()) MPI_Waitall(static_cast<int>(pending_.size()), pending_.data(), MPI_STATUSES_IGNORE);
+    pending_.clear();
+  }
+
+  void gap(std::int64_t ns) {
+    if (options_.gaps == GapMode::kBusy && ns > 0) {
+      prof::KernelScope k(prof::name_id("replay.compute"));
+      spend_gap(options_.gaps, ns);
+    } else {
+      spend_gap(options_.gaps, ns);
+    }
+  }
+
+  void collective(const ReplayOp& op, RunCounts& counts) {
+    Group& g = groups_.at(op.group);
+    Communicator& comm = *g.comm;  // this rank ran it there, so it is a member
+    const prof::NameId name = prof::name_id(op.name);
+    if (op.kind == OpKind::kBarrier) {
+      scope(name, algo_name_, 0, g, [&] { comm.barrier(); });
+      return;
+    }
+    const Elements e = elements_of(op.collective, op.bytes, g.recorded_members);
+    CollArgs args;
+    args.coll = op.collective == Collective::alltoallv ? Collective::alltoall : op.collective;
+    args.send = send_.data();
+    args.recv = recv_.data();
+    args.count = e.count;
+    args.type = e.type;
+    const std::int64_t bytes = static_cast<std::int64_t>(collective_bytes(args.coll, e.count, e.type, comm.size()));
+    ensure(static_cast<std::size_t>(bytes));
+    args.send = send_.data();
+    args.recv = recv_.data();
+    const Algorithm* algo = algo_;
+    if (!algo->supports(args.coll)) {
+      algo = &find_algorithm("mpi");
+      ++counts.fallback[std::string(collective_name(args.coll))];
+    }
+    scope(name, algo == algo_ ? algo_name_ : mpi_name_, bytes, g, [&] { comm.run(args, *algo); });
+  }
+
+  template <class Call>
+  void scope(prof::NameId name, prof::NameId algo, std::int64_t bytes, Group& g, Call&& call) {
+    if (g.profiled) {
+      prof::CommScope c(name, algo, bytes, *g.profiled);
+      call();
+    } else {
+      prof::CommScope c(name, algo, bytes);
+      call();
+    }
+  }
+
+  // false: the other side is played by nobody.
+  bool message(const ReplayOp& op) {
+    const int peer = mapping_.replay_rank(op.peer);
+    if (peer < 0) return false;
+    Group& g = groups_.at(op.group);
+    const int n = static_cast<int>(op.bytes);
+    ensure(static_cast<std::size_t>(op.bytes));
+    if (op.kind == OpKind::kSend) {
+      scope(prof::name_id(op.name), algo_name_, op.bytes, g, [&] {
+        MPI_Request r = MPI_REQUEST_NULL;
+        MPI_Isend(send_.data(), n, MPI_BYTE, peer, 0, messages_, &r);
+        pending_.push_back(r);
+      });
+      return true;
+    }
+    scope(prof::name_id(op.name), algo_name_, op.bytes, g, [&] {
+      MPI_Request r = MPI_REQUEST_NULL;
+      MPI_Irecv(recv_.data(), n, MPI_BYTE, peer, 0, messages_, &r);
+      wait(r, op);
+    });
+    return true;
+  }
+
+  void wait(MPI_Request& r, const ReplayOp& op) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.timeout_s);
+    for (int done = 0;;) {
+      MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+      if (done != 0) return;
+      if (options_.timeout_s > 0 && std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error("replay rank " + std::to_string(rank_) + ": '" + op.name + "' of " +
+                                 std::to_string(op.bytes) + " B from recorded rank " + std::to_string(op.peer) +
+                                 " not received within " + std::to_string(options_.timeout_s) + " s");
+    }
+  }
+
+  // Grows both buffers; only between calls (pending sends read send_: wait for them first).
+  void ensure(std::size_t bytes) {
+    if (bytes <= send_.size()) return;
+    if (!pending_.empty()) MPI_Waitall(static_cast<int>(pending_.size()), pending_.data(), MPI_STATUSES_IGNORE);
+    pending_.clear();
+    send_.assign(bytes, 0);
+    recv_.assign(bytes, 0);
+  }
+
+  const ReplayPlan& plan_;
+  const RankMapping& mapping_;
+  const RunOptions& options_;
+  int rank_ = 0, me_ = 0;
+  std::map<std::string, Group> groups_;
+  MPI_Comm messages_ = MPI_COMM_NULL;
+  std::vector<unsigned char> send_, recv_;
+  std::vector<MPI_Request> pending_;
+  const Algorithm* algo_ = nullptr;
+  prof::NameId algo_name_ = 0, mpi_name_ = 0;
+};
+
+}  // namespace
+
+RunCounts run_replay(const ReplayPlan& plan, const RankMapping& mapping, const RunOptions& options) {
+  RunCounts counts;
+  Replayer replayer(plan, mapping, options);
+  prof::SessionOptions session_options;
+  session_options.output = options.output;
+  session_options.backend = prof::BackendChoice::kHost;
+  session_options.command_line = options.command_line;
+  session_options.attributes = options.attributes;
+  prof::Session session(MPI_COMM_WORLD, session_options);
+  replayer.run(counts);
+  (void)session.finish();
+  counts.written = session.written();
+  return counts;
+}
+
+}  // namespace commscope::replay

@@ -1,0 +1,186 @@
+// The replay's plan and rank mapping on made-up profiles: no MPI.
+#include <gtest/gtest.h>
+
+#include "commscope/profiler/events.hpp"
+#include "commscope/replay/plan.hpp"
+
+namespace rp = commscope::replay;
+namespace prof = commscope::profiler;
+using commscope::Collective;
+using commscope::DataType;
+
+namespace {
+
+// A profile of `nranks` ranks whose events the tests add by name.
+struct Builder {
+  prof::Profile p;
+  explicit Builder(int nranks) {
+    p.meta.nranks = nranks;
+    p.strings = {""};
+    p.events.resize(static_cast<std::size_t>(nranks));
+  }
+  std::uint32_t id(const std::string& s) {
+    for (std::size_t i = 0; i < p.strings.size(); ++i)
+      if (p.strings[i] == s) return static_cast<std::uint32_t>(i);
+    p.strings.push_back(s);
+    return static_cast<std::uint32_t>(p.strings.size() - 1);
+  }
+  void iteration(int rank, int step, std::int64_t start, std::int64_t end) {
+    prof::Event e;
+    e.kind = prof::EventKind::kIteration;
+    e.iteration = step, e.start_ns = start, e.end_ns = end;
+    p.events[static_cast<std::size_t>(rank)].push_back(e);
+  }
+  void comm(int rank, int step, const std::string& name, const std::string& group, std::int64_t bytes,
+            std::int64_t start, std::int64_t end, std::int64_t seq = -1) {
+    prof::Event e;
+    e.kind = prof::EventKind::kCommunication;
+    e.iteration = step, e.start_ns = start, e.end_ns = end, e.bytes = bytes, e.seq = seq;
+    e.name = id(name), e.communicator = id(group);
+    p.events[static_cast<std::size_t>(rank)].push_back(e);
+  }
+};
+
+}  // namespace
+
+TEST(ReplayLabels, ListsRangesLinksAndAll) {
+  EXPECT_EQ(rp::parse_group_label("tp[0,1]", 4).members, (std::vector<int>{0, 1}));
+  EXPECT_EQ(rp::parse_group_label("tp[0,1]", 4).kind, "tp");
+  EXPECT_EQ(rp::parse_group_label("dp[0:6:2]", 8).members, (std::vector<int>{0, 2, 4, 6}));
+  const rp::GroupLabel link = rp::parse_group_label("pp[1>3]", 4);
+  EXPECT_TRUE(link.link);
+  EXPECT_EQ(link.members, (std::vector<int>{1, 3}));
+  EXPECT_EQ(rp::parse_group_label("", 3).members, (std::vector<int>{0, 1, 2}));
+  // The label the profiler writes parses back to its members.
+  EXPECT_EQ(rp::parse_group_label(prof::communicator_label("dp", {6, 0, 2, 4, 8}), 9).members,
+            (std::vector<int>{0, 2, 4, 6, 8}));
+}
+
+TEST(ReplayLabels, GroupsThatCannotBeRebuiltAreErrors) {
+  EXPECT_THROW(rp::parse_group_label("tp[0,4]", 4), rp::PlanError);  // rank 4 of 4
+  EXPECT_THROW(rp::parse_group_label("tp0,1", 4), rp::PlanError);
+  EXPECT_THROW(rp::parse_group_label("tp[0,x]", 4), rp::PlanError);
+  EXPECT_THROW(rp::parse_group_label("tp[1,1]", 4), rp::PlanError);
+  EXPECT_THROW(rp::parse_group_label("dp[4:0:2]", 8), rp::PlanError);
+}
+
+TEST(ReplayNames, CollectivesMessagesAndTheRest) {
+  rp::OpKind k{};
+  Collective c{};
+  ASSERT_TRUE(rp::classify("tp.allreduce_max", k, c));
+  EXPECT_EQ(k, rp::OpKind::kCollective);
+  EXPECT_EQ(c, Collective::allreduce);
+  ASSERT_TRUE(rp::classify("MPI_Bcast", k, c));
+  EXPECT_EQ(c, Collective::broadcast);
+  ASSERT_TRUE(rp::classify("MPI_Reduce_scatter_block", k, c));
+  EXPECT_EQ(c, Collective::reducescatter);
+  ASSERT_TRUE(rp::classify("reduce", k, c));
+  EXPECT_EQ(c, Collective::reduce);
+  ASSERT_TRUE(rp::classify("iallgather", k, c));
+  EXPECT_EQ(c, Collective::allgather);
+  ASSERT_TRUE(rp::classify("pp.send", k, c));
+  EXPECT_EQ(k, rp::OpKind::kSend);
+  ASSERT_TRUE(rp::classify("MPI_Irecv", k, c));
+  EXPECT_EQ(k, rp::OpKind::kRecv);
+  ASSERT_TRUE(rp::classify("MPI_Barrier", k, c));
+  EXPECT_EQ(k, rp::OpKind::kBarrier);
+  EXPECT_FALSE(rp::classify("wait", k, c));
+  EXPECT_FALSE(rp::classify("MPI_Scan", k, c));
+}
+
+TEST(ReplayPlan, OrderGapsAndTails) {
+  Builder b(2);
+  for (int r = 0; r < 2; ++r) {
+    b.iteration(r, 0, 1000, 9000);
+    b.comm(r, 0, "allreduce", "", 4096, 3000, 4000, 1);  // given out of order: sorted by start
+    b.comm(r, 0, "allreduce", "", 1024, 1500, 2000, 0);
+    b.comm(r, 0, "wait", "", 0, 4500, 4600);
+  }
+  const rp::ReplayPlan plan = rp::make_plan(b.p);
+  ASSERT_EQ(plan.ranks.size(), 2u);
+  const rp::ReplayIteration& it = plan.ranks[1].iterations.at(0);
+  EXPECT_EQ(it.number, 0);
+  EXPECT_EQ(it.window_ns, 8000);
+  ASSERT_EQ(it.ops.size(), 2u);
+  EXPECT_EQ(it.ops[0].bytes, 1024);
+  EXPECT_EQ(it.ops[0].gap_before_ns, 500);   // from the iteration's start
+  EXPECT_EQ(it.ops[1].gap_before_ns, 1000);  // from the previous op's end
+  EXPECT_EQ(it.tail_ns, 5000);               // to the iteration's end
+  EXPECT_EQ(plan.ranks[1].skipped.at("wait"), 1);
+  EXPECT_EQ(plan.ops(), 4);
+}
+
+TEST(ReplayPlan, AnInstanceRecordedTwiceIsReplayedOnce) {
+  Builder b(2);
+  b.comm(0, -1, "pp.send", "pp[0>1]", 512, 10, 20, 0);
+  b.comm(0, -1, "pp.send", "pp[0>1]", 0, 30, 40, 0);  // the wait on the newest send
+  b.comm(1, -1, "pp.recv", "pp[0>1]", 512, 10, 20, 0);
+  const rp::ReplayPlan plan = rp::make_plan(b.p);
+  ASSERT_EQ(plan.ranks[0].iterations.at(0).ops.size(), 1u);
+  EXPECT_EQ(plan.ranks[0].iterations[0].ops[0].peer, 1);
+  EXPECT_EQ(plan.ranks[1].iterations.at(0).ops.at(0).peer, 0);
+  EXPECT_EQ(plan.ranks[1].iterations[0].ops[0].kind, rp::OpKind::kRecv);
+}
+
+TEST(ReplayPlan, IterationsLimited) {
+  Builder b(1);
+  for (int s = 0; s < 3; ++s) {
+    b.iteration(0, s, s * 100, s * 100 + 90);
+    b.comm(0, s, "allreduce", "", 8, s * 100 + 10, s * 100 + 20);
+  }
+  EXPECT_EQ(rp::make_plan(b.p, 2).ranks[0].iterations.size(), 2u);
+  EXPECT_EQ(rp::make_plan(b.p).ranks[0].iterations.size(), 3u);
+}
+
+TEST(ReplayPlan, BadProfilesAreOneLineErrors) {
+  Builder none(2);
+  none.iteration(0, 0, 0, 10);
+  none.comm(0, 0, "wait", "", 0, 1, 2);
+  try {
+    (void)rp::make_plan(none.p);
+    FAIL() << "a profile without communication was planned";
+  } catch (const rp::PlanError& e) {
+    EXPECT_NE(std::string(e.what()).find("no communication"), std::string::npos) << e.what();
+  }
+  Builder outside(2);
+  outside.comm(0, 0, "tp.allreduce", "tp[0,2]", 8, 1, 2);  // rank 2 of 2
+  EXPECT_THROW((void)rp::make_plan(outside.p), rp::PlanError);
+  Builder not_member(3);
+  not_member.comm(0, 0, "tp.allreduce", "tp[1,2]", 8, 1, 2);
+  EXPECT_THROW((void)rp::make_plan(not_member.p), rp::PlanError);
+}
+
+TEST(ReplayMapping, EqualFewerChosenAndBad) {
+  const rp::RankMapping same = rp::map_ranks(4, 4);
+  EXPECT_TRUE(same.identity());
+  const rp::RankMapping fewer = rp::map_ranks(4, 2);
+  EXPECT_FALSE(fewer.identity());
+  EXPECT_EQ(fewer.recorded, (std::vector<int>{0, 1}));
+  EXPECT_EQ(fewer.replay_rank(1), 1);
+  EXPECT_EQ(fewer.replay_rank(3), -1);
+  EXPECT_NE(fewer.describe().find("2 of 4 recorded ranks"), std::string::npos) << fewer.describe();
+  const rp::RankMapping chosen = rp::map_ranks(4, 2, {0, 2});
+  EXPECT_EQ(chosen.replay_rank(2), 1);
+  EXPECT_NE(chosen.describe().find("1<-2"), std::string::npos) << chosen.describe();
+  EXPECT_THROW(rp::map_ranks(2, 4), rp::PlanError);          // more than recorded
+  EXPECT_THROW(rp::map_ranks(4, 2, {0, 4}), rp::PlanError);  // out of range
+  EXPECT_THROW(rp::map_ranks(4, 2, {1, 1}), rp::PlanError);  // twice
+  EXPECT_THROW(rp::map_ranks(4, 2, {1}), rp::PlanError);     // not one per replay rank
+}
+
+TEST(ReplayMapping, GroupsKeepTheirPlayedMembers) {
+  const rp::RankMapping m = rp::map_ranks(4, 2, {0, 2});
+  EXPECT_EQ(rp::played_members(rp::parse_group_label("dp[0,2]", 4), m), (std::vector<int>{0, 2}));
+  EXPECT_EQ(rp::played_members(rp::parse_group_label("tp[0,1]", 4), m), (std::vector<int>{0}));
+  EXPECT_EQ(rp::played_members(rp::parse_group_label("", 4), m), (std::vector<int>{0, 2}));
+}
+
+TEST(ReplayElements, BytesPerRankKept) {
+  // allreduce: S is one rank's array; allgather: S is every member's block.
+  EXPECT_EQ(rp::elements_of(Collective::allreduce, 4096, 4).count, 1024u);
+  EXPECT_EQ(rp::elements_of(Collective::allgather, 4096, 4).count, 256u);
+  EXPECT_EQ(rp::elements_of(Collective::allgather, 4096, 4).type, DataType::f32);
+  const rp::Elements odd = rp::elements_of(Collective::allreduce, 6, 2);
+  EXPECT_EQ(odd.type, DataType::u8);
+  EXPECT_EQ(odd.count, 6u);
+}
