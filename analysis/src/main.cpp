@@ -8,6 +8,7 @@
 //                            [--tp N --pp N --micro-batches M]
 //   commscope-report trace p.h5 -o trace.json        Chrome trace / Perfetto
 //   commscope-report doctor d.h5 [-o DIR]            the slow node or link (commscope-doctor's file)
+//   commscope-report replay p.h5 r.h5 [-o DIR]       a profile against its replay (commscope-replay)
 //
 // Bad or foreign input: one line on stderr and exit status 2.
 
@@ -163,6 +164,13 @@ int main(int argc, char** argv) {
   doctor->add_option("file", file, "commscope-doctor file")->required();
   doctor->add_option("-o,--out", out, "folder for report.md, CSV files and heatmaps");
 
+  std::string replayed;
+  auto* replay =
+      app.add_subcommand("replay", "a profile against its replay (commscope-replay): communication, calls, bytes");
+  replay->add_option("original", file, "the recorded profile")->required();
+  replay->add_option("replay", replayed, "the replay's profile")->required();
+  replay->add_option("-o,--out", out, "folder for report.md and CSV files");
+
   if (const std::string bad = unknown_subcommand(app, argc, argv); !bad.empty()) return fail(bad);
   try {
     app.parse(argc, argv);
@@ -191,6 +199,7 @@ int main(int argc, char** argv) {
     }
     if (*trace) ca::report_trace(file, json, options);
     if (*doctor) ca::report_doctor(file, options);
+    if (*replay) ca::report_replay(file, replayed, options);
   } catch (const ca::InputError& e) {
     return fail(e.what());
   } catch (const ca::OutputError& e) {

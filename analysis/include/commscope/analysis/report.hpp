@@ -53,6 +53,10 @@ void report_predict(const PredictOptions& predict, const ReportOptions& options)
 // each node's allreduce, and the slow links and nodes named by the rule of outliers.hpp.
 void report_doctor(const std::string& file, const ReportOptions& options);
 
+// replay: a profile against its replay (commscope-replay): per iteration and per collective,
+// recorded against replayed communication, calls and bytes, the projected step (docs/replay.md).
+void report_replay(const std::string& original, const std::string& replay, const ReportOptions& options);
+
 // The Chrome trace / Perfetto export of a profile (the profiler's exporter).
 void report_trace(const std::string& file, const std::filesystem::path& json, const ReportOptions& options);
 
