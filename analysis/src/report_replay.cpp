@@ -102,8 +102,9 @@ void report_replay(const std::string& original_file, const std::string& replay_f
   ReportWriter w(options, "commscope replay report: " + original_file + " replayed as " + replay_file);
   const std::string algo = value_of(replay.meta.attributes, "replay_algo");
   const std::string mapping = value_of(replay.meta.attributes, "replay_mapping");
-  w.text(std::to_string(c.ranks.size()) + " ranks, " + std::to_string(c.iterations.size()) + " of " +
-         std::to_string(c.recorded_iterations) + " recorded steps compared" +
+  w.text(std::to_string(c.ranks.size()) + (c.ranks.size() == 1 ? " rank, " : " ranks, ") +
+         std::to_string(c.iterations.size()) + " of " + std::to_string(c.recorded_iterations) +
+         " recorded steps compared" +
          (algo.empty() ? std::string()
                        : "; replayed with " + algo + ", gaps " + value_of(replay.meta.attributes, "replay_gaps")) +
          (mapping.empty() ? std::string() : "; mapping: " + mapping) + ". Times in ms.");

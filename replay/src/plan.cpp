@@ -248,4 +248,44 @@ Elements elements_of(Collective c, std::int64_t bytes, int recorded_members) {
   return {static_cast<std::size_t>(per_rank), DataType::u8};
 }
 
+// Every played member of a group must run its collectives in the same order with the same count:
+// where the recorded bytes differ (an imported trace's uneven all_to_all), the largest is
+// replayed and the ops counted; where the calls themselves differ, the group cannot be replayed.
+void harmonize(ReplayPlan& plan, const RankMapping& mapping) {
+  for (const auto& [label, group] : plan.groups) {
+    if (group.link) continue;
+    std::vector<std::vector<ReplayOp*>> calls;  // by member, in order
+    std::vector<int> members;                   // the played ones
+    for (const int m : group.members) {
+      if (mapping.replay_rank(m) < 0) continue;
+      members.push_back(m);
+      calls.emplace_back();
+      for (ReplayIteration& it : plan.ranks[static_cast<std::size_t>(m)].iterations)
+        for (ReplayOp& op : it.ops)
+          if (op.group == label && (op.kind == OpKind::kCollective || op.kind == OpKind::kBarrier))
+            calls.back().push_back(&op);
+    }
+    const std::string where = "'" + (label.empty() ? std::string("all ranks") : label) + "'";
+    for (std::size_t i = 1; i < calls.size(); ++i)
+      if (calls[i].size() != calls[0].size())
+        throw PlanError("ranks " + std::to_string(members[0]) + " and " + std::to_string(members[i]) + " ran " +
+                        std::to_string(calls[0].size()) + " and " + std::to_string(calls[i].size()) +
+                        " collectives on " + where + ": they cannot be replayed together");
+    for (std::size_t k = 0; k < (calls.empty() ? 0 : calls[0].size()); ++k) {
+      std::int64_t most = 0;
+      for (std::size_t i = 0; i < calls.size(); ++i) {
+        const ReplayOp& a = *calls[0][k];
+        const ReplayOp& b = *calls[i][k];
+        if (a.kind != b.kind || (a.kind == OpKind::kCollective && a.collective != b.collective))
+          throw PlanError("call " + std::to_string(k) + " on " + where + " is " + a.name + " on rank " +
+                          std::to_string(members[0]) + " but " + b.name + " on rank " + std::to_string(members[i]) +
+                          ": the ranks cannot be replayed together");
+        most = std::max(most, b.bytes);
+      }
+      for (auto& member : calls)
+        if (member[k]->bytes != most) member[k]->bytes = most, ++plan.resized;
+    }
+  }
+}
+
 }  // namespace commscope::replay

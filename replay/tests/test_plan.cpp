@@ -184,3 +184,27 @@ TEST(ReplayElements, BytesPerRankKept) {
   EXPECT_EQ(odd.type, DataType::u8);
   EXPECT_EQ(odd.count, 6u);
 }
+
+TEST(ReplayPlan, MembersAgreeOnEachCall) {
+  // Uneven bytes of one call (an imported all_to_all): the largest, counted.
+  Builder uneven(2);
+  uneven.comm(0, -1, "all_to_all", "", 800, 10, 20);
+  uneven.comm(1, -1, "all_to_all", "", 1200, 10, 20);
+  rp::ReplayPlan plan = rp::make_plan(uneven.p);
+  rp::harmonize(plan, rp::map_ranks(2, 2));
+  EXPECT_EQ(plan.ranks[0].iterations.at(0).ops.at(0).bytes, 1200);
+  EXPECT_EQ(plan.resized, 1);
+  // Other calls, or another number of them: not replayable together.
+  Builder other(2);
+  other.comm(0, -1, "allreduce", "", 8, 10, 20);
+  other.comm(1, -1, "broadcast", "", 8, 10, 20);
+  rp::ReplayPlan other_plan = rp::make_plan(other.p);
+  EXPECT_THROW(rp::harmonize(other_plan, rp::map_ranks(2, 2)), rp::PlanError);
+  EXPECT_NO_THROW(rp::harmonize(other_plan, rp::map_ranks(2, 1, {1})));  // rank 1 alone
+  Builder fewer(2);
+  fewer.comm(0, -1, "allreduce", "", 8, 10, 20);
+  fewer.comm(0, -1, "allreduce", "", 8, 30, 40);
+  fewer.comm(1, -1, "allreduce", "", 8, 10, 20);
+  rp::ReplayPlan fewer_plan = rp::make_plan(fewer.p);
+  EXPECT_THROW(rp::harmonize(fewer_plan, rp::map_ranks(2, 2)), rp::PlanError);
+}

@@ -92,6 +92,7 @@ int replay(const Cli& cli, int argc, char** argv) {
     const commscope::profiler::Profile original = commscope::profiler::read_profile(cli.input, true);
     plan = rp::make_plan(original, cli.iterations);
     mapping = rp::map_ranks(plan.recorded_ranks, size, cli.ranks);
+    rp::harmonize(plan, mapping);
     options.attributes = attributes(original, cli, mapping);
   } catch (const std::exception& e) {
     return fail(e.what(), speak);
@@ -107,6 +108,9 @@ int replay(const Cli& cli, int argc, char** argv) {
               << counted(plan.ops(), "communication") << " in "
               << counted(static_cast<std::int64_t>(plan.groups.size()), "group") << "; algo " << cli.algo << ", gaps "
               << cli.gaps << "\nmapping: " << mapping.describe() << '\n';
+    if (plan.resized > 0)
+      std::cout << "resized: " << plan.resized
+                << " calls whose group's members recorded other bytes replay the largest of them\n";
     for (const auto& [name, n] : mine.skipped) std::cout << "not replayed (rank 0): " << n << " x " << name << '\n';
   }
   rp::RunCounts counts;

@@ -65,6 +65,7 @@ struct ReplayPlan {
   int recorded_ranks = 0;
   std::vector<RankPlan> ranks;               // by recorded rank
   std::map<std::string, GroupLabel> groups;  // every collective's label, parsed
+  std::int64_t resized = 0;                  // ops whose group's members recorded other bytes: replayed at the largest
   std::int64_t ops() const;                  // replayable ops over all ranks
 };
 
@@ -91,6 +92,12 @@ struct RankMapping {
 // Throws PlanError: more ranks given than recorded, a chosen rank out of range or repeated, or
 // `chosen` not `given` long.
 RankMapping map_ranks(int recorded_ranks, int given, const std::vector<int>& chosen = {});
+
+// Makes the played members of every group agree on each call: where they recorded other bytes
+// (an imported trace's uneven all_to_all) all replay the largest, counted in plan.resized.
+// Throws PlanError where they ran other collectives, in number or kind (two ranks of a larger
+// job whose groups the trace does not name): those ranks cannot be replayed together.
+void harmonize(ReplayPlan& plan, const RankMapping& mapping);
 
 // The played members of a group (recorded world ranks, ascending).
 std::vector<int> played_members(const GroupLabel& group, const RankMapping& mapping);
