@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "backend.hpp"
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/collectives/error.hpp"
 #include "commscope/profiler/recorder.hpp"
@@ -28,7 +29,8 @@ struct Group {
 
 // Every rank splits MPI_COMM_WORLD once per label, in the plan's (sorted) order.
 // (Only played ranks run, so the members left out by a mapping are simply absent.)
-std::map<std::string, Group> rebuild_groups(const ReplayPlan& plan, int me, const CommOptions& options) {
+std::map<std::string, Group> rebuild_groups(const ReplayPlan& plan, int me, const CommOptions& options,
+                                            CollectiveBackend& backend) {
   std::map<std::string, Group> groups;
   for (const auto& [label, parsed] : plan.groups) {
     Group& g = groups[label];
@@ -41,6 +43,7 @@ std::map<std::string, Group> rebuild_groups(const ReplayPlan& plan, int me, cons
     if (split == MPI_COMM_NULL) continue;
     g.comm = std::make_unique<Communicator>(split, options);
     MPI_Comm_free(&split);
+    backend.add_group(label, *g.comm);
   }
   return groups;
 }
@@ -61,14 +64,19 @@ class Replayer {
     me_ = mapping.recorded[static_cast<std::size_t>(rank_)];
     CommOptions comm_options;
     comm_options.timeout_s = options.timeout_s;
-    groups_ = rebuild_groups(plan, me_, comm_options);
+    world_ = std::make_unique<Communicator>(MPI_COMM_WORLD, comm_options);
+    backend_ = options.device == "cuda" ? make_device_backend(*world_) : make_host_backend();
+    groups_ = rebuild_groups(plan, me_, comm_options, *backend_);
     MPI_Comm_dup(MPI_COMM_WORLD, &messages_);
     const std::size_t n = buffer_bytes(plan.ranks[static_cast<std::size_t>(me_)]);
     send_.assign(n, 0);
     recv_.assign(n, 0);
-    algo_ = &find_algorithm(options.algo);
+    // nccl (cuda only): NCCL's own collectives, a null algorithm; what the others lack runs
+    // with mpi on the host and with nccl on a device.
+    algo_ = options.algo == "nccl" ? nullptr : &find_algorithm(options.algo);
+    fallback_ = options.device == "cuda" ? nullptr : &find_algorithm("mpi");
     algo_name_ = prof::name_id(options.algo);
-    mpi_name_ = prof::name_id("mpi");
+    fallback_name_ = prof::name_id(options.device == "cuda" ? "nccl" : "mpi");
   }
   ~Replayer() { MPI_Comm_free(&messages_); }
   Replayer(const Replayer&) = delete;
@@ -121,20 +129,16 @@ class Replayer {
     const Elements e = elements_of(op.collective, op.bytes, g.recorded_members);
     CollArgs args;
     args.coll = op.collective == Collective::alltoallv ? Collective::alltoall : op.collective;
-    args.send = send_.data();
-    args.recv = recv_.data();
     args.count = e.count;
     args.type = e.type;
     const std::int64_t bytes = static_cast<std::int64_t>(collective_bytes(args.coll, e.count, e.type, comm.size()));
-    ensure(static_cast<std::size_t>(bytes));
-    args.send = send_.data();
-    args.recv = recv_.data();
     const Algorithm* algo = algo_;
-    if (!algo->supports(args.coll)) {
-      algo = &find_algorithm("mpi");
+    if (algo != nullptr && !algo->supports(args.coll)) {
+      algo = fallback_;
       ++counts.fallback[std::string(collective_name(args.coll))];
     }
-    scope(name, algo == algo_ ? algo_name_ : mpi_name_, bytes, g, [&] { comm.run(args, *algo); });
+    scope(name, algo == algo_ ? algo_name_ : fallback_name_, bytes, g,
+          [&] { backend_->run(op.group, comm, args, static_cast<std::size_t>(bytes), algo); });
   }
 
   template <class Call>
@@ -183,7 +187,7 @@ class Replayer {
     }
   }
 
-  // Grows both buffers; only between calls (pending sends read send_: wait for them first).
+  // Grows the messages' buffers; only between calls (pending sends read send_: wait for them first).
   void ensure(std::size_t bytes) {
     if (bytes <= send_.size()) return;
     if (!pending_.empty()) MPI_Waitall(static_cast<int>(pending_.size()), pending_.data(), MPI_STATUSES_IGNORE);
@@ -196,12 +200,15 @@ class Replayer {
   const RankMapping& mapping_;
   const RunOptions& options_;
   int rank_ = 0, me_ = 0;
+  std::unique_ptr<Communicator> world_;
   std::map<std::string, Group> groups_;
+  std::unique_ptr<CollectiveBackend> backend_;  // after groups_: it goes before the communicators it uses
   MPI_Comm messages_ = MPI_COMM_NULL;
   std::vector<unsigned char> send_, recv_;
   std::vector<MPI_Request> pending_;
-  const Algorithm* algo_ = nullptr;
-  prof::NameId algo_name_ = 0, mpi_name_ = 0;
+  const Algorithm* algo_ = nullptr;      // null: nccl
+  const Algorithm* fallback_ = nullptr;  // for what algo_ lacks: mpi, or null (nccl) on a device
+  prof::NameId algo_name_ = 0, fallback_name_ = 0;
 };
 
 }  // namespace

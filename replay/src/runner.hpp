@@ -21,8 +21,9 @@ enum class GapMode : std::uint8_t {
 };
 
 struct RunOptions {
-  std::string output;        // the replay's profile
-  std::string algo = "mpi";  // the collectives' algorithm (collectives' registry)
+  std::string output;          // the replay's profile
+  std::string algo = "mpi";    // the collectives' algorithm (collectives' registry; "nccl" with cuda)
+  std::string device = "cpu";  // cpu: host buffers; cuda: device buffers (backend.hpp)
   GapMode gaps = GapMode::kNone;
   double timeout_s = 300;  // every wait's deadline
   std::string command_line;

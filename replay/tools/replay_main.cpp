@@ -21,6 +21,7 @@
 
 #include "commscope/collectives/algorithm.hpp"
 #include "commscope/collectives/communicator.hpp"
+#include "commscope/collectives/error.hpp"
 #include "commscope/common/output_path.hpp"
 #include "commscope/h5/h5.hpp"
 #include "commscope/profiler/profile_file.hpp"
@@ -88,7 +89,8 @@ int replay(const Cli& cli, int argc, char** argv) {
   rp::RankMapping mapping;
   rp::RunOptions options;
   try {
-    (void)commscope::find_algorithm(cli.algo);
+    if (cli.algo == "nccl" && cli.device != "cuda") throw commscope::InvalidArgument("--algo nccl needs --device cuda");
+    if (cli.algo != "nccl") (void)commscope::find_algorithm(cli.algo);
     const commscope::profiler::Profile original = commscope::profiler::read_profile(cli.input, true);
     plan = rp::make_plan(original, cli.iterations);
     mapping = rp::map_ranks(plan.recorded_ranks, size, cli.ranks);
@@ -99,12 +101,13 @@ int replay(const Cli& cli, int argc, char** argv) {
   }
   options.output = cli.output;
   options.algo = cli.algo;
+  options.device = cli.device;
   options.gaps = cli.gaps == "wait" ? rp::GapMode::kWait : cli.gaps == "busy" ? rp::GapMode::kBusy : rp::GapMode::kNone;
   options.timeout_s = cli.timeout_s;
   options.command_line = joined(argc, argv);
   const rp::RankPlan& mine = plan.ranks[static_cast<std::size_t>(mapping.recorded[static_cast<std::size_t>(rank)])];
   if (speak) {
-    std::cout << kTool << ": " << cli.input << ", " << counted(plan.recorded_ranks, "recorded rank") << ", "
+    std::cout << "replay of " << cli.input << ": " << counted(plan.recorded_ranks, "recorded rank") << ", "
               << counted(plan.ops(), "communication") << " in "
               << counted(static_cast<std::int64_t>(plan.groups.size()), "group") << "; algo " << cli.algo << ", gaps "
               << cli.gaps << "\nmapping: " << mapping.describe() << '\n';
@@ -116,6 +119,8 @@ int replay(const Cli& cli, int argc, char** argv) {
   rp::RunCounts counts;
   try {
     counts = rp::run_replay(plan, mapping, options);
+  } catch (const commscope::InvalidArgument& e) {  // no GPU, a build without CUDA: before anything ran
+    return fail(e.what(), speak);
   } catch (const std::exception& e) {
     std::cerr << kTool << ": rank " << rank << ": " << commscope::h5::one_line(e.what()) << '\n';
     MPI_Abort(MPI_COMM_WORLD, 1);
@@ -145,8 +150,11 @@ int main(int argc, char** argv) {
   Cli cli;
   app.add_option("profile", cli.input, "the recorded profile")->required();
   app.add_option("-o,--output", cli.output, "the replay's profile (HDF5)")->required();
-  app.add_option("--algo", cli.algo, "the collectives' algorithm: mpi, ring, tree, rhd, shm, hier");
-  app.add_option("--device", cli.device, "where the buffers live: cpu")->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--algo", cli.algo,
+                 "the collectives' algorithm: mpi, ring, tree, rhd, shm, hier; nccl (--device cuda)");
+  app.add_option("--device", cli.device,
+                 "where the collectives' buffers live: cpu, or cuda (one GPU per rank; messages stay on the host)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--gaps", cli.gaps,
                  "the recorded time between communications: none, wait (asleep) or busy (computing)")
       ->check(CLI::IsMember({"none", "wait", "busy"}));
@@ -162,7 +170,6 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return speak ? app.exit(e) : 0;
     return fail(std::string(e.what()) + " (see --help)", speak);
   }
-  if (cli.device == "cuda") return fail("--device cuda: not replayed yet (cpu only)", speak);
   if (const std::string problem = commscope::output_path_problem(cli.output); !problem.empty())
     return fail("cannot write -o '" + cli.output + "': " + problem, speak);
   // Read once in a child first (before MPI starts: no fork under MPI): a damaged file can crash
