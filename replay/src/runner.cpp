@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -107,6 +108,7 @@ class Replayer {
     gap(it.tail_ns);
     if (!pending_.empty()) MPI_Waitall(static_cast<int>(pending_.size()), pending_.data(), MPI_STATUSES_IGNORE);
     pending_.clear();
+    posted_.clear();
   }
 
   void gap(std::int64_t ns) {
@@ -167,6 +169,17 @@ class Replayer {
       });
       return true;
     }
+    if (op.name.starts_with("i")) {
+      // A posted receive (MPI_Irecv) stays open like the program's did, to the end of the step:
+      // waiting for it here would deadlock a ring whose ranks all post before they send.
+      scope(prof::name_id(op.name), algo_name_, op.bytes, g, [&] {
+        posted_.emplace_back(static_cast<std::size_t>(op.bytes));
+        MPI_Request r = MPI_REQUEST_NULL;
+        MPI_Irecv(posted_.back().data(), n, MPI_BYTE, peer, 0, messages_, &r);
+        pending_.push_back(r);
+      });
+      return true;
+    }
     scope(prof::name_id(op.name), algo_name_, op.bytes, g, [&] {
       MPI_Request r = MPI_REQUEST_NULL;
       MPI_Irecv(recv_.data(), n, MPI_BYTE, peer, 0, messages_, &r);
@@ -192,6 +205,7 @@ class Replayer {
     if (bytes <= send_.size()) return;
     if (!pending_.empty()) MPI_Waitall(static_cast<int>(pending_.size()), pending_.data(), MPI_STATUSES_IGNORE);
     pending_.clear();
+    posted_.clear();
     send_.assign(bytes, 0);
     recv_.assign(bytes, 0);
   }
@@ -206,6 +220,7 @@ class Replayer {
   MPI_Comm messages_ = MPI_COMM_NULL;
   std::vector<unsigned char> send_, recv_;
   std::vector<MPI_Request> pending_;
+  std::deque<std::vector<char>> posted_;  // the open posted receives' buffers (stable addresses)
   const Algorithm* algo_ = nullptr;      // null: nccl
   const Algorithm* fallback_ = nullptr;  // for what algo_ lacks: mpi, or null (nccl) on a device
   prof::NameId algo_name_ = 0, fallback_name_ = 0;
