@@ -116,23 +116,23 @@ template <class T>
 class CudaEngine final : public TrainEngine {
  public:
   // comm: the data-parallel group; options.grid's other groups for tensor and pipeline parallelism.
-  CudaEngine(Communicator& comm, const ModelConfig& config, int local_batch, int seq, const DpOptions& dp,
+  CudaEngine(Communicator& comm, const ModelConfig& config, int local_batch, int seq, const ParallelPlan& parallel_plan,
              const AdamWOptions& adamw, const CudaEngineOptions& options)
       : comm_(comm),
         grid_(options.grid),
-        dp_(dp),
+        parallel_(parallel_plan),
         adamw_(adamw),
-        micro_(options.micro_batches),
-        gpipe_(options.gpipe),
         layout_(config, grid_ != nullptr ? grid_->tp_size : 1, options.stage),
         plan_(layout_, comm.size(), comm.rank()),
-        buffers_(dp.mode, plan_, layout_.total(), options.micro_batches, sizeof(T), dp.bucket_bytes, true, !kFloat),
-        coll_(comm, dp.algo, options.transport, comm_stream_),
-        model_(config, local_batch / options.micro_batches, seq, compute_, layout_.tp(), layout_.stage(),
-               pipeline_slots(layout_.stage().index, layout_.stage().count, options.micro_batches, options.gpipe),
+        buffers_(parallel_plan.dp_mode, plan_, layout_.total(), parallel_plan.micro_batches, sizeof(T),
+                 parallel_plan.bucket_bytes, true, !kFloat),
+        coll_(comm, parallel_plan.algo, options.transport, comm_stream_),
+        model_(config, local_batch / parallel_plan.micro_batches, seq, compute_, layout_.tp(), layout_.stage(),
+               pipeline_slots(layout_.stage().index, layout_.stage().count, parallel_plan.micro_batches,
+                              parallel_plan.gpipe),
                attention_of(options.attention)),
-        names_(dp.algo),
-        dp_group_(comm, "dp", dp.algo) {
+        names_(parallel_plan.algo),
+        dp_group_(comm, "dp", parallel_plan.algo) {
     const Stage& st = layout_.stage();
     if (grid_ != nullptr && (grid_->pp_rank != st.index || grid_->pp_size != st.count))
       throw std::invalid_argument("CudaEngine: pipeline stage " + std::to_string(st.index) + " of " +
@@ -142,20 +142,19 @@ class CudaEngine final : public TrainEngine {
       throw std::invalid_argument("CudaEngine: the first and last stage need their embedding group");
     if (grid_ != nullptr && grid_->tp_size > 1) {
       // The TP sums run on the model's stream, in the model's order.
-      tp_coll_ = std::make_unique<EngineCollectives>(grid_->tp, dp.tp_algo.empty() ? dp.algo : dp.tp_algo,
-                                                     options.transport, compute_);
+      tp_coll_ =
+          std::make_unique<EngineCollectives>(grid_->tp, parallel_plan.tp_algorithm(), options.transport, compute_);
       model_.set_tensor_parallel(tensor_parallel_ops());
     }
     if (!st.whole()) {
       pp_ = std::make_unique<DeviceCollectives>(grid_->pp, compute_, true);  // staged: see cuda_engine.hpp
       link_ = std::make_unique<PipelineLink>(pp_->transport(), grid_->pp, kType<T>, sizeof(T), names_.mpi);
       if (grid_->embedding) {
-        emb_coll_ = std::make_unique<EngineCollectives>(*grid_->embedding,
-                                                        dp.embedding_algo.empty() ? dp.algo : dp.embedding_algo,
+        emb_coll_ = std::make_unique<EngineCollectives>(*grid_->embedding, parallel_plan.embedding_algorithm(),
                                                         options.transport, comm_stream_);
         // The stop line names the embedding group's algorithm, the profile dp's (as it always has).
-        emb_group_ =
-            std::make_unique<parallel::ProfiledGroup>(*grid_->embedding, "embedding", emb_coll_->name(), dp.algo);
+        emb_group_ = std::make_unique<parallel::ProfiledGroup>(*grid_->embedding, "embedding", emb_coll_->name(),
+                                                               parallel_plan.algo);
       }
       const size_t n = static_cast<size_t>(model_.batch()) * model_.seq() * config.channels;
       if (!st.first()) stage_in_.resize(n);
@@ -168,12 +167,12 @@ class CudaEngine final : public TrainEngine {
     grad_shard_.resize(buffers_.grad_shard);
     grad32_.resize(buffers_.grad32);
     staging_.resize(buffers_.staging);
-    if (dp.mode == DpMode::kZero2 || dp.mode == DpMode::kZero3) {
+    if (parallel_plan.dp_mode == DpMode::kZero2 || parallel_plan.dp_mode == DpMode::kZero3) {
       grad_work0_.resize(buffers_.grad_work0);
       for (auto& w : grad_work_) w.resize(buffers_.grad_work);
       work_of_.assign(plan_.shards.size(), 0);
     }
-    if (dp.mode == DpMode::kZero3) {
+    if (parallel_plan.dp_mode == DpMode::kZero3) {
       param_shard_.resize(buffers_.param_shard);
       param_work0_.resize(buffers_.param_work0);
       for (auto& w : param_work_) w.resize(buffers_.param_work);
@@ -210,7 +209,7 @@ class CudaEngine final : public TrainEngine {
 
   std::vector<float> full_params() override {
     sync();
-    if (dp_.mode != DpMode::kDdp) return gather(master_);
+    if (parallel_.dp_mode != DpMode::kDdp) return gather(master_);
     return cuda::download(master(), layout_.total());
   }
   std::vector<float> full_m() override { return full(m_); }
@@ -292,11 +291,11 @@ class CudaEngine final : public TrainEngine {
   void put_params(std::span<const float> full, std::span<const float> shard) {
     if (buffers_.sharded()) {
       cuda::upload(master_.data(), shard);
-      if (dp_.mode == DpMode::kZero3) cuda::upload(param_shard_.data(), shard);
+      if (parallel_.dp_mode == DpMode::kZero3) cuda::upload(param_shard_.data(), shard);
     } else if constexpr (!kFloat) {
       cuda::upload(master_.data(), full);
     }
-    if (dp_.mode != DpMode::kZero3) cuda::upload(model_.params(), full);
+    if (parallel_.dp_mode != DpMode::kZero3) cuda::upload(model_.params(), full);
   }
 
  private:
@@ -310,7 +309,7 @@ class CudaEngine final : public TrainEngine {
   // fp32 master weights: the model's own parameters in fp32 DDP.
   float* master() {
     if constexpr (kFloat) {
-      if (dp_.mode == DpMode::kDdp) return model_.params();
+      if (parallel_.dp_mode == DpMode::kDdp) return model_.params();
     }
     return master_.data();
   }
@@ -406,19 +405,19 @@ class CudaEngine final : public TrainEngine {
     };
     steps.output = [this] { return static_cast<const void*>(model_.stage_output()); };
     steps.backward = [&](int i, const void* grad) {
-      last_micro_ = i == micro_ - 1;
+      last_micro_ = i == parallel_.micro_batches - 1;
       accumulate_ = i > 0;
       if (!grad_work0_.empty()) {  // segment 0's gradients start from zero in every backward
         work0_free_.wait(compute_);
         zero(grad_work0_.data(), grad_work0_.size());
       }
-      model_.backward(1.0f / (static_cast<float>(comm_.size()) * static_cast<float>(micro_)),
+      model_.backward(1.0f / (static_cast<float>(comm_.size()) * static_cast<float>(parallel_.micro_batches)),
                       static_cast<const T*>(grad));
     };
     steps.input_grad = [this] { return static_cast<const void*>(model_.stage_input_grad()); };
-    const double loss =
-        trainer::run_micro_batches(st, micro_, model_.slots(), gpipe_, train, link_.get(), stage_in_.data(),
-                                   output_grad_.data(), tokens * static_cast<size_t>(layout_.config().channels), steps);
+    const double loss = trainer::run_micro_batches(st, parallel_.micro_batches, model_.slots(), parallel_.gpipe, train,
+                                                   link_.get(), stage_in_.data(), output_grad_.data(),
+                                                   tokens * static_cast<size_t>(layout_.config().channels), steps);
     last_micro_ = true, accumulate_ = false;
     return loss;
   }
@@ -442,7 +441,7 @@ class CudaEngine final : public TrainEngine {
   }
   std::vector<float> full(const DeviceArray<float>& x) {
     sync();
-    return dp_.mode == DpMode::kDdp ? cuda::download(x.data(), x.size()) : gather(x);
+    return parallel_.dp_mode == DpMode::kDdp ? cuda::download(x.data(), x.size()) : gather(x);
   }
 
   // --- collectives on the communication stream (the caller orders them after the compute)
@@ -465,7 +464,7 @@ class CudaEngine final : public TrainEngine {
                   [&] { coll_.run(Collective::allgather, mine, out, sh.length, kType<T>); });
   }
 
-  void install_hooks() { model_.set_hooks(data_parallel_hooks<T>(dp_.mode, *this)); }
+  void install_hooks() { model_.set_hooks(data_parallel_hooks<T>(parallel_.dp_mode, *this)); }
 
  public:                       // the engine's side of the hook protocol (data_parallel_hooks in engine.hpp)
   void bucket_ready(int s) {   // ddp
@@ -506,10 +505,8 @@ class CudaEngine final : public TrainEngine {
  private:
   Communicator& comm_;
   ProcessGrid* grid_;  // null: data parallel only
-  DpOptions dp_;
+  ParallelPlan parallel_;
   AdamWOptions adamw_;
-  int micro_;
-  bool gpipe_;
   ParameterLayout layout_;
   ShardPlan plan_;
   parallel::BufferPlan buffers_;
@@ -553,11 +550,11 @@ void agree(Communicator& comm, const std::string& problem) {
 }  // namespace
 
 std::unique_ptr<TrainEngine> make_cuda_engine(Communicator& comm, const ModelConfig& config, int local_batch, int seq,
-                                              const DpOptions& dp, const AdamWOptions& adamw,
+                                              const ParallelPlan& parallel_plan, const AdamWOptions& adamw,
                                               const CudaEngineOptions& options) {
   if (options.transport != "nccl" && options.transport != "staged")
     throw InvalidArgument("--transport '" + options.transport + "': nccl or staged");
-  for (const std::string* algo : {&dp.algo, &dp.tp_algo, &dp.embedding_algo}) {
+  for (const std::string* algo : {&parallel_plan.algo, &parallel_plan.tp_algo, &parallel_plan.embedding_algo}) {
     if (*algo == "mpi")
       throw InvalidArgument(
           "--device cuda: --algo mpi would hand device pointers to MPI; use nccl, or ring/tree/rhd (over NCCL "
@@ -565,8 +562,8 @@ std::unique_ptr<TrainEngine> make_cuda_engine(Communicator& comm, const ModelCon
     if (*algo == "nccl" && options.transport == "staged")
       throw InvalidArgument("--algo nccl needs --transport nccl (--transport staged runs ring, tree or rhd)");
   }
-  if (options.micro_batches < 1 || local_batch % options.micro_batches != 0)
-    throw InvalidArgument("--micro-batches " + std::to_string(options.micro_batches) + " does not divide the " +
+  if (parallel_plan.micro_batches < 1 || local_batch % parallel_plan.micro_batches != 0)
+    throw InvalidArgument("--micro-batches " + std::to_string(parallel_plan.micro_batches) + " does not divide the " +
                           std::to_string(local_batch) + " sequences of a rank's batch");
   if (options.grid != nullptr ? options.stage.count != options.grid->pp_size : options.stage.count > 1)
     throw InvalidArgument("make_cuda_engine: the stage is not one of the grid's pipeline stages");
@@ -579,7 +576,8 @@ std::unique_ptr<TrainEngine> make_cuda_engine(Communicator& comm, const ModelCon
   try {
     COMMSCOPE_CUDA_CHECK(cudaMemGetInfo(&free_at_start, &total));
     const auto make = [&](auto element) {
-      auto e = std::make_unique<CudaEngine<decltype(element)>>(dp_comm, config, local_batch, seq, dp, adamw, options);
+      auto e = std::make_unique<CudaEngine<decltype(element)>>(dp_comm, config, local_batch, seq, parallel_plan, adamw,
+                                                               options);
       e->set_device_free_at_start(free_at_start);
       engine = std::move(e);
     };

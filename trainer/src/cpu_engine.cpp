@@ -21,34 +21,12 @@ namespace commscope::trainer {
 
 namespace prof = commscope::profiler;
 
-DpMode parse_dp_mode(std::string_view name) {
-  if (name == "ddp") return DpMode::kDdp;
-  if (name == "zero1") return DpMode::kZero1;
-  if (name == "zero2") return DpMode::kZero2;
-  if (name == "zero3") return DpMode::kZero3;
-  throw std::invalid_argument("unknown data-parallel mode '" + std::string(name) + "' (ddp, zero1, zero2, zero3)");
-}
-
-std::string_view to_string(DpMode mode) {
-  switch (mode) {
-    case DpMode::kDdp:
-      return "ddp";
-    case DpMode::kZero1:
-      return "zero1";
-    case DpMode::kZero2:
-      return "zero2";
-    case DpMode::kZero3:
-      return "zero3";
-  }
-  return "?";
-}
-
 struct CpuEngine::Impl {
   Communicator& comm;
-  Communicator* tp;  // the tensor-parallel group (null: no tensor parallelism)
-  PipelineOptions pipe;
+  Communicator* tp;       // the tensor-parallel group (null: no tensor parallelism)
+  ParallelGroups groups;  // pp and embedding null: one stage
   Gpt2<float>& model;
-  DpOptions dp;
+  ParallelPlan parallel_plan;
   AdamWOptions adamw;
   ParameterLayout layout;
   ShardPlan plan;
@@ -76,48 +54,49 @@ struct CpuEngine::Impl {
   parallel::ProfiledGroup dp_group;
   std::unique_ptr<parallel::ProfiledGroup> emb_group;  // pipeline: the first and last stage's
 
-  Impl(Communicator& c, Gpt2<float>& mo, DpOptions d, AdamWOptions a, Communicator* t, PipelineOptions pl)
+  Impl(Communicator& c, Gpt2<float>& mo, const ParallelPlan& pl, AdamWOptions a, ParallelGroups g)
       : comm(c),
-        tp(mo.tp() > 1 ? t : nullptr),
-        pipe(pl),
+        tp(mo.tp() > 1 ? g.tp : nullptr),
+        groups(g),
         model(mo),
-        dp(std::move(d)),
+        parallel_plan(pl),
         adamw(a),
         layout(mo.layout()),
         plan(layout, c.size(), c.rank()),
-        buffers(dp.mode, plan, layout.total(), pl.micro_batches, sizeof(float), dp.bucket_bytes),
+        buffers(pl.dp_mode, plan, layout.total(), pl.micro_batches, sizeof(float), pl.bucket_bytes),
         P(c.size()),
         rank(c.rank()),
-        names(dp.algo),
-        dp_group(c, "dp", dp.algo) {
+        names(pl.algo),
+        dp_group(c, "dp", pl.algo) {
     k_adamw = prof::name_id("adamw");
     k_copy = prof::name_id("copy");
     const Stage& st = model.stage();
-    if (pipe.micro_batches < 1) throw std::invalid_argument("CpuEngine: need at least one micro-batch");
+    if (parallel_plan.micro_batches < 1) throw std::invalid_argument("CpuEngine: need at least one micro-batch");
     if (!st.whole()) {
-      if (pipe.pp == nullptr || pipe.pp->size() != st.count || pipe.pp->rank() != st.index)
+      if (groups.pp == nullptr || groups.pp->size() != st.count || groups.pp->rank() != st.index)
         throw std::invalid_argument("CpuEngine: pipeline stage " + std::to_string(st.index) + " of " +
                                     std::to_string(st.count) + " needs its pipeline group");
-      if ((st.first() || st.last()) && (pipe.embedding == nullptr || pipe.embedding->size() != 2))
+      if ((st.first() || st.last()) && (groups.embedding == nullptr || groups.embedding->size() != 2))
         throw std::invalid_argument("CpuEngine: the first and last stage need their embedding group");
       const std::size_t n = model.stage_output().size();  // a micro-batch's [b, s, C] (SP: this rank's rows)
       if (!st.first()) stage_in.assign(n, 0.0f);
       if (!st.last()) output_grad.assign(n, 0.0f);
-      if (pipe.embedding != nullptr)
-        emb_group = std::make_unique<parallel::ProfiledGroup>(*pipe.embedding, "embedding", dp.algo);
-      link = std::make_unique<PipelineLink>(pipe.pp->transport(), *pipe.pp, DataType::f32, sizeof(float), names.mpi);
+      if (groups.embedding != nullptr)
+        emb_group = std::make_unique<parallel::ProfiledGroup>(*groups.embedding, "embedding", parallel_plan.algo);
+      link =
+          std::make_unique<PipelineLink>(groups.pp->transport(), *groups.pp, DataType::f32, sizeof(float), names.mpi);
     } else {
-      pipe.pp = pipe.embedding = nullptr;
+      groups.pp = groups.embedding = nullptr;
     }
-    if (model.slots() < pipeline_slots(st.index, st.count, pipe.micro_batches, pipe.gpipe))
+    const int slots = pipeline_slots(st.index, st.count, parallel_plan.micro_batches, parallel_plan.gpipe);
+    if (model.slots() < slots)
       throw std::invalid_argument("CpuEngine: the model has " + std::to_string(model.slots()) +
-                                  " activation slots; the schedule needs " +
-                                  std::to_string(pipeline_slots(st.index, st.count, pipe.micro_batches, pipe.gpipe)));
+                                  " activation slots; the schedule needs " + std::to_string(slots));
     if (model.tp() > 1) {
-      if (t == nullptr || t->size() != model.tp())
+      if (g.tp == nullptr || g.tp->size() != model.tp())
         throw std::invalid_argument("CpuEngine: a model split over " + std::to_string(model.tp()) +
                                     " tensor-parallel ranks needs their communicator");
-      model.set_tensor_parallel(tensor_parallel_ops<float>(*t, dp.tp_algo.empty() ? dp.algo : dp.tp_algo));
+      model.set_tensor_parallel(tensor_parallel_ops<float>(*g.tp, parallel_plan.tp_algorithm()));
     }
 
     m.assign(buffers.state, 0.0f);
@@ -137,7 +116,7 @@ struct CpuEngine::Impl {
     if (count == 0) return;
     prof::OperatorScope scope(op);
     dp_group.run(parallel::GroupOp::grad_allreduce, count * sizeof(float),
-                 [&] { comm.allreduce(data, data, count, DataType::f32, ReduceOp::sum, dp.algo); });
+                 [&] { comm.allreduce(data, data, count, DataType::f32, ReduceOp::sum, parallel_plan.algo); });
   }
 
   // send: one padded segment of gradients -> this rank's shard of its sum.
@@ -147,7 +126,7 @@ struct CpuEngine::Impl {
     prof::OperatorScope scope(names.grad_reducescatter.id);
     float* out = grad_shard.data() + sh.storage;
     dp_group.run(parallel::GroupOp::grad_reducescatter, sh.padded * sizeof(float), [&] {
-      comm.reducescatter(send, add ? rs_sum.data() : out, sh.length, DataType::f32, ReduceOp::sum, dp.algo);
+      comm.reducescatter(send, add ? rs_sum.data() : out, sh.length, DataType::f32, ReduceOp::sum, parallel_plan.algo);
     });
     if (add) {
       prof::KernelScope k(k_copy);
@@ -160,7 +139,7 @@ struct CpuEngine::Impl {
     if (sh.padded == 0) return;
     prof::OperatorScope scope(names.param_allgather.id);
     dp_group.run(parallel::GroupOp::param_allgather, sh.padded * sizeof(float),
-                 [&] { comm.allgather(mine, out, sh.length, DataType::f32, dp.algo); });
+                 [&] { comm.allgather(mine, out, sh.length, DataType::f32, parallel_plan.algo); });
   }
 
   float* zeroed_grad_work(int s) {
@@ -189,19 +168,19 @@ struct CpuEngine::Impl {
     reduce_scatter(s == 0 ? grad_work0.data() : grad_work.data(), plan.shards[static_cast<std::size_t>(s)], accumulate);
     if (s != 0) grad_work_owner = -1;
   }
-  void install_hooks() { model.set_hooks(data_parallel_hooks<float>(dp.mode, *this)); }
+  void install_hooks() { model.set_hooks(data_parallel_hooks<float>(parallel_plan.dp_mode, *this)); }
 
   // local: this rank's mean loss (a pipeline's last stage's; the other stages' 0).
   float global_mean(double local) {
     prof::OperatorScope scope(names.loss.id);
-    if (pipe.pp != nullptr) local = sum_over_ranks(*pipe.pp, "pp", names, local, "loss");
+    if (groups.pp != nullptr) local = sum_over_ranks(*groups.pp, "pp", names, local, "loss");
     return static_cast<float>(sum_over_ranks(comm, "dp", names, local, "loss") / P);
   }
 
   // Runs the step's micro-batches through this stage (forward only unless `train`): returns this
   // stage's mean loss over them (0 before the last stage). Backward scales by 1/(P m).
   double run_micro_batches(const int* inputs, const int* targets, bool train) {
-    const int micro = pipe.micro_batches;
+    const int micro = parallel_plan.micro_batches;
     const std::size_t tokens = static_cast<std::size_t>(model.batch()) * model.seq();
     MicroBatchSteps steps;
     steps.select_slot = [this](int slot) { model.select_slot(slot); };
@@ -218,8 +197,8 @@ struct CpuEngine::Impl {
     };
     steps.input_grad = [this] { return static_cast<const void*>(model.stage_input_grad().data()); };
     const double loss =
-        trainer::run_micro_batches(model.stage(), micro, model.slots(), pipe.gpipe, train, link.get(), stage_in.data(),
-                                   output_grad.data(), model.stage_output().size(), steps);
+        trainer::run_micro_batches(model.stage(), micro, model.slots(), parallel_plan.gpipe, train, link.get(),
+                                   stage_in.data(), output_grad.data(), model.stage_output().size(), steps);
     last_micro = true, accumulate = false;
     return loss;
   }
@@ -227,14 +206,13 @@ struct CpuEngine::Impl {
   // Pipeline: the first and last stage's segment 0 gradients (the tied wte: the encoder's and
   // the head's) summed between them, on the full gradients (sharded: on this rank's shard).
   void sum_embedding_grads(bool sharded) {
-    if (pipe.embedding == nullptr) return;
+    if (groups.embedding == nullptr) return;
     const Shard& sh = plan.shards[0];
     float* g = sharded ? grad_shard.data() + sh.storage : model.grads().data() + sh.offset;
     const std::size_t n = sharded ? sh.length : sh.count;
     prof::OperatorScope scope(names.grad_allreduce.id);
     emb_group->run(parallel::GroupOp::embedding_allreduce, n * sizeof(float), [&] {
-      pipe.embedding->allreduce(g, g, n, DataType::f32, ReduceOp::sum,
-                                dp.embedding_algo.empty() ? dp.algo : dp.embedding_algo);
+      groups.embedding->allreduce(g, g, n, DataType::f32, ReduceOp::sum, parallel_plan.embedding_algorithm());
     });
   }
 
@@ -264,11 +242,11 @@ struct CpuEngine::Impl {
       for (const Shard& sh : plan.shards)
         split_squares(plan.owned_begin(sh), {grad_shard.data() + sh.storage, plan.owned_count(sh)}, split, replicated);
     }
-    return model_parallel_norm(split, replicated, sharded ? &comm : nullptr, tp, pipe.pp, names);
+    return model_parallel_norm(split, replicated, sharded ? &comm : nullptr, tp, groups.pp, names);
   }
 
   float global_norm(std::span<const float> g, bool sharded) {
-    if (tp != nullptr || pipe.pp != nullptr) return global_norm_mp(sharded);
+    if (tp != nullptr || groups.pp != nullptr) return global_norm_mp(sharded);
     double local = 0;
 #pragma omp parallel for reduction(+ : local) schedule(static)
     for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(g.size()); ++i)
@@ -305,7 +283,8 @@ struct CpuEngine::Impl {
   }
   // zero3 updates its parameter shards, zero1/2 the model's parameters in place.
   float* shard_params(const Shard& sh) {
-    return dp.mode == DpMode::kZero3 ? param_shard.data() + sh.storage : model.params().data() + plan.owned_begin(sh);
+    return parallel_plan.dp_mode == DpMode::kZero3 ? param_shard.data() + sh.storage
+                                                   : model.params().data() + plan.owned_begin(sh);
   }
   void update_shard(const Shard& sh, std::size_t begin, std::size_t n, float lr, float scale) {
     if (n == 0) return;
@@ -331,16 +310,16 @@ struct CpuEngine::Impl {
     x.assign(values.begin(), values.end());
   }
   void put_params(std::span<const float> full, std::span<const float> shard) {
-    if (dp.mode == DpMode::kZero3)
+    if (parallel_plan.dp_mode == DpMode::kZero3)
       param_shard.assign(shard.begin(), shard.end());
     else
       std::copy(full.begin(), full.end(), model.params().begin());
   }
 };
 
-CpuEngine::CpuEngine(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw, Communicator* tp,
-                     PipelineOptions pipeline)
-    : impl_(std::make_unique<Impl>(comm, model, std::move(dp), adamw, tp, pipeline)) {}
+CpuEngine::CpuEngine(Communicator& comm, Gpt2<float>& model, const ParallelPlan& plan, AdamWOptions adamw,
+                     ParallelGroups groups)
+    : impl_(std::make_unique<Impl>(comm, model, plan, adamw, groups)) {}
 CpuEngine::~CpuEngine() = default;
 
 std::int64_t CpuEngine::step() const noexcept {
@@ -366,15 +345,15 @@ float CpuEngine::eval_loss(const int* inputs, const int* targets) {
 
 std::vector<float> CpuEngine::full_params() {
   Impl& d = *impl_;
-  if (d.dp.mode == DpMode::kZero3) return d.gather_full(d.param_shard);
+  if (d.parallel_plan.dp_mode == DpMode::kZero3) return d.gather_full(d.param_shard);
   const auto p = d.model.params();
   return {p.begin(), p.end()};
 }
 std::vector<float> CpuEngine::full_m() {
-  return impl_->dp.mode == DpMode::kDdp ? impl_->m : impl_->gather_full(impl_->m);
+  return impl_->parallel_plan.dp_mode == DpMode::kDdp ? impl_->m : impl_->gather_full(impl_->m);
 }
 std::vector<float> CpuEngine::full_v() {
-  return impl_->dp.mode == DpMode::kDdp ? impl_->v : impl_->gather_full(impl_->v);
+  return impl_->parallel_plan.dp_mode == DpMode::kDdp ? impl_->v : impl_->gather_full(impl_->v);
 }
 
 MemoryReport CpuEngine::memory() const {

@@ -26,8 +26,8 @@
 #include "commscope/profiler/profile_file.hpp"
 #include "commscope/profiler/session.hpp"
 #include "commscope/trainer/checkpoint.hpp"
-#include "commscope/trainer/data.hpp"
 #include "commscope/trainer/cpu_engine.hpp"
+#include "commscope/trainer/data.hpp"
 #include "commscope/trainer/model.hpp"
 #include "commscope/trainer/tensor_parallel.hpp"
 #include "commscope/trainer/train_options.hpp"
@@ -79,10 +79,11 @@ struct Placement {
 
 Placement place(const ct::TrainOptions& o, const ct::ModelConfig& config, commscope::Communicator& world) {
   Placement p;
-  if (o.tp > 1 || o.pp > 1) p.grid = std::make_unique<ct::ProcessGrid>(world, o.tp, o.pp);
+  if (o.parallel.tp > 1 || o.parallel.pp > 1)
+    p.grid = std::make_unique<ct::ProcessGrid>(world, o.parallel.tp, o.parallel.pp);
   p.dp_comm = p.grid ? &p.grid->dp : &world;
   p.tp_rank = p.grid ? p.grid->tp_rank : 0;
-  p.stage = ct::pipeline_stage(config, o.pp, p.grid ? p.grid->pp_rank : 0);
+  p.stage = ct::pipeline_stage(config, o.parallel.pp, p.grid ? p.grid->pp_rank : 0);
   return p;
 }
 
@@ -95,9 +96,9 @@ void shard_start_state(const ct::TrainOptions& o, ct::RunSetup& setup, const Pla
     initializer.init(o.seed);
     setup.start_params.assign(initializer.params().begin(), initializer.params().end());
   }
-  if (o.tp == 1 && o.pp == 1) return;
+  if (o.parallel.tp == 1 && o.parallel.pp == 1) return;
   for (std::vector<float>* full : {&setup.start_params, &setup.start_m, &setup.start_v})
-    if (!full->empty()) *full = ct::model_shard<float>(setup.config, o.tp, at.tp_rank, at.stage, *full);
+    if (!full->empty()) *full = ct::model_shard<float>(setup.config, o.parallel.tp, at.tp_rank, at.stage, *full);
 }
 
 // The mean validation loss over --val-batches batches of the DP group's share. Collective.
@@ -173,7 +174,8 @@ Trained train(const StepLoop& l) {
   const int seq = l.setup.seq;
   std::vector<int> inputs(static_cast<std::size_t>(l.loader.local_batch()) * seq), targets(inputs.size());
   // TP splits every GEMM, PP the layers (evenly, to first order).
-  const double flops_rank = iteration_flops(l.setup.config, l.loader.local_batch(), seq) / (o.tp * o.pp);
+  const double flops_rank =
+      iteration_flops(l.setup.config, l.loader.local_batch(), seq) / (o.parallel.tp * o.parallel.pp);
   Trained t;
   for (int s = 0; s < o.steps; ++s) {
     if (s == o.debug_kill_step && l.rank == o.debug_kill_rank) {
@@ -230,7 +232,8 @@ void finish_profile(prof::Session& session, const ct::TrainOptions& o, int rank)
 // The mean step after the first (rank 0).
 void print_mean_step(const StepLoop& l, const Trained& t) {
   const ct::TrainOptions& o = l.o;
-  const double flops_rank = iteration_flops(l.setup.config, l.loader.local_batch(), l.setup.seq) / (o.tp * o.pp);
+  const double flops_rank =
+      iteration_flops(l.setup.config, l.loader.local_batch(), l.setup.seq) / (o.parallel.tp * o.parallel.pp);
   const double gflops = flops_rank * t.timed_steps / t.total_time / 1e9;
   std::printf("mean step %.1f ms (%d steps after the first), %.0f tok/s, %.2f GFLOP/s per rank (%s)",
               t.total_time / t.timed_steps * 1e3, t.timed_steps, o.batch * l.setup.seq * t.timed_steps / t.total_time,
@@ -249,7 +252,7 @@ void save_outputs(const ct::TrainOptions& o, const ct::RunSetup& setup, const Pl
   if (o.save_llmc.empty() && o.save.empty() && o.sample <= 0) return;
   const ct::ModelConfig& config = setup.config;
   auto whole = [&](std::vector<float> mine) {
-    return at.grid ? ct::gather_model<float>(at.grid->mp, config, o.tp, at.tp_rank, at.stage, mine) : mine;
+    return at.grid ? ct::gather_model<float>(at.grid->mp, config, o.parallel.tp, at.tp_rank, at.stage, mine) : mine;
   };
   const std::vector<float> params = whole(engine.full_params());
   ct::TrainingState st;

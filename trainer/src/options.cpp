@@ -35,7 +35,7 @@ std::vector<std::string> algorithm_names() {
   return names;
 }
 
-// --algo ALGO, or per group (dp=ring,tp=shm,embedding=mpi), into o.dp; "" or what is wrong.
+// --algo ALGO, or per group (dp=ring,tp=shm,embedding=mpi), into o.parallel; "" or what is wrong.
 std::string parse_group_algorithms(const std::string& algo, TrainOptions& o) {
   const std::vector<std::string> known = algorithm_names();
   for (std::size_t at = 0; !algo.empty() && at <= algo.size();) {
@@ -52,9 +52,10 @@ std::string parse_group_algorithms(const std::string& algo, TrainOptions& o) {
       for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
       return "--algo: unknown algorithm '" + name + "' (" + list + ")";
     }
-    std::string* slot = group == "dp"          ? &o.dp.algo
-                        : group == "tp"        ? &o.dp.tp_algo
-                        : group == "embedding" ? &o.dp.embedding_algo
+    ParallelPlan& p = o.parallel;
+    std::string* slot = group == "dp"          ? &p.algo
+                        : group == "tp"        ? &p.tp_algo
+                        : group == "embedding" ? &p.embedding_algo
                                                : nullptr;
     if (slot == nullptr) return "--algo: unknown group '" + group + "' (dp, tp, embedding)";
     if (!slot->empty()) return "--algo: group " + group + " named twice";
@@ -68,18 +69,18 @@ std::string parse_group_algorithms(const std::string& algo, TrainOptions& o) {
 std::string check_groups_and_device(TrainOptions& o, const std::string& algo, bool precision_given,
                                     bool transport_given, bool attention_given) {
   const bool cuda = o.device == "cuda";
+  ParallelPlan& p = o.parallel;
   if (std::string problem = parse_group_algorithms(algo, o); !problem.empty()) return problem;
-  if (!o.dp.tp_algo.empty() && o.tp < 2) return "--algo tp=" + o.dp.tp_algo + " needs --tp 2 or more";
-  if (!o.dp.embedding_algo.empty() && o.pp < 2)
-    return "--algo embedding=" + o.dp.embedding_algo + " needs --pp 2 or more";
-  if (o.dp.algo.empty()) o.dp.algo = cuda ? (o.transport == "staged" ? "ring" : "nccl") : "mpi";
+  if (!p.tp_algo.empty() && p.tp < 2) return "--algo tp=" + p.tp_algo + " needs --tp 2 or more";
+  if (!p.embedding_algo.empty() && p.pp < 2) return "--algo embedding=" + p.embedding_algo + " needs --pp 2 or more";
+  if (p.algo.empty()) p.algo = cuda ? (o.transport == "staged" ? "ring" : "nccl") : "mpi";
   if (!cuda && precision_given && o.precision != "fp32")
     return "--precision " + o.precision + " needs --device cuda (the CPU trains in fp32)";
   if (!cuda && transport_given) return "--transport applies to --device cuda only";
   if (!cuda && attention_given) return "--attention applies to --device cuda only";
-  if (o.sp && o.tp < 2) return "--sp needs --tp 2 or more (it splits the TP group's rows)";
-  if (o.sp && cuda) return "--sp needs --device cpu (sequence parallelism runs on the CPU only)";
-  for (const std::string* group_algo : {&o.dp.algo, &o.dp.tp_algo, &o.dp.embedding_algo}) {
+  if (p.sp && p.tp < 2) return "--sp needs --tp 2 or more (it splits the TP group's rows)";
+  if (p.sp && cuda) return "--sp needs --device cpu (sequence parallelism runs on the CPU only)";
+  for (const std::string* group_algo : {&p.algo, &p.tp_algo, &p.embedding_algo}) {
     if (!cuda && *group_algo == "nccl")
       return "--algo nccl needs --device cuda (the CPU has mpi, ring, tree, rhd, shm, hier)";
     if (cuda && (*group_algo == "mpi" || *group_algo == "shm" || *group_algo == "hier"))
@@ -96,8 +97,10 @@ std::string check_groups_and_device(TrainOptions& o, const std::string& algo, bo
 TrainParse parse_train_options(int argc, char** argv) {
   TrainParse r;
   TrainOptions& o = r.options;
-  std::string dp = "ddp", algo;
-  o.dp.algo.clear();  // chosen after parsing, by device
+  ParallelPlan& plan = o.parallel;
+  std::string dp = "ddp", algo, schedule = "1f1b";
+  double bucket_mb = 25;
+  plan.algo.clear();  // chosen after parsing, by device
   CLI::App app{"commscope-train: a GPT-2 trained data parallel over the collectives library, profiled.",
                "commscope-train"};
   app.add_option("--model", o.model, "preset: tiny, small (6 layers, 6 heads, 384 dims, context 256), gpt2-124m")
@@ -136,25 +139,25 @@ TrainParse parse_train_options(int argc, char** argv) {
   app.add_option("--dp", dp, "data parallelism: ddp, zero1, zero2, zero3")
       ->capture_default_str()
       ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3"}));
-  app.add_option("--tp", o.tp,
+  app.add_option("--tp", plan.tp,
                  "tensor-parallel ranks (Megatron-style split of the attention heads and the MLP): the ranks "
                  "form a DP x TP grid, TP innermost (consecutive ranks)")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
-  app.add_option("--pp", o.pp,
+  app.add_option("--pp", plan.pp,
                  "pipeline stages (the layers split into consecutive stages, activations and their gradients sent "
                  "between neighbours; on CUDA through host memory): the ranks form a PP x DP x TP grid, PP outermost")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
-  app.add_option("--micro-batches", o.micro_batches,
+  app.add_option("--micro-batches", plan.micro_batches,
                  "micro-batches per step: each rank's batch runs as this many, their gradients accumulated (the "
                  "pipeline's m; bubble (p-1)/(m+p-1))")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
-  app.add_flag("--sp", o.sp,
+  app.add_flag("--sp", plan.sp,
                "sequence parallelism over the TP group (Megatron-LM's; the CPU): the residual stream's rows split "
                "over the TP ranks, reduce-scatters and allgathers instead of the TP allreduces");
-  app.add_option("--schedule", o.schedule, "pipeline schedule: 1f1b (PipeDream-Flush) or gpipe")
+  app.add_option("--schedule", schedule, "pipeline schedule: 1f1b (PipeDream-Flush) or gpipe")
       ->capture_default_str()
       ->check(CLI::IsMember({"1f1b", "gpipe"}));
   app.add_option("--algo", algo,
@@ -189,7 +192,7 @@ TrainParse parse_train_options(int argc, char** argv) {
                  "the reference GEMM rate per rank for \"% of GEMM\" (GFLOP/s; default: measured at start, the best "
                  "of 7 GEMMs after a warm-up)")
       ->check(kPositive);
-  app.add_option("--bucket-mb", o.bucket_mb, "DDP gradient bucket size (MiB)")
+  app.add_option("--bucket-mb", bucket_mb, "DDP gradient bucket size (MiB)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
   app.add_option("--profile", o.profile, "write the profile (HDF5) here");
@@ -239,8 +242,9 @@ TrainParse parse_train_options(int argc, char** argv) {
   if (o.profile_every > 0 && o.profile.empty()) return usage("--profile-every needs --profile FILE");
   if (o.profile_every > 0 && o.device == "cuda")
     return usage("--profile-every needs --device cpu (CUPTI's records are read when the run ends)");
-  o.dp.mode = parse_dp_mode(dp);
-  o.dp.bucket_bytes = static_cast<std::size_t>(o.bucket_mb * 1024 * 1024);
+  plan.dp_mode = parse_dp_mode(dp);
+  plan.gpipe = schedule == "gpipe";
+  plan.bucket_bytes = static_cast<std::size_t>(bucket_mb * 1024 * 1024);
   o.adamw.total_steps = o.steps;
   return r;
 }

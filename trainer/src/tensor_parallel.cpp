@@ -158,6 +158,13 @@ ProcessGrid::ProcessGrid(const Communicator& world, const GridShape& shape, cons
   }
 }
 
+ParallelGroups ProcessGrid::groups() noexcept {
+  ParallelGroups g;
+  if (tp_size > 1) g.tp = &tp;
+  if (pp_size > 1) g.pp = &pp, g.embedding = embedding.get();
+  return g;
+}
+
 template <class T>
 typename Gpt2<T>::TensorParallel tensor_parallel_ops(Communicator& tp, const std::string& algo) {
   using parallel::GroupOp;

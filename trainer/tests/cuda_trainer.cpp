@@ -36,9 +36,9 @@
 #include <vector>
 
 #include "commscope/collectives/communicator.hpp"
+#include "commscope/trainer/cpu_engine.hpp"
 #include "commscope/trainer/cuda_engine.hpp"
 #include "commscope/trainer/data.hpp"
-#include "commscope/trainer/cpu_engine.hpp"
 #include "commscope/trainer/model.hpp"
 #include "commscope/trainer/tensor_parallel.hpp"
 #include "cudnn_attention.hpp"
@@ -163,13 +163,14 @@ std::vector<float> train_cpu(commscope::Communicator& comm, const ct::TokenDatas
 
 // options.grid (when not null): the ranks' grid; each rank trains its shard, and the whole model
 // is gathered at the end.
-std::vector<float> train_gpu(commscope::Communicator& comm, const ct::TokenDataset& data, const ct::DpOptions& dp,
+std::vector<float> train_gpu(commscope::Communicator& comm, const ct::TokenDataset& data, const ct::ParallelPlan& plan,
                              const ct::CudaEngineOptions& options, int steps, float* last_loss) {
   const ct::ModelConfig config = ct::preset("tiny");
   ct::ProcessGrid* grid = options.grid;
   commscope::Communicator& dp_comm = grid != nullptr ? grid->dp : comm;
   ct::BatchLoader loader(data, kGlobalBatch, config.max_seq, dp_comm.rank(), dp_comm.size(), kSeed);
-  auto engine = ct::make_cuda_engine(comm, config, loader.local_batch(), config.max_seq, dp, adamw_for(steps), options);
+  auto engine =
+      ct::make_cuda_engine(comm, config, loader.local_batch(), config.max_seq, plan, adamw_for(steps), options);
   const std::vector<float> whole = initial_params();
   engine->load(grid == nullptr ? whole
                                : ct::model_shard<float>(config, grid->tp_size, grid->tp_rank, options.stage,
@@ -251,19 +252,20 @@ int main(int argc, char** argv) {
       for (const bool use_bf16 : {false, true}) {
         for (const char* mode : {"ddp", "zero1", "zero2", "zero3"}) {
           for (const std::string& algo : algos) {
-            ct::DpOptions dp;
-            dp.mode = ct::parse_dp_mode(mode);
-            dp.algo = algo;
-            dp.bucket_bytes = 64 << 10;  // several buckets even for the tiny model
+            ct::ParallelPlan plan;
+            plan.tp = tp, plan.pp = pp;
+            plan.dp_mode = ct::parse_dp_mode(mode);
+            plan.algo = algo;
+            plan.bucket_bytes = 64 << 10;  // several buckets even for the tiny model
+            plan.micro_batches = micro;
+            plan.gpipe = gpipe;
             ct::CudaEngineOptions options;
             options.bf16 = use_bf16;
             options.transport = transport;
             options.grid = grid.get();
             options.stage = stage;
-            options.micro_batches = micro;
-            options.gpipe = gpipe;
             float loss = 0;
-            const std::vector<float> got = train_gpu(world, data, dp, options, steps, &loss);
+            const std::vector<float> got = train_gpu(world, data, plan, options, steps, &loss);
             if (rank != 0) continue;
             const std::vector<double> ref(reference.begin(), reference.end());
             const double rel = rel_l2(got.data(), ref.data(), ref.size());

@@ -32,8 +32,8 @@
 #include <vector>
 
 #include "commscope/collectives/communicator.hpp"
-#include "commscope/trainer/data.hpp"
 #include "commscope/trainer/cpu_engine.hpp"
+#include "commscope/trainer/data.hpp"
 #include "commscope/trainer/model.hpp"
 #include "commscope/trainer/tensor_parallel.hpp"
 
@@ -50,7 +50,7 @@ int g_micro_batches = 1;
 bool g_gpipe = false;
 bool g_sp = false;
 
-std::vector<float> train(commscope::Communicator& comm, const ct::TokenDataset& data, ct::DpOptions dp, int steps,
+std::vector<float> train(commscope::Communicator& comm, const ct::TokenDataset& data, ct::ParallelPlan plan, int steps,
                          std::vector<ct::TrainEngine::StepResult>* steps_out, ct::ProcessGrid* grid = nullptr) {
   const ct::ModelConfig config = ct::preset(g_model);
   const int seq = config.max_seq;
@@ -64,15 +64,14 @@ std::vector<float> train(commscope::Communicator& comm, const ct::TokenDataset& 
   if (grid) init = ct::model_shard<float>(config, tp, grid->tp_rank, stage, init);
   ct::Gpt2<float> model(config, loader.local_batch() / m, seq, tp, stage,
                         ct::pipeline_slots(stage.index, stage.count, m, g_gpipe), g_sp && tp > 1);
-  ct::PipelineOptions pipeline;
-  pipeline.micro_batches = m;
-  pipeline.gpipe = g_gpipe;
-  if (pp > 1) pipeline.pp = &grid->pp, pipeline.embedding = grid->embedding.get();
+  plan.tp = tp, plan.sp = g_sp && tp > 1, plan.pp = pp;
+  plan.micro_batches = m;
+  plan.gpipe = g_gpipe;
   ct::AdamWOptions adamw;
   adamw.lr = 1e-3f;
   adamw.warmup_steps = 2;
   adamw.total_steps = steps;
-  ct::CpuEngine parallel(comm, model, dp, adamw, grid && tp > 1 ? &grid->tp : nullptr, pipeline);
+  ct::CpuEngine parallel(comm, model, plan, adamw, grid ? grid->groups() : ct::ParallelGroups{});
   parallel.load(init);
   std::vector<int> in(static_cast<std::size_t>(loader.local_batch()) * seq), tg(in.size());
   for (int s = 0; s < steps; ++s) {
@@ -143,12 +142,12 @@ int main(int argc, char** argv) {
   int failures = 0;
   for (const char* mode : {"ddp", "zero1", "zero2", "zero3"}) {
     for (const std::string& algo : algos) {
-      ct::DpOptions dp;
-      dp.mode = ct::parse_dp_mode(mode);
-      dp.algo = algo;
-      dp.bucket_bytes = 64 << 10;  // several buckets even for the tiny model
+      ct::ParallelPlan plan;
+      plan.dp_mode = ct::parse_dp_mode(mode);
+      plan.algo = algo;
+      plan.bucket_bytes = 64 << 10;  // several buckets even for the tiny model
       std::vector<ct::TrainEngine::StepResult> got_steps;
-      const std::vector<float> got = train(dp_comm, data, dp, steps, &got_steps, grid.get());
+      const std::vector<float> got = train(dp_comm, data, plan, steps, &got_steps, grid.get());
       if (rank != 0) continue;
       double diff = 0, norm = 0, worst = 0;
       for (std::size_t i = 0; i < got.size(); ++i) {

@@ -14,12 +14,14 @@ namespace {
 // The pipeline's line and one line per stage: its layers and its first rank's memory.
 void print_pipeline(const TrainOptions& o, const RunSetup& setup, const BannerFacts& f, std::size_t message) {
   const ModelConfig& config = setup.config;
-  const int m = o.micro_batches, p = o.pp;
+  const int m = o.parallel.micro_batches, p = o.parallel.pp;
   std::printf(
       "pipeline parallel: %d stage%s (%s schedule), %d micro-batch%s of %d sequences; bubble (p-1)/(m+p-1) = "
       "%.1f%%%s\n",
-      p, p > 1 ? "s" : "", o.schedule.c_str(), m, m > 1 ? "es" : "", f.local_batch / m, 100.0 * (p - 1) / (m + p - 1),
-      p > 1 ? ("; " + mib(o.sp ? message / static_cast<std::size_t>(o.tp) : message) + " per message between stages")
+      p, p > 1 ? "s" : "", o.parallel.schedule(), m, m > 1 ? "es" : "", f.local_batch / m,
+      100.0 * (p - 1) / (m + p - 1),
+      p > 1 ? ("; " + mib(o.parallel.sp ? message / static_cast<std::size_t>(o.parallel.tp) : message) +
+               " per message between stages")
                   .c_str()
             : "");
   for (int st = 0; st < p; ++st) {
@@ -60,22 +62,22 @@ void print_banner(const TrainOptions& o, const RunSetup& setup, const BannerFact
       setup.data.size(), setup.train.size(), setup.val.size(), o.batch, setup.seq, f.local_batch, f.ranks, f.threads,
       o.device.c_str(), bf16 ? "bf16 with fp32 master weights" : "fp32");
   // One micro-batch's activations [b, s, C]: a pipeline message, a TP allreduce (bf16 on CUDA in bf16).
-  const std::size_t message = static_cast<std::size_t>(f.local_batch / o.micro_batches) * setup.seq * config.channels *
-                              (bf16 ? 2 : sizeof(float));
-  if (o.pp > 1 || o.micro_batches > 1) print_pipeline(o, setup, f, message);
-  if (o.tp > 1)
+  const std::size_t message = static_cast<std::size_t>(f.local_batch / o.parallel.micro_batches) * setup.seq *
+                              config.channels * (bf16 ? 2 : sizeof(float));
+  if (o.parallel.pp > 1 || o.parallel.micro_batches > 1) print_pipeline(o, setup, f, message);
+  if (o.parallel.tp > 1)
     std::printf(
         "tensor parallel: groups of %d consecutive ranks (%d of the %d heads each) x %d data-parallel ranks; %s "
         "(%s) of %s (batch %d) per layer and micro-batch, besides the encoder's and the head's (first and last "
         "stage)\n",
-        o.tp, config.heads / o.tp, config.heads, setup.dp_ranks,
-        o.sp ? "sequence parallel: 4 reduce-scatters and 4 allgathers" : "4 allreduces",
-        (o.dp.tp_algo.empty() ? o.dp.algo : o.dp.tp_algo).c_str(), mib(message).c_str(),
-        f.local_batch / o.micro_batches);
-  if (cuda && o.pp > 1) std::printf("pipeline messages on CUDA: staged through pinned host memory over MPI\n");
-  std::printf("data parallel: %s over '%s'%s%s; memory per rank: %s\n", std::string(to_string(o.dp.mode)).c_str(),
-              o.dp.algo.c_str(), cuda && o.dp.algo != "nccl" ? (" (" + o.transport + " transport)").c_str() : "",
-              o.dp.mode == DpMode::kDdp ? (", buckets of " + mib(o.dp.bucket_bytes)).c_str() : "",
+        o.parallel.tp, config.heads / o.parallel.tp, config.heads, setup.dp_ranks,
+        o.parallel.sp ? "sequence parallel: 4 reduce-scatters and 4 allgathers" : "4 allreduces",
+        o.parallel.tp_algorithm().c_str(), mib(message).c_str(), f.local_batch / o.parallel.micro_batches);
+  if (cuda && o.parallel.pp > 1) std::printf("pipeline messages on CUDA: staged through pinned host memory over MPI\n");
+  std::printf("data parallel: %s over '%s'%s%s; memory per rank: %s\n",
+              std::string(to_string(o.parallel.dp_mode)).c_str(), o.parallel.algo.c_str(),
+              cuda && o.parallel.algo != "nccl" ? (" (" + o.transport + " transport)").c_str() : "",
+              o.parallel.dp_mode == DpMode::kDdp ? (", buckets of " + mib(o.parallel.bucket_bytes)).c_str() : "",
               memory_text(f.memory).c_str());
   std::printf("GEMM here: %.1f GFLOP/s per rank (%s)\n", f.gemm_gflops, f.gemm_what.c_str());
   if (!f.compute.empty()) std::printf("compute: %s\n", f.compute.c_str());

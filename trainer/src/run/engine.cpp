@@ -41,12 +41,10 @@ Engine cuda_engine(const TrainOptions& o, const ModelConfig& config, int local_b
   co.transport = o.transport;
   co.grid = grid;
   co.stage = stage;
-  co.micro_batches = o.micro_batches;
-  co.gpipe = o.schedule == "gpipe";
   co.attention = o.attention;
   Engine e;
   try {
-    e.engine = make_cuda_engine(world, config, local_batch, seq, o.dp, adamw, co);
+    e.engine = make_cuda_engine(world, config, local_batch, seq, o.parallel, adamw, co);
   } catch (const InvalidArgument& err) {
     throw UsageError(err.what());
   }
@@ -75,19 +73,17 @@ Engine make_engine(const TrainOptions& o, const ModelConfig& config, int local_b
     return e;
   }
   Engine e;
-  const bool gpipe = o.schedule == "gpipe";
-  const int slots = pipeline_slots(stage.index, stage.count, o.micro_batches, gpipe);
+  const ParallelPlan& parallel_plan = o.parallel;
+  const int slots = pipeline_slots(stage.index, stage.count, parallel_plan.micro_batches, parallel_plan.gpipe);
   // Refused in one line before the model allocates, rather than std::bad_alloc on the way.
-  const HostMemoryPlan plan = plan_host_memory(o, config, local_batch / o.micro_batches, seq, stage, slots, dp.size());
+  const HostMemoryPlan plan =
+      plan_host_memory(o, config, local_batch / parallel_plan.micro_batches, seq, stage, slots, dp.size());
   check_host_memory(plan, o, seq, world);
   try {
-    e.cpu_model = std::make_unique<Gpt2<float>>(config, local_batch / o.micro_batches, seq, o.tp, stage, slots, o.sp);
-    PipelineOptions pipeline;
-    pipeline.micro_batches = o.micro_batches;
-    pipeline.gpipe = gpipe;
-    if (o.pp > 1) pipeline.pp = &grid->pp, pipeline.embedding = grid->embedding.get();
-    Communicator* tp = grid != nullptr && o.tp > 1 ? &grid->tp : nullptr;
-    e.engine = std::make_unique<CpuEngine>(dp, *e.cpu_model, o.dp, adamw, tp, pipeline);
+    e.cpu_model = std::make_unique<Gpt2<float>>(config, local_batch / parallel_plan.micro_batches, seq,
+                                                parallel_plan.tp, stage, slots, parallel_plan.sp);
+    e.engine = std::make_unique<CpuEngine>(dp, *e.cpu_model, parallel_plan, adamw,
+                                           grid != nullptr ? grid->groups() : ParallelGroups{});
   } catch (const std::bad_alloc&) {
     throw std::runtime_error("out of memory making the model: this rank needs " + describe(plan));
   }

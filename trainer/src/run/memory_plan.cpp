@@ -13,7 +13,7 @@ HostMemoryPlan plan_host_memory(const TrainOptions& o, const ModelConfig& config
                                 const Stage& stage, int slots, int dp_ranks) {
   const std::uint64_t B = static_cast<std::uint64_t>(model_batch), T = static_cast<std::uint64_t>(seq);
   const std::uint64_t N = B * T, C = static_cast<std::uint64_t>(config.channels);
-  const std::uint64_t tp = static_cast<std::uint64_t>(o.tp), Cr = C / tp;
+  const std::uint64_t tp = static_cast<std::uint64_t>(o.parallel.tp), Cr = C / tp;
   const std::uint64_t heads = static_cast<std::uint64_t>(config.heads) / tp;
   const std::uint64_t layers = static_cast<std::uint64_t>(stage.layers > 0 ? stage.layers : config.layers);
   // Per layer (model.hpp's table): ln1, ln2 [N, C]; qkv [N, 3C/tp], atty [N, C/tp], fch and
@@ -29,11 +29,12 @@ HostMemoryPlan plan_host_memory(const TrainOptions& o, const ModelConfig& config
   plan.activations = sizeof(float) * (static_cast<std::uint64_t>(slots) * slot + gradients);
   // Parameters, gradients, m, v: whole under DDP; ZeRO-1 shards m and v, ZeRO-2 the gradients
   // too, ZeRO-3 everything.
-  const std::uint64_t P = ParameterLayout(config, o.tp, stage).total(), d = static_cast<std::uint64_t>(dp_ranks);
-  const std::uint64_t whole = o.dp.mode == DpMode::kDdp     ? 4
-                              : o.dp.mode == DpMode::kZero1 ? 2
-                              : o.dp.mode == DpMode::kZero2 ? 1
-                                                            : 0;
+  const std::uint64_t P = ParameterLayout(config, o.parallel.tp, stage).total(),
+                      d = static_cast<std::uint64_t>(dp_ranks);
+  const std::uint64_t whole = o.parallel.dp_mode == DpMode::kDdp     ? 4
+                              : o.parallel.dp_mode == DpMode::kZero1 ? 2
+                              : o.parallel.dp_mode == DpMode::kZero2 ? 1
+                                                                     : 0;
   plan.states = sizeof(float) * (whole * P + (4 - whole) * P / d);
   return plan;
 }

@@ -22,7 +22,7 @@ struct HostMemoryPlan {
 };
 
 // The model holds `slots` micro-batches of [model_batch, seq] tokens of `stage`, split over
-// o.tp ranks, trained in o.dp's mode over `dp_ranks` data-parallel ranks.
+// o.parallel.tp ranks, trained in o.parallel's data-parallel mode over `dp_ranks` data-parallel ranks.
 HostMemoryPlan plan_host_memory(const TrainOptions& o, const ModelConfig& config, int model_batch, int seq,
                                 const Stage& stage, int slots, int dp_ranks);
 

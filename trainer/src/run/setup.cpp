@@ -31,12 +31,12 @@ profiler::RunDescription describe_run(const TrainOptions& o, const RunSetup& set
   d.layers = c.layers, d.heads = c.heads, d.channels = c.channels;
   d.seq = setup.seq, d.context = c.max_seq, d.vocab = c.vocab, d.padded_vocab = c.padded_vocab;
   d.global_batch = o.batch;
-  d.dp = std::string(to_string(o.dp.mode));
-  d.tp = o.tp, d.sp = o.sp, d.pp = o.pp, d.micro_batches = o.micro_batches;
-  d.schedule = o.schedule;
-  d.algo = o.dp.algo;
-  d.tp_algo = o.dp.tp_algo.empty() ? o.dp.algo : o.dp.tp_algo;
-  d.embedding_algo = o.dp.embedding_algo.empty() ? o.dp.algo : o.dp.embedding_algo;
+  d.dp = std::string(to_string(o.parallel.dp_mode));
+  d.tp = o.parallel.tp, d.sp = o.parallel.sp, d.pp = o.parallel.pp, d.micro_batches = o.parallel.micro_batches;
+  d.schedule = o.parallel.schedule();
+  d.algo = o.parallel.algo;
+  d.tp_algo = o.parallel.tp_algorithm();
+  d.embedding_algo = o.parallel.embedding_algorithm();
   d.threads = threads;
   d.node_cpus = static_cast<int>(std::thread::hardware_concurrency());  // what the node's ranks share
   d.device = o.device;
@@ -84,28 +84,29 @@ RunSetup prepare_run(const TrainOptions& o, int ranks) {
   if (seq > config.max_seq)
     throw UsageError("--seq " + std::to_string(seq) + " exceeds the model's context " + std::to_string(config.max_seq));
   // --- the PP x DP x TP grid (TP innermost, PP outermost)
-  if (const std::string p = config.tensor_parallel_problem(o.tp); !p.empty())
-    throw UsageError("--tp " + std::to_string(o.tp) + ": " + p);
-  if (o.pp > config.layers)
-    throw UsageError("--pp " + std::to_string(o.pp) + ": the model has " + std::to_string(config.layers) +
+  const ParallelPlan& plan = o.parallel;
+  if (const std::string p = config.tensor_parallel_problem(plan.tp); !p.empty())
+    throw UsageError("--tp " + std::to_string(plan.tp) + ": " + p);
+  if (plan.pp > config.layers)
+    throw UsageError("--pp " + std::to_string(plan.pp) + ": the model has " + std::to_string(config.layers) +
                      " layers (a stage needs one at least)");
-  if (ranks % (o.tp * o.pp) != 0) {
+  if (ranks % (plan.tp * plan.pp) != 0) {
     // In launcher terms: which -np values work, and what this run got.
-    const std::string g = std::to_string(o.tp * o.pp);
-    throw UsageError("--tp " + std::to_string(o.tp) + " x --pp " + std::to_string(o.pp) + " needs a multiple of " + g +
-                     " ranks (mpirun -np " + g + ", " + std::to_string(2 * o.tp * o.pp) + ", ...); this run has " +
-                     std::to_string(ranks));
+    const std::string g = std::to_string(plan.tp * plan.pp);
+    throw UsageError("--tp " + std::to_string(plan.tp) + " x --pp " + std::to_string(plan.pp) +
+                     " needs a multiple of " + g + " ranks (mpirun -np " + g + ", " +
+                     std::to_string(2 * plan.tp * plan.pp) + ", ...); this run has " + std::to_string(ranks));
   }
-  const int dp_ranks = r.dp_ranks = ranks / (o.tp * o.pp);
+  const int dp_ranks = r.dp_ranks = ranks / (plan.tp * plan.pp);
   if (o.batch % dp_ranks != 0)
     throw UsageError("--batch " + std::to_string(o.batch) + " is not a multiple of the " + std::to_string(dp_ranks) +
-                     (o.tp * o.pp > 1 ? " data-parallel ranks" : " ranks"));
-  if (o.batch / dp_ranks % o.micro_batches != 0)
-    throw UsageError("--micro-batches " + std::to_string(o.micro_batches) + " does not divide the " +
+                     (plan.tp * plan.pp > 1 ? " data-parallel ranks" : " ranks"));
+  if (o.batch / dp_ranks % plan.micro_batches != 0)
+    throw UsageError("--micro-batches " + std::to_string(plan.micro_batches) + " does not divide the " +
                      std::to_string(o.batch / dp_ranks) + " sequences of a data-parallel rank's batch");
-  if (o.sp && o.batch / dp_ranks / o.micro_batches * seq % o.tp != 0)
-    throw UsageError("--sp: --tp " + std::to_string(o.tp) + " does not divide the " +
-                     std::to_string(o.batch / dp_ranks / o.micro_batches * seq) +
+  if (plan.sp && o.batch / dp_ranks / plan.micro_batches * seq % plan.tp != 0)
+    throw UsageError("--sp: --tp " + std::to_string(plan.tp) + " does not divide the " +
+                     std::to_string(o.batch / dp_ranks / plan.micro_batches * seq) +
                      " positions of a micro-batch (batch x seq per data-parallel rank and micro-batch)");
   for (const std::string* path : {&o.profile, &o.save_llmc, &o.save})
     if (!path->empty())

@@ -17,14 +17,16 @@ namespace commscope::trainer {
 
 class CpuEngine final : public TrainEngine {
  public:
-  // comm: the data-parallel group. A tensor-parallel model (model.tp() > 1) needs its TP group
-  // `tp` (of model.tp() ranks): the engine routes the model's TP allreduces through it with
-  // dp.algo, and the gradient norm adds the split tensors' squares over it. Everything else is
-  // as without TP, on the rank's shard: load() takes and full_params() / full_m() / full_v()
-  // return buffers of the shard's layout (tensor_parallel.hpp converts).
-  // pipeline: micro-batches and stages (model.stage(), with model.slots() >= pipeline_slots).
-  CpuEngine(Communicator& comm, Gpt2<float>& model, DpOptions dp, AdamWOptions adamw, Communicator* tp = nullptr,
-            PipelineOptions pipeline = {});
+  // comm: the data-parallel group; plan: the layout (the model was built for it: model.tp() ==
+  // plan.tp, model.stage() one of plan.pp stages, model.slots() >= pipeline_slots) and the groups'
+  // algorithms; groups: the other groups the plan needs. A tensor-parallel model (model.tp() > 1)
+  // needs its TP group (of model.tp() ranks): the engine routes the model's TP operations through
+  // it with plan.tp_algorithm(), and the gradient norm adds the split tensors' squares over it.
+  // Everything else is as without TP, on the rank's shard: load() takes and full_params() /
+  // full_m() / full_v() return buffers of the shard's layout (tensor_parallel.hpp converts). A
+  // stage of several needs the pipeline group, and the first and last stage their embedding group.
+  CpuEngine(Communicator& comm, Gpt2<float>& model, const ParallelPlan& plan, AdamWOptions adamw,
+            ParallelGroups groups = {});
   ~CpuEngine() override;
   CpuEngine(const CpuEngine&) = delete;
   CpuEngine& operator=(const CpuEngine&) = delete;

@@ -31,11 +31,12 @@ namespace commscope::trainer {
 
 struct ProcessGrid;
 
-// Tensor and pipeline parallelism (tensor_parallel.hpp's grid, engine.hpp's pipeline
-// options), as on the CPU: the model is this rank's shard (its TP rank's heads, hidden units and
-// vocabulary rows; its stage's layers), its TP sums and maxima run on the model's stream over the
-// TP group with dp.tp_algo (or dp.algo), data parallelism runs over the DP group, the tied wte's
-// gradients are summed between the first and last stage with dp.embedding_algo (or dp.algo).
+// Tensor and pipeline parallelism (tensor_parallel.hpp's grid, the parallel plan's micro-batches
+// and schedule), as on the CPU: the model is this rank's shard (its TP rank's heads, hidden units
+// and vocabulary rows; its stage's layers), its TP sums and maxima run on the model's stream over
+// the TP group with the plan's tp_algorithm(), data parallelism runs over the DP group with its
+// algo, the tied wte's gradients are summed between the first and last stage with its
+// embedding_algorithm(). The options are the device's and the grid's (the groups and this stage).
 // Pipeline messages (activations and their gradients between neighbouring stages) go through
 // pinned host memory over MPI whatever the transport: a send is completed later, as on the CPU,
 // and an open NCCL group would hold the collectives issued meanwhile. load() takes and
@@ -46,8 +47,6 @@ struct CudaEngineOptions {
   std::string transport = "nccl";  // for ring/tree/rhd: "nccl" (point-to-point) or "staged"
   ProcessGrid* grid = nullptr;     // null: data parallel over the whole communicator
   Stage stage{};                   // this rank's pipeline stage (pipeline_stage of the grid's pp rank)
-  int micro_batches = 1;           // each step's local batch as this many micro-batches
-  bool gpipe = false;              // all forwards, then all backwards (else 1F1B)
   std::string attention = "auto";  // --attention: auto, naive, flash or cudnn (model_cuda.hpp)
 };
 
@@ -57,7 +56,7 @@ struct CudaEngineOptions {
 // Bad combinations (no GPU, --algo mpi, shared GPU with NCCL): commscope::InvalidArgument or
 // TransportError with a one-line message.
 std::unique_ptr<TrainEngine> make_cuda_engine(Communicator& comm, const ModelConfig& config, int local_batch, int seq,
-                                              const DpOptions& dp, const AdamWOptions& adamw,
+                                              const ParallelPlan& parallel_plan, const AdamWOptions& adamw,
                                               const CudaEngineOptions& options);
 
 // This rank's GPU and the reference rate for "% of GEMM": the best of a few square GEMMs of

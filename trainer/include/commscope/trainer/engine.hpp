@@ -1,8 +1,8 @@
 #pragma once
 // What commscope-train drives: a TrainEngine trains this rank's part of one model on its device
 // in data, tensor and pipeline parallelism (CpuEngine in cpu_engine.hpp on the CPU,
-// make_cuda_engine in cuda_engine.hpp on a GPU), with the options both take. Both run the step
-// recipe of src/parallel/data_parallel_step.hpp.
+// make_cuda_engine in cuda_engine.hpp on a GPU), with the parallel plan both take
+// (parallel_plan.hpp). Both run the step recipe of src/parallel/data_parallel_step.hpp.
 //
 // Data parallelism: DDP and ZeRO-1/2/3.
 //
@@ -30,42 +30,25 @@
 #include <vector>
 
 #include "commscope/collectives/communicator.hpp"
+#include "commscope/trainer/parallel_plan.hpp"
 #include "commscope/trainer/segment_hooks.hpp"
 
 namespace commscope::trainer {
 
-enum class DpMode { kDdp, kZero1, kZero2, kZero3 };
-DpMode parse_dp_mode(std::string_view name);  // "ddp", "zero1", "zero2", "zero3"; std::invalid_argument otherwise
-std::string_view to_string(DpMode mode);
-
-// Pipeline parallelism and micro-batches (the model is one stage: Gpt2's Stage).
-//   micro_batches  each step's local batch runs as this many micro-batches of the model's batch
-//                  (gradients accumulated; DDP reduces in the last micro-batch's backward only,
-//                  ZeRO-2/3 reduce-scatter each micro-batch's and add them into the shard)
-//   pp             the stage's pipeline group (null: one stage); activations go forward and their
-//                  gradients back between neighbouring stages with point-to-point messages
-//   embedding      the first and last stage's group (pp > 1): their segment 0 (the tied wte)
-//                  gradients are summed after backward
-//   gpipe          all forwards, then all backwards (else 1F1B: stage s runs min(p - s - 1, m)
-//                  forwards ahead, then alternates one forward, one backward)
-struct PipelineOptions {
-  int micro_batches = 1;
-  Communicator* pp = nullptr;
-  Communicator* embedding = nullptr;
-  bool gpipe = false;
-};
+// Pipeline parallelism and micro-batches (the plan's pp, micro_batches and gpipe; the model is
+// one stage: Gpt2's Stage): each step's local batch runs as micro_batches micro-batches of the
+// model's batch (gradients accumulated; DDP reduces in the last micro-batch's backward only,
+// ZeRO-2/3 reduce-scatter each micro-batch's and add them into the shard); activations go forward
+// and their gradients back between neighbouring stages with point-to-point messages over the
+// pipeline group; the first and last stage's segment 0 (the tied wte) gradients are summed over
+// their embedding group after backward. GPipe runs all forwards, then all backwards; 1F1B: stage
+// s runs min(p - s - 1, m) forwards ahead, then alternates one forward, one backward.
+//
 // The order stage `stage` of `stages` runs m micro-batches in: +i forward of micro-batch i, -(i+1)
 // backward of micro-batch i.
 std::vector<int> pipeline_schedule(int stage, int stages, int micro_batches, bool gpipe);
 // Activation slots stage `stage` needs (micro-batches in flight at once).
 int pipeline_slots(int stage, int stages, int micro_batches, bool gpipe);
-
-struct DpOptions {
-  DpMode mode = DpMode::kDdp;
-  std::string algo = "mpi";                          // collectives algorithm (the data-parallel group's)
-  std::string tp_algo, embedding_algo;               // the TP and embedding groups' ("": algo)
-  std::size_t bucket_bytes = std::size_t{25} << 20;  // DDP bucket size
-};
 
 // Bytes this rank holds, by kind.
 struct MemoryReport {

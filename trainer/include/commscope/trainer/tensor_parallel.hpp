@@ -24,6 +24,7 @@
 #include "commscope/trainer/config.hpp"
 #include "commscope/trainer/layout.hpp"
 #include "commscope/trainer/model.hpp"
+#include "commscope/trainer/parallel_plan.hpp"
 
 namespace commscope::trainer {
 
@@ -46,6 +47,9 @@ struct ProcessGrid {
   Communicator tp, dp, pp;
   Communicator mp;                          // model parallel: the tp x pp ranks of one DP replica
   std::unique_ptr<Communicator> embedding;  // pp > 1, first and last stage: the tied wte's two holders
+
+  // A CPU engine's groups besides dp: tp when tp_size > 1, pp and embedding when pp_size > 1.
+  ParallelGroups groups() noexcept;
 
  private:
   ProcessGrid(const Communicator& world, const GridShape& shape, const GridPlace& place);

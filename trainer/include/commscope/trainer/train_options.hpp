@@ -5,8 +5,8 @@
 #include <string>
 
 #include "commscope/trainer/config.hpp"
-#include "commscope/trainer/engine.hpp"
 #include "commscope/trainer/optimizer.hpp"
+#include "commscope/trainer/parallel_plan.hpp"
 
 namespace commscope::trainer {
 
@@ -22,20 +22,14 @@ struct TrainOptions {
   int val_every = 0;  // steps; 0: only at the end
   int val_batches = 4;
   AdamWOptions adamw;
-  int tp = 1;                      // tensor-parallel ranks (heads and the rank count divisible by it)
-  bool sp = false;                 // sequence parallelism over the TP group (the CPU)
-  int pp = 1;                      // pipeline stages (at most the layers)
-  int micro_batches = 1;           // micro-batches per step (each rank's batch divisible by it)
-  std::string schedule = "1f1b";   // pipeline schedule: 1f1b or gpipe
-  DpOptions dp;                    // dp.algo "": mpi on the CPU, nccl on CUDA (ring with --transport staged)
+  ParallelPlan parallel;           // --tp, --sp, --pp, --micro-batches, --schedule, --dp, --bucket-mb, --algo
   std::string device = "cpu";      // cpu or cuda
   std::string precision = "fp32";  // fp32, or bf16 (cuda: bf16 model with fp32 master weights)
   std::string attention = "auto";  // cuda: auto, naive, flash or cudnn (the CUDA model's Attention)
   std::string transport = "nccl";  // cuda, our algorithms: nccl (point-to-point) or staged (MPI via host)
   double peak_tflops = 0;          // the device's peak for MFU; 0: MFU not printed
   double gemm_gflops = 0;          // the reference GEMM rate per rank for "% of GEMM"; 0: measured
-  double bucket_mb = 25;
-  std::string profile;  // profile file (HDF5)
+  std::string profile;             // profile file (HDF5)
   std::string load_llmc, save_llmc, load, save;
   int profile_every = 0;  // --profile written also every N steps, so far (host tracer); 0: at the end only
   int save_every = 0;  // --save also every N steps; 0: at the end (and at a stop) only
