@@ -181,6 +181,7 @@ class CudaEngine final : public TrainEngine {
     if (grid_ != nullptr) norm_pieces_ = gradient_norm_pieces(sharded);
     norm_.resize(std::max<size_t>(1, norm_pieces_.size()));
     COMMSCOPE_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&norm_host_), sizeof(float)));
+    sums_ = std::make_unique<parallel::StepSums>(comm_, tp_coll_ ? &grid_->tp : nullptr, pp_ ? &grid_->pp : nullptr);
     install_hooks();
   }
 
@@ -335,8 +336,7 @@ class CudaEngine final : public TrainEngine {
   // local: this rank's mean loss (a pipeline's last stage's; the other stages' 0).
   float global_mean(double local) {
     prof::OperatorScope scope(names_.loss.id);
-    if (pp_ != nullptr) local = sum_over_ranks(grid_->pp, "pp", names_, local, "loss");
-    return static_cast<float>(sum_over_ranks(comm_, "dp", names_, local, "loss") / comm_.size());
+    return sums_->mean_loss(local);
   }
 
   // The gradient norm without model parallelism: one sum of squares (over the DP group when
@@ -345,12 +345,10 @@ class CudaEngine final : public TrainEngine {
     k::sum_squares(norm_.data(), g32, n, compute_);
     COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(norm_host_, norm_.data(), sizeof(float), cudaMemcpyDeviceToHost, compute_));
     COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute_));
-    double sq = *norm_host_;
-    if (sharded) sq = sum_over_ranks(comm_, "dp", names_, sq, "gradient norm");
-    return static_cast<float>(std::sqrt(sq));
+    return sums_->norm(static_cast<double>(*norm_host_), sharded);
   }
 
-  // Model parallelism: model_parallel_norm (tensor_parallel.hpp) over the pieces of the gradients
+  // Model parallelism: the model-parallel norm (StepSums) over the pieces of the gradients
   // this rank holds (all of the layout, or its owned part of every shard), their offsets made
   // positions in the gradient buffer.
   std::vector<NormPiece> gradient_norm_pieces(bool sharded) const {
@@ -370,8 +368,7 @@ class CudaEngine final : public TrainEngine {
     const std::vector<float> squares = cuda::download(norm_.data(), norm_pieces_.size());
     double split = 0, replicated = 0;
     for (size_t i = 0; i < norm_pieces_.size(); ++i) (norm_pieces_[i].split ? split : replicated) += squares[i];
-    return model_parallel_norm(split, replicated, sharded ? &comm_ : nullptr, tp_coll_ ? &grid_->tp : nullptr,
-                               pp_ ? &grid_->pp : nullptr, names_);
+    return sums_->norm(split, replicated, sharded);
   }
 
   // --- tensor parallelism: the model's TP operations, on the compute stream
@@ -536,6 +533,7 @@ class CudaEngine final : public TrainEngine {
 
   DataParallelNames names_;
   parallel::ProfiledGroup dp_group_;
+  std::unique_ptr<parallel::StepSums> sums_;  // the loss and the gradient norm, over dp, tp and pp
 };
 
 // Throws before anything collective when this rank cannot take part, after agreeing with the

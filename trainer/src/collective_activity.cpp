@@ -49,13 +49,4 @@ prof::CommGroup& profile_group(const Communicator& comm, std::string_view kind) 
   return *group;
 }
 
-double sum_over_ranks(Communicator& comm, std::string_view kind, const DataParallelNames& names, double local,
-                      const char* what) {
-  CollectiveActivity activity("allreduce", "mpi", sizeof(double), what);
-  double sum = 0;
-  prof::CommScope c(names.allreduce, names.mpi, static_cast<std::int64_t>(sizeof(double)), profile_group(comm, kind));
-  comm.allreduce(&local, &sum, 1, DataType::f64, ReduceOp::sum, "mpi");
-  return sum;
-}
-
 }  // namespace commscope::trainer

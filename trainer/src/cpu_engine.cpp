@@ -53,6 +53,7 @@ struct CpuEngine::Impl {
   prof::NameId k_adamw, k_copy;
   parallel::ProfiledGroup dp_group;
   std::unique_ptr<parallel::ProfiledGroup> emb_group;  // pipeline: the first and last stage's
+  parallel::StepSums sums;                             // the loss and the gradient norm
 
   Impl(Communicator& c, Gpt2<float>& mo, const ParallelPlan& pl, AdamWOptions a, ParallelGroups g)
       : comm(c),
@@ -67,7 +68,8 @@ struct CpuEngine::Impl {
         P(c.size()),
         rank(c.rank()),
         names(pl.algo),
-        dp_group(c, "dp", pl.algo) {
+        dp_group(c, "dp", pl.algo),
+        sums(c, tp, mo.stage().whole() ? nullptr : g.pp) {
     k_adamw = prof::name_id("adamw");
     k_copy = prof::name_id("copy");
     const Stage& st = model.stage();
@@ -173,8 +175,7 @@ struct CpuEngine::Impl {
   // local: this rank's mean loss (a pipeline's last stage's; the other stages' 0).
   float global_mean(double local) {
     prof::OperatorScope scope(names.loss.id);
-    if (groups.pp != nullptr) local = sum_over_ranks(*groups.pp, "pp", names, local, "loss");
-    return static_cast<float>(sum_over_ranks(comm, "dp", names, local, "loss") / P);
+    return sums.mean_loss(local);
   }
 
   // Runs the step's micro-batches through this stage (forward only unless `train`): returns this
@@ -242,7 +243,7 @@ struct CpuEngine::Impl {
       for (const Shard& sh : plan.shards)
         split_squares(plan.owned_begin(sh), {grad_shard.data() + sh.storage, plan.owned_count(sh)}, split, replicated);
     }
-    return model_parallel_norm(split, replicated, sharded ? &comm : nullptr, tp, groups.pp, names);
+    return sums.norm(split, replicated, sharded);
   }
 
   float global_norm(std::span<const float> g, bool sharded) {
@@ -251,8 +252,7 @@ struct CpuEngine::Impl {
 #pragma omp parallel for reduction(+ : local) schedule(static)
     for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(g.size()); ++i)
       local += static_cast<double>(g[static_cast<std::size_t>(i)]) * g[static_cast<std::size_t>(i)];
-    if (sharded) local = sum_over_ranks(comm, "dp", names, local, "gradient norm");
-    return static_cast<float>(std::sqrt(local));
+    return sums.norm(local, sharded);
   }
 
   // The device's side of the step recipe (parallel/data_parallel_step.hpp).

@@ -6,10 +6,13 @@
 #include "commscope/profiler/session.hpp"
 #include "commscope/trainer/collective_activity.hpp"
 #include "commscope/trainer/engine.hpp"
+#include "parallel/profiled_group.hpp"
 
 namespace commscope::trainer {
 
 namespace prof = commscope::profiler;
+using parallel::group_op_name;
+using parallel::GroupOp;
 
 std::vector<int> pipeline_schedule(int stage, int stages, int m, bool gpipe) {
   std::vector<int> order;
@@ -41,8 +44,8 @@ PipelineLink::PipelineLink(Transport& transport, const Communicator& group, Data
       type_(type),
       element_bytes_(element_bytes),
       algo_(algo),
-      send_(prof::name_id("pp.send")),
-      recv_(prof::name_id("pp.recv")) {
+      send_(prof::name_id(group_op_name(GroupOp::pp_send).profile)),
+      recv_(prof::name_id(group_op_name(GroupOp::pp_recv_activations).profile)) {
   for (const int peer : world_ranks_) {
     to_.emplace_back(prof::link_label("pp", me_, peer));
     from_.emplace_back(prof::link_label("pp", peer, me_));
@@ -64,8 +67,10 @@ void PipelineLink::send(const void* data, std::size_t n, int peer) {
   pending_.push_back(data);
 }
 
-void PipelineLink::recv(void* data, std::size_t n, int peer, const char* what) {
-  CollectiveActivity activity("recv", "pipeline", n * element_bytes_, what);
+void PipelineLink::recv(void* data, std::size_t n, int peer, Message what) {
+  const parallel::GroupOpName& name =
+      group_op_name(what == Message::activations ? GroupOp::pp_recv_activations : GroupOp::pp_recv_gradients);
+  CollectiveActivity activity(name.collective, "pipeline", n * element_bytes_, name.what);
   transport_.set_context(CallContext{Collective::sendrecv, "pipeline", type_, ReduceOp::sum, 0, n, stages_});
   prof::CommScope c(recv_, algo_, static_cast<std::int64_t>(n * element_bytes_), from(peer));
   transport_.post_recv(data, n * element_bytes_, peer);
@@ -94,14 +99,14 @@ double run_micro_batches(const Stage& st, int micro, int slots, bool gpipe, bool
     const int i = op >= 0 ? op : -op - 1;
     steps.select_slot(i % slots);
     if (op >= 0) {
-      if (!st.first()) link->recv(stage_in, n, st.index - 1, "activations from the previous stage");
+      if (!st.first()) link->recv(stage_in, n, st.index - 1, PipelineLink::Message::activations);
       if (link != nullptr) link->complete(steps.output());  // this slot's output of an earlier micro-batch
       const double l = steps.forward(i, st.first() ? nullptr : stage_in);
       if (st.last()) loss += l;
       if (!st.last()) link->send(steps.output(), n, st.index + 1);
       continue;
     }
-    if (!st.last()) link->recv(output_grad, n, st.index + 1, "gradients from the next stage");
+    if (!st.last()) link->recv(output_grad, n, st.index + 1, PipelineLink::Message::gradients);
     if (link != nullptr) link->complete(steps.input_grad());
     steps.backward(i, st.last() ? nullptr : output_grad);
     if (!st.first()) link->send(steps.input_grad(), n, st.index - 1);

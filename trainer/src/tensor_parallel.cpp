@@ -210,18 +210,6 @@ std::vector<NormPiece> norm_pieces(const ParameterLayout& layout, std::size_t be
   return out;
 }
 
-float model_parallel_norm(double split, double replicated, Communicator* dp, Communicator* tp, Communicator* pp,
-                          const DataParallelNames& names) {
-  if (dp != nullptr) {
-    replicated = sum_over_ranks(*dp, "dp", names, replicated, "gradient norm");
-    split = sum_over_ranks(*dp, "dp", names, split, "gradient norm");
-  }
-  if (tp != nullptr) split = sum_over_ranks(*tp, "tp", names, split, "gradient norm");
-  double total = split + replicated;
-  if (pp != nullptr) total = sum_over_ranks(*pp, "pp", names, total, "gradient norm");
-  return static_cast<float>(std::sqrt(total));
-}
-
 template <class T>
 std::vector<T> gather_model(Communicator& mp, const ModelConfig& config, int tp, int tp_rank, const Stage& stage,
                             std::span<const T> mine) {

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -26,8 +27,16 @@ enum class GroupOp : int {
   tp_allreduce_max,     // the vocabulary-parallel cross-entropy's row maxima (tp)
   tp_reducescatter,     // sequence parallelism's (tp)
   tp_allgather,
+  loss_allreduce,  // the step's sums of one double on the host over MPI (StepSums): the loss,
+  norm_allreduce,  // the squared gradient norm (dp, tp, pp)
+  // The pipeline's point-to-point messages, sent and received by PipelineLink (pipeline.hpp),
+  // the point-to-point sibling of ProfiledGroup: each pair of stages numbers its own messages.
+  pp_send,
+  pp_recv_activations,  // from the previous stage
+  pp_recv_gradients,    // from the next stage
 };
-inline constexpr int kGroupOpCount = 8;
+inline constexpr int kGroupOpCount = 10;  // the collectives' (a ProfiledGroup's names)
+inline constexpr int kOpCount = 13;       // and the pipeline's
 
 // What an operation is called: its collective and what it carries (the stop line's
 // "allreduce (ring, 4 MiB, gradients)"), and its communication name in the profile.
@@ -59,6 +68,37 @@ class ProfiledGroup {
   profiler::NameId algo_id_;
   std::array<profiler::NameId, kGroupOpCount> names_{};
   profiler::CommGroup* group_;
+};
+
+// The step's sums of one double over a group's ranks on the host, over MPI whatever the groups'
+// algorithms (the loss, the squared gradient norm), one rule for both engines, each sum through
+// its group's ProfiledGroup ("allreduce (mpi, ..., loss)", profiled as the group's allreduce).
+class StepSums {
+ public:
+  // dp: the data-parallel group; tp, pp: the TP and the pipeline group (null: none).
+  StepSums(Communicator& dp, Communicator* tp, Communicator* pp);
+
+  // The global mean loss from this rank's mean (a pipeline's last stage's; the other stages'
+  // 0): summed over the stages, then over dp, divided by dp's ranks. Collective.
+  float mean_loss(double local) const;
+  // The gradient norm without model parallelism, from this rank's sum of squares (summed over dp
+  // where the gradients are sharded over it). Collective.
+  float norm(double squares, bool sharded) const;
+  // The model-parallel gradient norm (norm_pieces in tensor_parallel.hpp), from this rank's sums
+  // of squares over the split and the replicated tensors: both summed over dp where the gradients
+  // are sharded, the split ones over tp, the total over pp. Collective.
+  float norm(double split, double replicated, bool sharded) const;
+
+ private:
+  struct Group {
+    Group(Communicator& c, std::string_view kind) : comm(&c), profiled(c, kind, "mpi") {}
+    Communicator* comm;
+    ProfiledGroup profiled;
+  };
+  static double sum(const Group& group, GroupOp op, double local);
+
+  Group dp_;
+  std::unique_ptr<Group> tp_, pp_;
 };
 
 }  // namespace commscope::trainer::parallel

@@ -1,8 +1,7 @@
 #pragma once
 // The trainer's host-side collective helpers, shared by the CPU and CUDA engines: the marker a
-// signal handler reads to say which collective a stopped rank was in, the profiler's numbering
-// of each communicator's collectives, and the sum of one double over ranks (the loss, the
-// squared gradient norm).
+// signal handler reads to say which collective a stopped rank was in, and the profiler's
+// numbering of each communicator's collectives (both used through src/parallel/profiled_group.hpp).
 
 #include <cstddef>
 #include <string_view>
@@ -29,11 +28,5 @@ class CollectiveActivity : public ActivityMarker {
 // "tp", "pp", "embedding"), and communicators of one kind have different members, so no two
 // communicators share a label.
 profiler::CommGroup& profile_group(const Communicator& comm, std::string_view kind);
-
-// The sum over all ranks of comm (a communicator of `kind`) of one double, over MPI on the host
-// (the loss, the squared gradient norm): marked as the collective in progress ("allreduce (mpi,
-// ..., <what>)") and recorded as an allreduce communication. Collective.
-double sum_over_ranks(Communicator& comm, std::string_view kind, const DataParallelNames& names, double local,
-                      const char* what);
 
 }  // namespace commscope::trainer

@@ -21,7 +21,8 @@ namespace commscope::trainer {
 // transport): a send is posted and completed later (at the next receive, before its buffer is
 // written again, at the end of the step), so that neighbouring stages never wait for each other's
 // receives in 1F1B. Profiled as communication pp.send / pp.recv, marked as the collective in
-// progress while receiving ("recv (pipeline, ..., activations from the previous stage)"). Each
+// progress while receiving ("recv (pipeline, ..., activations from the previous stage)"); the
+// names are src/parallel/profiled_group.hpp's, with the trainer's other communication. Each
 // direction of each pair of stages numbers its messages ("pp[0>2]", world ranks), so that the
 // profile matches a send with the receive that takes it; a send's completion (a wait for the
 // receiver) is the newest pending send's instance.
@@ -33,8 +34,10 @@ class PipelineLink {
   PipelineLink(Transport& transport, const Communicator& group, DataType type, std::size_t element_bytes,
                profiler::NameId algo);
   void send(const void* data, std::size_t n, int peer);
-  // Receives n elements (and completes every send posted before).
-  void recv(void* data, std::size_t n, int peer, const char* what);
+  // Receives n elements, the previous stage's activations or the next stage's gradients (and
+  // completes every send posted before).
+  enum class Message { activations, gradients };
+  void recv(void* data, std::size_t n, int peer, Message what);
   // Completes the sends in flight: all of them, or only if one reads `buffer`.
   void complete(const void* buffer = nullptr);
 

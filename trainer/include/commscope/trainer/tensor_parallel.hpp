@@ -62,30 +62,23 @@ struct ProcessGrid {
 template <class T>
 typename Gpt2<T>::TensorParallel tensor_parallel_ops(Communicator& tp, const std::string& algo);
 
-// Every model-parallel rank's shard (TP rank tp_rank of `tp`, pipeline stage `stage`) -> the
-// whole-model buffer on every rank of mp (the tp x pp ranks of one replica; over MPI).
-// Collective over mp.
-// (Segment 0 is taken from the first stage: sum gradients of the tied wte between the first and
-// last stage before.)
-struct DataParallelNames;
-
-// The model-parallel gradient norm, one rule for the CPU's CpuEngine and the CUDA engine.
-// norm_pieces: the parts of the layout's elements [begin, begin + count) that the norm counts on
-// this rank, one per tensor (and layer) in the layout's order: offset from begin, length, and
-// whether tensor parallelism splits the tensor (its squares summed over the TP ranks) or
-// replicates it (counted once). Segment 0 counts on the first stage only (the last stage's copy
-// of the tied wte holds the same summed gradients).
+// The model-parallel gradient norm, one rule for the CPU's CpuEngine and the CUDA engine (the
+// sums: parallel::StepSums). norm_pieces: the parts of the layout's elements [begin, begin +
+// count) that the norm counts on this rank, one per tensor (and layer) in the layout's order:
+// offset from begin, length, and whether tensor parallelism splits the tensor (its squares summed
+// over the TP ranks) or replicates it (counted once). Segment 0 counts on the first stage only
+// (the last stage's copy of the tied wte holds the same summed gradients).
 struct NormPiece {
   std::size_t offset = 0, count = 0;
   bool split = false;
 };
 std::vector<NormPiece> norm_pieces(const ParameterLayout& layout, std::size_t begin, std::size_t count);
-// sqrt of the global sum of squares, from this rank's sums over the split and the replicated
-// tensors: both summed over `dp` where the gradients are sharded over it (null: not sharded), the
-// split ones over `tp` (null: no TP), the total over `pp` (null: one stage). Collective.
-float model_parallel_norm(double split, double replicated, Communicator* dp, Communicator* tp, Communicator* pp,
-                          const DataParallelNames& names);
 
+// Every model-parallel rank's shard (TP rank tp_rank of `tp`, pipeline stage `stage`) -> the
+// whole-model buffer on every rank of mp (the tp x pp ranks of one replica; over MPI).
+// Collective over mp.
+// (Segment 0 is taken from the first stage: sum gradients of the tied wte between the first and
+// last stage before.)
 template <class T>
 std::vector<T> gather_model(Communicator& mp, const ModelConfig& config, int tp, int tp_rank, const Stage& stage,
                             std::span<const T> mine);
