@@ -13,6 +13,7 @@
 
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/trainer/operators.hpp"
+#include "commscope/trainer/segment_views.hpp"
 #include "cudnn_attention.hpp"
 #include "device_array.hpp"
 #include "device_op.hpp"
@@ -54,15 +55,13 @@ class Arena {
   DeviceArray<U> buf_;
 };
 
-template <class P>
-struct LayerTensors {
-  P *ln1w, *ln1b, *qkvw, *qkvb, *attprojw, *attprojb, *ln2w, *ln2b, *fcw, *fcb, *fcprojw, *fcprojb;
-};
-
 }  // namespace
 
 template <class T>
-struct CudaGpt2<T>::Impl {
+struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
+  using Views = SegmentViews<Impl, T>;  // a segment's parameters and gradients, through the hooks
+  using Views::acquire, Views::grad, Views::release, Views::grads_ready, Views::at, Views::layer;
+
   // One layer's activations. Shapes: B = batch, T = sequence, C = channels, Cl = C / tp and
   // NHl = NH / tp (this rank's share of the attention; 4 Cl hidden units of the MLP). The
   // pre-softmax scores are not kept per layer: they and the attention's gradients use
@@ -238,26 +237,6 @@ struct CudaGpt2<T>::Impl {
   T* own_grads() {
     if (grads.empty()) grads.resize(layout.total());
     return grads.data();
-  }
-  const T* acquire(int s) { return hooks.acquire ? hooks.acquire(s) : own_params() + layout.segment(s).offset; }
-  T* grad(int s) { return hooks.grad ? hooks.grad(s) : own_grads() + layout.segment(s).offset; }
-  void release(int s) {
-    if (hooks.release) hooks.release(s);
-  }
-  void grads_ready(int s) {
-    if (hooks.grads_ready) hooks.grads_ready(s);
-  }
-  template <class P>
-  P* at(P* base, int s, Tensor t, int l = 0) const {
-    return base + (layout.offset(t, l) - layout.segment(s).offset);
-  }
-  template <class P>
-  LayerTensors<P> layer(P* base, int l) const {
-    const int s = 1 + l;
-    return {at(base, s, Tensor::ln1w, l), at(base, s, Tensor::ln1b, l),     at(base, s, Tensor::qkvw, l),
-            at(base, s, Tensor::qkvb, l), at(base, s, Tensor::attprojw, l), at(base, s, Tensor::attprojb, l),
-            at(base, s, Tensor::ln2w, l), at(base, s, Tensor::ln2b, l),     at(base, s, Tensor::fcw, l),
-            at(base, s, Tensor::fcb, l),  at(base, s, Tensor::fcprojw, l),  at(base, s, Tensor::fcprojb, l)};
   }
   void zero(T* p, size_t n) { COMMSCOPE_CUDA_CHECK(cudaMemsetAsync(p, 0, n * sizeof(T), stream)); }
   void copy(T* dst, const T* src, size_t n) {

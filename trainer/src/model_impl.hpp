@@ -15,6 +15,7 @@
 
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/trainer/operators.hpp"
+#include "commscope/trainer/segment_views.hpp"
 #include "kernels.hpp"
 // Threads: every kernel runs on an OpenMP team of omp_get_max_threads() threads, GEMMs included
 // (each thread calls single-threaded BLAS on its rows; with the pthreads build of OpenBLAS the
@@ -47,19 +48,15 @@ inline size_t round_up(size_t n) {
   return (n + kAlignElements - 1) / kAlignElements * kAlignElements;
 }
 
-// A layer's 12 tensors, as pointers into its segment (P = const T for parameters, T for grads).
-template <class P>
-struct LayerTensors {
-  P *ln1w, *ln1b, *qkvw, *qkvb, *attprojw, *attprojb, *ln2w, *ln2b, *fcw, *fcb, *fcprojw, *fcprojb;
-};
-
 }  // namespace model_detail
 
-using model_detail::LayerTensors;
 using model_detail::round_up;
 
 template <class T>
-struct Gpt2<T>::Impl {
+struct Gpt2<T>::Impl : SegmentViews<typename Gpt2<T>::Impl, T> {
+  using Views = SegmentViews<Impl, T>;  // a segment's parameters and gradients, through the hooks
+  using Views::acquire, Views::grad, Views::release, Views::grads_ready, Views::at, Views::layer;
+
   // One layer's activations (or their gradients: then mean/rstd are null, preatt/att hold
   // dpreatt/datt). Shapes: B = batch, T = sequence, C = channels, NH = heads, tp = tensor-parallel
   // ranks (1 without): a rank holds NH/tp heads (C/tp of the attention's channels) and 4C/tp of
@@ -279,28 +276,6 @@ struct Gpt2<T>::Impl {
   std::vector<T>& own_grads() {
     if (grads.empty()) grads.assign(layout.total(), T(0));
     return grads;
-  }
-  const T* acquire(int s) { return hooks.acquire ? hooks.acquire(s) : own_params().data() + layout.segment(s).offset; }
-  T* grad(int s) { return hooks.grad ? hooks.grad(s) : own_grads().data() + layout.segment(s).offset; }
-  void release(int s) {
-    if (hooks.release) hooks.release(s);
-  }
-  void grads_ready(int s) {
-    if (hooks.grads_ready) hooks.grads_ready(s);
-  }
-
-  // Tensor t (of layer l) inside segment s's buffer `base`.
-  template <class P>
-  P* at(P* base, int s, Tensor t, int l = 0) const {
-    return base + (layout.offset(t, l) - layout.segment(s).offset);
-  }
-  template <class P>
-  LayerTensors<P> layer(P* base, int l) const {
-    const int s = 1 + l;
-    return {at(base, s, Tensor::ln1w, l), at(base, s, Tensor::ln1b, l),     at(base, s, Tensor::qkvw, l),
-            at(base, s, Tensor::qkvb, l), at(base, s, Tensor::attprojw, l), at(base, s, Tensor::attprojb, l),
-            at(base, s, Tensor::ln2w, l), at(base, s, Tensor::ln2b, l),     at(base, s, Tensor::fcw, l),
-            at(base, s, Tensor::fcb, l),  at(base, s, Tensor::fcprojw, l),  at(base, s, Tensor::fcprojb, l)};
   }
 
   // Tensor parallelism: the TP ranks' shares of a [N, C] array summed: in place (`out` is `full`),
