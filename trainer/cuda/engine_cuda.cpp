@@ -438,7 +438,7 @@ class CudaEngine final : public TrainEngine {
   }
   std::vector<float> full(const DeviceArray<float>& x) {
     sync();
-    return parallel_.dp_mode == DpMode::kDdp ? cuda::download(x.data(), x.size()) : gather(x);
+    return parallel::full_state(buffers_, plan_, comm_, cuda::download(x.data(), x.size()));
   }
 
   // --- collectives on the communication stream (the caller orders them after the compute)

@@ -217,8 +217,6 @@ struct CpuEngine::Impl {
     });
   }
 
-  std::vector<float> gather_full(const std::vector<float>& mine) { return gather_shards(comm, plan, mine); }
-
   // Sums of squares of g, the layout's elements [begin, begin + g.size()), split into the tensors
   // that tensor parallelism splits and the replicated ones.
   void split_squares(std::size_t begin, std::span<const float> g, double& split, double& replicated) const {
@@ -345,15 +343,15 @@ float CpuEngine::eval_loss(const int* inputs, const int* targets) {
 
 std::vector<float> CpuEngine::full_params() {
   Impl& d = *impl_;
-  if (d.parallel_plan.dp_mode == DpMode::kZero3) return d.gather_full(d.param_shard);
+  if (d.parallel_plan.dp_mode == DpMode::kZero3) return gather_shards(d.comm, d.plan, d.param_shard);
   const auto p = d.model.params();
   return {p.begin(), p.end()};
 }
 std::vector<float> CpuEngine::full_m() {
-  return impl_->parallel_plan.dp_mode == DpMode::kDdp ? impl_->m : impl_->gather_full(impl_->m);
+  return parallel::full_state(impl_->buffers, impl_->plan, impl_->comm, impl_->m);
 }
 std::vector<float> CpuEngine::full_v() {
-  return impl_->parallel_plan.dp_mode == DpMode::kDdp ? impl_->v : impl_->gather_full(impl_->v);
+  return parallel::full_state(impl_->buffers, impl_->plan, impl_->comm, impl_->v);
 }
 
 MemoryReport CpuEngine::memory() const {

@@ -78,6 +78,15 @@ void load_state(Device& device, const BufferPlan& buffers, const ShardPlan& plan
   device.put_params(params, std::span<const float>(shard));
 }
 
+// The other way: an AdamW moment (m or v) of this rank, `mine`, as the whole layout on every rank
+// (full_m(), full_v()): ddp holds it whole, ZeRO this rank's shards, gathered over comm here
+// (collective). The moments' storage stays with each engine (host vectors on the CPU, device
+// arrays beside the fp32 master weights on CUDA), in the sizes this plan gives (state).
+inline std::vector<float> full_state(const BufferPlan& buffers, const ShardPlan& plan, Communicator& comm,
+                                     std::vector<float> mine) {
+  return buffers.sharded() ? gather_shards(comm, plan, mine) : mine;
+}
+
 // One training step, the recipe of every mode (engine.hpp): forward and backward through the
 // micro-batches (the hooks communicate: ddp buckets, zero2/3 reduce-scatters), the embedding's
 // gradients summed between the pipeline's ends, zero1's reduce-scatter of every segment, the
