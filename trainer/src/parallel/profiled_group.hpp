@@ -17,7 +17,7 @@
 
 namespace commscope::trainer::parallel {
 
-// The trainer's collectives.
+// The trainer's communication: its groups' collectives, then the pipeline's messages.
 enum class GroupOp : int {
   grad_allreduce,       // DDP's gradient buckets (dp)
   grad_reducescatter,   // ZeRO's gradients (dp)
@@ -53,7 +53,8 @@ class ProfiledGroup {
   // stop line names; profiled_algo: the one the profile records ("": algo).
   ProfiledGroup(const Communicator& comm, std::string_view kind, std::string algo, std::string_view profiled_algo = {});
 
-  // Runs call(), the collective `op` of `bytes` on this group, marked and profiled.
+  // Runs call(), the collective `op` of `bytes` on this group, marked and profiled (op: one of
+  // the first kGroupOpCount, a collective; the pipeline's messages are PipelineLink's).
   template <class Call>
   void run(GroupOp op, std::size_t bytes, Call&& call) const {
     const GroupOpName& n = group_op_name(op);
