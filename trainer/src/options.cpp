@@ -92,6 +92,40 @@ std::string check_groups_and_device(TrainOptions& o, const std::string& algo, bo
   return {};
 }
 
+// What a run writes and when: the profile, checkpoints, llm.c's model files, samples, the log.
+void add_output_options(CLI::App& app, TrainOptions& o) {
+  app.add_option("--profile", o.profile, "write the profile (HDF5) here");
+  app.add_option("--profile-every", o.profile_every, "also write the --profile file, so far, every N steps (0: never)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 30));
+  app.add_option("--load-llmc", o.load_llmc, "start from an llm.c model file (fp32)");
+  app.add_option("--save-llmc", o.save_llmc, "save the model in llm.c's format at the end");
+  app.add_option("--load", o.load, "resume from a commscope training checkpoint");
+  app.add_option("--save", o.save,
+                 "save a training checkpoint (model, AdamW state, step) at the end, and at a stop (Ctrl-C, SIGTERM) "
+                 "after the step in progress");
+  app.add_option("--save-every", o.save_every, "also save the --save checkpoint every N steps (0: never)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 30));
+  app.add_option("--sample", o.sample, "generate N tokens after training")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
+  app.add_option("--prompt", o.prompt, "prompt for --sample")->capture_default_str();
+  app.add_option("--temperature", o.temperature, "sampling temperature")->capture_default_str()->check(kPositive);
+  app.add_option("--log-every", o.log_every, "print a step line every N steps")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 30));
+}
+
+// --save-every and --profile-every against the files they write; "" or what is wrong.
+std::string check_periodic_outputs(const TrainOptions& o) {
+  if (o.save_every > 0 && o.save.empty()) return "--save-every needs --save FILE";
+  if (o.profile_every > 0 && o.profile.empty()) return "--profile-every needs --profile FILE";
+  if (o.profile_every > 0 && o.device == "cuda")
+    return "--profile-every needs --device cpu (CUPTI's records are read when the run ends)";
+  return {};
+}
+
 }  // namespace
 
 TrainParse parse_train_options(int argc, char** argv) {
@@ -101,8 +135,9 @@ TrainParse parse_train_options(int argc, char** argv) {
   std::string dp = "ddp", algo, schedule = "1f1b";
   double bucket_mb = 25;
   plan.algo.clear();  // chosen after parsing, by device
-  CLI::App app{"commscope-train: a GPT-2 trained data parallel over the collectives library, profiled.",
-               "commscope-train"};
+  CLI::App app{
+      "commscope-train: a GPT-2 trained in parallel (DP x TP x PP, SP) over the collectives library, profiled.",
+      "commscope-train"};
   app.add_option("--model", o.model, "preset: tiny, small (6 layers, 6 heads, 384 dims, context 256), gpt2-124m")
       ->capture_default_str();
   app.add_option("--layers", o.layers, "override the preset's layers")->check(CLI::Range(1, 1024));
@@ -195,27 +230,7 @@ TrainParse parse_train_options(int argc, char** argv) {
   app.add_option("--bucket-mb", bucket_mb, "DDP gradient bucket size (MiB)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
-  app.add_option("--profile", o.profile, "write the profile (HDF5) here");
-  app.add_option("--profile-every", o.profile_every, "also write the --profile file, so far, every N steps (0: never)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1 << 30));
-  app.add_option("--load-llmc", o.load_llmc, "start from an llm.c model file (fp32)");
-  app.add_option("--save-llmc", o.save_llmc, "save the model in llm.c's format at the end");
-  app.add_option("--load", o.load, "resume from a commscope training checkpoint");
-  app.add_option("--save", o.save,
-                 "save a training checkpoint (model, AdamW state, step) at the end, and at a stop (Ctrl-C, SIGTERM) "
-                 "after the step in progress");
-  app.add_option("--save-every", o.save_every, "also save the --save checkpoint every N steps (0: never)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1 << 30));
-  app.add_option("--sample", o.sample, "generate N tokens after training")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1 << 20));
-  app.add_option("--prompt", o.prompt, "prompt for --sample")->capture_default_str();
-  app.add_option("--temperature", o.temperature, "sampling temperature")->capture_default_str()->check(kPositive);
-  app.add_option("--log-every", o.log_every, "print a step line every N steps")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 30));
+  add_output_options(app, o);
   app.add_option("--debug-kill-rank", o.debug_kill_rank)->group("");
   app.add_option("--debug-kill-step", o.debug_kill_step)->group("");
   try {
@@ -238,10 +253,7 @@ TrainParse parse_train_options(int argc, char** argv) {
           check_groups_and_device(o, algo, precision->count() > 0, transport->count() > 0, attention->count() > 0);
       !problem.empty())
     return usage(std::move(problem));
-  if (o.save_every > 0 && o.save.empty()) return usage("--save-every needs --save FILE");
-  if (o.profile_every > 0 && o.profile.empty()) return usage("--profile-every needs --profile FILE");
-  if (o.profile_every > 0 && o.device == "cuda")
-    return usage("--profile-every needs --device cpu (CUPTI's records are read when the run ends)");
+  if (std::string problem = check_periodic_outputs(o); !problem.empty()) return usage(std::move(problem));
   plan.dp_mode = parse_dp_mode(dp);
   plan.gpipe = schedule == "gpipe";
   plan.bucket_bytes = static_cast<std::size_t>(bucket_mb * 1024 * 1024);

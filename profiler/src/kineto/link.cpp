@@ -14,6 +14,15 @@ namespace {
 
 constexpr std::int64_t kUnixUsThreshold = 1'000'000'000'000'000;  // 2001-09-09 in us: earlier is not a Unix time
 
+// The fields `into` lacks, from `from`.
+void fill_missing(CommInfo& into, const CommInfo& from) {
+  if (into.collective.empty()) into.collective = from.collective;
+  if (into.pg.empty()) into.pg = from.pg;
+  if (into.pg_ranks.empty()) into.pg_ranks = from.pg_ranks;
+  if (into.bytes < 0) into.bytes = from.bytes;
+  if (into.seq < 0) into.seq = from.seq;
+}
+
 // A collective's communicator label from its process group's global ranks ("pg[0,1]"; groups of
 // the same members share it, and the group's name stays in the event's detail), 0 where the trace
 // does not name them.
@@ -90,12 +99,7 @@ void link_rank(RankTrace& r, StringTable& strings) {
     const std::uint64_t call = call_for(ev[i].id);
     CommInfo& c = call_info[call];
     // The first non-empty value of each field in trace order (the same choice on every rank).
-    const CommInfo& mine = *comm_of(i);
-    if (c.collective.empty()) c.collective = mine.collective;
-    if (c.pg.empty()) c.pg = mine.pg;
-    if (c.pg_ranks.empty()) c.pg_ranks = mine.pg_ranks;
-    if (c.bytes < 0) c.bytes = mine.bytes;
-    if (c.seq < 0) c.seq = mine.seq;
+    fill_missing(c, *comm_of(i));
   }
   // One host communication event per call.
   for (auto& [call, info] : call_info) {
@@ -137,11 +141,7 @@ void link_rank(RankTrace& r, StringTable& strings) {
     if (const CommInfo* own = comm_of(i)) info = *own;
     if (call != 0) {
       const CommInfo& ci = call_info[call];
-      if (info.collective.empty()) info.collective = ci.collective;
-      if (info.pg.empty()) info.pg = ci.pg;
-      if (info.pg_ranks.empty()) info.pg_ranks = ci.pg_ranks;
-      if (info.bytes < 0) info.bytes = ci.bytes;
-      if (info.seq < 0) info.seq = ci.seq;
+      fill_missing(info, ci);
       e.id = comm_id_of_call[call];
       ++kernels_of_comm[e.id];
     } else {
