@@ -1,7 +1,8 @@
 // The node layout of a communicator, for the `hier` algorithm (internal header): the ranks that
 // share this rank's node (the node transport) and the ranks with this rank's local index on the
-// other nodes (the cross transport). MpiTransport owns it (made on the first hier call, which is
-// collective over the communicator; freed with the transport); docs/collectives.md describes it.
+// other nodes (the cross transport). The hier algorithm makes it on its first call (collective
+// over the communicator) and keeps it on the MpiTransport as its AlgorithmState (freed with the
+// transport, before the transport's communicator); docs/collectives.md describes it.
 #pragma once
 
 #include <memory>
@@ -14,7 +15,7 @@ namespace commscope::detail {
 // Nodes are numbered by their lowest communicator rank; a node's ranks are numbered (local
 // index) in communicator order. Communicator ranks of one node need not be contiguous
 // (mpirun --map-by node deals them round robin), and nodes may hold different rank counts.
-class HierGroups {
+class HierGroups final : public AlgorithmState {
  public:
   // Collective over `parent`. test_nodes > 0 puts rank r on node r % test_nodes instead of
   // asking MPI which ranks share memory (a test aid: AlgoOptions::hier_test_nodes).

@@ -11,8 +11,6 @@
 
 #include "commscope/collectives/error.hpp"
 #include "commscope/collectives/reduce.hpp"
-#include "hier_groups.hpp"
-#include "shm_segment.hpp"
 
 namespace commscope {
 namespace {
@@ -128,8 +126,8 @@ MpiTransport::~MpiTransport() {
     auto& r = registry();
     r.erase(std::remove(r.begin(), r.end(), this), r.end());
   }
-  hier_.reset();  // sub-transports, windows and node communicators go before the communicator
-  shm_.reset();   // they came from
+  // Sub-transports, windows and node communicators go before the communicator they came from.
+  release_algorithm_states();
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
@@ -207,16 +205,6 @@ void MpiTransport::copy(void* dst, const void* src, std::size_t bytes) {
 
 void MpiTransport::divide(void* buf, std::size_t count, DataType type, int divisor) {
   divide_host(buf, count, type, divisor);
-}
-
-detail::ShmSegment& MpiTransport::node_segment() {
-  if (!shm_) shm_ = std::make_unique<detail::ShmSegment>(comm_);
-  return *shm_;
-}
-
-detail::HierGroups& MpiTransport::hier_groups(int test_nodes) {
-  if (!hier_) hier_ = std::make_unique<detail::HierGroups>(*this, test_nodes);
-  return *hier_;
 }
 
 void* MpiTransport::scratch(int slot, std::size_t bytes) {

@@ -1,7 +1,8 @@
 // The node segment of the `shm` algorithm (internal header): one MPI shared-memory window per
 // communicator whose ranks all share a node, with a region per rank holding three sequence-number
-// flags and two chunk slots. MpiTransport owns it (created on the first shm call, freed with the
-// transport); docs/collectives.md describes the layout and the flag protocol.
+// flags and two chunk slots. The shm algorithm makes it on its first call and keeps it on the
+// MpiTransport as its AlgorithmState (freed with the transport, before the transport's
+// communicator); docs/collectives.md describes the layout and the flag protocol.
 #pragma once
 
 #include <mpi.h>
@@ -11,6 +12,8 @@
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
+
+#include "commscope/collectives/transport.hpp"
 
 namespace commscope::detail {
 
@@ -78,13 +81,13 @@ struct ShmFlags {
 };
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "shm flags must be lock-free to work across processes");
 
-class ShmSegment {
+class ShmSegment final : public AlgorithmState {
  public:
   // Collective over `comm` (every rank must call it): splits off the ranks sharing this node
   // and, when that is all of `comm`, allocates the window. Otherwise no window is made and
   // single_node() is false on every rank.
   explicit ShmSegment(MPI_Comm comm);
-  ~ShmSegment();
+  ~ShmSegment() override;
   ShmSegment(const ShmSegment&) = delete;
   ShmSegment& operator=(const ShmSegment&) = delete;
 

@@ -3,14 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "../src/shm_segment.hpp"
 #include "commscope/collectives/check_data.hpp"
 #include "commscope/collectives/collectives.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
-#include "../src/shm_segment.hpp"
 
 using namespace commscope;
 
@@ -186,7 +187,9 @@ TEST(Errors, ShmForgedReadyFlagIsCaughtByTheChecker) {
   if (r == 1) {
     auto* mpi = comm.transport().as_mpi();
     ASSERT_NE(mpi, nullptr);
-    mpi->node_segment().flags(1).ready.store(std::uint64_t{1} << 40, std::memory_order_release);
+    auto* seg = dynamic_cast<detail::ShmSegment*>(mpi->find_algorithm_state("shm"));
+    ASSERT_NE(seg, nullptr) << "the shm call kept no segment on the transport";
+    seg->flags(1).ready.store(std::uint64_t{1} << 40, std::memory_order_release);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (r == 1) std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -195,6 +198,62 @@ TEST(Errors, ShmForgedReadyFlagIsCaughtByTheChecker) {
     EXPECT_GT(wrong, spec.count / 2) << "rank " << r << ": the checker missed a stale slot";
   }
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// The generic state slot (Transport::algorithm_state): made once per transport, found again by
+// the algorithm's name, destroyed with the transport, the last made first and all of them while
+// the transport's communicator is still live (shm's window and hier's communicators are made
+// from it and must go first).
+TEST(Transport, AlgorithmStatesAreMadeOnceAndFreedLastMadeFirstBeforeTheCommunicator) {
+  struct Recorded final : AlgorithmState {
+    Recorded(std::string n, const MpiTransport& owner, std::vector<std::string>& freed)
+        : name(std::move(n)), t(owner), log(freed) {}
+    ~Recorded() override { log.push_back(name + (t.comm() != MPI_COMM_NULL ? " (communicator live)" : " (freed)")); }
+    std::string name;
+    const MpiTransport& t;
+    std::vector<std::string>& log;
+  };
+  std::vector<std::string> log;
+  int made = 0;
+  {
+    MpiTransport t(MPI_COMM_WORLD, 10);
+    EXPECT_EQ(t.find_algorithm_state("first"), nullptr);
+    auto make = [&](const char* n) {
+      return [&, n] {
+        ++made;
+        return std::make_unique<Recorded>(n, t, log);
+      };
+    };
+    Recorded& first = t.algorithm_state<Recorded>("first", make("first"));
+    Recorded& second = t.algorithm_state<Recorded>("second", make("second"));
+    EXPECT_EQ(&t.algorithm_state<Recorded>("first", make("first again")), &first);
+    EXPECT_EQ(t.find_algorithm_state("second"), &second);
+    EXPECT_EQ(made, 2);
+    // A failed make keeps nothing: the next call makes it.
+    EXPECT_THROW(
+        t.algorithm_state<Recorded>("third", []() -> std::unique_ptr<Recorded> { throw TransportError("no"); }),
+        TransportError);
+    EXPECT_EQ(t.find_algorithm_state("third"), nullptr);
+    EXPECT_TRUE(log.empty());
+  }
+  EXPECT_EQ(log, (std::vector<std::string>{"second (communicator live)", "first (communicator live)"}));
+}
+
+// shm and hier keep their state on the communicator's transport, by their names; the transport
+// itself knows neither.
+TEST(Transport, ShmAndHierKeepTheirStateOnTheTransport) {
+  Communicator comm(MPI_COMM_WORLD);
+  MpiTransport* mpi = comm.transport().as_mpi();
+  ASSERT_NE(mpi, nullptr);
+  EXPECT_EQ(mpi->find_algorithm_state("shm"), nullptr);
+  EXPECT_EQ(mpi->find_algorithm_state("hier"), nullptr);
+  std::vector<float> x(64, 1.0f);
+  comm.allreduce(x.data(), x.data(), x.size(), DataType::f32, ReduceOp::sum, "shm");
+  EXPECT_NE(dynamic_cast<detail::ShmSegment*>(mpi->find_algorithm_state("shm")), nullptr);
+  EXPECT_EQ(mpi->find_algorithm_state("hier"), nullptr);
+  comm.allreduce(x.data(), x.data(), x.size(), DataType::f32, ReduceOp::sum, "hier");
+  EXPECT_NE(mpi->find_algorithm_state("hier"), nullptr);
+  EXPECT_EQ(x[0], static_cast<float>(comm.size() * comm.size()));
 }
 
 // Unbound ranks, or ranks bound to a core each (mpirun's default for 2 ranks): the node is

@@ -17,6 +17,7 @@
 // Costs: hier_cost below (two levels), docs/collectives.md.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "../hier_groups.hpp"
 #include "common.hpp"
@@ -233,7 +234,9 @@ class HierAlgorithm final : public Algorithm {
     if (!supports(a.coll)) detail::unsupported(name(), a.coll);
     MpiTransport* mt = t.as_mpi();
     if (!mt) throw UnsupportedCollective("algorithm 'hier' needs the MPI transport (host buffers over MPI)");
-    HierGroups& g = mt->hier_groups(o.hier_test_nodes);
+    // Made on the first call (collective over the communicator), which also fixes the layout.
+    HierGroups& g =
+        t.algorithm_state<HierGroups>(name(), [&] { return std::make_unique<HierGroups>(*mt, o.hier_test_nodes); });
     // One node: node ranks are the communicator's. One rank per node: cross group 0 is every
     // rank, ordered by node, i.e. by rank.
     if (g.nodes() == 1) {

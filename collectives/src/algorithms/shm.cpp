@@ -40,6 +40,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -458,7 +459,8 @@ class ShmAlgorithm final : public Algorithm {
     if (!supports(a.coll)) detail::unsupported(name(), a.coll);
     MpiTransport* mt = t.as_mpi();
     if (!mt) throw UnsupportedCollective("algorithm 'shm' needs the MPI transport (host buffers over MPI)");
-    ShmSegment& seg = mt->node_segment();
+    // Made on the first call (collective: every rank's first shm call on this transport).
+    ShmSegment& seg = t.algorithm_state<ShmSegment>(name(), [&] { return std::make_unique<ShmSegment>(mt->comm()); });
     if (!seg.single_node()) {
       throw UnsupportedCollective("algorithm 'shm' needs every rank on one node: this node holds " +
                                   std::to_string(seg.node_size()) + " of the communicator's " +

@@ -16,15 +16,12 @@
 
 namespace commscope {
 
-namespace detail {
-class ShmSegment;
-class HierGroups;
-}  // namespace detail
-
 class MpiTransport final : public Transport {
  public:
   // Duplicates `comm` (library traffic never mixes with the caller's) and makes MPI errors on
   // it return codes, which the transport turns into TransportError. timeout_s <= 0: no deadline.
+  // The algorithms' states (Transport::algorithm_state: communicators and windows made from
+  // this one) are freed before the communicator, with the transport.
   MpiTransport(MPI_Comm comm, double timeout_s);
   ~MpiTransport() override;
   MpiTransport(const MpiTransport&) = delete;
@@ -48,14 +45,6 @@ class MpiTransport final : public Transport {
   // spinning rank steals the core of the rank it waits for. Off by default (pure spinning).
   void set_yield_when_idle(bool on) { yield_when_idle_ = on; }
   bool yield_when_idle() const { return yield_when_idle_; }
-  // The node shared-memory segment of the `shm` algorithm: made on first use, which is
-  // collective over the communicator (every rank's first shm call), and freed, also
-  // collectively, with the transport.
-  detail::ShmSegment& node_segment();
-  // The node and cross transports of the `hier` algorithm: made on first use (collective over
-  // the communicator, like node_segment) with this transport's deadline and waiting policy, and
-  // freed with it. `test_nodes` (AlgoOptions::hier_test_nodes) is taken from the first call.
-  detail::HierGroups& hier_groups(int test_nodes);
   // The host rank `peer` runs on (MPI_Get_processor_name, at most kHostChars bytes), for messages.
   std::string_view host_of(int peer) const;
 
@@ -87,8 +76,6 @@ class MpiTransport final : public Transport {
     std::size_t bytes = 0;
   };
   std::array<Scratch, kScratchSlots> scratch_;
-  std::unique_ptr<detail::ShmSegment> shm_;
-  std::unique_ptr<detail::HierGroups> hier_;
   std::vector<char> hosts_;      // size_ names of kHostChars bytes, NUL-padded
   std::vector<int> world_rank_;  // of every rank of this communicator
   // When each peer's last receive completed (steady clock ns; 0: never), read by silent_peers.

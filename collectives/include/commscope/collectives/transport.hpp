@@ -8,8 +8,11 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "commscope/collectives/types.hpp"
 
@@ -31,9 +34,20 @@ struct CallContext {
   std::string describe() const;
 };
 
+// What an algorithm keeps on a transport between its calls (shm's node segment, hier's node and
+// cross groups): made by the algorithm on its first call (collectively, where making it talks to
+// the peers), owned by the transport and destroyed with it.
+class AlgorithmState {
+ public:
+  virtual ~AlgorithmState() = default;
+};
+
 class Transport {
  public:
+  Transport() = default;
   virtual ~Transport() = default;
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
@@ -59,6 +73,26 @@ class Transport {
   static constexpr int kScratchSlots = 4;
   virtual void* scratch(int slot, std::size_t bytes) = 0;
 
+  // The state of the algorithm named `algo` on this transport, made by `make` (a callable
+  // returning std::unique_ptr<S>, S derived from AlgorithmState) on the first call. Every
+  // rank makes it in the same call when making it is collective. If `make` throws, nothing
+  // is kept and the next call tries again.
+  template <class S, class Make>
+  S& algorithm_state(std::string_view algo, Make&& make) {
+    for (auto& [name, state] : states_)
+      if (name == algo) return static_cast<S&>(*state);
+    std::unique_ptr<S> made = std::forward<Make>(make)();
+    S& kept = *made;
+    states_.emplace_back(std::string(algo), std::move(made));
+    return kept;
+  }
+  // The state of algorithm `algo`, or null before its first call made one (for tests).
+  AlgorithmState* find_algorithm_state(std::string_view algo) const noexcept {
+    for (const auto& [name, state] : states_)
+      if (name == algo) return state.get();
+    return nullptr;
+  }
+
   // What is running, for error messages (see CallContext). Cheap: called on every collective.
   virtual void set_context(const CallContext& what) noexcept { context_ = what; }
   const CallContext& context() const noexcept { return context_; }
@@ -78,8 +112,18 @@ class Transport {
     wait();
   }
 
+ protected:
+  // Destroys the algorithms' states, the last made first (the same order on every rank, since
+  // every rank made them in the same calls). A transport whose states hold resources derived
+  // from its own (MpiTransport: communicators split from its communicator, a shared-memory
+  // window) calls this in its destructor before releasing those.
+  void release_algorithm_states() noexcept {
+    while (!states_.empty()) states_.pop_back();
+  }
+
  private:
   CallContext context_;
+  std::vector<std::pair<std::string, std::unique_ptr<AlgorithmState>>> states_;  // in the order made
 };
 
 }  // namespace commscope
