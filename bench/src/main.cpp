@@ -154,7 +154,8 @@ class Bench {
       : o_(o), args_(argv, argv + argc), comm_(MPI_COMM_WORLD, comm_options(o)) {
     rank_ = comm_.rank();
     // The shm switch the library takes here, so the header and the results file say it.
-    o_.shm_two_shot_bytes = shm_two_shot_switch(comm_options(o).algo, comm_.local_size(), comm_.oversubscribed());
+    o_.shm_two_shot_bytes =
+        shm_two_shot_switch(comm_options(o).algo.get<ShmOptions>(), comm_.local_size(), comm_.oversubscribed());
     stop::install("commscope-bench", rank_, stop::Mode::kPublishAndDie);
     backend_ = o_.device == "cuda" ? make_cuda_backend(comm_, o_) : make_cpu_backend(comm_, o_);
     cases_ = make_cases(o_, comm_.size(), *backend_);
@@ -346,10 +347,10 @@ class Bench {
   static CommOptions comm_options(const Options& o) {
     CommOptions c;
     c.algo.segment_bytes = o.segment_bytes;
-    c.algo.shm_chunk_bytes = o.shm_chunk_bytes;
-    c.algo.shm_two_shot_bytes = o.shm_two_shot_bytes;
-    c.algo.shm_direct_bytes = o.shm_direct_bytes;
-    c.algo.shm_adapt_bytes = o.shm_adapt_bytes;
+    c.algo.set(ShmOptions{.two_shot_bytes = o.shm_two_shot_bytes,
+                          .chunk_bytes = o.shm_chunk_bytes,
+                          .direct_bytes = o.shm_direct_bytes,
+                          .adapt_bytes = o.shm_adapt_bytes});
     c.timeout_s = o.timeout_s;  // 0: no deadline
     return c;
   }

@@ -18,7 +18,7 @@ namespace commscope::detail {
 class HierGroups final : public AlgorithmState {
  public:
   // Collective over `parent`. test_nodes > 0 puts rank r on node r % test_nodes instead of
-  // asking MPI which ranks share memory (a test aid: AlgoOptions::hier_test_nodes).
+  // asking MPI which ranks share memory (a test aid: HierOptions::test_nodes).
   HierGroups(MpiTransport& parent, int test_nodes);
   HierGroups(const HierGroups&) = delete;
   HierGroups& operator=(const HierGroups&) = delete;

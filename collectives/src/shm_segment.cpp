@@ -9,8 +9,8 @@
 #include <cstring>
 #include <new>
 
-#include "commscope/collectives/algorithm.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
+#include "commscope/collectives/shm_options.hpp"
 
 namespace commscope::detail {
 
@@ -137,8 +137,8 @@ ShmSegmentShape shm_segment_shape() {
   return {detail::kShmSlotBytes, detail::kShmSlotsPerRank, detail::kHeaderBytes};
 }
 
-std::size_t shm_two_shot_switch(const AlgoOptions& options, int node_ranks, bool oversubscribed) {
-  if (options.shm_two_shot_bytes) return *options.shm_two_shot_bytes;
+std::size_t shm_two_shot_switch(const ShmOptions& options, int node_ranks, bool oversubscribed) {
+  if (options.two_shot_bytes) return *options.two_shot_bytes;
   if (node_ranks <= 2 || oversubscribed) return std::size_t{64} << 10;
   return node_ranks == 3 ? std::size_t{4} << 10 : std::size_t{2} << 10;
 }

@@ -43,7 +43,7 @@ struct ShmInline {
 // Direct steps (large arrays, where the kernel can copy between address spaces): the owner
 // writes its process id and the address of the call's input here before storing `ready`,
 // and peers read the buffers themselves (process_vm_readv) after loading it. Calls that choose
-// between the slots and the direct path (AlgoOptions::shm_adapt_bytes) also publish the owner's
+// between the slots and the direct path (ShmOptions::adapt_bytes) also publish the owner's
 // estimates of both paths' call times (ns, 0 = none yet) for the call's size class; rank 0
 // decides from them and stores `decided` = 2 x step + (1 for direct, 0 for the slots).
 struct ShmDirect {

@@ -31,6 +31,38 @@ TEST(Algorithms, EachHasTheCollectivesItCanShape) {
   }
 }
 
+// Each algorithm's options live in its own struct on AlgoOptions, by the algorithm's name: unset,
+// the struct's defaults; set, that algorithm's calls and costs read them (hier's cost through
+// shm's for its node phases); copies keep what was set when they were made.
+TEST(Options, EachAlgorithmReadsItsOwnOptionsOrItsDefaults) {
+  AlgoOptions o;
+  EXPECT_EQ(o.get<ShmOptions>().chunk_bytes, std::size_t{256} << 10);
+  EXPECT_FALSE(o.get<ShmOptions>().two_shot_bytes.has_value());
+  EXPECT_EQ(o.get<ShmOptions>().direct_bytes, SIZE_MAX);
+  EXPECT_EQ(o.get<ShmOptions>().adapt_bytes, std::size_t{256} << 10);
+  EXPECT_EQ(o.get<HierOptions>().test_nodes, 0);
+  const Algorithm& shm = find_algorithm("shm");
+  const double n = 4 << 20;  // allgather at 4 ranks: a block of 1 MiB per rank
+  EXPECT_DOUBLE_EQ(shm.cost(Collective::allgather, 4, n, o)->alpha, 4);  // steps of 256 KiB
+  const double hier_default = hier_cost(Collective::allgather, 2, 4, n, o).intra.alpha;
+
+  o.set(ShmOptions{.chunk_bytes = std::size_t{128} << 10});
+  const AlgoOptions copy = o;
+  o.set(ShmOptions{.chunk_bytes = std::size_t{64} << 10}).set(HierOptions{.test_nodes = 3});
+  EXPECT_EQ(o.by_algorithm.size(), 2u);  // set again: replaced, not added
+  EXPECT_EQ(o.get<ShmOptions>().chunk_bytes, std::size_t{64} << 10);
+  EXPECT_EQ(o.get<ShmOptions>().adapt_bytes, std::size_t{256} << 10);  // the rest: defaults
+  EXPECT_EQ(o.get<HierOptions>().test_nodes, 3);
+  EXPECT_EQ(copy.get<ShmOptions>().chunk_bytes, std::size_t{128} << 10);
+  EXPECT_EQ(copy.get<HierOptions>().test_nodes, 0);
+  EXPECT_DOUBLE_EQ(shm.cost(Collective::allgather, 4, n, copy)->alpha, 8);
+  EXPECT_DOUBLE_EQ(shm.cost(Collective::allgather, 4, n, o)->alpha, 16);
+  EXPECT_DOUBLE_EQ(hier_cost(Collective::allgather, 2, 4, n, o).intra.alpha, 4 * hier_default);
+  // Other algorithms ignore them.
+  EXPECT_DOUBLE_EQ(find_algorithm("ring").cost(Collective::allgather, 4, n, o)->alpha,
+                   find_algorithm("ring").cost(Collective::allgather, 4, n, AlgoOptions{})->alpha);
+}
+
 TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
   const AlgoOptions o;
   auto cost = [&](std::string_view algo, Collective c, int p) { return *find_algorithm(algo).cost(c, p, 1e6, o); };
@@ -67,13 +99,12 @@ TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
   const Algorithm& shm = find_algorithm("shm");
   // The switch by rank count (64 KiB for 2 or oversubscribed ranks, 4 KiB for 3, 2 KiB from 4
   // on) unless set.
-  EXPECT_EQ(shm_two_shot_switch(o, 2, false), std::size_t{64} << 10);
-  EXPECT_EQ(shm_two_shot_switch(o, 3, false), std::size_t{4} << 10);
-  EXPECT_EQ(shm_two_shot_switch(o, 4, false), std::size_t{2} << 10);
-  EXPECT_EQ(shm_two_shot_switch(o, 8, true), std::size_t{64} << 10);
-  AlgoOptions fixed = o;
-  fixed.shm_two_shot_bytes = 100;
-  EXPECT_EQ(shm_two_shot_switch(fixed, 8, false), 100u);
+  const ShmOptions so;
+  EXPECT_EQ(shm_two_shot_switch(so, 2, false), std::size_t{64} << 10);
+  EXPECT_EQ(shm_two_shot_switch(so, 3, false), std::size_t{4} << 10);
+  EXPECT_EQ(shm_two_shot_switch(so, 4, false), std::size_t{2} << 10);
+  EXPECT_EQ(shm_two_shot_switch(so, 8, true), std::size_t{64} << 10);
+  EXPECT_EQ(shm_two_shot_switch(ShmOptions{.two_shot_bytes = 100}, 8, false), 100u);
   EXPECT_EQ(shm.cost(Collective::allreduce, 4, 2048, o)->alpha, 2);  // two-shot from 2 KiB at 4 ranks
   const Cost one = *shm.cost(Collective::allreduce, 4, 1024, o);
   EXPECT_DOUBLE_EQ(one.alpha, 1);
@@ -94,7 +125,7 @@ TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
   // Direct (from 1 MiB here; never by default): one handoff, every byte copied once;
   // alltoall has no direct form; allreduce's has two handoffs and reads twice (p-1)/p.
   AlgoOptions direct = o;
-  direct.shm_direct_bytes = std::size_t{1} << 20;
+  direct.set(ShmOptions{.direct_bytes = std::size_t{1} << 20});
   const Cost dar = *shm.cost(Collective::allreduce, 4, 3 << 20, direct);
   EXPECT_DOUBLE_EQ(dar.alpha, 2);
   EXPECT_DOUBLE_EQ(dar.beta, 1.5);

@@ -23,6 +23,8 @@
 #include <vector>
 
 #include "commscope/collectives/error.hpp"
+#include "commscope/collectives/hier_options.hpp"
+#include "commscope/collectives/shm_options.hpp"
 #include "harness.hpp"
 
 using namespace commscope;
@@ -69,16 +71,15 @@ int main(int argc, char** argv) {
   // at the small ones (empty slices when the count is below the rank count); both through the
   // segment, never direct.
   CommOptions one = opts, two = opts;
-  one.algo.shm_two_shot_bytes = SIZE_MAX;
-  two.algo.shm_two_shot_bytes = 0;
-  one.algo.shm_adapt_bytes = two.algo.shm_adapt_bytes = SIZE_MAX;
+  one.algo.set(ShmOptions{.two_shot_bytes = SIZE_MAX, .adapt_bytes = SIZE_MAX});
+  two.algo.set(ShmOptions{.two_shot_bytes = 0, .adapt_bytes = SIZE_MAX});
   Communicator shm_one_shot(MPI_COMM_WORLD, one), shm_two_shot(MPI_COMM_WORLD, two);
   // The collectives with a direct form (allgather, gather, broadcast, scatter, reducescatter,
   // allreduce): reading peers' buffers directly at every count, or choosing between that and
   // the segment by measurement at every count.
   CommOptions direct = opts, measured_choice = opts;
-  direct.algo.shm_direct_bytes = 0;
-  measured_choice.algo.shm_adapt_bytes = 0;
+  direct.algo.set(ShmOptions{.direct_bytes = 0});
+  measured_choice.algo.set(ShmOptions{.adapt_bytes = 0});
   Communicator shm_direct(MPI_COMM_WORLD, direct), shm_measured(MPI_COMM_WORLD, measured_choice);
   const int p = comm.size();
   // shm needs every rank on one node; across nodes it is refused (UnsupportedCollective), which
@@ -93,7 +94,7 @@ int main(int argc, char** argv) {
   // emulated nodes (rank r on node r % m: round robin, uneven where p is not a multiple of m),
   // so that its multi-node paths meet every case here too.
   CommOptions fake = opts;
-  fake.algo.hier_test_nodes = p >= 6 ? 3 : 2;
+  fake.algo.set(HierOptions{.test_nodes = p >= 6 ? 3 : 2});
   Communicator hier_nodes(MPI_COMM_WORLD, fake);
   std::size_t skipped = 0;
   const auto t0 = std::chrono::steady_clock::now();
@@ -163,7 +164,8 @@ int main(int argc, char** argv) {
                   const Outcome oh = run_case(hier_nodes, c, case_seed, send, recv, shared);
                   ++cases;
                   if (oh.wrong) ++failed;
-                  report(hier_nodes, c, oh, std::to_string(fake.algo.hier_test_nodes) + " emulated nodes: ");
+                  report(hier_nodes, c, oh,
+                         std::to_string(fake.algo.get<HierOptions>().test_nodes) + " emulated nodes: ");
                 }
                 if (algo->name() != "shm") continue;
                 auto variant = [&](Communicator& other, const char* what) {

@@ -10,6 +10,8 @@
 #include <random>
 #include <string>
 
+#include "commscope/collectives/hier_options.hpp"
+#include "commscope/collectives/shm_options.hpp"
 #include "harness.hpp"
 
 using namespace commscope;
@@ -54,10 +56,8 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < std::size(segments); ++i) {
     CommOptions o;
     o.algo.segment_bytes = segments[i];
-    o.algo.shm_two_shot_bytes = two_shot[i];
-    o.algo.shm_direct_bytes = direct[i];
-    o.algo.shm_adapt_bytes = adapt[i];
-    o.algo.hier_test_nodes = hier_nodes[i];
+    o.algo.set(ShmOptions{.two_shot_bytes = two_shot[i], .direct_bytes = direct[i], .adapt_bytes = adapt[i]});
+    o.algo.set(HierOptions{.test_nodes = hier_nodes[i]});
     o.timeout_s = 120;
     comms.emplace_back(MPI_COMM_WORLD, o);
   }
@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
       report(comm, c, o,
              "seed " + std::to_string(seed) + " call " + std::to_string(k) + " segment " +
                  std::to_string(comm.options().algo.segment_bytes) + " hier nodes " +
-                 std::to_string(comm.options().algo.hier_test_nodes) + ": ");
+                 std::to_string(comm.options().algo.get<HierOptions>().test_nodes) + ": ");
     }
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

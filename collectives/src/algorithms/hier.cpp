@@ -21,6 +21,7 @@
 
 #include "../hier_groups.hpp"
 #include "common.hpp"
+#include "commscope/collectives/hier_options.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
 
 namespace commscope {
@@ -235,8 +236,8 @@ class HierAlgorithm final : public Algorithm {
     MpiTransport* mt = t.as_mpi();
     if (!mt) throw UnsupportedCollective("algorithm 'hier' needs the MPI transport (host buffers over MPI)");
     // Made on the first call (collective over the communicator), which also fixes the layout.
-    HierGroups& g =
-        t.algorithm_state<HierGroups>(name(), [&] { return std::make_unique<HierGroups>(*mt, o.hier_test_nodes); });
+    HierGroups& g = t.algorithm_state<HierGroups>(
+        name(), [&] { return std::make_unique<HierGroups>(*mt, o.get<HierOptions>().test_nodes); });
     // One node: node ranks are the communicator's. One rank per node: cross group 0 is every
     // rank, ordered by node, i.e. by rank.
     if (g.nodes() == 1) {

@@ -1,13 +1,13 @@
 // Shared memory among the ranks of one node: every rank copies a chunk of its input into a slot
 // of a node segment (MPI_Win_allocate_shared) and reads its peers' slots directly; sequence-number
 // flags in the segment order the steps, with no MPI call per chunk. A step moves at most
-// AlgoOptions::shm_chunk_bytes per rank (blocked collectives: that divided among the p blocks);
+// ShmOptions::chunk_bytes per rank (blocked collectives: that divided among the p blocks);
 // a rank reuses a slot once every peer is done with the step that last filled it, so with
 // kShmSlotsPerRank slots a fast rank runs ahead of slow ones by that many steps.
 //
 // Costs, for k steps, B the time per byte of a copy between cores, G of a reduction, n the
 // array size as nccl-tests counts it (busbw factors are those of every algorithm):
-//   allreduce one-shot (n < shm_two_shot_bytes): copy in, every rank reduces all p slots
+//   allreduce one-shot (n < two_shot_bytes): copy in, every rank reduces all p slots
 //                                                      k a + nB + (p-1) nG
 //   allreduce two-shot: copy in, rank r reduces slice r of every slot in place, then every
 //                  rank copies out the p-1 other reduced slices
@@ -20,8 +20,8 @@
 //   broadcast, scatter: the root copies in, the others copy out        k a + nB
 //   alltoall: copy in all p blocks, copy out block r of every slot  k a + (2p-1)/p nB
 //   sendrecv: copy in, the right neighbour copies out                  k a + 2nB
-// Direct (where the kernel lets ranks read each other's memory; from AlgoOptions::shm_direct_bytes
-// always, off by default, and from shm_adapt_bytes when it measured faster than the slots at the
+// Direct (where the kernel lets ranks read each other's memory; from ShmOptions::direct_bytes
+// always, off by default, and from adapt_bytes when it measured faster than the slots at the
 // call's size class): one step for the whole call, whose flags publish the buffers' addresses;
 // each rank copies what it needs straight from its peers' buffers (process_vm_readv), so
 // every byte is copied once instead of into the segment and out again:
@@ -53,6 +53,7 @@
 #include "../shm_segment.hpp"
 #include "common.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
+#include "commscope/collectives/shm_options.hpp"
 #include "shm_steps.hpp"
 
 namespace commscope {
@@ -66,8 +67,8 @@ std::size_t ceil_div(std::size_t a, std::size_t b) {
 
 // Elements per step and per block: a rank's chunk divided among `blocks` blocks, rounded down
 // to whole 64-byte lines where that leaves at least one.
-std::size_t step_elems(const AlgoOptions& o, std::size_t es, int blocks) {
-  const std::size_t chunk = std::clamp<std::size_t>(o.shm_chunk_bytes, 1, kShmSlotBytes);
+std::size_t step_elems(const ShmOptions& o, std::size_t es, int blocks) {
+  const std::size_t chunk = std::clamp<std::size_t>(o.chunk_bytes, 1, kShmSlotBytes);
   std::size_t n = std::max<std::size_t>(1, chunk / es / static_cast<std::size_t>(blocks));
   const std::size_t line = 64 / es;
   if (n >= line) n -= n % line;
@@ -190,7 +191,7 @@ void allreduce_direct(Steps& s, const CollArgs& a) {
 }
 
 // allreduce, and reduce (`root` >= 0: only the root's output is written).
-void all_reduce(Steps& s, const CollArgs& a, const AlgoOptions& o, int root) {
+void all_reduce(Steps& s, const CollArgs& a, const ShmOptions& o, int root) {
   const std::size_t es = type_size(a.type);
   const std::size_t chunk = step_elems(o, es, 1);
   // Depends only on arguments every rank passes alike, so all ranks take the same variant.
@@ -251,7 +252,7 @@ void all_reduce(Steps& s, const CollArgs& a, const AlgoOptions& o, int root) {
       });
 }
 
-void reducescatter(Steps& s, const CollArgs& a, const AlgoOptions& o) {
+void reducescatter(Steps& s, const CollArgs& a, const ShmOptions& o) {
   const std::size_t es = type_size(a.type), per = step_elems(o, es, s.p);
   const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
   s.stream = a.count * es >= kStreamOutputBytes;
@@ -279,7 +280,7 @@ void reducescatter(Steps& s, const CollArgs& a, const AlgoOptions& o) {
 }
 
 // Every rank's `count` elements: gather (`root` >= 0) or allgather (-1).
-void gather(Steps& s, const CollArgs& a, const AlgoOptions& o, int root) {
+void gather(Steps& s, const CollArgs& a, const ShmOptions& o, int root) {
   const std::size_t es = type_size(a.type), chunk = step_elems(o, es, 1);
   const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
   s.stream = a.count * es * static_cast<std::size_t>(s.p) >= kStreamOutputBytes;
@@ -306,7 +307,7 @@ void gather(Steps& s, const CollArgs& a, const AlgoOptions& o, int root) {
 
 // The root's `count` elements to every rank: broadcast (scatter false), or its block r to
 // rank r (scatter true).
-void from_root(Steps& s, const CollArgs& a, const AlgoOptions& o, bool scatter) {
+void from_root(Steps& s, const CollArgs& a, const ShmOptions& o, bool scatter) {
   const std::size_t es = type_size(a.type), per = step_elems(o, es, scatter ? s.p : 1);
   const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
   s.stream = a.count * es >= kStreamOutputBytes;
@@ -329,7 +330,7 @@ void from_root(Steps& s, const CollArgs& a, const AlgoOptions& o, bool scatter) 
       });
 }
 
-void alltoall(Steps& s, const CollArgs& a, const AlgoOptions& o) {
+void alltoall(Steps& s, const CollArgs& a, const ShmOptions& o) {
   const std::size_t es = type_size(a.type), per = step_elems(o, es, s.p);
   const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
   s.stream = a.count * es * static_cast<std::size_t>(s.p) >= kStreamOutputBytes;
@@ -352,7 +353,7 @@ void alltoall(Steps& s, const CollArgs& a, const AlgoOptions& o) {
       });
 }
 
-void sendrecv(Steps& s, const CollArgs& a, const AlgoOptions& o) {
+void sendrecv(Steps& s, const CollArgs& a, const ShmOptions& o) {
   const std::size_t es = type_size(a.type), chunk = step_elems(o, es, 1);
   const Buf in = detail::cbuf(a.send, es), out{a.recv, es};
   s.stream = a.count * es >= kStreamOutputBytes;
@@ -381,12 +382,12 @@ std::size_t direct_size(const ShmSegment& seg, const CollArgs& a) {
 // arguments every rank passes alike and the segment's agreed answer, so all ranks decide the
 // same).
 enum class Path { slots, direct, adaptive };
-Path path(const ShmSegment& seg, const CollArgs& a, const AlgoOptions& o) {
+Path path(const ShmSegment& seg, const CollArgs& a, const ShmOptions& o) {
   if (!seg.direct() || !has_direct(a.coll) || seg.node_size() == 1) return Path::slots;
   const std::size_t bytes = direct_size(seg, a);
   if (bytes == 0) return Path::slots;
-  if (bytes >= o.shm_direct_bytes) return Path::direct;
-  return bytes >= o.shm_adapt_bytes ? Path::adaptive : Path::slots;
+  if (bytes >= o.direct_bytes) return Path::direct;
+  return bytes >= o.adapt_bytes ? Path::adaptive : Path::slots;
 }
 // An adaptive call's size class: the collective, in place or not (on this rank), and the power
 // of two below its size.
@@ -422,7 +423,7 @@ void run_direct(Steps& s, const CollArgs& a) {
   detail::unsupported("shm", a.coll);
 }
 
-void run_slots(Steps& s, const CollArgs& a, const AlgoOptions& o) {
+void run_slots(Steps& s, const CollArgs& a, const ShmOptions& o) {
   switch (a.coll) {
     case Collective::allreduce:
       return all_reduce(s, a, o, -1);
@@ -455,8 +456,9 @@ class ShmAlgorithm final : public Algorithm {
     return "node shared memory (one node only): chunked segment, atomic step flags; one-shot / two-shot allreduce";
   }
   bool supports(Collective c) const override { return c != Collective::alltoallv; }
-  void run(Transport& t, const CollArgs& a, const AlgoOptions& o) const override {
+  void run(Transport& t, const CollArgs& a, const AlgoOptions& options) const override {
     if (!supports(a.coll)) detail::unsupported(name(), a.coll);
+    const ShmOptions& o = options.get<ShmOptions>();
     MpiTransport* mt = t.as_mpi();
     if (!mt) throw UnsupportedCollective("algorithm 'shm' needs the MPI transport (host buffers over MPI)");
     // Made on the first call (collective: every rank's first shm call on this transport).
@@ -496,11 +498,12 @@ class ShmAlgorithm final : public Algorithm {
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
     detail::shm_record_call(times, direct, static_cast<std::uint64_t>(std::max<std::int64_t>(1, ns.count())));
   }
-  std::optional<Cost> cost(Collective c, int p, double n, const AlgoOptions& o) const override {
+  std::optional<Cost> cost(Collective c, int p, double n, const AlgoOptions& options) const override {
+    const ShmOptions& o = options.get<ShmOptions>();
     // Direct is assumed where the kernel allows it (the cost cannot know); the measured choice
-    // (shm_adapt_bytes) is priced as the slots: which path it takes is known only at run time.
-    const ShmCostSettings settings{static_cast<double>(std::clamp<std::size_t>(o.shm_chunk_bytes, 1, kShmSlotBytes)),
-                                   static_cast<double>(o.shm_direct_bytes),
+    // (adapt_bytes) is priced as the slots: which path it takes is known only at run time.
+    const ShmCostSettings settings{static_cast<double>(std::clamp<std::size_t>(o.chunk_bytes, 1, kShmSlotBytes)),
+                                   static_cast<double>(o.direct_bytes),
                                    static_cast<double>(shm_two_shot_switch(o, p, false))};
     const std::optional<CostTerms> t = shm_cost_terms(c, p, n, settings);
     if (!t) return std::nullopt;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "commscope/collectives/algorithm.hpp"
+#include "commscope/collectives/shm_options.hpp"
 #include "commscope/collectives/types.hpp"
 
 namespace commscope::bench {
@@ -46,11 +47,11 @@ struct Options {
   bool stats = false;
   std::uint64_t seed = 42;
   std::size_t segment_bytes = std::size_t{1} << 20;
-  std::size_t shm_chunk_bytes = commscope::AlgoOptions{}.shm_chunk_bytes;  // --shm-chunk
+  std::size_t shm_chunk_bytes = commscope::ShmOptions{}.chunk_bytes;  // --shm-chunk
   // --shm-two-shot; nullopt (auto): by the node's rank count, resolved when the bench starts.
   std::optional<std::size_t> shm_two_shot_bytes = std::nullopt;
   std::size_t shm_direct_bytes = SIZE_MAX;  // never
-  std::size_t shm_adapt_bytes = commscope::AlgoOptions{}.shm_adapt_bytes;
+  std::size_t shm_adapt_bytes = commscope::ShmOptions{}.adapt_bytes;
   // -u: the buffers start this many elements past a page boundary (host) or cudaMalloc's
   // 256-byte alignment (device), as nccl-tests misaligns them.
   std::size_t unalign = 0;

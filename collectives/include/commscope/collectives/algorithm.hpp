@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "commscope/collectives/transport.hpp"
 #include "commscope/collectives/types.hpp"
@@ -50,29 +53,31 @@ struct AlgoOptions {
   // Pipeline segment of the ring algorithm (bytes): bounds the scratch memory and lets the
   // reduction of one segment overlap the transfer of the next.
   std::size_t segment_bytes = std::size_t{1} << 20;
-  // The shm allreduce's switch: arrays of at least this many bytes take two-shot (reduce a
-  // 1/n slice each, then gather the slices), smaller ones one-shot (every rank reduces all).
-  // nullopt: by the node's rank count, as measured (shm_two_shot_switch).
-  std::optional<std::size_t> shm_two_shot_bytes = std::nullopt;
-  // The shm algorithms' step: the most bytes a rank puts into the segment per step (at most
-  // the segment's slot size, 512 KiB); larger arrays are pipelined in steps of this size.
-  std::size_t shm_chunk_bytes = std::size_t{256} << 10;
-  // The shm algorithm's direct switch: arrays of at least this many bytes (nccl-tests' size)
-  // skip the segment's slots where the kernel allows it, and each rank reads its peers'
-  // buffers itself (one copy instead of two: allgather, gather, broadcast, scatter; and
-  // reducescatter, which reads its block of every peer's input and reduces it, and allreduce,
-  // which does so for its slice and then reads the other slices from their owners' outputs).
-  // SIZE_MAX (the default): never; docs/collectives.md has the measurements behind it.
-  std::size_t shm_direct_bytes = SIZE_MAX;
-  // The shm algorithm's adaptive switch: below shm_direct_bytes, arrays of at least this many
-  // bytes (nccl-tests' size) of the collectives with a direct form take the slots or the direct
-  // path, whichever the call's size class has measured faster (each path three times first, then
-  // the faster, the other every 32nd call: docs/collectives.md). SIZE_MAX: never (always the slots).
-  std::size_t shm_adapt_bytes = std::size_t{256} << 10;
-  // Test aid for the hier algorithm: > 0 puts rank r on node r % hier_test_nodes (round robin,
-  // uneven where the rank count is not a multiple) instead of the nodes MPI reports, so that
-  // one machine runs its multi-node paths. A communicator keeps the layout of its first hier call.
-  int hier_test_nodes = 0;
+  // Options of particular algorithms, each in its own struct (ShmOptions in shm_options.hpp,
+  // HierOptions in hier_options.hpp) under its algorithm's name (the struct's kAlgorithm): set
+  // by the caller with set(), read by the algorithm with get(). Copies share them (immutable).
+  std::vector<std::pair<std::string_view, std::shared_ptr<const void>>> by_algorithm = {};
+
+  // Sets algorithm O::kAlgorithm's options, replacing any set before.
+  template <class O>
+  AlgoOptions& set(O options) {
+    std::shared_ptr<const void> kept = std::make_shared<const O>(std::move(options));
+    for (auto& [algo, o] : by_algorithm)
+      if (algo == O::kAlgorithm) {
+        o = std::move(kept);
+        return *this;
+      }
+    by_algorithm.emplace_back(O::kAlgorithm, std::move(kept));
+    return *this;
+  }
+  // Algorithm O::kAlgorithm's options: those set, else O's defaults.
+  template <class O>
+  const O& get() const {
+    for (const auto& [algo, o] : by_algorithm)
+      if (algo == O::kAlgorithm) return *static_cast<const O*>(o.get());
+    static const O defaults{};
+    return defaults;
+  }
 };
 
 // Alpha-beta-gamma cost: t = alpha * a + beta * n * B + gamma * n * G for a message of n
@@ -100,23 +105,6 @@ class Algorithm {
   // busbw compares algorithms on one scale.
   double busbw_factor(Collective c, int nranks) const { return commscope::busbw_factor(c, nranks); }
 };
-
-// The shm algorithm's node segment, per rank and whatever the array: `slots` slots of
-// `slot_bytes` (a step uses AlgoOptions::shm_chunk_bytes of one) and a page of flags.
-struct ShmSegmentShape {
-  std::size_t slot_bytes = 0;
-  int slots = 0;
-  std::size_t flag_bytes = 0;
-  std::size_t per_rank() const { return static_cast<std::size_t>(slots) * slot_bytes + flag_bytes; }
-};
-ShmSegmentShape shm_segment_shape();
-// The shm allreduce/reduce switch that `options` gives on a node of `node_ranks` ranks: the
-// explicit value, else 64 KiB for 2 ranks or oversubscribed ranks (one-shot's single handoff
-// per step wins while its reduction stays small; a second handoff costs a context switch when
-// ranks share cores), 4 KiB for 3 ranks and 2 KiB from 4 on (one-shot reads p slots per output
-// element; two-shot wins from 2-4 KiB at 3 to 8 ranks on their own cores). Measurements:
-// docs/collectives.md.
-std::size_t shm_two_shot_switch(const AlgoOptions& options, int node_ranks, bool oversubscribed);
 
 // The hier algorithm's cost on `nodes` nodes of `per_node` ranks each, in two levels: `intra`
 // in shm's terms (a flag handoff, B and G per byte copied and reduced in memory), `inter` in the
