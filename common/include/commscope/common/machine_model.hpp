@@ -7,7 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace commscope {
@@ -40,5 +43,56 @@ struct NodeModel {
 struct MachineModel {
   std::vector<NodeModel> nodes;  // in the order of the nodes' first ranks
 };
+
+// ---------------------------------------------------------------------------- text form
+// One line per node, `node` then key=value fields (docs/bench.md, "The machine model"):
+//
+//   node host=host1 ranks=2 cpus=4 gpus=0 copy=9.8GB/s copy.source=measured
+//        copy.detail="memcpy 256 MiB, best of 4" nic=0.125GB/s nic.source=user ...
+//
+// keys: host, ranks, cpus, gpus, and per rate (copy, intra, nic, nic_measured) the rate with its
+// unit, RATE.source (none measured system user doctor) and RATE.detail. A value with blanks,
+// quotes, '#' or '=' is double-quoted with \" and \\ escapes; '#' starts a comment outside quotes.
+// The same text is the machine file a user writes: any subset of the fields, `host=*` for every
+// node, a rate without a source taken as the user's.
+
+// Bad text or a bad rate: what and where, one line ("line 3: unknown key 'nics'").
+struct MachineModelError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+std::string_view to_string(FigureSource s);
+
+// A rate as people write it, in GB/s (1e9 bytes/s): tc's bits per second (100mbit, 1gbit,
+// 25gbit, also 10Gb/s, 200Gbit) or bytes with a slash (12.5GB/s, 900MB/s). Throws
+// MachineModelError for anything else, zero or negative.
+double parse_rate(std::string_view text);
+// "12.5GB/s": the shortest text parse_rate reads back as the same double.
+std::string rate_text(double gbytes_per_s);
+
+// One line of a machine file: the host it names ("*": every node) and its fields as written.
+struct MachineEntry {
+  std::string host;
+  std::vector<std::pair<std::string, std::string>> fields;  // key, value (unquoted), host left out
+  int line = 0;
+};
+
+// Parses the text form. Throws MachineModelError naming the line for a line not starting with
+// `node`, an unknown key, a bad value, a missing host. `unknown_keys_ok`: keys of a later version
+// are skipped (reading a file's header) instead of refused (a user's file).
+std::vector<MachineEntry> parse_machine_entries(std::string_view text, bool unknown_keys_ok = false);
+
+// Sets a node's fields from an entry; a rate given without a source is the user's, with
+// `origin` ("--machine m.txt line 3") as its detail unless the entry gives one. Throws
+// MachineModelError for a bad value.
+void apply_entry(NodeModel& node, const MachineEntry& entry, const std::string& origin);
+
+// Whether an entry names this node: "*", the same name, or the same name up to the first '.'.
+bool entry_names(const MachineEntry& entry, std::string_view host);
+
+// The model's text form, and back (one node per entry; the reader of a file's header skips
+// unknown keys). to_text(from_text(t)) == t for any text to_text wrote.
+std::string to_text(const MachineModel& model);
+MachineModel from_text(std::string_view text);
 
 }  // namespace commscope

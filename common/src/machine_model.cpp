@@ -1,0 +1,271 @@
+// The machine model's text form (machine_model.hpp): one line per node, key=value fields, and the
+// rates people write (tc's bits, bytes with a slash).
+#include "commscope/common/machine_model.hpp"
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <system_error>
+
+namespace commscope {
+namespace {
+
+[[noreturn]] void fail(int line, const std::string& what) {
+  throw MachineModelError(line > 0 ? "line " + std::to_string(line) + ": " + what : what);
+}
+
+// The rate fields of a node, by key.
+struct RateKey {
+  std::string_view key;
+  Rate NodeModel::*rate;
+};
+constexpr std::array<RateKey, 4> kRates{{{"copy", &NodeModel::copy},
+                                         {"intra", &NodeModel::intra},
+                                         {"nic", &NodeModel::nic},
+                                         {"nic_measured", &NodeModel::nic_measured}}};
+struct CountKey {
+  std::string_view key;
+  int NodeModel::*count;
+};
+constexpr std::array<CountKey, 3> kCounts{
+    {{"ranks", &NodeModel::ranks}, {"cpus", &NodeModel::cpus}, {"gpus", &NodeModel::gpus}}};
+
+constexpr std::array<std::string_view, 5> kSources{"none", "measured", "system", "user", "doctor"};
+
+// A rate's unit: its name and GB/s per one of it. Bits are tc's (SI: 1gbit = 1e9 bit/s).
+struct Unit {
+  std::string_view name;
+  double gbytes_per_s;
+};
+constexpr std::array<Unit, 14> kUnits{{{"bit", 1e-9 / 8},
+                                       {"kbit", 1e-6 / 8},
+                                       {"mbit", 1e-3 / 8},
+                                       {"gbit", 1.0 / 8},
+                                       {"tbit", 1e3 / 8},
+                                       {"Kb/s", 1e-6 / 8},
+                                       {"Mb/s", 1e-3 / 8},
+                                       {"Gb/s", 1.0 / 8},
+                                       {"Tb/s", 1e3 / 8},
+                                       {"B/s", 1e-9},
+                                       {"KB/s", 1e-6},
+                                       {"MB/s", 1e-3},
+                                       {"GB/s", 1.0},
+                                       {"TB/s", 1e3}}};
+
+bool same_unit(std::string_view written, std::string_view unit) {
+  // tc's names are case-insensitive (1Gbit); the slashed ones tell bits (b) from bytes (B).
+  if (unit.find('/') != std::string_view::npos) return written == unit;
+  if (written.size() != unit.size()) return false;
+  for (std::size_t i = 0; i < unit.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(written[i])) != unit[i]) return false;
+  return true;
+}
+
+bool needs_quotes(std::string_view v) {
+  if (v.empty()) return true;
+  for (char c : v)
+    if (std::isspace(static_cast<unsigned char>(c)) || c == '"' || c == '\\' || c == '#' || c == '=') return true;
+  return false;
+}
+
+std::string quoted(std::string_view v) {
+  if (!needs_quotes(v)) return std::string(v);
+  std::string out = "\"";
+  for (char c : v) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + '"';
+}
+
+int parse_count(std::string_view key, const std::string& v, int line) {
+  int n = -1;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || end != v.data() + v.size() || n < 0)
+    fail(line, std::string(key) + "=" + v + ": expected a count (0 or more)");
+  return n;
+}
+
+FigureSource parse_source(std::string_view key, const std::string& v, int line) {
+  for (std::size_t i = 0; i < kSources.size(); ++i)
+    if (v == kSources[i]) return static_cast<FigureSource>(i);
+  fail(line, std::string(key) + "=" + v + ": expected none, measured, system, user or doctor");
+}
+
+// The fields of one line after `node`: key=value tokens, values maybe quoted.
+std::vector<std::pair<std::string, std::string>> split_fields(std::string_view s, int line) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::size_t i = 0;
+  while (true) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    if (i == s.size() || s[i] == '#') break;
+    const std::size_t eq = s.find('=', i);
+    const std::size_t blank = s.find_first_of(" \t", i);
+    if (eq == std::string_view::npos || eq > blank) {
+      std::string what(1, '\'');
+      what.append(s.substr(i, blank == std::string_view::npos ? s.npos : blank - i)).append("': expected key=value");
+      fail(line, what);
+    }
+    std::string key(s.substr(i, eq - i)), value;
+    i = eq + 1;
+    if (i < s.size() && s[i] == '"') {
+      for (++i;; ++i) {
+        if (i >= s.size()) fail(line, key + ": unterminated quote");
+        if (s[i] == '"') break;
+        if (s[i] == '\\' && i + 1 < s.size()) {
+          ++i;
+          value += s[i] == 'n' ? '\n' : s[i];
+        } else {
+          value += s[i];
+        }
+      }
+      ++i;
+    } else {
+      while (i < s.size() && !std::isspace(static_cast<unsigned char>(s[i])) && s[i] != '#') value += s[i++];
+    }
+    out.emplace_back(std::move(key), std::move(value));
+  }
+  return out;
+}
+
+bool known_key(std::string_view key) {
+  for (const CountKey& c : kCounts)
+    if (key == c.key) return true;
+  for (const RateKey& r : kRates) {
+    if (key == r.key) return true;
+    if (key.starts_with(r.key) && (key.substr(r.key.size()) == ".source" || key.substr(r.key.size()) == ".detail"))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string_view to_string(FigureSource s) {
+  const auto i = static_cast<std::size_t>(s);
+  return i < kSources.size() ? kSources[i] : "?";
+}
+
+double parse_rate(std::string_view text) {
+  const std::string t(text);
+  double v = 0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  const std::string_view unit(end, static_cast<std::size_t>(t.data() + t.size() - end));
+  const std::string usage = " (a rate like 1gbit, 100mbit, 25Gb/s or 12.5GB/s)";
+  if (ec != std::errc() || end == t.data()) throw MachineModelError("bad rate '" + t + "'" + usage);
+  if (unit.empty()) throw MachineModelError("rate '" + t + "' has no unit" + usage);
+  for (const Unit& u : kUnits) {
+    if (!same_unit(unit, u.name)) continue;
+    if (!(v > 0) || !std::isfinite(v)) throw MachineModelError("rate '" + t + "' must be positive");
+    return v * u.gbytes_per_s;
+  }
+  throw MachineModelError("rate '" + t + "': unknown unit '" + std::string(unit) + "'" + usage);
+}
+
+std::string rate_text(double gbytes_per_s) {
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, gbytes_per_s);
+  return std::string(buf, ec == std::errc() ? end : buf) + "GB/s";
+}
+
+std::vector<MachineEntry> parse_machine_entries(std::string_view text, bool unknown_keys_ok) {
+  std::vector<MachineEntry> out;
+  int line = 0;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    std::size_t nl = text.find('\n', at);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view s = text.substr(at, nl - at);
+    at = nl + 1;
+    ++line;
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    if (s.empty() || s.front() == '#') continue;
+    if (!s.starts_with("node") || (s.size() > 4 && !std::isspace(static_cast<unsigned char>(s[4]))))
+      fail(line, "expected 'node host=NAME key=value ...'");
+    MachineEntry e;
+    e.line = line;
+    for (auto& [k, v] : split_fields(s.substr(4), line)) {
+      if (k == "host") {
+        if (v.empty()) fail(line, "host= is empty");
+        e.host = v;
+      } else if (known_key(k)) {
+        e.fields.emplace_back(k, v);
+      } else if (!unknown_keys_ok) {
+        fail(line, "unknown key '" + k +
+                       "' (host ranks cpus gpus, copy intra nic nic_measured and their .source and .detail)");
+      }
+    }
+    if (e.host.empty()) fail(line, "no host= (a host name, or * for every node)");
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void apply_entry(NodeModel& node, const MachineEntry& entry, const std::string& origin) {
+  // Rates first, then their sources and details, whatever the order written.
+  for (const auto& [k, v] : entry.fields) {
+    for (const CountKey& c : kCounts)
+      if (k == c.key) node.*c.count = parse_count(k, v, entry.line);
+    for (const RateKey& r : kRates) {
+      if (k != r.key) continue;
+      try {
+        (node.*r.rate).gbytes_per_s = parse_rate(v);
+      } catch (const MachineModelError& e) {
+        fail(entry.line, k + "=" + v + ": " + e.what());
+      }
+      (node.*r.rate).source = FigureSource::user;
+      (node.*r.rate).detail = origin;
+    }
+  }
+  for (const auto& [k, v] : entry.fields) {
+    for (const RateKey& r : kRates) {
+      if (!k.starts_with(r.key)) continue;
+      const std::string_view rest = std::string_view(k).substr(r.key.size());
+      if (rest == ".source") (node.*r.rate).source = parse_source(k, v, entry.line);
+      if (rest == ".detail") (node.*r.rate).detail = v;
+    }
+  }
+}
+
+bool entry_names(const MachineEntry& entry, std::string_view host) {
+  if (entry.host == "*" || entry.host == host) return true;
+  auto shortname = [](std::string_view h) { return h.substr(0, h.find('.')); };
+  return shortname(entry.host) == shortname(host);
+}
+
+std::string to_text(const MachineModel& model) {
+  std::string out;
+  for (const NodeModel& n : model.nodes) {
+    out += "node host=" + quoted(n.host);
+    for (const CountKey& c : kCounts) out.append(" ").append(c.key).append("=").append(std::to_string(n.*c.count));
+    for (const RateKey& r : kRates) {
+      const Rate& rate = n.*r.rate;
+      if (rate.source == FigureSource::none && rate.gbytes_per_s == 0 && rate.detail.empty()) continue;
+      const std::string key(r.key);
+      if (rate.gbytes_per_s > 0) out += " " + key + "=" + rate_text(rate.gbytes_per_s);
+      out += " " + key + ".source=" + std::string(to_string(rate.source));
+      if (!rate.detail.empty()) out += " " + key + ".detail=" + quoted(rate.detail);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+MachineModel from_text(std::string_view text) {
+  MachineModel model;
+  for (const MachineEntry& e : parse_machine_entries(text, true)) {
+    NodeModel node;
+    node.host = e.host;
+    apply_entry(node, e, "");
+    model.nodes.push_back(std::move(node));
+  }
+  return model;
+}
+
+}  // namespace commscope

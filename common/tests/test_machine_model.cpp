@@ -1,0 +1,151 @@
+// The machine model's text form: rates as people write them, a round trip of every field, and a
+// user's machine file (any subset, `*` for every node, refusals naming the line).
+#include <gtest/gtest.h>
+
+#include "commscope/common/machine_model.hpp"
+
+namespace commscope {
+namespace {
+
+TEST(MachineRate, TcBitsAndSlashedBytes) {
+  EXPECT_DOUBLE_EQ(parse_rate("1gbit"), 0.125);
+  EXPECT_DOUBLE_EQ(parse_rate("100mbit"), 0.0125);
+  EXPECT_DOUBLE_EQ(parse_rate("25Gbit"), 3.125);
+  EXPECT_DOUBLE_EQ(parse_rate("200Gb/s"), 25);
+  EXPECT_DOUBLE_EQ(parse_rate("12.5GB/s"), 12.5);
+  EXPECT_DOUBLE_EQ(parse_rate("900MB/s"), 0.9);
+  EXPECT_DOUBLE_EQ(parse_rate("1tbit"), 125);
+}
+
+TEST(MachineRate, Refusals) {
+  for (const char* bad : {"", "1", "gbit", "-1gbit", "0gbit", "1gbps", "1 gbit", "1gb/s", "nangbit", "1e999gbit"})
+    EXPECT_THROW(parse_rate(bad), MachineModelError) << bad;
+  try {
+    parse_rate("10");
+    FAIL();
+  } catch (const MachineModelError& e) {
+    EXPECT_STREQ(e.what(), "rate '10' has no unit (a rate like 1gbit, 100mbit, 25Gb/s or 12.5GB/s)");
+  }
+}
+
+TEST(MachineRate, TextReadsBackExactly) {
+  for (double v : {0.125, 9.812345678901234, 1e-7, 123456.75, 1.0 / 3}) EXPECT_EQ(parse_rate(rate_text(v)), v);
+  EXPECT_EQ(rate_text(12.5), "12.5GB/s");
+}
+
+MachineModel two_nodes() {
+  MachineModel m;
+  NodeModel a;
+  a.host = "host1", a.ranks = 2, a.cpus = 4, a.gpus = 0;
+  a.copy = {9.812345678901234, FigureSource::measured, "memcpy 256 MiB, best of 4"};
+  a.intra = {9.812345678901234, FigureSource::measured, "shm: the copy rate"};
+  a.nic = {1.25, FigureSource::system, "eth0 10000 Mb/s"};
+  a.nic_measured = {0.116, FigureSource::doctor, "doctor: \"median\" = of 3 pairs # \\ best pass\nnext"};
+  NodeModel b;
+  b.host = "host 2";  // a blank in a name is quoted
+  b.ranks = 1, b.cpus = 8, b.gpus = 2;
+  b.nic = {0, FigureSource::none, "eth0 speed -1"};
+  m.nodes = {a, b};
+  return m;
+}
+
+void expect_same(const Rate& x, const Rate& y) {
+  EXPECT_EQ(x.gbytes_per_s, y.gbytes_per_s);
+  EXPECT_EQ(x.source, y.source);
+  EXPECT_EQ(x.detail, y.detail);
+}
+
+TEST(MachineText, RoundTrip) {
+  const MachineModel m = two_nodes();
+  const std::string text = to_text(m);
+  const MachineModel back = from_text(text);
+  ASSERT_EQ(back.nodes.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const NodeModel &x = m.nodes[i], &y = back.nodes[i];
+    EXPECT_EQ(x.host, y.host);
+    EXPECT_EQ(x.ranks, y.ranks);
+    EXPECT_EQ(x.cpus, y.cpus);
+    EXPECT_EQ(x.gpus, y.gpus);
+    expect_same(x.copy, y.copy);
+    expect_same(x.intra, y.intra);
+    expect_same(x.nic, y.nic);
+    expect_same(x.nic_measured, y.nic_measured);
+  }
+  EXPECT_EQ(to_text(back), text);
+  EXPECT_FALSE(back.nodes[1].nic.known());
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "node host=host1 ranks=2 cpus=4 gpus=0 copy=9.812345678901234GB/s copy.source=measured "
+            "copy.detail=\"memcpy 256 MiB, best of 4\" intra=9.812345678901234GB/s intra.source=measured "
+            "intra.detail=\"shm: the copy rate\" nic=1.25GB/s nic.source=system nic.detail=\"eth0 10000 Mb/s\" "
+            "nic_measured=0.116GB/s nic_measured.source=doctor nic_measured.detail=\"doctor: \\\"median\\\" = of 3 "
+            "pairs # \\\\ best pass\\nnext\"");
+  EXPECT_TRUE(from_text("").nodes.empty());
+}
+
+TEST(MachineText, LaterKeysSkippedInAHeader) {
+  const MachineModel m = from_text("node host=a cpus=2 nic_lanes=4\n");
+  ASSERT_EQ(m.nodes.size(), 1u);
+  EXPECT_EQ(m.nodes[0].cpus, 2);
+  EXPECT_THROW(parse_machine_entries("node host=a nic_lanes=4\n"), MachineModelError);
+}
+
+TEST(MachineFile, AnySubsetStarAndUsersRates) {
+  const char* file =
+      "# the cluster\n"
+      "\n"
+      "node host=* nic=1gbit   # every node\n"
+      "  node host=host2.cluster nic=100mbit nic.detail=\"shaped by tc\"\n"
+      "node host=host3 copy=5GB/s copy.source=measured cpus=16\n";
+  const std::vector<MachineEntry> entries = parse_machine_entries(file);
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[1].line, 4);
+  MachineModel m = two_nodes();
+  NodeModel h2;
+  h2.host = "host2";
+  m.nodes.push_back(h2);
+  for (NodeModel& n : m.nodes)
+    for (const MachineEntry& e : entries)
+      if (entry_names(e, n.host)) apply_entry(n, e, "--machine f line " + std::to_string(e.line));
+  EXPECT_DOUBLE_EQ(m.nodes[0].nic.gbytes_per_s, 0.125);
+  EXPECT_EQ(m.nodes[0].nic.source, FigureSource::user);
+  EXPECT_EQ(m.nodes[0].nic.detail, "--machine f line 3");
+  EXPECT_EQ(m.nodes[0].cpus, 4);  // not given: as detected
+  EXPECT_EQ(m.nodes[0].copy.source, FigureSource::measured);
+  EXPECT_DOUBLE_EQ(m.nodes[2].nic.gbytes_per_s, 0.0125);  // the host's line after the `*` line
+  EXPECT_EQ(m.nodes[2].nic.detail, "shaped by tc");
+  EXPECT_FALSE(entry_names(entries[2], "host2"));
+  EXPECT_TRUE(entry_names(entries[1], "host2"));
+}
+
+TEST(MachineFile, RefusalsNameTheLine) {
+  auto message = [](const char* text) {
+    try {
+      (void)parse_machine_entries(text);
+    } catch (const MachineModelError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message("node host=a\nnode nic=1gbit\n"), "line 2: no host= (a host name, or * for every node)");
+  EXPECT_EQ(message("host=a\n"), "line 1: expected 'node host=NAME key=value ...'");
+  EXPECT_EQ(message("nodes host=a\n"), "line 1: expected 'node host=NAME key=value ...'");
+  EXPECT_EQ(message("node host=a nics=1gbit\n"),
+            "line 1: unknown key 'nics' (host ranks cpus gpus, copy intra nic nic_measured and their .source and "
+            ".detail)");
+  EXPECT_EQ(message("node host=a nic\n"), "line 1: 'nic': expected key=value");
+  EXPECT_EQ(message("node host=a nic.detail=\"open\n"), "line 1: nic.detail: unterminated quote");
+  NodeModel n;
+  const MachineEntry bad_rate = parse_machine_entries("\nnode host=a nic=1gbps\n").at(0);
+  try {
+    apply_entry(n, bad_rate, "");
+    FAIL();
+  } catch (const MachineModelError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "line 2: nic=1gbps: rate '1gbps': unknown unit 'gbps' (a rate like 1gbit, 100mbit, 25Gb/s or 12.5GB/s)");
+  }
+  for (const char* text : {"node host=a cpus=-1\n", "node host=a gpus=two\n", "node host=a nic.source=guess\n"})
+    EXPECT_THROW(apply_entry(n, parse_machine_entries(text).at(0), ""), MachineModelError) << text;
+}
+
+}  // namespace
+}  // namespace commscope
