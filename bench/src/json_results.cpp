@@ -10,6 +10,7 @@
 
 #include "commscope/collectives/error.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
+#include "commscope/common/machine_model.hpp"
 #include "commscope/common/stop_signals.hpp"
 #include "measure.hpp"
 #include "table.hpp"
@@ -130,6 +131,7 @@ JsonResults::JsonResults(const std::string& path, const Options& o, const Enviro
   json_.key("device").value(o.device);
   json_.key("blocking").value(o.blocking);
   json_.key("unalign").value(o.unalign);
+  if (!env.machine_model.empty()) machine_model(from_text(env.machine_model));
   json_.end_object();
 
   json_.key("results").begin_list();
@@ -157,6 +159,35 @@ void close_json_results_now() noexcept {
   if (fd < 0) return;
   const ssize_t written = ::write(fd, g_tail, g_tail_len);
   (void)written;  // nothing more can be done from a signal handler
+}
+
+// config.machine_model: the nodes of the model, each rate as GB/s with its source and detail (null
+// GB/s where not known).
+void JsonResults::machine_model(const MachineModel& m) {
+  json_.key("machine_model").begin_list();
+  for (const NodeModel& n : m.nodes) {
+    json_.begin_object();
+    json_.key("host").value(n.host);
+    json_.key("ranks").value(n.ranks);
+    json_.key("cpus").value(n.cpus);
+    json_.key("gpus").value(n.gpus);
+    for (const auto& [name, rate] : {std::pair<const char*, const Rate*>{"copy", &n.copy},
+                                     {"intra", &n.intra},
+                                     {"nic", &n.nic},
+                                     {"nic_measured", &n.nic_measured}}) {
+      json_.key(name).begin_object();
+      json_.key("GBps");
+      if (rate->known())
+        json_.value(rate->gbytes_per_s);
+      else
+        json_.null();
+      json_.key("source").value(std::string(to_string(rate->source)));
+      json_.key("detail").value(rate->detail);
+      json_.end_object();
+    }
+    json_.end_object();
+  }
+  json_.end_list();
 }
 
 void JsonResults::side(const ResultRow& r) {

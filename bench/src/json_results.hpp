@@ -74,6 +74,7 @@ class JsonResults {
 
  private:
   void side(const ResultRow& r);
+  void machine_model(const MachineModel& m);
   void per_iter(const ResultRow& r, const Samples& s);
   void footer(const std::string& error);
   void prepare_tail();

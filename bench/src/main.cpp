@@ -30,6 +30,7 @@
 #include "commscope/common/stop_signals.hpp"
 #include "disk_space.hpp"
 #include "json_results.hpp"
+#include "machine_detect.hpp"
 #include "measure.hpp"
 #include "osu_run.hpp"
 #include "results.hpp"
@@ -161,6 +162,8 @@ class Bench {
     cases_ = make_cases(o_, comm_.size(), *backend_);
     check_host_memory();
     env_ = capture_environment(MPI_COMM_WORLD, argc, argv);
+    machine_ = make_machine_model();
+    if (rank_ == 0) env_.machine_model = to_text(machine_);
     open_output_files();
     // Our algorithms throw TimeoutError at T; the watchdog is the backstop for blocking
     // MPI/NCCL calls and a little later, so the more precise message wins when both fire.
@@ -170,6 +173,8 @@ class Bench {
   int run(char* argv0) {
     if (rank_ == 0) {
       print_environment(stdout, env_, "commscope-bench");
+      for (const std::string& line : machine_lines(machine_)) std::printf("%s\n", line.c_str());
+      for (const std::string& w : machine_warnings_) std::printf("# machine: WARNING: %s\n", w.c_str());
       std::printf(
           "# device %s, %d ranks, sizes %zu..%zu B (%zu sizes), %s iterations, %d warm-up, %d checked, "
           "time = %s over ranks, timeout %g s\n",
@@ -272,6 +277,22 @@ class Bench {
                             memory_text(static_cast<long long>(largest)) + " need about " + bytes_text(need) +
                             " on each rank (send and receive buffers, growth and scratch; " +
                             std::to_string(comm_.local_size()) + " on a node), " + over);
+  }
+
+  // The machine the rows are set against (docs/bench.md, "The machine model"): detected on every
+  // node, then the doctor's pairs (--doctor) and the user's figures (--machine, --link-rate) over
+  // it; complete on rank 0 only. A doctor file that cannot be read ends every rank alike, before
+  // anything is measured.
+  MachineModel make_machine_model() {
+    std::vector<MachineEntry> entries;
+    std::vector<std::string> origins;
+    if (!o_.doctor_file.empty()) entries = doctor_link_entries(o_.doctor_file);
+    origins.assign(entries.size(), "--doctor " + o_.doctor_file);
+    entries.insert(entries.end(), o_.machine_entries.begin(), o_.machine_entries.end());
+    origins.insert(origins.end(), o_.machine_origins.begin(), o_.machine_origins.end());
+    MachineModel m = detect_machine(comm_.mpi_comm(), o_.device, o_.timeout_s);
+    if (rank_ == 0) machine_warnings_ = apply_entries(m, entries, origins);
+    return m;
   }
 
   // Whether every case runs the same algorithm (as under nccl-tests' names without --algo): the
@@ -456,6 +477,8 @@ class Bench {
   std::unique_ptr<Backend> backend_;
   std::vector<Case> cases_;
   Environment env_;
+  MachineModel machine_;                       // rank 0's; empty elsewhere
+  std::vector<std::string> machine_warnings_;  // entries naming no host of the run
   std::unique_ptr<ResultsFile> file_;
   std::unique_ptr<JsonResults> json_;
   std::unique_ptr<Watchdog> dog_;

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cmath>
+#include <fstream>
 #include <iomanip>
 #include <sstream>
 
@@ -222,6 +223,8 @@ struct RawFlags {
   std::string stall_bytes = "0", kill_bytes = "0", colls, minb = "8", maxb = "64M", step, types = "f32", ops = "sum",
               combine = "max", algos = "all";
   std::string shm_chunk, shm_two_shot = "auto", shm_direct = "never", shm_adapt = "256K";
+  std::vector<std::string> link_rates;
+  std::string machine_file;
   long long unalign = 0;
   CLI::Option* algo_flag = nullptr;
   CLI::Option* transport = nullptr;
@@ -297,6 +300,51 @@ void add_run_options(CLI::App& app, Options& o, RawFlags& r) {
          "call takes the segment or the direct reads, whichever measured faster at its size; never: always the "
          "segment")
       ->capture_default_str();
+}
+
+// The machine the results are set against: what detection cannot know, or gets wrong.
+void add_machine_options(CLI::App& app, Options& o, RawFlags& r) {
+  app.add_option("--link-rate", r.link_rates,
+                 "HOST=RATE: the nominal rate of HOST's link to the other nodes (* for every host; RATE like tc's "
+                 "1gbit, 100mbit, 25gbit, or 12.5GB/s), over what the system says; repeatable");
+  app.add_option("--machine", r.machine_file,
+                 "machine file: lines 'node host=NAME key=value ...' completing or overriding the detected model "
+                 "(docs/bench.md, \"The machine model\")");
+  app.add_option("--doctor", o.doctor_file, "commscope-doctor file: its measured pairs give each host's link rate");
+}
+
+// --machine FILE's lines and each --link-rate as entries over the detected model, every value checked.
+void apply_machine(const RawFlags& r, Options& o) {
+  NodeModel scratch;  // the values are checked by applying them once
+  if (!r.machine_file.empty()) {
+    std::ifstream in(r.machine_file);
+    if (!in) throw InvalidArgument("--machine '" + r.machine_file + "': cannot read it");
+    std::stringstream text;
+    text << in.rdbuf();
+    try {
+      for (MachineEntry& e : parse_machine_entries(text.str())) {
+        const std::string origin = "--machine " + r.machine_file + " line " + std::to_string(e.line);
+        apply_entry(scratch, e, origin);
+        o.machine_entries.push_back(std::move(e));
+        o.machine_origins.push_back(origin);
+      }
+    } catch (const MachineModelError& e) {
+      throw InvalidArgument("--machine " + r.machine_file + ": " + e.what());
+    }
+  }
+  for (const std::string& l : r.link_rates) {
+    const std::size_t eq = l.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InvalidArgument("--link-rate '" + l + "': expected HOST=RATE (HOST or *; RATE like 1gbit or 12.5GB/s)");
+    MachineEntry e{l.substr(0, eq), {{"nic", l.substr(eq + 1)}}, 0};
+    try {
+      (void)parse_rate(e.fields[0].second);
+    } catch (const MachineModelError& err) {
+      throw InvalidArgument("--link-rate '" + l + "': " + err.what());
+    }
+    o.machine_entries.push_back(std::move(e));
+    o.machine_origins.push_back("--link-rate " + l);
+  }
 }
 
 // Testing aids, hidden from --help.
@@ -386,6 +434,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
   RawFlags raw;
   add_sweep_options(app, o, raw);
   add_run_options(app, o, raw);
+  add_machine_options(app, o, raw);
   add_nccl_tests_flags(app, raw.nccl_tests);
   add_debug_options(app, o, raw);
 
@@ -395,6 +444,7 @@ ParseResult parse_options(int argc, const char* const* argv) {
   try {
     apply_sweep(app, raw, o);
     apply_run(raw, o);
+    apply_machine(raw, o);
   } catch (const Error& e) {
     result.exit_code = 2;
     result.message = std::string("commscope-bench: ") + e.what();

@@ -84,6 +84,7 @@ ResultsFile::ResultsFile(const std::string& path, const Options& o, const Enviro
   meta.set_attr("tool", std::string("commscope-bench"));
   meta.set_attr("status", std::string("running"));  // until finish(): a file cut short says so
   for (const auto& [k, v] : env.fields) meta.set_attr(k, v);
+  if (!env.machine_model.empty()) meta.set_attr("machine_model", env.machine_model);
   meta.set_attr("nranks", nranks);
   meta.set_attr("device", o.device);
   if (o.device == "cuda") meta.set_attr("transport", o.transport);

@@ -13,6 +13,7 @@
 #include "commscope/collectives/algorithm.hpp"
 #include "commscope/collectives/shm_options.hpp"
 #include "commscope/collectives/types.hpp"
+#include "commscope/common/machine_model.hpp"
 
 namespace commscope::bench {
 
@@ -87,6 +88,12 @@ struct Options {
   int late_us = 0;
   std::int64_t free_bytes_override = -1;  // pretend the --out file system has this much room
   bool corrupt = false;
+  // The machine model's figures the user gives (docs/bench.md, "The machine model"), applied over
+  // the detected ones in order (later wins): the lines of --machine FILE, then each --link-rate
+  // HOST=RATE (a `nic` entry); machine_origins[i] names where entry i came from.
+  std::vector<MachineEntry> machine_entries;
+  std::vector<std::string> machine_origins;
+  std::string doctor_file;  // --doctor: a doctor file whose pairs give each host's nic_measured
   // Google Benchmark's own flags (--benchmark_*), passed through in order.
   std::vector<std::string> benchmark_flags;
   std::string command_line;

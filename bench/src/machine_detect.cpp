@@ -1,0 +1,257 @@
+// Detecting the machine model (machine_detect.hpp): sysfs and procfs readers, the host copy
+// probe, and the gathering of every node's figures to rank 0.
+#include "machine_detect.hpp"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <new>
+#include <sstream>
+#include <thread>
+
+#include "commscope/collectives/error.hpp"
+#include "commscope/collectives/mpi_transport.hpp"
+#include "commscope/common/timing.hpp"
+#include "machine_detect_cuda.hpp"
+
+namespace commscope::bench {
+namespace {
+
+std::string read_line(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::string line;
+  if (!in || !std::getline(in, line)) return {};
+  return line;
+}
+
+// Whether IPv4 address `addr` (network order) lies in "a.b.c.d/len".
+bool in_cidr(in_addr_t addr, const std::string& cidr) {
+  const std::size_t slash = cidr.find('/');
+  in_addr net{};
+  if (slash == std::string::npos || inet_pton(AF_INET, cidr.substr(0, slash).c_str(), &net) != 1) return false;
+  const int len = std::atoi(cidr.c_str() + slash + 1);
+  if (len < 0 || len > 32) return false;
+  const std::uint32_t mask = len == 0 ? 0 : ~std::uint32_t{0} << (32 - len);
+  return (ntohl(addr) & mask) == (ntohl(net.s_addr) & mask);
+}
+
+// The interface holding an IPv4 address in `cidr`; "" none.
+std::string interface_in(const std::string& cidr) {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return {};
+  std::string found;
+  for (ifaddrs* a = list; a && found.empty(); a = a->ifa_next)
+    if (a->ifa_addr && a->ifa_addr->sa_family == AF_INET &&
+        in_cidr(reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr.s_addr, cidr))
+      found = a->ifa_name;
+  freeifaddrs(list);
+  return found;
+}
+
+// Sleeps in 1 ms steps until every rank of `comm` arrives (a rank polling in MPI would take the
+// CPU a copy probe on its node measures with).
+void idle_barrier(MPI_Comm comm, double timeout_s) {
+  MPI_Request req;
+  MPI_Ibarrier(comm, &req);
+  const double t0 = timing::now_s();
+  for (int done = 0; !done;) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (!done && timeout_s > 0 && timing::now_s() - t0 > timeout_s)
+      throw TimeoutError("detecting the machine: a rank stopped answering after " + std::to_string(timeout_s) + " s");
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+std::string processor_name() {
+  char name[MPI_MAX_PROCESSOR_NAME + 1] = {};
+  int len = 0;
+  if (MPI_Get_processor_name(name, &len) != MPI_SUCCESS || len <= 0) return "unknown";
+  return std::string(name, static_cast<std::size_t>(len));
+}
+
+// This node's figures (its first rank measures).
+NodeModel detect_node(const std::string& device) {
+  NodeModel n;
+  n.host = processor_name();
+  n.cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  n.gpus = detail::visible_gpus();
+  std::string why;
+  const std::string iface = traffic_interface(why);
+  n.nic = nic_rate("/sys", iface);
+  if (n.nic.source == FigureSource::system && !why.empty()) n.nic.detail += " (" + why + ")";
+  if (device == "cuda") {
+    detail::detect_device(n);
+    return n;
+  }
+  std::string copy_detail;
+  const double copy = host_copy_rate(copy_probe_bytes(), 4, copy_detail);
+  if (copy > 0) {
+    n.copy = {copy, FigureSource::measured, copy_detail};
+    n.intra = {copy, FigureSource::measured, "shm: the node's copy rate"};
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string default_route_interface(std::string_view proc_net_route) {
+  std::istringstream in{std::string(proc_net_route)};
+  std::string line;
+  std::getline(in, line);  // the column names
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string iface, dest;
+    if (f >> iface >> dest && dest == "00000000") return iface;
+  }
+  return {};
+}
+
+std::string traffic_interface(std::string& why) {
+  if (const char* include = std::getenv("OMPI_MCA_btl_tcp_if_include"); include && *include) {
+    std::istringstream items{std::string(include)};
+    for (std::string item; std::getline(items, item, ',');) {
+      if (item.find('/') == std::string::npos) {
+        why = "btl_tcp_if_include";
+        return item;
+      }
+      if (std::string iface = interface_in(item); !iface.empty()) {
+        why = "holds MPI's " + item;
+        return iface;
+      }
+    }
+  }
+  std::ifstream in("/proc/net/route");
+  std::stringstream text;
+  text << in.rdbuf();
+  why = "default route";
+  return default_route_interface(text.str());
+}
+
+Rate nic_rate(const std::string& sys, const std::string& iface) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  Rate best;
+  // InfiniBand (and RoCE) ports: MPI and NCCL take them where they are up.
+  for (const auto& dev : fs::directory_iterator(fs::path(sys) / "class/infiniband", ec)) {
+    std::error_code ec2;
+    for (const auto& port : fs::directory_iterator(dev.path() / "ports", ec2)) {
+      if (read_line(port.path() / "state").find("ACTIVE") == std::string::npos) continue;
+      const std::string rate = read_line(port.path() / "rate");  // "200 Gb/sec (4X HDR)"
+      const double gbit = std::atof(rate.c_str());
+      if (gbit > 0 && gbit / 8 > best.gbytes_per_s)
+        best = {gbit / 8, FigureSource::system,
+                dev.path().filename().string() + " port " + port.path().filename().string() + " " + rate};
+    }
+  }
+  if (best.known()) return best;
+  if (iface.empty()) return {0, FigureSource::none, "no interface carries the traffic (no default route)"};
+  const std::string speed = read_line(fs::path(sys) / "class/net" / iface / "speed");
+  const long mbit = speed.empty() ? -1 : std::atol(speed.c_str());
+  if (mbit <= 0)
+    return {0, FigureSource::none, iface + ": speed " + (speed.empty() ? "not given" : speed) + " (not known)"};
+  return {static_cast<double>(mbit) / 8e3, FigureSource::system, iface + " " + std::to_string(mbit) + " Mb/s"};
+}
+
+std::size_t copy_probe_bytes() {
+  const long llc = std::max({sysconf(_SC_LEVEL3_CACHE_SIZE), sysconf(_SC_LEVEL2_CACHE_SIZE), 0L});
+  return std::clamp<std::size_t>(2 * static_cast<std::size_t>(llc), std::size_t{32} << 20, std::size_t{256} << 20);
+}
+
+double host_copy_rate(std::size_t bytes, int reps, std::string& detail) {
+  std::unique_ptr<std::byte[]> src, dst;
+  for (; bytes >= (std::size_t{1} << 20); bytes /= 2) {
+    try {
+      src.reset(new std::byte[bytes]);
+      dst.reset(new std::byte[bytes]);
+      break;
+    } catch (const std::bad_alloc&) {
+      src.reset(), dst.reset();
+    }
+  }
+  if (!dst) return 0;
+  std::memset(src.get(), 1, bytes);  // pages of its own, not the shared zero page
+  const double s = timing::best_seconds(
+      reps + 1, [&] { return timing::seconds_of([&] { std::memcpy(dst.get(), src.get(), bytes); }); });
+  detail = "memcpy " + std::to_string(bytes >> 20) + " MiB, best of " + std::to_string(reps);
+  return s > 0 && std::isfinite(s) ? static_cast<double>(bytes) / s / 1e9 : 0;
+}
+
+MachineModel detect_machine(MPI_Comm comm, const std::string& device, double timeout_s) {
+  int rank = 0, p = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &p);
+  // Nodes by host name; a node's first rank measures it.
+  const std::string host = processor_name();
+  char mine[MPI_MAX_PROCESSOR_NAME + 1] = {};
+  std::snprintf(mine, sizeof mine, "%s", host.c_str());
+  std::vector<char> names(static_cast<std::size_t>(p) * sizeof mine);
+  COMMSCOPE_MPI_CHECK(MPI_Allgather(mine, sizeof mine, MPI_CHAR, names.data(), sizeof mine, MPI_CHAR, comm));
+  auto name_of = [&](int r) { return std::string(&names[static_cast<std::size_t>(r) * sizeof mine]); };
+  int first = 0;
+  while (name_of(first) != host) ++first;
+  std::string text;
+  if (first == rank) text = to_text(MachineModel{{detect_node(device)}});
+  idle_barrier(comm, timeout_s);
+  // Rank 0 gathers the nodes' lines.
+  int len = static_cast<int>(text.size());
+  std::vector<int> lens(rank == 0 ? static_cast<std::size_t>(p) : 0), at(lens.size());
+  COMMSCOPE_MPI_CHECK(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm));
+  int total = 0;
+  for (std::size_t r = 0; r < lens.size(); ++r) at[r] = total, total += lens[r];
+  std::string all(static_cast<std::size_t>(total), '\0');
+  COMMSCOPE_MPI_CHECK(MPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), at.data(), MPI_CHAR, 0, comm));
+  if (rank != 0) return {};
+  MachineModel model = from_text(all);
+  for (NodeModel& n : model.nodes)
+    for (int r = 0; r < p; ++r) n.ranks += name_of(r) == n.host;
+  return model;
+}
+
+std::vector<std::string> machine_lines(const MachineModel& model) {
+  auto rate = [](const char* what, const Rate& r) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.3g GB/s", r.gbytes_per_s);
+    const std::string why = std::string(to_string(r.source)) + (r.detail.empty() ? "" : ": " + r.detail);
+    return std::string("; ") + what + " " + (r.known() ? std::string(buf) + " (" + why + ")" : "unknown (" + why + ")");
+  };
+  std::vector<std::string> out;
+  for (const NodeModel& n : model.nodes) {
+    std::string line = "# machine: " + n.host + ": " + std::to_string(n.ranks) + " ranks, " + std::to_string(n.cpus) +
+                       " CPUs, " + std::to_string(n.gpus) + " GPUs";
+    line += rate("copy", n.copy) + rate("intra", n.intra) + rate("nic", n.nic);
+    if (n.nic_measured.source != FigureSource::none) line += rate("nic measured", n.nic_measured);
+    out.push_back(line);
+  }
+  return out;
+}
+
+std::vector<std::string> apply_entries(MachineModel& model, const std::vector<MachineEntry>& entries,
+                                       const std::vector<std::string>& origins) {
+  std::vector<std::string> warnings;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    bool named = false;
+    for (NodeModel& n : model.nodes) {
+      if (!entry_names(entries[i], n.host)) continue;
+      apply_entry(n, entries[i], i < origins.size() ? origins[i] : std::string());
+      named = true;
+    }
+    if (!named)
+      warnings.push_back((i < origins.size() ? origins[i] : std::string("an entry")) + " names host '" +
+                         entries[i].host + "', which this run has not");
+  }
+  return warnings;
+}
+
+}  // namespace commscope::bench

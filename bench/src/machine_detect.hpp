@@ -1,0 +1,60 @@
+// The machine model of a run, detected on each node and gathered to rank 0 (docs/bench.md, "The
+// machine model"): host, online CPUs, visible GPUs, the memory copy rate (measured), the link
+// between a node's ranks (shm: the copy rate; GPUs: NVLink or PCIe from NVML) and the NIC's nominal
+// rate (/sys/class/infiniband's active ports, else the speed of the interface that carries the
+// traffic to the other nodes). What the system cannot say is left unknown with the reason in the
+// figure's detail; the user's --machine and --link-rate and the doctor's pairs complete it.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commscope/common/machine_model.hpp"
+
+namespace commscope::bench {
+
+// The interface whose default route /proc/net/route's text names (destination 00000000); "" none.
+std::string default_route_interface(std::string_view proc_net_route);
+
+// The interface MPI's TCP traffic takes: the first of Open MPI's btl_tcp_if_include list
+// (OMPI_MCA_btl_tcp_if_include: names, or CIDRs matched against this host's IPv4 addresses),
+// else the default route's. `why` says which rule picked it.
+std::string traffic_interface(std::string& why);
+
+// The node's link to the others from a sysfs tree (`sys` is "/sys", or a test's copy): the fastest
+// ACTIVE port under class/infiniband/*/ports/*/ (its rate file, "200 Gb/sec (4X HDR)"), else
+// class/net/IFACE/speed in Mb/s. Unknown (source none, the reason in detail) where the speed
+// is -1, unreadable, or there is no interface.
+Rate nic_rate(const std::string& sys, const std::string& iface);
+
+// Bytes copied per second (GB/s) by memcpy of `bytes` (the best of `reps` timed copies after one
+// untimed); smaller buffers are tried when `bytes` cannot be allocated. `detail` says what ran.
+double host_copy_rate(std::size_t bytes, int reps, std::string& detail);
+
+// The buffer the copy rate is measured on: twice the last-level cache, 32 to 256 MiB.
+std::size_t copy_probe_bytes();
+
+// Collective over `comm`: each node's first rank measures its node (the others wait asleep),
+// rank 0 receives every node, in the order of the nodes' first ranks (nodes are host names, as
+// MPI_Get_processor_name gives them). `device` "cuda": the copy is the device-to-device copy and
+// the intra-node link NVLink or PCIe (CUDA builds). The model is complete on rank 0 only.
+MachineModel detect_machine(MPI_Comm comm, const std::string& device, double timeout_s);
+
+// The user's figures over the detected ones, in order (later entries win): a warning for each
+// entry naming no host of the model, "" where every entry named one.
+std::vector<std::string> apply_entries(MachineModel& model, const std::vector<MachineEntry>& entries,
+                                       const std::vector<std::string>& origins);
+
+// --doctor FILE: one entry per host with its nic_measured from the file's pairs between hosts (the
+// best pass of each direction, a host pair's slower direction, the median over the host's
+// partners). Throws InvalidArgument naming the file when it cannot be read as a doctor file.
+std::vector<MachineEntry> doctor_link_entries(const std::string& path);
+
+// The model as the bench's header prints it: "# machine: host1: 2 ranks, 4 CPUs, ..." per node.
+std::vector<std::string> machine_lines(const MachineModel& model);
+
+}  // namespace commscope::bench

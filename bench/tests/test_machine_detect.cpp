@@ -1,0 +1,128 @@
+// The machine model's detection pieces and the user's sources: the default route, a NIC's rate
+// from a made-up sysfs tree, the copy probe, a doctor file's pairs per host, and entries applied
+// over a detected model.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "commscope/collectives/error.hpp"
+#include "doctor_file.hpp"
+#include "machine_detect.hpp"
+
+namespace commscope::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("machine-" + std::to_string(::getpid()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() { fs::remove_all(path); }
+  void write(const std::string& rel, const std::string& text) const {
+    fs::create_directories((path / rel).parent_path());
+    std::ofstream(path / rel) << text << "\n";
+  }
+};
+
+TEST(MachineDetect, DefaultRoute) {
+  const char* route =
+      "Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\n"
+      "ens1\t0002000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\n"
+      "eth0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\n";
+  EXPECT_EQ(default_route_interface(route), "eth0");
+  EXPECT_EQ(default_route_interface("Iface\tDestination\n"), "");
+}
+
+TEST(MachineDetect, NicRateFromSysfs) {
+  TempDir sys;
+  sys.write("class/net/veth0/speed", "10000");
+  sys.write("class/net/eth1/speed", "-1");
+  const Rate veth = nic_rate(sys.path, "veth0");
+  EXPECT_DOUBLE_EQ(veth.gbytes_per_s, 1.25);
+  EXPECT_EQ(veth.source, FigureSource::system);
+  EXPECT_EQ(veth.detail, "veth0 10000 Mb/s");
+  const Rate unknown = nic_rate(sys.path, "eth1");
+  EXPECT_FALSE(unknown.known());
+  EXPECT_EQ(unknown.detail, "eth1: speed -1 (not known)");
+  EXPECT_EQ(nic_rate(sys.path, "eth2").detail, "eth2: speed not given (not known)");
+  EXPECT_FALSE(nic_rate(sys.path, "").known());
+  // An active InfiniBand port wins over the Ethernet interface; a port that is down does not count.
+  sys.write("class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE");
+  sys.write("class/infiniband/mlx5_0/ports/1/rate", "200 Gb/sec (4X HDR)");
+  sys.write("class/infiniband/mlx5_1/ports/1/state", "1: DOWN");
+  sys.write("class/infiniband/mlx5_1/ports/1/rate", "400 Gb/sec (4X NDR)");
+  const Rate ib = nic_rate(sys.path, "veth0");
+  EXPECT_DOUBLE_EQ(ib.gbytes_per_s, 25);
+  EXPECT_EQ(ib.detail, "mlx5_0 port 1 200 Gb/sec (4X HDR)");
+}
+
+TEST(MachineDetect, CopyProbe) {
+  std::string detail;
+  EXPECT_GT(host_copy_rate(std::size_t{4} << 20, 2, detail), 0);
+  EXPECT_EQ(detail, "memcpy 4 MiB, best of 2");
+  EXPECT_GE(copy_probe_bytes(), std::size_t{32} << 20);
+  EXPECT_LE(copy_probe_bytes(), std::size_t{256} << 20);
+}
+
+// Three hosts, host3's link slow: pairs with host3 at 0.012 GB/s, the others at 0.116 (best of
+// two passes; one direction of host1-host2 slower in one pass only).
+TEST(MachineDetect, DoctorPairsPerHost) {
+  TempDir dir;
+  const std::string path = (dir.path / "doctor.h5").string();
+  {
+    doctor::File f(path, 3, 3);
+    std::vector<doctor::PairRow> rows;
+    auto pair = [&](int s, int d, int pass, double gbps) {
+      doctor::PairRow r;
+      r.src = s, r.dst = d, r.pass = pass;
+      h5::set_fixed(r.src_host, "host" + std::to_string(s + 1));
+      h5::set_fixed(r.dst_host, "host" + std::to_string(d + 1));
+      r.bandwidth_GBps = gbps;
+      rows.push_back(r);
+    };
+    pair(0, 1, 0, 0.116), pair(1, 0, 0, 0.05), pair(1, 0, 1, 0.116);
+    pair(0, 2, 0, 0.012), pair(2, 0, 0, 0.012), pair(1, 2, 0, 0.012), pair(2, 1, 0, 0.011);
+    f.add(rows);
+    f.finish("complete");
+  }
+  const std::vector<MachineEntry> entries = doctor_link_entries(path);
+  ASSERT_EQ(entries.size(), 3u);
+  MachineModel m;
+  for (const char* h : {"host1", "host2", "host3"}) {
+    NodeModel n;
+    n.host = h;
+    m.nodes.push_back(n);
+  }
+  EXPECT_TRUE(apply_entries(m, entries, {"d", "d", "d"}).empty());
+  EXPECT_DOUBLE_EQ(m.nodes[0].nic_measured.gbytes_per_s, (0.116 + 0.012) / 2);  // median of its 2 partners
+  EXPECT_DOUBLE_EQ(m.nodes[2].nic_measured.gbytes_per_s, (0.012 + 0.011) / 2);
+  EXPECT_EQ(m.nodes[2].nic_measured.source, FigureSource::doctor);
+  EXPECT_EQ(m.nodes[2].nic_measured.detail, "doctor doctor.h5: median of 2 host pairs (best pass, slower direction)");
+  EXPECT_THROW(doctor_link_entries((dir.path / "none.h5").string()), InvalidArgument);
+}
+
+TEST(MachineDetect, EntriesOverTheDetectedModel) {
+  MachineModel m;
+  NodeModel a, b;
+  a.host = "host1.cluster", a.ranks = 2, a.cpus = 4;
+  a.nic = {1.25, FigureSource::system, "veth0 10000 Mb/s"};
+  b.host = "host2";
+  m.nodes = {a, b};
+  const std::vector<MachineEntry> entries = parse_machine_entries(
+      "node host=* nic=1gbit\n"
+      "node host=host1 nic=100mbit\n"
+      "node host=host9 cpus=3\n");
+  const std::vector<std::string> warnings = apply_entries(m, entries, {"f line 1", "f line 2", "f line 3"});
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], "f line 3 names host 'host9', which this run has not");
+  EXPECT_DOUBLE_EQ(m.nodes[0].nic.gbytes_per_s, 0.0125);
+  EXPECT_EQ(m.nodes[0].nic.detail, "f line 2");
+  EXPECT_EQ(m.nodes[0].cpus, 4);
+  EXPECT_DOUBLE_EQ(m.nodes[1].nic.gbytes_per_s, 0.125);
+  EXPECT_EQ(m.nodes[1].nic.source, FigureSource::user);
+}
+
+}  // namespace
+}  // namespace commscope::bench
