@@ -403,6 +403,15 @@ std::string BenchFile::meta_value(const std::string& key) const {
   return value_of(meta, key);
 }
 
+MachineModel machine_model_of(const BenchFile& bench) {
+  const std::string text = bench.meta_value("machine_model");
+  try {
+    return from_text(text);
+  } catch (const MachineModelError& e) {
+    fail(bench.path, "/meta machine_model: " + std::string(e.what()));
+  }
+}
+
 BenchFile read_bench_file(const std::string& path) {
   return guarded(path, [&] { return read_bench(path); });
 }

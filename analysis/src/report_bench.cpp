@@ -191,6 +191,35 @@ void write_caveats(ReportWriter& w, const std::vector<BenchFile>& runs, const st
          " (a sweep of one -d and one -o is reported whole).");
 }
 
+// The machine the run was measured on, as its header records it (files written before the bench
+// recorded one have none, and no section): per node its counts and each figure with its source,
+// then what each figure is.
+void write_machine(ReportWriter& w, const BenchFile& run) {
+  const MachineModel m = machine_model_of(run);
+  if (m.nodes.empty()) return;
+  w.section("Machine");
+  Table t({"host", "ranks", "cpus", "gpus", "copy_GBps", "copy_source", "intra_GBps", "intra_source", "nic_GBps",
+           "nic_source", "nic_measured_GBps", "nic_measured_source"});
+  std::string details;
+  for (const NodeModel& n : m.nodes) {
+    std::vector<std::string> row{n.host, std::to_string(n.ranks), std::to_string(n.cpus), std::to_string(n.gpus)};
+    for (const auto& [name, r] : {std::pair<const char*, const Rate*>{"copy", &n.copy},
+                                  {"intra", &n.intra},
+                                  {"nic", &n.nic},
+                                  {"nic measured", &n.nic_measured}}) {
+      row.push_back(r->known() ? format_number(r->gbytes_per_s, 4) : "-");
+      row.push_back(std::string(to_string(r->source)));
+      if (!r->detail.empty()) details += (details.empty() ? "" : "; ") + n.host + " " + name + ": " + r->detail;
+    }
+    t.add(row);
+  }
+  w.text("The machine the rows are set against, from " + run.path +
+         "'s header (GB/s = 1e9 bytes/s in one direction; sources: measured by the bench, read from the system, "
+         "given by the user, measured by the doctor; - not known).");
+  w.table("machine", t);
+  if (!details.empty()) w.text("What each figure is: " + details + ".");
+}
+
 // Which algorithm is fastest: measured (sizes every algorithm has) and by the fits (on `grid`),
 // each only where the spread allows; nothing where ranks outnumbered CPUs (`oversubscribed`).
 void write_fastest(ReportWriter& w, const std::vector<Measured>& algos, const std::vector<double>& grid,
@@ -280,6 +309,7 @@ void report_bench(const std::vector<std::string>& files, const ReportOptions& op
            " GB/s, gamma " +
            (link->gamma_us_per_byte > 0 ? format_number(1e-3 / link->gamma_us_per_byte) + " GB/s" : "-") +
            " (reduction).");
+  write_machine(w, runs.front());
 
   Table fits({"collective", "algorithm", "regime", "from", "to", "sizes", "alpha_us", "bandwidth_GBps", "R2",
               "max_rel_error", "fit"});
@@ -389,7 +419,7 @@ void report_compare(const std::vector<std::string>& files, const ReportOptions& 
   w.section("Environment differences");
   w.text("Recorded settings that differ between the runs (per-launch identifiers such as job ids left out).");
   std::map<std::string, std::vector<std::string>> values;
-  const std::set<std::string> skip{"command_line", "date"};
+  const std::set<std::string> skip{"command_line", "date", "machine_model"};
   for (std::size_t i = 0; i < benches.size(); ++i) {
     for (const auto& [k, v] : benches[i].meta)
       if (!skip.contains(k)) values[k].resize(benches.size(), "(unset)"), values[k][i] = v;

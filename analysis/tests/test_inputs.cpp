@@ -558,3 +558,35 @@ TEST(BenchFits, WithoutSamplesTheRowTimeIsFitted) {
 }
 
 }  // namespace
+
+// The machine model in a bench file's header: none in a file without it, every figure of one with
+// it, and a damaged one an InputError naming the file and the line.
+TEST(BenchFile, MachineModel) {
+  const std::string path = temp_file("bench-machine.h5");
+  write_bench_file(path);
+  EXPECT_TRUE(ca::machine_model_of(ca::read_bench_file(path)).nodes.empty());
+  auto set_model = [&](const std::string& text) {
+    h5::File f = h5::File::open_rw(path);
+    f.open_group("meta").set_attr("machine_model", text);
+    f.close();
+  };
+  set_model(
+      "node host=host1 ranks=2 cpus=4 gpus=0 copy=9.5GB/s copy.source=measured nic=0.125GB/s nic.source=user "
+      "nic.detail=\"--link-rate host1=1gbit\"\n"
+      "node host=host2 ranks=2 cpus=4 gpus=0 nic.source=none nic.detail=\"eth0: speed -1 (not known)\"\n");
+  const commscope::MachineModel m = ca::machine_model_of(ca::read_bench_file(path));
+  ASSERT_EQ(m.nodes.size(), 2U);
+  EXPECT_EQ(m.nodes[0].host, "host1");
+  EXPECT_EQ(m.nodes[0].copy.gbytes_per_s, 9.5);
+  EXPECT_EQ(m.nodes[0].nic.source, commscope::FigureSource::user);
+  EXPECT_EQ(m.nodes[0].nic.detail, "--link-rate host1=1gbit");
+  EXPECT_FALSE(m.nodes[1].nic.known());
+  set_model("node nic=1gbit\n");
+  try {
+    (void)ca::machine_model_of(ca::read_bench_file(path));
+    FAIL() << "a damaged model was read";
+  } catch (const ca::InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path + ": /meta machine_model: line 1: no host= (a host name, or * for every node)");
+  }
+}

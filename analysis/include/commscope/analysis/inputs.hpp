@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "commscope/common/machine_model.hpp"
 #include "commscope/profiler/profile.hpp"
 
 namespace commscope::analysis {
@@ -83,6 +84,10 @@ struct DoctorFile {
 
 // Reads a bench results file. Throws InputError.
 BenchFile read_bench_file(const std::string& path);
+// The machine model in a bench file's header (/meta machine_model, the text form of
+// commscope/common/machine_model.hpp); an empty model (no nodes) for files without one. InputError
+// for a damaged one.
+MachineModel machine_model_of(const BenchFile& bench);
 
 // Reads a profile (with_events: the raw events too, for the trace export). Throws InputError.
 profiler::Profile read_profile_file(const std::string& path, bool with_events = false);

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The machine model a bench run records, on this machine: the header of the results file and the
+# -J file hold a model with this host, its ranks and online CPUs and a positive measured copy rate,
+# the user's --link-rate and --machine figures over the detected ones (a machine-file line naming
+# no host of the run is warned about), and `commscope-report bench` shows them in its Machine
+# section. Exit 77 (skipped) without a python3 with h5py ($H5PY_PYTHON, else python3).
+#   machine_model.sh WORKDIR REPORT -- launcher-and-bench... (2 ranks)
+set -u
+work=$1 report=$2
+shift 2
+[ "$1" = "--" ] && shift
+py=${H5PY_PYTHON:-python3}
+"$py" -c 'import h5py' 2>/dev/null || { echo "machine_model.sh: no python3 h5py: skipped"; exit 77; }
+fail() { echo "machine_model.sh: FAIL: $*"; exit 1; }
+out=$work/machine.h5 json=$work/machine.json mfile=$work/machine.txt
+rm -f "$out" "$json" "$json".*
+printf '# the cluster\nnode host=* nic=100mbit\nnode host=elsewhere cpus=64\n' >"$mfile"
+log=$("$@" allreduce -b 1K -e 4K -n 2 -w 1 --algo ring --out "$out" -J "$json" --machine "$mfile" \
+        --link-rate "$(hostname)=1gbit" 2>&1) || fail "the bench exited $?: $log"
+printf '%s\n' "$log" | grep -E '^# machine: ' || fail "no '# machine:' line in the header"
+printf '%s\n' "$log" | grep -q "^# machine: WARNING: --machine $mfile line 3 names host 'elsewhere', which this run has not$" ||
+  fail "no warning for the line naming another host"
+"$py" - "$out" "$json" "$(hostname)" "$(getconf _NPROCESSORS_ONLN)" <<'PY' || exit 1
+import h5py, json, re, sys
+path, jpath, host, cpus = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+text = h5py.File(path, "r")["meta"].attrs["machine_model"]
+text = text.decode() if isinstance(text, bytes) else text
+print(text)
+lines = [l for l in text.splitlines() if l.strip()]
+assert len(lines) == 1, f"one node expected: {lines}"
+fields = dict(re.findall(r'(\S+?)=("(?:[^"\\]|\\.)*"|\S+)', lines[0]))
+assert fields["host"] == host, fields
+assert int(fields["ranks"]) == 2 and int(fields["cpus"]) == cpus, fields
+assert fields["copy.source"] == "measured" and float(fields["copy"].removesuffix("GB/s")) > 0, fields
+assert fields["nic"] == "0.125GB/s" and fields["nic.source"] == "user", fields  # --link-rate after the file's *
+assert fields["nic.detail"] == f'"--link-rate {host}=1gbit"', fields
+model = json.load(open(jpath))["config"]["machine_model"]
+assert model[0]["host"] == host and model[0]["nic"]["GBps"] == 0.125 and model[0]["copy"]["GBps"] > 0, model
+assert model[0]["nic_measured"]["GBps"] is None, model
+PY
+rep=$("$report" bench "$out" 2>&1) || fail "the report exited $?: $rep"
+printf '%s\n' "$rep" | sed -n '/^Machine$/,/^What each figure is/p'
+printf '%s\n' "$rep" | grep -Eq "^$(hostname) +2 +$(getconf _NPROCESSORS_ONLN) +0 +[0-9.]+ +measured +[0-9.]+ +measured +0\.125 +user +- +none$" ||
+  fail "the report's Machine section lacks the node's row"
+printf '%s\n' "$rep" | grep -q "$(hostname) nic: --link-rate $(hostname)=1gbit" || fail "the report does not say what the nic figure is"
+echo "machine_model.sh: ok"
