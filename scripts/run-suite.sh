@@ -115,8 +115,28 @@ iters=$([ $quick = 1 ] && echo 5 || echo 20)
 # By 2x: the report's fits need 3 sizes a regime, and by 4x Open MPI's switch above 8 MiB would
 # leave 32 MiB alone above it (analysis.report.suite_sweep_fits reads the sweep from this line).
 step 1 "commscope-bench: every collective and algorithm, 8 B to $size by 2x, $ranks ranks ($device), checked"
+# Several hosts: the doctor's pairs first, quickly (no probes, no node allreduce, 2 passes of 256 KiB
+# messages), and their file to the bench (--doctor), whose machine model then holds each host's
+# measured link beside its nominal one, so that a verdict can name a slow host. One host: no pairs
+# between hosts to measure.
+nhosts=1
+if [ -n "$hostfile" ]; then
+  nhosts=$(awk '!/^[[:space:]]*(#|$)/ { print $1 }' "$hostfile" | sort -u | wc -l)
+elif [ "$launcher" = srun ]; then
+  nhosts=${SLURM_JOB_NUM_NODES:-${SLURM_NNODES:-1}}
+fi
+doctor=()
+if [ "$nhosts" -gt 1 ] && [ -x "$bin/commscope-doctor" ]; then
+  echo "run-suite.sh: $nhosts hosts: the doctor's pairs first ($out/doctor.h5, log doctor.log)"
+  if launch "$ranks" "$bin/commscope-doctor" --no-probes --no-nodes --passes 2 --bytes 256K --bw-iters 2 \
+    --lat-iters 20 -o "$out/doctor.h5" >"$out/doctor.log" 2>&1; then
+    doctor=(--doctor "$out/doctor.h5")
+  else
+    echo "run-suite.sh: the doctor failed (exit $?, see $out/doctor.log): the bench runs without its pairs"
+  fi
+fi
 launch "$ranks" "$bin/commscope-bench" all --algo all --device "$device" -b 8 -e "$size" -f 2 -n "$iters" -c 1 \
-  --out "$out/bench.h5" | tee "$out/bench.log"
+  ${doctor[@]+"${doctor[@]}"} --out "$out/bench.h5" | tee "$out/bench.log"
 
 # The trainer's global batch is the same at 1 and N ranks (strong scaling): a multiple of N.
 batch=$(( (8 + ranks - 1) / ranks * ranks ))

@@ -55,7 +55,7 @@ std::vector<MachineEntry> doctor_link_entries(const std::string& path) {
   }
   std::vector<MachineEntry> out;
   for (const auto& [host, pairs] : per_host) {
-    const std::string detail = "doctor " + std::filesystem::path(path).filename().string() + ": median of " +
+    const std::string detail = std::filesystem::path(path).filename().string() + ": median of " +
                                std::to_string(pairs.size()) + " host pair" + (pairs.size() > 1 ? "s" : "") +
                                " (best pass, slower direction)";
     out.push_back({host,

@@ -99,7 +99,7 @@ TEST(MachineDetect, DoctorPairsPerHost) {
   EXPECT_DOUBLE_EQ(m.nodes[0].nic_measured.gbytes_per_s, (0.116 + 0.012) / 2);  // median of its 2 partners
   EXPECT_DOUBLE_EQ(m.nodes[2].nic_measured.gbytes_per_s, (0.012 + 0.011) / 2);
   EXPECT_EQ(m.nodes[2].nic_measured.source, FigureSource::doctor);
-  EXPECT_EQ(m.nodes[2].nic_measured.detail, "doctor doctor.h5: median of 2 host pairs (best pass, slower direction)");
+  EXPECT_EQ(m.nodes[2].nic_measured.detail, "doctor.h5: median of 2 host pairs (best pass, slower direction)");
   EXPECT_THROW(doctor_link_entries((dir.path / "none.h5").string()), InvalidArgument);
 }
 

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The machine model across emulated hosts (label cluster): 2 hosts x 2 ranks of a cluster of its
+# own, host2's link shaped to 100mbit while --link-rate says 1gbit for every host; the doctor's
+# pairs first, then the bench with --doctor. The header (printed and /meta machine_model) records
+# the user's rate (0.125 GB/s, source user) and the doctor's measured one (below 100 Mbit/s,
+# 0.0125 GB/s, with some room, and above a tenth of it; source doctor) for both hosts, and the
+# detected veth rate is gone under the user's. Exit 77 where no cluster can be made here.
+#   machine_cluster.sh PREFIX WORKDIR BENCH DOCTOR
+set -uo pipefail
+prefix=$1 work=$2 bench=$3 doctor=$4
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+emulate=$root/scripts/emulate-cluster.sh
+fail() { echo "machine_cluster.sh: FAIL: $*"; exit 1; }
+trap '"$emulate" down --prefix "$prefix" >/dev/null 2>&1' EXIT
+"$emulate" down --prefix "$prefix" >/dev/null 2>&1
+"$emulate" up 2 --slots 2 --link 1gbit --host-link host2=100mbit --prefix "$prefix"
+rc=$?
+[ $rc = 77 ] && exit 77
+[ $rc = 0 ] || fail "no cluster (emulate-cluster.sh up: exit $rc)"
+run() { "$emulate" mpirun --prefix "$prefix" -np 4 --map-by ppr:2:node "$@"; }
+d=$work/machine-cluster-doctor.h5 b=$work/machine-cluster-bench.h5
+rm -f "$d" "$b"
+run "$doctor" --no-probes --no-nodes --passes 2 --bytes 256K --bw-iters 2 --lat-iters 20 -o "$d" >"$work/machine-cluster-doctor.log" 2>&1 ||
+  fail "the doctor exited $? (log: $work/machine-cluster-doctor.log)"
+out=$(run "$bench" allreduce --algo ring -b 1K -e 1K -n 2 -w 1 --doctor "$d" --link-rate '*=1gbit' --out "$b" 2>&1) ||
+  fail "the bench exited $?: $out"
+printf '%s\n' "$out" | grep '^# machine:'
+for h in host1 host2; do
+  line=$(printf '%s\n' "$out" | grep "^# machine: $h: 2 ranks,") || fail "no '# machine: $h: 2 ranks' line"
+  grep -q "; nic 0.125 GB/s (user: --link-rate \*=1gbit);" <<<"$line" || fail "$h: not the user's 1gbit"
+  measured=$(sed -n 's/.*; nic measured \([0-9.e-]*\) GB\/s (doctor: .*/\1/p' <<<"$line")
+  [ -n "$measured" ] || fail "$h: no doctor's measured rate"
+  awk -v m="$measured" 'BEGIN { exit !(m > 0.00125 && m < 0.0125 * 1.05) }' ||
+    fail "$h: the doctor measured $measured GB/s, not what a 100mbit link gives"
+  echo "machine_cluster.sh: $h: nic 0.125 GB/s (user), measured $measured GB/s (doctor): ok"
+done
+attr=$(h5dump -a /meta/machine_model "$b" 2>&1) || fail "no /meta machine_model in $b"
+[ "$(grep -o 'nic_measured.source=doctor' <<<"$attr" | wc -l)" = 2 ] || fail "the file's model lacks the doctor's figures"
+[ "$(grep -o 'nic.source=user' <<<"$attr" | wc -l)" = 2 ] || fail "the file's model lacks the user's rates"
+echo "machine_cluster.sh: ok"
