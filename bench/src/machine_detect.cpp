@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -105,6 +106,17 @@ NodeModel detect_node(const std::string& device) {
 }
 
 }  // namespace
+
+double nvlink_gbytes_per_link(unsigned version) {
+  if (version == 1) return 20;
+  if (version >= 2 && version <= 6) return 25;
+  return version == 7 ? 50 : 0;
+}
+
+double pcie_gbytes_per_lane(unsigned gen) {
+  constexpr std::array<double, 7> kLane{0, 0.25, 0.5, 0.985, 1.969, 3.938, 7.563};
+  return gen < kLane.size() ? kLane[gen] : 0;
+}
 
 std::string default_route_interface(std::string_view proc_net_route) {
   std::istringstream in{std::string(proc_net_route)};

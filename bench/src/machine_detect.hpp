@@ -17,6 +17,13 @@
 
 namespace commscope::bench {
 
+// GB/s per NVLink link and direction by NVML's version code (nvmlNvlinkVersion_t: 1 = 1.0,
+// 2 = 2.0, 3 = 2.2, 4 = 3.0, 5 = 3.1, 6 = 4.0, 7 = 5.0; older drivers said 1 to 4 plainly, which
+// the same table covers): 20 for NVLink 1, 25 for 2 to 4, 50 for 5; 0 for a code not known.
+double nvlink_gbytes_per_link(unsigned version);
+// GB/s per PCIe lane and direction by generation, after line coding (gen 3: 0.985); 0 unknown.
+double pcie_gbytes_per_lane(unsigned gen);
+
 // The interface whose default route /proc/net/route's text names (destination 00000000); "" none.
 std::string default_route_interface(std::string_view proc_net_route);
 

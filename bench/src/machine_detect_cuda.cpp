@@ -10,6 +10,7 @@
 #include <string>
 
 #include "commscope/common/timing.hpp"
+#include "machine_detect.hpp"
 #include "machine_detect_cuda.hpp"
 
 namespace commscope::bench::detail {
@@ -18,21 +19,6 @@ namespace {
 using NvmlDevice = struct NvmlDeviceOpaque*;
 using NvmlReturn = int;                   // NVML_SUCCESS = 0
 constexpr unsigned kNvlinkMaxLinks = 18;  // NVML_NVLINK_MAX_LINKS
-
-// GB/s per link and direction by NVML's NVLink version code (nvmlNvlinkVersion_t: 1 = 1.0,
-// 2 = 2.0, 3 = 2.2, 4 = 3.0, 5 = 3.1, 6 = 4.0, 7 = 5.0; older drivers said 1 to 4 plainly, which
-// the same table covers): 20 GB/s for NVLink 1, 25 for 2 to 4, 50 for 5.
-double nvlink_gbytes_per_link(unsigned version) {
-  if (version == 1) return 20;
-  if (version >= 2 && version <= 6) return 25;
-  return version == 7 ? 50 : 0;
-}
-
-// GB/s per lane and direction by PCIe generation (after line coding).
-double pcie_gbytes_per_lane(unsigned gen) {
-  constexpr std::array<double, 7> kLane{0, 0.25, 0.5, 0.985, 1.969, 3.938, 7.563};
-  return gen < kLane.size() ? kLane[gen] : 0;
-}
 
 // The calls of NVML that say how the current GPU is linked.
 class Nvml {

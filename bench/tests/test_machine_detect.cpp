@@ -58,6 +58,19 @@ TEST(MachineDetect, NicRateFromSysfs) {
   EXPECT_EQ(ib.detail, "mlx5_0 port 1 200 Gb/sec (4X HDR)");
 }
 
+// The GPU link tables NVML's answers are priced with (the NVML calls themselves need a GPU).
+TEST(MachineDetect, GpuLinkRates) {
+  EXPECT_EQ(18 * nvlink_gbytes_per_link(6), 450);  // H100: NVLink 4, 18 links, 450 GB/s each way
+  EXPECT_EQ(18 * nvlink_gbytes_per_link(4), 450);  // the same from an older driver's plain 4
+  EXPECT_EQ(nvlink_gbytes_per_link(7), 50);
+  EXPECT_EQ(nvlink_gbytes_per_link(1), 20);
+  EXPECT_EQ(nvlink_gbytes_per_link(0), 0);
+  EXPECT_EQ(nvlink_gbytes_per_link(8), 0);
+  EXPECT_NEAR(16 * pcie_gbytes_per_lane(5), 63.0, 0.01);  // gen 5 x16
+  EXPECT_NEAR(16 * pcie_gbytes_per_lane(4), 31.5, 0.01);
+  EXPECT_EQ(pcie_gbytes_per_lane(9), 0);
+}
+
 TEST(MachineDetect, CopyProbe) {
   std::string detail;
   EXPECT_GT(host_copy_rate(std::size_t{4} << 20, 2, detail), 0);
