@@ -1,11 +1,13 @@
 // commscope-import: other profilers' traces -> a commscope profile (docs/profile-format.md).
 //
 //   commscope-import kineto FILE... | DIR -o profile.h5 [--window steps|trace] [--clock auto|shared|align]
+//   commscope-import chakra PREFIX | FILE... -o profile.h5
 //
 // One PyTorch profiler (Kineto) trace per rank, plain or gzip JSON; a folder means its *.json and
 // *.json.gz files. Prints per rank what was imported, left out and not understood, how clocks and
 // collectives were matched, and HTA's temporal breakdown and overlap computed from the profile
-// (docs/profiler.md). Exit status 0 on success; any error is one line "commscope-import: <reason>"
+// (docs/profiler.md). Chakra execution traces: PREFIX.0.et, PREFIX.1.et, ... or the files, one
+// per rank (docs/chakra.md). Exit status 0 on success; any error is one line "commscope-import: <reason>"
 // on stderr and exit status 2.
 #include <cstdio>
 #include <exception>
@@ -18,6 +20,7 @@
 
 #include "commscope/common/output_path.hpp"
 #include "commscope/h5/h5.hpp"
+#include "commscope/profiler/chakra.hpp"
 #include "commscope/profiler/kineto_import.hpp"
 #include "commscope/profiler/profile_file.hpp"
 
@@ -97,6 +100,35 @@ void print_summary(const prof::KinetoImport& im, const std::string& output, cons
               p.breakdown.size());
 }
 
+void print_chakra_summary(const prof::ChakraImport& im, const std::string& output) {
+  for (std::size_t r = 0; r < im.ranks.size(); ++r) {
+    const prof::ChakraImportRank& rep = im.ranks[r];
+    std::printf("%s: %s: rank %zu, Chakra %s, %lld nodes%s\n", kTool, rep.path.c_str(), r,
+                rep.version.empty() ? "(no version)" : rep.version.c_str(), static_cast<long long>(rep.nodes),
+                rep.exported ? " (written by commscope-export)" : "");
+    std::printf("  imported: %s\n", counts(rep.imported).c_str());
+    std::printf("  left out: %s\n", counts(rep.left_out).c_str());
+  }
+  std::printf(
+      "%s: times %s\n", kTool,
+      im.synthetic_times ? "synthetic (no start times: nodes one after another in dependency order)" : "as recorded");
+  std::printf("%s: wrote %s (%d ranks, %zu (rank, iteration) rows)\n", kTool, output.c_str(), im.profile.meta.nranks,
+              im.profile.breakdown.size());
+}
+
+int import_chakra_traces(const std::vector<std::string>& inputs, const std::string& output, int argc, char** argv) {
+  prof::ChakraImportOptions options;
+  for (const std::string& in : inputs) {
+    const std::vector<std::string> files = prof::chakra_files_of(in);
+    options.files.insert(options.files.end(), files.begin(), files.end());
+  }
+  for (int i = 0; i < argc; ++i) options.command_line += (i ? " " : "") + std::string(argv[i]);
+  const prof::ChakraImport im = prof::import_chakra(options);
+  prof::write_profile_file(im.profile, output);
+  print_chakra_summary(im, output);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -129,6 +161,11 @@ int main(int argc, char** argv) {
   kineto->add_flag("--hta-rounding", hta_rounding,
                    "round device activities to whole us as Holistic Trace Analysis does (start up, end down), "
                    "to compare with its figures");
+  auto* chakra = app.add_subcommand(
+      "chakra",
+      "Chakra execution traces (protobuf), one file per rank: a prefix (PREFIX.0.et, PREFIX.1.et, ...) or the files");
+  chakra->add_option("traces", inputs, "trace prefixes or files")->required()->expected(1, -1);
+  chakra->add_option("-o,--output", output, "profile file to write")->required();
   if (const std::string bad = unknown_subcommand(app, argc, argv); !bad.empty()) return fail(bad);
   try {
     app.parse(argc, argv);
@@ -141,6 +178,7 @@ int main(int argc, char** argv) {
   if (const std::string problem = commscope::output_path_problem(output); !problem.empty())
     return fail("cannot write -o '" + output + "': " + problem);
   try {
+    if (chakra->parsed()) return import_chakra_traces(inputs, output, argc, argv);
     prof::KinetoImportOptions options;
     for (const std::string& in : inputs) {
       std::error_code ec;

@@ -1,0 +1,71 @@
+#include "chakra/names.hpp"
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <utility>
+
+namespace commscope::profiler::chakra {
+
+std::string normalized_name(std::string_view name) {
+  if (const std::size_t dot = name.rfind('.'); dot != std::string_view::npos) name.remove_prefix(dot + 1);
+  std::string out;
+  for (const char c : name)
+    if (c != '_' && c != '-') out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  return out;
+}
+
+std::optional<CommType> comm_type_of(std::string_view name) {
+  // Longer names first: "allreduce" holds "reduce", "reducescatter" holds "scatter".
+  static constexpr std::array<std::pair<std::string_view, CommType>, 10> kOrder = {{
+      {"allreduce", CommType::kAllReduce},
+      {"reducescatter", CommType::kReduceScatter},
+      {"allgather", CommType::kAllGather},
+      {"alltoall", CommType::kAllToAll},
+      {"broadcast", CommType::kBroadcast},
+      {"bcast", CommType::kBroadcast},
+      {"barrier", CommType::kBarrier},
+      {"reduce", CommType::kReduce},
+      {"gather", CommType::kGather},
+      {"scatter", CommType::kScatter},
+  }};
+  const std::string n = normalized_name(name);
+  for (const auto& [key, type] : kOrder)
+    if (n.find(key) != std::string::npos) return type;
+  return std::nullopt;
+}
+
+Message message_of(std::string_view name) {
+  const std::string n = normalized_name(name);
+  if (n.find("sendrecv") != std::string::npos) return Message::kNone;
+  if (n.ends_with("send")) return Message::kSend;
+  if (n.ends_with("recv")) return Message::kRecv;
+  return Message::kNone;
+}
+
+std::string_view collective_name_of(std::int64_t comm_type) {
+  static constexpr std::array<std::string_view, kCommTypeCount> kNames = {
+      "allreduce", "reduce",   "allgather",     "gather",        "scatter",
+      "broadcast", "alltoall", "reducescatter", "reducescatter", "barrier"};
+  return comm_type >= 0 && comm_type < kCommTypeCount ? kNames[static_cast<std::size_t>(comm_type)] : "collective";
+}
+
+std::optional<Label> parse_label(std::string_view label) {
+  const std::size_t open = label.find('[');
+  if (open == 0 || open == std::string_view::npos || !label.ends_with(']')) return std::nullopt;
+  Label out;
+  out.kind = std::string(label.substr(0, open));
+  for (const char c : out.kind)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return std::nullopt;
+  const std::string_view inside = label.substr(open + 1, label.size() - open - 2);
+  if (const std::size_t gt = inside.find('>'); gt != std::string_view::npos) {
+    const std::string_view a = inside.substr(0, gt), b = inside.substr(gt + 1);
+    const auto ra = std::from_chars(a.data(), a.data() + a.size(), out.from);
+    const auto rb = std::from_chars(b.data(), b.data() + b.size(), out.to);
+    if (ra.ec != std::errc{} || ra.ptr != a.data() + a.size() || rb.ec != std::errc{} || rb.ptr != b.data() + b.size())
+      return std::nullopt;
+  }
+  return out;
+}
+
+}  // namespace commscope::profiler::chakra

@@ -1,0 +1,56 @@
+#pragma once
+// Communication names between commscope's and Chakra's vocabularies: a profile's communication
+// event name ("allreduce", "tp.allreduce_max", "MPI_Allgather"'s "allgather", Kineto's
+// "_allgather_base", "pp.send") to a CollectiveCommType or a message direction, and back.
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "chakra/et_trace.hpp"
+
+namespace commscope::profiler::chakra {
+
+enum class Message : std::uint8_t { kNone, kSend, kRecv };
+
+// The name without a group prefix ("tp.", up to the last '.'), lower case, without '_' and '-'.
+std::string normalized_name(std::string_view name);
+// The collective a name says, by the first of allreduce, reducescatter, allgather, alltoall,
+// broadcast (bcast), barrier, reduce, gather, scatter it contains; nullopt for none (send, scan).
+std::optional<CommType> comm_type_of(std::string_view name);
+// A message's direction: send, isend, ssend, ... / recv, irecv, mrecv, ...; kNone for sendrecv
+// (both ways) and everything else.
+Message message_of(std::string_view name);
+// commscope's name of a collective type: "allreduce", ..., "reducescatter" (also for
+// REDUCE_SCATTER_BLOCK), "barrier"; "collective" outside the enum.
+std::string_view collective_name_of(std::int64_t comm_type);
+
+// A communicator label "tp[0,1]" or link label "pp[0>2]" taken apart: its kind and, for a link,
+// the two ranks (from = -1 when it is no link).
+struct Label {
+  std::string kind;
+  int from = -1, to = -1;
+};
+std::optional<Label> parse_label(std::string_view label);
+
+}  // namespace commscope::profiler::chakra
+
+namespace commscope::profiler::chakra {
+
+// The GlobalMetadata.version commscope writes: Chakra's release of the schema it follows.
+inline constexpr std::string_view kSchemaVersion = "1.0.0";
+// GlobalMetadata attribute "source" of the traces export_chakra writes.
+inline constexpr std::string_view kExportSource = "commscope-export chakra";
+
+// Node attributes of Chakra's own that commscope reads and writes (et_feeder_node.cpp's names).
+namespace attr {
+inline constexpr std::string_view kCommType = "comm_type", kCommSize = "comm_size", kCommSrc = "comm_src",
+                                  kCommDst = "comm_dst", kCommTag = "comm_tag", kPgName = "pg_name",
+                                  kIsCpuOp = "is_cpu_op";
+// commscope's own, so that a profile exported and imported again keeps what Chakra has no field
+// for: the event's name and detail, its iteration and instance number, and times in ns.
+inline constexpr std::string_view kName = "commscope.name", kDetail = "commscope.detail",
+                                  kIteration = "commscope.iteration", kSeq = "commscope.seq",
+                                  kStartNs = "commscope.start_ns", kDurationNs = "commscope.duration_ns";
+}  // namespace attr
+
+}  // namespace commscope::profiler::chakra

@@ -1,0 +1,208 @@
+// export_chakra: a profile's communication as Chakra execution traces, one file per rank
+// (docs/chakra.md).
+#include <algorithm>
+#include <limits>
+#include <unordered_set>
+
+#include "chakra/et_trace.hpp"
+#include "chakra/names.hpp"
+#include "commscope/profiler/chakra.hpp"
+
+namespace commscope::profiler {
+
+namespace {
+
+namespace ck = chakra;
+
+struct Window {
+  std::int64_t start_ns = 0, end_ns = 0;
+  std::int32_t iteration = -1;
+};
+
+// One rank's communication: one event per instance (a host call and the NCCL kernel of one scope
+// share its id), by start time.
+std::vector<const Event*> communication_of(const std::vector<Event>& events) {
+  std::vector<const Event*> out;
+  std::unordered_set<std::uint64_t> seen;
+  for (const Event& e : events) {
+    if (e.kind != EventKind::kCommunication) continue;
+    if (e.id != 0 && !seen.insert(e.id).second) continue;
+    out.push_back(&e);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Event* a, const Event* b) { return a->start_ns < b->start_ns; });
+  return out;
+}
+
+std::vector<Window> windows_of(const std::vector<Event>& events) {
+  std::vector<Window> out;
+  for (const Event& e : events)
+    if (e.kind == EventKind::kIteration) out.push_back({e.start_ns, e.end_ns, e.iteration});
+  std::sort(out.begin(), out.end(), [](const Window& a, const Window& b) { return a.start_ns < b.start_ns; });
+  return out;
+}
+
+// The span a rank's nodes cover, on its own clock: its windows and its communication.
+std::pair<std::int64_t, std::int64_t> span_of(const std::vector<Window>& windows,
+                                              const std::vector<const Event*>& comm) {
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+  for (const Window& w : windows) lo = std::min(lo, w.start_ns), hi = std::max(hi, w.end_ns);
+  for (const Event* e : comm) lo = std::min(lo, e->start_ns), hi = std::max(hi, e->end_ns);
+  return {lo, hi};
+}
+
+ck::Attribute attribute(std::string_view name, decltype(ck::Attribute::value) value) {
+  return ck::Attribute{std::string(name), std::move(value)};
+}
+
+// Builds one rank's nodes in order, each a data dependency of the next.
+class RankNodes {
+ public:
+  RankNodes(std::int64_t shift_ns, const std::vector<Window>& windows) : shift_ns_(shift_ns), windows_(windows) {}
+
+  // A node from start_ns to end_ns on the rank's clock.
+  void add(ck::Node n, std::int64_t start_ns, std::int64_t end_ns, std::int32_t iteration) {
+    n.id = trace.nodes.size();
+    if (n.id > 0) n.data_deps.push_back(n.id - 1);
+    const std::int64_t start = start_ns + shift_ns_, duration = end_ns - start_ns;
+    n.has_start_time = true;
+    n.start_time_micros = static_cast<std::uint64_t>(start / 1000);
+    n.duration_micros = static_cast<std::uint64_t>(duration / 1000);
+    n.attrs.push_back(attribute(ck::attr::kIsCpuOp, false));
+    n.attrs.push_back(attribute(ck::attr::kIteration, std::int64_t{iteration}));
+    n.attrs.push_back(attribute(ck::attr::kStartNs, start));
+    n.attrs.push_back(attribute(ck::attr::kDurationNs, duration));
+    trace.nodes.push_back(std::move(n));
+  }
+
+  // The gap [a, b) as compute nodes, cut where an iteration starts or ends inside it; each piece
+  // carries the iteration it lies in (-1: outside every iteration).
+  std::int64_t add_gap(std::int64_t a, std::int64_t b) {
+    std::vector<std::int64_t> cuts{a, b};
+    for (const Window& w : windows_)
+      for (const std::int64_t t : {w.start_ns, w.end_ns})
+        if (t > a && t < b) cuts.push_back(t);
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    std::int64_t pieces = 0;
+    for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+      ck::Node n;
+      n.name = "compute gap";
+      n.type = ck::NodeType::kComp;
+      add(std::move(n), cuts[i], cuts[i + 1], iteration_at(cuts[i]));
+      ++pieces;
+    }
+    return pieces;
+  }
+
+  ck::EtTrace trace;
+
+ private:
+  std::int32_t iteration_at(std::int64_t t) const {
+    for (const Window& w : windows_)
+      if (t >= w.start_ns && t < w.end_ns) return w.iteration;
+    return -1;
+  }
+  std::int64_t shift_ns_;
+  const std::vector<Window>& windows_;
+};
+
+// The node of one communication event, or nullopt when Chakra has no node for it (its name is
+// then counted as left out).
+std::optional<ck::Node> communication_node(const Event& e, const std::vector<std::string>& strings, int rank,
+                                           ChakraExportRank& rep) {
+  const std::string& name = strings.at(e.name);
+  const std::string label = e.communicator != 0 ? strings.at(e.communicator) : std::string();
+  ck::Node n;
+  n.name = name;
+  const ck::Message message = ck::message_of(name);
+  if (message != ck::Message::kNone) {
+    n.type = message == ck::Message::kSend ? ck::NodeType::kCommSend : ck::NodeType::kCommRecv;
+    ++(message == ck::Message::kSend ? rep.sends : rep.recvs);
+    // The peer, where the profile names it: a link label "pp[0>2]" (from 0 to 2).
+    if (const auto link = ck::parse_label(label); link && link->from >= 0) {
+      n.attrs.push_back(attribute(ck::attr::kCommSrc, std::int32_t{link->from}));
+      n.attrs.push_back(attribute(ck::attr::kCommDst, std::int32_t{link->to}));
+      if (link->from != rank && link->to != rank)
+        throw ChakraError("rank " + std::to_string(rank) + "'s message '" + name + "' on link " + label +
+                          " is none of its own");
+    }
+    if (e.seq >= 0 && e.seq <= std::numeric_limits<std::int32_t>::max())
+      n.attrs.push_back(attribute(ck::attr::kCommTag, static_cast<std::int32_t>(e.seq)));
+  } else if (const std::optional<ck::CommType> type = ck::comm_type_of(name)) {
+    n.type = ck::NodeType::kCommColl;
+    n.attrs.push_back(attribute(ck::attr::kCommType, static_cast<std::int64_t>(*type)));
+    ++rep.collectives;
+  } else {
+    ++rep.left_out[name];
+    return std::nullopt;
+  }
+  n.attrs.push_back(attribute(ck::attr::kCommSize, std::int64_t{e.bytes}));
+  if (!label.empty()) n.attrs.push_back(attribute(ck::attr::kPgName, label));
+  n.attrs.push_back(attribute(ck::attr::kName, name));
+  if (e.detail != 0) n.attrs.push_back(attribute(ck::attr::kDetail, strings.at(e.detail)));
+  n.attrs.push_back(attribute(ck::attr::kSeq, std::int64_t{e.seq}));
+  return n;
+}
+
+ck::GlobalMetadata metadata_of(const Profile& profile, int rank) {
+  ck::GlobalMetadata m;
+  m.version = std::string(ck::kSchemaVersion);
+  m.attrs.push_back(attribute("source", std::string(ck::kExportSource)));
+  m.attrs.push_back(attribute("rank", std::int64_t{rank}));
+  m.attrs.push_back(attribute("nranks", std::int64_t{profile.meta.nranks}));
+  m.attrs.push_back(attribute("commscope.profile_version", profile.meta.version));
+  m.attrs.push_back(attribute("commscope.command_line", profile.meta.command_line));
+  return m;
+}
+
+}  // namespace
+
+std::string chakra_rank_file(const std::string& prefix, int rank) {
+  return prefix + "." + std::to_string(rank) + ".et";
+}
+
+std::vector<ChakraExportRank> export_chakra(const Profile& profile, const std::string& prefix) {
+  const std::size_t nranks = profile.events.size();
+  if (nranks == 0 || static_cast<std::int32_t>(nranks) != profile.meta.nranks)
+    throw ChakraError("the profile's events are not loaded (" + std::to_string(nranks) + " of " +
+                      std::to_string(profile.meta.nranks) + " ranks)");
+  // Every rank's times from one origin on rank 0's clock: the earliest node of any rank at 0.
+  std::vector<std::vector<Window>> windows(nranks);
+  std::vector<std::vector<const Event*>> comm(nranks);
+  std::int64_t origin = std::numeric_limits<std::int64_t>::max();
+  for (std::size_t r = 0; r < nranks; ++r) {
+    windows[r] = windows_of(profile.events[r]);
+    comm[r] = communication_of(profile.events[r]);
+    if (windows[r].empty() && comm[r].empty())
+      throw ChakraError("rank " + std::to_string(r) + " has neither iterations nor communication to export");
+    const std::int64_t offset = r < profile.ranks.size() ? profile.ranks[r].clock_offset_ns : 0;
+    origin = std::min(origin, span_of(windows[r], comm[r]).first + offset);
+  }
+  std::vector<ChakraExportRank> out(nranks);
+  for (std::size_t r = 0; r < nranks; ++r) {
+    const int rank = static_cast<int>(r);
+    ChakraExportRank& rep = out[r];
+    const std::int64_t offset = r < profile.ranks.size() ? profile.ranks[r].clock_offset_ns : 0;
+    RankNodes nodes(offset - origin, windows[r]);
+    nodes.trace.metadata = metadata_of(profile, rank);
+    const auto [lo, hi] = span_of(windows[r], comm[r]);
+    std::int64_t cursor = lo;
+    for (const Event* e : comm[r]) {
+      std::optional<ck::Node> n = communication_node(*e, profile.strings, rank, rep);
+      if (!n) {  // its time stays a hole: neither communication nor compute
+        if (e->start_ns > cursor) rep.compute += nodes.add_gap(cursor, e->start_ns);
+        cursor = std::max(cursor, e->end_ns);
+        continue;
+      }
+      if (e->start_ns > cursor) rep.compute += nodes.add_gap(cursor, e->start_ns);
+      nodes.add(std::move(*n), e->start_ns, std::max(e->start_ns, e->end_ns), e->iteration);
+      cursor = std::max(cursor, e->end_ns);
+    }
+    if (hi > cursor) rep.compute += nodes.add_gap(cursor, hi);
+    rep.path = chakra_rank_file(prefix, rank);
+    ck::write_et_file(rep.path, nodes.trace);
+  }
+  return out;
+}
+
+}  // namespace commscope::profiler
