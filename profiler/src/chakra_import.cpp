@@ -8,6 +8,7 @@
 #include <queue>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "chakra/et_trace.hpp"
 #include "chakra/names.hpp"
@@ -68,9 +69,7 @@ std::string left_out_reason(const RankInput& in, const ck::Node& n) {
 std::vector<std::size_t> dependency_order(RankInput& in) {
   const std::vector<ck::Node>& nodes = in.trace.nodes;
   std::unordered_map<std::uint64_t, std::size_t> index;
-  for (std::size_t i = 0; i < nodes.size(); ++i)
-    if (!index.emplace(nodes[i].id, i).second)
-      throw ChakraError(in.report.path + ": node id " + std::to_string(nodes[i].id) + " appears twice");
+  for (std::size_t i = 0; i < nodes.size(); ++i) index.emplace(nodes[i].id, i);
   std::vector<std::vector<std::size_t>> next(nodes.size());
   std::vector<std::size_t> waiting(nodes.size(), 0);
   for (std::size_t i = 0; i < nodes.size(); ++i)
@@ -252,7 +251,11 @@ RankInput read_rank(const std::string& path) {
   const ck::Attribute* source = ck::find_attribute(in.trace.metadata.attrs, "source");
   const auto* text = source != nullptr ? std::get_if<std::string>(&source->value) : nullptr;
   in.report.exported = text != nullptr && *text == ck::kExportSource;
-  for (const ck::Node& n : in.trace.nodes) in.device_nodes |= is_work(n) && !is_cpu_op(n);
+  std::unordered_set<std::uint64_t> ids;
+  for (const ck::Node& n : in.trace.nodes) {
+    in.device_nodes |= is_work(n) && !is_cpu_op(n);
+    if (!ids.insert(n.id).second) throw ChakraError(path + ": node id " + std::to_string(n.id) + " appears twice");
+  }
   return in;
 }
 

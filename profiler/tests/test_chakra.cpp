@@ -395,6 +395,9 @@ TEST(ChakraImport, BadTraces) {
   ck::Node a = node(1, ck::NodeType::kCommColl, "allreduce", 1);
   ck::Node compute = node(1, ck::NodeType::kComp, "gemm", 1);
   EXPECT_THROW(import_files({write_trace("twice.0.et", {a, a})}), cp::ChakraError);
+  ck::Node timed = a;  // recorded times too
+  timed.has_start_time = true;
+  EXPECT_THROW(import_files({write_trace("twice-timed.0.et", {timed, timed})}), cp::ChakraError);
   EXPECT_THROW(import_files({write_trace("nocomm.0.et", {compute})}), cp::ChakraError);
   EXPECT_THROW(cp::chakra_files_of(temp_path("no-such-prefix")), cp::ChakraError);
   // A prefix's files run from .0.et up to the first missing rank.
