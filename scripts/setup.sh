@@ -24,9 +24,10 @@ while [ $# -gt 0 ]; do
 done
 
 # Debian packages the build and the suite use (bible-kjv: the trainer's default corpus, see
-# scripts/get-corpus.sh; python3-h5py: scripts/check-report.py).
+# scripts/get-corpus.sh; python3-h5py: scripts/check-report.py; protobuf-compiler: the Chakra
+# tests' judge of the bytes, profiler/tests/chakra_protoc.sh).
 packages=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools libcli11-dev python3
-          python3-h5py          libbenchmark-dev libgtest-dev libopenblas-dev gnuplot-nox bible-kjv)
+          python3-h5py          libbenchmark-dev libgtest-dev libopenblas-dev gnuplot-nox bible-kjv protobuf-compiler)
 
 if [ "$install" = 1 ]; then
   missing=()
