@@ -36,6 +36,11 @@ done
 "$import" chakra "$work/single.0.et" "$work/single.1.et" -o "$work/files-back.h5" >/dev/null
 "$compare" "$work/single.h5" "$work/files-back.h5" >/dev/null || fail "files named one by one"
 
+# Gzip-compressed traces (Chakra's protolib reads them) are the same traces.
+for r in 0 1; do gzip -c "$work/single.$r.et" >"$work/gz.$r.et"; done
+"$import" chakra "$work/gz" -o "$work/gz-back.h5" >/dev/null
+"$compare" "$work/single.h5" "$work/gz-back.h5" >/dev/null || fail "gzip-compressed traces"
+
 # --- bad input: exit 2, one line, nothing written
 one_line() {  # EXPECTED_REGEX OUTPUT_FILE -- command...
   local regex=$1 output=$2
@@ -55,6 +60,9 @@ head -c 100 "$work/single.0.et" >"$work/cut.0.et"
 one_line '^commscope-import: .*cut.0.et: .*truncated' "$work/out.h5" -- "$import" chakra "$work/cut" -o "$work/out.h5"
 : >"$work/empty.0.et"
 one_line '^commscope-import: .*empty file' "$work/out.h5" -- "$import" chakra "$work/empty" -o "$work/out.h5"
+head -c 60 "$work/gz.0.et" >"$work/gzcut.0.et"
+one_line '^commscope-import: .*gzcut.0.et: gzip-compressed, damaged or truncated' "$work/out.h5" -- \
+  "$import" chakra "$work/gzcut" -o "$work/out.h5"
 one_line '^commscope-import: .*no-such: no such file' "$work/out.h5" -- \
   "$import" chakra "$work/no-such" -o "$work/out.h5"
 one_line '^commscope-export: .*text.0.et' "$work/x.0.et" -- "$export" chakra "$work/text.0.et" -o "$work/x"

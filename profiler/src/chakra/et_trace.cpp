@@ -7,6 +7,8 @@
 #include <iterator>
 #include <sstream>
 
+#include <zlib.h>
+
 #include "chakra/wire.hpp"
 
 namespace commscope::profiler::chakra {
@@ -117,6 +119,10 @@ std::string encode_attr(const Attribute& a) {
   return w.data();
 }
 
+bool is_gzip(std::string_view data) {
+  return data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f && static_cast<unsigned char>(data[1]) == 0x8b;
+}
+
 std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ChakraError(path + ": cannot open for reading");
@@ -124,6 +130,25 @@ std::string read_all(const std::string& path) {
   ss << in.rdbuf();
   if (in.bad()) throw ChakraError(path + ": read error");
   return ss.str();
+}
+
+// A gzip-compressed trace (Chakra's protolib reads those too), decompressed; a damaged or
+// truncated stream is a ChakraError.
+std::string gunzip_file(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr) throw ChakraError(path + ": cannot open for reading");
+  std::string out;
+  std::vector<char> buf(1 << 16);
+  int n = 0;
+  while ((n = gzread(f, buf.data(), static_cast<unsigned>(buf.size()))) > 0)
+    out.append(buf.data(), static_cast<std::size_t>(n));
+  int err = Z_OK;
+  std::string why = gzerror(f, &err);
+  if (why.starts_with(path + ": ")) why.erase(0, path.size() + 2);  // zlib names the file itself
+  gzclose(f);
+  if (n < 0 || (err != Z_OK && err != Z_STREAM_END))
+    throw ChakraError(path + ": gzip-compressed, damaged or truncated: " + why);
+  return out;
 }
 
 }  // namespace
@@ -227,8 +252,7 @@ Node decode_node(std::string_view bytes, const std::string& what) {
 
 EtTrace parse_et(std::string_view data) {
   if (data.empty()) throw ChakraError("empty file, not a Chakra execution trace");
-  if (data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f && static_cast<unsigned char>(data[1]) == 0x8b)
-    throw ChakraError("gzip-compressed: gunzip it first");
+  if (is_gzip(data)) throw ChakraError("gzip-compressed: read it with read_et_file");
   std::vector<std::string_view> messages;
   try {
     messages = split_delimited(data);
@@ -248,7 +272,8 @@ EtTrace parse_et(std::string_view data) {
 }
 
 EtTrace read_et_file(const std::string& path) {
-  const std::string data = read_all(path);
+  std::string data = read_all(path);
+  if (is_gzip(data)) data = gunzip_file(path);
   try {
     return parse_et(data);
   } catch (const ChakraError& e) {

@@ -88,10 +88,10 @@ GlobalMetadata decode_metadata(std::string_view bytes, const std::string& what);
 Node decode_node(std::string_view bytes, const std::string& what);
 
 // The file's bytes as a trace. ChakraError (one line, without the file's name) when they are not
-// a Chakra execution trace: empty, gzip-compressed, a length past the end, a message that is not
-// GlobalMetadata or Node, a node type outside NodeType.
+// a Chakra execution trace: empty, still gzip-compressed, a length past the end, a message that
+// is not GlobalMetadata or Node, a node type outside NodeType.
 EtTrace parse_et(std::string_view data);
-// Reads a file; ChakraError naming the file.
+// Reads a file, plain or gzip-compressed (as Chakra's protolib does); ChakraError naming the file.
 EtTrace read_et_file(const std::string& path);
 // Writes path.partial and renames it to path when complete; ChakraError naming the file.
 void write_et_file(const std::string& path, const EtTrace& trace);
