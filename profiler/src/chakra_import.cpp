@@ -145,7 +145,7 @@ std::map<std::string, std::string> group_labels(const std::vector<RankInput>& in
   for (std::size_t r = 0; r < inputs.size(); ++r)
     for (const ck::Node& n : inputs[r].trace.nodes) {
       const std::optional<std::string> pg = string_attr(n, ck::attr::kPgName);
-      if (!pg || pg->empty() || ck::parse_label(*pg) || n.type != ck::NodeType::kCommColl) continue;
+      if (!pg || pg->empty() || ck::parse_label(*pg) || !is_work(n) || n.type == ck::NodeType::kComp) continue;
       std::vector<int>& m = members[*pg];
       if (m.empty() || m.back() != static_cast<int>(r)) m.push_back(static_cast<int>(r));
     }
@@ -165,8 +165,10 @@ void communication_event(Event& e, const ck::Node& n, int rank, const std::map<s
   e.kind = EventKind::kCommunication;
   e.bytes = int_attr(n, ck::attr::kCommSize).value_or(0);
   const std::optional<std::string> pg = string_attr(n, ck::attr::kPgName);
-  std::string label;
-  if (pg && !pg->empty()) label = ck::parse_label(*pg) ? *pg : groups.at(*pg);
+  // A commscope label is kept; another group name is its members' label (group_labels).
+  const bool labelled = pg && ck::parse_label(*pg);
+  std::string label = labelled ? *pg : std::string();
+  const std::string foreign = pg && !labelled && !pg->empty() ? groups.at(*pg) : std::string();
   std::string name;
   if (n.type == ck::NodeType::kCommColl) {
     const std::optional<std::int64_t> type = int_attr(n, ck::attr::kCommType);
@@ -184,6 +186,7 @@ void communication_event(Event& e, const ck::Node& n, int rank, const std::map<s
       label =
           send ? link_label("p2p", rank, static_cast<int>(*peer)) : link_label("p2p", static_cast<int>(*peer), rank);
   }
+  if (label.empty()) label = foreign;
   e.name = strings.intern(string_attr(n, ck::attr::kName).value_or(name));
   e.detail = strings.intern(string_attr(n, ck::attr::kDetail).value_or(n.name == name ? std::string() : n.name));
   e.communicator = label.empty() ? 0 : strings.intern(label);

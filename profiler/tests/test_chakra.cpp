@@ -369,6 +369,7 @@ TEST(ChakraImport, MessagesOnLinksBetweenPeers) {
   ck::Node send = node(1, ck::NodeType::kCommSend, "send", 3);
   with(send, "comm_src", std::int32_t{0}), with(send, "comm_dst", std::int32_t{1});
   with(send, "comm_size", std::int64_t{64}), with(send, "comm_tag", std::int32_t{7});
+  with(send, "pg_name", std::string("0"));  // the link, not the group, is a message's communicator
   ck::Node recv = node(1, ck::NodeType::kCommRecv, "recv", 3);
   with(recv, "comm_src", std::int32_t{0}), with(recv, "comm_dst", std::int32_t{1});
   with(recv, "comm_size", std::int64_t{64});
@@ -376,6 +377,12 @@ TEST(ChakraImport, MessagesOnLinksBetweenPeers) {
   const auto seq = cp::testing::communication_sequence(im.profile);
   EXPECT_EQ(seq[0], std::vector<cp::testing::CommStep>({{"send", 64, "p2p[0>1]", 0, 0}}));
   EXPECT_EQ(seq[1], std::vector<cp::testing::CommStep>({{"recv", 64, "p2p[0>1]", 0, 0}}));
+  // Without its peer, a message is on its process group.
+  ck::Node lost = node(1, ck::NodeType::kCommRecv, "recv", 3);
+  with(lost, "pg_name", std::string("0"));
+  const cp::ChakraImport im2 = import_files({write_trace("nopeer.0.et", {send}), write_trace("nopeer.1.et", {lost})});
+  EXPECT_EQ(cp::testing::communication_sequence(im2.profile)[1],
+            std::vector<cp::testing::CommStep>({{"recv", 0, "pg0[0,1]", 0, 0}}));
 }
 
 TEST(ChakraImport, SelfDependenciesMissingNodesAndCyclesAreCounted) {
