@@ -6,7 +6,6 @@
 #include <functional>
 #include <map>
 #include <queue>
-#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -111,9 +110,9 @@ struct Placed {
   std::int64_t start_ns = 0, end_ns = 0;
 };
 
-// Each imported node's time: recorded (commscope's ns, else start_time_micros) when every
-// imported node of every trace has a start time; else synthetic, the imported nodes one after
-// another in dependency order, each for its duration.
+// Each imported node's time: recorded (commscope's ns, else start_time_micros, absent = 0) when
+// the traces have start times; else synthetic, the imported nodes one after another in dependency
+// order, each for its duration.
 std::vector<Placed> place(RankInput& in, bool recorded) {
   std::vector<Placed> out;
   const auto duration = [](const ck::Node& n) {
@@ -308,9 +307,14 @@ ChakraImport import_chakra(const ChakraImportOptions& options) {
   if (options.files.empty()) throw ChakraError("no trace files given");
   std::vector<RankInput> inputs;
   for (const std::string& path : options.files) inputs.push_back(read_rank(path));
+  // Start times are recorded when some imported node has one other than 0 (protobuf writes no
+  // zero, so a node at 0 has none) or commscope's own.
   ChakraImport out;
+  out.synthetic_times = true;
   for (const RankInput& in : inputs)
-    for (const ck::Node& n : in.trace.nodes) out.synthetic_times |= imported(in, n) && !n.has_start_time;
+    for (const ck::Node& n : in.trace.nodes)
+      if (imported(in, n) && (n.start_time_micros != 0 || ck::find_attribute(n.attrs, ck::attr::kStartNs) != nullptr))
+        out.synthetic_times = false;
   const std::map<std::string, std::string> groups = group_labels(inputs);
   StringTable strings;
   std::vector<std::vector<Event>> events(inputs.size());

@@ -336,6 +336,20 @@ TEST(ChakraImport, SyntheticTimesInDependencyOrder) {
   EXPECT_TRUE(said);
 }
 
+TEST(ChakraImport, RecordedTimesWithTheFirstNodeAtZero) {
+  // As protobuf writes them: the node at 0 us has no start_time_micros field at all.
+  ck::Node a = node(1, ck::NodeType::kComp, "gemm", 5);
+  ck::Node b = node(2, ck::NodeType::kCommColl, "allreduce", 2);
+  b.has_start_time = true, b.start_time_micros = 7;
+  with(b, "comm_type", std::int64_t{0});
+  const cp::ChakraImport im = import_files({write_trace("recorded.0.et", {b, a})});
+  EXPECT_FALSE(im.synthetic_times);
+  std::vector<std::pair<std::string, std::int64_t>> order;
+  for (const cp::Event& e : im.profile.events[0])
+    if (e.kind != cp::EventKind::kIteration) order.emplace_back(im.profile.strings.at(e.name), e.start_ns);
+  EXPECT_EQ(order, (std::vector<std::pair<std::string, std::int64_t>>{{"gemm", 0}, {"allreduce", 7000}}));
+}
+
 TEST(ChakraImport, CollectiveNamesGroupsAndCpuOperators) {
   // Two ranks as Chakra's PyTorch converter writes them: c10d CPU operators typed COMM_COLL_NODE
   // without attributes beside the NCCL kernels, process groups by name only.
