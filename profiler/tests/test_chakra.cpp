@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "chakra/et_trace.hpp"
+#include "chakra/names.hpp"
 #include "chakra/wire.hpp"
 #include "chakra_sequence.hpp"
 #include "commscope/profiler/chakra.hpp"
@@ -109,6 +110,34 @@ TEST(ChakraWire, DecodesEveryFieldFormProtobufWrites) {
   // What the writer writes, the reader reads back.
   const ck::Node again = ck::decode_node(ck::encode(node), "again");
   EXPECT_EQ(ck::encode(again), ck::encode(node));
+}
+
+TEST(ChakraNames, CollectivesAndMessagesByName) {
+  const std::vector<std::pair<std::string, std::optional<ck::CommType>>> collectives = {
+      {"tp.allreduce_max", ck::CommType::kAllReduce},
+      {"aten::all_reduce.out", ck::CommType::kAllReduce},
+      {"_reduce_scatter_base", ck::CommType::kReduceScatter},
+      {"allgatherv", ck::CommType::kAllGather},
+      {"all_to_allv", ck::CommType::kAllToAll},
+      {"ncclKernel_Broadcast_RING_LL", ck::CommType::kBroadcast},
+      {"MPI_Bcast", ck::CommType::kBroadcast},
+      {"ibarrier", ck::CommType::kBarrier},
+      {"reduce", ck::CommType::kReduce},
+      {"gatherv", ck::CommType::kGather},
+      {"scatter", ck::CommType::kScatter},
+      {"scan", std::nullopt},
+      {"pp.send", std::nullopt},
+      {"sendrecv", std::nullopt}};
+  for (const auto& [name, want] : collectives) EXPECT_EQ(ck::comm_type_of(name), want) << name;
+  EXPECT_EQ(ck::message_of("pp.send"), ck::Message::kSend);
+  EXPECT_EQ(ck::message_of("MPI_Isend"), ck::Message::kSend);
+  EXPECT_EQ(ck::message_of("irecv"), ck::Message::kRecv);
+  EXPECT_EQ(ck::message_of("sendrecv"), ck::Message::kNone);
+  EXPECT_EQ(ck::message_of("allreduce"), ck::Message::kNone);
+  EXPECT_EQ(ck::parse_label("pp[0>2]")->to, 2);
+  EXPECT_EQ(ck::parse_label("tp[0,1]")->from, -1);
+  EXPECT_FALSE(ck::parse_label("0"));
+  EXPECT_FALSE(ck::parse_label("[0,1]"));
 }
 
 TEST(ChakraFile, BadFilesAreOneLineErrors) {

@@ -8,7 +8,6 @@
 namespace commscope::profiler::chakra {
 
 std::string normalized_name(std::string_view name) {
-  if (const std::size_t dot = name.rfind('.'); dot != std::string_view::npos) name.remove_prefix(dot + 1);
   std::string out;
   for (const char c : name)
     if (c != '_' && c != '-') out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));

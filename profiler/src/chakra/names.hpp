@@ -12,7 +12,9 @@ namespace commscope::profiler::chakra {
 
 enum class Message : std::uint8_t { kNone, kSend, kRecv };
 
-// The name without a group prefix ("tp.", up to the last '.'), lower case, without '_' and '-'.
+// The name in lower case without '_' and '-' ("tp.allreduce_max" -> "tp.allreducemax"). A group
+// prefix stays: the rules below look for words inside the name or at its end, and a name's last
+// '.' is not always a group's ("aten::all_reduce.out").
 std::string normalized_name(std::string_view name);
 // The collective a name says, by the first of allreduce, reducescatter, allgather, alltoall,
 // broadcast (bcast), barrier, reduce, gather, scatter it contains; nullopt for none (send, scan).
