@@ -179,6 +179,7 @@ std::vector<ChakraExportRank> export_chakra(const Profile& profile, const std::s
     origin = std::min(origin, span_of(windows[r], comm[r]).first + offset);
   }
   std::vector<ChakraExportRank> out(nranks);
+  std::vector<ck::EtTrace> traces;
   for (std::size_t r = 0; r < nranks; ++r) {
     const int rank = static_cast<int>(r);
     ChakraExportRank& rep = out[r];
@@ -200,8 +201,10 @@ std::vector<ChakraExportRank> export_chakra(const Profile& profile, const std::s
     }
     if (hi > cursor) rep.compute += nodes.add_gap(cursor, hi);
     rep.path = chakra_rank_file(prefix, rank);
-    ck::write_et_file(rep.path, nodes.trace);
+    traces.push_back(std::move(nodes.trace));
   }
+  // Written once every rank's nodes are made, so that a profile refused is no file at all.
+  for (std::size_t r = 0; r < nranks; ++r) ck::write_et_file(out[r].path, traces[r]);
   return out;
 }
 

@@ -271,6 +271,21 @@ TEST(ChakraRoundTrip, SameCommunicationPerRank) {
   }
 }
 
+TEST(ChakraRoundTrip, ARefusedProfileWritesNoFile) {
+  cp::Profile p = four_rank_job();
+  // Rank 3's first message on a link between ranks 0 and 2: none of its own.
+  for (cp::Event& e : p.events[3])
+    if (e.kind == cp::EventKind::kCommunication && p.strings.at(e.name) == "pp.recv") {
+      e.communicator = static_cast<std::uint32_t>(p.strings.size());
+      p.strings.push_back("pp[0>2]");
+      break;
+    }
+  const std::string prefix = temp_path("refused");
+  std::filesystem::remove(prefix + ".0.et");
+  EXPECT_THROW(cp::export_chakra(p, prefix), cp::ChakraError);
+  EXPECT_FALSE(std::filesystem::exists(prefix + ".0.et"));
+}
+
 TEST(ChakraRoundTrip, NodesInRankOrderWithGapsAsCompute) {
   const std::string prefix = temp_path("nodes");
   cp::export_chakra(four_rank_job(), prefix);

@@ -34,8 +34,10 @@ struct ChakraExportRank {
   std::map<std::string, std::int64_t> left_out;                     // communication Chakra has no node for, by name
 };
 
-// Writes PREFIX.N.et for every rank of `profile` (its events must be loaded). ChakraError when a
-// rank has no events, or a file cannot be written (files already written stay).
+// Writes PREFIX.N.et for every rank of `profile` (its events must be loaded), once every rank's
+// nodes are made. ChakraError, before any file is written, when a rank has neither iterations nor
+// communication or a message on a link that is none of its rank's; ChakraError when a file cannot
+// be written (the files written before it stay).
 std::vector<ChakraExportRank> export_chakra(const Profile& profile, const std::string& prefix);
 
 struct ChakraImportOptions {
