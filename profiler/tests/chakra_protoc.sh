@@ -88,11 +88,12 @@ grep -q 'Chakra schema 1.0.2-chakra.0.0.4, 4 nodes' <<<"$out" || fail "the metad
   fail "not one collective, one message and one compute node per rank"
 grep -q 'left out: CPU operators beside device nodes 1' <<<"$out" || fail "the CPU operator"
 # In data-dependency order from 0 (the kernel before the compute listed first, then the message):
-# [start, end, seq, bytes, name, track kind] per communication.
+# [start, end, seq, bytes, name, track kind, communicator label] per communication.
 "$dump" "$work/foreign.h5" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-want = [[[0, 12000, 0, 4096, "allreduce", 0], [42000, 44000, 0, 64, name, 0]] for name in ("send", "recv")]
+want = [[[0, 12000, 0, 4096, "allreduce", 0, "pg0[0,1]"], [42000, 44000, 0, 64, name, 0, "p2p[0>1]"]]
+        for name in ("send", "recv")]
 got = [r["communication"] for r in d["events"]]
 assert got == want, got
 assert d["clock"] == "chakra (synthetic)", d["clock"]
