@@ -4,14 +4,15 @@ add_library(commscope_analysis_inputs STATIC ${CMAKE_CURRENT_SOURCE_DIR}/src/inp
 target_include_directories(commscope_analysis_inputs PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
 target_compile_features(commscope_analysis_inputs PUBLIC cxx_std_20)
 target_link_libraries(commscope_analysis_inputs PUBLIC commscope::h5 commscope::profiler_core
-                      PRIVATE commscope::common commscope_build_flags)
+                      PRIVATE commscope::formats commscope::common commscope_build_flags)
 
 if(COMMSCOPE_BUILD_TESTS)
   # bench_fits.cpp: the report's pooling of bench rows, tested on files built in memory.
   add_executable(test_analysis_inputs ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_inputs.cpp
                                       ${CMAKE_CURRENT_SOURCE_DIR}/src/bench_fits.cpp)
   target_link_libraries(test_analysis_inputs PRIVATE commscope_analysis_inputs commscope::analysis_core
-                                                     commscope_build_flags GTest::gtest_main)
+                                                     commscope::formats commscope::common commscope_build_flags
+                                                     GTest::gtest_main)
   add_test(NAME analysis.inputs COMMAND test_analysis_inputs)
   set_tests_properties(analysis.inputs PROPERTIES LABELS "unit" ENVIRONMENT "COMMSCOPE_TEST_TMP=${CMAKE_CURRENT_BINARY_DIR}")
 

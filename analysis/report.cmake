@@ -20,7 +20,7 @@ if(COMMSCOPE_BUILD_TESTS)
   set(rdir ${CMAKE_CURRENT_BINARY_DIR}/reports)
   # Bench files with known answers (tests/synthetic_bench.cpp): ties, a protocol switch, runs.
   add_executable(test_analysis_synthetic_bench tests/synthetic_bench.cpp)
-  target_link_libraries(test_analysis_synthetic_bench PRIVATE commscope::h5 commscope_build_flags)
+  target_link_libraries(test_analysis_synthetic_bench PRIVATE commscope::formats commscope::common commscope_build_flags)
   set(syn ${fx}/synthetic)
   add_test(NAME analysis.synthetic_fixtures COMMAND test_analysis_synthetic_bench ${syn})
   set_tests_properties(analysis.synthetic_fixtures PROPERTIES FIXTURES_SETUP synthetic_bench LABELS "unit")

@@ -1,5 +1,5 @@
-// The report's input readers: bench results files (commscope.bench/1, read here with
-// commscope::h5 alone, by field name) and profiles (through profiler::read_profile). Every
+// The report's input readers: bench results files (commscope.bench/1, through the format's
+// reader, formats/bench_results.hpp, by field name) and profiles (through profiler::read_profile). Every
 // failure becomes one InputError line naming the file.
 
 #include "commscope/analysis/inputs.hpp"
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "commscope/common/schemas.hpp"
+#include "commscope/formats/bench_results.hpp"
 #include "commscope/h5/h5.hpp"
 #include "commscope/profiler/profile_file.hpp"
 
@@ -51,70 +52,7 @@ std::string truncation(std::string_view what) {
   return "truncated: " + std::to_string(eof) + " of " + std::to_string(stored) + " bytes (a copy that did not finish?)";
 }
 
-// /results as the report reads it: the schema's fields by name, strings as char[N] of the
-// schema's sizes (S16, S16, S8, S8, S8). Fields of the file not listed here are skipped.
-struct ResultsRecord {
-  std::int64_t row;
-  char collective[16];
-  char algorithm[16];
-  char device[8];
-  char type[8];
-  char op[8];
-  std::int32_t root;
-  std::uint8_t in_place;
-  std::int32_t nranks;
-  std::uint64_t bytes;
-  std::uint64_t count;
-  std::int64_t iterations;
-  double time_us;
-  double algbw_GBps;
-  double busbw_GBps;
-  std::uint64_t nwrong;
-  double min_us;
-  double p50_us;
-  double p99_us;
-  double max_us;
-  double skew_us;
-  std::int32_t slowest_rank;
-  std::uint64_t sample_offset;
-  std::uint64_t sample_count;
-};
-
-// /samples as the report reads it: the time of each call only.
-struct SampleRecord {
-  double time_us;
-};
-
-h5::CompoundType<ResultsRecord> results_type() {
-  h5::CompoundType<ResultsRecord> t;
-  t.add("row", &ResultsRecord::row)
-      .add("collective", &ResultsRecord::collective)
-      .add("algorithm", &ResultsRecord::algorithm)
-      .add("device", &ResultsRecord::device)
-      .add("type", &ResultsRecord::type)
-      .add("op", &ResultsRecord::op)
-      .add("root", &ResultsRecord::root)
-      .add("in_place", &ResultsRecord::in_place)
-      .add("nranks", &ResultsRecord::nranks)
-      .add("bytes", &ResultsRecord::bytes)
-      .add("count", &ResultsRecord::count)
-      .add("iterations", &ResultsRecord::iterations)
-      .add("time_us", &ResultsRecord::time_us)
-      .add("algbw_GBps", &ResultsRecord::algbw_GBps)
-      .add("busbw_GBps", &ResultsRecord::busbw_GBps)
-      .add("nwrong", &ResultsRecord::nwrong)
-      .add("min_us", &ResultsRecord::min_us)
-      .add("p50_us", &ResultsRecord::p50_us)
-      .add("p99_us", &ResultsRecord::p99_us)
-      .add("max_us", &ResultsRecord::max_us)
-      .add("skew_us", &ResultsRecord::skew_us)
-      .add("slowest_rank", &ResultsRecord::slowest_rank)
-      .add("sample_offset", &ResultsRecord::sample_offset)
-      .add("sample_count", &ResultsRecord::sample_count);
-  return t;
-}
-
-BenchRow to_row(const ResultsRecord& r) {
+BenchRow to_row(const formats::bench::ResultRow& r) {
   BenchRow b;
   b.row = r.row;
   b.collective = h5::get_fixed(r.collective);
@@ -230,18 +168,13 @@ std::uintmax_t check_file(const std::string& path, const char* what) {
   return std::filesystem::file_size(path);
 }
 
-// The rows of table `name`. A damaged dataspace can claim any number of rows: refuse more than
-// the file could hold rather than allocate them. A packed row is 8 to ~190 bytes and deflate
-// compresses at most ~1000:1, so a real file holds well under 8 rows per byte.
+// The rows of table `name` (every field of `type` must be in it), no more than a file of
+// file_bytes could hold (formats::check_row_claim).
 template <class T>
-std::vector<T> read_table(const std::string& path, const h5::File& file, const std::string& name,
-                          const h5::CompoundType<T>& type, std::uintmax_t file_bytes) {
+std::vector<T> read_table(const h5::File& file, const std::string& name, const h5::CompoundType<T>& type,
+                          std::uintmax_t file_bytes) {
   const auto table = h5::Table<T>::open(file, name, type);
-  const std::size_t nrows = table.size();
-  if (nrows / 8 > file_bytes) {
-    fail(path, "/" + name + " claims " + std::to_string(nrows) + " rows, more than a file of " +
-                   std::to_string(file_bytes) + " bytes holds: a damaged file?");
-  }
+  formats::check_row_claim(name, table.size(), file_bytes);
   return table.read_all();
 }
 
@@ -278,13 +211,11 @@ BenchFile read_bench(const std::string& path) {
   if (meta.exists("env")) out.env = attributes_as_text(meta.open_group("env"));
 
   if (!file.exists("results")) fail(path, "no /results table");
-  const std::vector<ResultsRecord> records = read_table(path, file, "results", results_type(), file_bytes);
+  const std::vector<formats::bench::ResultRow> records = formats::bench::read_results(file, file_bytes);
   out.rows.reserve(records.size());
-  for (const ResultsRecord& r : records) out.rows.push_back(to_row(r));
+  for (const formats::bench::ResultRow& r : records) out.rows.push_back(to_row(r));
   if (file.exists("samples")) {
-    h5::CompoundType<SampleRecord> type;
-    type.add("time_us", &SampleRecord::time_us);
-    for (const SampleRecord& s : read_table(path, file, "samples", type, file_bytes))
+    for (const formats::bench::SampleRow& s : formats::bench::read_samples(file, file_bytes))
       out.sample_time_us.push_back(s.time_us);
   }
   for (const BenchRow& r : out.rows)
@@ -334,7 +265,7 @@ DoctorFile read_doctor(const std::string& path) {
   pt.add("src", &DoctorPairRecord::src).add("dst", &DoctorPairRecord::dst);
   pt.add("src_host", &DoctorPairRecord::src_host).add("dst_host", &DoctorPairRecord::dst_host);
   pt.add("latency_us", &DoctorPairRecord::latency_us).add("bandwidth_GBps", &DoctorPairRecord::bandwidth_GBps);
-  for (const auto& r : read_table(path, file, "pairs", pt, file_bytes)) {
+  for (const auto& r : read_table(file, "pairs", pt, file_bytes)) {
     if (r.src < 0 || r.dst < 0 || r.src >= out.nranks || r.dst >= out.nranks || r.src == r.dst)
       fail(path, "/pairs holds the pair " + std::to_string(r.src) + " -> " + std::to_string(r.dst) + " in " +
                      std::to_string(out.nranks) + " ranks: a damaged file?");
@@ -344,7 +275,7 @@ DoctorFile read_doctor(const std::string& path) {
   h5::CompoundType<DoctorRankRecord> rt;
   rt.add("rank", &DoctorRankRecord::rank).add("host", &DoctorRankRecord::host);
   rt.add("sgemm_gflops", &DoctorRankRecord::sgemm_gflops).add("memcpy_GBps", &DoctorRankRecord::memcpy_GBps);
-  for (const auto& r : read_table(path, file, "ranks", rt, file_bytes)) {
+  for (const auto& r : read_table(file, "ranks", rt, file_bytes)) {
     if (r.rank < 0 || r.rank >= out.nranks)
       fail(path,
            "/ranks holds rank " + std::to_string(r.rank) + " of " + std::to_string(out.nranks) + ": a damaged file?");
@@ -353,7 +284,7 @@ DoctorFile read_doctor(const std::string& path) {
   h5::CompoundType<DoctorNodeRecord> nt;
   nt.add("host", &DoctorNodeRecord::host).add("ranks", &DoctorNodeRecord::ranks).add("bytes", &DoctorNodeRecord::bytes);
   nt.add("allreduce_us", &DoctorNodeRecord::allreduce_us).add("busbw_GBps", &DoctorNodeRecord::busbw_GBps);
-  for (const auto& r : read_table(path, file, "nodes", nt, file_bytes))
+  for (const auto& r : read_table(file, "nodes", nt, file_bytes))
     out.nodes.push_back({std::string(h5::get_fixed(r.host)), r.ranks, r.bytes, r.allreduce_us, r.busbw_GBps});
   return out;
 }
@@ -365,6 +296,8 @@ auto guarded(const std::string& path, Read&& read) {
     return read();
   } catch (const InputError&) {
     throw;
+  } catch (const formats::FormatError& e) {
+    fail(path, e.what());
   } catch (const profiler::ProfileFileError& e) {
     const std::string truncated = truncation(e.what());
     if (!truncated.empty()) fail(path, truncated);

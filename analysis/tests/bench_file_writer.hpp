@@ -1,92 +1,29 @@
 #pragma once
-// Writing bench results files in tests, exactly as docs/bench-results.md lays them out (every
-// field, the schema's string sizes), with commscope::h5 alone: the readers' tests and the
-// synthetic files of the report's end-to-end tests.
+// Writing bench results files in tests with the format's rows and tables (every column, the
+// schema's string sizes) and /meta of made-up values: the readers' tests and the synthetic files
+// of the report's end-to-end tests.
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "commscope/common/schemas.hpp"
+#include "commscope/formats/bench_results.hpp"
 #include "commscope/h5/h5.hpp"
 
 namespace commscope::analysis::testing {
 
-// One /results row.
-struct BenchRecord {
-  std::int64_t row = 0;
-  char collective[16] = {};
-  char algorithm[16] = {};
-  char device[8] = {};
-  char type[8] = {};
-  char op[8] = {};
-  std::int32_t root = -1;
-  std::uint8_t in_place = 0;
-  std::int32_t nranks = 0;
-  std::uint64_t bytes = 0;
-  std::uint64_t count = 0;
-  std::int64_t iterations = 0;
-  std::int32_t warmup = 0;
-  std::int32_t check_iters = 0;
-  double time_us = 0;
-  double algbw_GBps = 0;
-  double busbw_GBps = 0;
-  std::uint64_t nwrong = 0;
-  double min_us = 0;
-  double p50_us = 0;
-  double p99_us = 0;
-  double max_us = 0;
-  double skew_us = 0;
-  std::int32_t slowest_rank = 0;
-  std::uint64_t sample_offset = 0;
-  std::uint64_t sample_count = 0;
-};
-
-// One /samples row.
-struct SampleRecord {
-  std::uint64_t result = 0;
-  std::int64_t iteration = 0;
-  double time_us = 0;
-  double skew_us = 0;
-};
+// The format's own rows and columns (formats/bench_results.hpp): the fixture files are laid out
+// as the bench lays out its own.
+using BenchRecord = formats::bench::ResultRow;
+using SampleRecord = formats::bench::SampleRow;
 
 inline h5::CompoundType<BenchRecord> bench_record_type() {
-  h5::CompoundType<BenchRecord> t;
-  t.add("row", &BenchRecord::row)
-      .add("collective", &BenchRecord::collective)
-      .add("algorithm", &BenchRecord::algorithm)
-      .add("device", &BenchRecord::device)
-      .add("type", &BenchRecord::type)
-      .add("op", &BenchRecord::op)
-      .add("root", &BenchRecord::root)
-      .add("in_place", &BenchRecord::in_place)
-      .add("nranks", &BenchRecord::nranks)
-      .add("bytes", &BenchRecord::bytes)
-      .add("count", &BenchRecord::count)
-      .add("iterations", &BenchRecord::iterations)
-      .add("warmup", &BenchRecord::warmup)
-      .add("check_iters", &BenchRecord::check_iters)
-      .add("time_us", &BenchRecord::time_us)
-      .add("algbw_GBps", &BenchRecord::algbw_GBps)
-      .add("busbw_GBps", &BenchRecord::busbw_GBps)
-      .add("nwrong", &BenchRecord::nwrong)
-      .add("min_us", &BenchRecord::min_us)
-      .add("p50_us", &BenchRecord::p50_us)
-      .add("p99_us", &BenchRecord::p99_us)
-      .add("max_us", &BenchRecord::max_us)
-      .add("skew_us", &BenchRecord::skew_us)
-      .add("slowest_rank", &BenchRecord::slowest_rank)
-      .add("sample_offset", &BenchRecord::sample_offset)
-      .add("sample_count", &BenchRecord::sample_count);
-  return t;
+  return formats::bench::result_columns().all();
 }
 
 inline h5::CompoundType<SampleRecord> sample_record_type() {
-  h5::CompoundType<SampleRecord> t;
-  t.add("result", &SampleRecord::result)
-      .add("iteration", &SampleRecord::iteration)
-      .add("time_us", &SampleRecord::time_us)
-      .add("skew_us", &SampleRecord::skew_us);
-  return t;
+  return formats::bench::sample_columns().all();
 }
 
 // An allreduce f32 sum row on `nranks` CPU ranks; algbw from bytes and time, busbw = algbw x
@@ -125,7 +62,8 @@ inline BenchRecord bench_record(std::int64_t row, const char* collective, const 
 
 // /meta of a 2-rank CPU run of allreduce and allgather (every attribute of the schema) and
 // /meta/env; `schema` replaces the schema name.
-inline void write_bench_meta(h5::File& f, const std::string& schema = "commscope.bench/1", std::int64_t nranks = 2) {
+inline void write_bench_meta(h5::File& f, const std::string& schema = std::string(schemas::kBench),
+                             std::int64_t nranks = 2) {
   h5::Group meta = f.create_group("meta");
   meta.set_attr("schema", schema);
   meta.set_attr("tool", "commscope-bench");

@@ -6,56 +6,12 @@
 #include <cstring>
 
 #include "commscope/collectives/error.hpp"
-#include "commscope/common/schemas.hpp"
 #include "commscope/common/stop_signals.hpp"
 #include "commscope/h5/h5.hpp"
 
 namespace commscope::bench {
 
 namespace {
-
-h5::CompoundType<ResultRow> result_type() {
-  h5::CompoundType<ResultRow> t;
-  t.add("row", &ResultRow::row)
-      .add("collective", &ResultRow::collective)
-      .add("algorithm", &ResultRow::algorithm)
-      .add("device", &ResultRow::device)
-      .add("type", &ResultRow::type)
-      .add("op", &ResultRow::op)
-      .add("root", &ResultRow::root)
-      .add("in_place", &ResultRow::in_place)
-      .add("nranks", &ResultRow::nranks)
-      .add("bytes", &ResultRow::bytes)
-      .add("count", &ResultRow::count)
-      .add("iterations", &ResultRow::iterations)
-      .add("warmup", &ResultRow::warmup)
-      .add("time_us", &ResultRow::time_us)
-      .add("cpu_time_us", &ResultRow::cpu_time_us)
-      .add("algbw_GBps", &ResultRow::algbw_GBps)
-      .add("busbw_GBps", &ResultRow::busbw_GBps)
-      .add("nwrong", &ResultRow::nwrong)
-      .add("check_iters", &ResultRow::check_iters)
-      .add("min_us", &ResultRow::min_us)
-      .add("p50_us", &ResultRow::p50_us)
-      .add("p99_us", &ResultRow::p99_us)
-      .add("max_us", &ResultRow::max_us)
-      .add("mean_us", &ResultRow::mean_us)
-      .add("stdev_us", &ResultRow::stdev_us)
-      .add("skew_us", &ResultRow::skew_us)
-      .add("slowest_rank", &ResultRow::slowest_rank)
-      .add("sample_offset", &ResultRow::sample_offset)
-      .add("sample_count", &ResultRow::sample_count);
-  return t;
-}
-
-h5::CompoundType<SampleRow> sample_type() {
-  h5::CompoundType<SampleRow> t;
-  t.add("result", &SampleRow::result)
-      .add("iteration", &SampleRow::iteration)
-      .add("time_us", &SampleRow::time_us)
-      .add("skew_us", &SampleRow::skew_us);
-  return t;
-}
 
 std::vector<std::string> names(const auto& values) {
   std::vector<std::string> out;
@@ -79,10 +35,7 @@ ResultsFile::ResultsFile(const std::string& path, const Options& o, const Enviro
     throw InvalidArgument("--out path too long");
   }
   h5::File f = h5::File::create(path);
-  h5::Group meta = f.create_group("meta");
-  meta.set_attr("schema", std::string(schemas::kBench));
-  meta.set_attr("tool", std::string("commscope-bench"));
-  meta.set_attr("status", std::string("running"));  // until finish(): a file cut short says so
+  h5::Group meta = formats::bench::create_meta(f);  // schema, tool, status "running" until finish()
   for (const auto& [k, v] : env.fields) meta.set_attr(k, v);
   if (!env.machine_model.empty()) meta.set_attr("machine_model", env.machine_model);
   meta.set_attr("nranks", nranks);
@@ -122,15 +75,10 @@ ResultsFile::ResultsFile(const std::string& path, const Options& o, const Enviro
   h5::Group envg = meta.create_group("env");
   for (const auto& [k, v] : env.env_vars) envg.set_attr(k, v);
 
-  auto results = h5::Table<ResultRow>::create(f, "results", result_type());
-  results.set_attr("description", std::string("one row per case and repetition; times in microseconds per call, "
-                                              "bandwidths in GB/s (1e9 B/s), busbw = algbw * nccl-tests' factor"));
-  auto samples = h5::Table<SampleRow>::create(f, "samples", sample_type(), 4096);
-  samples.set_attr("description", std::string("per-iteration samples of each /results row (result = row index): "
-                                              "max over ranks of the call's duration, and the arrival skew"));
+  formats::bench::Tables tables = formats::bench::create_tables(f);
   f.flush();
   const std::string partial = f.partial_path();
-  impl_ = new Impl{std::move(f), std::move(results), std::move(samples), {partial, path, "rows"}};
+  impl_ = new Impl{std::move(f), std::move(tables.results), std::move(tables.samples), {partial, path, "rows"}};
 }
 
 ResultsFile::~ResultsFile() {
@@ -185,19 +133,8 @@ void ResultsFile::close() {
 
 void ResultsFile::finish(const std::string& status) {
   if (!impl_) return;
-  impl_->file.open_group("meta").set_attr("status", status);
+  formats::bench::set_status(impl_->file, status);
   close();
-}
-
-ResultsData read_results(const std::string& path) {
-  h5::File f = h5::File::open(path);
-  ResultsData d;
-  const h5::Group meta = f.open_group("meta");
-  d.schema = meta.attr_string("schema");
-  if (meta.has_attr("status")) d.status = meta.attr_string("status");
-  d.rows = h5::Table<ResultRow>::open(f, "results", result_type()).read_all();
-  d.samples = h5::Table<SampleRow>::open(f, "samples", sample_type()).read_all();
-  return d;
 }
 
 }  // namespace commscope::bench

@@ -1,11 +1,9 @@
 // commscope-bench's results: one ResultRow per (case, repetition), printed as a table and
-// appended to the HDF5 file, plus its per-iteration samples. Schema "commscope.bench/1",
-// documented in docs/bench-results.md.
+// appended to the HDF5 file, plus its per-iteration samples. The file's format (schema
+// commscope.bench/1, docs/bench-results.md), its reader included, is formats/bench_results.hpp.
 #pragma once
 
 #include <cstdint>
-#include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -44,14 +42,5 @@ class ResultsFile {
   std::size_t rows_written_ = 0;
   std::uint64_t samples_written_ = 0;
 };
-
-// Read a results file back (tests, and anything that wants the rows without h5py).
-struct ResultsData {
-  std::string schema;
-  std::string status;  // /meta status; "" where absent
-  std::vector<ResultRow> rows;
-  std::vector<SampleRow> samples;
-};
-ResultsData read_results(const std::string& path);
 
 }  // namespace commscope::bench

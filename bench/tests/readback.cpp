@@ -10,6 +10,8 @@
 #include <string>
 
 #include "commscope/collectives/types.hpp"
+#include "commscope/common/schemas.hpp"
+#include "commscope/formats/bench_results.hpp"
 #include "results.hpp"
 #include "table.hpp"
 
@@ -24,7 +26,7 @@ int main(int argc, char** argv) {
   const std::string path = argv[1];
   if (std::string(argv[2]) == "--print") {
     // Lines pair the out-of-place and in-place rows of one table row, as the bench prints them.
-    const ResultsData d = read_results(path);
+    const formats::bench::Contents d = formats::bench::read(path);
     // One algorithm: nccl-tests' columns, as the bench prints them.
     const bool one_algorithm = std::all_of(d.rows.begin(), d.rows.end(), [&](const ResultRow& r) {
       return text(r.algorithm) == text(d.rows.front().algorithm);
@@ -52,8 +54,8 @@ int main(int argc, char** argv) {
     ++failures;
   };
   try {
-    const ResultsData d = read_results(path);
-    if (d.schema != "commscope.bench/1") fail("schema '" + d.schema + "'");
+    const formats::bench::Contents d = formats::bench::read(path);
+    if (d.schema != schemas::kBench) fail("schema '" + d.schema + "'");
     if (!want_status.empty() && d.status != want_status)
       fail("status '" + d.status + "', wanted '" + want_status + "'");
     const long n = static_cast<long>(d.rows.size());

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commscope/bench/options.hpp"
+#include "commscope/formats/bench_results.hpp"
 #include "results.hpp"
 
 using namespace commscope;
@@ -66,7 +67,7 @@ TEST(Results, Hdf5RoundTripOfEveryField) {
     EXPECT_EQ(file.rows_written(), 5u);
   }
   EXPECT_FALSE(std::filesystem::exists(path + ".partial"));
-  const ResultsData d = read_results(path);
+  const formats::bench::Contents d = formats::bench::read(path);
   EXPECT_EQ(d.schema, "commscope.bench/1");
   ASSERT_EQ(d.rows.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) {
