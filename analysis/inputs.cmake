@@ -18,7 +18,7 @@ if(COMMSCOPE_BUILD_TESTS)
 
   # The schema names: the one form written, the doctor's earlier name still read.
   add_executable(test_analysis_schemas ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_schemas.cpp)
-  target_link_libraries(test_analysis_schemas PRIVATE commscope_analysis_inputs commscope_doctor_file commscope::common
+  target_link_libraries(test_analysis_schemas PRIVATE commscope_analysis_inputs commscope::formats commscope::common
                                                       commscope_build_flags GTest::gtest_main)
   add_test(NAME analysis.schemas COMMAND test_analysis_schemas)
   set_tests_properties(analysis.schemas PROPERTIES LABELS "unit")

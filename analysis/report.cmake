@@ -161,7 +161,7 @@ if(COMMSCOPE_BUILD_TESTS)
   # commscope-report doctor on files with known faults (tests/synthetic_doctor.cpp): each fault
   # named, and nothing else; the heatmaps drawn.
   add_executable(test_analysis_synthetic_doctor tests/synthetic_doctor.cpp)
-  target_link_libraries(test_analysis_synthetic_doctor PRIVATE commscope_doctor_file commscope_build_flags)
+  target_link_libraries(test_analysis_synthetic_doctor PRIVATE commscope::formats commscope_build_flags)
   set(sdoc ${fx}/synthetic-doctor)
   add_test(NAME analysis.synthetic_doctor COMMAND test_analysis_synthetic_doctor ${sdoc})
   set_tests_properties(analysis.synthetic_doctor PROPERTIES FIXTURES_SETUP synthetic_doctor LABELS "unit")

@@ -3,15 +3,10 @@
 # Included from bench/CMakeLists.txt.
 include(CommscopeOpenBLAS)
 
-# The file's writer, on HDF5 alone: the doctor and the report's tests with known answers use it.
-add_library(commscope_doctor_file STATIC ${CMAKE_CURRENT_LIST_DIR}/src/doctor_file.cpp)
-target_include_directories(commscope_doctor_file PUBLIC ${CMAKE_CURRENT_LIST_DIR}/src)
-target_link_libraries(commscope_doctor_file PUBLIC commscope::h5 PRIVATE commscope::common commscope_build_flags)
-
 # The tool: the run (doctor/main.cpp) and its three phases, one file each.
 add_executable(commscope-doctor ${CMAKE_CURRENT_LIST_DIR}/doctor/main.cpp ${CMAKE_CURRENT_LIST_DIR}/doctor/pairs.cpp
                                 ${CMAKE_CURRENT_LIST_DIR}/doctor/probes.cpp ${CMAKE_CURRENT_LIST_DIR}/doctor/nodes.cpp)
-target_link_libraries(commscope-doctor PRIVATE commscope_bench_core commscope_doctor_file commscope_openblas CLI11::CLI11
+target_link_libraries(commscope-doctor PRIVATE commscope_bench_core commscope::formats commscope_openblas CLI11::CLI11
                       commscope_build_flags)
 install(TARGETS commscope-doctor RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 

@@ -1,5 +1,6 @@
-// The report's input readers: bench results files (commscope.bench/1, through the format's
-// reader, formats/bench_results.hpp, by field name) and profiles (through profiler::read_profile). Every
+// The report's input readers: bench results files and doctor files (commscope.bench/1 and
+// commscope.doctor/1, through their formats' readers, formats/bench_results.hpp and
+// formats/doctor_file.hpp, by field name) and profiles (through profiler::read_profile). Every
 // failure becomes one InputError line naming the file.
 
 #include "commscope/analysis/inputs.hpp"
@@ -22,6 +23,7 @@
 
 #include "commscope/common/schemas.hpp"
 #include "commscope/formats/bench_results.hpp"
+#include "commscope/formats/doctor_file.hpp"
 #include "commscope/h5/h5.hpp"
 #include "commscope/profiler/profile_file.hpp"
 
@@ -168,16 +170,6 @@ std::uintmax_t check_file(const std::string& path, const char* what) {
   return std::filesystem::file_size(path);
 }
 
-// The rows of table `name` (every field of `type` must be in it), no more than a file of
-// file_bytes could hold (formats::check_row_claim).
-template <class T>
-std::vector<T> read_table(const h5::File& file, const std::string& name, const h5::CompoundType<T>& type,
-                          std::uintmax_t file_bytes) {
-  const auto table = h5::Table<T>::open(file, name, type);
-  formats::check_row_claim(name, table.size(), file_bytes);
-  return table.read_all();
-}
-
 // Opens `path` for reading; a truncated or damaged file is an InputError saying so.
 h5::File open_file(const std::string& path) {
   try {
@@ -225,22 +217,6 @@ BenchFile read_bench(const std::string& path) {
   return out;
 }
 
-struct DoctorPairRecord {
-  std::int64_t src = 0, dst = 0;
-  char src_host[64]{}, dst_host[64]{};
-  double latency_us = 0, bandwidth_GBps = 0;
-};
-struct DoctorRankRecord {
-  std::int64_t rank = 0;
-  char host[64]{};
-  double sgemm_gflops = 0, memcpy_GBps = 0;
-};
-struct DoctorNodeRecord {
-  char host[64]{};
-  std::int64_t ranks = 0, bytes = 0;
-  double allreduce_us = 0, busbw_GBps = 0;
-};
-
 DoctorFile read_doctor(const std::string& path) {
   const std::uintmax_t file_bytes = check_file(path, "a doctor file");
   h5::File file = open_file(path);
@@ -261,30 +237,20 @@ DoctorFile read_doctor(const std::string& path) {
   if (out.nranks < 1) fail(path, "/meta nranks is " + std::to_string(out.nranks) + ", expected at least 1");
   for (const char* t : {"pairs", "ranks", "nodes"})
     if (!file.exists(t)) fail(path, std::string("no /") + t + " table");
-  h5::CompoundType<DoctorPairRecord> pt;
-  pt.add("src", &DoctorPairRecord::src).add("dst", &DoctorPairRecord::dst);
-  pt.add("src_host", &DoctorPairRecord::src_host).add("dst_host", &DoctorPairRecord::dst_host);
-  pt.add("latency_us", &DoctorPairRecord::latency_us).add("bandwidth_GBps", &DoctorPairRecord::bandwidth_GBps);
-  for (const auto& r : read_table(file, "pairs", pt, file_bytes)) {
+  for (const auto& r : formats::doctor::read_pairs(file, file_bytes)) {
     if (r.src < 0 || r.dst < 0 || r.src >= out.nranks || r.dst >= out.nranks || r.src == r.dst)
       fail(path, "/pairs holds the pair " + std::to_string(r.src) + " -> " + std::to_string(r.dst) + " in " +
                      std::to_string(out.nranks) + " ranks: a damaged file?");
     out.pairs.push_back({r.src, r.dst, std::string(h5::get_fixed(r.src_host)), std::string(h5::get_fixed(r.dst_host)),
                          r.latency_us, r.bandwidth_GBps});
   }
-  h5::CompoundType<DoctorRankRecord> rt;
-  rt.add("rank", &DoctorRankRecord::rank).add("host", &DoctorRankRecord::host);
-  rt.add("sgemm_gflops", &DoctorRankRecord::sgemm_gflops).add("memcpy_GBps", &DoctorRankRecord::memcpy_GBps);
-  for (const auto& r : read_table(file, "ranks", rt, file_bytes)) {
+  for (const auto& r : formats::doctor::read_ranks(file, file_bytes)) {
     if (r.rank < 0 || r.rank >= out.nranks)
       fail(path,
            "/ranks holds rank " + std::to_string(r.rank) + " of " + std::to_string(out.nranks) + ": a damaged file?");
     out.ranks.push_back({r.rank, std::string(h5::get_fixed(r.host)), r.sgemm_gflops, r.memcpy_GBps});
   }
-  h5::CompoundType<DoctorNodeRecord> nt;
-  nt.add("host", &DoctorNodeRecord::host).add("ranks", &DoctorNodeRecord::ranks).add("bytes", &DoctorNodeRecord::bytes);
-  nt.add("allreduce_us", &DoctorNodeRecord::allreduce_us).add("busbw_GBps", &DoctorNodeRecord::busbw_GBps);
-  for (const auto& r : read_table(file, "nodes", nt, file_bytes))
+  for (const auto& r : formats::doctor::read_nodes(file, file_bytes))
     out.nodes.push_back({std::string(h5::get_fixed(r.host)), r.ranks, r.bytes, r.allreduce_us, r.busbw_GBps});
   return out;
 }

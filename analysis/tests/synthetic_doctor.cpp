@@ -23,14 +23,14 @@
 #include <string>
 #include <vector>
 
-#include "doctor_file.hpp"
+#include "commscope/formats/doctor_file.hpp"
 
 namespace {
 
-using commscope::doctor::File;
-using commscope::doctor::NodeRow;
-using commscope::doctor::PairRow;
-using commscope::doctor::RankRow;
+using commscope::formats::doctor::File;
+using commscope::formats::doctor::NodeRow;
+using commscope::formats::doctor::PairRow;
+using commscope::formats::doctor::RankRow;
 
 constexpr int kPerHost = 2;
 

@@ -9,8 +9,8 @@
 
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/common/schemas.hpp"
+#include "commscope/formats/doctor_file.hpp"
 #include "commscope/h5/h5.hpp"
-#include "doctor_file.hpp"
 
 namespace fs = std::filesystem;
 using namespace commscope;
@@ -22,10 +22,10 @@ std::string doctor_file(const std::string& name, const std::string& schema = "")
   fs::create_directories(dir);
   const std::string path = (dir / name).string();
   {
-    doctor::File f(path, 2, 1);
-    doctor::RankRow r;
+    formats::doctor::File f(path, 2, 1);
+    formats::doctor::RankRow r;
     r.rank = 1;
-    f.add(std::vector<doctor::RankRow>{r});
+    f.add(std::vector<formats::doctor::RankRow>{r});
     f.finish("complete");
   }
   if (!schema.empty()) {

@@ -15,9 +15,15 @@
 #include "commscope/collectives/collectives.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/stop_signals.hpp"
-#include "doctor_file.hpp"
+#include "commscope/formats/doctor_file.hpp"
 
 namespace commscope::doctor {
+
+// The file's format, rows and writer (formats/doctor_file.hpp).
+using formats::doctor::File;
+using formats::doctor::NodeRow;
+using formats::doctor::PairRow;
+using formats::doctor::RankRow;
 
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 

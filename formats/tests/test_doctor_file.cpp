@@ -1,0 +1,163 @@
+// The doctor's file format: a file written with its writer reads back with its reader, every
+// column the same; a file with the name before the one form and without the columns added
+// later (pass, round, node) still reads; each column's unit agrees with its name.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "commscope/common/schemas.hpp"
+#include "commscope/formats/doctor_file.hpp"
+
+namespace fs = std::filesystem;
+using namespace commscope;
+namespace fd = commscope::formats::doctor;
+
+namespace {
+
+std::string temp_path(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("commscope-formats-doctor-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return (dir / name).string();
+}
+
+fd::PairRow pair(std::int64_t src, std::int64_t dst) {
+  fd::PairRow r;
+  r.src = src, r.dst = dst, r.pass = 2, r.round = 3;
+  h5::set_fixed(r.src_host, "host-" + std::to_string(src));
+  h5::set_fixed(r.dst_host, std::string(64, 'x'));  // all 64 bytes, no NUL
+  r.latency_us = 1.25 + static_cast<double>(src);
+  r.bandwidth_GBps = 2.5 + static_cast<double>(dst);
+  return r;
+}
+
+fd::RankRow rank(std::int64_t i) {
+  fd::RankRow r;
+  r.rank = i, r.node = 1;
+  h5::set_fixed(r.host, "node-b");
+  r.sgemm_gflops = 60.5;
+  r.memcpy_GBps = std::nan("");  // a probe not run
+  return r;
+}
+
+fd::NodeRow node() {
+  fd::NodeRow n;
+  n.node = 1, n.ranks = 2, n.bytes = 1 << 20;
+  h5::set_fixed(n.host, "node-b");
+  n.allreduce_us = 400.5;
+  n.busbw_GBps = 4.25;
+  return n;
+}
+
+// A file of 2 ranks on 1 node, one pair each way, both ranks, one node.
+void write_file(const std::string& path) {
+  fd::File f(path, 2, 1);
+  f.meta().set_attr("passes", 3);
+  f.add(std::vector<fd::PairRow>{pair(0, 1), pair(1, 0)});
+  f.add(std::vector<fd::RankRow>{rank(0), rank(1)});
+  f.add(std::vector<fd::NodeRow>{node()});
+  f.finish("complete");
+}
+
+void expect_same(const fd::PairRow& g, const fd::PairRow& w, bool later_columns = true) {
+  EXPECT_EQ(g.src, w.src);
+  EXPECT_EQ(g.dst, w.dst);
+  if (later_columns) {
+    EXPECT_EQ(g.pass, w.pass);
+    EXPECT_EQ(g.round, w.round);
+  }
+  EXPECT_EQ(h5::get_fixed(g.src_host), h5::get_fixed(w.src_host));
+  EXPECT_EQ(h5::get_fixed(g.dst_host), h5::get_fixed(w.dst_host));
+  EXPECT_EQ(g.latency_us, w.latency_us);
+  EXPECT_EQ(g.bandwidth_GBps, w.bandwidth_GBps);
+}
+
+}  // namespace
+
+TEST(DoctorFile, RoundTripOfEveryColumn) {
+  const std::string path = temp_path("round-trip.h5");
+  write_file(path);
+  const fd::Contents d = fd::read(path);
+  EXPECT_EQ(d.schema, schemas::kDoctor);
+  EXPECT_EQ(d.status, "complete");
+  EXPECT_EQ(d.nranks, 2);
+  EXPECT_EQ(d.nnodes, 1);
+  ASSERT_EQ(d.pairs.size(), 2u);
+  expect_same(d.pairs[0], pair(0, 1));
+  expect_same(d.pairs[1], pair(1, 0));
+  EXPECT_EQ(h5::get_fixed(d.pairs[0].dst_host).size(), 64u);
+  ASSERT_EQ(d.ranks.size(), 2u);
+  for (std::int64_t i = 0; i < 2; ++i) {
+    const fd::RankRow& g = d.ranks[static_cast<std::size_t>(i)];
+    EXPECT_EQ(g.rank, i);
+    EXPECT_EQ(g.node, 1);
+    EXPECT_EQ(h5::get_fixed(g.host), "node-b");
+    EXPECT_EQ(g.sgemm_gflops, 60.5);
+    EXPECT_TRUE(std::isnan(g.memcpy_GBps));
+  }
+  ASSERT_EQ(d.nodes.size(), 1u);
+  EXPECT_EQ(d.nodes[0].node, 1);
+  EXPECT_EQ(d.nodes[0].ranks, 2);
+  EXPECT_EQ(d.nodes[0].bytes, 1 << 20);
+  EXPECT_EQ(h5::get_fixed(d.nodes[0].host), "node-b");
+  EXPECT_EQ(d.nodes[0].allreduce_us, 400.5);
+  EXPECT_EQ(d.nodes[0].busbw_GBps, 4.25);
+}
+
+// A file as the doctor wrote it before the one form of the schema names, and with the required
+// columns only: it reads, the later columns at their defaults.
+TEST(DoctorFile, AnOldFileStillReads) {
+  const std::string path = temp_path("old.h5");
+  {
+    h5::File f = h5::File::create(path);
+    h5::Group meta = f.create_group("meta");
+    meta.set_attr("schema", std::string(schemas::kDoctorBefore));
+    meta.set_attr("nranks", std::int64_t{2});
+    auto required = [](const auto& columns, auto row) {
+      h5::CompoundType<decltype(row)> t;
+      for (const auto& c : columns.list())
+        if (c.need == formats::Need::kRequired) c.add_to(t);
+      return t;
+    };
+    h5::Table<fd::PairRow>::create(f, "pairs", required(fd::pair_columns(), fd::PairRow{})).append(pair(0, 1));
+    h5::Table<fd::RankRow>::create(f, "ranks", required(fd::rank_columns(), fd::RankRow{})).append(rank(1));
+    h5::Table<fd::NodeRow>::create(f, "nodes", required(fd::node_columns(), fd::NodeRow{})).append(node());
+  }
+  const fd::Contents d = fd::read(path);
+  EXPECT_EQ(d.schema, "commscope-doctor/1");
+  EXPECT_EQ(d.nnodes, 0);
+  ASSERT_EQ(d.pairs.size(), 1u);
+  expect_same(d.pairs[0], pair(0, 1), false);
+  EXPECT_EQ(d.pairs[0].pass, 0);
+  EXPECT_EQ(d.pairs[0].round, 0);
+  ASSERT_EQ(d.ranks.size(), 1u);
+  EXPECT_EQ(d.ranks[0].rank, 1);
+  EXPECT_EQ(d.ranks[0].node, 0);
+  ASSERT_EQ(d.nodes.size(), 1u);
+  EXPECT_EQ(d.nodes[0].node, 0);
+  EXPECT_EQ(d.nodes[0].busbw_GBps, 4.25);
+}
+
+TEST(DoctorFile, EachUnitAgreesWithItsName) {
+  auto check = [](const auto& columns) {
+    for (const auto& c : columns.list()) {
+      const std::string name = c.name;
+      const std::string unit = c.unit;
+      if (name.ends_with("_us")) {
+        EXPECT_EQ(unit, "us") << name;
+      } else if (name.ends_with("_GBps")) {
+        EXPECT_EQ(unit, "GB/s") << name;
+      } else if (name.ends_with("_gflops")) {
+        EXPECT_EQ(unit, "GFLOP/s") << name;
+      } else {
+        EXPECT_TRUE(unit.empty() || name == "bytes") << name << " in " << unit;
+      }
+    }
+  };
+  check(fd::pair_columns());
+  check(fd::rank_columns());
+  check(fd::node_columns());
+}
