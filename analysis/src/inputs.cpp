@@ -255,6 +255,16 @@ DoctorFile read_doctor(const std::string& path) {
   return out;
 }
 
+// The schema a reader's error names ("... schema 'NAME', expected ..."); "" when it names none.
+std::string_view schema_named_in(std::string_view what) {
+  constexpr std::string_view kMark = "schema '";
+  const std::size_t at = what.find(kMark);
+  if (at == std::string_view::npos) return {};
+  const std::size_t begin = at + kMark.size();
+  const std::size_t end = what.find('\'', begin);
+  return end == std::string_view::npos ? std::string_view{} : what.substr(begin, end - begin);
+}
+
 // Runs `read` and turns every failure into an InputError naming `path`.
 template <class Read>
 auto guarded(const std::string& path, Read&& read) {
@@ -322,7 +332,7 @@ profiler::Profile read_profile_file(const std::string& path, bool with_events) {
       return profiler::read_profile(path, with_events);
     } catch (const profiler::ProfileFileError& e) {
       // read_profile names the schema it found: a bench file gets a pointer to the right command.
-      if (std::string_view(e.what()).find("schema 'commscope.bench/") != std::string_view::npos) {
+      if (schemas::is_bench(schema_named_in(e.what()))) {
         fail(path, "is a commscope bench results file, not a profile (use 'commscope-report bench')");
       }
       throw;

@@ -9,11 +9,13 @@
 #include <utility>
 #include <vector>
 
+#include "commscope/common/schemas.hpp"
 #include "commscope/profiler/events.hpp"
 
 namespace commscope::profiler {
 
-inline constexpr const char* kProfileSchema = "commscope.profile/1";
+// The profile's schema name, schemas::kProfile (a literal, so NUL-terminated).
+inline constexpr const char* kProfileSchema = schemas::kProfile.data();
 
 // One row per (rank, iteration): where the iteration's time went. All *_ns are integer ns;
 // kernel_ns + intra_ns + inter_ns + comm_ns == window_ns exactly (identity_ok = 1), and
