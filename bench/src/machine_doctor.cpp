@@ -9,18 +9,11 @@
 #include "commscope/collectives/error.hpp"
 #include "commscope/common/schemas.hpp"
 #include "commscope/common/stats.hpp"
+#include "commscope/formats/doctor_file.hpp"
 #include "commscope/h5/h5.hpp"
 #include "machine_detect.hpp"
 
 namespace commscope::bench {
-namespace {
-
-struct PairRecord {
-  char src_host[64]{}, dst_host[64]{};
-  double bandwidth_GBps = 0;
-};
-
-}  // namespace
 
 std::vector<MachineEntry> doctor_link_entries(const std::string& path) {
   std::map<std::pair<std::string, std::string>, double> best;  // (src, dst) host -> best GB/s
@@ -30,10 +23,8 @@ std::vector<MachineEntry> doctor_link_entries(const std::string& path) {
     if (!file.exists("meta") || !file.open_group("meta").has_attr("schema") ||
         !schemas::is_doctor(file.open_group("meta").attr_string("schema")) || !file.exists("pairs"))
       throw InvalidArgument("not a commscope doctor file with pairs");
-    h5::CompoundType<PairRecord> type;
-    type.add("src_host", &PairRecord::src_host).add("dst_host", &PairRecord::dst_host);
-    type.add("bandwidth_GBps", &PairRecord::bandwidth_GBps);
-    for (const PairRecord& r : h5::Table<PairRecord>::open(file, "pairs", type).read_all()) {
+    for (const formats::doctor::PairRow& r :
+         formats::doctor::read_pairs(file, std::filesystem::file_size(path))) {  // the doctor file's reader
       const std::string a(h5::get_fixed(r.src_host)), b(h5::get_fixed(r.dst_host));
       if (a == b || !(r.bandwidth_GBps > 0) || !std::isfinite(r.bandwidth_GBps)) continue;  // inside a node
       double& kept = best[{a, b}];

@@ -8,13 +8,14 @@
 #include <fstream>
 
 #include "commscope/collectives/error.hpp"
-#include "doctor_file.hpp"
+#include "commscope/formats/doctor_file.hpp"
 #include "machine_detect.hpp"
 
 namespace commscope::bench {
 namespace {
 
 namespace fs = std::filesystem;
+namespace doctor = commscope::formats::doctor;
 
 struct TempDir {
   fs::path path = fs::temp_directory_path() / ("machine-" + std::to_string(::getpid()));
