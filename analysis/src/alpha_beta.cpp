@@ -18,17 +18,6 @@ void check_ranks(int p) {
   if (p < 1) throw std::invalid_argument("commscope::analysis: rank count must be >= 1, got " + std::to_string(p));
 }
 
-int floor_log2(int p) {
-  int l = 0;
-  while ((2LL << l) <= p) ++l;
-  return l;
-}
-int ceil_log2(int p) {
-  int l = 0;
-  while ((1LL << l) < p) ++l;
-  return l;
-}
-
 }  // namespace
 
 Collective parse_collective(std::string_view name) {
@@ -39,69 +28,9 @@ Collective parse_collective(std::string_view name) {
   throw std::invalid_argument("unknown collective '" + std::string(name) + "' (known: " + known + ")");
 }
 
-std::string_view textbook_algorithm_name(TextbookAlgorithm a) {
-  switch (a) {
-    case TextbookAlgorithm::ring:
-      return "ring";
-    case TextbookAlgorithm::rabenseifner:
-      return "rabenseifner";
-    case TextbookAlgorithm::recursive_doubling:
-      return "recursive_doubling";
-    case TextbookAlgorithm::recursive_halving:
-      return "recursive_halving";
-    case TextbookAlgorithm::binomial_tree:
-      return "binomial_tree";
-    case TextbookAlgorithm::scatter_allgather:
-      return "scatter_allgather";
-    case TextbookAlgorithm::pairwise_exchange:
-      return "pairwise_exchange";
-  }
-  throw std::invalid_argument("textbook_algorithm_name: invalid TextbookAlgorithm value");
-}
-
 std::optional<CostTerms> textbook_cost(Collective c, TextbookAlgorithm a, int p) {
   check_ranks(p);
-  const double q = p, fr = (q - 1.0) / q;  // ring: exact for any p
-  const double cl = ceil_log2(p);          // binomial trees: ceil(lg p) rounds
-  const int p2 = 1 << floor_log2(p);       // recursive algorithms run on p2 ranks ...
-  const double l = floor_log2(p), f = (p2 - 1.0) / p2;
-  const double e = p2 == p ? 0.0 : 1.0;  // ... after folding the other p - p2 in (and back out)
-  using A = TextbookAlgorithm;
-  switch (c) {
-    case Collective::allreduce:
-      if (a == A::ring) return ring_cost_terms(c, p);
-      if (a == A::rabenseifner) return CostTerms{2 * l + 2 * e, 2 * f + 2 * e, f + e};
-      if (a == A::recursive_doubling) return CostTerms{l + 2 * e, l + 2 * e, l + e};
-      if (a == A::binomial_tree) return CostTerms{2 * cl, 2 * cl, cl};
-      return std::nullopt;
-    case Collective::allgather:
-      if (a == A::ring) return ring_cost_terms(c, p);
-      if (a == A::recursive_doubling) return CostTerms{l + 2 * e, f + e, 0};
-      return std::nullopt;
-    case Collective::reducescatter:
-      if (a == A::ring) return ring_cost_terms(c, p);
-      if (a == A::recursive_halving) return CostTerms{l + 2 * e, f + e, f + e};
-      return std::nullopt;
-    case Collective::reduce:
-      if (a == A::binomial_tree) return CostTerms{cl, cl, cl};
-      if (a == A::rabenseifner) return CostTerms{2 * l + e, 2 * f + e, f + e};
-      return std::nullopt;
-    case Collective::broadcast:
-      if (a == A::binomial_tree) return CostTerms{cl, cl, 0};
-      if (a == A::scatter_allgather) return CostTerms{cl + l + 2 * e, 2 * f + e, 0};
-      return std::nullopt;
-    case Collective::alltoall:
-      if (a == A::pairwise_exchange) return ring_cost_terms(c, p);  // the ring's terms
-      return std::nullopt;
-    case Collective::gather:
-    case Collective::scatter:
-      if (a == A::binomial_tree) return CostTerms{cl, fr, 0};
-      return std::nullopt;
-    case Collective::sendrecv:
-    case Collective::alltoallv:
-      return std::nullopt;
-  }
-  return std::nullopt;
+  return textbook_cost_terms(c, a, p);
 }
 
 std::optional<TextbookAlgorithm> textbook_algorithm_for(Collective c, std::string_view algorithm) {

@@ -163,3 +163,30 @@ TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
   EXPECT_DOUBLE_EQ(one_node.intra.beta, 1);
   EXPECT_DOUBLE_EQ(one_node.inter.alpha, 0);
 }
+
+// The library's costs are the shared header's functions (the report's textbook curves and expected
+// values use them): every algorithm's cost() equals them at 1 to 9 ranks, and shm's defaults agree.
+TEST(Algorithms, CostsAreTheSharedHeadersTerms) {
+  const AlgoOptions o;
+  auto same = [](const std::optional<Cost>& k, const std::optional<CostTerms>& t, const std::string& what) {
+    ASSERT_EQ(k.has_value(), t.has_value()) << what;
+    if (!k) return;
+    EXPECT_EQ(k->alpha, t->alpha_count) << what;
+    EXPECT_EQ(k->beta, t->beta_factor) << what;
+    EXPECT_EQ(k->gamma, t->gamma_factor) << what;
+  };
+  for (Collective c : kAllCollectives)
+    for (int p = 1; p <= 9; ++p)
+      for (double n : {8.0, 5000.0, 3e6}) {
+        const std::string what = std::string(to_string(c)) + " p=" + std::to_string(p) + " n=" + std::to_string(n);
+        same(find_algorithm("ring").cost(c, p, n, o), ring_cost_terms(c, p, n, 1 << 20), "ring " + what);
+        same(find_algorithm("rhd").cost(c, p, n, o), rhd_cost_terms(c, p), "rhd " + what);
+        same(find_algorithm("tree").cost(c, p, n, o), tree_cost_terms(c, p), "tree " + what);
+        same(find_algorithm("shm").cost(c, p, n, o), shm_cost_terms(c, p, n, shm_default_cost_settings(p)),
+             "shm " + what);
+        const HierCost h = hier_cost(c, 2, p, n, o);
+        const HierCostTerms t = hier_cost_terms(c, 2, p, n, {shm_default_cost_settings(p), 1 << 20});
+        same(h.intra, t.intra, "hier intra " + what);
+        same(h.inter, t.inter, "hier inter " + what);
+      }
+}

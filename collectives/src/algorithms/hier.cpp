@@ -9,12 +9,11 @@
 //   broadcast:     cross broadcast in the root's group, shm broadcast from its local index
 //   reduce:        shm reduce to the root's local index, cross reduce in its group
 // Cross calls take rhd (allreduce, allgather, reducescatter) or tree (broadcast, reduce) below
-// kCrossRingBytes and ring from it. Nodes of different sizes (the cross groups then miss some
-// nodes) go through local index 0: shm reduce / gather to it, the leaders' cross call (blocks
-// padded to the largest node), shm broadcast / scatter. A root beyond the smallest node hands
-// its data to (or gets it from) local index 0 of its node. avg runs as sum, divided by p once.
-// One node: shm on the whole call; one rank per node: the cross algorithm on the whole call.
-// Costs: hier_cost below (two levels), docs/collectives.md.
+// kHierCrossRingBytes (collective_model.hpp) and ring from it. Nodes of different sizes (the cross groups then miss
+// some nodes) go through local index 0: shm reduce / gather to it, the leaders' cross call (blocks padded to the
+// largest node), shm broadcast / scatter. A root beyond the smallest node hands its data to (or gets it from) local
+// index 0 of its node. avg runs as sum, divided by p once. One node: shm on the whole call; one rank per node: the
+// cross algorithm on the whole call. Costs: hier_cost below (two levels), docs/collectives.md.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -30,6 +29,7 @@ const Algorithm& ring_algorithm();
 const Algorithm& tree_algorithm();
 const Algorithm& rhd_algorithm();
 const Algorithm& shm_algorithm();
+ShmCostSettings shm_cost_settings(const AlgoOptions& o, int node_ranks);  // shm.cpp
 
 namespace {
 
@@ -37,14 +37,14 @@ using detail::Buf;
 using detail::HierGroups;
 
 // Even nodes' allreduce below this many bytes: shm allreduce of the whole array, then every
-// cross group allreduces all of it (s times the bytes on a node's link, one phase fewer).
-constexpr std::size_t kSmallBytes = std::size_t{4} << 10;
-// Cross calls of at least this many bytes (the sub-call's array) take the ring.
-constexpr std::size_t kCrossRingBytes = std::size_t{256} << 10;
+// cross group allreduces all of it (s times the bytes on a node's link, one phase fewer). The
+// cost model's threshold (collective_model.hpp), so that hier_cost prices the path run.
+constexpr auto kSmallBytes = static_cast<std::size_t>(kHierSmallBytes);
 
+// The cross calls' algorithm by the sub-call's bytes: collective_model.hpp's hier_cross_algorithm.
 const Algorithm& cross_algorithm(Collective c, double bytes) {
-  if (bytes >= static_cast<double>(kCrossRingBytes)) return ring_algorithm();
-  return c == Collective::broadcast || c == Collective::reduce ? tree_algorithm() : rhd_algorithm();
+  const std::string_view a = hier_cross_algorithm(c, bytes);
+  return a == "ring" ? ring_algorithm() : a == "tree" ? tree_algorithm() : rhd_algorithm();
 }
 
 class Hier {
@@ -271,58 +271,15 @@ class HierAlgorithm final : public Algorithm {
   }
 };
 
-// Adds a phase's cost: `n_sub` bytes of the sub-call against the call's `n`; beta by `share`
-// (ranks whose phases use one node link at once).
-void add(Cost& sum, const Algorithm& algo, Collective c, int p, double n_sub, double n, double share,
-         const AlgoOptions& o) {
-  const Cost k = algo.cost(c, p, n_sub, o).value_or(Cost{});
-  const double f = n > 0 ? n_sub / n : 0;
-  sum.alpha += k.alpha;
-  sum.beta += k.beta * f * share;
-  sum.gamma += k.gamma * f;
-}
-
 }  // namespace
 
+// The terms' derivation: hier_cost_terms (collective_model.hpp), which the report's expected
+// values use too.
 HierCost hier_cost(Collective c, int nodes, int per_node, double n, const AlgoOptions& o) {
-  HierCost h;
-  const Algorithm& shm = shm_algorithm();
-  const int s = std::max(1, per_node), nn = std::max(1, nodes);
-  const double ds = s;
-  if (nn == 1) {
-    add(h.intra, shm, c, s, n, n, 1, o);
-    return h;
-  }
-  auto inter = [&](Collective cc, double n_sub, double share) {
-    add(h.inter, cross_algorithm(cc, n_sub), cc, nn, n_sub, n, share, o);
-  };
-  switch (c) {
-    case Collective::allreduce:
-      if (s == 1) {
-        inter(c, n, 1);
-      } else if (n < static_cast<double>(kSmallBytes)) {
-        add(h.intra, shm, c, s, n, n, 1, o);
-        inter(c, n, ds);
-      } else {
-        add(h.intra, shm, Collective::reducescatter, s, n, n, 1, o);
-        inter(c, n / ds, ds);
-        add(h.intra, shm, Collective::allgather, s, n, n, 1, o);
-      }
-      break;
-    case Collective::allgather:
-    case Collective::reducescatter:
-      if (s > 1) add(h.intra, shm, c, s, n, n, 1, o);
-      inter(c, n / ds, ds);
-      break;
-    case Collective::broadcast:
-    case Collective::reduce:
-      if (s > 1) add(h.intra, shm, c, s, n, n, 1, o);
-      inter(c, n, 1);
-      break;
-    default:
-      break;
-  }
-  return h;
+  const HierCostSettings settings{shm_cost_settings(o, std::max(1, per_node)), static_cast<double>(o.segment_bytes)};
+  const HierCostTerms t = hier_cost_terms(c, nodes, per_node, n, settings);
+  return {Cost{t.intra.alpha_count, t.intra.beta_factor, t.intra.gamma_factor},
+          Cost{t.inter.alpha_count, t.inter.beta_factor, t.inter.gamma_factor}};
 }
 
 const Algorithm& hier_algorithm() {

@@ -226,28 +226,9 @@ class RhdAlgorithm final : public Algorithm {
     }
   }
   std::optional<Cost> cost(Collective c, int p, double, const AlgoOptions&) const override {
-    const Fold fold(p);
-    const double l = detail::floor_log2(p), f = (fold.p2 - 1.0) / fold.p2;
-    const double extra = fold.rem > 0 ? 1.0 : 0.0;  // fold in and out: one full exchange each
-    switch (c) {
-      case Collective::allreduce:
-        return Cost{2 * l + 2 * extra, 2 * f + 2 * extra, f + extra};
-      case Collective::reducescatter:
-        return Cost{l + 2 * extra, f + extra, f + extra};
-      case Collective::allgather:
-        return Cost{l + 2 * extra, f + extra, 0};
-      case Collective::reduce:
-        return Cost{2 * l + extra, 2 * f + extra, f + extra};
-      case Collective::broadcast:
-        return Cost{detail::ceil_log2(p) + l + 2 * extra, 2 * f + extra, 0};
-      case Collective::alltoall:
-      case Collective::gather:
-      case Collective::scatter:
-      case Collective::sendrecv:
-      case Collective::alltoallv:
-        return std::nullopt;
-    }
-    return std::nullopt;
+    const std::optional<CostTerms> t = rhd_cost_terms(c, p);  // the report's textbook curves' too
+    if (!t) return std::nullopt;
+    return Cost{t->alpha_count, t->beta_factor, t->gamma_factor};
   }
 };
 

@@ -294,23 +294,10 @@ class RingAlgorithm final : public Algorithm {
     }
   }
   std::optional<Cost> cost(Collective c, int p, double n, const AlgoOptions& o) const override {
-    const double q = p;
-    const double k = std::max(1.0, std::ceil(n / static_cast<double>(o.segment_bytes)));  // chain segments
-    if (const std::optional<CostTerms> t = ring_cost_terms(c, p))  // the terms the report's curves use
-      return Cost{t->alpha_count, t->beta_factor, t->gamma_factor};
-    switch (c) {
-      case Collective::sendrecv:
-        return p == 1 ? Cost{} : Cost{1, 1, 0};
-      case Collective::alltoallv:
-        return std::nullopt;
-      case Collective::reduce:
-        return p == 1 ? Cost{} : Cost{q - 2 + k, (q - 2 + k) / k, (q - 2 + k) / k};
-      case Collective::broadcast:
-        return p == 1 ? Cost{} : Cost{q - 2 + k, (q - 2 + k) / k, 0};
-      default:  // the ring's terms, above
-        break;
-    }
-    return std::nullopt;
+    // The terms the report's ring and pairwise-exchange curves use, and the chains'.
+    const std::optional<CostTerms> t = ring_cost_terms(c, p, n, static_cast<double>(o.segment_bytes));
+    if (!t) return std::nullopt;
+    return Cost{t->alpha_count, t->beta_factor, t->gamma_factor};
   }
 };
 

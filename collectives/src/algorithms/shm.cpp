@@ -57,6 +57,10 @@
 #include "shm_steps.hpp"
 
 namespace commscope {
+
+// shm's cost settings from the options on a node of `node_ranks` ranks (hier prices its node
+// level with them too).
+ShmCostSettings shm_cost_settings(const AlgoOptions& o, int node_ranks);
 namespace {
 
 using namespace shm_detail;
@@ -498,20 +502,22 @@ class ShmAlgorithm final : public Algorithm {
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
     detail::shm_record_call(times, direct, static_cast<std::uint64_t>(std::max<std::int64_t>(1, ns.count())));
   }
-  std::optional<Cost> cost(Collective c, int p, double n, const AlgoOptions& options) const override {
-    const ShmOptions& o = options.get<ShmOptions>();
-    // Direct is assumed where the kernel allows it (the cost cannot know); the measured choice
-    // (adapt_bytes) is priced as the slots: which path it takes is known only at run time.
-    const ShmCostSettings settings{static_cast<double>(std::clamp<std::size_t>(o.chunk_bytes, 1, kShmSlotBytes)),
-                                   static_cast<double>(o.direct_bytes),
-                                   static_cast<double>(shm_two_shot_switch(o, p, false))};
-    const std::optional<CostTerms> t = shm_cost_terms(c, p, n, settings);
+  std::optional<Cost> cost(Collective c, int p, double n, const AlgoOptions& o) const override {
+    const std::optional<CostTerms> t = shm_cost_terms(c, p, n, shm_cost_settings(o, p));
     if (!t) return std::nullopt;
     return Cost{t->alpha_count, t->beta_factor, t->gamma_factor};
   }
 };
 
 }  // namespace
+
+ShmCostSettings shm_cost_settings(const AlgoOptions& o, int node_ranks) {
+  // Direct is assumed where the kernel allows it (the cost cannot know); the measured choice
+  // (adapt_bytes) is priced as the slots: which path it takes is known only at run time.
+  const ShmOptions& s = o.get<ShmOptions>();
+  return {static_cast<double>(std::clamp<std::size_t>(s.chunk_bytes, 1, kShmSlotBytes)),
+          static_cast<double>(s.direct_bytes), static_cast<double>(shm_two_shot_switch(s, node_ranks, false))};
+}
 
 const Algorithm& shm_algorithm() {
   static const ShmAlgorithm instance;

@@ -170,27 +170,9 @@ class TreeAlgorithm final : public Algorithm {
     }
   }
   std::optional<Cost> cost(Collective c, int p, double, const AlgoOptions&) const override {
-    const double l = detail::ceil_log2(p), f = (p - 1.0) / p;
-    switch (c) {
-      case Collective::reduce:
-        return Cost{l, l, l};
-      case Collective::broadcast:
-        return Cost{l, l, 0};
-      case Collective::allreduce:
-        return Cost{2 * l, 2 * l, l};
-      case Collective::allgather:
-        return Cost{2 * l, l + f, 0};
-      case Collective::reducescatter:
-        return Cost{2 * l, l + f, l};
-      case Collective::gather:
-      case Collective::scatter:
-        return Cost{l, f, 0};
-      case Collective::alltoall:
-      case Collective::sendrecv:
-      case Collective::alltoallv:
-        return std::nullopt;
-    }
-    return std::nullopt;
+    const std::optional<CostTerms> t = tree_cost_terms(c, p);  // the report's binomial curves' too
+    if (!t) return std::nullopt;
+    return Cost{t->alpha_count, t->beta_factor, t->gamma_factor};
   }
 };
 

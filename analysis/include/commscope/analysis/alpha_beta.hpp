@@ -19,27 +19,21 @@ namespace commscope::analysis {
 // ---------------------------------------------------------------- collectives and algorithms
 
 // The library's vocabulary (common/collective_model.hpp): the collectives, their names, the
-// busbw factor and the ring's cost terms are the library's own.
+// busbw factor and the algorithms' cost terms are the library's own.
 using commscope::busbw_factor;
 using commscope::Collective;
 using commscope::collective_name;
 using commscope::CostTerms;
 Collective parse_collective(std::string_view name);  // std::invalid_argument for an unknown name
 
-// The textbook algorithms (Thakur, Rabenseifner, Gropp 2005) that have a closed-form cost.
-enum class TextbookAlgorithm {
-  ring,                // allreduce, allgather, reducescatter
-  rabenseifner,        // allreduce (recursive-halving reduce-scatter + recursive-doubling allgather), reduce
-  recursive_doubling,  // allreduce, allgather
-  recursive_halving,   // reducescatter
-  binomial_tree,       // allreduce (reduce + broadcast), reduce, broadcast, gather, scatter
-  scatter_allgather,   // broadcast (binomial scatter + recursive-doubling allgather)
-  pairwise_exchange,   // alltoall
-};
-std::string_view textbook_algorithm_name(TextbookAlgorithm a);
+// The textbook algorithms (Thakur, Rabenseifner, Gropp 2005) that have a closed-form cost, and
+// their names: the library's (collective_model.hpp).
+using commscope::textbook_algorithm_name;
+using commscope::TextbookAlgorithm;
 
 // The cost terms of `a` running collective `c` on p ranks; nullopt when `a` is not a textbook
-// algorithm of `c`. For p a power of two (and for ring, binomial, pairwise at any p) these are
+// algorithm of `c`: collective_model.hpp's textbook_cost_terms, the library's algorithms' own
+// terms (ring, rhd, tree). For p a power of two (and for ring, binomial, pairwise at any p) these are
 // the formulas of docs/design.md ("Collectives"):
 //   allreduce ring 2(p-1)a + 2(p-1)/p nB + (p-1)/p nG; rabenseifner 2 lg p a + 2(p-1)/p nB + (p-1)/p nG;
 //     recursive doubling lg p (a + nB + nG); binomial tree 2 ceil(lg p)(a + nB) + ceil(lg p) nG

@@ -1,8 +1,8 @@
 // The vocabulary of collectives that the library (collectives), the bench and the report
 // (analysis) share, in one header that depends on nothing: the collectives and their names,
-// nccl-tests' bus-bandwidth factor, and the alpha-beta-gamma cost terms of the ring (the
-// library's cost model and the report's textbook curves both use them) and of shm (the library's;
-// the report draws no shm curve yet).
+// nccl-tests' bus-bandwidth factor, and every algorithm's alpha-beta-gamma cost terms: the
+// ring's, rhd's, the tree's, shm's and hier's (per level), which the library's Algorithm::cost
+// returns, and the textbook algorithms' that the report draws (the same functions).
 // Installed with the collectives library's headers (types.hpp includes it).
 #pragma once
 
@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -122,6 +123,175 @@ constexpr std::optional<CostTerms> ring_cost_terms(Collective c, int p) {
   }
 }
 
+namespace cost_detail {
+constexpr int ceil_log2(int p) {
+  int l = 0;
+  while ((1 << l) < p) ++l;
+  return l;
+}
+constexpr int floor_log2(int p) {
+  int l = 0;
+  while ((2 << l) <= p) ++l;
+  return l;
+}
+}  // namespace cost_detail
+
+// The library's ring on p ranks for n bytes: ring_cost_terms above, and the chains: reduce
+// (q-2+k) a + (q-2+k)/k n(B+G) and broadcast (q-2+k) a + (q-2+k)/k nB in k segments of at most
+// `segment_bytes`, sendrecv a + nB (zero terms on one rank); nullopt for alltoallv.
+inline std::optional<CostTerms> ring_cost_terms(Collective c, int p, double n, double segment_bytes) {
+  if (const std::optional<CostTerms> t = ring_cost_terms(c, p)) return t;
+  const double q = p;
+  const double k = std::max(1.0, std::ceil(n / segment_bytes));  // chain segments
+  switch (c) {
+    case Collective::sendrecv:
+      return p == 1 ? CostTerms{} : CostTerms{1, 1, 0};
+    case Collective::reduce:
+      return p == 1 ? CostTerms{} : CostTerms{q - 2 + k, (q - 2 + k) / k, (q - 2 + k) / k};
+    case Collective::broadcast:
+      return p == 1 ? CostTerms{} : CostTerms{q - 2 + k, (q - 2 + k) / k, 0};
+    default:
+      return std::nullopt;
+  }
+}
+
+// Recursive halving / doubling on p ranks (collectives/src/algorithms/rhd.cpp): the power-of-two
+// algorithm on p2 ranks (lg = lg p2, f = (p2-1)/p2) plus, where p > p2, the fold (e = 1: one full
+// exchange in and one out): allreduce (Rabenseifner) (2lg+2e) a + (2f+2e) nB + (f+e) nG,
+// reducescatter (lg+2e) a + (f+e) n(B+G), allgather (lg+2e) a + (f+e) nB, reduce
+// (2lg+e) a + (2f+e) nB + (f+e) nG, broadcast (scatter + allgather) (ceil(lg p)+lg+2e) a +
+// (2f+e) nB; nullopt for the others.
+constexpr std::optional<CostTerms> rhd_cost_terms(Collective c, int p) {
+  const int lg = cost_detail::floor_log2(p), p2 = 1 << lg;
+  const double l = lg, f = (p2 - 1.0) / p2;
+  const double e = p2 == p ? 0.0 : 1.0;
+  switch (c) {
+    case Collective::allreduce:
+      return CostTerms{2 * l + 2 * e, 2 * f + 2 * e, f + e};
+    case Collective::reducescatter:
+      return CostTerms{l + 2 * e, f + e, f + e};
+    case Collective::allgather:
+      return CostTerms{l + 2 * e, f + e, 0};
+    case Collective::reduce:
+      return CostTerms{2 * l + e, 2 * f + e, f + e};
+    case Collective::broadcast:
+      return CostTerms{cost_detail::ceil_log2(p) + l + 2 * e, 2 * f + e, 0};
+    default:
+      return std::nullopt;
+  }
+}
+
+// Binomial trees on p ranks, ceil(lg p) = l rounds (collectives/src/algorithms/tree.cpp): reduce
+// l(a + nB + nG), broadcast l(a + nB), allreduce 2l(a + nB) + l nG, allgather 2l a + (l+f) nB,
+// reducescatter 2l a + (l+f) nB + l nG, gather and scatter l a + f nB, f = (p-1)/p; nullopt for
+// the others.
+constexpr std::optional<CostTerms> tree_cost_terms(Collective c, int p) {
+  const double l = cost_detail::ceil_log2(p), f = (p - 1.0) / p;
+  switch (c) {
+    case Collective::reduce:
+      return CostTerms{l, l, l};
+    case Collective::broadcast:
+      return CostTerms{l, l, 0};
+    case Collective::allreduce:
+      return CostTerms{2 * l, 2 * l, l};
+    case Collective::allgather:
+      return CostTerms{2 * l, l + f, 0};
+    case Collective::reducescatter:
+      return CostTerms{2 * l, l + f, l};
+    case Collective::gather:
+    case Collective::scatter:
+      return CostTerms{l, f, 0};
+    default:
+      return std::nullopt;
+  }
+}
+
+// The textbook algorithms (Thakur, Rabenseifner, Gropp 2005) that have a closed-form cost.
+enum class TextbookAlgorithm : std::uint8_t {
+  ring,                // allreduce, allgather, reducescatter
+  rabenseifner,        // allreduce (recursive-halving reduce-scatter + recursive-doubling allgather), reduce
+  recursive_doubling,  // allreduce, allgather
+  recursive_halving,   // reducescatter
+  binomial_tree,       // allreduce (reduce + broadcast), reduce, broadcast, gather, scatter
+  scatter_allgather,   // broadcast (binomial scatter + recursive-doubling allgather)
+  pairwise_exchange,   // alltoall
+};
+inline constexpr std::array kAllTextbookAlgorithms = {TextbookAlgorithm::ring,
+                                                      TextbookAlgorithm::rabenseifner,
+                                                      TextbookAlgorithm::recursive_doubling,
+                                                      TextbookAlgorithm::recursive_halving,
+                                                      TextbookAlgorithm::binomial_tree,
+                                                      TextbookAlgorithm::scatter_allgather,
+                                                      TextbookAlgorithm::pairwise_exchange};
+
+constexpr std::string_view textbook_algorithm_name(TextbookAlgorithm a) {
+  switch (a) {
+    case TextbookAlgorithm::ring:
+      return "ring";
+    case TextbookAlgorithm::rabenseifner:
+      return "rabenseifner";
+    case TextbookAlgorithm::recursive_doubling:
+      return "recursive_doubling";
+    case TextbookAlgorithm::recursive_halving:
+      return "recursive_halving";
+    case TextbookAlgorithm::binomial_tree:
+      return "binomial_tree";
+    case TextbookAlgorithm::scatter_allgather:
+      return "scatter_allgather";
+    case TextbookAlgorithm::pairwise_exchange:
+      return "pairwise_exchange";
+  }
+  throw std::invalid_argument("textbook_algorithm_name: invalid TextbookAlgorithm value");
+}
+
+// The terms of textbook algorithm `a` running `c` on p >= 1 ranks, nullopt where `a` is not one
+// of c's: the library's own terms (ring, pairwise exchange: the ring's; rabenseifner, recursive
+// doubling allgather, recursive halving, scatter + allgather: rhd's; binomial tree: the tree's
+// allreduce, reduce, broadcast, gather and scatter), and recursive doubling allreduce, which no
+// algorithm of the library runs: (lg+2e) a + (lg+2e) nB + (lg+e) nG.
+constexpr std::optional<CostTerms> textbook_cost_terms(Collective c, TextbookAlgorithm a, int p) {
+  using A = TextbookAlgorithm;
+  switch (c) {
+    case Collective::allreduce:
+      if (a == A::ring) return ring_cost_terms(c, p);
+      if (a == A::rabenseifner) return rhd_cost_terms(c, p);
+      if (a == A::recursive_doubling) {
+        const int lg = cost_detail::floor_log2(p);
+        const double l = lg, e = (1 << lg) == p ? 0.0 : 1.0;
+        return CostTerms{l + 2 * e, l + 2 * e, l + e};
+      }
+      if (a == A::binomial_tree) return tree_cost_terms(c, p);
+      return std::nullopt;
+    case Collective::allgather:
+      if (a == A::ring) return ring_cost_terms(c, p);
+      if (a == A::recursive_doubling) return rhd_cost_terms(c, p);
+      return std::nullopt;
+    case Collective::reducescatter:
+      if (a == A::ring) return ring_cost_terms(c, p);
+      if (a == A::recursive_halving) return rhd_cost_terms(c, p);
+      return std::nullopt;
+    case Collective::reduce:
+      if (a == A::binomial_tree) return tree_cost_terms(c, p);
+      if (a == A::rabenseifner) return rhd_cost_terms(c, p);
+      return std::nullopt;
+    case Collective::broadcast:
+      if (a == A::binomial_tree) return tree_cost_terms(c, p);
+      if (a == A::scatter_allgather) return rhd_cost_terms(c, p);
+      return std::nullopt;
+    case Collective::alltoall:
+      if (a == A::pairwise_exchange) return ring_cost_terms(c, p);
+      return std::nullopt;
+    case Collective::gather:
+    case Collective::scatter:
+      if (a == A::binomial_tree) return tree_cost_terms(c, p);
+      return std::nullopt;
+    case Collective::sendrecv:
+    case Collective::alltoallv:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 // What shm's cost depends on besides the call: the bytes a step moves per rank (its chunk, at
 // least 1), the size from which a call goes direct (ranks read each other's buffers, assumed
 // possible), and the size from which allreduce and reduce run two-shot.
@@ -130,6 +300,16 @@ struct ShmCostSettings {
   double direct_bytes = 0;
   double two_shot_bytes = 0;
 };
+
+// The library's defaults (AlgoOptions{}) on a node of `node_ranks` ranks on their own cores: 256 KiB
+// steps, never direct, two-shot from 64 KiB on 2 ranks, 4 KiB on 3, 2 KiB from 4 on
+// (shm_two_shot_switch; collectives.unit.algorithms checks the two agree).
+constexpr ShmCostSettings shm_default_cost_settings(int node_ranks) {
+  return {262144.0, std::numeric_limits<double>::infinity(),
+          node_ranks <= 2   ? 65536.0
+          : node_ranks == 3 ? 4096.0
+                            : 2048.0};
+}
 
 // The collectives shm runs direct from ShmCostSettings::direct_bytes.
 constexpr bool shm_has_direct(Collective c) {
@@ -172,6 +352,89 @@ inline std::optional<CostTerms> shm_cost_terms(Collective c, int p, double n, co
     default:
       return CostTerms{k, 1, 0};
   }
+}
+
+// hier's two levels (collectives/src/algorithms/hier.cpp): below this many bytes an even
+// allreduce runs shm's allreduce of the whole array, then every cross group allreduces all of it.
+inline constexpr double kHierSmallBytes = 4096;  // 4 KiB
+// Cross calls of at least this many bytes (the sub-call's array) take the ring, smaller ones rhd
+// (allreduce, allgather, reducescatter) or the tree (broadcast, reduce).
+inline constexpr double kHierCrossRingBytes = 262144;  // 256 KiB
+constexpr std::string_view hier_cross_algorithm(Collective c, double bytes) {
+  if (bytes >= kHierCrossRingBytes) return "ring";
+  return c == Collective::broadcast || c == Collective::reduce ? "tree" : "rhd";
+}
+
+// What hier's cost depends on besides the call: shm's settings on a node of the call's ranks per
+// node, and the ring's segment (its chains among the nodes).
+struct HierCostSettings {
+  ShmCostSettings shm;
+  double ring_segment_bytes = 1;
+};
+
+// hier's cost in two levels, per_node ranks on each of `nodes` nodes: `intra` in shm's terms (a
+// flag handoff; B and G per byte copied and reduced in memory), `inter` in the network's (a its
+// latency, B per byte through a node's link, which the node's ranks share, G per byte reduced).
+// Each phase adds its sub-call's terms for n_sub of the call's n bytes: alpha as they are, beta x
+// n_sub/n x (the ranks of a node whose cross calls share its link at once), gamma x n_sub/n.
+//   allreduce: shm reducescatter + cross allreduce of n/s (s-fold share) + shm allgather (below
+//     kHierSmallBytes: shm allreduce + cross allreduce of n, s-fold share; one rank per node:
+//     the cross allreduce alone); allgather, reducescatter: shm's call + cross call of n/s
+//     (s-fold share); broadcast, reduce: shm's call + cross call of n. One node: shm's terms for
+//     the whole call. Zero terms for the others.
+struct HierCostTerms {
+  CostTerms intra, inter;
+};
+inline HierCostTerms hier_cost_terms(Collective c, int nodes, int per_node, double n, const HierCostSettings& o) {
+  HierCostTerms h;
+  const int s = std::max(1, per_node), nn = std::max(1, nodes);
+  const double ds = s;
+  auto add = [n](CostTerms& sum, const std::optional<CostTerms>& k, double n_sub, double share) {
+    const CostTerms t = k.value_or(CostTerms{});
+    const double f = n > 0 ? n_sub / n : 0;
+    sum.alpha_count += t.alpha_count;
+    sum.beta_factor += t.beta_factor * f * share;
+    sum.gamma_factor += t.gamma_factor * f;
+  };
+  auto intra = [&](Collective cc) { add(h.intra, shm_cost_terms(cc, s, n, o.shm), n, 1); };
+  if (nn == 1) {
+    intra(c);
+    return h;
+  }
+  auto inter = [&](Collective cc, double n_sub, double share) {
+    const std::string_view a = hier_cross_algorithm(cc, n_sub);
+    const std::optional<CostTerms> k = a == "ring"   ? ring_cost_terms(cc, nn, n_sub, o.ring_segment_bytes)
+                                       : a == "tree" ? tree_cost_terms(cc, nn)
+                                                     : rhd_cost_terms(cc, nn);
+    add(h.inter, k, n_sub, share);
+  };
+  switch (c) {
+    case Collective::allreduce:
+      if (s == 1) {
+        inter(c, n, 1);
+      } else if (n < kHierSmallBytes) {
+        intra(c);
+        inter(c, n, ds);
+      } else {
+        intra(Collective::reducescatter);
+        inter(c, n / ds, ds);
+        intra(Collective::allgather);
+      }
+      break;
+    case Collective::allgather:
+    case Collective::reducescatter:
+      if (s > 1) intra(c);
+      inter(c, n / ds, ds);
+      break;
+    case Collective::broadcast:
+    case Collective::reduce:
+      if (s > 1) intra(c);
+      inter(c, n, 1);
+      break;
+    default:
+      break;
+  }
+  return h;
 }
 
 }  // namespace commscope
