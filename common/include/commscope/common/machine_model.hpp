@@ -42,6 +42,13 @@ struct NodeModel {
 
 struct MachineModel {
   std::vector<NodeModel> nodes;  // in the order of the nodes' first ranks
+  // Each rank's node (an index into `nodes`), in rank order; empty: consecutive blocks of
+  // nodes[k].ranks ranks in node order (mpirun's default mapping).
+  std::vector<int> node_of_rank;
+  // The latency of one small message between two ranks (us), the expected values' alpha: the
+  // doctor's 8 B half round trip (the largest over its pairs) where a doctor file was given.
+  double latency_us = 0;
+  FigureSource latency_source = FigureSource::none;
 };
 
 // ---------------------------------------------------------------------------- text form

@@ -1,0 +1,69 @@
+// The time a collective should take on a machine model (issue 34's expected value of a bench
+// row): the algorithm's own cost terms (collective_model.hpp) priced with the model's links, the
+// slowest link each step crosses, per level for hier. The bench computes it at the end of a run;
+// the report recomputes it for files that recorded a model. Formulas: docs/verdicts.md.
+// Dependency-free (the standard library only).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commscope/common/collective_model.hpp"
+#include "commscope/common/machine_model.hpp"
+
+namespace commscope {
+
+// Which kind of link bounds a time: a node's memory (shm's copies, reductions, one rank's copy),
+// the link between two ranks of a node, a node's link to the others.
+enum class LinkLevel : std::uint8_t { none, memory, intra, inter };
+std::string_view link_level_name(LinkLevel level);  // "", "memory", "intra-node", "inter-node"
+
+// The link whose time is the largest part of an expected time.
+struct LimitingLink {
+  LinkLevel level = LinkLevel::none;
+  std::string host;      // the node it belongs to
+  double link_GBps = 0;  // its rate, one direction (GB/s, 1e9 B/s)
+  int sharing = 1;       // flows of one step through it at once (each gets link_GBps / sharing)
+  FigureSource source = FigureSource::none;
+  std::string detail;  // the model's detail of the figure ("eth0 1000 Mb/s", "memcpy 256 MiB, halved: ...")
+};
+
+struct ExpectationOptions {
+  // The pipeline segment of the ring's reduce and broadcast chains (AlgoOptions::segment_bytes).
+  double ring_segment_bytes = 1 << 20;
+  // shm's settings (hier's node level too); nullopt: the library's defaults for the node's ranks.
+  std::optional<ShmCostSettings> shm;
+};
+
+struct Expectation {
+  std::optional<double> time_us;     // nullopt where the model lacks an input (`missing` says which)
+  std::optional<double> busbw_GBps;  // busbw_factor x bytes / time; nullopt with time or on 1 rank
+  double latency_us = 0;             // the alpha terms' part of time_us
+  LimitingLink limit;
+  // What was priced: "ring", "hier: shm in nodes, ring between them", "best of the textbook
+  // algorithms (the library's choice is hidden): rabenseifner".
+  std::string basis;
+  std::vector<std::string> missing;  // "host2's link rate (NIC)", ...
+  // The latency term is at least half the expected time.
+  bool latency_bound() const { return time_us && *time_us > 0 && latency_us >= 0.5 * *time_us; }
+};
+
+// Each rank's node: model.node_of_rank, or blocks of nodes[k].ranks in node order where it is
+// empty. std::invalid_argument where the model's ranks and `nranks` disagree.
+std::vector<int> placement_of(const MachineModel& model, int nranks);
+
+// The expected time of `algorithm` ("ring", "rhd", "tree", "shm", "hier", "mpi", "nccl") running
+// `c` on the ranks of `node_of_rank` (indices into model.nodes) for an array of `bytes`
+// (nccl-tests' size). alpha: model.latency_us per message. Flat algorithms: each step's bytes at
+// the rate of the slowest link it crosses (a node's link shared by the step's flows through it,
+// each direction apart; between ranks of one node, the node's intra rate); hier: per level;
+// shm: one node's copy rate; mpi, nccl: the fastest textbook algorithm; one rank: one copy of the
+// array at the copy rate. Unknown algorithms and collectives without terms give `missing`.
+Expectation expected_time(const MachineModel& model, std::span<const int> node_of_rank, Collective c,
+                          std::string_view algorithm, double bytes, const ExpectationOptions& options = {});
+
+}  // namespace commscope

@@ -1,0 +1,344 @@
+#include "commscope/common/expected_time.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+namespace commscope {
+namespace {
+
+// GB/s to bytes per microsecond.
+constexpr double kBytesPerUsPerGBps = 1e3;
+
+// One message of a step: src sends to dst.
+struct Flow {
+  int src = 0, dst = 0;
+};
+// A step of an algorithm: its flows at once, and its share of the algorithm's bytes (relative to
+// the other steps'; the cost terms give the total).
+struct Step {
+  double weight = 1;
+  std::vector<Flow> flows;
+};
+
+// r -> r + shift (mod p) for every rank: the ring (shift 1) and the pairwise exchange's steps.
+Step shift_step(int p, int shift) {
+  Step s;
+  for (int r = 0; r < p; ++r) s.flows.push_back({r, (r + shift) % p});
+  return s;
+}
+
+// rhd (collectives/src/algorithms/rhd.cpp): the p2 = 2^floor(lg p) ranks exchange with the
+// partner at distance mask = p2/2 .. 1, each step half the previous one's bytes (full_steps: the
+// whole array every step, recursive doubling's allreduce); the p - p2 extra ranks (odd ranks
+// below 2(p - p2)) fold into their even neighbours first and get the result back last.
+std::vector<Step> rhd_steps(int p, bool full_steps) {
+  int p2 = 1;
+  while (p2 * 2 <= p) p2 *= 2;
+  const int rem = p - p2;
+  auto real = [rem](int v) { return v < rem ? 2 * v : v + rem; };
+  std::vector<Step> steps;
+  for (int mask = p2 / 2; mask > 0; mask /= 2) {
+    Step s{full_steps ? 1.0 : static_cast<double>(mask) / p2, {}};
+    for (int v = 0; v < p2; ++v) s.flows.push_back({real(v), real(v ^ mask)});
+    steps.push_back(std::move(s));
+  }
+  if (rem > 0) {
+    Step in{full_steps ? 1.0 : 0.5, {}}, out{full_steps ? 1.0 : 0.5, {}};
+    for (int i = 0; i < rem; ++i) in.flows.push_back({2 * i + 1, 2 * i}), out.flows.push_back({2 * i, 2 * i + 1});
+    steps.push_back(std::move(in));
+    steps.push_back(std::move(out));
+  }
+  return steps;
+}
+
+// Binomial tree rooted at 0: ceil(lg p) steps, in step i rank r + 2^i sends to r (r a multiple of
+// 2^(i+1)); each the whole array, or (gathered: gather, scatter) 2^i of p blocks.
+std::vector<Step> tree_steps(int p, bool gathered) {
+  std::vector<Step> steps;
+  for (int d = 1; d < p; d *= 2) {
+    Step s{gathered ? static_cast<double>(d) / p : 1.0, {}};
+    for (int r = 0; r + d < p; r += 2 * d) s.flows.push_back({r + d, r});
+    steps.push_back(std::move(s));
+  }
+  return steps;
+}
+
+// What one pricing needs and what it found missing.
+class Pricer {
+ public:
+  Pricer(const MachineModel& m, std::span<const int> node) : m_(m), node_(node) {}
+
+  const std::vector<std::string>& missing() const { return missing_; }
+  int node(int rank) const { return node_[static_cast<std::size_t>(rank)]; }
+  std::size_t nodes() const { return m_.nodes.size(); }
+  const NodeModel& at(int k) const { return m_.nodes[static_cast<std::size_t>(k)]; }
+
+  // The rate between two ranks of node k: its intra figure, or on a CPU node the copy rate / 2
+  // (a message through shared memory is copied in by the sender and out by the receiver).
+  std::optional<LimitingLink> intra(int k) {
+    const NodeModel& n = at(k);
+    if (n.intra.known())
+      return LimitingLink{LinkLevel::intra, n.host, n.intra.gbytes_per_s, 1, n.intra.source, n.intra.detail};
+    if (n.gpus == 0 && n.copy.known())
+      return LimitingLink{LinkLevel::intra,        n.host,
+                          n.copy.gbytes_per_s / 2, 1,
+                          n.copy.source,           n.copy.detail + ", halved: copied in and out of shared memory"};
+    miss(n.host + "'s rate between its ranks" + (n.gpus > 0 ? " (NVLink or PCIe)" : " (its memory copy rate)"));
+    return std::nullopt;
+  }
+  std::optional<LimitingLink> nic(int k) {
+    const NodeModel& n = at(k);
+    if (n.nic.known()) return LimitingLink{LinkLevel::inter, n.host, n.nic.gbytes_per_s, 1, n.nic.source, n.nic.detail};
+    miss(n.host + "'s link rate (its NIC reports none: --link-rate " + n.host + "=RATE)");
+    return std::nullopt;
+  }
+  std::optional<LimitingLink> copy(int k) {
+    const NodeModel& n = at(k);
+    if (n.copy.known())
+      return LimitingLink{LinkLevel::memory, n.host, n.copy.gbytes_per_s, 1, n.copy.source, n.copy.detail};
+    miss(n.host + "'s memory copy rate");
+    return std::nullopt;
+  }
+  // The slowest of `get` over the nodes the ranks use.
+  template <class Get>
+  std::optional<LimitingLink> slowest(Get get) {
+    std::optional<LimitingLink> worst;
+    bool all = true;
+    for (int k : used_nodes()) {
+      const auto l = (this->*get)(k);
+      if (!l)
+        all = false;
+      else if (!worst || l->link_GBps < worst->link_GBps)
+        worst = l;
+    }
+    return all ? worst : std::nullopt;
+  }
+  std::vector<int> used_nodes() const {
+    std::vector<int> used(node_.begin(), node_.end());
+    std::sort(used.begin(), used.end());
+    used.erase(std::unique(used.begin(), used.end()), used.end());
+    return used;
+  }
+  void miss(std::string what) {
+    if (std::find(missing_.begin(), missing_.end(), what) == missing_.end()) missing_.push_back(std::move(what));
+  }
+
+ private:
+  const MachineModel& m_;
+  std::span<const int> node_;
+  std::vector<std::string> missing_;
+};
+
+// The slowest flow of a step: its link and the rate each flow gets (a node's link is shared by
+// the step's flows through it in one direction).
+std::optional<LimitingLink> slowest_flow(const Step& s, Pricer& pr) {
+  std::vector<int> out(pr.nodes(), 0), in(pr.nodes(), 0);  // the step's flows leaving, entering each node
+  auto count = [](std::vector<int>& v, int k) -> int& { return v[static_cast<std::size_t>(k)]; };
+  for (const Flow& f : s.flows)
+    if (pr.node(f.src) != pr.node(f.dst)) ++count(out, pr.node(f.src)), ++count(in, pr.node(f.dst));
+  std::optional<LimitingLink> worst;
+  bool all = true;
+  auto consider = [&](std::optional<LimitingLink> l, int sharing) {
+    if (!l) {
+      all = false;
+      return;
+    }
+    l->sharing = sharing;
+    if (!worst || l->link_GBps / l->sharing < worst->link_GBps / worst->sharing) worst = l;
+  };
+  for (const Flow& f : s.flows) {
+    const int a = pr.node(f.src), b = pr.node(f.dst);
+    if (a == b) {
+      consider(pr.intra(a), 1);
+    } else {
+      consider(pr.nic(a), count(out, a));
+      consider(pr.nic(b), count(in, b));
+    }
+  }
+  return all ? worst : std::nullopt;
+}
+
+// A flat algorithm's expectation: its terms, its steps' links.
+Expectation flat(Pricer& pr, const CostTerms& terms, const std::vector<Step>& steps, double alpha, double n) {
+  Expectation e;
+  double weights = 0, inverse = 0, worst = -1;  // sum of weight / (GB/s) over the steps
+  bool all = true;
+  for (const Step& s : steps) {
+    const auto l = slowest_flow(s, pr);
+    if (!l) {
+      all = false;
+      continue;
+    }
+    const double part = s.weight * l->sharing / l->link_GBps;
+    weights += s.weight, inverse += part;
+    if (part > worst) worst = part, e.limit = *l;
+  }
+  std::optional<LimitingLink> mem;
+  if (terms.gamma_factor > 0) mem = pr.slowest(&Pricer::copy);
+  if (!all || (terms.gamma_factor > 0 && !mem)) return e;
+  const double beta_us = weights > 0 ? terms.beta_factor * n * (inverse / weights) / kBytesPerUsPerGBps : 0;
+  const double gamma_us = mem ? terms.gamma_factor * n / (mem->link_GBps * kBytesPerUsPerGBps) : 0;
+  if (gamma_us > beta_us) e.limit = *mem;
+  e.latency_us = terms.alpha_count * alpha;
+  e.time_us = e.latency_us + beta_us + gamma_us;
+  return e;
+}
+
+// shm: one node's copies and reductions at its copy rate.
+Expectation shm(Pricer& pr, Collective c, int p, double n, double alpha, const ExpectationOptions& o) {
+  Expectation e;
+  e.basis = "shm";
+  const std::vector<int> used = pr.used_nodes();
+  if (used.size() > 1) {
+    pr.miss("shm runs on one node, the ranks are on " + std::to_string(used.size()));
+    return e;
+  }
+  const auto terms = shm_cost_terms(c, p, n, o.shm.value_or(shm_default_cost_settings(p)));
+  if (!terms) {
+    pr.miss("shm's cost terms for " + std::string(collective_name(c)));
+    return e;
+  }
+  const auto mem = pr.copy(used.front());
+  if (!mem) return e;
+  e.limit = *mem;
+  e.latency_us = terms->alpha_count * alpha;
+  e.time_us = e.latency_us + (terms->beta_factor + terms->gamma_factor) * n / (mem->link_GBps * kBytesPerUsPerGBps);
+  return e;
+}
+
+// hier: the node level at the slowest node's copy rate, the level between nodes at the slowest
+// node's link (the terms count the node's ranks sharing it).
+Expectation hier(Pricer& pr, Collective c, std::span<const int> node_of_rank, double n, double alpha,
+                 const ExpectationOptions& o) {
+  Expectation e;
+  const std::vector<int> used = pr.used_nodes();
+  std::vector<int> per_node;
+  for (int k : used) per_node.push_back(static_cast<int>(std::count(node_of_rank.begin(), node_of_rank.end(), k)));
+  const int s = per_node.front(), nn = static_cast<int>(used.size());
+  if (std::any_of(per_node.begin(), per_node.end(), [s](int x) { return x != s; })) {
+    pr.miss("a model of hier on nodes of different sizes");
+    return e;
+  }
+  const HierCostTerms t =
+      hier_cost_terms(c, nn, s, n, {o.shm.value_or(shm_default_cost_settings(s)), o.ring_segment_bytes});
+  e.basis = "hier: shm in nodes";
+  if (nn > 1) e.basis += ", " + std::string(hier_cross_algorithm(c, n / s)) + " between them";
+  const auto mem = pr.slowest(&Pricer::copy);
+  const auto link = nn > 1 ? pr.slowest(&Pricer::nic) : std::nullopt;
+  if (!mem || (nn > 1 && !link)) return e;
+  const double intra_us = (t.intra.beta_factor + t.intra.gamma_factor) * n / (mem->link_GBps * kBytesPerUsPerGBps);
+  const double inter_us = link ? t.inter.beta_factor * n / (link->link_GBps * kBytesPerUsPerGBps) +
+                                     t.inter.gamma_factor * n / (mem->link_GBps * kBytesPerUsPerGBps)
+                               : 0;
+  e.limit = inter_us > intra_us ? *link : *mem;
+  if (inter_us > intra_us) e.limit.sharing = s;
+  e.latency_us = (t.intra.alpha_count + t.inter.alpha_count) * alpha;
+  e.time_us = e.latency_us + intra_us + inter_us;
+  return e;
+}
+
+// The steps of our flat algorithms and of the textbook ones.
+std::vector<Step> steps_of(std::string_view algorithm, Collective c, int p) {
+  if (algorithm == "ring" || algorithm == "pairwise_exchange") {
+    if (c != Collective::alltoall) return {shift_step(p, 1)};
+    std::vector<Step> steps;
+    for (int k = 1; k < p; ++k) steps.push_back(shift_step(p, k));
+    return steps;
+  }
+  if (algorithm == "tree" || algorithm == "binomial_tree")
+    return tree_steps(p, c == Collective::gather || c == Collective::scatter);
+  return rhd_steps(p, algorithm == "recursive_doubling" && c == Collective::allreduce);
+}
+
+}  // namespace
+
+std::string_view link_level_name(LinkLevel level) {
+  switch (level) {
+    case LinkLevel::none:
+      return "";
+    case LinkLevel::memory:
+      return "memory";
+    case LinkLevel::intra:
+      return "intra-node";
+    case LinkLevel::inter:
+      return "inter-node";
+  }
+  return "";
+}
+
+std::vector<int> placement_of(const MachineModel& model, int nranks) {
+  std::vector<int> node = model.node_of_rank;
+  if (node.empty())
+    for (std::size_t k = 0; k < model.nodes.size(); ++k)
+      node.insert(node.end(), model.nodes[k].ranks, static_cast<int>(k));
+  if (static_cast<int>(node.size()) != nranks)
+    throw std::invalid_argument("the machine model places " + std::to_string(node.size()) + " ranks, the run has " +
+                                std::to_string(nranks));
+  for (int k : node)
+    if (k < 0 || static_cast<std::size_t>(k) >= model.nodes.size())
+      throw std::invalid_argument("the machine model places a rank on node " + std::to_string(k) + " of " +
+                                  std::to_string(model.nodes.size()));
+  return node;
+}
+
+Expectation expected_time(const MachineModel& model, std::span<const int> node_of_rank, Collective c,
+                          std::string_view algorithm, double bytes, const ExpectationOptions& options) {
+  const int p = static_cast<int>(node_of_rank.size());
+  for (int k : node_of_rank)
+    if (k < 0 || static_cast<std::size_t>(k) >= model.nodes.size())
+      throw std::invalid_argument("expected_time: rank placed on node " + std::to_string(k) + " of " +
+                                  std::to_string(model.nodes.size()));
+  if (p < 1) throw std::invalid_argument("expected_time: no ranks");
+  Pricer pr(model, node_of_rank);
+  const bool has_alpha = model.latency_source != FigureSource::none && model.latency_us > 0;
+  const double alpha = has_alpha ? model.latency_us : 0;
+  Expectation e;
+  if (p == 1) {
+    e.basis = "one rank: one copy of the array";
+    if (const auto mem = pr.copy(node_of_rank.front())) {
+      e.limit = *mem;
+      e.time_us = bytes / (mem->link_GBps * kBytesPerUsPerGBps);
+    }
+  } else if (algorithm == "shm") {
+    e = shm(pr, c, p, bytes, alpha, options);
+  } else if (algorithm == "hier") {
+    e = hier(pr, c, node_of_rank, bytes, alpha, options);
+  } else if (algorithm == "ring" || algorithm == "rhd" || algorithm == "tree") {
+    const std::optional<CostTerms> terms = algorithm == "ring"
+                                               ? ring_cost_terms(c, p, bytes, options.ring_segment_bytes)
+                                           : algorithm == "rhd" ? rhd_cost_terms(c, p)
+                                                                : tree_cost_terms(c, p);
+    if (terms)
+      e = flat(pr, *terms, steps_of(algorithm, c, p), alpha, bytes);
+    else
+      pr.miss(std::string(algorithm) + "'s cost terms for " + std::string(collective_name(c)));
+    e.basis = std::string(algorithm);
+  } else if (algorithm == "mpi" || algorithm == "nccl") {
+    for (const TextbookAlgorithm a : kAllTextbookAlgorithms) {
+      const auto terms = textbook_cost_terms(c, a, p);
+      if (!terms) continue;
+      Expectation x = flat(pr, *terms, steps_of(textbook_algorithm_name(a), c, p), alpha, bytes);
+      if (x.time_us && (!e.time_us || *x.time_us < *e.time_us)) {
+        e = std::move(x);
+        e.basis = "best of the textbook algorithms (the library's choice is hidden): " +
+                  std::string(textbook_algorithm_name(a));
+      }
+    }
+    if (e.basis.empty() && pr.missing().empty()) pr.miss("a textbook algorithm of " + std::string(collective_name(c)));
+  } else {
+    pr.miss("a cost model of algorithm '" + std::string(algorithm) + "'");
+  }
+  if (!has_alpha && p > 1) pr.miss("the latency per message (a doctor file's 8 B pairs)");
+  e.missing = pr.missing();
+  if (!e.missing.empty()) {
+    e.time_us.reset();
+    return e;
+  }
+  const double factor = busbw_factor(c, p);
+  if (e.time_us && *e.time_us > 0 && factor > 0) e.busbw_GBps = factor * bytes / (*e.time_us * kBytesPerUsPerGBps);
+  return e;
+}
+
+}  // namespace commscope

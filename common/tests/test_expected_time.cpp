@@ -1,0 +1,163 @@
+// Known answers of expected_time on synthetic machine models: the numbers below are worked out by
+// hand from docs/verdicts.md's formulas (n = 64 MiB = 67108864 B, rates in GB/s = 1e3 B/us).
+#include "commscope/common/expected_time.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+using namespace commscope;
+
+namespace {
+
+constexpr double kN = 64.0 * 1024 * 1024;
+
+Rate rate(double gbps, FigureSource source = FigureSource::system, std::string detail = "") {
+  return {gbps, source, std::move(detail)};
+}
+
+// `hosts` CPU nodes of `per_node` ranks: copy 10 GB/s (measured), NIC 0.125 GB/s (1 Gbit/s), 50 us
+// per message.
+MachineModel cluster(int hosts, int per_node) {
+  MachineModel m;
+  for (int h = 0; h < hosts; ++h) {
+    NodeModel n;
+    n.host = "host" + std::to_string(h + 1);
+    n.ranks = per_node;
+    n.cpus = 8;
+    n.copy = rate(10, FigureSource::measured, "memcpy 256 MiB");
+    n.nic = rate(0.125, FigureSource::system, "eth0 1000 Mb/s");
+    m.nodes.push_back(n);
+  }
+  m.latency_us = 50;
+  m.latency_source = FigureSource::doctor;
+  return m;
+}
+
+Expectation expect(const MachineModel& m, std::string_view algo, Collective c, double bytes) {
+  int p = 0;
+  for (const NodeModel& n : m.nodes) p += n.ranks;
+  const std::vector<int> place = placement_of(m, p);
+  return expected_time(m, place, c, algo, bytes);
+}
+
+}  // namespace
+
+// A ring over 2 hosts x 2 ranks crosses each host's link once per step in each direction: the
+// link's whole rate. 6 a + 1.5 n / 0.125 + 0.75 n / 10 = 300 + 805306.368 + 5033.1648 us.
+TEST(ExpectedTime, RingAcrossTwoHostsRunsAtTheLinkRate) {
+  const Expectation e = expect(cluster(2, 2), "ring", Collective::allreduce, kN);
+  ASSERT_TRUE(e.time_us) << (e.missing.empty() ? "" : e.missing.front());
+  EXPECT_NEAR(*e.time_us, 810639.5328, 1e-6);
+  EXPECT_NEAR(*e.busbw_GBps, 1.5 * kN / 810639.5328e3, 1e-12);
+  EXPECT_EQ(e.limit.level, LinkLevel::inter);
+  EXPECT_EQ(e.limit.sharing, 1);
+  EXPECT_DOUBLE_EQ(e.limit.link_GBps, 0.125);
+  EXPECT_FALSE(e.latency_bound());
+  EXPECT_EQ(e.basis, "ring");
+}
+
+// rhd's first halving step (distance 2) sends n/2 from both ranks of a host through its link at
+// once (each gets 0.0625), the second (distance 1) n/4 inside the host (copy / 2 = 5):
+// 1.5 n x (0.5 / 0.0625 + 0.25 / 5) / 0.75 / 1e3 + 4 a + 0.75 n / 10.
+TEST(ExpectedTime, RhdSharesTheLinkInItsFirstStep) {
+  const Expectation e = expect(cluster(2, 2), "rhd", Collective::allreduce, kN);
+  ASSERT_TRUE(e.time_us);
+  const double beta = 1.5 * kN * (0.5 / 0.0625 + 0.25 / 5) / 0.75 / 1e3;
+  EXPECT_NEAR(*e.time_us, 200 + beta + 0.75 * kN / 10e3, 1e-6);
+  EXPECT_EQ(e.limit.sharing, 2);
+}
+
+// The vendor's algorithm: the best of the textbook algorithms', said so (at 64 MiB the ring).
+TEST(ExpectedTime, VendorIsTheBestTextbookAlgorithm) {
+  const Expectation e = expect(cluster(2, 2), "mpi", Collective::allreduce, kN);
+  ASSERT_TRUE(e.time_us);
+  EXPECT_NEAR(*e.time_us, 810639.5328, 1e-6);
+  EXPECT_EQ(e.basis, "best of the textbook algorithms (the library's choice is hidden): ring");
+}
+
+// 8 B: the latency term (6 x 50 us) is nearly all of it.
+TEST(ExpectedTime, SmallSizesAreLatencyBound) {
+  const Expectation e = expect(cluster(2, 2), "ring", Collective::allreduce, 8);
+  ASSERT_TRUE(e.time_us);
+  EXPECT_DOUBLE_EQ(e.latency_us, 300);
+  EXPECT_NEAR(*e.time_us, 300 + 1.5 * 8 / 125 + 0.75 * 8 / 1e4, 1e-12);
+  EXPECT_TRUE(e.latency_bound());
+}
+
+// hier, 2 hosts x 2 ranks, 64 MiB allreduce: intra 384 a + 2.5 n / 10 (shm's reducescatter and
+// allgather), inter 2 a + 1 n / (the slower link, host2's 0.1) + 0.25 n / 10: the slowest link is
+// between the nodes, host2's.
+TEST(ExpectedTime, HierSlowestLinkBetweenNodes) {
+  MachineModel m = cluster(2, 2);
+  m.nodes[1].nic = rate(0.1, FigureSource::user, "--link-rate host2=800mbit");
+  const Expectation e = expect(m, "hier", Collective::allreduce, kN);
+  ASSERT_TRUE(e.time_us);
+  EXPECT_NEAR(*e.time_us, 386 * 50 + 2.5 * kN / 1e4 + kN / 100 + 0.25 * kN / 1e4, 1e-6);
+  EXPECT_EQ(e.limit.level, LinkLevel::inter);
+  EXPECT_EQ(e.limit.host, "host2");
+  EXPECT_EQ(e.limit.sharing, 2);
+  EXPECT_EQ(e.basis, "hier: shm in nodes, ring between them");
+}
+
+// A NIC that reports no rate: no number, and what is missing said.
+TEST(ExpectedTime, MissingNicRateGivesNoNumber) {
+  MachineModel m = cluster(2, 2);
+  m.nodes[1].nic = {};
+  for (const char* algo : {"ring", "rhd", "hier", "mpi"}) {
+    const Expectation e = expect(m, algo, Collective::allreduce, kN);
+    EXPECT_FALSE(e.time_us) << algo;
+    EXPECT_FALSE(e.busbw_GBps) << algo;
+    ASSERT_EQ(e.missing.size(), 1u) << algo;
+    EXPECT_EQ(e.missing.front(), "host2's link rate (its NIC reports none: --link-rate host2=RATE)") << algo;
+  }
+  // No latency either: both said.
+  m.latency_source = FigureSource::none;
+  EXPECT_EQ(expect(m, "ring", Collective::allreduce, kN).missing.size(), 2u);
+}
+
+// shm on one node of 4 ranks: two-shot from 2 KiB, 256 steps of 256 KiB: 512 a + (7/4 + 3/4) n / 10.
+TEST(ExpectedTime, ShmAtTheCopyRate) {
+  const Expectation e = expect(cluster(1, 4), "shm", Collective::allreduce, kN);
+  ASSERT_TRUE(e.time_us);
+  EXPECT_NEAR(*e.time_us, 512 * 50 + 2.5 * kN / 1e4, 1e-6);
+  EXPECT_EQ(e.limit.level, LinkLevel::memory);
+  EXPECT_FALSE(expect(cluster(2, 2), "shm", Collective::allreduce, kN).time_us);  // one node only
+}
+
+// Every rank on its own node with one link rate: the algorithms' terms at that rate, exactly.
+TEST(ExpectedTime, OneRankPerNodeIsTheTermsAtTheLinkRate) {
+  for (int p : {2, 3, 5, 8}) {
+    const MachineModel m = cluster(p, 1);
+    for (const char* algo : {"ring", "rhd", "tree"})
+      for (Collective c : {Collective::allreduce, Collective::allgather, Collective::broadcast}) {
+        const auto terms = std::string(algo) == "ring"  ? ring_cost_terms(c, p, kN, 1 << 20)
+                           : std::string(algo) == "rhd" ? rhd_cost_terms(c, p)
+                                                        : tree_cost_terms(c, p);
+        ASSERT_TRUE(terms);
+        const Expectation e = expect(m, algo, c, kN);
+        ASSERT_TRUE(e.time_us) << algo;
+        EXPECT_NEAR(*e.time_us, terms->time(50, 1 / 125.0, 1 / 1e4, kN), 1e-6 * *e.time_us)
+            << algo << " " << collective_name(c) << " p=" << p;
+      }
+  }
+}
+
+// One rank: one copy of the array at the copy rate.
+TEST(ExpectedTime, OneRankIsACopy) {
+  const Expectation e = expect(cluster(1, 1), "nccl", Collective::allreduce, kN);
+  ASSERT_TRUE(e.time_us);
+  EXPECT_NEAR(*e.time_us, kN / 1e4, 1e-9);
+  EXPECT_FALSE(e.busbw_GBps);  // allreduce's busbw factor is 0 on one rank
+}
+
+TEST(ExpectedTime, PlacementMustMatchTheRun) {
+  EXPECT_THROW(placement_of(cluster(2, 2), 5), std::invalid_argument);
+  MachineModel m = cluster(2, 2);
+  m.node_of_rank = {0, 1, 0, 1};
+  EXPECT_EQ(placement_of(m, 4), (std::vector<int>{0, 1, 0, 1}));
+  // Round robin: the ring crosses the links at every step, both ranks of a host at once.
+  const Expectation e = expect(m, "ring", Collective::allreduce, kN);
+  ASSERT_TRUE(e.time_us);
+  EXPECT_EQ(e.limit.sharing, 2);
+}
