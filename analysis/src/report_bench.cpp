@@ -14,6 +14,7 @@
 
 #include "bench_fits.hpp"
 #include "bench_verdicts.hpp"
+#include "commscope/analysis/expected_verdicts.hpp"
 #include "commscope/analysis/inputs.hpp"
 #include "report_writer.hpp"
 
@@ -283,6 +284,59 @@ std::string sweep_note(const BenchData& data) {
   return note;
 }
 
+// The run set against its machine model (docs/verdicts.md), for files that recorded one: the
+// model with the expectations' alpha (the doctor's latency, else the run's own), where the ranks
+// ran, and what the report says about both.
+struct ModelJudgement {
+  MachineModel model;
+  std::vector<int> placement;
+  std::string note;
+};
+
+std::optional<ModelJudgement> model_judgement(const std::vector<BenchFile>& runs, const BenchData& data) {
+  const BenchFile& bench = runs.front();
+  if (!bench.machine) return std::nullopt;
+  ModelJudgement j{*bench.machine, {}, {}};
+  try {
+    j.placement = placement_of(j.model, bench.nranks);
+  } catch (const std::invalid_argument& e) {
+    j.note = "Machine model: no verdicts, " + std::string(e.what()) + ".";
+    return j;
+  }
+  std::string alpha;
+  if (j.model.latency_source != FigureSource::none && j.model.latency_us > 0) {
+    alpha = "the doctor's 8 B latency, " + format_number(j.model.latency_us, 3) + " us per message";
+  } else {
+    std::vector<RowOfRun> rows;
+    for (const auto& [collective, algos] : data)
+      for (const Measured& m : algos)
+        for (std::size_t i = 0; i < m.bytes.size(); ++i)
+          rows.push_back(
+              {parse_collective(collective), m.algorithm, m.nranks, {m.bytes[i], m.time_us[i], m.busbw_GBps[i]}});
+    if (const auto l = latency_of_run(rows)) {
+      j.model.latency_us = l->latency_us;
+      j.model.latency_source = FigureSource::measured;
+      alpha = "the run's own smallest time per message, " + format_number(l->latency_us, 3) + " us (" + l->from +
+              "; no doctor file: latency-bound sizes are judged against the run's best, not an independent figure)";
+    } else {
+      alpha = "unknown (no doctor file, no row to take it from)";
+    }
+  }
+  j.note =
+      "Each row is set against the time its algorithm needs on the recorded machine model (docs/verdicts.md): "
+      "expected_busbw, and of_expected = expected time / measured time: good from " +
+      format_number(100 * kGoodOfExpected) + "%, below from " + format_number(100 * kFarBelowOfExpected) +
+      "%, far below under it, above the model over " + format_number(100 * kAboveModelOfExpected) +
+      "% (a figure of the model is too low). Latency per message: " + alpha + ".";
+  return j;
+}
+
+std::vector<JudgedRow> judged(const ModelJudgement& j, const std::string& collective, const Measured& m) {
+  std::vector<MeasuredRow> rows;
+  for (std::size_t i = 0; i < m.bytes.size(); ++i) rows.push_back({m.bytes[i], m.time_us[i], m.busbw_GBps[i]});
+  return judge_rows(j.model, j.placement, parse_collective(collective), m.algorithm, rows);
+}
+
 }  // namespace
 
 void report_bench(const std::vector<std::string>& files, const ReportOptions& options) {
@@ -302,6 +356,13 @@ void report_bench(const std::vector<std::string>& files, const ReportOptions& op
          ") lies below every other's; where ranges overlap the size is a tie between those algorithms, and where "
          "the spread is unknown only a " +
          format_number(kUnknownSpreadFactor) + "x lead names one.");
+  const std::optional<ModelJudgement> judge = model_judgement(runs, data);
+  if (judge)
+    w.text(judge->note + (crowded.empty() ? ""
+                                          : " Ranks outnumber CPUs (" + crowded +
+                                                "): the model expects a core per rank, so the verdicts count the "
+                                                "waits for a CPU against the run."));
+  const bool verdicts = judge && !judge->placement.empty();
   const auto link = fit_link_model(data);
   if (link)
     w.text("Link model fitted to every textbook algorithm's measurements (for the textbook curves): alpha " +
@@ -321,21 +382,34 @@ void report_bench(const std::vector<std::string>& files, const ReportOptions& op
     std::set<double> sizes;
     for (const Measured& m : algos) sizes.insert(m.bytes.begin(), m.bytes.end());
     std::vector<std::string> headers{"size"};
-    for (const Measured& m : algos)
+    std::vector<std::vector<JudgedRow>> expected;  // per algorithm, per size (with a model)
+    for (const Measured& m : algos) {
       for (const char* column : {"_us", "_busbw", "_fitted_us"}) headers.push_back(m.algorithm + column);
+      if (!verdicts) continue;
+      for (const char* column : {"_expected_busbw", "_of_expected"}) headers.push_back(m.algorithm + column);
+      expected.push_back(judged(*judge, collective, m));
+    }
     Table t(headers);
     t.bytes_column(0);
     for (double s : sizes) {
       std::vector<std::string> row{bytes_cell(s)};
-      for (const Measured& m : algos) {
+      for (std::size_t a = 0; a < algos.size(); ++a) {
+        const Measured& m = algos[a];
         const auto it = std::find(m.bytes.begin(), m.bytes.end(), s);
         const auto i = static_cast<std::size_t>(it - m.bytes.begin());
         for (const std::vector<double>* column : {&m.time_us, &m.busbw_GBps, &m.typical_us})
           row.push_back(it == m.bytes.end() ? "-" : format_number((*column)[i]));
+        if (!verdicts) continue;
+        const JudgedRow* e = it == m.bytes.end() ? nullptr : &expected[a][i];
+        row.push_back(e && e->expected.busbw_GBps ? format_number(*e->expected.busbw_GBps) : "-");
+        row.push_back(e && e->of_expected ? format_number(*e->of_expected, 3) : "-");
       }
       t.add(row);
     }
     w.table(collective, t);
+    for (std::size_t a = 0; a < expected.size(); ++a)
+      for (const std::string& line : verdict_lines(collective, algos[a].algorithm, expected[a], judge->model))
+        w.text("Verdict: " + line + ".");
 
     const std::vector<double> grid = pow2_sizes(*sizes.begin(), *sizes.rbegin());
     if (algos.size() > 1) write_fastest(w, algos, grid, crowded);

@@ -5,6 +5,7 @@
 // nor the trainer.
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -50,12 +51,15 @@ struct BenchFile {
   std::vector<BenchRow> rows;
   // /samples time_us: per call, max over ranks (us); empty when the file has no /samples.
   std::vector<double> sample_time_us;
+  // The machine the run is judged against (the results header's machine model), where the file
+  // recorded one; nullopt for files written before the bench recorded it.
+  std::optional<MachineModel> machine;
 
   std::string meta_value(const std::string& key) const;  // "" when absent
 };
 
-// commscope-doctor's file (schema commscope.doctor/1, earlier commscope-doctor/1; docs/doctor.md). Values a phase did not
-// measure are NaN; a run that failed keeps the rows it finished (meta "status" says why).
+// commscope-doctor's file (schema commscope.doctor/1, earlier commscope-doctor/1; docs/doctor.md). Values a phase did
+// not measure are NaN; a run that failed keeps the rows it finished (meta "status" says why).
 struct DoctorPair {
   std::int64_t src = 0, dst = 0;
   std::string src_host, dst_host;

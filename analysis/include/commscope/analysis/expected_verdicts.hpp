@@ -1,0 +1,73 @@
+#pragma once
+// "Is my number good?": each bench row set against the time its algorithm needs on the run's
+// machine model (commscope/common/expected_time.hpp), and a verdict per collective, algorithm and
+// size range in words. The rule over tables of values; no I/O (report_bench prints it).
+// Thresholds and formulas: docs/verdicts.md.
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commscope/common/expected_time.hpp"
+#include "commscope/common/machine_model.hpp"
+
+namespace commscope::analysis {
+
+// of_expected = expected time / measured time (= measured busbw / expected busbw):
+inline constexpr double kGoodOfExpected = 0.7;         // from here on: good
+inline constexpr double kFarBelowOfExpected = 0.4;     // below this: far below (between: below)
+inline constexpr double kAboveModelOfExpected = 1.05;  // above this: faster than the model allows
+
+enum class VerdictClass { good, below, far_below, above_model };
+std::string_view verdict_class_name(VerdictClass v);  // "good", "below", "far below", "above the model"
+VerdictClass classify_of_expected(double of_expected);
+
+// One measured row of one collective and algorithm.
+struct MeasuredRow {
+  double bytes = 0;
+  double time_us = 0;
+  double busbw_GBps = 0;
+};
+
+// A row with its expectation; of_expected where the expectation has a time.
+struct JudgedRow {
+  MeasuredRow measured;
+  Expectation expected;
+  std::optional<double> of_expected;
+};
+
+// The rows of `algorithm` running `c` on `node_of_rank`, each with its expectation.
+std::vector<JudgedRow> judge_rows(const MachineModel& model, std::span<const int> node_of_rank, Collective c,
+                                  std::string_view algorithm, std::span<const MeasuredRow> rows,
+                                  const ExpectationOptions& options = {});
+
+// The verdict lines of one collective and algorithm, one per range of consecutive sizes with the
+// same regime (latency-bound or not) and limiting link: its figures at its largest size, its
+// verdict by the median of_expected of its sizes: "allreduce ring from 8 MiB: busbw 0.11 GB/s =
+// 89% of the 0.124 GB/s that host1's link (0.125 GB/s, system: eth0 1000 Mb/s) allows [3 sizes:
+// median 88%, 85% to 89%]: good"; latency-bound: "allreduce ring at 8 B: latency-bound, 320 us =
+// 94% of the speed of the expected 300 us (latency 300 us): good"; below or far below on a link
+// between nodes, the doctor's figures: "...: far below; host2's link measured 0.012 GB/s (doctor),
+// the others 0.116"; rows the model cannot price: "allreduce ring: not judged, the model lacks
+// host2's link rate (...)".
+std::vector<std::string> verdict_lines(std::string_view collective, std::string_view algorithm,
+                                       std::span<const JudgedRow> rows, const MachineModel& model);
+
+// Where the expectations' alpha comes from when the model has none (no doctor file): the run's
+// own smallest time per message, min over rows at the smallest size of time / the algorithm's
+// message count (mpi, nccl: the fewest of the textbook algorithms'). nullopt for no such row.
+struct RowOfRun {
+  Collective collective = Collective::allreduce;
+  std::string algorithm;
+  int nranks = 0;
+  MeasuredRow measured;
+};
+struct RunLatency {
+  double latency_us = 0;
+  std::string from;  // "allreduce rhd at 8 B"
+};
+std::optional<RunLatency> latency_of_run(std::span<const RowOfRun> rows);
+
+}  // namespace commscope::analysis

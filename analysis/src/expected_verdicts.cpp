@@ -1,0 +1,223 @@
+#include "commscope/analysis/expected_verdicts.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "commscope/analysis/format.hpp"
+
+namespace commscope::analysis {
+namespace {
+
+std::string gbps(double v) {
+  return format_number(v, 3) + " GB/s";
+}
+std::string percent(double fraction) {
+  return format_number(100 * fraction, 2) + "%";
+}
+
+std::string_view source_name(FigureSource s) {
+  switch (s) {
+    case FigureSource::none:
+      return "unknown";
+    case FigureSource::measured:
+      return "measured";
+    case FigureSource::system:
+      return "system";
+    case FigureSource::user:
+      return "given";
+    case FigureSource::doctor:
+      return "doctor";
+  }
+  return "unknown";
+}
+
+// "host1's link (0.125 GB/s, system: eth0 1000 Mb/s; 2 flows at once)"
+std::string describe_limit(const LimitingLink& l) {
+  std::string what;
+  switch (l.level) {
+    case LinkLevel::inter:
+      what = l.host + "'s link";
+      break;
+    case LinkLevel::intra:
+      what = "the link between " + l.host + "'s ranks";
+      break;
+    case LinkLevel::memory:
+      what = l.host + "'s memory";
+      break;
+    case LinkLevel::none:
+      return "the model";
+  }
+  what += " (" + gbps(l.link_GBps) + ", " + std::string(source_name(l.source));
+  if (!l.detail.empty()) what += ": " + l.detail;
+  if (l.sharing > 1) what += "; " + std::to_string(l.sharing) + " flows at once";
+  return what + ")";
+}
+
+// Where the doctor measured the nodes' links: the slowest by name and the others' range, when
+// it is clearly (below kGoodOfExpected of) the next slowest; else the range alone.
+std::string doctor_links(const MachineModel& model) {
+  std::vector<const NodeModel*> measured;
+  for (const NodeModel& n : model.nodes)
+    if (n.nic_measured.known()) measured.push_back(&n);
+  if (measured.empty()) return "";
+  std::sort(measured.begin(), measured.end(), [](const NodeModel* a, const NodeModel* b) {
+    return a->nic_measured.gbytes_per_s < b->nic_measured.gbytes_per_s;
+  });
+  auto range = [](double lo, double hi) {
+    return lo == hi ? format_number(lo, 3) : format_number(lo, 3) + "-" + format_number(hi, 3);
+  };
+  const double slowest = measured.front()->nic_measured.gbytes_per_s, top = measured.back()->nic_measured.gbytes_per_s;
+  if (measured.size() > 1 && slowest < kGoodOfExpected * measured[1]->nic_measured.gbytes_per_s)
+    return measured.front()->host + "'s link measured " + gbps(slowest) + " (" +
+           std::string(source_name(measured.front()->nic_measured.source)) + "), the others " +
+           range(measured[1]->nic_measured.gbytes_per_s, top);
+  return "the links measured " + range(slowest, top) + " GB/s (" +
+         std::string(source_name(measured.front()->nic_measured.source)) + "): none stands out";
+}
+
+// The range's sizes in words: "at 8 MiB", "from 8 MiB" (to the largest), "8 B to 4 KiB".
+std::string sizes(double from, double to, double largest) {
+  if (from == to) return "at " + format_bytes(from);
+  if (to == largest) return "from " + format_bytes(from);
+  return format_bytes(from) + " to " + format_bytes(to);
+}
+
+// The line of one range of rows, its figures at the last (its largest size), its verdict by the
+// median of_expected of its rows.
+std::string range_line(std::string_view head, std::span<const JudgedRow* const> range, const MachineModel& model) {
+  const JudgedRow& r = *range.back();
+  const Expectation& e = r.expected;
+  const double of = *r.of_expected;
+  std::vector<double> ofs;
+  for (const JudgedRow* x : range) ofs.push_back(*x->of_expected);
+  std::sort(ofs.begin(), ofs.end());
+  const std::size_t k = ofs.size();
+  const double median = k % 2 ? ofs[k / 2] : (ofs[k / 2 - 1] + ofs[k / 2]) / 2;
+  const VerdictClass v = classify_of_expected(median);
+  std::string line(head);
+  if (e.latency_bound()) {
+    line += "latency-bound, " + format_number(r.measured.time_us, 3) + " us = " + percent(of) +
+            " of the speed of the expected " + format_number(*e.time_us, 3) + " us (latency " +
+            format_number(e.latency_us, 3) + " us)";
+  } else if (e.busbw_GBps) {
+    line += "busbw " + gbps(r.measured.busbw_GBps) + " = " + percent(of) + " of the " + gbps(*e.busbw_GBps) + " that " +
+            describe_limit(e.limit) + " allows";
+  } else {
+    line += format_number(r.measured.time_us, 3) + " us = " + percent(of) + " of the speed of the expected " +
+            format_number(*e.time_us, 3) + " us that " + describe_limit(e.limit) + " allows";
+  }
+  if (k > 1)
+    line += percent(ofs.front()) == percent(ofs.back())
+                ? " [" + std::to_string(k) + " sizes, all " + percent(median) + "]"
+                : " [" + std::to_string(k) + " sizes: median " + percent(median) + ", " + percent(ofs.front()) +
+                      " to " + percent(ofs.back()) + "]";
+  line += ": " + std::string(verdict_class_name(v));
+  if ((v == VerdictClass::below || v == VerdictClass::far_below) && e.limit.level == LinkLevel::inter) {
+    const std::string doctor = doctor_links(model);
+    line += doctor.empty() ? " (no doctor file: its pairs would measure each host's link)" : "; " + doctor;
+  }
+  return line;
+}
+
+// Rows of one range: the same regime (latency-bound or not) and limiting link.
+bool same_range(const JudgedRow& a, const JudgedRow& b) {
+  return a.expected.latency_bound() == b.expected.latency_bound() && a.expected.limit.level == b.expected.limit.level &&
+         a.expected.limit.host == b.expected.limit.host;
+}
+
+// The fewest messages any algorithm the name stands for sends for c on p ranks (0: none known).
+double alpha_count(Collective c, std::string_view algorithm, int p) {
+  std::optional<CostTerms> t;
+  if (algorithm == "ring")
+    t = ring_cost_terms(c, p, 0, 1);
+  else if (algorithm == "rhd")
+    t = rhd_cost_terms(c, p);
+  else if (algorithm == "tree")
+    t = tree_cost_terms(c, p);
+  else if (algorithm == "mpi" || algorithm == "nccl")
+    for (const TextbookAlgorithm a : kAllTextbookAlgorithms)
+      if (const auto x = textbook_cost_terms(c, a, p); x && (!t || x->alpha_count < t->alpha_count)) t = x;
+  return t ? t->alpha_count : 0;
+}
+
+}  // namespace
+
+std::string_view verdict_class_name(VerdictClass v) {
+  switch (v) {
+    case VerdictClass::good:
+      return "good";
+    case VerdictClass::below:
+      return "below";
+    case VerdictClass::far_below:
+      return "far below";
+    case VerdictClass::above_model:
+      return "above the model (a figure of the model is too low)";
+  }
+  return "";
+}
+
+VerdictClass classify_of_expected(double of) {
+  if (of > kAboveModelOfExpected) return VerdictClass::above_model;
+  if (of >= kGoodOfExpected) return VerdictClass::good;
+  if (of >= kFarBelowOfExpected) return VerdictClass::below;
+  return VerdictClass::far_below;
+}
+
+std::vector<JudgedRow> judge_rows(const MachineModel& model, std::span<const int> node_of_rank, Collective c,
+                                  std::string_view algorithm, std::span<const MeasuredRow> rows,
+                                  const ExpectationOptions& options) {
+  std::vector<JudgedRow> out;
+  for (const MeasuredRow& m : rows) {
+    JudgedRow j{m, expected_time(model, node_of_rank, c, algorithm, m.bytes, options), std::nullopt};
+    if (j.expected.time_us && *j.expected.time_us > 0 && m.time_us > 0) j.of_expected = *j.expected.time_us / m.time_us;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::vector<std::string> verdict_lines(std::string_view collective, std::string_view algorithm,
+                                       std::span<const JudgedRow> rows, const MachineModel& model) {
+  std::vector<std::string> lines;
+  std::vector<std::string> missing;
+  std::vector<const JudgedRow*> judged;
+  for (const JudgedRow& r : rows) {
+    if (r.of_expected) judged.push_back(&r);
+    for (const std::string& m : r.expected.missing)
+      if (std::find(missing.begin(), missing.end(), m) == missing.end()) missing.push_back(m);
+  }
+  const std::string name = std::string(collective) + " " + std::string(algorithm);
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string& m : missing) list += (list.empty() ? "" : "; ") + m;
+    lines.push_back(name + ": not judged" + (judged.empty() ? "" : " at some sizes") + ", the model lacks " + list);
+  }
+  if (judged.empty()) return lines;
+  const double largest = judged.back()->measured.bytes;
+  for (std::size_t i = 0; i < judged.size();) {
+    std::size_t j = i;
+    while (j + 1 < judged.size() && same_range(*judged[i], *judged[j + 1])) ++j;
+    const std::string head = name + " " + sizes(judged[i]->measured.bytes, judged[j]->measured.bytes, largest) + ": ";
+    lines.push_back(range_line(head, std::span(judged).subspan(i, j - i + 1), model));
+    i = j + 1;
+  }
+  return lines;
+}
+
+std::optional<RunLatency> latency_of_run(std::span<const RowOfRun> rows) {
+  std::optional<RunLatency> best;
+  double smallest = std::numeric_limits<double>::infinity();
+  for (const RowOfRun& r : rows) smallest = std::min(smallest, r.measured.bytes);
+  for (const RowOfRun& r : rows) {
+    if (r.measured.bytes != smallest || !(r.measured.time_us > 0)) continue;
+    const double k = alpha_count(r.collective, r.algorithm, r.nranks);
+    if (!(k > 0)) continue;
+    const double a = r.measured.time_us / k;
+    if (!best || a < best->latency_us)
+      best = RunLatency{
+          a, std::string(collective_name(r.collective)) + " " + r.algorithm + " at " + format_bytes(smallest)};
+  }
+  return best;
+}
+
+}  // namespace commscope::analysis
