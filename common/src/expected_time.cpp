@@ -209,7 +209,8 @@ Expectation shm(Pricer& pr, Collective c, int p, double n, double alpha, const E
 }
 
 // hier: the node level at the slowest node's copy rate, the level between nodes at the slowest
-// node's link (the terms count the node's ranks sharing it).
+// node's link (the terms count the node's ranks sharing it); alpha for the level between nodes
+// (for the node level where there is one node).
 Expectation hier(Pricer& pr, Collective c, std::span<const int> node_of_rank, double n, double alpha,
                  const ExpectationOptions& o) {
   Expectation e;
@@ -234,7 +235,9 @@ Expectation hier(Pricer& pr, Collective c, std::span<const int> node_of_rank, do
                                : 0;
   e.limit = inter_us > intra_us ? *link : *mem;
   if (inter_us > intra_us) e.limit.sharing = s;
-  e.latency_us = (t.intra.alpha_count + t.inter.alpha_count) * alpha;
+  // The node level's flag handoffs are priced only on one node: across nodes alpha is the
+  // network's latency, 10-100x a handoff's, and shm's hundreds of steps would swamp the estimate.
+  e.latency_us = (nn > 1 ? t.inter.alpha_count : t.intra.alpha_count) * alpha;
   e.time_us = e.latency_us + intra_us + inter_us;
   return e;
 }
@@ -325,6 +328,10 @@ Expectation expected_time(const MachineModel& model, std::span<const int> node_o
         e.basis = "best of the textbook algorithms (the library's choice is hidden): " +
                   std::string(textbook_algorithm_name(a));
       }
+    }
+    if (c == Collective::sendrecv) {  // no textbook algorithm: one message to the next rank, the ring's
+      e = flat(pr, *ring_cost_terms(c, p, bytes, options.ring_segment_bytes), steps_of("ring", c, p), alpha, bytes);
+      e.basis = "one message to the next rank (the ring's sendrecv; the library's choice is hidden)";
     }
     if (e.basis.empty() && pr.missing().empty()) pr.miss("a textbook algorithm of " + std::string(collective_name(c)));
   } else {

@@ -85,15 +85,15 @@ TEST(ExpectedTime, SmallSizesAreLatencyBound) {
   EXPECT_TRUE(e.latency_bound());
 }
 
-// hier, 2 hosts x 2 ranks, 64 MiB allreduce: intra 384 a + 2.5 n / 10 (shm's reducescatter and
-// allgather), inter 2 a + 1 n / (the slower link, host2's 0.1) + 0.25 n / 10: the slowest link is
-// between the nodes, host2's.
+// hier, 2 hosts x 2 ranks, 64 MiB allreduce: intra 2.5 n / 10 (shm's reducescatter and allgather;
+// their 384 handoffs unpriced across nodes), inter 2 a + 1 n / (the slower link, host2's 0.1) +
+// 0.25 n / 10: the slowest link is between the nodes, host2's.
 TEST(ExpectedTime, HierSlowestLinkBetweenNodes) {
   MachineModel m = cluster(2, 2);
   m.nodes[1].nic = rate(0.1, FigureSource::user, "--link-rate host2=800mbit");
   const Expectation e = expect(m, "hier", Collective::allreduce, kN);
   ASSERT_TRUE(e.time_us);
-  EXPECT_NEAR(*e.time_us, 386 * 50 + 2.5 * kN / 1e4 + kN / 100 + 0.25 * kN / 1e4, 1e-6);
+  EXPECT_NEAR(*e.time_us, 2 * 50 + 2.5 * kN / 1e4 + kN / 100 + 0.25 * kN / 1e4, 1e-6);
   EXPECT_EQ(e.limit.level, LinkLevel::inter);
   EXPECT_EQ(e.limit.host, "host2");
   EXPECT_EQ(e.limit.sharing, 2);
@@ -160,4 +160,16 @@ TEST(ExpectedTime, PlacementMustMatchTheRun) {
   const Expectation e = expect(m, "ring", Collective::allreduce, kN);
   ASSERT_TRUE(e.time_us);
   EXPECT_EQ(e.limit.sharing, 2);
+}
+
+// The vendor's sendrecv (no textbook algorithm): one message to the next rank, a + n / link; its
+// alltoallv (no terms): what is missing said.
+TEST(ExpectedTime, VendorSendrecvIsOneMessage) {
+  const Expectation e = expect(cluster(2, 1), "mpi", Collective::sendrecv, kN);
+  ASSERT_TRUE(e.time_us);
+  EXPECT_NEAR(*e.time_us, 50 + kN / 125, 1e-6);
+  const Expectation v = expect(cluster(2, 1), "mpi", Collective::alltoallv, kN);
+  EXPECT_FALSE(v.time_us);
+  ASSERT_EQ(v.missing.size(), 1u);
+  EXPECT_EQ(v.missing.front(), "a textbook algorithm of alltoallv");
 }

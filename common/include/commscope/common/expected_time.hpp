@@ -61,8 +61,8 @@ std::vector<int> placement_of(const MachineModel& model, int nranks);
 // (nccl-tests' size). alpha: model.latency_us per message. Flat algorithms: each step's bytes at
 // the rate of the slowest link it crosses (a node's link shared by the step's flows through it,
 // each direction apart; between ranks of one node, the node's intra rate); hier: per level;
-// shm: one node's copy rate; mpi, nccl: the fastest textbook algorithm; one rank: one copy of the
-// array at the copy rate. Unknown algorithms and collectives without terms give `missing`.
+// shm: one node's copy rate; mpi, nccl: the fastest textbook algorithm (sendrecv: the ring's message); one rank: one
+// copy of the array at the copy rate. Unknown algorithms and collectives without terms give `missing`.
 Expectation expected_time(const MachineModel& model, std::span<const int> node_of_rank, Collective c,
                           std::string_view algorithm, double bytes, const ExpectationOptions& options = {});
 
