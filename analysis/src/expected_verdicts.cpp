@@ -208,6 +208,9 @@ std::optional<RunLatency> latency_of_run(std::span<const RowOfRun> rows) {
   std::optional<RunLatency> best;
   double smallest = std::numeric_limits<double>::infinity();
   for (const RowOfRun& r : rows) smallest = std::min(smallest, r.measured.bytes);
+  // Only a small array's time is a message's latency: a sweep from 1 MiB would call a megabyte's
+  // transfer "latency" and judge every size latency-bound against it.
+  if (smallest > kLatencySizeBytes) return std::nullopt;
   for (const RowOfRun& r : rows) {
     if (r.measured.bytes != smallest || !(r.measured.time_us > 0)) continue;
     const double k = alpha_count(r.collective, r.algorithm, r.nranks);

@@ -322,7 +322,12 @@ MachineModel machine_model_of(const BenchFile& bench) {
 }
 
 BenchFile read_bench_file(const std::string& path) {
-  return guarded(path, [&] { return read_bench(path); });
+  return guarded(path, [&] {
+    BenchFile f = read_bench(path);
+    // The header's machine model, where the bench recorded one: the verdicts' input.
+    if (MachineModel m = machine_model_of(f); !m.nodes.empty()) f.machine = std::move(m);
+    return f;
+  });
 }
 
 profiler::Profile read_profile_file(const std::string& path, bool with_events) {

@@ -117,6 +117,9 @@ TEST(ExpectedVerdicts, LatencyOfTheRunItself) {
   EXPECT_DOUBLE_EQ(l->latency_us, 30);
   EXPECT_EQ(l->from, "allreduce mpi at 8 B");
   EXPECT_FALSE(latency_of_run({}));
+  // A sweep from 1 MiB has no latency-sized row: a megabyte's time is not a message's latency.
+  const std::vector<RowOfRun> large{{Collective::allreduce, "ring", 2, {1 << 20, 326, 0}}};
+  EXPECT_FALSE(latency_of_run(large));
 }
 
 // A range's verdict is its median's: 95%, 50% and 30% over three sizes are "below", the line's

@@ -214,7 +214,11 @@ MachineModel detect_machine(MPI_Comm comm, const std::string& device, double tim
   int first = 0;
   while (name_of(first) != host) ++first;
   std::string text;
-  if (first == rank) text = to_text(MachineModel{{detect_node(device)}});
+  if (first == rank) {
+    MachineModel mine_only;
+    mine_only.nodes = {detect_node(device)};
+    text = to_text(mine_only);
+  }
   idle_barrier(comm, timeout_s);
   // Rank 0 gathers the nodes' lines.
   int len = static_cast<int>(text.size());

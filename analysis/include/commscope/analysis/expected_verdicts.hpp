@@ -68,6 +68,8 @@ struct RunLatency {
   double latency_us = 0;
   std::string from;  // "allreduce rhd at 8 B"
 };
+// The largest array whose time is taken for a message's latency (bytes).
+inline constexpr double kLatencySizeBytes = 1024;
 std::optional<RunLatency> latency_of_run(std::span<const RowOfRun> rows);
 
 }  // namespace commscope::analysis
