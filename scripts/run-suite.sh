@@ -7,13 +7,18 @@
 # Everything goes to results/<date-time>/ (or --out); a one-screen summary ends the run.
 #
 #   scripts/run-suite.sh [--ranks N] [--quick] [--out DIR] [--hostfile FILE] [--launcher mpirun|srun]
-#                        [--cluster N] [--size BYTES] [--steps N] [--device cpu|cuda] [--no-build] [--bin DIR]
+#                        [--cluster N [--link RATE] [--host-link HOST=RATE]...] [--link-rate HOST=RATE]...
+#                        [--size BYTES] [--steps N] [--device cpu|cuda] [--no-build] [--bin DIR]
 #
 # --ranks: ranks of the multi-rank runs (default: the cores here, at least 2); --quick: bench
 # up to 1 MiB and 5 training steps; --hostfile: mpirun's hostfile (clusters; the hostfile of an
 # emulated cluster, /run/PREFIX/hostfile, launches through scripts/emulate-cluster.sh mpirun);
 # --cluster N: emulate N hosts here for the run (root; emulate-cluster.sh up N, --ranks spread
-# over them, down at the end); --launcher srun: inside a Slurm allocation (see scripts/slurm/);
+# over them, down at the end; --link RATE shapes every host's link, as tc writes it, and is the
+# bench's nominal rate of each host, `--link-rate '*=RATE'`; --host-link host2=100mbit slows one
+# host's link without telling the bench: the doctor's pairs find it); --link-rate HOST=RATE: a
+# host's nominal link rate for the bench's verdicts (shaped or virtual links report nothing useful;
+# repeatable, `*` for every host); --launcher srun: inside a Slurm allocation (see scripts/slurm/);
 # --device cuda: the bench on GPU buffers (NCCL and our algorithms) and the trainer on the GPUs
 # (bf16, NCCL), one GPU per rank; --no-build: use build/ as it is (clusters: build once with
 # scripts/setup.sh first); --bin: the binaries in DIR (another build; implies --no-build).
@@ -36,6 +41,9 @@ device=cpu
 build=1
 bin=""
 cluster=""
+link=""
+host_links=()
+link_rates=()
 die() { echo "run-suite.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -48,6 +56,9 @@ while [ $# -gt 0 ]; do
     --out) [ $# -ge 2 ] || die "--out needs a folder"; out=$2; shift 2 ;;
     --hostfile) [ $# -ge 2 ] || die "--hostfile needs a file"; hostfile=$2; shift 2 ;;
     --cluster) [ $# -ge 2 ] || die "--cluster needs a host count"; cluster=$2; shift 2 ;;
+    --link) [ $# -ge 2 ] || die "--link needs a rate like 1gbit"; link=$2; shift 2 ;;
+    --host-link) [ $# -ge 2 ] || die "--host-link needs HOST=RATE"; host_links+=(--host-link "$2"); shift 2 ;;
+    --link-rate) [ $# -ge 2 ] || die "--link-rate needs HOST=RATE"; link_rates+=(--link-rate "$2"); shift 2 ;;
     --launcher) [ $# -ge 2 ] || die "--launcher needs mpirun or srun"; launcher=$2; shift 2 ;;
     --device) [ $# -ge 2 ] || die "--device needs cpu or cuda"; device=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -64,6 +75,11 @@ if [ -n "$cluster" ]; then
   case "$cluster" in ''|*[!0-9]*|0) die "--cluster needs a positive host count, not '$cluster'" ;; esac
   [ -z "$hostfile" ] && [ "$launcher" = mpirun ] || die "--cluster makes its own hosts: not with --hostfile or --launcher srun"
 fi
+[ -n "$cluster" ] || [ -z "$link$(printf %s "${host_links[@]+"${host_links[@]}"}")" ] ||
+  die "--link and --host-link shape an emulated cluster's links: they need --cluster N"
+case "$link" in ''|[0-9]*[kmg]bit|[0-9]*bit) ;; *) die "--link: a tc rate like 100mbit or 1gbit, not '$link'" ;; esac
+# The shaped rate is each host's nominal one, unless the user says otherwise.
+[ -z "$link" ] || [ ${#link_rates[@]} -gt 0 ] || link_rates=(--link-rate "*=$link")
 
 out=${out:-$root/results/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out" 2>/dev/null || die "cannot create the output folder '$out'"
@@ -89,7 +105,8 @@ if [ -n "$cluster" ]; then
   emulated=commscope-suite
   trap '"$emulate" down --prefix "$emulated" >/dev/null 2>&1 || true' EXIT
   trap 'exit 130' INT TERM HUP
-  "$emulate" up "$cluster" --slots $(( (ranks + cluster - 1) / cluster )) --prefix "$emulated" ||
+  "$emulate" up "$cluster" --slots $(( (ranks + cluster - 1) / cluster )) ${link:+--link "$link"} \
+    ${host_links[@]+"${host_links[@]}"} --prefix "$emulated" ||
     { rc=$?; [ $rc != 77 ] || rc=2; echo "run-suite.sh: --cluster $cluster: no emulated cluster (above)" >&2; exit $rc; }
   hostfile=/run/$emulated/hostfile
 elif [ -n "$hostfile" ]; then
@@ -136,7 +153,7 @@ if [ "$nhosts" -gt 1 ] && [ -x "$bin/commscope-doctor" ]; then
   fi
 fi
 launch "$ranks" "$bin/commscope-bench" all --algo all --device "$device" -b 8 -e "$size" -f 2 -n "$iters" -c 1 \
-  ${doctor[@]+"${doctor[@]}"} --out "$out/bench.h5" | tee "$out/bench.log"
+  ${doctor[@]+"${doctor[@]}"} ${link_rates[@]+"${link_rates[@]}"} --out "$out/bench.h5" | tee "$out/bench.log"
 
 # The trainer's global batch is the same at 1 and N ranks (strong scaling): a multiple of N.
 batch=$(( (8 + ranks - 1) / ranks * ranks ))

@@ -25,6 +25,8 @@ foreach(case
     "suite|hostfile_with_srun|--hostfile is for mpirun|--launcher srun --hostfile ${PROJECT_SOURCE_DIR}/README.md"
     "suite|cluster_zero|--cluster needs a positive host count|--cluster 0"
     "suite|cluster_with_hostfile|--cluster makes its own hosts|--cluster 2 --hostfile ${PROJECT_SOURCE_DIR}/README.md"
+    "suite|link_without_cluster|--link and --host-link shape an emulated cluster's links|--host-link host2=100mbit"
+    "suite|bad_link|--link: a tc rate like 100mbit or 1gbit, not '1gb'|--cluster 2 --link 1gb"
     "suite|unwritable_out|cannot create the output folder|--bin ${bindir} --out /proc/commscope-results"
     "suite|no_binaries|no commscope-bench in|--bin /no/such/bin --out ${CMAKE_BINARY_DIR}/suite-nobin"
     "compare|ranks_one|at least 2|--ranks 1"
