@@ -3,6 +3,7 @@
 // 0.125 GB/s (1 Gbit/s), 50 us per message. The ring allreduce expects 6 x 50 + 1.5 n / 125 +
 // 0.75 n / 1e4 = 810639.5 us, busbw 1.5 n / that = 0.1242 GB/s.
 #include "commscope/analysis/expected_verdicts.hpp"
+#include "machine_fixtures.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,25 +12,11 @@
 
 using namespace commscope;
 using namespace commscope::analysis;
+using commscope::test_fixtures::cluster;
 
 namespace {
 
 constexpr double kN = 64.0 * 1024 * 1024;
-
-MachineModel cluster(int hosts, int per_node) {
-  MachineModel m;
-  for (int h = 0; h < hosts; ++h) {
-    NodeModel n;
-    n.host = "host" + std::to_string(h + 1);
-    n.ranks = per_node;
-    n.copy = {10, FigureSource::measured, "memcpy 256 MiB"};
-    n.nic = {0.125, FigureSource::system, "eth0 1000 Mb/s"};
-    m.nodes.push_back(n);
-  }
-  m.latency_us = 50;
-  m.latency_source = FigureSource::doctor;
-  return m;
-}
 
 // A row of `busbw` GB/s for the allreduce on 4 ranks (time from nccl-tests' busbw: 1.5 n / busbw).
 MeasuredRow allreduce_row(double bytes, double busbw) {

@@ -1,38 +1,19 @@
 // Known answers of expected_time on synthetic machine models: the numbers below are worked out by
 // hand from docs/verdicts.md's formulas (n = 64 MiB = 67108864 B, rates in GB/s = 1e3 B/us).
 #include "commscope/common/expected_time.hpp"
+#include "machine_fixtures.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
 using namespace commscope;
+using commscope::test_fixtures::cluster;
+using commscope::test_fixtures::rate;
 
 namespace {
 
 constexpr double kN = 64.0 * 1024 * 1024;
-
-Rate rate(double gbps, FigureSource source = FigureSource::system, std::string detail = "") {
-  return {gbps, source, std::move(detail)};
-}
-
-// `hosts` CPU nodes of `per_node` ranks: copy 10 GB/s (measured), NIC 0.125 GB/s (1 Gbit/s), 50 us
-// per message.
-MachineModel cluster(int hosts, int per_node) {
-  MachineModel m;
-  for (int h = 0; h < hosts; ++h) {
-    NodeModel n;
-    n.host = "host" + std::to_string(h + 1);
-    n.ranks = per_node;
-    n.cpus = 8;
-    n.copy = rate(10, FigureSource::measured, "memcpy 256 MiB");
-    n.nic = rate(0.125, FigureSource::system, "eth0 1000 Mb/s");
-    m.nodes.push_back(n);
-  }
-  m.latency_us = 50;
-  m.latency_source = FigureSource::doctor;
-  return m;
-}
 
 Expectation expect(const MachineModel& m, std::string_view algo, Collective c, double bytes) {
   int p = 0;
