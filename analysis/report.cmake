@@ -158,6 +158,17 @@ if(COMMSCOPE_BUILD_TESTS)
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/report_outputs.sh ${rdir}/predict_3d ${report} ${check} predict --model small --tp 2 --pp 2 --micro-batches 4 --gpus 8,16
                    ${pbench_args})
   set_tests_properties(analysis.report.predict_3d_outputs PROPERTIES FIXTURES_REQUIRED synthetic_bench LABELS "unit")
+  # The verdicts against a recorded machine model end to end (tests/synthetic_verdicts.cpp writes
+  # the files, tests/verdicts_end_to_end.sh works out every figure by hand and compares the
+  # report's Verdict lines and CSV cells to the printed digit).
+  add_executable(test_analysis_synthetic_verdicts tests/synthetic_verdicts.cpp)
+  target_link_libraries(test_analysis_synthetic_verdicts PRIVATE commscope::formats commscope::common
+                                                                 commscope_build_flags)
+  target_include_directories(test_analysis_synthetic_verdicts PRIVATE ${PROJECT_SOURCE_DIR}/common/tests)
+  add_test(NAME analysis.report.verdicts_known_answers
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/verdicts_end_to_end.sh $<TARGET_FILE:test_analysis_synthetic_verdicts>
+                   ${report} ${rdir}/verdicts_known_answers)
+  set_tests_properties(analysis.report.verdicts_known_answers PROPERTIES LABELS "unit" TIMEOUT 120)
   # commscope-report doctor on files with known faults (tests/synthetic_doctor.cpp): each fault
   # named, and nothing else; the heatmaps drawn.
   add_executable(test_analysis_synthetic_doctor tests/synthetic_doctor.cpp)

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The verdicts end to end, known answers to the printed digit: synthetic_verdicts writes bench
+# files whose header records a machine model (as the bench writes /meta machine_model, with the
+# doctor's measured links as --doctor records them), commscope-report bench -o reads them back;
+# every Verdict line and CSV cell below is worked out by hand from docs/verdicts.md.
+#   verdicts_end_to_end.sh SYNTHETIC_VERDICTS REPORT WORKDIR
+#
+# cluster.h5: 4 ranks, host1:2 host2:2 (ranks 0,1 on host1), copy 10 GB/s (1e4 B/us), host1's
+# link 0.125 GB/s (system), host2's 0.1 GB/s (given: --link-rate host2=800mbit), the doctor's
+# links host1 0.116, host2 0.012 GB/s; n = 64 MiB = 67108864 B; busbw = 1.5 S / t (4 ranks).
+# alpha: no latency in the header, so the run's own: the smallest time per message at 8 B,
+#   ring 300 us / 6 messages = 50 us, rhd 400 us / 4 = 100 us: 50 us (allreduce ring at 8 B).
+# ring, 8 B: 6 a + 1.5 S / 100 + 0.75 S / 1e4 (each step crosses host2's link, the slowest,
+#   whole) = 300 + 0.12 + 0.0006 = 300.1206 us; of_expected 300.1206 / 300 = 1.0004 -> 1;
+#   expected_busbw 12 / 300.1206e3 = 3.998e-05; 6 a = 300 of 300.12 us: latency-bound.
+# ring, 64 MiB: 300 + 1.5 n / 100 + 0.75 n / 1e4 = 300 + 1006632.96 + 5033.1648 = 1011966.1248 us;
+#   expected_busbw 1.5 n / that = 0.099473 -> 0.09947 (line: 0.0995); measured 1.5 n / 88 =
+#   1143901.09 us; of_expected 1011966.1248 / 1143901.09 = 0.88466 -> 0.885, 88%: good.
+# rhd, 8 B: step 1 (distance 2) sends S/2 from both ranks of a host through host2's link at once
+#   (0.1 / 2 = 0.05 each), step 2 (distance 1) S/4 inside a node (copy / 2 = 5):
+#   B_eff S = 1.5 S x (0.5 / 0.05 + 0.25 / 5) / 0.75 / 1e3 = 1.5 S x 0.0134 us/B, so
+#   4 a + 0.1608 + 0.0006 = 200.1614 us; of_expected 200.1614 / 400 = 0.5004 -> 0.5, 50%: below;
+#   expected_busbw 12 / 200.1614e3 = 5.995e-05.
+# rhd, 64 MiB: 200 + 1.5 n x 0.0134 + 5033.1648 = 200 + 1348888.1664 + 5033.1648 = 1354121.3312 us;
+#   expected_busbw 0.074338 -> 0.07434 (line: 0.0743); measured 1.5 n / 7.5 = 13421772.8 us;
+#   of_expected 0.10089 -> 0.101, 10%: far below; the doctor's host2 0.012 < 0.7 x 0.116: named.
+# hier, 64 MiB (2 nodes x 2): the node level at the copy rate, the level between nodes at host2's
+#   link, the slowest, shared by the node's 2 cross groups: 2 a + 2.5 n / 1e4 + n / 100 +
+#   0.25 n / 1e4 = 100 + 16777.216 + 671088.64 + 1677.7216 = 689643.5776 us; expected_busbw
+#   0.14596 -> 0.146; measured 1.5 n / 130 = 774333.05 us; of_expected 0.89063 -> 0.891, 89%: good.
+# nonic.h5: the same rows, host2's link without a rate: nothing judged, what is missing said.
+set -uo pipefail
+synthetic=$1 report=$2 work=$3
+me=verdicts_end_to_end.sh
+fail() { echo "$me: FAIL: $*"; exit 1; }
+rm -rf "$work" && mkdir -p "$work" || fail "cannot make $work"
+"$synthetic" "$work" >/dev/null || fail "synthetic_verdicts exited $?"
+status=0
+# The report's lines starting "Verdict: " must be exactly these, in this order.
+verdicts() {
+  local name=$1
+  shift
+  local got want
+  got=$(grep '^Verdict: ' "$work/$name/report.md")
+  want=$(printf '%s\n' "$@")
+  if [ "$got" != "$want" ]; then
+    echo "$me: FAIL: $name's Verdict lines differ:"
+    diff <(printf '%s\n' "$want") <(printf '%s\n' "$got")
+    status=1
+  fi
+}
+# The allreduce CSV (CRLF lines) must be exactly these lines.
+csv() {
+  local name=$1
+  shift
+  local got
+  got=$(tr -d '\r' <"$work/$name/allreduce.csv")
+  if [ "$got" != "$(printf '%s\n' "$@")" ]; then
+    echo "$me: FAIL: $name's allreduce.csv differs:"
+    diff <(printf '%s\n' "$@") <(printf '%s\n' "$got")
+    status=1
+  fi
+}
+for name in cluster nonic; do
+  "$report" bench "$work/$name.h5" -o "$work/$name" >"$work/$name.log" 2>&1 || fail "the report on $name.h5 exited $?"
+done
+
+grep -q 'Latency per message: the run.s own smallest time per message, 50 us (allreduce ring at 8 B;' \
+  "$work/cluster/report.md" || { echo "$me: FAIL: not the run's own 50 us per message"; status=1; }
+csv cluster \
+  "size_bytes,ring_us,ring_busbw,ring_fitted_us,ring_expected_busbw,ring_of_expected,rhd_us,rhd_busbw,rhd_fitted_us,rhd_expected_busbw,rhd_of_expected,hier_us,hier_busbw,hier_fitted_us,hier_expected_busbw,hier_of_expected" \
+  "8,300,4e-05,300,3.998e-05,1,400,3e-05,400,5.995e-05,0.5,-,-,-,-,-" \
+  "67108864,1143901,0.088,1143901,0.09947,0.885,13421773,0.0075,13421773,0.07434,0.101,774333,0.13,774333,0.146,0.891"
+# rhd's latency-bound 8 B line is checked up to its verdict only: what follows names the doctor's
+# slowest link, a bandwidth figure, for a size whose time is latency (see docs/verdicts.md).
+rhd8=$(grep '^Verdict: allreduce rhd at 8 B: ' "$work/cluster/report.md")
+[[ $rhd8 == "Verdict: allreduce rhd at 8 B: latency-bound, 400 us = 50% of the speed of the expected 200 us (latency 200 us): below"* ]] ||
+  { echo "$me: FAIL: rhd at 8 B: $rhd8"; status=1; }
+verdicts cluster \
+  "Verdict: allreduce ring at 8 B: latency-bound, 300 us = 100% of the speed of the expected 300 us (latency 300 us): good." \
+  "Verdict: allreduce ring at 64 MiB: busbw 0.088 GB/s = 88% of the 0.0995 GB/s that host2's link (0.1 GB/s, given: --link-rate host2=800mbit) allows: good." \
+  "$rhd8" \
+  "Verdict: allreduce rhd at 64 MiB: busbw 0.0075 GB/s = 10% of the 0.0743 GB/s that host2's link (0.1 GB/s, given: --link-rate host2=800mbit; 2 flows at once) allows: far below; host2's link measured 0.012 GB/s (doctor), the others 0.116." \
+  "Verdict: allreduce hier at 64 MiB: busbw 0.13 GB/s = 89% of the 0.146 GB/s that host2's link (0.1 GB/s, given: --link-rate host2=800mbit; 2 flows at once) allows: good."
+
+csv nonic \
+  "size_bytes,ring_us,ring_busbw,ring_fitted_us,ring_expected_busbw,ring_of_expected,rhd_us,rhd_busbw,rhd_fitted_us,rhd_expected_busbw,rhd_of_expected,hier_us,hier_busbw,hier_fitted_us,hier_expected_busbw,hier_of_expected" \
+  "8,300,4e-05,300,-,-,400,3e-05,400,-,-,-,-,-,-,-" \
+  "67108864,1143901,0.088,1143901,-,-,13421773,0.0075,13421773,-,-,774333,0.13,774333,-,-"
+verdicts nonic \
+  "Verdict: allreduce ring: not judged, the model lacks host2's link rate (its NIC reports none: --link-rate host2=RATE)." \
+  "Verdict: allreduce rhd: not judged, the model lacks host2's link rate (its NIC reports none: --link-rate host2=RATE)." \
+  "Verdict: allreduce hier: not judged, the model lacks host2's link rate (its NIC reports none: --link-rate host2=RATE)."
+[ $status = 0 ] && echo "$me: ok (cluster.h5: 5 verdicts and 2 CSV rows, nonic.h5: 3 not judged)"
+exit $status
