@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The verdicts across emulated hosts (label cluster), as the suite runs them: a cluster of its own,
+# the doctor's pairs first (run-suite.sh's quick pairs), then the bench's allreduce with ring and
+# with rhd, --doctor and --link-rate '*=1gbit' (a shaped veth reports its own 10000 Mb/s: the rate
+# must be given), then commscope-report bench -o; the report's CSV and Verdict lines are checked.
+#   good: 2 hosts x 2 ranks, every link 1gbit: at 64 MiB of_expected is within 0.7-1.05 and the
+#         Verdict line says good, for the ring; rhd is held at its known gap (below, marked).
+#   slow: host2's link at 100mbit (--host-link host2=100mbit) while --link-rate says 1gbit: at
+#         6 MiB (a 10x slower link: 64 MiB would take 8 s a call) the verdict is far below and
+#         names host2. 3 hosts x 1 rank: the doctor names a host's link from the pairs of 3 hosts
+#         (host1-host3 fast, host2's both slow); with 2 hosts its one pair crosses both links, so
+#         the line can only say that none stands out.
+# The sweep is 2 sizes (-i): one of 1 KiB or less (the run's own latency per message, alpha, while
+# the model has none of its own) and the largest, a range of its own, so that its verdict is its
+# own of_expected, not a median over smaller sizes. Each size's count divides by the ranks.
+# Prints each algorithm's busbw and of_expected at the largest size and its Verdict line.
+# Exit 77 where no cluster can be made here.
+#   verdict_cluster.sh good|slow PREFIX WORKDIR BENCH DOCTOR REPORT
+set -uo pipefail
+mode=$1 prefix=$2 work=$3 bench=$4 doctor=$5 report=$6
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+emulate=$root/scripts/emulate-cluster.sh
+me="verdict_cluster.sh $mode"
+fail() { echo "$me: FAIL: $*"; exit 1; }
+case "$mode" in
+  good) hosts=2 per_host=2 links=(--link 1gbit) smallest=1024 largest=64M largest_label="64 MiB" ;;
+  slow) hosts=3 per_host=1 links=(--link 1gbit --host-link host2=100mbit) smallest=768 largest=6M largest_label="6 MiB" ;;
+  *) echo "$me: mode good or slow" >&2; exit 2 ;;
+esac
+trap '"$emulate" down --prefix "$prefix" >/dev/null 2>&1' EXIT
+"$emulate" down --prefix "$prefix" >/dev/null 2>&1
+"$emulate" up $hosts --slots $per_host "${links[@]}" --prefix "$prefix"
+rc=$?
+[ $rc = 77 ] && exit 77
+[ $rc = 0 ] || fail "no cluster (emulate-cluster.sh up: exit $rc)"
+run() { "$emulate" mpirun --prefix "$prefix" -np $((hosts * per_host)) --map-by ppr:$per_host:node "$@"; }
+d=$work/verdict-$mode-doctor.h5 b=$work/verdict-$mode-bench.h5 out=$work/verdict-$mode-report
+rm -rf "$d" "$b" "$out"
+run "$doctor" --no-probes --no-nodes --passes 2 --bytes 256K --bw-iters 2 --lat-iters 20 -o "$d" \
+  >"$work/verdict-$mode-doctor.log" 2>&1 || fail "the doctor exited $? (log: $work/verdict-$mode-doctor.log)"
+bytes=$(numfmt --from=iec "$largest")
+run "$bench" allreduce --algo ring,rhd -b $smallest -e "$largest" -i $((bytes - smallest)) -n 2 -w 1 --doctor "$d" \
+  --link-rate '*=1gbit' --out "$b" >"$work/verdict-$mode-bench.log" 2>&1 ||
+  fail "the bench exited $? (log: $work/verdict-$mode-bench.log)"
+"$report" bench "$b" -o "$out" >"$work/verdict-$mode-report.log" 2>&1 || fail "the report exited $?"
+csv=$out/allreduce.csv
+[ -f "$csv" ] || fail "no $csv"
+# The CSV's figure in column $1 at the largest size (the report writes CRLF lines).
+column_at() {
+  awk -F, -v col="$1" -v size="$bytes" '{ sub(/\r$/, "") }
+    NR == 1 { for (i = 1; i <= NF; ++i) if ($i == col) c = i; next }
+    c && $1 == size { print $c }' "$csv"
+}
+status=0
+for algo in ring rhd; do
+  of=$(column_at "${algo}_of_expected") busbw=$(column_at "${algo}_busbw")
+  line=$(grep "^Verdict: allreduce $algo .*$largest_label" "$out/report.md" | head -1)
+  echo "$me: $algo at $largest_label: busbw $busbw GB/s, of_expected $of"
+  echo "$me:   $line"
+  [ -n "$line" ] || { echo "$me: FAIL: $algo: no Verdict line with $largest_label"; status=1; continue; }
+  case "$mode" in
+    good)
+      if [ "$algo" = rhd ]; then
+        # KNOWN GAP between the model and the emulated link, marked, not widened: the model prices
+        # each direction of a link apart (full duplex, as Ethernet is), but on this emulated link
+        # (Open MPI's TCP over veth and htb) one pair exchanging both ways at once gets about one
+        # direction's rate in all (osu_bibw 4 MiB: 114.0 MB/s both ways together, osu_bw 109.9 one
+        # way; unshaped 690 and 515), and every step of rhd across hosts is such an exchange (the
+        # ring's opposite flows are different pairs): rhd ran at 0.496, 0.502 and 0.522 of its
+        # expectation. Held at half the model until one of them changes; then 0.7-1.05.
+        awk -v x="$of" 'BEGIN { exit !(x + 0 >= 0.4 && x + 0 < 0.7 && x != "-") }' ||
+          { echo "$me: FAIL: rhd: of_expected '$of' at $largest_label: not the known half (0.4-0.7)"; status=1; }
+        echo "$me: KNOWN GAP: rhd at $of of the model: a pair's exchange both ways gets one direction's rate here"
+        continue
+      fi
+      awk -v x="$of" 'BEGIN { exit !(x + 0 >= 0.7 && x + 0 <= 1.05 && x != "-") }' ||
+        { echo "$me: FAIL: $algo: of_expected '$of' at $largest_label, not within 0.7-1.05"; status=1; }
+      [[ $line == *": good." ]] || { echo "$me: FAIL: $algo: the verdict is not good"; status=1; } ;;
+    slow)
+      [[ $line == *": far below;"* ]] || { echo "$me: FAIL: $algo: the verdict is not far below"; status=1; }
+      [[ ${line#*far below;} == *host2* ]] || { echo "$me: FAIL: $algo: the verdict does not name host2"; status=1; } ;;
+  esac
+done
+[ $status = 0 ] && echo "$me: ok"
+exit $status
