@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# One node: the shm allreduce at 64 MiB on 2 ranks set against the memcpy-derived limit. A one-node
+# doctor run first (its file to --doctor, as the suite gives it), then the bench (ring too: shm has
+# no message of its own, so the ring's 1 KiB row gives the run's own latency per message while the
+# model records none), then commscope-report bench -o. The test works out the verdict's figure
+# itself, from the results' busbw (-J) and the copy rate of the header's model (/meta
+# machine_model, as written), with shm's terms from docs/verdicts.md and collective_model.hpp:
+#   2 ranks, n = 64 MiB >= the two-shot threshold (64 KiB on 2 ranks), chunks of 256 KiB:
+#   k = n / 256 KiB = 256 steps; A = 2k = 512, B = (2p-1)/p = 1.5, G = (p-1)/p = 0.5;
+#   t = A a + (B + G) n / copy; expected_busbw = 2(p-1)/p n / t = n / t; of_expected = busbw /
+#   expected_busbw; a = min over the smallest size's rows of time / messages (ring on 2 ranks:
+#   2(p-1) = 2 messages; shm none), or the report's stated latency where the model has one.
+# It must equal the report's CSV cells to the printed digit (expected_busbw 4, of_expected 3
+# significant digits). --shm-adapt never: every call takes the segment, the algorithm the terms
+# price (from 256 KiB the bench's default picks the faster of the segment and direct reads per
+# call, which the model does not know). Exit 77 without hdf5-tools' h5dump.
+#   verdict_shm.sh WORKDIR REPORT BENCH DOCTOR -- LAUNCHER... (2 ranks)
+set -u
+work=$1 report=$2 bench=$3 doctor=$4
+shift 4
+[ "$1" = "--" ] && shift
+me=verdict_shm.sh
+command -v h5dump >/dev/null || { echo "$me: no h5dump: skipped"; exit 77; }
+fail() { echo "$me: FAIL: $*"; exit 1; }
+d=$work/verdict-shm-doctor.h5 b=$work/verdict-shm.h5 j=$work/verdict-shm.json out=$work/verdict-shm-report
+rm -rf "$d" "$b" "$j" "$j".* "$out"
+"$@" "$doctor" --no-probes --no-nodes --passes 2 --bytes 256K --bw-iters 2 --lat-iters 20 -o "$d" \
+  >"$work/verdict-shm-doctor.log" 2>&1 || fail "the doctor exited $? (log: $work/verdict-shm-doctor.log)"
+n=$((64 * 1024 * 1024))
+"$@" "$bench" allreduce --algo ring,shm -b 1K -e 64M -i $((n - 1024)) -n 5 -w 2 --shm-adapt never --doctor "$d" \
+  --out "$b" -J "$j" >"$work/verdict-shm-bench.log" 2>&1 || fail "the bench exited $? (log: $work/verdict-shm-bench.log)"
+"$report" bench "$b" -o "$out" >"$work/verdict-shm-report.log" 2>&1 || fail "the report exited $?"
+model=$(h5dump -a /meta/machine_model "$b") || fail "no /meta machine_model in $b"
+copy=$(sed -n 's/.* copy=\([0-9.e+-]*\)GB\/s .*/\1/p' <<<"$model")
+[ -n "$copy" ] || fail "no copy rate in the header's model: $model"
+python3 - "$j" "$out/allreduce.csv" "$out/report.md" "$copy" "$n" <<'PY'
+import csv, json, math, re, sys
+jpath, cpath, rpath, copy, n = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
+rows = json.load(open(jpath))["results"]
+p = 2
+def row(algo, size):
+    return next(r for r in rows if r["algorithm"] == algo and r["size"] == size)
+note = open(rpath).read()
+stated = re.search(r"Latency per message: ([^.]*?), ([0-9.e+-]+) us", note)
+assert stated, "the report states no latency per message"
+if stated.group(1) == "the run's own smallest time per message":
+    smallest = min(r["size"] for r in rows)
+    # ring allreduce: 2(p-1) messages; shm's handoffs are no message (not counted).
+    alpha = min(r["out_of_place"]["time"] / (2 * (p - 1)) for r in rows if r["size"] == smallest and r["algorithm"] == "ring")
+    digits_off = 0
+else:  # a latency of the model's own, as the report prints it (3 significant digits)
+    alpha = float(stated.group(2))
+    digits_off = 1
+k = math.ceil(n / 262144)
+A, B, G = 2 * k, (2 * p - 1) / p, (p - 1) / p
+t = A * alpha + (B + G) * n / (copy * 1e3)  # us; GB/s = 1e3 B/us
+expected_busbw = 2 * (p - 1) / p * n / (t * 1e3)
+busbw = row("shm", int(n))["out_of_place"]["bus_bw"]
+of = busbw / expected_busbw
+with open(cpath, newline="") as f:
+    cells = next(r for r in csv.DictReader(f) if r["size_bytes"] == str(int(n)))
+print(f"verdict_shm.sh: copy {copy:.6g} GB/s, alpha {alpha:.6g} us ({stated.group(1)}), t = {A} a + {B + G:g} n / copy"
+      f" = {A * alpha:.6g} + {(B + G) * n / (copy * 1e3):.6g} = {t:.6g} us")
+print(f"verdict_shm.sh: shm at 64 MiB: busbw {busbw:.6g} GB/s, expected_busbw {expected_busbw:.6g}, of_expected {of:.6g};"
+      f" the report's {cells['shm_expected_busbw']}, {cells['shm_of_expected']}")
+def same(mine, printed, sig):
+    if printed == "-":
+        return False
+    if digits_off == 0:
+        return float(f"{mine:.{sig}g}") == float(printed)
+    return abs(mine - float(printed)) <= 10 ** (math.floor(math.log10(abs(mine))) - sig + 1) * 1.5
+ok = same(of, cells["shm_of_expected"], 3) and same(expected_busbw, cells["shm_expected_busbw"], 4)
+print("verdict_shm.sh: ok" if ok else "verdict_shm.sh: FAIL: the report's figures differ from the test's")
+sys.exit(0 if ok else 1)
+PY
