@@ -1,6 +1,7 @@
 #include "commscope/replay/plan.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <set>
@@ -75,9 +76,14 @@ RankEvents collect(const std::vector<prof::Event>& events) {
   return out;
 }
 
-// The other side of a message on a link label, or -1.
+// The other side of a message on a link label, or -1. A message on a group of two (a receive
+// from MPI_ANY_SOURCE, labelled by its communicator) can only be with the other member.
 int peer_of(const GroupLabel& link, OpKind kind, int rank) {
-  if (!link.link) return -1;
+  if (!link.link) {
+    const std::vector<int>& m = link.members;
+    if (m.size() == 2 && (m[0] == rank || m[1] == rank)) return m[0] == rank ? m[1] : m[0];
+    return -1;
+  }
   const int from = link.members[0], to = link.members[1];
   if (kind == OpKind::kSend && from == rank) return to;
   if (kind == OpKind::kRecv && to == rank) return from;
@@ -139,6 +145,52 @@ RankPlan plan_rank(const prof::Profile& profile, int rank, int max_iterations,
       iteration.tail_ns = std::max<std::int64_t>(0, w->second.second - last_end);
   }
   return plan;
+}
+
+// Every message needs its other side, or the replay's send waits forever for a receive that is
+// not there (or is matched by the next one): per ordered pair (from, to) the first min(sends,
+// receives) are replayed and the rest left out and counted, their recorded time added to the
+// next gap. A receive from MPI_ANY_SOURCE has no recorded peer (the PMPI library's posts), so
+// the send it matched is such a rest.
+void pair_messages(ReplayPlan& plan) {
+  using Pair = std::pair<int, int>;                 // (from, to), recorded ranks
+  std::map<Pair, std::array<std::int64_t, 2>> all;  // sends, receives
+  const auto side = [](const ReplayOp& op, int rank) -> std::pair<Pair, std::size_t> {
+    return op.kind == OpKind::kSend ? std::pair{Pair{rank, op.peer}, std::size_t{0}}
+                                    : std::pair{Pair{op.peer, rank}, std::size_t{1}};
+  };
+  const auto message = [](const ReplayOp& op) { return op.kind == OpKind::kSend || op.kind == OpKind::kRecv; };
+  for (int r = 0; r < plan.recorded_ranks; ++r)
+    for (const ReplayIteration& it : plan.ranks[static_cast<std::size_t>(r)].iterations)
+      for (const ReplayOp& op : it.ops)
+        if (message(op)) {
+          const auto [pair, s] = side(op, r);
+          ++all[pair][s];
+        }
+  std::map<Pair, std::array<std::int64_t, 2>> kept;
+  for (int r = 0; r < plan.recorded_ranks; ++r) {
+    RankPlan& rank = plan.ranks[static_cast<std::size_t>(r)];
+    for (ReplayIteration& it : rank.iterations) {
+      std::vector<ReplayOp> ops;
+      std::int64_t carry = 0;  // the left-out ops' recorded gaps and calls
+      for (ReplayOp& op : it.ops) {
+        op.gap_before_ns += carry;
+        carry = 0;
+        if (message(op)) {
+          const auto [pair, s] = side(op, r);
+          const std::array<std::int64_t, 2>& n = all[pair];
+          if (kept[pair][s]++ >= std::min(n[0], n[1])) {
+            ++rank.skipped[op.name + (s == 0 ? " (no receive recorded for it)" : " (no send recorded for it)")];
+            carry = op.gap_before_ns + op.recorded_ns;
+            continue;
+          }
+        }
+        ops.push_back(std::move(op));
+      }
+      it.tail_ns += carry;
+      it.ops = std::move(ops);
+    }
+  }
 }
 
 }  // namespace
@@ -221,6 +273,9 @@ ReplayPlan make_plan(const prof::Profile& profile, int max_iterations) {
                     std::to_string(plan.recorded_ranks) + " ranks");
   for (int r = 0; r < plan.recorded_ranks; ++r)
     plan.ranks.push_back(plan_rank(profile, r, max_iterations, plan.groups));
+  for (const prof::RankInfo& info : profile.ranks)
+    if (info.dropped_events > 0) plan.lost_events[info.rank] = info.dropped_events;
+  pair_messages(plan);
   if (plan.ops() == 0) {
     std::string skipped;
     for (const RankPlan& r : plan.ranks)
@@ -248,10 +303,12 @@ Elements elements_of(Collective c, std::int64_t bytes, int recorded_members) {
   return {static_cast<std::size_t>(per_rank), DataType::u8};
 }
 
+namespace {
+
 // Every played member of a group must run its collectives in the same order with the same count:
 // where the recorded bytes differ (an imported trace's uneven all_to_all), the largest is
 // replayed and the ops counted; where the calls themselves differ, the group cannot be replayed.
-void harmonize(ReplayPlan& plan, const RankMapping& mapping) {
+void harmonize_groups(ReplayPlan& plan, const RankMapping& mapping) {
   for (const auto& [label, group] : plan.groups) {
     if (group.link) continue;
     std::vector<std::vector<ReplayOp*>> calls;  // by member, in order
@@ -285,6 +342,21 @@ void harmonize(ReplayPlan& plan, const RankMapping& mapping) {
       for (auto& member : calls)
         if (member[k]->bytes != most) member[k]->bytes = most, ++plan.resized;
     }
+  }
+}
+
+}  // namespace
+
+void harmonize(ReplayPlan& plan, const RankMapping& mapping) {
+  try {
+    harmonize_groups(plan, mapping);
+  } catch (const PlanError& e) {
+    if (plan.lost_events.empty()) throw;
+    std::string lost;
+    for (const auto& [rank, n] : plan.lost_events)
+      lost += (lost.empty() ? "" : ", ") + std::string("rank ") + std::to_string(rank) + " lost " + std::to_string(n);
+    throw PlanError(std::string(e.what()) + " (the profile is incomplete: " + lost +
+                    " events, its buffers full; record a shorter run)");
   }
 }
 

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <deque>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -57,6 +56,19 @@ std::size_t buffer_bytes(const RankPlan& rank) {
   return static_cast<std::size_t>(most);
 }
 
+// By recorded rank: the largest message it sends recorded rank `me` (bytes). A receive takes
+// that many, not its own recorded bytes: the program's tags let its messages from one peer
+// match out of order (a receive of 8 B before one of 4 KiB that was sent first), the replay's
+// single tag matches them in order, and a message larger than its receive would be truncated.
+std::map<int, std::int64_t> largest_messages_to(const ReplayPlan& plan, int me) {
+  std::map<int, std::int64_t> most;
+  for (int r = 0; r < plan.recorded_ranks; ++r)
+    for (const ReplayIteration& it : plan.ranks[static_cast<std::size_t>(r)].iterations)
+      for (const ReplayOp& op : it.ops)
+        if (op.kind == OpKind::kSend && op.peer == me) most[r] = std::max(most[r], op.bytes);
+  return most;
+}
+
 class Replayer {
  public:
   Replayer(const ReplayPlan& plan, const RankMapping& mapping, const RunOptions& options)
@@ -69,7 +81,9 @@ class Replayer {
     backend_ = options.device == "cuda" ? make_device_backend(*world_) : make_host_backend();
     groups_ = rebuild_groups(plan, me_, comm_options, *backend_);
     MPI_Comm_dup(MPI_COMM_WORLD, &messages_);
-    const std::size_t n = buffer_bytes(plan.ranks[static_cast<std::size_t>(me_)]);
+    incoming_ = largest_messages_to(plan, me_);
+    std::size_t n = buffer_bytes(plan.ranks[static_cast<std::size_t>(me_)]);
+    for (const auto& [peer, bytes] : incoming_) n = std::max(n, static_cast<std::size_t>(bytes));
     send_.assign(n, 0);
     recv_.assign(n, 0);
     // nccl (cuda only): NCCL's own collectives, a null algorithm; what the others lack runs
@@ -108,6 +122,10 @@ class Replayer {
     gap(it.tail_ns);
     if (!pending_.empty()) MPI_Waitall(static_cast<int>(pending_.size()), pending_.data(), MPI_STATUSES_IGNORE);
     pending_.clear();
+    if (!posted_requests_.empty())
+      MPI_Waitall(static_cast<int>(posted_requests_.size()), posted_requests_.data(), MPI_STATUSES_IGNORE);
+    posted_requests_.clear();
+    for (Buffer& b : posted_) spare_.push_back(std::move(b));
     posted_.clear();
   }
 
@@ -159,8 +177,12 @@ class Replayer {
     const int peer = mapping_.replay_rank(op.peer);
     if (peer < 0) return false;
     Group& g = groups_.at(op.group);
-    const int n = static_cast<int>(op.bytes);
+    int n = static_cast<int>(op.bytes);
     ensure(static_cast<std::size_t>(op.bytes));
+    if (op.kind == OpKind::kRecv) {
+      const auto most = incoming_.find(op.peer);
+      n = static_cast<int>(most == incoming_.end() ? op.bytes : most->second);
+    }
     if (op.kind == OpKind::kSend) {
       scope(prof::name_id(op.name), algo_name_, op.bytes, g, [&] {
         MPI_Request r = MPI_REQUEST_NULL;
@@ -173,10 +195,10 @@ class Replayer {
       // A posted receive (MPI_Irecv) stays open like the program's did, to the end of the step:
       // waiting for it here would deadlock a ring whose ranks all post before they send.
       scope(prof::name_id(op.name), algo_name_, op.bytes, g, [&] {
-        posted_.emplace_back(static_cast<std::size_t>(op.bytes));
-        MPI_Request r = MPI_REQUEST_NULL;
-        MPI_Irecv(posted_.back().data(), n, MPI_BYTE, peer, 0, messages_, &r);
-        pending_.push_back(r);
+        reclaim_posted();
+        posted_.push_back(take_buffer(static_cast<std::size_t>(n)));
+        posted_requests_.push_back(MPI_REQUEST_NULL);
+        MPI_Irecv(posted_.back().data.get(), n, MPI_BYTE, peer, 0, messages_, &posted_requests_.back());
       });
       return true;
     }
@@ -200,12 +222,50 @@ class Replayer {
     }
   }
 
+  // Frees the buffers of the posted receives that have completed, once there are many (a
+  // program without iterations, as an MPI job often is, posts all its receives in one).
+  void reclaim_posted() {
+    if (posted_requests_.size() < 64) return;
+    int done = 0;
+    std::vector<int> which(posted_requests_.size());
+    MPI_Testsome(static_cast<int>(posted_requests_.size()), posted_requests_.data(), &done, which.data(),
+                 MPI_STATUSES_IGNORE);
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < posted_requests_.size(); ++i) {
+      if (posted_requests_[i] == MPI_REQUEST_NULL) {
+        spare_.push_back(std::move(posted_[i]));
+        continue;
+      }
+      posted_requests_[kept] = posted_requests_[i];
+      posted_[kept] = std::move(posted_[i]);  // the storage, which MPI writes to, stays
+      ++kept;
+    }
+    posted_requests_.resize(kept);
+    posted_.resize(kept);
+  }
+
+  // A receive buffer of `bytes` at least: a spare one (completed receives' buffers are kept,
+  // never zeroed: thousands of posted receives of the peer's largest message cost no memsets).
+  struct Buffer {
+    std::unique_ptr<char[]> data;
+    std::size_t size = 0;
+  };
+  Buffer take_buffer(std::size_t bytes) {
+    for (Buffer& b : spare_)
+      if (b.size >= bytes) {
+        Buffer out = std::move(b);
+        b = std::move(spare_.back());
+        spare_.pop_back();
+        return out;
+      }
+    return {std::make_unique_for_overwrite<char[]>(std::max<std::size_t>(bytes, 1)), bytes};
+  }
+
   // Grows the messages' buffers; only between calls (pending sends read send_: wait for them first).
   void ensure(std::size_t bytes) {
     if (bytes <= send_.size()) return;
     if (!pending_.empty()) MPI_Waitall(static_cast<int>(pending_.size()), pending_.data(), MPI_STATUSES_IGNORE);
     pending_.clear();
-    posted_.clear();
     send_.assign(bytes, 0);
     recv_.assign(bytes, 0);
   }
@@ -219,8 +279,12 @@ class Replayer {
   std::unique_ptr<CollectiveBackend> backend_;  // after groups_: it goes before the communicators it uses
   MPI_Comm messages_ = MPI_COMM_NULL;
   std::vector<unsigned char> send_, recv_;
-  std::vector<MPI_Request> pending_;
-  std::deque<std::vector<char>> posted_;  // the open posted receives' buffers (stable addresses)
+  std::map<int, std::int64_t> incoming_;  // recorded peer -> the largest message it sends this rank
+  std::vector<MPI_Request> pending_;      // the sends
+  // The open posted receives and their buffers (moved, never copied: the storage MPI writes to stays).
+  std::vector<MPI_Request> posted_requests_;
+  std::vector<Buffer> posted_;
+  std::vector<Buffer> spare_;            // the buffers of completed posted receives, for the next ones
   const Algorithm* algo_ = nullptr;      // null: nccl
   const Algorithm* fallback_ = nullptr;  // for what algo_ lacks: mpi, or null (nccl) on a device
   prof::NameId algo_name_ = 0, fallback_name_ = 0;

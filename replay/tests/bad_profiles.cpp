@@ -1,7 +1,8 @@
 // Writes the profiles commscope-replay must refuse (replay/tests/CMakeLists.txt): DIR/no_comm.h5,
 // 2 ranks that computed and never communicated; DIR/lost_group.h5, 2 ranks whose collective ran
 // on "tp[0,5]", a group with a rank the profile does not have; DIR/truncated.h5, its first
-// half; DIR/two_ranks.h5, a good profile of 2 ranks and one allreduce (for bad command lines).
+// half; DIR/two_ranks.h5, a good profile of 2 ranks and one allreduce (for bad command lines);
+// DIR/swapped_messages.h5, a good one whose receives matched rank 0's two messages out of order.
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -50,6 +51,27 @@ prof::Profile two_ranks(const std::string& communicator) {
   return p;
 }
 
+// Rank 0 sent 4 KiB, then 8 B; rank 1 received the 8 B first (as a program's tags allow), then
+// the 4 KiB: the replay, matching one tag in order, must not truncate the 4 KiB.
+prof::Profile swapped_messages() {
+  prof::Profile p = two_ranks("");
+  p.strings.push_back("MPI_Send");  // 5
+  p.strings.push_back("MPI_Recv");  // 6
+  p.strings.push_back("mpi[0>1]");  // 7
+  const auto message = [](std::uint32_t name, std::int64_t bytes, std::int64_t start) {
+    prof::Event c;
+    c.kind = prof::EventKind::kCommunication, c.name = name, c.communicator = 7, c.iteration = 0, c.bytes = bytes;
+    c.start_ns = start, c.end_ns = start + 50;
+    return c;
+  };
+  p.events[0].push_back(message(5, 4096, 500));
+  p.events[0].push_back(message(5, 8, 600));
+  p.events[1].push_back(message(6, 8, 500));
+  p.events[1].push_back(message(6, 4096, 600));
+  for (int r = 0; r < 2; ++r) p.ranks[static_cast<std::size_t>(r)].events = 4;
+  return p;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,6 +83,7 @@ int main(int argc, char** argv) {
   prof::write_profile_file(two_ranks(""), dir + "/no_comm.h5");
   prof::write_profile_file(two_ranks("tp[0,5]"), dir + "/lost_group.h5");
   prof::write_profile_file(two_ranks("-"), dir + "/two_ranks.h5");
+  prof::write_profile_file(swapped_messages(), dir + "/swapped_messages.h5");
   std::ifstream in(dir + "/lost_group.h5", std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::ofstream(dir + "/truncated.h5", std::ios::binary)

@@ -66,6 +66,7 @@ struct ReplayPlan {
   std::vector<RankPlan> ranks;               // by recorded rank
   std::map<std::string, GroupLabel> groups;  // every collective's label, parsed
   std::int64_t resized = 0;                  // ops whose group's members recorded other bytes: replayed at the largest
+  std::map<int, std::int64_t> lost_events;   // recorded rank -> events its profiler dropped (buffers full)
   std::int64_t ops() const;                  // replayable ops over all ranks
 };
 
@@ -96,7 +97,8 @@ RankMapping map_ranks(int recorded_ranks, int given, const std::vector<int>& cho
 // Makes the played members of every group agree on each call: where they recorded other bytes
 // (an imported trace's uneven all_to_all) all replay the largest, counted in plan.resized.
 // Throws PlanError where they ran other collectives, in number or kind (two ranks of a larger
-// job whose groups the trace does not name): those ranks cannot be replayed together.
+// job whose groups the trace does not name): those ranks cannot be replayed together; the
+// error names the ranks whose profiler dropped events (buffers full), the likely reason then.
 void harmonize(ReplayPlan& plan, const RankMapping& mapping);
 
 // The played members of a group (recorded world ranks, ascending).
