@@ -1,7 +1,6 @@
 #include "commscope/replay/plan.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <charconv>
 #include <set>
@@ -94,6 +93,9 @@ RankPlan plan_rank(const prof::Profile& profile, int rank, int max_iterations,
                    std::map<std::string, GroupLabel>& groups) {
   RankPlan plan;
   const RankEvents ev = collect(profile.events[static_cast<std::size_t>(rank)]);
+  std::int64_t offset = 0;  // to rank 0's clock
+  for (const prof::RankInfo& info : profile.ranks)
+    if (info.rank == rank) offset = info.clock_offset_ns;
   std::map<std::int32_t, std::size_t> index;  // iteration number -> plan.iterations
   std::int64_t last_end = 0;
   std::int32_t last_iteration = -2;
@@ -107,6 +109,8 @@ RankPlan plan_rank(const prof::Profile& profile, int rank, int max_iterations,
     op.group = profile.strings.at(e->communicator);
     op.bytes = e->bytes;
     op.recorded_ns = e->duration_ns();
+    op.start_ns = e->start_ns + offset;
+    op.end_ns = e->end_ns + offset;
     if (!classify(name, op.kind, op.collective)) {
       ++plan.skipped[name];
       continue;
@@ -148,49 +152,70 @@ RankPlan plan_rank(const prof::Profile& profile, int rank, int max_iterations,
 }
 
 // Every message needs its other side, or the replay's send waits forever for a receive that is
-// not there (or is matched by the next one): per ordered pair (from, to) the first min(sends,
-// receives) are replayed and the rest left out and counted, their recorded time added to the
-// next gap. A receive from MPI_ANY_SOURCE has no recorded peer (the PMPI library's posts), so
-// the send it matched is such a rest.
+// not there, or its receive takes a message meant for a later one (and a blocking receive then
+// waits for a send its peer makes only after a collective it waits in). Per ordered pair (from,
+// to): a blocking receive completed, so its sender had started as many sends by its end; where
+// the receives before it outnumber those, the latest posted receive before it is left out (one
+// the program never completed, or that its tags kept for a later message), else the receive
+// itself; then the receives or sends beyond the other side's count, the last ones. The left-out
+// ops are counted by name and their recorded time added to the next gap. A receive from
+// MPI_ANY_SOURCE has no recorded peer (the PMPI library's posts), so the send it matched is
+// left out too, unless its communicator has two ranks (peer_of).
 void pair_messages(ReplayPlan& plan) {
-  using Pair = std::pair<int, int>;                 // (from, to), recorded ranks
-  std::map<Pair, std::array<std::int64_t, 2>> all;  // sends, receives
-  const auto side = [](const ReplayOp& op, int rank) -> std::pair<Pair, std::size_t> {
-    return op.kind == OpKind::kSend ? std::pair{Pair{rank, op.peer}, std::size_t{0}}
-                                    : std::pair{Pair{op.peer, rank}, std::size_t{1}};
+  struct Pair {
+    std::vector<const ReplayOp*> sends, receives;  // in order
   };
-  const auto message = [](const ReplayOp& op) { return op.kind == OpKind::kSend || op.kind == OpKind::kRecv; };
+  std::map<std::pair<int, int>, Pair> pairs;  // (from, to), recorded ranks
   for (int r = 0; r < plan.recorded_ranks; ++r)
     for (const ReplayIteration& it : plan.ranks[static_cast<std::size_t>(r)].iterations)
-      for (const ReplayOp& op : it.ops)
-        if (message(op)) {
-          const auto [pair, s] = side(op, r);
-          ++all[pair][s];
-        }
-  std::map<Pair, std::array<std::int64_t, 2>> kept;
-  for (int r = 0; r < plan.recorded_ranks; ++r) {
-    RankPlan& rank = plan.ranks[static_cast<std::size_t>(r)];
+      for (const ReplayOp& op : it.ops) {
+        if (op.kind == OpKind::kSend) pairs[{r, op.peer}].sends.push_back(&op);
+        if (op.kind == OpKind::kRecv) pairs[{op.peer, r}].receives.push_back(&op);
+      }
+  std::set<const ReplayOp*> left_out;
+  for (const auto& [key, pair] : pairs) {
+    std::vector<const ReplayOp*> kept;  // receives
+    std::size_t sent = 0;               // sends started by the current receive's end
+    for (const ReplayOp* receive : pair.receives) {
+      if (posted_receive(*receive)) {
+        kept.push_back(receive);
+        continue;
+      }
+      while (sent < pair.sends.size() && pair.sends[sent]->start_ns <= receive->end_ns) ++sent;
+      while (kept.size() + 1 > sent) {
+        const auto latest =
+            std::find_if(kept.rbegin(), kept.rend(), [](const ReplayOp* o) { return posted_receive(*o); });
+        if (latest == kept.rend()) break;
+        left_out.insert(*latest);
+        kept.erase(std::next(latest).base());
+      }
+      if (kept.size() + 1 > sent) {
+        left_out.insert(receive);
+        continue;
+      }
+      kept.push_back(receive);
+    }
+    for (std::size_t i = pair.sends.size(); i < kept.size(); ++i) left_out.insert(kept[i]);
+    for (std::size_t i = kept.size(); i < pair.sends.size(); ++i) left_out.insert(pair.sends[i]);
+  }
+  for (RankPlan& rank : plan.ranks)
     for (ReplayIteration& it : rank.iterations) {
       std::vector<ReplayOp> ops;
       std::int64_t carry = 0;  // the left-out ops' recorded gaps and calls
       for (ReplayOp& op : it.ops) {
         op.gap_before_ns += carry;
         carry = 0;
-        if (message(op)) {
-          const auto [pair, s] = side(op, r);
-          const std::array<std::int64_t, 2>& n = all[pair];
-          if (kept[pair][s]++ >= std::min(n[0], n[1])) {
-            ++rank.skipped[op.name + (s == 0 ? " (no receive recorded for it)" : " (no send recorded for it)")];
-            carry = op.gap_before_ns + op.recorded_ns;
-            continue;
-          }
+        if (left_out.contains(&op)) {
+          ++rank.skipped[op.name +
+                         (op.kind == OpKind::kSend ? " (no receive recorded for it)" : " (no send recorded for it)")];
+          carry = op.gap_before_ns + op.recorded_ns;
+          continue;
         }
         ops.push_back(std::move(op));
       }
       it.tail_ns += carry;
       it.ops = std::move(ops);
     }
-  }
 }
 
 }  // namespace

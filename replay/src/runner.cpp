@@ -191,7 +191,7 @@ class Replayer {
       });
       return true;
     }
-    if (op.name.starts_with("i")) {
+    if (posted_receive(op)) {
       // A posted receive (MPI_Irecv) stays open like the program's did, to the end of the step:
       // waiting for it here would deadlock a ring whose ranks all post before they send.
       scope(prof::name_id(op.name), algo_name_, op.bytes, g, [&] {

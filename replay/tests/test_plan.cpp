@@ -147,6 +147,25 @@ TEST(ReplayPlan, MessagesWithoutTheirOtherSideAreLeftOut) {
   EXPECT_EQ(plan.ranks[2].skipped.at("MPI_Recv (no send recorded for it)"), 1);
 }
 
+// A blocking receive completed, so it had a send before its end: a posted receive before it that
+// the program never completed (or kept for a later message by its tag) is the one left out, not
+// the blocking receive, which would otherwise wait in the replay for a send that comes later.
+TEST(ReplayPlan, ABlockingReceiveKeepsTheSendsBeforeIt) {
+  Builder b(2);
+  b.comm(1, -1, "MPI_Send", "mpi[1>0]", 64, 50, 60);
+  b.comm(1, -1, "MPI_Allreduce", "", 8, 200, 300);
+  b.comm(1, -1, "MPI_Send", "mpi[1>0]", 64, 400, 410);
+  b.comm(0, -1, "irecv", "mpi[1>0]", 4096, 10, 12);  // posted first, completed by the second send
+  b.comm(0, -1, "MPI_Recv", "mpi[1>0]", 64, 40, 100);
+  b.comm(0, -1, "MPI_Allreduce", "", 8, 200, 300);
+  const rp::ReplayPlan plan = rp::make_plan(b.p);
+  const std::vector<rp::ReplayOp>& ops = plan.ranks[0].iterations.at(0).ops;
+  ASSERT_EQ(ops.size(), 2u);  // the receive and the allreduce: the posted one left out
+  EXPECT_EQ(ops[0].name, "MPI_Recv");
+  EXPECT_EQ(plan.ranks[0].skipped.at("irecv (no send recorded for it)"), 1);
+  EXPECT_EQ(plan.ranks[1].skipped.at("MPI_Send (no receive recorded for it)"), 1);  // the second
+}
+
 // A receive from MPI_ANY_SOURCE is labelled by its communicator: in a group of two its sender can
 // only be the other member (HPC Challenge's 274 posts a rank on 2 ranks); in a larger one it is unknown.
 TEST(ReplayPlan, AnySourceReceivesInAGroupOfTwo) {

@@ -44,7 +44,12 @@ struct ReplayOp {
   std::int64_t gap_before_ns = 0;                 // recorded time from the previous op's end (or the iteration's start)
   std::int64_t recorded_ns = 0;                   // the recorded call's duration
   int peer = -1;                                  // kSend / kRecv: the other side's recorded world rank
+  std::int64_t start_ns = 0, end_ns = 0;          // the recorded call, on rank 0's clock (pairing messages)
 };
+// A receive posted and completed later (MPI_Irecv: "irecv"), not a blocking one.
+inline bool posted_receive(const ReplayOp& op) {
+  return op.kind == OpKind::kRecv && op.name.starts_with("i");
+}
 
 // One recorded iteration of a rank (number -1: the communication outside any iteration).
 struct ReplayIteration {
