@@ -13,6 +13,7 @@
 #include "commscope/collectives/error.hpp"
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/profiler/session.hpp"
+#include "commscope/replay/gap_budget.hpp"
 
 namespace commscope::replay {
 namespace {
@@ -110,6 +111,7 @@ class Replayer {
 
  private:
   void run_ops(const ReplayIteration& it, RunCounts& counts) {
+    budget_.reset();
     for (const ReplayOp& op : it.ops) {
       gap(op.gap_before_ns);
       if (op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
@@ -129,13 +131,20 @@ class Replayer {
     posted_.clear();
   }
 
+  // The recorded gap `ns`, less what the gaps before it in the iteration ran over (gap_budget.hpp).
   void gap(std::int64_t ns) {
-    if (options_.gaps == GapMode::kBusy && ns > 0) {
+    if (options_.gaps == GapMode::kNone) return;
+    const std::int64_t asked = budget_.next(ns);
+    if (asked <= 0) return;
+    const auto start = std::chrono::steady_clock::now();
+    if (options_.gaps == GapMode::kBusy) {
       prof::KernelScope k(prof::name_id("replay.compute"));
-      spend_gap(options_.gaps, ns);
+      spend_gap(options_.gaps, asked);
     } else {
-      spend_gap(options_.gaps, ns);
+      spend_gap(options_.gaps, asked);
     }
+    budget_.spent(
+        asked, std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   }
 
   void collective(const ReplayOp& op, RunCounts& counts) {
@@ -284,7 +293,8 @@ class Replayer {
   // The open posted receives and their buffers (moved, never copied: the storage MPI writes to stays).
   std::vector<MPI_Request> posted_requests_;
   std::vector<Buffer> posted_;
-  std::vector<Buffer> spare_;            // the buffers of completed posted receives, for the next ones
+  std::vector<Buffer> spare_;  // the buffers of completed posted receives, for the next ones
+  GapBudget budget_;
   const Algorithm* algo_ = nullptr;      // null: nccl
   const Algorithm* fallback_ = nullptr;  // for what algo_ lacks: mpi, or null (nccl) on a device
   prof::NameId algo_name_ = 0, fallback_name_ = 0;

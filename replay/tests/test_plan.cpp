@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "commscope/profiler/events.hpp"
+#include "commscope/replay/gap_budget.hpp"
 #include "commscope/replay/plan.hpp"
 
 namespace rp = commscope::replay;
@@ -287,4 +288,22 @@ TEST(ReplayPlan, MembersAgreeOnEachCall) {
   fewer.comm(1, -1, "allreduce", "", 8, 10, 20);
   rp::ReplayPlan fewer_plan = rp::make_plan(fewer.p);
   EXPECT_THROW(rp::harmonize(fewer_plan, rp::map_ranks(2, 2)), rp::PlanError);
+}
+
+// The gaps' lateness (a rank that sees its deadline a time slice late) comes off the next gaps, so
+// an iteration's gaps sum to the recorded ones.
+TEST(ReplayGaps, LatenessComesOffTheNextGaps) {
+  rp::GapBudget b;
+  EXPECT_EQ(b.next(100), 100);
+  b.spent(100, 130);           // 30 late
+  EXPECT_EQ(b.next(100), 70);  // 100 recorded, 70 asked
+  b.spent(70, 70);
+  EXPECT_EQ(b.next(20), 20);
+  b.spent(20, 80);           // 60 late
+  EXPECT_EQ(b.next(50), 0);  // all of it absorbed, 10 left
+  EXPECT_EQ(b.late_ns(), 10);
+  EXPECT_EQ(b.next(0), 0);
+  EXPECT_EQ(b.next(40), 30);
+  b.reset();
+  EXPECT_EQ(b.next(40), 40);
 }
