@@ -304,8 +304,13 @@ std::optional<ModelJudgement> model_judgement(const std::vector<BenchFile>& runs
     return j;
   }
   std::string alpha;
-  if (j.model.latency_source != FigureSource::none && j.model.latency_us > 0) {
-    alpha = "the doctor's 8 B latency, " + format_number(j.model.latency_us, 3) + " us per message";
+  if (j.model.latency_known()) {
+    const FigureSource s = j.model.latency_source;
+    alpha = std::string(s == FigureSource::doctor     ? "the doctor's 8 B latency, "
+                        : s == FigureSource::measured ? "measured by the bench at start-up, "
+                                                      : "given, ") +
+            format_number(j.model.latency_us, 3) + " us per message" +
+            (j.model.latency_detail.empty() ? "" : " (" + j.model.latency_detail + ")");
   } else {
     std::vector<RowOfRun> rows;
     for (const auto& [collective, algos] : data)

@@ -250,6 +250,13 @@ std::vector<std::string> machine_lines(const MachineModel& model) {
     if (n.nic_measured.source != FigureSource::none) line += rate("nic measured", n.nic_measured);
     out.push_back(line);
   }
+  if (model.latency_known()) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.3g us", model.latency_us);
+    out.push_back("# machine: latency per message " + std::string(buf) + " (" +
+                  std::string(to_string(model.latency_source)) +
+                  (model.latency_detail.empty() ? "" : ": " + model.latency_detail) + ")");
+  }
   return out;
 }
 
@@ -257,6 +264,10 @@ std::vector<std::string> apply_entries(MachineModel& model, const std::vector<Ma
                                        const std::vector<std::string>& origins) {
   std::vector<std::string> warnings;
   for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].machine) {
+      apply_machine_entry(model, entries[i], i < origins.size() ? origins[i] : std::string());
+      continue;
+    }
     bool named = false;
     for (NodeModel& n : model.nodes) {
       if (!entry_names(entries[i], n.host)) continue;

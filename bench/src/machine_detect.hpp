@@ -58,7 +58,9 @@ std::vector<std::string> apply_entries(MachineModel& model, const std::vector<Ma
 
 // --doctor FILE: one entry per host with its nic_measured from the file's pairs between hosts (the
 // best pass of each direction, a host pair's slower direction, the median over the host's
-// partners). Throws InvalidArgument naming the file when it cannot be read as a doctor file.
+// partners), and a `machine` entry with the latency (alpha: the largest over its rank pairs of the
+// pair's best 8 B half round trip, source doctor) where the file has one. Throws InvalidArgument
+// naming the file when it cannot be read as a doctor file.
 std::vector<MachineEntry> doctor_link_entries(const std::string& path);
 
 // The model as the bench's header prints it: "# machine: host1: 2 ranks, 4 CPUs, ..." per node.

@@ -1,8 +1,11 @@
-// --doctor FILE: each host's measured link rate from a doctor file's pairs (machine_detect.hpp).
+// --doctor FILE: each host's measured link rate and the latency from a doctor file's pairs
+// (machine_detect.hpp).
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -15,16 +18,51 @@
 
 namespace commscope::bench {
 
+namespace {
+
+// The machine line of a doctor file: alpha = the largest over its rank pairs of the pair's 8 B
+// half round trip (its best pass); none where no pair measured one.
+std::optional<MachineEntry> doctor_latency_entry(const std::string& path,
+                                                 const std::vector<formats::doctor::PairRow>& rows) {
+  std::map<std::pair<std::int64_t, std::int64_t>, std::pair<double, std::string>> best;  // rank pair -> us, hosts
+  for (const formats::doctor::PairRow& r : rows) {
+    if (!(r.latency_us > 0) || !std::isfinite(r.latency_us)) continue;
+    const std::string hosts = std::string(h5::get_fixed(r.src_host)) + "-" + std::string(h5::get_fixed(r.dst_host));
+    auto [it, fresh] = best.try_emplace({std::min(r.src, r.dst), std::max(r.src, r.dst)}, r.latency_us, hosts);
+    if (!fresh && r.latency_us < it->second.first) it->second = {r.latency_us, hosts};
+  }
+  if (best.empty()) return std::nullopt;
+  const auto worst = std::max_element(best.begin(), best.end(),
+                                      [](const auto& a, const auto& b) { return a.second.first < b.second.first; });
+  const std::string detail = std::filesystem::path(path).filename().string() +
+                             ": 8 B half round trip, the largest of " + std::to_string(best.size()) + " pair" +
+                             (best.size() > 1 ? "s" : "") + " (best pass each; " + worst->second.second + ")";
+  char us[64];
+  const auto [end, ec] = std::to_chars(us, us + sizeof us, worst->second.first);
+  MachineEntry e{"",
+                 {{"latency_us", std::string(us, ec == std::errc() ? end : us)},
+                  {"latency.source", "doctor"},
+                  {"latency.detail", detail}},
+                 0,
+                 true};
+  return e;
+}
+
+}  // namespace
+
 std::vector<MachineEntry> doctor_link_entries(const std::string& path) {
   std::map<std::pair<std::string, std::string>, double> best;  // (src, dst) host -> best GB/s
+  std::optional<MachineEntry> latency;
   try {
     if (!std::filesystem::is_regular_file(path)) throw InvalidArgument("no such file");
     const h5::File file = h5::File::open(path);
     if (!file.exists("meta") || !file.open_group("meta").has_attr("schema") ||
         !schemas::is_doctor(file.open_group("meta").attr_string("schema")) || !file.exists("pairs"))
       throw InvalidArgument("not a commscope doctor file with pairs");
-    for (const formats::doctor::PairRow& r :
-         formats::doctor::read_pairs(file, std::filesystem::file_size(path))) {  // the doctor file's reader
+    const std::vector<formats::doctor::PairRow> rows =
+        formats::doctor::read_pairs(file, std::filesystem::file_size(path));  // the doctor file's reader
+    latency = doctor_latency_entry(path, rows);
+    for (const formats::doctor::PairRow& r : rows) {
       const std::string a(h5::get_fixed(r.src_host)), b(h5::get_fixed(r.dst_host));
       if (a == b || !(r.bandwidth_GBps > 0) || !std::isfinite(r.bandwidth_GBps)) continue;  // inside a node
       double& kept = best[{a, b}];
@@ -55,6 +93,7 @@ std::vector<MachineEntry> doctor_link_entries(const std::string& path) {
                     {"nic_measured.detail", detail}},
                    0});
   }
+  if (latency) out.push_back(std::move(*latency));
   return out;
 }
 

@@ -307,15 +307,18 @@ void add_machine_options(CLI::App& app, Options& o, RawFlags& r) {
   app.add_option("--link-rate", r.link_rates,
                  "HOST=RATE: the nominal rate of HOST's link to the other nodes (* for every host; RATE like tc's "
                  "1gbit, 100mbit, 25gbit, or 12.5GB/s), over what the system says; repeatable");
-  app.add_option("--machine", r.machine_file,
-                 "machine file: lines 'node host=NAME key=value ...' completing or overriding the detected model "
-                 "(docs/bench.md, \"The machine model\")");
-  app.add_option("--doctor", o.doctor_file, "commscope-doctor file: its measured pairs give each host's link rate");
+  app.add_option(
+      "--machine", r.machine_file,
+      "machine file: lines 'node host=NAME key=value ...' and 'machine latency_us=US' completing or overriding "
+      "the detected model (docs/bench.md, \"The machine model\")");
+  app.add_option("--doctor", o.doctor_file,
+                 "commscope-doctor file: its measured pairs give each host's link rate and the latency per message");
 }
 
 // --machine FILE's lines and each --link-rate as entries over the detected model, every value checked.
 void apply_machine(const RawFlags& r, Options& o) {
   NodeModel scratch;  // the values are checked by applying them once
+  MachineModel scratch_machine;
   if (!r.machine_file.empty()) {
     std::ifstream in(r.machine_file);
     if (!in) throw InvalidArgument("--machine '" + r.machine_file + "': cannot read it");
@@ -324,7 +327,10 @@ void apply_machine(const RawFlags& r, Options& o) {
     try {
       for (MachineEntry& e : parse_machine_entries(text.str())) {
         const std::string origin = "--machine " + r.machine_file + " line " + std::to_string(e.line);
-        apply_entry(scratch, e, origin);
+        if (e.machine)
+          apply_machine_entry(scratch_machine, e, origin);
+        else
+          apply_entry(scratch, e, origin);
         o.machine_entries.push_back(std::move(e));
         o.machine_origins.push_back(origin);
       }

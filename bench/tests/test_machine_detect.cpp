@@ -117,6 +117,43 @@ TEST(MachineDetect, DoctorPairsPerHost) {
   EXPECT_THROW(doctor_link_entries((dir.path / "none.h5").string()), InvalidArgument);
 }
 
+// The doctor's latency: per rank pair its best pass, alpha the largest pair (here host1-host3's
+// 61 us; its other pass 75 us, host1-host2 40 us, the pair inside host1 2 us).
+TEST(MachineDetect, DoctorLatencyIsTheLargestPair) {
+  TempDir dir;
+  const std::string path = (dir.path / "lat.h5").string();
+  {
+    doctor::File f(path, 4, 3);
+    std::vector<doctor::PairRow> rows;
+    auto pair = [&](int s, int d, const char* sh, const char* dh, int pass, double us) {
+      doctor::PairRow r;
+      r.src = s, r.dst = d, r.pass = pass;
+      h5::set_fixed(r.src_host, sh);
+      h5::set_fixed(r.dst_host, dh);
+      r.latency_us = us, r.bandwidth_GBps = 0.1;
+      rows.push_back(r);
+    };
+    pair(0, 1, "host1", "host1", 0, 2), pair(1, 0, "host1", "host1", 0, 2);
+    pair(0, 2, "host1", "host2", 0, 40), pair(2, 0, "host2", "host1", 0, 40);
+    pair(0, 3, "host1", "host3", 0, 75), pair(3, 0, "host3", "host1", 0, 75);
+    pair(0, 3, "host1", "host3", 1, 61), pair(3, 0, "host3", "host1", 1, 61);
+    f.add(rows);
+    f.finish("complete");
+  }
+  const std::vector<MachineEntry> entries = doctor_link_entries(path);
+  MachineModel m;
+  for (const char* h : {"host1", "host2", "host3"}) {
+    NodeModel n;
+    n.host = h;
+    m.nodes.push_back(n);
+  }
+  EXPECT_TRUE(apply_entries(m, entries, std::vector<std::string>(entries.size(), "--doctor lat.h5")).empty());
+  EXPECT_DOUBLE_EQ(m.latency_us, 61);
+  EXPECT_EQ(m.latency_source, FigureSource::doctor);
+  EXPECT_EQ(m.latency_detail, "lat.h5: 8 B half round trip, the largest of 3 pairs (best pass each; host1-host3)");
+  EXPECT_DOUBLE_EQ(from_text(to_text(m)).latency_us, 61);
+}
+
 TEST(MachineDetect, EntriesOverTheDetectedModel) {
   MachineModel m;
   NodeModel a, b;

@@ -2,6 +2,7 @@
 // rates people write (tc's bits, bytes with a slash).
 #include "commscope/common/machine_model.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -134,6 +135,21 @@ std::vector<std::pair<std::string, std::string>> split_fields(std::string_view s
   return out;
 }
 
+// The keys of a `machine` line.
+constexpr std::array<std::string_view, 3> kMachineKeys{"latency_us", "latency.source", "latency.detail"};
+
+bool known_machine_key(std::string_view key) {
+  return std::find(kMachineKeys.begin(), kMachineKeys.end(), key) != kMachineKeys.end();
+}
+
+// A line's kind: "node" or "machine" followed by a blank or the end; "" otherwise.
+std::string_view line_kind(std::string_view s) {
+  for (std::string_view kind : {std::string_view("node"), std::string_view("machine")})
+    if (s.starts_with(kind) && (s.size() == kind.size() || std::isspace(static_cast<unsigned char>(s[kind.size()]))))
+      return kind;
+  return {};
+}
+
 bool known_key(std::string_view key) {
   for (const CountKey& c : kCounts)
     if (key == c.key) return true;
@@ -186,12 +202,18 @@ std::vector<MachineEntry> parse_machine_entries(std::string_view text, bool unkn
     ++line;
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
     if (s.empty() || s.front() == '#') continue;
-    if (!s.starts_with("node") || (s.size() > 4 && !std::isspace(static_cast<unsigned char>(s[4]))))
-      fail(line, "expected 'node host=NAME key=value ...'");
+    const std::string_view kind = line_kind(s);
+    if (kind.empty()) fail(line, "expected 'node host=NAME key=value ...' or 'machine key=value ...'");
     MachineEntry e;
     e.line = line;
-    for (auto& [k, v] : split_fields(s.substr(4), line)) {
-      if (k == "host") {
+    e.machine = kind == "machine";
+    for (auto& [k, v] : split_fields(s.substr(kind.size()), line)) {
+      if (e.machine) {
+        if (known_machine_key(k))
+          e.fields.emplace_back(k, v);
+        else if (!unknown_keys_ok)
+          fail(line, "unknown key '" + k + "' of a machine line (latency_us, latency.source, latency.detail)");
+      } else if (k == "host") {
         if (v.empty()) fail(line, "host= is empty");
         e.host = v;
       } else if (known_key(k)) {
@@ -201,7 +223,7 @@ std::vector<MachineEntry> parse_machine_entries(std::string_view text, bool unkn
                        "' (host ranks cpus gpus, copy intra nic nic_measured and their .source and .detail)");
       }
     }
-    if (e.host.empty()) fail(line, "no host= (a host name, or * for every node)");
+    if (!e.machine && e.host.empty()) fail(line, "no host= (a host name, or * for every node)");
     out.push_back(std::move(e));
   }
   return out;
@@ -233,7 +255,25 @@ void apply_entry(NodeModel& node, const MachineEntry& entry, const std::string& 
   }
 }
 
+void apply_machine_entry(MachineModel& model, const MachineEntry& entry, const std::string& origin) {
+  for (const auto& [k, v] : entry.fields) {
+    if (k != "latency_us") continue;
+    double us = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), us);
+    if (ec != std::errc() || end != v.data() + v.size() || !(us > 0) || !std::isfinite(us))
+      fail(entry.line, "latency_us=" + v + ": expected the latency per message in microseconds (above 0)");
+    model.latency_us = us;
+    model.latency_source = FigureSource::user;
+    model.latency_detail = origin;
+  }
+  for (const auto& [k, v] : entry.fields) {
+    if (k == "latency.source") model.latency_source = parse_source(k, v, entry.line);
+    if (k == "latency.detail") model.latency_detail = v;
+  }
+}
+
 bool entry_names(const MachineEntry& entry, std::string_view host) {
+  if (entry.machine) return false;
   if (entry.host == "*" || entry.host == host) return true;
   auto shortname = [](std::string_view h) { return h.substr(0, h.find('.')); };
   return shortname(entry.host) == shortname(host);
@@ -254,12 +294,27 @@ std::string to_text(const MachineModel& model) {
     }
     out += "\n";
   }
+  if (model.latency_source != FigureSource::none || model.latency_us > 0 || !model.latency_detail.empty()) {
+    out += "machine";
+    if (model.latency_us > 0) {
+      char buf[64];
+      const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, model.latency_us);
+      out += " latency_us=" + std::string(buf, ec == std::errc() ? end : buf);
+    }
+    out += " latency.source=" + std::string(to_string(model.latency_source));
+    if (!model.latency_detail.empty()) out += " latency.detail=" + quoted(model.latency_detail);
+    out += "\n";
+  }
   return out;
 }
 
 MachineModel from_text(std::string_view text) {
   MachineModel model;
   for (const MachineEntry& e : parse_machine_entries(text, true)) {
+    if (e.machine) {
+      apply_machine_entry(model, e, "");
+      continue;
+    }
     NodeModel node;
     node.host = e.host;
     apply_entry(node, e, "");

@@ -89,6 +89,42 @@ TEST(MachineText, LaterKeysSkippedInAHeader) {
   EXPECT_THROW(parse_machine_entries("node host=a nic_lanes=4\n"), MachineModelError);
 }
 
+// The latency on the `machine` line: written after the nodes, read back exactly, absent from a
+// header written before it (no latency then), given by a user's file (the user's, the line its
+// detail) and refused when it is not a positive number of microseconds.
+TEST(MachineText, TheLatencyLine) {
+  MachineModel m = two_nodes();
+  EXPECT_EQ(to_text(m).find("machine"), std::string::npos);
+  EXPECT_FALSE(from_text(to_text(m)).latency_known());
+  m.latency_us = 47.123456789;
+  m.latency_source = FigureSource::doctor;
+  m.latency_detail = "d.h5: 8 B half round trip, the largest of 6 pairs (host1-host2)";
+  const std::string text = to_text(m);
+  EXPECT_EQ(text.substr(text.rfind("machine")),
+            "machine latency_us=47.123456789 latency.source=doctor latency.detail=\"d.h5: 8 B half round trip, the "
+            "largest of 6 pairs (host1-host2)\"\n");
+  const MachineModel back = from_text(text);
+  EXPECT_EQ(back.latency_us, m.latency_us);
+  EXPECT_EQ(back.latency_source, FigureSource::doctor);
+  EXPECT_EQ(back.latency_detail, m.latency_detail);
+  EXPECT_EQ(back.nodes.size(), 2u);
+  EXPECT_EQ(to_text(back), text);
+  EXPECT_EQ(from_text("machine latency_us=3 later_key=1\n").latency_us, 3);
+
+  const std::vector<MachineEntry> entries = parse_machine_entries("node host=* nic=1gbit\nmachine latency_us=12.5\n");
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_TRUE(entries[1].machine);
+  EXPECT_FALSE(entry_names(entries[1], "host1"));
+  MachineModel given;
+  apply_machine_entry(given, entries[1], "--machine f line 2");
+  EXPECT_EQ(given.latency_us, 12.5);
+  EXPECT_EQ(given.latency_source, FigureSource::user);
+  EXPECT_EQ(given.latency_detail, "--machine f line 2");
+  for (const char* bad : {"machine latency_us=0\n", "machine latency_us=-2\n", "machine latency_us=3us\n",
+                          "machine latency_us=1 latency.source=guess\n"})
+    EXPECT_THROW(apply_machine_entry(given, parse_machine_entries(bad).at(0), ""), MachineModelError) << bad;
+}
+
 TEST(MachineFile, AnySubsetStarAndUsersRates) {
   const char* file =
       "# the cluster\n"
@@ -127,8 +163,10 @@ TEST(MachineFile, RefusalsNameTheLine) {
     return std::string("accepted");
   };
   EXPECT_EQ(message("node host=a\nnode nic=1gbit\n"), "line 2: no host= (a host name, or * for every node)");
-  EXPECT_EQ(message("host=a\n"), "line 1: expected 'node host=NAME key=value ...'");
-  EXPECT_EQ(message("nodes host=a\n"), "line 1: expected 'node host=NAME key=value ...'");
+  EXPECT_EQ(message("host=a\n"), "line 1: expected 'node host=NAME key=value ...' or 'machine key=value ...'");
+  EXPECT_EQ(message("nodes host=a\n"), "line 1: expected 'node host=NAME key=value ...' or 'machine key=value ...'");
+  EXPECT_EQ(message("machine latency=3us\n"),
+            "line 1: unknown key 'latency' of a machine line (latency_us, latency.source, latency.detail)");
   EXPECT_EQ(message("node host=a nics=1gbit\n"),
             "line 1: unknown key 'nics' (host ranks cpus gpus, copy intra nic nic_measured and their .source and "
             ".detail)");

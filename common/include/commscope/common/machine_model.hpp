@@ -31,12 +31,12 @@ struct Rate {
 
 struct NodeModel {
   std::string host;
-  int ranks = 0;  // the run's ranks on this node
-  int cpus = 0;   // online CPUs
-  int gpus = 0;   // visible GPUs (0 on CPU-only nodes)
-  Rate copy;      // memory copy rate (host memcpy; device-to-device copy on GPUs)
-  Rate intra;     // between two ranks of this node (shm: derived from copy; NVLink or PCIe)
-  Rate nic;       // this node's link to the other nodes (nominal or given)
+  int ranks = 0;      // the run's ranks on this node
+  int cpus = 0;       // online CPUs
+  int gpus = 0;       // visible GPUs (0 on CPU-only nodes)
+  Rate copy;          // memory copy rate (host memcpy; device-to-device copy on GPUs)
+  Rate intra;         // between two ranks of this node (shm: derived from copy; NVLink or PCIe)
+  Rate nic;           // this node's link to the other nodes (nominal or given)
   Rate nic_measured;  // the doctor's measured rate for this node's link, where a doctor file was given
 };
 
@@ -46,9 +46,12 @@ struct MachineModel {
   // nodes[k].ranks ranks in node order (mpirun's default mapping).
   std::vector<int> node_of_rank;
   // The latency of one small message between two ranks (us), the expected values' alpha: the
-  // doctor's 8 B half round trip (the largest over its pairs) where a doctor file was given.
+  // doctor's 8 B half round trip (the largest over its pairs) where a doctor file was given, a
+  // machine file's, else the bench's own 8 B ping-pong at start-up (docs/verdicts.md, "Alpha").
   double latency_us = 0;
   FigureSource latency_source = FigureSource::none;
+  std::string latency_detail;  // "8 B ping-pong, median of 3 passes of 100 round trips, ..."
+  bool latency_known() const { return latency_source != FigureSource::none && latency_us > 0; }
 };
 
 // ---------------------------------------------------------------------------- text form
@@ -58,7 +61,12 @@ struct MachineModel {
 //        copy.detail="memcpy 256 MiB, best of 4" nic=0.125GB/s nic.source=user ...
 //
 // keys: host, ranks, cpus, gpus, and per rate (copy, intra, nic, nic_measured) the rate with its
-// unit, RATE.source (none measured system user doctor) and RATE.detail. A value with blanks,
+// unit, RATE.source (none measured system user doctor) and RATE.detail. The figures of the whole
+// machine on one `machine` line, after the nodes where the model has any:
+//
+//   machine latency_us=1.25 latency.source=measured latency.detail="8 B ping-pong, ..."
+//
+// (latency_us in microseconds; a text without the line reads as a model without a latency). A value with blanks,
 // quotes, '#' or '=' is double-quoted with \" and \\ escapes; '#' starts a comment outside quotes.
 // The same text is the machine file a user writes: any subset of the fields, `host=*` for every
 // node, a rate without a source taken as the user's.
@@ -77,15 +85,17 @@ double parse_rate(std::string_view text);
 // "12.5GB/s": the shortest text parse_rate reads back as the same double.
 std::string rate_text(double gbytes_per_s);
 
-// One line of a machine file: the host it names ("*": every node) and its fields as written.
+// One line of a machine file: the host it names ("*": every node) and its fields as written;
+// `machine`: a `machine` line (the whole machine's figures, no host).
 struct MachineEntry {
   std::string host;
   std::vector<std::pair<std::string, std::string>> fields;  // key, value (unquoted), host left out
   int line = 0;
+  bool machine = false;
 };
 
 // Parses the text form. Throws MachineModelError naming the line for a line not starting with
-// `node`, an unknown key, a bad value, a missing host. `unknown_keys_ok`: keys of a later version
+// `node` or `machine`, an unknown key, a bad value, a missing host. `unknown_keys_ok`: keys of a later version
 // are skipped (reading a file's header) instead of refused (a user's file).
 std::vector<MachineEntry> parse_machine_entries(std::string_view text, bool unknown_keys_ok = false);
 
@@ -93,8 +103,12 @@ std::vector<MachineEntry> parse_machine_entries(std::string_view text, bool unkn
 // `origin` ("--machine m.txt line 3") as its detail unless the entry gives one. Throws
 // MachineModelError for a bad value.
 void apply_entry(NodeModel& node, const MachineEntry& entry, const std::string& origin);
+// The same for a `machine` entry: the model's latency (latency_us given without a source is the
+// user's, `origin` its detail). Throws MachineModelError for a bad value.
+void apply_machine_entry(MachineModel& model, const MachineEntry& entry, const std::string& origin);
 
-// Whether an entry names this node: "*", the same name, or the same name up to the first '.'.
+// Whether an entry names this node: "*", the same name, or the same name up to the first '.'
+// (never for a `machine` entry).
 bool entry_names(const MachineEntry& entry, std::string_view host);
 
 // The model's text form, and back (one node per entry; the reader of a file's header skips
