@@ -112,6 +112,7 @@ std::string range_line(std::string_view head, std::span<const JudgedRow* const> 
                 ? " [" + std::to_string(k) + " sizes, all " + percent(median) + "]"
                 : " [" + std::to_string(k) + " sizes: median " + percent(median) + ", " + percent(ofs.front()) +
                       " to " + percent(ofs.back()) + "]";
+  if (e.latency_left_out) line += " (latency not in the model: priced without it)";
   line += ": " + std::string(verdict_class_name(v));
   if ((v == VerdictClass::below || v == VerdictClass::far_below) && e.limit.level == LinkLevel::inter) {
     const std::string doctor = doctor_links(model);

@@ -324,7 +324,9 @@ std::optional<ModelJudgement> model_judgement(const std::vector<BenchFile>& runs
       alpha = "the run's own smallest time per message, " + format_number(l->latency_us, 3) + " us (" + l->from +
               "; no doctor file: latency-bound sizes are judged against the run's best, not an independent figure)";
     } else {
-      alpha = "unknown (no doctor file, and the run's smallest size is over 1 KiB): no size is judged latency-bound";
+      alpha =
+          "unknown (not in the model, and the run's smallest size is over 1 KiB): sizes where 20x a generous "
+          "latency is under their time are priced without it, the others not judged";
     }
   }
   j.note =

@@ -124,3 +124,20 @@ TEST(ExpectedVerdicts, ARangeIsJudgedByItsMedian) {
   EXPECT_EQ(out.front().substr(out.front().size() - tail.size()), tail) << out.front();
   EXPECT_EQ(out.front().substr(0, 42), "allreduce ring from 16 MiB: busbw 0.1 GB/s") << out.front();
 }
+
+// A model without the latency (a file from before the bench measured it): 64 MiB is judged
+// without it, said on its line; 256 KiB (3165 us without it, under 20 x 6 messages x a generous
+// 100 us) is not, and the line says what is missing and below which time.
+TEST(ExpectedVerdicts, WithoutTheLatencyLargeSizesAreJudged) {
+  MachineModel m = cluster(2, 2);
+  m.latency_source = FigureSource::none, m.latency_us = 0;
+  const auto out = lines(m, "ring", {allreduce_row(256 << 10, 0.1), allreduce_row(kN, 0.11)});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0],
+            "allreduce ring: not judged at some sizes, the model lacks the latency per message (the bench measures "
+            "it at start-up; else a doctor file's 8 B pairs or a machine file's latency_us), needed below 20x a "
+            "generous 100 us per message");
+  EXPECT_EQ(out[1].substr(0, 57), "allreduce ring at 64 MiB: busbw 0.11 GB/s = 89% of the 0.") << out[1];
+  const std::string tail = " (latency not in the model: priced without it): good";
+  EXPECT_EQ(out[1].substr(out[1].size() - tail.size()), tail) << out[1];
+}

@@ -82,8 +82,9 @@ std::string processor_name() {
   return std::string(name, static_cast<std::size_t>(len));
 }
 
-// This node's figures (its first rank measures).
-NodeModel detect_node(const std::string& device) {
+// This node's figures (its first rank measures); the copy rate unless `copy_given`. On the host
+// the intra rate is the pair probe's (probe_pairs), measured later with every rank.
+NodeModel detect_node(const std::string& device, bool copy_given) {
   NodeModel n;
   n.host = processor_name();
   n.cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
@@ -97,12 +98,76 @@ NodeModel detect_node(const std::string& device) {
     return n;
   }
   std::string copy_detail;
-  const double copy = host_copy_rate(copy_probe_bytes(), 4, copy_detail);
-  if (copy > 0) {
-    n.copy = {copy, FigureSource::measured, copy_detail};
-    n.intra = {copy, FigureSource::measured, "shm: the node's copy rate"};
-  }
+  const double copy = copy_given ? 0 : host_copy_rate(copy_probe_bytes(), 4, copy_detail);
+  if (copy > 0) n.copy = {copy, FigureSource::measured, copy_detail};
   return n;
+}
+
+// One probe: `a` starts a ping-pong with `b`; `node` the node whose intra rate it measures
+// (-1: a latency pair).
+struct ProbePair {
+  int a = 0, b = 0, node = -1;
+};
+
+// The pairs of the start-up probes, the same list on every rank (`first[k]`, `second[k]`: node
+// k's first two ranks, -1 where it has one).
+std::vector<ProbePair> probe_pairs(const std::vector<std::string>& hosts, const std::vector<int>& first,
+                                   const std::vector<int>& second, bool latency, bool host_rates,
+                                   const GivenFigures& given) {
+  std::vector<ProbePair> pairs;
+  for (std::size_t k = 0; latency && k < first.size(); ++k) {
+    if (k > 0) pairs.push_back({0, first[k], -1});
+    if (second[k] >= 0) pairs.push_back({first[k], second[k], -1});
+  }
+  for (std::size_t k = 0; host_rates && k < first.size(); ++k)
+    if (second[k] >= 0 && !given.gives(hosts[k], "intra")) pairs.push_back({first[k], second[k], static_cast<int>(k)});
+  return pairs;
+}
+
+// Runs the probes, one pair at a time while the others sleep, and sets rank 0's model: the
+// latency (the largest latency pair's best pass) and each probed node's intra rate (its best
+// pass).
+void run_probes(MPI_Comm comm, const std::vector<ProbePair>& pairs, double timeout_s, MachineModel& model) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::vector<double> mine(pairs.size(), 0), all(pairs.size(), 0);
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const ProbePair& pp = pairs[i];
+    const PingPongShape& shape = pp.node < 0 ? kLatencyProbe : kIntraRateProbe;
+    if (rank == pp.a || rank == pp.b) {
+      const std::vector<double> us =
+          pingpong_half_round_trips_us(comm, rank == pp.a ? pp.b : pp.a, rank == pp.a, shape);
+      if (!us.empty()) mine[i] = *std::min_element(us.begin(), us.end());
+    }
+    idle_barrier(comm, timeout_s);
+  }
+  if (pairs.empty()) return;
+  COMMSCOPE_MPI_CHECK(
+      MPI_Reduce(mine.data(), all.data(), static_cast<int>(pairs.size()), MPI_DOUBLE, MPI_MAX, 0, comm));
+  if (rank != 0) return;
+  int latency_pairs = 0;
+  std::size_t worst = pairs.size();
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    if (pairs[i].node >= 0) {
+      const auto bytes = static_cast<double>(kIntraRateProbe.bytes);
+      if (all[i] > 0)
+        model.nodes[static_cast<std::size_t>(pairs[i].node)].intra = {
+            bytes / all[i] / 1e3, FigureSource::measured,
+            std::to_string(kIntraRateProbe.bytes >> 20) + " MiB ping-pong between two of its ranks, best of " +
+                std::to_string(kIntraRateProbe.passes) + " passes"};
+      continue;
+    }
+    ++latency_pairs;
+    if (all[i] > 0 && (worst == pairs.size() || all[i] > all[worst])) worst = i;
+  }
+  if (worst == pairs.size()) return;
+  char hosts[160];
+  std::snprintf(hosts, sizeof hosts, "ranks %d-%d", pairs[worst].a, pairs[worst].b);
+  model.latency_us = all[worst];
+  model.latency_source = FigureSource::measured;
+  model.latency_detail = "8 B ping-pong, best of " + std::to_string(kLatencyProbe.passes) + " passes of up to " +
+                         std::to_string(kLatencyProbe.round_trips) + " round trips, the largest of " +
+                         std::to_string(latency_pairs) + " pair" + (latency_pairs > 1 ? "s" : "") + " (" + hosts + ")";
 }
 
 }  // namespace
@@ -200,7 +265,23 @@ double host_copy_rate(std::size_t bytes, int reps, std::string& detail) {
   return s > 0 && std::isfinite(s) ? static_cast<double>(bytes) / s / 1e9 : 0;
 }
 
-MachineModel detect_machine(MPI_Comm comm, const std::string& device, double timeout_s) {
+bool GivenFigures::gives(std::string_view host, std::string_view key) const {
+  for (const MachineEntry& e : entries)
+    if (entry_names(e, host))
+      for (const auto& f : e.fields)
+        if (f.first == key) return true;
+  return false;
+}
+
+bool GivenFigures::gives_latency() const {
+  for (const MachineEntry& e : entries)
+    if (e.machine)
+      for (const auto& f : e.fields)
+        if (f.first == "latency_us") return true;
+  return false;
+}
+
+MachineModel detect_machine(MPI_Comm comm, const std::string& device, double timeout_s, const GivenFigures& given) {
   int rank = 0, p = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &p);
@@ -216,7 +297,7 @@ MachineModel detect_machine(MPI_Comm comm, const std::string& device, double tim
   std::string text;
   if (first == rank) {
     MachineModel mine_only;
-    mine_only.nodes = {detect_node(device)};
+    mine_only.nodes = {detect_node(device, given.gives(host, "copy"))};
     text = to_text(mine_only);
   }
   idle_barrier(comm, timeout_s);
@@ -228,8 +309,21 @@ MachineModel detect_machine(MPI_Comm comm, const std::string& device, double tim
   for (std::size_t r = 0; r < lens.size(); ++r) at[r] = total, total += lens[r];
   std::string all(static_cast<std::size_t>(total), '\0');
   COMMSCOPE_MPI_CHECK(MPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), at.data(), MPI_CHAR, 0, comm));
+  MachineModel model = rank == 0 ? from_text(all) : MachineModel{};
+  // Each node's first two ranks, in the order of the nodes' first ranks (from_text's order).
+  std::vector<std::string> hosts;
+  std::vector<int> first_of, second_of;
+  for (int r = 0; r < p; ++r) {
+    const auto k = static_cast<std::size_t>(std::find(hosts.begin(), hosts.end(), name_of(r)) - hosts.begin());
+    if (k == hosts.size()) {
+      hosts.push_back(name_of(r)), first_of.push_back(r), second_of.push_back(-1);
+    } else if (second_of[k] < 0) {
+      second_of[k] = r;
+    }
+  }
+  run_probes(comm, probe_pairs(hosts, first_of, second_of, !given.gives_latency(), device != "cuda", given), timeout_s,
+             model);
   if (rank != 0) return {};
-  MachineModel model = from_text(all);
   for (NodeModel& n : model.nodes)
     for (int r = 0; r < p; ++r) n.ranks += name_of(r) == n.host;
   return model;

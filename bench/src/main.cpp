@@ -290,7 +290,7 @@ class Bench {
     origins.assign(entries.size(), "--doctor " + o_.doctor_file);
     entries.insert(entries.end(), o_.machine_entries.begin(), o_.machine_entries.end());
     origins.insert(origins.end(), o_.machine_origins.begin(), o_.machine_origins.end());
-    MachineModel m = detect_machine(comm_.mpi_comm(), o_.device, o_.timeout_s);
+    MachineModel m = detect_machine(comm_.mpi_comm(), o_.device, o_.timeout_s, GivenFigures{entries});
     if (rank_ == 0) machine_warnings_ = apply_entries(m, entries, origins);
     return m;
   }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The machine model a bench run records, on this machine: the header of the results file and the
-# -J file hold a model with this host, its ranks and online CPUs and a positive measured copy rate,
+# -J file hold a model with this host, its ranks and online CPUs and a positive measured copy rate
+# and intra rate, the latency the start-up measured (its `machine` line),
 # the user's --link-rate and --machine figures over the detected ones (a machine-file line naming
 # no host of the run is warned about), and `commscope-report bench` shows them in its Machine
 # section. Exit 77 (skipped) without a python3 with h5py ($H5PY_PYTHON, else python3).
@@ -26,12 +27,19 @@ path, jpath, host, cpus = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]
 text = h5py.File(path, "r")["meta"].attrs["machine_model"]
 text = text.decode() if isinstance(text, bytes) else text
 print(text)
-lines = [l for l in text.splitlines() if l.strip()]
+lines = [l for l in text.splitlines() if l.startswith("node ")]
 assert len(lines) == 1, f"one node expected: {lines}"
+# The start-up probes: the latency (8 B ping-pong) and the rate between the node's two ranks.
+machine = [l for l in text.splitlines() if l.startswith("machine ")]
+assert len(machine) == 1, f"one machine line expected: {text}"
+m = dict(re.findall(r'(\S+?)=("(?:[^"\\]|\\.)*"|\S+)', machine[0]))
+assert m["latency.source"] == "measured" and float(m["latency_us"]) > 0, m
+assert m["latency.detail"].startswith('"8 B ping-pong'), m
 fields = dict(re.findall(r'(\S+?)=("(?:[^"\\]|\\.)*"|\S+)', lines[0]))
 assert fields["host"] == host, fields
 assert int(fields["ranks"]) == 2 and int(fields["cpus"]) == cpus, fields
 assert fields["copy.source"] == "measured" and float(fields["copy"].removesuffix("GB/s")) > 0, fields
+assert fields["intra.source"] == "measured" and fields["intra.detail"].startswith('"4 MiB ping-pong'), fields
 assert fields["nic"] == "0.125GB/s" and fields["nic.source"] == "user", fields  # --link-rate after the file's *
 assert fields["nic.detail"] == f'"--link-rate {host}=1gbit"', fields
 model = json.load(open(jpath))["config"]["machine_model"]

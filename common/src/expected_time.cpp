@@ -255,48 +255,12 @@ std::vector<Step> steps_of(std::string_view algorithm, Collective c, int p) {
   return rhd_steps(p, algorithm == "recursive_doubling" && c == Collective::allreduce);
 }
 
-}  // namespace
-
-std::string_view link_level_name(LinkLevel level) {
-  switch (level) {
-    case LinkLevel::none:
-      return "";
-    case LinkLevel::memory:
-      return "memory";
-    case LinkLevel::intra:
-      return "intra-node";
-    case LinkLevel::inter:
-      return "inter-node";
-  }
-  return "";
-}
-
-std::vector<int> placement_of(const MachineModel& model, int nranks) {
-  std::vector<int> node = model.node_of_rank;
-  if (node.empty())
-    for (std::size_t k = 0; k < model.nodes.size(); ++k)
-      node.insert(node.end(), model.nodes[k].ranks, static_cast<int>(k));
-  if (static_cast<int>(node.size()) != nranks)
-    throw std::invalid_argument("the machine model places " + std::to_string(node.size()) + " ranks, the run has " +
-                                std::to_string(nranks));
-  for (int k : node)
-    if (k < 0 || static_cast<std::size_t>(k) >= model.nodes.size())
-      throw std::invalid_argument("the machine model places a rank on node " + std::to_string(k) + " of " +
-                                  std::to_string(model.nodes.size()));
-  return node;
-}
-
-Expectation expected_time(const MachineModel& model, std::span<const int> node_of_rank, Collective c,
-                          std::string_view algorithm, double bytes, const ExpectationOptions& options) {
+// The expectation at `alpha` us per message (expected_time without the busbw and the latency's
+// check).
+Expectation price(const MachineModel& model, std::span<const int> node_of_rank, Collective c,
+                  std::string_view algorithm, double bytes, const ExpectationOptions& options, double alpha) {
   const int p = static_cast<int>(node_of_rank.size());
-  for (int k : node_of_rank)
-    if (k < 0 || static_cast<std::size_t>(k) >= model.nodes.size())
-      throw std::invalid_argument("expected_time: rank placed on node " + std::to_string(k) + " of " +
-                                  std::to_string(model.nodes.size()));
-  if (p < 1) throw std::invalid_argument("expected_time: no ranks");
   Pricer pr(model, node_of_rank);
-  const bool has_alpha = model.latency_source != FigureSource::none && model.latency_us > 0;
-  const double alpha = has_alpha ? model.latency_us : 0;
   Expectation e;
   if (p == 1) {
     e.basis = "one rank: one copy of the array";
@@ -337,8 +301,71 @@ Expectation expected_time(const MachineModel& model, std::span<const int> node_o
   } else {
     pr.miss("a cost model of algorithm '" + std::string(algorithm) + "'");
   }
-  if (!has_alpha && p > 1) pr.miss("the latency per message (a doctor file's 8 B pairs)");
   e.missing = pr.missing();
+  return e;
+}
+
+}  // namespace
+
+std::string_view link_level_name(LinkLevel level) {
+  switch (level) {
+    case LinkLevel::none:
+      return "";
+    case LinkLevel::memory:
+      return "memory";
+    case LinkLevel::intra:
+      return "intra-node";
+    case LinkLevel::inter:
+      return "inter-node";
+  }
+  return "";
+}
+
+std::vector<int> placement_of(const MachineModel& model, int nranks) {
+  std::vector<int> node = model.node_of_rank;
+  if (node.empty())
+    for (std::size_t k = 0; k < model.nodes.size(); ++k)
+      node.insert(node.end(), model.nodes[k].ranks, static_cast<int>(k));
+  if (static_cast<int>(node.size()) != nranks)
+    throw std::invalid_argument("the machine model places " + std::to_string(node.size()) + " ranks, the run has " +
+                                std::to_string(nranks));
+  for (int k : node)
+    if (k < 0 || static_cast<std::size_t>(k) >= model.nodes.size())
+      throw std::invalid_argument("the machine model places a rank on node " + std::to_string(k) + " of " +
+                                  std::to_string(model.nodes.size()));
+  return node;
+}
+
+Expectation expected_time(const MachineModel& model, std::span<const int> node_of_rank, Collective c,
+                          std::string_view algorithm, double bytes, const ExpectationOptions& options) {
+  const int p = static_cast<int>(node_of_rank.size());
+  for (int k : node_of_rank)
+    if (k < 0 || static_cast<std::size_t>(k) >= model.nodes.size())
+      throw std::invalid_argument("expected_time: rank placed on node " + std::to_string(k) + " of " +
+                                  std::to_string(model.nodes.size()));
+  if (p < 1) throw std::invalid_argument("expected_time: no ranks");
+  const bool has_alpha = model.latency_known();
+  Expectation e = price(model, node_of_rank, c, algorithm, bytes, options, has_alpha ? model.latency_us : 0);
+  if (!has_alpha && p > 1) {
+    // A model without the latency (written before the bench measured it): priced without it where
+    // even a generous latency would be under 1/kLatencyFreeFactor of the time, else not at all.
+    const bool one_node =
+        std::all_of(node_of_rank.begin(), node_of_rank.end(), [&](int k) { return k == node_of_rank.front(); });
+    const double generous = one_node ? kGenerousLatencyOneNodeUs : kGenerousLatencyUs;
+    bool negligible = false;
+    if (e.missing.empty() && e.time_us) {
+      const Expectation g = price(model, node_of_rank, c, algorithm, bytes, options, generous);
+      negligible = g.latency_us * kLatencyFreeFactor <= *e.time_us;
+    }
+    if (negligible)
+      e.latency_left_out = true;
+    else
+      e.missing.push_back(
+          "the latency per message (the bench measures it at start-up; else a doctor file's 8 B "
+          "pairs or a machine file's latency_us), needed below " +
+          std::to_string(static_cast<int>(kLatencyFreeFactor)) + "x a generous " +
+          std::to_string(static_cast<int>(generous)) + " us per message");
+  }
   if (!e.missing.empty()) {
     e.time_us.reset();
     return e;

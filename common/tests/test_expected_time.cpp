@@ -154,3 +154,31 @@ TEST(ExpectedTime, VendorSendrecvIsOneMessage) {
   ASSERT_EQ(v.missing.size(), 1u);
   EXPECT_EQ(v.missing.front(), "a textbook algorithm of alltoallv");
 }
+
+// A model without the latency (a file written before the bench measured it): a size is priced
+// with none where 20 x its messages x a generous latency (10 us on one node, 100 us across nodes)
+// is at most the time without it. 2 ranks of one node, ring: 2 messages, n / 5 + 0.5 n / 10 =
+// 0.00025 n us against 400 us: 2 MiB priced (524.288 us), 1 MiB (262.144 us) not. 2 hosts x 2
+// ranks at 64 MiB: 805306.368 + 5033.1648 us against 6 x 100 x 20.
+TEST(ExpectedTime, WithoutTheLatencyOnlySizesItCannotMatter) {
+  MachineModel one = cluster(1, 2);
+  one.latency_source = FigureSource::none, one.latency_us = 0;
+  const Expectation big = expect(one, "ring", Collective::allreduce, 2.0 * 1024 * 1024);
+  ASSERT_TRUE(big.time_us) << (big.missing.empty() ? "" : big.missing.front());
+  EXPECT_NEAR(*big.time_us, 524.288, 1e-9);
+  EXPECT_TRUE(big.latency_left_out);
+  EXPECT_DOUBLE_EQ(big.latency_us, 0);
+  const Expectation small = expect(one, "ring", Collective::allreduce, 1024.0 * 1024);
+  EXPECT_FALSE(small.time_us);
+  ASSERT_EQ(small.missing.size(), 1u);
+  EXPECT_EQ(small.missing.front(),
+            "the latency per message (the bench measures it at start-up; else a doctor file's 8 B pairs or a machine "
+            "file's latency_us), needed below 20x a generous 10 us per message");
+  MachineModel two = cluster(2, 2);
+  two.latency_source = FigureSource::none;
+  const Expectation across = expect(two, "ring", Collective::allreduce, kN);
+  ASSERT_TRUE(across.time_us);
+  EXPECT_NEAR(*across.time_us, 810339.5328, 1e-6);
+  EXPECT_TRUE(across.latency_left_out);
+  EXPECT_FALSE(expect(cluster(2, 2), "ring", Collective::allreduce, kN).latency_left_out);  // with a latency
+}

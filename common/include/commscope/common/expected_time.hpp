@@ -48,9 +48,20 @@ struct Expectation {
   // algorithms (the library's choice is hidden): rabenseifner".
   std::string basis;
   std::vector<std::string> missing;  // "host2's link rate (NIC)", ...
+  // Priced without the latency (a model that lacks it, at a size where even a generous latency
+  // would be under 1/kLatencyFreeFactor of the time): "latency not in the model".
+  bool latency_left_out = false;
   // The latency term is at least half the expected time.
   bool latency_bound() const { return time_us && *time_us > 0 && latency_us >= 0.5 * *time_us; }
 };
+
+// Without the model's latency, a size is priced with none where kLatencyFreeFactor x the
+// algorithm's messages x a generous latency (kGenerousLatencyOneNodeUs between ranks of one node,
+// kGenerousLatencyUs across nodes: 10-100x what shared memory and a TCP network take) is at most
+// the time without it (the estimate then errs by under 5%); smaller sizes are not priced.
+inline constexpr double kLatencyFreeFactor = 20;
+inline constexpr double kGenerousLatencyOneNodeUs = 10;
+inline constexpr double kGenerousLatencyUs = 100;
 
 // Each rank's node: model.node_of_rank, or blocks of nodes[k].ranks in node order where it is
 // empty. std::invalid_argument where the model's ranks and `nranks` disagree.
@@ -58,11 +69,11 @@ std::vector<int> placement_of(const MachineModel& model, int nranks);
 
 // The expected time of `algorithm` ("ring", "rhd", "tree", "shm", "hier", "mpi", "nccl") running
 // `c` on the ranks of `node_of_rank` (indices into model.nodes) for an array of `bytes`
-// (nccl-tests' size). alpha: model.latency_us per message. Flat algorithms: each step's bytes at
-// the rate of the slowest link it crosses (a node's link shared by the step's flows through it,
-// each direction apart; between ranks of one node, the node's intra rate); hier: per level;
-// shm: one node's copy rate; mpi, nccl: the fastest textbook algorithm (sendrecv: the ring's message); one rank: one
-// copy of the array at the copy rate. Unknown algorithms and collectives without terms give `missing`.
+// (nccl-tests' size). alpha: model.latency_us per message (none: see kLatencyFreeFactor). Flat algorithms: each step's
+// bytes at the rate of the slowest link it crosses (a node's link shared by the step's flows through it, each direction
+// apart; between ranks of one node, the node's intra rate); hier: per level; shm: one node's copy rate; mpi, nccl: the
+// fastest textbook algorithm (sendrecv: the ring's message); one rank: one copy of the array at the copy rate. Unknown
+// algorithms and collectives without terms give `missing`.
 Expectation expected_time(const MachineModel& model, std::span<const int> node_of_rank, Collective c,
                           std::string_view algorithm, double bytes, const ExpectationOptions& options = {});
 
