@@ -82,9 +82,9 @@ std::string processor_name() {
   return std::string(name, static_cast<std::size_t>(len));
 }
 
-// This node's figures (its first rank measures); the copy rate unless `copy_given`. On the host
+// This node's figures (its first rank measures); the copy rate unless `skip_copy`. On the host
 // the intra rate is the pair probe's (probe_pairs), measured later with every rank.
-NodeModel detect_node(const std::string& device, bool copy_given) {
+NodeModel detect_node(const std::string& device, bool skip_copy) {
   NodeModel n;
   n.host = processor_name();
   n.cpus = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
@@ -98,7 +98,7 @@ NodeModel detect_node(const std::string& device, bool copy_given) {
     return n;
   }
   std::string copy_detail;
-  const double copy = copy_given ? 0 : host_copy_rate(copy_probe_bytes(), 4, copy_detail);
+  const double copy = skip_copy ? 0 : host_copy_rate(copy_probe_bytes(), 4, copy_detail);
   if (copy > 0) n.copy = {copy, FigureSource::measured, copy_detail};
   return n;
 }
@@ -297,7 +297,9 @@ MachineModel detect_machine(MPI_Comm comm, const std::string& device, double tim
   std::string text;
   if (first == rank) {
     MachineModel mine_only;
-    mine_only.nodes = {detect_node(device, given.gives(host, "copy"))};
+    mine_only.nodes = {detect_node(device, !given.measure || given.gives(host, "copy"))};
+    if (!given.measure && !mine_only.nodes[0].copy.known())
+      mine_only.nodes[0].copy.detail = "not measured: no --out or -J records the model";
     text = to_text(mine_only);
   }
   idle_barrier(comm, timeout_s);
@@ -321,8 +323,11 @@ MachineModel detect_machine(MPI_Comm comm, const std::string& device, double tim
       second_of[k] = r;
     }
   }
-  run_probes(comm, probe_pairs(hosts, first_of, second_of, !given.gives_latency(), device != "cuda", given), timeout_s,
-             model);
+  const bool measure = given.measure;
+  run_probes(
+      comm,
+      probe_pairs(hosts, first_of, second_of, measure && !given.gives_latency(), measure && device != "cuda", given),
+      timeout_s, model);
   if (rank != 0) return {};
   for (NodeModel& n : model.nodes)
     for (int r = 0; r < p; ++r) n.ranks += name_of(r) == n.host;

@@ -65,10 +65,13 @@ inline constexpr PingPongShape kIntraRateProbe{std::size_t{4} << 20, 1, 6, 1, 1.
 // pass's mean half round trip in microseconds on the `first` rank, nothing on the other.
 std::vector<double> pingpong_half_round_trips_us(MPI_Comm comm, int peer, bool first, const PingPongShape& shape);
 
-// What the start-up need not measure, because the user's entries (--machine, --doctor) give it:
-// per host its copy rate and its intra rate, and the latency.
+// What the start-up need not measure, because the user's entries (--machine, --doctor) give it
+// (per host its copy rate and its intra rate, and the latency) or nothing records the model.
 struct GivenFigures {
   std::vector<MachineEntry> entries;
+  // false: nothing is measured (no --out or -J records the model; the header shows what the
+  // system says, the copy and intra rates and the latency as not measured).
+  bool measure = true;
   bool gives(std::string_view host, std::string_view key) const;  // a node entry naming host with key
   bool gives_latency() const;                                     // a machine entry with latency_us
 };

@@ -162,6 +162,7 @@ class Bench {
     cases_ = make_cases(o_, comm_.size(), *backend_);
     check_host_memory();
     env_ = capture_environment(MPI_COMM_WORLD, argc, argv);
+    check_output_paths();  // a bad path ends the run before the machine's probes
     machine_ = make_machine_model();
     if (rank_ == 0) env_.machine_model = to_text(machine_);
     open_output_files();
@@ -290,7 +291,9 @@ class Bench {
     origins.assign(entries.size(), "--doctor " + o_.doctor_file);
     entries.insert(entries.end(), o_.machine_entries.begin(), o_.machine_entries.end());
     origins.insert(origins.end(), o_.machine_origins.begin(), o_.machine_origins.end());
-    MachineModel m = detect_machine(comm_.mpi_comm(), o_.device, o_.timeout_s, GivenFigures{entries});
+    // Measured only where a file records it: a run printing its table alone skips the probes.
+    const GivenFigures given{entries, !o_.out.empty() || !o_.json_out.empty()};
+    MachineModel m = detect_machine(comm_.mpi_comm(), o_.device, o_.timeout_s, given);
     if (rank_ == 0) machine_warnings_ = apply_entries(m, entries, origins);
     return m;
   }
@@ -378,6 +381,21 @@ class Bench {
 
   // Rank 0 creates the files (--out, -J); every rank learns whether that worked, so that a bad
   // path ends all ranks alike with exit code 2 instead of leaving the others waiting.
+  // A folder given as a file, a missing folder: said (exit 2) before anything is measured, the
+  // machine's start-up probes included; open_output_files checks again as it creates them.
+  void check_output_paths() const {
+    std::string error;
+    if (rank_ == 0) {
+      if (const std::string p = o_.json_out.empty() ? "" : output_path_problem(o_.json_out); !p.empty())
+        error = "cannot create -J/--output_file '" + o_.json_out + "': " + p;
+      else if (const std::string q = o_.out.empty() ? "" : output_path_problem(o_.out); !q.empty())
+        error = "cannot create --out '" + o_.out + "': " + q;
+    }
+    int failed = !error.empty();
+    MPI_Bcast(&failed, 1, MPI_INT, 0, comm_.mpi_comm());
+    if (failed) throw InvalidArgument(rank_ == 0 ? error : std::string());
+  }
+
   void open_output_files() {
     std::vector<RankInfo> ranks;
     if (!o_.json_out.empty()) ranks = gather_rank_info(comm_.mpi_comm(), backend_->device_info());
