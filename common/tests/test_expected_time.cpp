@@ -182,3 +182,23 @@ TEST(ExpectedTime, WithoutTheLatencyOnlySizesItCannotMatter) {
   EXPECT_TRUE(across.latency_left_out);
   EXPECT_FALSE(expect(cluster(2, 2), "ring", Collective::allreduce, kN).latency_left_out);  // with a latency
 }
+
+// Two ranks of one CPU node, ring allreduce: each step's message at the node's intra rate, the
+// start-up probe's (4 GB/s: 2 a + n / 4 + 0.5 n / 10), else copy / 2 (5 GB/s: 2 a + n / 5 +
+// 0.5 n / 10) where the model has no intra figure (files from before the probe, or given none).
+TEST(ExpectedTime, IntraNodeRateIsTheProbesElseHalfTheCopyRate) {
+  MachineModel m = cluster(1, 2);
+  m.nodes[0].intra = rate(4, FigureSource::measured, "4 MiB ping-pong between two of its ranks, best of 6 passes");
+  const Expectation probed = expect(m, "ring", Collective::allreduce, kN);
+  ASSERT_TRUE(probed.time_us);
+  EXPECT_NEAR(*probed.time_us, 2 * 50 + kN / 4e3 + 0.5 * kN / 1e4, 1e-6);
+  EXPECT_EQ(probed.limit.level, LinkLevel::intra);
+  EXPECT_DOUBLE_EQ(probed.limit.link_GBps, 4);
+  EXPECT_EQ(probed.limit.detail, "4 MiB ping-pong between two of its ranks, best of 6 passes");
+  m.nodes[0].intra = {};
+  const Expectation halved = expect(m, "ring", Collective::allreduce, kN);
+  ASSERT_TRUE(halved.time_us);
+  EXPECT_NEAR(*halved.time_us, 2 * 50 + kN / 5e3 + 0.5 * kN / 1e4, 1e-6);
+  EXPECT_DOUBLE_EQ(halved.limit.link_GBps, 5);
+  EXPECT_EQ(halved.limit.detail, "memcpy 256 MiB, halved: copied in and out of shared memory");
+}
