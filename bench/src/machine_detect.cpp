@@ -107,6 +107,7 @@ NodeModel detect_node(const std::string& device, bool skip_copy) {
 // (-1: a latency pair).
 struct ProbePair {
   int a = 0, b = 0, node = -1;
+  std::string hosts;  // "host1-host2"
 };
 
 // The pairs of the start-up probes, the same list on every rank (`first[k]`, `second[k]`: node
@@ -116,17 +117,18 @@ std::vector<ProbePair> probe_pairs(const std::vector<std::string>& hosts, const 
                                    const GivenFigures& given) {
   std::vector<ProbePair> pairs;
   for (std::size_t k = 0; latency && k < first.size(); ++k) {
-    if (k > 0) pairs.push_back({0, first[k], -1});
-    if (second[k] >= 0) pairs.push_back({first[k], second[k], -1});
+    if (k > 0) pairs.push_back({0, first[k], -1, hosts[0] + "-" + hosts[k]});
+    if (second[k] >= 0) pairs.push_back({first[k], second[k], -1, hosts[k] + "-" + hosts[k]});
   }
   for (std::size_t k = 0; host_rates && k < first.size(); ++k)
-    if (second[k] >= 0 && !given.gives(hosts[k], "intra")) pairs.push_back({first[k], second[k], static_cast<int>(k)});
+    if (second[k] >= 0 && !given.gives(hosts[k], "intra"))
+      pairs.push_back({first[k], second[k], static_cast<int>(k), hosts[k] + "-" + hosts[k]});
   return pairs;
 }
 
 // Runs the probes, one pair at a time while the others sleep, and sets rank 0's model: the
-// latency (the largest latency pair's best pass) and each probed node's intra rate (its best
-// pass).
+// latency (the largest latency pair's fastest round trip / 2) and each probed node's intra rate
+// (its fastest round trip).
 void run_probes(MPI_Comm comm, const std::vector<ProbePair>& pairs, double timeout_s, MachineModel& model) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
@@ -153,19 +155,19 @@ void run_probes(MPI_Comm comm, const std::vector<ProbePair>& pairs, double timeo
       if (all[i] > 0)
         model.nodes[static_cast<std::size_t>(pairs[i].node)].intra = {
             bytes / all[i] / 1e3, FigureSource::measured,
-            std::to_string(kIntraRateProbe.bytes >> 20) + " MiB ping-pong between two of its ranks, best of " +
-                std::to_string(kIntraRateProbe.passes) + " passes"};
+            std::to_string(kIntraRateProbe.bytes >> 20) + " MiB ping-pong between two of its ranks, the fastest of " +
+                std::to_string(kIntraRateProbe.passes) + " round trips"};
       continue;
     }
     ++latency_pairs;
     if (all[i] > 0 && (worst == pairs.size() || all[i] > all[worst])) worst = i;
   }
   if (worst == pairs.size()) return;
-  char hosts[160];
-  std::snprintf(hosts, sizeof hosts, "ranks %d-%d", pairs[worst].a, pairs[worst].b);
+  const std::string hosts =
+      pairs[worst].hosts + ", ranks " + std::to_string(pairs[worst].a) + " and " + std::to_string(pairs[worst].b);
   model.latency_us = all[worst];
   model.latency_source = FigureSource::measured;
-  model.latency_detail = "8 B ping-pong, best of " + std::to_string(kLatencyProbe.passes) + " passes of up to " +
+  model.latency_detail = "8 B ping-pong, the fastest of " + std::to_string(kLatencyProbe.passes) + " passes of up to " +
                          std::to_string(kLatencyProbe.round_trips) + " round trips, the largest of " +
                          std::to_string(latency_pairs) + " pair" + (latency_pairs > 1 ? "s" : "") + " (" + hosts + ")";
 }

@@ -46,9 +46,10 @@ double host_copy_rate(std::size_t bytes, int reps, std::string& detail);
 std::size_t copy_probe_bytes();
 
 // A ping-pong's shape: `passes` of up to `round_trips` round trips of `bytes` (a pass stops
-// sooner past `pass_budget_s`, after at least 4), after `warmup` untimed ones. The probes take the
-// best pass: short passes, many of them, so that one falls where both ranks hold a core on a
-// loaded machine (a 2-core VM shared with other work measured a median pass of 10 ms per message).
+// sooner past `pass_budget_s`, after at least 4), after `warmup` untimed ones; each round trip is
+// timed alone. The probes take the fastest round trip: on a loaded machine one where either rank
+// lost its core takes a scheduler's slice (a 2-core VM at load 14 read 5 ms per message as the
+// mean of the best pass, 0.25-0.5 us as the fastest round trip).
 struct PingPongShape {
   std::size_t bytes = 8;
   int warmup = 10;
@@ -56,13 +57,13 @@ struct PingPongShape {
   int round_trips = 20;
   double pass_budget_s = 0.001;
 };
-// The latency probe: 8 B, the best of 10 passes of up to 20 round trips (1 ms each at most).
+// The latency probe: 8 B, the fastest of 10 passes of up to 20 round trips (1 ms each at most).
 inline constexpr PingPongShape kLatencyProbe{};
-// The intra-node rate probe: 4 MiB, the best of 6 passes of one round trip.
+// The intra-node rate probe: 4 MiB, the fastest of 6 round trips.
 inline constexpr PingPongShape kIntraRateProbe{std::size_t{4} << 20, 1, 6, 1, 1.0};
 
 // Between this rank and `peer` of `comm` (both call it; `first` on exactly one of them): each
-// pass's mean half round trip in microseconds on the `first` rank, nothing on the other.
+// pass's fastest half round trip in microseconds on the `first` rank, nothing on the other.
 std::vector<double> pingpong_half_round_trips_us(MPI_Comm comm, int peer, bool first, const PingPongShape& shape);
 
 // What the start-up need not measure, because the user's entries (--machine, --doctor) give it
@@ -81,9 +82,9 @@ struct GivenFigures {
 // MPI_Get_processor_name gives them). `device` "cuda": the copy is the device-to-device copy and
 // the intra-node link NVLink or PCIe (CUDA builds). Then, one pair at a time while the other ranks
 // sleep: the latency (kLatencyProbe between rank 0 and the first rank of every other node, and
-// between the first two ranks of every node with two or more; alpha the largest pair's best
-// pass) and on the host each node's intra rate (kIntraRateProbe between its first two ranks, the
-// best pass). What `given` gives is not measured (--machine fills it in). The model is complete
+// between the first two ranks of every node with two or more; alpha the largest pair's fastest
+// round trip / 2) and on the host each node's intra rate (kIntraRateProbe between its first two ranks, the
+// fastest round trip). What `given` gives is not measured (--machine fills it in). The model is complete
 // on rank 0 only.
 MachineModel detect_machine(MPI_Comm comm, const std::string& device, double timeout_s, const GivenFigures& given = {});
 

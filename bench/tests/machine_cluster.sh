@@ -4,7 +4,8 @@
 # pairs first, then the bench with --doctor. The header (printed and /meta machine_model) records
 # the user's rate (0.125 GB/s, source user) and the doctor's measured one (below 100 Mbit/s,
 # 0.0125 GB/s, with some room, and above a tenth of it; source doctor) for both hosts, and the
-# detected veth rate is gone under the user's. Exit 77 where no cluster can be made here.
+# detected veth rate is gone under the user's; the latency is the doctor's, and without --doctor
+# the start-up's 8 B ping-pong over 3 pairs. Exit 77 where no cluster can be made here.
 #   machine_cluster.sh PREFIX WORKDIR BENCH DOCTOR
 set -uo pipefail
 prefix=$1 work=$2 bench=$3 doctor=$4
@@ -34,6 +35,15 @@ for h in host1 host2; do
     fail "$h: the doctor measured $measured GB/s, not what a 100mbit link gives"
   echo "machine_cluster.sh: $h: nic 0.125 GB/s (user), measured $measured GB/s (doctor): ok"
 done
+printf '%s\n' "$out" | grep -q "^# machine: latency per message .* (doctor: machine-cluster-doctor.h5: 8 B half round trip, the largest of " ||
+  fail "no latency from the doctor's pairs"
+# Without --doctor the start-up measures it: rank 0 with host2's first rank, and inside each host.
+out2=$(run "$bench" allreduce --algo ring -b 1K -e 1K -n 2 -w 1 --link-rate '*=1gbit' --out "$work/machine-cluster-probe.h5" 2>&1) ||
+  fail "the bench without --doctor exited $?: $out2"
+printf '%s\n' "$out2" | grep '^# machine: latency'
+printf '%s\n' "$out2" | grep -q "^# machine: latency per message .* (measured: 8 B ping-pong, the fastest of 10 passes of up to 20 round trips, the largest of 3 pairs " ||
+  fail "no latency measured over the 3 pairs"
+[ "$(printf '%s\n' "$out2" | grep -c 'intra [0-9.e+-]* GB/s (measured: 4 MiB ping-pong')" = 2 ] || fail "not both hosts' intra rates measured"
 attr=$(h5dump -a /meta/machine_model "$b" 2>&1) || fail "no /meta machine_model in $b"
 [ "$(grep -o 'nic_measured.source=doctor' <<<"$attr" | wc -l)" = 2 ] || fail "the file's model lacks the doctor's figures"
 [ "$(grep -o 'nic.source=user' <<<"$attr" | wc -l)" = 2 ] || fail "the file's model lacks the user's rates"

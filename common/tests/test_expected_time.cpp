@@ -188,13 +188,13 @@ TEST(ExpectedTime, WithoutTheLatencyOnlySizesItCannotMatter) {
 // 0.5 n / 10) where the model has no intra figure (files from before the probe, or given none).
 TEST(ExpectedTime, IntraNodeRateIsTheProbesElseHalfTheCopyRate) {
   MachineModel m = cluster(1, 2);
-  m.nodes[0].intra = rate(4, FigureSource::measured, "4 MiB ping-pong between two of its ranks, best of 6 passes");
+  m.nodes[0].intra = rate(4, FigureSource::measured, "4 MiB ping-pong between two of its ranks, the fastest of 6 round trips");
   const Expectation probed = expect(m, "ring", Collective::allreduce, kN);
   ASSERT_TRUE(probed.time_us);
   EXPECT_NEAR(*probed.time_us, 2 * 50 + kN / 4e3 + 0.5 * kN / 1e4, 1e-6);
   EXPECT_EQ(probed.limit.level, LinkLevel::intra);
   EXPECT_DOUBLE_EQ(probed.limit.link_GBps, 4);
-  EXPECT_EQ(probed.limit.detail, "4 MiB ping-pong between two of its ranks, best of 6 passes");
+  EXPECT_EQ(probed.limit.detail, "4 MiB ping-pong between two of its ranks, the fastest of 6 round trips");
   m.nodes[0].intra = {};
   const Expectation halved = expect(m, "ring", Collective::allreduce, kN);
   ASSERT_TRUE(halved.time_us);
