@@ -8,8 +8,9 @@
 #   2 ranks, n = 64 MiB >= the two-shot threshold (64 KiB on 2 ranks), chunks of 256 KiB:
 #   k = n / 256 KiB = 256 steps; A = 2k = 512, B = (2p-1)/p = 1.5, G = (p-1)/p = 0.5;
 #   t = A a + (B + G) n / copy; expected_busbw = 2(p-1)/p n / t = n / t; of_expected = busbw /
-#   expected_busbw; a = min over the smallest size's rows of time / messages (ring on 2 ranks:
-#   2(p-1) = 2 messages; shm none), or the report's stated latency where the model has one.
+#   expected_busbw; a = the model's latency_us as the header writes it (full precision; the
+#   report prints 3 digits, which is not enough when the latency term is large), else the min over
+#   the smallest size's rows of time / messages (ring on 2 ranks: 2(p-1) = 2 messages; shm none).
 # It must equal the report's CSV cells to the printed digit (expected_busbw 4, of_expected 3
 # significant digits). --shm-adapt never: every call takes the segment, the algorithm the terms
 # price (from 256 KiB the bench's default picks the faster of the segment and direct reads per
@@ -33,9 +34,9 @@ n=$((64 * 1024 * 1024))
 model=$(h5dump -a /meta/machine_model "$b") || fail "no /meta machine_model in $b"
 copy=$(sed -n 's/.* copy=\([0-9.e+-]*\)GB\/s .*/\1/p' <<<"$model")
 [ -n "$copy" ] || fail "no copy rate in the header's model: $model"
-python3 - "$j" "$out/allreduce.csv" "$out/report.md" "$copy" "$n" <<'PY'
+python3 - "$j" "$out/allreduce.csv" "$out/report.md" "$copy" "$n" "$model" <<'PY'
 import csv, json, math, re, sys
-jpath, cpath, rpath, copy, n = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
+jpath, cpath, rpath, copy, n, model = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
 rows = json.load(open(jpath))["results"]
 p = 2
 def row(algo, size):
@@ -43,14 +44,15 @@ def row(algo, size):
 note = open(rpath).read()
 stated = re.search(r"Latency per message: ([^.]*?), ([0-9.e+-]+) us", note)
 assert stated, "the report states no latency per message"
-if stated.group(1) == "the run's own smallest time per message":
+header_alpha = re.search(r"latency_us=([0-9.e+-]+)", model)
+if header_alpha:  # the model's own latency, read at full precision from the header
+    alpha = float(header_alpha.group(1))
+elif stated.group(1) == "the run's own smallest time per message":
     smallest = min(r["size"] for r in rows)
     # ring allreduce: 2(p-1) messages; shm's handoffs are no message (not counted).
     alpha = min(r["out_of_place"]["time"] / (2 * (p - 1)) for r in rows if r["size"] == smallest and r["algorithm"] == "ring")
-    digits_off = 0
-else:  # a latency of the model's own, as the report prints it (3 significant digits)
-    alpha = float(stated.group(2))
-    digits_off = 1
+else:
+    sys.exit("verdict_shm.sh: FAIL: the report states a latency the header's model does not hold")
 k = math.ceil(n / 262144)
 A, B, G = 2 * k, (2 * p - 1) / p, (p - 1) / p
 t = A * alpha + (B + G) * n / (copy * 1e3)  # us; GB/s = 1e3 B/us
@@ -66,9 +68,7 @@ print(f"verdict_shm.sh: shm at 64 MiB: busbw {busbw:.6g} GB/s, expected_busbw {e
 def same(mine, printed, sig):
     if printed == "-":
         return False
-    if digits_off == 0:
-        return float(f"{mine:.{sig}g}") == float(printed)
-    return abs(mine - float(printed)) <= 10 ** (math.floor(math.log10(abs(mine))) - sig + 1) * 1.5
+    return float(f"{mine:.{sig}g}") == float(printed)
 ok = same(of, cells["shm_of_expected"], 3) and same(expected_busbw, cells["shm_expected_busbw"], 4)
 print("verdict_shm.sh: ok" if ok else "verdict_shm.sh: FAIL: the report's figures differ from the test's")
 sys.exit(0 if ok else 1)
