@@ -64,8 +64,9 @@ std::string doctor_links(const MachineModel& model) {
   std::sort(measured.begin(), measured.end(), [](const NodeModel* a, const NodeModel* b) {
     return a->nic_measured.gbytes_per_s < b->nic_measured.gbytes_per_s;
   });
-  auto range = [](double lo, double hi) {
-    return lo == hi ? format_number(lo, 3) : format_number(lo, 3) + "-" + format_number(hi, 3);
+  auto range = [](double lo, double hi) {  // one figure where both ends print the same
+    const std::string a = format_number(lo, 3), b = format_number(hi, 3);
+    return a == b ? a : a + "-" + b;
   };
   const double slowest = measured.front()->nic_measured.gbytes_per_s, top = measured.back()->nic_measured.gbytes_per_s;
   if (measured.size() > 1 && slowest < kGoodOfExpected * measured[1]->nic_measured.gbytes_per_s)

@@ -65,6 +65,15 @@ TEST(ExpectedVerdicts, FarBelowNamesTheDoctorsSlowLink) {
             (std::vector<std::string>{"allreduce ring at 64 MiB: busbw 0.0105 GB/s = 8.5% of the 0.124 GB/s that "
                                       "host1's link (0.125 GB/s, system: eth0 1000 Mb/s) allows: far below; host2's "
                                       "link measured 0.012 GB/s (doctor), the others 0.116"}));
+  // Four hosts, the three fast ones printing the same figure: one figure, not "0.116-0.116".
+  MachineModel three = cluster(4, 1);
+  three.nodes[3].nic_measured = {0.11602, FigureSource::doctor, "doctor pairs"};
+  three.nodes[0].nic_measured = {0.11601, FigureSource::doctor, "doctor pairs"};
+  three.nodes[1].nic_measured = {0.012, FigureSource::doctor, "doctor pairs"};
+  three.nodes[2].nic_measured = {0.11604, FigureSource::doctor, "doctor pairs"};
+  const std::string slow = lines(three, "ring", {allreduce_row(kN, 0.0105)}).front();
+  EXPECT_NE(slow.find("host2's link measured 0.012 GB/s (doctor), the others 0.116"), std::string::npos) << slow;
+  EXPECT_EQ(slow.find("0.116-"), std::string::npos) << slow;
   // Without a doctor file: the verdict, and how to find the culprit.
   EXPECT_EQ(lines(cluster(2, 2), "ring", {allreduce_row(kN, 0.0105)}).front(),
             "allreduce ring at 64 MiB: busbw 0.0105 GB/s = 8.5% of the 0.124 GB/s that host1's link (0.125 GB/s, "
