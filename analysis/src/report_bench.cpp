@@ -16,6 +16,7 @@
 #include "bench_verdicts.hpp"
 #include "commscope/analysis/expected_verdicts.hpp"
 #include "commscope/analysis/inputs.hpp"
+#include "commscope/common/row_expectation.hpp"
 #include "report_writer.hpp"
 
 namespace commscope::analysis {
@@ -291,12 +292,15 @@ struct ModelJudgement {
   MachineModel model;
   std::vector<int> placement;
   std::string note;
+  std::string nccl_algo;  // the run's NCCL_ALGO (/meta/env), which prices its nccl rows; "" where unset
 };
 
 std::optional<ModelJudgement> model_judgement(const std::vector<BenchFile>& runs, const BenchData& data) {
   const BenchFile& bench = runs.front();
   if (!bench.machine) return std::nullopt;
-  ModelJudgement j{*bench.machine, {}, {}};
+  ModelJudgement j{*bench.machine, {}, {}, {}};
+  for (const auto& [name, value] : bench.env)
+    if (name == "NCCL_ALGO") j.nccl_algo = value;
   try {
     j.placement = placement_of(j.model, bench.nranks);
   } catch (const std::invalid_argument& e) {
@@ -338,10 +342,17 @@ std::optional<ModelJudgement> model_judgement(const std::vector<BenchFile>& runs
   return j;
 }
 
+// Each size of `m` with its expectation: expected_row, the function the bench writes its rows'
+// expected columns with (so that the file's figures and these agree), NCCL_ALGO included.
 std::vector<JudgedRow> judged(const ModelJudgement& j, const std::string& collective, const Measured& m) {
-  std::vector<MeasuredRow> rows;
-  for (std::size_t i = 0; i < m.bytes.size(); ++i) rows.push_back({m.bytes[i], m.time_us[i], m.busbw_GBps[i]});
-  return judge_rows(j.model, j.placement, parse_collective(collective), m.algorithm, rows);
+  std::vector<JudgedRow> rows;
+  for (std::size_t i = 0; i < m.bytes.size(); ++i) {
+    const MeasuredRow r{m.bytes[i], m.time_us[i], m.busbw_GBps[i]};
+    Expectation e = expected_row(j.model, j.placement, parse_collective(collective), m.algorithm, r.bytes, j.nccl_algo);
+    const std::optional<double> of = of_expected(e, r.time_us);
+    rows.push_back({r, std::move(e), of});
+  }
+  return rows;
 }
 
 }  // namespace

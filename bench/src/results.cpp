@@ -19,6 +19,16 @@ std::vector<std::string> names(const auto& values) {
   return out;
 }
 
+// What a cuda run's nccl rows ran, where it can be learned: NCCL_ALGO / NCCL_PROTO as the
+// environment set them (NCCL then runs that one), else NCCL's own choice per call, which only its
+// tuning log shows. /meta nccl_algorithm and nccl_protocol; the expected values price the former
+// (docs/verdicts.md).
+std::string nccl_setting(const Environment& env, const std::string& variable) {
+  for (const auto& [k, v] : env.env_vars)
+    if (k == variable && !v.empty()) return v + " (" + variable + ")";
+  return "NCCL's choice per call (" + variable + " unset; NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING logs each choice)";
+}
+
 }  // namespace
 
 struct ResultsFile::Impl {
@@ -71,6 +81,8 @@ ResultsFile::ResultsFile(const std::string& path, const Options& o, const Enviro
     meta.set_attr("local_register", o.local_register);
     meta.set_attr("stream_null", static_cast<int>(o.stream_null));
     meta.set_attr("cta_policy", o.cta_policy);
+    meta.set_attr("nccl_algorithm", nccl_setting(env, "NCCL_ALGO"));
+    meta.set_attr("nccl_protocol", nccl_setting(env, "NCCL_PROTO"));
   }
   h5::Group envg = meta.create_group("env");
   for (const auto& [k, v] : env.env_vars) envg.set_attr(k, v);

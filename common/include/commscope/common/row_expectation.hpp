@@ -1,0 +1,37 @@
+// The expectation of one bench row as the bench writes it into its rows (expected_busbw_GBps,
+// expected_time_us, of_expected) and the report recomputes it: expected_time, except that an
+// `nccl` row of a run whose environment set NCCL_ALGO to one algorithm is priced with that
+// algorithm's terms instead of the best textbook one's (docs/verdicts.md). One function for both,
+// so that the file's figures and the report's agree to the last digit. Dependency-free.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "commscope/common/expected_time.hpp"
+
+namespace commscope {
+
+// What NCCL_ALGO (as the run's environment set it) says about the algorithm NCCL runs.
+struct NcclAlgorithm {
+  std::string priced;   // "ring" (Ring) or "tree" (Tree): the terms that price the row; "" for none
+  std::string missing;  // one algorithm without a cost model here (NVLS, CollNet*, PAT, ...): what is missing
+  std::string basis;    // "NCCL_ALGO=Ring", or "" where unset or NCCL still chooses (a list, '^' exclusions)
+};
+NcclAlgorithm nccl_algorithm(std::string_view nccl_algo);
+
+// expected_time of `algorithm` running `c` on `node_of_rank` for `bytes`; for algorithm "nccl"
+// with `nccl_algo` (the environment's NCCL_ALGO, "" where unset) naming one algorithm: Ring is
+// priced with the ring's terms, Tree with the binomial tree's, any other is missing ("a cost model
+// of NCCL_ALGO=NVLS"); the basis then starts "NCCL_ALGO=Ring". A list or an exclusion leaves NCCL
+// its choice: the best textbook algorithm, as without NCCL_ALGO. One rank: one copy, whatever
+// NCCL_ALGO says.
+Expectation expected_row(const MachineModel& model, std::span<const int> node_of_rank, Collective c,
+                         std::string_view algorithm, double bytes, std::string_view nccl_algo = {});
+
+// of_expected = expected time / measured time: nullopt where either is not positive.
+std::optional<double> of_expected(const Expectation& e, double measured_time_us);
+
+}  // namespace commscope

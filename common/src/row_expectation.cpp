@@ -1,0 +1,48 @@
+#include "commscope/common/row_expectation.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace commscope {
+
+NcclAlgorithm nccl_algorithm(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  NcclAlgorithm a;
+  // A list ("Ring,Tree"), an exclusion ("^NVLS") or per-collective lists ("allreduce:tree;...")
+  // leave NCCL a choice among several: priced as without NCCL_ALGO.
+  if (text.empty() || text.find_first_of(",^:;") != std::string_view::npos) return a;
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  a.basis = "NCCL_ALGO=" + std::string(text);
+  if (lower == "ring" || lower == "tree")
+    a.priced = lower;
+  else
+    a.missing = "a cost model of " + a.basis + " (priced: Ring, Tree)";
+  return a;
+}
+
+Expectation expected_row(const MachineModel& model, std::span<const int> node_of_rank, Collective c,
+                         std::string_view algorithm, double bytes, std::string_view nccl_algo) {
+  // One rank copies whatever NCCL_ALGO says: expected_time's one copy.
+  const NcclAlgorithm chosen =
+      algorithm == "nccl" && node_of_rank.size() > 1 ? nccl_algorithm(nccl_algo) : NcclAlgorithm{};
+  if (chosen.basis.empty()) return expected_time(model, node_of_rank, c, algorithm, bytes);
+  if (!chosen.missing.empty()) {
+    Expectation e;
+    e.basis = chosen.basis;
+    e.missing.push_back(chosen.missing);
+    return e;
+  }
+  Expectation e = expected_time(model, node_of_rank, c, chosen.priced, bytes);
+  e.basis = chosen.basis + ": " + e.basis;
+  return e;
+}
+
+std::optional<double> of_expected(const Expectation& e, double measured_time_us) {
+  if (!e.time_us || !(*e.time_us > 0) || !(measured_time_us > 0)) return std::nullopt;
+  return *e.time_us / measured_time_us;
+}
+
+}  // namespace commscope
