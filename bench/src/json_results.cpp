@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -200,6 +201,17 @@ void JsonResults::side(const ResultRow& r) {
     json_.value(static_cast<double>(r.nwrong));
   else
     json_.null();
+  // Ours: the row against the run's machine model (docs/verdicts.md), null where the model lacks
+  // an input, as a side's unchecked nwrong is.
+  for (const auto& [key, v] : {std::pair<const char*, double>{"expected_time", r.expected_time_us},
+                               {"expected_bus_bw", r.expected_busbw_GBps},
+                               {"of_expected", r.of_expected}}) {
+    json_.key(key);
+    if (std::isfinite(v))
+      json_.value(v);
+    else
+      json_.null();
+  }
   json_.end_object();
 }
 

@@ -29,6 +29,7 @@
 #include "commscope/common/output_path.hpp"
 #include "commscope/common/stop_signals.hpp"
 #include "disk_space.hpp"
+#include "expectations.hpp"
 #include "json_results.hpp"
 #include "machine_detect.hpp"
 #include "measure.hpp"
@@ -60,8 +61,9 @@ std::string size_or_never(std::size_t bytes) {
 // file.
 class Reporter final : public benchmark::BenchmarkReporter {
  public:
-  Reporter(const std::vector<Case>& cases, Table& table, ResultsFile* file, JsonResults* json)
-      : cases_(cases), table_(table), file_(file), json_(json) {
+  Reporter(const std::vector<Case>& cases, Table& table, ResultsFile* file, JsonResults* json,
+           RunExpectations& expected)
+      : cases_(cases), table_(table), file_(file), json_(json), expected_(expected) {
     for (const Case& c : cases_) by_name_[c.name] = &c;
   }
 
@@ -111,6 +113,8 @@ class Reporter final : public benchmark::BenchmarkReporter {
     for (std::size_t i = 0; i < n; ++i) {
       Entry* oop = i < pending_[0].size() ? &pending_[0][i] : nullptr;
       Entry* ip = i < pending_[1].size() ? &pending_[1][i] : nullptr;
+      for (Entry* e : {oop, ip})
+        if (e) expected_.judge(e->row);
       table_.row(oop ? &oop->row : nullptr, ip ? &ip->row : nullptr);
       if (json_)
         json_->line(oop ? &oop->row : nullptr, oop ? &oop->samples : nullptr, ip ? &ip->row : nullptr,
@@ -135,6 +139,7 @@ class Reporter final : public benchmark::BenchmarkReporter {
   Table& table_;
   ResultsFile* file_;
   JsonResults* json_;
+  RunExpectations& expected_;
   std::map<std::string, const Case*> by_name_;
   std::map<int, std::vector<Entry>> stash_;
   std::map<int, std::size_t> consumed_;
@@ -197,7 +202,11 @@ class Bench {
                                                         .timestamps = o_.report_timestamps,
                                                         .checked = o_.check_iters > 0,
                                                         .nccl_columns = one_algorithm()});
-    if (rank_ == 0) reporter_ = std::make_unique<Reporter>(cases_, *table_, file_.get(), json_.get());
+    if (rank_ == 0) {
+      expected_ =
+          std::make_unique<RunExpectations>(env_.machine_model, comm_.size(), env_var("NCCL_ALGO"), o_.run_cycles != 0);
+      reporter_ = std::make_unique<Reporter>(cases_, *table_, file_.get(), json_.get(), *expected_);
+    }
 
     // Google Benchmark's flags; only rank 0 writes Google Benchmark's output file.
     std::vector<std::string> gb_args{argv0};
@@ -230,6 +239,7 @@ class Bench {
     if (rank_ == 0) {
       reporter_->flush_pending();
       table_->footer();
+      print_verdicts();
       if (!memory.empty()) std::printf("%s\n#\n", memory.c_str());
       if (json_) json_->finish("");
       if (file_) {
@@ -278,6 +288,29 @@ class Bench {
                             memory_text(static_cast<long long>(largest)) + " need about " + bytes_text(need) +
                             " on each rank (send and receive buffers, growth and scratch; " +
                             std::to_string(comm_.local_size()) + " on a node), " + over);
+  }
+
+  // The run's value of a recorded environment variable ("" where unset).
+  std::string env_var(const std::string& name) const {
+    for (const auto& [k, v] : env_.env_vars)
+      if (k == name) return v;
+    return "";
+  }
+
+  // After nccl-tests' closing lines, a '#' line per verdict (docs/verdicts.md), which parsers of
+  // nccl-tests' output skip: the lines commscope-report bench prints for the results file.
+  void print_verdicts() const {
+    std::vector<std::string> lines;
+    try {
+      lines = expected_->verdict_lines();
+    } catch (const std::exception& e) {  // the run and its files are complete: said, not fatal
+      lines = {std::string("no verdicts, ") + e.what()};
+    }
+    if (lines.empty()) return;
+    std::printf("# %s\n", verdict_thresholds().c_str());
+    for (const std::string& line : lines) std::printf("# Verdict: %s.\n", line.c_str());
+    std::printf("#\n");
+    std::fflush(stdout);
   }
 
   // The machine the rows are set against (docs/bench.md, "The machine model"): detected on every
@@ -496,6 +529,7 @@ class Bench {
   std::vector<Case> cases_;
   Environment env_;
   MachineModel machine_;                       // rank 0's; empty elsewhere
+  std::unique_ptr<RunExpectations> expected_;  // rank 0's: the rows against the recorded model
   std::vector<std::string> machine_warnings_;  // entries naming no host of the run
   std::unique_ptr<ResultsFile> file_;
   std::unique_ptr<JsonResults> json_;

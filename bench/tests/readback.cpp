@@ -3,6 +3,8 @@
 // and wrong count the caller expects.
 //   test_bench_readback FILE MIN_ROWS [MAX_ROWS] [--status STATUS] [--wrong]
 //   test_bench_readback FILE --print     (the table again, from the file)
+//   test_bench_readback FILE --expected  (per row: collective algorithm bytes in_place
+//                                         expected_time_us expected_busbw_GBps of_expected, %.17g)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -24,6 +26,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string path = argv[1];
+  if (std::string(argv[2]) == "--expected") {
+    for (const ResultRow& r : formats::bench::read(path).rows)
+      std::printf("%s %s %llu %d %.17g %.17g %.17g\n", text(r.collective).c_str(), text(r.algorithm).c_str(),
+                  static_cast<unsigned long long>(r.bytes), r.in_place, r.expected_time_us, r.expected_busbw_GBps,
+                  r.of_expected);
+    return 0;
+  }
   if (std::string(argv[2]) == "--print") {
     // Lines pair the out-of-place and in-place rows of one table row, as the bench prints them.
     const formats::bench::Contents d = formats::bench::read(path);

@@ -40,7 +40,10 @@ Columns<ResultRow> make_result_columns() {
       .add("skew_us", &ResultRow::skew_us, "us")
       .add("slowest_rank", &ResultRow::slowest_rank)
       .add("sample_offset", &ResultRow::sample_offset)
-      .add("sample_count", &ResultRow::sample_count);
+      .add("sample_count", &ResultRow::sample_count)
+      .add("expected_time_us", &ResultRow::expected_time_us, "us", kOptional)
+      .add("expected_busbw_GBps", &ResultRow::expected_busbw_GBps, "GB/s", kOptional)
+      .add("of_expected", &ResultRow::of_expected, "", kOptional);
   return c;
 }
 

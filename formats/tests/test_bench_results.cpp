@@ -57,6 +57,9 @@ fb::ResultRow distinct_row(int i) {
   r.slowest_rank = 6;
   r.sample_offset = 2u * static_cast<unsigned>(i);
   r.sample_count = 2;
+  r.expected_time_us = 1.25 + i;
+  r.expected_busbw_GBps = 5.25;
+  r.of_expected = 0.875;
   return r;
 }
 
@@ -91,6 +94,9 @@ void expect_same(const fb::ResultRow& g, const fb::ResultRow& w) {
   EXPECT_EQ(g.slowest_rank, w.slowest_rank);
   EXPECT_EQ(g.sample_offset, w.sample_offset);
   EXPECT_EQ(g.sample_count, w.sample_count);
+  EXPECT_EQ(g.expected_time_us, w.expected_time_us);
+  EXPECT_EQ(g.expected_busbw_GBps, w.expected_busbw_GBps);
+  EXPECT_EQ(g.of_expected, w.of_expected);
 }
 
 }  // namespace
@@ -136,9 +142,9 @@ TEST(BenchResults, TheWriterWritesEveryColumnInOrder) {
   const h5::File f = h5::File::open(path);
   const h5::Dataset results = f.open_dataset("results");
   for (const auto& c : fb::result_columns().list()) EXPECT_TRUE(results.has_field(c.name)) << c.name;
-  EXPECT_EQ(fb::result_columns().list().size(), 29u);
+  EXPECT_EQ(fb::result_columns().list().size(), 32u);
   EXPECT_STREQ(fb::result_columns().list().front().name, "row");
-  EXPECT_STREQ(fb::result_columns().list().back().name, "sample_count");
+  EXPECT_STREQ(fb::result_columns().list().back().name, "of_expected");
   EXPECT_TRUE(f.open_group("meta").has_attr("status"));
 }
 
@@ -162,6 +168,10 @@ TEST(BenchResults, AFileWithoutTheOptionalColumnsReads) {
   EXPECT_EQ(rows[0].warmup, 0);
   EXPECT_EQ(rows[0].cpu_time_us, 0);
   EXPECT_EQ(rows[0].stdev_us, 0);
+  // A file from before the expected columns: absent, NaN (not 0, which would read as a verdict).
+  EXPECT_TRUE(std::isnan(rows[0].expected_time_us));
+  EXPECT_TRUE(std::isnan(rows[0].expected_busbw_GBps));
+  EXPECT_TRUE(std::isnan(rows[0].of_expected));
 }
 
 TEST(BenchResults, AFileWithoutARequiredColumnIsRefused) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,13 @@ struct ResultRow {
   std::int32_t slowest_rank = 0;     // the rank with the longest total time
   std::uint64_t sample_offset = 0;   // first row of this result in /samples
   std::uint64_t sample_count = 0;
+  // The row set against the run's machine model (docs/verdicts.md): the time its algorithm needs
+  // there, the busbw that allows, and of_expected = expected_time_us / time_us. NaN where the
+  // model lacks an input (the row's expectation says what), the run recorded no model, or the
+  // file predates these columns.
+  double expected_time_us = std::numeric_limits<double>::quiet_NaN();
+  double expected_busbw_GBps = std::numeric_limits<double>::quiet_NaN();
+  double of_expected = std::numeric_limits<double>::quiet_NaN();
 };
 
 // One row of /samples: iteration i of result `result` (a /results row index).

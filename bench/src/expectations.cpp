@@ -1,0 +1,122 @@
+#include "expectations.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "commscope/analysis/expected_verdicts.hpp"
+#include "commscope/analysis/format.hpp"
+#include "commscope/collectives/types.hpp"
+#include "commscope/common/row_expectation.hpp"
+
+namespace commscope::bench {
+namespace {
+
+using analysis::MeasuredRow;
+
+// One collective and algorithm's sizes, ascending, each at the lower middle of its repetitions'
+// times (the report's choice, bench_fits.cpp's measurements()).
+struct Series {
+  std::string collective, algorithm;
+  int nranks = 0;
+  std::map<double, std::vector<MeasuredRow>> reps;  // bytes -> repetitions
+};
+
+// The run's out-of-place rows as the report takes them: sizes above 0 with a time, of the first
+// (type, op) of each collective, collectives and algorithms in order of first appearance.
+std::vector<Series> series_of(const std::vector<ResultRow>& rows) {
+  std::vector<Series> out;
+  std::map<std::string, std::pair<std::string, std::string>> first_type_op;
+  for (const ResultRow& r : rows) {
+    if (r.in_place || r.bytes == 0 || !(r.time_us > 0)) continue;
+    const std::string coll = text(r.collective), algo = text(r.algorithm);
+    const auto [it, fresh] = first_type_op.try_emplace(coll, text(r.type), text(r.op));
+    if (it->second != std::make_pair(text(r.type), text(r.op))) continue;
+    auto s = std::find_if(out.begin(), out.end(),
+                          [&](const Series& x) { return x.collective == coll && x.algorithm == algo; });
+    if (s == out.end()) s = out.insert(out.end(), Series{coll, algo, r.nranks, {}});
+    s->reps[static_cast<double>(r.bytes)].push_back({static_cast<double>(r.bytes), r.time_us, r.busbw_GBps});
+  }
+  return out;
+}
+
+std::vector<MeasuredRow> lower_middles(const Series& s) {
+  std::vector<MeasuredRow> out;
+  for (auto [bytes, reps] : s.reps) {
+    std::sort(reps.begin(), reps.end(),
+              [](const MeasuredRow& a, const MeasuredRow& b) { return a.time_us < b.time_us; });
+    out.push_back(reps[(reps.size() - 1) / 2]);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string verdict_thresholds() {
+  using analysis::format_number;
+  return "Verdicts against the machine model (of_expected = expected / measured time): good from " +
+         format_number(100 * analysis::kGoodOfExpected) + "%, below from " +
+         format_number(100 * analysis::kFarBelowOfExpected) + "%, far below under it, above the model over " +
+         format_number(100 * analysis::kAboveModelOfExpected) + "% (docs/verdicts.md)";
+}
+
+RunExpectations::RunExpectations(const std::string& model_text, int nranks, std::string nccl_algo, bool verdicts)
+    : nccl_algo_(std::move(nccl_algo)), verdicts_(verdicts) {
+  if (model_text.empty()) return;
+  try {
+    model_ = from_text(model_text);
+    placement_ = placement_of(*model_, nranks);
+  } catch (const std::exception& e) {
+    problem_ = e.what();
+    placement_.clear();
+  }
+}
+
+void RunExpectations::judge(ResultRow& row) {
+  if (!model_ || placement_.empty()) return;
+  if (!row.in_place && verdicts_) rows_.push_back(row);
+  if (static_cast<std::size_t>(row.nranks) != placement_.size()) return;
+  try {
+    const Expectation e = expected_row(*model_, placement_, parse_collective(text(row.collective)), text(row.algorithm),
+                                       static_cast<double>(row.bytes), nccl_algo_);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    row.expected_time_us = e.time_us.value_or(nan);
+    row.expected_busbw_GBps = e.busbw_GBps.value_or(nan);
+    row.of_expected = of_expected(e, row.time_us).value_or(nan);
+  } catch (const std::exception&) {
+    // A row the model cannot price (a collective it does not know): its columns stay NaN.
+  }
+}
+
+std::vector<std::string> RunExpectations::verdict_lines() const {
+  if (!model_ || !verdicts_) return {};
+  if (placement_.empty()) return {"no verdicts, " + problem_};
+  MachineModel model = *model_;
+  const std::vector<Series> series = series_of(rows_);
+  if (!(model.latency_source != FigureSource::none && model.latency_us > 0)) {  // the report's alpha
+    std::vector<analysis::RowOfRun> all;
+    for (const Series& s : series)
+      for (const MeasuredRow& m : lower_middles(s))
+        all.push_back({parse_collective(s.collective), s.algorithm, s.nranks, m});
+    if (const auto l = analysis::latency_of_run(all)) {
+      model.latency_us = l->latency_us;
+      model.latency_source = FigureSource::measured;
+    }
+  }
+  std::vector<std::string> lines;
+  for (const Series& s : series) {
+    std::vector<analysis::JudgedRow> judged;
+    for (const MeasuredRow& m : lower_middles(s)) {
+      Expectation e = expected_row(model, placement_, parse_collective(s.collective), s.algorithm, m.bytes, nccl_algo_);
+      const std::optional<double> of = of_expected(e, m.time_us);
+      judged.push_back({m, std::move(e), of});
+    }
+    for (std::string& line : analysis::verdict_lines(s.collective, s.algorithm, judged, model))
+      lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+}  // namespace commscope::bench
