@@ -4,6 +4,7 @@
 #   2. commscope-train --model small, profiled, at 1 rank and at --ranks ranks
 #   3. commscope-report: bench, profile and scaling reports (Markdown + CSV + plots), a trace
 #   4. scripts/check-report.py: the reports' numbers against the HDF5 files (read with h5py)
+#   (the summary's verdicts: scripts/suite-verdicts.py, from the bench report's Verdict lines)
 # Everything goes to results/<date-time>/ (or --out); a one-screen summary ends the run.
 #
 #   scripts/run-suite.sh [--ranks N] [--quick] [--out DIR] [--hostfile FILE] [--launcher mpirun|srun]
@@ -239,6 +240,10 @@ echo "Hosts: $(sed -n 's/^# nhosts: //p' "$out/bench.log" | head -1) ($(sed -n '
 echo "Collectives (the alpha-beta fits' best algorithm; every fit in report/bench/report.md):"
 best_fits "$out/report/bench/fits.csv"
 grep -E "Out of bounds" "$out/bench.log" | tail -1 | sed 's/^#*/ /'
+# The bench report's verdicts against the machine model (docs/verdicts.md): counted at each
+# collective and algorithm's largest sizes, and the few furthest below their model.
+verdicts=$(python3 "$root/scripts/suite-verdicts.py" "$out/report-bench.txt" 3)
+[ -z "$verdicts" ] || printf 'Verdicts (every one in report/bench/report.md):\n%s\n' "$verdicts"
 echo "Training (small), 1 and $ranks ranks:"
 grep -h "^mean step" "$out/train-np1.log" "$out/train-np$ranks.log" | sed 's/^/  /'
 echo "Scaling 1 -> $ranks ranks:"

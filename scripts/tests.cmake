@@ -7,13 +7,18 @@ set(compare ${PROJECT_SOURCE_DIR}/scripts/compare-interconnects.sh)
 set(gpucheck ${PROJECT_SOURCE_DIR}/scripts/gpu-check.sh)
 set(bindir $<TARGET_FILE_DIR:commscope-bench>)
 
-# The summary is saved as summary.txt and fits one screen (the fits' 60 lines are in the report).
+# The summary is saved as summary.txt and fits one screen (the fits' 60 lines are in the report),
+# with the bench's verdicts against the machine model.
 add_test(NAME suite.quick.np2
          COMMAND ${expect} 0 "Report: its numbers match the HDF5 files" 0 --
-                 bash -c "bash \"$0\" \"$@\" && grep -q '^Report: its numbers match' \"$7/summary.txt\" && n=$(wc -l < \"$7/summary.txt\") && echo \"summary.txt: $n lines\" && [ $n -le 40 ]"
+                 bash -c "bash \"$0\" \"$@\" && grep -q '^Report: its numbers match' \"$7/summary.txt\" && grep -A1 '^Verdicts' \"$7/summary.txt\" | grep -q 'at the largest sizes' && n=$(wc -l < \"$7/summary.txt\") && echo \"summary.txt: $n lines\" && [ $n -le 40 ]"
                  ${suite} --quick --ranks 2 --bin ${bindir} --out ${CMAKE_BINARY_DIR}/suite-quick)
 set_tests_properties(suite.quick.np2 PROPERTIES ENVIRONMENT "${COMMSCOPE_TEST_ENV};OMP_NUM_THREADS=1" LABELS "mpi"
                                                 PROCESSORS 2 TIMEOUT 600)
+
+# The summary's verdict lines from a report's (scripts/suite-verdicts.py), on fixed lines: fast.
+add_test(NAME suite.summary_verdicts COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/tests/suite-verdicts.sh)
+set_tests_properties(suite.summary_verdicts PROPERTIES LABELS "unit" TIMEOUT 60)
 
 foreach(case
     "suite|ranks_zero|--ranks needs a positive integer|--ranks 0"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The suite summary's verdicts (scripts/suite-verdicts.py) on a report's Verdict lines: the
+# largest size range of each collective and algorithm counted by verdict, the ones furthest below
+# their model printed whole (at most MAX), the highest one where none is below, nothing for a
+# report without verdicts.
+set -u
+dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "suite-verdicts.sh: FAIL: $*"; exit 1; }
+cat >"$work/report.txt" <<'TXT'
+commscope bench report: bench.h5
+Verdict: allreduce ring 8 B to 4 KiB: latency-bound, 5.88 us = 51% of the speed of the expected 2.97 us (latency 2.32 us) [4 sizes: median 75%, 0.032% to 101%]: good.
+Verdict: allreduce ring from 32 KiB: busbw 2.04 GB/s = 34% of the 5.92 GB/s that the link between vm's ranks (9.38 GB/s, measured) allows [2 sizes: median 17%, 0.27% to 34%]: far below.
+Verdict: allreduce rhd from 32 KiB: busbw 3.32 GB/s = 56% of the 5.92 GB/s that host2's link (0.125 GB/s, given) allows [2 sizes: median 45%, 34% to 56%]: below; host2's link measured 0.012 GB/s (doctor), the others 0.116.
+Verdict: allreduce hier: not judged, the model lacks host2's link rate (its NIC reports none: --link-rate host2=RATE).
+Verdict: broadcast mpi: not judged at some sizes, the model lacks the latency per message.
+Verdict: broadcast mpi from 1 MiB: busbw 5 GB/s = 90% of the 5.55 GB/s that vm's memory (11.1 GB/s, measured) allows [3 sizes, all 90%]: good.
+Verdict: gather ring at 64 MiB: busbw 9 GB/s = 120% of the 7.5 GB/s that vm's memory (7.5 GB/s, measured) allows: above the model (a figure of the model is too low).
+TXT
+got=$(python3 "$dir/suite-verdicts.py" "$work/report.txt" 1) || fail "exit $?"
+want="  at the largest sizes, per collective and algorithm: 1 good, 1 below, 1 far below, 1 above the model, 1 not judged
+  allreduce ring from 32 KiB: busbw 2.04 GB/s = 34% of the 5.92 GB/s that the link between vm's ranks (9.38 GB/s, measured) allows [2 sizes: median 17%, 0.27% to 34%]: far below"
+[ "$got" = "$want" ] || fail "MAX 1: got
+$got"
+got=$(python3 "$dir/suite-verdicts.py" "$work/report.txt") || fail "exit $?"
+[ "$(printf '%s\n' "$got" | wc -l)" -eq 3 ] || fail "default MAX: 3 lines wanted: $got"
+printf '%s\n' "$got" | grep -q "^  allreduce rhd from 32 KiB: .*: below; host2's link measured 0.012 GB/s (doctor), the others 0.116$" ||
+  fail "the culprit's line is not shown whole: $got"
+# None below: the highest against its model (above it).
+grep -v -e 'below' "$work/report.txt" >"$work/good.txt"
+got=$(python3 "$dir/suite-verdicts.py" "$work/good.txt") || fail "exit $?"
+printf '%s\n' "$got" | sed -n 2p | grep -q "^  gather ring at 64 MiB: .*above the model" || fail "none below: $got"
+# A report without verdicts (no machine model): nothing.
+printf 'commscope bench report\nFastest measured: ring.\n' >"$work/none.txt"
+got=$(python3 "$dir/suite-verdicts.py" "$work/none.txt") || fail "exit $?"
+[ -z "$got" ] || fail "no verdicts: printed '$got'"
+echo "suite-verdicts.sh: ok"
