@@ -25,6 +25,7 @@
 #include "commscope/common/output_path.hpp"
 #include "commscope/h5/h5.hpp"
 #include "commscope/profiler/profile_file.hpp"
+#include "commscope/replay/heap.hpp"
 #include "commscope/replay/plan.hpp"
 #include "runner.hpp"
 
@@ -178,6 +179,8 @@ int main(int argc, char** argv) {
           commscope::h5::read_in_child(cli.input, [&] { (void)commscope::profiler::read_profile(cli.input, true); });
       !problem.empty())
     return fail(problem.starts_with(cli.input + ": ") ? problem : cli.input + ": " + problem, speak);
+  // The MPI library's temporaries reused, not faulted in again each call (heap.hpp).
+  (void)rp::keep_freed_heap();
   commscope::MpiRuntime mpi(argc, argv);
   return replay(cli, argc, argv);
 }
