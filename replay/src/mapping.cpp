@@ -57,6 +57,28 @@ RankMapping map_ranks(int recorded_ranks, int given, const std::vector<int>& cho
   return m;
 }
 
+std::vector<std::int64_t> iteration_leads(const ReplayPlan& plan, const RankMapping& mapping, int recorded_rank) {
+  const auto numbers = [&](int r) {
+    std::vector<std::int32_t> out;
+    for (const ReplayIteration& it : plan.ranks[static_cast<std::size_t>(r)].iterations) out.push_back(it.number);
+    return out;
+  };
+  const std::vector<std::int32_t> mine = numbers(recorded_rank);
+  if (mine.empty() || std::any_of(mine.begin(), mine.end(), [](std::int32_t n) { return n < 0; })) return {};
+  std::vector<std::int64_t> earliest(mine.size(), 0);
+  for (std::size_t i = 0; i < mine.size(); ++i)
+    earliest[i] = plan.ranks[static_cast<std::size_t>(recorded_rank)].iterations[i].start_ns;
+  for (const int r : mapping.recorded) {
+    if (numbers(r) != mine) return {};
+    const std::vector<ReplayIteration>& its = plan.ranks[static_cast<std::size_t>(r)].iterations;
+    for (std::size_t i = 0; i < its.size(); ++i) earliest[i] = std::min(earliest[i], its[i].start_ns);
+  }
+  std::vector<std::int64_t> leads(mine.size());
+  for (std::size_t i = 0; i < mine.size(); ++i)
+    leads[i] = plan.ranks[static_cast<std::size_t>(recorded_rank)].iterations[i].start_ns - earliest[i];
+  return leads;
+}
+
 std::vector<int> played_members(const GroupLabel& group, const RankMapping& mapping) {
   std::vector<int> out;
   for (const int r : group.members)

@@ -134,6 +134,7 @@ RankPlan plan_rank(const prof::Profile& profile, int rank, int max_iterations,
       iteration.number = e->iteration;
       if (const auto w = ev.windows.find(e->iteration); w != ev.windows.end()) {
         iteration.window_ns = w->second.second - w->second.first;
+        iteration.start_ns = w->second.first + offset;
         last_end = w->second.first;
       }
       plan.iterations.push_back(iteration);

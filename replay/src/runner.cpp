@@ -83,6 +83,7 @@ class Replayer {
     groups_ = rebuild_groups(plan, me_, comm_options, *backend_);
     MPI_Comm_dup(MPI_COMM_WORLD, &messages_);
     incoming_ = largest_messages_to(plan, me_);
+    leads_ = iteration_leads(plan, mapping, me_);
     std::size_t n = buffer_bytes(plan.ranks[static_cast<std::size_t>(me_)]);
     for (const auto& [peer, bytes] : incoming_) n = std::max(n, static_cast<std::size_t>(bytes));
     send_.assign(n, 0);
@@ -99,10 +100,16 @@ class Replayer {
   Replayer& operator=(const Replayer&) = delete;
 
   void run(RunCounts& counts) {
-    for (const ReplayIteration& it : plan_.ranks[static_cast<std::size_t>(me_)].iterations) {
+    const std::vector<ReplayIteration>& iterations = plan_.ranks[static_cast<std::size_t>(me_)].iterations;
+    for (std::size_t i = 0; i < iterations.size(); ++i) {
+      const ReplayIteration& it = iterations[i];
       if (it.number < 0) {
         run_ops(it, counts);
         continue;
+      }
+      if (!leads_.empty()) {  // together, then as late as recorded (plan.hpp's iteration_leads)
+        world_->barrier();
+        spend_gap(options_.gaps, leads_[i]);
       }
       prof::IterationScope step(it.number);
       run_ops(it, counts);
@@ -289,6 +296,7 @@ class Replayer {
   MPI_Comm messages_ = MPI_COMM_NULL;
   std::vector<unsigned char> send_, recv_;
   std::map<int, std::int64_t> incoming_;  // recorded peer -> the largest message it sends this rank
+  std::vector<std::int64_t> leads_;       // by iteration: its start after the earliest rank's (ns); empty: not aligned
   std::vector<MPI_Request> pending_;      // the sends
   // The open posted receives and their buffers (moved, never copied: the storage MPI writes to stays).
   std::vector<MPI_Request> posted_requests_;

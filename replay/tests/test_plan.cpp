@@ -307,3 +307,39 @@ TEST(ReplayGaps, LatenessComesOffTheNextGaps) {
   b.reset();
   EXPECT_EQ(b.next(40), 40);
 }
+
+TEST(ReplayPlan, IterationsStartAsRecorded) {
+  // Two ranks whose steps end 9 ms apart (rank 0's longer tail) and begin together: the trainer
+  // meets between steps in a collective it does not profile. Rank 1's clock runs 5 ms ahead.
+  Builder b(2);
+  b.p.ranks = {prof::RankInfo{}, prof::RankInfo{}};
+  b.p.ranks[0].rank = 0, b.p.ranks[1].rank = 1;
+  b.p.ranks[1].clock_offset_ns = -5'000'000;
+  const std::int64_t ms = 1'000'000;
+  for (int step = 0; step < 2; ++step) {
+    const std::int64_t t0 = step * 100 * ms;
+    b.iteration(0, step, t0, t0 + 90 * ms);
+    b.comm(0, step, "allgather", "dp[0,1]", 64, t0 + 10 * ms, t0 + 12 * ms);
+    b.iteration(1, step, t0 + 5 * ms + (step == 1 ? 2 * ms : 0), t0 + 5 * ms + 81 * ms);
+    b.comm(1, step, "allgather", "dp[0,1]", 64, t0 + 15 * ms, t0 + 17 * ms);
+  }
+  const rp::ReplayPlan plan = rp::make_plan(b.p);
+  EXPECT_EQ(plan.ranks[1].iterations[1].start_ns, 102 * ms);  // on rank 0's clock
+  const rp::RankMapping both = rp::map_ranks(2, 2);
+  EXPECT_EQ(rp::iteration_leads(plan, both, 0), (std::vector<std::int64_t>{0, 0}));
+  EXPECT_EQ(rp::iteration_leads(plan, both, 1), (std::vector<std::int64_t>{0, 2 * ms}));
+  // Alone, a rank leads nobody.
+  EXPECT_EQ(rp::iteration_leads(plan, rp::map_ranks(2, 1, {1}), 1), (std::vector<std::int64_t>{0, 0}));
+
+  // Ranks that recorded other iterations (one without communication in step 1) start theirs
+  // as they come: no leads.
+  Builder other(2);
+  other.iteration(0, 0, 0, 90 * ms);
+  other.comm(0, 0, "allgather", "", 64, 10 * ms, 12 * ms);
+  other.comm(0, 1, "send", "pp[0>1]", 64, 110 * ms, 112 * ms);
+  other.iteration(1, 0, 0, 90 * ms);
+  other.comm(1, 0, "allgather", "", 64, 10 * ms, 12 * ms);
+  const rp::ReplayPlan uneven = rp::make_plan(other.p);
+  EXPECT_TRUE(rp::iteration_leads(uneven, both, 0).empty());
+  EXPECT_TRUE(rp::iteration_leads(uneven, both, 1).empty());
+}

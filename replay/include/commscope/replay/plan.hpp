@@ -56,6 +56,7 @@ struct ReplayIteration {
   std::int32_t number = -1;
   std::int64_t window_ns = 0;  // the recorded iteration's duration (0 outside iterations)
   std::int64_t tail_ns = 0;    // recorded time from the last op's end to the iteration's end
+  std::int64_t start_ns = 0;   // the recorded iteration's start, on rank 0's clock (0 outside iterations)
   std::vector<ReplayOp> ops;
 };
 
@@ -105,6 +106,15 @@ RankMapping map_ranks(int recorded_ranks, int given, const std::vector<int>& cho
 // job whose groups the trace does not name): those ranks cannot be replayed together; the
 // error names the ranks whose profiler dropped events (buffers full), the likely reason then.
 void harmonize(ReplayPlan& plan, const RankMapping& mapping);
+
+// How the played ranks start their iterations: where every played rank recorded the same
+// iterations (numbers >= 0, in the same order), by the rank's iteration (its plan's order), how
+// long after the earliest played rank `recorded_rank` started it (ns, rank 0's clock); else
+// empty. The replay starts those iterations together and each rank that much later, as
+// recorded: the trainer's ranks meet between steps in a collective it does not profile (the
+// stop check), so a rank whose step ended sooner waited there, outside the step; replayed back
+// to back, it waited in the next step's first collective instead.
+std::vector<std::int64_t> iteration_leads(const ReplayPlan& plan, const RankMapping& mapping, int recorded_rank);
 
 // The played members of a group (recorded world ranks, ascending).
 std::vector<int> played_members(const GroupLabel& group, const RankMapping& mapping);
