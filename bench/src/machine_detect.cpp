@@ -133,9 +133,11 @@ void run_probes(MPI_Comm comm, const std::vector<ProbePair>& pairs, double timeo
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   std::vector<double> mine(pairs.size(), 0), all(pairs.size(), 0);
+  const std::size_t intra_bytes = intra_probe_bytes();
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const ProbePair& pp = pairs[i];
-    const PingPongShape& shape = pp.node < 0 ? kLatencyProbe : kIntraRateProbe;
+    PingPongShape shape = pp.node < 0 ? kLatencyProbe : kIntraRateProbe;
+    if (pp.node >= 0) shape.bytes = intra_bytes;
     if (rank == pp.a || rank == pp.b) {
       const std::vector<double> us =
           pingpong_half_round_trips_us(comm, rank == pp.a ? pp.b : pp.a, rank == pp.a, shape);
@@ -151,11 +153,11 @@ void run_probes(MPI_Comm comm, const std::vector<ProbePair>& pairs, double timeo
   std::size_t worst = pairs.size();
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     if (pairs[i].node >= 0) {
-      const auto bytes = static_cast<double>(kIntraRateProbe.bytes);
+      const auto bytes = static_cast<double>(intra_bytes);
       if (all[i] > 0)
         model.nodes[static_cast<std::size_t>(pairs[i].node)].intra = {
             bytes / all[i] / 1e3, FigureSource::measured,
-            std::to_string(kIntraRateProbe.bytes >> 20) + " MiB ping-pong between two of its ranks, the fastest of " +
+            std::to_string(intra_bytes >> 20) + " MiB ping-pong between two of its ranks, the fastest of " +
                 std::to_string(kIntraRateProbe.passes) + " round trips"};
       continue;
     }
@@ -242,6 +244,8 @@ Rate nic_rate(const std::string& sys, const std::string& iface) {
     return {0, FigureSource::none, iface + ": speed " + (speed.empty() ? "not given" : speed) + " (not known)"};
   return {static_cast<double>(mbit) / 8e3, FigureSource::system, iface + " " + std::to_string(mbit) + " Mb/s"};
 }
+
+std::size_t intra_probe_bytes() { return std::min(copy_probe_bytes(), std::size_t{64} << 20); }
 
 std::size_t copy_probe_bytes() {
   const long llc = std::max({sysconf(_SC_LEVEL3_CACHE_SIZE), sysconf(_SC_LEVEL2_CACHE_SIZE), 0L});
