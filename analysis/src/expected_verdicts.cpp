@@ -225,4 +225,14 @@ std::optional<RunLatency> latency_of_run(std::span<const RowOfRun> rows) {
   return best;
 }
 
+std::optional<RunLatency> fill_latency_from_run(MachineModel& model, std::span<const RowOfRun> rows) {
+  if (model.latency_known()) return std::nullopt;
+  std::optional<RunLatency> l = latency_of_run(rows);
+  if (l) {
+    model.latency_us = l->latency_us;
+    model.latency_source = FigureSource::measured;
+  }
+  return l;
+}
+
 }  // namespace commscope::analysis

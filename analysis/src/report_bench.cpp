@@ -322,9 +322,7 @@ std::optional<ModelJudgement> model_judgement(const std::vector<BenchFile>& runs
         for (std::size_t i = 0; i < m.bytes.size(); ++i)
           rows.push_back(
               {parse_collective(collective), m.algorithm, m.nranks, {m.bytes[i], m.time_us[i], m.busbw_GBps[i]}});
-    if (const auto l = latency_of_run(rows)) {
-      j.model.latency_us = l->latency_us;
-      j.model.latency_source = FigureSource::measured;
+    if (const auto l = fill_latency_from_run(j.model, rows)) {
       alpha = "the run's own smallest time per message, " + format_number(l->latency_us, 3) + " us (" + l->from +
               "; no doctor file: latency-bound sizes are judged against the run's best, not an independent figure)";
     } else {

@@ -95,15 +95,12 @@ std::vector<std::string> RunExpectations::verdict_lines() const {
   if (placement_.empty()) return {"no verdicts, " + problem_};
   MachineModel model = *model_;
   const std::vector<Series> series = series_of(rows_);
-  if (!(model.latency_source != FigureSource::none && model.latency_us > 0)) {  // the report's alpha
+  if (!model.latency_known()) {  // the report's alpha
     std::vector<analysis::RowOfRun> all;
     for (const Series& s : series)
       for (const MeasuredRow& m : lower_middles(s))
         all.push_back({parse_collective(s.collective), s.algorithm, s.nranks, m});
-    if (const auto l = analysis::latency_of_run(all)) {
-      model.latency_us = l->latency_us;
-      model.latency_source = FigureSource::measured;
-    }
+    analysis::fill_latency_from_run(model, all);
   }
   std::vector<std::string> lines;
   for (const Series& s : series) {

@@ -71,5 +71,9 @@ struct RunLatency {
 // The largest array whose time is taken for a message's latency (bytes).
 inline constexpr double kLatencySizeBytes = 1024;
 std::optional<RunLatency> latency_of_run(std::span<const RowOfRun> rows);
+// The report's and the bench's alpha where the model has none: latency_of_run(rows) set into
+// `model` (source measured) and returned; nullopt, the model untouched, where the model has a
+// latency of its own or the rows give none.
+std::optional<RunLatency> fill_latency_from_run(MachineModel& model, std::span<const RowOfRun> rows);
 
 }  // namespace commscope::analysis
