@@ -21,9 +21,9 @@
 # slots per host (default 2). mpirun runs in host1 with the hostfile, this cluster's agent as
 # plm_rsh_agent, TCP (ob1, btl self,vader,tcp) on 10.231.0.0/24 only, --bind-to none, and idle
 # ranks yielding when the slots outnumber the cores, TCP keepalives on the launcher's daemons
-# (a dead host noticed in ~5 s), two TCP sockets per pair of ranks (Open MPI 4.1's TCP transport
-# moves one direction at a time on one socket: osu_bibw 111 MB/s = osu_bw's 109 at 1gbit, 203
-# with two, while one plain TCP socket carries 106 MB/s each way), all as OMPI_MCA_* variables, so that
+# (a dead host noticed in ~5 s), Open MPI's TCP transport without its emulated RDMA put (btl_tcp_flags
+# without `put`: with it a pair exchanging large messages both ways at once moves one direction at
+# a time, osu_bibw 83-104 MB/s at 1gbit against 216-229 without it, osu_bw 116 either way), all as OMPI_MCA_* variables, so that
 # mpirun arguments override them; `--prefix` goes right after `mpirun`. throttle: the host's
 # processes, those running and those started later, get PCT% of one CPU (a cpu cgroup quota, v1 or
 # v2); `off` lifts it. cut: deletes the host's link (a host gone from the network mid-run). down kills what still runs in
@@ -293,7 +293,8 @@ case "$cmd" in
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
       OMPI_MCA_orte_default_hostfile="$run/hostfile" OMPI_MCA_plm_rsh_agent="$run/agent" \
       OMPI_MCA_plm_rsh_no_tree_spawn=1 OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader,tcp \
-      OMPI_MCA_btl_tcp_if_include=$net.0/24 OMPI_MCA_oob_tcp_if_include=$net.0/24 OMPI_MCA_btl_tcp_links=2 \
+      OMPI_MCA_btl_tcp_if_include=$net.0/24 OMPI_MCA_oob_tcp_if_include=$net.0/24 \
+      OMPI_MCA_btl_tcp_flags=send,inplace,need-ack,need-csum,hetero-rdma \
       OMPI_MCA_hwloc_base_binding_policy=none \
       OMPI_MCA_oob_tcp_keepalive_time=2 OMPI_MCA_oob_tcp_keepalive_intvl=1 OMPI_MCA_oob_tcp_keepalive_probes=3
     # The keepalives: a host gone from the network (cut) ends the job in about 5 s, as the
