@@ -84,6 +84,26 @@ std::string sizes(double from, double to, double largest) {
   return format_bytes(from) + " to " + format_bytes(to);
 }
 
+// Above the model at latency-bound sizes because the model's latency per message is over what
+// this run took per message (a probe disturbed by load reads a scheduler's slice, not the
+// network): that said, with the run's own figure; "" where the range is not such a case. The
+// messages of a row are its expectation's alpha terms over the model's latency.
+std::string latency_too_high(std::span<const JudgedRow* const> range, const MachineModel& model) {
+  if (!(model.latency_us > 0) || !range.back()->expected.latency_bound()) return "";
+  double own = std::numeric_limits<double>::infinity();
+  for (const JudgedRow* x : range) {
+    const double messages = x->expected.latency_us / model.latency_us;
+    if (messages > 0 && x->measured.time_us > 0) own = std::min(own, x->measured.time_us / messages);
+  }
+  if (!(own < model.latency_us)) return "";
+  const std::string source = std::string(source_name(model.latency_source)) +
+                             (model.latency_detail.empty() ? "" : ": " + model.latency_detail);
+  return "above the model: its latency, " + format_number(model.latency_us, 3) + " us per message (" + source +
+         "), is over this run's own " + format_number(own, 3) +
+         " us per message, so the latency figure is too high, not the run fast (a probe on a busy machine reads "
+         "the scheduler; a machine file's latency_us or a doctor file from a quiet machine sets it)";
+}
+
 // The line of one range of rows, its figures at the last (its largest size), its verdict by the
 // median of_expected of its rows.
 std::string range_line(std::string_view head, std::span<const JudgedRow* const> range, const MachineModel& model) {
@@ -114,7 +134,8 @@ std::string range_line(std::string_view head, std::span<const JudgedRow* const> 
                 : " [" + std::to_string(k) + " sizes: median " + percent(median) + ", " + percent(ofs.front()) +
                       " to " + percent(ofs.back()) + "]";
   if (e.latency_left_out) line += " (latency not in the model: priced without it)";
-  line += ": " + std::string(verdict_class_name(v));
+  const std::string too_high = v == VerdictClass::above_model ? latency_too_high(range, model) : "";
+  line += ": " + (too_high.empty() ? std::string(verdict_class_name(v)) : too_high);
   if ((v == VerdictClass::below || v == VerdictClass::far_below) && e.limit.level == LinkLevel::inter) {
     const std::string doctor = doctor_links(model);
     line += doctor.empty() ? " (no doctor file: its pairs would measure each host's link)" : "; " + doctor;

@@ -150,3 +150,24 @@ TEST(ExpectedVerdicts, WithoutTheLatencyLargeSizesAreJudged) {
   const std::string tail = " (latency not in the model: priced without it): good";
   EXPECT_EQ(out[1].substr(out[1].size() - tail.size()), tail) << out[1];
 }
+
+// A latency per message above what the run took per message (a start-up probe on a busy machine):
+// the latency-bound sizes are above the model, and the line says the latency figure is the cause,
+// with the run's own figure (ring allreduce on 4 ranks: 6 messages; 30 us at 8 B = 5 us each).
+// A range merely faster than a right latency keeps the usual wording.
+TEST(ExpectedVerdicts, LatencyAboveTheRunsOwnIsNamed) {
+  MachineModel m = cluster(2, 2);
+  m.latency_detail = "8 B pairs";
+  EXPECT_EQ(lines(m, "ring", {{8, 30, 0}}),
+            (std::vector<std::string>{
+                "allreduce ring at 8 B: latency-bound, 30 us = 1000% of the speed of the expected 300 us (latency "
+                "300 us): above the model: its latency, 50 us per message (doctor: 8 B pairs), is over this run's "
+                "own 5 us per message, so the latency figure is too high, not the run fast (a probe on a busy "
+                "machine reads the scheduler; a machine file's latency_us or a doctor file from a quiet machine "
+                "sets it)"}));
+  // 8 B in 285 us: 105.3% of the expected 300, above the threshold, 47.5 us a message: named.
+  // 8 B in 310 us: good, the usual wording.
+  EXPECT_NE(lines(m, "ring", {{8, 285, 0}}).front().find("is over this run's own 47.5 us per message"),
+            std::string::npos);
+  EXPECT_EQ(lines(m, "ring", {{8, 310, 0}}).front().find("is over this run's own"), std::string::npos);
+}
