@@ -86,8 +86,9 @@ std::string sizes(double from, double to, double largest) {
 
 // Above the model at latency-bound sizes because the model's latency per message is over what
 // this run took per message (a probe disturbed by load reads a scheduler's slice, not the
-// network): that said, with the run's own figure; "" where the range is not such a case. The
-// messages of a row are its expectation's alpha terms over the model's latency.
+// network; shared memory's steps are a flag and a copy, not an MPI message): that said, with the
+// run's own figure; "" where the range is not such a case. The messages of a row are its
+// expectation's alpha terms over the model's latency.
 std::string latency_too_high(std::span<const JudgedRow* const> range, const MachineModel& model) {
   if (!(model.latency_us > 0) || !range.back()->expected.latency_bound()) return "";
   double own = std::numeric_limits<double>::infinity();
@@ -100,8 +101,8 @@ std::string latency_too_high(std::span<const JudgedRow* const> range, const Mach
                              (model.latency_detail.empty() ? "" : ": " + model.latency_detail);
   return "above the model: its latency, " + format_number(model.latency_us, 3) + " us per message (" + source +
          "), is over this run's own " + format_number(own, 3) +
-         " us per message, so the latency figure is too high, not the run fast (a probe on a busy machine reads "
-         "the scheduler; a machine file's latency_us or a doctor file from a quiet machine sets it)";
+         " us per message: too high for these steps (a latency measured on a busy machine, or steps that cost less than "
+         "an MPI message, as shared memory's; a machine file's latency_us sets it)";
 }
 
 // The line of one range of rows, its figures at the last (its largest size), its verdict by the

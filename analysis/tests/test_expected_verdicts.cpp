@@ -152,7 +152,7 @@ TEST(ExpectedVerdicts, WithoutTheLatencyLargeSizesAreJudged) {
 }
 
 // A latency per message above what the run took per message (a start-up probe on a busy machine):
-// the latency-bound sizes are above the model, and the line says the latency figure is the cause,
+// the latency-bound sizes are above the model, and the line says the latency figure is too high,
 // with the run's own figure (ring allreduce on 4 ranks: 6 messages; 30 us at 8 B = 5 us each).
 // A range merely faster than a right latency keeps the usual wording.
 TEST(ExpectedVerdicts, LatencyAboveTheRunsOwnIsNamed) {
@@ -162,9 +162,8 @@ TEST(ExpectedVerdicts, LatencyAboveTheRunsOwnIsNamed) {
             (std::vector<std::string>{
                 "allreduce ring at 8 B: latency-bound, 30 us = 1000% of the speed of the expected 300 us (latency "
                 "300 us): above the model: its latency, 50 us per message (doctor: 8 B pairs), is over this run's "
-                "own 5 us per message, so the latency figure is too high, not the run fast (a probe on a busy "
-                "machine reads the scheduler; a machine file's latency_us or a doctor file from a quiet machine "
-                "sets it)"}));
+                "own 5 us per message: too high for these steps (a latency measured on a busy machine, or steps that "
+                "cost less than an MPI message, as shared memory's; a machine file's latency_us sets it)"}));
   // 8 B in 285 us: 105.3% of the expected 300, above the threshold, 47.5 us a message: named.
   // 8 B in 310 us: good, the usual wording.
   EXPECT_NE(lines(m, "ring", {{8, 285, 0}}).front().find("is over this run's own 47.5 us per message"),
