@@ -33,6 +33,7 @@
 #include "json_results.hpp"
 #include "machine_detect.hpp"
 #include "measure.hpp"
+#include "nccl_tuning.hpp"
 #include "osu_run.hpp"
 #include "results.hpp"
 #include "table.hpp"
@@ -163,6 +164,8 @@ class Bench {
     o_.shm_two_shot_bytes =
         shm_two_shot_switch(comm_options(o).algo.get<ShmOptions>(), comm_.local_size(), comm_.oversubscribed());
     stop::install("commscope-bench", rank_, stop::Mode::kPublishAndDie);
+    // NCCL's tuning log, before its first communicator (rank 0 of each logs the choices).
+    if (o_.device == "cuda" && rank_ == 0) nccl_log_.start(temp_dir());
     backend_ = o_.device == "cuda" ? make_cuda_backend(comm_, o_) : make_cpu_backend(comm_, o_);
     cases_ = make_cases(o_, comm_.size(), *backend_);
     check_host_memory();
@@ -241,8 +244,10 @@ class Bench {
       table_->footer();
       print_verdicts();
       if (!memory.empty()) std::printf("%s\n#\n", memory.c_str());
+      const std::string nccl = nccl_choices();
       if (json_) json_->finish("");
       if (file_) {
+        if (!nccl.empty()) file_->set_meta("nccl_choices", nccl);
         file_->finish("complete");
         std::printf("# results: %s (%zu rows)\n", o_.out.c_str(), file_->rows_written());
       }
@@ -299,6 +304,23 @@ class Bench {
 
   // After nccl-tests' closing lines, a '#' line per verdict (docs/verdicts.md), which parsers of
   // nccl-tests' output skip: the lines commscope-report bench prints for the results file.
+  // What NCCL ran per collective and size, from its tuning log, printed as a '#' line; "" where
+  // no nccl row ran. Where the log was not read, the line says why.
+  std::string nccl_choices() const {
+    if (o_.device != "cuda") return "";
+    const std::vector<NcclChoice> choices = nccl_log_.read();
+    const std::string text = choices.empty()
+                                 ? (nccl_log_.note().empty() ? "none logged" : nccl_log_.note())
+                                 : summarize_nccl_choices(choices);
+    std::printf("# NCCL's choices (its tuning log): %s\n#\n", text.c_str());
+    return choices.empty() ? "" : text;
+  }
+
+  static std::string temp_dir() {
+    const char* t = std::getenv("TMPDIR");
+    return t && *t ? t : "/tmp";
+  }
+
   void print_verdicts() const {
     std::vector<std::string> lines;
     try {
@@ -532,6 +554,7 @@ class Bench {
   std::unique_ptr<RunExpectations> expected_;  // rank 0's: the rows against the recorded model
   std::vector<std::string> machine_warnings_;  // entries naming no host of the run
   std::unique_ptr<ResultsFile> file_;
+  NcclTuningLog nccl_log_;
   std::unique_ptr<JsonResults> json_;
   std::unique_ptr<Watchdog> dog_;
   std::unique_ptr<Table> table_;

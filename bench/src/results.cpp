@@ -26,7 +26,7 @@ std::vector<std::string> names(const auto& values) {
 std::string nccl_setting(const Environment& env, const std::string& variable) {
   for (const auto& [k, v] : env.env_vars)
     if (k == variable && !v.empty()) return v + " (" + variable + ")";
-  return "NCCL's choice per call (" + variable + " unset; NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING logs each choice)";
+  return "NCCL's choice per call (" + variable + " unset; NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING logs each choice; the bench reads that log into /meta nccl_choices)";
 }
 
 }  // namespace
@@ -141,6 +141,10 @@ void ResultsFile::close() {
   }
   delete impl_;
   impl_ = nullptr;
+}
+
+void ResultsFile::set_meta(const std::string& name, const std::string& value) {
+  if (impl_) impl_->file.open_group("meta").set_attr(name, value);
 }
 
 void ResultsFile::finish(const std::string& status) {

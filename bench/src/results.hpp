@@ -30,6 +30,8 @@ class ResultsFile {
   // Flush, close and rename to the final path. Idempotent. /meta status stays "running" (what a
   // file published by a signal or a timeout says) unless finish() recorded another.
   void close();
+  // A text attribute of /meta learned during the run (nccl_choices).
+  void set_meta(const std::string& name, const std::string& value);
   // Records /meta status ("complete", or "failed: why") and closes.
   void finish(const std::string& status);
   std::size_t rows_written() const { return rows_written_; }
