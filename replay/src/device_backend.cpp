@@ -34,8 +34,8 @@ class DeviceBackend final : public CollectiveBackend {
   void run(const std::string& label, Communicator& comm, CollArgs args, std::size_t bytes,
            const Algorithm* algo) override {
     if (bytes > bytes_) grow(bytes);
-    args.send = send_;
     args.recv = recv_;
+    args.send = in_place(args.coll) ? args.recv : send_;
     groups_.at(label)->run(args, algo, comm.options().algo);
     COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }

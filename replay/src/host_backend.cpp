@@ -11,8 +11,8 @@ class HostBackend final : public CollectiveBackend {
   void add_group(const std::string&, Communicator&) override {}
   void run(const std::string&, Communicator& comm, CollArgs args, std::size_t bytes, const Algorithm* algo) override {
     if (bytes > send_.size()) send_.assign(bytes, 0), recv_.assign(bytes, 0);
-    args.send = send_.data();
     args.recv = recv_.data();
+    args.send = in_place(args.coll) ? args.recv : send_.data();
     comm.run(args, *algo);
   }
 
