@@ -1,5 +1,7 @@
 #include "bench_fits.hpp"
 
+#include "commscope/analysis/row_selection.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -17,12 +19,6 @@ struct Case {
   std::vector<Repetition> reps;
   std::vector<double> samples;  // per-call times of every repetition and run (us)
 };
-
-// The lower middle of ascending `sorted` (non-empty): the median of an odd count, else the lower.
-template <class T>
-const T& lower_middle(const std::vector<T>& sorted) {
-  return sorted[(sorted.size() - 1) / 2];
-}
 
 // The spread of a case: samples widened by the runs' own medians (see Measured::spread_us).
 std::optional<Interval> case_spread(const Case& c) {
@@ -61,20 +57,14 @@ void fit(Measured& m) {
 
 BenchData measurements(std::span<const BenchFile> runs, std::vector<std::string>* left_out) {
   BenchData data;
-  std::map<std::string, std::pair<std::string, std::string>> first_type_op;
+  RowSelection selection;
   // (collective, algorithm) -> bytes -> case
   std::map<std::pair<std::string, std::string>, std::map<double, Case>> by_size;
   for (std::size_t run = 0; run < runs.size(); ++run) {
     const BenchFile& file = runs[run];
     for (const BenchRow& r : file.rows) {
-      if (r.in_place || r.bytes == 0 || !(r.time_us > 0)) continue;
-      auto [it, fresh] = first_type_op.try_emplace(r.collective, r.type, r.op);
-      if (it->second != std::make_pair(r.type, r.op)) {
-        const std::string what = r.collective + " " + r.type + " " + r.op;
-        if (left_out && std::find(left_out->begin(), left_out->end(), what) == left_out->end())
-          left_out->push_back(what);
+      if (!selection.take(r.collective, r.type, r.op, r.in_place, static_cast<double>(r.bytes), r.time_us, left_out))
         continue;
-      }
       auto coll = std::find_if(data.begin(), data.end(), [&](const auto& c) { return c.first == r.collective; });
       if (coll == data.end()) coll = data.insert(data.end(), {r.collective, {}});
       auto algo = std::find_if(coll->second.begin(), coll->second.end(),

@@ -8,6 +8,7 @@
 
 #include "commscope/analysis/expected_verdicts.hpp"
 #include "commscope/analysis/format.hpp"
+#include "commscope/analysis/row_selection.hpp"
 #include "commscope/collectives/types.hpp"
 #include "commscope/common/row_expectation.hpp"
 
@@ -17,7 +18,7 @@ namespace {
 using analysis::MeasuredRow;
 
 // One collective and algorithm's sizes, ascending, each at the lower middle of its repetitions'
-// times (the report's choice, bench_fits.cpp's measurements()).
+// times (the report's rule, row_selection.hpp).
 struct Series {
   std::string collective, algorithm;
   int nranks = 0;
@@ -28,12 +29,12 @@ struct Series {
 // (type, op) of each collective, collectives and algorithms in order of first appearance.
 std::vector<Series> series_of(const std::vector<ResultRow>& rows) {
   std::vector<Series> out;
-  std::map<std::string, std::pair<std::string, std::string>> first_type_op;
+  analysis::RowSelection selection;
   for (const ResultRow& r : rows) {
-    if (r.in_place || r.bytes == 0 || !(r.time_us > 0)) continue;
+    if (!selection.take(text(r.collective), text(r.type), text(r.op), r.in_place, static_cast<double>(r.bytes),
+                        r.time_us))
+      continue;
     const std::string coll = text(r.collective), algo = text(r.algorithm);
-    const auto [it, fresh] = first_type_op.try_emplace(coll, text(r.type), text(r.op));
-    if (it->second != std::make_pair(text(r.type), text(r.op))) continue;
     auto s = std::find_if(out.begin(), out.end(),
                           [&](const Series& x) { return x.collective == coll && x.algorithm == algo; });
     if (s == out.end()) s = out.insert(out.end(), Series{coll, algo, r.nranks, {}});
@@ -47,7 +48,7 @@ std::vector<MeasuredRow> lower_middles(const Series& s) {
   for (auto [bytes, reps] : s.reps) {
     std::sort(reps.begin(), reps.end(),
               [](const MeasuredRow& a, const MeasuredRow& b) { return a.time_us < b.time_us; });
-    out.push_back(reps[(reps.size() - 1) / 2]);
+    out.push_back(analysis::lower_middle(reps));
   }
   return out;
 }
