@@ -77,13 +77,6 @@ std::string doctor_links(const MachineModel& model) {
          std::string(source_name(measured.front()->nic_measured.source)) + "): none stands out";
 }
 
-// The range's sizes in words: "at 8 MiB", "from 8 MiB" (to the largest), "8 B to 4 KiB".
-std::string sizes(double from, double to, double largest) {
-  if (from == to) return "at " + format_bytes(from);
-  if (to == largest) return "from " + format_bytes(from);
-  return format_bytes(from) + " to " + format_bytes(to);
-}
-
 // Above the model at latency-bound sizes because the model's latency per message is over what
 // this run took per message (a probe disturbed by load reads a scheduler's slice, not the
 // network; shared memory's steps are a flag and a copy, not an MPI message): that said, with the
@@ -221,7 +214,7 @@ std::vector<std::string> verdict_lines(std::string_view collective, std::string_
   for (std::size_t i = 0; i < judged.size();) {
     std::size_t j = i;
     while (j + 1 < judged.size() && same_range(*judged[i], *judged[j + 1])) ++j;
-    const std::string head = name + " " + sizes(judged[i]->measured.bytes, judged[j]->measured.bytes, largest) + ": ";
+    const std::string head = name + " " + format_size_range(judged[i]->measured.bytes, judged[j]->measured.bytes, largest) + ": ";
     lines.push_back(range_line(head, std::span(judged).subspan(i, j - i + 1), model));
     i = j + 1;
   }

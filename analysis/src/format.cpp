@@ -58,4 +58,10 @@ std::string format_bytes(double bytes) {
   return (bytes < 0 ? "-" : "") + text + " " + kUnits[unit];
 }
 
+std::string format_size_range(double from, double to, double largest) {
+  if (from == to) return "at " + format_bytes(from);
+  if (to == largest) return "from " + format_bytes(from);
+  return format_bytes(from) + " to " + format_bytes(to);
+}
+
 }  // namespace commscope::analysis

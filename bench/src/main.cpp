@@ -302,8 +302,6 @@ class Bench {
     return "";
   }
 
-  // After nccl-tests' closing lines, a '#' line per verdict (docs/verdicts.md), which parsers of
-  // nccl-tests' output skip: the lines commscope-report bench prints for the results file.
   // What NCCL ran per collective and size, from its tuning log, printed as a '#' line; "" where
   // no nccl row ran. Where the log was not read, the line says why.
   std::string nccl_choices() const {
@@ -321,6 +319,8 @@ class Bench {
     return t && *t ? t : "/tmp";
   }
 
+  // After nccl-tests' closing lines, a '#' line per verdict (docs/verdicts.md), which parsers of
+  // nccl-tests' output skip: the lines commscope-report bench prints for the results file.
   void print_verdicts() const {
     std::vector<std::string> lines;
     try {

@@ -60,25 +60,21 @@ std::string summarize_nccl_choices(std::span<const NcclChoice> choices) {
     if (std::find(seen.begin(), seen.end(), pair) == seen.end()) seen.push_back(pair);
   }
   std::string out;
-  for (const auto& [collective, sizes] : by) {
-    std::string runs;
-    const double largest = static_cast<double>(sizes.rbegin()->first);
-    for (auto i = sizes.begin(); i != sizes.end();) {
+  for (const auto& [collective, by_size] : by) {
+    // Each size's choices joined once, ascending by size; then runs of equal text.
+    std::vector<std::pair<double, std::string>> sizes;
+    for (const auto& [bytes, seen] : by_size) {
       std::string what;
-      for (const std::string& p : i->second) what += (what.empty() ? "" : "+") + p;
-      auto j = i, last = i;
-      for (; j != sizes.end(); ++j) {
-        std::string w;
-        for (const std::string& p : j->second) w += (w.empty() ? "" : "+") + p;
-        if (w != what) break;
-        last = j;
-      }
-      const double from = static_cast<double>(i->first), to = static_cast<double>(last->first);
-      const std::string range = from == to      ? "at " + analysis::format_bytes(from)
-                                : to == largest ? "from " + analysis::format_bytes(from)
-                                                : analysis::format_bytes(from) + " to " + analysis::format_bytes(to);
-      runs += (runs.empty() ? "" : ", ") + what + " " + range;
-      i = j;
+      for (const std::string& p : seen) what += (what.empty() ? "" : "+") + p;
+      sizes.emplace_back(static_cast<double>(bytes), std::move(what));
+    }
+    std::string runs;
+    for (std::size_t i = 0; i < sizes.size();) {
+      std::size_t last = i;
+      while (last + 1 < sizes.size() && sizes[last + 1].second == sizes[i].second) ++last;
+      runs += (runs.empty() ? "" : ", ") + sizes[i].second + " " +
+              analysis::format_size_range(sizes[i].first, sizes[last].first, sizes.back().first);
+      i = last + 1;
     }
     out += (out.empty() ? "" : "; ") + collective + ": " + runs;
   }

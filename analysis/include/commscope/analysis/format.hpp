@@ -9,5 +9,7 @@ namespace commscope::analysis {
 // suffixes ("32 KiB", "1 MiB", "8 B").
 std::string format_number(double value, int significant = 4);
 std::string format_bytes(double bytes);
+// A range of sizes in words: "at 8 MiB" (one size), "from 8 MiB" (up to `largest`), "8 B to 4 KiB".
+std::string format_size_range(double from, double to, double largest);
 
 }  // namespace commscope::analysis
