@@ -133,11 +133,10 @@ void run_probes(MPI_Comm comm, const std::vector<ProbePair>& pairs, double timeo
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   std::vector<double> mine(pairs.size(), 0), all(pairs.size(), 0);
-  const std::size_t intra_bytes = intra_probe_bytes();
+  const PingPongShape intra = intra_rate_probe();
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const ProbePair& pp = pairs[i];
-    PingPongShape shape = pp.node < 0 ? kLatencyProbe : kIntraRateProbe;
-    if (pp.node >= 0) shape.bytes = intra_bytes;
+    const PingPongShape& shape = pp.node < 0 ? kLatencyProbe : intra;
     if (rank == pp.a || rank == pp.b) {
       const std::vector<double> us =
           pingpong_half_round_trips_us(comm, rank == pp.a ? pp.b : pp.a, rank == pp.a, shape);
@@ -153,12 +152,11 @@ void run_probes(MPI_Comm comm, const std::vector<ProbePair>& pairs, double timeo
   std::size_t worst = pairs.size();
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     if (pairs[i].node >= 0) {
-      const auto bytes = static_cast<double>(intra_bytes);
       if (all[i] > 0)
         model.nodes[static_cast<std::size_t>(pairs[i].node)].intra = {
-            bytes / all[i] / 1e3, FigureSource::measured,
-            std::to_string(intra_bytes >> 20) + " MiB ping-pong between two of its ranks, the fastest of " +
-                std::to_string(kIntraRateProbe.passes) + " round trips"};
+            static_cast<double>(intra.bytes) / all[i] / 1e3, FigureSource::measured,
+            std::to_string(intra.bytes >> 20) + " MiB ping-pong between two of its ranks, the fastest of " +
+                std::to_string(intra.passes) + " round trips"};
       continue;
     }
     ++latency_pairs;
@@ -245,7 +243,9 @@ Rate nic_rate(const std::string& sys, const std::string& iface) {
   return {static_cast<double>(mbit) / 8e3, FigureSource::system, iface + " " + std::to_string(mbit) + " Mb/s"};
 }
 
-std::size_t intra_probe_bytes() { return std::min(copy_probe_bytes(), std::size_t{64} << 20); }
+PingPongShape intra_rate_probe() {
+  return {std::min(copy_probe_bytes(), std::size_t{64} << 20), 1, 4, 1, 1.0};
+}
 
 std::size_t copy_probe_bytes() {
   const long llc = std::max({sysconf(_SC_LEVEL3_CACHE_SIZE), sysconf(_SC_LEVEL2_CACHE_SIZE), 0L});

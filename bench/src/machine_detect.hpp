@@ -59,13 +59,12 @@ struct PingPongShape {
 };
 // The latency probe: 8 B, the fastest of 10 passes of up to 20 round trips (1 ms each at most).
 inline constexpr PingPongShape kLatencyProbe{};
-// The intra-node rate probe: the fastest of 4 round trips of intra_probe_bytes() (a 4 MiB
-// message stays in the last-level cache and read 10.1 GB/s between two ranks of a 2-core VM whose
-// memcpy measured 12; large messages, the sizes a verdict judges by bandwidth, do not).
-inline constexpr PingPongShape kIntraRateProbe{std::size_t{4} << 20, 1, 4, 1, 1.0};
-// Past the cache as the copy probe is (copy_probe_bytes()), at most 64 MiB (the suite's largest
-// size; 13 ms a message at 5 GB/s).
-std::size_t intra_probe_bytes();
+// The intra-node rate probe: the fastest of 4 round trips of a message past the cache as the copy
+// probe is (copy_probe_bytes()), at most 64 MiB (the suite's largest size; 13 ms a message at
+// 5 GB/s). A 4 MiB message stays in the last-level cache and read 10.1 GB/s between two ranks of
+// a 2-core VM whose memcpy measured 12; large messages, the sizes a verdict judges by bandwidth,
+// do not.
+PingPongShape intra_rate_probe();
 
 // Between this rank and `peer` of `comm` (both call it; `first` on exactly one of them): each
 // pass's fastest half round trip in microseconds on the `first` rank, nothing on the other.
@@ -88,7 +87,7 @@ struct GivenFigures {
 // the intra-node link NVLink or PCIe (CUDA builds). Then, one pair at a time while the other ranks
 // sleep: the latency (kLatencyProbe between rank 0 and the first rank of every other node, and
 // between the first two ranks of every node with two or more; alpha the largest pair's fastest
-// round trip / 2) and on the host each node's intra rate (kIntraRateProbe between its first two ranks, the
+// round trip / 2) and on the host each node's intra rate (intra_rate_probe() between its first two ranks, the
 // fastest round trip). What `given` gives is not measured (--machine fills it in). The model is complete
 // on rank 0 only.
 MachineModel detect_machine(MPI_Comm comm, const std::string& device, double timeout_s, const GivenFigures& given = {});
