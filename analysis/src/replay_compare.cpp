@@ -94,16 +94,23 @@ ReplayComparison compare_replay(const prof::Profile& original, const prof::Profi
       const auto b = rep.find({static_cast<int>(r), it});
       if (a == rec.end() || b == rep.end()) continue;
       const prof::BreakdownRow& o = *a->second;
-      const double replayed = static_cast<double>(b->second->comm_ns);
+      const prof::BreakdownRow& p = *b->second;
+      const double replayed = static_cast<double>(p.comm_ns);
       row.recorded_comm_ns += static_cast<double>(o.comm_ns);
       row.replayed_comm_ns += replayed;
+      row.recorded_wait_ns += static_cast<double>(o.comm_wait_ns);
+      row.replayed_wait_ns += static_cast<double>(p.comm_wait_ns);
+      row.recorded_transfer_ns += static_cast<double>(o.comm_transfer_ns);
+      row.replayed_transfer_ns += static_cast<double>(p.comm_transfer_ns);
       row.recorded_step_ns += static_cast<double>(o.window_ns);
       row.projected_step_ns +=
           static_cast<double>(o.window_ns - o.comm_ns) + std::max(replayed, static_cast<double>(o.overlap_ns));
       n += 1;
     }
     if (n > 0)
-      for (double* v : {&row.recorded_comm_ns, &row.replayed_comm_ns, &row.recorded_step_ns, &row.projected_step_ns})
+      for (double* v : {&row.recorded_comm_ns, &row.replayed_comm_ns, &row.recorded_wait_ns, &row.replayed_wait_ns,
+                        &row.recorded_transfer_ns, &row.replayed_transfer_ns, &row.recorded_step_ns,
+                        &row.projected_step_ns})
         *v /= n;
   }
   std::map<std::pair<std::string, std::string>, ReplayCollectiveRow> rows;

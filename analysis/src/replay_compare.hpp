@@ -14,6 +14,10 @@ namespace commscope::analysis {
 struct ReplayIterationRow {
   std::int32_t iteration = 0;
   double recorded_comm_ns = 0, replayed_comm_ns = 0;  // mean over the compared ranks of |C|
+  // |C| split as the breakdown splits it: before the last rank arrived at each collective
+  // (arrival skew: the gaps, a late rank) and after it (the transfer itself).
+  double recorded_wait_ns = 0, replayed_wait_ns = 0;
+  double recorded_transfer_ns = 0, replayed_transfer_ns = 0;
   double recorded_step_ns = 0;                        // mean window
   // Mean over ranks of window - comm + max(replayed comm, overlap): the recorded compute and
   // gaps, the replayed communication, the compute that hid under communication still hidden.

@@ -25,5 +25,16 @@ if [[ $replay_flags =~ --ranks\ ([0-9,]+) ]]; then replay_ranks=$(($(tr -cd , <<
 "$report" replay "$dir/run.h5" "$dir/replay.h5" -o "$dir/report" | tee "$dir/report.log"
 grep -q "Calls and bytes identical in all" "$dir/report.log" || { echo "replay_run.sh: FAIL: calls or bytes differ"; exit 1; }
 if grep -q DIFFERS "$dir/report.log"; then echo "replay_run.sh: FAIL: a row DIFFERS"; exit 1; fi
+# Each step's communication, recorded and replayed, splits into waiting and transfer that add up
+# to it (to the rounding of 4 significant digits), and the summary says which part moved.
+awk -F, '{ sub(/\r$/, "") } NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+  function off(c, w, x) { return c - w - x < 0 ? w + x - c : c - w - x }
+  { if (!("recorded_wait_ms" in col)) { print "no wait/transfer columns"; bad = 1; exit }
+    for (k = 0; k < 2; ++k) { p = k ? "replayed_" : "recorded_"
+      c = $col[p "comm_ms"]; w = $col[p "wait_ms"]; x = $col[p "transfer_ms"]
+      if (off(c, w, x) > 0.002 * c + 0.001) { print "step " $1 ": " p "comm " c " != wait " w " + transfer " x; bad = 1 } } }
+  END { exit bad }' "$dir/report/replay_iterations.csv" || { echo "replay_run.sh: FAIL: wait + transfer is not the communication"; exit 1; }
+grep -q "waiting for the last rank to arrive: .* the transfers after it: " "$dir/report.log" ||
+  { echo "replay_run.sh: FAIL: the summary does not split waiting from transfer"; exit 1; }
 "$report" profile "$dir/replay.h5" >"$dir/profile.log" || { echo "replay_run.sh: FAIL: the replay's profile does not read"; exit 1; }
 echo "replay_run.sh: OK"
