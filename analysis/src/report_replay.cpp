@@ -8,6 +8,7 @@
 #include "commscope/analysis/format.hpp"
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/analysis/outliers.hpp"
+#include "commscope/profiler/placement.hpp"
 #include "replay_compare.hpp"
 #include "report_writer.hpp"
 
@@ -107,6 +108,18 @@ void differences(ReportWriter& w, const ReplayComparison& c) {
   w.text(text);
 }
 
+// Where each ran, and whether that makes their times comparable (placement.hpp).
+std::string placements(const profiler::Profile& original, const profiler::Profile& replay) {
+  const profiler::PlacementSummary a = profiler::summarize_placement(original.ranks);
+  const profiler::PlacementSummary b = profiler::summarize_placement(replay.ranks);
+  std::string text = "Placement of the recording: " + a.text + "; of the replay: " + b.text + ".";
+  if (a.shared_unbound || b.shared_unbound)
+    text += std::string(" ") +
+            (a.shared_unbound && b.shared_unbound ? "Both" : a.shared_unbound ? "The recording" : "The replay") +
+            " ran more ranks than CPUs, unbound: " + profiler::kSharedUnboundNote + ".";
+  return text;
+}
+
 }  // namespace
 
 void report_replay(const std::string& original_file, const std::string& replay_file, const ReportOptions& options) {
@@ -129,6 +142,7 @@ void report_replay(const std::string& original_file, const std::string& replay_f
          (algo.empty() ? std::string()
                        : "; replayed with " + algo + ", gaps " + value_of(replay.meta.attributes, "replay_gaps")) +
          (mapping.empty() ? std::string() : "; mapping: " + mapping) + ". Times in ms.");
+  w.text(placements(original, replay));
   differences(w, c);
   iterations_table(w, c);
   collectives_table(w, c);

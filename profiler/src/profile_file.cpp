@@ -43,9 +43,13 @@ struct RankRow {
   char backend[16] = {};
   std::int64_t events = 0;
   std::int64_t dropped_events = 0;
+  char cpus[64] = {};
+  std::int32_t cpu_count = 0;
+  std::int32_t node_cpus = 0;
 };
 
-h5::CompoundType<RankRow> rank_type() {
+// with_placement false: files written before /ranks had the CPUs (they read as unknown).
+h5::CompoundType<RankRow> rank_type(bool with_placement = true) {
   h5::CompoundType<RankRow> t;
   t.add("rank", &RankRow::rank)
       .add("host", &RankRow::host)
@@ -54,6 +58,8 @@ h5::CompoundType<RankRow> rank_type() {
       .add("backend", &RankRow::backend)
       .add("events", &RankRow::events)
       .add("dropped_events", &RankRow::dropped_events);
+  if (with_placement)
+    t.add("cpus", &RankRow::cpus).add("cpu_count", &RankRow::cpu_count).add("node_cpus", &RankRow::node_cpus);
   return t;
 }
 
@@ -297,9 +303,11 @@ Profile read_main(const std::string& path, bool with_events) {
     }
   }
 
-  for (const RankRow& row : read_table(f, "ranks", rank_type(), path)) {
+  const bool with_placement = f.exists("ranks") && f.open_dataset("ranks").has_field("cpus");
+  for (const RankRow& row : read_table(f, "ranks", rank_type(with_placement), path)) {
     p.ranks.push_back(RankInfo{row.rank, std::string(h5::get_fixed(row.host)), row.clock_offset_ns, row.clock_error_ns,
-                               std::string(h5::get_fixed(row.backend)), row.events, row.dropped_events});
+                               std::string(h5::get_fixed(row.backend)), row.events, row.dropped_events,
+                               std::string(h5::get_fixed(row.cpus)), row.cpu_count, row.node_cpus});
   }
   if (p.ranks.size() != static_cast<std::size_t>(nranks)) {
     fail(path, "/ranks has " + std::to_string(p.ranks.size()) + " rows for " + std::to_string(nranks) + " ranks");
@@ -460,6 +468,9 @@ ProfileWriter::ProfileWriter(const std::string& path, const ProfileMeta& meta, c
       h5::set_fixed(rows[i].backend, r.backend);
       rows[i].events = r.events;
       rows[i].dropped_events = r.dropped_events;
+      h5::set_fixed(rows[i].cpus, r.cpus);
+      rows[i].cpu_count = r.cpu_count;
+      rows[i].node_cpus = r.node_cpus;
     }
     rank_table.append(rows);
 

@@ -15,6 +15,7 @@
 #include "commscope/collectives/clock_offsets.hpp"
 #include "commscope/profiler/breakdown.hpp"
 #include "commscope/profiler/device_records.hpp"
+#include "commscope/profiler/placement.hpp"
 #include "commscope/profiler/profile_file.hpp"
 #include "cupti_backend.hpp"
 #include "registry.hpp"
@@ -43,6 +44,8 @@ struct RankInfoWire {
   char host[64];
   char backend[16];
   std::int64_t clock_offset_ns, clock_error_ns, events, dropped_events;
+  char cpus[64];
+  std::int32_t cpu_count, node_cpus;
 };
 
 template <class T>
@@ -409,13 +412,17 @@ RankBreakdown Session::Impl::breakdown(std::int32_t row_rank, const std::vector<
 RankInfo Session::Impl::info(std::int32_t row_rank, std::int64_t events, std::int64_t dropped) const {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
+  const CpuPlacement where = this_process_cpus();
   return RankInfo{row_rank,
                   host,
                   offsets[static_cast<std::size_t>(rank)],
                   errors[static_cast<std::size_t>(rank)],
                   tracer ? "cupti" : "host",
                   events,
-                  dropped};
+                  dropped,
+                  where.cpus,
+                  where.cpu_count,
+                  where.node_cpus};
 }
 
 ProfileMeta Session::Impl::meta(std::int32_t nranks) const {
@@ -443,6 +450,9 @@ Profile Session::Impl::assemble(std::vector<Event>& events, std::int64_t dropped
   wire.clock_error_ns = me.clock_error_ns;
   wire.events = me.events;
   wire.dropped_events = me.dropped_events;
+  h5::set_fixed(wire.cpus, me.cpus);
+  wire.cpu_count = me.cpu_count;
+  wire.node_cpus = me.node_cpus;
   const auto infos = gather_rows(comm, rank, size, std::vector<RankInfoWire>{wire});
   profile.breakdown = gather_rows(comm, rank, size, mine.rows);
   profile.operators = gather_rows(comm, rank, size, mine.operators);
@@ -458,6 +468,9 @@ Profile Session::Impl::assemble(std::vector<Event>& events, std::int64_t dropped
       r.clock_error_ns = w.clock_error_ns;
       r.events = w.events;
       r.dropped_events = w.dropped_events;
+      r.cpus.assign(w.cpus, strnlen(w.cpus, sizeof w.cpus));
+      r.cpu_count = w.cpu_count;
+      r.node_cpus = w.node_cpus;
       profile.ranks.push_back(std::move(r));
     }
   } else {

@@ -100,9 +100,9 @@ Profile test_profile(const std::string& layout) {
       {"Flags", "--a=1 --b \xc3\xa9"}, {"model", "gpt \"tiny\"\nline 2"}, {"empty value", ""}, {"zeta", "last"}};
   std::sort(p.meta.attributes.begin(), p.meta.attributes.end());
   p.ranks = {
-      {0, "node-0", 0, 17, "host", 12, 0},
-      {1, "host with spaces", kI64Min + 5, kI64Max - 3, "cupti", kI64Max, 9'000'000'000},
-      {2, kHost64, -123'456'789'012, 0, "cupti-16-bytes!!", 0, -1},
+      {0, "node-0", 0, 17, "host", 12, 0, "0", 1, 2},
+      {1, "host with spaces", kI64Min + 5, kI64Max - 3, "cupti", kI64Max, 9'000'000'000, "0-3,8,10-11", 7, 64},
+      {2, kHost64, -123'456'789'012, 0, "cupti-16-bytes!!", 0, -1, std::string(63, '9'), 0, 0},
   };
   p.strings = test_strings();
   for (int r = 0; r < 3; ++r) p.events.push_back(test_events(r));
@@ -155,6 +155,9 @@ void expect_profiles_equal(const Profile& got, const Profile& want, bool with_ev
     EXPECT_EQ(got.ranks[i].backend, want.ranks[i].backend);
     EXPECT_EQ(got.ranks[i].events, want.ranks[i].events);
     EXPECT_EQ(got.ranks[i].dropped_events, want.ranks[i].dropped_events);
+    EXPECT_EQ(got.ranks[i].cpus, want.ranks[i].cpus);
+    EXPECT_EQ(got.ranks[i].cpu_count, want.ranks[i].cpu_count);
+    EXPECT_EQ(got.ranks[i].node_cpus, want.ranks[i].node_cpus);
   }
   EXPECT_EQ(got.strings, want.strings);
 
@@ -296,6 +299,49 @@ TEST_F(ProfileFileTest, SingleLayoutRoundTripsEveryField) {
   EXPECT_EQ(f.open_dataset("/events/rank00000").attr_string("units"), "ns");
   EXPECT_EQ(h5::read_strings(f, "strings"), want.strings);
   EXPECT_EQ(f.open_dataset("ranks").size(), 3u);
+}
+
+// Files written before /ranks had the CPUs read, with the CPUs unknown ("", 0, 0).
+TEST_F(ProfileFileTest, RanksWithoutPlacementReadAsUnknown) {
+  const Profile want = test_profile("single");
+  const std::string path = write_single(want, "no-placement.h5");
+  struct OldRankRow {
+    std::int32_t rank;
+    char host[64];
+    std::int64_t clock_offset_ns, clock_error_ns;
+    char backend[16];
+    std::int64_t events, dropped_events;
+  };
+  {
+    h5::File f = h5::File::open_rw(path);
+    ASSERT_GE(H5Ldelete(f.id(), "ranks", H5P_DEFAULT), 0);
+    h5::CompoundType<OldRankRow> t;
+    t.add("rank", &OldRankRow::rank)
+        .add("host", &OldRankRow::host)
+        .add("clock_offset_ns", &OldRankRow::clock_offset_ns)
+        .add("clock_error_ns", &OldRankRow::clock_error_ns)
+        .add("backend", &OldRankRow::backend)
+        .add("events", &OldRankRow::events)
+        .add("dropped_events", &OldRankRow::dropped_events);
+    std::vector<OldRankRow> rows(want.ranks.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const RankInfo& r = want.ranks[i];
+      rows[i] = {r.rank, {}, r.clock_offset_ns, r.clock_error_ns, {}, r.events, r.dropped_events};
+      h5::set_fixed(rows[i].host, r.host);
+      h5::set_fixed(rows[i].backend, r.backend);
+    }
+    h5::Table<OldRankRow>::create(f, "ranks", t).append(rows);
+    f.close();
+  }
+  const Profile got = read_profile(path);
+  ASSERT_EQ(got.ranks.size(), want.ranks.size());
+  for (std::size_t i = 0; i < got.ranks.size(); ++i) {
+    EXPECT_EQ(got.ranks[i].host, want.ranks[i].host);
+    EXPECT_EQ(got.ranks[i].events, want.ranks[i].events);
+    EXPECT_EQ(got.ranks[i].cpus, "");
+    EXPECT_EQ(got.ranks[i].cpu_count, 0);
+    EXPECT_EQ(got.ranks[i].node_cpus, 0);
+  }
 }
 
 TEST_F(ProfileFileTest, WithoutEventsReadsEverythingElse) {

@@ -320,7 +320,7 @@ RunCounts run_replay(const ReplayPlan& plan, const RankMapping& mapping, const R
   session_options.attributes = options.attributes;
   prof::Session session(MPI_COMM_WORLD, session_options);
   replayer.run(counts);
-  (void)session.finish();
+  counts.placement = prof::summarize_placement(session.finish().ranks);  // all ranks' on rank 0
   counts.written = session.written();
   return counts;
 }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "commscope/profiler/placement.hpp"
 #include "commscope/replay/plan.hpp"
 
 namespace commscope::replay {
@@ -37,6 +38,7 @@ struct RunCounts {
   std::map<std::string, std::int64_t> fallback;  // collective -> calls run with mpi instead
   std::int64_t dropped_messages = 0;
   bool written = false;  // rank 0: the output file was written
+  profiler::PlacementSummary placement;  // rank 0: where the replay's ranks ran
 };
 
 // Collective over MPI_COMM_WORLD (its size: mapping.recorded's). Throws on a failed call.

@@ -34,6 +34,11 @@ awk -F, '{ sub(/\r$/, "") } NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; nex
       c = $col[p "comm_ms"]; w = $col[p "wait_ms"]; x = $col[p "transfer_ms"]
       if (off(c, w, x) > 0.002 * c + 0.001) { print "step " $1 ": " p "comm " c " != wait " w " + transfer " x; bad = 1 } } }
   END { exit bad }' "$dir/report/replay_iterations.csv" || { echo "replay_run.sh: FAIL: wait + transfer is not the communication"; exit 1; }
+# Where both ran, as their profiles record it (the CPUs each rank could use, its host's CPUs).
+grep -Eq "^placement: $replay_ranks ranks? on 1 host of [0-9]+ CPUs, " "$dir/replay.log" ||
+  { echo "replay_run.sh: FAIL: the replay does not say where its ranks ran"; exit 1; }
+grep -Eq "^Placement of the recording: $ranks ranks? on 1 host of [0-9]+ CPUs, .*; of the replay: $replay_ranks ranks? on " "$dir/report.log" ||
+  { echo "replay_run.sh: FAIL: the report does not set the two placements side by side"; exit 1; }
 grep -q "waiting for the last rank to arrive: .* the transfers after it: " "$dir/report.log" ||
   { echo "replay_run.sh: FAIL: the summary does not split waiting from transfer"; exit 1; }
 "$report" profile "$dir/replay.h5" >"$dir/profile.log" || { echo "replay_run.sh: FAIL: the replay's profile does not read"; exit 1; }

@@ -133,6 +133,9 @@ int replay(const Cli& cli, int argc, char** argv) {
   for (const auto& [collective, n] : counts.fallback)
     std::cout << "ran with mpi (" << cli.algo << " has no " << collective << "): " << n << " calls on rank 0\n";
   if (dropped > 0) std::cout << "dropped: " << dropped << " messages to or from ranks nobody plays\n";
+  std::cout << "placement: " << counts.placement.text
+            << (counts.placement.shared_unbound ? std::string(": ") + commscope::profiler::kSharedUnboundNote : "")
+            << '\n';
   if (!counts.written) return fail("the replay's profile was not written to '" + cli.output + "'", true, 1);
   std::cout << "wrote " << cli.output << " (" << counts.ops << " communications replayed on rank 0)\n";
   return 0;

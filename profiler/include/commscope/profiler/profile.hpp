@@ -63,6 +63,11 @@ struct RankInfo {
   std::string backend;               // "host" or "cupti" (the timeline the breakdown used)
   std::int64_t events = 0;           // events recorded (and stored)
   std::int64_t dropped_events = 0;   // events lost because a buffer was full (host buffers + CUPTI)
+  // Where it ran (placement.hpp): the CPUs it could run on ("0", "0-3,8"; cut at 63 characters),
+  // how many, and its host's online CPUs; "", 0, 0 where unknown (imports, files written before).
+  std::string cpus;
+  std::int32_t cpu_count = 0;
+  std::int32_t node_cpus = 0;
 };
 
 struct ProfileMeta {

@@ -1,0 +1,40 @@
+#pragma once
+// Where a profile's ranks ran: the CPUs each could run on and its host's CPUs, as /ranks
+// records them, and what that means for comparing times between two runs (docs/replay.md).
+
+#include <string>
+#include <vector>
+
+#include "commscope/profiler/profile.hpp"
+
+namespace commscope::profiler {
+
+struct CpuPlacement {
+  std::string cpus;   // "0", "0-3,8": this process's affinity
+  int cpu_count = 0;  // how many CPUs that is
+  int node_cpus = 0;  // the host's online CPUs
+};
+
+// This process's, now (Linux: sched_getaffinity and the online CPUs).
+CpuPlacement this_process_cpus();
+
+// "0-3,8" for the set CPUs of `set` (a CPU number per element), ascending.
+std::string cpu_list(const std::vector<int>& cpus);
+
+struct PlacementSummary {
+  bool known = false;  // every rank recorded its CPUs (files written before they did: false)
+  // A host ran more ranks than it has CPUs with some rank free to run on any of them: which
+  // ranks share a core was the scheduler's pick, so times move between two runs of the same job.
+  bool shared_unbound = false;
+  std::string text;  // "4 ranks on 1 host of 2 CPUs, unbound" / "... bound (CPUs 0 | 1)" / "not recorded ..."
+};
+
+PlacementSummary summarize_placement(const std::vector<RankInfo>& ranks);
+
+// What shared_unbound means for a run's times, after its text (the replay and its report say it).
+inline constexpr const char* kSharedUnboundNote =
+    "which ranks share a core is the scheduler's pick each run, and the "
+    "communication times move with it (tp 2 x pp 2 on 2 CPUs: 1.00 or 1.87 of the recorded); bind the "
+    "recording and the replay alike (mpirun --map-by core --bind-to core:overload-allowed)";
+
+}  // namespace commscope::profiler
