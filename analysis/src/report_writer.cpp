@@ -6,17 +6,10 @@
 #include <numeric>
 
 #include "commscope/analysis/fastest.hpp"
+#include "commscope/common/counted.hpp"
 #include "commscope/common/stats.hpp"
 
 namespace commscope::analysis {
-namespace {
-
-// "1 plot", "2 plots".
-std::string counted(std::size_t n, const std::string& what) {
-  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
-}
-
-}  // namespace
 
 ReportWriter::ReportWriter(const ReportOptions& options, const std::string& title)
     : terminal_(options.terminal), dir_(options.out_dir) {

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <map>
 
+#include "commscope/common/counted.hpp"
+
 namespace commscope::profiler {
 
 std::string cpu_list(const std::vector<int>& cpus) {
@@ -53,9 +55,6 @@ PlacementSummary summarize_placement(const std::vector<RankInfo>& ranks) {
   }
   for (const RankInfo& r : ranks)
     if (per_host[r.host] > r.node_cpus && r.cpu_count >= r.node_cpus) s.shared_unbound = true;
-  const auto counted = [](std::size_t n, const std::string& what) {
-    return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
-  };
   s.text = counted(ranks.size(), "rank") + " on " + counted(per_host.size(), "host") + " of " +
            (least_cpus == most_cpus ? std::to_string(least_cpus)
                                     : std::to_string(least_cpus) + "-" + std::to_string(most_cpus)) +

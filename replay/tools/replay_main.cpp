@@ -22,6 +22,7 @@
 #include "commscope/collectives/algorithm.hpp"
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/collectives/error.hpp"
+#include "commscope/common/counted.hpp"
 #include "commscope/common/output_path.hpp"
 #include "commscope/h5/h5.hpp"
 #include "commscope/profiler/profile_file.hpp"
@@ -32,6 +33,7 @@
 namespace {
 
 namespace rp = commscope::replay;
+using commscope::counted;
 constexpr const char* kTool = "commscope-replay";
 
 // Before MPI_Init the launcher's variables say which rank this is: only rank 0 speaks.
@@ -52,10 +54,6 @@ struct Cli {
   std::vector<int> ranks;
   double timeout_s = 300;
 };
-
-std::string counted(std::int64_t n, const std::string& what) {
-  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
-}
 
 std::string joined(int argc, char** argv) {
   std::string out;
