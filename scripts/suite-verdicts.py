@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The suite summary's verdicts: from commscope-report bench's "Verdict:" lines (its stdout or
 report.md), the largest size range of each collective and algorithm, counted by verdict, and the
-few furthest below their model (docs/verdicts.md) printed whole; where none is below, the one
+few furthest below their model (docs/verdicts.md) printed whole (not decided ones, whose margin lies
+inside what the machine's own figures or its load allow, are counted apart); where none is below, the one
 highest against its model (an "above the model" one first: a figure of the model is too low). At most 1 + MAX lines; nothing for a report without verdicts (a results file
 without a machine model).
 
@@ -10,7 +11,7 @@ without a machine model).
 import re
 import sys
 
-CLASSES = ("good", "below", "far below", "above the model")
+CLASSES = ("good", "below", "far below", "above the model", "not decided")
 
 
 def parse(line):
@@ -22,7 +23,7 @@ def parse(line):
     if rest.startswith("not judged"):
         return words[0], words[1], "not judged", None
     verdict = None
-    for m in re.finditer(r": (good|below|far below|above the model)\b", line):
+    for m in re.finditer(r": (good|below|far below|above the model|not decided)\b", line):
         verdict = m.group(1)
     if verdict is None:
         return None

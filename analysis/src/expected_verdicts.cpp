@@ -77,13 +77,19 @@ std::string doctor_links(const MachineModel& model) {
          std::string(source_name(measured.front()->nic_measured.source)) + "): none stands out";
 }
 
-// Above the model at latency-bound sizes because the model's latency per message is over what
+// Above the model at latency-bound sizes (or sizes that took less than the model's messages alone)
+// because the model's latency per message is over what
 // this run took per message (a probe disturbed by load reads a scheduler's slice, not the
 // network; shared memory's steps are a flag and a copy, not an MPI message): that said, with the
 // run's own figure; "" where the range is not such a case. The messages of a row are its
 // expectation's alpha terms over the model's latency.
 std::string latency_too_high(std::span<const JudgedRow* const> range, const MachineModel& model) {
-  if (!(model.latency_us > 0) || !range.back()->expected.latency_bound()) return "";
+  // Latency-bound, or a size the run took less time for than the model's messages alone (a probe
+  // that read 2000 us per message over TCP on loopback priced a 4 GB/s run at 0.41).
+  const JudgedRow& last = *range.back();
+  if (!(model.latency_us > 0) || !(last.expected.latency_bound() ||
+                                   (last.measured.time_us > 0 && last.measured.time_us < last.expected.latency_us)))
+    return "";
   double own = std::numeric_limits<double>::infinity();
   for (const JudgedRow* x : range) {
     const double messages = x->expected.latency_us / model.latency_us;
@@ -94,13 +100,52 @@ std::string latency_too_high(std::span<const JudgedRow* const> range, const Mach
                              (model.latency_detail.empty() ? "" : ": " + model.latency_detail);
   return "above the model: its latency, " + format_number(model.latency_us, 3) + " us per message (" + source +
          "), is over this run's own " + format_number(own, 3) +
-         " us per message: too high for these steps (a latency measured on a busy machine, or steps that cost less than "
+         " us per message: too high for these steps (a latency measured on a busy machine, or steps that cost less "
+         "than "
          "an MPI message, as shared memory's; a machine file's latency_us sets it)";
 }
 
-// The line of one range of rows, its figures at the last (its largest size), its verdict by the
-// median of_expected of its rows.
-std::string range_line(std::string_view head, std::span<const JudgedRow* const> range, const MachineModel& model) {
+// What the allowance's words say about a band: the figure's movement and the busy nodes.
+std::string allowance_words(const Allowance& a) {
+  std::vector<std::string> parts;
+  if (a.spread > 0) parts.push_back(a.figure + " moved " + percent(a.spread) + " over its probe's repeats");
+  if (!a.busy.empty()) parts.push_back(a.busy);
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
+// The verdict of a range whose rows share one decided class: its name, or for rows not decided
+// the band their figures allow and why.
+std::string verdict_words(VerdictClass v, std::span<const JudgedRow* const> range, const MachineModel& model) {
+  const Allowance a = allowance_of(model, range.back()->expected);
+  if (v != VerdictClass::not_decided) {
+    const std::string too_high = v == VerdictClass::above_model ? latency_too_high(range, model) : "";
+    return too_high.empty() ? std::string(verdict_class_name(v)) : too_high;
+  }
+  if (a.oversubscribed)
+    return "not decided: " + a.busy +
+           ", oversubscribed (a rank waiting for one that has no CPU loses a scheduler's time slice per message; "
+           "run a rank per CPU)";
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (const JudgedRow* x : range) {
+    const OfBand b = band_of(*x->of_expected, allowance_of(model, x->expected));
+    lo = std::min(lo, b.lo), hi = std::max(hi, b.hi);
+  }
+  // A band over two decades says no more than that anything could be (a busy machine's probed
+  // latency 1000x a message's, sizes from far below to far above the model).
+  if (!(lo > 0) || !std::isfinite(hi) || hi / lo > 100)
+    return "not decided: on a quiet machine at its figures' best this could read anything from far below to above "
+           "the model (" +
+           allowance_words(a) + ")";
+  return "not decided: on a quiet machine at its figures' best this would read " + percent(lo) + " to " + percent(hi) +
+         " (" + allowance_words(a) + ")";
+}
+
+// The line of one range of rows, all of one verdict `v`: its figures at the last (its largest
+// size), the median and spread of its of_expected.
+std::string range_line(std::string_view head, std::span<const JudgedRow* const> range, VerdictClass v,
+                       const MachineModel& model) {
   const JudgedRow& r = *range.back();
   const Expectation& e = r.expected;
   const double of = *r.of_expected;
@@ -109,7 +154,6 @@ std::string range_line(std::string_view head, std::span<const JudgedRow* const> 
   std::sort(ofs.begin(), ofs.end());
   const std::size_t k = ofs.size();
   const double median = k % 2 ? ofs[k / 2] : (ofs[k / 2 - 1] + ofs[k / 2]) / 2;
-  const VerdictClass v = classify_of_expected(median);
   std::string line(head);
   if (e.latency_bound()) {
     line += "latency-bound, " + format_number(r.measured.time_us, 3) + " us = " + percent(of) +
@@ -128,19 +172,21 @@ std::string range_line(std::string_view head, std::span<const JudgedRow* const> 
                 : " [" + std::to_string(k) + " sizes: median " + percent(median) + ", " + percent(ofs.front()) +
                       " to " + percent(ofs.back()) + "]";
   if (e.latency_left_out) line += " (latency not in the model: priced without it)";
-  const std::string too_high = v == VerdictClass::above_model ? latency_too_high(range, model) : "";
-  line += ": " + (too_high.empty() ? std::string(verdict_class_name(v)) : too_high);
+  line += ": " + verdict_words(v, range, model);
   if ((v == VerdictClass::below || v == VerdictClass::far_below) && e.limit.level == LinkLevel::inter) {
     const std::string doctor = doctor_links(model);
     line += doctor.empty() ? " (no doctor file: its pairs would measure each host's link)" : "; " + doctor;
   }
+  // A decided verdict of a busy run holds whatever the load (decide), and says the load was there.
+  if (const Allowance a = allowance_of(model, e); v != VerdictClass::not_decided && !a.busy.empty())
+    line += " (on a busy machine: " + a.busy + ")";
   return line;
 }
 
-// Rows of one range: the same regime (latency-bound or not) and limiting link.
-bool same_range(const JudgedRow& a, const JudgedRow& b) {
-  return a.expected.latency_bound() == b.expected.latency_bound() && a.expected.limit.level == b.expected.limit.level &&
-         a.expected.limit.host == b.expected.limit.host;
+// Rows of one range: the same regime (latency-bound or not), limiting link and verdict.
+bool same_range(const JudgedRow& a, VerdictClass va, const JudgedRow& b, VerdictClass vb) {
+  return va == vb && a.expected.latency_bound() == b.expected.latency_bound() &&
+         a.expected.limit.level == b.expected.limit.level && a.expected.limit.host == b.expected.limit.host;
 }
 
 // The fewest messages any algorithm the name stands for sends for c on p ranks (0: none known).
@@ -170,6 +216,8 @@ std::string_view verdict_class_name(VerdictClass v) {
       return "far below";
     case VerdictClass::above_model:
       return "above the model (a figure of the model is too low)";
+    case VerdictClass::not_decided:
+      return "not decided";
   }
   return "";
 }
@@ -179,6 +227,54 @@ VerdictClass classify_of_expected(double of) {
   if (of >= kGoodOfExpected) return VerdictClass::good;
   if (of >= kFarBelowOfExpected) return VerdictClass::below;
   return VerdictClass::far_below;
+}
+
+Allowance allowance_of(const MachineModel& model, const Expectation& e) {
+  Allowance a;
+  if (e.latency_bound()) {
+    a.spread = model.latency_spread;
+    a.figure_probed = model.latency_source == FigureSource::measured;
+    a.figure = "the latency per message";
+  } else {
+    a.spread = e.limit.spread;
+    a.figure_probed = e.limit.source == FigureSource::measured;
+    a.figure = e.limit.level == LinkLevel::memory  ? "the copy rate of " + e.limit.host
+               : e.limit.level == LinkLevel::intra ? "the rate between " + e.limit.host + "'s ranks"
+                                                   : e.limit.host + "'s link";
+  }
+  a.spread = std::clamp(a.spread, 0.0, 0.99);
+  const NodeModel* busiest = nullptr;
+  for (const NodeModel& n : model.nodes) {
+    if (n.cpus > 0 && n.ranks > n.cpus && !a.oversubscribed) a.oversubscribed = true, busiest = &n;
+    if (!a.oversubscribed && contention(n) >= kBusyContention && contention(n) > a.contention)
+      a.contention = contention(n), busiest = &n;
+  }
+  // A busy node's ping-pong waits for a CPU (a scheduler's time slice, 1000x a message): the
+  // probed latency may be that instead of the network's, so the latency's part of the expectation
+  // may be all artefact (a 2-core VM at load 9 read 5063 us per message).
+  if (busiest && model.latency_source == FigureSource::measured && e.time_us && *e.time_us > 0)
+    a.latency_share = std::clamp(e.latency_us / *e.time_us, 0.0, 1.0);
+  if (busiest) {
+    const std::string load = describe_load(*busiest);
+    a.busy =
+        busiest->host + ": " +
+        (load.empty() ? std::to_string(busiest->ranks) + " ranks on " + std::to_string(busiest->cpus) + " CPUs" : load);
+  }
+  return a;
+}
+
+OfBand band_of(double of, const Allowance& a) {
+  if (a.oversubscribed) return {a.figure_probed ? 0.0 : of, std::numeric_limits<double>::infinity()};
+  return {of * (1 - a.latency_share) / (a.figure_probed ? a.contention : 1), of * a.contention / (1 - a.spread)};
+}
+
+VerdictClass decide(double of, const Allowance& a) {
+  const OfBand b = band_of(of, a);
+  if (b.lo > kAboveModelOfExpected) return VerdictClass::above_model;
+  if (b.lo >= kGoodOfExpected) return VerdictClass::good;
+  if (b.hi < kFarBelowOfExpected) return VerdictClass::far_below;
+  if (b.lo >= kFarBelowOfExpected && b.hi < kGoodOfExpected) return VerdictClass::below;
+  return VerdictClass::not_decided;
 }
 
 std::vector<JudgedRow> judge_rows(const MachineModel& model, std::span<const int> node_of_rank, Collective c,
@@ -211,11 +307,14 @@ std::vector<std::string> verdict_lines(std::string_view collective, std::string_
   }
   if (judged.empty()) return lines;
   const double largest = judged.back()->measured.bytes;
+  std::vector<VerdictClass> v;
+  for (const JudgedRow* r : judged) v.push_back(decide(*r->of_expected, allowance_of(model, r->expected)));
   for (std::size_t i = 0; i < judged.size();) {
     std::size_t j = i;
-    while (j + 1 < judged.size() && same_range(*judged[i], *judged[j + 1])) ++j;
-    const std::string head = name + " " + format_size_range(judged[i]->measured.bytes, judged[j]->measured.bytes, largest) + ": ";
-    lines.push_back(range_line(head, std::span(judged).subspan(i, j - i + 1), model));
+    while (j + 1 < judged.size() && same_range(*judged[i], v[i], *judged[j + 1], v[j + 1])) ++j;
+    const std::string head =
+        name + " " + format_size_range(judged[i]->measured.bytes, judged[j]->measured.bytes, largest) + ": ";
+    lines.push_back(range_line(head, std::span(judged).subspan(i, j - i + 1), v[i], model));
     i = j + 1;
   }
   return lines;

@@ -202,7 +202,7 @@ void write_machine(ReportWriter& w, const BenchFile& run) {
   w.section("Machine");
   Table t({"host", "ranks", "cpus", "gpus", "copy_GBps", "copy_source", "intra_GBps", "intra_source", "nic_GBps",
            "nic_source", "nic_measured_GBps", "nic_measured_source"});
-  std::string details;
+  std::string details, load;
   for (const NodeModel& n : m.nodes) {
     std::vector<std::string> row{n.host, std::to_string(n.ranks), std::to_string(n.cpus), std::to_string(n.gpus)};
     for (const auto& [name, r] : {std::pair<const char*, const Rate*>{"copy", &n.copy},
@@ -211,15 +211,25 @@ void write_machine(ReportWriter& w, const BenchFile& run) {
                                   {"nic measured", &n.nic_measured}}) {
       row.push_back(r->known() ? format_number(r->gbytes_per_s, 4) : "-");
       row.push_back(std::string(to_string(r->source)));
-      if (!r->detail.empty()) details += (details.empty() ? "" : "; ") + n.host + " " + name + ": " + r->detail;
+      if (!r->detail.empty())
+        details += (details.empty() ? "" : "; ") + n.host + " " + name + ": " + r->detail +
+                   (r->spread > 0 ? " (moved " + format_number(100 * r->spread, 2) + "% over its repeats)" : "");
     }
     t.add(row);
+    if (n.load.known())
+      load += (load.empty() ? "" : "; ") + n.host + ": " + describe_load(n) +
+              (contention(n) >= kBusyContention ? " (busy)" : "");
   }
   w.text("The machine the rows are set against, from " + run.path +
          "'s header (GB/s = 1e9 bytes/s in one direction; sources: measured by the bench, read from the system, "
          "given by the user, measured by the doctor; - not known).");
   w.table("machine", t);
   if (!details.empty()) w.text("What each figure is: " + details + ".");
+  if (!load.empty())
+    w.text(
+        "What the nodes ran during the run (a rank takes a CPU while it waits; other processes' CPU time from "
+        "/proc/stat): " +
+        load + ". A busy node's verdicts allow for it (docs/verdicts.md).");
 }
 
 // Which algorithm is fastest: measured (sizes every algorithm has) and by the fits (on `grid`),

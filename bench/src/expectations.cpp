@@ -75,6 +75,15 @@ RunExpectations::RunExpectations(const std::string& model_text, int nranks, std:
   }
 }
 
+void RunExpectations::set_model(const std::string& model_text) {
+  if (!model_ || model_text.empty()) return;
+  try {
+    model_ = from_text(model_text);
+  } catch (const std::exception&) {
+    // The text this run wrote itself: kept as it was read at the start.
+  }
+}
+
 void RunExpectations::judge(ResultRow& row) {
   if (!model_ || placement_.empty()) return;
   if (!row.in_place && verdicts_) rows_.push_back(row);
@@ -104,16 +113,23 @@ std::vector<std::string> RunExpectations::verdict_lines() const {
     analysis::fill_latency_from_run(model, all);
   }
   std::vector<std::string> lines;
+  bool any = false;  // a row with a verdict
   for (const Series& s : series) {
     std::vector<analysis::JudgedRow> judged;
     for (const MeasuredRow& m : lower_middles(s)) {
       Expectation e = expected_row(model, placement_, parse_collective(s.collective), s.algorithm, m.bytes, nccl_algo_);
       const std::optional<double> of = of_expected(e, m.time_us);
+      any = any || of.has_value();
       judged.push_back({m, std::move(e), of});
     }
     for (std::string& line : analysis::verdict_lines(s.collective, s.algorithm, judged, model))
       lines.push_back(std::move(line));
   }
+  if (!any && not_measured_ && !lines.empty())
+    return {
+        "not judged: the machine's figures are measured at start-up only by a run that records them (--out FILE "
+        "or -J FILE), or given in a --machine file (copy=RATE, intra=RATE, machine latency_us=US; "
+        "docs/verdicts.md)"};
   return lines;
 }
 

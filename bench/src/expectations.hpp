@@ -24,6 +24,13 @@ class RunExpectations {
   // whose rows would pile up for nothing).
   RunExpectations(const std::string& model_text, int nranks, std::string nccl_algo, bool verdicts = true);
 
+  // The model again, as the header records it at the end of the run (its nodes' load added);
+  // the placement is kept.
+  void set_model(const std::string& model_text);
+  // The run measured none of the machine's figures (no --out or -J records the model): where
+  // nothing can be judged, the verdicts are one line that says how to have them.
+  void set_figures_not_measured() { not_measured_ = true; }
+
   // Sets the row's expected_time_us, expected_busbw_GBps and of_expected (NaN where the model
   // lacks an input) and keeps its figures for the verdicts.
   void judge(ResultRow& row);
@@ -39,6 +46,7 @@ class RunExpectations {
   std::string problem_;  // why the model cannot place the run's ranks
   std::string nccl_algo_;
   bool verdicts_ = true;
+  bool not_measured_ = false;
   std::vector<ResultRow> rows_;  // out-of-place rows judged so far
 };
 

@@ -24,6 +24,7 @@
 
 #include "commscope/collectives/error.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
+#include "commscope/common/stats.hpp"
 #include "commscope/common/timing.hpp"
 #include "machine_detect_cuda.hpp"
 
@@ -98,8 +99,9 @@ NodeModel detect_node(const std::string& device, bool skip_copy) {
     return n;
   }
   std::string copy_detail;
-  const double copy = skip_copy ? 0 : host_copy_rate(copy_probe_bytes(), 4, copy_detail);
-  if (copy > 0) n.copy = {copy, FigureSource::measured, copy_detail};
+  double spread = 0;
+  const double copy = skip_copy ? 0 : host_copy_rate(copy_probe_bytes(), kCopyProbeReps, copy_detail, &spread);
+  if (copy > 0) n.copy = {copy, FigureSource::measured, copy_detail, spread};
   return n;
 }
 
@@ -132,21 +134,22 @@ std::vector<ProbePair> probe_pairs(const std::vector<std::string>& hosts, const 
 void run_probes(MPI_Comm comm, const std::vector<ProbePair>& pairs, double timeout_s, MachineModel& model) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  std::vector<double> mine(pairs.size(), 0), all(pairs.size(), 0);
+  // Per pair its fastest pass, then its passes' spread (stats::spread_of), from the rank that timed it.
+  const std::size_t n = pairs.size();
+  std::vector<double> mine(2 * n, 0), all(2 * n, 0);
   const PingPongShape intra = intra_rate_probe();
-  for (std::size_t i = 0; i < pairs.size(); ++i) {
+  for (std::size_t i = 0; i < n; ++i) {
     const ProbePair& pp = pairs[i];
     const PingPongShape& shape = pp.node < 0 ? kLatencyProbe : intra;
     if (rank == pp.a || rank == pp.b) {
       const std::vector<double> us =
           pingpong_half_round_trips_us(comm, rank == pp.a ? pp.b : pp.a, rank == pp.a, shape);
-      if (!us.empty()) mine[i] = *std::min_element(us.begin(), us.end());
+      if (!us.empty()) mine[i] = *std::min_element(us.begin(), us.end()), mine[n + i] = stats::spread_of(us);
     }
     idle_barrier(comm, timeout_s);
   }
   if (pairs.empty()) return;
-  COMMSCOPE_MPI_CHECK(
-      MPI_Reduce(mine.data(), all.data(), static_cast<int>(pairs.size()), MPI_DOUBLE, MPI_MAX, 0, comm));
+  COMMSCOPE_MPI_CHECK(MPI_Reduce(mine.data(), all.data(), static_cast<int>(2 * n), MPI_DOUBLE, MPI_MAX, 0, comm));
   if (rank != 0) return;
   int latency_pairs = 0;
   std::size_t worst = pairs.size();
@@ -156,7 +159,8 @@ void run_probes(MPI_Comm comm, const std::vector<ProbePair>& pairs, double timeo
         model.nodes[static_cast<std::size_t>(pairs[i].node)].intra = {
             static_cast<double>(intra.bytes) / all[i] / 1e3, FigureSource::measured,
             std::to_string(intra.bytes >> 20) + " MiB ping-pong between two of its ranks, the fastest of " +
-                std::to_string(intra.passes) + " round trips"};
+                std::to_string(intra.passes) + " round trips",
+            all[n + i]};
       continue;
     }
     ++latency_pairs;
@@ -167,9 +171,18 @@ void run_probes(MPI_Comm comm, const std::vector<ProbePair>& pairs, double timeo
       pairs[worst].hosts + ", ranks " + std::to_string(pairs[worst].a) + " and " + std::to_string(pairs[worst].b);
   model.latency_us = all[worst];
   model.latency_source = FigureSource::measured;
+  model.latency_spread = all[n + worst];
   model.latency_detail = "8 B ping-pong, the fastest of " + std::to_string(kLatencyProbe.passes) + " passes of up to " +
                          std::to_string(kLatencyProbe.round_trips) + " round trips, the largest of " +
                          std::to_string(latency_pairs) + " pair" + (latency_pairs > 1 ? "s" : "") + " (" + hosts + ")";
+}
+
+// ", moved 4.1% over its repeats" for a figure whose probe's repeats moved; "" otherwise.
+std::string moved_text(double spread) {
+  if (!(spread > 0)) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, ", moved %.2g%% over its repeats", 100 * spread);
+  return buf;
 }
 
 }  // namespace
@@ -244,7 +257,7 @@ Rate nic_rate(const std::string& sys, const std::string& iface) {
 }
 
 PingPongShape intra_rate_probe() {
-  return {std::min(copy_probe_bytes(), std::size_t{64} << 20), 1, 4, 1, 1.0};
+  return {std::min(copy_probe_bytes(), std::size_t{64} << 20), 1, 8, 1, 1.0};
 }
 
 std::size_t copy_probe_bytes() {
@@ -252,7 +265,7 @@ std::size_t copy_probe_bytes() {
   return std::clamp<std::size_t>(2 * static_cast<std::size_t>(llc), std::size_t{32} << 20, std::size_t{256} << 20);
 }
 
-double host_copy_rate(std::size_t bytes, int reps, std::string& detail) {
+double host_copy_rate(std::size_t bytes, int reps, std::string& detail, double* spread) {
   std::unique_ptr<std::byte[]> src, dst;
   for (; bytes >= (std::size_t{1} << 20); bytes /= 2) {
     try {
@@ -265,8 +278,13 @@ double host_copy_rate(std::size_t bytes, int reps, std::string& detail) {
   }
   if (!dst) return 0;
   std::memset(src.get(), 1, bytes);  // pages of its own, not the shared zero page
-  const double s = timing::best_seconds(
-      reps + 1, [&] { return timing::seconds_of([&] { std::memcpy(dst.get(), src.get(), bytes); }); });
+  std::vector<double> times;
+  const double s = timing::best_seconds(reps + 1, [&] {
+    times.push_back(timing::seconds_of([&] { std::memcpy(dst.get(), src.get(), bytes); }));
+    return times.back();
+  });
+  times.erase(times.begin());  // the warm-up
+  if (spread) *spread = stats::spread_of(times);
   detail = "memcpy " + std::to_string(bytes >> 20) + " MiB, best of " + std::to_string(reps);
   return s > 0 && std::isfinite(s) ? static_cast<double>(bytes) / s / 1e9 : 0;
 }
@@ -344,7 +362,8 @@ std::vector<std::string> machine_lines(const MachineModel& model) {
   auto rate = [](const char* what, const Rate& r) {
     char buf[48];
     std::snprintf(buf, sizeof buf, "%.3g GB/s", r.gbytes_per_s);
-    const std::string why = std::string(to_string(r.source)) + (r.detail.empty() ? "" : ": " + r.detail);
+    const std::string why =
+        std::string(to_string(r.source)) + (r.detail.empty() ? "" : ": " + r.detail) + moved_text(r.spread);
     return std::string("; ") + what + " " + (r.known() ? std::string(buf) + " (" + why + ")" : "unknown (" + why + ")");
   };
   std::vector<std::string> out;
@@ -358,9 +377,24 @@ std::vector<std::string> machine_lines(const MachineModel& model) {
   if (model.latency_known()) {
     char buf[48];
     std::snprintf(buf, sizeof buf, "%.3g us", model.latency_us);
-    out.push_back("# machine: latency per message " + std::string(buf) + " (" +
-                  std::string(to_string(model.latency_source)) +
-                  (model.latency_detail.empty() ? "" : ": " + model.latency_detail) + ")");
+    out.push_back(
+        "# machine: latency per message " + std::string(buf) + " (" + std::string(to_string(model.latency_source)) +
+        (model.latency_detail.empty() ? "" : ": " + model.latency_detail) + moved_text(model.latency_spread) + ")");
+  }
+  return out;
+}
+
+std::vector<std::string> load_lines(const MachineModel& model) {
+  std::vector<std::string> out;
+  for (const NodeModel& n : model.nodes) {
+    if (!n.load.known()) continue;
+    char avg[64] = "";
+    if (n.load.loadavg_start >= 0 && n.load.loadavg_end >= 0)
+      std::snprintf(avg, sizeof avg, ", load average %.2f before, %.2f after", n.load.loadavg_start,
+                    n.load.loadavg_end);
+    const bool busy = contention(n) >= kBusyContention;
+    out.push_back("# machine: " + n.host + " during the run: " + describe_load(n) + avg +
+                  (busy ? ": busy, which its verdicts allow for (docs/verdicts.md)" : ""));
   }
   return out;
 }

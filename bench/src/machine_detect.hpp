@@ -39,8 +39,12 @@ std::string traffic_interface(std::string& why);
 Rate nic_rate(const std::string& sys, const std::string& iface);
 
 // Bytes copied per second (GB/s) by memcpy of `bytes` (the best of `reps` timed copies after one
-// untimed); smaller buffers are tried when `bytes` cannot be allocated. `detail` says what ran.
-double host_copy_rate(std::size_t bytes, int reps, std::string& detail);
+// untimed); smaller buffers are tried when `bytes` cannot be allocated. `detail` says what ran;
+// `spread`, where given, how far the copies moved (stats::spread_of).
+double host_copy_rate(std::size_t bytes, int reps, std::string& detail, double* spread = nullptr);
+// The start-up's copy probe: the fastest of 8 copies (about 0.2 s at 10 GB/s and 256 MiB), so that
+// the spread of the machine's own figure is known (docs/verdicts.md, "Stable inputs").
+inline constexpr int kCopyProbeReps = 8;
 
 // The buffer the copy rate is measured on: twice the last-level cache, 32 to 256 MiB.
 std::size_t copy_probe_bytes();
@@ -59,7 +63,7 @@ struct PingPongShape {
 };
 // The latency probe: 8 B, the fastest of 10 passes of up to 20 round trips (1 ms each at most).
 inline constexpr PingPongShape kLatencyProbe{};
-// The intra-node rate probe: the fastest of 4 round trips of a message past the cache as the copy
+// The intra-node rate probe: the fastest of 8 round trips of a message past the cache as the copy
 // probe is (copy_probe_bytes()), at most 64 MiB (the suite's largest size; 13 ms a message at
 // 5 GB/s). A 4 MiB message stays in the last-level cache and read 10.1 GB/s between two ranks of
 // a 2-core VM whose memcpy measured 12; large messages, the sizes a verdict judges by bandwidth,
@@ -106,5 +110,9 @@ std::vector<MachineEntry> doctor_link_entries(const std::string& path);
 
 // The model as the bench's header prints it: "# machine: host1: 2 ranks, 4 CPUs, ..." per node.
 std::vector<std::string> machine_lines(const MachineModel& model);
+// Each node's load during the run, as the bench prints it at the end: "# machine: vm during the
+// run: 2 ranks and other processes' 0.31 CPUs on 2 CPUs, load average 0.52 before, 1.95 after"
+// (": busy, ..." from kBusyContention on); none for a node whose load is unknown.
+std::vector<std::string> load_lines(const MachineModel& model);
 
 }  // namespace commscope::bench

@@ -36,6 +36,7 @@
 #include "nccl_tuning.hpp"
 #include "osu_run.hpp"
 #include "results.hpp"
+#include "run_load.hpp"
 #include "table.hpp"
 #include "watchdog.hpp"
 
@@ -171,6 +172,7 @@ class Bench {
     check_host_memory();
     env_ = capture_environment(MPI_COMM_WORLD, argc, argv);
     check_output_paths();  // a bad path ends the run before the machine's probes
+    load_.start();         // what else the nodes run, from before the probes to the end
     machine_ = make_machine_model();
     if (rank_ == 0) env_.machine_model = to_text(machine_);
     open_output_files();
@@ -208,6 +210,7 @@ class Bench {
     if (rank_ == 0) {
       expected_ =
           std::make_unique<RunExpectations>(env_.machine_model, comm_.size(), env_var("NCCL_ALGO"), o_.run_cycles != 0);
+      if (o_.out.empty() && o_.json_out.empty()) expected_->set_figures_not_measured();
       reporter_ = std::make_unique<Reporter>(cases_, *table_, file_.get(), json_.get(), *expected_);
     }
 
@@ -238,10 +241,12 @@ class Bench {
     }
     benchmark::Shutdown();
     const std::string memory = o_.memory_report ? memory_line() : std::string();
+    record_load();
 
     if (rank_ == 0) {
       reporter_->flush_pending();
       table_->footer();
+      for (const std::string& line : load_lines(machine_)) std::printf("%s\n", line.c_str());
       print_verdicts();
       if (!memory.empty()) std::printf("%s\n#\n", memory.c_str());
       const std::string nccl = nccl_choices();
@@ -307,9 +312,8 @@ class Bench {
   std::string nccl_choices() const {
     if (o_.device != "cuda") return "";
     const std::vector<NcclChoice> choices = nccl_log_.read();
-    const std::string text = choices.empty()
-                                 ? (nccl_log_.note().empty() ? "none logged" : nccl_log_.note())
-                                 : summarize_nccl_choices(choices);
+    const std::string text = choices.empty() ? (nccl_log_.note().empty() ? "none logged" : nccl_log_.note())
+                                             : summarize_nccl_choices(choices);
     std::printf("# NCCL's choices (its tuning log): %s\n#\n", text.c_str());
     return choices.empty() ? "" : text;
   }
@@ -317,6 +321,16 @@ class Bench {
   static std::string temp_dir() {
     const char* t = std::getenv("TMPDIR");
     return t && *t ? t : "/tmp";
+  }
+
+  // Collective: each node's load over the run into rank 0's model, which the results header then
+  // records (its machine_model rewritten) and the verdicts allow for.
+  void record_load() {
+    load_.finish(comm_.mpi_comm(), machine_);
+    if (rank_ != 0 || machine_.nodes.empty()) return;
+    env_.machine_model = to_text(machine_);
+    if (file_) file_->set_meta("machine_model", env_.machine_model);
+    if (expected_) expected_->set_model(env_.machine_model);
   }
 
   // After nccl-tests' closing lines, a '#' line per verdict (docs/verdicts.md), which parsers of
@@ -552,6 +566,7 @@ class Bench {
   Environment env_;
   MachineModel machine_;                       // rank 0's; empty elsewhere
   std::unique_ptr<RunExpectations> expected_;  // rank 0's: the rows against the recorded model
+  LoadMeter load_;                             // other processes' CPU time on each node
   std::vector<std::string> machine_warnings_;  // entries naming no host of the run
   std::unique_ptr<ResultsFile> file_;
   NcclTuningLog nccl_log_;

@@ -3,7 +3,8 @@
 # -J file hold a model with this host, its ranks and online CPUs and a positive measured copy rate
 # and intra rate, the latency the start-up measured (its `machine` line),
 # the user's --link-rate and --machine figures over the detected ones (a machine-file line naming
-# no host of the run is warned about), and `commscope-report bench` shows them in its Machine
+# no host of the run is warned about), how far each probe moved and the nodes' load over the run
+# (rewritten into the header at the end), and `commscope-report bench` shows them in its Machine
 # section. Exit 77 (skipped) without a python3 with h5py ($H5PY_PYTHON, else python3).
 #   machine_model.sh WORKDIR REPORT -- launcher-and-bench... (2 ranks)
 set -u
@@ -19,6 +20,8 @@ printf '# the cluster\nnode host=* nic=100mbit\nnode host=elsewhere cpus=64\n' >
 log=$("$@" allreduce -b 1K -e 4K -n 2 -w 1 --algo ring --out "$out" -J "$json" --machine "$mfile" \
         --link-rate "$(hostname)=1gbit" 2>&1) || fail "the bench exited $?: $log"
 printf '%s\n' "$log" | grep -E '^# machine: ' || fail "no '# machine:' line in the header"
+printf '%s\n' "$log" | grep -Eq "^# machine: [^ ]+ during the run: 2 ranks (and other processes' [0-9.e+-]+ CPUs? )?on [0-9]+ CPUs?, load average " ||
+  fail "no '# machine: HOST during the run' line at the end"
 printf '%s\n' "$log" | grep -q "^# machine: WARNING: --machine $mfile line 3 names host 'elsewhere', which this run has not$" ||
   fail "no warning for the line naming another host"
 "$py" - "$out" "$json" "$(hostname)" "$(getconf _NPROCESSORS_ONLN)" <<'PY' || exit 1
@@ -39,7 +42,14 @@ fields = dict(re.findall(r'(\S+?)=("(?:[^"\\]|\\.)*"|\S+)', lines[0]))
 assert fields["host"] == host, fields
 assert int(fields["ranks"]) == 2 and int(fields["cpus"]) == cpus, fields
 assert fields["copy.source"] == "measured" and float(fields["copy"].removesuffix("GB/s")) > 0, fields
-assert fields["intra.source"] == "measured" and fields["intra.detail"].endswith('MiB ping-pong between two of its ranks, the fastest of 4 round trips"'), fields
+assert fields["intra.source"] == "measured" and fields["intra.detail"].endswith('MiB ping-pong between two of its ranks, the fastest of 8 round trips"'), fields
+# How far each probe's repeats moved (written where above 0) and the load over the run, which the
+# header records at the end of the run (docs/verdicts.md).
+for k in ("copy.spread", "intra.spread"):
+    assert 0 <= float(fields.get(k, "0")) < 1, fields
+assert 0 <= float(m.get("latency.spread", "0")) < 1, m
+assert float(fields["load.seconds"]) > 0 and float(fields["load.others_cpus"]) >= 0, fields
+assert float(fields["load.loadavg_start"]) >= 0 and float(fields["load.loadavg_end"]) >= 0, fields
 assert fields["nic"] == "0.125GB/s" and fields["nic.source"] == "user", fields  # --link-rate after the file's *
 assert fields["nic.detail"] == f'"--link-rate {host}=1gbit"', fields
 model = json.load(open(jpath))["config"]["machine_model"]

@@ -10,6 +10,7 @@
 #include "commscope/collectives/error.hpp"
 #include "commscope/formats/doctor_file.hpp"
 #include "machine_detect.hpp"
+#include "run_load.hpp"
 
 namespace commscope::bench {
 namespace {
@@ -179,4 +180,37 @@ TEST(MachineDetect, EntriesOverTheDetectedModel) {
 }
 
 }  // namespace
+
+// The load during a run from /proc's texts: the busy ticks (user nice system irq softirq steal;
+// idle and iowait not), the 1-minute load average, and other processes' CPUs per second.
+TEST(RunLoad, ProcTexts) {
+  EXPECT_DOUBLE_EQ(busy_cpu_seconds("cpu  100 20 30 5000 70 4 6 10 0 0\ncpu0 1 2 3\n", 100), 1.7);
+  EXPECT_DOUBLE_EQ(busy_cpu_seconds("cpu  100 20 30 5000 70 4 6\n", 100), 1.6);  // no steal column
+  EXPECT_EQ(busy_cpu_seconds("intr 1 2 3\n", 100), -1);
+  EXPECT_EQ(busy_cpu_seconds("cpu  1 2\n", 100), -1);
+  EXPECT_DOUBLE_EQ(loadavg_1min("0.52 1.10 0.90 2/345 6789\n"), 0.52);
+  EXPECT_EQ(loadavg_1min(""), -1);
+  // 30 s busy on the node over 10 s, the run's ranks 18 s of it: others 1.2 CPUs; never negative.
+  EXPECT_DOUBLE_EQ(others_cpus(30, 18, 10), 1.2);
+  EXPECT_EQ(others_cpus(10, 12, 10), 0);
+  EXPECT_EQ(others_cpus(-1, 0, 10), 0);
+}
+
+// The end-of-run lines: a node's load, and "busy" from kBusyContention on.
+TEST(RunLoad, LoadLines) {
+  MachineModel m;
+  NodeModel n;
+  n.host = "vm", n.ranks = 2, n.cpus = 2;
+  n.load = {10, 0.01, 0.2, 0.4};
+  m.nodes = {n};
+  EXPECT_EQ(load_lines(m),
+            (std::vector<std::string>{
+                "# machine: vm during the run: 2 ranks on 2 CPUs, load average 0.20 before, 0.40 after"}));
+  m.nodes[0].load.others_cpus = 1.3;
+  EXPECT_EQ(load_lines(m).at(0),
+            "# machine: vm during the run: 2 ranks and other processes' 1.3 CPUs on 2 CPUs, load average 0.20 before, "
+            "0.40 after: busy, which its verdicts allow for (docs/verdicts.md)");
+  m.nodes[0].load = {};
+  EXPECT_TRUE(load_lines(m).empty());
+}
 }  // namespace commscope::bench

@@ -66,7 +66,9 @@ for algo in ring rhd; do
     good)
       awk -v x="$of" 'BEGIN { exit !(x + 0 >= 0.7 && x + 0 <= 1.05 && x != "-") }' ||
         { echo "$me: FAIL: $algo: of_expected '$of' at $largest_label, not within 0.7-1.05"; status=1; }
-      [[ $line == *": good." ]] || { echo "$me: FAIL: $algo: the verdict is not good"; status=1; } ;;
+      # Every emulated host shares this machine's CPUs with the others' ranks: a busy run, said.
+      [[ $line == *": good." || $line == *": good (on a busy machine: "*")." ]] ||
+        { echo "$me: FAIL: $algo: the verdict is not good"; status=1; } ;;
     slow)
       [[ $line == *": far below;"* ]] || { echo "$me: FAIL: $algo: the verdict is not far below"; status=1; }
       [[ ${line#*far below;} == *host2* ]] || { echo "$me: FAIL: $algo: the verdict does not name host2"; status=1; } ;;

@@ -80,25 +80,35 @@ class Pricer {
   std::optional<LimitingLink> intra(int k) {
     const NodeModel& n = at(k);
     if (n.intra.known())
-      return LimitingLink{LinkLevel::intra, n.host, n.intra.gbytes_per_s, 1, n.intra.source, n.intra.detail};
+      return LimitingLink{LinkLevel::intra, n.host,         n.intra.gbytes_per_s, 1,
+                          n.intra.source,   n.intra.detail, n.intra.spread};
     if (n.gpus == 0 && n.copy.known())
-      return LimitingLink{LinkLevel::intra,        n.host,
-                          n.copy.gbytes_per_s / 2, 1,
-                          n.copy.source,           n.copy.detail + ", halved: copied in and out of shared memory"};
-    miss(n.host + "'s rate between its ranks" + (n.gpus > 0 ? " (NVLink or PCIe)" : " (its memory copy rate)"));
+      return LimitingLink{LinkLevel::intra,
+                          n.host,
+                          n.copy.gbytes_per_s / 2,
+                          1,
+                          n.copy.source,
+                          n.copy.detail + ", halved: copied in and out of shared memory",
+                          n.copy.spread};
+    miss(n.host + "'s rate between its ranks" +
+         (n.gpus > 0 ? " (NVLink or PCIe: intra=RATE in a --machine file)"
+                     : " (measured at start-up, or half its memory copy rate: intra=RATE in a --machine file)"));
     return std::nullopt;
   }
   std::optional<LimitingLink> nic(int k) {
     const NodeModel& n = at(k);
-    if (n.nic.known()) return LimitingLink{LinkLevel::inter, n.host, n.nic.gbytes_per_s, 1, n.nic.source, n.nic.detail};
+    if (n.nic.known())
+      return LimitingLink{LinkLevel::inter, n.host, n.nic.gbytes_per_s, 1, n.nic.source, n.nic.detail, n.nic.spread};
     miss(n.host + "'s link rate (its NIC reports none: --link-rate " + n.host + "=RATE)");
     return std::nullopt;
   }
   std::optional<LimitingLink> copy(int k) {
     const NodeModel& n = at(k);
     if (n.copy.known())
-      return LimitingLink{LinkLevel::memory, n.host, n.copy.gbytes_per_s, 1, n.copy.source, n.copy.detail};
-    miss(n.host + "'s memory copy rate");
+      return LimitingLink{LinkLevel::memory, n.host,        n.copy.gbytes_per_s, 1,
+                          n.copy.source,     n.copy.detail, n.copy.spread};
+    miss(n.host + "'s memory copy rate (" + (n.copy.detail.empty() ? "" : n.copy.detail + "; ") +
+         "copy=RATE in a --machine file)");
     return std::nullopt;
   }
   // The slowest of `get` over the nodes the ranks use.

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <system_error>
 
@@ -34,6 +35,39 @@ constexpr std::array<CountKey, 3> kCounts{
     {{"ranks", &NodeModel::ranks}, {"cpus", &NodeModel::cpus}, {"gpus", &NodeModel::gpus}}};
 
 constexpr std::array<std::string_view, 5> kSources{"none", "measured", "system", "user", "doctor"};
+
+// The load fields of a node, by key.
+struct LoadKey {
+  std::string_view key;
+  double NodeLoad::*value;
+};
+constexpr std::array<LoadKey, 4> kLoads{{{"load.seconds", &NodeLoad::seconds},
+                                         {"load.others_cpus", &NodeLoad::others_cpus},
+                                         {"load.loadavg_start", &NodeLoad::loadavg_start},
+                                         {"load.loadavg_end", &NodeLoad::loadavg_end}}};
+
+// The shortest text std::from_chars reads back as the same double.
+std::string number_text(double v) {
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, ec == std::errc() ? end : buf);
+}
+
+// A finite number of a field; `what` says what it should be.
+double parse_number(std::string_view key, const std::string& v, int line, const char* what) {
+  double x = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || end != v.data() + v.size() || !std::isfinite(x))
+    fail(line, std::string(key) + "=" + v + ": expected " + what);
+  return x;
+}
+
+// A spread: a fraction from 0 to below 1.
+double parse_spread(std::string_view key, const std::string& v, int line) {
+  const double x = parse_number(key, v, line, "a fraction from 0 to below 1");
+  if (x < 0 || x >= 1) fail(line, std::string(key) + "=" + v + ": expected a fraction from 0 to below 1");
+  return x;
+}
 
 // A rate's unit: its name and GB/s per one of it. Bits are tc's (SI: 1gbit = 1e9 bit/s).
 struct Unit {
@@ -136,7 +170,8 @@ std::vector<std::pair<std::string, std::string>> split_fields(std::string_view s
 }
 
 // The keys of a `machine` line.
-constexpr std::array<std::string_view, 3> kMachineKeys{"latency_us", "latency.source", "latency.detail"};
+constexpr std::array<std::string_view, 4> kMachineKeys{"latency_us", "latency.source", "latency.detail",
+                                                       "latency.spread"};
 
 bool known_machine_key(std::string_view key) {
   return std::find(kMachineKeys.begin(), kMachineKeys.end(), key) != kMachineKeys.end();
@@ -153,15 +188,32 @@ std::string_view line_kind(std::string_view s) {
 bool known_key(std::string_view key) {
   for (const CountKey& c : kCounts)
     if (key == c.key) return true;
+  for (const LoadKey& l : kLoads)
+    if (key == l.key) return true;
   for (const RateKey& r : kRates) {
     if (key == r.key) return true;
-    if (key.starts_with(r.key) && (key.substr(r.key.size()) == ".source" || key.substr(r.key.size()) == ".detail"))
-      return true;
+    const std::string_view rest = key.starts_with(r.key) ? key.substr(r.key.size()) : std::string_view();
+    if (rest == ".source" || rest == ".detail" || rest == ".spread") return true;
   }
   return false;
 }
 
 }  // namespace
+
+double contention(const NodeModel& n) {
+  if (!n.load.known() || n.cpus <= 0) return 1;
+  return std::max(1.0, (n.ranks + std::max(0.0, n.load.others_cpus)) / n.cpus);
+}
+
+std::string describe_load(const NodeModel& n) {
+  if (!n.load.known()) return "";
+  char others[32];
+  std::snprintf(others, sizeof others, "%.2g", n.load.others_cpus);
+  const std::string ranks = std::to_string(n.ranks) + (n.ranks == 1 ? " rank" : " ranks");
+  const std::string cpus = " on " + std::to_string(n.cpus) + (n.cpus == 1 ? " CPU" : " CPUs");
+  if (n.load.others_cpus < 0.05) return ranks + cpus;
+  return ranks + " and other processes' " + others + (std::string_view(others) == "1" ? " CPU" : " CPUs") + cpus;
+}
 
 std::string_view to_string(FigureSource s) {
   const auto i = static_cast<std::size_t>(s);
@@ -212,7 +264,8 @@ std::vector<MachineEntry> parse_machine_entries(std::string_view text, bool unkn
         if (known_machine_key(k))
           e.fields.emplace_back(k, v);
         else if (!unknown_keys_ok)
-          fail(line, "unknown key '" + k + "' of a machine line (latency_us, latency.source, latency.detail)");
+          fail(line, "unknown key '" + k +
+                         "' of a machine line (latency_us, latency.source, latency.detail, latency.spread)");
       } else if (k == "host") {
         if (v.empty()) fail(line, "host= is empty");
         e.host = v;
@@ -220,7 +273,8 @@ std::vector<MachineEntry> parse_machine_entries(std::string_view text, bool unkn
         e.fields.emplace_back(k, v);
       } else if (!unknown_keys_ok) {
         fail(line, "unknown key '" + k +
-                       "' (host ranks cpus gpus, copy intra nic nic_measured and their .source and .detail)");
+                       "' (host ranks cpus gpus, copy intra nic nic_measured and their .source, .detail and "
+                       ".spread, load.seconds load.others_cpus load.loadavg_start load.loadavg_end)");
       }
     }
     if (!e.machine && e.host.empty()) fail(line, "no host= (a host name, or * for every node)");
@@ -243,6 +297,7 @@ void apply_entry(NodeModel& node, const MachineEntry& entry, const std::string& 
       }
       (node.*r.rate).source = FigureSource::user;
       (node.*r.rate).detail = origin;
+      (node.*r.rate).spread = 0;  // a given figure did not move
     }
   }
   for (const auto& [k, v] : entry.fields) {
@@ -251,7 +306,10 @@ void apply_entry(NodeModel& node, const MachineEntry& entry, const std::string& 
       const std::string_view rest = std::string_view(k).substr(r.key.size());
       if (rest == ".source") (node.*r.rate).source = parse_source(k, v, entry.line);
       if (rest == ".detail") (node.*r.rate).detail = v;
+      if (rest == ".spread") (node.*r.rate).spread = parse_spread(k, v, entry.line);
     }
+    for (const LoadKey& l : kLoads)
+      if (k == l.key) node.load.*l.value = parse_number(k, v, entry.line, "a number");
   }
 }
 
@@ -265,10 +323,12 @@ void apply_machine_entry(MachineModel& model, const MachineEntry& entry, const s
     model.latency_us = us;
     model.latency_source = FigureSource::user;
     model.latency_detail = origin;
+    model.latency_spread = 0;
   }
   for (const auto& [k, v] : entry.fields) {
     if (k == "latency.source") model.latency_source = parse_source(k, v, entry.line);
     if (k == "latency.detail") model.latency_detail = v;
+    if (k == "latency.spread") model.latency_spread = parse_spread(k, v, entry.line);
   }
 }
 
@@ -291,18 +351,18 @@ std::string to_text(const MachineModel& model) {
       if (rate.gbytes_per_s > 0) out += " " + key + "=" + rate_text(rate.gbytes_per_s);
       out += " " + key + ".source=" + std::string(to_string(rate.source));
       if (!rate.detail.empty()) out += " " + key + ".detail=" + quoted(rate.detail);
+      if (rate.spread > 0) out += " " + key + ".spread=" + number_text(rate.spread);
     }
+    if (n.load.known())
+      for (const LoadKey& l : kLoads) out.append(" ").append(l.key).append("=").append(number_text(n.load.*l.value));
     out += "\n";
   }
   if (model.latency_source != FigureSource::none || model.latency_us > 0 || !model.latency_detail.empty()) {
     out += "machine";
-    if (model.latency_us > 0) {
-      char buf[64];
-      const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, model.latency_us);
-      out += " latency_us=" + std::string(buf, ec == std::errc() ? end : buf);
-    }
+    if (model.latency_us > 0) out += " latency_us=" + number_text(model.latency_us);
     out += " latency.source=" + std::string(to_string(model.latency_source));
     if (!model.latency_detail.empty()) out += " latency.detail=" + quoted(model.latency_detail);
+    if (model.latency_spread > 0) out += " latency.spread=" + number_text(model.latency_spread);
     out += "\n";
   }
   return out;

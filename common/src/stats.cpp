@@ -32,4 +32,11 @@ double mean(std::span<const double> values) {
   return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
+double spread_of(std::vector<double> times) {
+  std::erase_if(times, [](double t) { return !(t > 0) || !std::isfinite(t); });
+  if (times.size() < 2) return 0;
+  const double fastest = *std::min_element(times.begin(), times.end());
+  return 1 - fastest / median(std::move(times));
+}
+
 }  // namespace commscope::stats

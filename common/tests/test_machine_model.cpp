@@ -166,10 +166,11 @@ TEST(MachineFile, RefusalsNameTheLine) {
   EXPECT_EQ(message("host=a\n"), "line 1: expected 'node host=NAME key=value ...' or 'machine key=value ...'");
   EXPECT_EQ(message("nodes host=a\n"), "line 1: expected 'node host=NAME key=value ...' or 'machine key=value ...'");
   EXPECT_EQ(message("machine latency=3us\n"),
-            "line 1: unknown key 'latency' of a machine line (latency_us, latency.source, latency.detail)");
+            "line 1: unknown key 'latency' of a machine line (latency_us, latency.source, latency.detail, "
+            "latency.spread)");
   EXPECT_EQ(message("node host=a nics=1gbit\n"),
-            "line 1: unknown key 'nics' (host ranks cpus gpus, copy intra nic nic_measured and their .source and "
-            ".detail)");
+            "line 1: unknown key 'nics' (host ranks cpus gpus, copy intra nic nic_measured and their .source, .detail "
+            "and .spread, load.seconds load.others_cpus load.loadavg_start load.loadavg_end)");
   EXPECT_EQ(message("node host=a nic\n"), "line 1: 'nic': expected key=value");
   EXPECT_EQ(message("node host=a nic.detail=\"open\n"), "line 1: nic.detail: unterminated quote");
   NodeModel n;
@@ -183,6 +184,56 @@ TEST(MachineFile, RefusalsNameTheLine) {
   }
   for (const char* text : {"node host=a cpus=-1\n", "node host=a gpus=two\n", "node host=a nic.source=guess\n"})
     EXPECT_THROW(apply_entry(n, parse_machine_entries(text).at(0), ""), MachineModelError) << text;
+}
+
+// The probes' spread and the load during the run travel in the text (a header written at the end
+// of the run), read back exactly; a header without them reads as spread 0 and an unknown load; a
+// given rate has no spread. contention() and describe_load() over the recorded load.
+TEST(MachineText, SpreadAndLoadRoundTrip) {
+  MachineModel m = two_nodes();
+  m.nodes[0].copy.spread = 0.125;
+  m.nodes[0].load = {12.5, 1.25, 0.5, 2.75};
+  m.latency_us = 3, m.latency_source = FigureSource::measured, m.latency_spread = 0.375;
+  const std::string text = to_text(m);
+  EXPECT_NE(text.find(" copy.spread=0.125 "), std::string::npos) << text;
+  EXPECT_NE(text.find(" load.seconds=12.5 load.others_cpus=1.25 load.loadavg_start=0.5 load.loadavg_end=2.75\n"),
+            std::string::npos)
+      << text;
+  const MachineModel back = from_text(text);
+  EXPECT_EQ(back.nodes[0].copy.spread, 0.125);
+  EXPECT_EQ(back.nodes[0].load.others_cpus, 1.25);
+  EXPECT_EQ(back.nodes[0].load.loadavg_end, 2.75);
+  EXPECT_EQ(back.latency_spread, 0.375);
+  EXPECT_EQ(to_text(back), text);
+  EXPECT_FALSE(back.nodes[1].load.known());
+  EXPECT_EQ(back.nodes[1].intra.spread, 0);
+  // 2 ranks and 1.25 other CPUs on 4 CPUs: not contended; on 2 CPUs: 1.625.
+  EXPECT_EQ(contention(back.nodes[0]), 1);
+  NodeModel small = back.nodes[0];
+  small.cpus = 2;
+  EXPECT_EQ(contention(small), 1.625);
+  EXPECT_EQ(describe_load(small), "2 ranks and other processes' 1.2 CPUs on 2 CPUs");
+  small.load.others_cpus = 0.01;
+  EXPECT_EQ(describe_load(small), "2 ranks on 2 CPUs");
+  EXPECT_EQ(contention(back.nodes[1]), 1);  // not recorded
+  // A user's rate replaces a measured one and its spread.
+  NodeModel given = back.nodes[0];
+  apply_entry(given, parse_machine_entries("node host=host1 copy=5GB/s\n").at(0), "--machine f");
+  EXPECT_EQ(given.copy.spread, 0);
+  for (const char* bad : {"node host=a copy.spread=1\n", "node host=a copy.spread=-0.1\n",
+                          "node host=a load.others_cpus=x\n", "machine latency.spread=2\n"})
+    EXPECT_THROW(
+        {
+          const auto e = parse_machine_entries(bad).at(0);
+          NodeModel n;
+          MachineModel mm;
+          if (e.machine)
+            apply_machine_entry(mm, e, "");
+          else
+            apply_entry(n, e, "");
+        },
+        MachineModelError)
+        << bad;
 }
 
 }  // namespace

@@ -20,9 +20,41 @@ inline constexpr double kGoodOfExpected = 0.7;         // from here on: good
 inline constexpr double kFarBelowOfExpected = 0.4;     // below this: far below (between: below)
 inline constexpr double kAboveModelOfExpected = 1.05;  // above this: faster than the model allows
 
-enum class VerdictClass { good, below, far_below, above_model };
-std::string_view verdict_class_name(VerdictClass v);  // "good", "below", "far below", "above the model"
-VerdictClass classify_of_expected(double of_expected);
+enum class VerdictClass { good, below, far_below, above_model, not_decided };
+// "good", "below", "far below", "above the model (...)", "not decided"
+std::string_view verdict_class_name(VerdictClass v);
+VerdictClass classify_of_expected(double of_expected);  // by the thresholds alone
+
+// What a verdict allows for beside the row's own figure (docs/verdicts.md, "Stable inputs" and "A
+// busy machine"): the figure that priced the row moved `spread` over its probe's repeats (the model
+// keeps the best, so the run may have met the machine at a slower moment), and the nodes were busy
+// (`contention`: the busiest node's (ranks + other processes' CPUs) / CPUs, 1 where none was busy),
+// which slows the run and, where the figure was probed during the run, the figure too.
+struct Allowance {
+  double spread = 0;            // 0 to below 1
+  double contention = 1;        // 1, or kBusyContention and more
+  bool figure_probed = false;   // measured by the run's own start-up probes (not given, not the system's)
+  bool oversubscribed = false;  // a node ran more ranks than it has CPUs: no margin holds
+  // On a busy machine, the part of the expected time that is the probed latency (which a ping-pong
+  // waiting for a CPU inflates by a time slice): the expectation may be that much too long.
+  double latency_share = 0;
+  std::string figure;  // "the copy rate of vm", "the latency per message"
+  std::string busy;    // "vm: 2 ranks and other processes' 1.3 CPUs on 2 CPUs"; "" not busy
+};
+// The row's allowance on `model`: the spread of the figure that limits it (the latency where it
+// is latency-bound), the busiest node's contention and whether a node is oversubscribed.
+Allowance allowance_of(const MachineModel& model, const Expectation& e);
+// The range a quiet machine's of_expected could lie in: [of x (1 - latency_share) / contention (a
+// probed figure only), of x contention / (1 - spread)]; lo 0 (a probed figure) and hi infinite
+// where a node is oversubscribed.
+struct OfBand {
+  double lo = 0, hi = 0;
+};
+OfBand band_of(double of_expected, const Allowance& a);
+// The verdict that holds over the whole band: above the model where even its low end is over
+// kAboveModelOfExpected, good where its low end is kGoodOfExpected or more, below or far below
+// where its high end is under the threshold above, else not decided.
+VerdictClass decide(double of_expected, const Allowance& a);
 
 // One measured row of one collective and algorithm.
 struct MeasuredRow {
@@ -44,8 +76,9 @@ std::vector<JudgedRow> judge_rows(const MachineModel& model, std::span<const int
                                   const ExpectationOptions& options = {});
 
 // The verdict lines of one collective and algorithm, one per range of consecutive sizes with the
-// same regime (latency-bound or not) and limiting link: its figures at its largest size, its
-// verdict by the median of_expected of its sizes: "allreduce ring from 8 MiB: busbw 0.11 GB/s =
+// same regime (latency-bound or not), limiting link and verdict (`decide`), so that no range's
+// figure contradicts its verdict: its figures at its largest size, the median and spread of its
+// sizes' of_expected in brackets: "allreduce ring from 8 MiB: busbw 0.11 GB/s =
 // 89% of the 0.124 GB/s that host1's link (0.125 GB/s, system: eth0 1000 Mb/s) allows [3 sizes:
 // median 88%, 85% to 89%]: good"; latency-bound: "allreduce ring at 8 B: latency-bound, 320 us =
 // 94% of the speed of the expected 300 us (latency 300 us): good"; below or far below on a link

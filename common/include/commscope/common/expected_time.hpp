@@ -30,6 +30,7 @@ struct LimitingLink {
   int sharing = 1;       // flows of one step through it at once (each gets link_GBps / sharing)
   FigureSource source = FigureSource::none;
   std::string detail;  // the model's detail of the figure ("eth0 1000 Mb/s", "memcpy 256 MiB, halved: ...")
+  double spread = 0;   // the figure's Rate::spread (how far its probe's repeats moved)
 };
 
 struct ExpectationOptions {

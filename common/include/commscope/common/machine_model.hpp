@@ -26,7 +26,23 @@ struct Rate {
   double gbytes_per_s = 0;
   FigureSource source = FigureSource::none;
   std::string detail;
+  // How far the figure moved over the probe's repeats: 1 - median / best (0: one repeat, or not
+  // probed). The rate is the best repeat, the machine's capability; a verdict whose margin lies
+  // inside this spread is not decided (docs/verdicts.md, "Stable inputs").
+  double spread = 0;
   bool known() const { return source != FigureSource::none && gbytes_per_s > 0; }
+};
+
+// What else a node was doing while the run ran (docs/verdicts.md, "A busy machine"): other
+// processes' CPU time (the node's busy time in /proc/stat less the run's own ranks' CPU time)
+// per second of the run, and /proc/loadavg's 1-minute figure before and after. Unknown
+// (seconds 0) in files written before it was recorded, and where /proc is not readable.
+struct NodeLoad {
+  double seconds = 0;         // the wall time it was measured over
+  double others_cpus = 0;     // other processes' CPU-seconds per second (1.5: one and a half CPUs)
+  double loadavg_start = -1;  // /proc/loadavg's first figure when the run started (-1 unknown)
+  double loadavg_end = -1;    // and when it ended
+  bool known() const { return seconds > 0; }
 };
 
 struct NodeModel {
@@ -38,7 +54,19 @@ struct NodeModel {
   Rate intra;         // between two ranks of this node (shm: derived from copy; NVLink or PCIe)
   Rate nic;           // this node's link to the other nodes (nominal or given)
   Rate nic_measured;  // the doctor's measured rate for this node's link, where a doctor file was given
+  NodeLoad load;      // what else ran on the node during the run (the bench records it at the end)
 };
+
+// A node's CPU contention during a run: (its ranks + other processes' CPUs) / its CPUs, at least
+// 1; 1 where the load was not recorded. Every rank of an MPI job takes a whole CPU while it
+// waits (it polls), so 4 ranks on 2 CPUs read 2, and 2 ranks with others taking 1 CPU read 1.5.
+double contention(const NodeModel& n);
+// A node counts as busy from this contention on (docs/verdicts.md): its ranks had at most 1/1.1
+// of the CPU time they would have had alone.
+inline constexpr double kBusyContention = 1.1;
+// "2 ranks and other processes' 1.3 CPUs on 2 CPUs" ("2 ranks on 2 CPUs" where the others took
+// under 0.05 CPU); "" where the load was not recorded.
+std::string describe_load(const NodeModel& n);
 
 struct MachineModel {
   std::vector<NodeModel> nodes;  // in the order of the nodes' first ranks
@@ -51,6 +79,7 @@ struct MachineModel {
   double latency_us = 0;
   FigureSource latency_source = FigureSource::none;
   std::string latency_detail;  // "8 B ping-pong, median of 3 passes of 100 round trips, ..."
+  double latency_spread = 0;   // as Rate::spread: 1 - best / median over the probe's passes
   bool latency_known() const { return latency_source != FigureSource::none && latency_us > 0; }
 };
 
@@ -61,10 +90,11 @@ struct MachineModel {
 //        copy.detail="memcpy 256 MiB, best of 4" nic=0.125GB/s nic.source=user ...
 //
 // keys: host, ranks, cpus, gpus, and per rate (copy, intra, nic, nic_measured) the rate with its
-// unit, RATE.source (none measured system user doctor) and RATE.detail. The figures of the whole
-// machine on one `machine` line, after the nodes where the model has any:
+// unit, RATE.source (none measured system user doctor), RATE.detail and RATE.spread (a fraction);
+// the load during the run: load.seconds, load.others_cpus, load.loadavg_start, load.loadavg_end. The figures of the
+// whole machine on one `machine` line, after the nodes where the model has any:
 //
-//   machine latency_us=1.25 latency.source=measured latency.detail="8 B ping-pong, ..."
+//   machine latency_us=1.25 latency.source=measured latency.detail="8 B ping-pong, ..." latency.spread=0.12
 //
 // (latency_us in microseconds; a text without the line reads as a model without a latency). A value with blanks,
 // quotes, '#' or '=' is double-quoted with \" and \\ escapes; '#' starts a comment outside quotes.

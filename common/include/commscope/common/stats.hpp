@@ -20,5 +20,9 @@ double percentile(std::vector<double> values, double q);
 double median(std::vector<double> values);
 // Arithmetic mean; NaN when empty.
 double mean(std::span<const double> values);
+// How far repeated timings of one probe moved: 1 - fastest / median over the positive, finite
+// times (0 for fewer than 2 of them). The probes keep the fastest, the machine's capability; this
+// says how far from it a typical moment was (0.1: the median repeat took 1/0.9 of the fastest).
+double spread_of(std::vector<double> times);
 
 }  // namespace commscope::stats

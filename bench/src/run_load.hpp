@@ -1,0 +1,40 @@
+// What else ran on each node while a run ran (docs/verdicts.md, "A busy machine"): other processes'
+// CPU time, from the node's busy time in /proc/stat less the CPU time of the run's own ranks on it,
+// per second of the run, and /proc/loadavg before and after. The verdicts of a busy node allow for
+// it; the results header records it in the machine model (NodeModel::load).
+#pragma once
+
+#include <mpi.h>
+
+#include <string_view>
+
+#include "commscope/common/machine_model.hpp"
+
+namespace commscope::bench {
+
+// The node's busy CPU time in seconds from /proc/stat's text (its first, "cpu", line: user, nice,
+// system, irq, softirq and steal; idle and iowait left out), with `ticks_per_s` clock ticks per
+// second; -1 where the line cannot be read.
+double busy_cpu_seconds(std::string_view proc_stat, double ticks_per_s);
+// /proc/loadavg's first figure from its text; -1 where it cannot be read.
+double loadavg_1min(std::string_view proc_loadavg);
+
+// Each node's load: (node busy CPU time - the CPU time of the run's ranks on it) / wall time, in
+// CPUs, at least 0. `node_busy_s` the node's busy time over the run, `own_s` each of its ranks'.
+double others_cpus(double node_busy_s, double own_s_sum, double wall_s);
+
+class LoadMeter {
+ public:
+  // Every rank, as the run starts (before the machine's probes): its own CPU time, and the node's
+  // busy time and load average.
+  void start();
+  // Collective over `comm`: every rank's figures since start() to rank 0, which sets each node of
+  // `model` (by host, as MPI_Get_processor_name names it) its NodeLoad. A node whose /proc was not
+  // readable keeps an unknown load.
+  void finish(MPI_Comm comm, MachineModel& model) const;
+
+ private:
+  double wall0_ = 0, own0_ = 0, busy0_ = -1, loadavg0_ = -1;
+};
+
+}  // namespace commscope::bench
