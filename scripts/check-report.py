@@ -125,7 +125,7 @@ def pooled_cases(paths):
 
 
 def fit_line(points):
-    """t = alpha + beta S weighted by 1/t^2 (the report's fit_alpha_beta): alpha, bandwidth in
+    """t = alpha + beta S weighted by 1/t^2, alpha >= 0 (the report's fit_alpha_beta): alpha, bandwidth in
     GB/s, R^2 on the unweighted times, the largest relative residual."""
     w = [1.0 / (t * t) for _, t in points]
     sw = sum(w)
@@ -135,6 +135,10 @@ def fit_line(points):
     sxy = sum(wi * (x - xm) * (t - ym) for wi, (x, t) in zip(w, points))
     beta = sxy / sxx
     alpha = ym - beta * xm
+    if alpha < 0:  # a latency is never negative: the best line with alpha >= 0, through the origin
+        alpha = 0.0
+        sx2 = sum(wi * x * x for wi, (x, _) in zip(w, points))
+        beta = sum(wi * x * t for wi, (x, t) in zip(w, points)) / sx2 if sx2 > 0 else 0.0
     mean = sum(t for _, t in points) / len(points)
     ss_res = sum((t - alpha - beta * x) ** 2 for x, t in points)
     ss_tot = sum((t - mean) ** 2 for _, t in points)

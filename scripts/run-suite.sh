@@ -208,28 +208,6 @@ for row in table:
     print("  " + "  ".join(v.rjust(w[i]) for i, v in enumerate(row)))
 PY
 }
-best_fits() {  # best_fits FILE: per collective, the lowest alpha and the highest bandwidth of any fit
-  python3 - "$1" <<'PY'
-import csv, sys
-by = {}
-for r in csv.DictReader(open(sys.argv[1], newline="")):
-    by.setdefault(r["collective"], []).append(r)
-def num(r, c):
-    try:
-        return float(r[c])
-    except ValueError:
-        return float("nan")
-for coll, rows in by.items():
-    rows = [r for r in rows if num(r, "alpha_us") == num(r, "alpha_us")]
-    if not rows:  # every fit refused (R2 too low, too few sizes): the report says why
-        print(f"  {coll:14} no fit (see the report)")
-        continue
-    lat = min(rows, key=lambda r: num(r, "alpha_us"))
-    bw = max(rows, key=lambda r: num(r, "bandwidth_GBps"))
-    print(f"  {coll:14} latency {lat['algorithm']} ({lat['alpha_us']} us)   bandwidth {bw['algorithm']} "
-          f"({bw['bandwidth_GBps']} GB/s, {bw['from_bytes']}..{bw['to_bytes']} B)")
-PY
-}
 # The summary is printed and saved beside the reports (summary.txt): one screen, the details in
 # the reports.
 {
@@ -237,8 +215,8 @@ echo
 echo "================ commscope suite: $ranks ranks, $(($(date +%s) - start)) s ================"
 # The bench's environment record: hosts and ranks per host, as its header printed them.
 echo "Hosts: $(sed -n 's/^# nhosts: //p' "$out/bench.log" | head -1) ($(sed -n 's/^# hosts: //p' "$out/bench.log" | head -1))"
-echo "Collectives (the alpha-beta fits' best algorithm; every fit in report/bench/report.md):"
-best_fits "$out/report/bench/fits.csv"
+echo "Collectives (the fastest by its median call at the smallest and the largest size, with the next; every size and fit in report/bench/report.md):"
+python3 "$root/scripts/suite-collectives.py" "$out/report/bench"
 grep -E "Out of bounds" "$out/bench.log" | tail -1 | sed 's/^#*/ /'
 # The bench report's verdicts against the machine model (docs/verdicts.md): counted at each
 # collective and algorithm's largest sizes, and the few furthest below their model.

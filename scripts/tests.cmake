@@ -19,6 +19,9 @@ set_tests_properties(suite.quick.np2 PROPERTIES ENVIRONMENT "${COMMSCOPE_TEST_EN
 # The summary's verdict lines from a report's (scripts/suite-verdicts.py), on fixed lines: fast.
 add_test(NAME suite.summary_verdicts COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/tests/suite-verdicts.sh)
 set_tests_properties(suite.summary_verdicts PROPERTIES LABELS "unit" TIMEOUT 60)
+# The summary's collectives from a report's CSV files (scripts/suite-collectives.py): medians, no fit.
+add_test(NAME suite.summary_collectives COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/tests/suite-collectives.sh)
+set_tests_properties(suite.summary_collectives PROPERTIES LABELS "unit" TIMEOUT 60)
 
 foreach(case
     "suite|ranks_zero|--ranks needs a positive integer|--ranks 0"

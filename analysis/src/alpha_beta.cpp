@@ -127,6 +127,15 @@ AlphaBetaFit fit_alpha_beta(std::span<const Sample> samples, FitWeighting weight
   fit.samples = samples.size();
   fit.beta_us_per_byte = sxy / sxx;
   fit.alpha_us = y_mean - fit.beta_us_per_byte * x_mean;
+  if (fit.alpha_us < 0) {
+    // A latency is never negative: the best line with alpha >= 0 then has alpha = 0, the weighted
+    // line through the origin (the regime resolves no latency term; its sizes' times are their bytes).
+    double sxt = 0, sx2 = 0;
+    for (const auto& s : samples) sxt += weight(s) * s.bytes * s.time_us, sx2 += weight(s) * s.bytes * s.bytes;
+    fit.alpha_us = 0;
+    fit.beta_us_per_byte = sx2 > 0 ? sxt / sx2 : 0;
+    fit.no_latency_term = true;
+  }
   fit.bandwidth_gbps = fit.beta_us_per_byte > 0 ? 1e-3 / fit.beta_us_per_byte : std::numeric_limits<double>::infinity();
   // R^2 and relative errors on the unweighted data.
   double t_mean = 0;

@@ -69,6 +69,9 @@ std::string describe_regime(const Regime& r) {
   const std::string r2 = "R^2 " + format_number(r.fit.r_squared, 3);
   switch (r.quality) {
     case FitQuality::fits:
+      if (r.fit.no_latency_term)
+        return range + "no latency term (a free line's would be below 0), " + format_number(r.fit.bandwidth_gbps) +
+               " GB/s, " + r2;
       return range + "alpha " + format_number(r.fit.alpha_us) + " us, " + format_number(r.fit.bandwidth_gbps) +
              " GB/s, " + r2;
     case FitQuality::flat:

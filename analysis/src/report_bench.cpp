@@ -73,7 +73,10 @@ std::optional<CostParams> fit_link_model(const BenchData& data) {
     return x;
   };
   auto x = solve(m, v, 3);
-  if (!x || (*x)[2] < 0) x = solve(m, v, 2), (*x)[2] = 0;
+  if (!x || (*x)[2] < 0) {
+    x = solve(m, v, 2);
+    if (x) (*x)[2] = 0;
+  }
   if (!x || (*x)[0] < 0 || (*x)[1] <= 0) return std::nullopt;
   return CostParams{(*x)[0], (*x)[1], (*x)[2]};
 }

@@ -209,6 +209,25 @@ TEST(AlphaBeta, FitRecoversAlphaBetaUnderNoise) {
   EXPECT_GT(plain_alpha_error, 10 * weighted_alpha_error);
 }
 
+// Times that grow faster than their bytes (a cache or protocol change inside the sizes): the free
+// line's intercept is negative (-491.7 us came out of a broadcast's sizes in the suite); a latency is
+// never negative, so the fit is the best line with alpha >= 0, through the origin, and says so.
+// Weights 1/t^2: beta = sum(x/t) / sum(x^2/t^2) over the points.
+TEST(AlphaBeta, FitNeverGivesANegativeLatency) {
+  const std::vector<ca::Sample> s{{1000, 1}, {2000, 3}, {4000, 8}};
+  const ca::AlphaBetaFit fit = ca::fit_alpha_beta(s);
+  EXPECT_EQ(fit.alpha_us, 0);
+  EXPECT_TRUE(fit.no_latency_term);
+  const double num = 1000.0 / 1 + 2000.0 / 3 + 4000.0 / 8;
+  const double den = 1e6 / 1 + 4e6 / 9 + 16e6 / 64;
+  EXPECT_DOUBLE_EQ(fit.beta_us_per_byte, num / den);
+  EXPECT_DOUBLE_EQ(fit.bandwidth_gbps, 1e-3 / (num / den));
+  // A line with a positive intercept is the free fit, unchanged.
+  const ca::AlphaBetaFit free = ca::fit_alpha_beta({{{1000, 2}, {2000, 3}, {4000, 5}}});
+  EXPECT_FALSE(free.no_latency_term);
+  EXPECT_NEAR(free.alpha_us, 1, 1e-9);
+}
+
 TEST(AlphaBeta, FitRejectsBadInput) {
   const std::vector<ca::Sample> one_size = {{1024, 3.0}, {1024, 3.1}, {1024, 2.9}};
   EXPECT_THROW(ca::fit_alpha_beta(one_size), std::invalid_argument);

@@ -91,13 +91,17 @@ enum class FitWeighting {
 };
 
 struct AlphaBetaFit {
-  double alpha_us = 0;            // intercept; may come out negative on data that is not linear
+  double alpha_us = 0;            // intercept, never negative (see no_latency_term)
   double beta_us_per_byte = 0;    // slope
   double bandwidth_gbps = 0;      // 1 / beta in GB/s (1e9 bytes): 1e-3 / beta_us_per_byte; inf if beta <= 0
   double r_squared = 0;           // 1 - SS_res / SS_tot on the UNWEIGHTED times (the usual R^2 of the data)
   std::size_t samples = 0;        // samples used
   double max_relative_error = 0;  // max over samples of |fit - t| / t (samples with t > 0)
   FitWeighting weighting = FitWeighting::relative;
+  // The free line's intercept came out below 0 (sizes whose time grows faster than their bytes,
+  // a protocol or cache change inside the sizes): the fit is the best line with alpha >= 0, alpha
+  // 0, and the sizes resolve no latency term.
+  bool no_latency_term = false;
   double predict_us(double bytes) const { return alpha_us + beta_us_per_byte * bytes; }
 };
 
@@ -109,7 +113,8 @@ struct AlphaBetaFit {
 double carry_fit_us(const AlphaBetaFit& fit, Collective c, std::string_view algorithm, int from, int to, double bytes,
                     std::string* carried_as = nullptr);
 
-// Weighted least squares; throws std::invalid_argument for fewer than 2 distinct sizes, negative
+// Weighted least squares with alpha >= 0 (a negative intercept refitted through the origin,
+// no_latency_term); throws std::invalid_argument for fewer than 2 distinct sizes, negative
 // or non-finite values, or (relative weighting) a time <= 0.
 AlphaBetaFit fit_alpha_beta(std::span<const Sample> samples, FitWeighting weighting = FitWeighting::relative);
 inline AlphaBetaFit fit_alpha_beta_unweighted(std::span<const Sample> samples) {
