@@ -56,7 +56,21 @@ while [ $# -gt 0 ]; do
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
+# What a shaped link carries, for the bench's expectations (docs/verdicts.md): RATE in GB/s, from tc's
+# notation (1gbit, 100mbit, 10Gbit).
+gbytes_per_s() {
+  python3 - "$1" <<'PY'
+import re, sys
+m = re.fullmatch(r"([0-9.]+)([kmgt]?)(?:i?)(bit|bps)", sys.argv[1].lower())
+if not m:
+    sys.exit(1)
+scale = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2)]
+print(float(m.group(1)) * scale / (8 if m.group(3) == "bit" else 1) / 1e9)
+PY
+}
+
 case "$ranks" in ''|*[!0-9]*|0|1) die "--ranks needs an integer of at least 2, not '$ranks'" ;; esac
+gbytes_per_s "$rate" >/dev/null || die "--rate: a tc rate like 1gbit or 100mbit, not '$rate'"
 [ -z "$hostfile" ] || [ -r "$hostfile" ] || die "cannot read the hostfile '$hostfile'"
 for t in ${transports[@]+"${transports[@]}"}; do
   name=${t%%=*}
@@ -104,7 +118,7 @@ run() {  # run NAME [launcher command, default mpirun] -- mpirun arguments...
   # either way, but a failed or wrong run ends the comparison.
   local rc=0
   "${launcher[@]}" -np "$ranks" --oversubscribe --bind-to none ${hostfile:+--hostfile "$hostfile"} "$@" \
-    "${bench[@]}" --out "$out/$name.h5" >"$out/$name.log" 2>&1 || rc=$?
+    "${bench[@]}" ${model[@]+"${model[@]}"} --out "$out/$name.h5" >"$out/$name.log" 2>&1 || rc=$?
   grep -E "^ +[0-9]+ " "$out/$name.log" || true
   [ $rc = 0 ] || die "the $name run failed with status $rc (wrong results or an error; see $out/$name.log)"
   [ -s "$out/$name.h5" ] || die "the $name run wrote no results (see $out/$name.log)"
@@ -112,6 +126,7 @@ run() {  # run NAME [launcher command, default mpirun] -- mpirun arguments...
 }
 
 files=()
+model=()  # the bench's model figures for the run at hand (--link-rate, --machine)
 if [ -n "$cluster" ]; then
   # One emulated cluster per link setting, the same hosts and ranks each time.
   emulate=$root/scripts/emulate-cluster.sh
@@ -123,6 +138,9 @@ if [ -n "$cluster" ]; then
     [ "$l" = unshaped ] || up+=(--link "$l")
     [ -z "$cdelay" ] || up+=(--delay "$cdelay")
     "${up[@]}" || { rc=$?; [ $rc != 77 ] || rc=2; echo "compare-interconnects.sh: no emulated cluster (above)" >&2; exit $rc; }
+    # A shaped veth still reports its own 10000 Mb/s: the bench is told the rate it was shaped to.
+    model=()
+    [ "$l" = unshaped ] || model=(--link-rate "*=$l")
     run "$l" "$emulate" mpirun --prefix "$cprefix" -- --mca btl self,vader,tcp
     "$emulate" down --prefix "$cprefix" >/dev/null
   done
@@ -150,7 +168,16 @@ else
     fi
     if [ -n "$shaped" ]; then
       echo "   slow link: loopback of namespace $ns shaped with $shaped"
+      # The ranks share the one shaped loopback, both directions and every rank's flow of a step
+      # (a ring's or rhd's p at once): each flow gets RATE / ranks, the figure the bench is given as
+      # the rate between the node's ranks (its ping-pong, one direction at a time, reads RATE).
+      per_flow=$(gbytes_per_s "$rate")
+      per_flow=$(awk -v r="$per_flow" -v p="$ranks" 'BEGIN { printf "%.6g", r / p }')
+      printf 'node host=* intra=%sGB/s intra.detail="%s on the loopback of namespace %s, shared by the %s ranks'"'"' flows of a step"\n' \
+        "$per_flow" "$shaped" "$ns" "$ranks" >"$out/slow-machine.txt"
+      model=(--machine "$out/slow-machine.txt")
       run slow ip netns exec "$ns" mpirun -- --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo
+      model=()
     else
       echo "== slow: skipped (tc cannot shape the namespace's loopback here)"
     fi

@@ -499,7 +499,10 @@ void report_compare(const std::vector<std::string>& files, const ReportOptions& 
         for (const auto& n : names) s += (s.empty() ? "" : " vs ") + n;
         return s;
       }());
-  w.text("Ratios are time(file) / time(" + names[0] + "): below 1 is faster than the baseline.");
+  w.text(
+      "Times are each size's typical call, the median of its calls or their mean where that is lower (a "
+      "stalled call raises a mean of 5 a thousandfold, never the median), ratios time(file) / time(" +
+      names[0] + "): below 1 is faster than the baseline.");
 
   // Rows whose results were wrong, per file: (collective, algorithm, bytes), marked "!" below.
   std::vector<std::set<std::tuple<std::string, std::string, std::uint64_t>>> wrong_at(benches.size());
@@ -563,8 +566,10 @@ void report_compare(const std::vector<std::string>& files, const ReportOptions& 
               if (m.algorithm == base.algorithm) found = &m;
         others.push_back(found);
         if (found) {
-          bw.series.push_back(
-              {names[i] + " " + base.algorithm, found->bytes, found->busbw_GBps, true, i > 0, base.algorithm});
+          std::vector<double> busbw(found->bytes.size());  // at the median call
+          for (std::size_t k = 0; k < busbw.size(); ++k)
+            busbw[k] = found->busbw_GBps[k] * found->time_us[k] / found->typical_us[k];
+          bw.series.push_back({names[i] + " " + base.algorithm, found->bytes, busbw, true, i > 0, base.algorithm});
           fits.add({collective, base.algorithm, names[i], found->fit ? format_number(found->fit->alpha_us) : "-",
                     found->fit ? format_number(found->fit->bandwidth_gbps) : "-",
                     found->fit ? format_number(found->fit->r_squared, 5) : "-"});
@@ -579,7 +584,7 @@ void report_compare(const std::vector<std::string>& files, const ReportOptions& 
           double t2 = NAN;
           if (m)
             if (auto it = std::find(m->bytes.begin(), m->bytes.end(), base.bytes[k]); it != m->bytes.end())
-              t2 = m->time_us[static_cast<std::size_t>(it - m->bytes.begin())];
+              t2 = m->typical_us[static_cast<std::size_t>(it - m->bytes.begin())];
           times.push_back(t2);
           bad.push_back(wrong_at[i].contains({collective, base.algorithm, static_cast<std::uint64_t>(base.bytes[k])}));
           row.push_back(std::isnan(t2) ? "-" : format_number(t2) + (bad[i] ? "!" : ""));
