@@ -333,8 +333,7 @@ std::optional<ModelJudgement> model_judgement(const std::vector<BenchFile>& runs
     for (const auto& [collective, algos] : data)
       for (const Measured& m : algos)
         for (std::size_t i = 0; i < m.bytes.size(); ++i)
-          rows.push_back(
-              {parse_collective(collective), m.algorithm, m.nranks, {m.bytes[i], m.time_us[i], m.busbw_GBps[i]}});
+          rows.push_back({parse_collective(collective), m.algorithm, m.nranks, {m.bytes[i], m.typical_us[i], 0}});
     if (const auto l = fill_latency_from_run(j.model, rows)) {
       alpha = "the run's own smallest time per message, " + format_number(l->latency_us, 3) + " us (" + l->from +
               "; no doctor file: latency-bound sizes are judged against the run's best, not an independent figure)";
@@ -346,7 +345,8 @@ std::optional<ModelJudgement> model_judgement(const std::vector<BenchFile>& runs
   }
   j.note =
       "Each row is set against the time its algorithm needs on the recorded machine model (docs/verdicts.md): "
-      "expected_busbw, and of_expected = expected time / measured time: good from " +
+      "expected_busbw, and of_expected = expected time / the time of the typical call (the lower of the mean and the "
+      "median: a stalled call raises a mean a thousandfold), whose figures the verdicts give: good from " +
       format_number(100 * kGoodOfExpected) + "%, below from " + format_number(100 * kFarBelowOfExpected) +
       "%, far below under it, above the model over " + format_number(100 * kAboveModelOfExpected) +
       "% (a figure of the model is too low). Latency per message: " + alpha + ".";
@@ -358,7 +358,9 @@ std::optional<ModelJudgement> model_judgement(const std::vector<BenchFile>& runs
 std::vector<JudgedRow> judged(const ModelJudgement& j, const std::string& collective, const Measured& m) {
   std::vector<JudgedRow> rows;
   for (std::size_t i = 0; i < m.bytes.size(); ++i) {
-    const MeasuredRow r{m.bytes[i], m.time_us[i], m.busbw_GBps[i]};
+    // Judged by the typical call (the lower of the mean and the median: a stalled call raises a
+    // mean a thousandfold), as the bench's rows are (typical_time_us), its busbw scaled to it.
+    const MeasuredRow r{m.bytes[i], m.typical_us[i], m.busbw_GBps[i] * m.time_us[i] / m.typical_us[i]};
     Expectation e = expected_row(j.model, j.placement, parse_collective(collective), m.algorithm, r.bytes, j.nccl_algo);
     const std::optional<double> of = of_expected(e, r.time_us);
     rows.push_back({r, std::move(e), of});

@@ -19,10 +19,15 @@ using analysis::MeasuredRow;
 
 // One collective and algorithm's sizes, ascending, each at the lower middle of its repetitions'
 // times (the report's rule, row_selection.hpp).
+// A repetition: its mean per call (time_us, busbw) and its median iteration.
+struct Repetition {
+  MeasuredRow mean;
+  double median_us = 0;
+};
 struct Series {
   std::string collective, algorithm;
   int nranks = 0;
-  std::map<double, std::vector<MeasuredRow>> reps;  // bytes -> repetitions
+  std::map<double, std::vector<Repetition>> reps;  // bytes -> repetitions
 };
 
 // The run's out-of-place rows as the report takes them: sizes above 0 with a time, of the first
@@ -38,17 +43,22 @@ std::vector<Series> series_of(const std::vector<ResultRow>& rows) {
     auto s = std::find_if(out.begin(), out.end(),
                           [&](const Series& x) { return x.collective == coll && x.algorithm == algo; });
     if (s == out.end()) s = out.insert(out.end(), Series{coll, algo, r.nranks, {}});
-    s->reps[static_cast<double>(r.bytes)].push_back({static_cast<double>(r.bytes), r.time_us, r.busbw_GBps});
+    s->reps[static_cast<double>(r.bytes)].push_back(
+        {{static_cast<double>(r.bytes), r.time_us, r.busbw_GBps}, r.p50_us});
   }
   return out;
 }
 
+// Each size's lower middle repetition by its mean, judged by its typical call (typical_time_us:
+// the report's rule), its busbw scaled to that time.
 std::vector<MeasuredRow> lower_middles(const Series& s) {
   std::vector<MeasuredRow> out;
   for (auto [bytes, reps] : s.reps) {
     std::sort(reps.begin(), reps.end(),
-              [](const MeasuredRow& a, const MeasuredRow& b) { return a.time_us < b.time_us; });
-    out.push_back(analysis::lower_middle(reps));
+              [](const Repetition& a, const Repetition& b) { return a.mean.time_us < b.mean.time_us; });
+    const Repetition& mid = analysis::lower_middle(reps);
+    const double t = typical_time_us(mid.mean.time_us, mid.median_us);
+    out.push_back({mid.mean.bytes, t, mid.mean.busbw_GBps * mid.mean.time_us / t});
   }
   return out;
 }
@@ -57,7 +67,8 @@ std::vector<MeasuredRow> lower_middles(const Series& s) {
 
 std::string verdict_thresholds() {
   using analysis::format_number;
-  return "Verdicts against the machine model (of_expected = expected / measured time): good from " +
+  return "Verdicts against the machine model (of_expected = expected time / the time of the typical call, the "
+         "lower of the mean and the median; the figures are that call's): good from " +
          format_number(100 * analysis::kGoodOfExpected) + "%, below from " +
          format_number(100 * analysis::kFarBelowOfExpected) + "%, far below under it, above the model over " +
          format_number(100 * analysis::kAboveModelOfExpected) + "% (docs/verdicts.md)";
@@ -94,7 +105,7 @@ void RunExpectations::judge(ResultRow& row) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     row.expected_time_us = e.time_us.value_or(nan);
     row.expected_busbw_GBps = e.busbw_GBps.value_or(nan);
-    row.of_expected = of_expected(e, row.time_us).value_or(nan);
+    row.of_expected = of_expected(e, typical_time_us(row.time_us, row.p50_us)).value_or(nan);
   } catch (const std::exception&) {
     // A row the model cannot price (a collective it does not know): its columns stay NaN.
   }

@@ -103,8 +103,30 @@ TEST(RunExpectations, WithoutVerdictsTheRowsStillHaveTheirFigures) {
   EXPECT_TRUE(e.verdict_lines().empty());
 }
 
+// One call of 5 stalled for a scheduler's time slice: the mean per call is 4000 us, the median
+// iteration 120 us. The row and its verdict are the typical call's (the lower of the two): 1 MiB at
+// 10 GB/s in 120 us is 87% of the model, good, with its own busbw (8.74 GB/s); by the mean it read
+// 2.6%, far below.
+TEST(RunExpectations, AStalledCallDoesNotDecide) {
+  RunExpectations e(kOneRank, 1, "");
+  ResultRow r = row("broadcast", 1, 1 << 20, 4000);
+  r.p50_us = 120;
+  e.judge(r);
+  EXPECT_NEAR(r.of_expected, 104.8576 / 120, 1e-12);
+  const std::vector<std::string> lines = e.verdict_lines();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].rfind("broadcast ring at 1 MiB: busbw 8.74 GB/s = 87% of the 10 GB/s", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[0].substr(lines[0].size() - 6), ": good") << lines[0];
+  // A median above the mean (a file or a run without samples: 0) leaves the mean.
+  ResultRow m = row("broadcast", 1, 1 << 20, 200);
+  m.p50_us = 250;
+  e.judge(m);
+  EXPECT_NEAR(m.of_expected, 0.524288, 1e-12);
+}
+
 TEST(RunExpectations, TheThresholdsLine) {
   EXPECT_EQ(verdict_thresholds(),
-            "Verdicts against the machine model (of_expected = expected / measured time): good from 70%, below from "
+            "Verdicts against the machine model (of_expected = expected time / the time of the typical call, the lower "
+            "of the mean and the median; the figures are that call's): good from 70%, below from "
             "40%, far below under it, above the model over 105% (docs/verdicts.md)");
 }

@@ -44,7 +44,8 @@ struct ResultRow {
   std::uint64_t sample_offset = 0;   // first row of this result in /samples
   std::uint64_t sample_count = 0;
   // The row set against the run's machine model (docs/verdicts.md): the time its algorithm needs
-  // there, the busbw that allows, and of_expected = expected_time_us / time_us. NaN where the
+  // there, the busbw that allows, and of_expected = expected_time_us / the typical call's time (the
+  // lower of time_us and p50_us: common/row_expectation.hpp's typical_time_us). NaN where the
   // model lacks an input (the row's expectation says what), the run recorded no model, or the
   // file predates these columns.
   double expected_time_us = std::numeric_limits<double>::quiet_NaN();
