@@ -241,6 +241,7 @@ void report_profile(const std::string& file, const ReportOptions& options) {
   // --- operators
   w.section("Top operators (summed over ranks)");
   std::map<std::uint32_t, profiler::OperatorTotalRow> ops;
+  bool known_total = true;
   for (const auto& o : p.operators) {
     auto& t = ops[o.name];
     t.name = o.name;
@@ -249,23 +250,36 @@ void report_profile(const std::string& file, const ReportOptions& options) {
     t.kernel_ns += o.kernel_ns;
     t.comm_ns += o.comm_ns;
     t.intra_ns += o.intra_ns;
+    t.total_ns += o.total_ns;
+    known_total = known_total && o.total_ns != profiler::kUnknownTotal;
   }
   std::vector<profiler::OperatorTotalRow> sorted;
-  for (const auto& [name, t] : ops) sorted.push_back(t);
-  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.host_ns > b.host_ns; });
+  for (auto [name, t] : ops) {
+    if (!known_total) t.total_ns = t.host_ns;  // a file from before total_ns: the scope alone
+    sorted.push_back(t);
+  }
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
   w.text(
-      "host_ms is inclusive: an operator's time from its begin to its end, the operators nested in it included "
-      "(their time counts in each enclosing operator too). kernel_ms, comm_ms and intra_op_ms are its own: the "
-      "activities it launched itself and the dispatch gaps attributed to it. other_ms is the rest, host_ms minus "
-      "the three: nested operators and host time outside every activity (below 0 where its activities outlast its "
-      "scope), so that the columns add up.");
-  Table top({"operator", "calls", "host_ms", "kernel_ms", "comm_ms", "intra_op_ms", "other_ms", "host_ms_per_call"});
+      "total_ms is an operator's time: per call its scope on the host together with the work it launched itself "
+      "(their union). host_ms is inclusive: the scope from begin to end, the operators nested in it included "
+      "(their time counts in each enclosing operator too). kernel_ms, comm_ms and intra_op_ms are its own work: "
+      "the kernels and communication it launched itself (concurrent ones counted once, communication first where "
+      "the two overlap) and the dispatch gaps attributed to it; on a GPU they run after the scope has ended (a "
+      "launch takes microseconds, its kernel may run for milliseconds), so total_ms may exceed host_ms. other_ms "
+      "is the rest, total_ms minus the three: the scope's time outside its own work (nested operators, launching, "
+      "host code), never below 0, so that the columns add up." +
+      std::string(known_total ? ""
+                              : " This file predates total_ms: total_ms is host_ms here, and other_ms falls below 0 "
+                                "where an operator's own work lies outside its scope (write the profile again)."));
+  Table top({"operator", "calls", "total_ms", "host_ms", "kernel_ms", "comm_ms", "intra_op_ms", "other_ms",
+             "host_ms_per_call"});
   for (std::size_t i = 0; i < sorted.size() && i < 20; ++i) {
     const auto& t = sorted[i];
     const std::string name = t.name < p.strings.size() ? p.strings[t.name] : "?";
-    top.add({name, std::to_string(t.calls), fms(static_cast<double>(t.host_ns)), fms(static_cast<double>(t.kernel_ns)),
-             fms(static_cast<double>(t.comm_ns)), fms(static_cast<double>(t.intra_ns)),
-             fms(static_cast<double>(t.host_ns - t.kernel_ns - t.comm_ns - t.intra_ns)),
+    top.add({name, std::to_string(t.calls), fms(static_cast<double>(t.total_ns)), fms(static_cast<double>(t.host_ns)),
+             fms(static_cast<double>(t.kernel_ns)), fms(static_cast<double>(t.comm_ns)),
+             fms(static_cast<double>(t.intra_ns)),
+             fms(static_cast<double>(t.total_ns - t.kernel_ns - t.comm_ns - t.intra_ns)),
              fms(static_cast<double>(t.host_ns) / std::max<double>(1, static_cast<double>(t.calls)))});
   }
   w.table("operators", top);

@@ -36,6 +36,23 @@ int OperatorTree::depth(std::uint64_t id) const {
   return d;
 }
 
+std::int64_t union_ns(std::vector<Interval> intervals) {
+  std::sort(intervals.begin(), intervals.end(),
+            [](const Interval& a, const Interval& b) { return a.start_ns < b.start_ns; });
+  std::int64_t total = 0, lo = 0, hi = 0;
+  bool open = false;
+  for (const Interval& i : intervals) {
+    if (i.end_ns <= i.start_ns) continue;
+    if (open && i.start_ns <= hi) {
+      hi = std::max(hi, i.end_ns);
+      continue;
+    }
+    if (open) total += hi - lo;
+    lo = i.start_ns, hi = i.end_ns, open = true;
+  }
+  return open ? total + hi - lo : total;
+}
+
 namespace {
 
 // A change of the counts at one instant of the sweep.
@@ -47,8 +64,7 @@ struct Step {
 }  // namespace
 
 Components breakdown_window(std::int64_t start_ns, std::int64_t end_ns, std::span<const Activity> activities,
-                            std::span<const Marker> markers, const OperatorTree& tree,
-                            std::unordered_map<std::uint64_t, std::int64_t>* intra_by_op) {
+                            std::span<const Marker> markers, const OperatorTree& tree, IntraGaps* intra_by_op) {
   Components c;
   if (end_ns <= start_ns) return c;
   c.window_ns = end_ns - start_ns;
@@ -122,7 +138,7 @@ Components breakdown_window(std::int64_t start_ns, std::int64_t end_ns, std::spa
       const std::uint64_t q = r == right_of.end() ? 0 : r->second;
       if (tree.related(p, q)) {
         c.intra_ns += len;
-        if (intra_by_op != nullptr) (*intra_by_op)[tree.depth(q) > tree.depth(p) ? q : p] += len;
+        if (intra_by_op != nullptr) (*intra_by_op)[tree.depth(q) > tree.depth(p) ? q : p].push_back({x, y});
       } else {
         c.inter_ns += len;
       }
@@ -246,6 +262,50 @@ void apply_latest_arrivals(RankTimeline& timeline, std::span<const std::int64_t>
   }
 }
 
+namespace {
+
+// Per-operator totals by name (breakdown.hpp, analyze_rank): per instance its own activities'
+// unions, its intra-op gaps and its scope together with them.
+std::vector<OperatorTotalRow> operator_totals(std::int32_t rank, std::span<const Event> events,
+                                              const RankTimeline& timeline, const IntraGaps& intra_by_op) {
+  struct Own {
+    std::vector<Interval> compute, comm;
+  };
+  std::unordered_map<std::uint64_t, Own> own;
+  for (const Activity& a : timeline.activities)
+    if (a.op != 0)
+      (a.cls == ActivityClass::kCommunication ? own[a.op].comm : own[a.op].compute).push_back({a.start_ns, a.end_ns});
+  std::map<std::uint32_t, OperatorTotalRow> totals;
+  for (const Event& e : events) {
+    if (e.kind != EventKind::kOperator) continue;
+    OperatorTotalRow& r = totals[e.name];
+    r.rank = rank;
+    r.name = e.name;
+    r.calls += 1;
+    r.host_ns += e.end_ns - e.start_ns;
+    std::vector<Interval> all{{e.start_ns, e.end_ns}};
+    if (const auto it = own.find(e.id); it != own.end()) {
+      const std::int64_t comm = union_ns(it->second.comm);
+      std::vector<Interval> work = it->second.compute;
+      work.insert(work.end(), it->second.comm.begin(), it->second.comm.end());
+      r.comm_ns += comm;
+      r.kernel_ns += union_ns(work) - comm;
+      all.insert(all.end(), work.begin(), work.end());
+    }
+    if (const auto it = intra_by_op.find(e.id); it != intra_by_op.end()) {
+      for (const Interval& gap : it->second) r.intra_ns += gap.end_ns - gap.start_ns;
+      all.insert(all.end(), it->second.begin(), it->second.end());
+    }
+    r.total_ns += union_ns(std::move(all));
+  }
+  std::vector<OperatorTotalRow> rows;
+  rows.reserve(totals.size());
+  for (auto& [name, r] : totals) rows.push_back(r);
+  return rows;
+}
+
+}  // namespace
+
 RankBreakdown analyze_rank(std::int32_t rank, std::span<const Event> events, const RankTimeline& timeline,
                            std::int64_t clock_offset_ns) {
   RankBreakdown out;
@@ -265,7 +325,7 @@ RankBreakdown analyze_rank(std::int32_t rank, std::span<const Event> events, con
     }
   std::sort(ops.begin(), ops.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
 
-  std::unordered_map<std::uint64_t, std::int64_t> intra_by_op;
+  IntraGaps intra_by_op;
   for (const Window& w : timeline.windows) {
     const auto first = std::lower_bound(timeline.activities.begin(), timeline.activities.end(), w.start_ns - longest,
                                         [](const Activity& a, std::int64_t t) { return a.start_ns < t; });
@@ -303,29 +363,7 @@ RankBreakdown analyze_rank(std::int32_t rank, std::span<const Event> events, con
     out.rows.push_back(row);
   }
 
-  // Per-operator totals, by name.
-  std::unordered_map<std::uint64_t, std::uint32_t> name_of;
-  std::map<std::uint32_t, OperatorTotalRow> totals;
-  for (const Event& e : events) {
-    if (e.kind != EventKind::kOperator) continue;
-    name_of[e.id] = e.name;
-    OperatorTotalRow& r = totals[e.name];
-    r.rank = rank;
-    r.name = e.name;
-    r.calls += 1;
-    r.host_ns += e.end_ns - e.start_ns;
-  }
-  for (const Activity& a : timeline.activities) {
-    auto it = name_of.find(a.op);
-    if (it == name_of.end()) continue;
-    OperatorTotalRow& r = totals[it->second];
-    (a.cls == ActivityClass::kCommunication ? r.comm_ns : r.kernel_ns) += a.end_ns - a.start_ns;
-  }
-  for (const auto& [op, ns] : intra_by_op) {
-    auto it = name_of.find(op);
-    if (it != name_of.end()) totals[it->second].intra_ns += ns;
-  }
-  for (auto& [name, r] : totals) out.operators.push_back(r);
+  out.operators = operator_totals(rank, events, timeline, intra_by_op);
   return out;
 }
 

@@ -83,7 +83,8 @@ h5::CompoundType<BreakdownRow> breakdown_type() {
   return t;
 }
 
-h5::CompoundType<OperatorTotalRow> operator_type() {
+// with_total false: files written before /operators had total_ns (read as kUnknownTotal).
+h5::CompoundType<OperatorTotalRow> operator_type(bool with_total = true) {
   h5::CompoundType<OperatorTotalRow> t;
   t.add("rank", &OperatorTotalRow::rank)
       .add("name", &OperatorTotalRow::name)
@@ -92,6 +93,7 @@ h5::CompoundType<OperatorTotalRow> operator_type() {
       .add("kernel_ns", &OperatorTotalRow::kernel_ns)
       .add("comm_ns", &OperatorTotalRow::comm_ns)
       .add("intra_ns", &OperatorTotalRow::intra_ns);
+  if (with_total) t.add("total_ns", &OperatorTotalRow::total_ns);
   return t;
 }
 
@@ -314,7 +316,10 @@ Profile read_main(const std::string& path, bool with_events) {
   }
   p.strings = read_string_table(f, path);
   p.breakdown = read_table(f, "breakdown", breakdown_type(), path);
-  p.operators = read_table(f, "operators", operator_type(), path);
+  const bool with_total = f.exists("operators") && f.open_dataset("operators").has_field("total_ns");
+  p.operators = read_table(f, "operators", operator_type(with_total), path);
+  if (!with_total)
+    for (OperatorTotalRow& o : p.operators) o.total_ns = kUnknownTotal;
   for (std::size_t i = 0; i < p.operators.size(); ++i) {
     if (p.operators[i].name >= p.strings.size()) {
       fail(path, "/operators row " + std::to_string(i) + ": string id " + std::to_string(p.operators[i].name) +

@@ -48,5 +48,6 @@ inline void expect_same_operators(const std::vector<commscope::profiler::Operato
     EXPECT_EQ(g.kernel_ns, w.kernel_ns);
     EXPECT_EQ(g.comm_ns, w.comm_ns);
     EXPECT_EQ(g.intra_ns, w.intra_ns);
+    EXPECT_EQ(g.total_ns, w.total_ns);
   }
 }

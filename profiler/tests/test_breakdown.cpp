@@ -54,6 +54,12 @@ cp::OperatorTree flat(std::initializer_list<std::uint64_t> ops) {
   return t;
 }
 
+std::int64_t gaps_ns(const std::vector<cp::Interval>& gaps) {
+  std::int64_t ns = 0;
+  for (const auto& g : gaps) ns += g.end_ns - g.start_ns;
+  return ns;
+}
+
 }  // namespace
 
 // Two kernels of one operator back to back fill the window.
@@ -70,9 +76,9 @@ TEST(Breakdown, GapsInsideOneOperator) {
   std::vector<Activity> a{K(20, 40, 1), K(50, 80, 1)};
   std::vector<Marker> m;
   op_markers(m, 1, 10, 90);
-  std::unordered_map<std::uint64_t, std::int64_t> by_op;
+  cp::IntraGaps by_op;
   check(cp::breakdown_window(0, 100, a, m, flat({1}), &by_op), {100, 50, 30, 20, 0, 0, 0});
-  EXPECT_EQ(by_op[1], 30);
+  EXPECT_EQ(gaps_ns(by_op[1]), 30);
 }
 
 // Operators 1 [0,30] and 2 [50,100]: the gap between them is inter-op.
@@ -106,12 +112,15 @@ TEST(Breakdown, NestedOperators) {
   tree.add(3, 1);
   std::vector<Activity> a{K(5, 20, 1), K(40, 60, 2), K(80, 90, 3)};
   std::vector<Marker> m{{0, 1}, {30, 2}, {70, 2}, {75, 3}, {95, 3}, {100, 1}};
-  std::unordered_map<std::uint64_t, std::int64_t> by_op;
+  cp::IntraGaps by_op;
   // intra: [0,5) 1, [20,30) 2, [30,40) 2, [60,70) 2, [75,80) 3, [90,95) 3, [95,100) 3; inter: [70,75)
   check(cp::breakdown_window(0, 100, a, m, tree, &by_op), {100, 45, 50, 5, 0, 0, 0});
-  EXPECT_EQ(by_op[1], 5);
-  EXPECT_EQ(by_op[2], 30);
-  EXPECT_EQ(by_op[3], 15);
+  EXPECT_EQ(gaps_ns(by_op[1]), 5);
+  EXPECT_EQ(gaps_ns(by_op[2]), 30);
+  EXPECT_EQ(gaps_ns(by_op[3]), 15);
+  ASSERT_EQ(by_op[1].size(), 1u);
+  EXPECT_EQ(by_op[1][0].start_ns, 0);
+  EXPECT_EQ(by_op[1][0].end_ns, 5);
   EXPECT_TRUE(tree.related(1, 3));
   EXPECT_TRUE(tree.related(3, 1));
   EXPECT_FALSE(tree.related(2, 3));
@@ -238,6 +247,56 @@ TEST(Breakdown, EventsStraddlingIterationBoundaries) {
   EXPECT_EQ(r.operators[0].kernel_ns, 50);
   EXPECT_EQ(r.operators[0].comm_ns, 0);
   EXPECT_EQ(r.operators[0].intra_ns, 20);
+  EXPECT_EQ(r.operators[0].total_ns, 70);  // its kernel and gaps lie inside its scope
+}
+
+// An operator's totals on a device timeline (an imported GPU trace): its kernels run after its
+// host scope has ended (vit128's aten::mm: 21.8 ms on the host, 80.5 ms of kernels of which 0.2
+// ms inside the scopes, so host - kernel - comm - intra was -58.84 ms). Operator 1's scope
+// [0,10) launches kernels on two streams [20,60) and [30,70) (concurrent: 50 ns, not 80) and a
+// collective's kernel [65,90) (communication first where they overlap); operator 2 [100,104)
+// nested in nothing launches a kernel [104,110) and one [120,130): the gap [110,120) between them
+// is its intra-op time. total = |scope or work or gaps|, and total - kernel - comm - intra is the
+// scope's time outside its own work: never below 0.
+TEST(Breakdown, OperatorTotalsOnTheDeviceTimeline) {
+  std::vector<cp::Event> ev;
+  auto add = [&](cp::EventKind kind, std::int64_t s, std::int64_t e, std::uint64_t id, std::uint64_t parent) {
+    cp::Event x;
+    x.kind = kind, x.start_ns = s, x.end_ns = e, x.id = id, x.parent = parent;
+    x.track_kind = kind == cp::EventKind::kOperator || kind == cp::EventKind::kIteration ? cp::TrackKind::kHostThread
+                                                                                         : cp::TrackKind::kDeviceStream;
+    ev.push_back(x);
+    return &ev.back();
+  };
+  add(cp::EventKind::kIteration, 0, 200, 0, 0);
+  add(cp::EventKind::kOperator, 0, 10, 1, 0)->name = 7;
+  add(cp::EventKind::kOperator, 100, 104, 2, 0)->name = 8;
+  add(cp::EventKind::kKernel, 20, 60, 0, 1);
+  add(cp::EventKind::kKernel, 30, 70, 0, 1)->track = 1;
+  add(cp::EventKind::kCommunication, 65, 90, 5, 1)->seq = 0;
+  add(cp::EventKind::kKernel, 104, 110, 0, 2);
+  add(cp::EventKind::kKernel, 120, 130, 0, 2);
+  const auto r = cp::analyze_rank(0, ev, cp::build_timeline(ev, cp::Timeline::kDevice), 0);
+  ASSERT_EQ(r.operators.size(), 2u);
+  const auto& one = r.operators[0];
+  EXPECT_EQ(one.host_ns, 10);
+  EXPECT_EQ(one.comm_ns, 25);
+  EXPECT_EQ(one.kernel_ns, 45);  // [20,65): the kernels' union less the collective's
+  EXPECT_EQ(one.intra_ns, 0);
+  EXPECT_EQ(one.total_ns, 80);  // [0,10) and [20,90)
+  EXPECT_EQ(one.total_ns - one.kernel_ns - one.comm_ns - one.intra_ns, 10);
+  const auto& two = r.operators[1];
+  EXPECT_EQ(two.host_ns, 4);
+  EXPECT_EQ(two.kernel_ns, 16);
+  EXPECT_EQ(two.intra_ns, 10);
+  EXPECT_EQ(two.total_ns, 30);  // [100,130)
+  EXPECT_EQ(two.total_ns - two.kernel_ns - two.comm_ns - two.intra_ns, 4);
+  for (const auto& o : r.operators) EXPECT_GE(o.total_ns - o.kernel_ns - o.comm_ns - o.intra_ns, 0);
+}
+
+TEST(Breakdown, UnionOfIntervals) {
+  EXPECT_EQ(cp::union_ns({}), 0);
+  EXPECT_EQ(cp::union_ns({{30, 70}, {20, 60}, {80, 90}, {90, 95}, {5, 5}}), 65);
 }
 
 // Three ranks, each: a compute kernel, then collective 0. Clock offsets (rank 0's clock = local

@@ -127,8 +127,8 @@ Profile test_profile(const std::string& layout) {
       p.breakdown.push_back(b);
     }
     for (std::uint32_t name : {2u, 3u, 4u}) {
-      p.operators.push_back(
-          {r, name, kI64Max - name, -static_cast<std::int64_t>(name), 1'000'000'000'000LL * name, kI64Min + r, 77 + r});
+      p.operators.push_back({r, name, kI64Max - name, -static_cast<std::int64_t>(name), 1'000'000'000'000LL * name,
+                             kI64Min + r, 77 + r, 2'000'000'000'000LL * name + r});
     }
   }
   return p;
@@ -341,6 +341,41 @@ TEST_F(ProfileFileTest, RanksWithoutPlacementReadAsUnknown) {
     EXPECT_EQ(got.ranks[i].cpus, "");
     EXPECT_EQ(got.ranks[i].cpu_count, 0);
     EXPECT_EQ(got.ranks[i].node_cpus, 0);
+  }
+}
+
+// Files written before /operators had total_ns read with the total unknown.
+TEST_F(ProfileFileTest, OperatorsWithoutTotalReadAsUnknown) {
+  const Profile want = test_profile("single");
+  const std::string path = write_single(want, "no-total.h5");
+  struct OldOperatorRow {
+    std::int32_t rank;
+    std::uint32_t name;
+    std::int64_t calls, host_ns, kernel_ns, comm_ns, intra_ns;
+  };
+  {
+    h5::File f = h5::File::open_rw(path);
+    ASSERT_GE(H5Ldelete(f.id(), "operators", H5P_DEFAULT), 0);
+    h5::CompoundType<OldOperatorRow> t;
+    t.add("rank", &OldOperatorRow::rank)
+        .add("name", &OldOperatorRow::name)
+        .add("calls", &OldOperatorRow::calls)
+        .add("host_ns", &OldOperatorRow::host_ns)
+        .add("kernel_ns", &OldOperatorRow::kernel_ns)
+        .add("comm_ns", &OldOperatorRow::comm_ns)
+        .add("intra_ns", &OldOperatorRow::intra_ns);
+    std::vector<OldOperatorRow> rows;
+    for (const OperatorTotalRow& o : want.operators)
+      rows.push_back({o.rank, o.name, o.calls, o.host_ns, o.kernel_ns, o.comm_ns, o.intra_ns});
+    h5::Table<OldOperatorRow>::create(f, "operators", t).append(rows);
+    f.close();
+  }
+  const Profile got = read_profile(path);
+  ASSERT_EQ(got.operators.size(), want.operators.size());
+  for (std::size_t i = 0; i < got.operators.size(); ++i) {
+    EXPECT_EQ(got.operators[i].host_ns, want.operators[i].host_ns);
+    EXPECT_EQ(got.operators[i].intra_ns, want.operators[i].intra_ns);
+    EXPECT_EQ(got.operators[i].total_ns, commscope::profiler::kUnknownTotal);
   }
 }
 

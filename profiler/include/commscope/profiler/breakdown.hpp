@@ -74,12 +74,23 @@ struct Components {
   }
 };
 
+// A piece of time [start_ns, end_ns).
+struct Interval {
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+};
+// The intra-op gaps attributed to each operator instance, in time order per instance.
+using IntraGaps = std::unordered_map<std::uint64_t, std::vector<Interval>>;
+
 // The breakdown of one window [start, end). Activities and markers may extend beyond it (they
 // are clipped) and come in any order (markers: ties in record order). intra_by_op, when given,
-// receives each intra-op gap's length added to the deeper of its two operators.
+// receives each intra-op gap, appended to the deeper of its two operators.
 Components breakdown_window(std::int64_t start_ns, std::int64_t end_ns, std::span<const Activity> activities,
                             std::span<const Marker> markers, const OperatorTree& tree,
-                            std::unordered_map<std::uint64_t, std::int64_t>* intra_by_op = nullptr);
+                            IntraGaps* intra_by_op = nullptr);
+
+// |union of the intervals| (any order, overlaps counted once).
+std::int64_t union_ns(std::vector<Interval> intervals);
 
 // Which timeline a rank's breakdown uses: the host thread (CPU runs: compute sections and
 // blocking collectives) or the device (CUPTI: kernels, memcpy, memset, NCCL kernels, plus each
@@ -128,7 +139,12 @@ struct RankBreakdown {
   std::vector<BreakdownRow> rows;           // one per window, in order
   std::vector<OperatorTotalRow> operators;  // one per operator name, by name id
 };
-// Breakdown rows (start_ns on rank 0's clock) and per-operator totals of one rank.
+// Breakdown rows (start_ns on rank 0's clock) and per-operator totals of one rank. Per operator
+// instance, with K and C the unions of the compute and communication activities it launched
+// itself, I its intra-op gaps (disjoint from every activity) and S its scope [start, end):
+// comm = |C|, kernel = |K minus C|, intra = |I|, total = |S or K or C or I| (on a device
+// timeline its kernels run after its scope has ended), so total - kernel - comm - intra =
+// |S minus (K or C or I)| >= 0: its scope's time outside its own work (nested operators, launching).
 RankBreakdown analyze_rank(std::int32_t rank, std::span<const Event> events, const RankTimeline& timeline,
                            std::int64_t clock_offset_ns);
 

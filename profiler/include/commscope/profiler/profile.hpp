@@ -44,10 +44,16 @@ struct OperatorTotalRow {
   std::uint32_t name = 0;      // string id in the profile's string table
   std::int64_t calls = 0;      // operator instances
   std::int64_t host_ns = 0;    // summed scope durations (inclusive of nested operators)
-  std::int64_t kernel_ns = 0;  // summed durations of the compute activities it launched itself (innermost operator)
-  std::int64_t comm_ns = 0;    // summed durations of the communication activities it launched itself
+  std::int64_t kernel_ns = 0;  // the compute activities it launched itself (innermost operator), their union
+                               // per instance less its communication's
+  std::int64_t comm_ns = 0;    // the communication activities it launched itself, their union per instance
   std::int64_t intra_ns = 0;   // intra-op dispatch attributed to it (to the deeper operator of a gap's two ends)
+  // Per instance its scope together with its own activities and intra-op gaps (their union),
+  // summed: >= kernel + comm + intra, the rest its scope outside its own work (breakdown.hpp);
+  // kUnknownTotal in files written before the field.
+  std::int64_t total_ns = 0;
 };
+inline constexpr std::int64_t kUnknownTotal = -1;
 
 // clock_error_ns of a rank whose offset nothing measured (an imported trace that shares no
 // collective with rank 0): its offset is a guess of 0.
