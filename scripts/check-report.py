@@ -268,7 +268,7 @@ def summarize(path):
     rows = sum(len(steps[k]) for k in keys)
     with open_h5(path) as f:
         strings = f["strings"].asstr()[:] if "strings" in f else []
-        hosts = [h.decode() if isinstance(h, bytes) else str(h) for h in f["ranks"]["host"]] if "ranks" in f else []
+        ranks = f["ranks"][:] if "ranks" in f else []
         for name in f["events"] if "events" in f else []:
             e = f["events"][name][:]
             for start, end, kind, it, nm in zip(e["start_ns"], e["end_ns"], e["kind"], e["iteration"], e["name"]):
@@ -280,15 +280,55 @@ def summarize(path):
     for g in groups:
         groups[g] /= max(rows, 1)
     threads = max(1, int(a.get("threads", "1")))
-    cpus = threads
-    if int(a.get("node_cpus", "0")) > 0 and hosts:
-        cpus = min(threads, int(a["node_cpus"]) / max(hosts.count(h) for h in hosts))
+    cpus, cores = cores_of(ranks, threads, int(a.get("node_cpus", "0")))
     d, l, s_, v = (int(a.get(k, "0")) for k in ("channels", "layers", "seq", "vocab"))
     gb = float(a.get("global_batch", "0"))
     b_mb = gb / (nranks // (tp * pp) * m) if gb > 0 else 0
     flops = (b_mb * (72 * s_ * d * d + 12 * s_ * s_ * d) * l + 6 * b_mb * s_ * d * v) * m / (tp * pp)
     return {"ranks": nranks, "layout": layout, "t_iter": t_iter, "t_comp": t_comp, "t_comm": t_comm,
-            "groups": groups, "cpus": cpus, "flops": flops}
+            "groups": groups, "cpus": cpus, "cores": cores, "flops": flops}
+
+
+def text(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def cpu_list(s):
+    """The CPUs of an affinity list ("0-3,8"), or None for a malformed one."""
+    cpus = set()
+    for piece in s.split(",") if s else []:
+        lo, _, hi = piece.partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()) or (hi and int(hi) < int(lo)):
+            return None
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def cores_of(ranks, threads, node_cpus):
+    """(the fewest CPUs a rank had, the cores of all ranks): from /ranks' placement, per machine
+    (boot id, else host) the CPUs its ranks' affinities cover, at most node_cpus and ranks x
+    threads; without it, per host min(node_cpus, ranks x threads) from the attributes."""
+    names = ranks.dtype.names if len(ranks) else ()
+    if "cpus" in names and all(int(r["cpu_count"]) > 0 and int(r["node_cpus"]) > 0 for r in ranks):
+        by_host = "machine" not in names or all(not text(r["machine"]) for r in ranks)
+        machines = {}
+        for r in ranks:
+            key = "host " + text(r["host"]) if by_host or not text(r["machine"]) else text(r["machine"])
+            m = machines.setdefault(key, {"ranks": 0, "node": 0, "cpus": set(), "listed": 0})
+            m["ranks"] += 1
+            m["node"] = max(m["node"], int(r["node_cpus"]))
+            listed = cpu_list(text(r["cpus"]))
+            if listed is not None and len(listed) == int(r["cpu_count"]):
+                m["cpus"] |= listed
+            else:
+                m["listed"] += int(r["cpu_count"])
+        per = [min(min(m["node"], len(m["cpus"]) + m["listed"]), m["ranks"] * threads) for m in machines.values()]
+        return min(c / m["ranks"] for c, m in zip(per, machines.values())), sum(per)
+    hosts = [text(r["host"]) for r in ranks]
+    cpus = threads
+    if node_cpus > 0 and hosts:
+        cpus = min(threads, node_cpus / max(hosts.count(h) for h in hosts))
+    return cpus, len(hosts) * cpus
 
 
 def row_of(c, rows, r, table):
@@ -313,7 +353,7 @@ def check_scaling(paths, report):
         c.expect(f"scaling.csv {key} t_comp_ms", r["t_comp"], row["t_comp_ms"])
         c.expect(f"scaling.csv {key} t_comm_ms", r["t_comm"], row["t_comm_ms"])
         c.expect(f"scaling.csv {key} speedup", base["t_iter"] / r["t_iter"], row["speedup"])
-        c.expect(f"scaling.csv {key} cores", r["ranks"] * r["cpus"], row["cores"])
+        c.expect(f"scaling.csv {key} cores", r["cores"], row["cores"])
         if base["ranks"] == 1:  # no communication to scale from: no efficiency, no prediction
             for col in ("comm_eff", "predicted_speedup", "prediction_error"):
                 if row[col] != "-":

@@ -13,7 +13,9 @@
 
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/analysis/model_math.hpp"
+#include "commscope/common/counted.hpp"
 #include "commscope/profiler/events.hpp"
+#include "commscope/profiler/placement.hpp"
 #include "commscope/profiler/run_description.hpp"
 #include "report_writer.hpp"
 #include "step_prediction.hpp"
@@ -37,12 +39,17 @@ struct Run {
   int tp = 1, pp = 1, micro_batches = 1, zero = 0, bytes_per_param = 4, threads = 1;
   bool sp = false;  // sequence parallelism
   int layers = 0, channels = 0, heads = 0, seq = 0, vocab = 0, padded_vocab = 0;
-  int context = 0;           // wpe's rows (the model's context); 0 where the profile predates the attribute: seq
-  double cpus_per_rank = 1;  // min(threads, the node's CPUs / its ranks) where the node's CPUs are known
-  int cores_used = 0;        // the CPUs its ranks could use: per node min(its CPUs, ranks x threads); 0 unknown
-  std::string workload;      // what ran (workload_of): runs of one workload scale against each other
+  int context = 0;  // wpe's rows (the model's context); 0 where the profile predates the attribute: seq
+  // The CPUs its ranks computed on (cores_of): the fewest a rank had, and all of them together
+  // (0: unknown). From the profile's placement (/ranks), else from the attributes.
+  double cpus_per_rank = 1;
+  double cores_used = 0;
+  bool placed = false;   // counted from the recorded placement
+  bool by_host = false;  // placed, but no machine recorded: each host counted as one machine
+  int hosts = 0, machines = 0;
+  std::string workload;  // what ran (workload_of): runs of one workload scale against each other
   int dp() const { return ranks / std::max(1, tp * pp); }
-  double cores() const { return ranks * cpus_per_rank; }  // the CPUs its ranks compute on
+  double cores() const { return placed ? cores_used : ranks * cpus_per_rank; }  // the CPUs its ranks compute on
   std::string layout() const {
     std::string s = layout_name(dp(), tp, pp);
     if (micro_batches > 1) s.append(" x").append(std::to_string(micro_batches));
@@ -53,6 +60,31 @@ struct Run {
     return ranks == o.ranks && tp == o.tp && pp == o.pp && micro_batches == o.micro_batches && sp == o.sp;
   }
 };
+
+// The CPUs a run's ranks had. From where they ran (/ranks: per machine the CPUs its ranks could
+// run on, at most their threads; profiler::count_cores); in files without it from the attributes:
+// per host min(node_cpus, ranks x threads), and per rank min(threads, node_cpus / the most ranks
+// on a host), or the threads where node_cpus is unknown.
+void cores_of(const profiler::Profile& p, int node_cpus, Run& run) {
+  const profiler::CoreCount placed = profiler::count_cores(p.ranks, run.threads);
+  run.hosts = placed.hosts;
+  if (placed.known) {
+    run.placed = true, run.by_host = placed.by_host, run.machines = placed.machines;
+    run.cpus_per_rank = placed.cpus_per_rank, run.cores_used = placed.cores;
+    return;
+  }
+  run.cpus_per_rank = run.threads;
+  if (node_cpus <= 0) return;
+  std::map<std::string, int> per_host;
+  for (const auto& r : p.ranks) ++per_host[r.host];
+  int most = 1;
+  for (const auto& [host, n] : per_host) {
+    most = std::max(most, n);
+    run.cores_used += std::min(node_cpus, n * run.threads);
+  }
+  run.hosts = static_cast<int>(per_host.size());
+  run.cpus_per_rank = std::min<double>(run.threads, static_cast<double>(node_cpus) / most);
+}
 
 Run summarize(const std::string& file) {
   preflight(file, "profile");
@@ -71,17 +103,7 @@ Run summarize(const std::string& file) {
   run.layers = d.layers, run.channels = d.channels, run.heads = d.heads, run.seq = d.seq;
   run.vocab = d.vocab, run.padded_vocab = d.padded_vocab, run.context = d.context;
   run.workload = d.workload();
-  run.cpus_per_rank = run.threads;
-  if (const int cpus = d.node_cpus; cpus > 0) {
-    std::map<std::string, int> per_host;
-    for (const auto& r : p.ranks) ++per_host[r.host];
-    int most = 1;
-    for (const auto& [host, n] : per_host) {
-      most = std::max(most, n);
-      run.cores_used += std::min(cpus, n * run.threads);
-    }
-    run.cpus_per_rank = std::min<double>(run.threads, static_cast<double>(cpus) / most);
-  }
+  cores_of(p, d.node_cpus, run);
   std::map<int, std::vector<const profiler::BreakdownRow*>> by_step;
   for (const auto& r : p.breakdown) by_step[r.iteration].push_back(&r);
   if (by_step.size() > 1) by_step.erase(by_step.begin());
@@ -116,6 +138,26 @@ Run summarize(const std::string& file) {
   const double n = std::max<double>(1, static_cast<double>(rows));
   run.t_tp /= n, run.t_pp /= n, run.t_dp /= n;
   return run;
+}
+
+// How the cores were counted, and for which runs otherwise.
+std::string cores_text(const std::vector<Run>& runs) {
+  std::string text =
+      "cores: the CPUs a run's ranks had, from where they ran (the profile's /ranks): per machine the CPUs its "
+      "ranks could run on together (their affinity), at most its ranks x threads; ranks of one machine (one "
+      "boot id) share its CPUs whatever their host names.";
+  for (const Run& r : runs) {
+    if (r.placed && r.machines < r.hosts)
+      text += " " + r.file + ": " + counted(r.hosts, "host") + " on " + counted(r.machines, "machine") +
+              " (an emulated cluster's or containers' hosts), counted once.";
+    else if (r.placed && r.by_host && r.hosts > 1)
+      text += " " + r.file + " records no machine: each of its " + counted(r.hosts, "host") + " counted as one.";
+    else if (!r.placed)
+      text += " " + r.file + " records no placement (written before it was): its cores are ranks x " +
+              (r.cores_used > 0 ? "min(threads, node_cpus / the most ranks on a host), from its attributes."
+                                : "threads (its attributes; the node's CPUs unknown).");
+  }
+  return text;
 }
 
 std::string pct(double x) {
@@ -160,8 +202,8 @@ PredictedSection predicted_against_measured(const std::vector<Run>& runs, const 
                                        format_number(g.cpus_per_rank) + " CPU per rank)";
   std::string text =
       "Each run's step as `commscope-report predict` prices its layout: compute = its FLOPs per rank at " + rate +
-      " (a run's ranks get min(threads, the node's CPUs / its ranks) CPUs each, where the profile says the "
-      "node's CPUs); tp = 4 allreduces per layer and micro-batch, pp = the sends, each priced with the fastest "
+      " (a rank gets its run's fewest CPUs per rank: the cores counted above over its ranks on the most crowded "
+      "machine); tp = 4 allreduces per layer and micro-batch, pp = the sends, each priced with the fastest "
       "fit of " +
       o.bench + " (" + std::to_string(bench.nranks) +
       " ranks) carried to its group's size; the pipeline stretches compute + tp + pp by (M + pp - 1)/M with "
@@ -238,21 +280,21 @@ void report_scaling(const std::vector<std::string>& files, const ScalingOptions&
                 : "unknown (no global_batch attribute): efficiencies shown both ways") +
          ". Times are seconds per iteration: the slowest rank's step, and the mean over ranks of communication "
          "and compute, over all iterations but the first.");
+  w.text(cores_text(runs));
   if (same_cores)
-    w.text("The runs share the same " + std::to_string(g.cores_used) +
-           " cores (the profiles' node_cpus): more ranks only split them, so no speedup is possible; the speedup "
-           "shows what the parallel decomposition costs, not what more hardware gives.");
+    w.text("The runs share the same " + format_number(g.cores_used) +
+           " cores: more ranks only split them, so no speedup is possible; the speedup shows what the parallel "
+           "decomposition costs, not what more hardware gives.");
   w.text(base_communicates
              ? "predicted speedup = (r_comp + r_comm) / (r_comp w + r_comm / eff), with r the shares of the "
                "baseline's step, eff = t_comm(g) / t_comm(n) measured, and w = the per-rank compute time at n "
                "relative to g: (g/n for strong scaling, 1 for weak) x the baseline's CPUs per rank / the run's. Time "
                "outside compute and communication (dispatch) is left out of both sides. parallel_eff is per core: "
-               "speedup x the baseline's cores / the run's (cores = ranks x CPUs per rank) for strong scaling, "
-               "t_iter(g) / t_iter(n) for weak."
+               "speedup x the baseline's cores / the run's for strong scaling, t_iter(g) / t_iter(n) for weak."
              : "The baseline runs on one rank: it communicates with no other rank, so its communication says nothing "
                "of the runs' and no communication efficiency or predicted speedup is given (\"-\"); take a "
                "baseline of 2 or more ranks for them. parallel_eff is per core: speedup x the baseline's cores / "
-               "the run's (cores = ranks x CPUs per rank) for strong scaling, t_iter(g) / t_iter(n) for weak.");
+               "the run's for strong scaling, t_iter(g) / t_iter(n) for weak.");
 
   Table t({"ranks", "layout", "cores", "t_iter_ms", "t_comp_ms", "t_comm_ms", "t_other_ms", "speedup", "comm_eff",
            "parallel_eff", "predicted_speedup", "prediction_error"});

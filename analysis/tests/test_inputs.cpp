@@ -74,7 +74,7 @@ cp::Profile sample_profile() {
   p.meta.nranks = 2;
   p.meta.events_layout = "single";
   p.meta.attributes = {{"dp", "ddp"}, {"model", "tiny"}};
-  p.ranks = {{0, "node0", 0, 100, "host", 3, 0, "", 0, 0}, {1, "node1", -2'500, 120, "host", 3, 7, "", 0, 0}};
+  p.ranks = {{0, "node0", 0, 100, "host", 3, 0, "", 0, 0, ""}, {1, "node1", -2'500, 120, "host", 3, 7, "", 0, 0, ""}};
   p.strings = {"", "step", "allreduce", "ring"};
   for (std::int32_t r = 0; r < 2; ++r) {
     std::vector<cp::Event> events;

@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <limits>
 #include <map>
+#include <set>
 
 #include "commscope/common/counted.hpp"
 
@@ -23,10 +26,38 @@ std::string cpu_list(const std::vector<int>& cpus) {
   return out;
 }
 
+std::vector<int> parse_cpu_list(const std::string& list) {
+  std::vector<int> cpus;
+  std::size_t i = 0;
+  constexpr long kMaxCpu = 1 << 16;
+  auto number = [&](int& out) {  // digits at i, below kMaxCpu
+    const std::size_t from = i;
+    long v = 0;
+    for (; i < list.size() && list[i] >= '0' && list[i] <= '9' && v < kMaxCpu; ++i) v = v * 10 + (list[i] - '0');
+    out = static_cast<int>(v);
+    return i > from && v < kMaxCpu;
+  };
+  while (i < list.size()) {
+    int lo = 0, hi = 0;
+    if (!number(lo)) return {};
+    hi = lo;
+    if (i < list.size() && list[i] == '-') {
+      ++i;
+      if (!number(hi) || hi < lo) return {};
+    }
+    for (int c = lo; c <= hi; ++c) cpus.push_back(c);
+    if (i < list.size() && (list[i++] != ',' || i == list.size())) return {};  // "0;1", "0,"
+  }
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  return cpus;
+}
+
 CpuPlacement this_process_cpus() {
   CpuPlacement p;
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
   p.node_cpus = online > 0 ? static_cast<int>(online) : 0;
+  if (std::ifstream boot("/proc/sys/kernel/random/boot_id"); boot) std::getline(boot, p.machine);
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) != 0) return p;
@@ -72,6 +103,42 @@ PlacementSummary summarize_placement(const std::vector<RankInfo>& ranks) {
     s.text += (bound == static_cast<int>(ranks.size()) ? "bound" : "partly bound") + std::string(" (CPUs ") + cpus + ")";
   }
   return s;
+}
+
+CoreCount count_cores(const std::vector<RankInfo>& ranks, int threads) {
+  CoreCount c;
+  if (ranks.empty() ||
+      std::any_of(ranks.begin(), ranks.end(), [](const RankInfo& r) { return r.cpu_count <= 0 || r.node_cpus <= 0; }))
+    return c;
+  c.known = true;
+  c.by_host = std::all_of(ranks.begin(), ranks.end(), [](const RankInfo& r) { return r.machine.empty(); });
+  struct Machine {
+    int ranks = 0, node_cpus = 0, listed = 0;  // listed: the CPUs of ranks whose list was cut (counted)
+    std::set<int> cpus;
+  };
+  std::map<std::string, Machine> machines;
+  std::set<std::string> hosts;
+  for (const RankInfo& r : ranks) {
+    hosts.insert(r.host);
+    Machine& m = machines[c.by_host || r.machine.empty() ? "host " + r.host : r.machine];
+    ++m.ranks;
+    m.node_cpus = std::max(m.node_cpus, r.node_cpus);
+    const std::vector<int> cpus = parse_cpu_list(r.cpus);
+    if (static_cast<int>(cpus.size()) == r.cpu_count)
+      m.cpus.insert(cpus.begin(), cpus.end());
+    else
+      m.listed += r.cpu_count;
+  }
+  c.machines = static_cast<int>(machines.size());
+  c.hosts = static_cast<int>(hosts.size());
+  c.cpus_per_rank = std::numeric_limits<double>::infinity();
+  for (const auto& [id, m] : machines) {
+    const int cpus = std::min(m.node_cpus, static_cast<int>(m.cpus.size()) + m.listed);
+    const double cores = std::min<double>(cpus, static_cast<double>(m.ranks) * std::max(1, threads));
+    c.cores += cores;
+    c.cpus_per_rank = std::min(c.cpus_per_rank, cores / m.ranks);
+  }
+  return c;
 }
 
 }  // namespace commscope::profiler

@@ -46,10 +46,12 @@ struct RankRow {
   char cpus[64] = {};
   std::int32_t cpu_count = 0;
   std::int32_t node_cpus = 0;
+  char machine[48] = {};
 };
 
-// with_placement false: files written before /ranks had the CPUs (they read as unknown).
-h5::CompoundType<RankRow> rank_type(bool with_placement = true) {
+// with_placement false: files written before /ranks had the CPUs (they read as unknown);
+// with_machine false: before it had the machine.
+h5::CompoundType<RankRow> rank_type(bool with_placement = true, bool with_machine = true) {
   h5::CompoundType<RankRow> t;
   t.add("rank", &RankRow::rank)
       .add("host", &RankRow::host)
@@ -60,6 +62,7 @@ h5::CompoundType<RankRow> rank_type(bool with_placement = true) {
       .add("dropped_events", &RankRow::dropped_events);
   if (with_placement)
     t.add("cpus", &RankRow::cpus).add("cpu_count", &RankRow::cpu_count).add("node_cpus", &RankRow::node_cpus);
+  if (with_machine) t.add("machine", &RankRow::machine);
   return t;
 }
 
@@ -306,10 +309,12 @@ Profile read_main(const std::string& path, bool with_events) {
   }
 
   const bool with_placement = f.exists("ranks") && f.open_dataset("ranks").has_field("cpus");
-  for (const RankRow& row : read_table(f, "ranks", rank_type(with_placement), path)) {
+  const bool with_machine = f.exists("ranks") && f.open_dataset("ranks").has_field("machine");
+  for (const RankRow& row : read_table(f, "ranks", rank_type(with_placement, with_machine), path)) {
     p.ranks.push_back(RankInfo{row.rank, std::string(h5::get_fixed(row.host)), row.clock_offset_ns, row.clock_error_ns,
                                std::string(h5::get_fixed(row.backend)), row.events, row.dropped_events,
-                               std::string(h5::get_fixed(row.cpus)), row.cpu_count, row.node_cpus});
+                               std::string(h5::get_fixed(row.cpus)), row.cpu_count, row.node_cpus,
+                               std::string(h5::get_fixed(row.machine))});
   }
   if (p.ranks.size() != static_cast<std::size_t>(nranks)) {
     fail(path, "/ranks has " + std::to_string(p.ranks.size()) + " rows for " + std::to_string(nranks) + " ranks");
@@ -476,6 +481,7 @@ ProfileWriter::ProfileWriter(const std::string& path, const ProfileMeta& meta, c
       h5::set_fixed(rows[i].cpus, r.cpus);
       rows[i].cpu_count = r.cpu_count;
       rows[i].node_cpus = r.node_cpus;
+      h5::set_fixed(rows[i].machine, r.machine);
     }
     rank_table.append(rows);
 

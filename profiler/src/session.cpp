@@ -46,6 +46,7 @@ struct RankInfoWire {
   std::int64_t clock_offset_ns, clock_error_ns, events, dropped_events;
   char cpus[64];
   std::int32_t cpu_count, node_cpus;
+  char machine[48];
 };
 
 template <class T>
@@ -422,7 +423,8 @@ RankInfo Session::Impl::info(std::int32_t row_rank, std::int64_t events, std::in
                   dropped,
                   where.cpus,
                   where.cpu_count,
-                  where.node_cpus};
+                  where.node_cpus,
+                  where.machine};
 }
 
 ProfileMeta Session::Impl::meta(std::int32_t nranks) const {
@@ -453,6 +455,7 @@ Profile Session::Impl::assemble(std::vector<Event>& events, std::int64_t dropped
   h5::set_fixed(wire.cpus, me.cpus);
   wire.cpu_count = me.cpu_count;
   wire.node_cpus = me.node_cpus;
+  h5::set_fixed(wire.machine, me.machine);
   const auto infos = gather_rows(comm, rank, size, std::vector<RankInfoWire>{wire});
   profile.breakdown = gather_rows(comm, rank, size, mine.rows);
   profile.operators = gather_rows(comm, rank, size, mine.operators);
@@ -471,6 +474,7 @@ Profile Session::Impl::assemble(std::vector<Event>& events, std::int64_t dropped
       r.cpus.assign(w.cpus, strnlen(w.cpus, sizeof w.cpus));
       r.cpu_count = w.cpu_count;
       r.node_cpus = w.node_cpus;
+      r.machine.assign(w.machine, strnlen(w.machine, sizeof w.machine));
       profile.ranks.push_back(std::move(r));
     }
   } else {

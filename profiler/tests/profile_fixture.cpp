@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
     for (int r = 0; r < kRanks; ++r) {
       const auto& mine = events[static_cast<std::size_t>(r)];
       ranks.push_back({r, "node-" + std::to_string(r), r == 0 ? 0 : -2'500, 120, "cupti",
-                       static_cast<std::int64_t>(mine.size()), 0, std::to_string(r), 1, 8});
+                       static_cast<std::int64_t>(mine.size()), 0, std::to_string(r), 1, 8, ""});
       total += mine.size();
       if (per_rank) {
         const std::string rank_path = cp::rank_event_file_name(path, r);

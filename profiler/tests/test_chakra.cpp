@@ -173,7 +173,7 @@ struct ProfileBuilder {
     profile.meta.nranks = nranks;
     profile.meta.version = "test";
     profile.events.resize(static_cast<std::size_t>(nranks));
-    for (int r = 0; r < nranks; ++r) profile.ranks.push_back({r, "host", 0, 0, "host", 0, 0, "", 0, 0});
+    for (int r = 0; r < nranks; ++r) profile.ranks.push_back({r, "host", 0, 0, "host", 0, 0, "", 0, 0, ""});
   }
   cp::Event& add(int rank, cp::EventKind kind, std::int64_t start, std::int64_t end, std::string_view name,
                  int iteration) {

@@ -55,7 +55,7 @@ Profile small_profile() {
   p.meta.nranks = 2;
   p.meta.events_layout = "single";
   p.meta.attributes = {{"model", "say \"hi\""}};
-  p.ranks = {{0, "node-a", 0, 5, "host", 0, 0, "", 0, 0}, {1, "node-b", 1000, 5, "cupti", 0, 0, "", 0, 0}};
+  p.ranks = {{0, "node-a", 0, 5, "host", 0, 0, "", 0, 0, ""}, {1, "node-b", 1000, 5, "cupti", 0, 0, "", 0, 0, ""}};
   p.strings = {"",          "step", "say \"hi\"\\ and\nnewline",     "ring",
                "allreduce", "gemm", "bell\x01 \xc3\xa9\xe2\x86\x92", "bad \xff\xc3 end",
                "forward",   "HtoD"};
@@ -205,7 +205,7 @@ TEST(ChromeTrace, ExtremeTimesDoNotOverflow) {
   Profile p;
   p.strings = {"", "x"};
   p.meta.nranks = 1;
-  p.ranks = {{0, "h", 1000, 0, "host", 0, 0, "", 0, 0}};
+  p.ranks = {{0, "h", 1000, 0, "host", 0, 0, "", 0, 0, ""}};
   p.events = {{event(EventKind::kKernel, std::numeric_limits<std::int64_t>::max() - 10,
                      std::numeric_limits<std::int64_t>::max(), 1),
                event(EventKind::kKernel, std::numeric_limits<std::int64_t>::min(), 5, 1),

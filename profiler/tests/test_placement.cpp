@@ -73,4 +73,69 @@ TEST(Placement, ManyRanksListedInPart) {
             "10 ranks on 1 host of 16 CPUs, bound (CPUs 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | ...)");
 }
 
+TEST(Placement, ParseCpuList) {
+  EXPECT_EQ(cp::parse_cpu_list(""), std::vector<int>{});
+  EXPECT_EQ(cp::parse_cpu_list("3"), std::vector<int>{3});
+  EXPECT_EQ(cp::parse_cpu_list("0-3,8,10-11"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_EQ(cp::parse_cpu_list("8,0-1,1"), (std::vector<int>{0, 1, 8}));
+  for (const char* bad : {"-1", "3-1", "0,", "0-", "a", "0;1", "1,,2", "99999999"})
+    EXPECT_EQ(cp::parse_cpu_list(bad), std::vector<int>{}) << bad;
+  EXPECT_EQ(cp::parse_cpu_list(cp::cpu_list({0, 1, 2, 5, 7, 8})), (std::vector<int>{0, 1, 2, 5, 7, 8}));
+}
+
+cp::RankInfo at(int rank, const std::string& host, const std::string& machine, const std::string& cpus, int count,
+                int node_cpus) {
+  cp::RankInfo r = on(rank, host, cpus, count, node_cpus);
+  r.machine = machine;
+  return r;
+}
+
+// The emulated cluster's case: 4 ranks of 2 threads each on 4 hosts (namespaces with their own
+// host names) of one 2-CPU machine had 2 cores, not 8 (4 hosts x 2 CPUs).
+TEST(Placement, CoresOfHostsSharingOneMachine) {
+  std::vector<cp::RankInfo> ranks;
+  for (int r = 0; r < 4; ++r) ranks.push_back(at(r, "host" + std::to_string(r + 1), "boot-a", "0-1", 2, 2));
+  const cp::CoreCount c = cp::count_cores(ranks, 2);
+  EXPECT_TRUE(c.known);
+  EXPECT_FALSE(c.by_host);
+  EXPECT_EQ(c.machines, 1);
+  EXPECT_EQ(c.hosts, 4);
+  EXPECT_DOUBLE_EQ(c.cores, 2);
+  EXPECT_DOUBLE_EQ(c.cpus_per_rank, 0.5);
+}
+
+// Ranks bound to CPUs count the CPUs they were bound to: two ranks on CPU 0 of a 4-CPU node
+// have 1 core; a rank of 1 thread free on all 4 has 1; two machines add up, the fewest CPUs per
+// rank is the most crowded machine's.
+TEST(Placement, CoresFromAffinityAndThreads) {
+  EXPECT_DOUBLE_EQ(cp::count_cores({at(0, "n", "m", "0", 1, 4), at(1, "n", "m", "0", 1, 4)}, 1).cores, 1);
+  EXPECT_DOUBLE_EQ(cp::count_cores({at(0, "n", "m", "0-3", 4, 4)}, 1).cores, 1);
+  EXPECT_DOUBLE_EQ(cp::count_cores({at(0, "n", "m", "0-3", 4, 4)}, 8).cores, 4);
+  const cp::CoreCount two =
+      cp::count_cores({at(0, "a", "m1", "0-7", 8, 8), at(1, "b", "m2", "0", 1, 8), at(2, "b", "m2", "0", 1, 8)}, 4);
+  EXPECT_EQ(two.machines, 2);
+  EXPECT_DOUBLE_EQ(two.cores, 5);  // 4 threads on m1, CPU 0 on m2
+  EXPECT_DOUBLE_EQ(two.cpus_per_rank, 0.5);
+  // A list cut short (63 characters) counts its cpu_count, up to the node's CPUs.
+  EXPECT_DOUBLE_EQ(cp::count_cores({at(0, "n", "m", "0,2,4", 40, 64), at(1, "n", "m", "1", 1, 64)}, 64).cores, 41);
+}
+
+// Files without the machine count each host as one (the rule before machines were recorded);
+// without the CPUs nothing is known.
+TEST(Placement, CoresByHostWithoutMachine) {
+  std::vector<cp::RankInfo> ranks;
+  for (int r = 0; r < 4; ++r) ranks.push_back(on(r, "host" + std::to_string(r + 1), "0-1", 2, 2));
+  const cp::CoreCount c = cp::count_cores(ranks, 2);
+  EXPECT_TRUE(c.known);
+  EXPECT_TRUE(c.by_host);
+  EXPECT_EQ(c.machines, 4);
+  EXPECT_DOUBLE_EQ(c.cores, 8);
+  EXPECT_FALSE(cp::count_cores({on(0, "vm", "", 0, 0)}, 1).known);
+  EXPECT_FALSE(cp::count_cores({}, 1).known);
+}
+
+TEST(Placement, ThisProcessHasAMachine) {
+  EXPECT_FALSE(cp::this_process_cpus().machine.empty());  // Linux: /proc/sys/kernel/random/boot_id
+}
+
 }  // namespace

@@ -100,9 +100,10 @@ Profile test_profile(const std::string& layout) {
       {"Flags", "--a=1 --b \xc3\xa9"}, {"model", "gpt \"tiny\"\nline 2"}, {"empty value", ""}, {"zeta", "last"}};
   std::sort(p.meta.attributes.begin(), p.meta.attributes.end());
   p.ranks = {
-      {0, "node-0", 0, 17, "host", 12, 0, "0", 1, 2},
-      {1, "host with spaces", kI64Min + 5, kI64Max - 3, "cupti", kI64Max, 9'000'000'000, "0-3,8,10-11", 7, 64},
-      {2, kHost64, -123'456'789'012, 0, "cupti-16-bytes!!", 0, -1, std::string(63, '9'), 0, 0},
+      {0, "node-0", 0, 17, "host", 12, 0, "0", 1, 2, "a49163cb-ed7a-4a4c-a5d9-9fccd3f69e41"},
+      {1, "host with spaces", kI64Min + 5, kI64Max - 3, "cupti", kI64Max, 9'000'000'000, "0-3,8,10-11", 7, 64,
+       std::string(47, 'm')},
+      {2, kHost64, -123'456'789'012, 0, "cupti-16-bytes!!", 0, -1, std::string(63, '9'), 0, 0, ""},
   };
   p.strings = test_strings();
   for (int r = 0; r < 3; ++r) p.events.push_back(test_events(r));
@@ -158,6 +159,7 @@ void expect_profiles_equal(const Profile& got, const Profile& want, bool with_ev
     EXPECT_EQ(got.ranks[i].cpus, want.ranks[i].cpus);
     EXPECT_EQ(got.ranks[i].cpu_count, want.ranks[i].cpu_count);
     EXPECT_EQ(got.ranks[i].node_cpus, want.ranks[i].node_cpus);
+    EXPECT_EQ(got.ranks[i].machine, want.ranks[i].machine);
   }
   EXPECT_EQ(got.strings, want.strings);
 
@@ -341,6 +343,7 @@ TEST_F(ProfileFileTest, RanksWithoutPlacementReadAsUnknown) {
     EXPECT_EQ(got.ranks[i].cpus, "");
     EXPECT_EQ(got.ranks[i].cpu_count, 0);
     EXPECT_EQ(got.ranks[i].node_cpus, 0);
+    EXPECT_EQ(got.ranks[i].machine, "");
   }
 }
 

@@ -10,9 +10,10 @@
 namespace commscope::profiler {
 
 struct CpuPlacement {
-  std::string cpus;   // "0", "0-3,8": this process's affinity
-  int cpu_count = 0;  // how many CPUs that is
-  int node_cpus = 0;  // the host's online CPUs
+  std::string cpus;     // "0", "0-3,8": this process's affinity
+  int cpu_count = 0;    // how many CPUs that is
+  int node_cpus = 0;    // the host's online CPUs
+  std::string machine;  // the kernel's boot id: one per machine, whatever its namespaces' host names
 };
 
 // This process's, now (Linux: sched_getaffinity and the online CPUs).
@@ -20,6 +21,9 @@ CpuPlacement this_process_cpus();
 
 // "0-3,8" for the set CPUs of `set` (a CPU number per element), ascending.
 std::string cpu_list(const std::vector<int>& cpus);
+// The CPUs of such a list, ascending; empty for an empty or malformed one (a list cut at 63
+// characters may end early: compare its size with cpu_count).
+std::vector<int> parse_cpu_list(const std::string& list);
 
 struct PlacementSummary {
   bool known = false;  // every rank recorded its CPUs (files written before they did: false)
@@ -30,6 +34,20 @@ struct PlacementSummary {
 };
 
 PlacementSummary summarize_placement(const std::vector<RankInfo>& ranks);
+
+// The cores a run's ranks computed on, from where they ran. Per machine (ranks of one boot id;
+// where none was recorded, of one host name): the CPUs its ranks' affinities cover together
+// (at most its online CPUs), and at most its ranks x `threads` of them. 4 ranks of 2 threads on
+// the 4 hosts of an emulated cluster on one 2-CPU machine: 2 cores, not 4 x 2.
+struct CoreCount {
+  bool known = false;        // every rank recorded its CPUs (else the rest is empty)
+  bool by_host = false;      // no rank recorded its machine: each host counted as one
+  int machines = 0;          // machines the ranks ran on
+  int hosts = 0;             // distinct host names
+  double cores = 0;          // summed over the machines
+  double cpus_per_rank = 0;  // the fewest a rank had: min over machines of its cores / its ranks
+};
+CoreCount count_cores(const std::vector<RankInfo>& ranks, int threads);
 
 // What shared_unbound means for a run's times, after its text (the replay and its report say it).
 inline constexpr const char* kSharedUnboundNote =

@@ -74,6 +74,9 @@ struct RankInfo {
   std::string cpus;
   std::int32_t cpu_count = 0;
   std::int32_t node_cpus = 0;
+  // Its machine: the kernel's boot id, shared by ranks on one machine whatever their host names
+  // (an emulated cluster's namespaces, containers); "" where unknown.
+  std::string machine;
 };
 
 struct ProfileMeta {
