@@ -299,6 +299,11 @@ if(COMMSCOPE_BUILD_TESTS)
   add_test(NAME analysis.report.scaling_allow_mixed
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/scaling_allow_mixed.sh ${rdir}/scaling_allow_mixed ${report}
                    ${fx}/train-np1-l3.h5 ${fx}/train-np2.h5)
+  # The report's times are ms and say so; with --bench each part of the step against its
+  # prediction with its own error and the measured rest (the numbers: check_report.scaling_3d).
+  add_test(NAME analysis.report.scaling_parts
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/scaling_parts.sh ${rdir}/scaling_parts ${report} ${fx}/bench-np4.h5
+                   ${fx}/train-np1.h5 ${fx}/train-np4.h5 ${fx}/train3d-np4.h5)
   # Cores counted from where the ranks ran: 4 ranks on the 4 hosts of an emulated cluster on one
   # 2-CPU machine had 2 cores, not 8; a file without the placement by its attributes, said so.
   add_test(NAME analysis.report.scaling_shared_machine
@@ -321,7 +326,8 @@ if(COMMSCOPE_BUILD_TESTS)
                    ${CMAKE_CURRENT_BINARY_DIR}/vit-operators ${report})
   set_tests_properties(analysis.report.scaling_same_cores analysis.report.scaling_allow_mixed
                        analysis.report.bad.scaling_trainer_against_import analysis.report.profile_import_process_groups
-                       analysis.report.profile_import_operators_add_up analysis.report.scaling_shared_machine
+                       analysis.report.profile_import_operators_add_up analysis.report.scaling_parts
+                       analysis.report.scaling_shared_machine
                        PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit" TIMEOUT 120 SKIP_RETURN_CODE 77)
 
   # predict prices only what can run and says what it extrapolates: from a one-node bench of 4

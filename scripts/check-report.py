@@ -384,6 +384,20 @@ def check_scaling(paths, report):
                 parts = sum(float(row[f"predicted_{g}_ms"]) for g in ("compute", "tp", "pp", "dp"))
                 c.expect(f"predicted_vs_measured.csv {key} predicted_ms = sum of parts", parts, row["predicted_ms"],
                          rel=2e-3)
+                # each part's error against its printed times, as the step's
+                for g in ("compute", "tp", "pp", "dp"):
+                    measured, pred = float(row[f"{g}_ms"]), float(row[f"predicted_{g}_ms"])
+                    if measured <= 0:
+                        if row[f"{g}_error"] != "-":
+                            c.mismatches.append(f"predicted_vs_measured.csv {key} {g}_error: {row[f'{g}_error']} "
+                                                "where nothing was measured, wanted -")
+                        continue
+                    ratio = pred / measured
+                    c.expect(f"predicted_vs_measured.csv {key} {g}_error %", (ratio - 1) * 100, row[f"{g}_error"],
+                             rel=0.0, abs_tol=0.05 + 0.1 * ratio + 5e-3 * abs(ratio - 1) * 100)
+            # the measured step is its parts and the rest
+            rest = r["t_iter"] - r["t_comp"] - sum(r["groups"].values())
+            c.expect(f"predicted_vs_measured.csv {key} rest_ms", rest, row["rest_ms"], abs_tol=1e-3 * r["t_iter"])
     return c.finish(f"scaling {' '.join(os.path.basename(p) for p in paths)} vs {report}")
 
 

@@ -5,14 +5,17 @@
 // part against the measured step.
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/analysis/model_math.hpp"
+#include "commscope/analysis/prediction_parts.hpp"
 #include "commscope/common/counted.hpp"
 #include "commscope/profiler/events.hpp"
 #include "commscope/profiler/placement.hpp"
@@ -172,6 +175,7 @@ std::string pct(double x) {
 struct PredictedSection {
   std::string text;
   Table table;
+  std::string cancelling;  // the runs whose step is right only because its parts' misses cancel
 };
 PredictedSection predicted_against_measured(const std::vector<Run>& runs, const ScalingOptions& o) {
   const PricingBench bench = read_pricing_bench(o.bench, "pricing collectives");
@@ -209,27 +213,47 @@ PredictedSection predicted_against_measured(const std::vector<Run>& runs, const 
       " ranks) carried to its group's size; the pipeline stretches compute + tp + pp by (M + pp - 1)/M with "
       "equal stages (pp_ms includes that bubble); dp = the ZeRO stage's collectives, not overlapped. Measured: "
       "the slowest rank's step, compute and each group's communication as means over ranks (pp_ms: pp.* and "
-      "embedding.*, where the pipeline's waits fall). error = predicted / measured - 1.";
+      "embedding.*, where the pipeline's waits fall), and rest_ms = the step less those parts: dispatch and the "
+      "slowest rank's lead, which nothing predicts. The predicted step is the sum of its parts and the measured one "
+      "of its parts and rest_ms, so the step's error is the parts' misses added up. error = predicted / measured - "
+      "1, for the step and each part (\"-\" where nothing was measured).";
   Table t({"ranks", "layout", "zero", "measured_ms", "predicted_ms", "error", "compute_ms", "predicted_compute_ms",
-           "tp_ms", "predicted_tp_ms", "pp_ms", "predicted_pp_ms", "dp_ms", "predicted_dp_ms"});
+           "compute_error", "tp_ms", "predicted_tp_ms", "tp_error", "pp_ms", "predicted_pp_ms", "pp_error", "dp_ms",
+           "predicted_dp_ms", "dp_error", "rest_ms"});
+  std::string cancelling;
   for (const Run& r : runs) {
     StepInputs in = inputs(r);
     in.flops = o.flops > 0 ? o.flops : per_cpu * r.cpus_per_rank;
+    const double rest = r.t_iter - r.t_comp - r.t_tp - r.t_pp - r.t_dp;
+    std::vector<std::string> row{std::to_string(r.ranks), r.layout(), std::to_string(r.zero),
+                                 format_number(r.t_iter * 1e3)};
     if (r.heads % r.tp != 0 || r.layers % r.pp != 0) {
-      t.add({std::to_string(r.ranks), r.layout(), std::to_string(r.zero), format_number(r.t_iter * 1e3),
-             "- (stages or heads not equal)", "-", format_number(r.t_comp * 1e3), "-", format_number(r.t_tp * 1e3), "-",
-             format_number(r.t_pp * 1e3), "-", format_number(r.t_dp * 1e3), "-"});
+      row.insert(row.end(), {"- (stages or heads not equal)", "-"});
+      for (const double m : {r.t_comp, r.t_tp, r.t_pp, r.t_dp})
+        row.insert(row.end(), {format_number(m * 1e3), "-", "-"});
+      row.push_back(format_number(rest * 1e3));
+      t.add(std::move(row));
       continue;
     }
     const StepPrediction p = predict_step(&bench, in);
     const double pp_pred = p.p2p_s + (p.pipe_s - p.work_s) + p.embedding_s;
-    t.add({std::to_string(r.ranks), r.layout(), std::to_string(r.zero), format_number(r.t_iter * 1e3),
-           format_number(p.iteration_s() * 1e3), pct(p.iteration_s() / r.t_iter - 1), format_number(r.t_comp * 1e3),
-           format_number(p.compute_s * 1e3), format_number(r.t_tp * 1e3), format_number(p.tp_s * 1e3),
-           format_number(r.t_pp * 1e3), format_number(pp_pred * 1e3), format_number(r.t_dp * 1e3),
-           format_number(p.dp_s * 1e3)});
+    const PredictedPart parts[] = {{"compute", r.t_comp, p.compute_s, false, false},
+                                   {"tp", r.t_tp, p.tp_s, true, false},
+                                   {"pp", r.t_pp, pp_pred, true, false},
+                                   {"dp", r.t_dp, p.dp_s, true, false},
+                                   {"the step outside compute and communication", rest, 0, false, true}};
+    row.insert(row.end(), {format_number(p.iteration_s() * 1e3), pct(p.iteration_s() / r.t_iter - 1)});
+    for (const PredictedPart& part : std::span(parts).first(4)) {
+      const double e = part_error(part.measured_s, part.predicted_s);
+      row.insert(row.end(), {format_number(part.measured_s * 1e3), format_number(part.predicted_s * 1e3),
+                             std::isnan(e) ? "-" : pct(std::abs(e) < 1e-9 ? 0.0 : e)});  // not 2.22e-14%
+    }
+    row.push_back(format_number(rest * 1e3));
+    t.add(std::move(row));
+    if (const std::string c = cancelling_parts(parts); !c.empty())
+      cancelling += (cancelling.empty() ? "" : " ") + std::to_string(r.ranks) + " ranks " + r.layout() + ": " + c + ".";
   }
-  return {std::move(text), std::move(t)};
+  return {std::move(text), std::move(t), std::move(cancelling)};
 }
 
 }  // namespace
@@ -278,8 +302,8 @@ void report_scaling(const std::vector<std::string>& files, const ScalingOptions&
          " Scaling: " +
          (known ? (strong ? "strong (the same global batch)" : "weak or mixed (the global batch changes)")
                 : "unknown (no global_batch attribute): efficiencies shown both ways") +
-         ". Times are seconds per iteration: the slowest rank's step, and the mean over ranks of communication "
-         "and compute, over all iterations but the first.");
+         ". Times are milliseconds per iteration (the _ms columns): the slowest rank's step, and the mean over "
+         "ranks of communication and compute, over all iterations but the first.");
   w.text(cores_text(runs));
   if (same_cores)
     w.text("The runs share the same " + format_number(g.cores_used) +
@@ -343,6 +367,7 @@ void report_scaling(const std::vector<std::string>& files, const ScalingOptions&
     w.section("Predicted against measured (per rank and step)");
     w.text(vs_measured->text);
     w.table("predicted_vs_measured", vs_measured->table);
+    if (!vs_measured->cancelling.empty()) w.text(vs_measured->cancelling);
   }
   w.finish();
 }
