@@ -45,8 +45,9 @@ if(COMMSCOPE_BUILD_TESTS)
     separate_arguments(args)
     add_test(NAME analysis.report.${name}
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/report_outputs.sh ${rdir}/${name} ${report} ${check} ${args})
+    # Its folder is the fixture report_out_NAME of the tests that read it (check_report.NAME, ...).
     set_tests_properties(analysis.report.${name} PROPERTIES FIXTURES_REQUIRED "report_fixtures;synthetic_bench"
-                                                            LABELS "unit" TIMEOUT 120)
+                                                            FIXTURES_SETUP report_out_${name} LABELS "unit" TIMEOUT 120)
   endforeach()
   # The synthetic files' known answers: overlapping spreads are a tie, mpi's protocol switch at
   # 1 MiB splits its fit in two; without samples a 1.3x lead is a tie, with three runs a winner.
@@ -80,8 +81,8 @@ if(COMMSCOPE_BUILD_TESTS)
   # median calls (stalled.h5: 10.9x apart).
   add_test(NAME analysis.report.synthetic_stalled_plot
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/stalled_plot_labels.sh ${rdir}/bench_stalled/allreduce_time.gp)
-  set_tests_properties(analysis.report.synthetic_stalled_plot PROPERTIES DEPENDS analysis.report.bench_stalled
-                       FIXTURES_REQUIRED synthetic_bench LABELS "unit")
+  set_tests_properties(analysis.report.synthetic_stalled_plot PROPERTIES
+                       FIXTURES_REQUIRED "synthetic_bench;report_out_bench_stalled" LABELS "unit")
   # The sweep scripts/run-suite.sh measures, with two known regimes per algorithm: both fit; at
   # 4x a size alone above mpi's switch does not, and the report says to sweep by 2x.
   add_test(NAME analysis.report.suite_sweep_fits
@@ -235,15 +236,15 @@ if(COMMSCOPE_BUILD_TESTS)
   # terminal and Markdown), the files counted as written, whole ranks on the speedup plot.
   add_test(NAME analysis.report.readable_csv_bytes
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/csv_bytes.sh ${rdir}/bench_synthetic)
-  set_tests_properties(analysis.report.readable_csv_bytes PROPERTIES DEPENDS analysis.report.bench_synthetic
-                       FIXTURES_REQUIRED synthetic_bench LABELS "unit")
+  set_tests_properties(analysis.report.readable_csv_bytes PROPERTIES
+                       FIXTURES_REQUIRED "synthetic_bench;report_out_bench_synthetic" LABELS "unit")
   add_test(NAME analysis.report.readable_wrote_counts
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/wrote_counts.sh ${rdir}/wrote_counts ${report} ${syn}/ties.h5)
   set_tests_properties(analysis.report.readable_wrote_counts PROPERTIES FIXTURES_REQUIRED synthetic_bench LABELS "unit")
   add_test(NAME analysis.report.readable_speedup_ticks
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/speedup_ticks.sh ${rdir}/scaling)
-  set_tests_properties(analysis.report.readable_speedup_ticks PROPERTIES DEPENDS analysis.report.scaling
-                       FIXTURES_REQUIRED report_fixtures LABELS "unit")
+  set_tests_properties(analysis.report.readable_speedup_ticks PROPERTIES
+                       FIXTURES_REQUIRED "report_fixtures;report_out_scaling" LABELS "unit")
   # The reports' numbers against the HDF5 files, read independently with h5py
   # (scripts/check-report.py); one mismatched pair must be caught. Skipped without h5py.
   set(check_report ${PROJECT_SOURCE_DIR}/scripts/check-report.py)
@@ -253,36 +254,37 @@ if(COMMSCOPE_BUILD_TESTS)
     set(run_check bash -c "echo 'no python3 with h5py (Debian: python3-h5py): skipped'; exit 77")
   endif()
   foreach(case
-      "bench_np2|bench ${fx}/bench-np2.h5 ${rdir}/bench_np2|analysis.report.bench_np2"
-      "bench_np4|bench ${fx}/bench-np4.h5 ${rdir}/bench_np4|analysis.report.bench_np4"
-      "bench_cuda_h100|bench ${PROJECT_SOURCE_DIR}/analysis/tests/data/bench-cuda-h100-np1.h5 ${rdir}/bench_cuda_h100|analysis.report.bench_cuda_h100"
-      "bench_synthetic|bench ${syn}/ties.h5 ${rdir}/bench_synthetic|analysis.report.bench_synthetic"
-      "bench_runs|bench ${syn}/run1.h5 ${syn}/run2.h5 ${syn}/run3.h5 ${rdir}/bench_runs|analysis.report.bench_runs"
-      "bench_stalled|bench ${syn}/stalled.h5 ${rdir}/bench_stalled|analysis.report.bench_stalled"
-      "profile_np2|profile ${fx}/train-np2.h5 ${rdir}/profile_np2|analysis.report.profile_np2"
-      "scaling|scaling ${fx}/train-np1.h5 ${fx}/train-np2.h5 ${fx}/train-np4.h5 ${rdir}/scaling|analysis.report.scaling"
-      "scaling_3d|scaling ${fx}/train-np1.h5 ${fx}/train-np4.h5 ${fx}/train3d-np4.h5 ${rdir}/scaling_3d|analysis.report.scaling_3d"
-      "scaling_same_cores|scaling ${fx}/train-np1-t2.h5 ${fx}/train-np2.h5 ${rdir}/scaling_same_cores|analysis.report.scaling_same_cores")
+      "bench_np2|bench ${fx}/bench-np2.h5 ${rdir}/bench_np2"
+      "bench_np4|bench ${fx}/bench-np4.h5 ${rdir}/bench_np4"
+      "bench_cuda_h100|bench ${PROJECT_SOURCE_DIR}/analysis/tests/data/bench-cuda-h100-np1.h5 ${rdir}/bench_cuda_h100"
+      "bench_synthetic|bench ${syn}/ties.h5 ${rdir}/bench_synthetic"
+      "bench_runs|bench ${syn}/run1.h5 ${syn}/run2.h5 ${syn}/run3.h5 ${rdir}/bench_runs"
+      "bench_stalled|bench ${syn}/stalled.h5 ${rdir}/bench_stalled"
+      "profile_np2|profile ${fx}/train-np2.h5 ${rdir}/profile_np2"
+      "scaling|scaling ${fx}/train-np1.h5 ${fx}/train-np2.h5 ${fx}/train-np4.h5 ${rdir}/scaling"
+      "scaling_3d|scaling ${fx}/train-np1.h5 ${fx}/train-np4.h5 ${fx}/train3d-np4.h5 ${rdir}/scaling_3d"
+      "scaling_same_cores|scaling ${fx}/train-np1-t2.h5 ${fx}/train-np2.h5 ${rdir}/scaling_same_cores")
     string(REPLACE "|" ";" parts "${case}")
     list(GET parts 0 name)
     list(GET parts 1 args)
-    list(GET parts 2 after)
     separate_arguments(args)
     add_test(NAME analysis.check_report.${name} COMMAND ${run_check} ${args})
-    set_tests_properties(analysis.check_report.${name} PROPERTIES DEPENDS ${after}
-                         FIXTURES_REQUIRED "report_fixtures;synthetic_bench" LABELS "unit" SKIP_RETURN_CODE 77)
+    # The report folder it checks is analysis.report.NAME's (its fixture report_out_NAME).
+    set_tests_properties(analysis.check_report.${name} PROPERTIES
+                         FIXTURES_REQUIRED "report_fixtures;synthetic_bench;report_out_${name}" LABELS "unit"
+                         SKIP_RETURN_CODE 77)
   endforeach()
   if(COMMSCOPE_H5PY_PYTHON)
     set(run_check ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 1 "values differ" 0 -- ${run_check})
   endif()
   add_test(NAME analysis.check_report.mismatch_caught COMMAND ${run_check} bench ${fx}/bench-np4.h5 ${rdir}/bench_np2)
-  set_tests_properties(analysis.check_report.mismatch_caught PROPERTIES DEPENDS analysis.report.bench_np2
-                       FIXTURES_REQUIRED report_fixtures LABELS "unit" SKIP_RETURN_CODE 77)
+  set_tests_properties(analysis.check_report.mismatch_caught PROPERTIES
+                       FIXTURES_REQUIRED "report_fixtures;report_out_bench_np2" LABELS "unit" SKIP_RETURN_CODE 77)
   # The operator table's columns add up to total_ms (host_ms inclusive: other_ms holds the nested operators).
   add_test(NAME analysis.report.profile_operators_add_up
            COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/tests/operators_add_up.py ${rdir}/profile_np2)
-  set_tests_properties(analysis.report.profile_operators_add_up PROPERTIES DEPENDS analysis.report.profile_np2
-                       FIXTURES_REQUIRED report_fixtures LABELS "unit")
+  set_tests_properties(analysis.report.profile_operators_add_up PROPERTIES
+                       FIXTURES_REQUIRED "report_fixtures;report_out_profile_np2" LABELS "unit")
   add_test(NAME analysis.report.trace
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/trace_has_events.sh ${report} ${fx}/train-np2.h5
                    ${CMAKE_CURRENT_BINARY_DIR}/trace-np2.json)
@@ -329,6 +331,7 @@ if(COMMSCOPE_BUILD_TESTS)
                        analysis.report.profile_import_operators_add_up analysis.report.scaling_parts
                        analysis.report.scaling_shared_machine
                        PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "unit" TIMEOUT 120 SKIP_RETURN_CODE 77)
+  set_tests_properties(analysis.report.scaling_same_cores PROPERTIES FIXTURES_SETUP report_out_scaling_same_cores)
 
   # predict prices only what can run and says what it extrapolates: from a one-node bench of 4
   # ranks no shm or hier for groups of 8 and more (the calls' notes say they were left out),

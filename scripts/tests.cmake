@@ -85,6 +85,30 @@ set_tests_properties(gpucheck.count_tests PROPERTIES LABELS "unit" TIMEOUT 60)
 # before its command.
 add_test(NAME scripts.help COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/tests/help.sh)
 set_tests_properties(scripts.help PROPERTIES LABELS "unit" TIMEOUT 120)
+# A test that reads a file another test writes runs alone (ctest -R READER, or ctest -L unit where its
+# writer is an mpi test): its writer is a fixture it requires, which ctest selects with it.
+set(readers_and_writers
+    bench.smoke.readback=bench.smoke.np3 bench.smoke.h5dump=bench.smoke.np3
+    bench.flags.run_cycles.readback=bench.flags.run_cycles.np2 bench.timeout.ring.readback=bench.timeout.ring.np3
+    bench.timeout.ring.json=bench.timeout.ring.np3 bench.timeout.shm.readback=bench.timeout.shm.np3
+    bench.timeout.mpi.readback=bench.timeout.mpi.np3
+    analysis.report.synthetic_stalled_plot=analysis.report.bench_stalled
+    analysis.report.readable_csv_bytes=analysis.report.bench_synthetic
+    analysis.report.readable_speedup_ticks=analysis.report.scaling
+    analysis.check_report.mismatch_caught=analysis.report.bench_np2
+    analysis.report.profile_operators_add_up=analysis.report.profile_np2
+    replay.report.vit128_one_rank_differs=replay.import.vit128_one_rank cluster.bench.hosts=cluster.bench.2x2)
+foreach(algo ring mpi shm)
+  list(APPEND readers_and_writers bench.fault.killed_rank.${algo}.readback=bench.fault.killed_rank.${algo}.np3)
+endforeach()
+foreach(name bench_np2 bench_np4 bench_cuda_h100 bench_synthetic bench_runs bench_stalled profile_np2 scaling scaling_3d
+             scaling_same_cores)
+  list(APPEND readers_and_writers analysis.check_report.${name}=analysis.report.${name})
+endforeach()
+add_test(NAME tests.readers_run_alone
+         COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/tests/run-alone.sh ${CMAKE_CTEST_COMMAND} ${CMAKE_BINARY_DIR}
+                 ${readers_and_writers})
+set_tests_properties(tests.readers_run_alone PROPERTIES LABELS "unit" TIMEOUT 120)
 
 # An emulated cluster (scripts/emulate-cluster.sh, label `cluster`): two hosts with 3 slots each
 # from network and UTS namespaces, made once by a fixture and removed after the last test that
@@ -116,7 +140,8 @@ commscope_cluster_test(NAME cluster.bench.2x2
 # (d) Its environment record: 2 hosts, 2 ranks on each.
 commscope_cluster_test(NAME cluster.bench.hosts
   COMMAND ${cluster} hosts ${cluster_prefix} ${cluster_bench_h5} 2 host1:2,host2:2)
-set_tests_properties(cluster.bench.hosts PROPERTIES DEPENDS cluster.bench.2x2)
+set_tests_properties(cluster.bench.2x2 PROPERTIES FIXTURES_SETUP cluster_bench_2x2)
+set_tests_properties(cluster.bench.hosts PROPERTIES FIXTURES_REQUIRED "cluster;cluster_bench_2x2")
 # (b) The correctness suite across hosts, even and uneven (quick counts, three types: every case
 # crosses TCP on shared cores); shm is refused across nodes by design: skipped, and said.
 commscope_cluster_test(NAME cluster.correctness.2x2

@@ -25,7 +25,8 @@ from decimal import Decimal
 
 imp, dump, report, trace, data, work = sys.argv[1:7]
 if not os.path.isdir(data):
-    print(f"kineto_import: SKIP: no trace folder {data} (the shared Kineto traces)")
+    print(f"kineto_import: SKIP: no trace folder {data} (PyTorch profiler traces: "
+          "the shared data folder beside the checkout, ../shared/data/kineto, not in the repository; docs/profiler.md, 'The traces the tests read', says which traces and how torch.profiler writes such files)")
     sys.exit(77)
 os.makedirs(work, exist_ok=True)
 failures = []
