@@ -245,6 +245,12 @@ if(COMMSCOPE_BUILD_TESTS)
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/speedup_ticks.sh ${rdir}/scaling)
   set_tests_properties(analysis.report.readable_speedup_ticks PROPERTIES
                        FIXTURES_REQUIRED "report_fixtures;report_out_scaling" LABELS "unit")
+  # Two layouts of 4 ranks: drawn apart on the speedup plot (a line joined them with a vertical
+  # segment), every bar naming its layout.
+  add_test(NAME analysis.report.readable_layouts COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/layouts_plotted.sh
+                                                         ${rdir}/scaling_3d)
+  set_tests_properties(analysis.report.readable_layouts PROPERTIES
+                       FIXTURES_REQUIRED "report_fixtures;report_out_scaling_3d" LABELS "unit")
   # The reports' numbers against the HDF5 files, read independently with h5py
   # (scripts/check-report.py); one mismatched pair must be caught. Skipped without h5py.
   set(check_report ${PROJECT_SOURCE_DIR}/scripts/check-report.py)

@@ -95,6 +95,7 @@ set(readers_and_writers
     analysis.report.synthetic_stalled_plot=analysis.report.bench_stalled
     analysis.report.readable_csv_bytes=analysis.report.bench_synthetic
     analysis.report.readable_speedup_ticks=analysis.report.scaling
+    analysis.report.readable_layouts=analysis.report.scaling_3d
     analysis.check_report.mismatch_caught=analysis.report.bench_np2
     analysis.report.profile_operators_add_up=analysis.report.profile_np2
     replay.report.vit128_one_rank_differs=replay.import.vit128_one_rank cluster.bench.hosts=cluster.bench.2x2)

@@ -454,8 +454,11 @@ void report_bench(const std::vector<std::string>& files, const ReportOptions& op
                  true,
                  true,
                  {}};
+    // busbw: the algorithms side by side; time: a panel per algorithm with its measurements, fits and
+    // textbook curve (six algorithms' 16 lines in one legend could not be told apart).
     for (const Measured& m : algos) {
       bw.series.push_back({m.algorithm, m.bytes, m.busbw_GBps, true, false, m.algorithm});
+      const std::size_t from = lat.series.size();
       lat.series.push_back({m.algorithm + " measured (mean call)", m.bytes, m.time_us, true, false, m.algorithm});
       if (m.typical_us != m.time_us)
         lat.series.push_back({m.algorithm + " fitted (median call)", m.bytes, m.typical_us, true, false, m.algorithm});
@@ -468,6 +471,7 @@ void report_bench(const std::vector<std::string>& files, const ReportOptions& op
             tb.x.push_back(s), tb.y.push_back(*t2);
         if (!tb.x.empty()) lat.series.push_back(tb);
       }
+      for (std::size_t i = from; i < lat.series.size(); ++i) lat.series[i].panel = m.algorithm;
     }
     w.plot(collective + "_busbw", bw);
     w.plot(collective + "_time", lat);
@@ -568,10 +572,13 @@ void report_compare(const std::vector<std::string>& files, const ReportOptions& 
               if (m.algorithm == base.algorithm) found = &m;
         others.push_back(found);
         if (found) {
-          std::vector<double> busbw(found->bytes.size());  // at the median call
+          // A panel per algorithm, a colour per file (each panel's legend lists the files), at the
+          // median call.
+          std::vector<double> busbw(found->bytes.size());
           for (std::size_t k = 0; k < busbw.size(); ++k)
             busbw[k] = found->busbw_GBps[k] * found->time_us[k] / found->typical_us[k];
-          bw.series.push_back({names[i] + " " + base.algorithm, found->bytes, busbw, true, i > 0, base.algorithm});
+          bw.series.push_back({names[i] + " " + base.algorithm, found->bytes, busbw, true, i > 0, names[i],
+                               base.algorithm});
           fits.add({collective, base.algorithm, names[i], found->fit ? format_number(found->fit->alpha_us) : "-",
                     found->fit ? format_number(found->fit->bandwidth_gbps) : "-",
                     found->fit ? format_number(found->fit->r_squared, 5) : "-"});

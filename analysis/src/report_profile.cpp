@@ -153,7 +153,7 @@ void report_profile(const std::string& file, const ReportOptions& options) {
   w.section("Per iteration (mean over ranks)");
   Table steps({"step", "ranks", "step_ms", "kernel", "intra-op", "inter-op", "comm_wait", "comm_transfer", "overlap",
                "slowest_rank", "slowest_ms"});
-  StackedBars bars{"Iteration breakdown (mean over ranks)", "iteration", "ms", {}, {}, {}};
+  StackedBars bars{"Iteration breakdown (mean over ranks)", "iteration", "time (ms)", {}, {}, {}};
   for (const auto& c : kComponents) bars.components.push_back(c.name);
   bars.values.assign(std::size(kComponents), {});
   std::vector<double> slowest_ms;

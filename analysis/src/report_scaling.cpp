@@ -163,6 +163,61 @@ std::string cores_text(const std::vector<Run>& runs) {
   return text;
 }
 
+// The speedup plot: measured and predicted speedup per layout shape, a line joining only runs
+// of one shape ((n,1,1), (n,2,2) x2, ...) at their rank counts, so two layouts of one rank count
+// are two points, never a vertical segment; the ideal line, by the cores the runs compute on,
+// only for strong scaling where more ranks had more cores to run on.
+class SpeedupPlot {
+ public:
+  SpeedupPlot(const std::vector<Run>& runs, bool strong, bool same_cores, const Run& g) {
+    for (const Run& r : runs)
+      if (std::find(shapes_.begin(), shapes_.end(), shape(r)) == shapes_.end()) shapes_.push_back(shape(r));
+    plot_.x_integers = true;
+    for (const std::string& sh : shapes_) {
+      const std::string of = shapes_.size() > 1 ? " (" + sh + ")" : "";
+      measured_.push_back({"measured" + of, {}, {}, true, false, sh});
+      predicted_.push_back({"predicted" + of, {}, {}, true, true, sh});
+    }
+    if (same_cores) {
+      plot_.note = "the runs share the baseline's " + std::to_string(g.cores_used) + " cores: no speedup is possible";
+    } else if (strong) {
+      std::map<int, double> most;  // the ideal per rank count: its runs' cores over the baseline's
+      for (const Run& r : runs) most[r.ranks] = std::max(most[r.ranks], r.cores() / g.cores());
+      for (const auto& [ranks, ideal] : most) ideal_.x.push_back(ranks), ideal_.y.push_back(ideal);
+    }
+  }
+  void measured(const Run& r, double s) { add(measured_, r, s); }
+  void predicted(const Run& r, double s) { add(predicted_, r, s); }
+  LinePlot finish() {
+    for (std::size_t i = 0; i < shapes_.size(); ++i) plot_.series.push_back(measured_[i]);
+    for (const Series& p : predicted_)
+      if (!p.x.empty()) plot_.series.push_back(p);
+    if (!ideal_.x.empty()) plot_.series.push_back(ideal_);
+    return plot_;
+  }
+
+ private:
+  // A run's layout without its dp: "data parallel", or its tp, pp, micro-batches and sp.
+  static std::string shape(const Run& r) {
+    std::string s;
+    auto part = [&](const std::string& p) { s += (s.empty() ? "" : ", ") + p; };
+    if (r.tp > 1) part("tp " + std::to_string(r.tp));
+    if (r.pp > 1) part("pp " + std::to_string(r.pp));
+    if (r.micro_batches > 1) part(std::to_string(r.micro_batches) + " micro-batches");
+    if (r.sp) part("sp");
+    return s.empty() ? "data parallel" : s;
+  }
+  void add(std::vector<Series>& series, const Run& r, double s) {
+    const auto i = static_cast<std::size_t>(std::find(shapes_.begin(), shapes_.end(), shape(r)) - shapes_.begin());
+    series[i].x.push_back(r.ranks), series[i].y.push_back(s);
+  }
+  LinePlot plot_{
+      "Speedup against ranks", "ranks", "speedup (the baseline's step time / the run's)", false, false, false, {}};
+  std::vector<std::string> shapes_;
+  std::vector<Series> measured_, predicted_;
+  Series ideal_{"ideal (strong scaling, by cores)", {}, {}, false, true};
+};
+
 std::string pct(double x) {
   return format_number(100 * x, 3) + "%";
 }
@@ -322,10 +377,7 @@ void report_scaling(const std::vector<std::string>& files, const ScalingOptions&
 
   Table t({"ranks", "layout", "cores", "t_iter_ms", "t_comp_ms", "t_comm_ms", "t_other_ms", "speedup", "comm_eff",
            "parallel_eff", "predicted_speedup", "prediction_error"});
-  LinePlot plot{"Speedup against ranks", "ranks", "speedup", false, false, false, {}};
-  plot.x_integers = true;
-  Series measured{"measured", {}, {}, true, false}, predicted{"predicted", {}, {}, true, true},
-      ideal{"ideal (strong scaling)", {}, {}, false, true};
+  SpeedupPlot plot(runs, strong || !known, same_cores, g);
   const double r_comp = g.t_comp / g.t_iter, r_comm = g.t_comm / g.t_iter;
   for (const Run& n : runs) {
     const double s = speedup(g.t_iter, n.t_iter);
@@ -339,25 +391,29 @@ void report_scaling(const std::vector<std::string>& files, const ScalingOptions&
       const double pred = predicted_speedup(r_comp, r_comm, eff, work);
       eff_text = format_number(eff), pred_text = format_number(pred);
       if (&n != &g) error_text = pct((pred - s) / s);
-      predicted.x.push_back(n.ranks), predicted.y.push_back(pred);
+      plot.predicted(n, pred);
     }
     t.add({std::to_string(n.ranks), n.layout(), format_number(n.cores()), format_number(n.t_iter * 1e3),
            format_number(n.t_comp * 1e3), format_number(n.t_comm * 1e3), format_number(n.t_other * 1e3),
            format_number(s), eff_text, pct(par), pred_text, error_text});
-    measured.x.push_back(n.ranks), measured.y.push_back(s);
-    ideal.x.push_back(n.ranks), ideal.y.push_back(static_cast<double>(n.ranks) / g.ranks);
+    plot.measured(n, s);
   }
   w.section("Scaling");
   w.table("scaling", t);
-  plot.series = {measured};
-  if (!predicted.x.empty()) plot.series.push_back(predicted);
-  if (strong || !known) plot.series.push_back(ideal);
-  w.plot("speedup", plot);
+  w.plot("speedup", plot.finish());
 
-  StackedBars bars{
-      "Iteration time by part", "ranks", "ms per iteration", {}, {"compute", "communication", "other"}, {{}, {}, {}}};
+  // Where a run has another layout than data parallel, every bar names its layout ("4" beside
+  // "4 (1,2,2) x2" read as the same 4 ranks with none).
+  const bool layouts =
+      std::any_of(runs.begin(), runs.end(), [](const Run& r) { return r.tp * r.pp * r.micro_batches > 1 || r.sp; });
+  StackedBars bars{"Iteration time by part",
+                   layouts ? "ranks (dp,tp,pp) x micro-batches" : "ranks",
+                   "time per iteration (ms)",
+                   {},
+                   {"compute", "communication", "other"},
+                   {{}, {}, {}}};
   for (const Run& n : runs) {
-    bars.categories.push_back(std::to_string(n.ranks) + (n.tp * n.pp * n.micro_batches > 1 ? " " + n.layout() : ""));
+    bars.categories.push_back(std::to_string(n.ranks) + (layouts ? " " + n.layout() : ""));
     bars.values[0].push_back(n.t_comp * 1e3);
     bars.values[1].push_back(n.t_comm * 1e3);
     bars.values[2].push_back(n.t_other * 1e3);

@@ -356,10 +356,99 @@ TEST(Plot, AnOutlierDoesNotStretchTheAxis) {
   const std::string gp = slurp(dir / "bw.gp");
   EXPECT_NE(gp.find("set yrange [6.666666666666667e-05:"), std::string::npos) << gp;  // tree 1e-4 / 1.5
   EXPECT_NE(gp.find("(1 outlier off the axis: 1e-06)"), std::string::npos) << gp;
-  // A curve over many decades without a spike keeps gnuplot's own range.
+  // A curve over many decades without a spike: its own range, 1.5x either side, and no outlier said.
   p.series.erase(p.series.begin());
   ca::plot(p, dir, "smooth");
-  EXPECT_EQ(slurp(dir / "smooth.gp").find("set yrange"), std::string::npos);
+  const std::string smooth = slurp(dir / "smooth.gp");
+  EXPECT_NE(smooth.find("set yrange [6.666666666666667e-05:3]"), std::string::npos) << smooth;
+  EXPECT_EQ(smooth.find("off the axis"), std::string::npos) << smooth;
+}
+
+// The plot commands of a .gp file's SVG part, each with its continuation lines.
+std::vector<std::string> plot_commands(const std::string& gp) {
+  std::vector<std::string> commands;
+  const std::string svg_part = gp.substr(0, gp.find("set terminal pngcairo"));
+  for (std::size_t at = svg_part.find("\nplot "); at != std::string::npos; at = svg_part.find("\nplot ", at + 1)) {
+    std::size_t end = at + 1;
+    while ((end = svg_part.find('\n', end)) != std::string::npos && svg_part[end - 1] == '\\') ++end;
+    commands.push_back(svg_part.substr(at + 1, end - at - 1));
+  }
+  return commands;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// A log y axis covers the measurements (points), not a model line far above them: measured times up
+// to 2e4 us and a textbook curve to 1e6 us read on an axis to 3e4 (gnuplot's own went to 1e6).
+TEST(Plot, LogAxisCoversTheMeasurementsNotAFarLine) {
+  const fs::path dir = test_dir("far_line");
+  ca::LinePlot p;
+  p.title = "allreduce: time per call";
+  p.logx = p.logy = p.x_bytes = true;
+  const std::vector<double> sizes{8, 64, 512, 4096, 32768, 262144, 2097152};
+  p.series = {ca::Series{"ring measured", sizes, {3, 4, 8, 40, 330, 2600, 20000}, true, false, "ring"},
+              ca::Series{"ring textbook", sizes, {2, 3, 10, 100, 3000, 60000, 1e6}, false, false, "ring"}};
+  ca::plot(p, dir, "time");
+  const std::string gp = slurp(dir / "time.gp");
+  EXPECT_NE(gp.find("set yrange [2:30000]\n"), std::string::npos) << gp;
+  EXPECT_EQ(gp.find("off the axis"), std::string::npos) << gp;  // a line beyond the range is no outlier
+}
+
+// Six algorithms' measurements, fits and textbook curves (16 lines) are drawn in six panels, one per
+// algorithm, each with its own short legend, their y axes alike; one panel's lines keep one plot.
+TEST(Plot, PanelsSplitALegendOfEveryLine) {
+  const fs::path dir = test_dir("panels");
+  ca::LinePlot p;
+  p.title = "allreduce: time per call";
+  p.logx = p.logy = p.x_bytes = true;
+  for (const std::string a : {"mpi", "ring", "tree", "rhd", "shm", "hier"}) {
+    p.series.push_back({a + " measured", {8, 64, 512}, {2, 3, 9}, true, false, a, a});
+    p.series.push_back({a + " fit", {8, 512}, {2, 9}, false, true, a, a});
+    if (a == "ring" || a == "tree" || a == "rhd" || a == "mpi")
+      p.series.push_back({a + " textbook", {8, 512}, {1, 800}, false, false, a, a});
+  }
+  ca::plot(p, dir, "time");
+  ASSERT_TRUE(ca::is_valid_png(dir / "time.png"));
+  const std::string gp = slurp(dir / "time.gp");
+  EXPECT_NE(gp.find("set multiplot layout 2,3 title 'allreduce: time per call' noenhanced\n"), std::string::npos) << gp;
+  EXPECT_EQ(count(gp, "set yrange"), 1U) << gp;  // set once, before the panels: alike
+  const std::vector<std::string> commands = plot_commands(gp);
+  ASSERT_EQ(commands.size(), 6U) << gp;
+  for (const std::string& cmd : commands) EXPECT_LE(count(cmd, " title '"), 3U) << cmd;
+  EXPECT_NE(gp.find("set title 'hier' noenhanced\nplot datafile index 14 "), std::string::npos) << gp;
+  EXPECT_NE(gp.find("set terminal pngcairo size 1360,840 "), std::string::npos) << gp;
+  EXPECT_NE(gp.find("set key outside below"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("set bmargin 7\n"), std::string::npos) << gp;  // 3 rows of legend at most
+  // Without panels: one plot command, the title on it.
+  for (ca::Series& s : p.series) s.panel.clear();
+  ca::plot(p, dir, "one");
+  const std::string one = slurp(dir / "one.gp");
+  EXPECT_EQ(one.find("multiplot"), std::string::npos);
+  EXPECT_EQ(plot_commands(one).size(), 1U);
+  EXPECT_NE(one.find("set title 'allreduce: time per call' noenhanced"), std::string::npos);
+}
+
+// A heatmap's cells without a value (a rank to itself) are grey, not the white that read as the pale
+// end of the colour scale, and the scale's label stands clear of its tic labels (it was drawn over them).
+TEST(Plot, HeatmapBlankCellsGreyAndItsScaleLabelClear) {
+  const fs::path dir = test_dir("heatmap");
+  ca::Heatmap hm;
+  hm.title = "latency";
+  hm.cblabel = "latency (us)";
+  hm.labels = {"host1:0", "host1:1", "host2:2"};
+  const double blank = std::numeric_limits<double>::quiet_NaN();
+  hm.values = {{blank, 1, 20}, {1, blank, 21}, {20, 22, blank}};
+  ca::plot(hm, dir, "pairs");
+  ASSERT_TRUE(ca::is_valid_png(dir / "pairs.png"));
+  const std::string gp = slurp(dir / "pairs.gp");
+  EXPECT_NE(gp.find("set cblabel 'latency (us)' noenhanced offset 1.5,0\n"), std::string::npos) << gp;
+  EXPECT_NE(gp.find("rectangle from graph 0, graph 0 to graph 1, graph 1 behind fillcolor rgb '#d9d9d9'"),
+            std::string::npos)
+      << gp;
 }
 
 // The SVG's title names the plot, not "Gnuplot".

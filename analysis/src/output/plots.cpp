@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <set>
 #include <string>
@@ -65,12 +66,13 @@ struct Style {
   auto key() const { return std::tuple(std::string(colour), dash, point, width); }
 };
 
-// One style per series, no two alike: a colour per group (in order of first appearance), the
-// series' own dash (solid, or dashed) and point; where that is taken in its colour, the next dash
-// types, then other points (or, for lines, widths).
+// One style per series, no two alike in a panel: a colour per group (in order of first appearance
+// over the whole plot, so that a group has one colour in every panel), the series' own dash (solid,
+// or dashed) and point; where that is taken in its colour and panel, the next dash types, then other
+// points (or, for lines, widths).
 std::vector<Style> series_styles(const std::vector<const Series*>& series) {
   std::vector<std::string> groups;
-  std::set<std::tuple<std::string, int, int, int>> used;
+  std::set<std::tuple<std::string, std::string, int, int, int>> used;  // panel, then the style
   std::vector<Style> styles;
   for (std::size_t i = 0; i < series.size(); ++i) {
     const Series& s = *series[i];
@@ -85,7 +87,7 @@ std::vector<Style> series_styles(const std::vector<const Series*>& series) {
       style = {kColours[g % kColours.size()], kDashTypes[(dash0 + attempt) % kDashTypes.size()],
                s.points ? kPointTypes[(g + round) % kPointTypes.size()] : 0,
                2 + static_cast<int>(s.points ? round / kPointTypes.size() : round)};
-      if (used.insert(style.key()).second) break;
+      if (used.insert(std::tuple_cat(std::tuple(s.panel), style.key())).second) break;
     }
     styles.push_back(style);
   }
@@ -107,17 +109,17 @@ std::string gp_header(const std::string& name, const std::string& title, const s
   return s;
 }
 
-// Draws the plot command twice: SVG first, then PNG.
-std::string gp_outputs(const std::string& name, const std::string& plot_command) {
+// Draws the plot command twice: SVG first, then PNG, both `size` ("900,560") pixels.
+std::string gp_outputs(const std::string& name, const std::string& plot_command, const std::string& size = "900,560") {
   std::string s;
   std::string svg_name;  // the SVG's <title> (gnuplot's default is "Gnuplot")
   for (char ch : name) svg_name += std::isalnum(static_cast<unsigned char>(ch)) != 0 ? ch : '_';
-  s += "\nset terminal svg size 900,560 dynamic enhanced font 'sans,11' background rgb 'white' name '" + svg_name +
+  s += "\nset terminal svg size " + size + " dynamic enhanced font 'sans,11' background rgb 'white' name '" + svg_name +
        "'\n";
   s += "set output " + gp_quote(name + ".svg") + "\n";
   s += plot_command;
   s += "set output\n\n";
-  s += "set terminal pngcairo size 900,560 enhanced font 'sans,10' background rgb 'white'\n";
+  s += "set terminal pngcairo size " + size + " enhanced font 'sans,10' background rgb 'white'\n";
   s += "set output " + gp_quote(name + ".png") + "\n";
   s += plot_command;
   s += "set output\n";
@@ -125,9 +127,9 @@ std::string gp_outputs(const std::string& name, const std::string& plot_command)
 }
 
 // Tics for an axis of sizes in bytes over [lo, hi]: powers of two on a log axis (every 2^k-th
-// power so that at most ~10 show: 8 B, 64 B, 512 B, 4 KiB, ... for a wide range), multiples of a
+// power so that at most `most` show: 8 B, 64 B, 512 B, 4 KiB, ... for a wide range), multiples of a
 // power-of-two step on a linear one.
-std::vector<double> byte_tics(double lo, double hi, bool log) {
+std::vector<double> byte_tics(double lo, double hi, bool log, std::size_t most) {
   std::vector<double> tics;
   if (log) {
     const int e_lo = static_cast<int>(std::ceil(std::log2(lo) - 1e-9));
@@ -137,7 +139,7 @@ std::vector<double> byte_tics(double lo, double hi, bool log) {
       for (int e = e_lo; e <= e_hi; ++e) {
         if (((e % step) + step) % step == 0) tics.push_back(std::ldexp(1.0, e));
       }
-      if (tics.size() <= 10) break;
+      if (tics.size() <= most) break;
     }
     if (tics.size() < 2) {  // a narrow range: the powers of two around it
       tics.clear();
@@ -195,8 +197,12 @@ std::vector<bool> log_outliers(const std::vector<std::pair<double, double>>& poi
   return out;
 }
 
+// A log y axis runs 1.5x beyond the points it covers either side (points on the frame stay clear).
+constexpr double kLogPad = 1.5;
+
 // The y range of a log axis without the outliers that would stretch it: [lo, hi] of every other
-// point, and the outliers beyond it (their count and extremes). Nothing off: no range to set.
+// point, and the outliers beyond it, kLogPad included (their count and extremes: an outlier inside
+// the padded range is drawn, and not said to be off the axis).
 struct OffAxis {
   Range shown, off;
   std::size_t count = 0;
@@ -215,8 +221,29 @@ OffAxis log_range_without_outliers(const std::vector<std::vector<std::pair<doubl
     }
   }
   for (double y : outlying)
-    if (y < r.shown.lo || y > r.shown.hi) r.off.add(y), ++r.count;
+    if (y < r.shown.lo / kLogPad || y > r.shown.hi * kLogPad) r.off.add(y), ++r.count;
   return r;
+}
+
+// "set ytics" for a log axis over [lo, hi] too narrow for gnuplot's own labels, one per decade (12 to
+// 890 us showed "100" alone): 1, 2 and 5 times the powers of ten, or every digit's where that is still
+// fewer than three. Empty where three decades or more are labelled.
+std::string log_tics(double lo, double hi) {
+  auto tics = [&](std::initializer_list<int> digits) {
+    std::vector<double> t;
+    for (int e = static_cast<int>(std::floor(std::log10(lo))); e <= static_cast<int>(std::ceil(std::log10(hi))); ++e)
+      for (int d : digits) {
+        const double v = e >= 0 ? d * std::pow(10.0, e) : d / std::pow(10.0, -e);  // 0.3, not 0.30000000000000004
+        if (v >= lo && v <= hi) t.push_back(v);
+      }
+    return t;
+  };
+  if (tics({1}).size() >= 3) return {};
+  std::vector<double> t = tics({1, 2, 5});
+  if (t.size() < 3) t = tics({1, 2, 3, 4, 5, 6, 7, 8, 9});
+  std::string s = "set ytics (";
+  for (std::size_t i = 0; i < t.size(); ++i) s += (i > 0 ? ", " : "") + gp_number(t[i]);
+  return s + ")\n";
 }
 
 // "set xtics" at whole numbers over the x values: each value when there are few (ranks 1, 2, 4),
@@ -238,6 +265,69 @@ void check_name(const std::string& name) {
     throw OutputError("invalid plot name '" + name + "'");
 }
 
+// A line plot's series with the points it draws (finite; positive on a log axis).
+struct Drawn {
+  const Series* series;
+  std::vector<std::pair<double, double>> points;
+};
+
+// The y range of a log axis: the measurements' values (the series with points; every series' when none
+// has points) without their outliers (log_range_without_outliers). A line beyond it (a fit carried
+// past the measurements, a textbook curve far off them) leaves the frame rather than stretch the
+// axis decades past the data.
+OffAxis log_y_range(const std::vector<Drawn>& drawn, bool logx) {
+  const bool any_points = std::any_of(drawn.begin(), drawn.end(), [](const Drawn& d) { return d.series->points; });
+  std::vector<std::vector<std::pair<double, double>>> measured;
+  for (const Drawn& d : drawn)
+    if (d.series->points || !any_points) measured.push_back(d.points);
+  return log_range_without_outliers(measured, logx);
+}
+
+// The x axis of sizes in bytes over `xr`: its range and byte_tics' labels ("8 B", "4 KiB"), at most
+// `most` of them.
+std::string byte_axis(const Range& xr, bool logx, std::size_t most) {
+  double lo = xr.lo, hi = xr.hi;
+  const std::vector<double> tics = byte_tics(lo, hi, logx, most);
+  if (!tics.empty()) {
+    lo = std::min(lo, tics.front());
+    hi = std::max(hi, tics.back());
+  }
+  if (logx) {
+    if (hi <= lo) hi = lo * 2;
+    lo /= 1.2;
+    hi *= 1.2;
+  } else {
+    const double margin = hi > lo ? (hi - lo) * 0.03 : std::max(1.0, std::fabs(lo) * 0.1);
+    lo -= margin;
+    hi += margin;
+  }
+  std::string gp = "set xrange [" + gp_number(lo) + ":" + gp_number(hi) + "]\n";
+  gp += "set xtics (";
+  for (std::size_t i = 0; i < tics.size(); ++i) {
+    if (i > 0) gp += ", ";
+    gp += gp_quote(format_bytes(tics[i])) + " " + gp_number(tics[i]);
+  }
+  gp += ")\n";
+  if (tics.size() > 12) gp += "set xtics rotate by 45 right\n";
+  return gp;
+}
+
+// The plot command of the series `which` (indices into drawn: the data file's blocks).
+std::string plot_command(const std::vector<Drawn>& drawn, const std::vector<Style>& styles,
+                         const std::vector<std::size_t>& which) {
+  std::string cmd = "plot ";
+  for (std::size_t k = 0; k < which.size(); ++k) {
+    const std::size_t i = which[k];
+    const Style& st = styles[i];
+    if (k > 0) cmd += ", \\\n     ";
+    cmd += "datafile index " + std::to_string(i) + " using 1:2";
+    cmd += st.point != 0 ? " with linespoints pt " + std::to_string(st.point) + " ps 0.7" : std::string(" with lines");
+    cmd += " lw " + std::to_string(st.width) + " lc rgb '" + st.colour + "' dt " + std::to_string(st.dash);
+    cmd += " title " + gp_quote(drawn[i].series->title) + " noenhanced";
+  }
+  return cmd + "\n";
+}
+
 // Draws DIR/NAME.gp and checks what it wrote.
 void draw(const fs::path& dir, const std::string& name) {
   for (const char* ext : {".svg", ".png"}) {  // no stale output passes the checks below
@@ -254,12 +344,8 @@ void draw(const fs::path& dir, const std::string& name) {
 
 void plot(const LinePlot& p, const fs::path& dir, const std::string& name) {
   check_name(name);
-  struct Drawn {
-    const Series* series;
-    std::vector<std::pair<double, double>> points;
-  };
   std::vector<Drawn> drawn;
-  Range xr, yr;
+  Range xr;
   for (const Series& s : p.series) {
     if (s.x.size() != s.y.size())
       throw std::invalid_argument("plot series '" + s.title + "' has " + std::to_string(s.x.size()) + " x and " +
@@ -271,7 +357,6 @@ void plot(const LinePlot& p, const fs::path& dir, const std::string& name) {
       if ((p.logx && x <= 0) || (p.logy && y <= 0)) continue;  // not drawable on a log axis
       d.points.emplace_back(x, y);
       xr.add(x);
-      yr.add(y);
     }
     if (!d.points.empty()) drawn.push_back(std::move(d));
   }
@@ -286,20 +371,35 @@ void plot(const LinePlot& p, const fs::path& dir, const std::string& name) {
   }
   write_text(dir, name + ".dat", data);
 
-  OffAxis off;
-  if (p.logy) {
-    std::vector<std::vector<std::pair<double, double>>> points;
-    for (const Drawn& d : drawn) points.push_back(d.points);
-    off = log_range_without_outliers(points, p.logx);
-  }
+  const OffAxis off = p.logy ? log_y_range(drawn, p.logx) : OffAxis{};
   std::string title = p.title;
   if (off.count > 0)
     title += (title.empty() ? "" : " ") + std::string("(") + std::to_string(off.count) + " outlier" +
              (off.count > 1 ? "s" : "") + " off the axis: " + format_number(off.off.lo, 3) +
              (off.off.hi > off.off.lo ? " to " + format_number(off.off.hi, 3) : "") + ")";
-  std::string gp = gp_header(name, title, p.xlabel, p.ylabel);
-  gp += "set key outside right top vertical Left reverse noenhanced\n";
-  if (off.count > 0) gp += "set yrange [" + gp_number(off.shown.lo / 1.5) + ":" + gp_number(off.shown.hi * 1.5) + "]\n";
+  if (!p.note.empty()) title += (title.empty() ? "(" : " (") + p.note + ")";
+  std::vector<std::string> panels;  // in order of first appearance
+  for (const Drawn& d : drawn)
+    if (std::find(panels.begin(), panels.end(), d.series->panel) == panels.end()) panels.push_back(d.series->panel);
+  const bool several = panels.size() > 1;
+
+  std::string gp = gp_header(name, several ? std::string() : title, p.xlabel, p.ylabel);
+  if (several) {
+    // Each panel's legend under it, in up to 4 rows, over a bottom margin alike in every panel so that
+    // their frames line up (inside, a legend hid a panel's measurements).
+    std::size_t most = 0;
+    for (const std::string& panel : panels)
+      most = std::max<std::size_t>(
+          most, std::count_if(drawn.begin(), drawn.end(), [&](const Drawn& d) { return d.series->panel == panel; }));
+    gp += "set key outside below center vertical Left reverse noenhanced samplen 2 font ',8' maxrows 4\n";
+    gp += "set bmargin " + std::to_string(4 + std::min<std::size_t>(most, 4)) + "\n";
+  } else {
+    gp += "set key outside right top vertical Left reverse noenhanced\n";
+  }
+  if (p.logy) {
+    const double lo = off.shown.lo / kLogPad, hi = off.shown.hi * kLogPad;
+    gp += "set yrange [" + gp_number(lo) + ":" + gp_number(hi) + "]\n" + log_tics(lo, hi);
+  }
   if (p.x_integers) {
     std::vector<double> xs;
     for (const Drawn& d : drawn)
@@ -308,48 +408,40 @@ void plot(const LinePlot& p, const fs::path& dir, const std::string& name) {
   }
   if (p.logx) gp += p.x_bytes ? "set logscale x 2\n" : "set logscale x 10\n";
   if (p.logy) gp += "set logscale y 10\n";
-  if (p.x_bytes) {
-    double lo = xr.lo, hi = xr.hi;
-    const std::vector<double> tics = byte_tics(lo, hi, p.logx);
-    if (!tics.empty()) {
-      lo = std::min(lo, tics.front());
-      hi = std::max(hi, tics.back());
-    }
-    if (p.logx) {
-      if (hi <= lo) hi = lo * 2;
-      lo /= 1.2;
-      hi *= 1.2;
-    } else {
-      const double margin = hi > lo ? (hi - lo) * 0.03 : std::max(1.0, std::fabs(lo) * 0.1);
-      lo -= margin;
-      hi += margin;
-    }
-    gp += "set xrange [" + gp_number(lo) + ":" + gp_number(hi) + "]\n";
-    gp += "set xtics (";
-    for (std::size_t i = 0; i < tics.size(); ++i) {
-      if (i > 0) gp += ", ";
-      gp += gp_quote(format_bytes(tics[i])) + " " + gp_number(tics[i]);
-    }
-    gp += ")\n";
-    if (tics.size() > 12) gp += "set xtics rotate by 45 right\n";
-  }
+  if (p.x_bytes) gp += byte_axis(xr, p.logx, several ? 5 : 10);  // a panel is a third as wide
   if (p.logy) gp += "set format y '%g'\n";
-  gp += "set offsets 0, 0, graph 0.04, graph 0.04\n";  // points on the frame stay visible
+  // A linear y axis of values that cannot go below zero (a speedup) starts at zero, so that its
+  // heights compare (a speedup of 0.3 against 1 drawn from 0.2 looked like a tenth).
+  const bool from_zero = !p.logy && std::all_of(drawn.begin(), drawn.end(), [](const Drawn& d) {
+    return std::all_of(d.points.begin(), d.points.end(), [](const auto& pt) { return pt.second >= 0; });
+  });
+  if (from_zero) gp += "set yrange [0:*]\n";
+  // Points on the frame stay visible; a few whole-number x values (ranks) sit inside it too.
+  gp += std::string("set offsets ") + (p.x_integers ? "graph 0.04, graph 0.04" : "0, 0") + ", graph 0.04, " +
+        (from_zero ? "0" : "graph 0.04") + "\n";
 
   std::vector<const Series*> shown;
   for (const Drawn& d : drawn) shown.push_back(d.series);
   const std::vector<Style> styles = series_styles(shown);
-  std::string cmd = "plot ";
-  for (std::size_t i = 0; i < drawn.size(); ++i) {
-    const Style& st = styles[i];
-    if (i > 0) cmd += ", \\\n     ";
-    cmd += "datafile index " + std::to_string(i) + " using 1:2";
-    cmd += st.point != 0 ? " with linespoints pt " + std::to_string(st.point) + " ps 0.7" : std::string(" with lines");
-    cmd += " lw " + std::to_string(st.width) + " lc rgb '" + st.colour + "' dt " + std::to_string(st.dash);
-    cmd += " title " + gp_quote(drawn[i].series->title) + " noenhanced";
+  if (!several) {
+    std::vector<std::size_t> all(drawn.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    gp += gp_outputs(name, plot_command(drawn, styles, all));
+  } else {
+    // One panel per name, side by side (3 to a row; 2 for 2 or 4), their axes alike.
+    const std::size_t cols = panels.size() == 2 || panels.size() == 4 ? 2 : 3;
+    const std::size_t rows = (panels.size() + cols - 1) / cols;
+    std::string cmd = "set multiplot layout " + std::to_string(rows) + "," + std::to_string(cols) + " title " +
+                      gp_quote(title) + " noenhanced\n";
+    for (const std::string& panel : panels) {
+      std::vector<std::size_t> in;
+      for (std::size_t i = 0; i < drawn.size(); ++i)
+        if (drawn[i].series->panel == panel) in.push_back(i);
+      cmd += "set title " + gp_quote(panel) + " noenhanced\n" + plot_command(drawn, styles, in);
+    }
+    cmd += "unset multiplot\n";
+    gp += gp_outputs(name, cmd, std::to_string(440 * cols + 40) + "," + std::to_string(400 * rows + 40));
   }
-  cmd += "\n";
-  gp += gp_outputs(name, cmd);
   write_text(dir, name + ".gp", gp);
   draw(dir, name);
 }
@@ -438,7 +530,12 @@ void plot(const Heatmap& p, const fs::path& dir, const std::string& name) {
 
   std::string gp = gp_header(name, p.title, p.xlabel, p.ylabel);
   gp += "unset grid\nset border 15\nset tics nomirror out\n";
-  if (!p.cblabel.empty()) gp += "set cblabel " + gp_quote(p.cblabel) + " noenhanced\n";
+  // The colour bar's label clear of its tic labels (it was drawn over them).
+  if (!p.cblabel.empty()) gp += "set cblabel " + gp_quote(p.cblabel) + " noenhanced offset 1.5,0\n";
+  // Cells without a value (a rank to itself) grey, not white: white read as the pale end of the scale.
+  gp +=
+      "set object 1 rectangle from graph 0, graph 0 to graph 1, graph 1 behind fillcolor rgb '#d9d9d9' "
+      "fillstyle solid 1.0 noborder\n";
   if (p.from_zero) gp += "set cbrange [0:*]\n";
   // Dark for the bad end of the scale, light for the good end.
   gp += p.low_is_bad ? "set palette defined (0 '#3b0f70', 0.5 '#de4968', 1 '#fcfdbf')\n"

@@ -68,6 +68,10 @@ struct Series {
   // Series of one group share a colour (an algorithm's measurement, fit and textbook curve) and
   // differ in dash and point; an empty group is a group of its own.
   std::string group = {};
+  // Series of one panel are drawn together: a plot whose series name two or more panels draws one
+  // per panel (an algorithm's measurements, fits and textbook curve), titled by its name, the
+  // panels' axes alike, so that no legend lists every algorithm's every line.
+  std::string panel = {};
 };
 
 struct LinePlot {
@@ -76,6 +80,7 @@ struct LinePlot {
   bool x_bytes = false;  // x tics as sizes (8 B ... 1 GiB)
   std::vector<Series> series;
   bool x_integers = false;  // x tics at whole numbers only (ranks)
+  std::string note = {};    // said in parentheses after the title on the plot only (not in report.md)
 };
 
 // Bars stacked per category (x), e.g. an iteration's breakdown per step.
@@ -103,10 +108,11 @@ struct Heatmap {
 // Writes DIR/NAME.svg and DIR/NAME.png with gnuplot (the data file DIR/NAME.dat and the script
 // DIR/NAME.gp are kept, so a plot can be redrawn or restyled by hand); DIR is created. Points that
 // are not finite, or not positive on a log axis, are dropped; series left empty are skipped. No
-// two series of a line plot share colour, dash and point; a point more than 10x off every
-// straight line through its series' neighbours on a log y axis (an outlier) is left outside the
-// y range, which the title says, so that it does not squash the other curves. The SVG's title is
-// NAME (its letters, digits and '_').
+// two series of a line plot share colour, dash and point. A log y axis covers the measurements
+// (the series with points; all when none has them), 1.5x either side: a line beyond (a model far
+// off) leaves the frame; a point more than 10x off every straight line through its series'
+// neighbours (an outlier) is left outside the range, which the title says, so that it does not
+// squash the other curves. The SVG's title is NAME (its letters, digits and '_').
 // Throws OutputError when nothing is left to plot, gnuplot fails, or an output is not valid
 // (GnuplotMissing, after writing the .dat and .gp, when gnuplot is not installed); std::invalid_argument when a series'
 // x and y (or the bars' values) do not match in size.
