@@ -27,19 +27,10 @@
 #include "commscope/bench/options.hpp"
 #include "commscope/common/stop_signals.hpp"
 #include "json_writer.hpp"
+#include "nccl_tests_header.hpp"
 #include "results.hpp"
 
 namespace commscope::bench {
-
-// One rank's entry of config.devices (nccl-tests' "#  Rank 0 Group 0 Pid ... device ..." line).
-struct RankInfo {
-  int rank = 0;
-  int pid = 0;
-  std::string hostname;
-  int device = -1;          // CUDA ordinal; -1 on the host
-  std::string device_hex;   // PCI "dddd:bb:dd"; "" on the host
-  std::string device_info;  // GPU name, or "cpu"
-};
 
 // Collective over comm: every rank's RankInfo (its device from the backend), at rank 0 only.
 std::vector<RankInfo> gather_rank_info(MPI_Comm comm, const DeviceInfo& device);

@@ -33,6 +33,7 @@
 #include "json_results.hpp"
 #include "machine_detect.hpp"
 #include "measure.hpp"
+#include "nccl_tests_header.hpp"
 #include "nccl_tuning.hpp"
 #include "osu_run.hpp"
 #include "results.hpp"
@@ -186,6 +187,7 @@ class Bench {
       print_environment(stdout, env_, "commscope-bench");
       for (const std::string& line : machine_lines(machine_)) std::printf("%s\n", line.c_str());
       for (const std::string& w : machine_warnings_) std::printf("# machine: WARNING: %s\n", w.c_str());
+      std::printf("%s\n", nccl_tests_run_line(o_).c_str());
       std::printf(
           "# device %s, %d ranks, sizes %zu..%zu B (%zu sizes), %s iterations, %d warm-up, %d checked, "
           "time = %s over ranks, timeout %g s\n",
@@ -194,6 +196,9 @@ class Bench {
           std::string(to_string(o_.combine)).c_str(), o_.timeout_s);
       print_loop_shape();
       print_shm_shape();
+      // nccl-tests' device list, each rank's line as nccl-tests prints it.
+      std::printf("#\n# Using devices\n");
+      for (const RankInfo& r : ranks_) std::printf("%s\n", nccl_tests_rank_line(r).c_str());
       if (json_) std::printf("# Writing JSON output to %s\n", json_->path().c_str());
       // Said now: a second Ctrl-C kills mpirun before anything the ranks print later can reach
       // the terminal, while the file is still published (docs/suite.md).
@@ -206,7 +211,7 @@ class Bench {
                                                         .cputime = o_.report_cputime,
                                                         .timestamps = o_.report_timestamps,
                                                         .checked = o_.check_iters > 0,
-                                                        .nccl_columns = one_algorithm()});
+                                                        .algo_column = !one_algorithm()});
     if (rank_ == 0) {
       expected_ =
           std::make_unique<RunExpectations>(env_.machine_model, comm_.size(), env_var("NCCL_ALGO"), o_.run_cycles != 0);
@@ -368,7 +373,7 @@ class Bench {
   }
 
   // Whether every case runs the same algorithm (as under nccl-tests' names without --algo): the
-  // table takes nccl-tests' columns then; an --algo list keeps the comparison layout.
+  // table's header names it; with several, each line ends with its algorithm.
   bool one_algorithm() const {
     return std::all_of(cases_.begin(), cases_.end(), [&](const Case& c) { return c.algo == cases_.front().algo; });
   }
@@ -466,8 +471,7 @@ class Bench {
   }
 
   void open_output_files() {
-    std::vector<RankInfo> ranks;
-    if (!o_.json_out.empty()) ranks = gather_rank_info(comm_.mpi_comm(), backend_->device_info());
+    ranks_ = gather_rank_info(comm_.mpi_comm(), backend_->device_info());  // the header's and -J's device list
     std::string error;
     if (rank_ == 0) {
       // A folder given as a file is found now, not when the finished file is renamed after the
@@ -482,7 +486,7 @@ class Bench {
       }
       try {
         if (error.empty() && !o_.json_out.empty())
-          json_ = std::make_unique<JsonResults>(o_.json_out, o_, env_, args_, ranks);
+          json_ = std::make_unique<JsonResults>(o_.json_out, o_, env_, args_, ranks_);
       } catch (const std::exception& e) {
         error = e.what();
       }
@@ -568,6 +572,7 @@ class Bench {
   std::unique_ptr<RunExpectations> expected_;  // rank 0's: the rows against the recorded model
   LoadMeter load_;                             // other processes' CPU time on each node
   std::vector<std::string> machine_warnings_;  // entries naming no host of the run
+  std::vector<RankInfo> ranks_;                // every rank's device (rank 0's; empty elsewhere)
   std::unique_ptr<ResultsFile> file_;
   NcclTuningLog nccl_log_;
   std::unique_ptr<JsonResults> json_;

@@ -49,32 +49,13 @@ int Table::side_width() const {
   return w;
 }
 
+// nccl-tests' header: the id columns as its common.cu spaces them; the algorithm in the comment,
+// or, with several, a last column titled "algo".
 void Table::header(const ResultRow& r) {
-  if (style_.nccl_columns) {
-    nccl_header(r);
-    return;
-  }
-  std::fprintf(out_, "#\n# %s\n", text(r.collective).c_str());
-  std::fprintf(out_, "# %10s %12s %5s %5s %5s %5s  %-*s  %s\n", "", "", "", "", "", "", side_width() - 2,
-               "out-of-place", "in-place");
-  const char* ids[2][6] = {{"size(B)", "count", "type", "redop", "root", "algo"}, {"", "(elements)", "", "", "", ""}};
-  for (int line = 0; line < 2; ++line) {
-    std::fprintf(out_, "# %10s %12s %5s %5s %5s %5s", ids[line][0], ids[line][1], ids[line][2], ids[line][3],
-                 ids[line][4], ids[line][5]);
-    for (int s = 0; s < 2; ++s) {
-      std::fputs("  ", out_);
-      for (std::size_t i = 0; i < columns_.size(); ++i)
-        std::fprintf(out_, "%s%*s", i ? " " : "", columns_[i].width,
-                     (line == 0 ? columns_[i].title : columns_[i].unit).c_str());
-    }
-    if (style_.timestamps) std::fprintf(out_, "  %*s", kTimestampWidth, line == 0 ? "timestamp" : "%Y-%m-%d %H:%M:%S");
-    std::fputc('\n', out_);
-  }
-}
-
-// nccl-tests' header: the id columns as its common.cu spaces them, the algorithm in the comment.
-void Table::nccl_header(const ResultRow& r) {
-  std::fprintf(out_, "#\n# %s, algorithm %s\n", text(r.collective).c_str(), text(r.algorithm).c_str());
+  if (style_.algo_column)
+    std::fprintf(out_, "#\n# %s\n", text(r.collective).c_str());
+  else
+    std::fprintf(out_, "#\n# %s, algorithm %s\n", text(r.collective).c_str(), text(r.algorithm).c_str());
   std::fprintf(out_, "# %10s  %12s  %8s  %6s  %6s  %-*s  %s\n", "", "", "", "", "", side_width() - 2, "out-of-place",
                "in-place");
   const char* ids[2][5] = {{"size", "count", "type", "redop", "root"}, {"(B)", "(elements)", "", "", ""}};
@@ -94,6 +75,7 @@ void Table::nccl_header(const ResultRow& r) {
       }
     }
     if (style_.timestamps) std::fprintf(out_, "  %*s", kTimestampWidth, line == 0 ? "timestamp" : "%Y-%m-%d %H:%M:%S");
+    if (style_.algo_column && line == 0) std::fputs("  algo", out_);
     std::fputc('\n', out_);
   }
 }
@@ -127,18 +109,13 @@ void Table::row(const ResultRow* oop, const ResultRow* ip) {
     section_ = text(any->collective);
     header(*any);
   }
-  if (style_.nccl_columns)
-    std::fprintf(out_, "  %10llu  %12llu  %8s  %6s  %6d", static_cast<unsigned long long>(any->bytes),
-                 static_cast<unsigned long long>(any->count),
-                 std::string(nccl_tests_name(parse_datatype(text(any->type)))).c_str(), text(any->op).c_str(),
-                 any->root);
-  else
-    std::fprintf(out_, "  %10llu %12llu %5s %5s %5d %5s", static_cast<unsigned long long>(any->bytes),
-                 static_cast<unsigned long long>(any->count), text(any->type).c_str(), text(any->op).c_str(), any->root,
-                 text(any->algorithm).c_str());
+  std::fprintf(out_, "  %10llu  %12llu  %8s  %6s  %6d", static_cast<unsigned long long>(any->bytes),
+               static_cast<unsigned long long>(any->count),
+               std::string(nccl_tests_name(parse_datatype(text(any->type)))).c_str(), text(any->op).c_str(), any->root);
   side(oop);
   side(ip);
   if (style_.timestamps) std::fprintf(out_, "  %*s", kTimestampWidth, timestamp_text().c_str());
+  if (style_.algo_column) std::fprintf(out_, "  %s", text(any->algorithm).c_str());
   std::fputc('\n', out_);
   std::fflush(out_);
 }

@@ -1,13 +1,13 @@
-// The printed table, nccl-tests' columns plus the algorithm:
-//   size(B) count type redop root algo | out-of-place: time algbw busbw #wrong | in-place: same
-// or, with one algorithm (TableStyle::nccl_columns), exactly nccl-tests' columns, the
-// algorithm named in the section's header comment and the types in nccl-tests' names:
-//   size count type redop root | time algbw busbw #wrong | time algbw busbw #wrong
-// so that scripts reading nccl-tests' fixed columns (busbw: column 8) read ours alike.
+// The printed table, nccl-tests' columns (nccl-tests 2.19's common.cu widths, its type names):
+//   size count type redop root | out-of-place: time algbw busbw #wrong | in-place: the same
+// so that scripts reading nccl-tests' fixed columns (busbw: column 8) read ours alike. One
+// algorithm is named in the section's header comment; with several (TableStyle::algo_column)
+// each line ends with its algorithm, after every column nccl-tests prints, so none moves.
 // Optional columns on each side: nccl-tests' per-iteration i_min i_max i_p99 i_cv% (-I 1), our
 // min/p50/p99/max of the per-iteration max-over-ranks times and the mean arrival skew
 // (--stats); -C 1 shows the host's issue time as "cputime", -S 1 ends each line with the time
-// it was printed. The footer gives the wrong count and average busbw per algorithm.
+// it was printed (before the algorithm). The footer gives the wrong count and average busbw per
+// algorithm.
 #pragma once
 
 #include <cstdio>
@@ -23,12 +23,12 @@ namespace commscope::bench {
 std::string timestamp_text();
 
 struct TableStyle {
-  bool stats = false;         // --stats
-  bool per_iter = false;      // -I 1
-  bool cputime = false;       // -C 1
-  bool timestamps = false;    // -S 1
-  bool checked = true;        // -c > 0: results were checked (else the footer says N/A, not "0 OK")
-  bool nccl_columns = false;  // nccl-tests' columns: no algo column (one algorithm runs)
+  bool stats = false;        // --stats
+  bool per_iter = false;     // -I 1
+  bool cputime = false;      // -C 1
+  bool timestamps = false;   // -S 1
+  bool checked = true;       // -c > 0: results were checked (else the footer says N/A, not "0 OK")
+  bool algo_column = false;  // several algorithms: each line ends with its algorithm
 };
 
 class Table {
@@ -51,7 +51,6 @@ class Table {
     bool checked = false;  // #wrong: N/A where nothing was checked (-c 0), as nccl-tests prints it
   };
   void header(const ResultRow& r);
-  void nccl_header(const ResultRow& r);
   void side(const ResultRow* r);
   int side_width() const;
 

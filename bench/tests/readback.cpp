@@ -36,11 +36,11 @@ int main(int argc, char** argv) {
   if (std::string(argv[2]) == "--print") {
     // Lines pair the out-of-place and in-place rows of one table row, as the bench prints them.
     const formats::bench::Contents d = formats::bench::read(path);
-    // One algorithm: nccl-tests' columns, as the bench prints them.
+    // Several algorithms: the algorithm after nccl-tests' columns, as the bench prints them.
     const bool one_algorithm = std::all_of(d.rows.begin(), d.rows.end(), [&](const ResultRow& r) {
       return text(r.algorithm) == text(d.rows.front().algorithm);
     });
-    Table table(stdout, TableStyle{.nccl_columns = one_algorithm});
+    Table table(stdout, TableStyle{.algo_column = !one_algorithm});
     for (std::size_t i = 0; i < d.rows.size();) {
       const ResultRow* side[2] = {nullptr, nullptr};
       const std::int64_t row = d.rows[i].row;

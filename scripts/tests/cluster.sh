@@ -95,10 +95,11 @@ case "$cmd" in
     bench=$1 min_ratio=$2
     own_cluster s 2 --slots 1 --host-link host2=100mbit
     slow=$own
-    # Out-of-place time (us) of the 1 MiB line of each algorithm: size count type redop root algo time ...
+    # Out-of-place time (us) of the 1 MiB line of each algorithm: size count type redop root time
+    # ... (nccl-tests' columns), the algorithm last.
     times() {
       "$emulate" mpirun --prefix "$1" -np 2 --map-by node "$bench" allreduce --algo ring,mpi -b 1M -e 1M \
-        -n 3 -w 1 -c 1 | tee /dev/stderr | awk '$1 == 1048576 {print $6, $7}'
+        -n 3 -w 1 -c 1 | tee /dev/stderr | awk '$1 == 1048576 {print $NF, $6}'
     }
     fast=$(times "$prefix") || exit 1
     shaped=$(times "$slow") || exit 1
