@@ -30,6 +30,7 @@
 #include "commscope/common/stop_signals.hpp"
 #include "disk_space.hpp"
 #include "expectations.hpp"
+#include "imb_flags.hpp"
 #include "json_results.hpp"
 #include "machine_detect.hpp"
 #include "measure.hpp"
@@ -162,6 +163,8 @@ class Bench {
   Bench(const Options& o, int argc, char** argv)
       : o_(o), args_(argv, argv + argc), comm_(MPI_COMM_WORLD, comm_options(o)) {
     rank_ = comm_.rank();
+    // IMB-MPI1's -npmin P runs on P, 2P, ... ranks too; here every run takes them all.
+    if (const std::string why = imb_npmin_problem(o_.imb_npmin, comm_.size()); !why.empty()) throw InvalidArgument(why);
     // The shm switch the library takes here, so the header and the results file say it.
     o_.shm_two_shot_bytes =
         shm_two_shot_switch(comm_options(o).algo.get<ShmOptions>(), comm_.local_size(), comm_.oversubscribed());

@@ -9,6 +9,7 @@
 
 #include "cli_parse.hpp"
 #include "commscope/collectives/error.hpp"
+#include "imb_flags.hpp"
 #include "nccl_tests_flags.hpp"
 
 namespace commscope::bench {
@@ -153,22 +154,29 @@ std::string our_collectives() {
   return list;
 }
 
-// One item of the collective list: ours, or nccl-tests' (then `nccl_name` is set). Names both
-// spell alike (reduce, broadcast, ...) are ours: every algorithm, as before.
-Collective parse_collective_name(const std::string& s, bool& nccl_name) {
+// One item of the collective list: ours, nccl-tests' (then `o.nccl_tests_names` is set) or
+// IMB-MPI1's (`o.imb_names`). Names spelt alike (reduce, broadcast, ...) are ours: every
+// algorithm, as before; IMB's are case-insensitive otherwise (Allreduce, Bcast).
+Collective parse_collective_name(const std::string& s, Options& o) {
   for (Collective c : kAllCollectives)
     if (s == to_string(c)) return c;
   if (const std::optional<Collective> c = nccl_tests_collective(s)) {
-    nccl_name = true;
+    o.nccl_tests_names = true;
+    return *c;
+  }
+  if (const std::optional<Collective> c = imb_collective(s)) {
+    o.imb_names = true;
     return *c;
   }
   try {
     return parse_collective(s);
   } catch (const UnknownName& e) {
-    throw InvalidArgument(std::string(e.what()) +
-                          ", or nccl-tests' all_reduce, all_gather, broadcast, reduce, reduce_scatter, alltoall, "
-                          "scatter, gather, sendrecv (with or without _perf), or OSU's osu_latency, osu_bw, osu_bibw, "
-                          "osu_mbw_mr (first and alone)");
+    throw InvalidArgument(
+        std::string(e.what()) +
+        ", or nccl-tests' all_reduce, all_gather, broadcast, reduce, reduce_scatter, alltoall, "
+        "scatter, gather, sendrecv (with or without _perf), or IMB-MPI1's Allreduce, Allgather, Bcast, "
+        "Reduce, Reduce_scatter, Alltoall, Gather, Scatter, Sendrecv, or OSU's osu_latency, osu_bw, "
+        "osu_bibw, osu_mbw_mr, osu_allreduce ... (first and alone)");
   }
 }
 
@@ -220,7 +228,8 @@ std::vector<const char*> with_binary_name(int argc, const char* const* argv) {
 
 // The flags as typed where Options holds them parsed (lists, sizes, names checked later).
 struct RawFlags {
-  std::string stall_bytes = "0", kill_bytes = "0", colls, minb = "8", maxb = "64M", step, types = "f32", ops = "sum",
+  std::vector<std::string> colls;  // positional: one comma list, or IMB's names one by one
+  std::string stall_bytes = "0", kill_bytes = "0", minb = "8", maxb = "64M", step, types = "f32", ops = "sum",
               combine = "max", algos = "all";
   std::string shm_chunk, shm_two_shot = "auto", shm_direct = "never", shm_adapt = "256K";
   std::vector<std::string> link_rates;
@@ -229,14 +238,16 @@ struct RawFlags {
   CLI::Option* algo_flag = nullptr;
   CLI::Option* transport = nullptr;
   NcclTestsFlags nccl_tests;
+  ImbFlags imb;
 };
 
 // What to run: the collectives, sizes, iterations, types, ops, root and how times combine.
 void add_sweep_options(CLI::App& app, Options& o, RawFlags& r) {
   app.add_option("collective", r.colls,
                  "allreduce allgather reducescatter reduce broadcast alltoall gather scatter sendrecv alltoallv, "
-                 "a comma list, or all (OSU's osu_latency osu_bw osu_bibw osu_mbw_mr take OSU's flags: see "
-                 "`commscope-bench osu_latency -h`)")
+                 "a comma list, or all; nccl-tests' names (all_reduce_perf ...) and IMB-MPI1's (Allreduce Bcast ..., "
+                 "with its -msglog [MIN:]MAX, -npmin P, -iter N) too (OSU's osu_latency osu_bw osu_bibw osu_mbw_mr "
+                 "osu_allreduce ... take OSU's flags: see `commscope-bench osu_latency -h`)")
       ->required();
   app.add_option("-b,--minbytes", r.minb, "smallest size in bytes (K, M, G suffixes)")->capture_default_str();
   app.add_option("-e,--maxbytes", r.maxb, "largest size in bytes")->capture_default_str();
@@ -371,8 +382,10 @@ void apply_sweep(const CLI::App& app, const RawFlags& r, Options& o) {
     if (extra.rfind("--benchmark_", 0) != 0) throw InvalidArgument("unknown argument '" + extra + "'");
     o.benchmark_flags.push_back(extra);
   }
+  std::string colls;  // IMB-MPI1 Allreduce Bcast: names one by one, as one list
+  for (const std::string& c : r.colls) colls += (colls.empty() ? "" : ",") + c;
   o.collectives = parse_list<Collective>(
-      r.colls, [&o](const std::string& s) { return parse_collective_name(s, o.nccl_tests_names); }, kAllCollectives);
+      colls, [&o](const std::string& s) { return parse_collective_name(s, o); }, kAllCollectives);
   o.types = parse_list<DataType>(r.types, parse_type_name, kAllDataTypes);
   o.ops = parse_list<ReduceOp>(r.ops, parse_op_name, kAllReduceOps);
   o.combine = parse_combine(r.combine);
@@ -416,8 +429,8 @@ void apply_run(const RawFlags& r, Options& o) {
   if (r.algos != "all") {
     o.algos = parse_list<std::string>(
         r.algos, [](const std::string& s) { return s; }, std::vector<std::string>{});
-  } else if (o.nccl_tests_names && r.algo_flag->count() == 0) {
-    o.algos = {o.device == "cuda" ? "nccl" : "mpi"};  // the vendor's library, as nccl-tests runs
+  } else if ((o.nccl_tests_names || o.imb_names) && r.algo_flag->count() == 0) {
+    o.algos = {o.device == "cuda" ? "nccl" : "mpi"};  // the vendor's library, as nccl-tests and IMB run
   }
   if (!o.out.empty() && o.out.back() == '/') throw InvalidArgument("--out names a directory: '" + o.out + "'");
   apply_nccl_tests_flags(r.nccl_tests, o);
@@ -444,11 +457,20 @@ ParseResult parse_options(int argc, const char* const* argv) {
   add_nccl_tests_flags(app, raw.nccl_tests);
   add_debug_options(app, o, raw);
 
+  try {
+    take_imb_flags(args, raw.imb);  // -npmin would read as -n pmin
+  } catch (const Error& e) {
+    result.exit_code = 2;
+    result.message = std::string("commscope-bench: ") + e.what();
+    return result;
+  }
   if (!parse_command_line(app, static_cast<int>(args.size()), args.data(), "commscope-bench", "--help", result))
     return result;
 
   try {
     apply_sweep(app, raw, o);
+    apply_imb_flags(raw.imb, app, o);
+    size_list(o);  // -msglog's sweep
     apply_run(raw, o);
     apply_machine(raw, o);
   } catch (const Error& e) {

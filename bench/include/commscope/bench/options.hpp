@@ -27,6 +27,10 @@ struct Options {
   // Named as nccl-tests names them (all_reduce, all_reduce_perf, or installed under that name):
   // nccl-tests' table columns, and only the vendor's algorithm unless --algo is given.
   bool nccl_tests_names = false;
+  // Named as IMB-MPI1 names them (Allreduce, Bcast, ...): the vendor's algorithm only, unless
+  // --algo is given. imb_npmin: IMB's -npmin (0: not given), which must not be below the ranks.
+  bool imb_names = false;
+  int imb_npmin = 0;
   std::size_t min_bytes = 8;
   std::size_t max_bytes = std::size_t{64} << 20;
   double factor = 2;        // -f: multiply the size by this ...
