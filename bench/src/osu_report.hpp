@@ -1,8 +1,10 @@
-// OSU 7.4's output of the point-to-point tests, so that scripts written for OSU read ours: a
-// blank line, "# OSU MPI Latency Test v7.4" (osu_mbw_mr: its title and "# [ pairs: 1 ] [ window
-// size: 64 ]", no blank line), "# Datatype: MPI_CHAR.", the column titles, then one line per
-// size: the size left-aligned in 10 characters, each value right-aligned in 18 with 2 decimals.
-// Our own '#' line after the title says what ran; -f adds min, max and the iteration count.
+// OSU 7.4's output, so that scripts written for OSU read ours: a blank line, "# OSU MPI
+// Latency Test v7.4" (osu_mbw_mr: its title and "# [ pairs: 1 ] [ window size: 64 ]", no blank
+// line; osu_allreduce: "# OSU MPI Allreduce Latency Test v7.4"), then per datatype (-T) "#
+// Datatype: MPI_CHAR." and the column titles, then one line per size: the size left-aligned in
+// 10 characters, each value right-aligned in 18 with 2 decimals. Our own '#' line after the
+// title says what ran; -f adds min, max and the iteration count, -c a Validation column (Pass
+// or Fail), last.
 #pragma once
 
 #include <cstdio>
@@ -13,6 +15,8 @@
 namespace commscope::bench {
 
 void print_osu_header(std::FILE* out, const OsuOptions& o, int nranks, int pairs);
+// "# Datatype: MPI_INT." and the column titles.
+void print_osu_columns(std::FILE* out, const OsuOptions& o, OsuType type);
 void print_osu_line(std::FILE* out, const OsuOptions& o, const OsuLine& line);
 
 }  // namespace commscope::bench
