@@ -34,9 +34,10 @@ constexpr int kSlots = 4;
 Slot g_slots[kSlots];
 static_assert(std::atomic<int>::is_always_lock_free && std::atomic<std::uint64_t>::is_always_lock_free);
 
-std::atomic<int> g_writing{0};    // WriteGuards alive
-std::atomic<int> g_requested{0};  // the first stop signal
-std::atomic<int> g_pending{0};    // a signal held back until the writes end
+std::atomic<int> g_writing{0};               // WriteGuards alive
+std::atomic<int> g_requested{0};             // the first stop signal
+std::atomic<int> g_pending{0};               // a signal held back until the writes end
+std::atomic<bool> g_publish_pending{false};  // the flag mode's first signal came during a write
 Mode g_mode = Mode::kPublishAndDie;
 int g_rank = 0;
 char g_prefix[64] = "";
@@ -100,20 +101,37 @@ void stop_now(int sig) noexcept {
   std::raise(sig);
 }
 
+// The flag mode's publishing: every tracked file as its last flush left it, and where.
+int publish_and_say() noexcept {
+  bool done[kSlots];
+  const int n = publish_all(done);
+  for (int i = 0; i < kSlots; ++i)
+    if (done[i] && !g_slots[i].hook && g_slots[i].unit) say_kept(g_slots[i]);
+  return n;
+}
+
 void deliver_deferred() noexcept {
   if (g_writing.load() > 0 || closing()) return;  // the last writer delivers it
+  if (g_publish_pending.exchange(false)) publish_and_say();
   if (const int sig = g_pending.exchange(0)) stop_now(sig);
 }
 
 extern "C" void on_signal(int sig) {
   int none = 0;
   const bool first = g_requested.compare_exchange_strong(none, sig);
-  if (g_mode == Mode::kRaiseFlag && first) {  // what it was doing, and what happens next
+  if (g_mode == Mode::kRaiseFlag && first) {
+    // The files are published now, as their last flush left them: the step in progress may take
+    // longer than a launcher waits before its SIGKILL (Open MPI's mpirun: about 1 s after its
+    // SIGTERM). A write in progress publishes them when it ends.
+    g_publish_pending.store(true);
+    bool done[kSlots] = {};
+    if (g_writing.load() == 0 && !closing() && g_publish_pending.exchange(false)) publish_all(done);
     write_stop_line(g_prefix, sig, current_activity());
+    for (int i = 0; i < kSlots; ++i)
+      if (done[i] && !g_slots[i].hook && g_slots[i].unit) say_kept(g_slots[i]);
     if (g_rank == 0) {
       char line[160] = "";
-      const char* parts[] = {g_prefix,
-                             "writing the files after the step in progress (a second signal stops at once)\n"};
+      const char* parts[] = {g_prefix, "stopping after the step in progress (a second signal stops at once)\n"};
       for (const char* part : parts) std::strncat(line, part, sizeof line - std::strlen(line) - 1);
       put(line);
     }
@@ -283,11 +301,7 @@ void post(unsigned char byte) noexcept {
 
 int publish_now() noexcept {
   if (g_writing.load() > 0) return 0;
-  bool done[kSlots];
-  const int n = publish_all(done);
-  for (int i = 0; i < kSlots; ++i)
-    if (done[i] && !g_slots[i].hook && g_slots[i].unit) say_kept(g_slots[i]);
-  return n;
+  return publish_and_say();
 }
 
 }  // namespace commscope::stop

@@ -102,21 +102,45 @@ TEST(StopSignalsDeathTest, SignalDuringAWriteWaitsThenPublishesAndDies) {
   EXPECT_FALSE(fs::exists(f.partial));
 }
 
-TEST(StopSignalsDeathTest, FlagModeStopsAtTheCallersPointThenASecondSignalAtOnce) {
-  const Files f("flag.ckpt");
+TEST(StopSignalsDeathTest, FlagModePublishesAtOnceStopsAtTheCallersPointThenASecondSignalAtOnce) {
+  const Files f("flag.h5");
   EXPECT_EXIT(
       {
         stop::install("test-train", 0, stop::Mode::kRaiseFlag);
         stop::TrackedFile tracked(f.partial, f.final_path, "steps");
+        tracked.set_kept(5);
         if (stop::requested() != 0) std::_Exit(10);
         std::raise(SIGINT);
-        if (stop::requested() != SIGINT) std::_Exit(11);  // raised, and still running
-        if (fs::exists(f.final_path)) std::_Exit(12);
+        if (stop::requested() != SIGINT) std::_Exit(11);                  // raised, and still running
+        if (!fs::exists(f.final_path) || tracked.held()) std::_Exit(12);  // published before the step's end
         std::fprintf(stderr, "still running\n");
-        std::raise(SIGINT);  // the second: publish and die
+        std::raise(SIGINT);  // the second: die
         std::_Exit(13);
       },
-      testing::KilledBySignal(SIGINT), "writing the files after the step in progress(.|\n)*still running\n");
+      testing::KilledBySignal(SIGINT),
+      "test-train: rank 0: kept 5 steps in .*flag.h5\ntest-train: rank 0: stopping after the step in "
+      "progress(.|\n)*still running\n");
+  EXPECT_TRUE(fs::exists(f.final_path));
+  EXPECT_FALSE(fs::exists(f.partial));
+}
+
+TEST(StopSignalsDeathTest, FlagModeSignalDuringAWritePublishesWhenItEndsAndGoesOn) {
+  const Files f("flag-write.h5");
+  EXPECT_EXIT(
+      {
+        stop::install("test-train", 0, stop::Mode::kRaiseFlag);
+        stop::TrackedFile tracked(f.partial, f.final_path, "steps");
+        {
+          const stop::WriteGuard writing;
+          std::raise(SIGTERM);
+          if (fs::exists(f.final_path) || !tracked.held()) std::_Exit(10);  // not under a write
+          tracked.set_kept(6);
+          std::fprintf(stderr, "write ended\n");
+        }
+        if (!fs::exists(f.final_path) || tracked.held()) std::_Exit(11);
+        std::_Exit(0);  // the flag mode goes on to the caller's stop
+      },
+      testing::ExitedWithCode(0), "write ended\ntest-train: rank 0: kept 6 steps in .*flag-write.h5\n");
   EXPECT_TRUE(fs::exists(f.final_path));
 }
 

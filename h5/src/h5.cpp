@@ -219,6 +219,12 @@ Dataset Group::open_dataset(std::string_view path) const {
   return Dataset(open_dataset_handle(id(), std::string(path)));
 }
 
+void Group::remove(std::string_view name_view) {
+  const std::string name(name_view);
+  checked([&] { return H5Ldelete(id(), name.c_str(), H5P_DEFAULT); },
+          [&] { return "H5Ldelete " + quoted(name) + " in " + describe(id()); });
+}
+
 bool Group::exists(std::string_view path) const {
   const bool absolute = path.starts_with('/');
   std::string prefix = absolute ? "/" : "";

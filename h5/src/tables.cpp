@@ -108,6 +108,15 @@ void TableBase::append_rows(const void* rows, std::size_t count) {
   }
 }
 
+void TableBase::replace_rows(const void* rows, std::size_t count) {
+  const hsize_t n = count;
+  checked([&] { return H5Dset_extent(id(), &n); }, [&] { return "H5Dset_extent " + describe(id()); });
+  if (count == 0) return;
+  Handle mem_space = space_1d(n, n);
+  checked([&] { return H5Dwrite(id(), memtype_.id(), mem_space.id(), H5S_ALL, H5P_DEFAULT, rows); },
+          [&] { return "H5Dwrite " + std::to_string(count) + " rows to " + describe(id()); });
+}
+
 void TableBase::read_rows(void* rows, std::size_t count) const {
   const std::size_t rows_now = size();
   if (count != rows_now) {

@@ -383,6 +383,31 @@ TEST_F(H5Test, TableAppendsInBatchesAndReadsBack) {
   EXPECT_THROW(table.append(make_row(1)), Error);  // read-only file
 }
 
+TEST_F(H5Test, TableReplacedAndDatasetRemoved) {
+  const std::string path = file("replace.h5");
+  {
+    File f = File::create(path);
+    auto table = Table<Row>::create(f, "rows", row_type(), 4);
+    table.append(make_rows(0, 10));
+    table.replace(make_rows(100, 3));  // shrinks
+    EXPECT_EQ(table.size(), 3u);
+    table.replace(make_rows(200, 9));  // grows, across chunks
+    const std::vector<Row> want = make_rows(200, 9), got = table.read_all();
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) expect_row_eq(got[i], want[i], i);
+    table.replace(std::span<const Row>());
+    EXPECT_EQ(table.size(), 0u);
+    write_strings(f, "names", {"a", "bb"});
+    f.remove("names");
+    EXPECT_FALSE(f.exists("names"));
+    write_strings(f, "names", {"a", "bb", "a longer one"});  // the same name, a wider type
+    EXPECT_THROW(f.remove("missing"), Error);
+  }
+  File f = File::open(path);
+  EXPECT_EQ(read_strings(f, "names"), (std::vector<std::string>{"a", "bb", "a longer one"}));
+  EXPECT_EQ(Table<Row>::open(f, "rows", row_type()).size(), 0u);
+}
+
 TEST_F(H5Test, TableReopenedReadWriteKeepsAppending) {
   const std::string path = file("rw.h5");
   {
@@ -607,7 +632,8 @@ TEST_F(H5Test, H5dumpReadsAClosedFile) {
 
 TEST(OneLine, KeepsPrintableTextAndUtf8) {
   EXPECT_EQ(commscope::h5::one_line("schema 'commscope.bench/1'"), "schema 'commscope.bench/1'");
-  EXPECT_EQ(commscope::h5::one_line("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(commscope::h5::one_line("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+            "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
   EXPECT_EQ(commscope::h5::one_line(""), "");
 }
 
@@ -616,7 +642,8 @@ TEST(OneLine, EscapesWhatCouldBreakTheLine) {
   EXPECT_EQ(commscope::h5::one_line("benZ.\xd5\x0c"), "benZ.\\xd5\\x0c");  // truncated UTF-8, form feed
   EXPECT_EQ(commscope::h5::one_line(std::string("a\0b\x1b\x7f", 5)), "a\\x00b\\x1b\\x7f");
   EXPECT_EQ(commscope::h5::one_line("\x1c\x1d\x1e\v\t"), "\\x1c\\x1d\\x1e\\x0b\\x09");
-  EXPECT_EQ(commscope::h5::one_line("\xc2\x85|\xe2\x80\xa8|\xe2\x80\xa9"), "\\xc2\\x85|\\xe2\\x80\\xa8|\\xe2\\x80\\xa9");
+  EXPECT_EQ(commscope::h5::one_line("\xc2\x85|\xe2\x80\xa8|\xe2\x80\xa9"),
+            "\\xc2\\x85|\\xe2\\x80\\xa8|\\xe2\\x80\\xa9");
   EXPECT_EQ(commscope::h5::one_line("\xc0\xaf \xed\xa0\x80 \xf4\x90\x80\x80 \xff"),  // overlong, surrogate, > U+10FFFF
             "\\xc0\\xaf \\xed\\xa0\\x80 \\xf4\\x90\\x80\\x80 \\xff");
 }

@@ -396,6 +396,38 @@ std::string rank_event_file_name(const std::string& main_path, int rank) {
 
 // ------------------------------------------------------------------------------------ writing
 
+namespace {
+
+std::vector<RankRow> rank_rows(const std::vector<RankInfo>& ranks) {
+  std::vector<RankRow> rows(ranks.size());
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const RankInfo& r = ranks[i];
+    rows[i].rank = r.rank;
+    h5::set_fixed(rows[i].host, r.host);
+    rows[i].clock_offset_ns = r.clock_offset_ns;
+    rows[i].clock_error_ns = r.clock_error_ns;
+    h5::set_fixed(rows[i].backend, r.backend);
+    rows[i].events = r.events;
+    rows[i].dropped_events = r.dropped_events;
+    h5::set_fixed(rows[i].cpus, r.cpus);
+    rows[i].cpu_count = r.cpu_count;
+    rows[i].node_cpus = r.node_cpus;
+    h5::set_fixed(rows[i].machine, r.machine);
+  }
+  return rows;
+}
+
+void check_operator_names(std::span<const OperatorTotalRow> rows, std::size_t nstrings, const char* where) {
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].name >= nstrings) {
+      throw std::invalid_argument(std::string("ProfileWriter::") + where + ": row " + std::to_string(i) +
+                                  ": string id out of range");
+    }
+  }
+}
+
+}  // namespace
+
 struct ProfileWriter::Impl {
   explicit Impl(h5::File f) : file(std::move(f)) {}
 
@@ -403,6 +435,7 @@ struct ProfileWriter::Impl {
   std::int32_t nranks = 0;
   bool single = true;
   std::size_t nstrings = 0;
+  std::size_t event_chunk_rows = kEventChunkRows;
   bool closed = false;
   h5::CompoundType<Event> events_type = event_compound_type();
   std::map<int, h5::Table<Event>> events;
@@ -429,7 +462,7 @@ struct ProfileWriter::Impl {
 };
 
 ProfileWriter::ProfileWriter(const std::string& path, const ProfileMeta& meta, const std::vector<RankInfo>& ranks,
-                             const std::vector<std::string>& strings) {
+                             const std::vector<std::string>& strings, std::size_t event_chunk_rows) {
   if (!meta.schema.empty() && meta.schema != kProfileSchema) {
     throw std::invalid_argument("ProfileWriter writes " + std::string(kProfileSchema) + ", not " + meta.schema);
   }
@@ -452,6 +485,7 @@ ProfileWriter::ProfileWriter(const std::string& path, const ProfileMeta& meta, c
   w.nranks = meta.nranks;
   w.single = layout == kSingle;
   w.nstrings = strings.size();
+  w.event_chunk_rows = event_chunk_rows > 0 ? event_chunk_rows : kEventChunkRows;
   try {
     h5::Group m = w.file.create_group("meta");
     m.set_attr("schema", kProfileSchema);
@@ -468,22 +502,7 @@ ProfileWriter::ProfileWriter(const std::string& path, const ProfileMeta& meta, c
     auto rank_table = h5::Table<RankRow>::create(w.file, "ranks", rank_type(), 256);
     rank_table.set_attr("units", "ns");
     rank_table.set_attr("description", "one row per rank; clock_offset_ns: add it to the rank's times");
-    std::vector<RankRow> rows(ranks.size());
-    for (std::size_t i = 0; i < ranks.size(); ++i) {
-      const RankInfo& r = ranks[i];
-      rows[i].rank = r.rank;
-      h5::set_fixed(rows[i].host, r.host);
-      rows[i].clock_offset_ns = r.clock_offset_ns;
-      rows[i].clock_error_ns = r.clock_error_ns;
-      h5::set_fixed(rows[i].backend, r.backend);
-      rows[i].events = r.events;
-      rows[i].dropped_events = r.dropped_events;
-      h5::set_fixed(rows[i].cpus, r.cpus);
-      rows[i].cpu_count = r.cpu_count;
-      rows[i].node_cpus = r.node_cpus;
-      h5::set_fixed(rows[i].machine, r.machine);
-    }
-    rank_table.append(rows);
+    rank_table.append(rank_rows(ranks));
 
     h5::write_strings(w.file, "strings", strings);
     if (w.single) {
@@ -525,7 +544,7 @@ void ProfileWriter::append_events(int rank, std::span<const Event> events) {
   auto it = w.events.find(rank);
   if (it == w.events.end()) {
     h5::Group group = w.file.open_group("events");
-    h5::Table<Event> table = h5::Table<Event>::create(group, rank_table_name(rank), w.events_type, kEventChunkRows);
+    h5::Table<Event> table = h5::Table<Event>::create(group, rank_table_name(rank), w.events_type, w.event_chunk_rows);
     table.set_attr("units", "ns");
     it = w.events.emplace(rank, std::move(table)).first;
   }
@@ -540,14 +559,55 @@ void ProfileWriter::write_breakdown(std::span<const BreakdownRow> rows) {
 
 void ProfileWriter::write_operators(std::span<const OperatorTotalRow> rows) {
   impl_->check_open("write_operators");
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].name >= impl_->nstrings) {
-      throw std::invalid_argument("ProfileWriter::write_operators: row " + std::to_string(i) +
-                                  ": string id out of range");
-    }
-  }
+  check_operator_names(rows, impl_->nstrings, "write_operators");
   impl_->ensure_operators();
   impl_->operators->append(rows);
+}
+
+void ProfileWriter::replace_strings(const std::vector<std::string>& strings) {
+  Impl& w = *impl_;
+  w.check_open("replace_strings");
+  check_strings_table(strings);
+  if (strings.size() < w.nstrings) throw std::invalid_argument("ProfileWriter::replace_strings: the table shrank");
+  // Fixed-length strings as wide as the longest: a longer string needs a new dataset.
+  w.file.remove("strings");
+  h5::write_strings(w.file, "strings", strings);
+  w.nstrings = strings.size();
+}
+
+void ProfileWriter::replace_ranks(const std::vector<RankInfo>& ranks) {
+  Impl& w = *impl_;
+  w.check_open("replace_ranks");
+  if (ranks.size() != static_cast<std::size_t>(w.nranks)) {
+    throw std::invalid_argument("ProfileWriter::replace_ranks: " + std::to_string(ranks.size()) + " RankInfo for " +
+                                std::to_string(w.nranks) + " ranks");
+  }
+  h5::Table<RankRow>::open(w.file, "ranks", rank_type()).replace(rank_rows(ranks));
+}
+
+void ProfileWriter::replace_operators(std::span<const OperatorTotalRow> rows) {
+  impl_->check_open("replace_operators");
+  check_operator_names(rows, impl_->nstrings, "replace_operators");
+  impl_->ensure_operators();
+  impl_->operators->replace(rows);
+}
+
+void ProfileWriter::replace_breakdown(std::span<const BreakdownRow> rows) {
+  impl_->check_open("replace_breakdown");
+  impl_->ensure_breakdown();
+  impl_->breakdown->replace(rows);
+}
+
+void ProfileWriter::flush() {
+  Impl& w = *impl_;
+  w.check_open("flush");
+  w.ensure_breakdown();  // every table exists, possibly empty
+  w.ensure_operators();
+  w.file.flush();
+}
+
+const std::string& ProfileWriter::partial_path() const noexcept {
+  return impl_->file.partial_path();
 }
 
 void ProfileWriter::close() {

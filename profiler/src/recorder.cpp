@@ -152,6 +152,26 @@ std::vector<Event> collect_events(std::int64_t close_ticks, std::int64_t& droppe
   return out;
 }
 
+std::vector<Event> take_finished_events(std::vector<std::size_t>& taken, std::int64_t& dropped,
+                                        std::int64_t close_ticks) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  dropped = 0;
+  taken.resize(r.buffers.size(), 0);
+  std::vector<Event> out;
+  for (std::size_t t = 0; t < r.buffers.size(); ++t) {
+    const ThreadBuffer& b = *r.buffers[t];
+    dropped += b.dropped;
+    for (std::size_t i = taken[t], n = b.size(); i < n; ++i, ++taken[t]) {
+      const Event& e = b.chunks[i / b.chunk_events][i % b.chunk_events];
+      if (e.end_ns == 0 && close_ticks <= 0) break;
+      out.push_back(e);
+      if (out.back().end_ns == 0) out.back().end_ns = std::max(close_ticks, e.start_ns);
+    }
+  }
+  return out;
+}
+
 std::uint32_t track_of_os_thread(std::uint64_t os_tid) {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);

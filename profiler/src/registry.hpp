@@ -18,6 +18,13 @@ void configure_buffers(std::size_t chunk_events, std::size_t max_events_per_thre
 // still open (end == 0) are closed at `close_ticks`. `dropped` receives the events lost to full
 // buffers. Call while no thread records.
 std::vector<Event> collect_events(std::int64_t close_ticks, std::int64_t& dropped);
+// The events finished since the last call with this `taken` (per thread: the events given so
+// far; it grows as threads register), thread by thread in record order, each thread's up to its
+// first event still open (an enclosing scope, given with what it encloses once it ends), in raw
+// ticks; with close_ticks > 0 (the last call) every event, those open closed then. `dropped`
+// receives the events lost to full buffers so far. Call while no thread records (between steps).
+std::vector<Event> take_finished_events(std::vector<std::size_t>& taken, std::int64_t& dropped,
+                                        std::int64_t close_ticks = 0);
 
 // The track (thread index) of the registered thread with kernel thread id `os_tid`; unknown
 // threads get 0x80000000 | (os_tid & 0x7fffffff).

@@ -19,18 +19,16 @@
 #include "commscope/profiler/profile_file.hpp"
 #include "cupti_backend.hpp"
 #include "registry.hpp"
+#include "session_impl.hpp"
 
 namespace commscope::profiler {
+
+using session_detail::gather_rows;
+using session_detail::warn;
 
 namespace {
 
 std::atomic<bool> g_session_open{false};
-
-void warn(const char* fmt, auto... args) {
-  std::fprintf(stderr, "commscope profiler: ");
-  std::fprintf(stderr, fmt, args...);
-  std::fputc('\n', stderr);
-}
 
 std::int64_t realtime_ns() {
   timespec ts{};
@@ -48,25 +46,6 @@ struct RankInfoWire {
   std::int32_t cpu_count, node_cpus;
   char machine[48];
 };
-
-template <class T>
-std::vector<T> gather_rows(MPI_Comm comm, int rank, int size, const std::vector<T>& mine) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  const int bytes = static_cast<int>(mine.size() * sizeof(T));
-  std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
-  MPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
-  std::vector<T> all;
-  if (rank == 0) {
-    std::size_t total = 0;
-    for (int r = 0; r < size; ++r) {
-      displs[static_cast<std::size_t>(r)] = static_cast<int>(total);
-      total += static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]);
-    }
-    all.resize(total / sizeof(T));
-  }
-  MPI_Gatherv(mine.data(), bytes, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, 0, comm);
-  return all;
-}
 
 }  // namespace
 
@@ -86,13 +65,43 @@ std::vector<int> world_ranks(MPI_Comm comm) {
 
 namespace {
 
-// The element-wise max over all ranks (instance counts, arrivals), the shorter vectors padded
-// with the least int64 (kNoArrival, and below every count).
-void max_over_ranks(MPI_Comm comm, std::vector<std::int64_t>& values) {
-  std::int64_t n = static_cast<std::int64_t>(values.size()), n_max = 0;
-  MPI_Allreduce(&n, &n_max, 1, MPI_INT64_T, MPI_MAX, comm);
-  values.resize(static_cast<std::size_t>(n_max), std::numeric_limits<std::int64_t>::min());
-  if (n_max > 0) MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(n_max), MPI_INT64_T, MPI_MAX, comm);
+// Numbers every rank's collective instances alike, densely from the first one these events hold
+// on any rank, and sets each communication's wait from the latest arrival over the ranks.
+// Instances are (communicator, seq), the communicator a string id of the merged table, the same
+// on every rank; `communicators` bounds those ids on every rank alike (0: found here). Numbering
+// from the first instance here keeps the vectors to these events' instances, not every instance
+// since the session began (the stream analyses each step's events alone). Collective: one
+// MPI_Allreduce for the instance spans, one for the arrivals (and one for the bound when 0).
+void latest_arrivals(MPI_Comm comm, RankTimeline& timeline, std::int64_t clock_offset_ns, std::size_t communicators) {
+  constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::min();
+  const auto numbered = [](const Activity& a) { return a.cls == ActivityClass::kCommunication && a.seq >= 0; };
+  if (communicators == 0) {
+    std::int64_t n = 0;
+    for (const Activity& a : timeline.activities)
+      if (numbered(a)) n = std::max<std::int64_t>(n, a.communicator + std::int64_t{1});
+    MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT64_T, MPI_MAX, comm);
+    communicators = static_cast<std::size_t>(n);
+  }
+  // Per communicator: minus its least seq and its largest, over the ranks.
+  std::vector<std::int64_t> span(2 * communicators, kNone);
+  for (const Activity& a : timeline.activities) {
+    if (!numbered(a) || a.communicator >= communicators) continue;
+    span[2 * a.communicator] = std::max(span[2 * a.communicator], -a.seq);
+    span[2 * a.communicator + 1] = std::max(span[2 * a.communicator + 1], a.seq);
+  }
+  if (!span.empty())
+    MPI_Allreduce(MPI_IN_PLACE, span.data(), static_cast<int>(span.size()), MPI_INT64_T, MPI_MAX, comm);
+  std::vector<std::int64_t> counts(communicators, 0);
+  std::size_t instances = 0;
+  for (std::size_t c = 0; c < communicators; ++c)
+    if (span[2 * c + 1] != kNone) instances += static_cast<std::size_t>(counts[c] = span[2 * c + 1] + span[2 * c] + 1);
+  for (Activity& a : timeline.activities)
+    if (numbered(a) && a.communicator < communicators) a.seq += span[2 * a.communicator];
+  number_instances(timeline, counts);
+  std::vector<std::int64_t> arrivals = collective_arrivals(timeline, clock_offset_ns, instances);
+  if (!arrivals.empty())
+    MPI_Allreduce(MPI_IN_PLACE, arrivals.data(), static_cast<int>(arrivals.size()), MPI_INT64_T, MPI_MAX, comm);
+  apply_latest_arrivals(timeline, arrivals, clock_offset_ns);
 }
 
 // Merges every rank's name table into one (rank 0's ids first, so they rarely change) and remaps
@@ -156,38 +165,6 @@ std::string output_problem(const std::string& path) {
     return "cannot write '" + path + "': folder '" + dir.string() + "' is not writable (" + std::strerror(errno) + ")";
   return "";
 }
-
-struct Session::Impl {
-  MPI_Comm comm = MPI_COMM_NULL;
-  int rank = 0, size = 1;
-  SessionOptions options;
-  TickConverter clock;
-  std::int64_t epoch_unix_ns = 0;
-  std::vector<std::int64_t> offsets, errors;  // every rank's
-  std::unique_ptr<detail::DeviceTracer> tracer;
-  bool finished = false;
-  bool written = false;
-
-  void estimate_offsets();
-  void stop_recording();
-  // After stop_recording(): stops the device tracer and returns this rank's events in ns since
-  // the epoch, device records included, those still open ending at close_ticks; `dropped`
-  // counts the events lost to full buffers.
-  std::vector<Event> collect(std::int64_t close_ticks, std::int64_t& dropped);
-  // The host tracer's events so far in ns since the epoch (a copy: recording goes on), those
-  // still open ending at close_ticks.
-  std::vector<Event> host_events(std::int64_t close_ticks, std::int64_t& dropped);
-  // Collective: every rank's rows gathered to rank 0 and, when options.output is set, the file
-  // written (`written`). The returned profile holds no events.
-  Profile assemble(std::vector<Event>& events, std::int64_t dropped);
-  // The rank's breakdown rows (numbered `row_rank`) and operator totals. across_ranks: collective,
-  // the latest arrival of every numbered collective instance over all ranks splits communication
-  // into wait and transfer; otherwise no arrival is known and all communication is transfer.
-  RankBreakdown breakdown(std::int32_t row_rank, const std::vector<Event>& events, bool across_ranks);
-  RankInfo info(std::int32_t row_rank, std::int64_t events, std::int64_t dropped) const;
-  ProfileMeta meta(std::int32_t nranks) const;
-  bool write(Profile& profile, const std::vector<Event>& events);
-};
 
 // Cristian's method against rank 0 (commscope/collectives/clock_offsets.hpp), on this
 // session's clock.
@@ -321,6 +298,7 @@ Session::Session(MPI_Comm comm, SessionOptions options) : impl_(std::make_unique
   detail::g_comm_seq.store(0);
   detail::g_session_generation.fetch_add(1);
   detail::g_iteration.store(-1);
+  if (s.options.stream) s.start_stream();
   MPI_Barrier(s.comm);
   detail::g_recording.store(true);
 }
@@ -378,27 +356,22 @@ std::vector<Event> Session::Impl::collect(std::int64_t close_ticks, std::int64_t
 
 std::vector<Event> Session::Impl::host_events(std::int64_t close_ticks, std::int64_t& dropped) {
   std::vector<Event> events = detail::collect_events(close_ticks, dropped);
+  to_ns(events);
+  return events;
+}
+
+void Session::Impl::to_ns(std::vector<Event>& events) const {
   for (Event& e : events) {
     e.start_ns = clock.to_ns(e.start_ns);
     e.end_ns = std::max(e.start_ns, clock.to_ns(e.end_ns));
   }
-  return events;
 }
 
-RankBreakdown Session::Impl::breakdown(std::int32_t row_rank, const std::vector<Event>& events, bool across_ranks) {
+RankBreakdown Session::Impl::breakdown(std::int32_t row_rank, const std::vector<Event>& events, bool across_ranks,
+                                       std::size_t communicators) {
   const std::int64_t offset = offsets[static_cast<std::size_t>(rank)];
   RankTimeline timeline = build_timeline(events, tracer ? Timeline::kDevice : Timeline::kHost);
-  if (across_ranks) {
-    // Cross-rank arrivals of every collective instance -> wait and transfer. Instances are
-    // (communicator, seq) with the merged string table's ids, the same on every rank: numbered
-    // densely per communicator from the counts over all ranks.
-    std::vector<std::int64_t> counts = instance_counts(timeline);
-    max_over_ranks(comm, counts);
-    number_instances(timeline, counts);
-    std::vector<std::int64_t> arrivals = collective_arrivals(timeline, offset);
-    max_over_ranks(comm, arrivals);
-    apply_latest_arrivals(timeline, arrivals, offset);
-  }
+  if (across_ranks) latest_arrivals(comm, timeline, offset, communicators);  // -> wait and transfer
   RankBreakdown mine = analyze_rank(row_rank, events, timeline, offset);
   for (const BreakdownRow& r : mine.rows)
     if (r.identity_ok == 0)
@@ -443,7 +416,23 @@ Profile Session::Impl::assemble(std::vector<Event>& events, std::int64_t dropped
   profile.strings = merge_strings(comm, rank, size, events);
   RankBreakdown mine = breakdown(rank, events, true);
 
-  const RankInfo me = info(rank, static_cast<std::int64_t>(events.size()), dropped);
+  profile.ranks = gather_infos(info(rank, static_cast<std::int64_t>(events.size()), dropped));
+  profile.breakdown = gather_rows(comm, rank, size, mine.rows);
+  profile.operators = gather_rows(comm, rank, size, mine.operators);
+
+  profile.meta = meta(size);
+  if (rank != 0) {
+    profile.breakdown = mine.rows;
+    profile.operators = mine.operators;
+  }
+
+  const bool per_rank = size > options.single_file_max_ranks;
+  profile.meta.events_layout = per_rank ? "per-rank" : "single";
+  if (!options.output.empty()) written = write(profile, events);
+  return profile;
+}
+
+std::vector<RankInfo> Session::Impl::gather_infos(const RankInfo& me) const {
   RankInfoWire wire{};
   wire.rank = me.rank;
   h5::set_fixed(wire.host, me.host);
@@ -456,37 +445,25 @@ Profile Session::Impl::assemble(std::vector<Event>& events, std::int64_t dropped
   wire.cpu_count = me.cpu_count;
   wire.node_cpus = me.node_cpus;
   h5::set_fixed(wire.machine, me.machine);
-  const auto infos = gather_rows(comm, rank, size, std::vector<RankInfoWire>{wire});
-  profile.breakdown = gather_rows(comm, rank, size, mine.rows);
-  profile.operators = gather_rows(comm, rank, size, mine.operators);
-
-  profile.meta = meta(size);
-  if (rank == 0) {
-    for (const RankInfoWire& w : infos) {
-      RankInfo r;
-      r.rank = w.rank;
-      r.host.assign(w.host, strnlen(w.host, sizeof w.host));
-      r.backend.assign(w.backend, strnlen(w.backend, sizeof w.backend));
-      r.clock_offset_ns = w.clock_offset_ns;
-      r.clock_error_ns = w.clock_error_ns;
-      r.events = w.events;
-      r.dropped_events = w.dropped_events;
-      r.cpus.assign(w.cpus, strnlen(w.cpus, sizeof w.cpus));
-      r.cpu_count = w.cpu_count;
-      r.node_cpus = w.node_cpus;
-      r.machine.assign(w.machine, strnlen(w.machine, sizeof w.machine));
-      profile.ranks.push_back(std::move(r));
-    }
-  } else {
-    profile.ranks.push_back(me);
-    profile.breakdown = mine.rows;
-    profile.operators = mine.operators;
+  const auto wires = gather_rows(comm, rank, size, std::vector<RankInfoWire>{wire});
+  std::vector<RankInfo> infos;
+  if (rank != 0) return {me};
+  for (const RankInfoWire& w : wires) {
+    RankInfo r;
+    r.rank = w.rank;
+    r.host.assign(w.host, strnlen(w.host, sizeof w.host));
+    r.backend.assign(w.backend, strnlen(w.backend, sizeof w.backend));
+    r.clock_offset_ns = w.clock_offset_ns;
+    r.clock_error_ns = w.clock_error_ns;
+    r.events = w.events;
+    r.dropped_events = w.dropped_events;
+    r.cpus.assign(w.cpus, strnlen(w.cpus, sizeof w.cpus));
+    r.cpu_count = w.cpu_count;
+    r.node_cpus = w.node_cpus;
+    r.machine.assign(w.machine, strnlen(w.machine, sizeof w.machine));
+    infos.push_back(std::move(r));
   }
-
-  const bool per_rank = size > options.single_file_max_ranks;
-  profile.meta.events_layout = per_rank ? "per-rank" : "single";
-  if (!options.output.empty()) written = write(profile, events);
-  return profile;
+  return infos;
 }
 
 Profile Session::finish() {
@@ -495,6 +472,7 @@ Profile Session::finish() {
   s.finished = true;
   const std::int64_t close_ticks = ticks();
   s.stop_recording();
+  if (s.stream.started) return s.finish_stream(close_ticks);
   std::int64_t dropped = 0;
   std::vector<Event> events = s.collect(close_ticks, dropped);
   Profile profile = s.assemble(events, dropped);
@@ -507,6 +485,7 @@ Profile Session::finish() {
 bool Session::write_so_far() {
   Impl& s = *impl_;
   if (s.finished) throw std::logic_error("Session::write_so_far() after the session finished");
+  if (s.stream.started) return s.write_stream_so_far();
   // Every rank must take part or none: a rank with CUPTI (whose records come at stop) declines.
   int can = s.tracer == nullptr && !s.options.output.empty() ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &can, 1, MPI_INT, MPI_MIN, s.comm);
@@ -517,6 +496,12 @@ bool Session::write_so_far() {
   std::vector<Event> events = s.host_events(close_ticks, dropped);
   s.assemble(events, dropped);
   return s.written;
+}
+
+bool Session::append_so_far() {
+  Impl& s = *impl_;
+  if (s.finished) throw std::logic_error("Session::append_so_far() after the session finished");
+  return s.stream.started && s.append_stream(0, false);
 }
 
 bool Session::finish_local(const std::string& path,

@@ -10,7 +10,11 @@
 // schedule is printed beside it. The wait is computed from the ranks' arrival times at the
 // allreduce, exchanged after the run (the ranks share one host's CLOCK_MONOTONIC).
 //
-//   mpirun -np 2 test_profiler_synthetic OUT.h5 [--max-single-file-ranks N] [--iterations N]
+// With --stream the file is written step by step (SessionOptions::stream, append_so_far() after
+// each iteration), each step's breakdown computed from that step's events alone. Either way the
+// file's breakdown must equal the one computed from its events whole (analyze_ranks).
+//
+//   mpirun -np 2 test_profiler_synthetic OUT.h5 [--max-single-file-ranks N] [--iterations N] [--stream]
 
 #include <mpi.h>
 
@@ -23,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "commscope/profiler/breakdown.hpp"
 #include "commscope/profiler/profile_file.hpp"
 #include "commscope/profiler/session.hpp"
 
@@ -96,8 +101,10 @@ int main(int argc, char** argv) {
   options.attributes = {{"workload", "synthetic"}};
   int iterations = 5;
   bool expect_not_written = false;  // OUT is unwritable: finish() must warn and carry on
-  for (int i = 2; i < argc; ++i)
+  for (int i = 2; i < argc; ++i) {
     if (std::strcmp(argv[i], "--expect-not-written") == 0) expect_not_written = true;
+    if (std::strcmp(argv[i], "--stream") == 0) options.stream = true;
+  }
   for (int i = 2; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--max-single-file-ranks") == 0) options.single_file_max_ranks = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--iterations") == 0) iterations = std::atoi(argv[i + 1]);
@@ -114,27 +121,33 @@ int main(int argc, char** argv) {
                      kb = cp::name_id("busy_b"), allreduce = cp::name_id("allreduce"), mpi = cp::name_id("mpi");
     for (int it = 0; it < iterations; ++it) {
       Truth& t = truth[static_cast<std::size_t>(it)];
-      cp::IterationScope iteration(it);
-      timed(&t.inter, [&] { idle_for(kInterBefore + (last && size > 1 ? kSkew : 0)); });
-      {
-        cp::OperatorScope op(fwd);
-        timed(&t.intra, [&] { idle_for(kIntra); });
+      {  // the step; then it is appended
+        cp::IterationScope iteration(it);
+        timed(&t.inter, [&] { idle_for(kInterBefore + (last && size > 1 ? kSkew : 0)); });
         {
-          cp::KernelScope k(ka);
-          timed(&t.kernel, [&] { busy_for(kKernelA); });
+          cp::OperatorScope op(fwd);
+          timed(&t.intra, [&] { idle_for(kIntra); });
+          {
+            cp::KernelScope k(ka);
+            timed(&t.kernel, [&] { busy_for(kKernelA); });
+          }
+          timed(&t.intra, [&] { idle_for(kIntra); });
+          {
+            cp::KernelScope k(kb);
+            timed(&t.kernel, [&] { busy_for(kKernelB); });
+          }
         }
-        timed(&t.intra, [&] { idle_for(kIntra); });
+        timed(&t.inter, [&] { idle_for(kInterMid); });
         {
-          cp::KernelScope k(kb);
-          timed(&t.kernel, [&] { busy_for(kKernelB); });
+          cp::OperatorScope op(sync);
+          cp::CommScope c(allreduce, mpi, static_cast<std::int64_t>(sizeof(float)) * kAllreduceFloats);
+          t.arrival = cp::mono_ns();
+          MPI_Allreduce(send.data(), recv.data(), kAllreduceFloats, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         }
       }
-      timed(&t.inter, [&] { idle_for(kInterMid); });
-      {
-        cp::OperatorScope op(sync);
-        cp::CommScope c(allreduce, mpi, static_cast<std::int64_t>(sizeof(float)) * kAllreduceFloats);
-        t.arrival = cp::mono_ns();
-        MPI_Allreduce(send.data(), recv.data(), kAllreduceFloats, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      if (options.stream && !session.append_so_far()) {
+        std::fprintf(stderr, "FAIL: rank %d: iteration %d was not appended\n", rank, it);
+        ++failures;
       }
     }
     cp::Profile profile = session.finish();
@@ -222,6 +235,24 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "FAIL: the file's breakdown or events differ from the session's\n");
           ++failures;
         }
+        // The rows again from the file's events whole, every instance's latest arrival over the ranks.
+        std::vector<std::int64_t> offsets;
+        for (const cp::RankInfo& r : file.ranks) offsets.push_back(r.clock_offset_ns);
+        std::vector<cp::BreakdownRow> whole;
+        for (const cp::RankBreakdown& b : cp::analyze_ranks(file.events, offsets, cp::Timeline::kHost))
+          whole.insert(whole.end(), b.rows.begin(), b.rows.end());
+        bool equal = whole.size() == file.breakdown.size();
+        for (std::size_t i = 0; equal && i < whole.size(); ++i) {
+          equal = std::memcmp(&whole[i], &file.breakdown[i], sizeof(cp::BreakdownRow)) == 0;
+          if (!equal)
+            std::printf("rank %d iteration %d: wait %lld ns in the file, %lld from its events whole\n",
+                        file.breakdown[i].rank, file.breakdown[i].iteration,
+                        static_cast<long long>(file.breakdown[i].comm_wait_ns),
+                        static_cast<long long>(whole[i].comm_wait_ns));
+        }
+        std::printf("the file's %zu rows %s the %zu computed from its events whole\n", file.breakdown.size(),
+                    equal ? "equal" : "DIFFER FROM", whole.size());
+        failures += equal ? 0 : 1;
       } catch (const std::exception& e) {
         std::fprintf(stderr, "FAIL: %s\n", e.what());
         ++failures;

@@ -484,6 +484,63 @@ TEST_F(ProfileFileTest, PartialUntilClosed) {
   EXPECT_TRUE(fs::exists(path));
 }
 
+// Session's stream: the tables grow and change between flushes; after each flush the .partial
+// file reads as a profile of what it holds, and the closed file as the whole.
+TEST_F(ProfileFileTest, AppendedStepByStepReadsBackAfterEachFlush) {
+  const Profile want = test_profile("single");
+  const std::string path = file("stream.h5");
+  const std::vector<std::string> first(want.strings.begin(), want.strings.begin() + 5);
+  std::vector<RankInfo> ranks = want.ranks;
+  for (RankInfo& r : ranks) r.events = 0;
+  ProfileWriter writer(path, want.meta, ranks, {""}, 4);  // 4-row event chunks: appends cross them
+  // What a stop would publish now (a copy: this process has the file open for writing).
+  const auto published = [&] {
+    const std::string copy = file("published.h5");
+    fs::copy_file(path + ".partial", copy, fs::copy_options::overwrite_existing);
+    return read_profile(copy);
+  };
+  writer.flush();
+  const Profile empty = published();
+  EXPECT_TRUE(empty.breakdown.empty());
+  EXPECT_TRUE(empty.operators.empty());
+  // Step 1: the first strings, half of every rank's events, the first rows.
+  writer.replace_strings(first);
+  std::vector<BreakdownRow> rows;
+  for (int r = 0; r < 3; ++r) {
+    const std::vector<Event>& e = want.events[static_cast<std::size_t>(r)];
+    std::vector<Event> half(e.begin(), e.begin() + static_cast<std::ptrdiff_t>(e.size() / 2));
+    std::erase_if(half, [&](const Event& x) {
+      return x.name >= first.size() || x.detail >= first.size() || x.communicator >= first.size();
+    });
+    writer.append_events(r, half);
+    ranks[static_cast<std::size_t>(r)].events = static_cast<std::int64_t>(half.size());
+  }
+  rows.push_back(want.breakdown[0]);
+  writer.write_breakdown(std::span<const BreakdownRow>(rows));
+  writer.replace_operators(std::span<const OperatorTotalRow>(want.operators).first(1));
+  writer.replace_ranks(ranks);
+  writer.flush();
+  const Profile step1 = published();
+  EXPECT_EQ(step1.strings, first);
+  ASSERT_EQ(step1.breakdown.size(), 1u);
+  EXPECT_EQ(std::memcmp(&step1.breakdown[0], &want.breakdown[0], sizeof(BreakdownRow)), 0);
+  EXPECT_EQ(step1.operators.size(), 1u);
+  for (int r = 0; r < 3; ++r)
+    EXPECT_EQ(step1.events[static_cast<std::size_t>(r)].size(),
+              static_cast<std::size_t>(ranks[static_cast<std::size_t>(r)].events));
+  EXPECT_THROW(writer.replace_strings({""}), std::invalid_argument);  // ids never go away
+  // The rest: every string, the whole tables.
+  writer.replace_strings(want.strings);
+  writer.replace_breakdown(want.breakdown);
+  writer.replace_operators(want.operators);
+  writer.replace_ranks(want.ranks);
+  writer.flush();
+  writer.close();
+  EXPECT_FALSE(fs::exists(path + ".partial"));
+  const Profile got = read_profile(path, false);
+  expect_profiles_equal(got, want, false);
+}
+
 TEST_F(ProfileFileTest, DestroyedWithoutCloseLeavesThePartialFile) {
   const Profile p = test_profile("single");
   const std::string path = file("abandoned.h5");

@@ -136,6 +136,36 @@ TEST(Recorder, OpenScopesAreClosedAtCollection) {
   delete open;  // recording is off: the destructor leaves the (collected) event alone
 }
 
+// The stream's taking: each call gives what finished since the last, a thread's events up to its
+// first one still open (given with what it encloses once it ends); the last call gives all.
+TEST(Recorder, TakesFinishedEventsSinceTheLastTake) {
+  Recording rec;
+  std::vector<std::size_t> taken;
+  std::int64_t dropped = -1;
+  { cp::KernelScope k(cp::name_id("first")); }
+  std::vector<cp::Event> got = cp::detail::take_finished_events(taken, dropped);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(dropped, 0);
+  EXPECT_TRUE(cp::detail::take_finished_events(taken, dropped).empty());  // nothing new
+  auto* outer = new cp::OperatorScope(cp::name_id("outer"));
+  { cp::KernelScope k(cp::name_id("inside")); }
+  EXPECT_TRUE(cp::detail::take_finished_events(taken, dropped).empty());  // held behind the open one
+  delete outer;
+  { cp::KernelScope k(cp::name_id("after")); }
+  got = cp::detail::take_finished_events(taken, dropped);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].name, cp::name_id("outer"));
+  EXPECT_EQ(got[1].name, cp::name_id("inside"));
+  EXPECT_EQ(got[2].name, cp::name_id("after"));
+  auto* open = new cp::OperatorScope(cp::name_id("open at the end"));
+  got = cp::detail::take_finished_events(taken, dropped, cp::ticks());  // the last: closed now
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_GE(got[0].end_ns, got[0].start_ns);
+  EXPECT_NE(got[0].end_ns, 0);
+  cp::detail::g_recording.store(false);
+  delete open;
+}
+
 TEST(Recorder, NamesAreInternedOnce) {
   EXPECT_EQ(cp::name_id("same"), cp::name_id("same"));
   EXPECT_NE(cp::name_id("same"), cp::name_id("other"));

@@ -127,6 +127,9 @@ std::unique_ptr<prof::Session> start_profile(const ct::TrainOptions& o, int argc
     so.command_line += argv[i];
   }
   so.attributes = prof::to_attributes(description);
+  // Written step by step: a stop keeps every step appended (Open MPI's mpirun SIGKILLs the ranks
+  // about 1 s after forwarding a Ctrl-C, long before a CPU step of a larger model ends).
+  so.stream = true;
   return std::make_unique<prof::Session>(world.mpi_comm(), so);
 }
 
@@ -149,7 +152,8 @@ struct StepLoop {
   std::size_t accounted;          // bytes, the memory line's total
   std::size_t resident_at_start;  // bytes
   MPI_Comm world;
-  std::function<void()> checkpoint;     // --save-every's (collective)
+  std::function<void()> checkpoint;      // --save-every's (collective)
+  std::function<void()> profile_step;    // --profile's append of the step (collective)
   std::function<void()> profile_so_far;  // --profile-every's (collective)
 };
 
@@ -188,10 +192,12 @@ Trained train(const StepLoop& l) {
     ct::TrainEngine::StepResult r;
     {
       prof::IterationScope iteration(static_cast<std::int32_t>(l.engine.step()));
+      if (s == o.debug_stall_step) std::this_thread::sleep_for(std::chrono::seconds(60));
       l.loader.next(inputs.data(), targets.data());
       r = l.engine.train_step(inputs.data(), targets.data());
     }
     const double dt = timing::now_s() - t0;
+    l.profile_step();  // on disk before its line is printed
     t.last_loss = r.loss;
     if (s > 0) t.total_time += dt, ++t.timed_steps;
     if (s == 0 && l.rank == 0) print_resident(l);
@@ -218,12 +224,21 @@ Trained train(const StepLoop& l) {
   return t;
 }
 
-// The profile written, its mean step printed (rank 0). Collective.
-void finish_profile(prof::Session& session, const ct::TrainOptions& o, int rank) {
+// The profile written, its mean step printed (rank 0). Collective. After a stop the file holds the
+// steps appended before the signal, which published it.
+void finish_profile(prof::Session& session, const ct::TrainOptions& o, int rank, bool stopped) {
   const prof::Profile p = session.finish();
   if (rank != 0) return;
-  std::printf("profile: %s%s; per iteration (mean over ranks and steps):", o.profile.c_str(),
-              session.written() ? "" : " NOT WRITTEN");
+  std::printf("profile: %s%s", o.profile.c_str(), session.written() ? "" : " NOT WRITTEN");
+  if (stopped && session.written())
+    std::printf(" (%lld steps, those written before the stop)",
+                static_cast<long long>(std::count_if(p.breakdown.begin(), p.breakdown.end(),
+                                                     [](const prof::BreakdownRow& r) { return r.rank == 0; })));
+  if (p.breakdown.empty()) {
+    std::printf("; no steps\n");
+    return;
+  }
+  std::printf("; per iteration (mean over ranks and steps):");
   const prof::StepSummary s = prof::summarize(p);
   std::printf(" %.2f ms = kernel %.2f + intra %.2f + inter %.2f + comm %.2f (wait %.2f)\n", s.window_ms, s.kernel_ms,
               s.intra_ms, s.inter_ms, s.comm_ms, s.comm_wait_ms);
@@ -328,11 +343,14 @@ int run(int argc, char** argv, commscope::Communicator& world) {
                       world.mpi_comm(),
                       [&] { save_outputs(o, setup, at, engine, rank, false); },
                       [&] {
+                        if (session) session->append_so_far();
+                      },
+                      [&] {
                         if (session && session->write_so_far() && rank == 0)
                           std::printf("profile: %s written (steps so far)\n", o.profile.c_str());
                       }};
   const Trained t = train(loop);
-  if (session) finish_profile(*session, o, rank);
+  if (session) finish_profile(*session, o, rank, t.stopped_by != 0);
   if (t.stopped_by) {  // the profile so far and the checkpoint of the last step, nothing else
     save_outputs(o, setup, at, engine, rank, false);
     if (rank == 0)

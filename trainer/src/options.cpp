@@ -233,6 +233,7 @@ TrainParse parse_train_options(int argc, char** argv) {
   add_output_options(app, o);
   app.add_option("--debug-kill-rank", o.debug_kill_rank)->group("");
   app.add_option("--debug-kill-step", o.debug_kill_step)->group("");
+  app.add_option("--debug-stall-step", o.debug_stall_step)->group("");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

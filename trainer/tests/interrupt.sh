@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A stop during training (SIGTERM to every rank, as a scheduler's cancel or Open MPI's mpirun at a
-# Ctrl-C sends): the run must write the profile so far and the checkpoint of the last step, say so,
+# Ctrl-C sends): the run must publish the profile so far (the steps appended before the signal),
+# write the checkpoint of the last step, say so,
 # exit non-zero, and both files must read back: the report reads the profile, and a run resumed
 # from the checkpoint continues at the next step. The ranks are signalled directly (the launcher's
 # children): at a SIGINT to mpirun itself, its job teardown lost the ranks' output now and then
@@ -34,7 +35,9 @@ fail() { echo "interrupt.sh: FAIL: $*"; exit 1; }
 step=$(sed -n 's/^stopped by SIG[A-Z]* after step \([0-9]*\)$/\1/p' "$log")
 [ -n "$step" ] || fail "no 'stopped by ... after step N' line"
 grep -q "^saved .*stop.ckpt (step $step)\$" "$log" || fail "no checkpoint of step $step"
-grep -q "^profile: .*stop.h5; per iteration" "$log" || fail "the profile was not written"
+grep -q "^commscope-train: rank 0: kept [0-9]* steps in .*stop.h5\$" "$log" || fail "rank 0 did not say where the profile is"
+grep -q "^profile: .*stop.h5 ([0-9]* steps, those written before the stop); per iteration" "$log" ||
+  fail "the profile was not written"
 "$report" profile "$work/stop.h5" >"$work/stop-report.txt" || fail "the report cannot read the profile"
 grep -q "^2 ranks, [0-9]* (rank, iteration) rows" "$work/stop-report.txt" || fail "the profile has no steps"
 "$train" --load "$work/stop.ckpt" --data "$data" --steps 1 --batch 2 --threads 1 >"$work/resume.log" 2>&1 ||

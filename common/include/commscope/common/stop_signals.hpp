@@ -8,8 +8,12 @@
 //    which collective the rank was in (stop_line.hpp) and where the results are, then the
 //    process dies of the signal. A signal that comes while a tracked file is being written
 //    (a WriteGuard is alive) waits until the write ends, so that the files stay valid.
-//  - kRaiseFlag (trainer): the first signal only raises the stop flag, which the tool polls at a
-//    safe point (a step's end) to write its files and end; a second signal stops as above.
+//  - kRaiseFlag (trainer): the first signal publishes every tracked file as its last flush left
+//    it (when a write ends, if one is in progress), says where, and raises the stop flag, which
+//    the tool polls at a safe point (a step's end) to end; a second signal stops as above. The
+//    files are not left for the step's end: a step may take longer than a launcher waits before
+//    its SIGKILL (Open MPI's mpirun: about 1 s after the SIGTERM it forwards at a Ctrl-C), and a
+//    5-step profile was lost so under mpirun while one rank alone kept it.
 // A library inside another program (libcommscope-mpiprof) takes signal_pipe instead: the handler
 // hands the signal to a thread of the library's, which writes its file and re-raises it under the
 // program's own disposition.

@@ -159,6 +159,8 @@ class Group : public Object {
   // True if every link along the path exists (checked segment by segment, so a missing parent
   // is false rather than an error). "" is false; "/" is true.
   bool exists(std::string_view path) const;
+  // Unlinks `name` (H5Ldelete); its storage is freed once nothing holds it open.
+  void remove(std::string_view name);
 };
 
 // An HDF5 file; as a Group it is the root group.
@@ -317,6 +319,8 @@ class TableBase : public Dataset {
   // Every member of `memtype` must exist (by name) in the dataset's compound type.
   static TableBase open(const Group& parent, std::string_view name, hid_t memtype);
   void append_rows(const void* rows, std::size_t count);
+  // Sets the table to exactly these `count` rows (shrinking or growing it), written from row 0.
+  void replace_rows(const void* rows, std::size_t count);
   // Reads exactly `count` rows (must equal size()) into `rows`.
   void read_rows(void* rows, std::size_t count) const;
 
@@ -341,6 +345,8 @@ class Table : public TableBase {
   // Extend the table and write the rows at its end; zero rows is a no-op.
   void append(std::span<const T> rows) { append_rows(rows.data(), rows.size()); }
   void append(const T& row) { append_rows(&row, 1); }
+  // The table becomes `rows` (a file written step by step rewrites its totals in place).
+  void replace(std::span<const T> rows) { replace_rows(rows.data(), rows.size()); }
 
   std::vector<T> read_all() const {
     std::vector<T> rows(size());

@@ -29,11 +29,13 @@ std::string rank_event_file_name(const std::string& main_path, int rank);
 
 // Writes the main file. Construction creates NAME.partial and writes /meta and /strings; the
 // tables follow in any order; close() renames. Destroying it without close() leaves the
-// .partial file. Throws h5::Error on HDF5 failures.
+// .partial file. Throws h5::Error on HDF5 failures. event_chunk_rows: the events tables' HDF5
+// chunk (0: 16,384 rows, ~1.3 MB before compression); each append recompresses the chunk it
+// ends in, so a file appended step by step takes smaller ones.
 class ProfileWriter {
  public:
   ProfileWriter(const std::string& path, const ProfileMeta& meta, const std::vector<RankInfo>& ranks,
-                const std::vector<std::string>& strings);
+                const std::vector<std::string>& strings, std::size_t event_chunk_rows = 0);
   ~ProfileWriter();
   ProfileWriter(const ProfileWriter&) = delete;
   ProfileWriter& operator=(const ProfileWriter&) = delete;
@@ -43,6 +45,16 @@ class ProfileWriter {
   void append_events(int rank, std::span<const Event> events);
   void write_breakdown(std::span<const BreakdownRow> rows);
   void write_operators(std::span<const OperatorTotalRow> rows);
+  // A file written step by step (Session's stream): the string table, /ranks and /operators as
+  // they are now (they grow and change), and flush(), after which the .partial file is a valid
+  // profile of what it holds (every table present) even if the process is then killed.
+  void replace_strings(const std::vector<std::string>& strings);
+  void replace_ranks(const std::vector<RankInfo>& ranks);
+  void replace_operators(std::span<const OperatorTotalRow> rows);
+  void replace_breakdown(std::span<const BreakdownRow> rows);
+  void flush();
+  // NAME.partial, where the file is until close().
+  const std::string& partial_path() const noexcept;
   void close();
 
  private:

@@ -45,6 +45,11 @@ struct SessionOptions {
   int clock_rounds = 8;   // ping-pong rounds per rank for the clock offsets
   std::string command_line;
   std::vector<std::pair<std::string, std::string>> attributes;  // stored under /meta
+  // Write `output` step by step: append_so_far() appends what every rank finished since to
+  // NAME.partial, which a stop (Ctrl-C, a launcher's SIGTERM: commscope/common/stop_signals.hpp)
+  // publishes as NAME at once, "kept N steps in NAME"; finish() appends the rest and renames it.
+  // With the host tracer on every rank and the single layout; otherwise finish() writes the file.
+  bool stream = false;
 };
 
 // The ranks in MPI_COMM_WORLD of comm's members, by their rank in comm: what
@@ -77,6 +82,13 @@ class Session {
   // file again, whole. Returns whether the file was written: false on every rank when there is
   // no output or when a rank records with CUPTI (its records come at finish() only).
   bool write_so_far();
+  // Collective, between steps (no collective in flight on any rank), with SessionOptions::stream:
+  // appends every rank's events, breakdown rows and operator totals finished since the last call
+  // to NAME.partial and flushes it. Returns whether it did: false on every rank without a
+  // stream, once a stop has published the file (it then holds the steps appended before), or
+  // after a failure to write (a warning; the stream ends). With a stream, write_so_far() appends
+  // and then copies NAME.partial to NAME.
+  bool append_so_far();
   // Not collective, no MPI calls: for a rank that cannot count on the others any more (the job
   // is being killed). Stops recording and writes `path` (NAME.partial, then renamed), a valid
   // one-rank profile of this rank: its events, its breakdown with all communication counted as

@@ -32,14 +32,17 @@ struct TrainOptions {
   std::string profile;             // profile file (HDF5)
   std::string load_llmc, save_llmc, load, save;
   int profile_every = 0;  // --profile written also every N steps, so far (host tracer); 0: at the end only
-  int save_every = 0;  // --save also every N steps; 0: at the end (and at a stop) only
-  int sample = 0;      // tokens to generate after training (rank 0)
+  int save_every = 0;     // --save also every N steps; 0: at the end (and at a stop) only
+  int sample = 0;         // tokens to generate after training (rank 0)
   std::string prompt = "And God said";
   float temperature = 1.0f;
   int log_every = 1;
-  // Fault tests (hidden flags): rank debug_kill_rank kills itself (SIGKILL) at step debug_kill_step.
+  // Fault tests (hidden flags): rank debug_kill_rank kills itself (SIGKILL) at step debug_kill_step;
+  // every rank sleeps 60 s at the start of step debug_stall_step (a step longer than a launcher
+  // waits after its SIGTERM).
   int debug_kill_rank = -1;
   int debug_kill_step = -1;
+  int debug_stall_step = -1;
 };
 
 struct TrainParse {
