@@ -184,7 +184,14 @@ std::string oversubscribed(const std::vector<BenchFile>& runs) {
 void write_caveats(ReportWriter& w, const std::vector<BenchFile>& runs, const std::vector<std::string>& left_out) {
   for (const BenchFile& run : runs) {
     const std::string status = run.meta_value("status");
-    if (!status.empty() && status != "complete")
+    // A .partial file was never published: rank 0 stopped before it could rename it (killed).
+    if (run.path.ends_with(".partial"))
+      w.text("WARNING: " + run.path +
+             ": an incomplete file, never published (the bench was stopped before it could rename it: rank 0 "
+             "killed?); it holds the rows flushed before" +
+             (status.empty() || status == "running" ? std::string() : " (status \"" + status + "\")") +
+             ", the sizes and cases after its last row are missing.");
+    else if (!status.empty() && status != "complete")
       w.text("WARNING: " + run.path + ": the sweep was cut short (status \"" + status + "\"" +
              (status == "running" ? ": the bench stopped before it finished" : "") +
              "): the sizes and cases after its last row are missing.");

@@ -146,6 +146,10 @@ void report_profile(const std::string& file, const ReportOptions& options) {
         k == "job_nranks" || k == "signal")  // the last three: one rank's profile written at a signal
       head += ", " + k + " " + v;
   w.text(head + ". Times in ms; the four parts kernel + intra-op + inter-op + communication sum to the step.");
+  if (file.ends_with(".partial"))
+    w.text("WARNING: " + file +
+           ": an incomplete profile, never published (its run was stopped before it could rename it: rank 0 "
+           "killed?); it holds the steps appended before.");
 
   // --- per iteration, mean over ranks
   std::map<int, std::vector<const profiler::BreakdownRow*>> by_step;

@@ -332,6 +332,20 @@ TEST(InputErrors, MissingFile) {
   expect_input_error([&] { ca::preflight(path, "profile"); }, path, "no such file");
 }
 
+// A writer stopped before its rename (rank 0 killed) left PATH.partial: the error says where.
+TEST(InputErrors, MissingFileBesideItsPartial) {
+  const std::string path = temp_file("killed.h5");
+  fs::remove(path);
+  std::ofstream(path + ".partial") << "rows";
+  const std::string where = "no such file: it was not completed (its writer stopped before renaming it: killed?); "
+                            "what it wrote is in " +
+                            path + ".partial";
+  expect_input_error([&] { ca::read_bench_file(path); }, path, where);
+  expect_input_error([&] { ca::read_profile_file(path); }, path, where);
+  expect_input_error([&] { ca::preflight(path, "bench"); }, path, where);
+  fs::remove(path + ".partial");
+}
+
 TEST(InputErrors, Directory) {
   const std::string path = temp_file("a-directory.h5");
   fs::create_directories(path);

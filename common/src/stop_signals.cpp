@@ -39,6 +39,10 @@ std::atomic<int> g_requested{0};             // the first stop signal
 std::atomic<int> g_pending{0};               // a signal held back until the writes end
 std::atomic<bool> g_publish_pending{false};  // the flag mode's first signal came during a write
 Mode g_mode = Mode::kPublishAndDie;
+// watch(): rank 0's file, seen from another rank.
+std::atomic<bool> g_watching{false};
+char g_watch_partial[4096] = "";
+char g_watch_final[4096] = "";
 int g_rank = 0;
 char g_prefix[64] = "";
 
@@ -87,6 +91,15 @@ int publish_all(bool done[kSlots]) noexcept {
   return n;
 }
 
+// On a rank other than 0, after its hold: rank 0's rows, where it did not publish them.
+void say_unpublished() noexcept {
+  if (!g_watching.load() || ::access(g_watch_partial, F_OK) != 0) return;
+  char line[8400] = "";
+  const char* parts[] = {g_prefix, g_watch_final, " was not published: its rows are in ", g_watch_partial, "\n"};
+  for (const char* part : parts) std::strncat(line, part, sizeof line - std::strlen(line) - 1);
+  put(line);
+}
+
 // Publish before anything else (a launcher's SIGKILL may follow), then say why and where, then
 // die of the signal: at once outside a handler, on the handler's return inside one (the signal is
 // blocked there until then).
@@ -96,7 +109,10 @@ void stop_now(int sig) noexcept {
   write_stop_line(g_prefix, sig, current_activity());
   for (int i = 0; i < kSlots; ++i)
     if (done[i] && !g_slots[i].hook && g_slots[i].unit) say_kept(g_slots[i]);
-  if (g_rank != 0) ::nanosleep(&kHoldForRank0, nullptr);
+  if (g_rank != 0) {
+    ::nanosleep(&kHoldForRank0, nullptr);
+    say_unpublished();
+  }
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
@@ -193,6 +209,15 @@ void request(int sig) noexcept {
 
 void check_path(const std::string& path) {
   if (path.size() + 16 > sizeof g_slots[0].partial) throw std::invalid_argument("path too long: " + path.substr(0, 64));
+}
+
+void watch(const std::string& partial, const std::string& final_path) {
+  check_path(partial);
+  check_path(final_path);
+  g_watching.store(false);
+  std::snprintf(g_watch_partial, sizeof g_watch_partial, "%s", partial.c_str());
+  std::snprintf(g_watch_final, sizeof g_watch_final, "%s", final_path.c_str());
+  g_watching.store(true);
 }
 
 TrackedFile::TrackedFile(const std::string& partial, const std::string& final_path, const char* unit) {

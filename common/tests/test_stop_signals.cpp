@@ -144,6 +144,29 @@ TEST(StopSignalsDeathTest, FlagModeSignalDuringAWritePublishesWhenItEndsAndGoesO
   EXPECT_TRUE(fs::exists(f.final_path));
 }
 
+// Another rank than 0 watching rank 0's file: after its hold, it says where the rows are when
+// rank 0 did not publish them (killed first), and nothing when it did.
+TEST(StopSignalsDeathTest, AnotherRankSaysWhereUnpublishedRowsAre) {
+  const Files f("watched.h5");
+  EXPECT_EXIT(
+      {
+        stop::install("test-bench", 1, stop::Mode::kPublishAndDie);
+        stop::watch(f.partial, f.final_path);
+        std::raise(SIGTERM);
+      },
+      testing::KilledBySignal(SIGTERM),
+      "test-bench: rank 1: .*watched.h5 was not published: its rows are in .*watched.h5.partial\n");
+  fs::rename(f.partial, f.final_path);  // published
+  EXPECT_EXIT(
+      {
+        stop::install("test-bench", 1, stop::Mode::kPublishAndDie);
+        stop::watch(f.partial, f.final_path);
+        std::fprintf(stderr, "before\n");
+        std::raise(SIGTERM);
+      },
+      testing::KilledBySignal(SIGTERM), "before\ntest-bench: rank 1: stopped by SIGTERM outside any collective\n$");
+}
+
 namespace {
 
 int g_before = 0;

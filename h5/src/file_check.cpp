@@ -89,7 +89,14 @@ std::string file_problem(const std::string& path, std::string_view what) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
-  if (!fs::exists(status)) return "no such file";
+  if (!fs::exists(status)) {
+    // A writer stopped before its rename (File::create writes PATH.partial) left what it wrote.
+    if (fs::is_regular_file(path + ".partial", ec))
+      return "no such file: it was not completed (its writer stopped before renaming it: killed?); what it "
+             "wrote is in " +
+             path + ".partial (read that, incomplete)";
+    return "no such file";
+  }
   if (fs::is_directory(status)) return "is a directory, not " + std::string(what);
   if (!fs::is_regular_file(status)) return "not a regular file, not " + std::string(what);
   if (!std::ifstream(path, std::ios::binary)) return "cannot be read (permission denied?)";

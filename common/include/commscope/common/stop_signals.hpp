@@ -73,6 +73,14 @@ class TrackedFile {
   int slot_;
 };
 
+// For the ranks that do not write a file rank 0 writes (and publishes at a stop): a stop on such a
+// rank, after its hold for rank 0, says where the rows are when they were not published, i.e.
+// `partial` is still there ("<tool>: rank 1: OUT was not published: its rows are in
+// OUT.partial"): rank 0 was killed first (SIGKILL, the OOM killer), and the launcher's own line
+// names the signal only. Where rank 0's file is not on this rank's file system, nothing is said.
+// One file; check_path's limits.
+void watch(const std::string& partial, const std::string& final_path);
+
 // A file ended by a function of its own at a stop (the bench's -J JSON file writes its footer):
 // `publish` must be async-signal-safe and is called at most once, while this is alive.
 class TrackedHook {

@@ -368,6 +368,8 @@ std::vector<std::int64_t> read_ints(const Group& parent, std::string_view name);
 // Checks before HDF5 sees a file to read, for clearer messages than HDF5's: "" when `path` is a
 // readable regular file with the HDF5 signature, else the problem in a few words ("no such
 // file", "is a directory, not WHAT", "an empty file: not an HDF5 file", "not an HDF5 file", ...).
+// A missing `path` beside an existing `path`.partial (a writer stopped before its rename) says
+// where what was written is.
 std::string file_problem(const std::string& path, std::string_view what);
 // Runs `read` (which reads `path`) in a forked child first, because HDF5 1.10 is not hardened
 // against damaged files: most damage is reported as an error, but some crashes the library (a
