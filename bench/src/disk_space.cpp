@@ -8,9 +8,28 @@
 
 namespace commscope::bench {
 
-std::uint64_t results_file_estimate(std::size_t cases, std::int64_t iters) {
-  const auto samples = static_cast<std::uint64_t>(iters > 0 ? iters : 1000);
-  return (256u << 10) + cases * (sizeof(ResultRow) + samples * sizeof(SampleRow));
+namespace {
+
+// HDF5's structures in a results file, without the tables' rows: 14.5 KiB of metadata (superblock,
+// three groups, two table headers, their chunk indexes) and the 4 KiB global heap of the
+// header's variable-length strings, in a 2-row file of 18,494 B whose header text is 1.7 KB.
+constexpr std::uint64_t kStructures = 20 << 10;
+// Per attribute of the header: its object-header message and global-heap entry.
+constexpr std::uint64_t kPerAttribute = 64;
+// Per chunk of a table (the results' 256 rows, the samples' 4,096): its index entry.
+constexpr std::uint64_t kPerChunk = 64;
+constexpr std::uint64_t kResultChunkRows = 256, kSampleChunkRows = 4096;
+
+}  // namespace
+
+std::uint64_t results_file_estimate(std::uint64_t rows, std::uint64_t samples_per_row, const Environment& env) {
+  std::uint64_t header = env.machine_model.size() + kPerAttribute;
+  for (const auto* pairs : {&env.fields, &env.env_vars})
+    for (const auto& [key, value] : *pairs) header += key.size() + value.size() + kPerAttribute;
+  const std::uint64_t samples = rows * samples_per_row;
+  const std::uint64_t chunks =
+      (rows + kResultChunkRows - 1) / kResultChunkRows + (samples + kSampleChunkRows - 1) / kSampleChunkRows;
+  return kStructures + header + chunks * kPerChunk + rows * sizeof(ResultRow) + samples * sizeof(SampleRow);
 }
 
 std::string free_space_problem(const std::string& path, std::uint64_t needed, std::int64_t free_override) {
