@@ -200,10 +200,9 @@ void Session::Impl::start_stream() {
   if (!can) return;
   stream.me = info(rank, 0, 0);
   const std::vector<RankInfo> infos = gather_infos(stream.me);
-  int ok = 1;
-  if (rank == 0) {
+  int ok = 0;
+  if (rank == 0 && output_problem(options.output).empty()) {  // a problem was said at the start
     try {
-      if (!output_problem(options.output).empty()) throw std::runtime_error(output_problem(options.output));
       ProfileMeta m = meta(size);
       m.events_layout = "single";
       stream.writer =
@@ -212,11 +211,11 @@ void Session::Impl::start_stream() {
       stream.tracked = std::make_unique<stop::TrackedFile>(stream.writer->partial_path(), options.output, "steps");
       stream.written_names = stream.names.size();
       stream.ranks = infos;
+      ok = 1;
     } catch (const std::exception& e) {
       warn("cannot write %s: %s", options.output.c_str(), e.what());
       stream.tracked.reset();
       stream.writer.reset();
-      ok = 0;
     }
   }
   MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
