@@ -305,6 +305,8 @@ Profile Session::Impl::finish_stream(std::int64_t close_ticks) {
   std::int64_t dropped = 0;
   std::vector<Event> events = detail::collect_events(close_ticks, dropped);
   to_ns(events);
+  // Names recorded since a stop ended the appends (every rank knows it alike): their ids too.
+  if (!stream.active) map_new_names(comm, rank, size, stream, false);
   map_names(stream.name_map, events);
   if (rank == 0) {
     profile.strings = stream.names.strings();
