@@ -176,8 +176,8 @@ class Bench {
     check_host_memory();
     env_ = capture_environment(MPI_COMM_WORLD, argc, argv);
     check_output_paths();  // a bad path ends the run before the machine's probes
-    load_.start();         // what else the nodes run, from before the probes to the end
     machine_ = make_machine_model();
+    load_.start();  // what else the nodes run, from the end of the probes to the end of the run
     if (rank_ == 0) env_.machine_model = to_text(machine_);
     open_output_files();
     // Our algorithms throw TimeoutError at T; the watchdog is the backstop for blocking

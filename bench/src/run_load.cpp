@@ -103,7 +103,7 @@ void LoadMeter::finish(MPI_Comm comm, MachineModel& model) const {
     if (first < 0) continue;
     const double* f = &all[5 * static_cast<std::size_t>(first)];
     if (f[2] < 0 || !(f[0] > 0)) continue;  // /proc/stat not readable there
-    n.load = {f[0], others_cpus(f[2], own, f[0]), f[3], f[4]};
+    n.load = {f[0], others_cpus(f[2], own, f[0]), f[3], f[4], own / f[0]};
   }
 }
 

@@ -1,7 +1,8 @@
 // What else ran on each node while a run ran (docs/verdicts.md, "A busy machine"): other processes'
 // CPU time, from the node's busy time in /proc/stat less the CPU time of the run's own ranks on it,
-// per second of the run, and /proc/loadavg before and after. The verdicts of a busy node allow for
-// it; the results header records it in the machine model (NodeModel::load).
+// and the CPU time the ranks had, per second of the run (from the end of the machine's probes to
+// the last call), and /proc/loadavg before and after. The verdicts of a busy node allow for it;
+// the results header records it in the machine model (NodeModel::load).
 #pragma once
 
 #include <mpi.h>
@@ -25,8 +26,8 @@ double others_cpus(double node_busy_s, double own_s_sum, double wall_s);
 
 class LoadMeter {
  public:
-  // Every rank, as the run starts (before the machine's probes): its own CPU time, and the node's
-  // busy time and load average.
+  // Every rank, as the run starts (after the machine's probes, whose repeats say how far they
+  // moved): its own CPU time, and the node's busy time and load average.
   void start();
   // Collective over `comm`: every rank's figures since start() to rank 0, which sets each node of
   // `model` (by host, as MPI_Get_processor_name names it) its NodeLoad. A node whose /proc was not

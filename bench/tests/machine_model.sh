@@ -20,7 +20,7 @@ printf '# the cluster\nnode host=* nic=100mbit\nnode host=elsewhere cpus=64\n' >
 log=$("$@" allreduce -b 1K -e 4K -n 2 -w 1 --algo ring --out "$out" -J "$json" --machine "$mfile" \
         --link-rate "$(hostname)=1gbit" 2>&1) || fail "the bench exited $?: $log"
 printf '%s\n' "$log" | grep -E '^# machine: ' || fail "no '# machine:' line in the header"
-printf '%s\n' "$log" | grep -Eq "^# machine: [^ ]+ during the run: 2 ranks (and other processes' [0-9.e+-]+ CPUs? )?on [0-9]+ CPUs?, load average " ||
+printf '%s\n' "$log" | grep -Eq "^# machine: [^ ]+ during the run: 2 ranks (\(which had [0-9.e+-]+ CPUs?\) )?(and other processes' [0-9.e+-]+ CPUs? )?on [0-9]+ CPUs?, load average " ||
   fail "no '# machine: HOST during the run' line at the end"
 printf '%s\n' "$log" | grep -q "^# machine: WARNING: --machine $mfile line 3 names host 'elsewhere', which this run has not$" ||
   fail "no warning for the line naming another host"
@@ -50,6 +50,7 @@ for k in ("copy.spread", "intra.spread"):
 assert 0 <= float(m.get("latency.spread", "0")) < 1, m
 assert float(fields["load.seconds"]) > 0 and float(fields["load.others_cpus"]) >= 0, fields
 assert float(fields["load.loadavg_start"]) >= 0 and float(fields["load.loadavg_end"]) >= 0, fields
+assert 0 < float(fields["load.ranks_cpus"]) <= cpus + 0.5, fields
 assert fields["nic"] == "0.125GB/s" and fields["nic.source"] == "user", fields  # --link-rate after the file's *
 assert fields["nic.detail"] == f'"--link-rate {host}=1gbit"', fields
 model = json.load(open(jpath))["config"]["machine_model"]

@@ -210,6 +210,10 @@ TEST(RunLoad, LoadLines) {
   EXPECT_EQ(load_lines(m).at(0),
             "# machine: vm during the run: 2 ranks and other processes' 1.3 CPUs on 2 CPUs, load average 0.20 before, "
             "0.40 after: busy, which its verdicts allow for (docs/verdicts.md)");
+  m.nodes[0].load.ranks_cpus = 1.2;  // the ranks had 1.2 of the 2 CPUs they wanted
+  EXPECT_EQ(load_lines(m).at(0),
+            "# machine: vm during the run: 2 ranks (which had 1.2 CPUs) and other processes' 1.3 CPUs on 2 CPUs, "
+            "load average 0.20 before, 0.40 after: busy, which its verdicts allow for (docs/verdicts.md)");
   m.nodes[0].load = {};
   EXPECT_TRUE(load_lines(m).empty());
 }

@@ -41,10 +41,11 @@ struct LoadKey {
   std::string_view key;
   double NodeLoad::*value;
 };
-constexpr std::array<LoadKey, 4> kLoads{{{"load.seconds", &NodeLoad::seconds},
+constexpr std::array<LoadKey, 5> kLoads{{{"load.seconds", &NodeLoad::seconds},
                                          {"load.others_cpus", &NodeLoad::others_cpus},
                                          {"load.loadavg_start", &NodeLoad::loadavg_start},
-                                         {"load.loadavg_end", &NodeLoad::loadavg_end}}};
+                                         {"load.loadavg_end", &NodeLoad::loadavg_end},
+                                         {"load.ranks_cpus", &NodeLoad::ranks_cpus}}};
 
 // The shortest text std::from_chars reads back as the same double.
 std::string number_text(double v) {
@@ -202,14 +203,22 @@ bool known_key(std::string_view key) {
 
 double contention(const NodeModel& n) {
   if (!n.load.known() || n.cpus <= 0) return 1;
-  return std::max(1.0, (n.ranks + std::max(0.0, n.load.others_cpus)) / n.cpus);
+  const double others = std::max(0.0, n.load.others_cpus);
+  const double shared = (n.ranks + others) / n.cpus;
+  const double short_of = others >= 0.05 && n.load.ranks_cpus > 0 ? n.ranks / n.load.ranks_cpus : 1;
+  return std::max({1.0, shared, short_of});
 }
 
 std::string describe_load(const NodeModel& n) {
   if (!n.load.known()) return "";
   char others[32];
   std::snprintf(others, sizeof others, "%.2g", n.load.others_cpus);
-  const std::string ranks = std::to_string(n.ranks) + (n.ranks == 1 ? " rank" : " ranks");
+  std::string ranks = std::to_string(n.ranks) + (n.ranks == 1 ? " rank" : " ranks");
+  if (n.load.others_cpus >= 0.05 && n.load.ranks_cpus > 0 && n.load.ranks_cpus < 0.95 * n.ranks) {
+    char had[32];
+    std::snprintf(had, sizeof had, "%.2g", n.load.ranks_cpus);
+    ranks += std::string(" (which had ") + had + (std::string_view(had) == "1" ? " CPU)" : " CPUs)");
+  }
   const std::string cpus = " on " + std::to_string(n.cpus) + (n.cpus == 1 ? " CPU" : " CPUs");
   if (n.load.others_cpus < 0.05) return ranks + cpus;
   return ranks + " and other processes' " + others + (std::string_view(others) == "1" ? " CPU" : " CPUs") + cpus;

@@ -196,7 +196,8 @@ TEST(MachineText, SpreadAndLoadRoundTrip) {
   m.latency_us = 3, m.latency_source = FigureSource::measured, m.latency_spread = 0.375;
   const std::string text = to_text(m);
   EXPECT_NE(text.find(" copy.spread=0.125 "), std::string::npos) << text;
-  EXPECT_NE(text.find(" load.seconds=12.5 load.others_cpus=1.25 load.loadavg_start=0.5 load.loadavg_end=2.75\n"),
+  EXPECT_NE(text.find(" load.seconds=12.5 load.others_cpus=1.25 load.loadavg_start=0.5 load.loadavg_end=2.75 "
+                      "load.ranks_cpus=-1\n"),
             std::string::npos)
       << text;
   const MachineModel back = from_text(text);
@@ -216,6 +217,13 @@ TEST(MachineText, SpreadAndLoadRoundTrip) {
   small.load.others_cpus = 0.01;
   EXPECT_EQ(describe_load(small), "2 ranks on 2 CPUs");
   EXPECT_EQ(contention(back.nodes[1]), 1);  // not recorded
+  // 2 ranks beside 2 busy processes on 2 CPUs: the others had 1 CPU and the ranks 1 between them,
+  // so they ran at half speed: 2, where (ranks + others) / CPUs says 1.5.
+  small.load.others_cpus = 1, small.load.ranks_cpus = 1;
+  EXPECT_EQ(contention(small), 2);
+  EXPECT_EQ(describe_load(small), "2 ranks (which had 1 CPU) and other processes' 1 CPU on 2 CPUs");
+  small.load.others_cpus = 0;  // nobody else ran: ranks that waited without polling are not short of CPU
+  EXPECT_EQ(contention(small), 1);
   // A user's rate replaces a measured one and its spread.
   NodeModel given = back.nodes[0];
   apply_entry(given, parse_machine_entries("node host=host1 copy=5GB/s\n").at(0), "--machine f");

@@ -42,6 +42,9 @@ struct NodeLoad {
   double others_cpus = 0;     // other processes' CPU-seconds per second (1.5: one and a half CPUs)
   double loadavg_start = -1;  // /proc/loadavg's first figure when the run started (-1 unknown)
   double loadavg_end = -1;    // and when it ended
+  // The CPU-seconds per second the run's own ranks on the node had (2 ranks that each had half a
+  // CPU: 1); -1 unknown (files written before it).
+  double ranks_cpus = -1;
   bool known() const { return seconds > 0; }
 };
 
@@ -57,9 +60,11 @@ struct NodeModel {
   NodeLoad load;      // what else ran on the node during the run (the bench records it at the end)
 };
 
-// A node's CPU contention during a run: (its ranks + other processes' CPUs) / its CPUs, at least
-// 1; 1 where the load was not recorded. Every rank of an MPI job takes a whole CPU while it
-// waits (it polls), so 4 ranks on 2 CPUs read 2, and 2 ranks with others taking 1 CPU read 1.5.
+// A node's CPU contention during a run, how much slower its ranks ran for want of a CPU: (its
+// ranks + other processes' CPUs) / its CPUs, and where other processes ran (0.05 CPU or more) its
+// ranks / the CPUs they had, the larger, at least 1; 1 where the load was not recorded. Every
+// rank of an MPI job takes a whole CPU while it waits (it polls), so 4 ranks on 2 CPUs read 2; 2
+// ranks beside 2 busy processes on 2 CPUs had 1 CPU between them (the others had the other): 2.
 double contention(const NodeModel& n);
 // A node counts as busy from this contention on (docs/verdicts.md): its ranks had at most 1/1.1
 // of the CPU time they would have had alone.
