@@ -199,14 +199,24 @@ bool known_key(std::string_view key) {
   return false;
 }
 
+// How much more CPU the ranks wanted than they could have had: ranks / the CPU open to them (what
+// they had, or what the other processes left, the larger), where others ran. A rank that waited in
+// a blocking call had little CPU beside idle CPUs: it was not short of any (1 rank that had 0.15
+// CPUs beside others' 0.43 on 2 CPUs is 1, not 6.7).
+double short_of_cpu(const NodeModel& n) {
+  const double others = std::max(0.0, n.load.others_cpus);
+  if (others < 0.05 || !(n.load.ranks_cpus > 0)) return 1;
+  const double open = std::max(n.load.ranks_cpus, n.cpus - others);
+  return std::max(1.0, n.ranks / open);
+}
+
 }  // namespace
 
 double contention(const NodeModel& n) {
   if (!n.load.known() || n.cpus <= 0) return 1;
   const double others = std::max(0.0, n.load.others_cpus);
   const double shared = (n.ranks + others) / n.cpus;
-  const double short_of = others >= 0.05 && n.load.ranks_cpus > 0 ? n.ranks / n.load.ranks_cpus : 1;
-  return std::max({1.0, shared, short_of});
+  return std::max({1.0, shared, short_of_cpu(n)});
 }
 
 std::string describe_load(const NodeModel& n) {
@@ -214,7 +224,7 @@ std::string describe_load(const NodeModel& n) {
   char others[32];
   std::snprintf(others, sizeof others, "%.2g", n.load.others_cpus);
   std::string ranks = std::to_string(n.ranks) + (n.ranks == 1 ? " rank" : " ranks");
-  if (n.load.others_cpus >= 0.05 && n.load.ranks_cpus > 0 && n.load.ranks_cpus < 0.95 * n.ranks) {
+  if (short_of_cpu(n) > 1.05) {
     char had[32];
     std::snprintf(had, sizeof had, "%.2g", n.load.ranks_cpus);
     ranks += std::string(" (which had ") + had + (std::string_view(had) == "1" ? " CPU)" : " CPUs)");

@@ -224,6 +224,15 @@ TEST(MachineText, SpreadAndLoadRoundTrip) {
   EXPECT_EQ(describe_load(small), "2 ranks (which had 1 CPU) and other processes' 1 CPU on 2 CPUs");
   small.load.others_cpus = 0;  // nobody else ran: ranks that waited without polling are not short of CPU
   EXPECT_EQ(contention(small), 1);
+  // 1 rank that waited on a slow link had 0.15 CPUs beside others' 0.43 on 2 CPUs: 1.4 CPUs were
+  // idle, so it had what it wanted (the ratio ranks / their CPU read 6.7, and a slow link's "far
+  // below" became "not decided: 8.5% to 57%").
+  small.ranks = 1, small.load.ranks_cpus = 0.15, small.load.others_cpus = 0.43;
+  EXPECT_EQ(contention(small), 1);
+  EXPECT_EQ(describe_load(small), "1 rank and other processes' 0.43 CPUs on 2 CPUs");
+  // 2 ranks that had 0.5 CPUs between them while others took 1.8 of 2: short of CPU by 4.
+  small.ranks = 2, small.load.ranks_cpus = 0.5, small.load.others_cpus = 1.8;
+  EXPECT_EQ(contention(small), 4);
   // A user's rate replaces a measured one and its spread.
   NodeModel given = back.nodes[0];
   apply_entry(given, parse_machine_entries("node host=host1 copy=5GB/s\n").at(0), "--machine f");
