@@ -174,6 +174,8 @@ std::uintmax_t check_file(const std::string& path, const char* what) {
 h5::File open_file(const std::string& path) {
   try {
     return h5::File::open(path);
+  } catch (const h5::FileLocked& e) {
+    fail(path, e.what());
   } catch (const h5::Error& e) {
     const std::string truncated = truncation(e.what());
     fail(path, !truncated.empty() ? truncated : "damaged HDF5 file: " + std::string(e.what()));

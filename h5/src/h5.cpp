@@ -2,11 +2,16 @@
 // hdf5_calls.hpp (datasets and tables: tables.cpp).
 #include "commscope/h5/h5.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <thread>
 
 #include "hdf5_calls.hpp"
 
@@ -296,16 +301,47 @@ File File::create(const std::string& path) {
   return File(std::move(file), path, std::move(partial), true);
 }
 
-File File::open(const std::string& path) {
-  Handle file(checked([&] { return H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT); },
-                      [&] { return "H5Fopen " + quoted(path) + " read-only"; }));
-  return File(std::move(file), path, std::string(), false);
+namespace {
+
+// Whether another open file description holds a lock on `path` that keeps out a reader's shared
+// lock (or, `exclusive`, a writer's): HDF5's own lock (flock) of a file open for writing.
+bool locked_by_another(const std::string& path, bool exclusive) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool locked = ::flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);  // and with it the probe's own lock
+  return locked;
 }
 
-File File::open_rw(const std::string& path) {
-  Handle file(checked([&] { return H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT); },
-                      [&] { return "H5Fopen " + quoted(path) + " read-write"; }));
-  return File(std::move(file), path, std::string(), false);
+// H5Fopen, waiting while another process's lock keeps the file out (see File::open).
+Handle open_waiting(const std::string& path, unsigned flags, std::chrono::milliseconds wait) {
+  const bool rw = flags == H5F_ACC_RDWR;
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    try {
+      return Handle(checked([&] { return H5Fopen(path.c_str(), flags, H5P_DEFAULT); },
+                            [&] { return "H5Fopen " + quoted(path) + (rw ? " read-write" : " read-only"); }));
+    } catch (const Error&) {
+      if (!locked_by_another(path, rw)) throw;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        char waited[32];
+        std::snprintf(waited, sizeof waited, "%.3g", static_cast<double>(wait.count()) / 1000);
+        throw FileLocked(quoted(path) + " is open for writing in another process (a run still writing it?): waited " +
+                         waited + " s for it to let go");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+}
+
+}  // namespace
+
+File File::open(const std::string& path, std::chrono::milliseconds wait_for_writer) {
+  return File(open_waiting(path, H5F_ACC_RDONLY, wait_for_writer), path, std::string(), false);
+}
+
+File File::open_rw(const std::string& path, std::chrono::milliseconds wait_for_writer) {
+  return File(open_waiting(path, H5F_ACC_RDWR, wait_for_writer), path, std::string(), false);
 }
 
 void File::flush() {

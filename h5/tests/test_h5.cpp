@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "commscope/h5/h5.hpp"
@@ -544,7 +546,7 @@ TEST_F(H5Test, OpeningAMissingFileThrowsWithPathAndStack) {
   const std::string path = file("does_not_exist.h5");
   for (auto open : {&File::open, &File::open_rw}) {
     try {
-      (void)open(path);
+      (void)open(path, File::kWaitForWriter);
       FAIL() << "no exception";
     } catch (const Error& e) {
       const std::string what = e.what();
@@ -554,6 +556,46 @@ TEST_F(H5Test, OpeningAMissingFileThrowsWithPathAndStack) {
     }
   }
   EXPECT_THROW((void)File::create(file("no/such/dir/x.h5")), Error);
+}
+
+// A file another process keeps open for writing holds HDF5's exclusive lock (flock; here a second
+// open file description, which flock treats as another holder): File::open and open_rw wait for
+// it to let go, and past their wait say so. They failed at once ("Resource temporarily
+// unavailable"): the report read a profile that mpirun's stop had published while the rank that
+// wrote it still exited, and called it "truncated or corrupted".
+TEST_F(H5Test, OpenWaitsForAWriterToLetGo) {
+  const std::string path = file("held.h5");
+  {
+    File f = File::create(path);
+    f.set_attr("steps", std::int64_t{3});
+  }
+  for (auto open : {&File::open, &File::open_rw}) {
+    const int fd = ::open(path.c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+    std::thread writer([fd] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      ::close(fd);
+    });
+    try {
+      File f = open(path, File::kWaitForWriter);
+      EXPECT_EQ(f.attr_int("steps"), 3);
+    } catch (const Error& e) {
+      ADD_FAILURE() << e.what();
+    }
+    writer.join();
+  }
+  const int fd = ::open(path.c_str(), O_RDWR);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  try {
+    (void)File::open(path, std::chrono::milliseconds(200));
+    ADD_FAILURE() << "no exception";
+  } catch (const FileLocked& e) {
+    EXPECT_EQ(std::string(e.what()), "'" + path +
+                                         "' is open for writing in another process (a run still writing it?): "
+                                         "waited 0.2 s for it to let go");
+  }
+  ::close(fd);
 }
 
 TEST_F(H5Test, FileUsesTheEarliestFormat) {

@@ -161,6 +161,8 @@ h5::File open_profile_file(const std::string& path) {
   if (const std::string problem = h5::file_problem(path, "a profile file"); !problem.empty()) fail(path, problem);
   try {
     return h5::File::open(path);
+  } catch (const h5::FileLocked& e) {
+    fail(path, e.what());
   } catch (const h5::Error& e) {
     fail(path, std::string("truncated or corrupted HDF5 file: ") + e.what());
   }

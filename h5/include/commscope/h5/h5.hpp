@@ -14,6 +14,7 @@
 
 #include <hdf5.h>
 
+#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +45,12 @@ class Error : public std::runtime_error {
 
  private:
   std::shared_ptr<const std::vector<std::string>> stack_;  // shared: exceptions copy without throwing
+};
+
+// A file another process keeps open for writing (File::open's wait ran out): not a damaged file.
+class FileLocked : public Error {
+ public:
+  using Error::Error;
 };
 
 // The cause of a failed HDF5 call from its error stack (outermost first), short: the system's
@@ -174,8 +181,12 @@ class File : public Group {
   // every object still open in it (H5F_CLOSE_STRONG), so the renamed file is complete.
   static File create(const std::string& path);
   // Open an existing file read-only (H5F_ACC_RDONLY) or read-write (H5F_ACC_RDWR); no renaming.
-  static File open(const std::string& path);
-  static File open_rw(const std::string& path);
+  // HDF5 locks the files it opens (a writer exclusively) and refuses at once one that another
+  // process holds the other way: such a file is waited for, up to `wait_for_writer`, then refused
+  // with that reason (a run's file that mpirun's stop published while the rank still exits).
+  static constexpr std::chrono::milliseconds kWaitForWriter{15000};
+  static File open(const std::string& path, std::chrono::milliseconds wait_for_writer = kWaitForWriter);
+  static File open_rw(const std::string& path, std::chrono::milliseconds wait_for_writer = kWaitForWriter);
 
   File(File&& other) noexcept;
   File& operator=(File&& other);  // closes (and renames) the current file first
