@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -31,6 +32,18 @@ double own_cpu_seconds() {
   if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
   auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
   return s(u.ru_utime) + s(u.ru_stime);
+}
+
+// The seconds this process's threads were ready to run but waited for a CPU (-1 unknown).
+double own_queued_seconds() {
+  std::error_code ec;
+  double sum = 0;
+  bool any = false;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    const double s = run_delay_seconds(read_file((task.path() / "schedstat").c_str()));
+    if (s >= 0) sum += s, any = true;
+  }
+  return any ? sum : -1;
 }
 
 double node_busy_seconds() {
@@ -58,6 +71,13 @@ double busy_cpu_seconds(std::string_view text, double ticks_per_s) {
   return busy / ticks_per_s;
 }
 
+double run_delay_seconds(std::string_view text) {
+  std::istringstream in{std::string(text)};
+  double on_cpu_ns = 0, waited_ns = -1;
+  if (!(in >> on_cpu_ns >> waited_ns) || waited_ns < 0) return -1;
+  return waited_ns * 1e-9;
+}
+
 double loadavg_1min(std::string_view text) {
   double v = -1;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -72,6 +92,7 @@ double others_cpus(double node_busy_s, double own_s_sum, double wall_s) {
 void LoadMeter::start() {
   wall0_ = timing::now_s();
   own0_ = own_cpu_seconds();
+  queued0_ = own_queued_seconds();
   busy0_ = node_busy_seconds();
   loadavg0_ = loadavg_1min(read_file("/proc/loadavg"));
 }
@@ -80,30 +101,36 @@ void LoadMeter::finish(MPI_Comm comm, MachineModel& model) const {
   int rank = 0, p = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &p);
-  // Per rank: wall, own CPU, node busy (-1 unknown), load average before and after.
-  const double busy1 = node_busy_seconds();
-  const double mine[5] = {timing::now_s() - wall0_, own_cpu_seconds() - own0_,
-                          busy0_ >= 0 && busy1 >= 0 ? busy1 - busy0_ : -1, loadavg0_,
-                          loadavg_1min(read_file("/proc/loadavg"))};
+  // Per rank: wall, own CPU, node busy (-1 unknown), load average before and after, own run
+  // delay (-1 unknown; a thread that ended since start() takes its delay with it: a lower bound).
+  const double busy1 = node_busy_seconds(), queued1 = own_queued_seconds();
+  const double mine[kFigures] = {timing::now_s() - wall0_,
+                                 own_cpu_seconds() - own0_,
+                                 busy0_ >= 0 && busy1 >= 0 ? busy1 - busy0_ : -1,
+                                 loadavg0_,
+                                 loadavg_1min(read_file("/proc/loadavg")),
+                                 queued0_ >= 0 && queued1 >= 0 ? std::max(0.0, queued1 - queued0_) : -1};
   char host[MPI_MAX_PROCESSOR_NAME + 1] = {};
   std::snprintf(host, sizeof host, "%s", processor_name().c_str());
-  std::vector<double> all(rank == 0 ? 5 * static_cast<std::size_t>(p) : 0);
+  std::vector<double> all(rank == 0 ? kFigures * static_cast<std::size_t>(p) : 0);
   std::vector<char> hosts(rank == 0 ? sizeof host * static_cast<std::size_t>(p) : 0);
-  COMMSCOPE_MPI_CHECK(MPI_Gather(mine, 5, MPI_DOUBLE, all.data(), 5, MPI_DOUBLE, 0, comm));
+  COMMSCOPE_MPI_CHECK(MPI_Gather(mine, kFigures, MPI_DOUBLE, all.data(), kFigures, MPI_DOUBLE, 0, comm));
   COMMSCOPE_MPI_CHECK(MPI_Gather(host, sizeof host, MPI_CHAR, hosts.data(), sizeof host, MPI_CHAR, 0, comm));
   if (rank != 0) return;
   for (NodeModel& n : model.nodes) {
-    double own = 0;
+    double own = 0, queued = 0;
     int first = -1;
     for (int r = 0; r < p; ++r) {
       if (n.host != &hosts[static_cast<std::size_t>(r) * sizeof host]) continue;
-      own += all[5 * static_cast<std::size_t>(r) + 1];
+      const double* f = &all[kFigures * static_cast<std::size_t>(r)];
+      own += f[1];
+      queued = queued < 0 || f[5] < 0 ? -1 : queued + f[5];
       if (first < 0) first = r;
     }
     if (first < 0) continue;
-    const double* f = &all[5 * static_cast<std::size_t>(first)];
+    const double* f = &all[kFigures * static_cast<std::size_t>(first)];
     if (f[2] < 0 || !(f[0] > 0)) continue;  // /proc/stat not readable there
-    n.load = {f[0], others_cpus(f[2], own, f[0]), f[3], f[4], own / f[0]};
+    n.load = {f[0], others_cpus(f[2], own, f[0]), f[3], f[4], own / f[0], queued < 0 ? -1 : queued / f[0]};
   }
 }
 

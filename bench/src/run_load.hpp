@@ -17,6 +17,9 @@ namespace commscope::bench {
 // system, irq, softirq and steal; idle and iowait left out), with `ticks_per_s` clock ticks per
 // second; -1 where the line cannot be read.
 double busy_cpu_seconds(std::string_view proc_stat, double ticks_per_s);
+// The run delay in seconds from a thread's /proc/PID/task/TID/schedstat text ("on-CPU ns, waited
+// for a CPU ns, time slices"): the time it was ready to run but waited; -1 where unreadable.
+double run_delay_seconds(std::string_view schedstat);
 // /proc/loadavg's first figure from its text; -1 where it cannot be read.
 double loadavg_1min(std::string_view proc_loadavg);
 
@@ -35,7 +38,8 @@ class LoadMeter {
   void finish(MPI_Comm comm, MachineModel& model) const;
 
  private:
-  double wall0_ = 0, own0_ = 0, busy0_ = -1, loadavg0_ = -1;
+  static constexpr int kFigures = 6;
+  double wall0_ = 0, own0_ = 0, busy0_ = -1, loadavg0_ = -1, queued0_ = -1;
 };
 
 }  // namespace commscope::bench

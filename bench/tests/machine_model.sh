@@ -20,7 +20,7 @@ printf '# the cluster\nnode host=* nic=100mbit\nnode host=elsewhere cpus=64\n' >
 log=$("$@" allreduce -b 1K -e 4K -n 2 -w 1 --algo ring --out "$out" -J "$json" --machine "$mfile" \
         --link-rate "$(hostname)=1gbit" 2>&1) || fail "the bench exited $?: $log"
 printf '%s\n' "$log" | grep -E '^# machine: ' || fail "no '# machine:' line in the header"
-printf '%s\n' "$log" | grep -Eq "^# machine: [^ ]+ during the run: 2 ranks (\(which had [0-9.e+-]+ CPUs?\) )?(and other processes' [0-9.e+-]+ CPUs? )?on [0-9]+ CPUs?, load average " ||
+printf '%s\n' "$log" | grep -Eq "^# machine: [^ ]+ during the run: 2 ranks (\(which had [0-9.e+-]+ CPUs?( of the [0-9.e+-]+ they were ready to use)?\) )?(and other processes' [0-9.e+-]+ CPUs? )?on [0-9]+ CPUs?, load average " ||
   fail "no '# machine: HOST during the run' line at the end"
 printf '%s\n' "$log" | grep -q "^# machine: WARNING: --machine $mfile line 3 names host 'elsewhere', which this run has not$" ||
   fail "no warning for the line naming another host"

@@ -187,6 +187,10 @@ TEST(RunLoad, ProcTexts) {
   EXPECT_DOUBLE_EQ(busy_cpu_seconds("cpu  100 20 30 5000 70 4 6 10 0 0\ncpu0 1 2 3\n", 100), 1.7);
   EXPECT_DOUBLE_EQ(busy_cpu_seconds("cpu  100 20 30 5000 70 4 6\n", 100), 1.6);  // no steal column
   EXPECT_EQ(busy_cpu_seconds("intr 1 2 3\n", 100), -1);
+  // A thread's schedstat: 2.5 s on a CPU, 0.75 s ready but waiting, 120 slices.
+  EXPECT_DOUBLE_EQ(run_delay_seconds("2500000000 750000000 120\n"), 0.75);
+  EXPECT_EQ(run_delay_seconds(""), -1);
+  EXPECT_EQ(run_delay_seconds("12 x 3\n"), -1);
   EXPECT_EQ(busy_cpu_seconds("cpu  1 2\n", 100), -1);
   EXPECT_DOUBLE_EQ(loadavg_1min("0.52 1.10 0.90 2/345 6789\n"), 0.52);
   EXPECT_EQ(loadavg_1min(""), -1);

@@ -41,11 +41,12 @@ struct LoadKey {
   std::string_view key;
   double NodeLoad::*value;
 };
-constexpr std::array<LoadKey, 5> kLoads{{{"load.seconds", &NodeLoad::seconds},
+constexpr std::array<LoadKey, 6> kLoads{{{"load.seconds", &NodeLoad::seconds},
                                          {"load.others_cpus", &NodeLoad::others_cpus},
                                          {"load.loadavg_start", &NodeLoad::loadavg_start},
                                          {"load.loadavg_end", &NodeLoad::loadavg_end},
-                                         {"load.ranks_cpus", &NodeLoad::ranks_cpus}}};
+                                         {"load.ranks_cpus", &NodeLoad::ranks_cpus},
+                                         {"load.ranks_queued", &NodeLoad::ranks_queued}}};
 
 // The shortest text std::from_chars reads back as the same double.
 std::string number_text(double v) {
@@ -204,6 +205,8 @@ bool known_key(std::string_view key) {
 // a blocking call had little CPU beside idle CPUs: it was not short of any (1 rank that had 0.15
 // CPUs beside others' 0.43 on 2 CPUs is 1, not 6.7).
 double short_of_cpu(const NodeModel& n) {
+  if (n.load.ranks_queued >= 0 && n.load.ranks_cpus > 0)
+    return std::max(1.0, (n.load.ranks_cpus + n.load.ranks_queued) / n.load.ranks_cpus);
   const double others = std::max(0.0, n.load.others_cpus);
   if (others < 0.05 || !(n.load.ranks_cpus > 0)) return 1;
   const double open = std::max(n.load.ranks_cpus, n.cpus - others);
@@ -214,6 +217,7 @@ double short_of_cpu(const NodeModel& n) {
 
 double contention(const NodeModel& n) {
   if (!n.load.known() || n.cpus <= 0) return 1;
+  if (n.load.ranks_queued >= 0 && n.load.ranks_cpus > 0) return short_of_cpu(n);
   const double others = std::max(0.0, n.load.others_cpus);
   const double shared = (n.ranks + others) / n.cpus;
   return std::max({1.0, shared, short_of_cpu(n)});
@@ -227,7 +231,13 @@ std::string describe_load(const NodeModel& n) {
   if (short_of_cpu(n) > 1.05) {
     char had[32];
     std::snprintf(had, sizeof had, "%.2g", n.load.ranks_cpus);
-    ranks += std::string(" (which had ") + had + (std::string_view(had) == "1" ? " CPU)" : " CPUs)");
+    ranks += std::string(" (which had ") + had + (std::string_view(had) == "1" ? " CPU" : " CPUs");
+    if (n.load.ranks_queued >= 0) {
+      char ready[32];
+      std::snprintf(ready, sizeof ready, "%.2g", n.load.ranks_cpus + n.load.ranks_queued);
+      ranks += std::string(" of the ") + ready + (n.ranks == 1 ? " it was" : " they were") + " ready to use";
+    }
+    ranks += ")";
   }
   const std::string cpus = " on " + std::to_string(n.cpus) + (n.cpus == 1 ? " CPU" : " CPUs");
   if (n.load.others_cpus < 0.05) return ranks + cpus;
@@ -293,7 +303,8 @@ std::vector<MachineEntry> parse_machine_entries(std::string_view text, bool unkn
       } else if (!unknown_keys_ok) {
         fail(line, "unknown key '" + k +
                        "' (host ranks cpus gpus, copy intra nic nic_measured and their .source, .detail and "
-                       ".spread, load.seconds load.others_cpus load.loadavg_start load.loadavg_end)");
+                       ".spread, load.seconds load.others_cpus load.loadavg_start load.loadavg_end load.ranks_cpus "
+                       "load.ranks_queued)");
       }
     }
     if (!e.machine && e.host.empty()) fail(line, "no host= (a host name, or * for every node)");

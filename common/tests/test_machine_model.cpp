@@ -170,7 +170,8 @@ TEST(MachineFile, RefusalsNameTheLine) {
             "latency.spread)");
   EXPECT_EQ(message("node host=a nics=1gbit\n"),
             "line 1: unknown key 'nics' (host ranks cpus gpus, copy intra nic nic_measured and their .source, .detail "
-            "and .spread, load.seconds load.others_cpus load.loadavg_start load.loadavg_end)");
+            "and .spread, load.seconds load.others_cpus load.loadavg_start load.loadavg_end load.ranks_cpus "
+            "load.ranks_queued)");
   EXPECT_EQ(message("node host=a nic\n"), "line 1: 'nic': expected key=value");
   EXPECT_EQ(message("node host=a nic.detail=\"open\n"), "line 1: nic.detail: unterminated quote");
   NodeModel n;
@@ -197,7 +198,7 @@ TEST(MachineText, SpreadAndLoadRoundTrip) {
   const std::string text = to_text(m);
   EXPECT_NE(text.find(" copy.spread=0.125 "), std::string::npos) << text;
   EXPECT_NE(text.find(" load.seconds=12.5 load.others_cpus=1.25 load.loadavg_start=0.5 load.loadavg_end=2.75 "
-                      "load.ranks_cpus=-1\n"),
+                      "load.ranks_cpus=-1 load.ranks_queued=-1\n"),
             std::string::npos)
       << text;
   const MachineModel back = from_text(text);
@@ -233,6 +234,20 @@ TEST(MachineText, SpreadAndLoadRoundTrip) {
   // 2 ranks that had 0.5 CPUs between them while others took 1.8 of 2: short of CPU by 4.
   small.ranks = 2, small.load.ranks_cpus = 0.5, small.load.others_cpus = 1.8;
   EXPECT_EQ(contention(small), 4);
+  // Where the ranks' run delay was recorded it says how long they waited for a CPU: the same
+  // 2 ranks, which waited 0.25 s a second, ran at 0.5 / 0.75 of their speed; a rank that had 0.14
+  // CPUs beside others' 1.9 on 2 CPUs and waited for none slept on its link: 1 (the ratio of
+  // CPUs read 7.1, and the slow link's verdict not decided).
+  small.load.ranks_queued = 0.25;
+  EXPECT_EQ(contention(small), 1.5);
+  EXPECT_EQ(describe_load(small), "2 ranks (which had 0.5 CPUs of the 0.75 they were ready to use) and other "
+                                  "processes' 1.8 CPUs on 2 CPUs");
+  small.ranks = 1, small.load.ranks_cpus = 0.14, small.load.others_cpus = 1.9, small.load.ranks_queued = 0.002;
+  EXPECT_NEAR(contention(small), 1.014, 0.001);
+  EXPECT_EQ(describe_load(small), "1 rank and other processes' 1.9 CPUs on 2 CPUs");
+  MachineModel one;
+  one.nodes = {small};
+  EXPECT_EQ(from_text(to_text(one)).nodes.at(0).load.ranks_queued, 0.002);
   // A user's rate replaces a measured one and its spread.
   NodeModel given = back.nodes[0];
   apply_entry(given, parse_machine_entries("node host=host1 copy=5GB/s\n").at(0), "--machine f");

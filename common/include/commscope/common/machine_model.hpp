@@ -45,6 +45,9 @@ struct NodeLoad {
   // The CPU-seconds per second the run's own ranks on the node had (2 ranks that each had half a
   // CPU: 1); -1 unknown (files written before it).
   double ranks_cpus = -1;
+  // The seconds per second the ranks were ready to run but waited for a CPU (the scheduler's run
+  // delay of their threads, /proc/PID/task/*/schedstat), summed over them; -1 unknown.
+  double ranks_queued = -1;
   bool known() const { return seconds > 0; }
 };
 
@@ -60,11 +63,13 @@ struct NodeModel {
   NodeLoad load;      // what else ran on the node during the run (the bench records it at the end)
 };
 
-// A node's CPU contention during a run, how much slower its ranks ran for want of a CPU: (its
-// ranks + other processes' CPUs) / its CPUs, and where other processes ran (0.05 CPU or more) its
-// ranks / the CPUs they had, the larger, at least 1; 1 where the load was not recorded. Every
-// rank of an MPI job takes a whole CPU while it waits (it polls), so 4 ranks on 2 CPUs read 2; 2
-// ranks beside 2 busy processes on 2 CPUs had 1 CPU between them (the others had the other): 2.
+// A node's CPU contention during a run, how much slower its ranks ran for want of a CPU, at least
+// 1; 1 where the load was not recorded. Where the ranks' run delay was recorded: (the CPU they had
+// + the time they waited for one) / the CPU they had (2 ranks beside 2 busy processes on 2 CPUs had
+// 1 CPU and waited 1: 2; a rank that slept in a blocking call beside busy CPUs waited for none: 1).
+// Else (files before it) (its ranks + other processes' CPUs) / its CPUs, and where other processes
+// ran its ranks / the CPU open to them, the larger: every rank of an MPI job takes a whole CPU
+// while it waits (it polls), so 4 ranks on 2 CPUs read 2.
 double contention(const NodeModel& n);
 // A node counts as busy from this contention on (docs/verdicts.md): its ranks had at most 1/1.1
 // of the CPU time they would have had alone.
