@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -12,39 +12,6 @@ namespace commscope::replay {
 namespace {
 
 namespace prof = commscope::profiler;
-
-int parse_rank(std::string_view text, const std::string& label) {
-  int value = -1;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < 0)
-    throw PlanError("communicator '" + label + "': '" + std::string(text) + "' is not a rank");
-  return value;
-}
-
-// "0,1,4" or "0:62:2" (first:last:step).
-std::vector<int> parse_members(std::string_view body, const std::string& label) {
-  std::vector<int> out;
-  if (const auto colon = body.find(':'); colon != std::string_view::npos) {
-    const auto second = body.find(':', colon + 1);
-    if (second == std::string_view::npos) throw PlanError("communicator '" + label + "': expected first:last:step");
-    const int first = parse_rank(body.substr(0, colon), label);
-    const int last = parse_rank(body.substr(colon + 1, second - colon - 1), label);
-    const int step = parse_rank(body.substr(second + 1), label);
-    if (step <= 0 || last < first) throw PlanError("communicator '" + label + "': empty range");
-    for (int r = first; r <= last; r += step) out.push_back(r);
-    return out;
-  }
-  std::size_t at = 0;
-  while (at <= body.size()) {
-    const auto comma = std::min(body.find(',', at), body.size());
-    out.push_back(parse_rank(body.substr(at, comma - at), label));
-    at = comma + 1;
-  }
-  std::sort(out.begin(), out.end());
-  if (std::adjacent_find(out.begin(), out.end()) != out.end())
-    throw PlanError("communicator '" + label + "': a rank named twice");
-  return out;
-}
 
 std::string lower_letters(std::string_view name) {
   std::string out;
@@ -116,7 +83,14 @@ RankPlan plan_rank(const prof::Profile& profile, int rank, int max_iterations,
       continue;
     }
     auto g = groups.find(op.group);
-    if (g == groups.end()) g = groups.emplace(op.group, parse_group_label(op.group, profile.meta.nranks)).first;
+    if (g == groups.end()) {
+      GroupLabel parsed = parse_group_label(op.group, profile.meta.nranks);
+      if (parsed.inter) {  // its two groups' semantics are not rebuilt
+        ++plan.skipped[name + " (on an intercommunicator)"];
+        continue;
+      }
+      g = groups.emplace(op.group, std::move(parsed)).first;
+    }
     if (op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
       op.peer = peer_of(g->second, op.kind, rank);
       if (op.peer < 0) {
@@ -227,17 +201,13 @@ GroupLabel parse_group_label(const std::string& label, int nranks) {
     for (int r = 0; r < nranks; ++r) out.members.push_back(r);
     return out;
   }
-  const auto open = label.find('[');
-  if (open == std::string::npos || open == 0 || label.back() != ']')
-    throw PlanError("communicator '" + label + "' is not a label of the form kind[ranks]");
-  out.kind = label.substr(0, open);
-  const std::string_view body = std::string_view(label).substr(open + 1, label.size() - open - 2);
-  if (const auto arrow = body.find('>'); arrow != std::string_view::npos) {
-    out.link = true;
-    out.members = {parse_rank(body.substr(0, arrow), label), parse_rank(body.substr(arrow + 1), label)};
-  } else {
-    out.members = parse_members(body, label);
-  }
+  std::string why;
+  std::optional<prof::ParsedLabel> parsed = prof::parse_label(label, &why);
+  if (!parsed) throw PlanError("communicator '" + label + "': " + why);
+  out.kind = std::move(parsed->kind);
+  out.members = std::move(parsed->members);
+  out.link = parsed->link;
+  out.inter = parsed->inter;
   for (const int r : out.members)
     if (r >= nranks)
       throw PlanError("communicator '" + label + "' names rank " + std::to_string(r) + ", but the profile has " +

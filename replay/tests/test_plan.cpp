@@ -63,6 +63,43 @@ TEST(ReplayLabels, GroupsThatCannotBeRebuiltAreErrors) {
   EXPECT_THROW(rp::parse_group_label("tp[0,x]", 4), rp::PlanError);
   EXPECT_THROW(rp::parse_group_label("tp[1,1]", 4), rp::PlanError);
   EXPECT_THROW(rp::parse_group_label("dp[4:0:2]", 8), rp::PlanError);
+  EXPECT_THROW(rp::parse_group_label("mpi[0,1]#0", 4), rp::PlanError);
+}
+
+// Two communicators of the same members ("mpi[0,1]" and the second one, "mpi[0,1]#1") are two
+// groups: their calls, numbered alike on each, are all replayed, each on its own group.
+TEST(ReplayLabels, CommunicatorsWithTheSameMembersAreTwoGroups) {
+  const rp::GroupLabel second = rp::parse_group_label("mpi[0,1]#1", 2);
+  EXPECT_EQ(second.kind, "mpi");
+  EXPECT_EQ(second.members, (std::vector<int>{0, 1}));
+  Builder b(2);
+  for (int r = 0; r < 2; ++r)
+    for (int k = 0; k < 2; ++k) {
+      b.comm(r, -1, "allreduce", "mpi[0,1]", 16, 100 * k, 100 * k + 10, k);
+      b.comm(r, -1, "allreduce", "mpi[0,1]#1", 4096, 100 * k + 50, 100 * k + 60, k);
+    }
+  const rp::ReplayPlan plan = rp::make_plan(b.p);
+  EXPECT_EQ(plan.ops(), 8);
+  EXPECT_EQ(plan.groups.size(), 2u);
+  const std::vector<rp::ReplayOp>& ops = plan.ranks[1].iterations.at(0).ops;
+  ASSERT_EQ(ops.size(), 4u);
+  EXPECT_EQ(ops[1].group, "mpi[0,1]#1");
+  EXPECT_EQ(ops[1].bytes, 4096);
+}
+
+// A collective on an intercommunicator ("mpi[0,1|2,3]") is not replayed, and said so.
+TEST(ReplayLabels, IntercommunicatorCollectivesAreSkippedAndSaid) {
+  EXPECT_TRUE(rp::parse_group_label("mpi[0,1|2,3]", 4).inter);
+  Builder b(4);
+  for (int r = 0; r < 4; ++r) {
+    b.comm(r, -1, "iallreduce", r < 2 ? "mpi[0,1]" : "mpi[2,3]", 1024, 10, 20, 0);
+    b.comm(r, -1, "allreduce", "mpi[0,1|2,3]", 64, 30, 40, 0);
+  }
+  const rp::ReplayPlan plan = rp::make_plan(b.p);
+  EXPECT_EQ(plan.ops(), 4);
+  EXPECT_EQ(plan.ranks[2].skipped.at("allreduce (on an intercommunicator)"), 1);
+  EXPECT_EQ(plan.ranks[2].iterations.at(0).ops.at(0).group, "mpi[2,3]");
+  EXPECT_FALSE(plan.groups.contains("mpi[0,1|2,3]"));
 }
 
 TEST(ReplayNames, CollectivesMessagesAndTheRest) {

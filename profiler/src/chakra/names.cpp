@@ -2,8 +2,9 @@
 
 #include <array>
 #include <cctype>
-#include <charconv>
 #include <utility>
+
+#include "commscope/profiler/events.hpp"
 
 namespace commscope::profiler::chakra {
 
@@ -50,20 +51,11 @@ std::string_view collective_name_of(std::int64_t comm_type) {
 }
 
 std::optional<Label> parse_label(std::string_view label) {
-  const std::size_t open = label.find('[');
-  if (open == 0 || open == std::string_view::npos || !label.ends_with(']')) return std::nullopt;
+  const std::optional<ParsedLabel> parsed = profiler::parse_label(label);  // events.hpp: the one reader
+  if (!parsed) return std::nullopt;
   Label out;
-  out.kind = std::string(label.substr(0, open));
-  for (const char c : out.kind)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return std::nullopt;
-  const std::string_view inside = label.substr(open + 1, label.size() - open - 2);
-  if (const std::size_t gt = inside.find('>'); gt != std::string_view::npos) {
-    const std::string_view a = inside.substr(0, gt), b = inside.substr(gt + 1);
-    const auto ra = std::from_chars(a.data(), a.data() + a.size(), out.from);
-    const auto rb = std::from_chars(b.data(), b.data() + b.size(), out.to);
-    if (ra.ec != std::errc{} || ra.ptr != a.data() + a.size() || rb.ec != std::errc{} || rb.ptr != b.data() + b.size())
-      return std::nullopt;
-  }
+  out.kind = parsed->kind;
+  if (parsed->link) out.from = parsed->members[0], out.to = parsed->members[1];
   return out;
 }
 

@@ -26,8 +26,8 @@ Message message_of(std::string_view name);
 // REDUCE_SCATTER_BLOCK), "barrier"; "collective" outside the enum.
 std::string_view collective_name_of(std::int64_t comm_type);
 
-// A communicator label "tp[0,1]" or link label "pp[0>2]" taken apart: its kind and, for a link,
-// the two ranks (from = -1 when it is no link).
+// A communicator label "tp[0,1]" or link label "pp[0>2]" taken apart (profiler::parse_label):
+// its kind and, for a link, the two ranks (from = -1 when it is no link).
 struct Label {
   std::string kind;
   int from = -1, to = -1;

@@ -24,14 +24,16 @@ class PlanError : public std::runtime_error {
 
 enum class OpKind : std::uint8_t { kCollective, kBarrier, kSend, kRecv };
 
-// A recorded communicator as its label names it (profiler::communicator_label, link_label).
+// A recorded communicator as its label names it (profiler::parse_label).
 struct GroupLabel {
   std::string kind;          // "tp", "dp", "pp", ...; "" for the profiled communicator
   std::vector<int> members;  // recorded world ranks, ascending; a link: {from, to}
   bool link = false;         // "pp[0>2]": the messages from members[0] to members[1]
+  bool inter = false;        // "mpi[0,1|2,3]": an intercommunicator (its collectives are not replayed)
 };
 // "tp[0,1]" -> {tp, {0,1}}; "dp[0:62:2]" -> {dp, {0,2,...,62}}; "pp[1>3]" -> link {1,3}; ""
-// -> every one of `nranks` ranks. Throws PlanError for anything else.
+// -> every one of `nranks` ranks; "mpi[0,1]#1" (a second communicator of ranks 0 and 1) ->
+// {mpi, {0,1}}, a group of its own as its label differs. Throws PlanError for anything else.
 GroupLabel parse_group_label(const std::string& label, int nranks);
 
 // One communication of a rank, in the order the rank made them.
