@@ -1,6 +1,8 @@
-// libcommscope-mpiprof.so's collective wrappers: blocking ones are numbered on MPI_COMM_WORLD
-// (Kind::kCollective), nonblocking ones are their post, unnumbered (the wait is in MPI_Wait* /
-// MPI_Test*, point_to_point.cpp). Bytes: bytes.hpp.
+// libcommscope-mpiprof.so's collective wrappers, each numbered on its communicator
+// (Kind::kCollective: MPI_COMM_WORLD's as the session's, the others' under their labels,
+// communicators.hpp). Nonblocking ones are their post, numbered in the same count as the
+// blocking ones (MPI orders both alike on every member); their wait is in MPI_Wait* / MPI_Test*
+// (point_to_point.cpp). Bytes: bytes.hpp.
 #include <mpi.h>
 
 #include "bytes.hpp"
@@ -126,100 +128,100 @@ int MPI_Reduce_scatter(const void* send, void* recv, const int counts[], MPI_Dat
                 [&] { return PMPI_Reduce_scatter(send, recv, counts, type, op, comm); });
 }
 
-// --- nonblocking: the post, with its blocking form's bytes
+// --- nonblocking: the post, with its blocking form's bytes, numbered as the blocking ones
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ibarrier"), pf::name_id("ibarrier")};
-  return record(names, 0, comm, Kind::kUnnumbered, [&] { return PMPI_Ibarrier(comm, request); });
+  return record(names, 0, comm, Kind::kCollective, [&] { return PMPI_Ibarrier(comm, request); });
 }
 
 int MPI_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ibcast"), pf::name_id("ibroadcast")};
-  return record(names, bytes_of(count, type), comm, Kind::kUnnumbered,
+  return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Ibcast(buf, count, type, root, comm, request); });
 }
 
 int MPI_Iallreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                    MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iallreduce"), pf::name_id("iallreduce")};
-  return record(names, bytes_of(count, type), comm, Kind::kUnnumbered,
+  return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Iallreduce(send, recv, count, type, op, comm, request); });
 }
 
 int MPI_Ireduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
                 MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ireduce"), pf::name_id("ireduce")};
-  return record(names, bytes_of(count, type), comm, Kind::kUnnumbered,
+  return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Ireduce(send, recv, count, type, op, root, comm, request); });
 }
 
 int MPI_Iscan(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
               MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iscan"), pf::name_id("iscan")};
-  return record(names, bytes_of(count, type), comm, Kind::kUnnumbered,
+  return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Iscan(send, recv, count, type, op, comm, request); });
 }
 
 int MPI_Iexscan(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                 MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iexscan"), pf::name_id("iexscan")};
-  return record(names, bytes_of(count, type), comm, Kind::kUnnumbered,
+  return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Iexscan(send, recv, count, type, op, comm, request); });
 }
 
 int MPI_Iallgather(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype,
                    MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iallgather"), pf::name_id("iallgather")};
-  return record(names, bytes_of(rcount, rtype) * peers(comm), comm, Kind::kUnnumbered,
+  return record(names, bytes_of(rcount, rtype) * peers(comm), comm, Kind::kCollective,
                 [&] { return PMPI_Iallgather(send, scount, stype, recv, rcount, rtype, comm, request); });
 }
 
 int MPI_Iallgatherv(const void* send, int scount, MPI_Datatype stype, void* recv, const int rcounts[],
                     const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iallgatherv"), pf::name_id("iallgatherv")};
-  return record(names, sum_bytes(rcounts, rtype, peers(comm)), comm, Kind::kUnnumbered,
+  return record(names, sum_bytes(rcounts, rtype, peers(comm)), comm, Kind::kCollective,
                 [&] { return PMPI_Iallgatherv(send, scount, stype, recv, rcounts, displs, rtype, comm, request); });
 }
 
 int MPI_Igather(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype, int root,
                 MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Igather"), pf::name_id("igather")};
-  return record(names, gather_bytes(scount, stype, rcount, rtype, root, comm), comm, Kind::kUnnumbered,
+  return record(names, gather_bytes(scount, stype, rcount, rtype, root, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Igather(send, scount, stype, recv, rcount, rtype, root, comm, request); });
 }
 
 int MPI_Igatherv(const void* send, int scount, MPI_Datatype stype, void* recv, const int rcounts[], const int displs[],
                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Igatherv"), pf::name_id("igatherv")};
-  return record(names, gatherv_bytes(scount, stype, rcounts, rtype, root, comm), comm, Kind::kUnnumbered,
+  return record(names, gatherv_bytes(scount, stype, rcounts, rtype, root, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Igatherv(send, scount, stype, recv, rcounts, displs, rtype, root, comm, request); });
 }
 
 int MPI_Iscatter(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype, int root,
                  MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iscatter"), pf::name_id("iscatter")};
-  return record(names, scatter_bytes(scount, stype, rcount, rtype, root, comm), comm, Kind::kUnnumbered,
+  return record(names, scatter_bytes(scount, stype, rcount, rtype, root, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Iscatter(send, scount, stype, recv, rcount, rtype, root, comm, request); });
 }
 
 int MPI_Iscatterv(const void* send, const int scounts[], const int displs[], MPI_Datatype stype, void* recv, int rcount,
                   MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iscatterv"), pf::name_id("iscatterv")};
-  return record(names, scatterv_bytes(scounts, stype, rcount, rtype, root, comm), comm, Kind::kUnnumbered,
+  return record(names, scatterv_bytes(scounts, stype, rcount, rtype, root, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Iscatterv(send, scounts, displs, stype, recv, rcount, rtype, root, comm, request); });
 }
 
 int MPI_Ialltoall(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype,
                   MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ialltoall"), pf::name_id("ialltoall")};
-  return record(names, alltoall_bytes(rcount, rtype, comm), comm, Kind::kUnnumbered,
+  return record(names, alltoall_bytes(rcount, rtype, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Ialltoall(send, scount, stype, recv, rcount, rtype, comm, request); });
 }
 
 int MPI_Ialltoallv(const void* send, const int scounts[], const int sdispls[], MPI_Datatype stype, void* recv,
                    const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ialltoallv"), pf::name_id("ialltoallv")};
-  return record(names, alltoallv_bytes(send, scounts, stype, rcounts, rtype, comm), comm, Kind::kUnnumbered, [&] {
+  return record(names, alltoallv_bytes(send, scounts, stype, rcounts, rtype, comm), comm, Kind::kCollective, [&] {
     return PMPI_Ialltoallv(send, scounts, sdispls, stype, recv, rcounts, rdispls, rtype, comm, request);
   });
 }
@@ -228,7 +230,7 @@ int MPI_Ialltoallw(const void* send, const int scounts[], const int sdispls[], c
                    const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
                    MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ialltoallw"), pf::name_id("ialltoallw")};
-  return record(names, alltoallw_bytes(send, scounts, stypes, rcounts, rtypes, comm), comm, Kind::kUnnumbered, [&] {
+  return record(names, alltoallw_bytes(send, scounts, stypes, rcounts, rtypes, comm), comm, Kind::kCollective, [&] {
     return PMPI_Ialltoallw(send, scounts, sdispls, stypes, recv, rcounts, rdispls, rtypes, comm, request);
   });
 }
@@ -236,14 +238,14 @@ int MPI_Ialltoallw(const void* send, const int scounts[], const int sdispls[], c
 int MPI_Ireduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                               MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ireduce_scatter_block"), pf::name_id("ireducescatter")};
-  return record(names, bytes_of(count, type) * group_size(comm), comm, Kind::kUnnumbered,
+  return record(names, bytes_of(count, type) * group_size(comm), comm, Kind::kCollective,
                 [&] { return PMPI_Ireduce_scatter_block(send, recv, count, type, op, comm, request); });
 }
 
 int MPI_Ireduce_scatter(const void* send, void* recv, const int counts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                         MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ireduce_scatter"), pf::name_id("ireducescatter")};
-  return record(names, sum_bytes(counts, type, group_size(comm)), comm, Kind::kUnnumbered,
+  return record(names, sum_bytes(counts, type, group_size(comm)), comm, Kind::kCollective,
                 [&] { return PMPI_Ireduce_scatter(send, recv, counts, type, op, comm, request); });
 }
 

@@ -9,16 +9,18 @@
 // operation name, "mpi", its bytes as bytes.hpp counts them) and the time
 // between two MPI calls of the thread that initialised MPI is host compute (a kernel event named
 // "compute"). Collectives on MPI_COMM_WORLD carry a sequence number, so that the session splits
-// them into wait and transfer across ranks, and so do collectives on other intracommunicators,
-// labelled by their members' world ranks ("mpi[0,2]", communicators.hpp); point-to-point calls
-// count as transfer. Iterations: MPI_Pcontrol(1) starts the next one (the first starts at
+// them into wait and transfer across ranks, and so do collectives on every other communicator,
+// under its label: its members' world ranks and which communicator of them it is ("mpi[0,2]",
+// "mpi[0,2]#1"; communicators.hpp, numbered at creation by comm_create.cpp); point-to-point
+// calls count as transfer. Iterations: MPI_Pcontrol(1) starts the next one (the first starts at
 // MPI_Init), or COMMSCOPE_WINDOW_MS=N cuts the run into slices of N ms (checked at MPI calls);
 // neither: the whole run is one iteration. MPI_Finalize writes the profile
 // (COMMSCOPE_PROFILE_OUT, default commscope-mpiprof.h5; docs/profiler.md).
 //
 // Nonblocking calls: posting (MPI_Isend, MPI_Iallreduce, ...) is a short communication event of
-// its own ("isend", "iallreduce", with its bytes) and unnumbered: a post's arrival says nothing of
-// when the operation's wait ends, which is spent in MPI_Wait* / MPI_Test* ("wait", "test").
+// its own ("isend", "iallreduce", with its bytes); a collective's post is numbered on its
+// communicator as the blocking ones are (so the replay runs it there), a message's is not. The
+// operation's wait is spent in MPI_Wait* / MPI_Test* ("wait", "test").
 //
 // Signals: SIGTERM, SIGINT and SIGUSR1 make the rank that receives one write a profile of its own
 // (Session::finish_local: no MPI, the other ranks may be gone) to NAME.signal.rankNNNNN.h5 next to
@@ -319,6 +321,10 @@ bool before_call(const mpiprof::Names& names) {
 
 }  // namespace
 
+bool mpiprof::recording_program_call() {
+  return t_inside == 0 && g_session && pf::recording();
+}
+
 int mpiprof::record_call(const Names& names, std::int64_t bytes, MPI_Comm comm, Kind kind, int (*call)(void*),
                          void* ctx, const std::int64_t* received, const std::uint32_t* link) {
   if (t_inside > 0 || !g_session || !pf::recording()) return call(ctx);
@@ -332,7 +338,7 @@ int mpiprof::record_call(const Names& names, std::int64_t bytes, MPI_Comm comm, 
     return rc;
   }
   // Collectives are numbered per communicator: MPI_COMM_WORLD's as the session's own (label 0),
-  // the others' under their members' label ("mpi[0,2]"; communicators.hpp).
+  // the others' under their label ("mpi[0,2]", "mpi[0,2]#1"; communicators.hpp).
   mpiprof::CollectiveInstance instance;
   if (kind == Kind::kCollective && comm != MPI_COMM_NULL)
     instance = is_world(comm) ? mpiprof::CollectiveInstance{0, g_world_seq.fetch_add(1, std::memory_order_relaxed)}

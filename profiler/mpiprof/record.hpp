@@ -19,8 +19,8 @@ struct Names {
   bool poll = false;  // MPI_Test*, MPI_Iprobe, MPI_Improbe: runs of calls coalesce (mpiprof.cpp)
 };
 
-// What a call is: blocking collectives on MPI_COMM_WORLD are numbered (wait and transfer split
-// across ranks); posts, point-to-point and completion calls are not.
+// What a call is: collectives, blocking and nonblocking, are numbered on their communicator
+// (wait and transfer split across ranks); point-to-point and completion calls are not.
 enum class Kind { kCollective, kUnnumbered };
 
 // Records one MPI call around call(ctx): the compute before it ends; an operator event named
@@ -39,5 +39,10 @@ int record(const Names& names, std::int64_t bytes, MPI_Comm comm, Kind kind, Cal
       names, bytes, comm, kind, [](void* c) { return (*static_cast<F*>(c))(); },
       const_cast<void*>(static_cast<const void*>(&call)), received, link);
 }
+
+// Whether the program's calls are recorded now: a session records and this is not the
+// library's own MPI call (the session's). Communicator creation asks, so that the session's
+// own communicators take no number from the program's.
+bool recording_program_call();
 
 }  // namespace commscope::mpiprof

@@ -49,17 +49,23 @@ struct RankInfoWire {
 
 }  // namespace
 
-std::vector<int> world_ranks(MPI_Comm comm) {
-  MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
-  MPI_Comm_group(comm, &group);
+std::vector<int> world_ranks(MPI_Group group) {
+  MPI_Group world = MPI_GROUP_NULL;
   MPI_Comm_group(MPI_COMM_WORLD, &world);
   int n = 0;
-  MPI_Comm_size(comm, &n);
+  MPI_Group_size(group, &n);
   std::vector<int> mine(static_cast<std::size_t>(n)), out(mine.size());
   for (int i = 0; i < n; ++i) mine[static_cast<std::size_t>(i)] = i;
   MPI_Group_translate_ranks(group, n, mine.data(), world, out.data());
-  MPI_Group_free(&group);
   MPI_Group_free(&world);
+  return out;
+}
+
+std::vector<int> world_ranks(MPI_Comm comm) {
+  MPI_Group group = MPI_GROUP_NULL;
+  MPI_Comm_group(comm, &group);
+  std::vector<int> out = world_ranks(group);
+  MPI_Group_free(&group);
   return out;
 }
 

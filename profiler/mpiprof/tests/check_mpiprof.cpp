@@ -15,8 +15,9 @@
 //     MPI_Barrier 1);
 //   - the breakdown identity (kernel + intra + inter + comm == step) on every row;
 //   - nonblocking calls per rank and iteration: isend and irecv of 16 KiB, iallreduce of 4 KiB
-//     (unnumbered: seq -1), ibroadcast of 1 KiB, ibarrier, 1 test and 4 wait events (Waitall,
-//     Wait, Waitsome, Wait), and their operators (MPI_Isend, MPI_Wait 2 per iteration, ...).
+//     numbered on MPI_COMM_WORLD as the blocking ones, ibroadcast of 1 KiB and ibarrier numbered
+//     too, the isend and irecv not, 1 test and 4 wait events (Waitall, Wait, Waitsome, Wait), and
+//     their operators (MPI_Isend, MPI_Wait 2 per iteration, ...).
 //
 // test_mpiprof_check --signal FILE JOB_RANK JOB_NRANKS SIGNAL: the profile one rank wrote when it
 // was killed: one rank, /meta job_rank, job_nranks and signal, at least 3 iterations of which
@@ -114,7 +115,7 @@ int main(int argc, char** argv) {
   for (int r = 0; r < nranks && r < static_cast<int>(p.events.size()); ++r) {
     std::map<std::string, int> calls;
     std::map<std::string, std::int64_t> bytes;
-    int numbered = 0, split_allreduce = 0, numbered_posts = 0;
+    int numbered = 0, split_allreduce = 0, numbered_posts = 0, numbered_messages = 0;
     // mpi_app.c splits the world by rank % 2: ranks 0 and 2, and rank 1 alone.
     const std::string split_label = r % 2 == 0 ? "mpi[0,2]" : "mpi[1]";
     // Its nonblocking ring: MPI_Isend to the next rank, MPI_Irecv from the previous one.
@@ -128,7 +129,9 @@ int main(int argc, char** argv) {
       if (e.kind == pf::EventKind::kCommunication) {
         ++calls[name];
         bytes[name] += e.bytes;
-        if (name.starts_with("i") && e.seq >= 0) ++numbered_posts;
+        if ((name == "iallreduce" || name == "ibroadcast" || name == "ibarrier") && e.communicator == 0 && e.seq >= 0)
+          ++numbered_posts;
+        if ((name == "isend" || name == "irecv") && e.seq >= 0) ++numbered_messages;
         if (name == "isend" && p.strings.at(e.communicator) == send_label) ++labelled_sends;
         if (name == "irecv" && p.strings.at(e.communicator) == recv_label) ++labelled_receives;
         if (name == "allreduce" && e.communicator == 0 && e.seq >= 0) ++numbered;
@@ -161,7 +164,9 @@ int main(int argc, char** argv) {
           who + "posted bytes: isend " + std::to_string(bytes["isend"]) + ", irecv " + std::to_string(bytes["irecv"]) +
               ", iallreduce " + std::to_string(bytes["iallreduce"]) + ", ibroadcast " +
               std::to_string(bytes["ibroadcast"]));
-    check(numbered_posts == 0, who + std::to_string(numbered_posts) + " nonblocking posts numbered, wanted none");
+    check(numbered_posts == 3 * iters && numbered_messages == 0,
+          who + std::to_string(numbered_posts) + " nonblocking collectives numbered on MPI_COMM_WORLD (wanted " +
+              std::to_string(3 * iters) + "), " + std::to_string(numbered_messages) + " messages (wanted none)");
     const double want = (r == 1 ? 44.0 : 4.0) * iters;
     check(compute_ms >= want, who + "compute " + std::to_string(compute_ms) + " ms, at least " + std::to_string(want));
   }

@@ -52,9 +52,11 @@ struct SessionOptions {
   bool stream = false;
 };
 
-// The ranks in MPI_COMM_WORLD of comm's members, by their rank in comm: what
-// communicator_label (events.hpp) labels a communicator by.
+// The ranks in MPI_COMM_WORLD of comm's members, by their rank in comm (an intercommunicator:
+// its local group's): what communicator_label (events.hpp) labels a communicator by.
 std::vector<int> world_ranks(MPI_Comm comm);
+// The same of a group's members (MPI_UNDEFINED for a process outside MPI_COMM_WORLD).
+std::vector<int> world_ranks(MPI_Group group);
 
 // "" when `path` can be created (its folder exists and is writable), else a one-line reason.
 std::string output_problem(const std::string& path);

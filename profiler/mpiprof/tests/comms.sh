@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Communicators as MPI programs use them, recorded under the PMPI library, checked, replayed and
+# reported:
+#   comms.sh MODE NP ITERS RUNS DIR LIBRARY APP CHECK REPLAY REPORT -- MPIRUN...   (MPIRUN ends with its -np flag)
+# APP (mpi_comms.c) in MODE at NP ranks with LIBRARY preloaded writes DIR/app.h5 and CHECK
+# (check_mpiprof_comms.cpp) checks it, RUNS times (threads: each run races its threads again).
+# Other modes: REPLAY replays the profile at NP ranks, CHECK checks both files, and REPORT's
+# replay report must find the replayed calls identical. Exit 77 (skipped) without
+# MPI_THREAD_MULTIPLE.
+set -uo pipefail
+mode=$1 np=$2 iters=$3 runs=$4 dir=$5 lib=$6 app=$7 check=$8 replay=$9 report=${10}
+shift 10
+[ "${1:-}" = "--" ] && shift
+fail() { echo "comms.sh: $mode: FAIL: $*"; exit 1; }
+rm -rf "$dir" && mkdir -p "$dir"
+for run in $(seq 1 "$runs"); do
+  "$@" "$np" -x LD_PRELOAD="$lib" -x COMMSCOPE_PROFILE_OUT="$dir/app.h5" "$app" "$mode" "$iters" >"$dir/app.log" 2>&1 ||
+    { cat "$dir/app.log"; fail "run $run: the program exited with status $?"; }
+  if grep -q 'no MPI_THREAD_MULTIPLE' "$dir/app.log"; then
+    echo "comms.sh: skipped: this MPI gives no MPI_THREAD_MULTIPLE"
+    exit 77
+  fi
+  "$check" "$mode" "$iters" "$dir/app.h5" >"$dir/check.log" || { cat "$dir/check.log"; fail "run $run"; }
+done
+cat "$dir/check.log"
+[ "$mode" = threads ] && { echo "comms.sh: $mode: OK ($runs runs)"; exit 0; }
+
+"$@" "$np" "$replay" "$dir/app.h5" -o "$dir/replay.h5" >"$dir/replay.log" 2>&1 ||
+  { cat "$dir/replay.log"; fail "the replay exited with status $?"; }
+cat "$dir/replay.log"
+"$check" "$mode" "$iters" "$dir/app.h5" "$dir/replay.h5" || fail "the replay"
+"$report" replay "$dir/app.h5" "$dir/replay.h5" >"$dir/report.log" 2>&1 || { cat "$dir/report.log"; fail "the report"; }
+cat "$dir/report.log"
+# A row of the report's per-collective table: group, communication, calls recorded and replayed, ..., identical.
+identical() {
+  grep -Eq "^mpi +$1 +$2 +$2 .* identical " "$dir/report.log" || fail "the report does not find $2 x $1 identical"
+}
+case $mode in
+  halves) identical iallreduce $((np * iters)) ;;
+  dups) identical allreduce $((2 * np * iters)) && identical barrier $((np * iters)) ;;
+esac
+echo "comms.sh: $mode: OK"
