@@ -36,6 +36,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -325,8 +327,8 @@ bool mpiprof::recording_program_call() {
   return t_inside == 0 && g_session && pf::recording();
 }
 
-int mpiprof::record_call(const Names& names, std::int64_t bytes, MPI_Comm comm, Kind kind, int (*call)(void*),
-                         void* ctx, const std::int64_t* received, const std::uint32_t* link) {
+int mpiprof::record_call(const Names& names, std::span<const Part> parts, MPI_Comm comm, Kind kind, int (*call)(void*),
+                         void* ctx) {
   if (t_inside > 0 || !g_session || !pf::recording()) return call(ctx);
   ++t_inside;
   const bool main = on_main();
@@ -347,27 +349,37 @@ int mpiprof::record_call(const Names& names, std::int64_t bytes, MPI_Comm comm, 
   // and a polling run's end are written after the call.
   pf::detail::ThreadBuffer* buffer = nullptr;
   pf::Event* op = pf::detail::open_event(buffer, pf::EventKind::kOperator, names.function);
-  pf::Event* ev = op ? pf::detail::open_event(buffer, pf::EventKind::kCommunication, names.comm) : nullptr;
-  if (ev != nullptr) {
-    op->id = buffer->new_id();
+  constexpr std::size_t kMaxParts = 2;
+  std::array<pf::Event*, kMaxParts> events{};
+  const std::size_t n = std::min(parts.size(), kMaxParts);
+  if (op != nullptr) op->id = buffer->new_id();
+  for (std::size_t i = 0; i < n && op != nullptr; ++i) {
+    pf::Event* ev = events[i] = pf::detail::open_event(buffer, pf::EventKind::kCommunication, parts[i].comm);
+    if (ev == nullptr) break;
     ev->id = buffer->new_id();
     ev->parent = op->id;
     ev->detail = g_mpi;
-    ev->bytes = bytes;
+    ev->bytes = parts[i].bytes;
     ev->seq = instance.seq;
     ev->communicator = instance.label;
-    ev->start_ns = pf::ticks();
   }
+  const std::int64_t start = pf::ticks();
+  for (pf::Event* ev : events)
+    if (ev != nullptr) ev->start_ns = start;
   const int rc = call(ctx);
   const std::int64_t end = pf::ticks();
   if (pf::recording()) {  // not when a signal ended the session during the call
     if (op != nullptr) op->end_ns = end;
-    if (ev != nullptr) ev->end_ns = end;
-    if (ev != nullptr && received != nullptr) ev->bytes = *received;
-    if (ev != nullptr && link != nullptr && *link != 0) ev->communicator = *link;
+    for (std::size_t i = 0; i < n; ++i) {
+      pf::Event* ev = events[i];
+      if (ev == nullptr) continue;
+      ev->end_ns = end;
+      if (parts[i].received != nullptr) ev->bytes = *parts[i].received;
+      if (parts[i].link != nullptr && *parts[i].link != 0) ev->communicator = *parts[i].link;
+    }
   }
-  if (main && names.poll && ev != nullptr) {
-    g_poll = {op, ev, names.function, end, std::chrono::steady_clock::now()};  // the run may go on
+  if (main && names.poll && events[0] != nullptr) {
+    g_poll = {op, events[0], names.function, end, std::chrono::steady_clock::now()};  // the run may go on
   } else if (main) {
     open_compute();
   }

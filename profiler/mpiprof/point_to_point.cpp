@@ -1,10 +1,12 @@
 // libcommscope-mpiprof.so's point-to-point, probe, persistent-request and completion wrappers:
-// unnumbered (all transfer); sends, receives and their posts labelled by their peers' world ranks
-// ("mpi[0>2]", communicators.hpp; MPI_Sendrecv's two peers are not). Blocking calls span their time; posts (MPI_Isend,
-// MPI_Start, ...) their own call; receives count the bytes their status says arrived, posts what they name.
+// unnumbered (all transfer: which send a receive took is not known here); sends, receives and
+// their posts labelled by their peers' world ranks ("mpi[0>2]", communicators.hpp), MPI_Sendrecv
+// as its send and its receive. Blocking calls span their time; posts (MPI_Isend, MPI_Start, ...)
+// their own call; receives count the bytes their status says arrived, posts what they name.
 #include <mpi.h>
 
 #include <cstdint>
+#include <span>
 
 #include "bytes.hpp"
 #include "communicators.hpp"
@@ -25,6 +27,28 @@ namespace {
 // count is read from it).
 MPI_Status* status_for(MPI_Status* given, MPI_Status& own) {
   return given == MPI_STATUS_IGNORE ? &own : given;
+}
+
+// MPI_Sendrecv*: its send ("send", to dest) and its receive ("recv", what arrived from the
+// sender its status names), two events of the call each labelled by its peers, so that a replay
+// sends and receives between those ranks; a half whose peer is MPI_PROC_NULL moves nothing and is
+// not recorded.
+template <class Call>
+int sendrecv(const Names& names, std::int64_t sent, int dest, int source, MPI_Datatype rtype, MPI_Comm comm,
+             MPI_Status* st, Call&& call) {
+  static const pf::NameId recv = pf::name_id("recv");
+  const std::uint32_t to = link_to(comm, dest);
+  std::int64_t received = 0;
+  std::uint32_t from = 0;
+  commscope::mpiprof::Part parts[2];
+  std::size_t n = 0;
+  if (dest != MPI_PROC_NULL) parts[n++] = {names.comm, sent, nullptr, &to};
+  if (source != MPI_PROC_NULL) parts[n++] = {recv, 0, &received, &from};
+  return commscope::mpiprof::record_parts(names, std::span(parts, n), comm, Kind::kUnnumbered, [&] {
+    const int rc = call();
+    if (rc == MPI_SUCCESS) received = received_bytes(st, rtype), from = link_from(comm, st->MPI_SOURCE);
+    return rc;
+  });
 }
 
 }  // namespace
@@ -81,19 +105,24 @@ int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_C
       &received, &from);
 }
 
+// MPI_Sendrecv and MPI_Sendrecv_replace: a send and a receive, each with its peer (sendrecv()).
 int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int stag, void* rbuf, int rcount,
                  MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status* status) {
-  static const Names names{pf::name_id("MPI_Sendrecv"), pf::name_id("sendrecv")};
-  return record(names, bytes_of(scount, stype), comm, Kind::kUnnumbered, [&] {
-    return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
+  static const Names names{pf::name_id("MPI_Sendrecv"), pf::name_id("send")};
+  MPI_Status own;
+  MPI_Status* st = status_for(status, own);
+  return sendrecv(names, bytes_of(scount, stype), dest, source, rtype, comm, st, [&] {
+    return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, st);
   });
 }
 
 int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int stag, int source, int rtag,
                          MPI_Comm comm, MPI_Status* status) {
-  static const Names names{pf::name_id("MPI_Sendrecv_replace"), pf::name_id("sendrecv")};
-  return record(names, bytes_of(count, type), comm, Kind::kUnnumbered,
-                [&] { return PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, status); });
+  static const Names names{pf::name_id("MPI_Sendrecv_replace"), pf::name_id("send")};
+  MPI_Status own;
+  MPI_Status* st = status_for(status, own);
+  return sendrecv(names, bytes_of(count, type), dest, source, type, comm, st,
+                  [&] { return PMPI_Sendrecv_replace(buf, count, type, dest, stag, source, rtag, comm, st); });
 }
 
 // --- posts

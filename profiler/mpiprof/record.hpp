@@ -6,7 +6,9 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <span>
 #include <type_traits>
+#include <utility>
 
 #include "commscope/profiler/recorder.hpp"
 
@@ -23,21 +25,36 @@ struct Names {
 // (wait and transfer split across ranks); point-to-point and completion calls are not.
 enum class Kind { kCollective, kUnnumbered };
 
-// Records one MPI call around call(ctx): the compute before it ends; an operator event named
-// after the MPI function holds the communication event that spans the call, of `bytes`, or of
-// *received when given (read after the call: a receive's count from its status).
-// *link, read after the call too, is the communication's label when given and not 0 (a message's
-// peers: communicators.hpp).
-int record_call(const Names& names, std::int64_t bytes, MPI_Comm comm, Kind kind, int (*call)(void*), void* ctx,
-                const std::int64_t* received, const std::uint32_t* link);
+// One communication event of a call: its name, its bytes (or *received when given) and its
+// label (*link when given and not 0: a message's peers, communicators.hpp); both read after the
+// call (a receive's count and sender from its status).
+struct Part {
+  profiler::NameId comm = 0;
+  std::int64_t bytes = 0;
+  const std::int64_t* received = nullptr;
+  const std::uint32_t* link = nullptr;
+};
 
+// Records one MPI call around call(ctx): the compute before it ends; an operator event named
+// after the MPI function holds a communication event per part (MPI_Sendrecv: its send and its
+// receive; none for one whose peers are both MPI_PROC_NULL), each spanning the call.
+int record_call(const Names& names, std::span<const Part> parts, MPI_Comm comm, Kind kind, int (*call)(void*),
+                void* ctx);
+
+template <class Call>
+int record_parts(const Names& names, std::span<const Part> parts, MPI_Comm comm, Kind kind, Call&& call) {
+  using F = std::remove_reference_t<Call>;
+  return record_call(
+      names, parts, comm, kind, [](void* c) { return (*static_cast<F*>(c))(); },
+      const_cast<void*>(static_cast<const void*>(&call)));
+}
+
+// One communication event named names.comm, of `bytes` (or *received), labelled *link.
 template <class Call>
 int record(const Names& names, std::int64_t bytes, MPI_Comm comm, Kind kind, Call&& call,
            const std::int64_t* received = nullptr, const std::uint32_t* link = nullptr) {
-  using F = std::remove_reference_t<Call>;
-  return record_call(
-      names, bytes, comm, kind, [](void* c) { return (*static_cast<F*>(c))(); },
-      const_cast<void*>(static_cast<const void*>(&call)), received, link);
+  const Part part{names.comm, bytes, received, link};
+  return record_parts(names, std::span<const Part>(&part, 1), comm, kind, std::forward<Call>(call));
 }
 
 // Whether the program's calls are recorded now: a session records and this is not the

@@ -9,11 +9,14 @@ rm -rf "$dir" && mkdir -p "$dir"
 "$@" 2 "$replay" "$dir/app.h5" -o "$dir/replay.h5" | tee "$dir/replay.log"
 grep -q 'not replayed (rank 0): 8 x wait' "$dir/replay.log" || { echo "mpiprof_app.sh: FAIL: the waits left out unsaid"; exit 1; }
 "$report" replay "$dir/app.h5" "$dir/replay.h5" | tee "$dir/report.log"
-# The split communicator's allreduce replays in its own group ("mpi[0]", "mpi[1]") and the ring's
-# isend and irecv between their recorded peers (the library labels both); the completions the
-# replay does not repeat (test, wait) are the 2 rows flagged.
-grep -q 'Calls or bytes DIFFER in 2 of 11 communications' "$dir/report.log" ||
+# The split communicator's allreduce replays in its own group ("mpi[0]", "mpi[1]"), the ring's
+# isend and irecv, and the ring's MPI_Sendrecv as its send and its receive, between their recorded
+# peers (the library labels them); the completions the replay does not repeat (test, wait) are
+# the 2 rows flagged.
+grep -q 'Calls or bytes DIFFER in 2 of 12 communications' "$dir/report.log" ||
   { echo "mpiprof_app.sh: FAIL: wanted only the 2 rows left out (test, wait) flagged"; exit 1; }
 grep -Eq '^mpi +isend +4 +4 ' "$dir/report.log" && grep -Eq '^mpi +irecv +4 +4 ' "$dir/report.log" ||
   { echo "mpiprof_app.sh: FAIL: the ring's isend and irecv not replayed between their peers"; exit 1; }
+grep -Eq '^mpi +send +4 +4 .* identical ' "$dir/report.log" && grep -Eq '^mpi +recv +4 +4 .* identical ' "$dir/report.log" ||
+  { echo "mpiprof_app.sh: FAIL: the ring's sendrecv not replayed as its send and receive between their peers"; exit 1; }
 echo "mpiprof_app.sh: OK"

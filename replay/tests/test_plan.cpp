@@ -102,6 +102,30 @@ TEST(ReplayLabels, IntercommunicatorCollectivesAreSkippedAndSaid) {
   EXPECT_FALSE(plan.groups.contains("mpi[0,1|2,3]"));
 }
 
+// An MPI_Sendrecv as the PMPI library records it: a send and a receive spanning the one call,
+// each labelled by its peers. Replayed as the send posted and the receive waited for, between
+// the pair only (0-1 and 2-3), not as a ring shift over all ranks.
+TEST(ReplayPlan, ASendrecvIsItsSendThenItsReceiveBetweenItsPeers) {
+  Builder b(4);
+  for (int r = 0; r < 4; ++r) {
+    const int peer = r ^ 1;
+    b.comm(r, -1, "send", prof::link_label("mpi", r, peer), 1024 + r, 100, 200);
+    b.comm(r, -1, "recv", prof::link_label("mpi", peer, r), 1024 + peer, 100, 200);
+  }
+  const rp::ReplayPlan plan = rp::make_plan(b.p);
+  EXPECT_EQ(plan.ops(), 8);
+  for (int r = 0; r < 4; ++r) {
+    const std::vector<rp::ReplayOp>& ops = plan.ranks[static_cast<std::size_t>(r)].iterations.at(0).ops;
+    ASSERT_EQ(ops.size(), 2u);
+    EXPECT_EQ(ops[0].kind, rp::OpKind::kSend);
+    EXPECT_EQ(ops[1].kind, rp::OpKind::kRecv);
+    EXPECT_FALSE(rp::posted_receive(ops[1]));  // waited for where the call was
+    EXPECT_EQ(ops[0].peer, r ^ 1);
+    EXPECT_EQ(ops[1].peer, r ^ 1);
+    EXPECT_EQ(ops[1].gap_before_ns, 0);
+  }
+}
+
 TEST(ReplayNames, CollectivesMessagesAndTheRest) {
   rp::OpKind k{};
   Collective c{};

@@ -1,7 +1,8 @@
 // Checks the profile libcommscope-mpiprof.so wrote for tests/mpi_app.c (3 ranks, ITERS
 // iterations, rank 1 late by 40 ms each): usage: test_mpiprof_check FILE ITERS
 //   - every rank has ITERS + 1 iterations (the time before the first MPI_Pcontrol is step 0);
-//   - per rank and iteration 1..ITERS: 2 allreduce, 1 sendrecv, 1 barrier events, the 1 MiB
+//   - per rank and iteration 1..ITERS: 2 allreduce, 1 send and 1 recv (the ring's MPI_Sendrecv,
+//     labelled by their peers), 1 barrier events, the 1 MiB
 //     allreduce on MPI_COMM_WORLD numbered (seq >= 0, communicator 0), the one on the split
 //     communicator numbered under its members' label ("mpi[0,2]" on ranks 0 and 2, "mpi[1]");
 //     the nonblocking ring's isend and irecv labelled by their peers ("mpi[0>1]", "mpi[2>0]");
@@ -115,7 +116,7 @@ int main(int argc, char** argv) {
   for (int r = 0; r < nranks && r < static_cast<int>(p.events.size()); ++r) {
     std::map<std::string, int> calls;
     std::map<std::string, std::int64_t> bytes;
-    int numbered = 0, split_allreduce = 0, numbered_posts = 0, numbered_messages = 0;
+    int numbered = 0, split_allreduce = 0, numbered_posts = 0, numbered_messages = 0, sendrecv_linked = 0;
     // mpi_app.c splits the world by rank % 2: ranks 0 and 2, and rank 1 alone.
     const std::string split_label = r % 2 == 0 ? "mpi[0,2]" : "mpi[1]";
     // Its nonblocking ring: MPI_Isend to the next rank, MPI_Irecv from the previous one.
@@ -131,7 +132,10 @@ int main(int argc, char** argv) {
         bytes[name] += e.bytes;
         if ((name == "iallreduce" || name == "ibroadcast" || name == "ibarrier") && e.communicator == 0 && e.seq >= 0)
           ++numbered_posts;
-        if ((name == "isend" || name == "irecv") && e.seq >= 0) ++numbered_messages;
+        if ((name == "isend" || name == "irecv" || name == "send" || name == "recv") && e.seq >= 0) ++numbered_messages;
+        if ((name == "send" && p.strings.at(e.communicator) == send_label) ||
+            (name == "recv" && p.strings.at(e.communicator) == recv_label))
+          ++sendrecv_linked;
         if (name == "isend" && p.strings.at(e.communicator) == send_label) ++labelled_sends;
         if (name == "irecv" && p.strings.at(e.communicator) == recv_label) ++labelled_receives;
         if (name == "allreduce" && e.communicator == 0 && e.seq >= 0) ++numbered;
@@ -142,9 +146,12 @@ int main(int argc, char** argv) {
       }
     }
     const std::string who = "rank " + std::to_string(r) + ": ";
-    check(calls["allreduce"] == 2 * iters && calls["sendrecv"] == iters && calls["barrier"] == iters,
-          who + std::to_string(calls["allreduce"]) + " allreduce, " + std::to_string(calls["sendrecv"]) +
-              " sendrecv, " + std::to_string(calls["barrier"]) + " barrier events");
+    check(calls["allreduce"] == 2 * iters && calls["send"] == iters && calls["recv"] == iters &&
+              calls["barrier"] == iters,
+          who + std::to_string(calls["allreduce"]) + " allreduce, " + std::to_string(calls["send"]) + " send, " +
+              std::to_string(calls["recv"]) + " recv, " + std::to_string(calls["barrier"]) + " barrier events");
+    check(sendrecv_linked == 2 * iters, who + std::to_string(sendrecv_linked) + " of the sendrecv's sends under " +
+                                            send_label + " and receives under " + recv_label);
     check(labelled_sends == iters && labelled_receives == iters,
           who + std::to_string(labelled_sends) + " isend under " + send_label + ", " +
               std::to_string(labelled_receives) + " irecv under " + recv_label);

@@ -8,6 +8,9 @@
 //   each numbered 0..ITERS-1; rank 0, which enters the second one's allreduce 100 ms before
 //   rank 1, waits there: its wait is more than its transfer. Replayed: every allreduce (2 ITERS
 //   a rank) and barrier.
+// pairs: each MPI_Sendrecv(_replace) is a send to the partner and a receive from it, labelled
+//   by their world ranks, with their bytes; the one-way MPI_Sendrecv a send on the even rank and
+//   a receive on the odd one. Replayed: the same sends and receives, between the same ranks.
 // threads: the barriers on the fresh communicators under "mpi[0,1]", "mpi[0,1]#1", ... in order,
 //   each numbered 0, alike on both ranks: each communicator took one number.
 #include <algorithm>
@@ -137,6 +140,40 @@ void dups(const pf::Profile& p, const pf::Profile* replay, int iters) {
                              " ms wait, " + std::to_string(transfer / 1000000) + " ms transfer");
 }
 
+void pairs(const pf::Profile& p, const pf::Profile* replay, int iters) {
+  for (std::size_t r = 0; r < p.events.size(); ++r) {
+    const int me = static_cast<int>(r), peer = me ^ 1;
+    const std::string to = "mpi[" + std::to_string(me) + ">" + std::to_string(peer) + "]";
+    const std::string from = "mpi[" + std::to_string(peer) + ">" + std::to_string(me) + "]";
+    // (operator, event, label, bytes) -> calls
+    std::map<std::tuple<std::string, std::string, std::string, std::int64_t>, int> want, got;
+    want[{"MPI_Sendrecv", "send", to, 1024 + me}] = iters;
+    want[{"MPI_Sendrecv", "recv", from, 1024 + peer}] = iters;
+    want[{"MPI_Sendrecv_replace", "send", to, 1024}] = iters;
+    want[{"MPI_Sendrecv_replace", "recv", from, 1024}] = iters;
+    want[{"MPI_Sendrecv", me % 2 == 0 ? "send" : "recv", me % 2 == 0 ? to : from, 64}] = iters;
+    for (const Comm& c : comms(p, r)) ++got[{c.op, c.name, c.label, c.bytes}];
+    for (const auto& [key, n] : got)
+      if (want[key] != n)
+        check(false, rank_name(r) + ": " + std::to_string(n) + " x " + std::get<0>(key) + " " + std::get<1>(key) +
+                         " '" + std::get<2>(key) + "' " + std::to_string(std::get<3>(key)) + " B, wanted " +
+                         std::to_string(want[key]));
+    check(got == want, rank_name(r) + ": each sendrecv a send on " + to + " and a receive on " + from);
+    if (replay == nullptr || r >= replay->events.size()) continue;
+    std::map<std::pair<std::string, std::string>, int> played, expected;
+    expected[{"send", to}] = 2 * iters + (me % 2 == 0 ? iters : 0);
+    expected[{"recv", from}] = 2 * iters + (me % 2 == 1 ? iters : 0);
+    for (const Comm& c : comms(*replay, r)) ++played[{c.name, c.label}];
+    std::string seen;
+    for (const auto& [key, n] : played)
+      seen.append(" ").append(std::to_string(n)).append(" x ").append(key.first).append(" '").append(key.second) +=
+          '\'';
+    check(played == expected, rank_name(r) + ": replayed" + seen + "; wanted " +
+                                  std::to_string(expected[{"send", to}]) + " sends on " + to + " and " +
+                                  std::to_string(expected[{"recv", from}]) + " receives on " + from);
+  }
+}
+
 void threads(const pf::Profile& p, int iters) {
   std::vector<std::string> want;
   for (int i = 0; i < iters; ++i) want.push_back(i == 0 ? "mpi[0,1]" : "mpi[0,1]#" + std::to_string(i));
@@ -164,7 +201,7 @@ void threads(const pf::Profile& p, int iters) {
 
 int main(int argc, char** argv) {
   if (argc != 4 && argc != 5) {
-    std::fprintf(stderr, "usage: test_mpiprof_comms_check halves|dups|threads ITERS PROFILE [REPLAY]\n");
+    std::fprintf(stderr, "usage: test_mpiprof_comms_check halves|dups|pairs|threads ITERS PROFILE [REPLAY]\n");
     return 2;
   }
   const std::string mode = argv[1];
@@ -178,6 +215,8 @@ int main(int argc, char** argv) {
       halves(p, replay, iters);
     else if (mode == "dups")
       dups(p, replay, iters);
+    else if (mode == "pairs")
+      pairs(p, replay, iters);
     else if (mode == "threads")
       threads(p, iters);
     else

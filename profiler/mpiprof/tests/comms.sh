@@ -38,5 +38,8 @@ identical() {
 case $mode in
   halves) identical iallreduce $((np * iters)) ;;
   dups) identical allreduce $((2 * np * iters)) && identical barrier $((np * iters)) ;;
+  pairs)
+    identical send $((5 * np / 2 * iters)) && identical recv $((5 * np / 2 * iters))
+    ;;
 esac
 echo "comms.sh: $mode: OK"

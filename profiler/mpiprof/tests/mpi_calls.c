@@ -9,7 +9,7 @@
  * Bytes (docs/profiler.md): a collective's array (a Gatherv or Scatterv non-root: its own
  * piece), a send's message, a blocking receive what arrived (its status), a post what it names,
  * probes, starts, waits and tests 0. Collectives on MPI_COMM_WORLD, blocking and nonblocking, are
- * numbered. */
+ * numbered; MPI_Sendrecv(_replace) is a send and a receive (what arrived). */
 #include <ctype.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -319,7 +319,8 @@ static void sends(void) {
   const int peer = 1 - g_rank;
   MPI_Sendrecv(g_a, 8 + g_rank, MPI_INT, peer, 5, g_b, kCap, MPI_INT, peer, 5, w, MPI_STATUS_IGNORE);
   MPI_Sendrecv_replace(g_b, 9, MPI_INT, peer, 6, peer, 6, w, MPI_STATUS_IGNORE);
-  expect("MPI_Sendrecv", "sendrecv", 4LL * (8 + g_rank), 0), expect("MPI_Sendrecv_replace", "sendrecv", 36, 0);
+  expect("MPI_Sendrecv", "send", 4LL * (8 + g_rank), 0), expect("MPI_Sendrecv", "recv", 4LL * (8 + peer), 0);
+  expect("MPI_Sendrecv_replace", "send", 36, 0), expect("MPI_Sendrecv_replace", "recv", 36, 0);
 }
 
 /* Posted sends of 21-24 ints into posted receives of 100: a post counts what it names. */

@@ -13,6 +13,9 @@
  *           three communicators of the same members, used in turn: an MPI_Allreduce of 16 B on
  *           the first, an MPI_Allreduce of 4 KiB on the second that rank 0 enters LATE_MS before
  *           rank 1 (rank 1 sleeps first), an MPI_Barrier on the third.
+ *   pairs   (4 ranks, even) pairs 0-1, 2-3, ...: an MPI_Sendrecv of 1024 + rank bytes with the
+ *           partner, an MPI_Sendrecv_replace of 1 KiB, and an MPI_Sendrecv from the even rank to
+ *           the odd one only (the other peer MPI_PROC_NULL, as at a halo's edge) of 64 B.
  *   threads (2 ranks, MPI_THREAD_MULTIPLE) per iteration a fresh communicator (MPI_Comm_idup of
  *           MPI_COMM_WORLD: the library meets it first at a call), on which two threads of each
  *           rank make their first calls at once (rank 0 sends 4 B from each, rank 1 receives),
@@ -84,6 +87,24 @@ static void dups(int iters) {
   MPI_Comm_free(&first);
 }
 
+static void pairs(int iters) {
+  if (g_size % 2 != 0) fail("pairs runs on an even number of ranks");
+  const int peer = g_rank ^ 1, even = g_rank % 2 == 0;
+  static char s[2048], r[2048];
+  static int buf[256];
+  for (int it = 0; it < iters; ++it) {
+    MPI_Pcontrol(1);
+    MPI_Status st;
+    MPI_Sendrecv(s, 1024 + g_rank, MPI_CHAR, peer, 0, r, (int)sizeof r, MPI_CHAR, peer, 0, MPI_COMM_WORLD, &st);
+    int got = 0;
+    MPI_Get_count(&st, MPI_CHAR, &got);
+    if (got != 1024 + peer) fail("the sendrecv got another message than its partner's");
+    MPI_Sendrecv_replace(buf, 256, MPI_INT, peer, 1, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(s, 64, MPI_CHAR, even ? peer : MPI_PROC_NULL, 2, r, 64, MPI_CHAR, even ? MPI_PROC_NULL : peer, 2,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+}
+
 /* threads: two workers, released together on a fresh communicator each iteration. */
 static pthread_barrier_t g_go;
 static MPI_Comm g_fresh;
@@ -128,8 +149,9 @@ static void threads(int iters) {
 int main(int argc, char** argv) {
   const char* mode = argc == 3 ? argv[1] : "";
   const int iters = argc == 3 ? atoi(argv[2]) : 0;
-  if (iters < 1 || (strcmp(mode, "halves") != 0 && strcmp(mode, "dups") != 0 && strcmp(mode, "threads") != 0)) {
-    fprintf(stderr, "usage: test_mpiprof_comms halves|dups|threads ITERS\n");
+  if (iters < 1 || (strcmp(mode, "halves") != 0 && strcmp(mode, "dups") != 0 && strcmp(mode, "pairs") != 0 &&
+                    strcmp(mode, "threads") != 0)) {
+    fprintf(stderr, "usage: test_mpiprof_comms halves|dups|pairs|threads ITERS\n");
     return 2;
   }
   int provided = MPI_THREAD_SINGLE;
@@ -141,6 +163,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   if (strcmp(mode, "halves") == 0) halves(iters);
   if (strcmp(mode, "dups") == 0) dups(iters);
+  if (strcmp(mode, "pairs") == 0) pairs(iters);
   if (strcmp(mode, "threads") == 0) {
     if (provided < MPI_THREAD_MULTIPLE) {
       if (g_rank == 0) printf("test_mpiprof_comms: no MPI_THREAD_MULTIPLE\n");
