@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <tuple>
@@ -66,6 +67,20 @@ void add_calls(const prof::Profile& p, int rank, bool recorded, const std::set<s
   }
 }
 
+// The messages of one rank's compared steps, numbered or not.
+void add_messages(const prof::Profile& p, int rank, const std::set<std::int32_t>& iterations, MessageSplit& out) {
+  std::map<std::uint32_t, bool> link;  // by label id: a link label
+  for (const prof::Event& e : p.events.at(static_cast<std::size_t>(rank))) {
+    if (e.kind != prof::EventKind::kCommunication || e.communicator == 0 || !iterations.contains(e.iteration)) continue;
+    auto [it, added] = link.try_emplace(e.communicator, false);
+    if (added) {
+      const std::optional<prof::ParsedLabel> label = prof::parse_label(p.strings.at(e.communicator));
+      it->second = label && label->link;
+    }
+    if (it->second) ++(e.seq >= 0 ? out.numbered : out.unnumbered);
+  }
+}
+
 }  // namespace
 
 ReplayComparison compare_replay(const prof::Profile& original, const prof::Profile& replay) {
@@ -118,6 +133,8 @@ ReplayComparison compare_replay(const prof::Profile& original, const prof::Profi
     for (std::size_t r = 0; r < c.ranks.size(); ++r) {
       add_calls(original, c.ranks[r], true, both, rows, by_iteration);
       add_calls(replay, static_cast<int>(r), false, both, rows, by_iteration);
+      add_messages(original, c.ranks[r], both, c.recorded_messages);
+      add_messages(replay, static_cast<int>(r), both, c.replayed_messages);
     }
   }
   const double cells = static_cast<double>(c.ranks.size() * c.iterations.size());

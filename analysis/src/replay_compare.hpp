@@ -34,12 +34,20 @@ struct ReplayCollectiveRow {
   double recorded_ns = 0, replayed_ns = 0;  // summed call durations per (rank, iteration)
 };
 
+// Messages (communication on a link label, "mpi[0>2]") over the compared ranks and steps: those
+// numbered (split into wait and transfer at their peer's arrival) and those not (all transfer:
+// a PMPI profile cannot tell which send a receive took).
+struct MessageSplit {
+  std::int64_t numbered = 0, unnumbered = 0;
+};
+
 struct ReplayComparison {
   std::vector<int> ranks;                // by replay rank, the recorded rank it played
   std::vector<std::int32_t> iterations;  // compared: in both files
   std::size_t recorded_iterations = 0;
   std::vector<ReplayIterationRow> by_iteration;
   std::vector<ReplayCollectiveRow> by_collective;
+  MessageSplit recorded_messages, replayed_messages;
 };
 
 // Throws std::invalid_argument when the files cannot be set against each other (no common

@@ -82,6 +82,12 @@ void differences(ReportWriter& w, const ReplayComparison& c) {
   text += " Of the communication, waiting for the last rank to arrive: " + fms(rec_wait) + " ms recorded, " +
           fms(rep_wait) + " replayed (x" + ratio(rep_wait, rec_wait) + "); the transfers after it: " + fms(rec_xfer) +
           " recorded, " + fms(rep_xfer) + " replayed (x" + ratio(rep_xfer, rec_xfer) + ").";
+  // A PMPI profile's messages are all transfer, the replay's split: the two waits differ by that.
+  if (c.recorded_messages.unnumbered > 0 && c.replayed_messages.numbered > 0)
+    text += " The recorded messages (" + std::to_string(c.recorded_messages.unnumbered) +
+            " sends and receives) are not split into wait and transfer (the profiler cannot tell which send a "
+            "receive took: all transfer), where the replay's are: the replayed wait holds their waiting, the "
+            "recorded one does not.";
   std::size_t differing = 0;
   const ReplayCollectiveRow* most = nullptr;
   for (const ReplayCollectiveRow& r : c.by_collective) {

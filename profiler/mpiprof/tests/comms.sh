@@ -5,8 +5,8 @@
 # APP (mpi_comms.c) in MODE at NP ranks with LIBRARY preloaded writes DIR/app.h5 and CHECK
 # (check_mpiprof_comms.cpp) checks it, RUNS times (threads: each run races its threads again).
 # Other modes: REPLAY replays the profile at NP ranks, CHECK checks both files, and REPORT's
-# replay report must find the replayed calls identical. Exit 77 (skipped) without
-# MPI_THREAD_MULTIPLE.
+# replay report must find the replayed calls identical (and, for pairs, say that the recorded
+# messages are not split into wait and transfer). Exit 77 (skipped) without MPI_THREAD_MULTIPLE.
 set -uo pipefail
 mode=$1 np=$2 iters=$3 runs=$4 dir=$5 lib=$6 app=$7 check=$8 replay=$9 report=${10}
 shift 10
@@ -40,6 +40,8 @@ case $mode in
   dups) identical allreduce $((2 * np * iters)) && identical barrier $((np * iters)) ;;
   pairs)
     identical send $((5 * np / 2 * iters)) && identical recv $((5 * np / 2 * iters))
+    grep -q 'The recorded messages (.*) are not split into wait and transfer' "$dir/report.log" ||
+      fail "the report does not say that the recorded messages have no wait/transfer split"
     ;;
 esac
 echo "comms.sh: $mode: OK"
