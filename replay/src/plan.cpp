@@ -135,8 +135,11 @@ RankPlan plan_rank(const prof::Profile& profile, int rank, int max_iterations,
 // itself; then the receives or sends beyond the other side's count, the last ones. The left-out
 // ops are counted by name and their recorded time added to the next gap. A receive from
 // MPI_ANY_SOURCE has no recorded peer (the PMPI library's posts), so the send it matched is
-// left out too, unless its communicator has two ranks (peer_of).
-void pair_messages(ReplayPlan& plan) {
+// left out too, unless its communicator has two ranks (peer_of). Times on rank 0's clock are
+// uncertain by each rank's clock error (`clock_error_ns`, by recorded rank): a send counts as
+// started by a receive's end within the two ranks' errors (the receive of a sendrecv whose
+// partner came late ends microseconds after the partner's send started).
+void pair_messages(ReplayPlan& plan, const std::vector<std::int64_t>& clock_error_ns) {
   struct Pair {
     std::vector<const ReplayOp*> sends, receives;  // in order
   };
@@ -148,15 +151,20 @@ void pair_messages(ReplayPlan& plan) {
         if (op.kind == OpKind::kRecv) pairs[{op.peer, r}].receives.push_back(&op);
       }
   std::set<const ReplayOp*> left_out;
+  const auto error = [&](int r) {
+    return r >= 0 && static_cast<std::size_t>(r) < clock_error_ns.size() ? clock_error_ns[static_cast<std::size_t>(r)]
+                                                                         : 0;
+  };
   for (const auto& [key, pair] : pairs) {
     std::vector<const ReplayOp*> kept;  // receives
     std::size_t sent = 0;               // sends started by the current receive's end
+    const std::int64_t slack = error(key.first) + error(key.second);
     for (const ReplayOp* receive : pair.receives) {
       if (posted_receive(*receive)) {
         kept.push_back(receive);
         continue;
       }
-      while (sent < pair.sends.size() && pair.sends[sent]->start_ns <= receive->end_ns) ++sent;
+      while (sent < pair.sends.size() && pair.sends[sent]->start_ns <= receive->end_ns + slack) ++sent;
       while (kept.size() + 1 > sent) {
         const auto latest =
             std::find_if(kept.rbegin(), kept.rend(), [](const ReplayOp* o) { return posted_receive(*o); });
@@ -269,9 +277,13 @@ ReplayPlan make_plan(const prof::Profile& profile, int max_iterations) {
                     std::to_string(plan.recorded_ranks) + " ranks");
   for (int r = 0; r < plan.recorded_ranks; ++r)
     plan.ranks.push_back(plan_rank(profile, r, max_iterations, plan.groups));
-  for (const prof::RankInfo& info : profile.ranks)
+  std::vector<std::int64_t> clock_error_ns(static_cast<std::size_t>(plan.recorded_ranks), 0);
+  for (const prof::RankInfo& info : profile.ranks) {
     if (info.dropped_events > 0) plan.lost_events[info.rank] = info.dropped_events;
-  pair_messages(plan);
+    if (info.rank >= 0 && info.rank < plan.recorded_ranks && info.clock_error_ns > 0)
+      clock_error_ns[static_cast<std::size_t>(info.rank)] = info.clock_error_ns;  // kUnknownClockError: none
+  }
+  pair_messages(plan, clock_error_ns);
   if (plan.ops() == 0) {
     std::string skipped;
     for (const RankPlan& r : plan.ranks)
