@@ -252,6 +252,44 @@ Expectation hier(Pricer& pr, Collective c, std::span<const int> node_of_rank, do
   return e;
 }
 
+// NCCL's tree allreduce (nccl_tree_allreduce_cost_terms): the chain at the slowest rate between
+// two ranks of a node of two or more, the tree at the slowest node's link, both at once; the
+// reduction at the slowest copy rate.
+Expectation nccl_tree(Pricer& pr, Collective c, std::span<const int> node_of_rank, double n, double alpha) {
+  Expectation e;
+  e.basis = "NCCL's pipelined tree (a double binary tree between the nodes, a chain in each)";
+  if (c != Collective::allreduce) {
+    pr.miss("NCCL's tree for " + std::string(collective_name(c)) + " (NCCL runs only allreduce as a tree)");
+    return e;
+  }
+  const std::vector<int> used = pr.used_nodes();
+  int s = 1;
+  std::optional<LimitingLink> chain, tree;
+  bool all = true;
+  for (int k : used) {
+    const int ranks = static_cast<int>(std::count(node_of_rank.begin(), node_of_rank.end(), k));
+    s = std::max(s, ranks);
+    if (ranks < 2) continue;
+    const auto l = pr.intra(k);
+    if (!l)
+      all = false;
+    else if (!chain || l->link_GBps < chain->link_GBps)
+      chain = l;
+  }
+  if (used.size() > 1 && !(tree = pr.slowest(&Pricer::nic))) all = false;
+  const auto mem = pr.slowest(&Pricer::copy);
+  if (!all || !mem) return e;
+  const NcclTreeCostTerms t = nccl_tree_allreduce_cost_terms(static_cast<int>(used.size()), s);
+  const double chain_us = chain ? t.chain.beta_factor * n / (chain->link_GBps * kBytesPerUsPerGBps) : 0;
+  const double tree_us = tree ? t.tree.beta_factor * n / (tree->link_GBps * kBytesPerUsPerGBps) : 0;
+  const double gamma_us = t.chain.gamma_factor * n / (mem->link_GBps * kBytesPerUsPerGBps);
+  const double beta_us = std::max(chain_us, tree_us);
+  e.limit = gamma_us > beta_us ? *mem : tree && tree_us >= chain_us ? *tree : *chain;
+  e.latency_us = (t.chain.alpha_count + t.tree.alpha_count) * alpha;
+  e.time_us = e.latency_us + beta_us + gamma_us;
+  return e;
+}
+
 // The steps of our flat algorithms and of the textbook ones.
 std::vector<Step> steps_of(std::string_view algorithm, Collective c, int p) {
   if (algorithm == "ring" || algorithm == "pairwise_exchange") {
@@ -282,6 +320,8 @@ Expectation price(const MachineModel& model, std::span<const int> node_of_rank, 
     e = shm(pr, c, p, bytes, alpha, options);
   } else if (algorithm == "hier") {
     e = hier(pr, c, node_of_rank, bytes, alpha, options);
+  } else if (algorithm == "nccl_tree") {
+    e = nccl_tree(pr, c, node_of_rank, bytes, alpha);
   } else if (algorithm == "ring" || algorithm == "rhd" || algorithm == "tree") {
     const std::optional<CostTerms> terms = algorithm == "ring"
                                                ? ring_cost_terms(c, p, bytes, options.ring_segment_bytes)

@@ -35,8 +35,19 @@ Expectation expected_row(const MachineModel& model, std::span<const int> node_of
     e.missing.push_back(chosen.missing);
     return e;
   }
-  Expectation e = expected_time(model, node_of_rank, c, chosen.priced, bytes);
-  e.basis = chosen.basis + ": " + e.basis;
+  // NCCL runs only allreduce as a tree (pipelined: "nccl_tree"); under Tree the others run as
+  // the ring, which the basis and the limit's detail (the verdict's words) say.
+  std::string algorithm_run = chosen.priced, fallback;
+  if (chosen.priced == "tree" && c == Collective::allreduce) {
+    algorithm_run = "nccl_tree";
+  } else if (chosen.priced == "tree") {
+    algorithm_run = "ring";
+    fallback = "NCCL runs only allreduce as a tree; " + std::string(collective_name(c)) + " falls back to ring";
+  }
+  Expectation e = expected_time(model, node_of_rank, c, algorithm_run, bytes);
+  e.basis = chosen.basis + ": " + e.basis + (fallback.empty() ? "" : " (" + fallback + ")");
+  if (!fallback.empty() && e.limit.level != LinkLevel::none)
+    e.limit.detail += (e.limit.detail.empty() ? "" : "; ") + fallback;
   return e;
 }
 

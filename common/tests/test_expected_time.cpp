@@ -188,7 +188,8 @@ TEST(ExpectedTime, WithoutTheLatencyOnlySizesItCannotMatter) {
 // 0.5 n / 10) where the model has no intra figure (files from before the probe, or given none).
 TEST(ExpectedTime, IntraNodeRateIsTheProbesElseHalfTheCopyRate) {
   MachineModel m = cluster(1, 2);
-  m.nodes[0].intra = rate(4, FigureSource::measured, "4 MiB ping-pong between two of its ranks, the fastest of 6 round trips");
+  m.nodes[0].intra =
+      rate(4, FigureSource::measured, "4 MiB ping-pong between two of its ranks, the fastest of 6 round trips");
   const Expectation probed = expect(m, "ring", Collective::allreduce, kN);
   ASSERT_TRUE(probed.time_us);
   EXPECT_NEAR(*probed.time_us, 2 * 50 + kN / 4e3 + 0.5 * kN / 1e4, 1e-6);
@@ -201,4 +202,37 @@ TEST(ExpectedTime, IntraNodeRateIsTheProbesElseHalfTheCopyRate) {
   EXPECT_NEAR(*halved.time_us, 2 * 50 + kN / 5e3 + 0.5 * kN / 1e4, 1e-6);
   EXPECT_DOUBLE_EQ(halved.limit.link_GBps, 5);
   EXPECT_EQ(halved.limit.detail, "memcpy 256 MiB, halved: copied in and out of shared memory");
+}
+
+// NCCL's tree allreduce (NCCL_ALGO=Tree), pipelined: a chain in each node, a double binary tree
+// between the nodes, both at once. 2 hosts x 2 ranks: 4 a (the chain's one link and the tree's
+// one level, up and down) + max(n / 5 (the chain, copy / 2), n / 0.125 (one tree edge at each
+// host in each tree, n/2 each way apiece)) + n / 10 = 200 + 536870.912 + 6710.8864 us (the
+// binomial tree's 2 lg p (a + n / link): 1114207.1424 us). 8 hosts x 1: 6 a + 2 n / 0.125 +
+// n / 10 (a host inside one tree and a leaf of the other: 4 edges). One host of 4: the chain,
+// 6 a + n / 5 + n / 10. Allreduce only.
+TEST(ExpectedTime, NcclTreeAllreduceIsPipelined) {
+  const Expectation two = expect(cluster(2, 2), "nccl_tree", Collective::allreduce, kN);
+  ASSERT_TRUE(two.time_us) << (two.missing.empty() ? "" : two.missing.front());
+  EXPECT_NEAR(*two.time_us, 543781.7984, 1e-6);
+  EXPECT_DOUBLE_EQ(two.latency_us, 200);
+  EXPECT_EQ(two.limit.level, LinkLevel::inter);
+  EXPECT_EQ(two.limit.sharing, 1);
+  EXPECT_NEAR(*two.busbw_GBps, 1.5 * kN / 543781.7984e3, 1e-12);  // nccl-tests' factor, whatever the algorithm
+  EXPECT_EQ(two.basis, "NCCL's pipelined tree (a double binary tree between the nodes, a chain in each)");
+  const Expectation eight = expect(cluster(8, 1), "nccl_tree", Collective::allreduce, kN);
+  ASSERT_TRUE(eight.time_us);
+  EXPECT_NEAR(*eight.time_us, 6 * 50 + 2 * kN / 125 + kN / 1e4, 1e-6);
+  const Expectation one = expect(cluster(1, 4), "nccl_tree", Collective::allreduce, kN);
+  ASSERT_TRUE(one.time_us);
+  EXPECT_NEAR(*one.time_us, 6 * 50 + kN / 5e3 + kN / 1e4, 1e-6);
+  EXPECT_EQ(one.limit.level, LinkLevel::intra);
+  const Expectation bcast = expect(cluster(2, 2), "nccl_tree", Collective::broadcast, kN);
+  EXPECT_FALSE(bcast.time_us);
+  ASSERT_EQ(bcast.missing.size(), 1u);
+  EXPECT_EQ(bcast.missing.front(), "NCCL's tree for broadcast (NCCL runs only allreduce as a tree)");
+  constexpr NcclTreeCostTerms t3 = nccl_tree_allreduce_cost_terms(3, 1);
+  EXPECT_EQ(t3.tree.alpha_count, 4);
+  EXPECT_EQ(t3.tree.beta_factor, 1.5);
+  EXPECT_EQ(t3.chain.beta_factor, 0);
 }

@@ -206,6 +206,28 @@ constexpr std::optional<CostTerms> tree_cost_terms(Collective c, int p) {
   }
 }
 
+// NCCL's tree allreduce, as NCCL_ALGO=Tree runs it (NCCL runs no other collective as a tree), on
+// `nodes` nodes of at most `per_node` ranks: a chain through each node's ranks and a double binary
+// tree between the nodes; the array in two halves, one a tree, each reduced up and broadcast down
+// in pipelined chunks, so every link carries its bytes at once and the latency is the depth, up
+// and down. chain: 2(s-1) a + nB over a link between two ranks of a node (both halves up and
+// down: n each way) + nG (a rank reduces about the array once: its neighbour's or its children's
+// halves); tree: 2 ceil(lg N) a + min(N,4)/2 nB through a node's link (n/2 each way per tree edge
+// at the node: inside one tree (a parent, two children) and a leaf of the other (a parent), 4
+// edges, 2n, as the ring's 2(p-1)/p n at large p; 2 nodes 1 edge a tree, n; 3 nodes 1.5 n). The
+// levels run at once: t = (A_chain + A_tree) a + max(B_chain n / intra, B_tree n / link) +
+// G_chain n / copy. Zero terms on one rank.
+struct NcclTreeCostTerms {
+  CostTerms chain;  // in each node (the reduction's gamma too)
+  CostTerms tree;   // between the nodes
+};
+constexpr NcclTreeCostTerms nccl_tree_allreduce_cost_terms(int nodes, int per_node) {
+  const int s = std::max(1, per_node), nn = std::max(1, nodes);
+  if (s == 1 && nn == 1) return {};
+  return {CostTerms{2.0 * (s - 1), s > 1 ? 1.0 : 0.0, 1.0},
+          CostTerms{2.0 * cost_detail::ceil_log2(nn), nn > 1 ? std::min(nn, 4) / 2.0 : 0.0, 0.0}};
+}
+
 // The textbook algorithms (Thakur, Rabenseifner, Gropp 2005) that have a closed-form cost.
 enum class TextbookAlgorithm : std::uint8_t {
   ring,                // allreduce, allgather, reducescatter

@@ -68,13 +68,15 @@ inline constexpr double kGenerousLatencyUs = 100;
 // empty. std::invalid_argument where the model's ranks and `nranks` disagree.
 std::vector<int> placement_of(const MachineModel& model, int nranks);
 
-// The expected time of `algorithm` ("ring", "rhd", "tree", "shm", "hier", "mpi", "nccl") running
+// The expected time of `algorithm` ("ring", "rhd", "tree", "shm", "hier", "mpi", "nccl", and
+// "nccl_tree": NCCL's pipelined tree allreduce, as NCCL_ALGO=Tree runs it) running
 // `c` on the ranks of `node_of_rank` (indices into model.nodes) for an array of `bytes`
 // (nccl-tests' size). alpha: model.latency_us per message (none: see kLatencyFreeFactor). Flat algorithms: each step's
 // bytes at the rate of the slowest link it crosses (a node's link shared by the step's flows through it, each direction
-// apart; between ranks of one node, the node's intra rate); hier: per level; shm: one node's copy rate; mpi, nccl: the
-// fastest textbook algorithm (sendrecv: the ring's message); one rank: one copy of the array at the copy rate. Unknown
-// algorithms and collectives without terms give `missing`.
+// apart; between ranks of one node, the node's intra rate); hier: per level; nccl_tree (allreduce only): its chain in
+// each node and its tree between them at once (nccl_tree_allreduce_cost_terms); shm: one node's copy rate; mpi, nccl:
+// the fastest textbook algorithm (sendrecv: the ring's message); one rank: one copy of the array at the copy rate.
+// Unknown algorithms and collectives without terms give `missing`.
 Expectation expected_time(const MachineModel& model, std::span<const int> node_of_rank, Collective c,
                           std::string_view algorithm, double bytes, const ExpectationOptions& options = {});
 

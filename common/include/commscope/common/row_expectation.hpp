@@ -1,8 +1,8 @@
 // The expectation of one bench row as the bench writes it into its rows (expected_busbw_GBps,
 // expected_time_us, of_expected) and the report recomputes it: expected_time, except that an
-// `nccl` row of a run whose environment set NCCL_ALGO to one algorithm is priced with that
-// algorithm's terms instead of the best textbook one's (docs/verdicts.md). One function for both,
-// so that the file's figures and the report's agree to the last digit. Dependency-free.
+// `nccl` row of a run whose environment set NCCL_ALGO to one algorithm is priced as NCCL runs
+// that algorithm instead of with the best textbook one's terms (docs/verdicts.md). One function
+// for both, so that the file's figures and the report's agree to the last digit. Dependency-free.
 #pragma once
 
 #include <optional>
@@ -24,10 +24,12 @@ NcclAlgorithm nccl_algorithm(std::string_view nccl_algo);
 
 // expected_time of `algorithm` running `c` on `node_of_rank` for `bytes`; for algorithm "nccl"
 // with `nccl_algo` (the environment's NCCL_ALGO, "" where unset) naming one algorithm: Ring is
-// priced with the ring's terms, Tree with the binomial tree's, any other is missing ("a cost model
-// of NCCL_ALGO=NVLS"); the basis then starts "NCCL_ALGO=Ring". A list or an exclusion leaves NCCL
-// its choice: the best textbook algorithm, as without NCCL_ALGO. One rank: one copy, whatever
-// NCCL_ALGO says.
+// priced with the ring's terms; Tree as NCCL runs it: allreduce as its pipelined tree
+// (expected_time's "nccl_tree"), the other collectives as the ring they fall back to, which the
+// basis and the limit's detail say ("NCCL runs only allreduce as a tree; broadcast falls back to
+// ring"); any other is missing ("a cost model of NCCL_ALGO=NVLS"); the basis then starts
+// "NCCL_ALGO=Ring". A list or an exclusion leaves NCCL its choice: the best textbook algorithm,
+// as without NCCL_ALGO. One rank: one copy, whatever NCCL_ALGO says.
 Expectation expected_row(const MachineModel& model, std::span<const int> node_of_rank, Collective c,
                          std::string_view algorithm, double bytes, std::string_view nccl_algo = {});
 
