@@ -2,6 +2,7 @@
 // (docs/chakra.md).
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "chakra/et_trace.hpp"
@@ -106,10 +107,23 @@ class RankNodes {
   const std::vector<Window>& windows_;
 };
 
+// By communicator (string id), how many ranks it has: its label's members ("tp[0,1]": 2), else the
+// ranks whose events use it; the profiled communicator (0) has all of the profile's ranks.
+std::unordered_map<std::uint32_t, int> group_sizes(const Profile& profile) {
+  std::unordered_map<std::uint32_t, std::unordered_set<std::size_t>> users;
+  for (std::size_t r = 0; r < profile.events.size(); ++r)
+    for (const Event& e : profile.events[r])
+      if (e.kind == EventKind::kCommunication && e.communicator != 0) users[e.communicator].insert(r);
+  std::unordered_map<std::uint32_t, int> out{{0, std::max(1, profile.meta.nranks)}};
+  for (const auto& [id, ranks] : users)
+    out[id] = std::max(1, ck::label_members(profile.strings.at(id)).value_or(static_cast<int>(ranks.size())));
+  return out;
+}
+
 // The node of one communication event, or nullopt when Chakra has no node for it (its name is
-// then counted as left out).
+// then counted as left out). `members`: its communicator's ranks (group_sizes).
 std::optional<ck::Node> communication_node(const Event& e, const std::vector<std::string>& strings, int rank,
-                                           ChakraExportRank& rep) {
+                                           int members, ChakraExportRank& rep) {
   const std::string& name = strings.at(e.name);
   const std::string label = e.communicator != 0 ? strings.at(e.communicator) : std::string();
   ck::Node n;
@@ -132,11 +146,18 @@ std::optional<ck::Node> communication_node(const Event& e, const std::vector<std
     n.type = ck::NodeType::kCommColl;
     n.attrs.push_back(attribute(ck::attr::kCommType, static_cast<std::int64_t>(*type)));
     ++rep.collectives;
+    // An allgather's or gather's comm_size is one rank's part (names.hpp): the profile's S over
+    // the members; the whole S kept as well where it does not divide, so that it imports exactly.
+    if (ck::per_rank_comm_size(*type)) {
+      n.attrs.push_back(attribute(ck::attr::kCommSize, std::int64_t{e.bytes / members}));
+      if (e.bytes % members != 0) n.attrs.push_back(attribute(ck::attr::kBytes, std::int64_t{e.bytes}));
+    }
   } else {
     ++rep.left_out[name];
     return std::nullopt;
   }
-  n.attrs.push_back(attribute(ck::attr::kCommSize, std::int64_t{e.bytes}));
+  if (ck::find_attribute(n.attrs, ck::attr::kCommSize) == nullptr)
+    n.attrs.push_back(attribute(ck::attr::kCommSize, std::int64_t{e.bytes}));
   if (!label.empty()) n.attrs.push_back(attribute(ck::attr::kPgName, label));
   n.attrs.push_back(attribute(ck::attr::kName, name));
   if (e.detail != 0) n.attrs.push_back(attribute(ck::attr::kDetail, strings.at(e.detail)));
@@ -178,6 +199,7 @@ std::vector<ChakraExportRank> export_chakra(const Profile& profile, const std::s
     const std::int64_t offset = r < profile.ranks.size() ? profile.ranks[r].clock_offset_ns : 0;
     origin = std::min(origin, span_of(windows[r], comm[r]).first + offset);
   }
+  const std::unordered_map<std::uint32_t, int> sizes = group_sizes(profile);
   std::vector<ChakraExportRank> out(nranks);
   std::vector<ck::EtTrace> traces;
   for (std::size_t r = 0; r < nranks; ++r) {
@@ -189,7 +211,7 @@ std::vector<ChakraExportRank> export_chakra(const Profile& profile, const std::s
     const auto [lo, hi] = span_of(windows[r], comm[r]);
     std::int64_t cursor = lo;
     for (const Event* e : comm[r]) {
-      std::optional<ck::Node> n = communication_node(*e, profile.strings, rank, rep);
+      std::optional<ck::Node> n = communication_node(*e, profile.strings, rank, sizes.at(e->communicator), rep);
       if (!n) {  // its time stays a hole: neither communication nor compute
         if (e->start_ns > cursor) rep.compute += nodes.add_gap(cursor, e->start_ns);
         cursor = std::max(cursor, e->end_ns);

@@ -54,8 +54,15 @@ bool imported(const RankInput& in, const ck::Node& n) {
   return is_work(n) && !(in.device_nodes && is_cpu_op(n));
 }
 
+// Storage, batch (data loading) and checkpoint nodes: time the rank spends on neither compute nor
+// communication, kept as a gap (no event) where the times are synthetic.
+bool is_gap(const ck::Node& n) {
+  return n.type == ck::NodeType::kStorage || n.type == ck::NodeType::kBatch || n.type == ck::NodeType::kCheckpoint;
+}
+
 std::string left_out_reason(const RankInput& in, const ck::Node& n) {
   if (is_work(n) && in.device_nodes && is_cpu_op(n)) return "CPU operators beside device nodes";
+  if (is_gap(n)) return std::string(ck::node_type_name(n.type)) + " (a gap)";
   return std::string(ck::node_type_name(n.type));
 }
 
@@ -131,6 +138,7 @@ std::vector<Placed> place(RankInput& in, bool recorded) {
   std::int64_t cursor = 0;
   for (const std::size_t i : dependency_order(in)) {
     const ck::Node& n = in.trace.nodes[i];
+    if (is_gap(n)) cursor += duration(n);
     if (!imported(in, n)) continue;
     out.push_back({&n, cursor, cursor + duration(n)});
     cursor += duration(n);
@@ -158,9 +166,21 @@ std::map<std::string, std::string> group_labels(const std::vector<RankInput>& in
   return out;
 }
 
+// A collective's bytes (the profile's S, the whole array) from its comm_size: an allgather's or a
+// gather's is one rank's part (names.hpp), so times its group's members (`label`'s, or the
+// `nranks` traces' for none); commscope's own export says the whole where it did not divide.
+std::int64_t collective_bytes(const ck::Node& n, std::optional<ck::CommType> type, const std::string& label,
+                              int nranks) {
+  const std::int64_t size = int_attr(n, ck::attr::kCommSize).value_or(0);
+  if (!type || !ck::per_rank_comm_size(*type)) return size;
+  if (const std::optional<std::int64_t> whole = int_attr(n, ck::attr::kBytes)) return *whole;
+  return size * (label.empty() ? nranks : ck::label_members(label).value_or(1));
+}
+
 // One communication node as an event (start, end and iteration already set).
-void communication_event(Event& e, const ck::Node& n, int rank, const std::map<std::string, std::string>& groups,
-                         StringTable& strings, std::map<std::uint32_t, std::int64_t>& next_seq) {
+void communication_event(Event& e, const ck::Node& n, int rank, int nranks,
+                         const std::map<std::string, std::string>& groups, StringTable& strings,
+                         std::map<std::uint32_t, std::int64_t>& next_seq) {
   e.kind = EventKind::kCommunication;
   e.bytes = int_attr(n, ck::attr::kCommSize).value_or(0);
   const std::optional<std::string> pg = string_attr(n, ck::attr::kPgName);
@@ -169,12 +189,14 @@ void communication_event(Event& e, const ck::Node& n, int rank, const std::map<s
   std::string label = labelled ? *pg : std::string();
   const std::string foreign = pg && !labelled && !pg->empty() ? groups.at(*pg) : std::string();
   std::string name;
+  std::optional<ck::CommType> collective;
   if (n.type == ck::NodeType::kCommColl) {
     const std::optional<std::int64_t> type = int_attr(n, ck::attr::kCommType);
-    const std::optional<ck::CommType> by_name = ck::comm_type_of(n.name);
-    name = type                  ? ck::collective_name_of(*type)
-           : by_name.has_value() ? ck::collective_name_of(static_cast<std::int64_t>(*by_name))
-                                 : "collective";
+    if (type && *type >= 0 && *type < ck::kCommTypeCount) collective = static_cast<ck::CommType>(*type);
+    if (!type) collective = ck::comm_type_of(n.name);
+    name = type                     ? ck::collective_name_of(*type)
+           : collective.has_value() ? ck::collective_name_of(static_cast<std::int64_t>(*collective))
+                                    : "collective";
   } else {
     const bool send = n.type == ck::NodeType::kCommSend;
     name = send ? "send" : "recv";
@@ -186,6 +208,7 @@ void communication_event(Event& e, const ck::Node& n, int rank, const std::map<s
           send ? link_label("p2p", rank, static_cast<int>(*peer)) : link_label("p2p", static_cast<int>(*peer), rank);
   }
   if (label.empty()) label = foreign;
+  if (n.type == ck::NodeType::kCommColl) e.bytes = collective_bytes(n, collective, label, nranks);
   e.name = strings.intern(string_attr(n, ck::attr::kName).value_or(name));
   e.detail = strings.intern(string_attr(n, ck::attr::kDetail).value_or(n.name == name ? std::string() : n.name));
   e.communicator = label.empty() ? 0 : strings.intern(label);
@@ -194,8 +217,8 @@ void communication_event(Event& e, const ck::Node& n, int rank, const std::map<s
 }
 
 // Rank r's events: its nodes, then one iteration event per iteration its nodes carry.
-std::vector<Event> events_of(RankInput& in, int rank, bool recorded, const std::map<std::string, std::string>& groups,
-                             StringTable& strings) {
+std::vector<Event> events_of(RankInput& in, int rank, int nranks, bool recorded,
+                             const std::map<std::string, std::string>& groups, StringTable& strings) {
   std::vector<Event> out;
   std::map<std::uint32_t, std::int64_t> next_seq;
   std::map<std::int32_t, std::pair<std::int64_t, std::int64_t>> windows;
@@ -212,7 +235,7 @@ std::vector<Event> events_of(RankInput& in, int rank, bool recorded, const std::
       ++in.report.imported["compute"];
     } else {
       e.id = next_id++;
-      communication_event(e, n, rank, groups, strings, next_seq);
+      communication_event(e, n, rank, nranks, groups, strings, next_seq);
       ++in.report.imported[std::string(ck::node_type_name(n.type))];
     }
     if (e.iteration >= 0) {
@@ -320,7 +343,8 @@ ChakraImport import_chakra(const ChakraImportOptions& options) {
   std::vector<std::vector<Event>> events(inputs.size());
   std::int64_t communication = 0;
   for (std::size_t r = 0; r < inputs.size(); ++r) {
-    events[r] = events_of(inputs[r], static_cast<int>(r), !out.synthetic_times, groups, strings);
+    events[r] = events_of(inputs[r], static_cast<int>(r), static_cast<int>(inputs.size()), !out.synthetic_times, groups,
+                          strings);
     for (const Event& e : events[r]) communication += e.kind == EventKind::kCommunication;
   }
   if (communication == 0) throw ChakraError("the traces hold no communication nodes");

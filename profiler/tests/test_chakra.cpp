@@ -150,7 +150,7 @@ TEST(ChakraFile, BadFilesAreOneLineErrors) {
       {bytes_of({0x1f, 0x8b, 0x08, 0x00}), "gzip-compressed"},
       {"hello, world\n", "not a Chakra execution trace"},
       {good.substr(0, good.size() - 1), "truncated"},
-      {good + delimited(bytes_of({0x18, 0x09})), "node type 9"},
+      {good + delimited(bytes_of({0x18, 0x0b})), "node type 11"},
       {good + delimited(bytes_of({0x0b})), "wire type 3"},
       {good + delimited(bytes_of({0x12, 0x05})), "past the end"},
   };
@@ -415,7 +415,9 @@ TEST(ChakraImport, CollectiveNamesGroupsAndCpuOperators) {
   const auto seq = cp::testing::communication_sequence(im.profile);
   ASSERT_EQ(seq.size(), 2u);
   ASSERT_EQ(seq[0].size(), 2u);
-  EXPECT_EQ(seq[0][0], (cp::testing::CommStep{"allgather", 100, "pg0[0,1]", 0, 0}));
+  // The allgather's comm_size is one rank's part (Chakra's converter: the input tensor): the
+  // profile's bytes are the whole array, 2 members' parts.
+  EXPECT_EQ(seq[0][0], (cp::testing::CommStep{"allgather", 200, "pg0[0,1]", 0, 0}));
   EXPECT_EQ(seq[0][1], (cp::testing::CommStep{"reducescatter", 200, "pg0[0,1]", 1, 0}));
   EXPECT_EQ(seq[1][1], (cp::testing::CommStep{"reducescatter", 200, "pg_0[1]", 0, 0}));
   EXPECT_EQ(im.ranks[0].left_out.at("CPU operators beside device nodes"), 1);
@@ -454,6 +456,56 @@ TEST(ChakraImport, SelfDependenciesMissingNodesAndCyclesAreCounted) {
   EXPECT_EQ(left.at("dependencies on missing nodes"), 1);
   EXPECT_EQ(left.at("dependency cycles broken"), 1);
   EXPECT_EQ(names_of(im.profile, 0, cp::EventKind::kKernel), (std::vector<std::string>{"b", "c"}));
+}
+
+// A profile's allgather and gather bytes are the whole array (the bench's S); Chakra's comm_size of
+// those two is one rank's part, as ASTRA-sim's collectives and Chakra's PyTorch converter read it.
+TEST(ChakraRoundTrip, GatherCommSizeIsOneRanksPart) {
+  ProfileBuilder b(2);
+  for (int r = 0; r < 2; ++r) {
+    b.add(r, cp::EventKind::kIteration, 0, 100'000, "step", 0);
+    b.comm(r, 1000, 2000, "allgather", 8192, "", 0, 0);         // the profiled communicator: 2 ranks
+    b.comm(r, 3000, 4000, "MPI_Gather", 6000, "g[0,1]", 0, 0);  // a labelled group of 2
+    b.comm(r, 5000, 6000, "allgatherv", 1001, "", 1, 0);        // uneven: 1001 B over 2 ranks
+    b.comm(r, 7000, 8000, "allreduce", 4096, "dp[0,1]", 0, 0);  // the whole array, as before
+  }
+  const std::string prefix = temp_path("gathers");
+  const cp::Profile original = b.done();
+  cp::export_chakra(original, prefix);
+  const ck::EtTrace t = ck::read_et_file(prefix + ".1.et");
+  std::vector<std::int64_t> sizes;
+  for (const ck::Node& n : t.nodes)
+    if (n.type == ck::NodeType::kCommColl)
+      sizes.push_back(ck::integer_value(*ck::find_attribute(n.attrs, "comm_size")).value());
+  EXPECT_EQ(sizes, (std::vector<std::int64_t>{4096, 3000, 500, 4096}));
+  // Imported again, the whole arrays come back (1001 B exactly, from commscope's own attribute).
+  cp::ChakraImportOptions options;
+  options.files = cp::chakra_files_of(prefix);
+  const cp::ChakraImport im = cp::import_chakra(options);
+  EXPECT_EQ(cp::testing::communication_sequence(im.profile), cp::testing::communication_sequence(original));
+  EXPECT_EQ(ck::label_members("dp[0:62:2]"), 32);
+  EXPECT_EQ(ck::label_members("tp[0,1,4]"), 3);
+  EXPECT_FALSE(ck::label_members("pp[0>2]"));
+}
+
+// Chakra's current schema adds STORAGE_NODE (8), BATCH_NODE (9) and CHECKPOINT_NODE (10): a trace
+// with them imports, their time kept as a gap where the times are synthetic, each counted.
+TEST(ChakraImport, StorageBatchAndCheckpointNodesAreGaps) {
+  ck::Node load = node(1, ck::NodeType::kBatch, "dataloader", 7);
+  ck::Node a = node(2, ck::NodeType::kCommColl, "allreduce", 2, {1});
+  with(a, "comm_type", std::int64_t{0}), with(a, "comm_size", std::int64_t{64});
+  ck::Node save = node(3, ck::NodeType::kCheckpoint, "save", 5, {2});
+  ck::Node write = node(4, ck::NodeType::kStorage, "write", 3, {3});
+  ck::Node gemm = node(5, ck::NodeType::kComp, "gemm", 1, {4});
+  const cp::ChakraImport im = import_files({write_trace("storage.0.et", {load, a, save, write, gemm})});
+  std::vector<std::pair<std::string, std::int64_t>> order;
+  for (const cp::Event& e : im.profile.events[0])
+    if (e.kind != cp::EventKind::kIteration) order.emplace_back(im.profile.strings.at(e.name), e.start_ns);
+  EXPECT_EQ(order, (std::vector<std::pair<std::string, std::int64_t>>{{"allreduce", 7000}, {"gemm", 17'000}}));
+  const auto& left = im.ranks[0].left_out;
+  EXPECT_EQ(left.at("BATCH_NODE (a gap)"), 1);
+  EXPECT_EQ(left.at("CHECKPOINT_NODE (a gap)"), 1);
+  EXPECT_EQ(left.at("STORAGE_NODE (a gap)"), 1);
 }
 
 TEST(ChakraImport, BadTraces) {

@@ -154,9 +154,9 @@ std::string gunzip_file(const std::string& path) {
 }  // namespace
 
 std::string_view node_type_name(NodeType t) {
-  static constexpr std::string_view kNames[kNodeTypeCount] = {"INVALID_NODE",   "METADATA_NODE", "MEM_LOAD_NODE",
-                                                              "MEM_STORE_NODE", "COMP_NODE",     "COMM_SEND_NODE",
-                                                              "COMM_RECV_NODE", "COMM_COLL_NODE"};
+  static constexpr std::string_view kNames[kNodeTypeCount] = {
+      "INVALID_NODE",   "METADATA_NODE",  "MEM_LOAD_NODE", "MEM_STORE_NODE", "COMP_NODE",      "COMM_SEND_NODE",
+      "COMM_RECV_NODE", "COMM_COLL_NODE", "STORAGE_NODE",  "BATCH_NODE",     "CHECKPOINT_NODE"};
   const auto i = static_cast<std::uint32_t>(t);
   return i < kNodeTypeCount ? kNames[i] : "unknown";
 }

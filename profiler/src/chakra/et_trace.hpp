@@ -14,7 +14,7 @@
 
 namespace commscope::profiler::chakra {
 
-// NodeType (et_def.proto).
+// NodeType (et_def.proto; 8-10 added to Chakra's schema after the commit above).
 enum class NodeType : std::uint32_t {
   kInvalid = 0,
   kMetadata = 1,
@@ -24,8 +24,11 @@ enum class NodeType : std::uint32_t {
   kCommSend = 5,
   kCommRecv = 6,
   kCommColl = 7,
+  kStorage = 8,
+  kBatch = 9,
+  kCheckpoint = 10,
 };
-inline constexpr std::uint32_t kNodeTypeCount = 8;
+inline constexpr std::uint32_t kNodeTypeCount = 11;
 std::string_view node_type_name(NodeType t);  // "COMP_NODE", ...
 
 // CollectiveCommType (et_def.proto).

@@ -59,4 +59,14 @@ std::optional<Label> parse_label(std::string_view label) {
   return out;
 }
 
+std::optional<int> label_members(std::string_view label) {
+  const std::optional<ParsedLabel> parsed = profiler::parse_label(label);  // events.hpp: the one reader
+  if (!parsed || parsed->link) return std::nullopt;
+  return static_cast<int>(parsed->members.size());
+}
+
+bool per_rank_comm_size(CommType type) {
+  return type == CommType::kAllGather || type == CommType::kGather;
+}
+
 }  // namespace commscope::profiler::chakra

@@ -33,6 +33,15 @@ struct Label {
   int from = -1, to = -1;
 };
 std::optional<Label> parse_label(std::string_view label);
+// How many ranks a communicator label names ("tp[0,1]": 2, "dp[0:62:2]": 32, "mpi[0,1]#1": 2; an
+// intercommunicator's both groups), read by profiler::parse_label; nullopt for a link, or a label
+// that is not one.
+std::optional<int> label_members(std::string_view label);
+
+// Whether Chakra's comm_size of a collective of this type is one rank's part, not the whole array
+// (a profile's bytes, the bench's S): ALL_GATHER and GATHER, as ASTRA-sim's collectives and
+// Chakra's PyTorch converter (the input tensor's bytes) read it.
+bool per_rank_comm_size(CommType type);
 
 }  // namespace commscope::profiler::chakra
 
@@ -52,7 +61,9 @@ inline constexpr std::string_view kCommType = "comm_type", kCommSize = "comm_siz
 // for: the event's name and detail, its iteration and instance number, and times in ns.
 inline constexpr std::string_view kName = "commscope.name", kDetail = "commscope.detail",
                                   kIteration = "commscope.iteration", kSeq = "commscope.seq",
-                                  kStartNs = "commscope.start_ns", kDurationNs = "commscope.duration_ns";
+                                  kStartNs = "commscope.start_ns", kDurationNs = "commscope.duration_ns",
+                                  // a per-rank comm_size's whole array, where the members do not divide it
+    kBytes = "commscope.bytes";
 }  // namespace attr
 
 }  // namespace commscope::profiler::chakra
