@@ -437,4 +437,11 @@ if(COMMSCOPE_BUILD_TESTS)
                    ${fx}/train-np1.h5 ${fx}/train-np2.h5 --bench ${fx}/bench-np1.h5)
   set_tests_properties(analysis.report.bad.scaling_bench_one_line PROPERTIES FIXTURES_REQUIRED report_fixtures
                                                                             LABELS "unit")
+  # replay's counts on made-up profiles: per communicator, from each file's own events.
+  add_executable(test_analysis_replay_compare tests/test_replay_compare.cpp src/replay_compare.cpp)
+  target_include_directories(test_analysis_replay_compare PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  target_link_libraries(test_analysis_replay_compare PRIVATE commscope_analysis_inputs commscope_build_flags
+                                                             GTest::gtest_main)
+  add_test(NAME analysis.replay_compare COMMAND test_analysis_replay_compare)
+  set_tests_properties(analysis.replay_compare PROPERTIES LABELS "unit")
 endif()

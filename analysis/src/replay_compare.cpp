@@ -5,9 +5,9 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
-#include <tuple>
 
 #include "commscope/analysis/inputs.hpp"
+#include "commscope/profiler/calls.hpp"
 
 namespace commscope::analysis {
 namespace {
@@ -40,28 +40,25 @@ std::vector<int> played_ranks(const std::string& text, int replay_ranks, int rec
   return out;
 }
 
-std::string group_kind(const std::string& label) {
-  if (label.empty()) return "all";
-  return label.substr(0, label.find('['));
-}
-
-// Adds one rank's communication instances (an instance recorded twice, same communicator and
-// number, counted once) of the compared iterations.
-void add_calls(const prof::Profile& p, int rank, bool recorded, const std::set<std::int32_t>& iterations,
+// A rank's calls (profiler/calls.hpp), counted from the file's own events, not from what the
+// replay planned: of the compared iterations, and those outside every iteration (-1) when
+// `outside` (every recorded iteration compared).
+void add_calls(const prof::Profile& p, int rank, bool recorded, const std::set<std::int32_t>& iterations, bool outside,
                std::map<std::pair<std::string, std::string>, ReplayCollectiveRow>& rows,
                std::map<std::int32_t, ReplayIterationRow>& by_iteration) {
-  std::set<std::tuple<std::uint32_t, std::uint32_t, std::int64_t>> seen;
-  for (const prof::Event& e : p.events.at(static_cast<std::size_t>(rank))) {
-    if (e.kind != prof::EventKind::kCommunication || !iterations.contains(e.iteration)) continue;
-    if (e.seq >= 0 && !seen.insert({e.name, e.communicator, e.seq}).second) continue;
-    const std::string name = p.strings.at(e.name), group = group_kind(p.strings.at(e.communicator));
+  for (const prof::Event* call : prof::communication_calls(p.events.at(static_cast<std::size_t>(rank)))) {
+    const prof::Event& e = *call;
+    if (!iterations.contains(e.iteration) && !(outside && e.iteration < 0)) continue;
+    const std::string name = p.strings.at(e.name), label = p.strings.at(e.communicator);
+    const std::string group = label.empty() ? "all" : label;
     ReplayCollectiveRow& row = rows[{group, name}];
     row.name = name, row.group = group;
-    ReplayIterationRow& it = by_iteration[e.iteration];
     const std::int64_t bytes = std::max<std::int64_t>(0, e.bytes);
     (recorded ? row.recorded_calls : row.replayed_calls) += 1;
     (recorded ? row.recorded_bytes : row.replayed_bytes) += bytes;
     (recorded ? row.recorded_ns : row.replayed_ns) += static_cast<double>(e.duration_ns());
+    if (e.iteration < 0) continue;  // no row of its own in the per-iteration table
+    ReplayIterationRow& it = by_iteration[e.iteration];
     (recorded ? it.recorded_calls : it.replayed_calls) += 1;
     (recorded ? it.recorded_bytes : it.replayed_bytes) += bytes;
   }
@@ -129,10 +126,11 @@ ReplayComparison compare_replay(const prof::Profile& original, const prof::Profi
         *v /= n;
   }
   std::map<std::pair<std::string, std::string>, ReplayCollectiveRow> rows;
+  c.outside_iterations = both.size() == recorded_its.size();
   if (!original.events.empty() && !replay.events.empty()) {
     for (std::size_t r = 0; r < c.ranks.size(); ++r) {
-      add_calls(original, c.ranks[r], true, both, rows, by_iteration);
-      add_calls(replay, static_cast<int>(r), false, both, rows, by_iteration);
+      add_calls(original, c.ranks[r], true, both, c.outside_iterations, rows, by_iteration);
+      add_calls(replay, static_cast<int>(r), false, both, c.outside_iterations, rows, by_iteration);
       add_messages(original, c.ranks[r], both, c.recorded_messages);
       add_messages(replay, static_cast<int>(r), both, c.replayed_messages);
     }

@@ -26,9 +26,11 @@ struct ReplayIterationRow {
   std::int64_t recorded_bytes = 0, replayed_bytes = 0;
 };
 
+// One communicator's calls of one name, counted from each file's own events (replay_compare.cpp):
+// a call the replay lost or added shows here, whatever the replay planned.
 struct ReplayCollectiveRow {
   std::string name;   // as recorded ("tp.allreduce")
-  std::string group;  // the communicator's kind ("tp", "pp", ...; "all" for the profiled one)
+  std::string group;  // the communicator's label ("tp[0,1]", "pp[0>2]"; "all" for the profiled one)
   std::int64_t recorded_calls = 0, replayed_calls = 0;
   std::int64_t recorded_bytes = 0, replayed_bytes = 0;
   double recorded_ns = 0, replayed_ns = 0;  // summed call durations per (rank, iteration)
@@ -48,6 +50,7 @@ struct ReplayComparison {
   std::vector<ReplayIterationRow> by_iteration;
   std::vector<ReplayCollectiveRow> by_collective;
   MessageSplit recorded_messages, replayed_messages;
+  bool outside_iterations = false;  // the calls outside every iteration are counted too (all iterations compared)
 };
 
 // Throws std::invalid_argument when the files cannot be set against each other (no common

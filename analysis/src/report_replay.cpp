@@ -2,6 +2,7 @@
 // per collective, recorded against replayed communication, counts and bytes, the projected
 // iteration time, and where they differ most (docs/replay.md).
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -45,8 +46,11 @@ void iterations_table(ReportWriter& w, const ReplayComparison& c) {
 }
 
 void collectives_table(ReportWriter& w, const ReplayComparison& c) {
-  w.section("Per collective (summed over ranks and steps; times per rank and step)");
-  Table t({"group", "communication", "calls_recorded", "calls_replayed", "bytes_recorded", "bytes_replayed",
+  w.section("Per communicator and call (summed over ranks and steps; times per rank and step)");
+  w.text(std::string("Calls and bytes counted from each file's own events, per communicator") +
+         (c.outside_iterations ? ", those outside the steps included" : "") +
+         ": a call the replay lost or added makes its row DIFFERS.");
+  Table t({"communicator", "communication", "calls_recorded", "calls_replayed", "bytes_recorded", "bytes_replayed",
            "calls_and_bytes", "recorded_ms", "replayed_ms", "replayed/recorded"});
   t.bytes_column(4).bytes_column(5);
   for (const ReplayCollectiveRow& r : c.by_collective)
@@ -89,16 +93,22 @@ void differences(ReportWriter& w, const ReplayComparison& c) {
             "receive took: all transfer), where the replay's are: the replayed wait holds their waiting, the "
             "recorded one does not.";
   std::size_t differing = 0;
+  std::int64_t recorded_calls = 0, replayed_calls = 0, missing = 0, extra = 0;
   const ReplayCollectiveRow* most = nullptr;
   for (const ReplayCollectiveRow& r : c.by_collective) {
     if (r.recorded_calls != r.replayed_calls || r.recorded_bytes != r.replayed_bytes) ++differing;
+    recorded_calls += r.recorded_calls, replayed_calls += r.replayed_calls;
+    missing += std::max<std::int64_t>(0, r.recorded_calls - r.replayed_calls);
+    extra += std::max<std::int64_t>(0, r.replayed_calls - r.recorded_calls);
     if (most == nullptr || std::abs(r.replayed_ns - r.recorded_ns) > std::abs(most->replayed_ns - most->recorded_ns))
       most = &r;
   }
   text += differing == 0
               ? " Calls and bytes identical in all " + std::to_string(c.by_collective.size()) + " communications."
               : " Calls or bytes DIFFER in " + std::to_string(differing) + " of " +
-                    std::to_string(c.by_collective.size()) + " communications.";
+                    std::to_string(c.by_collective.size()) + " communications: " + std::to_string(recorded_calls) +
+                    " calls recorded, " + std::to_string(replayed_calls) + " replayed; " + std::to_string(missing) +
+                    " not replayed, " + std::to_string(extra) + " replayed that were not recorded.";
   if (most != nullptr)
     text += " Differs most: " + most->name + " (" + most->group + "), " + fms(most->recorded_ns) + " ms recorded, " +
             fms(most->replayed_ns) + " ms replayed per rank and step.";

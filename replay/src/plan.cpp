@@ -5,8 +5,9 @@
 #include <optional>
 #include <set>
 #include <string_view>
-#include <tuple>
 #include <utility>
+
+#include "commscope/profiler/calls.hpp"
 
 namespace commscope::replay {
 namespace {
@@ -28,15 +29,13 @@ struct RankEvents {
   std::vector<const prof::Event*> comms;
 };
 
+// An instance recorded twice is taken once (profiler/calls.hpp): a host call and its device
+// kernel, a posted send and its recorded completion.
 RankEvents collect(const std::vector<prof::Event>& events) {
   RankEvents out;
-  std::set<std::tuple<std::uint32_t, std::uint32_t, std::int64_t>> seen;  // name, communicator, seq
-  for (const prof::Event& e : events) {
+  for (const prof::Event& e : events)
     if (e.kind == prof::EventKind::kIteration) out.windows[e.iteration] = {e.start_ns, e.end_ns};
-    if (e.kind != prof::EventKind::kCommunication) continue;
-    if (e.seq >= 0 && !seen.insert({e.name, e.communicator, e.seq}).second) continue;
-    out.comms.push_back(&e);
-  }
+  out.comms = prof::communication_calls(events);
   std::stable_sort(out.comms.begin(), out.comms.end(),
                    [](const prof::Event* a, const prof::Event* b) { return a->start_ns < b->start_ns; });
   return out;

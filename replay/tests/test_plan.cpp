@@ -425,3 +425,16 @@ TEST(ReplayPlan, IterationsStartAsRecorded) {
   EXPECT_TRUE(rp::iteration_leads(uneven, both, 0).empty());
   EXPECT_TRUE(rp::iteration_leads(uneven, both, 1).empty());
 }
+
+// Two calls of the same name, communicator label and number that both moved bytes (two
+// communicators of the same members) are two calls; a 0-byte repeat is a completion.
+TEST(ReplayPlan, TwoCallsWithOneLabelAndNumberAreTwo) {
+  Builder b(2);
+  for (int r = 0; r < 2; ++r) {
+    b.comm(r, 0, "MPI_Allreduce", "mpi[0,1]", 64, 10, 20, 0);
+    b.comm(r, 0, "MPI_Allreduce", "mpi[0,1]", 64, 30, 40, 0);
+  }
+  const rp::ReplayPlan plan = rp::make_plan(b.p);
+  EXPECT_EQ(plan.ranks[0].iterations.at(0).ops.size(), 2u);
+  EXPECT_EQ(plan.ranks[1].iterations.at(0).ops.size(), 2u);
+}

@@ -79,9 +79,10 @@ struct ReplayPlan {
 };
 
 // The plan of `profile` (with its events), its first `max_iterations` iterations (<= 0: all).
-// A communication's instance recorded twice (same communicator and seq, e.g. the pipeline's
-// wait on its newest send) is replayed once. Throws PlanError for a profile without
-// communication or a label that cannot be parsed or names a rank the profile does not have.
+// A call recorded twice (profiler/calls.hpp: a host call and its device kernel, a posted send and
+// the 0-byte completion repeating its name, communicator and seq) is replayed once. Throws
+// PlanError for a profile without communication or a label that cannot be parsed or names a rank
+// the profile does not have.
 ReplayPlan make_plan(const profiler::Profile& profile, int max_iterations = 0);
 
 // How a collective or message named `name` is replayed; false: not replayable (skipped).
