@@ -58,24 +58,37 @@ RankMapping map_ranks(int recorded_ranks, int given, const std::vector<int>& cho
 }
 
 std::vector<std::int64_t> iteration_leads(const ReplayPlan& plan, const RankMapping& mapping, int recorded_rank) {
-  const auto numbers = [&](int r) {
-    std::vector<std::int32_t> out;
-    for (const ReplayIteration& it : plan.ranks[static_cast<std::size_t>(r)].iterations) out.push_back(it.number);
+  // A rank's iterations (numbers >= 0) by their place in its plan; the runs outside every
+  // iteration (-1) between them are not started together.
+  const auto numbered = [&](int r) {
+    std::vector<const ReplayIteration*> out;
+    for (const ReplayIteration& it : plan.ranks[static_cast<std::size_t>(r)].iterations)
+      if (it.number >= 0) out.push_back(&it);
     return out;
   };
-  const std::vector<std::int32_t> mine = numbers(recorded_rank);
-  if (mine.empty() || std::any_of(mine.begin(), mine.end(), [](std::int32_t n) { return n < 0; })) return {};
-  std::vector<std::int64_t> earliest(mine.size(), 0);
-  for (std::size_t i = 0; i < mine.size(); ++i)
-    earliest[i] = plan.ranks[static_cast<std::size_t>(recorded_rank)].iterations[i].start_ns;
+  const auto numbers = [](const std::vector<const ReplayIteration*>& its) {
+    std::vector<std::int32_t> out;
+    for (const ReplayIteration* it : its) out.push_back(it->number);
+    return out;
+  };
+  const std::vector<const ReplayIteration*> mine = numbered(recorded_rank);
+  if (mine.empty()) return {};
+  std::vector<std::int64_t> earliest;
+  for (const ReplayIteration* it : mine) earliest.push_back(it->start_ns);
   for (const int r : mapping.recorded) {
-    if (numbers(r) != mine) return {};
-    const std::vector<ReplayIteration>& its = plan.ranks[static_cast<std::size_t>(r)].iterations;
-    for (std::size_t i = 0; i < its.size(); ++i) earliest[i] = std::min(earliest[i], its[i].start_ns);
+    const std::vector<const ReplayIteration*> theirs = numbered(r);
+    if (numbers(theirs) != numbers(mine)) return {};
+    for (std::size_t i = 0; i < theirs.size(); ++i) earliest[i] = std::min(earliest[i], theirs[i]->start_ns);
   }
-  std::vector<std::int64_t> leads(mine.size());
-  for (std::size_t i = 0; i < mine.size(); ++i)
-    leads[i] = plan.ranks[static_cast<std::size_t>(recorded_rank)].iterations[i].start_ns - earliest[i];
+  std::vector<std::int64_t> leads;  // by plan iteration
+  std::size_t i = 0;
+  for (const ReplayIteration& it : plan.ranks[static_cast<std::size_t>(recorded_rank)].iterations) {
+    if (it.number < 0) {
+      leads.push_back(0);
+      continue;
+    }
+    leads.push_back(it.start_ns - earliest[i++]);
+  }
   return leads;
 }
 

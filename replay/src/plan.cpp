@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -65,11 +67,16 @@ RankPlan plan_rank(const prof::Profile& profile, int rank, int max_iterations,
   std::map<std::int32_t, std::size_t> index;  // iteration number -> plan.iterations
   std::int64_t last_end = 0;
   std::int32_t last_iteration = -2;
+  // With max_iterations, the calls outside the iterations after the last one kept are left out too.
+  std::int64_t cutoff = std::numeric_limits<std::int64_t>::max();
+  if (max_iterations > 0 && static_cast<std::size_t>(max_iterations) < ev.windows.size())
+    cutoff = std::next(ev.windows.begin(), max_iterations - 1)->second.second;
   for (const prof::Event* e : ev.comms) {
     const std::string name = profile.strings.at(e->name);
     if (max_iterations > 0 && e->iteration >= 0 && !ev.windows.empty() &&
         std::distance(ev.windows.begin(), ev.windows.find(e->iteration)) >= max_iterations)
       continue;
+    if (e->iteration < 0 && e->start_ns > cutoff) continue;
     ReplayOp op;
     op.name = name;
     op.group = profile.strings.at(e->communicator);
@@ -101,7 +108,18 @@ RankPlan plan_rank(const prof::Profile& profile, int rank, int max_iterations,
     } else if (!std::binary_search(g->second.members.begin(), g->second.members.end(), rank)) {
       throw PlanError("rank " + std::to_string(rank) + " ran '" + name + "' on '" + op.group + "', which it is not in");
     }
-    auto [it, added] = index.try_emplace(e->iteration, plan.iterations.size());
+    // Iteration -1: each run of calls outside the iterations is one of its own, in its place.
+    std::size_t at = plan.iterations.size();
+    bool added = true;
+    if (e->iteration < 0) {
+      added = e->iteration != last_iteration;
+      if (!added) at = plan.iterations.size() - 1;
+      if (const auto w = ev.windows.find(last_iteration); added && w != ev.windows.end())
+        last_end = std::max(last_end, w->second.second);  // after that iteration's tail
+    } else {
+      const auto [found, fresh] = index.try_emplace(e->iteration, plan.iterations.size());
+      at = found->second, added = fresh;
+    }
     if (added) {
       ReplayIteration iteration;
       iteration.number = e->iteration;
@@ -117,7 +135,7 @@ RankPlan plan_rank(const prof::Profile& profile, int rank, int max_iterations,
     last_iteration = e->iteration;
     op.gap_before_ns = std::max<std::int64_t>(0, e->start_ns - last_end);
     last_end = std::max(last_end, e->end_ns);
-    ReplayIteration& iteration = plan.iterations[it->second];
+    ReplayIteration& iteration = plan.iterations[at];
     iteration.ops.push_back(std::move(op));
     if (const auto w = ev.windows.find(e->iteration); w != ev.windows.end())
       iteration.tail_ns = std::max<std::int64_t>(0, w->second.second - last_end);

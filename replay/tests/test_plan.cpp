@@ -426,6 +426,40 @@ TEST(ReplayPlan, IterationsStartAsRecorded) {
   EXPECT_TRUE(rp::iteration_leads(uneven, both, 1).empty());
 }
 
+// Calls outside every iteration (-1: before the first step, between steps, after the last) stay
+// in their recorded place, each run its own, and the steps still start together.
+TEST(ReplayPlan, CallsOutsideIterationsKeepTheirPlace) {
+  Builder b(2);
+  for (int r = 0; r < 2; ++r) {
+    b.comm(r, -1, "broadcast", "", 64, 10, 20);  // before the first step
+    b.iteration(r, 0, 100, 200);
+    b.comm(r, 0, "allreduce", "", 8, 120, 130);
+    b.comm(r, -1, "allgather", "", 32, 250, 260);  // between the steps: validation
+    b.comm(r, -1, "allreduce", "", 4, 270, 280);
+    b.iteration(r, 1, 300, 400);
+    b.comm(r, 1, "allreduce", "", 8, 320, 330);
+    b.comm(r, -1, "reduce", "", 16, 500, 510);  // after the last
+  }
+  const rp::ReplayPlan plan = rp::make_plan(b.p);
+  std::vector<std::pair<std::int32_t, std::vector<std::string>>> order;
+  for (const rp::ReplayIteration& it : plan.ranks[1].iterations) {
+    order.emplace_back(it.number, std::vector<std::string>{});
+    for (const rp::ReplayOp& op : it.ops) order.back().second.push_back(op.name);
+  }
+  using Runs = std::vector<std::pair<std::int32_t, std::vector<std::string>>>;
+  EXPECT_EQ(order, (Runs{{-1, {"broadcast"}},
+                         {0, {"allreduce"}},
+                         {-1, {"allgather", "allreduce"}},
+                         {1, {"allreduce"}},
+                         {-1, {"reduce"}}}));
+  EXPECT_EQ(plan.ranks[1].iterations[2].ops[0].gap_before_ns, 50);  // from the step's last call
+  EXPECT_EQ(rp::iteration_leads(plan, rp::map_ranks(2, 2), 1), (std::vector<std::int64_t>{0, 0, 0, 0, 0}));
+  // --iterations 1: the runs after the first step's are left out with the steps.
+  const rp::ReplayPlan first = rp::make_plan(b.p, 1);
+  ASSERT_EQ(first.ranks[0].iterations.size(), 2u);
+  EXPECT_EQ(first.ranks[0].iterations[1].number, 0);
+}
+
 // Two calls of the same name, communicator label and number that both moved bytes (two
 // communicators of the same members) are two calls; a 0-byte repeat is a completion.
 TEST(ReplayPlan, TwoCallsWithOneLabelAndNumberAreTwo) {

@@ -53,7 +53,8 @@ inline bool posted_receive(const ReplayOp& op) {
   return op.kind == OpKind::kRecv && op.name.starts_with("i");
 }
 
-// One recorded iteration of a rank (number -1: the communication outside any iteration).
+// One recorded iteration of a rank (number -1: a run of communication outside every iteration,
+// before the first, between two or after the last, in its recorded place).
 struct ReplayIteration {
   std::int32_t number = -1;
   std::int64_t window_ns = 0;  // the recorded iteration's duration (0 outside iterations)
@@ -111,7 +112,8 @@ RankMapping map_ranks(int recorded_ranks, int given, const std::vector<int>& cho
 void harmonize(ReplayPlan& plan, const RankMapping& mapping);
 
 // How the played ranks start their iterations: where every played rank recorded the same
-// iterations (numbers >= 0, in the same order), by the rank's iteration (its plan's order), how
+// iterations (numbers >= 0, in the same order; the runs outside them aside), by the rank's
+// iteration (its plan's order; 0 for a run outside the iterations, which starts as it comes), how
 // long after the earliest played rank `recorded_rank` started it (ns, rank 0's clock); else
 // empty. The replay starts those iterations together and each rank that much later, as
 // recorded: the trainer's ranks meet between steps in a collective it does not profile (the
