@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "commscope/profiler/calls.hpp"
+#include "completion.hpp"
 
 namespace commscope::replay {
 namespace {
@@ -22,6 +23,17 @@ std::string lower_letters(std::string_view name) {
     if (std::isalpha(static_cast<unsigned char>(c)) != 0)
       out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+// The part of a call's name after the last '.', in lower-case letters, without MPI's, NCCL's or
+// c10d's prefix: "tp.allreduce_max" -> "allreducemax", "MPI_Irecv" -> "irecv".
+std::string call_word(const std::string& name) {
+  const auto dot = name.rfind('.');
+  std::string n =
+      lower_letters(dot == std::string::npos ? std::string_view(name) : std::string_view(name).substr(dot + 1));
+  for (const std::string_view prefix : {"mpi", "nccl", "c10d"})
+    if (n.starts_with(prefix)) n.erase(0, prefix.size());
+  return n;
 }
 
 // The events of one rank an iteration at a time: its communication in start order, and the
@@ -57,6 +69,31 @@ int peer_of(const GroupLabel& link, OpKind kind, int rank) {
   return -1;
 }
 
+// Whether a call is nonblocking by its name: "isend", "irecv", "iallreduce", "ibarrier", ...
+bool nonblocking_name(const std::string& name) {
+  const std::string word = call_word(name);
+  OpKind kind{};
+  Collective collective{};
+  return word.size() > 1 && word[0] == 'i' && classify(word.substr(1), kind, collective) && kind != OpKind::kWait;
+}
+
+// Whether the rank recorded completions (MPI_Wait*, MPI_Test*): an MPI program's, whose posted
+// calls are then completed where those completed them (completion.cpp).
+bool records_completions(const prof::Profile& profile, const RankEvents& ev) {
+  for (const prof::Event* e : ev.comms) {
+    OpKind kind{};
+    Collective collective{};
+    if (classify(profile.strings.at(e->name), kind, collective) && kind == OpKind::kWait) return true;
+  }
+  return false;
+}
+
+// Whether two events of a rank are parts of one call: the same operator, thread and times.
+bool same_call(const prof::Event& a, const prof::Event& b) {
+  return a.parent == b.parent && a.track_kind == b.track_kind && a.track == b.track && a.start_ns == b.start_ns &&
+         a.end_ns == b.end_ns;
+}
+
 RankPlan plan_rank(const prof::Profile& profile, int rank, int max_iterations,
                    std::map<std::string, GroupLabel>& groups) {
   RankPlan plan;
@@ -64,9 +101,12 @@ RankPlan plan_rank(const prof::Profile& profile, int rank, int max_iterations,
   std::int64_t offset = 0;  // to rank 0's clock
   for (const prof::RankInfo& info : profile.ranks)
     if (info.rank == rank) offset = info.clock_offset_ns;
+  const bool completions = records_completions(profile, ev);
   std::map<std::int32_t, std::size_t> index;  // iteration number -> plan.iterations
-  std::int64_t last_end = 0;
+  std::int64_t last_end = 0, requests = 0;
   std::int32_t last_iteration = -2;
+  ReplayOp* last_op = nullptr;  // the op added last, and its event
+  const prof::Event* last_event = nullptr;
   // With max_iterations, the calls outside the iterations after the last one kept are left out too.
   std::int64_t cutoff = std::numeric_limits<std::int64_t>::max();
   if (max_iterations > 0 && static_cast<std::size_t>(max_iterations) < ev.windows.size())
@@ -103,10 +143,27 @@ RankPlan plan_rank(const prof::Profile& profile, int rank, int max_iterations,
         ++plan.skipped[name + " (no peer recorded)"];
         continue;
       }
-    } else if (g->second.link) {
+    } else if (op.kind != OpKind::kWait && g->second.link) {
       throw PlanError("communicator '" + op.group + "' is a link, but '" + name + "' is a collective");
-    } else if (!std::binary_search(g->second.members.begin(), g->second.members.end(), rank)) {
+    } else if (op.kind != OpKind::kWait &&
+               !std::binary_search(g->second.members.begin(), g->second.members.end(), rank)) {
       throw PlanError("rank " + std::to_string(rank) + " ran '" + name + "' on '" + op.group + "', which it is not in");
+    }
+    // Posted: nonblocking calls (collectives only where the rank recorded their completions) and
+    // every send of a rank that recorded none (the trainer posts its sends and completes them
+    // later, unrecorded).
+    const bool nonblocking = nonblocking_name(name);
+    op.posted = op.kind == OpKind::kSend   ? !completions || nonblocking
+                : op.kind == OpKind::kRecv ? nonblocking
+                                           : op.kind != OpKind::kWait && completions && nonblocking;
+    if (op.posted) op.request = requests++;
+    // An MPI_Sendrecv's receive: its send just before it, spanning the same call (the PMPI
+    // library's two parts). The send is posted and the receive completes it, as the call does:
+    // both ranks of a pair send before they receive, which blocking sends would deadlock on.
+    if (op.kind == OpKind::kRecv && !op.posted && last_op != nullptr && last_op->kind == OpKind::kSend &&
+        same_call(*last_event, *e)) {
+      if (!last_op->posted) last_op->posted = true, last_op->request = requests++;
+      op.completes.push_back(last_op->request);
     }
     // Iteration -1: each run of calls outside the iterations is one of its own, in its place.
     std::size_t at = plan.iterations.size();
@@ -137,6 +194,7 @@ RankPlan plan_rank(const prof::Profile& profile, int rank, int max_iterations,
     last_end = std::max(last_end, e->end_ns);
     ReplayIteration& iteration = plan.iterations[at];
     iteration.ops.push_back(std::move(op));
+    last_op = &iteration.ops.back(), last_event = e;  // valid until the next op is added
     if (const auto w = ev.windows.find(e->iteration); w != ev.windows.end())
       iteration.tail_ns = std::max<std::int64_t>(0, w->second.second - last_end);
   }
@@ -241,13 +299,8 @@ GroupLabel parse_group_label(const std::string& label, int nranks) {
 }
 
 bool classify(const std::string& name, OpKind& kind, Collective& collective) {
-  // The part after the last '.' ("tp.allreduce_max" -> "allreducemax"), in lower-case letters,
-  // without MPI's or NCCL's prefix; a nonblocking post ("iallreduce") as its blocking call.
-  const auto dot = name.rfind('.');
-  std::string n =
-      lower_letters(dot == std::string::npos ? std::string_view(name) : std::string_view(name).substr(dot + 1));
-  for (const std::string_view prefix : {"mpi", "nccl", "c10d"})
-    if (n.starts_with(prefix)) n.erase(0, prefix.size());
+  // A nonblocking post ("iallreduce") as its blocking call.
+  const std::string n = call_word(name);
   static const std::vector<std::pair<std::string_view, Collective>> kCollectives = {
       {"allreduce", Collective::allreduce},
       {"allgather", Collective::allgather},
@@ -272,6 +325,9 @@ bool classify(const std::string& name, OpKind& kind, Collective& collective) {
       }
     }
     if (word == "barrier") return kind = OpKind::kBarrier, true;
+    for (const std::string_view completion :
+         {"wait", "waitall", "waitany", "waitsome", "test", "testall", "testany", "testsome"})
+      if (word == completion) return kind = OpKind::kWait, true;
     if (word == "send" || word == "isend" || word == "ssend" || word == "bsend") return kind = OpKind::kSend, true;
     if (word == "recv" || word == "irecv") return kind = OpKind::kRecv, true;
     return false;
@@ -301,7 +357,13 @@ ReplayPlan make_plan(const prof::Profile& profile, int max_iterations) {
       clock_error_ns[static_cast<std::size_t>(info.rank)] = info.clock_error_ns;  // kUnknownClockError: none
   }
   pair_messages(plan, clock_error_ns);
-  if (plan.ops() == 0) {
+  assign_completions(plan);
+  std::int64_t moving = 0;  // ops that communicate (completions alone do not)
+  for (const RankPlan& r : plan.ranks)
+    for (const ReplayIteration& it : r.iterations)
+      moving +=
+          std::count_if(it.ops.begin(), it.ops.end(), [](const ReplayOp& op) { return op.kind != OpKind::kWait; });
+  if (moving == 0) {
     std::string skipped;
     for (const RankPlan& r : plan.ranks)
       for (const auto& [name, n] : r.skipped) skipped += (skipped.empty() ? " (only " : ", ") + name;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -11,9 +12,12 @@
 #include "backend.hpp"
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/collectives/error.hpp"
+#include "commscope/common/memory_headroom.hpp"
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/profiler/session.hpp"
 #include "commscope/replay/gap_budget.hpp"
+#include "mpi_calls.hpp"
+#include "watch.hpp"
 
 namespace commscope::replay {
 namespace {
@@ -26,6 +30,7 @@ struct Group {
   std::unique_ptr<Communicator> comm;
   std::unique_ptr<prof::CommGroup> profiled;  // null for the profiled communicator ("")
   int recorded_members = 0;
+  std::size_t index = 0;  // in the plan's (sorted) order: its calls' place on the watch's board
 };
 
 // Every rank splits MPI_COMM_WORLD once per label, in the plan's (sorted) order.
@@ -35,6 +40,7 @@ std::map<std::string, Group> rebuild_groups(const ReplayPlan& plan, int me, cons
   std::map<std::string, Group> groups;
   for (const auto& [label, parsed] : plan.groups) {
     Group& g = groups[label];
+    g.index = groups.size() - 1;
     g.recorded_members = static_cast<int>(parsed.members.size());
     if (!label.empty()) g.profiled = std::make_unique<prof::CommGroup>(label);
     if (parsed.link) continue;
@@ -49,8 +55,8 @@ std::map<std::string, Group> rebuild_groups(const ReplayPlan& plan, int me, cons
   return groups;
 }
 
-// The largest buffer any op of `rank` needs (bytes).
-std::size_t buffer_bytes(const RankPlan& rank) {
+// The most bytes any op of `rank` moves: the zeros every send and posted collective reads.
+std::size_t largest_op(const RankPlan& rank) {
   std::int64_t most = 64;
   for (const ReplayIteration& it : rank.iterations)
     for (const ReplayOp& op : it.ops) most = std::max(most, op.bytes);
@@ -70,30 +76,46 @@ std::map<int, std::int64_t> largest_messages_to(const ReplayPlan& plan, int me) 
   return most;
 }
 
+// Memory that reads as zeros.
+struct Zeros {
+  explicit Zeros(std::size_t bytes) : data(static_cast<char*>(std::calloc(std::max<std::size_t>(bytes, 1), 1))) {
+    if (data == nullptr) throw std::runtime_error("cannot allocate " + bytes_text(bytes) + " of buffers");
+  }
+  ~Zeros() { std::free(data); }
+  Zeros(const Zeros&) = delete;
+  Zeros& operator=(const Zeros&) = delete;
+  char* data;
+};
+
 class Replayer {
  public:
   Replayer(const ReplayPlan& plan, const RankMapping& mapping, const RunOptions& options)
-      : plan_(plan), mapping_(mapping), options_(options) {
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    me_ = mapping.recorded[static_cast<std::size_t>(rank_)];
+      : plan_(plan),
+        mapping_(mapping),
+        options_(options),
+        me_(mapping.recorded[static_cast<std::size_t>(world_rank())]),
+        zeros_(largest_op(plan.ranks[static_cast<std::size_t>(me_)])) {
+    rank_ = world_rank();
     CommOptions comm_options;
-    comm_options.timeout_s = options.timeout_s;
+    // The algorithms' own waits end a little after the watch's (watch.hpp), which says more.
+    comm_options.timeout_s = options.timeout_s > 0 ? 2 * options.timeout_s : 0;
     world_ = std::make_unique<Communicator>(MPI_COMM_WORLD, comm_options);
     backend_ = options.device == "cuda" ? make_device_backend(*world_) : make_host_backend();
     groups_ = rebuild_groups(plan, me_, comm_options, *backend_);
     MPI_Comm_dup(MPI_COMM_WORLD, &messages_);
     incoming_ = largest_messages_to(plan, me_);
     leads_ = iteration_leads(plan, mapping, me_);
-    std::size_t n = buffer_bytes(plan.ranks[static_cast<std::size_t>(me_)]);
-    for (const auto& [peer, bytes] : incoming_) n = std::max(n, static_cast<std::size_t>(bytes));
-    send_.assign(n, 0);
-    recv_.assign(n, 0);
+    std::int64_t incoming = 64;
+    for (const auto& [peer, bytes] : incoming_) incoming = std::max(incoming, bytes);
+    recv_ = std::make_unique<Zeros>(static_cast<std::size_t>(incoming));
     // nccl (cuda only): NCCL's own collectives, a null algorithm; what the others lack runs
     // with mpi on the host and with nccl on a device.
     algo_ = options.algo == "nccl" ? nullptr : &find_algorithm(options.algo);
     fallback_ = options.device == "cuda" ? nullptr : &find_algorithm("mpi");
     algo_name_ = prof::name_id(options.algo);
     fallback_name_ = prof::name_id(options.device == "cuda" ? "nccl" : "mpi");
+    mpi_name_ = prof::name_id("mpi");
+    watch_ = std::make_unique<Watch>(plan, mapping, options.timeout_s);
   }
   ~Replayer() { MPI_Comm_free(&messages_); }
   Replayer(const Replayer&) = delete;
@@ -104,38 +126,69 @@ class Replayer {
     for (std::size_t i = 0; i < iterations.size(); ++i) {
       const ReplayIteration& it = iterations[i];
       if (it.number < 0) {
-        run_ops(it, counts);
+        run_ops(i, it, counts);
         continue;
       }
       if (!leads_.empty()) {  // together, then as late as recorded (plan.hpp's iteration_leads)
-        world_->barrier();
+        watch_->at(Watch::Place::kBarrier, i);
+        {
+          Armed armed(*watch_, Watch::Place::kBarrier, nullptr, nullptr);
+          world_->barrier();
+        }
         spend_gap(options_.gaps, leads_[i]);
       }
       prof::IterationScope step(it.number);
-      run_ops(it, counts);
+      run_ops(i, it, counts);
     }
+    // What no recorded completion can have completed (completion.hpp), at the end.
+    watch_->at(Watch::Place::kReplayEnd, iterations.size());
+    std::vector<std::int64_t> rest;
+    for (const auto& [request, open] : open_) rest.push_back(request);
+    complete(rest, Watch::Place::kReplayEnd, nullptr);
+    watch_->at(Watch::Place::kDone, iterations.size());
   }
 
  private:
-  void run_ops(const ReplayIteration& it, RunCounts& counts) {
+  // A posted op in flight: its requests and the buffer it receives into.
+  struct Buffer {
+    std::unique_ptr<char[]> data;
+    std::size_t size = 0;
+  };
+  struct Open {
+    const ReplayOp* op = nullptr;
+    std::vector<MPI_Request> requests;
+    Buffer buffer;
+    std::int64_t call = -1;  // a collective's number on its group
+  };
+
+  static int world_rank() {
+    int r = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+  }
+
+  void run_ops(std::size_t index, const ReplayIteration& it, RunCounts& counts) {
     budget_.reset();
-    for (const ReplayOp& op : it.ops) {
+    for (std::size_t k = 0; k < it.ops.size(); ++k) {
+      const ReplayOp& op = it.ops[k];
+      watch_->at(Watch::Place::kGap, index, k);
       gap(op.gap_before_ns);
-      if (op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
+      watch_->at(Watch::Place::kOp, index, k);
+      if (op.kind == OpKind::kWait) {
+        scope(prof::name_id(op.name), mpi_name_, 0, groups_.at(op.group),
+              [&] { complete(op.completes, Watch::Place::kOp, &op); });
+      } else if (op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
         if (!message(op)) ++counts.dropped_messages;
+      } else if (op.posted) {
+        post(op, counts);
       } else {
         collective(op, counts);
       }
       ++counts.ops;
     }
     gap(it.tail_ns);
-    if (!pending_.empty()) MPI_Waitall(static_cast<int>(pending_.size()), pending_.data(), MPI_STATUSES_IGNORE);
-    pending_.clear();
-    if (!posted_requests_.empty())
-      MPI_Waitall(static_cast<int>(posted_requests_.size()), posted_requests_.data(), MPI_STATUSES_IGNORE);
-    posted_requests_.clear();
-    for (Buffer& b : posted_) spare_.push_back(std::move(b));
-    posted_.clear();
+    watch_->at(Watch::Place::kIterationEnd, index);
+    complete(it.completes_at_end, Watch::Place::kIterationEnd, nullptr);
   }
 
   // The recorded gap `ns`, less what the gaps before it in the iteration ran over (gap_budget.hpp).
@@ -158,8 +211,12 @@ class Replayer {
     Group& g = groups_.at(op.group);
     Communicator& comm = *g.comm;  // this rank ran it there, so it is a member
     const prof::NameId name = prof::name_id(op.name);
+    const std::int64_t call = watch_->enter(g.index);
     if (op.kind == OpKind::kBarrier) {
-      scope(name, algo_name_, 0, g, [&] { comm.barrier(); });
+      scope(name, algo_name_, 0, g, [&] {
+        Armed armed(*watch_, Watch::Place::kOp, &op, nullptr, call);
+        comm.barrier();
+      });
       return;
     }
     const Elements e = elements_of(op.collective, op.bytes, g.recorded_members);
@@ -173,8 +230,39 @@ class Replayer {
       algo = fallback_;
       ++counts.fallback[std::string(collective_name(args.coll))];
     }
-    scope(name, algo == algo_ ? algo_name_ : fallback_name_, bytes, g,
-          [&] { backend_->run(op.group, comm, args, static_cast<std::size_t>(bytes), algo); });
+    scope(name, algo == algo_ ? algo_name_ : fallback_name_, bytes, g, [&] {
+      Armed armed(*watch_, Watch::Place::kOp, &op, nullptr, call);
+      backend_->run(op.group, comm, args, static_cast<std::size_t>(bytes), algo);
+    });
+  }
+
+  // A nonblocking collective, posted as recorded and completed by its recorded completion: the
+  // MPI library's (no algorithm has a nonblocking form), on host buffers.
+  void post(const ReplayOp& op, RunCounts& counts) {
+    Group& g = groups_.at(op.group);
+    MPI_Comm comm = g.comm->mpi_comm();
+    Open open;
+    open.op = &op;
+    open.call = watch_->enter(g.index);
+    std::int64_t bytes = 0;
+    const Collective coll = op.collective == Collective::alltoallv ? Collective::alltoall : op.collective;
+    const Elements e = elements_of(coll, op.bytes, g.recorded_members);
+    if (op.kind == OpKind::kCollective) {
+      bytes = static_cast<std::int64_t>(collective_bytes(coll, e.count, e.type, g.comm->size()));
+      open.buffer = take_buffer(static_cast<std::size_t>(bytes));
+    }
+    if (options_.algo != "mpi")
+      ++counts.fallback["nonblocking " +
+                        (op.kind == OpKind::kBarrier ? std::string("barrier") : std::string(collective_name(coll)))];
+    scope(prof::name_id(op.name), mpi_name_, bytes, g, [&] {
+      if (op.kind == OpKind::kBarrier) {
+        open.requests.push_back(MPI_REQUEST_NULL);
+        check(MPI_Ibarrier(comm, &open.requests.back()), "MPI_Ibarrier");
+      } else {
+        post_collective(comm, coll, e.count, e.type, zeros_.data, open.buffer.data.get(), open.requests);
+      }
+    });
+    keep(op, std::move(open));
   }
 
   template <class Call>
@@ -188,84 +276,82 @@ class Replayer {
     }
   }
 
-  // false: the other side is played by nobody.
+  // false: the other side is played by nobody. A posted one is completed later (complete), a
+  // blocking one here, under the watch.
   bool message(const ReplayOp& op) {
     const int peer = mapping_.replay_rank(op.peer);
     if (peer < 0) return false;
     Group& g = groups_.at(op.group);
-    int n = static_cast<int>(op.bytes);
-    ensure(static_cast<std::size_t>(op.bytes));
-    if (op.kind == OpKind::kRecv) {
-      const auto most = incoming_.find(op.peer);
-      n = static_cast<int>(most == incoming_.end() ? op.bytes : most->second);
-    }
-    if (op.kind == OpKind::kSend) {
-      scope(prof::name_id(op.name), algo_name_, op.bytes, g, [&] {
-        MPI_Request r = MPI_REQUEST_NULL;
-        MPI_Isend(send_.data(), n, MPI_BYTE, peer, 0, messages_, &r);
-        pending_.push_back(r);
-      });
-      return true;
-    }
-    if (posted_receive(op)) {
-      // A posted receive (MPI_Irecv) stays open like the program's did, to the end of the step:
-      // waiting for it here would deadlock a ring whose ranks all post before they send.
-      scope(prof::name_id(op.name), algo_name_, op.bytes, g, [&] {
-        reclaim_posted();
-        posted_.push_back(take_buffer(static_cast<std::size_t>(n)));
-        posted_requests_.push_back(MPI_REQUEST_NULL);
-        MPI_Irecv(posted_.back().data.get(), n, MPI_BYTE, peer, 0, messages_, &posted_requests_.back());
-      });
-      return true;
-    }
+    Open open;
+    open.op = &op;
+    open.requests.push_back(MPI_REQUEST_NULL);
+    MPI_Request& r = open.requests.back();
     scope(prof::name_id(op.name), algo_name_, op.bytes, g, [&] {
-      MPI_Request r = MPI_REQUEST_NULL;
-      MPI_Irecv(recv_.data(), n, MPI_BYTE, peer, 0, messages_, &r);
-      wait(r, op);
+      if (op.kind == OpKind::kSend) {
+        const ByteCount n = byte_count(op.bytes);
+        check(MPI_Isend(zeros_.data, n.count, n.type, peer, 0, messages_, &r), "MPI_Isend");
+      } else {
+        const auto most = incoming_.find(op.peer);
+        const std::int64_t bytes = most == incoming_.end() ? op.bytes : most->second;
+        const ByteCount n = byte_count(bytes);
+        // A posted receive gets a buffer of its own, kept until its completion.
+        if (op.posted) open.buffer = take_buffer(static_cast<std::size_t>(bytes));
+        check(MPI_Irecv(op.posted ? open.buffer.data.get() : recv_->data, n.count, n.type, peer, 0, messages_, &r),
+              "MPI_Irecv");
+      }
+      if (op.posted) return;
+      {
+        Armed armed(*watch_, Watch::Place::kOp, &op, nullptr);
+        check(MPI_Wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");
+      }
+      complete(op.completes, Watch::Place::kOp, &op);  // an MPI_Sendrecv's send, once it has received
     });
+    if (op.posted) keep(op, std::move(open));
     return true;
   }
 
-  void wait(MPI_Request& r, const ReplayOp& op) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options_.timeout_s);
-    for (int done = 0;;) {
-      MPI_Test(&r, &done, MPI_STATUS_IGNORE);
-      if (done != 0) return;
-      if (options_.timeout_s > 0 && std::chrono::steady_clock::now() > deadline)
-        throw std::runtime_error("replay rank " + std::to_string(rank_) + ": '" + op.name + "' of " +
-                                 std::to_string(op.bytes) + " B from recorded rank " + std::to_string(op.peer) +
-                                 " not received within " + std::to_string(options_.timeout_s) + " s");
+  void keep(const ReplayOp& op, Open&& open) {
+    reclaim_completed();
+    open_[op.request] = std::move(open);
+  }
+
+  // Completes the posted ops `requests` names that are still open (those of ranks nobody plays
+  // never were), in order, each under the watch.
+  void complete(const std::vector<std::int64_t>& requests, Watch::Place place, const ReplayOp* in) {
+    for (const std::int64_t request : requests) {
+      const auto it = open_.find(request);
+      if (it == open_.end()) continue;
+      Open& open = it->second;
+      {
+        Armed armed(*watch_, place, open.op, in, open.call);
+        check(MPI_Waitall(static_cast<int>(open.requests.size()), open.requests.data(), MPI_STATUSES_IGNORE),
+              "MPI_Waitall");
+      }
+      if (open.buffer.data) spare_.push_back(std::move(open.buffer));
+      open_.erase(it);
     }
   }
 
-  // Frees the buffers of the posted receives that have completed, once there are many (a
-  // program without iterations, as an MPI job often is, posts all its receives in one).
-  void reclaim_posted() {
-    if (posted_requests_.size() < 64) return;
-    int done = 0;
-    std::vector<int> which(posted_requests_.size());
-    MPI_Testsome(static_cast<int>(posted_requests_.size()), posted_requests_.data(), &done, which.data(),
-                 MPI_STATUSES_IGNORE);
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < posted_requests_.size(); ++i) {
-      if (posted_requests_[i] == MPI_REQUEST_NULL) {
-        spare_.push_back(std::move(posted_[i]));
+  // Frees the buffers of the open ops that have completed, once there are many (a program that
+  // posts receives it completes much later, or never in its recorded completions).
+  void reclaim_completed() {
+    if (open_.size() < 64 || ++posts_ % 64 != 0) return;
+    for (auto it = open_.begin(); it != open_.end();) {
+      int done = 0;
+      check(MPI_Testall(static_cast<int>(it->second.requests.size()), it->second.requests.data(), &done,
+                        MPI_STATUSES_IGNORE),
+            "MPI_Testall");
+      if (done == 0) {
+        ++it;
         continue;
       }
-      posted_requests_[kept] = posted_requests_[i];
-      posted_[kept] = std::move(posted_[i]);  // the storage, which MPI writes to, stays
-      ++kept;
+      if (it->second.buffer.data) spare_.push_back(std::move(it->second.buffer));
+      it = open_.erase(it);
     }
-    posted_requests_.resize(kept);
-    posted_.resize(kept);
   }
 
-  // A receive buffer of `bytes` at least: a spare one (completed receives' buffers are kept,
-  // never zeroed: thousands of posted receives of the peer's largest message cost no memsets).
-  struct Buffer {
-    std::unique_ptr<char[]> data;
-    std::size_t size = 0;
-  };
+  // A buffer of `bytes` at least: a spare one (completed ops' buffers are kept, never zeroed:
+  // thousands of posted receives of the peer's largest message cost no memsets).
   Buffer take_buffer(std::size_t bytes) {
     for (Buffer& b : spare_)
       if (b.size >= bytes) {
@@ -277,35 +363,26 @@ class Replayer {
     return {std::make_unique_for_overwrite<char[]>(std::max<std::size_t>(bytes, 1)), bytes};
   }
 
-  // Grows the messages' buffers; only between calls (pending sends read send_: wait for them first).
-  void ensure(std::size_t bytes) {
-    if (bytes <= send_.size()) return;
-    if (!pending_.empty()) MPI_Waitall(static_cast<int>(pending_.size()), pending_.data(), MPI_STATUSES_IGNORE);
-    pending_.clear();
-    send_.assign(bytes, 0);
-    recv_.assign(bytes, 0);
-  }
-
   const ReplayPlan& plan_;
   const RankMapping& mapping_;
   const RunOptions& options_;
   int rank_ = 0, me_ = 0;
+  Zeros zeros_;                  // what every send and posted collective sends
+  std::unique_ptr<Zeros> recv_;  // where blocking receives land (the peers' largest message)
   std::unique_ptr<Communicator> world_;
   std::map<std::string, Group> groups_;
   std::unique_ptr<CollectiveBackend> backend_;  // after groups_: it goes before the communicators it uses
   MPI_Comm messages_ = MPI_COMM_NULL;
-  std::vector<unsigned char> send_, recv_;
   std::map<int, std::int64_t> incoming_;  // recorded peer -> the largest message it sends this rank
   std::vector<std::int64_t> leads_;       // by iteration: its start after the earliest rank's (ns); empty: not aligned
-  std::vector<MPI_Request> pending_;      // the sends
-  // The open posted receives and their buffers (moved, never copied: the storage MPI writes to stays).
-  std::vector<MPI_Request> posted_requests_;
-  std::vector<Buffer> posted_;
-  std::vector<Buffer> spare_;  // the buffers of completed posted receives, for the next ones
+  std::map<std::int64_t, Open> open_;     // posted ops in flight, by request
+  std::vector<Buffer> spare_;             // the buffers of completed ones, for the next ones
+  std::int64_t posts_ = 0;
   GapBudget budget_;
   const Algorithm* algo_ = nullptr;      // null: nccl
   const Algorithm* fallback_ = nullptr;  // for what algo_ lacks: mpi, or null (nccl) on a device
-  prof::NameId algo_name_ = 0, fallback_name_ = 0;
+  prof::NameId algo_name_ = 0, fallback_name_ = 0, mpi_name_ = 0;
+  std::unique_ptr<Watch> watch_;  // last: it goes first, before the communicators
 };
 
 }  // namespace

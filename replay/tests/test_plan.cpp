@@ -126,6 +126,30 @@ TEST(ReplayPlan, ASendrecvIsItsSendThenItsReceiveBetweenItsPeers) {
   }
 }
 
+// In an MPI program (its ranks recorded completions) a blocking send is replayed blocking, but a
+// sendrecv's send is posted and completed by its own receive: both ranks send first, and two
+// blocking sends of 64 KiB (past the eager limit) deadlock.
+TEST(ReplayPlan, ASendrecvsReceiveCompletesItsSend) {
+  Builder b(2);
+  for (int r = 0; r < 2; ++r) {
+    b.comm(r, 0, "send", prof::link_label("mpi", r, 1 - r), 65536, 100, 200);
+    b.comm(r, 0, "recv", prof::link_label("mpi", 1 - r, r), 65536, 100, 200);
+    b.comm(r, 0, r == 0 ? "send" : "recv", "mpi[0>1]", 64, 300, 320);  // MPI_Send, MPI_Recv
+    b.comm(r, 0, "wait", "", 0, 400, 500);
+  }
+  const rp::ReplayPlan plan = rp::make_plan(b.p);
+  for (int r = 0; r < 2; ++r) {
+    const rp::ReplayIteration& it = plan.ranks[static_cast<std::size_t>(r)].iterations.at(0);
+    ASSERT_EQ(it.ops.size(), 4u) << "rank " << r;
+    EXPECT_TRUE(it.ops[0].posted) << "rank " << r;
+    EXPECT_FALSE(it.ops[1].posted) << "rank " << r;
+    EXPECT_EQ(it.ops[1].completes, std::vector<std::int64_t>{it.ops[0].request}) << "rank " << r;
+    EXPECT_FALSE(it.ops[2].posted) << "rank " << r;
+    EXPECT_TRUE(it.ops[3].completes.empty()) << "rank " << r;
+    EXPECT_TRUE(it.completes_at_end.empty()) << "rank " << r;
+  }
+}
+
 // Rank 1 came late to the sendrecv: rank 0's receive ended 661 ns before rank 1's send started
 // on rank 0's clock, within the two ranks' clock errors (3.8 and 6.0 us; so recorded by the PMPI
 // library on 4 ranks). Both halves are replayed; with exact clocks the receive is left out.
@@ -167,8 +191,12 @@ TEST(ReplayNames, CollectivesMessagesAndTheRest) {
   EXPECT_EQ(k, rp::OpKind::kRecv);
   ASSERT_TRUE(rp::classify("MPI_Barrier", k, c));
   EXPECT_EQ(k, rp::OpKind::kBarrier);
-  EXPECT_FALSE(rp::classify("wait", k, c));
+  ASSERT_TRUE(rp::classify("wait", k, c));  // a recorded completion (MPI_Wait*, MPI_Test*)
+  EXPECT_EQ(k, rp::OpKind::kWait);
+  ASSERT_TRUE(rp::classify("MPI_Testsome", k, c));
+  EXPECT_EQ(k, rp::OpKind::kWait);
   EXPECT_FALSE(rp::classify("MPI_Scan", k, c));
+  EXPECT_FALSE(rp::classify("probe", k, c));
 }
 
 TEST(ReplayPlan, OrderGapsAndTails) {
@@ -184,13 +212,15 @@ TEST(ReplayPlan, OrderGapsAndTails) {
   const rp::ReplayIteration& it = plan.ranks[1].iterations.at(0);
   EXPECT_EQ(it.number, 0);
   EXPECT_EQ(it.window_ns, 8000);
-  ASSERT_EQ(it.ops.size(), 2u);
+  ASSERT_EQ(it.ops.size(), 3u);
   EXPECT_EQ(it.ops[0].bytes, 1024);
   EXPECT_EQ(it.ops[0].gap_before_ns, 500);   // from the iteration's start
   EXPECT_EQ(it.ops[1].gap_before_ns, 1000);  // from the previous op's end
-  EXPECT_EQ(it.tail_ns, 5000);               // to the iteration's end
-  EXPECT_EQ(plan.ranks[1].skipped.at("wait"), 1);
-  EXPECT_EQ(plan.ops(), 4);
+  EXPECT_EQ(it.ops[2].kind, rp::OpKind::kWait);
+  EXPECT_TRUE(it.ops[2].completes.empty());  // the allreduces were blocking
+  EXPECT_EQ(it.tail_ns, 4400);               // to the iteration's end
+  EXPECT_TRUE(plan.ranks[1].skipped.empty());
+  EXPECT_EQ(plan.ops(), 6);
 }
 
 TEST(ReplayPlan, AnInstanceRecordedTwiceIsReplayedOnce) {
@@ -458,6 +488,64 @@ TEST(ReplayPlan, CallsOutsideIterationsKeepTheirPlace) {
   const rp::ReplayPlan first = rp::make_plan(b.p, 1);
   ASSERT_EQ(first.ranks[0].iterations.size(), 2u);
   EXPECT_EQ(first.ranks[0].iterations[1].number, 0);
+}
+
+// An MPI program's nonblocking calls are posted where recorded and completed by the recorded
+// completion that can have completed them: the first after them that ended after their other
+// side had begun. Rank 0: Ibcast, Send, Wait; rank 1: Recv, Ibcast, Wait (a valid program that
+// a blocking broadcast would deadlock).
+TEST(ReplayPlan, NonblockingCallsCompleteWhereRecorded) {
+  Builder b(2);
+  b.comm(0, 0, "ibroadcast", "", 1 << 20, 100, 110);
+  b.comm(0, 0, "send", "mpi[0>1]", 64, 200, 210);
+  b.comm(0, 0, "wait", "", 0, 300, 900);
+  b.comm(1, 0, "recv", "mpi[0>1]", 64, 100, 250);
+  b.comm(1, 0, "ibroadcast", "", 1 << 20, 260, 270);
+  b.comm(1, 0, "wait", "", 0, 280, 900);
+  const rp::ReplayPlan plan = rp::make_plan(b.p);
+  for (int r = 0; r < 2; ++r) {
+    const std::vector<rp::ReplayOp>& ops = plan.ranks[static_cast<std::size_t>(r)].iterations.at(0).ops;
+    ASSERT_EQ(ops.size(), 3u) << "rank " << r;
+    const rp::ReplayOp& bcast = ops[r == 0 ? 0 : 1];
+    EXPECT_TRUE(bcast.posted);
+    EXPECT_EQ(ops[2].completes, std::vector<std::int64_t>{bcast.request}) << "rank " << r;
+    EXPECT_FALSE(ops[r == 0 ? 1 : 0].posted) << "rank " << r;  // MPI_Send, MPI_Recv: blocking
+  }
+}
+
+// A receive posted in one iteration and completed in the next: the first iteration's completion
+// (of the send, whose receive was posted) ended before the message's send began, so it cannot
+// have completed the receive; the next iteration's did.
+TEST(ReplayPlan, AReceivePostedAcrossIterationsCompletesInTheNext) {
+  Builder b(2);
+  b.iteration(0, 0, 0, 1000);
+  b.comm(0, 0, "irecv", "mpi[1>0]", 64, 100, 101);  // A, sent in step 1
+  b.comm(0, 0, "isend", "mpi[0>1]", 64, 110, 111);  // B
+  b.comm(0, 0, "wait", "", 0, 120, 200);            // MPI_Waitall(B)
+  b.comm(0, 0, "MPI_Barrier", "", 0, 300, 400, 0);
+  b.iteration(0, 1, 1000, 2000);
+  b.comm(0, 1, "wait", "", 0, 1100, 1300);  // MPI_Wait(A)
+  b.iteration(1, 0, 0, 1000);
+  b.comm(1, 0, "irecv", "mpi[0>1]", 64, 105, 106);  // B
+  b.comm(1, 0, "wait", "", 0, 130, 190);
+  b.comm(1, 0, "MPI_Barrier", "", 0, 300, 400, 0);
+  b.iteration(1, 1, 1000, 2000);
+  b.comm(1, 1, "isend", "mpi[1>0]", 64, 1150, 1151);  // A
+  b.comm(1, 1, "wait", "", 0, 1160, 1200);
+  const rp::ReplayPlan plan = rp::make_plan(b.p);
+  const rp::RankPlan& r0 = plan.ranks[0];
+  const std::int64_t a = r0.iterations.at(0).ops.at(0).request, sent = r0.iterations[0].ops.at(1).request;
+  EXPECT_EQ(r0.iterations[0].ops.at(2).completes, std::vector<std::int64_t>{sent});
+  EXPECT_EQ(r0.iterations.at(1).ops.at(0).completes, std::vector<std::int64_t>{a});
+  EXPECT_TRUE(r0.iterations[0].completes_at_end.empty());
+  // A rank that recorded no completions (the trainer) completes its sends at the iteration's end.
+  Builder trainer(2);
+  trainer.comm(0, 0, "pp.send", "pp[0>1]", 64, 10, 20, 0);
+  trainer.comm(1, 0, "pp.recv", "pp[0>1]", 64, 10, 30, 0);
+  const rp::ReplayPlan posted = rp::make_plan(trainer.p);
+  EXPECT_TRUE(posted.ranks[0].iterations.at(0).ops.at(0).posted);
+  EXPECT_EQ(posted.ranks[0].iterations[0].completes_at_end, std::vector<std::int64_t>{0});
+  EXPECT_FALSE(posted.ranks[1].iterations.at(0).ops.at(0).posted);
 }
 
 // Two calls of the same name, communicator label and number that both moved bytes (two

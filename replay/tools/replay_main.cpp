@@ -8,7 +8,8 @@
 // Exit status 0 on success; bad usage or input (a file that cannot be read, a profile without
 // communication, groups that cannot be rebuilt on the ranks given): one line
 // "commscope-replay: <reason>" on rank 0's stderr, exit 2, and no output file; a failed call
-// during the replay: one line and exit 1.
+// during the replay, or a wait that lasted --timeout seconds (the replay cannot finish: watch.hpp),
+// one line and exit 1.
 #include <mpi.h>
 
 #include <cstdlib>
@@ -164,7 +165,9 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--ranks", cli.ranks, "fewer ranks than recorded: the recorded ranks they play, by replay rank")
       ->delimiter(',');
-  app.add_option("--timeout", cli.timeout_s, "seconds any one wait may take (0: forever)")
+  app.add_option("--timeout", cli.timeout_s,
+                 "seconds any one wait may take (a collective, a message, a completion, the barrier between "
+                 "iterations): then the replay ends, saying where each rank waits (0: forever)")
       ->check(CLI::NonNegativeNumber);
   try {
     app.parse(argc, argv);

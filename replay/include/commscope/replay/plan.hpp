@@ -22,7 +22,9 @@ class PlanError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class OpKind : std::uint8_t { kCollective, kBarrier, kSend, kRecv };
+// kWait: a recorded completion (MPI_Wait*, MPI_Test*: "wait", "test"), which completes the posted
+// ops its `completes` names.
+enum class OpKind : std::uint8_t { kCollective, kBarrier, kSend, kRecv, kWait };
 
 // A recorded communicator as its label names it (profiler::parse_label).
 struct GroupLabel {
@@ -47,10 +49,20 @@ struct ReplayOp {
   std::int64_t recorded_ns = 0;                   // the recorded call's duration
   int peer = -1;                                  // kSend / kRecv: the other side's recorded world rank
   std::int64_t start_ns = 0, end_ns = 0;          // the recorded call, on rank 0's clock (pairing messages)
+  // Posted (a nonblocking call: isend, irecv, iallreduce, ibarrier; an MPI_Sendrecv's send; any
+  // send of a rank that recorded no completions, as the trainer's): replayed nonblocking and
+  // completed later, by the op whose `completes` names its `request` (a kWait; a sendrecv's
+  // receive), or at its iteration's end (ReplayIteration::completes_at_end), else at the end of
+  // the replay (completion.cpp).
+  bool posted = false;
+  std::int64_t request = -1;  // posted: its number on this rank (from 0, in order)
+  // kWait: the requests it completes; an MPI_Sendrecv's receive (blocking): its send's, completed
+  // once the receive is done.
+  std::vector<std::int64_t> completes;
 };
 // A receive posted and completed later (MPI_Irecv: "irecv"), not a blocking one.
 inline bool posted_receive(const ReplayOp& op) {
-  return op.kind == OpKind::kRecv && op.name.starts_with("i");
+  return op.kind == OpKind::kRecv && op.posted;
 }
 
 // One recorded iteration of a rank (number -1: a run of communication outside every iteration,
@@ -61,6 +73,7 @@ struct ReplayIteration {
   std::int64_t tail_ns = 0;    // recorded time from the last op's end to the iteration's end
   std::int64_t start_ns = 0;   // the recorded iteration's start, on rank 0's clock (0 outside iterations)
   std::vector<ReplayOp> ops;
+  std::vector<std::int64_t> completes_at_end;  // requests completed at its end (a rank without completions)
 };
 
 struct RankPlan {
