@@ -76,7 +76,8 @@ std::map<int, std::int64_t> largest_messages_to(const ReplayPlan& plan, int me) 
   return most;
 }
 
-// Memory that reads as zeros.
+// Memory that reads as zeros (calloc: its pages stay the kernel's zero page until written, so the
+// 2 GiB that sends read cost nothing; a receive's cost it only when they land).
 struct Zeros {
   explicit Zeros(std::size_t bytes) : data(static_cast<char*>(std::calloc(std::max<std::size_t>(bytes, 1), 1))) {
     if (data == nullptr) throw std::runtime_error("cannot allocate " + bytes_text(bytes) + " of buffers");
