@@ -12,10 +12,12 @@
 // one line and exit 1.
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -38,15 +40,30 @@ using commscope::counted;
 constexpr const char* kTool = "commscope-replay";
 
 // Before MPI_Init the launcher's variables say which rank this is: only rank 0 speaks.
-bool launcher_rank0() {
+std::string launcher_rank() {
   for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"})
-    if (const char* v = std::getenv(name)) return std::string(v) == "0";
-  return true;
+    if (const char* v = std::getenv(name)) return v;
+  return "0";
 }
 
 int fail(const std::string& reason, bool speak, int status = 2) {
   if (speak) std::cerr << kTool << ": " << commscope::h5::one_line(reason) << '\n';
   return status;
+}
+
+// How long a rank other than 0 that failed before MPI started waits for rank 0 to say why.
+constexpr auto kQuietRankWait = std::chrono::seconds(20);
+
+// A failure before MPI starts, which every rank meets alike (bad options, an unreadable file).
+// Only rank 0 speaks, but the launcher ends the whole job when any rank exits non-zero: another
+// rank that exited at once had rank 0 killed before it said why whenever rank 0 got there over
+// a second later (a busy machine). So the other ranks wait for rank 0 to fail and the launcher to
+// end them; one still running after kQuietRankWait (rank 0 did not fail: a file that only some
+// nodes have) says why itself.
+int fail_before_mpi(const std::string& reason, bool speak) {
+  if (speak) return fail(reason, true);
+  std::this_thread::sleep_for(kQuietRankWait);
+  return fail("rank " + launcher_rank() + " (before MPI started): " + reason, true);
 }
 
 struct Cli {
@@ -143,7 +160,7 @@ int replay(const Cli& cli, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool speak = launcher_rank0();
+  const bool speak = launcher_rank() == "0";
   CLI::App app{
       "Replay a profiled job's communication (a commscope.profile/1 file from commscope-train, commscope-import "
       "or libcommscope-mpiprof.so) under mpirun: its collectives and messages in each rank's recorded order, on "
@@ -173,16 +190,16 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return speak ? app.exit(e) : 0;
-    return fail(std::string(e.what()) + " (see --help)", speak);
+    return fail_before_mpi(std::string(e.what()) + " (see --help)", speak);
   }
   if (const std::string problem = commscope::output_path_problem(cli.output); !problem.empty())
-    return fail("cannot write -o '" + cli.output + "': " + problem, speak);
+    return fail_before_mpi("cannot write -o '" + cli.output + "': " + problem, speak);
   // Read once in a child first (before MPI starts: no fork under MPI): a damaged file can crash
   // HDF5 or send it into an endless loop.
   if (const std::string problem =
           commscope::h5::read_in_child(cli.input, [&] { (void)commscope::profiler::read_profile(cli.input, true); });
       !problem.empty())
-    return fail(problem.starts_with(cli.input + ": ") ? problem : cli.input + ": " + problem, speak);
+    return fail_before_mpi(problem.starts_with(cli.input + ": ") ? problem : cli.input + ": " + problem, speak);
   // The MPI library's temporaries reused, not faulted in again each call (heap.hpp).
   (void)rp::keep_freed_heap();
   commscope::MpiRuntime mpi(argc, argv);
