@@ -249,12 +249,7 @@ void report_profile(const std::string& file, const ReportOptions& options) {
   for (const auto& o : p.operators) {
     auto& t = ops[o.name];
     t.name = o.name;
-    t.calls += o.calls;
-    t.host_ns += o.host_ns;
-    t.kernel_ns += o.kernel_ns;
-    t.comm_ns += o.comm_ns;
-    t.intra_ns += o.intra_ns;
-    t.total_ns += o.total_ns;
+    profiler::add_totals(t, o);
     known_total = known_total && o.total_ns != profiler::kUnknownTotal;
   }
   std::vector<profiler::OperatorTotalRow> sorted;

@@ -132,15 +132,6 @@ void map_names(const std::vector<std::uint32_t>& map, std::vector<Event>& events
   }
 }
 
-void add_totals(OperatorTotalRow& into, const OperatorTotalRow& row) {
-  into.calls += row.calls;
-  into.host_ns += row.host_ns;
-  into.kernel_ns += row.kernel_ns;
-  into.comm_ns += row.comm_ns;
-  into.intra_ns += row.intra_ns;
-  into.total_ns += row.total_ns;
-}
-
 // What one rank sends rank 0 at an append.
 struct Batch {
   std::vector<std::int64_t> counts;  // events so far, dropped so far

@@ -55,6 +55,16 @@ struct OperatorTotalRow {
 };
 inline constexpr std::int64_t kUnknownTotal = -1;
 
+// Adds row's counts and times to into's (the name and rank stay into's).
+inline void add_totals(OperatorTotalRow& into, const OperatorTotalRow& row) {
+  into.calls += row.calls;
+  into.host_ns += row.host_ns;
+  into.kernel_ns += row.kernel_ns;
+  into.comm_ns += row.comm_ns;
+  into.intra_ns += row.intra_ns;
+  into.total_ns += row.total_ns;
+}
+
 // clock_error_ns of a rank whose offset nothing measured (an imported trace that shares no
 // collective with rank 0): its offset is a guess of 0.
 inline constexpr std::int64_t kUnknownClockError = -1;
