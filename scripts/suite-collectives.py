@@ -118,7 +118,10 @@ def main(argv):
         path = os.path.join(report, c + ".csv")
         if not os.path.exists(path):
             continue
-        rows = sorted(csv.DictReader(open(path, newline="")), key=lambda r: num(r["size_bytes"]))
+        reader = csv.DictReader(open(path, newline=""))
+        if "size_bytes" not in (reader.fieldnames or []):
+            continue  # not a collective's rows (the machine's tables)
+        rows = sorted(reader, key=lambda r: num(r["size_bytes"]))
         if rows and any(k.endswith("_fitted_us") for k in rows[0]):
             print(collective_line(c, rows))
     line = fits_line(report)

@@ -12,15 +12,21 @@ damaged=$work/looping-heap-$(basename "$fixture")
 python3 - "$fixture" "$damaged" <<'PY' || exit 1
 import struct, sys
 data = bytearray(open(sys.argv[1], "rb").read())
+# The first collection with a free-space object (a full one has none: its objects end at its end).
 at = data.find(b"GCOL")
-if at < 0:
-    sys.exit(f"{sys.argv[1]}: no global heap collection found")
-p = at + 16  # after "GCOL", version, 3 reserved bytes and the 8-byte collection size
-while True:
-    index, _, _, size = struct.unpack_from("<HHIQ", data, p)
-    if index == 0:  # the free-space object ends the collection
+while at >= 0:
+    end = at + struct.unpack_from("<Q", data, at + 8)[0]
+    p = at + 16  # after "GCOL", version, 3 reserved bytes and the 8-byte collection size
+    while p + 16 <= end:
+        index, _, _, size = struct.unpack_from("<HHIQ", data, p)
+        if index == 0:  # the free-space object ends the collection
+            break
+        p += 16 + (size + 7) // 8 * 8
+    if p + 16 <= end and index == 0 and size > 64:
         break
-    p += 16 + (size + 7) // 8 * 8
+    at = data.find(b"GCOL", at + 4)
+if at < 0:
+    sys.exit(f"{sys.argv[1]}: no global heap collection with free space found")
 struct.pack_into("<Q", data, p + 8, size - 64)
 open(sys.argv[2], "wb").write(data)
 PY
