@@ -213,6 +213,8 @@ void write_machine(ReportWriter& w, const BenchFile& run) {
   Table t({"host", "ranks", "cpus", "gpus", "copy_GBps", "copy_source", "intra_GBps", "intra_source", "nic_GBps",
            "nic_source", "nic_measured_GBps", "nic_measured_source"});
   std::string details, load;
+  Table curves({"host", "rate", "working_set", "GBps"});
+  curves.bytes_column(2);
   for (const NodeModel& n : m.nodes) {
     std::vector<std::string> row{n.host, std::to_string(n.ranks), std::to_string(n.cpus), std::to_string(n.gpus)};
     for (const auto& [name, r] : {std::pair<const char*, const Rate*>{"copy", &n.copy},
@@ -225,7 +227,22 @@ void write_machine(ReportWriter& w, const BenchFile& run) {
         details += (details.empty() ? "" : "; ") + n.host + " " + name + ": " + r->detail +
                    (r->spread > 0 ? " (moved " + format_number(100 * r->spread, 2) + "% over its repeats)" : "");
     }
+    for (const auto& [name, r] : {std::pair<const char*, const Rate*>{"copy into the caches", &n.copy_in},
+                                  {"copy out of the caches", &n.copy_out},
+                                  {"reduction", &n.reduce},
+                                  {"one message alone between two ranks", &n.intra_one}})
+      if (r->known())
+        details += (details.empty() ? "" : "; ") + n.host + " " + name + ": " + format_number(r->gbytes_per_s, 4) +
+                   " GB/s, " + r->detail;
     t.add(row);
+    for (const auto& [name, r] : {std::pair<const char*, const Rate*>{"copy", &n.copy},
+                                  {"copy_in", &n.copy_in},
+                                  {"copy_out", &n.copy_out},
+                                  {"reduce", &n.reduce},
+                                  {"intra", &n.intra},
+                                  {"intra_one", &n.intra_one}})
+      for (const CurvePoint& c : r->curve)
+        curves.add({n.host, name, bytes_cell(c.bytes), format_number(c.gbytes_per_s, 4)});
     if (n.load.known())
       load += (load.empty() ? "" : "; ") + n.host + ": " + describe_load(n) +
               (contention(n) >= kBusyContention ? " (busy)" : "");
@@ -235,6 +252,17 @@ void write_machine(ReportWriter& w, const BenchFile& run) {
          "given by the user, measured by the doctor; - not known).");
   w.table("machine", t);
   if (!details.empty()) w.text("What each figure is: " + details + ".");
+  if (curves.rows() > 0) {
+    w.text(
+        "The rates by size, measured at start-up with every rank of the node at once (docs/verdicts.md, \"The rate "
+        "of a size\"): copy, each rank's memcpy between its two buffers; copy_in and copy_out, from its buffer into a "
+        "slot that stays in the caches and back, a slot at a time (shm's steps); reduce, f32 sums of one buffer into "
+        "the other (the reductions); intra, a ring exchange among the "
+        "node's ranks, per flow; intra_one, a ping-pong between two of them, the others idle. working_set is a rank's "
+        "two buffers; each row is priced at the rate of its own working set (log2-interpolated between the sizes, the "
+        "nearest end beyond them), and its verdict names the point.");
+    w.table("machine_curves", curves);
+  }
   if (!load.empty())
     w.text(
         "What the nodes ran during the run (a rank takes a CPU while it waits; other processes' CPU time from "

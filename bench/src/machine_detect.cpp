@@ -2,6 +2,8 @@
 // probe, and the gathering of every node's figures to rank 0.
 #include "machine_detect.hpp"
 
+#include "commscope/common/stream_copy.hpp"
+
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
@@ -84,7 +86,8 @@ std::string processor_name() {
 }
 
 // This node's figures (its first rank measures); the copy rate unless `skip_copy`. On the host
-// the intra rate is the pair probe's (probe_pairs), measured later with every rank.
+// the rates by size and the rate between its ranks come after, with every rank of the node
+// (measure_node_curves).
 NodeModel detect_node(const std::string& device, bool skip_copy) {
   NodeModel n;
   n.host = processor_name();
@@ -100,50 +103,94 @@ NodeModel detect_node(const std::string& device, bool skip_copy) {
   }
   std::string copy_detail;
   double spread = 0;
-  const double copy = skip_copy ? 0 : host_copy_rate(copy_probe_bytes(), kCopyProbeReps, copy_detail, &spread);
-  if (copy > 0) n.copy = {copy, FigureSource::measured, copy_detail, spread};
+  std::size_t used = 0;
+  const double copy = skip_copy ? 0 : host_copy_rate(copy_probe_bytes(), kCopyProbeReps, copy_detail, &spread, &used);
+  if (copy > 0) n.copy = {copy, FigureSource::measured, copy_detail, spread, static_cast<double>(2 * used)};
   return n;
 }
 
-// One probe: `a` starts a ping-pong with `b`; `node` the node whose intra rate it measures
-// (-1: a latency pair).
+// One latency probe: `a` starts a ping-pong with `b`.
 struct ProbePair {
-  int a = 0, b = 0, node = -1;
+  int a = 0, b = 0;
   std::string hosts;  // "host1-host2"
 };
 
-// The pairs of the start-up probes, the same list on every rank (`first[k]`, `second[k]`: node
-// k's first two ranks, -1 where it has one).
+// The pairs of the latency probe, the same list on every rank (`first[k]`, `second[k]`: node k's
+// first two ranks, -1 where it has one): rank 0 with every other node's first rank, and each
+// node's first two ranks.
 std::vector<ProbePair> probe_pairs(const std::vector<std::string>& hosts, const std::vector<int>& first,
-                                   const std::vector<int>& second, bool latency, bool host_rates,
-                                   const GivenFigures& given) {
+                                   const std::vector<int>& second, bool latency) {
   std::vector<ProbePair> pairs;
   for (std::size_t k = 0; latency && k < first.size(); ++k) {
-    if (k > 0) pairs.push_back({0, first[k], -1, hosts[0] + "-" + hosts[k]});
-    if (second[k] >= 0) pairs.push_back({first[k], second[k], -1, hosts[k] + "-" + hosts[k]});
+    if (k > 0) pairs.push_back({0, first[k], hosts[0] + "-" + hosts[k]});
+    if (second[k] >= 0) pairs.push_back({first[k], second[k], hosts[k] + "-" + hosts[k]});
   }
-  for (std::size_t k = 0; host_rates && k < first.size(); ++k)
-    if (second[k] >= 0 && !given.gives(hosts[k], "intra"))
-      pairs.push_back({first[k], second[k], static_cast<int>(k), hosts[k] + "-" + hosts[k]});
   return pairs;
 }
 
-// Runs the probes, one pair at a time while the others sleep, and sets rank 0's model: the
-// latency (the largest latency pair's fastest round trip / 2) and each probed node's intra rate
-// (its fastest round trip).
+// A node's rates by size into its model: the copy rate's curve (where its copy was measured) and
+// the rate between its ranks, the exchange's per flow at the largest size, with its curve.
+void set_curves(NodeModel& n, const NodeCurves& c, int ranks) {
+  if (!c.copy.empty() && n.copy.source == FigureSource::measured) {
+    n.copy.curve = c.copy;
+    const std::string how = ", every rank at once, " + std::to_string(c.largest >> 20) +
+                            " MiB a buffer, the fastest of " + std::to_string(kCurveReps);
+    if (!c.into.empty())
+      n.copy_in = {c.into.back().gbytes_per_s,
+                   FigureSource::measured,
+                   "memcpy from its buffer into a " + std::to_string(kCurveSlotBytes >> 10) +
+                       " KiB slot in the caches, a slot at a time" + how,
+                   0,
+                   c.into.back().bytes,
+                   c.into};
+    if (!c.reduce.empty())
+      n.reduce = {c.reduce.back().gbytes_per_s,
+                  FigureSource::measured,
+                  "f32 sums of one of its buffers into the other" + how,
+                  0,
+                  c.reduce.back().bytes,
+                  c.reduce};
+    if (!c.out_of.empty())
+      n.copy_out = {c.out_of.back().gbytes_per_s,
+                    FigureSource::measured,
+                    "from a " + std::to_string(kCurveSlotBytes >> 10) +
+                        " KiB slot in the caches into its buffer, a slot at a time (non-temporal stores from " +
+                        std::to_string(kStreamOutputBytes >> 20) + " MiB)" + how,
+                    0,
+                    c.out_of.back().bytes,
+                    c.out_of};
+  }
+  if (c.exchange.empty()) return;
+  n.intra = {c.exchange.back().gbytes_per_s,
+             FigureSource::measured,
+             "ring exchange among its " + std::to_string(ranks) + " ranks at once, per flow, " +
+                 std::to_string(c.largest >> 20) + " MiB a message, the fastest of " + std::to_string(kCurveReps),
+             c.exchange_spread,
+             c.exchange.back().bytes,
+             c.exchange};
+  if (c.one.empty()) return;
+  n.intra_one = {c.one.back().gbytes_per_s,
+                 FigureSource::measured,
+                 "ping-pong between two of its ranks, the others idle, " + std::to_string(c.largest >> 20) +
+                     " MiB a message, the fastest of " + std::to_string(kCurveReps),
+                 c.one_spread,
+                 c.one.back().bytes,
+                 c.one};
+}
+
+// Runs the latency probes, one pair at a time while the others sleep, and sets rank 0's model's
+// latency: the largest pair's fastest round trip / 2.
 void run_probes(MPI_Comm comm, const std::vector<ProbePair>& pairs, double timeout_s, MachineModel& model) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   // Per pair its fastest pass, then its passes' spread (stats::spread_of), from the rank that timed it.
   const std::size_t n = pairs.size();
   std::vector<double> mine(2 * n, 0), all(2 * n, 0);
-  const PingPongShape intra = intra_rate_probe();
   for (std::size_t i = 0; i < n; ++i) {
     const ProbePair& pp = pairs[i];
-    const PingPongShape& shape = pp.node < 0 ? kLatencyProbe : intra;
     if (rank == pp.a || rank == pp.b) {
       const std::vector<double> us =
-          pingpong_half_round_trips_us(comm, rank == pp.a ? pp.b : pp.a, rank == pp.a, shape);
+          pingpong_half_round_trips_us(comm, rank == pp.a ? pp.b : pp.a, rank == pp.a, kLatencyProbe);
       if (!us.empty()) mine[i] = *std::min_element(us.begin(), us.end()), mine[n + i] = stats::spread_of(us);
     }
     idle_barrier(comm, timeout_s);
@@ -151,21 +198,10 @@ void run_probes(MPI_Comm comm, const std::vector<ProbePair>& pairs, double timeo
   if (pairs.empty()) return;
   COMMSCOPE_MPI_CHECK(MPI_Reduce(mine.data(), all.data(), static_cast<int>(2 * n), MPI_DOUBLE, MPI_MAX, 0, comm));
   if (rank != 0) return;
-  int latency_pairs = 0;
+  const int latency_pairs = static_cast<int>(n);
   std::size_t worst = pairs.size();
-  for (std::size_t i = 0; i < pairs.size(); ++i) {
-    if (pairs[i].node >= 0) {
-      if (all[i] > 0)
-        model.nodes[static_cast<std::size_t>(pairs[i].node)].intra = {
-            static_cast<double>(intra.bytes) / all[i] / 1e3, FigureSource::measured,
-            std::to_string(intra.bytes >> 20) + " MiB ping-pong between two of its ranks, the fastest of " +
-                std::to_string(intra.passes) + " round trips",
-            all[n + i]};
-      continue;
-    }
-    ++latency_pairs;
+  for (std::size_t i = 0; i < pairs.size(); ++i)
     if (all[i] > 0 && (worst == pairs.size() || all[i] > all[worst])) worst = i;
-  }
   if (worst == pairs.size()) return;
   const std::string hosts =
       pairs[worst].hosts + ", ranks " + std::to_string(pairs[worst].a) + " and " + std::to_string(pairs[worst].b);
@@ -256,16 +292,12 @@ Rate nic_rate(const std::string& sys, const std::string& iface) {
   return {static_cast<double>(mbit) / 8e3, FigureSource::system, iface + " " + std::to_string(mbit) + " Mb/s"};
 }
 
-PingPongShape intra_rate_probe() {
-  return {std::min(copy_probe_bytes(), std::size_t{64} << 20), 1, 8, 1, 1.0};
-}
-
 std::size_t copy_probe_bytes() {
   const long llc = std::max({sysconf(_SC_LEVEL3_CACHE_SIZE), sysconf(_SC_LEVEL2_CACHE_SIZE), 0L});
   return std::clamp<std::size_t>(2 * static_cast<std::size_t>(llc), std::size_t{32} << 20, std::size_t{256} << 20);
 }
 
-double host_copy_rate(std::size_t bytes, int reps, std::string& detail, double* spread) {
+double host_copy_rate(std::size_t bytes, int reps, std::string& detail, double* spread, std::size_t* used) {
   std::unique_ptr<std::byte[]> src, dst;
   for (; bytes >= (std::size_t{1} << 20); bytes /= 2) {
     try {
@@ -285,8 +317,13 @@ double host_copy_rate(std::size_t bytes, int reps, std::string& detail, double* 
   });
   times.erase(times.begin());  // the warm-up
   if (spread) *spread = stats::spread_of(times);
+  if (used) *used = bytes;
   detail = "memcpy " + std::to_string(bytes >> 20) + " MiB, best of " + std::to_string(reps);
   return s > 0 && std::isfinite(s) ? static_cast<double>(bytes) / s / 1e9 : 0;
+}
+
+std::size_t curve_largest_bytes(int ranks) {
+  return std::max<std::size_t>(copy_probe_bytes() / static_cast<std::size_t>(std::max(1, ranks)), 4 << 20);
 }
 
 bool GivenFigures::gives(std::string_view host, std::string_view key) const {
@@ -318,15 +355,26 @@ MachineModel detect_machine(MPI_Comm comm, const std::string& device, double tim
   auto name_of = [&](int r) { return std::string(&names[static_cast<std::size_t>(r) * sizeof mine]); };
   int first = 0;
   while (name_of(first) != host) ++first;
-  std::string text;
+  MPI_Comm node = MPI_COMM_NULL;  // this host's ranks
+  COMMSCOPE_MPI_CHECK(MPI_Comm_split(comm, first, rank, &node));
+  int node_ranks = 1;
+  MPI_Comm_size(node, &node_ranks);
+  MachineModel mine_only;
   if (first == rank) {
-    MachineModel mine_only;
     mine_only.nodes = {detect_node(device, !given.measure || given.gives(host, "copy"))};
     if (!given.measure && !mine_only.nodes[0].copy.known())
       mine_only.nodes[0].copy.detail = "not measured: no --out or -J records the model";
-    text = to_text(mine_only);
   }
   idle_barrier(comm, timeout_s);
+  // The rates by size with every rank of each node at once (nodes side by side): the copy's
+  // where the node measured its copy rate, the exchange where it has two ranks and no given intra.
+  if (given.measure && device != "cuda") {
+    const bool copy = !given.gives(host, "copy"), exchange = !given.gives(host, "intra");
+    const NodeCurves c = measure_node_curves(node, copy, exchange, curve_largest_bytes(node_ranks));
+    if (first == rank) set_curves(mine_only.nodes[0], c, node_ranks);
+  }
+  MPI_Comm_free(&node);
+  const std::string text = first == rank ? to_text(mine_only) : std::string();
   // Rank 0 gathers the nodes' lines.
   int len = static_cast<int>(text.size());
   std::vector<int> lens(rank == 0 ? static_cast<std::size_t>(p) : 0), at(lens.size());
@@ -347,11 +395,7 @@ MachineModel detect_machine(MPI_Comm comm, const std::string& device, double tim
       second_of[k] = r;
     }
   }
-  const bool measure = given.measure;
-  run_probes(
-      comm,
-      probe_pairs(hosts, first_of, second_of, measure && !given.gives_latency(), measure && device != "cuda", given),
-      timeout_s, model);
+  run_probes(comm, probe_pairs(hosts, first_of, second_of, given.measure && !given.gives_latency()), timeout_s, model);
   if (rank != 0) return {};
   for (NodeModel& n : model.nodes)
     for (int r = 0; r < p; ++r) n.ranks += name_of(r) == n.host;

@@ -41,7 +41,42 @@ Rate nic_rate(const std::string& sys, const std::string& iface);
 // Bytes copied per second (GB/s) by memcpy of `bytes` (the best of `reps` timed copies after one
 // untimed); smaller buffers are tried when `bytes` cannot be allocated. `detail` says what ran;
 // `spread`, where given, how far the copies moved (stats::spread_of).
-double host_copy_rate(std::size_t bytes, int reps, std::string& detail, double* spread = nullptr);
+double host_copy_rate(std::size_t bytes, int reps, std::string& detail, double* spread = nullptr,
+                      std::size_t* used = nullptr);
+// The rates of a node by size, measured with every rank of the node at once
+// (machine_curves.cpp): per rank size S from kCurveFirstBytes by 4x to `largest`, each rank's
+// memcpy of S (copy; and through a cache-resident slot, into and out_of) and a ring exchange of S
+// among the node's ranks, each rank sending to the next
+// and receiving from the previous (exchange: per flow), and one message alone, a ping-pong between
+// its first two ranks (one: half a round trip), each the fastest of kCurveReps samples of
+// back-to-back calls (kCurveBatchBytes a sample for the copy, a quarter of it for the exchange),
+// the slowest rank's. Points are keyed by a rank's working set, 2 S (its two buffers), as
+// buffer_bytes_per_rank keys a row. About 0.8 s on 2 ranks of the 2-core VM to 64 MiB.
+struct NodeCurves {
+  std::vector<CurvePoint> copy, exchange;
+  // S bytes through a slot of kCurveSlotBytes that stays in the caches, a slot at a time: from the
+  // rank's buffer into it (into), and from it into the buffer (out_of; non-temporal stores from
+  // kStreamOutputBytes, as shm writes its outputs): how shm's steps move a large array.
+  std::vector<CurvePoint> into, out_of;
+  // S bytes of f32 summed from one of its buffers into the other (reduce_host): the reductions' rate.
+  std::vector<CurvePoint> reduce;
+  std::vector<CurvePoint> one;  // one message alone: a ping-pong between the node's first two ranks
+  double exchange_spread = 0;   // how far the largest exchange's samples moved (stats::spread_of)
+  double one_spread = 0;        // and the largest ping-pong's
+  std::size_t largest = 0;      // its S
+};
+// Collective over `node` (one node's ranks); `copy`, `exchange`: which to measure (the exchange
+// needs two ranks or more).
+NodeCurves measure_node_curves(MPI_Comm node, bool copy, bool exchange, std::size_t largest);
+// kCurveFirstBytes, 4x that, ... below `largest` (at least kCurveFirstBytes), then `largest`.
+std::vector<std::size_t> curve_sizes(std::size_t largest);
+inline constexpr std::size_t kCurveFirstBytes = 8 << 10;
+inline constexpr std::size_t kCurveBatchBytes = 16 << 20;
+inline constexpr int kCurveReps = 4;
+inline constexpr std::size_t kCurveSlotBytes = 256 << 10;  // shm's step (ShmOptions::chunk_bytes' default)
+// A node of `ranks` ranks probes per rank buffers of copy_probe_bytes() / ranks, at least 4 MiB:
+// together past the last-level cache, as the copy probe is alone.
+std::size_t curve_largest_bytes(int ranks);
 // The start-up's copy probe: the fastest of 8 copies (about 0.2 s at 10 GB/s and 256 MiB), so that
 // the spread of the machine's own figure is known (docs/verdicts.md, "Stable inputs").
 inline constexpr int kCopyProbeReps = 8;
@@ -63,13 +98,6 @@ struct PingPongShape {
 };
 // The latency probe: 8 B, the fastest of 10 passes of up to 20 round trips (1 ms each at most).
 inline constexpr PingPongShape kLatencyProbe{};
-// The intra-node rate probe: the fastest of 8 round trips of a message past the cache as the copy
-// probe is (copy_probe_bytes()), at most 64 MiB (the suite's largest size; 13 ms a message at
-// 5 GB/s). A 4 MiB message stays in the last-level cache and read 10.1 GB/s between two ranks of
-// a 2-core VM whose memcpy measured 12; large messages, the sizes a verdict judges by bandwidth,
-// do not.
-PingPongShape intra_rate_probe();
-
 // Between this rank and `peer` of `comm` (both call it; `first` on exactly one of them): each
 // pass's fastest half round trip in microseconds on the `first` rank, nothing on the other.
 std::vector<double> pingpong_half_round_trips_us(MPI_Comm comm, int peer, bool first, const PingPongShape& shape);
@@ -85,15 +113,16 @@ struct GivenFigures {
   bool gives_latency() const;                                     // a machine entry with latency_us
 };
 
-// Collective over `comm`: each node's first rank measures its node (the others wait asleep),
-// rank 0 receives every node, in the order of the nodes' first ranks (nodes are host names, as
-// MPI_Get_processor_name gives them). `device` "cuda": the copy is the device-to-device copy and
-// the intra-node link NVLink or PCIe (CUDA builds). Then, one pair at a time while the other ranks
-// sleep: the latency (kLatencyProbe between rank 0 and the first rank of every other node, and
-// between the first two ranks of every node with two or more; alpha the largest pair's fastest
-// round trip / 2) and on the host each node's intra rate (intra_rate_probe() between its first two ranks, the
-// fastest round trip). What `given` gives is not measured (--machine fills it in). The model is complete
-// on rank 0 only.
+// Collective over `comm`: each node's first rank measures its node (the others wait asleep); on
+// the host every rank of each node then measures its rates by size together (measure_node_curves:
+// the copy rate's curve, and the rate between its ranks, a ring exchange among them, per flow,
+// with its curve), the nodes side by side; rank 0 receives every node, in the order of the nodes'
+// first ranks (nodes are host names, as MPI_Get_processor_name gives them). `device` "cuda": the
+// copy is the device-to-device copy and the intra-node link NVLink or PCIe (CUDA builds), without
+// curves. Then, one pair at a time while the other ranks sleep, the latency (kLatencyProbe between
+// rank 0 and the first rank of every other node, and between the first two ranks of every node
+// with two or more; alpha the largest pair's fastest round trip / 2). What `given` gives is not
+// measured (--machine fills it in). The model is complete on rank 0 only.
 MachineModel detect_machine(MPI_Comm comm, const std::string& device, double timeout_s, const GivenFigures& given = {});
 
 // The user's figures over the detected ones, in order (later entries win): a warning for each

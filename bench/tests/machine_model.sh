@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The machine model a bench run records, on this machine: the header of the results file and the
 # -J file hold a model with this host, its ranks and online CPUs and a positive measured copy rate
-# and intra rate, the latency the start-up measured (its `machine` line),
+# and intra rate with their rates by size, the latency the start-up measured (its `machine` line),
 # the user's --link-rate and --machine figures over the detected ones (a machine-file line naming
 # no host of the run is warned about), how far each probe moved and the nodes' load over the run
 # (rewritten into the header at the end), and `commscope-report bench` shows them in its Machine
@@ -42,7 +42,17 @@ fields = dict(re.findall(r'(\S+?)=("(?:[^"\\]|\\.)*"|\S+)', lines[0]))
 assert fields["host"] == host, fields
 assert int(fields["ranks"]) == 2 and int(fields["cpus"]) == cpus, fields
 assert fields["copy.source"] == "measured" and float(fields["copy"].removesuffix("GB/s")) > 0, fields
-assert fields["intra.source"] == "measured" and fields["intra.detail"].endswith('MiB ping-pong between two of its ranks, the fastest of 8 round trips"'), fields
+assert fields["intra.source"] == "measured" and fields["intra.detail"].startswith('"ring exchange among its 2 ranks at once, per flow, '), fields
+assert fields["intra_one.source"] == "measured" and fields["intra_one.detail"].startswith('"ping-pong between two of its ranks, the others idle, '), fields
+# The rates by size (docs/verdicts.md, "The rate of a size"): from 16 KiB to past the caches,
+# sizes ascending, every rate positive; the rates between ranks are their largest size's (copy's
+# own figure is one rank's memcpy alone, its curve every rank's at once).
+for k in ("copy", "intra", "intra_one"):
+    points = [tuple(map(float, p.split(":"))) for p in fields[k + ".curve"].split(",")]
+    sizes = [b for b, _ in points]
+    assert len(points) >= 4 and sizes[0] == 16384 and sizes == sorted(set(sizes)), (k, points)
+    assert all(r > 0 for _, r in points), (k, points)
+    assert k == "copy" or abs(points[-1][1] - float(fields[k].removesuffix("GB/s"))) <= 1e-3 * points[-1][1], (k, points, fields[k])
 # How far each probe's repeats moved (written where above 0) and the load over the run, which the
 # header records at the end of the run (docs/verdicts.md).
 for k in ("copy.spread", "intra.spread"):
@@ -62,4 +72,5 @@ printf '%s\n' "$rep" | sed -n '/^Machine$/,/^What each figure is/p'
 printf '%s\n' "$rep" | grep -Eq "^$(hostname) +2 +$(getconf _NPROCESSORS_ONLN) +0 +[0-9.]+ +measured +[0-9.]+ +measured +0\.125 +user +- +none$" ||
   fail "the report's Machine section lacks the node's row"
 printf '%s\n' "$rep" | grep -q "$(hostname) nic: --link-rate $(hostname)=1gbit" || fail "the report does not say what the nic figure is"
+printf '%s\n' "$rep" | grep -Eq "^$(hostname) +intra_one +16 KiB +[0-9.]+$" || fail "the report's Machine section lacks the rates by size"
 echo "machine_model.sh: ok"

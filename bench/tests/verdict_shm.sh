@@ -4,11 +4,14 @@
 # no message of its own, so the ring's 1 KiB row gives the run's own latency per message while the
 # model records none), then commscope-report bench -o. The test works out the verdict's figure
 # itself, from the results' busbw at the typical call (-J's time and, with -I 1, its median
-# iteration: the lower of the two) and the copy rate of the header's model (/meta
+# iteration: the lower of the two) and the rates by size of the header's model (/meta
 # machine_model, as written), with shm's terms from docs/verdicts.md and collective_model.hpp:
 #   2 ranks, n = 64 MiB >= the two-shot threshold (64 KiB on 2 ranks), chunks of 256 KiB:
-#   k = n / 256 KiB = 256 steps; A = 2k = 512, B = (2p-1)/p = 1.5, G = (p-1)/p = 0.5;
-#   t = A a + (B + G) n / copy; expected_busbw = 2(p-1)/p n / t = n / t; of_expected = busbw /
+#   k = n / 256 KiB = 256 steps; A = 2k = 512, B = (2p-1)/p = 1.5 (into the slots n, out of them
+#   n/2: shm_slot_copies), G = (p-1)/p = 0.5; each rate read off its curve (log2-interpolated, the
+#   nearest end beyond it) at a rank's working set, 2n, the reduction's at a step's slots, 3 x 256 KiB:
+#   t = A a + n / copy_in(2n) + n/2 / copy_out(2n) + n/2 / reduce(768 KiB);
+#   expected_busbw = 2(p-1)/p n / t = n / t; of_expected = busbw /
 #   expected_busbw; a = the model's latency_us as the header writes it (full precision; the
 #   report prints 3 digits, which is not enough when the latency term is large), else the min over
 #   the smallest size's rows of time / messages (ring on 2 ranks: 2(p-1) = 2 messages; shm none).
@@ -33,11 +36,23 @@ n=$((64 * 1024 * 1024))
   --out "$b" -J "$j" >"$work/verdict-shm-bench.log" 2>&1 || fail "the bench exited $? (log: $work/verdict-shm-bench.log)"
 "$report" bench "$b" -o "$out" >"$work/verdict-shm-report.log" 2>&1 || fail "the report exited $?"
 model=$(h5dump -a /meta/machine_model "$b") || fail "no /meta machine_model in $b"
-copy=$(sed -n 's/.* copy=\([0-9.e+-]*\)GB\/s .*/\1/p' <<<"$model")
-[ -n "$copy" ] || fail "no copy rate in the header's model: $model"
-python3 - "$j" "$out/allreduce.csv" "$out/report.md" "$copy" "$n" "$model" <<'PY'
+python3 - "$j" "$out/allreduce.csv" "$out/report.md" "$n" "$model" <<'PY'
 import csv, json, math, re, sys
-jpath, cpath, rpath, copy, n, model = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
+jpath, cpath, rpath, n, model = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]
+def curve(key):
+    m = re.search(r" " + key + r"\.curve=(\S+)", model)
+    if not m:
+        sys.exit(f"verdict_shm.sh: FAIL: no {key}.curve in the header's model: {model}")
+    return [tuple(map(float, p.split(":"))) for p in m.group(1).split(",")]
+def rate_at(c, b):
+    if b <= c[0][0]:
+        return c[0][1]
+    if b >= c[-1][0]:
+        return c[-1][1]
+    i = next(i for i in range(1, len(c)) if c[i][0] >= b)
+    t = math.log2(b / c[i - 1][0]) / math.log2(c[i][0] / c[i - 1][0])
+    return c[i - 1][1] + t * (c[i][1] - c[i - 1][1])
+rin, rout, red = rate_at(curve("copy_in"), 2 * n), rate_at(curve("copy_out"), 2 * n), rate_at(curve("reduce"), 3 * 262144)
 rows = json.load(open(jpath))["results"]
 p = 2
 def row(algo, size):
@@ -56,7 +71,8 @@ else:
     sys.exit("verdict_shm.sh: FAIL: the report states a latency the header's model does not hold")
 k = math.ceil(n / 262144)
 A, B, G = 2 * k, (2 * p - 1) / p, (p - 1) / p
-t = A * alpha + (B + G) * n / (copy * 1e3)  # us; GB/s = 1e3 B/us
+moved = n / (rin * 1e3) + n / 2 / (rout * 1e3) + G * n / (red * 1e3)  # us; GB/s = 1e3 B/us
+t = A * alpha + moved
 expected_busbw = 2 * (p - 1) / p * n / (t * 1e3)
 # The row is judged by its typical call: the lower of its mean (time) and its median iteration.
 shm = row("shm", int(n))
@@ -66,8 +82,8 @@ busbw = shm["out_of_place"]["bus_bw"] * mean / typical
 of = busbw / expected_busbw
 with open(cpath, newline="") as f:
     cells = next(r for r in csv.DictReader(f) if r["size_bytes"] == str(int(n)))
-print(f"verdict_shm.sh: copy {copy:.6g} GB/s, alpha {alpha:.6g} us ({stated.group(1)}), t = {A} a + {B + G:g} n / copy"
-      f" = {A * alpha:.6g} + {(B + G) * n / (copy * 1e3):.6g} = {t:.6g} us")
+print(f"verdict_shm.sh: copy_in {rin:.6g}, copy_out {rout:.6g}, reduce {red:.6g} GB/s, alpha {alpha:.6g} us ({stated.group(1)}),"
+      f" t = {A} a + n / copy_in + n/2 / copy_out + n/2 / reduce = {A * alpha:.6g} + {moved:.6g} = {t:.6g} us")
 print(f"verdict_shm.sh: shm at 64 MiB: busbw {busbw:.6g} GB/s, expected_busbw {expected_busbw:.6g}, of_expected {of:.6g};"
       f" the report's {cells['shm_expected_busbw']}, {cells['shm_of_expected']}")
 def same(mine, printed, sig):

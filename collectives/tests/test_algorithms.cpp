@@ -114,10 +114,11 @@ TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
   EXPECT_DOUBLE_EQ(two.alpha, 24);
   EXPECT_DOUBLE_EQ(two.beta, 7.0 / 4);
   EXPECT_DOUBLE_EQ(two.gamma, 0.75);
-  // allgather: a block of n/p per rank in steps of 256 KiB; alltoall: n/p in chunk/p pieces.
+  // allgather: a block of n/p per rank in steps of 256 KiB, copied in and to the own output, the
+  // p-1 others' out: (p+1)/p; alltoall: n/p in chunk/p pieces.
   const Cost ag = *shm.cost(Collective::allgather, 4, 4 << 20, o);
   EXPECT_DOUBLE_EQ(ag.alpha, 4);
-  EXPECT_DOUBLE_EQ(ag.beta, 1);
+  EXPECT_DOUBLE_EQ(ag.beta, 5.0 / 4);
   const Cost a2a = *shm.cost(Collective::alltoall, 4, 4 << 20, o);
   EXPECT_DOUBLE_EQ(a2a.alpha, 16);
   EXPECT_DOUBLE_EQ(a2a.beta, 7.0 / 4);
@@ -153,14 +154,14 @@ TEST(Formulas, AlphaBetaCostsMatchTheTextbook) {
   // 2(N-1)/N = 1 of the array (a flat ring across the two nodes: 2(p-1)/p = 1.5).
   const HierCost h = hier_cost(Collective::allreduce, 2, 2, 64 << 20, o);
   EXPECT_DOUBLE_EQ(h.intra.alpha, 384);
-  EXPECT_DOUBLE_EQ(h.intra.beta, 2);
+  EXPECT_DOUBLE_EQ(h.intra.beta, 2.5);  // reducescatter 1, allgather 3/2
   EXPECT_DOUBLE_EQ(h.intra.gamma, 0.5);
   EXPECT_DOUBLE_EQ(h.inter.alpha, 2);
   EXPECT_DOUBLE_EQ(h.inter.beta, 1);
   EXPECT_DOUBLE_EQ(h.inter.gamma, 0.25);
-  // One node: shm's cost, nothing between nodes.
+  // One node: shm's cost, nothing between nodes (broadcast: the root's own output, then the slots).
   const HierCost one_node = hier_cost(Collective::broadcast, 1, 4, 4 << 20, o);
-  EXPECT_DOUBLE_EQ(one_node.intra.beta, 1);
+  EXPECT_DOUBLE_EQ(one_node.intra.beta, 2);
   EXPECT_DOUBLE_EQ(one_node.inter.alpha, 0);
 }
 

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <utility>
+
+#include "commscope/common/memory_headroom.hpp"
 
 namespace commscope {
 namespace {
@@ -26,6 +29,14 @@ struct Step {
 Step shift_step(int p, int shift) {
   Step s;
   for (int r = 0; r < p; ++r) s.flows.push_back({r, (r + shift) % p});
+  return s;
+}
+
+// r -> r + 1 for r < p - 1: the ring's chains (reduce, broadcast, gather, scatter: one segment or
+// block a step down the chain, every link busy in the pipeline's steady state), no wrap-around.
+Step chain_step(int p) {
+  Step s;
+  for (int r = 0; r + 1 < p; ++r) s.flows.push_back({r, r + 1});
   return s;
 }
 
@@ -68,7 +79,10 @@ std::vector<Step> tree_steps(int p, bool gathered) {
 // What one pricing needs and what it found missing.
 class Pricer {
  public:
-  Pricer(const MachineModel& m, std::span<const int> node) : m_(m), node_(node) {}
+  // `rank_bytes`: the bytes of one rank's send and receive buffers (buffer_bytes_per_rank), which
+  // with the node's other ranks' make the working set its copy rate is read at.
+  Pricer(const MachineModel& m, std::span<const int> node, double rank_bytes)
+      : m_(m), node_(node), rank_bytes_(rank_bytes) {}
 
   const std::vector<std::string>& missing() const { return missing_; }
   int node(int rank) const { return node_[static_cast<std::size_t>(rank)]; }
@@ -80,20 +94,29 @@ class Pricer {
   std::optional<LimitingLink> intra(int k) {
     const NodeModel& n = at(k);
     if (n.intra.known())
-      return LimitingLink{LinkLevel::intra, n.host,         n.intra.gbytes_per_s, 1,
-                          n.intra.source,   n.intra.detail, n.intra.spread};
+      return LimitingLink{LinkLevel::intra,   n.host,        rate_at(n.intra, rank_bytes_), 1, n.intra.source,
+                          detail_at(n.intra), n.intra.spread};
     if (n.gpus == 0 && n.copy.known())
       return LimitingLink{LinkLevel::intra,
                           n.host,
-                          n.copy.gbytes_per_s / 2,
+                          rate_at(n.copy, rank_bytes_) / 2,
                           1,
                           n.copy.source,
-                          n.copy.detail + ", halved: copied in and out of shared memory",
+                          detail_at(n.copy) + ", halved: copied in and out of shared memory",
                           n.copy.spread};
     miss(n.host + "'s rate between its ranks" +
          (n.gpus > 0 ? " (NVLink or PCIe: intra=RATE in a --machine file)"
                      : " (measured at start-up, or half its memory copy rate: intra=RATE in a --machine file)"));
     return std::nullopt;
+  }
+  // One message alone between two ranks of node k (a chain's or a tree's step on 2 ranks): its
+  // one-flow rate where measured, else the rate with every rank at once.
+  std::optional<LimitingLink> intra_one(int k) {
+    const NodeModel& n = at(k);
+    if (!n.intra_one.known() || n.intra.source == FigureSource::user) return intra(k);
+    return LimitingLink{
+        LinkLevel::intra,  n.host, rate_at(n.intra_one, rank_bytes_), 1, n.intra_one.source, detail_at(n.intra_one),
+        n.intra_one.spread};
   }
   std::optional<LimitingLink> nic(int k) {
     const NodeModel& n = at(k);
@@ -102,11 +125,32 @@ class Pricer {
     miss(n.host + "'s link rate (its NIC reports none: --link-rate " + n.host + "=RATE)");
     return std::nullopt;
   }
-  std::optional<LimitingLink> copy(int k) {
+  std::optional<LimitingLink> copy(int k) { return copy_at(k, rank_bytes_, "a rank, its buffers"); }
+  // The rate a rank reduces at, its working set `bytes`: the measured reduction rate where there is
+  // one (and the copy rate is not the user's), else the copy rate.
+  std::optional<LimitingLink> reduction_at(int k, double bytes, std::string_view what) {
+    const NodeModel& n = at(k);
+    if (!n.reduce.known() || n.copy.source == FigureSource::user) return copy_at(k, bytes, what);
+    return LimitingLink{LinkLevel::memory, n.host,       rate_at(n.reduce, bytes), 1, n.reduce.source,
+                        detail_at(n.reduce, bytes, what), n.reduce.spread};
+  }
+  std::optional<LimitingLink> reduction(int k) { return reduction_at(k, rank_bytes_, "a rank, its buffers"); }
+  // A copy between a rank's buffer and a slot that stays in the caches, into the slot (`into`) or
+  // out of it: its measured rate where there is one (and the copy rate is not the user's), else
+  // the copy rate.
+  std::optional<LimitingLink> staged(int k, bool into) {
+    const NodeModel& n = at(k);
+    const Rate& r = into ? n.copy_in : n.copy_out;
+    if (!r.known() || n.copy.source == FigureSource::user) return copy(k);
+    return LimitingLink{LinkLevel::memory, n.host,       rate_at(r, rank_bytes_), 1, r.source,
+                        detail_at(r),      r.spread};
+  }
+  // The copy rate at a working set of `bytes`, `what` saying whose (a chunk that stays in the caches).
+  std::optional<LimitingLink> copy_at(int k, double bytes, std::string_view what) {
     const NodeModel& n = at(k);
     if (n.copy.known())
-      return LimitingLink{LinkLevel::memory, n.host,        n.copy.gbytes_per_s, 1,
-                          n.copy.source,     n.copy.detail, n.copy.spread};
+      return LimitingLink{LinkLevel::memory,         n.host, rate_at(n.copy, bytes), 1, n.copy.source,
+                          detail_at(n.copy, bytes, what), n.copy.spread};
     miss(n.host + "'s memory copy rate (" + (n.copy.detail.empty() ? "" : n.copy.detail + "; ") +
          "copy=RATE in a --machine file)");
     return std::nullopt;
@@ -136,8 +180,18 @@ class Pricer {
   }
 
  private:
+  // What priced a rate at this row's working set: its curve's point there, or its one figure.
+  std::string detail_at(const Rate& r) const { return detail_at(r, rank_bytes_, "a rank, its buffers"); }
+  std::string detail_at(const Rate& r, double bytes, std::string_view what) const {
+    if (r.curve.empty()) return r.detail;
+    return r.detail + "; at " + bytes_text(static_cast<std::uint64_t>(bytes)) + " " + std::string(what) +
+           ", on its curve (" + bytes_text(static_cast<std::uint64_t>(r.curve.front().bytes)) +
+           " to " + bytes_text(static_cast<std::uint64_t>(r.curve.back().bytes)) + ")";
+  }
+
   const MachineModel& m_;
   std::span<const int> node_;
+  double rank_bytes_ = 0;
   std::vector<std::string> missing_;
 };
 
@@ -158,10 +212,13 @@ std::optional<LimitingLink> slowest_flow(const Step& s, Pricer& pr) {
     l->sharing = sharing;
     if (!worst || l->link_GBps / l->sharing < worst->link_GBps / worst->sharing) worst = l;
   };
+  std::vector<int> inside(pr.nodes(), 0);  // the step's flows between ranks of each node
+  for (const Flow& f : s.flows)
+    if (pr.node(f.src) == pr.node(f.dst)) ++count(inside, pr.node(f.src));
   for (const Flow& f : s.flows) {
     const int a = pr.node(f.src), b = pr.node(f.dst);
     if (a == b) {
-      consider(pr.intra(a), 1);
+      consider(count(inside, a) == 1 ? pr.intra_one(a) : pr.intra(a), 1);
     } else {
       consider(pr.nic(a), count(out, a));
       consider(pr.nic(b), count(in, b));
@@ -171,7 +228,28 @@ std::optional<LimitingLink> slowest_flow(const Step& s, Pricer& pr) {
 }
 
 // A flat algorithm's expectation: its terms, its steps' links.
-Expectation flat(Pricer& pr, const CostTerms& terms, const std::vector<Step>& steps, double alpha, double n) {
+// The bytes a rank copies locally besides its terms, as a fraction of n (out of place): its own
+// block into the output (allgather, alltoall, gather and scatter at the root: 1/p; rhd's
+// reduce-scatter its block out of the halving's scratch: 1/p), the root's array into its output
+// before a broadcast's first send (ours: 1). collectives/src/algorithms.
+double local_copy_factor(Collective c, std::string_view algorithm, int p) {
+  switch (c) {
+    case Collective::allgather:
+    case Collective::alltoall:
+    case Collective::gather:
+    case Collective::scatter:
+      return 1.0 / p;
+    case Collective::reducescatter:
+      return algorithm == "rhd" ? 1.0 / p : 0.0;  // its block out of the halving's scratch
+    case Collective::broadcast:
+      return algorithm == "ring" || algorithm == "rhd" || algorithm == "tree" ? 1.0 : 0.0;
+    default:
+      return 0;
+  }
+}
+
+Expectation flat(Pricer& pr, const CostTerms& terms, const std::vector<Step>& steps, double alpha, double n,
+                 double copy_factor = 0) {
   Expectation e;
   double weights = 0, inverse = 0, worst = -1;  // sum of weight / (GB/s) over the steps
   bool all = true;
@@ -185,18 +263,29 @@ Expectation flat(Pricer& pr, const CostTerms& terms, const std::vector<Step>& st
     weights += s.weight, inverse += part;
     if (part > worst) worst = part, e.limit = *l;
   }
-  std::optional<LimitingLink> mem;
-  if (terms.gamma_factor > 0) mem = pr.slowest(&Pricer::copy);
-  if (!all || (terms.gamma_factor > 0 && !mem)) return e;
+  // Passes over memory: local copies at the copy rate, reductions at the reduction rate.
+  std::optional<LimitingLink> mem, red;
+  if (copy_factor > 0) mem = pr.slowest(&Pricer::copy);
+  if (terms.gamma_factor > 0) red = pr.slowest(&Pricer::reduction);
+  if (!all || (copy_factor > 0 && !mem) || (terms.gamma_factor > 0 && !red)) return e;
   const double beta_us = weights > 0 ? terms.beta_factor * n * (inverse / weights) / kBytesPerUsPerGBps : 0;
-  const double gamma_us = mem ? terms.gamma_factor * n / (mem->link_GBps * kBytesPerUsPerGBps) : 0;
-  if (gamma_us > beta_us) e.limit = *mem;
+  const double copy_us = mem ? copy_factor * n / (mem->link_GBps * kBytesPerUsPerGBps) : 0;
+  const double gamma_us = red ? terms.gamma_factor * n / (red->link_GBps * kBytesPerUsPerGBps) : 0;
+  if (copy_us + gamma_us > beta_us) e.limit = copy_us > gamma_us ? *mem : *red;
   e.latency_us = terms.alpha_count * alpha;
-  e.time_us = e.latency_us + beta_us + gamma_us;
+  e.time_us = e.latency_us + beta_us + copy_us + gamma_us;
   return e;
 }
 
-// shm: one node's copies and reductions at its copy rate.
+// shm: one node's copies and reductions (docs/verdicts.md, "The rate of a size"). Through the
+// segment, each byte copied (B) moves between a rank's buffer and a slot that stays in the caches
+// (shm_slot_copies: into a slot at the measured copy_in rate, out of one at copy_out's, the rest
+// from input to output at the copy rate, each at the rank's buffers' working set); each byte
+// reduced (G) is read from slots a step fills, (p + 1) chunks that stay in the caches, at the
+// reduction rate there (the copy rate's where none was measured). Direct, each byte is read from a peer's buffer through
+// the kernel, as a message between the node's ranks is (the rate between them, every rank at
+// once), and reduced in pieces that stay in the caches. From --shm-adapt's size the library times
+// both on the call and keeps the faster: so does the price.
 Expectation shm(Pricer& pr, Collective c, int p, double n, double alpha, const ExpectationOptions& o) {
   Expectation e;
   e.basis = "shm";
@@ -205,16 +294,56 @@ Expectation shm(Pricer& pr, Collective c, int p, double n, double alpha, const E
     pr.miss("shm runs on one node, the ranks are on " + std::to_string(used.size()));
     return e;
   }
-  const auto terms = shm_cost_terms(c, p, n, o.shm.value_or(shm_default_cost_settings(p)));
+  const ShmCostSettings settings = o.shm.value_or(shm_default_cost_settings(p));
+  const auto terms = shm_cost_terms(c, p, n, settings);
   if (!terms) {
     pr.miss("shm's cost terms for " + std::string(collective_name(c)));
     return e;
   }
-  const auto mem = pr.copy(used.front());
-  if (!mem) return e;
-  e.limit = *mem;
-  e.latency_us = terms->alpha_count * alpha;
-  e.time_us = e.latency_us + (terms->beta_factor + terms->gamma_factor) * n / (mem->link_GBps * kBytesPerUsPerGBps);
+  const int k = used.front();
+  const auto mem = pr.copy(k), in = pr.staged(k, true), out = pr.staged(k, false);
+  const auto cached = pr.reduction_at(k, (p + 1) * settings.chunk_bytes, "a step, its slots in the caches");
+  const auto split = shm_slot_copies(c, p, n, settings);
+  if (!mem || !in || !out || !cached || !split) return e;
+  auto us = [&](double factor, const LimitingLink& l) { return factor * n / (l.link_GBps * kBytesPerUsPerGBps); };
+  // Direct reads go through the kernel as a message between the node's ranks does: one flow at a
+  // time where only the root reads (gather) or only one rank reads the root's (broadcast, scatter
+  // on 2 ranks), else every rank at once.
+  const bool one_flow = c == Collective::gather || ((c == Collective::broadcast || c == Collective::scatter) && p == 2);
+  auto read_rate = [&] { return one_flow ? pr.intra_one(k) : pr.intra(k); };
+  // Through the slots: each part of the copies at its rate, the largest part the limit.
+  const bool slots = !(shm_has_direct(c) && n >= settings.direct_bytes);
+  double copies_us = 0;
+  LimitingLink copies = *mem;
+  if (slots) {
+    double largest = -1;
+    for (const auto& [f, l] : {std::pair{split->in, &*in}, std::pair{split->out, &*out}, std::pair{split->local, &*mem}}) {
+      copies_us += us(f, *l);
+      if (us(f, *l) > largest) largest = us(f, *l), copies = *l;
+    }
+  } else {  // direct from direct_bytes on: every byte read from a peer through the kernel
+    const auto reads = read_rate();
+    if (!reads) return e;
+    copies = *reads, copies_us = us(terms->beta_factor, *reads);
+  }
+  double time = terms->alpha_count * alpha + copies_us + us(terms->gamma_factor, *cached);
+  CostTerms chosen = *terms;
+  if (slots && shm_has_direct(c) && n >= o.shm_adapt_bytes) {
+    ShmCostSettings direct = settings;
+    direct.direct_bytes = 0;
+    const auto d = shm_cost_terms(c, p, n, direct);
+    const auto reads = read_rate();
+    if (d && reads) {
+      const double t = d->alpha_count * alpha + us(d->beta_factor, *reads) + us(d->gamma_factor, *cached);
+      if (t < time) {
+        time = t, chosen = *d, copies = *reads, copies_us = us(d->beta_factor, *reads);
+        e.basis = "shm, direct reads (its measured choice from --shm-adapt's size)";
+      }
+    }
+  }
+  e.limit = copies_us >= us(chosen.gamma_factor, *cached) ? copies : *cached;
+  e.latency_us = chosen.alpha_count * alpha;
+  e.time_us = time;
   return e;
 }
 
@@ -232,16 +361,29 @@ Expectation hier(Pricer& pr, Collective c, std::span<const int> node_of_rank, do
     pr.miss("a model of hier on nodes of different sizes");
     return e;
   }
-  const HierCostTerms t =
-      hier_cost_terms(c, nn, s, n, {o.shm.value_or(shm_default_cost_settings(s)), o.ring_segment_bytes});
+  if (nn == 1) {  // shm on the whole call
+    e = shm(pr, c, s, n, alpha, o);
+    e.basis = "hier on one node: " + e.basis;
+    return e;
+  }
+  const ShmCostSettings node_settings = o.shm.value_or(shm_default_cost_settings(s));
+  const HierCostTerms t = hier_cost_terms(c, nn, s, n, {node_settings, o.ring_segment_bytes});
   e.basis = "hier: shm in nodes";
   if (nn > 1) e.basis += ", " + std::string(hier_cross_algorithm(c, n / s)) + " between them";
-  const auto mem = pr.slowest(&Pricer::copy);
+  const auto mem = pr.slowest(&Pricer::copy), red = pr.slowest(&Pricer::reduction);
   const auto link = nn > 1 ? pr.slowest(&Pricer::nic) : std::nullopt;
-  if (!mem || (nn > 1 && !link)) return e;
-  const double intra_us = (t.intra.beta_factor + t.intra.gamma_factor) * n / (mem->link_GBps * kBytesPerUsPerGBps);
+  if (!mem || !red || (nn > 1 && !link)) return e;
+  // The node level's reductions read slots that stay in the caches, as shm's do.
+  std::optional<LimitingLink> cached;
+  for (int k : used) {
+    const auto l = pr.reduction_at(k, (s + 1) * node_settings.chunk_bytes, "a step, its slots in the caches");
+    if (l && (!cached || l->link_GBps < cached->link_GBps)) cached = l;
+  }
+  if (!cached) return e;
+  const double intra_us = t.intra.beta_factor * n / (mem->link_GBps * kBytesPerUsPerGBps) +
+                          t.intra.gamma_factor * n / (cached->link_GBps * kBytesPerUsPerGBps);
   const double inter_us = link ? t.inter.beta_factor * n / (link->link_GBps * kBytesPerUsPerGBps) +
-                                     t.inter.gamma_factor * n / (mem->link_GBps * kBytesPerUsPerGBps)
+                                     t.inter.gamma_factor * n / (red->link_GBps * kBytesPerUsPerGBps)
                                : 0;
   e.limit = inter_us > intra_us ? *link : *mem;
   if (inter_us > intra_us) e.limit.sharing = s;
@@ -277,7 +419,7 @@ Expectation nccl_tree(Pricer& pr, Collective c, std::span<const int> node_of_ran
       chain = l;
   }
   if (used.size() > 1 && !(tree = pr.slowest(&Pricer::nic))) all = false;
-  const auto mem = pr.slowest(&Pricer::copy);
+  const auto mem = pr.slowest(&Pricer::reduction);
   if (!all || !mem) return e;
   const NcclTreeCostTerms t = nccl_tree_allreduce_cost_terms(static_cast<int>(used.size()), s);
   const double chain_us = chain ? t.chain.beta_factor * n / (chain->link_GBps * kBytesPerUsPerGBps) : 0;
@@ -293,6 +435,9 @@ Expectation nccl_tree(Pricer& pr, Collective c, std::span<const int> node_of_ran
 // The steps of our flat algorithms and of the textbook ones.
 std::vector<Step> steps_of(std::string_view algorithm, Collective c, int p) {
   if (algorithm == "ring" || algorithm == "pairwise_exchange") {
+    if (algorithm == "ring" &&
+        (c == Collective::reduce || c == Collective::broadcast || c == Collective::gather || c == Collective::scatter))
+      return {chain_step(p)};
     if (c != Collective::alltoall) return {shift_step(p, 1)};
     std::vector<Step> steps;
     for (int k = 1; k < p; ++k) steps.push_back(shift_step(p, k));
@@ -308,7 +453,7 @@ std::vector<Step> steps_of(std::string_view algorithm, Collective c, int p) {
 Expectation price(const MachineModel& model, std::span<const int> node_of_rank, Collective c,
                   std::string_view algorithm, double bytes, const ExpectationOptions& options, double alpha) {
   const int p = static_cast<int>(node_of_rank.size());
-  Pricer pr(model, node_of_rank);
+  Pricer pr(model, node_of_rank, buffer_bytes_per_rank(c, bytes, p));
   Expectation e;
   if (p == 1) {
     e.basis = "one rank: one copy of the array";
@@ -328,7 +473,7 @@ Expectation price(const MachineModel& model, std::span<const int> node_of_rank, 
                                            : algorithm == "rhd" ? rhd_cost_terms(c, p)
                                                                 : tree_cost_terms(c, p);
     if (terms)
-      e = flat(pr, *terms, steps_of(algorithm, c, p), alpha, bytes);
+      e = flat(pr, *terms, steps_of(algorithm, c, p), alpha, bytes, local_copy_factor(c, algorithm, p));
     else
       pr.miss(std::string(algorithm) + "'s cost terms for " + std::string(collective_name(c)));
     e.basis = std::string(algorithm);
@@ -336,7 +481,8 @@ Expectation price(const MachineModel& model, std::span<const int> node_of_rank, 
     for (const TextbookAlgorithm a : kAllTextbookAlgorithms) {
       const auto terms = textbook_cost_terms(c, a, p);
       if (!terms) continue;
-      Expectation x = flat(pr, *terms, steps_of(textbook_algorithm_name(a), c, p), alpha, bytes);
+      Expectation x = flat(pr, *terms, steps_of(textbook_algorithm_name(a), c, p), alpha, bytes,
+                           c == Collective::broadcast ? 0 : local_copy_factor(c, "", p));
       if (x.time_us && (!e.time_us || *x.time_us < *e.time_us)) {
         e = std::move(x);
         e.basis = "best of the textbook algorithms (the library's choice is hidden): " +
@@ -356,6 +502,19 @@ Expectation price(const MachineModel& model, std::span<const int> node_of_rank, 
 }
 
 }  // namespace
+
+double buffer_bytes_per_rank(Collective c, double bytes, int p) {
+  const double part = p > 0 ? bytes / p : bytes;
+  switch (c) {
+    case Collective::allgather:
+    case Collective::gather:
+    case Collective::reducescatter:
+    case Collective::scatter:
+      return bytes + part;  // one rank's part on one side, the whole array on the other
+    default:
+      return 2 * bytes;  // the array in and out (nccl-tests' out of place)
+  }
+}
 
 std::string_view link_level_name(LinkLevel level) {
   switch (level) {

@@ -23,8 +23,12 @@ struct RateKey {
   std::string_view key;
   Rate NodeModel::*rate;
 };
-constexpr std::array<RateKey, 4> kRates{{{"copy", &NodeModel::copy},
+constexpr std::array<RateKey, 8> kRates{{{"copy", &NodeModel::copy},
+                                         {"copy_in", &NodeModel::copy_in},
+                                         {"copy_out", &NodeModel::copy_out},
+                                         {"reduce", &NodeModel::reduce},
                                          {"intra", &NodeModel::intra},
+                                         {"intra_one", &NodeModel::intra_one},
                                          {"nic", &NodeModel::nic},
                                          {"nic_measured", &NodeModel::nic_measured}}};
 struct CountKey {
@@ -195,7 +199,8 @@ bool known_key(std::string_view key) {
   for (const RateKey& r : kRates) {
     if (key == r.key) return true;
     const std::string_view rest = key.starts_with(r.key) ? key.substr(r.key.size()) : std::string_view();
-    if (rest == ".source" || rest == ".detail" || rest == ".spread") return true;
+    if (rest == ".source" || rest == ".detail" || rest == ".spread" || rest == ".bytes" || rest == ".curve")
+      return true;
   }
   return false;
 }
@@ -214,6 +219,49 @@ double short_of_cpu(const NodeModel& n) {
 }
 
 }  // namespace
+
+std::string curve_text(const std::vector<CurvePoint>& curve) {
+  std::string out;
+  for (const CurvePoint& p : curve)
+    out.append(out.empty() ? "" : ",").append(number_text(p.bytes)).append(":").append(number_text(p.gbytes_per_s));
+  return out;
+}
+
+std::vector<CurvePoint> parse_curve(std::string_view text) {
+  std::vector<CurvePoint> curve;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find(',', at);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view point = text.substr(at, end - at);
+    const std::size_t colon = point.find(':');
+    CurvePoint p;
+    bool ok = colon != std::string_view::npos;
+    if (ok) {
+      const auto [e1, c1] = std::from_chars(point.data(), point.data() + colon, p.bytes);
+      const auto [e2, c2] = std::from_chars(point.data() + colon + 1, point.data() + point.size(), p.gbytes_per_s);
+      ok = c1 == std::errc() && e1 == point.data() + colon && c2 == std::errc() && e2 == point.data() + point.size() &&
+           p.bytes > 0 && p.gbytes_per_s > 0 && std::isfinite(p.bytes) && std::isfinite(p.gbytes_per_s);
+    }
+    if (!ok) throw MachineModelError("'" + std::string(point) + "': expected BYTES:GB/s (16384:36.5)");
+    if (!curve.empty() && !(p.bytes > curve.back().bytes))
+      throw MachineModelError("'" + std::string(point) + "': sizes must ascend");
+    curve.push_back(p);
+    at = end + 1;
+  }
+  return curve;
+}
+
+double rate_at(const Rate& r, double bytes) {
+  const std::vector<CurvePoint>& c = r.curve;
+  if (c.empty()) return r.gbytes_per_s;
+  if (!(bytes > c.front().bytes)) return c.front().gbytes_per_s;
+  if (!(bytes < c.back().bytes)) return c.back().gbytes_per_s;
+  std::size_t i = 1;
+  while (c[i].bytes < bytes) ++i;
+  const double t = std::log2(bytes / c[i - 1].bytes) / std::log2(c[i].bytes / c[i - 1].bytes);
+  return c[i - 1].gbytes_per_s + t * (c[i].gbytes_per_s - c[i - 1].gbytes_per_s);
+}
 
 double contention(const NodeModel& n) {
   if (!n.load.known() || n.cpus <= 0) return 1;
@@ -302,9 +350,9 @@ std::vector<MachineEntry> parse_machine_entries(std::string_view text, bool unkn
         e.fields.emplace_back(k, v);
       } else if (!unknown_keys_ok) {
         fail(line, "unknown key '" + k +
-                       "' (host ranks cpus gpus, copy intra nic nic_measured and their .source, .detail and "
-                       ".spread, load.seconds load.others_cpus load.loadavg_start load.loadavg_end load.ranks_cpus "
-                       "load.ranks_queued)");
+                       "' (host ranks cpus gpus, copy copy_in copy_out reduce intra intra_one nic nic_measured and their .source, .detail and "
+                       ".spread, .bytes, .curve, load.seconds load.others_cpus load.loadavg_start load.loadavg_end "
+                       "load.ranks_cpus load.ranks_queued)");
       }
     }
     if (!e.machine && e.host.empty()) fail(line, "no host= (a host name, or * for every node)");
@@ -328,6 +376,8 @@ void apply_entry(NodeModel& node, const MachineEntry& entry, const std::string& 
       (node.*r.rate).source = FigureSource::user;
       (node.*r.rate).detail = origin;
       (node.*r.rate).spread = 0;  // a given figure did not move
+      (node.*r.rate).at_bytes = 0;
+      (node.*r.rate).curve.clear();  // a given rate prices every size
     }
   }
   for (const auto& [k, v] : entry.fields) {
@@ -337,6 +387,14 @@ void apply_entry(NodeModel& node, const MachineEntry& entry, const std::string& 
       if (rest == ".source") (node.*r.rate).source = parse_source(k, v, entry.line);
       if (rest == ".detail") (node.*r.rate).detail = v;
       if (rest == ".spread") (node.*r.rate).spread = parse_spread(k, v, entry.line);
+      if (rest == ".bytes") (node.*r.rate).at_bytes = parse_number(k, v, entry.line, "a size in bytes");
+      if (rest == ".curve") {
+        try {
+          (node.*r.rate).curve = parse_curve(v);
+        } catch (const MachineModelError& e) {
+          fail(entry.line, k + ": " + e.what());
+        }
+      }
     }
     for (const LoadKey& l : kLoads)
       if (k == l.key) node.load.*l.value = parse_number(k, v, entry.line, "a number");
@@ -382,6 +440,8 @@ std::string to_text(const MachineModel& model) {
       out += " " + key + ".source=" + std::string(to_string(rate.source));
       if (!rate.detail.empty()) out += " " + key + ".detail=" + quoted(rate.detail);
       if (rate.spread > 0) out += " " + key + ".spread=" + number_text(rate.spread);
+      if (rate.at_bytes > 0) out += " " + key + ".bytes=" + number_text(rate.at_bytes);
+      if (!rate.curve.empty()) out += " " + key + ".curve=" + curve_text(rate.curve);
     }
     if (n.load.known())
       for (const LoadKey& l : kLoads) out.append(" ").append(l.key).append("=").append(number_text(n.load.*l.value));

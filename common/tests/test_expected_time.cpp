@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
 
 using namespace commscope;
@@ -15,11 +18,12 @@ namespace {
 
 constexpr double kN = 64.0 * 1024 * 1024;
 
-Expectation expect(const MachineModel& m, std::string_view algo, Collective c, double bytes) {
+Expectation expect(const MachineModel& m, std::string_view algo, Collective c, double bytes,
+                   const ExpectationOptions& o = {}) {
   int p = 0;
   for (const NodeModel& n : m.nodes) p += n.ranks;
   const std::vector<int> place = placement_of(m, p);
-  return expected_time(m, place, c, algo, bytes);
+  return expected_time(m, place, c, algo, bytes, o);
 }
 
 }  // namespace
@@ -66,15 +70,15 @@ TEST(ExpectedTime, SmallSizesAreLatencyBound) {
   EXPECT_TRUE(e.latency_bound());
 }
 
-// hier, 2 hosts x 2 ranks, 64 MiB allreduce: intra 2.5 n / 10 (shm's reducescatter and allgather;
-// their 384 handoffs unpriced across nodes), inter 2 a + 1 n / (the slower link, host2's 0.1) +
-// 0.25 n / 10: the slowest link is between the nodes, host2's.
+// hier, 2 hosts x 2 ranks, 64 MiB allreduce: intra 3 n / 10 (shm's reducescatter, n B + n/2 G,
+// and allgather, 3/2 n B; their 384 handoffs unpriced across nodes), inter 2 a + 1 n / (the slower
+// link, host2's 0.1) + 0.25 n / 10: the slowest link is between the nodes, host2's.
 TEST(ExpectedTime, HierSlowestLinkBetweenNodes) {
   MachineModel m = cluster(2, 2);
   m.nodes[1].nic = rate(0.1, FigureSource::user, "--link-rate host2=800mbit");
   const Expectation e = expect(m, "hier", Collective::allreduce, kN);
   ASSERT_TRUE(e.time_us);
-  EXPECT_NEAR(*e.time_us, 2 * 50 + 2.5 * kN / 1e4 + kN / 100 + 0.25 * kN / 1e4, 1e-6);
+  EXPECT_NEAR(*e.time_us, 2 * 50 + 3 * kN / 1e4 + kN / 100 + 0.25 * kN / 1e4, 1e-6);
   EXPECT_EQ(e.limit.level, LinkLevel::inter);
   EXPECT_EQ(e.limit.host, "host2");
   EXPECT_EQ(e.limit.sharing, 2);
@@ -97,12 +101,25 @@ TEST(ExpectedTime, MissingNicRateGivesNoNumber) {
   EXPECT_EQ(expect(m, "ring", Collective::allreduce, kN).missing.size(), 2u);
 }
 
-// shm on one node of 4 ranks: two-shot from 2 KiB, 256 steps of 256 KiB: 512 a + (7/4 + 3/4) n / 10.
+// shm on one node of 4 ranks: through the slots (--shm-adapt off), two-shot from 2 KiB, 256 steps
+// of 256 KiB: 512 a + 7/4 n / 10 + 3/4 n / 10 (no curve: the slots' reductions at the one rate).
+// From --shm-adapt's size the faster of that and the direct reads, which move at the rate between
+// the ranks (here half the copy rate): 2 a + 3/2 n / 5 + 3/4 n / 10, the cheaper at a = 50 us.
 TEST(ExpectedTime, ShmAtTheCopyRate) {
-  const Expectation e = expect(cluster(1, 4), "shm", Collective::allreduce, kN);
+  ExpectationOptions slots;
+  slots.shm_adapt_bytes = std::numeric_limits<double>::infinity();
+  const Expectation e = expect(cluster(1, 4), "shm", Collective::allreduce, kN, slots);
   ASSERT_TRUE(e.time_us);
   EXPECT_NEAR(*e.time_us, 512 * 50 + 2.5 * kN / 1e4, 1e-6);
   EXPECT_EQ(e.limit.level, LinkLevel::memory);
+  const Expectation adaptive = expect(cluster(1, 4), "shm", Collective::allreduce, kN);
+  ASSERT_TRUE(adaptive.time_us);
+  EXPECT_NEAR(*adaptive.time_us, 2 * 50 + 1.5 * kN / 5e3 + 0.75 * kN / 1e4, 1e-6);
+  EXPECT_EQ(adaptive.limit.level, LinkLevel::intra);
+  EXPECT_EQ(adaptive.basis, "shm, direct reads (its measured choice from --shm-adapt's size)");
+  // hier on one node is shm on the whole call, priced alike.
+  EXPECT_NEAR(*expect(cluster(1, 4), "hier", Collective::allreduce, kN, slots).time_us, *e.time_us, 1e-6);
+  EXPECT_NEAR(*expect(cluster(1, 4), "hier", Collective::allreduce, kN).time_us, *adaptive.time_us, 1e-6);
   EXPECT_FALSE(expect(cluster(2, 2), "shm", Collective::allreduce, kN).time_us);  // one node only
 }
 
@@ -118,8 +135,11 @@ TEST(ExpectedTime, OneRankPerNodeIsTheTermsAtTheLinkRate) {
         ASSERT_TRUE(terms);
         const Expectation e = expect(m, algo, c, kN);
         ASSERT_TRUE(e.time_us) << algo;
-        EXPECT_NEAR(*e.time_us, terms->time(50, 1 / 125.0, 1 / 1e4, kN), 1e-6 * *e.time_us)
-            << algo << " " << collective_name(c) << " p=" << p;
+        // Besides the terms, a rank's local copies at the copy rate (10 GB/s), before its
+        // messages: allgather's own block, 1/p n; the broadcast root's array into its output, n.
+        const double copy_us = (c == Collective::allgather ? 1.0 / p : c == Collective::broadcast ? 1.0 : 0.0) * kN / 1e4;
+        const double expected = terms->time(50, 1 / 125.0, 1 / 1e4, kN) + copy_us;
+        EXPECT_NEAR(*e.time_us, expected, 1e-6 * *e.time_us) << algo << " " << collective_name(c) << " p=" << p;
       }
   }
 }
@@ -235,4 +255,48 @@ TEST(ExpectedTime, NcclTreeAllreduceIsPipelined) {
   EXPECT_EQ(t3.tree.alpha_count, 4);
   EXPECT_EQ(t3.tree.beta_factor, 1.5);
   EXPECT_EQ(t3.chain.beta_factor, 0);
+}
+
+// The rate of a size (docs/verdicts.md): a rate with a curve prices each row at the row's working
+// set, one rank's send and receive buffers (2 n for an allreduce). The copy rate's curve, 40 GB/s at
+// 16 KiB, 30 at 256 KiB, 10 at 4 MiB, 8 at 128 MiB: shm's copies (through the slots: --shm-adapt
+// off) of an allreduce of 4 KiB (8 KiB a rank, below the first point) at 40, 128 KiB (256 KiB) at
+// 30, 512 KiB (1 MiB: half way in log2 between 256 KiB and 4 MiB) at 20, 2 MiB (4 MiB) at 10,
+// 64 MiB (128 MiB) at 8; its reductions read the slots of a step, 3 chunks of 256 KiB = 768 KiB
+// (log2(3)/4 of the way from 256 KiB to 4 MiB): 30 - 20 log2(3)/4 = 22.075 GB/s; a = 50 us.
+TEST(ExpectedTime, EachSizeAtTheRateOfItsWorkingSet) {
+  MachineModel m = cluster(1, 2);
+  m.nodes[0].copy = rate(8, FigureSource::measured, "memcpy 128 MiB, best of 8");
+  m.nodes[0].copy.curve = {{16384, 40}, {262144, 30}, {4194304, 10}, {134217728, 8}};
+  EXPECT_DOUBLE_EQ(buffer_bytes_per_rank(Collective::allreduce, 4096, 2), 8192);
+  EXPECT_DOUBLE_EQ(buffer_bytes_per_rank(Collective::allgather, 4096, 2), 6144);
+  const double cached = 30 - 20 * std::log2(3.0) / 4;
+  EXPECT_NEAR(rate_at(m.nodes[0].copy, 3 * 262144), cached, 1e-12);
+  ExpectationOptions slots;
+  slots.shm_adapt_bytes = std::numeric_limits<double>::infinity();
+  for (const auto& [n, gbps] :
+       std::vector<std::pair<double, double>>{{4096, 40}, {131072, 30}, {524288, 20}, {2097152, 10}, {kN, 8}}) {
+    const Expectation e = expect(m, "shm", Collective::allreduce, n, slots);
+    const auto t = shm_cost_terms(Collective::allreduce, 2, n, shm_default_cost_settings(2));
+    ASSERT_TRUE(e.time_us && t) << n;
+    const double copies_us = t->beta_factor * n / (gbps * 1e3), reductions_us = t->gamma_factor * n / (cached * 1e3);
+    EXPECT_NEAR(*e.time_us, t->alpha_count * 50 + copies_us + reductions_us, 1e-9) << n;
+    EXPECT_DOUBLE_EQ(e.limit.link_GBps, copies_us >= reductions_us ? gbps : cached) << n;
+  }
+  // Which point priced it, in its detail.
+  EXPECT_EQ(expect(m, "shm", Collective::allreduce, 2097152, slots).limit.detail,
+            "memcpy 128 MiB, best of 8; at 4.0 MiB a rank, its buffers, on its curve (16.0 KiB to 128.0 MiB)");
+  // The rate between the ranks by its own curve: 5 GB/s at 16 KiB, 3 at 4 MiB; a ring allreduce of
+  // 1 MiB (2 MiB a rank, 7/8 of the way in log2) at 3.25: 2 a + n / 3.25 + 0.5 n / 10.
+  m.nodes[0].intra = rate(3, FigureSource::measured, "ring exchange of its 2 ranks at once");
+  m.nodes[0].intra.curve = {{16384, 5}, {4194304, 3}};
+  const Expectation ring = expect(m, "ring", Collective::allreduce, 1048576);
+  ASSERT_TRUE(ring.time_us);
+  EXPECT_DOUBLE_EQ(ring.limit.link_GBps, 3.25);
+  EXPECT_NEAR(*ring.time_us, 2 * 50 + 1048576 / 3.25e3 + 0.5 * 1048576 / 15e3, 1e-9);
+  // A rate without a curve (given, or a file from before it) prices every size.
+  m.nodes[0].intra.curve.clear();
+  EXPECT_DOUBLE_EQ(expect(m, "ring", Collective::allreduce, 1048576).limit.link_GBps, 3);
+  m.nodes[0].copy.curve.clear();
+  EXPECT_DOUBLE_EQ(expect(m, "shm", Collective::allreduce, kN, slots).limit.link_GBps, 8);
 }

@@ -169,9 +169,9 @@ TEST(MachineFile, RefusalsNameTheLine) {
             "line 1: unknown key 'latency' of a machine line (latency_us, latency.source, latency.detail, "
             "latency.spread)");
   EXPECT_EQ(message("node host=a nics=1gbit\n"),
-            "line 1: unknown key 'nics' (host ranks cpus gpus, copy intra nic nic_measured and their .source, .detail "
-            "and .spread, load.seconds load.others_cpus load.loadavg_start load.loadavg_end load.ranks_cpus "
-            "load.ranks_queued)");
+            "line 1: unknown key 'nics' (host ranks cpus gpus, copy copy_in copy_out reduce intra intra_one nic nic_measured and their .source, .detail "
+            "and .spread, .bytes, .curve, load.seconds load.others_cpus load.loadavg_start load.loadavg_end "
+            "load.ranks_cpus load.ranks_queued)");
   EXPECT_EQ(message("node host=a nic\n"), "line 1: 'nic': expected key=value");
   EXPECT_EQ(message("node host=a nic.detail=\"open\n"), "line 1: nic.detail: unterminated quote");
   NodeModel n;
@@ -266,6 +266,37 @@ TEST(MachineText, SpreadAndLoadRoundTrip) {
         },
         MachineModelError)
         << bad;
+}
+
+// A rate's curve: its text form and back, the rate between and beyond its points, refusals, and
+// a user's rate replacing it.
+TEST(MachineText, RateCurve) {
+  MachineModel m = two_nodes();
+  m.nodes[0].copy.curve = {{16384, 36.5}, {1048576, 24}, {134217728, 8.5}};
+  m.nodes[0].copy.at_bytes = 134217728;
+  m.nodes[0].intra.curve = {{32768, 5}, {134217728, 3.25}};
+  const std::string text = to_text(m);
+  EXPECT_NE(text.find(" copy.bytes=134217728 copy.curve=16384:36.5,1048576:24,134217728:8.5 "), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(" intra.curve=32768:5,134217728:3.25 "), std::string::npos) << text;
+  const MachineModel back = from_text(text);
+  ASSERT_EQ(back.nodes[0].copy.curve.size(), 3u);
+  EXPECT_EQ(back.nodes[0].copy.curve[1].bytes, 1048576);
+  EXPECT_EQ(back.nodes[0].copy.at_bytes, 134217728);
+  EXPECT_EQ(back.nodes[0].intra.curve.size(), 2u);
+  EXPECT_EQ(to_text(back), text);
+  const Rate& c = back.nodes[0].copy;
+  EXPECT_EQ(rate_at(c, 1024), 36.5);                // below the first point: the first
+  EXPECT_EQ(rate_at(c, 1e12), 8.5);                 // past the last: the last
+  EXPECT_DOUBLE_EQ(rate_at(c, 131072), 30.25);      // 2^17, half way in log2 from 2^14 to 2^20
+  EXPECT_EQ(rate_at(back.nodes[1].copy, 1024), 0);  // no curve: its one figure
+  for (const char* bad : {"x", "16384", "16384:0", "16384:1,8192:2", "16384:1,,32768:2", "a:1"})
+    EXPECT_THROW(parse_curve(bad), MachineModelError) << bad;
+  NodeModel given = back.nodes[0];
+  apply_entry(given, parse_machine_entries("node host=host1 copy=5GB/s\n").at(0), "--machine f");
+  EXPECT_TRUE(given.copy.curve.empty());
+  EXPECT_EQ(rate_at(given.copy, 1024), 5);
+  EXPECT_EQ(given.intra.curve.size(), 2u);  // another rate keeps its own
 }
 
 }  // namespace

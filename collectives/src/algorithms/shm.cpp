@@ -16,8 +16,10 @@
 //                  parallel, the root copies them out) above: as allreduce
 //   reducescatter: copy in all p blocks, rank r reduces block r of every slot
 //                                                      k a + nB + (p-1)/p nG
-//   allgather, gather: copy in, copy out the p-1 others' blocks       k a + nB
-//   broadcast, scatter: the root copies in, the others copy out        k a + nB
+//   allgather, gather: copy in, copy out the own block and the p-1 others'   k a + (p+1)/p nB
+//   broadcast: the root copies its array into its output, then in; the others copy out
+//                                                                      k a + 2nB
+//   scatter: the root copies in (its own block out), the others copy out   k a + nB
 //   alltoall: copy in all p blocks, copy out block r of every slot  k a + (2p-1)/p nB
 //   sendrecv: copy in, the right neighbour copies out                  k a + 2nB
 // Direct (where the kernel lets ranks read each other's memory; from ShmOptions::direct_bytes

@@ -342,7 +342,8 @@ constexpr bool shm_has_direct(Collective c) {
 // shm's terms on p ranks of one node for n bytes (the derivation: collectives/src/algorithms/shm.cpp),
 // with k steps of at most a chunk: allreduce and reduce one-shot k a + nB + (p-1) nG, two-shot
 // 2k a + (2p-1)/p nB + (p-1)/p nG; reducescatter k a + nB + (p-1)/p nG; alltoall
-// k a + (2p-1)/p nB; sendrecv k a + 2nB; the others k a + nB. Direct: allreduce
+// k a + (2p-1)/p nB; sendrecv k a + 2nB; allgather and gather k a + (p+1)/p nB (the own block
+// out too); broadcast k a + 2nB (the root's array into its output first); scatter k a + nB. Direct: allreduce
 // 2a + 2f nB + f nG, the others a + f nB (broadcast nB; reducescatter + f nG), f = (p-1)/p.
 // nullopt for alltoallv, zero terms on one rank.
 inline std::optional<CostTerms> shm_cost_terms(Collective c, int p, double n, const ShmCostSettings& s) {
@@ -370,9 +371,50 @@ inline std::optional<CostTerms> shm_cost_terms(Collective c, int p, double n, co
     case Collective::alltoall:
       return CostTerms{k, (2 * q - 1) / q, 0};
     case Collective::sendrecv:
+    case Collective::broadcast:
       return CostTerms{k, 2, 0};
+    case Collective::allgather:
+    case Collective::gather:
+      return CostTerms{k, (q + 1) / q, 0};
     default:
       return CostTerms{k, 1, 0};
+  }
+}
+
+// Where shm's copies through the slots go (the slots path: shm_cost_terms' beta_factor, split),
+// for the slowest rank, as fractions of n: `in`, from a rank's input into its slot; `out`, from a
+// slot (or an input chunk just copied, still in the caches) into a rank's output; `local`, from a
+// rank's input straight to its output. A slot stays in the caches, so `in` and `out` move one side
+// through memory, where `local` moves both (docs/verdicts.md, "The rate of a size"):
+//   allreduce, reduce one-shot: in n; two-shot: in n, out (p-1)/p n (the root's, for reduce)
+//   reducescatter: in n                     alltoall: in (p-1)/p n, out (p-1)/p n, local n/p
+//   sendrecv: in n, out n                   allgather, gather: in n/p, out n (the own block too)
+//   broadcast (the root): local n, in n     scatter (the root): in (p-1)/p n, local n/p
+// nullopt for alltoallv, zeros on one rank.
+struct ShmCopies {
+  double in = 0, out = 0, local = 0;
+};
+inline std::optional<ShmCopies> shm_slot_copies(Collective c, int p, double n, const ShmCostSettings& s) {
+  if (c == Collective::alltoallv) return std::nullopt;
+  if (p == 1) return ShmCopies{};
+  const double q = p, f = (q - 1) / q;
+  switch (c) {
+    case Collective::allreduce:
+    case Collective::reduce:
+      return n < s.two_shot_bytes ? ShmCopies{1, 0, 0} : ShmCopies{1, f, 0};
+    case Collective::reducescatter:
+      return ShmCopies{1, 0, 0};
+    case Collective::alltoall:
+      return ShmCopies{f, f, 1 / q};
+    case Collective::sendrecv:
+      return ShmCopies{1, 1, 0};
+    case Collective::allgather:
+    case Collective::gather:
+      return ShmCopies{1 / q, 1, 0};
+    case Collective::broadcast:
+      return ShmCopies{1, 0, 1};
+    default:  // scatter
+      return ShmCopies{f, 0, 1 / q};
   }
 }
 

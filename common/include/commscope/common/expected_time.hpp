@@ -38,6 +38,10 @@ struct ExpectationOptions {
   double ring_segment_bytes = 1 << 20;
   // shm's settings (hier's node level too); nullopt: the library's defaults for the node's ranks.
   std::optional<ShmCostSettings> shm;
+  // From this many bytes shm measures its direct reads against its segment on each call and runs
+  // the faster (ShmOptions::adapt_bytes, --shm-adapt; infinity: never): priced as the faster of
+  // the two's terms.
+  double shm_adapt_bytes = 262144;
 };
 
 struct Expectation {
@@ -63,6 +67,13 @@ struct Expectation {
 inline constexpr double kLatencyFreeFactor = 20;
 inline constexpr double kGenerousLatencyOneNodeUs = 10;
 inline constexpr double kGenerousLatencyUs = 100;
+
+// The bytes of one rank's send and receive buffers for `c` of `bytes` (nccl-tests' size) on p
+// ranks, out of place: 2 x bytes, or bytes + bytes / p for allgather, gather, reducescatter and
+// scatter (one side holds one rank's part): the working set at which a rate with a curve
+// (rate_at) prices the row, the copy rate its copies and the rate between a node's ranks its
+// messages (docs/verdicts.md, "The rate of a size").
+double buffer_bytes_per_rank(Collective c, double bytes, int p);
 
 // Each rank's node: model.node_of_rank, or blocks of nodes[k].ranks in node order where it is
 // empty. std::invalid_argument where the model's ranks and `nranks` disagree.

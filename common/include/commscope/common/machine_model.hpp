@@ -19,6 +19,13 @@ namespace commscope {
 // says what is missing instead).
 enum class FigureSource : std::uint8_t { none, measured, system, user, doctor };
 
+// A rate at one size: each rank's working set of `bytes` (its buffers: the source and destination
+// of a copy, the send and receive buffers of an exchange) moved at `gbytes_per_s` per rank or flow.
+struct CurvePoint {
+  double bytes = 0;
+  double gbytes_per_s = 0;
+};
+
 // A one-direction rate in GB/s (1e9 bytes per second) and its origin; `detail` says what it is
 // ("memcpy 256 MiB", "eth0 1000 Mb/s", "mlx5_0 port 1 200 Gb/sec (4X HDR)", "NVLink 4 x18",
 // "--link-rate host2=1gbit", "doctor pair host1-host2").
@@ -30,8 +37,23 @@ struct Rate {
   // probed). The rate is the best repeat, the machine's capability; a verdict whose margin lies
   // inside this spread is not decided (docs/verdicts.md, "Stable inputs").
   double spread = 0;
+  // The size of the buffers or messages the probe moved (bytes; 0 unknown: given, or written
+  // before it was recorded): a rate measured past the cache prices sizes past it.
+  double at_bytes = 0;
+  // The rate by size, ascending in working set (docs/verdicts.md, "The rate of a size"): measured
+  // at start-up on CPU nodes with every rank of the node at once, from the L1 to past the
+  // last-level cache; empty where not measured (files written before it, GPUs, given figures),
+  // and then the one rate prices every size.
+  std::vector<CurvePoint> curve{};
   bool known() const { return source != FigureSource::none && gbytes_per_s > 0; }
 };
+
+// The rate for a rank's working set of `bytes`: the curve interpolated linearly in log2 of the
+// size between its points, the nearest end outside them; gbytes_per_s where it has no curve.
+double rate_at(const Rate& r, double bytes);
+// "16384:36.53,65536:36.42,..." and back; MachineModelError for a bad point or sizes not ascending.
+std::string curve_text(const std::vector<CurvePoint>& curve);
+std::vector<CurvePoint> parse_curve(std::string_view text);
 
 // What else a node was doing while the run ran (docs/verdicts.md, "A busy machine"): other
 // processes' CPU time (the node's busy time in /proc/stat less the run's own ranks' CPU time)
@@ -57,7 +79,12 @@ struct NodeModel {
   int cpus = 0;       // online CPUs
   int gpus = 0;       // visible GPUs (0 on CPU-only nodes)
   Rate copy;          // memory copy rate (host memcpy; device-to-device copy on GPUs)
-  Rate intra;         // between two ranks of this node (shm: derived from copy; NVLink or PCIe)
+  Rate copy_in;       // from a rank's buffer into a slot that stays in the caches (shm's steps); unknown: copy
+  Rate copy_out;      // from such a slot into a rank's buffer, streamed where large; unknown: copy
+  Rate reduce;        // bytes reduced per second (f32 sum of one buffer into another); unknown: copy
+  Rate intra;         // between two ranks of this node, each flow with every rank at once (shm: derived
+                      // from copy; NVLink or PCIe)
+  Rate intra_one;     // one message alone between two of its ranks (a chain's step); unknown: intra
   Rate nic;           // this node's link to the other nodes (nominal or given)
   Rate nic_measured;  // the doctor's measured rate for this node's link, where a doctor file was given
   NodeLoad load;      // what else ran on the node during the run (the bench records it at the end)
@@ -99,8 +126,10 @@ struct MachineModel {
 //   node host=host1 ranks=2 cpus=4 gpus=0 copy=9.8GB/s copy.source=measured
 //        copy.detail="memcpy 256 MiB, best of 4" nic=0.125GB/s nic.source=user ...
 //
-// keys: host, ranks, cpus, gpus, and per rate (copy, intra, nic, nic_measured) the rate with its
-// unit, RATE.source (none measured system user doctor), RATE.detail and RATE.spread (a fraction);
+// keys: host, ranks, cpus, gpus, and per rate (copy, copy_in, copy_out, reduce, intra, intra_one,
+// nic, nic_measured) the rate with its
+// unit, RATE.source (none measured system user doctor), RATE.detail, RATE.spread (a fraction) and
+// RATE.bytes (the size it was measured at), RATE.curve (the rate by size, curve_text);
 // the load during the run: load.seconds, load.others_cpus, load.loadavg_start, load.loadavg_end. The figures of the
 // whole machine on one `machine` line, after the nodes where the model has any:
 //
