@@ -1,7 +1,8 @@
 // The exhaustive correctness suite, run under mpirun at several rank counts: every collective
-// x algorithm x datatype x op, counts 0, 1, 7, 1000003 and one array over 16 MiB, in place (where
-// the collective has a form: not alltoallv) and out of place, root 0 and a non-zero root (the
-// large counts alternate the layout, see below); shm's allreduce also with its one-shot /
+// x algorithm x datatype x op, counts 0, 1, 7, 1003, 1000003 and one array over 16 MiB, in place
+// (where the collective has a form: not alltoallv) and out of place, root 0 and a non-zero root
+// (the large counts take one op per type and one type per element size where nothing is reduced,
+// and alternate the layout, see below); shm's allreduce also with its one-shot /
 // two-shot switch moved, so that each variant meets every size; hier also on emulated nodes
 // (one host).
 // Integers compare exactly; floats against an f64 reference within check::tolerance (one ulp
@@ -119,15 +120,26 @@ int main(int argc, char** argv) {
                      std::string(algo->name()).c_str());
       }
     }
+    std::size_t large_index = 0;  // this collective's types that run the large counts, in order
     for (DataType type : types) {
       const std::size_t es = type_size(type);
+      // The large counts move the same bytes for every type of one size where nothing is reduced:
+      // there they run the first type of each element size only.
+      bool first_of_size = true;
+      for (DataType other : types) {
+        if (other == type) break;
+        if (type_size(other) == es) first_of_size = false;
+      }
+      const bool runs_large = is_reducing(coll) || first_of_size;
+      const std::size_t layout = runs_large ? large_index++ : 0;
       // Counts as passed to the collective; the last makes the array (nccl-tests size) > 16 MiB.
       const std::size_t big_total = (std::size_t{16} << 20) / es + 1001;
       const bool blocked = collective_bytes(coll, 1, type, p) != es;
       const std::size_t big = blocked ? big_total / static_cast<std::size_t>(p) + 1 : big_total;
-      std::vector<std::size_t> counts = {0, 1, 7, 1000003, big};
+      std::vector<std::size_t> counts = {0, 1, 7, 1003, 1000003, big};
       if (quick) counts = {0, 1, 7, 1003};
       if (no_big && !quick) counts.pop_back();
+      if (!runs_large) counts.resize(std::min<std::size_t>(counts.size(), 4));
       std::vector<ReduceOp> ops(kAllReduceOps.begin(), kAllReduceOps.end());
       if (!is_reducing(coll)) ops = {ReduceOp::sum};
       std::vector<int> roots = {0};
@@ -137,17 +149,19 @@ int main(int argc, char** argv) {
           for (int root : roots)
             for (bool in_place : {false, true}) {
               if (in_place && !has_in_place(coll)) continue;
-              // Small counts run the full cross product. The two large counts run every
-              // (type, op) once per root, alternating in/out of place by (type, op), so each
-              // collective x algorithm still meets both layouts at both large sizes. The
-              // > 16 MiB array (the size paths: segments, MPI count limits) takes one op per
-              // type, rotating with the collective: the arithmetic of every (type, op) is
-              // checked at the smaller counts, and ten types would double the suite's time.
+              // Counts up to 1003 run the full cross product: the arithmetic of every (type, op),
+              // 1003 elements through the reduction loops' vector bodies and their tails. The
+              // large counts (1000003 and the > 16 MiB array: many chunks and segments, the MPI
+              // count limits) run one op per type, rotating with the collective and the count,
+              // and where nothing is reduced one type per element size; each once per root,
+              // in or out of place by turns over the types that run them, so each collective x
+              // algorithm meets both layouts at both large sizes. Every type at every op there
+              // took most of the suite's time and checked the same paths again.
               const bool large = counts[ci] >= 1000003;
-              const auto parity = static_cast<std::size_t>(type) + static_cast<std::size_t>(op) + ci;
-              if (large && has_in_place(coll) && in_place != (parity % 2 == 1)) continue;
-              const auto rotated = (static_cast<std::size_t>(type) + static_cast<std::size_t>(coll)) % ops.size();
-              if (large && !no_big && ci + 1 == counts.size() && op != ops[rotated]) continue;
+              if (large && has_in_place(coll) && in_place != ((layout + ci) % 2 == 1)) continue;
+              const auto rotated =
+                  (static_cast<std::size_t>(type) + static_cast<std::size_t>(coll) + ci) % ops.size();
+              if (large && op != ops[rotated]) continue;
               const std::uint64_t case_seed = seed + cases;
               for (const Algorithm* algo : algorithms()) {
                 if (!algo->supports(coll)) continue;
