@@ -282,9 +282,9 @@ Expectation flat(Pricer& pr, const CostTerms& terms, const std::vector<Step>& st
 // (shm_slot_copies: into a slot at the measured copy_in rate, out of one at copy_out's, the rest
 // from input to output at the copy rate, each at the rank's buffers' working set); each byte
 // reduced (G) is read from slots a step fills, (p + 1) chunks that stay in the caches, at the
-// reduction rate there (the copy rate's where none was measured). Direct, each byte is read from a peer's buffer through
-// the kernel, as a message between the node's ranks is (the rate between them, every rank at
-// once), and reduced in pieces that stay in the caches. From --shm-adapt's size the library times
+// reduction rate there (the copy rate's where none was measured). Direct, each byte is read from
+// a peer's buffer through the kernel, as a message between the node's ranks is (the rate between
+// them), and reduced in pieces that stay in the caches. From --shm-adapt's size the library times
 // both on the call and keeps the faster: so does the price.
 Expectation shm(Pricer& pr, Collective c, int p, double n, double alpha, const ExpectationOptions& o) {
   Expectation e;
@@ -317,7 +317,8 @@ Expectation shm(Pricer& pr, Collective c, int p, double n, double alpha, const E
   LimitingLink copies = *mem;
   if (slots) {
     double largest = -1;
-    for (const auto& [f, l] : {std::pair{split->in, &*in}, std::pair{split->out, &*out}, std::pair{split->local, &*mem}}) {
+    for (const auto& [f, l] :
+         {std::pair{split->in, &*in}, std::pair{split->out, &*out}, std::pair{split->local, &*mem}}) {
       copies_us += us(f, *l);
       if (us(f, *l) > largest) largest = us(f, *l), copies = *l;
     }

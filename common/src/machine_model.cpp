@@ -205,10 +205,12 @@ bool known_key(std::string_view key) {
   return false;
 }
 
-// How much more CPU the ranks wanted than they could have had: ranks / the CPU open to them (what
-// they had, or what the other processes left, the larger), where others ran. A rank that waited in
-// a blocking call had little CPU beside idle CPUs: it was not short of any (1 rank that had 0.15
-// CPUs beside others' 0.43 on 2 CPUs is 1, not 6.7).
+// How much more CPU the ranks wanted than they had. Where their run delay is known
+// (load.ranks_queued, from /proc/PID/task/*/schedstat): (the CPU they had + the time they waited
+// for one) / the CPU they had. Else (files from before it): ranks / the CPU open to them (what they
+// had, or what the other processes left, the larger), where others ran. Either way a rank that
+// waited in a blocking call had little CPU beside idle CPUs and is not short of any (1 rank that
+// had 0.15 CPUs beside others' 0.43 on 2 CPUs is 1, not 6.7). contention() and describe_load().
 double short_of_cpu(const NodeModel& n) {
   if (n.load.ranks_queued >= 0 && n.load.ranks_cpus > 0)
     return std::max(1.0, (n.load.ranks_cpus + n.load.ranks_queued) / n.load.ranks_cpus);
@@ -265,7 +267,7 @@ double rate_at(const Rate& r, double bytes) {
 
 double contention(const NodeModel& n) {
   if (!n.load.known() || n.cpus <= 0) return 1;
-  if (n.load.ranks_queued >= 0 && n.load.ranks_cpus > 0) return short_of_cpu(n);
+  if (n.load.ranks_queued >= 0 && n.load.ranks_cpus > 0) return short_of_cpu(n);  // the run delay says it all
   const double others = std::max(0.0, n.load.others_cpus);
   const double shared = (n.ranks + others) / n.cpus;
   return std::max({1.0, shared, short_of_cpu(n)});
@@ -350,9 +352,9 @@ std::vector<MachineEntry> parse_machine_entries(std::string_view text, bool unkn
         e.fields.emplace_back(k, v);
       } else if (!unknown_keys_ok) {
         fail(line, "unknown key '" + k +
-                       "' (host ranks cpus gpus, copy copy_in copy_out reduce intra intra_one nic nic_measured and their .source, .detail and "
-                       ".spread, .bytes, .curve, load.seconds load.others_cpus load.loadavg_start load.loadavg_end "
-                       "load.ranks_cpus load.ranks_queued)");
+                       "' (host ranks cpus gpus, copy copy_in copy_out reduce intra intra_one nic nic_measured and "
+                       "their .source, .detail and .spread, .bytes, .curve, load.seconds load.others_cpus "
+                       "load.loadavg_start load.loadavg_end load.ranks_cpus load.ranks_queued)");
       }
     }
     if (!e.machine && e.host.empty()) fail(line, "no host= (a host name, or * for every node)");

@@ -137,7 +137,8 @@ TEST(ExpectedTime, OneRankPerNodeIsTheTermsAtTheLinkRate) {
         ASSERT_TRUE(e.time_us) << algo;
         // Besides the terms, a rank's local copies at the copy rate (10 GB/s), before its
         // messages: allgather's own block, 1/p n; the broadcast root's array into its output, n.
-        const double copy_us = (c == Collective::allgather ? 1.0 / p : c == Collective::broadcast ? 1.0 : 0.0) * kN / 1e4;
+        const double copies = c == Collective::allgather ? 1.0 / p : c == Collective::broadcast ? 1.0 : 0.0;
+        const double copy_us = copies * kN / 1e4;
         const double expected = terms->time(50, 1 / 125.0, 1 / 1e4, kN) + copy_us;
         EXPECT_NEAR(*e.time_us, expected, 1e-6 * *e.time_us) << algo << " " << collective_name(c) << " p=" << p;
       }
