@@ -128,54 +128,36 @@ std::vector<ProbePair> probe_pairs(const std::vector<std::string>& hosts, const 
   return pairs;
 }
 
-// A node's rates by size into its model: the copy rate's curve (where its copy was measured) and
-// the rate between its ranks, the exchange's per flow at the largest size, with its curve.
+// A measured rate with its curve: the curve's largest size is its one figure.
+Rate curve_rate(const std::vector<CurvePoint>& curve, std::string detail, double spread = 0) {
+  return {curve.back().gbytes_per_s, FigureSource::measured, std::move(detail), spread, curve.back().bytes, curve};
+}
+
+// A node's rates by size into its model: where its copy was measured, the copy's curve and those
+// through a slot in the caches and of the reduction; where it has two ranks, the rate between them
+// (the exchange's per flow, and one message alone), each its largest size's with its curve.
 void set_curves(NodeModel& n, const NodeCurves& c, int ranks) {
+  const std::string largest = std::to_string(c.largest >> 20) + " MiB a ";
+  const std::string fastest = ", the fastest of " + std::to_string(kCurveReps);
   if (!c.copy.empty() && n.copy.source == FigureSource::measured) {
     n.copy.curve = c.copy;
-    const std::string how = ", every rank at once, " + std::to_string(c.largest >> 20) +
-                            " MiB a buffer, the fastest of " + std::to_string(kCurveReps);
+    const std::string how = ", every rank at once, " + largest + "buffer" + fastest;
+    const std::string slot = std::to_string(kCurveSlotBytes >> 10) + " KiB slot in the caches";
     if (!c.into.empty())
-      n.copy_in = {c.into.back().gbytes_per_s,
-                   FigureSource::measured,
-                   "memcpy from its buffer into a " + std::to_string(kCurveSlotBytes >> 10) +
-                       " KiB slot in the caches, a slot at a time" + how,
-                   0,
-                   c.into.back().bytes,
-                   c.into};
-    if (!c.reduce.empty())
-      n.reduce = {c.reduce.back().gbytes_per_s,
-                  FigureSource::measured,
-                  "f32 sums of one of its buffers into the other" + how,
-                  0,
-                  c.reduce.back().bytes,
-                  c.reduce};
+      n.copy_in = curve_rate(c.into, "memcpy from its buffer into a " + slot + ", a slot at a time" + how);
+    if (!c.reduce.empty()) n.reduce = curve_rate(c.reduce, "f32 sums of one of its buffers into the other" + how);
     if (!c.out_of.empty())
-      n.copy_out = {c.out_of.back().gbytes_per_s,
-                    FigureSource::measured,
-                    "from a " + std::to_string(kCurveSlotBytes >> 10) +
-                        " KiB slot in the caches into its buffer, a slot at a time (non-temporal stores from " +
-                        std::to_string(kStreamOutputBytes >> 20) + " MiB)" + how,
-                    0,
-                    c.out_of.back().bytes,
-                    c.out_of};
+      n.copy_out = curve_rate(c.out_of, "from a " + slot + " into its buffer, a slot at a time (non-temporal stores from " +
+                                            std::to_string(kStreamOutputBytes >> 20) + " MiB)" + how);
   }
   if (c.exchange.empty()) return;
-  n.intra = {c.exchange.back().gbytes_per_s,
-             FigureSource::measured,
-             "ring exchange among its " + std::to_string(ranks) + " ranks at once, per flow, " +
-                 std::to_string(c.largest >> 20) + " MiB a message, the fastest of " + std::to_string(kCurveReps),
-             c.exchange_spread,
-             c.exchange.back().bytes,
-             c.exchange};
-  if (c.one.empty()) return;
-  n.intra_one = {c.one.back().gbytes_per_s,
-                 FigureSource::measured,
-                 "ping-pong between two of its ranks, the others idle, " + std::to_string(c.largest >> 20) +
-                     " MiB a message, the fastest of " + std::to_string(kCurveReps),
-                 c.one_spread,
-                 c.one.back().bytes,
-                 c.one};
+  n.intra = curve_rate(c.exchange,
+                       "ring exchange among its " + std::to_string(ranks) + " ranks at once, per flow, " + largest +
+                           "message" + fastest,
+                       c.exchange_spread);
+  if (!c.one.empty())
+    n.intra_one = curve_rate(c.one, "ping-pong between two of its ranks, the others idle, " + largest + "message" + fastest,
+                             c.one_spread);
 }
 
 // Runs the latency probes, one pair at a time while the others sleep, and sets rank 0's model's

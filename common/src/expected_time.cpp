@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include "commscope/common/memory_headroom.hpp"
@@ -93,16 +94,14 @@ class Pricer {
   // (a message through shared memory is copied in by the sender and out by the receiver).
   std::optional<LimitingLink> intra(int k) {
     const NodeModel& n = at(k);
-    if (n.intra.known())
-      return LimitingLink{LinkLevel::intra,   n.host,        rate_at(n.intra, rank_bytes_), 1, n.intra.source,
-                          detail_at(n.intra), n.intra.spread};
+    if (n.intra.known()) return link(LinkLevel::intra, n, n.intra, rank_bytes_, kBuffers);
     if (n.gpus == 0 && n.copy.known())
       return LimitingLink{LinkLevel::intra,
                           n.host,
                           rate_at(n.copy, rank_bytes_) / 2,
                           1,
                           n.copy.source,
-                          detail_at(n.copy) + ", halved: copied in and out of shared memory",
+                          detail_at(n.copy, rank_bytes_, kBuffers) + ", halved: copied in and out of shared memory",
                           n.copy.spread};
     miss(n.host + "'s rate between its ranks" +
          (n.gpus > 0 ? " (NVLink or PCIe: intra=RATE in a --machine file)"
@@ -114,27 +113,24 @@ class Pricer {
   std::optional<LimitingLink> intra_one(int k) {
     const NodeModel& n = at(k);
     if (!n.intra_one.known() || n.intra.source == FigureSource::user) return intra(k);
-    return LimitingLink{
-        LinkLevel::intra,  n.host, rate_at(n.intra_one, rank_bytes_), 1, n.intra_one.source, detail_at(n.intra_one),
-        n.intra_one.spread};
+    return link(LinkLevel::intra, n, n.intra_one, rank_bytes_, kBuffers);
   }
   std::optional<LimitingLink> nic(int k) {
     const NodeModel& n = at(k);
     if (n.nic.known())
-      return LimitingLink{LinkLevel::inter, n.host, n.nic.gbytes_per_s, 1, n.nic.source, n.nic.detail, n.nic.spread};
+      return link(LinkLevel::inter, n, n.nic, rank_bytes_, kBuffers);  // one rate: no curve
     miss(n.host + "'s link rate (its NIC reports none: --link-rate " + n.host + "=RATE)");
     return std::nullopt;
   }
-  std::optional<LimitingLink> copy(int k) { return copy_at(k, rank_bytes_, "a rank, its buffers"); }
+  std::optional<LimitingLink> copy(int k) { return copy_at(k, rank_bytes_, kBuffers); }
   // The rate a rank reduces at, its working set `bytes`: the measured reduction rate where there is
   // one (and the copy rate is not the user's), else the copy rate.
   std::optional<LimitingLink> reduction_at(int k, double bytes, std::string_view what) {
     const NodeModel& n = at(k);
     if (!n.reduce.known() || n.copy.source == FigureSource::user) return copy_at(k, bytes, what);
-    return LimitingLink{LinkLevel::memory, n.host,       rate_at(n.reduce, bytes), 1, n.reduce.source,
-                        detail_at(n.reduce, bytes, what), n.reduce.spread};
+    return link(LinkLevel::memory, n, n.reduce, bytes, what);
   }
-  std::optional<LimitingLink> reduction(int k) { return reduction_at(k, rank_bytes_, "a rank, its buffers"); }
+  std::optional<LimitingLink> reduction(int k) { return reduction_at(k, rank_bytes_, kBuffers); }
   // A copy between a rank's buffer and a slot that stays in the caches, into the slot (`into`) or
   // out of it: its measured rate where there is one (and the copy rate is not the user's), else
   // the copy rate.
@@ -142,26 +138,28 @@ class Pricer {
     const NodeModel& n = at(k);
     const Rate& r = into ? n.copy_in : n.copy_out;
     if (!r.known() || n.copy.source == FigureSource::user) return copy(k);
-    return LimitingLink{LinkLevel::memory, n.host,       rate_at(r, rank_bytes_), 1, r.source,
-                        detail_at(r),      r.spread};
+    return link(LinkLevel::memory, n, r, rank_bytes_, kBuffers);
   }
   // The copy rate at a working set of `bytes`, `what` saying whose (a chunk that stays in the caches).
   std::optional<LimitingLink> copy_at(int k, double bytes, std::string_view what) {
     const NodeModel& n = at(k);
-    if (n.copy.known())
-      return LimitingLink{LinkLevel::memory,         n.host, rate_at(n.copy, bytes), 1, n.copy.source,
-                          detail_at(n.copy, bytes, what), n.copy.spread};
+    if (n.copy.known()) return link(LinkLevel::memory, n, n.copy, bytes, what);
     miss(n.host + "'s memory copy rate (" + (n.copy.detail.empty() ? "" : n.copy.detail + "; ") +
          "copy=RATE in a --machine file)");
     return std::nullopt;
   }
-  // The slowest of `get` over the nodes the ranks use.
+  // The slowest of `get` (a member of this class, or a callable of the node) over the nodes the
+  // ranks use; nullopt where any node lacks it.
   template <class Get>
   std::optional<LimitingLink> slowest(Get get) {
     std::optional<LimitingLink> worst;
     bool all = true;
     for (int k : used_nodes()) {
-      const auto l = (this->*get)(k);
+      std::optional<LimitingLink> l;
+      if constexpr (std::is_member_function_pointer_v<Get>)
+        l = (this->*get)(k);
+      else
+        l = get(k);
       if (!l)
         all = false;
       else if (!worst || l->link_GBps < worst->link_GBps)
@@ -180,8 +178,12 @@ class Pricer {
   }
 
  private:
-  // What priced a rate at this row's working set: its curve's point there, or its one figure.
-  std::string detail_at(const Rate& r) const { return detail_at(r, rank_bytes_, "a rank, its buffers"); }
+  static constexpr std::string_view kBuffers = "a rank, its buffers";  // the row's working set
+  // Node n's rate r at a working set of `bytes` (whose: `what`) as the link that limits a price.
+  LimitingLink link(LinkLevel level, const NodeModel& n, const Rate& r, double bytes, std::string_view what) const {
+    return LimitingLink{level, n.host, rate_at(r, bytes), 1, r.source, detail_at(r, bytes, what), r.spread};
+  }
+  // What priced a rate at a working set: its curve's point there, or its one figure.
   std::string detail_at(const Rate& r, double bytes, std::string_view what) const {
     if (r.curve.empty()) return r.detail;
     return r.detail + "; at " + bytes_text(static_cast<std::uint64_t>(bytes)) + " " + std::string(what) +
@@ -286,6 +288,7 @@ Expectation flat(Pricer& pr, const CostTerms& terms, const std::vector<Step>& st
 // a peer's buffer through the kernel, as a message between the node's ranks is (the rate between
 // them), and reduced in pieces that stay in the caches. From --shm-adapt's size the library times
 // both on the call and keeps the faster: so does the price.
+constexpr std::string_view kSlotsInCaches = "a step, its slots in the caches";  // shm's reductions' working set
 Expectation shm(Pricer& pr, Collective c, int p, double n, double alpha, const ExpectationOptions& o) {
   Expectation e;
   e.basis = "shm";
@@ -302,10 +305,13 @@ Expectation shm(Pricer& pr, Collective c, int p, double n, double alpha, const E
   }
   const int k = used.front();
   const auto mem = pr.copy(k), in = pr.staged(k, true), out = pr.staged(k, false);
-  const auto cached = pr.reduction_at(k, (p + 1) * settings.chunk_bytes, "a step, its slots in the caches");
+  const auto cached = pr.reduction_at(k, (p + 1) * settings.chunk_bytes, kSlotsInCaches);
   const auto split = shm_slot_copies(c, p, n, settings);
   if (!mem || !in || !out || !cached || !split) return e;
   auto us = [&](double factor, const LimitingLink& l) { return factor * n / (l.link_GBps * kBytesPerUsPerGBps); };
+  auto total = [&](const CostTerms& t, double copies_us) {
+    return t.alpha_count * alpha + copies_us + us(t.gamma_factor, *cached);
+  };
   // Direct reads go through the kernel as a message between the node's ranks does: one flow at a
   // time where only the root reads (gather) or only one rank reads the root's (broadcast, scatter
   // on 2 ranks), else every rank at once.
@@ -319,15 +325,16 @@ Expectation shm(Pricer& pr, Collective c, int p, double n, double alpha, const E
     double largest = -1;
     for (const auto& [f, l] :
          {std::pair{split->in, &*in}, std::pair{split->out, &*out}, std::pair{split->local, &*mem}}) {
-      copies_us += us(f, *l);
-      if (us(f, *l) > largest) largest = us(f, *l), copies = *l;
+      const double part = us(f, *l);
+      copies_us += part;
+      if (part > largest) largest = part, copies = *l;
     }
   } else {  // direct from direct_bytes on: every byte read from a peer through the kernel
     const auto reads = read_rate();
     if (!reads) return e;
     copies = *reads, copies_us = us(terms->beta_factor, *reads);
   }
-  double time = terms->alpha_count * alpha + copies_us + us(terms->gamma_factor, *cached);
+  double time = total(*terms, copies_us);
   CostTerms chosen = *terms;
   if (slots && shm_has_direct(c) && n >= o.shm_adapt_bytes) {
     ShmCostSettings direct = settings;
@@ -335,9 +342,9 @@ Expectation shm(Pricer& pr, Collective c, int p, double n, double alpha, const E
     const auto d = shm_cost_terms(c, p, n, direct);
     const auto reads = read_rate();
     if (d && reads) {
-      const double t = d->alpha_count * alpha + us(d->beta_factor, *reads) + us(d->gamma_factor, *cached);
-      if (t < time) {
-        time = t, chosen = *d, copies = *reads, copies_us = us(d->beta_factor, *reads);
+      const double reads_us = us(d->beta_factor, *reads);
+      if (total(*d, reads_us) < time) {
+        time = total(*d, reads_us), chosen = *d, copies = *reads, copies_us = reads_us;
         e.basis = "shm, direct reads (its measured choice from --shm-adapt's size)";
       }
     }
@@ -375,11 +382,8 @@ Expectation hier(Pricer& pr, Collective c, std::span<const int> node_of_rank, do
   const auto link = nn > 1 ? pr.slowest(&Pricer::nic) : std::nullopt;
   if (!mem || !red || (nn > 1 && !link)) return e;
   // The node level's reductions read slots that stay in the caches, as shm's do.
-  std::optional<LimitingLink> cached;
-  for (int k : used) {
-    const auto l = pr.reduction_at(k, (s + 1) * node_settings.chunk_bytes, "a step, its slots in the caches");
-    if (l && (!cached || l->link_GBps < cached->link_GBps)) cached = l;
-  }
+  const auto cached = pr.slowest(
+      [&](int k) { return pr.reduction_at(k, (s + 1) * node_settings.chunk_bytes, kSlotsInCaches); });
   if (!cached) return e;
   const double intra_us = t.intra.beta_factor * n / (mem->link_GBps * kBytesPerUsPerGBps) +
                           t.intra.gamma_factor * n / (cached->link_GBps * kBytesPerUsPerGBps);
