@@ -324,23 +324,67 @@ bool GivenFigures::gives_latency() const {
   return false;
 }
 
+namespace {
+
+// The ranks' nodes by host name (collective over comm): every rank's host, this rank's node's
+// first rank, and the node's communicator (freed with the object).
+struct Nodes {
+  explicit Nodes(MPI_Comm comm) {
+    int rank = 0, p = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    host = processor_name();
+    char mine[MPI_MAX_PROCESSOR_NAME + 1] = {};
+    std::snprintf(mine, sizeof mine, "%s", host.c_str());
+    std::vector<char> names(static_cast<std::size_t>(p) * sizeof mine);
+    COMMSCOPE_MPI_CHECK(MPI_Allgather(mine, sizeof mine, MPI_CHAR, names.data(), sizeof mine, MPI_CHAR, comm));
+    for (int r = 0; r < p; ++r) hosts.emplace_back(&names[static_cast<std::size_t>(r) * sizeof mine]);
+    while (hosts[static_cast<std::size_t>(first)] != host) ++first;
+    COMMSCOPE_MPI_CHECK(MPI_Comm_split(comm, first, rank, &node));
+    MPI_Comm_size(node, &ranks);
+    is_first = first == rank;
+  }
+  Nodes(const Nodes&) = delete;
+  Nodes& operator=(const Nodes&) = delete;
+  ~Nodes() { MPI_Comm_free(&node); }
+  const std::string& name_of(int r) const { return hosts[static_cast<std::size_t>(r)]; }
+  std::string host;                // this rank's
+  std::vector<std::string> hosts;  // every rank's, in rank order
+  int first = 0;                   // this node's first rank
+  bool is_first = false;           // whether this rank is it
+  MPI_Comm node = MPI_COMM_NULL;   // this host's ranks
+  int ranks = 1;                   // how many
+};
+
+// Rank 0 receives every rank's `text`, concatenated in rank order (the others get "").
+std::string gather_text(MPI_Comm comm, const std::string& text) {
+  int rank = 0, p = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &p);
+  int len = static_cast<int>(text.size());
+  std::vector<int> lens(rank == 0 ? static_cast<std::size_t>(p) : 0), at(lens.size());
+  COMMSCOPE_MPI_CHECK(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm));
+  int total = 0;
+  for (std::size_t r = 0; r < lens.size(); ++r) at[r] = total, total += lens[r];
+  std::string all(static_cast<std::size_t>(total), '\0');
+  COMMSCOPE_MPI_CHECK(MPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), at.data(), MPI_CHAR, 0, comm));
+  return all;
+}
+
+constexpr std::string_view kAgainAtTheEnd = "; measured again at the end of the run, each size the faster of the two";
+
+}  // namespace
+
 MachineModel detect_machine(MPI_Comm comm, const std::string& device, double timeout_s, const GivenFigures& given) {
   int rank = 0, p = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &p);
   // Nodes by host name; a node's first rank measures it.
-  const std::string host = processor_name();
-  char mine[MPI_MAX_PROCESSOR_NAME + 1] = {};
-  std::snprintf(mine, sizeof mine, "%s", host.c_str());
-  std::vector<char> names(static_cast<std::size_t>(p) * sizeof mine);
-  COMMSCOPE_MPI_CHECK(MPI_Allgather(mine, sizeof mine, MPI_CHAR, names.data(), sizeof mine, MPI_CHAR, comm));
-  auto name_of = [&](int r) { return std::string(&names[static_cast<std::size_t>(r) * sizeof mine]); };
-  int first = 0;
-  while (name_of(first) != host) ++first;
-  MPI_Comm node = MPI_COMM_NULL;  // this host's ranks
-  COMMSCOPE_MPI_CHECK(MPI_Comm_split(comm, first, rank, &node));
-  int node_ranks = 1;
-  MPI_Comm_size(node, &node_ranks);
+  const Nodes nodes(comm);
+  const std::string& host = nodes.host;
+  auto name_of = [&](int r) { return nodes.name_of(r); };
+  const int first = nodes.first, node_ranks = nodes.ranks;
+  const MPI_Comm node = nodes.node;
   MachineModel mine_only;
   if (first == rank) {
     mine_only.nodes = {detect_node(device, !given.measure || given.gives(host, "copy"))};
@@ -355,16 +399,8 @@ MachineModel detect_machine(MPI_Comm comm, const std::string& device, double tim
     const NodeCurves c = measure_node_curves(node, copy, exchange, curve_largest_bytes(node_ranks));
     if (first == rank) set_curves(mine_only.nodes[0], c, node_ranks);
   }
-  MPI_Comm_free(&node);
-  const std::string text = first == rank ? to_text(mine_only) : std::string();
   // Rank 0 gathers the nodes' lines.
-  int len = static_cast<int>(text.size());
-  std::vector<int> lens(rank == 0 ? static_cast<std::size_t>(p) : 0), at(lens.size());
-  COMMSCOPE_MPI_CHECK(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm));
-  int total = 0;
-  for (std::size_t r = 0; r < lens.size(); ++r) at[r] = total, total += lens[r];
-  std::string all(static_cast<std::size_t>(total), '\0');
-  COMMSCOPE_MPI_CHECK(MPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), at.data(), MPI_CHAR, 0, comm));
+  const std::string all = gather_text(comm, first == rank ? to_text(mine_only) : std::string());
   MachineModel model = rank == 0 ? from_text(all) : MachineModel{};
   // Each node's first two ranks, in the order of the nodes' first ranks (from_text's order).
   std::vector<std::string> hosts;
@@ -382,6 +418,33 @@ MachineModel detect_machine(MPI_Comm comm, const std::string& device, double tim
   for (NodeModel& n : model.nodes)
     for (int r = 0; r < p; ++r) n.ranks += name_of(r) == n.host;
   return model;
+}
+
+void remeasure_curves(MPI_Comm comm, const std::string& device, const GivenFigures& given, MachineModel& model) {
+  if (!given.measure || device == "cuda") return;
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const Nodes nodes(comm);
+  const bool copy = !given.gives(nodes.host, "copy"), exchange = !given.gives(nodes.host, "intra");
+  const NodeCurves c = measure_node_curves(nodes.node, copy, exchange, curve_largest_bytes(nodes.ranks));
+  std::string text;
+  if (nodes.is_first) {
+    MachineModel again;
+    again.nodes.push_back(NodeModel{});
+    again.nodes[0].host = nodes.host;
+    again.nodes[0].copy.source = FigureSource::measured;  // set_curves takes the copy's curves where it was measured
+    set_curves(again.nodes[0], c, nodes.ranks);
+    text = to_text(again);
+  }
+  const std::string all = gather_text(comm, text);
+  if (rank != 0) return;
+  for (const NodeModel& a : from_text(all).nodes)
+    for (NodeModel& n : model.nodes)
+      if (n.host == a.host)
+        for (auto [mine, theirs] : {std::pair{&n.copy, &a.copy}, std::pair{&n.copy_in, &a.copy_in},
+                                    std::pair{&n.copy_out, &a.copy_out}, std::pair{&n.reduce, &a.reduce},
+                                    std::pair{&n.intra, &a.intra}, std::pair{&n.intra_one, &a.intra_one}})
+          if (keep_faster(*mine, *theirs)) mine->detail += kAgainAtTheEnd;
 }
 
 std::vector<std::string> machine_lines(const MachineModel& model) {

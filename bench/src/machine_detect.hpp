@@ -125,6 +125,12 @@ struct GivenFigures {
 // measured (--machine fills it in). The model is complete on rank 0 only.
 MachineModel detect_machine(MPI_Comm comm, const std::string& device, double timeout_s, const GivenFigures& given = {});
 
+// Collective over `comm` at the end of a run: each node's ranks measure the rates by size again
+// (as detect_machine, with the same `given`), and rank 0's `model` keeps each point's faster figure,
+// each rate's spread at least how far its largest point moved between the two moments (keep_faster;
+// the detail says so). Nothing on a GPU device or where nothing records the model.
+void remeasure_curves(MPI_Comm comm, const std::string& device, const GivenFigures& given, MachineModel& model);
+
 // The user's figures over the detected ones, in order (later entries win): a warning for each
 // entry naming no host of the model, "" where every entry named one.
 std::vector<std::string> apply_entries(MachineModel& model, const std::vector<MachineEntry>& entries,

@@ -28,6 +28,7 @@
 #include "commscope/common/memory_headroom.hpp"
 #include "commscope/common/output_path.hpp"
 #include "commscope/common/stop_signals.hpp"
+#include "commscope/common/timing.hpp"
 #include "disk_space.hpp"
 #include "expectations.hpp"
 #include "imb_flags.hpp"
@@ -335,6 +336,9 @@ class Bench {
   // records (its machine_model rewritten) and the verdicts allow for.
   void record_load() {
     load_.finish(comm_.mpi_comm(), machine_);
+    // A run of minutes met the machine at more than one moment: its rates by size again.
+    if (o_.reprobe_after_s >= 0 && timing::now_s() - probed_at_s_ > o_.reprobe_after_s)
+      remeasure_curves(comm_.mpi_comm(), o_.device, given_, machine_);
     if (rank_ != 0 || machine_.nodes.empty()) return;
     env_.machine_model = to_text(machine_);
     if (file_) file_->set_meta("machine_model", env_.machine_model);
@@ -369,8 +373,9 @@ class Bench {
     entries.insert(entries.end(), o_.machine_entries.begin(), o_.machine_entries.end());
     origins.insert(origins.end(), o_.machine_origins.begin(), o_.machine_origins.end());
     // Measured only where a file records it: a run printing its table alone skips the probes.
-    const GivenFigures given{entries, !o_.out.empty() || !o_.json_out.empty()};
-    MachineModel m = detect_machine(comm_.mpi_comm(), o_.device, o_.timeout_s, given);
+    given_ = GivenFigures{entries, !o_.out.empty() || !o_.json_out.empty()};
+    MachineModel m = detect_machine(comm_.mpi_comm(), o_.device, o_.timeout_s, given_);
+    probed_at_s_ = timing::now_s();
     if (rank_ == 0) machine_warnings_ = apply_entries(m, entries, origins);
     return m;
   }
@@ -578,6 +583,8 @@ class Bench {
   std::vector<Case> cases_;
   Environment env_;
   MachineModel machine_;                       // rank 0's; empty elsewhere
+  GivenFigures given_;                          // what the user's entries give, not measured
+  double probed_at_s_ = 0;                      // when the start-up probes ended
   std::unique_ptr<RunExpectations> expected_;  // rank 0's: the rows against the recorded model
   LoadMeter load_;                             // other processes' CPU time on each node
   std::vector<std::string> machine_warnings_;  // entries naming no host of the run

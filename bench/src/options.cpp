@@ -324,6 +324,10 @@ void add_machine_options(CLI::App& app, Options& o, RawFlags& r) {
       "the detected model (docs/bench.md, \"The machine model\")");
   app.add_option("--doctor", o.doctor_file,
                  "commscope-doctor file: its measured pairs give each host's link rate and the latency per message");
+  app.add_option("--reprobe-after", o.reprobe_after_s,
+                 "seconds: a run lasting longer measures the machine's rates by size again at its end and keeps the "
+                 "faster of the two moments, how far they moved widening its verdicts' band (0: always; -1: never)")
+      ->capture_default_str();
 }
 
 // --machine FILE's lines and each --link-rate as entries over the detected model, every value checked.

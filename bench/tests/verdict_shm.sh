@@ -16,7 +16,8 @@
 #   report prints 3 digits, which is not enough when the latency term is large), else the min over
 #   the smallest size's rows of time / messages (ring on 2 ranks: 2(p-1) = 2 messages; shm none).
 # It must equal the report's CSV cells to the printed digit (expected_busbw 4, of_expected 3
-# significant digits). --shm-adapt never: every call takes the segment, the algorithm the terms
+# significant digits), the rates measured again at the end of the run (--reprobe-after 0: the header's
+# curves are the faster of the two moments). --shm-adapt never: every call takes the segment, the algorithm the terms
 # price (from 256 KiB the bench's default picks the faster of the segment and direct reads per
 # call, which the model does not know). Exit 77 without hdf5-tools' h5dump.
 #   verdict_shm.sh WORKDIR REPORT BENCH DOCTOR -- LAUNCHER... (2 ranks)
@@ -33,9 +34,11 @@ rm -rf "$d" "$b" "$j" "$j".* "$out"
   >"$work/verdict-shm-doctor.log" 2>&1 || fail "the doctor exited $? (log: $work/verdict-shm-doctor.log)"
 n=$((64 * 1024 * 1024))
 "$@" "$bench" allreduce --algo ring,shm -b 1K -e 64M -i $((n - 1024)) -n 5 -w 2 -I 1 --shm-adapt never --doctor "$d" \
-  --out "$b" -J "$j" >"$work/verdict-shm-bench.log" 2>&1 || fail "the bench exited $? (log: $work/verdict-shm-bench.log)"
+  --reprobe-after 0 --out "$b" -J "$j" >"$work/verdict-shm-bench.log" 2>&1 || fail "the bench exited $? (log: $work/verdict-shm-bench.log)"
 "$report" bench "$b" -o "$out" >"$work/verdict-shm-report.log" 2>&1 || fail "the report exited $?"
 model=$(h5dump -a /meta/machine_model "$b") || fail "no /meta machine_model in $b"
+# --reprobe-after 0: the rates by size measured again at the end, the header's curves the faster of the two.
+case $model in *"measured again at the end of the run"*) ;; *) fail "the rates were not measured again at the end: $model" ;; esac
 python3 - "$j" "$out/allreduce.csv" "$out/report.md" "$n" "$model" <<'PY'
 import csv, json, math, re, sys
 jpath, cpath, rpath, n, model = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]

@@ -265,6 +265,18 @@ double rate_at(const Rate& r, double bytes) {
   return c[i - 1].gbytes_per_s + t * (c[i].gbytes_per_s - c[i - 1].gbytes_per_s);
 }
 
+bool keep_faster(Rate& r, const Rate& again) {
+  if (r.curve.empty() || r.curve.size() != again.curve.size()) return false;
+  for (std::size_t i = 0; i < r.curve.size(); ++i)
+    if (r.curve[i].bytes != again.curve[i].bytes || !(again.curve[i].gbytes_per_s > 0)) return false;
+  const double before = r.curve.back().gbytes_per_s, after = again.curve.back().gbytes_per_s;
+  for (std::size_t i = 0; i < r.curve.size(); ++i)
+    r.curve[i].gbytes_per_s = std::max(r.curve[i].gbytes_per_s, again.curve[i].gbytes_per_s);
+  r.gbytes_per_s = std::max(r.gbytes_per_s, again.gbytes_per_s);  // a rate's one figure, where it was measured again
+  if (before > 0) r.spread = std::max({r.spread, again.spread, 1 - std::min(before, after) / std::max(before, after)});
+  return true;
+}
+
 double contention(const NodeModel& n) {
   if (!n.load.known() || n.cpus <= 0) return 1;
   if (n.load.ranks_queued >= 0 && n.load.ranks_cpus > 0) return short_of_cpu(n);  // the run delay says it all

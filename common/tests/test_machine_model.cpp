@@ -299,5 +299,36 @@ TEST(MachineText, RateCurve) {
   EXPECT_EQ(given.intra.curve.size(), 2u);  // another rate keeps its own
 }
 
+// A rate measured again at the end of a run: each point its faster figure, the spread at least
+// how far the largest point moved; a curve of other sizes, or none, is not taken in.
+TEST(MachineRate, KeepFasterOfTwoMoments) {
+  Rate r{3.0, FigureSource::measured, "ring exchange", 0.02, 134217728, {{16384, 2.0}, {134217728, 3.0}}};
+  Rate again{4.0, FigureSource::measured, "ring exchange", 0.01, 134217728, {{16384, 2.5}, {134217728, 4.0}}};
+  ASSERT_TRUE(keep_faster(r, again));
+  EXPECT_EQ(r.curve[0].gbytes_per_s, 2.5);
+  EXPECT_EQ(r.curve[1].gbytes_per_s, 4.0);
+  EXPECT_EQ(r.gbytes_per_s, 4.0);
+  EXPECT_DOUBLE_EQ(r.spread, 0.25);  // 1 - 3 / 4
+  Rate slower = again;
+  slower.curve = {{16384, 1.0}, {134217728, 3.6}};
+  slower.gbytes_per_s = 3.6, slower.spread = 0;
+  ASSERT_TRUE(keep_faster(r, slower));  // the faster points stay; the spread does not shrink
+  EXPECT_EQ(r.curve[1].gbytes_per_s, 4.0);
+  EXPECT_DOUBLE_EQ(r.spread, 0.25);
+  Rate copy{5.0, FigureSource::measured, "memcpy", 0, 268435456, {{16384, 30}, {134217728, 4}}};
+  Rate copy_again{};
+  copy_again.curve = {{16384, 20}, {134217728, 5}};
+  ASSERT_TRUE(keep_faster(copy, copy_again));
+  EXPECT_EQ(copy.gbytes_per_s, 5.0);  // its one figure was not measured again
+  EXPECT_DOUBLE_EQ(copy.spread, 0.2);
+  Rate other_sizes = again;
+  other_sizes.curve = {{16384, 9}, {67108864, 9}};
+  EXPECT_FALSE(keep_faster(r, other_sizes));
+  EXPECT_EQ(r.curve[1].gbytes_per_s, 4.0);
+  Rate flat{5.0, FigureSource::user, "given", 0, 0, {}};
+  EXPECT_FALSE(keep_faster(flat, again));
+  EXPECT_EQ(flat.gbytes_per_s, 5.0);
+}
+
 }  // namespace
 }  // namespace commscope

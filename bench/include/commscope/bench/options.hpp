@@ -98,6 +98,10 @@ struct Options {
   std::vector<MachineEntry> machine_entries;
   std::vector<std::string> machine_origins;
   std::string doctor_file;  // --doctor: a doctor file whose pairs give each host's nic_measured
+  // --reprobe-after: a run lasting longer than this many seconds after its start-up probes measures
+  // the rates by size again at its end, and its model keeps the faster of the two moments
+  // (docs/verdicts.md, "Stable inputs"); negative: never.
+  double reprobe_after_s = 20;
   // Google Benchmark's own flags (--benchmark_*), passed through in order.
   std::vector<std::string> benchmark_flags;
   std::string command_line;

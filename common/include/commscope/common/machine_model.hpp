@@ -51,6 +51,13 @@ struct Rate {
 // The rate for a rank's working set of `bytes`: the curve interpolated linearly in log2 of the
 // size between its points, the nearest end outside them; gbytes_per_s where it has no curve.
 double rate_at(const Rate& r, double bytes);
+// The same rate measured again at another moment (the end of a run, its curve at the same sizes):
+// `r` keeps each point's faster figure, the machine's capability (and the faster of the two one
+// figures where `again` has one), and its spread becomes at least
+// how far its largest point moved between the two, 1 - slower / faster (docs/verdicts.md, "Stable
+// inputs"). A rate without a curve, or one whose sizes differ from `again`'s, is left as it is;
+// returns whether `r` took `again` in.
+bool keep_faster(Rate& r, const Rate& again);
 // "16384:36.53,65536:36.42,..." and back; MachineModelError for a bad point or sizes not ascending.
 std::string curve_text(const std::vector<CurvePoint>& curve);
 std::vector<CurvePoint> parse_curve(std::string_view text);
