@@ -14,4 +14,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # Open MPI refuses to run as root without these; the MPI tests launch real mpirun.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cd "$root/build"
-ctest --output-on-failure "$@"
+# Two test slots: a test holds as many as it declares (PROCESSORS: an MPI test of 2 ranks or more
+# both, so it runs alone), the single-process tests two at a time, and those whose timing is the
+# check run alone (RUN_SERIAL). CTEST_PARALLEL_LEVEL overrides the 2.
+ctest --output-on-failure -j "${CTEST_PARALLEL_LEVEL:-2}" "$@"
