@@ -8,6 +8,7 @@
 
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/profiler/calls.hpp"
+#include "commscope/profiler/vocabulary.hpp"
 
 namespace commscope::analysis {
 namespace {

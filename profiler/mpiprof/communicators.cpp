@@ -9,6 +9,7 @@
 #include "commscope/profiler/events.hpp"
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/profiler/session.hpp"
+#include "commscope/profiler/vocabulary.hpp"
 
 namespace commscope::mpiprof {
 namespace {

@@ -5,7 +5,7 @@
 //
 // The label is its members' world ranks and which communicator of those members it is: the k-th
 // created with them, counted in creation order on each member ("mpi[0,2]", the second
-// "mpi[0,2]#1"; events.hpp's communicator_label), so two duplicates of one communicator are two
+// "mpi[0,2]#1"; vocabulary.hpp's communicator_label), so two duplicates of one communicator are two
 // communicators. Creation is collective over the parent, so every member counts alike: the
 // library takes the number when the program creates the communicator (comm_create.cpp). One it
 // did not see created (MPI_Comm_idup's, whose handle is not usable before its wait; a predefined

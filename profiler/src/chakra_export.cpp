@@ -8,6 +8,7 @@
 #include "chakra/et_trace.hpp"
 #include "chakra/names.hpp"
 #include "commscope/profiler/chakra.hpp"
+#include "commscope/profiler/vocabulary.hpp"
 
 namespace commscope::profiler {
 
@@ -128,21 +129,23 @@ std::optional<ck::Node> communication_node(const Event& e, const std::vector<std
   const std::string label = e.communicator != 0 ? strings.at(e.communicator) : std::string();
   ck::Node n;
   n.name = name;
-  const ck::Message message = ck::message_of(name);
-  if (message != ck::Message::kNone) {
-    n.type = message == ck::Message::kSend ? ck::NodeType::kCommSend : ck::NodeType::kCommRecv;
-    ++(message == ck::Message::kSend ? rep.sends : rep.recvs);
+  const std::optional<CallName> call = classify_call(name);
+  if (call && (call->kind == CallKind::kSend || call->kind == CallKind::kRecv)) {
+    const bool send = call->kind == CallKind::kSend;
+    n.type = send ? ck::NodeType::kCommSend : ck::NodeType::kCommRecv;
+    ++(send ? rep.sends : rep.recvs);
     // The peer, where the profile names it: a link label "pp[0>2]" (from 0 to 2).
-    if (const auto link = ck::parse_label(label); link && link->from >= 0) {
-      n.attrs.push_back(attribute(ck::attr::kCommSrc, std::int32_t{link->from}));
-      n.attrs.push_back(attribute(ck::attr::kCommDst, std::int32_t{link->to}));
-      if (link->from != rank && link->to != rank)
+    if (const std::optional<ParsedLabel> link = parse_label(label); link && link->link) {
+      const int from = link->members[0], to = link->members[1];
+      n.attrs.push_back(attribute(ck::attr::kCommSrc, std::int32_t{from}));
+      n.attrs.push_back(attribute(ck::attr::kCommDst, std::int32_t{to}));
+      if (from != rank && to != rank)
         throw ChakraError("rank " + std::to_string(rank) + "'s message '" + name + "' on link " + label +
                           " is none of its own");
     }
     if (e.seq >= 0 && e.seq <= std::numeric_limits<std::int32_t>::max())
       n.attrs.push_back(attribute(ck::attr::kCommTag, static_cast<std::int32_t>(e.seq)));
-  } else if (const std::optional<ck::CommType> type = ck::comm_type_of(name)) {
+  } else if (const std::optional<ck::CommType> type = call ? ck::comm_type_of(*call) : std::nullopt) {
     n.type = ck::NodeType::kCommColl;
     n.attrs.push_back(attribute(ck::attr::kCommType, static_cast<std::int64_t>(*type)));
     ++rep.collectives;

@@ -13,6 +13,7 @@
 #include "chakra/names.hpp"
 #include "commscope/profiler/breakdown.hpp"
 #include "commscope/profiler/chakra.hpp"
+#include "commscope/profiler/vocabulary.hpp"
 
 namespace commscope::profiler {
 
@@ -152,7 +153,7 @@ std::map<std::string, std::string> group_labels(const std::vector<RankInput>& in
   for (std::size_t r = 0; r < inputs.size(); ++r)
     for (const ck::Node& n : inputs[r].trace.nodes) {
       const std::optional<std::string> pg = string_attr(n, ck::attr::kPgName);
-      if (!pg || pg->empty() || ck::parse_label(*pg) || !is_work(n) || n.type == ck::NodeType::kComp) continue;
+      if (!pg || pg->empty() || parse_label(*pg) || !is_work(n) || n.type == ck::NodeType::kComp) continue;
       std::vector<int>& m = members[*pg];
       if (m.empty() || m.back() != static_cast<int>(r)) m.push_back(static_cast<int>(r));
     }
@@ -185,7 +186,7 @@ void communication_event(Event& e, const ck::Node& n, int rank, int nranks,
   e.bytes = int_attr(n, ck::attr::kCommSize).value_or(0);
   const std::optional<std::string> pg = string_attr(n, ck::attr::kPgName);
   // A commscope label is kept; another group name is its members' label (group_labels).
-  const bool labelled = pg && ck::parse_label(*pg);
+  const bool labelled = pg && parse_label(*pg);
   std::string label = labelled ? *pg : std::string();
   const std::string foreign = pg && !labelled && !pg->empty() ? groups.at(*pg) : std::string();
   std::string name;
@@ -193,7 +194,9 @@ void communication_event(Event& e, const ck::Node& n, int rank, int nranks,
   if (n.type == ck::NodeType::kCommColl) {
     const std::optional<std::int64_t> type = int_attr(n, ck::attr::kCommType);
     if (type && *type >= 0 && *type < ck::kCommTypeCount) collective = static_cast<ck::CommType>(*type);
-    if (!type) collective = ck::comm_type_of(n.name);
+    if (!type) {
+      if (const std::optional<CallName> call = classify_call(n.name)) collective = ck::comm_type_of(*call);
+    }
     name = type                     ? ck::collective_name_of(*type)
            : collective.has_value() ? ck::collective_name_of(static_cast<std::int64_t>(*collective))
                                     : "collective";

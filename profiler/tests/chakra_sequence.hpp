@@ -40,7 +40,10 @@ inline std::vector<std::vector<CommStep>> communication_sequence(const Profile& 
                      [](const Event* a, const Event* b) { return a->start_ns < b->start_ns; });
     for (const Event* e : comm) {
       const std::string& name = p.strings.at(e->name);
-      if (chakra::message_of(name) == chakra::Message::kNone && !chakra::comm_type_of(name)) continue;
+      // What the export writes a node for: a message or a collective of Chakra's types.
+      const std::optional<CallName> call = classify_call(name);
+      if (!call || (call->kind != CallKind::kSend && call->kind != CallKind::kRecv && !chakra::comm_type_of(*call)))
+        continue;
       out[r].push_back({name, e->bytes, e->communicator ? p.strings.at(e->communicator) : "", e->seq, e->iteration});
     }
   }

@@ -26,6 +26,7 @@
 
 #include "commscope/common/stats.hpp"
 #include "commscope/profiler/session.hpp"
+#include "commscope/profiler/vocabulary.hpp"
 
 namespace cp = commscope::profiler;
 

@@ -1,7 +1,6 @@
 #include "commscope/replay/plan.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <iterator>
 #include <limits>
 #include <optional>
@@ -10,31 +9,13 @@
 #include <utility>
 
 #include "commscope/profiler/calls.hpp"
+#include "commscope/profiler/vocabulary.hpp"
 #include "completion.hpp"
 
 namespace commscope::replay {
 namespace {
 
 namespace prof = commscope::profiler;
-
-std::string lower_letters(std::string_view name) {
-  std::string out;
-  for (const char c : name)
-    if (std::isalpha(static_cast<unsigned char>(c)) != 0)
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// The part of a call's name after the last '.', in lower-case letters, without MPI's, NCCL's or
-// c10d's prefix: "tp.allreduce_max" -> "allreducemax", "MPI_Irecv" -> "irecv".
-std::string call_word(const std::string& name) {
-  const auto dot = name.rfind('.');
-  std::string n =
-      lower_letters(dot == std::string::npos ? std::string_view(name) : std::string_view(name).substr(dot + 1));
-  for (const std::string_view prefix : {"mpi", "nccl", "c10d"})
-    if (n.starts_with(prefix)) n.erase(0, prefix.size());
-  return n;
-}
 
 // The events of one rank an iteration at a time: its communication in start order, and the
 // windows of its iterations.
@@ -69,21 +50,12 @@ int peer_of(const GroupLabel& link, OpKind kind, int rank) {
   return -1;
 }
 
-// Whether a call is nonblocking by its name: "isend", "irecv", "iallreduce", "ibarrier", ...
-bool nonblocking_name(const std::string& name) {
-  const std::string word = call_word(name);
-  OpKind kind{};
-  Collective collective{};
-  return word.size() > 1 && word[0] == 'i' && classify(word.substr(1), kind, collective) && kind != OpKind::kWait;
-}
-
 // Whether the rank recorded completions (MPI_Wait*, MPI_Test*): an MPI program's, whose posted
 // calls are then completed where those completed them (completion.cpp).
 bool records_completions(const prof::Profile& profile, const RankEvents& ev) {
   for (const prof::Event* e : ev.comms) {
-    OpKind kind{};
-    Collective collective{};
-    if (classify(profile.strings.at(e->name), kind, collective) && kind == OpKind::kWait) return true;
+    const std::optional<prof::CallName> call = replayed_call(profile.strings.at(e->name));
+    if (call && call->kind == OpKind::kWait) return true;
   }
   return false;
 }
@@ -124,10 +96,13 @@ RankPlan plan_rank(const prof::Profile& profile, int rank, int max_iterations,
     op.recorded_ns = e->duration_ns();
     op.start_ns = e->start_ns + offset;
     op.end_ns = e->end_ns + offset;
-    if (!classify(name, op.kind, op.collective)) {
+    const std::optional<prof::CallName> call = replayed_call(name);
+    if (!call) {
       ++plan.skipped[name];
       continue;
     }
+    op.kind = call->kind;
+    op.collective = call->collective;
     auto g = groups.find(op.group);
     if (g == groups.end()) {
       GroupLabel parsed = parse_group_label(op.group, profile.meta.nranks);
@@ -152,7 +127,7 @@ RankPlan plan_rank(const prof::Profile& profile, int rank, int max_iterations,
     // Posted: nonblocking calls (collectives only where the rank recorded their completions) and
     // every send of a rank that recorded none (the trainer posts its sends and completes them
     // later, unrecorded).
-    const bool nonblocking = nonblocking_name(name);
+    const bool nonblocking = call->nonblocking;
     op.posted = op.kind == OpKind::kSend   ? !completions || nonblocking
                 : op.kind == OpKind::kRecv ? nonblocking
                                            : op.kind != OpKind::kWait && completions && nonblocking;
@@ -298,41 +273,10 @@ GroupLabel parse_group_label(const std::string& label, int nranks) {
   return out;
 }
 
-bool classify(const std::string& name, OpKind& kind, Collective& collective) {
-  // A nonblocking post ("iallreduce") as its blocking call.
-  const std::string n = call_word(name);
-  static const std::vector<std::pair<std::string_view, Collective>> kCollectives = {
-      {"allreduce", Collective::allreduce},
-      {"allgather", Collective::allgather},
-      {"reducescatter", Collective::reducescatter},
-      {"alltoall", Collective::alltoall},
-      {"reduce", Collective::reduce},
-      {"broadcast", Collective::broadcast},
-      {"bcast", Collective::broadcast},
-      {"gather", Collective::gather},
-      {"scatter", Collective::scatter},
-      {"sendrecv", Collective::sendrecv}};
-  const auto match = [&](std::string_view word) -> bool {
-    for (const auto& [prefix, c] : kCollectives) {
-      // allreduce_max, allgatherv, alltoallv, reduce_scatter_block: the collective they are.
-      if (word.starts_with(prefix) &&
-          (word.size() == prefix.size() || word.substr(prefix.size()) == "max" || word.substr(prefix.size()) == "v" ||
-           word.substr(prefix.size()) == "block" || word.substr(prefix.size()) == "base" ||
-           word.substr(prefix.size()) == "coalesced")) {
-        kind = OpKind::kCollective;
-        collective = c;
-        return true;
-      }
-    }
-    if (word == "barrier") return kind = OpKind::kBarrier, true;
-    for (const std::string_view completion :
-         {"wait", "waitall", "waitany", "waitsome", "test", "testall", "testany", "testsome"})
-      if (word == completion) return kind = OpKind::kWait, true;
-    if (word == "send" || word == "isend" || word == "ssend" || word == "bsend") return kind = OpKind::kSend, true;
-    if (word == "recv" || word == "irecv") return kind = OpKind::kRecv, true;
-    return false;
-  };
-  return match(n) || (n.size() > 1 && n[0] == 'i' && n != "irecv" && n != "isend" && match(n.substr(1)));
+std::optional<prof::CallName> replayed_call(std::string_view name) {
+  std::optional<prof::CallName> call = prof::classify_call(name);
+  if (call && !call->exact) call.reset();  // a name that only mentions a call: not what it is
+  return call;
 }
 
 std::int64_t ReplayPlan::ops() const {

@@ -24,9 +24,7 @@ using Call = std::pair<std::int32_t, std::string>;  // iteration, name
 std::vector<Call> calls_of(const prof::Profile& p, int rank, bool only_replayed) {
   std::vector<const prof::Event*> comm;
   for (const prof::Event* e : prof::communication_calls(p.events.at(static_cast<std::size_t>(rank)))) {
-    rp::OpKind kind{};
-    commscope::Collective collective{};
-    if (only_replayed && !rp::classify(p.strings.at(e->name), kind, collective)) continue;
+    if (only_replayed && !rp::replayed_call(p.strings.at(e->name))) continue;
     comm.push_back(e);
   }
   std::stable_sort(comm.begin(), comm.end(),

@@ -8,6 +8,7 @@
 
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/profiler/session.hpp"
+#include "commscope/profiler/vocabulary.hpp"
 
 namespace commscope::trainer {
 namespace {

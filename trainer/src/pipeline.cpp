@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "commscope/profiler/session.hpp"
+#include "commscope/profiler/vocabulary.hpp"
 #include "commscope/trainer/collective_activity.hpp"
 #include "commscope/trainer/engine.hpp"
 #include "parallel/profiled_group.hpp"

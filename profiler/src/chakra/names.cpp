@@ -1,46 +1,34 @@
 #include "chakra/names.hpp"
 
 #include <array>
-#include <cctype>
-#include <utility>
-
-#include "commscope/profiler/events.hpp"
 
 namespace commscope::profiler::chakra {
 
-std::string normalized_name(std::string_view name) {
-  std::string out;
-  for (const char c : name)
-    if (c != '_' && c != '-') out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  return out;
-}
-
-std::optional<CommType> comm_type_of(std::string_view name) {
-  // Longer names first: "allreduce" holds "reduce", "reducescatter" holds "scatter".
-  static constexpr std::array<std::pair<std::string_view, CommType>, 10> kOrder = {{
-      {"allreduce", CommType::kAllReduce},
-      {"reducescatter", CommType::kReduceScatter},
-      {"allgather", CommType::kAllGather},
-      {"alltoall", CommType::kAllToAll},
-      {"broadcast", CommType::kBroadcast},
-      {"bcast", CommType::kBroadcast},
-      {"barrier", CommType::kBarrier},
-      {"reduce", CommType::kReduce},
-      {"gather", CommType::kGather},
-      {"scatter", CommType::kScatter},
-  }};
-  const std::string n = normalized_name(name);
-  for (const auto& [key, type] : kOrder)
-    if (n.find(key) != std::string::npos) return type;
+std::optional<CommType> comm_type_of(const CallName& call) {
+  if (call.kind == CallKind::kBarrier) return CommType::kBarrier;
+  if (call.kind != CallKind::kCollective) return std::nullopt;
+  switch (call.collective) {
+    case Collective::allreduce:
+      return CommType::kAllReduce;
+    case Collective::reducescatter:
+      return CommType::kReduceScatter;
+    case Collective::allgather:
+      return CommType::kAllGather;
+    case Collective::alltoall:
+    case Collective::alltoallv:
+      return CommType::kAllToAll;
+    case Collective::broadcast:
+      return CommType::kBroadcast;
+    case Collective::reduce:
+      return CommType::kReduce;
+    case Collective::gather:
+      return CommType::kGather;
+    case Collective::scatter:
+      return CommType::kScatter;
+    case Collective::sendrecv:
+      return std::nullopt;
+  }
   return std::nullopt;
-}
-
-Message message_of(std::string_view name) {
-  const std::string n = normalized_name(name);
-  if (n.find("sendrecv") != std::string::npos) return Message::kNone;
-  if (n.ends_with("send")) return Message::kSend;
-  if (n.ends_with("recv")) return Message::kRecv;
-  return Message::kNone;
 }
 
 std::string_view collective_name_of(std::int64_t comm_type) {
@@ -50,17 +38,8 @@ std::string_view collective_name_of(std::int64_t comm_type) {
   return comm_type >= 0 && comm_type < kCommTypeCount ? kNames[static_cast<std::size_t>(comm_type)] : "collective";
 }
 
-std::optional<Label> parse_label(std::string_view label) {
-  const std::optional<ParsedLabel> parsed = profiler::parse_label(label);  // events.hpp: the one reader
-  if (!parsed) return std::nullopt;
-  Label out;
-  out.kind = parsed->kind;
-  if (parsed->link) out.from = parsed->members[0], out.to = parsed->members[1];
-  return out;
-}
-
 std::optional<int> label_members(std::string_view label) {
-  const std::optional<ParsedLabel> parsed = profiler::parse_label(label);  // events.hpp: the one reader
+  const std::optional<ParsedLabel> parsed = profiler::parse_label(label);  // vocabulary.hpp: the one reader
   if (!parsed || parsed->link) return std::nullopt;
   return static_cast<int>(parsed->members.size());
 }

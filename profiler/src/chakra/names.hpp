@@ -1,38 +1,24 @@
 #pragma once
-// Communication names between commscope's and Chakra's vocabularies: a profile's communication
-// event name ("allreduce", "tp.allreduce_max", "MPI_Allgather"'s "allgather", Kineto's
-// "_allgather_base", "pp.send") to a CollectiveCommType or a message direction, and back.
+// Communication names between commscope's and Chakra's vocabularies: a profile's call (its name
+// read by vocabulary.hpp's classify_call: "allreduce", "tp.allreduce_max", Kineto's
+// "_allgather_base", an NCCL kernel's) to a CollectiveCommType, and a type back to a name.
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "chakra/et_trace.hpp"
+#include "commscope/profiler/vocabulary.hpp"
 
 namespace commscope::profiler::chakra {
 
-enum class Message : std::uint8_t { kNone, kSend, kRecv };
-
-// The name in lower case without '_' and '-' ("tp.allreduce_max" -> "tp.allreducemax"). A group
-// prefix stays: the rules below look for words inside the name or at its end, and a name's last
-// '.' is not always a group's ("aten::all_reduce.out").
-std::string normalized_name(std::string_view name);
-// The collective a name says, by the first of allreduce, reducescatter, allgather, alltoall,
-// broadcast (bcast), barrier, reduce, gather, scatter it contains; nullopt for none (send, scan).
-std::optional<CommType> comm_type_of(std::string_view name);
-// A message's direction: send, isend, ssend, ... / recv, irecv, mrecv, ...; kNone for sendrecv
-// (both ways) and everything else.
-Message message_of(std::string_view name);
+// Chakra's type of a call (vocabulary.hpp's classify_call, the one reading of a profile's names):
+// ALL_REDUCE, ..., BARRIER for the collectives Chakra has, ALL_TO_ALL for alltoallv too; nullopt
+// for a message, a completion and sendrecv (no type of Chakra's).
+std::optional<CommType> comm_type_of(const CallName& call);
 // commscope's name of a collective type: "allreduce", ..., "reducescatter" (also for
 // REDUCE_SCATTER_BLOCK), "barrier"; "collective" outside the enum.
 std::string_view collective_name_of(std::int64_t comm_type);
 
-// A communicator label "tp[0,1]" or link label "pp[0>2]" taken apart (profiler::parse_label):
-// its kind and, for a link, the two ranks (from = -1 when it is no link).
-struct Label {
-  std::string kind;
-  int from = -1, to = -1;
-};
-std::optional<Label> parse_label(std::string_view label);
 // How many ranks a communicator label names ("tp[0,1]": 2, "dp[0:62:2]": 32, "mpi[0,1]#1": 2; an
 // intercommunicator's both groups), read by profiler::parse_label; nullopt for a link, or a label
 // that is not one.

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "commscope/profiler/breakdown.hpp"
+#include "commscope/profiler/vocabulary.hpp"
 
 namespace commscope::profiler::kineto {
 

@@ -43,33 +43,6 @@ std::string_view communication_group(std::string_view name);
 using GridPlace = commscope::GridPlace;
 GridPlace grid_place(int rank, int nranks, int tp, int pp);
 
-// The label of a communicator, by which its collectives are matched across its members (an
-// Event's `communicator`): its kind and its members' ranks in the job, "tp[0,1]",
-// "dp[0,2,4,6]" (ranks ascending; more than four in steps of one stride as "first:last:step",
-// "dp[0:62:2]"). Every member computes the same label, and communicators of one kind whose
-// members differ get different labels. `instance` tells apart communicators with the same
-// members: the k-th one created with them (from 0), "mpi[0,1]#1" for the second; the first
-// carries no suffix, as labels did before it existed.
-std::string communicator_label(std::string_view kind, std::vector<int> world_ranks, int instance = 0);
-// The label of an intercommunicator between two groups (world ranks), "mpi[0,1|2,3]": the group
-// holding the lowest rank first, so that both sides compute the same label; `instance` as above.
-std::string intercommunicator_label(std::string_view kind, std::vector<int> a, std::vector<int> b, int instance = 0);
-// The label of the messages from one rank to another, "pp[0>2]" (world ranks): a send and the
-// receive that takes it are one matched instance, numbered in the order they are made.
-std::string link_label(std::string_view kind, int from, int to);
-
-// A label taken apart: the one reader of what the three functions above write (the replay's
-// groups, the Chakra export's peers).
-struct ParsedLabel {
-  std::string kind;          // "tp", "mpi", ... (letters, digits, '_')
-  std::vector<int> members;  // world ranks, ascending (an intercommunicator: both groups'); a link: {from, to}
-  bool link = false;         // "pp[0>2]": the messages from members[0] to members[1]
-  bool inter = false;        // "mpi[0,1|2,3]": an intercommunicator
-  int instance = 0;          // "#k": the k-th communicator with these members; 0 when none is written
-};
-// nullopt for anything else ("" too), with the reason in *why when given ("'x' is not a rank").
-std::optional<ParsedLabel> parse_label(std::string_view label, std::string* why = nullptr);
-
 // Where an event ran: a host thread (track = thread index, 0 = the thread that started the
 // session) or a device stream (track = stream id, device = device ordinal).
 enum class TrackKind : std::uint8_t { kHostThread = 0, kDeviceStream = 1 };
@@ -90,7 +63,7 @@ struct Event {
   std::uint32_t detail = 0;        // string id: communication algorithm, memcpy direction, ...; 0 = none
   std::uint32_t track = 0;         // host thread index or device stream id
   std::uint32_t communicator = 0;  // communication: string id of its communicator's label ("tp[0,1]", "pp[1>3]";
-                                   // communicator_label), seq counts within it; 0 = the profiled communicator
+                                   // vocabulary.hpp), seq counts within it; 0 = the profiled communicator
   std::int16_t device = -1;        // device ordinal of a device event, -1 for host events
   EventKind kind = EventKind::kKernel;
   TrackKind track_kind = TrackKind::kHostThread;

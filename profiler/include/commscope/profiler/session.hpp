@@ -53,7 +53,7 @@ struct SessionOptions {
 };
 
 // The ranks in MPI_COMM_WORLD of comm's members, by their rank in comm (an intercommunicator:
-// its local group's): what communicator_label (events.hpp) labels a communicator by.
+// its local group's): what communicator_label (vocabulary.hpp) labels a communicator by.
 std::vector<int> world_ranks(MPI_Comm comm);
 // The same of a group's members (MPI_UNDEFINED for a process outside MPI_COMM_WORLD).
 std::vector<int> world_ranks(MPI_Group group);

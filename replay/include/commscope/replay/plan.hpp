@@ -6,12 +6,15 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "commscope/collectives/types.hpp"
 #include "commscope/profiler/profile.hpp"
+#include "commscope/profiler/vocabulary.hpp"
 
 namespace commscope::replay {
 
@@ -22,9 +25,10 @@ class PlanError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What a recorded call is (profiler/vocabulary.hpp, the profile's one reading of its names).
 // kWait: a recorded completion (MPI_Wait*, MPI_Test*: "wait", "test"), which completes the posted
 // ops its `completes` names.
-enum class OpKind : std::uint8_t { kCollective, kBarrier, kSend, kRecv, kWait };
+using OpKind = profiler::CallKind;
 
 // A recorded communicator as its label names it (profiler::parse_label).
 struct GroupLabel {
@@ -99,8 +103,10 @@ struct ReplayPlan {
 // the profile does not have.
 ReplayPlan make_plan(const profiler::Profile& profile, int max_iterations = 0);
 
-// How a collective or message named `name` is replayed; false: not replayable (skipped).
-bool classify(const std::string& name, OpKind& kind, Collective& collective);
+// How a collective or message named `name` is replayed: profiler::classify_call's reading where
+// the name is the call itself (`exact`); nullopt: not replayable (skipped), as a name that only
+// mentions a collective ("ncclKernel_AllReduce_RING_LL", "alltoallw").
+std::optional<profiler::CallName> replayed_call(std::string_view name);
 
 // Which recorded rank each replay rank plays (docs/replay.md, "Mapping"): as many ranks as
 // recorded, each its own; fewer, the recorded ranks `chosen` (default: the first `given`).
