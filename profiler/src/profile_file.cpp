@@ -19,8 +19,33 @@
 #include <utility>
 
 #include "commscope/h5/h5.hpp"
+#include "rank_row.hpp"
 
 namespace commscope::profiler {
+
+RankRow rank_row(const RankInfo& info) {
+  RankRow row;
+  row.rank = info.rank;
+  h5::set_fixed(row.host, info.host);
+  row.clock_offset_ns = info.clock_offset_ns;
+  row.clock_error_ns = info.clock_error_ns;
+  h5::set_fixed(row.backend, info.backend);
+  row.events = info.events;
+  row.dropped_events = info.dropped_events;
+  h5::set_fixed(row.cpus, info.cpus);
+  row.cpu_count = info.cpu_count;
+  row.node_cpus = info.node_cpus;
+  h5::set_fixed(row.machine, info.machine);
+  return row;
+}
+
+RankInfo rank_info(const RankRow& row) {
+  return RankInfo{row.rank,           std::string(h5::get_fixed(row.host)),    row.clock_offset_ns,
+                  row.clock_error_ns, std::string(h5::get_fixed(row.backend)), row.events,
+                  row.dropped_events, std::string(h5::get_fixed(row.cpus)),    row.cpu_count,
+                  row.node_cpus,      std::string(h5::get_fixed(row.machine))};
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -33,21 +58,6 @@ constexpr std::int64_t kMaxRanks = std::int64_t{1} << 24;  // sanity bound for n
 static_assert(std::is_trivially_copyable_v<Event> && std::is_standard_layout_v<Event>,
               "Event is written to HDF5 as it is");
 static_assert(sizeof(EventKind) == 1 && sizeof(TrackKind) == 1, "kind and track_kind are stored as uint8");
-
-// /ranks rows: RankInfo with fixed-length strings.
-struct RankRow {
-  std::int32_t rank = 0;
-  char host[64] = {};
-  std::int64_t clock_offset_ns = 0;
-  std::int64_t clock_error_ns = 0;
-  char backend[16] = {};
-  std::int64_t events = 0;
-  std::int64_t dropped_events = 0;
-  char cpus[64] = {};
-  std::int32_t cpu_count = 0;
-  std::int32_t node_cpus = 0;
-  char machine[48] = {};
-};
 
 // with_placement false: files written before /ranks had the CPUs (they read as unknown);
 // with_machine false: before it had the machine.
@@ -312,12 +322,8 @@ Profile read_main(const std::string& path, bool with_events) {
 
   const bool with_placement = f.exists("ranks") && f.open_dataset("ranks").has_field("cpus");
   const bool with_machine = f.exists("ranks") && f.open_dataset("ranks").has_field("machine");
-  for (const RankRow& row : read_table(f, "ranks", rank_type(with_placement, with_machine), path)) {
-    p.ranks.push_back(RankInfo{row.rank, std::string(h5::get_fixed(row.host)), row.clock_offset_ns, row.clock_error_ns,
-                               std::string(h5::get_fixed(row.backend)), row.events, row.dropped_events,
-                               std::string(h5::get_fixed(row.cpus)), row.cpu_count, row.node_cpus,
-                               std::string(h5::get_fixed(row.machine))});
-  }
+  for (const RankRow& row : read_table(f, "ranks", rank_type(with_placement, with_machine), path))
+    p.ranks.push_back(rank_info(row));
   if (p.ranks.size() != static_cast<std::size_t>(nranks)) {
     fail(path, "/ranks has " + std::to_string(p.ranks.size()) + " rows for " + std::to_string(nranks) + " ranks");
   }
@@ -401,21 +407,9 @@ std::string rank_event_file_name(const std::string& main_path, int rank) {
 namespace {
 
 std::vector<RankRow> rank_rows(const std::vector<RankInfo>& ranks) {
-  std::vector<RankRow> rows(ranks.size());
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    const RankInfo& r = ranks[i];
-    rows[i].rank = r.rank;
-    h5::set_fixed(rows[i].host, r.host);
-    rows[i].clock_offset_ns = r.clock_offset_ns;
-    rows[i].clock_error_ns = r.clock_error_ns;
-    h5::set_fixed(rows[i].backend, r.backend);
-    rows[i].events = r.events;
-    rows[i].dropped_events = r.dropped_events;
-    h5::set_fixed(rows[i].cpus, r.cpus);
-    rows[i].cpu_count = r.cpu_count;
-    rows[i].node_cpus = r.node_cpus;
-    h5::set_fixed(rows[i].machine, r.machine);
-  }
+  std::vector<RankRow> rows;
+  rows.reserve(ranks.size());
+  for (const RankInfo& r : ranks) rows.push_back(rank_row(r));
   return rows;
 }
 

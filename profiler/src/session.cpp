@@ -18,6 +18,7 @@
 #include "commscope/profiler/placement.hpp"
 #include "commscope/profiler/profile_file.hpp"
 #include "cupti_backend.hpp"
+#include "rank_row.hpp"
 #include "registry.hpp"
 #include "session_impl.hpp"
 
@@ -35,17 +36,6 @@ std::int64_t realtime_ns() {
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
-
-// RankInfo as fixed-size bytes for MPI_Gather.
-struct RankInfoWire {
-  std::int32_t rank;
-  char host[64];
-  char backend[16];
-  std::int64_t clock_offset_ns, clock_error_ns, events, dropped_events;
-  char cpus[64];
-  std::int32_t cpu_count, node_cpus;
-  char machine[48];
-};
 
 }  // namespace
 
@@ -439,36 +429,12 @@ Profile Session::Impl::assemble(std::vector<Event>& events, std::int64_t dropped
 }
 
 std::vector<RankInfo> Session::Impl::gather_infos(const RankInfo& me) const {
-  RankInfoWire wire{};
-  wire.rank = me.rank;
-  h5::set_fixed(wire.host, me.host);
-  h5::set_fixed(wire.backend, me.backend);
-  wire.clock_offset_ns = me.clock_offset_ns;
-  wire.clock_error_ns = me.clock_error_ns;
-  wire.events = me.events;
-  wire.dropped_events = me.dropped_events;
-  h5::set_fixed(wire.cpus, me.cpus);
-  wire.cpu_count = me.cpu_count;
-  wire.node_cpus = me.node_cpus;
-  h5::set_fixed(wire.machine, me.machine);
-  const auto wires = gather_rows(comm, rank, size, std::vector<RankInfoWire>{wire});
-  std::vector<RankInfo> infos;
+  // One fixed-size row a rank (rank_row.hpp, the /ranks table's row too).
+  const auto rows = gather_rows(comm, rank, size, std::vector<RankRow>{rank_row(me)});
   if (rank != 0) return {me};
-  for (const RankInfoWire& w : wires) {
-    RankInfo r;
-    r.rank = w.rank;
-    r.host.assign(w.host, strnlen(w.host, sizeof w.host));
-    r.backend.assign(w.backend, strnlen(w.backend, sizeof w.backend));
-    r.clock_offset_ns = w.clock_offset_ns;
-    r.clock_error_ns = w.clock_error_ns;
-    r.events = w.events;
-    r.dropped_events = w.dropped_events;
-    r.cpus.assign(w.cpus, strnlen(w.cpus, sizeof w.cpus));
-    r.cpu_count = w.cpu_count;
-    r.node_cpus = w.node_cpus;
-    r.machine.assign(w.machine, strnlen(w.machine, sizeof w.machine));
-    infos.push_back(std::move(r));
-  }
+  std::vector<RankInfo> infos;
+  infos.reserve(rows.size());
+  for (const RankRow& row : rows) infos.push_back(rank_info(row));
   return infos;
 }
 
