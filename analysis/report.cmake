@@ -4,7 +4,8 @@ find_package(CLI11 CONFIG REQUIRED)
 add_executable(commscope-report
   src/main.cpp src/report_writer.cpp src/bench_fits.cpp src/bench_verdicts.cpp src/report_bench.cpp src/report_profile.cpp
   src/report_scaling.cpp src/step_prediction.cpp src/report_predict.cpp src/report_trace.cpp src/report_doctor.cpp
-  src/replay_compare.cpp src/report_replay.cpp)
+  src/replay_compare.cpp src/report_replay.cpp
+  src/report_hang.cpp)
 target_link_libraries(commscope-report PRIVATE commscope_analysis_core commscope_analysis_inputs
                       commscope_analysis_output CLI11::CLI11 commscope_build_flags)
 install(TARGETS commscope-report RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -359,7 +360,7 @@ if(COMMSCOPE_BUILD_TESTS)
   # A misspelt subcommand is named with the valid ones (CLI11 said "A subcommand is required").
   add_test(NAME analysis.report.bad.unknown_subcommand
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/one_line_error.sh
-                   "^commscope-report: unknown subcommand 'benchh' \\(one of: bench, compare, profile, scaling, predict, trace, doctor, replay; see --help\\)$"
+                   "^commscope-report: unknown subcommand 'benchh' \\(one of: bench, compare, profile, scaling, predict, trace, doctor, replay, hang; see --help\\)$"
                    -- ${report} benchh r.h5)
   set_tests_properties(analysis.report.bad.unknown_subcommand PROPERTIES LABELS "unit")
   # The usage line names the program, however it was run (it printed the path: bin/commscope-report).

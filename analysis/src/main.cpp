@@ -9,6 +9,7 @@
 //   commscope-report trace p.h5 -o trace.json        Chrome trace / Perfetto
 //   commscope-report doctor d.h5 [-o DIR]            the slow node or link (commscope-doctor's file)
 //   commscope-report replay p.h5 r.h5 [-o DIR]       a profile against its replay (commscope-replay)
+//   commscope-report hang DIR [-o DIR]              which rank and call a stuck job waits for (flight records)
 //
 // Bad or foreign input: one line on stderr and exit status 2.
 
@@ -171,6 +172,10 @@ int main(int argc, char** argv) {
   replay->add_option("replay", replayed, "the replay's profile")->required();
   replay->add_option("-o,--out", out, "folder for report.md and CSV files");
 
+  auto* hang = app.add_subcommand("hang", "which rank and call a stuck job waits for, from its flight records");
+  hang->add_option("dir", file, "the folder of rankNNNNN.flight files (docs/hang.md)")->required();
+  hang->add_option("-o,--out", out, "folder for report.md and CSV files");
+
   if (const std::string bad = unknown_subcommand(app, argc, argv); !bad.empty()) return fail(bad);
   try {
     app.parse(argc, argv);
@@ -200,6 +205,7 @@ int main(int argc, char** argv) {
     if (*trace) ca::report_trace(file, json, options);
     if (*doctor) ca::report_doctor(file, options);
     if (*replay) ca::report_replay(file, replayed, options);
+    if (*hang) ca::report_hang(file, options);
   } catch (const ca::InputError& e) {
     return fail(e.what());
   } catch (const ca::OutputError& e) {

@@ -10,6 +10,7 @@
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/profiler/session.hpp"
 #include "commscope/profiler/vocabulary.hpp"
+#include "flight.hpp"
 
 namespace commscope::mpiprof {
 namespace {
@@ -23,6 +24,7 @@ struct CommunicatorInfo {
   std::vector<int> peers;  // the world ranks a message's rank names (an intercommunicator: its remote group)
   std::mutex links_mutex;  // threads may send on one communicator (MPI_THREAD_MULTIPLE)
   std::vector<std::uint32_t> to, from;  // per peer: the label's id, 0 until first used
+  int flight_ring = -1;                  // its ring in the flight recorder (flight.hpp), -1: none
 };
 
 // Guards the counts below and the making of every communicator's info: two threads making the
@@ -86,6 +88,11 @@ CommunicatorInfo* make_info(MPI_Comm comm, int key) {
                               : inter ? pf::intercommunicator_label("mpi", local, info->peers, k)
                                       : pf::communicator_label("mpi", local, k));
   }
+  if (!is_world(comm) && flight::on()) {
+    std::vector<int> all = local;
+    if (inter) all.insert(all.end(), info->peers.begin(), info->peers.end());
+    info->flight_ring = flight::open_ring(info->label, std::move(all));
+  }
   info->to.assign(info->peers.size(), 0);
   info->from.assign(info->peers.size(), 0);
   if (PMPI_Comm_set_attr(comm, key, info) != MPI_SUCCESS) {
@@ -132,7 +139,13 @@ std::uint32_t link_from(MPI_Comm comm, int peer) {
 CollectiveInstance next_collective(MPI_Comm comm) {
   CommunicatorInfo* info = info_of(comm);
   if (info == nullptr || info->label == 0) return {};
-  return {info->label, info->count.fetch_add(1, std::memory_order_relaxed)};
+  return {info->label, info->count.fetch_add(1, std::memory_order_relaxed), info->flight_ring};
+}
+
+int flight_ring(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL || comm == MPI_COMM_WORLD) return 0;
+  CommunicatorInfo* info = info_of(comm);
+  return info == nullptr ? -1 : info->flight_ring;
 }
 
 void created(MPI_Comm comm) {

@@ -23,6 +23,7 @@ namespace commscope::mpiprof {
 struct CollectiveInstance {
   std::uint32_t label = 0;  // the profiler's string id of the label; 0: not labelled
   std::int64_t seq = -1;    // this rank's count of the communicator's collectives before this one; -1: none
+  int ring = -1;            // its ring in the flight recorder (flight.hpp); -1: none
 };
 
 // The next collective instance on `comm` (an intra- or intercommunicator other than
@@ -36,6 +37,10 @@ CollectiveInstance next_collective(MPI_Comm comm);
 // bad rank.
 std::uint32_t link_to(MPI_Comm comm, int peer);    // this rank sends to peer
 std::uint32_t link_from(MPI_Comm comm, int peer);  // this rank receives from peer
+
+// The flight recorder's ring of `comm` (flight.hpp): 0 for MPI_COMM_WORLD and for calls on no
+// communicator (MPI_COMM_NULL: waits, tests), -1 where it has none.
+int flight_ring(MPI_Comm comm);
 
 // A communicator the program has just created (MPI_Comm_dup, MPI_Comm_split, ...): its label
 // taken now, in creation order. MPI_COMM_NULL (not a member) is left alone.

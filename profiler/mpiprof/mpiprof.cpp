@@ -22,11 +22,14 @@
 // communicator as the blocking ones are (so the replay runs it there), a message's is not. The
 // operation's wait is spent in MPI_Wait* / MPI_Test* ("wait", "test").
 //
-// Signals: SIGTERM, SIGINT and SIGUSR1 make the rank that receives one write a profile of its own
+// Signals: SIGTERM and SIGINT make the rank that receives one write a profile of its own
 // (Session::finish_local: no MPI, the other ranks may be gone) to NAME.signal.rankNNNNN.h5 next to
-// COMMSCOPE_PROFILE_OUT, then end as the signal would have ended it. The handler (the stop path's
-// signal pipe, commscope/common/stop_signals.hpp) only writes the signal's number to a pipe; a
-// watcher thread does the rest. COMMSCOPE_SIGNALS=0: no handlers.
+// COMMSCOPE_PROFILE_OUT, then end as the signal would have ended it. SIGUSR1 writes the rank's
+// flight record (flight.hpp: its last calls on each communicator, NAME.flight/rankNNNNN.flight;
+// `commscope-report hang` reads them) and the job goes on; so does the watchdog's
+// (COMMSCOPE_HANG_TIMEOUT=SECONDS without progress). The handler (the stop path's signal pipe,
+// commscope/common/stop_signals.hpp) only writes the signal's number to a pipe; a watcher thread
+// does the rest. COMMSCOPE_SIGNALS=0: no handlers.
 //
 // The profiler's own MPI calls (clock offsets, gathering, writing) go straight to PMPI.
 #include <mpi.h>
@@ -56,6 +59,7 @@
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/profiler/session.hpp"
 #include "communicators.hpp"
+#include "flight.hpp"
 #include "record.hpp"
 
 namespace pf = commscope::profiler;
@@ -156,8 +160,6 @@ const char* signal_name(int sig) {
       return "SIGTERM";
     case SIGINT:
       return "SIGINT";
-    case SIGUSR1:
-      return "SIGUSR1";
     default:
       return "signal";
   }
@@ -173,6 +175,10 @@ void watch_once() {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0 || byte == 0) return;  // MPI_Finalize
     const int sig = byte;
+    if (sig == SIGUSR1) {  // the flight record (flight.hpp), and the job goes on
+      (void)mpiprof::flight::dump("signal");
+      continue;
+    }
     int expected = kRunning;
     if (g_state.compare_exchange_strong(expected, kSignalled)) {
       try {
@@ -269,6 +275,12 @@ void start() {
     g_session = std::make_unique<pf::Session>(MPI_COMM_WORLD, std::move(o));
     g_window_start = PMPI_Wtime();
     next_iteration();
+    char host[MPI_MAX_PROCESSOR_NAME + 1] = {};
+    int len = 0;
+    PMPI_Get_processor_name(host, &len);
+    const std::string warning =
+        mpiprof::flight::start(g_session->rank(), g_session->size(), output, std::string(host, static_cast<std::size_t>(len)));
+    if (!warning.empty()) std::fprintf(stderr, "libcommscope-mpiprof: %s\n", warning.c_str());
     install_handlers(output);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "libcommscope-mpiprof: not profiling: %s\n", e.what());
@@ -343,7 +355,7 @@ int mpiprof::record_call(const Names& names, std::span<const Part> parts, MPI_Co
   // the others' under their label ("mpi[0,2]", "mpi[0,2]#1"; communicators.hpp).
   mpiprof::CollectiveInstance instance;
   if (kind == Kind::kCollective && comm != MPI_COMM_NULL)
-    instance = is_world(comm) ? mpiprof::CollectiveInstance{0, g_world_seq.fetch_add(1, std::memory_order_relaxed)}
+    instance = is_world(comm) ? mpiprof::CollectiveInstance{0, g_world_seq.fetch_add(1, std::memory_order_relaxed), 0}
                               : mpiprof::next_collective(comm);
   // The function's operator holding its communication; not the scopes, since a receive's bytes
   // and a polling run's end are written after the call.
@@ -366,8 +378,14 @@ int mpiprof::record_call(const Names& names, std::span<const Part> parts, MPI_Co
   const std::int64_t start = pf::ticks();
   for (pf::Event* ev : events)
     if (ev != nullptr) ev->start_ns = start;
+  // The flight recorder's slot (flight.hpp): the first part's bytes and link.
+  const int ring = kind == Kind::kCollective ? instance.ring : mpiprof::flight_ring(comm);
+  const mpiprof::flight::Handle flown =
+      mpiprof::flight::posted(ring, instance.seq, names.comm, n > 0 ? parts[0].bytes : 0, -1,
+                              n > 0 && parts[0].link != nullptr ? *parts[0].link : 0, start);
   const int rc = call(ctx);
   const std::int64_t end = pf::ticks();
+  mpiprof::flight::completed(flown, end);
   if (pf::recording()) {  // not when a signal ended the session during the call
     if (op != nullptr) op->end_ns = end;
     for (std::size_t i = 0; i < n; ++i) {
@@ -402,8 +420,15 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
 }
 
 int MPI_Finalize(void) {
+  // In the flight record as a call on MPI_COMM_WORLD until it returns: a rank that finished waits
+  // here for the others, and the watchdog still watches.
+  static const pf::NameId finalize = pf::name_id("finalize");
+  const mpiprof::flight::Handle h = mpiprof::flight::posted(0, -1, finalize, 0, -1, 0, pf::ticks());
   finish();
-  return PMPI_Finalize();
+  const int rc = PMPI_Finalize();
+  mpiprof::flight::completed(h, pf::ticks());
+  mpiprof::flight::stop();
+  return rc;
 }
 
 int MPI_Pcontrol(const int level, ...) {

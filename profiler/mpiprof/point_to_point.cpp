@@ -94,7 +94,9 @@ int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_C
   MPI_Status own;
   MPI_Status* st = status_for(status, own);
   std::int64_t received = 0;
-  std::uint32_t from = 0;  // the sender's, from the status (the source may be MPI_ANY_SOURCE)
+  // The source's while it waits (the flight recorder's), then the sender's, from the status (the
+  // source may be MPI_ANY_SOURCE: none until then).
+  std::uint32_t from = link_from(comm, source);
   return record(
       names, 0, comm, Kind::kUnnumbered,
       [&] {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Profiles written at a signal: tests/mpi_app.c runs until killed at 2 ranks under the preloaded
 # library; once it has done 3 iterations, mpirun gets the signal (and forwards it to the ranks).
-# Each rank must leave DIR/run.signal.rankNNNNN.h5, a one-rank profile that test_mpiprof_check
-# --signal and commscope-report read, and no main profile. With COMMSCOPE_SIGNALS=0 nothing is
+# SIGTERM: each rank must leave DIR/run.signal.rankNNNNN.h5, a one-rank profile that
+# test_mpiprof_check --signal and commscope-report read, and no main profile. SIGUSR1: each rank
+# writes its flight record (DIR/run.flight/rankNNNNN.flight) and the job goes on. With COMMSCOPE_SIGNALS=0 nothing is
 # written; a bad COMMSCOPE_SIGNALS is said in one line.
 #   signal_test.sh DIR MPIEXEC "MPIEXEC_FLAGS" LIBRARY APP CHECK REPORT
 set -u
@@ -35,7 +36,32 @@ run() {
   cat "$dir/log"
 }
 
-for sig in TERM USR1; do
+# SIGUSR1: the flight records, and the job goes on until SIGTERM.
+rm -rf "$dir" && mkdir -p "$dir" || fail "cannot make $dir"
+# shellcheck disable=SC2086
+"$mpiexec" -np 2 $flags -x COMMSCOPE_PROFILE_OUT="$dir/run.h5" -x LD_PRELOAD="$lib" "$app" 0 "$dir/ready" \
+  >"$dir/log" 2>&1 &
+pid=$!
+for _ in $(seq 300); do
+  [ -e "$dir/ready" ] && break
+  sleep 0.05
+done
+kill -USR1 "$pid"
+for _ in $(seq 200); do
+  [ -e "$dir/run.flight/rank00000.flight" ] && [ -e "$dir/run.flight/rank00001.flight" ] && break
+  sleep 0.05
+done
+sleep 0.5
+alive=0
+kill -0 "$pid" 2>/dev/null && alive=1
+kill -TERM "$pid"
+wait "$pid"
+for r in 0 1; do
+  [ -e "$dir/run.flight/rank0000$r.flight" ] || { cat "$dir/log"; fail "SIGUSR1: rank $r wrote no flight record"; }
+done
+[ $alive = 1 ] || { cat "$dir/log"; fail "SIGUSR1: the job did not go on after its flight records"; }
+
+for sig in TERM; do
   run "$sig"
   [ ! -e "$dir/run.h5" ] || fail "SIG$sig: a main profile was written"
   for r in 0 1; do

@@ -57,6 +57,10 @@ void report_doctor(const std::string& file, const ReportOptions& options);
 // recorded against replayed communication, calls and bytes, the projected step (docs/replay.md).
 void report_replay(const std::string& original, const std::string& replay, const ReportOptions& options);
 
+// hang: the flight records of a stuck job (libcommscope-mpiprof.so's rankNNNNN.flight files in
+// `dir`): per communicator who waits at which call and who never arrived, desyncs, ranks waiting on
+// each other's messages, ranks without a record; one verdict line first (docs/hang.md).
+void report_hang(const std::string& dir, const ReportOptions& options);
 // The Chrome trace / Perfetto export of a profile (the profiler's exporter).
 void report_trace(const std::string& file, const std::filesystem::path& json, const ReportOptions& options);
 

@@ -1,0 +1,318 @@
+// commscope-report hang DIR: the flight records of a stuck job (libcommscope-mpiprof.so's
+// rankNNNNN.flight files, docs/hang.md) read together: per communicator the last call every
+// member completed, who waits at the next one and who never arrived there (and where that rank is
+// instead), calls that differ at one sequence number (a desync), ranks that wait on each other's
+// messages, and ranks that wrote no file. One verdict line first.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "commscope/analysis/inputs.hpp"
+#include "commscope/analysis/report.hpp"
+#include "report_writer.hpp"
+
+namespace commscope::analysis {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct FlightCall {
+  std::int64_t seq = -1;
+  std::string op, link;
+  std::int64_t bytes = 0;
+  int peer = -1;
+  double posted = 0, completed = 0;  // completed 0: not completed
+};
+struct FlightComm {
+  std::string label;
+  std::vector<int> members;
+  std::vector<FlightCall> calls;  // the last ones, oldest first
+};
+struct FlightRank {
+  int rank = -1, size = 0, pid = 0;
+  std::string host, reason, file;
+  double written = 0, last_done = 0;
+  std::vector<FlightComm> comms;
+};
+
+[[noreturn]] void bad(const std::string& file, int line, const std::string& what) {
+  throw InputError(file + ":" + std::to_string(line) + ": " + what);
+}
+
+FlightRank read_flight(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path.string() + ": cannot read it");
+  FlightRank r;
+  r.file = path.string();
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    std::istringstream s(line);
+    std::string key;
+    s >> key;
+    if (n == 1) {
+      int version = 0;
+      if (key != "commscope-flight" || !(s >> version) || version != 1)
+        bad(r.file, n, "not a commscope flight record (version 1)");
+      continue;
+    }
+    bool ok = true;
+    if (key == "rank") {
+      ok = static_cast<bool>(s >> r.rank);
+    } else if (key == "size") {
+      ok = static_cast<bool>(s >> r.size);
+    } else if (key == "host") {
+      ok = static_cast<bool>(s >> r.host);
+    } else if (key == "pid") {
+      ok = static_cast<bool>(s >> r.pid);
+    } else if (key == "reason") {
+      ok = static_cast<bool>(s >> r.reason);
+    } else if (key == "written") {
+      ok = static_cast<bool>(s >> r.written);
+    } else if (key == "last_done") {
+      ok = static_cast<bool>(s >> r.last_done);
+    } else if (key == "comm") {
+      FlightComm c;
+      std::string members;
+      ok = static_cast<bool>(s >> c.label >> members);
+      for (std::size_t at = 0; ok && at < members.size();) {
+        std::size_t end = members.find(',', at);
+        if (end == std::string::npos) end = members.size();
+        try {
+          c.members.push_back(std::stoi(members.substr(at, end - at)));
+        } catch (const std::exception&) {
+          ok = false;
+        }
+        at = end + 1;
+      }
+      r.comms.push_back(std::move(c));
+    } else if (key == "call") {
+      if (r.comms.empty()) bad(r.file, n, "a call before any comm line");
+      FlightCall c;
+      ok = static_cast<bool>(s >> c.seq >> c.op >> c.bytes >> c.peer >> c.link >> c.posted >> c.completed);
+      if (c.link == "-") c.link.clear();
+      r.comms.back().calls.push_back(std::move(c));
+    }  // other keys: later versions' additions, skipped
+    if (!ok) bad(r.file, n, "cannot read '" + line + "'");
+  }
+  if (n == 0) throw InputError(r.file + ": empty");
+  if (r.rank < 0 || r.size <= r.rank) bad(r.file, n, "no rank and size");
+  return r;
+}
+
+std::string seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", s);
+  return buf;
+}
+
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(ranks[i]);
+    if (j > i) out += (j == i + 1 ? ", " : "-") + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+// Where a rank is: its newest call not completed (the communicator's label, the call), else
+// outside MPI since its last call completed.
+struct Where {
+  const FlightComm* comm = nullptr;
+  const FlightCall* call = nullptr;
+  double since = 0;  // seconds before the record was written
+};
+Where where_is(const FlightRank& r) {
+  Where w;
+  for (const FlightComm& c : r.comms)
+    for (const FlightCall& call : c.calls)
+      if (call.completed == 0 && (w.call == nullptr || call.posted > w.call->posted)) w.comm = &c, w.call = &call;
+  w.since = r.written - (w.call != nullptr ? w.call->posted : r.last_done);
+  return w;
+}
+
+std::string call_text(const FlightComm& c, const FlightCall& call) {
+  std::string s = call.op;
+  if (call.seq >= 0) s += " #" + std::to_string(call.seq);
+  if (!call.link.empty()) return s + " on " + call.link;
+  return s + " on " + c.label;
+}
+
+std::string where_text(const FlightRank& r) {
+  const Where w = where_is(r);
+  if (w.call == nullptr) return "outside MPI (computing) for " + seconds(w.since);
+  return "in " + call_text(*w.comm, *w.call) + " for " + seconds(w.since);
+}
+
+// One communicator across its members' records.
+struct CommState {
+  std::string label;
+  std::vector<int> members;
+  std::map<int, std::int64_t> posted;  // per member with a record: the highest sequence number it posted (-1: none)
+  std::map<int, const FlightCall*> waiting;  // members in a call on it now (collective)
+};
+
+}  // namespace
+
+void report_hang(const std::string& dir, const ReportOptions& options) {
+  if (!fs::is_directory(dir)) throw InputError(dir + ": not a folder of flight records");
+  std::vector<FlightRank> ranks;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().extension() == ".flight") ranks.push_back(read_flight(entry.path()));
+  if (ranks.empty()) throw InputError(dir + ": no flight records (rankNNNNN.flight) in it");
+  std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  int size = 0;
+  for (const FlightRank& r : ranks) size = std::max(size, r.size);
+  std::map<int, const FlightRank*> by_rank;
+  for (const FlightRank& r : ranks) by_rank[r.rank] = &r;
+  std::vector<int> missing;
+  for (int k = 0; k < size; ++k)
+    if (!by_rank.contains(k)) missing.push_back(k);
+
+  // Every communicator's members and how far each got.
+  std::map<std::string, CommState> comms;
+  for (const FlightRank& r : ranks)
+    for (const FlightComm& c : r.comms) {
+      CommState& s = comms[c.label];
+      s.label = c.label;
+      if (s.members.empty()) s.members = c.members;
+      std::int64_t top = -1;
+      for (const FlightCall& call : c.calls) {
+        if (call.seq < 0) continue;
+        top = std::max(top, call.seq);
+        if (call.completed == 0) s.waiting[r.rank] = &call;
+      }
+      s.posted[r.rank] = top;
+    }
+
+  std::vector<std::string> verdicts, desyncs;
+  for (auto& [label, s] : comms) {
+    if (s.waiting.empty()) continue;
+    std::int64_t next = -1;
+    for (const auto& [rank, call] : s.waiting) next = std::max(next, call->seq);
+    const FlightCall* any = s.waiting.begin()->second;
+    std::vector<int> waiting, behind;
+    for (const auto& [rank, call] : s.waiting)
+      if (call->seq == next) waiting.push_back(rank);
+    for (int m : s.members) {
+      const auto p = s.posted.find(m);
+      if (p == s.posted.end() || p->second < next) behind.push_back(m);
+    }
+    // A desync: members at the same number with another call.
+    std::map<std::string, std::vector<int>> kinds;
+    for (const auto& [rank, call] : s.waiting)
+      if (call->seq == next)
+        kinds[call->op + " of " + std::to_string(call->bytes) + " B"].push_back(rank);
+    if (kinds.size() > 1) {
+      std::string d = "desync at #" + std::to_string(next) + " on " + label + ":";
+      for (const auto& [kind, who] : kinds) d += " rank" + std::string(who.size() > 1 ? "s " : " ") + rank_list(who) + " " + kind + ";";
+      d.pop_back();
+      desyncs.push_back(d);
+    }
+    for (int b : behind) {
+      const auto it = by_rank.find(b);
+      const std::string host = it != by_rank.end() ? " (" + it->second->host + ")" : "";
+      std::string v = "rank " + std::to_string(b) + host + " never called " + any->op + " #" + std::to_string(next) +
+                      " on " + label + "; ";
+      v += it != by_rank.end() ? "it has been " + where_text(*it->second) : "it wrote no flight record (dead, or unreachable)";
+      v += "; rank" + std::string(waiting.size() > 1 ? "s " : " ") + rank_list(waiting) + (waiting.size() > 1 ? " wait" : " waits") + " in " + any->op + " #" +
+           std::to_string(next);
+      verdicts.push_back(v);
+    }
+  }
+  // Messages: ranks each waiting to receive from a rank that waits to receive from it.
+  std::vector<std::string> cycles;
+  for (const FlightRank& r : ranks) {
+    const Where w = where_is(r);
+    if (w.call == nullptr || w.call->op != "recv" || w.call->link.empty()) continue;
+    // link "mpi[A>B]": from A to B
+    const std::size_t open = w.call->link.find('['), gt = w.call->link.find('>');
+    if (open == std::string::npos || gt == std::string::npos) continue;
+    int from = -1;
+    try {
+      from = std::stoi(w.call->link.substr(open + 1, gt - open - 1));
+    } catch (const std::exception&) {
+      continue;
+    }
+    const auto peer = by_rank.find(from);
+    if (peer == by_rank.end() || from <= r.rank) continue;
+    const Where pw = where_is(*peer->second);
+    if (pw.call != nullptr && pw.call->op == "recv" && pw.call->link.find("[" + std::to_string(r.rank) + ">") != std::string::npos)
+      cycles.push_back("ranks " + std::to_string(r.rank) + " and " + std::to_string(from) +
+                       " each wait to receive from the other (" + w.call->link + ", " + pw.call->link + "), a deadlock");
+  }
+
+  ReportWriter out(options, "Hang: " + dir);
+  std::string verdict;
+  if (!verdicts.empty())
+    verdict = verdicts.front();
+  else if (!desyncs.empty())
+    verdict = desyncs.front();
+  else if (!cycles.empty())
+    verdict = cycles.front();
+  else if (!missing.empty())
+    verdict = "rank" + std::string(missing.size() > 1 ? "s " : " ") + rank_list(missing) +
+              " wrote no flight record (dead, or unreachable); the others are behind no collective";
+  else
+    verdict = "no rank is behind a collective, no call differs and no two ranks wait on each other's messages";
+  out.text("Verdict: " + verdict + ".");
+  for (std::size_t i = 1; i < verdicts.size(); ++i) out.text("Also: " + verdicts[i] + ".");
+  for (std::size_t i = verdicts.empty() ? 1 : 0; i < desyncs.size(); ++i) out.text("Also: " + desyncs[i] + ".");
+  if (!missing.empty() && !verdicts.empty())
+    out.text("No flight record from rank" + std::string(missing.size() > 1 ? "s " : " ") + rank_list(missing) + ".");
+
+  out.section("Ranks");
+  Table t({"rank", "host", "pid", "written_by", "where", "since_s"});
+  for (const FlightRank& r : ranks) {
+    const Where w = where_is(r);
+    char since[32];
+    std::snprintf(since, sizeof since, "%.2f", w.since);
+    t.add({std::to_string(r.rank), r.host, std::to_string(r.pid), r.reason,
+           w.call != nullptr ? call_text(*w.comm, *w.call) : "outside MPI", since});
+  }
+  for (int m : missing) t.add({std::to_string(m), "-", "-", "no record", "-", "-"});
+  out.table("ranks", t);
+
+  out.section("Communicators");
+  Table c({"communicator", "members", "completed_by_all", "waiting", "behind"});
+  for (const auto& [label, s] : comms) {
+    std::int64_t all = -1;
+    bool first = true;
+    for (int m : s.members) {
+      const auto p = s.posted.find(m);
+      std::int64_t done = p == s.posted.end() ? -1 : p->second;
+      if (s.waiting.contains(m)) done = s.waiting.at(m)->seq - 1;
+      all = first ? done : std::min(all, done);
+      first = false;
+    }
+    std::vector<int> waiting;
+    for (const auto& [rank, call] : s.waiting) waiting.push_back(rank);
+    std::int64_t next = all + 1;
+    std::vector<int> behind;
+    if (!waiting.empty()) {
+      for (const auto& [rank, call] : s.waiting) next = std::max(next, call->seq);
+      for (int m : s.members) {
+        const auto p = s.posted.find(m);
+        if (p == s.posted.end() || p->second < next) behind.push_back(m);
+      }
+    }
+    c.add({label, rank_list(s.members), all >= 0 ? "#" + std::to_string(all) : "-", rank_list(waiting),
+           rank_list(behind)});
+  }
+  out.table("communicators", c);
+  out.finish();
+}
+
+}  // namespace commscope::analysis

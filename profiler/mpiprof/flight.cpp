@@ -1,0 +1,270 @@
+#include "flight.hpp"
+
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "commscope/profiler/clock.hpp"
+#include "commscope/profiler/recorder.hpp"
+
+namespace commscope::mpiprof::flight {
+namespace {
+
+namespace pf = commscope::profiler;
+
+constexpr int kMaxRings = 1024;  // communicators recorded; later ones go unrecorded (said in the file)
+constexpr int kDefaultCalls = 64;
+
+// One call. Written by the thread that makes it, read by the dump: `posted` last on posting and
+// `completed` on completion, each a release store, so the dump sees a whole entry or its older one.
+struct Entry {
+  std::int64_t seq = -1;
+  std::uint32_t op = 0, link = 0;
+  std::int64_t bytes = 0;
+  int peer = -1;
+  std::atomic<std::int64_t> posted{0};     // the profiler's raw clock (pf::ticks); 0: empty
+  std::atomic<std::int64_t> completed{0};  // 0: not (yet)
+};
+
+struct Ring {
+  std::uint32_t label = 0;
+  std::vector<int> members;
+  std::unique_ptr<Entry[]> entries;
+  std::atomic<std::uint64_t> next{0};  // calls posted so far
+};
+
+struct State {
+  int rank = -1, size = 0, calls = kDefaultCalls;
+  std::string dir, host;
+  double timeout_s = 0;
+  bool exit_on_hang = false;
+  std::mutex mutex;  // open_ring, dump
+  Ring rings[kMaxRings];
+  std::atomic<int> used{0};
+  std::atomic<int> refused{0};
+  std::atomic<std::int64_t> last_done{0};  // ticks: when a call last completed (or MPI_Init)
+  std::atomic<std::uint64_t> progress{0};  // calls completed (an estimate under threads: no RMW)
+  std::int64_t ticks0 = 0;                 // a calibration pair of the raw clock and the wall clock
+  double wall0 = 0;
+  std::thread watchdog;
+  std::mutex wait_mutex;
+  std::condition_variable wake;
+  bool stopping = false;
+  int dumps = 0;
+};
+State* g = nullptr;
+
+double wall_now() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Raw ticks to wall-clock seconds, by the pair taken at start and one taken now (the TSC's rate
+// over the run; CLOCK_MONOTONIC's ns one to one).
+struct ToWall {
+  double now_wall;
+  std::int64_t now_ticks;
+  double seconds_per_tick;
+  ToWall() : now_wall(wall_now()), now_ticks(pf::ticks()) {
+    const double dt = static_cast<double>(now_ticks - g->ticks0);
+    seconds_per_tick = dt > 1e6 ? (now_wall - g->wall0) / dt : 1e-9;
+  }
+  double operator()(std::int64_t t) const {
+    return t == 0 ? 0 : now_wall - static_cast<double>(now_ticks - t) * seconds_per_tick;
+  }
+};
+
+std::string name_of(std::uint32_t id) {
+  if (id == 0) return "-";
+  try {
+    return pf::process_names().at(id);
+  } catch (const std::exception&) {
+    return "?";
+  }
+}
+
+// The watchdog: once per stall (no call completed for timeout_s), this rank's file.
+void watch() {
+  std::uint64_t dumped_at = ~std::uint64_t{0};
+  std::unique_lock lock(g->wait_mutex);
+  const auto tick = std::chrono::duration<double>(std::min(1.0, g->timeout_s / 4));
+  while (!g->stopping) {
+    g->wake.wait_for(lock, tick);
+    if (g->stopping) break;
+    const std::uint64_t progress = g->progress.load();
+    const ToWall wall;
+    if (progress == dumped_at || wall.now_wall - wall(g->last_done.load()) < g->timeout_s) continue;
+    dumped_at = progress;
+    lock.unlock();
+    const std::string path = dump("watchdog");
+    if (g->exit_on_hang) {
+      std::fprintf(stderr, "libcommscope-mpiprof: rank %d: no MPI progress for %g s (COMMSCOPE_HANG_EXIT=1): ending\n",
+                   g->rank, g->timeout_s);
+      std::fflush(stderr);
+      _exit(3);
+    }
+    lock.lock();
+  }
+}
+
+std::string default_dir(const std::string& profile) {
+  const std::string stem = profile.ends_with(".h5") ? profile.substr(0, profile.size() - 3) : profile;
+  return stem + ".flight";
+}
+
+}  // namespace
+
+std::string start(int world_rank, int world_size, const std::string& profile, const std::string& host) {
+  if (g != nullptr) return "";
+  std::string warning;
+  g = new State;
+  g->rank = world_rank, g->size = world_size, g->host = host;
+  if (const char* v = std::getenv("COMMSCOPE_FLIGHT_CALLS"); v != nullptr && *v) {
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    if (end == v || *end != '\0' || n < 1 || n > 1 << 20)
+      warning = std::string("COMMSCOPE_FLIGHT_CALLS='") + v + "' is not 1 to 1048576: 64 calls a communicator";
+    else
+      g->calls = static_cast<int>(n);
+  }
+  const char* dir = std::getenv("COMMSCOPE_FLIGHT_DIR");
+  g->dir = dir != nullptr && *dir ? dir : default_dir(profile);
+  if (const char* v = std::getenv("COMMSCOPE_HANG_TIMEOUT"); v != nullptr && *v) {
+    char* end = nullptr;
+    const double s = std::strtod(v, &end);
+    if (end == v || *end != '\0' || !(s > 0))
+      warning = std::string("COMMSCOPE_HANG_TIMEOUT='") + v + "' is not a positive number of seconds: no watchdog";
+    else
+      g->timeout_s = s;
+  }
+  const char* ex = std::getenv("COMMSCOPE_HANG_EXIT");
+  g->exit_on_hang = ex != nullptr && std::strcmp(ex, "1") == 0;
+  g->ticks0 = pf::ticks(), g->wall0 = wall_now();
+  g->last_done.store(g->ticks0);
+  std::vector<int> all(static_cast<std::size_t>(world_size));
+  for (int r = 0; r < world_size; ++r) all[static_cast<std::size_t>(r)] = r;
+  open_ring(0, std::move(all));  // ring 0: MPI_COMM_WORLD
+  if (g->timeout_s > 0) g->watchdog = std::thread(watch);
+  return warning;
+}
+
+void stop() {
+  if (g == nullptr) return;
+  {
+    std::lock_guard lock(g->wait_mutex);
+    g->stopping = true;
+  }
+  g->wake.notify_all();
+  if (g->watchdog.joinable()) g->watchdog.join();
+}
+
+bool on() {
+  return g != nullptr;
+}
+
+int open_ring(std::uint32_t label, std::vector<int> members) {
+  if (g == nullptr) return -1;
+  std::lock_guard lock(g->mutex);
+  const int i = g->used.load();
+  if (i >= kMaxRings) {
+    g->refused.fetch_add(1);
+    return -1;
+  }
+  Ring& r = g->rings[i];
+  r.label = label;
+  r.members = std::move(members);
+  r.entries = std::make_unique<Entry[]>(static_cast<std::size_t>(g->calls));
+  g->used.store(i + 1, std::memory_order_release);
+  return i;
+}
+
+Handle posted(int ring, std::int64_t seq, std::uint32_t op, std::int64_t bytes, int peer, std::uint32_t link,
+              std::int64_t ticks) {
+  if (g == nullptr || ring < 0 || ring >= g->used.load(std::memory_order_acquire)) return {};
+  Ring& r = g->rings[ring];
+  const std::uint64_t at = r.next.fetch_add(1, std::memory_order_relaxed);
+  Entry& e = r.entries[at % static_cast<std::uint64_t>(g->calls)];
+  e.posted.store(0, std::memory_order_relaxed);
+  e.completed.store(0, std::memory_order_relaxed);
+  e.seq = seq, e.op = op, e.bytes = bytes, e.peer = peer, e.link = link;
+  e.posted.store(ticks, std::memory_order_release);
+  return {ring, at};
+}
+
+void completed(Handle h, std::int64_t ticks) {
+  if (g == nullptr || h.ring < 0) return;
+  Ring& r = g->rings[h.ring];
+  r.entries[h.at % static_cast<std::uint64_t>(g->calls)].completed.store(ticks, std::memory_order_release);
+  g->last_done.store(ticks, std::memory_order_relaxed);
+  g->progress.store(g->progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+std::string dump(const char* reason) {
+  if (g == nullptr) return "";
+  std::lock_guard lock(g->mutex);
+  if (mkdir(g->dir.c_str(), 0777) != 0 && errno != EEXIST) {
+    std::fprintf(stderr, "libcommscope-mpiprof: rank %d: no flight record: cannot create %s: %s\n", g->rank,
+                 g->dir.c_str(), std::strerror(errno));
+    return "";
+  }
+  char name[64];
+  std::snprintf(name, sizeof name, "/rank%05d.flight", g->rank);
+  const std::string path = g->dir + name, partial = path + ".partial";
+  FILE* f = std::fopen(partial.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "libcommscope-mpiprof: rank %d: no flight record: cannot write %s: %s\n", g->rank,
+                 partial.c_str(), std::strerror(errno));
+    return "";
+  }
+  const ToWall wall;
+  std::fprintf(f, "commscope-flight 1\nrank %d\nsize %d\nhost %s\npid %d\nreason %s\nwritten %.6f\nlast_done %.6f\n",
+               g->rank, g->size, g->host.c_str(), static_cast<int>(getpid()), reason, wall.now_wall,
+               wall(g->last_done.load()));
+  std::fprintf(f, "unrecorded_communicators %d\n", g->refused.load());
+  const int used = g->used.load(std::memory_order_acquire);
+  for (int i = 0; i < used; ++i) {
+    Ring& r = g->rings[i];
+    std::string members;
+    for (int m : r.members) {
+      if (!members.empty()) members += ',';
+      members += std::to_string(m);
+    }
+    const std::uint64_t next = r.next.load(std::memory_order_acquire);
+    std::fprintf(f, "comm %s %s %llu\n", i == 0 ? "world" : name_of(r.label).c_str(), members.c_str(),
+                 static_cast<unsigned long long>(next));
+    const std::uint64_t n = static_cast<std::uint64_t>(g->calls);
+    for (std::uint64_t at = next > n ? next - n : 0; at < next; ++at) {
+      const Entry& e = r.entries[at % n];
+      const std::int64_t posted_ticks = e.posted.load(std::memory_order_acquire);
+      if (posted_ticks == 0) continue;  // being written
+      const double posted = wall(posted_ticks), completed = wall(e.completed.load(std::memory_order_acquire));
+      std::fprintf(f, "call %lld %s %lld %d %s %.6f %.6f\n", static_cast<long long>(e.seq), name_of(e.op).c_str(),
+                   static_cast<long long>(e.bytes), e.peer, name_of(e.link).c_str(), posted, completed);
+    }
+  }
+  const bool ok = std::fflush(f) == 0 && std::ferror(f) == 0;
+  std::fclose(f);
+  if (!ok || std::rename(partial.c_str(), path.c_str()) != 0) {
+    std::fprintf(stderr, "libcommscope-mpiprof: rank %d: no flight record: cannot write %s\n", g->rank, path.c_str());
+    std::remove(partial.c_str());
+    return "";
+  }
+  ++g->dumps;
+  std::fprintf(stderr, "libcommscope-mpiprof: rank %d: %s: flight record written to %s\n", g->rank, reason,
+               path.c_str());
+  return path;
+}
+
+}  // namespace commscope::mpiprof::flight

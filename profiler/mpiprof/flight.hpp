@@ -1,0 +1,49 @@
+// The flight recorder of libcommscope-mpiprof.so (docs/hang.md): per communicator a ring of its
+// last N calls (COMMSCOPE_FLIGHT_CALLS, default 64), each with its communicator's label, its
+// sequence number there (collectives), the operation, bytes, the peer's or root's world rank, and
+// when it was posted and completed (or that it has not). Written per rank, without MPI (the job
+// may be stuck), to COMMSCOPE_FLIGHT_DIR (default: beside the profile, NAME.flight/) when:
+//   - SIGUSR1 arrives (the job goes on),
+//   - the watchdog fires: COMMSCOPE_HANG_TIMEOUT=SECONDS, no MPI call of the rank's main thread has
+//     completed for that long (the rank is stuck inside a call, or outside MPI: computing); the
+//     job goes on, once per stall (COMMSCOPE_HANG_EXIT=1: the rank ends, exit status 3).
+// A healthy run writes nothing. The rings are allocated when a communicator is first used, none
+// per call: a call writes one slot and two atomics.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace commscope::mpiprof::flight {
+
+// A call in a ring: where to mark it completed.
+struct Handle {
+  int ring = -1;
+  std::uint64_t at = 0;
+};
+
+// At MPI_Init: the settings from the environment; `profile` is the profile's path (the folder's
+// default is beside it), `host` this rank's. Returns "" or a one-line warning for a bad setting.
+std::string start(int world_rank, int world_size, const std::string& profile, const std::string& host);
+// At MPI_Finalize: the watchdog ends; nothing is written.
+void stop();
+bool on();
+
+// A ring for a communicator: its label (the profiler's string id; 0 for MPI_COMM_WORLD) and its
+// members' world ranks (an intercommunicator's: both groups). Returns its index, -1 when the table
+// is full (the communicator goes unrecorded).
+int open_ring(std::uint32_t label, std::vector<int> members);
+
+// A call posted on ring `ring` at `ticks` (the profiler's raw clock, pf::ticks(): the caller has
+// read it already): op, the profiler's string id of the operation; peer, the world rank of the root
+// or the peer (-1: none); link, a message's label id (0: none).
+Handle posted(int ring, std::int64_t seq, std::uint32_t op, std::int64_t bytes, int peer, std::uint32_t link,
+              std::int64_t ticks);
+void completed(Handle h, std::int64_t ticks);
+
+// Writes this rank's file now (reason "signal", "watchdog" or "error"); its path, or "" after
+// saying why on stderr. No MPI calls.
+std::string dump(const char* reason);
+
+}  // namespace commscope::mpiprof::flight

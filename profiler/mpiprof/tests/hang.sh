@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# A hang with a known answer (tests/mpi_hang.c) under libcommscope-mpiprof.so with a 2 s watchdog:
+# once every rank has written its flight record the job is killed, and `commscope-report hang`'s
+# verdict line must match VERDICT (a grep -E pattern); "healthy" must end by itself, status 0,
+# with no record written.
+#   hang.sh MODE NP VERDICT WORKDIR LIB APP REPORT -- MPIEXEC [FLAGS...]
+set -u
+mode=$1 np=$2 verdict=$3 work=$4 lib=$5 app=$6 report=$7
+shift 7
+[ "$1" = "--" ] && shift
+me="hang.sh $mode"
+fail() { echo "$me: FAIL: $*"; exit 1; }
+dir=$work/hang-$mode
+rm -rf "$dir" && mkdir -p "$dir" || exit 1
+"$@" -np "$np" -x LD_PRELOAD="$lib" -x COMMSCOPE_HANG_TIMEOUT=2 -x COMMSCOPE_PROFILE_OUT="$dir/p.h5" \
+  "$app" "$mode" >"$dir/run.log" 2>&1 &
+job=$!
+if [ "$mode" = healthy ]; then
+  wait $job || fail "the healthy run exited $? (log: $dir/run.log)"
+  [ -e "$dir/p.flight" ] && fail "a healthy run wrote flight records: $(ls "$dir/p.flight")"
+  echo "$me: ok: no flight record"
+  exit 0
+fi
+for _ in $(seq 1 300); do  # up to 30 s for every rank's record
+  [ "$(ls "$dir/p.flight" 2>/dev/null | grep -c '\.flight$')" -ge "$np" ] && break
+  kill -0 $job 2>/dev/null || break
+  sleep 0.1
+done
+kill -TERM $job 2>/dev/null
+sleep 1
+kill -KILL $job 2>/dev/null
+wait $job 2>/dev/null
+found=$(ls "$dir/p.flight" 2>/dev/null | grep -c '\.flight$')
+[ "$found" -ge "$np" ] || fail "$found of $np ranks wrote a flight record (log: $dir/run.log)"
+out=$("$report" hang "$dir/p.flight" -o "$dir/report") || fail "commscope-report hang exited $?: $out"
+line=$(printf '%s\n' "$out" | grep '^Verdict: ')
+echo "$me: $line"
+printf '%s\n' "$line" | grep -Eq "$verdict" || fail "the verdict does not match '$verdict'"
+[ -f "$dir/report/ranks.csv" ] && [ -f "$dir/report/communicators.csv" ] || fail "no ranks.csv or communicators.csv"
+echo "$me: ok"
