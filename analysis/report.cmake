@@ -409,7 +409,10 @@ if(COMMSCOPE_BUILD_TESTS)
       "scaling_bad_flops|--flops|scaling ${fx}/train-np1.h5 ${fx}/train-np2.h5 --bench ${fx}/bench-np2.h5 --flops 0"
       "scaling_mixed_models|train-np2.h5: another workload than .*train-np1-l3.h5 .*--allow-mixed|scaling ${fx}/train-np1-l3.h5 ${fx}/train-np2.h5"
       "bench_twice|given twice|bench ${fx}/bench-np2.h5 ${fx}/bench-np2.h5"
-      "bench_other_configuration|pools runs of one configuration|bench ${fx}/bench-np2.h5 ${fx}/bench-np4.h5")
+      "bench_other_configuration|pools runs of one configuration|bench ${fx}/bench-np2.h5 ${fx}/bench-np4.h5"
+      "hang_missing|not a folder of flight records|hang /no/such/folder"
+      "hang_empty|no flight records|hang ${CMAKE_CURRENT_SOURCE_DIR}/include"
+      "hang_bad_record|bad.flight:1: not a commscope flight record|hang ${CMAKE_CURRENT_SOURCE_DIR}/tests/data/hang-bad")
     string(REPLACE "|" ";" parts "${case}")
     list(GET parts 0 name)
     list(GET parts 1 regex)
