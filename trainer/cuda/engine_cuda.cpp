@@ -26,9 +26,6 @@
 #include "commscope/trainer/collective_activity.hpp"
 #include "commscope/trainer/cuda_engine.hpp"
 #include "commscope/trainer/operators.hpp"
-#include "commscope/trainer/pipeline.hpp"
-#include "commscope/trainer/sharding.hpp"
-#include "commscope/trainer/tensor_parallel.hpp"
 #include "device_array.hpp"
 #include "device_collectives.hpp"
 #include "device_op.hpp"
@@ -36,7 +33,11 @@
 #include "kernels_cuda.hpp"
 #include "model_cuda.hpp"
 #include "parallel/data_parallel_step.hpp"
+#include "parallel/pipeline.hpp"
+#include "parallel/process_grid.hpp"
 #include "parallel/profiled_group.hpp"
+#include "parallel/sharding.hpp"
+#include "parallel/tensor_parallel.hpp"
 
 namespace commscope::trainer {
 
@@ -50,6 +51,15 @@ cuda::Attention attention_of(const std::string& name) {
 namespace prof = commscope::profiler;
 namespace k = cuda_kernels;
 using cuda::DeviceArray;
+using parallel::gather_shards;
+using parallel::MicroBatchSteps;
+using parallel::norm_pieces;
+using parallel::NormPiece;
+using parallel::pipeline_slots;
+using parallel::PipelineLink;
+using parallel::ProcessGrid;
+using parallel::Shard;
+using parallel::ShardPlan;
 using std::size_t;
 
 template <class T>
@@ -412,9 +422,9 @@ class CudaEngine final : public TrainEngine {
                       static_cast<const T*>(grad));
     };
     steps.input_grad = [this] { return static_cast<const void*>(model_.stage_input_grad()); };
-    const double loss = trainer::run_micro_batches(st, parallel_.micro_batches, model_.slots(), parallel_.gpipe, train,
-                                                   link_.get(), stage_in_.data(), output_grad_.data(),
-                                                   tokens * static_cast<size_t>(layout_.config().channels), steps);
+    const double loss = parallel::run_micro_batches(st, parallel_.micro_batches, model_.slots(), parallel_.gpipe, train,
+                                                    link_.get(), stage_in_.data(), output_grad_.data(),
+                                                    tokens * static_cast<size_t>(layout_.config().channels), steps);
     last_micro_ = true, accumulate_ = false;
     return loss;
   }

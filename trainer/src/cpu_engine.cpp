@@ -11,11 +11,11 @@
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/trainer/collective_activity.hpp"
 #include "commscope/trainer/operators.hpp"
-#include "commscope/trainer/pipeline.hpp"
-#include "commscope/trainer/sharding.hpp"
-#include "commscope/trainer/tensor_parallel.hpp"
 #include "parallel/data_parallel_step.hpp"
+#include "parallel/pipeline.hpp"
 #include "parallel/profiled_group.hpp"
+#include "parallel/sharding.hpp"
+#include "parallel/tensor_parallel.hpp"
 
 namespace commscope::trainer {
 
@@ -29,7 +29,7 @@ struct CpuEngine::Impl {
   ParallelPlan parallel_plan;
   AdamWOptions adamw;
   ParameterLayout layout;
-  ShardPlan plan;
+  parallel::ShardPlan plan;
   parallel::BufferPlan buffers;
   int P = 1, rank = 0;
 
@@ -47,7 +47,7 @@ struct CpuEngine::Impl {
   std::vector<float> rs_sum;
   // Pipeline: receive buffers for a stage input and an output gradient; the messages.
   std::vector<float> stage_in, output_grad;
-  std::unique_ptr<PipelineLink> link;
+  std::unique_ptr<parallel::PipelineLink> link;
 
   DataParallelNames names;
   prof::NameId k_adamw, k_copy;
@@ -85,12 +85,12 @@ struct CpuEngine::Impl {
       if (!st.last()) output_grad.assign(n, 0.0f);
       if (groups.embedding != nullptr)
         emb_group = std::make_unique<parallel::ProfiledGroup>(*groups.embedding, "embedding", parallel_plan.algo);
-      link =
-          std::make_unique<PipelineLink>(groups.pp->transport(), *groups.pp, DataType::f32, sizeof(float), names.mpi);
+      link = std::make_unique<parallel::PipelineLink>(groups.pp->transport(), *groups.pp, DataType::f32, sizeof(float),
+                                                      names.mpi);
     } else {
       groups.pp = groups.embedding = nullptr;
     }
-    const int slots = pipeline_slots(st.index, st.count, parallel_plan.micro_batches, parallel_plan.gpipe);
+    const int slots = parallel::pipeline_slots(st.index, st.count, parallel_plan.micro_batches, parallel_plan.gpipe);
     if (model.slots() < slots)
       throw std::invalid_argument("CpuEngine: the model has " + std::to_string(model.slots()) +
                                   " activation slots; the schedule needs " + std::to_string(slots));
@@ -98,7 +98,7 @@ struct CpuEngine::Impl {
       if (g.tp == nullptr || g.tp->size() != model.tp())
         throw std::invalid_argument("CpuEngine: a model split over " + std::to_string(model.tp()) +
                                     " tensor-parallel ranks needs their communicator");
-      model.set_tensor_parallel(tensor_parallel_ops<float>(*g.tp, parallel_plan.tp_algorithm()));
+      model.set_tensor_parallel(parallel::tensor_parallel_ops<float>(*g.tp, parallel_plan.tp_algorithm()));
     }
 
     m.assign(buffers.state, 0.0f);
@@ -123,7 +123,7 @@ struct CpuEngine::Impl {
 
   // send: one padded segment of gradients -> this rank's shard of its sum.
   // accumulate: added into the shard (a later micro-batch's gradients) instead of written.
-  void reduce_scatter(const float* send, const Shard& sh, bool add = false) {
+  void reduce_scatter(const float* send, const parallel::Shard& sh, bool add = false) {
     if (sh.padded == 0) return;
     prof::OperatorScope scope(names.grad_reducescatter.id);
     float* out = grad_shard.data() + sh.storage;
@@ -137,7 +137,7 @@ struct CpuEngine::Impl {
   }
 
   // this rank's shard `mine` -> the whole padded segment in `out` (every rank).
-  void all_gather(const float* mine, float* out, const Shard& sh) {
+  void all_gather(const float* mine, float* out, const parallel::Shard& sh) {
     if (sh.padded == 0) return;
     prof::OperatorScope scope(names.param_allgather.id);
     dp_group.run(parallel::GroupOp::param_allgather, sh.padded * sizeof(float),
@@ -160,7 +160,7 @@ struct CpuEngine::Impl {
       allreduce_sum(model.grads().data() + b->offset, b->count, names.grad_allreduce.id);
   }
   const float* gather_params(int s) {  // zero3
-    const Shard& sh = plan.shards[static_cast<std::size_t>(s)];
+    const parallel::Shard& sh = plan.shards[static_cast<std::size_t>(s)];
     float* out = s == 0 ? param_work0.data() : param_work.data();
     all_gather(param_shard.data() + sh.storage, out, sh);
     return out;
@@ -183,7 +183,7 @@ struct CpuEngine::Impl {
   double run_micro_batches(const int* inputs, const int* targets, bool train) {
     const int micro = parallel_plan.micro_batches;
     const std::size_t tokens = static_cast<std::size_t>(model.batch()) * model.seq();
-    MicroBatchSteps steps;
+    parallel::MicroBatchSteps steps;
     steps.select_slot = [this](int slot) { model.select_slot(slot); };
     steps.forward = [&](int i, const void* input) -> double {
       return model.forward(inputs + i * tokens, targets + i * tokens, static_cast<const float*>(input));
@@ -198,8 +198,8 @@ struct CpuEngine::Impl {
     };
     steps.input_grad = [this] { return static_cast<const void*>(model.stage_input_grad().data()); };
     const double loss =
-        trainer::run_micro_batches(model.stage(), micro, model.slots(), parallel_plan.gpipe, train, link.get(),
-                                   stage_in.data(), output_grad.data(), model.stage_output().size(), steps);
+        parallel::run_micro_batches(model.stage(), micro, model.slots(), parallel_plan.gpipe, train, link.get(),
+                                    stage_in.data(), output_grad.data(), model.stage_output().size(), steps);
     last_micro = true, accumulate = false;
     return loss;
   }
@@ -208,7 +208,7 @@ struct CpuEngine::Impl {
   // the head's) summed between them, on the full gradients (sharded: on this rank's shard).
   void sum_embedding_grads(bool sharded) {
     if (groups.embedding == nullptr) return;
-    const Shard& sh = plan.shards[0];
+    const parallel::Shard& sh = plan.shards[0];
     float* g = sharded ? grad_shard.data() + sh.storage : model.grads().data() + sh.offset;
     const std::size_t n = sharded ? sh.length : sh.count;
     prof::OperatorScope scope(names.grad_allreduce.id);
@@ -220,7 +220,7 @@ struct CpuEngine::Impl {
   // Sums of squares of g, the layout's elements [begin, begin + g.size()), split into the tensors
   // that tensor parallelism splits and the replicated ones.
   void split_squares(std::size_t begin, std::span<const float> g, double& split, double& replicated) const {
-    for (const NormPiece& piece : norm_pieces(layout, begin, g.size())) {
+    for (const parallel::NormPiece& piece : parallel::norm_pieces(layout, begin, g.size())) {
       double sum = 0;
       const float* x = g.data() + piece.offset;
       const auto n = static_cast<std::ptrdiff_t>(piece.count);
@@ -238,7 +238,7 @@ struct CpuEngine::Impl {
     if (!sharded) {
       split_squares(0, model.grads(), split, replicated);
     } else {
-      for (const Shard& sh : plan.shards)
+      for (const parallel::Shard& sh : plan.shards)
         split_squares(plan.owned_begin(sh), {grad_shard.data() + sh.storage, plan.owned_count(sh)}, split, replicated);
     }
     return sums.norm(split, replicated, sharded);
@@ -262,7 +262,7 @@ struct CpuEngine::Impl {
     grad_work_owner = -1;
   }
   void to_comm() {}
-  void scatter_segment(const Shard& sh) {  // zero1: padded through the staging buffer
+  void scatter_segment(const parallel::Shard& sh) {  // zero1: padded through the staging buffer
     std::copy_n(model.grads().data() + sh.offset, sh.count, staging.data());
     std::fill(staging.begin() + static_cast<std::ptrdiff_t>(sh.count),
               staging.begin() + static_cast<std::ptrdiff_t>(sh.padded), 0.0f);
@@ -280,17 +280,17 @@ struct CpuEngine::Impl {
     adamw_update(layout, 0, model.params(), model.grads(), m, v, lr, scale, adamw, step);
   }
   // zero3 updates its parameter shards, zero1/2 the model's parameters in place.
-  float* shard_params(const Shard& sh) {
+  float* shard_params(const parallel::Shard& sh) {
     return parallel_plan.dp_mode == DpMode::kZero3 ? param_shard.data() + sh.storage
                                                    : model.params().data() + plan.owned_begin(sh);
   }
-  void update_shard(const Shard& sh, std::size_t begin, std::size_t n, float lr, float scale) {
+  void update_shard(const parallel::Shard& sh, std::size_t begin, std::size_t n, float lr, float scale) {
     if (n == 0) return;
     prof::KernelScope k(k_adamw);
     adamw_update(layout, begin, {shard_params(sh), n}, {grad_shard.data() + sh.storage, n}, {m.data() + sh.storage, n},
                  {v.data() + sh.storage, n}, lr, scale, adamw, step);
   }
-  void publish_shard(const Shard& sh, std::size_t n) {  // every rank's updated shard -> the whole segment
+  void publish_shard(const parallel::Shard& sh, std::size_t n) {  // every rank's updated shard -> the whole segment
     float* mine = staging.data() + static_cast<std::size_t>(rank) * sh.length;
     {
       prof::KernelScope k(k_copy);
@@ -343,7 +343,7 @@ float CpuEngine::eval_loss(const int* inputs, const int* targets) {
 
 std::vector<float> CpuEngine::full_params() {
   Impl& d = *impl_;
-  if (d.parallel_plan.dp_mode == DpMode::kZero3) return gather_shards(d.comm, d.plan, d.param_shard);
+  if (d.parallel_plan.dp_mode == DpMode::kZero3) return parallel::gather_shards(d.comm, d.plan, d.param_shard);
   const auto p = d.model.params();
   return {p.begin(), p.end()};
 }

@@ -29,8 +29,9 @@
 #include "commscope/trainer/cpu_engine.hpp"
 #include "commscope/trainer/data.hpp"
 #include "commscope/trainer/model.hpp"
-#include "commscope/trainer/tensor_parallel.hpp"
 #include "commscope/trainer/train_options.hpp"
+#include "parallel/process_grid.hpp"
+#include "parallel/tensor_parallel.hpp"
 #include "run/banner.hpp"
 #include "run/engine.hpp"
 #include "run/sampling.hpp"
@@ -44,6 +45,7 @@ namespace {
 
 using ct::mib;
 using ct::UsageError;
+using ct::parallel::Placement;
 
 // Whether a stop signal (Ctrl-C, SIGTERM: commscope/common/stop_signals.hpp) reached any rank, so
 // that every rank leaves the loop after the same step: its number, 0 for none. Collective.
@@ -68,25 +70,6 @@ int rank_threads(const ct::TrainOptions& o, const commscope::Communicator& world
              : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / std::max(1, world.local_size()));
 }
 
-// This rank's place in the parallel layout: the DP group carries data parallelism, the TP group
-// the layers' split, the PP group the stages (no grid without tensor or pipeline parallelism).
-struct Placement {
-  std::unique_ptr<ct::ProcessGrid> grid;
-  commscope::Communicator* dp_comm = nullptr;
-  int tp_rank = 0;
-  ct::Stage stage;
-};
-
-Placement place(const ct::TrainOptions& o, const ct::ModelConfig& config, commscope::Communicator& world) {
-  Placement p;
-  if (o.parallel.tp > 1 || o.parallel.pp > 1)
-    p.grid = std::make_unique<ct::ProcessGrid>(world, o.parallel.tp, o.parallel.pp);
-  p.dp_comm = p.grid ? &p.grid->dp : &world;
-  p.tp_rank = p.grid ? p.grid->tp_rank : 0;
-  p.stage = ct::pipeline_stage(config, o.parallel.pp, p.grid ? p.grid->pp_rank : 0);
-  return p;
-}
-
 // The start parameters of this rank: initialised when no checkpoint gave them (in a model of its
 // own with activations for one token, so that the training model never allocates the whole
 // parameter buffer when ZeRO-3 keeps only a shard), then cut to this rank's TP and PP shard.
@@ -98,7 +81,8 @@ void shard_start_state(const ct::TrainOptions& o, ct::RunSetup& setup, const Pla
   }
   if (o.parallel.tp == 1 && o.parallel.pp == 1) return;
   for (std::vector<float>* full : {&setup.start_params, &setup.start_m, &setup.start_v})
-    if (!full->empty()) *full = ct::model_shard<float>(setup.config, o.parallel.tp, at.tp_rank, at.stage, *full);
+    if (!full->empty())
+      *full = ct::parallel::model_shard<float>(setup.config, o.parallel.tp, at.tp_rank, at.stage, *full);
 }
 
 // The mean validation loss over --val-batches batches of the DP group's share. Collective.
@@ -267,7 +251,8 @@ void save_outputs(const ct::TrainOptions& o, const ct::RunSetup& setup, const Pl
   if (o.save_llmc.empty() && o.save.empty() && o.sample <= 0) return;
   const ct::ModelConfig& config = setup.config;
   auto whole = [&](std::vector<float> mine) {
-    return at.grid ? ct::gather_model<float>(at.grid->mp, config, o.parallel.tp, at.tp_rank, at.stage, mine) : mine;
+    return at.grid ? ct::parallel::gather_model<float>(at.grid->mp, config, o.parallel.tp, at.tp_rank, at.stage, mine)
+                   : mine;
   };
   const std::vector<float> params = whole(engine.full_params());
   ct::TrainingState st;
@@ -306,7 +291,7 @@ int run(int argc, char** argv, commscope::Communicator& world) {
   const int threads = rank_threads(o, world);
   omp_set_num_threads(threads);
   openblas_set_num_threads(threads);
-  const Placement at = place(o, setup.config, world);
+  const Placement at = ct::parallel::place(o.parallel, setup.config, world);
   ct::BatchLoader loader(setup.train, o.batch, setup.seq, at.dp_comm->rank(), at.dp_comm->size(), o.seed);
   loader.set_step(setup.start_step);
 

@@ -40,10 +40,11 @@
 #include "commscope/trainer/cuda_engine.hpp"
 #include "commscope/trainer/data.hpp"
 #include "commscope/trainer/model.hpp"
-#include "commscope/trainer/tensor_parallel.hpp"
 #include "cudnn_attention.hpp"
 #include "device_array.hpp"
 #include "model_cuda.hpp"
+#include "parallel/process_grid.hpp"
+#include "parallel/tensor_parallel.hpp"
 
 namespace {
 
@@ -166,15 +167,15 @@ std::vector<float> train_cpu(commscope::Communicator& comm, const ct::TokenDatas
 std::vector<float> train_gpu(commscope::Communicator& comm, const ct::TokenDataset& data, const ct::ParallelPlan& plan,
                              const ct::CudaEngineOptions& options, int steps, float* last_loss) {
   const ct::ModelConfig config = ct::preset("tiny");
-  ct::ProcessGrid* grid = options.grid;
+  ct::parallel::ProcessGrid* grid = options.grid;
   commscope::Communicator& dp_comm = grid != nullptr ? grid->dp : comm;
   ct::BatchLoader loader(data, kGlobalBatch, config.max_seq, dp_comm.rank(), dp_comm.size(), kSeed);
   auto engine =
       ct::make_cuda_engine(comm, config, loader.local_batch(), config.max_seq, plan, adamw_for(steps), options);
   const std::vector<float> whole = initial_params();
   engine->load(grid == nullptr ? whole
-                               : ct::model_shard<float>(config, grid->tp_size, grid->tp_rank, options.stage,
-                                                        std::span<const float>(whole)));
+                               : ct::parallel::model_shard<float>(config, grid->tp_size, grid->tp_rank, options.stage,
+                                                                  std::span<const float>(whole)));
   std::vector<int> in(static_cast<std::size_t>(loader.local_batch()) * config.max_seq), tg(in.size());
   for (int s = 0; s < steps; ++s) {
     loader.next(in.data(), tg.data());
@@ -182,8 +183,8 @@ std::vector<float> train_gpu(commscope::Communicator& comm, const ct::TokenDatas
   }
   const std::vector<float> mine = engine->full_params();
   if (grid == nullptr) return mine;
-  return ct::gather_model<float>(grid->mp, config, grid->tp_size, grid->tp_rank, options.stage,
-                                 std::span<const float>(mine));
+  return ct::parallel::gather_model<float>(grid->mp, config, grid->tp_size, grid->tp_rank, options.stage,
+                                           std::span<const float>(mine));
 }
 
 std::vector<std::string> split(const std::string& s) {
@@ -224,8 +225,8 @@ int main(int argc, char** argv) {
   const ct::TokenDataset data = ct::TokenDataset::load(argv[1]);
   int failures = 0;
   try {
-    std::unique_ptr<ct::ProcessGrid> grid;
-    if (tp > 1 || pp > 1) grid = std::make_unique<ct::ProcessGrid>(world, tp, pp);
+    std::unique_ptr<ct::parallel::ProcessGrid> grid;
+    if (tp > 1 || pp > 1) grid = std::make_unique<ct::parallel::ProcessGrid>(world, tp, pp);
     const ct::Stage stage = ct::pipeline_stage(ct::preset("tiny"), pp, grid ? grid->pp_rank : 0);
     if (rank == 0) {
       COMMSCOPE_CUDA_CHECK(cudaSetDevice(0));

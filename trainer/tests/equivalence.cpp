@@ -35,7 +35,9 @@
 #include "commscope/trainer/cpu_engine.hpp"
 #include "commscope/trainer/data.hpp"
 #include "commscope/trainer/model.hpp"
-#include "commscope/trainer/tensor_parallel.hpp"
+#include "parallel/pipeline.hpp"
+#include "parallel/process_grid.hpp"
+#include "parallel/tensor_parallel.hpp"
 
 namespace ct = commscope::trainer;
 
@@ -51,7 +53,8 @@ bool g_gpipe = false;
 bool g_sp = false;
 
 std::vector<float> train(commscope::Communicator& comm, const ct::TokenDataset& data, ct::ParallelPlan plan, int steps,
-                         std::vector<ct::TrainEngine::StepResult>* steps_out, ct::ProcessGrid* grid = nullptr) {
+                         std::vector<ct::TrainEngine::StepResult>* steps_out,
+                         ct::parallel::ProcessGrid* grid = nullptr) {
   const ct::ModelConfig config = ct::preset(g_model);
   const int seq = config.max_seq;
   const int tp = grid ? grid->tp_size : 1, pp = grid ? grid->pp_size : 1;
@@ -61,9 +64,9 @@ std::vector<float> train(commscope::Communicator& comm, const ct::TokenDataset& 
   ct::Gpt2<float> initializer(config, 1, 1);
   initializer.init(kSeed);
   std::vector<float> init(initializer.params().begin(), initializer.params().end());
-  if (grid) init = ct::model_shard<float>(config, tp, grid->tp_rank, stage, init);
+  if (grid) init = ct::parallel::model_shard<float>(config, tp, grid->tp_rank, stage, init);
   ct::Gpt2<float> model(config, loader.local_batch() / m, seq, tp, stage,
-                        ct::pipeline_slots(stage.index, stage.count, m, g_gpipe), g_sp && tp > 1);
+                        ct::parallel::pipeline_slots(stage.index, stage.count, m, g_gpipe), g_sp && tp > 1);
   plan.tp = tp, plan.sp = g_sp && tp > 1, plan.pp = pp;
   plan.micro_batches = m;
   plan.gpipe = g_gpipe;
@@ -79,7 +82,7 @@ std::vector<float> train(commscope::Communicator& comm, const ct::TokenDataset& 
     const auto r = parallel.train_step(in.data(), tg.data());
     if (steps_out) steps_out->push_back(r);
   }
-  return grid ? ct::gather_model<float>(grid->mp, config, tp, grid->tp_rank, stage, parallel.full_params())
+  return grid ? ct::parallel::gather_model<float>(grid->mp, config, tp, grid->tp_rank, stage, parallel.full_params())
               : parallel.full_params();
 }
 
@@ -123,8 +126,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool model_parallel = tp > 1 || pp > 1 || g_micro_batches > 1;
-  std::unique_ptr<ct::ProcessGrid> grid;
-  if (model_parallel) grid = std::make_unique<ct::ProcessGrid>(world, tp, pp);
+  std::unique_ptr<ct::parallel::ProcessGrid> grid;
+  if (model_parallel) grid = std::make_unique<ct::parallel::ProcessGrid>(world, tp, pp);
   commscope::Communicator& dp_comm = grid ? grid->dp : world;
   const ct::TokenDataset data = ct::TokenDataset::load(argv[1]);
 

@@ -10,9 +10,9 @@
 
 #include "commscope/trainer/config.hpp"
 #include "commscope/trainer/layout.hpp"
-#include "commscope/trainer/sharding.hpp"
 #include "parallel/data_parallel_step.hpp"
 #include "parallel/profiled_group.hpp"
+#include "parallel/sharding.hpp"
 
 namespace {
 
@@ -22,7 +22,7 @@ using ct::DpMode;
 
 struct Fixture {
   ct::ParameterLayout layout{ct::preset("tiny")};
-  ct::ShardPlan plan{layout, 3, 1};
+  ct::parallel::ShardPlan plan{layout, 3, 1};
 };
 
 TEST(BufferPlan, DdpHoldsEverythingWhole) {

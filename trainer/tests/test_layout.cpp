@@ -5,7 +5,8 @@
 
 #include "commscope/trainer/cpu_engine.hpp"
 #include "commscope/trainer/layout.hpp"
-#include "commscope/trainer/tensor_parallel.hpp"
+#include "parallel/pipeline.hpp"
+#include "parallel/tensor_parallel.hpp"
 
 namespace ct = commscope::trainer;
 
@@ -73,7 +74,7 @@ TEST(Layout, TensorParallelShardsTileTheWholeModel) {
     EXPECT_EQ(part.size(ct::Tensor::fcprojb), C);
     std::vector<float> shards;
     for (int r = 0; r < tp; ++r) {
-      const std::vector<float> mine = ct::tp_shard<float>(c, tp, r, full);
+      const std::vector<float> mine = ct::parallel::tp_shard<float>(c, tp, r, full);
       ASSERT_EQ(mine.size(), part.total());
       // Rank r's first q row is row r C/tp of the whole qkvw; its first attprojw element is
       // column r C/tp of row 0.
@@ -83,7 +84,7 @@ TEST(Layout, TensorParallelShardsTileTheWholeModel) {
                 full[whole.offset(ct::Tensor::attprojw, 0) + static_cast<std::size_t>(r) * C / n]);
       shards.insert(shards.end(), mine.begin(), mine.end());
     }
-    EXPECT_EQ(ct::tp_unshard<float>(c, tp, shards), full) << "tp " << tp;
+    EXPECT_EQ(ct::parallel::tp_unshard<float>(c, tp, shards), full) << "tp " << tp;
     // Every split element appears in exactly one shard, every replicated one in each.
     std::vector<int> seen(full.size(), 0);
     for (float x : shards) ++seen[static_cast<std::size_t>(x)];
@@ -95,7 +96,7 @@ TEST(Layout, TensorParallelShardsTileTheWholeModel) {
     }
   }
   EXPECT_THROW(ct::ParameterLayout(c, 3), std::invalid_argument);  // 4 heads
-  EXPECT_THROW(ct::tp_shard<float>(c, 2, 2, full), std::invalid_argument);
+  EXPECT_THROW(ct::parallel::tp_shard<float>(c, 2, 2, full), std::invalid_argument);
   std::vector<float> llmc(ct::ParameterLayout(c, 2).total());
   EXPECT_THROW(ct::ParameterLayout(c, 2).to_llmc(llmc, llmc), std::invalid_argument);
 }
@@ -120,7 +121,7 @@ TEST(Layout, PipelineStagesSplitTheLayers) {
     EXPECT_EQ(part.segment_count(), st.layers + 2);
     EXPECT_EQ(part.segment(0).count, st.first() || st.last() ? whole.segment(0).count : 0u);
     EXPECT_EQ(part.segment(st.layers + 1).count, st.last() ? whole.segment(c.layers + 1).count : 0u);
-    const std::vector<float> mine = ct::model_shard<float>(c, 1, 0, st, full);
+    const std::vector<float> mine = ct::parallel::model_shard<float>(c, 1, 0, st, full);
     ASSERT_EQ(mine.size(), part.total());
     for (int l = 0; l < st.layers; ++l) {  // a stage's layer l is the whole model's first_layer + l
       EXPECT_EQ(mine[part.offset(ct::Tensor::qkvw, l)], full[whole.offset(ct::Tensor::qkvw, st.first_layer + l)]);
@@ -141,12 +142,12 @@ TEST(Layout, PipelineStagesSplitTheLayers) {
 // 1F1B: stage s runs min(p - s - 1, m) forwards ahead, then one forward and one backward in turn;
 // GPipe: every forward, then every backward. (+i: forward of micro-batch i; -(i+1): its backward.)
 TEST(Pipeline, SchedulesAndSlots) {
-  EXPECT_EQ(ct::pipeline_schedule(0, 2, 3, false), (std::vector<int>{0, 1, -1, 2, -2, -3}));
-  EXPECT_EQ(ct::pipeline_schedule(1, 2, 3, false), (std::vector<int>{0, -1, 1, -2, 2, -3}));
-  EXPECT_EQ(ct::pipeline_schedule(0, 4, 2, false), (std::vector<int>{0, 1, -1, -2}));  // m < p: all ahead
-  EXPECT_EQ(ct::pipeline_schedule(0, 2, 2, true), (std::vector<int>{0, 1, -1, -2}));
-  EXPECT_EQ(ct::pipeline_slots(0, 4, 8, false), 4);
-  EXPECT_EQ(ct::pipeline_slots(3, 4, 8, false), 1);
-  EXPECT_EQ(ct::pipeline_slots(0, 4, 2, false), 2);
-  EXPECT_EQ(ct::pipeline_slots(3, 4, 8, true), 8);
+  EXPECT_EQ(ct::parallel::pipeline_schedule(0, 2, 3, false), (std::vector<int>{0, 1, -1, 2, -2, -3}));
+  EXPECT_EQ(ct::parallel::pipeline_schedule(1, 2, 3, false), (std::vector<int>{0, -1, 1, -2, 2, -3}));
+  EXPECT_EQ(ct::parallel::pipeline_schedule(0, 4, 2, false), (std::vector<int>{0, 1, -1, -2}));  // m < p: all ahead
+  EXPECT_EQ(ct::parallel::pipeline_schedule(0, 2, 2, true), (std::vector<int>{0, 1, -1, -2}));
+  EXPECT_EQ(ct::parallel::pipeline_slots(0, 4, 8, false), 4);
+  EXPECT_EQ(ct::parallel::pipeline_slots(3, 4, 8, false), 1);
+  EXPECT_EQ(ct::parallel::pipeline_slots(0, 4, 2, false), 2);
+  EXPECT_EQ(ct::parallel::pipeline_slots(3, 4, 8, true), 8);
 }

@@ -29,8 +29,8 @@
 #include "commscope/collectives/types.hpp"
 #include "commscope/trainer/layout.hpp"
 #include "commscope/trainer/model.hpp"
-#include "commscope/trainer/tensor_parallel.hpp"
 #include "gradcheck_common.hpp"
+#include "parallel/tensor_parallel.hpp"
 
 namespace ct = commscope::trainer;
 
@@ -81,9 +81,9 @@ int main(int argc, char** argv) {
   whole.backward();
 
   ct::Gpt2<double> split(config, kBatch, kSeq, tp, stage, 1, sequence);
-  if (tp > 1) split.set_tensor_parallel(ct::tensor_parallel_ops<double>(world, "ring"));
+  if (tp > 1) split.set_tensor_parallel(ct::parallel::tensor_parallel_ops<double>(world, "ring"));
   auto load = [&] {
-    const std::vector<double> mine = ct::model_shard<double>(config, tp, tp_rank, stage, full);
+    const std::vector<double> mine = ct::parallel::model_shard<double>(config, tp, tp_rank, stage, full);
     std::copy(mine.begin(), mine.end(), split.params().begin());
   };
   // The split model's loss on every rank (the pipeline's: through its stages, from the last).
@@ -123,7 +123,8 @@ int main(int argc, char** argv) {
     }
   }
   // Every rank's gradient shard -> the whole layout.
-  const std::vector<double> grads = ct::gather_model<double>(world, config, tp, tp_rank, stage, split.grads());
+  const std::vector<double> grads =
+      ct::parallel::gather_model<double>(world, config, tp, tp_rank, stage, split.grads());
 
   int failures = 0;
   const double loss_err = std::abs(loss - whole_loss) / std::abs(whole_loss);

@@ -14,7 +14,7 @@
 
 #include "commscope/trainer/engine.hpp"
 #include "commscope/trainer/optimizer.hpp"
-#include "commscope/trainer/sharding.hpp"
+#include "parallel/sharding.hpp"
 
 namespace commscope::trainer::parallel {
 

@@ -9,6 +9,7 @@
 #include "commscope/collectives/error.hpp"
 #include "commscope/common/timing.hpp"
 #include "memory_plan.hpp"
+#include "parallel/pipeline.hpp"
 #include "setup.hpp"
 
 #if COMMSCOPE_WITH_CUDA
@@ -34,7 +35,7 @@ double measure_sgemm_gflops(int m, int k, int n) {
 
 #if COMMSCOPE_WITH_CUDA
 Engine cuda_engine(const TrainOptions& o, const ModelConfig& config, int local_batch, int seq,
-                   const AdamWOptions& adamw, Communicator& world, ProcessGrid* grid, const Stage& stage) {
+                   const AdamWOptions& adamw, Communicator& world, parallel::ProcessGrid* grid, const Stage& stage) {
   const bool bf16 = o.precision == "bf16";
   CudaEngineOptions co;
   co.bf16 = bf16;
@@ -56,8 +57,8 @@ Engine cuda_engine(const TrainOptions& o, const ModelConfig& config, int local_b
   return e;
 }
 #else
-Engine cuda_engine(const TrainOptions&, const ModelConfig&, int, int, const AdamWOptions&, Communicator&, ProcessGrid*,
-                   const Stage&) {
+Engine cuda_engine(const TrainOptions&, const ModelConfig&, int, int, const AdamWOptions&, Communicator&,
+                   parallel::ProcessGrid*, const Stage&) {
   throw UsageError("--device cuda: this build has no CUDA (configure where the CUDA toolkit and NCCL are installed)");
 }
 #endif
@@ -65,7 +66,7 @@ Engine cuda_engine(const TrainOptions&, const ModelConfig&, int, int, const Adam
 }  // namespace
 
 Engine make_engine(const TrainOptions& o, const ModelConfig& config, int local_batch, int seq,
-                   const AdamWOptions& adamw, Communicator& world, Communicator& dp, ProcessGrid* grid,
+                   const AdamWOptions& adamw, Communicator& world, Communicator& dp, parallel::ProcessGrid* grid,
                    const Stage& stage, int threads) {
   if (o.device == "cuda") {
     Engine e = cuda_engine(o, config, local_batch, seq, adamw, world, grid, stage);
@@ -74,7 +75,8 @@ Engine make_engine(const TrainOptions& o, const ModelConfig& config, int local_b
   }
   Engine e;
   const ParallelPlan& parallel_plan = o.parallel;
-  const int slots = pipeline_slots(stage.index, stage.count, parallel_plan.micro_batches, parallel_plan.gpipe);
+  const int slots =
+      parallel::pipeline_slots(stage.index, stage.count, parallel_plan.micro_batches, parallel_plan.gpipe);
   // Refused in one line before the model allocates, rather than std::bad_alloc on the way.
   const HostMemoryPlan plan =
       plan_host_memory(o, config, local_batch / parallel_plan.micro_batches, seq, stage, slots, dp.size());

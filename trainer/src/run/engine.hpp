@@ -9,8 +9,8 @@
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/trainer/cpu_engine.hpp"
 #include "commscope/trainer/model.hpp"
-#include "commscope/trainer/tensor_parallel.hpp"
 #include "commscope/trainer/train_options.hpp"
+#include "parallel/process_grid.hpp"
 
 namespace commscope::trainer {
 
@@ -24,7 +24,7 @@ struct Engine {
 // The engine `o` asks for, on `world` (its DP group `dp`; a TP and PP grid when `grid` is not
 // null), `local_batch` sequences of `seq` tokens per step, with this rank's `threads`.
 Engine make_engine(const TrainOptions& o, const ModelConfig& config, int local_batch, int seq,
-                   const AdamWOptions& adamw, Communicator& world, Communicator& dp, ProcessGrid* grid,
+                   const AdamWOptions& adamw, Communicator& world, Communicator& dp, parallel::ProcessGrid* grid,
                    const Stage& stage, int threads);
 
 }  // namespace commscope::trainer

@@ -23,7 +23,7 @@ class CpuEngine final : public TrainEngine {
   // needs its TP group (of model.tp() ranks): the engine routes the model's TP operations through
   // it with plan.tp_algorithm(), and the gradient norm adds the split tensors' squares over it.
   // Everything else is as without TP, on the rank's shard: load() takes and full_params() /
-  // full_m() / full_v() return buffers of the shard's layout (tensor_parallel.hpp converts). A
+  // full_m() / full_v() return buffers of the shard's layout (src/parallel/tensor_parallel.hpp converts). A
   // stage of several needs the pipeline group, and the first and last stage their embedding group.
   CpuEngine(Communicator& comm, Gpt2<float>& model, const ParallelPlan& plan, AdamWOptions adamw,
             ParallelGroups groups = {});

@@ -29,9 +29,11 @@
 
 namespace commscope::trainer {
 
+namespace parallel {
 struct ProcessGrid;
+}
 
-// Tensor and pipeline parallelism (tensor_parallel.hpp's grid, the parallel plan's micro-batches
+// Tensor and pipeline parallelism (src/parallel/process_grid.hpp's grid, the parallel plan's micro-batches
 // and schedule), as on the CPU: the model is this rank's shard (its TP rank's heads, hidden units
 // and vocabulary rows; its stage's layers), its TP sums and maxima run on the model's stream over
 // the TP group with the plan's tp_algorithm(), data parallelism runs over the DP group with its
@@ -44,10 +46,10 @@ struct ProcessGrid;
 // stage)), as CpuEngine's do.
 struct CudaEngineOptions {
   bool bf16 = false;
-  std::string transport = "nccl";  // for ring/tree/rhd: "nccl" (point-to-point) or "staged"
-  ProcessGrid* grid = nullptr;     // null: data parallel over the whole communicator
-  Stage stage{};                   // this rank's pipeline stage (pipeline_stage of the grid's pp rank)
-  std::string attention = "auto";  // --attention: auto, naive, flash or cudnn (model_cuda.hpp)
+  std::string transport = "nccl";         // for ring/tree/rhd: "nccl" (point-to-point) or "staged"
+  parallel::ProcessGrid* grid = nullptr;  // null: data parallel over the whole communicator
+  Stage stage{};                          // this rank's pipeline stage (pipeline_stage of the grid's pp rank)
+  std::string attention = "auto";         // --attention: auto, naive, flash or cudnn (model_cuda.hpp)
 };
 
 // Binds this rank to a GPU (the node's ranks take the visible GPUs in turn; with NCCL in use

@@ -43,12 +43,7 @@ namespace commscope::trainer {
 // pipeline group; the first and last stage's segment 0 (the tied wte) gradients are summed over
 // their embedding group after backward. GPipe runs all forwards, then all backwards; 1F1B: stage
 // s runs min(p - s - 1, m) forwards ahead, then alternates one forward, one backward.
-//
-// The order stage `stage` of `stages` runs m micro-batches in: +i forward of micro-batch i, -(i+1)
-// backward of micro-batch i.
-std::vector<int> pipeline_schedule(int stage, int stages, int micro_batches, bool gpipe);
-// Activation slots stage `stage` needs (micro-batches in flight at once).
-int pipeline_slots(int stage, int stages, int micro_batches, bool gpipe);
+// (src/parallel/pipeline.hpp runs the schedule.)
 
 // Bytes this rank holds, by kind.
 struct MemoryReport {

@@ -17,7 +17,7 @@
 // column-parallel qkvw [3C/tp, C], qkvb [3C/tp] (its heads' q, k and v rows), fcw [4C/tp, C],
 // fcb [4C/tp], and of the row-parallel attprojw [C, C/tp], fcprojw [C, 4C/tp] (the matching input
 // columns); every other tensor (wpe, layernorms, attprojb, fcprojb) is whole on every rank.
-// tensor_parallel.hpp converts between the whole layout and a rank's.
+// src/parallel/tensor_parallel.hpp converts between the whole layout and a rank's.
 //
 // Pipeline parallelism (a Stage of several): a stage's layout holds its layers only (segments
 // 1..layers() in the stage's order, global layer first_layer() + l). The first and the last stage

@@ -26,7 +26,7 @@
 // Gradients are ADDED into grad(s) (the owner zeroes them); grad(0) receives the head's and the
 // encoder's contributions, so it must stay the same buffer until grads_ready(0).
 //
-// Tensor parallelism (tp > 1, Megatron-LM's split; tensor_parallel.hpp): the model holds one
+// Tensor parallelism (tp > 1, Megatron-LM's split; src/parallel/tensor_parallel.hpp): the model holds one
 // rank's shard of the layout (ParameterLayout(config, tp)): its NH/tp heads of the attention
 // (qkv column-parallel, attproj row-parallel) and its 4C/tp hidden units of the MLP (fc
 // column-parallel, fcproj row-parallel); the position embedding wpe, the layernorms and the

@@ -3,7 +3,7 @@
 // (tensor, sequence and pipeline parallelism, micro-batches and their schedule, the data-parallel
 // mode) and which collective algorithm each process group runs. commscope-train's command line
 // fills it (TrainOptions::parallel) and both engines take it (cpu_engine.hpp, cuda_engine.hpp);
-// the groups themselves are ProcessGrid's (tensor_parallel.hpp), whose data-parallel size is what
+// the groups themselves are ProcessGrid's (src/parallel/process_grid.hpp), whose data-parallel size is what
 // the ranks leave: world / (tp x pp). engine.hpp describes the data-parallel modes.
 
 #include <cstddef>

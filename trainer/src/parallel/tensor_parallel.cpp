@@ -1,9 +1,8 @@
-#include "commscope/trainer/tensor_parallel.hpp"
+#include "parallel/tensor_parallel.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -14,7 +13,7 @@
 #include "commscope/trainer/layout.hpp"
 #include "parallel/profiled_group.hpp"
 
-namespace commscope::trainer {
+namespace commscope::trainer::parallel {
 
 namespace {
 
@@ -109,67 +108,10 @@ template std::vector<double> model_shard<double>(const ModelConfig&, int, int, c
 template std::vector<float> tp_unshard<float>(const ModelConfig&, int, std::span<const float>);
 template std::vector<double> tp_unshard<double>(const ModelConfig&, int, std::span<const double>);
 
-namespace {
-
-Communicator split(const Communicator& world, int color, int key) {
-  MPI_Comm c = MPI_COMM_NULL;
-  MPI_Comm_split(world.mpi_comm(), color, key, &c);
-  Communicator out(c, world.options());  // a duplicate
-  MPI_Comm_free(&c);
-  return out;
-}
-
-GridShape checked(const Communicator& world, int tp, int pp) {
-  const std::optional<GridShape> shape = GridShape::of(world.size(), tp, pp);
-  if (!shape)
-    throw std::invalid_argument("tensor x pipeline parallelism of " + std::to_string(tp) + " x " + std::to_string(pp) +
-                                " needs a multiple of " + std::to_string(tp * pp) + " ranks; the communicator has " +
-                                std::to_string(world.size()));
-  return *shape;
-}
-
-}  // namespace
-
-ProcessGrid::ProcessGrid(const Communicator& world, int tp_ranks, int pp_ranks)
-    : ProcessGrid(world, checked(world, tp_ranks, pp_ranks)) {}
-
-ProcessGrid::ProcessGrid(const Communicator& world, const GridShape& shape)
-    : ProcessGrid(world, shape, shape.place(world.rank())) {}
-
-ProcessGrid::ProcessGrid(const Communicator& world, const GridShape& shape, const GridPlace& place)
-    : tp_size(shape.tp),
-      tp_rank(place.tp_rank),
-      dp_size(shape.dp),
-      dp_rank(place.dp_rank),
-      pp_size(shape.pp),
-      pp_rank(place.pp_rank),
-      tp(split(world, shape.tp_color(place), tp_rank)),
-      dp(split(world, shape.dp_color(place), dp_rank)),
-      pp(split(world, shape.pp_color(place), pp_rank)),
-      mp(split(world, shape.mp_color(place), shape.mp_key(place))) {
-  if (pp_size > 1) {
-    const bool ends = pp_rank == 0 || pp_rank == pp_size - 1;
-    MPI_Comm c = MPI_COMM_NULL;
-    MPI_Comm_split(world.mpi_comm(), ends ? shape.pp_color(place) : MPI_UNDEFINED, pp_rank, &c);
-    if (c != MPI_COMM_NULL) {
-      embedding = std::make_unique<Communicator>(c, world.options());
-      MPI_Comm_free(&c);
-    }
-  }
-}
-
-ParallelGroups ProcessGrid::groups() noexcept {
-  ParallelGroups g;
-  if (tp_size > 1) g.tp = &tp;
-  if (pp_size > 1) g.pp = &pp, g.embedding = embedding.get();
-  return g;
-}
-
 template <class T>
 typename Gpt2<T>::TensorParallel tensor_parallel_ops(Communicator& tp, const std::string& algo) {
-  using parallel::GroupOp;
   constexpr DataType type = std::is_same_v<T, double> ? DataType::f64 : DataType::f32;
-  auto group = std::make_shared<const parallel::ProfiledGroup>(tp, "tp", algo);
+  auto group = std::make_shared<const ProfiledGroup>(tp, "tp", algo);
   auto op = [&tp, group](GroupOp name, ReduceOp reduce) {
     return [&tp, group, name, reduce](T* data, std::size_t count) {
       group->run(name, count * sizeof(T), [&] { tp.allreduce(data, data, count, type, reduce, group->algo()); });
@@ -235,4 +177,4 @@ template std::vector<float> gather_model<float>(Communicator&, const ModelConfig
 template std::vector<double> gather_model<double>(Communicator&, const ModelConfig&, int, int, const Stage&,
                                                   std::span<const double>);
 
-}  // namespace commscope::trainer
+}  // namespace commscope::trainer::parallel

@@ -1,8 +1,8 @@
-#include "commscope/trainer/sharding.hpp"
+#include "parallel/sharding.hpp"
 
 #include <algorithm>
 
-namespace commscope::trainer {
+namespace commscope::trainer::parallel {
 
 ShardPlan::ShardPlan(const ParameterLayout& layout, int P, int r) : ranks(P), rank(r) {
   const auto p = static_cast<std::size_t>(P);
@@ -61,4 +61,4 @@ std::vector<float> gather_shards(Communicator& comm, const ShardPlan& plan, std:
   return full;
 }
 
-}  // namespace commscope::trainer
+}  // namespace commscope::trainer::parallel

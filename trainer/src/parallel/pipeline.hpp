@@ -1,6 +1,6 @@
 #pragma once
 // A pipeline stage's micro-batches, one piece of code for the CPU's CpuEngine and the CUDA
-// engine: the schedule (pipeline_schedule in engine.hpp) and the point-to-point messages between
+// engine: the schedule (engine.hpp describes it) and the point-to-point messages between
 // neighbouring stages. The engines differ in what a forward and a backward are (host or device
 // buffers, how the loss is read, what data parallelism does before a backward); MicroBatchSteps
 // says that, and the runner does the rest.
@@ -15,14 +15,20 @@
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/trainer/layout.hpp"
 
-namespace commscope::trainer {
+namespace commscope::trainer::parallel {
+
+// The order stage `stage` of `stages` runs m micro-batches in: +i forward of micro-batch i, -(i+1)
+// backward of micro-batch i.
+std::vector<int> pipeline_schedule(int stage, int stages, int micro_batches, bool gpipe);
+// Activation slots stage `stage` needs (micro-batches in flight at once).
+int pipeline_slots(int stage, int stages, int micro_batches, bool gpipe);
 
 // The pipeline group's messages over its transport (host buffers, or device buffers on a device
 // transport): a send is posted and completed later (at the next receive, before its buffer is
 // written again, at the end of the step), so that neighbouring stages never wait for each other's
 // receives in 1F1B. Profiled as communication pp.send / pp.recv, marked as the collective in
 // progress while receiving ("recv (pipeline, ..., activations from the previous stage)"); the
-// names are src/parallel/profiled_group.hpp's, with the trainer's other communication. Each
+// names are profiled_group.hpp's, with the trainer's other communication. Each
 // direction of each pair of stages numbers its messages ("pp[0>2]", world ranks), so that the
 // profile matches a send with the receive that takes it; a send's completion (a wait for the
 // receiver) is the newest pending send's instance.
@@ -75,4 +81,4 @@ struct MicroBatchSteps {
 double run_micro_batches(const Stage& stage, int micro_batches, int slots, bool gpipe, bool train, PipelineLink* link,
                          void* stage_in, void* output_grad, std::size_t n, const MicroBatchSteps& steps);
 
-}  // namespace commscope::trainer
+}  // namespace commscope::trainer::parallel

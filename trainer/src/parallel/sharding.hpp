@@ -14,7 +14,7 @@
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/trainer/layout.hpp"
 
-namespace commscope::trainer {
+namespace commscope::trainer::parallel {
 
 // One segment as sharded over P ranks.
 struct Shard {
@@ -47,4 +47,4 @@ struct ShardPlan {
 // Every rank's shards -> the whole layout, on every rank (host buffers, over MPI). Collective.
 std::vector<float> gather_shards(Communicator& comm, const ShardPlan& plan, std::span<const float> mine);
 
-}  // namespace commscope::trainer
+}  // namespace commscope::trainer::parallel

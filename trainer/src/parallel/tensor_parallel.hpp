@@ -5,28 +5,22 @@
 // biases and the tied output head are replicated (layout.hpp lists the split tensors, model.hpp
 // the four allreduces per block and step).
 //
-// The process grid is PP x DP x TP, TP innermost and PP outermost (Megatron-LM's order; the rank
-// formula is common/process_grid.hpp's, which the profiler and the report share); so a TP group is tp consecutive ranks
-// (one node under a by-slot placement) and a pipeline's stages are dp x tp ranks apart. Data parallelism
-// (engine.hpp, any mode) runs over the DP group on the rank's shard unchanged: DP ranks of
-// one (TP rank, stage) hold the same shard and average its gradients. The TP ranks and stages of a
-// DP replica read the same batch.
+// The groups are ProcessGrid's (process_grid.hpp). Data parallelism (engine.hpp, any mode) runs
+// over the DP group on the rank's shard unchanged: DP ranks of one (TP rank, stage) hold the same
+// shard and average its gradients. The TP ranks and stages of a DP replica read the same batch.
 
 #include <cstddef>
 #include <functional>
-#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "commscope/collectives/communicator.hpp"
-#include "commscope/common/process_grid.hpp"
 #include "commscope/trainer/config.hpp"
 #include "commscope/trainer/layout.hpp"
 #include "commscope/trainer/model.hpp"
-#include "commscope/trainer/parallel_plan.hpp"
 
-namespace commscope::trainer {
+namespace commscope::trainer::parallel {
 
 // TP rank `rank`'s shard (ParameterLayout(config, tp)) of a whole-model buffer
 // (ParameterLayout(config)); std::invalid_argument for a wrong size, rank or tp.
@@ -39,22 +33,6 @@ std::vector<T> model_shard(const ModelConfig& config, int tp, int rank, const St
 template <class T>
 std::vector<T> tp_unshard(const ModelConfig& config, int tp, std::span<const T> shards);
 
-// The PP x DP x TP grid over `world` (whose size tp x pp must divide). Collective over world.
-struct ProcessGrid {
-  ProcessGrid(const Communicator& world, int tp, int pp = 1);  // std::invalid_argument unless tp pp divides the ranks
-  ProcessGrid(const Communicator& world, const GridShape& shape);
-  int tp_size = 1, tp_rank = 0, dp_size = 1, dp_rank = 0, pp_size = 1, pp_rank = 0;
-  Communicator tp, dp, pp;
-  Communicator mp;                          // model parallel: the tp x pp ranks of one DP replica
-  std::unique_ptr<Communicator> embedding;  // pp > 1, first and last stage: the tied wte's two holders
-
-  // A CPU engine's groups besides dp: tp when tp_size > 1, pp and embedding when pp_size > 1.
-  ParallelGroups groups() noexcept;
-
- private:
-  ProcessGrid(const Communicator& world, const GridShape& shape, const GridPlace& place);
-};
-
 // The model's TP operations over `tp`: the in-place sum with the named algorithm (any of the
 // library's), marked as the collective in progress ("allreduce (ring, ..., tensor-parallel
 // activations)") and profiled as communication "tp.allreduce"; the maximum (the cross-entropy's
@@ -63,8 +41,8 @@ template <class T>
 typename Gpt2<T>::TensorParallel tensor_parallel_ops(Communicator& tp, const std::string& algo);
 
 // The model-parallel gradient norm, one rule for the CPU's CpuEngine and the CUDA engine (the
-// sums: parallel::StepSums). norm_pieces: the parts of the layout's elements [begin, begin +
-// count) that the norm counts on this rank, one per tensor (and layer) in the layout's order:
+// sums: StepSums, profiled_group.hpp). norm_pieces: the parts of the layout's elements [begin,
+// begin + count) that the norm counts on this rank, one per tensor (and layer) in the layout's order:
 // offset from begin, length, and whether tensor parallelism splits the tensor (its squares summed
 // over the TP ranks) or replicates it (counted once). Segment 0 counts on the first stage only
 // (the last stage's copy of the tied wte holds the same summed gradients).
@@ -83,4 +61,4 @@ template <class T>
 std::vector<T> gather_model(Communicator& mp, const ModelConfig& config, int tp, int tp_rank, const Stage& stage,
                             std::span<const T> mine);
 
-}  // namespace commscope::trainer
+}  // namespace commscope::trainer::parallel

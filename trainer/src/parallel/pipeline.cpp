@@ -1,4 +1,4 @@
-#include "commscope/trainer/pipeline.hpp"
+#include "parallel/pipeline.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -6,14 +6,11 @@
 #include "commscope/profiler/session.hpp"
 #include "commscope/profiler/vocabulary.hpp"
 #include "commscope/trainer/collective_activity.hpp"
-#include "commscope/trainer/engine.hpp"
 #include "parallel/profiled_group.hpp"
 
-namespace commscope::trainer {
+namespace commscope::trainer::parallel {
 
 namespace prof = commscope::profiler;
-using parallel::group_op_name;
-using parallel::GroupOp;
 
 std::vector<int> pipeline_schedule(int stage, int stages, int m, bool gpipe) {
   std::vector<int> order;
@@ -69,7 +66,7 @@ void PipelineLink::send(const void* data, std::size_t n, int peer) {
 }
 
 void PipelineLink::recv(void* data, std::size_t n, int peer, Message what) {
-  const parallel::GroupOpName& name =
+  const GroupOpName& name =
       group_op_name(what == Message::activations ? GroupOp::pp_recv_activations : GroupOp::pp_recv_gradients);
   CollectiveActivity activity(name.collective, "pipeline", n * element_bytes_, name.what);
   transport_.set_context(CallContext{Collective::sendrecv, "pipeline", type_, ReduceOp::sum, 0, n, stages_});
@@ -116,4 +113,4 @@ double run_micro_batches(const Stage& st, int micro, int slots, bool gpipe, bool
   return loss / micro;
 }
 
-}  // namespace commscope::trainer
+}  // namespace commscope::trainer::parallel
