@@ -158,7 +158,7 @@ class CudaEngine final : public TrainEngine {
     }
     if (!st.whole()) {
       pp_ = std::make_unique<DeviceCollectives>(grid_->pp, compute_, true);  // staged: see cuda_engine.hpp
-      link_ = std::make_unique<PipelineLink>(pp_->transport(), grid_->pp, kType<T>, sizeof(T), names_.mpi);
+      link_ = std::make_unique<PipelineLink>(pp_->transport(), grid_->pp, kType<T>, sizeof(T), "mpi");
       if (grid_->embedding) {
         emb_coll_ = std::make_unique<EngineCollectives>(*grid_->embedding, parallel_plan.embedding_algorithm(),
                                                         options.transport, comm_stream_);

@@ -86,7 +86,7 @@ struct CpuEngine::Impl {
       if (groups.embedding != nullptr)
         emb_group = std::make_unique<parallel::ProfiledGroup>(*groups.embedding, "embedding", parallel_plan.algo);
       link = std::make_unique<parallel::PipelineLink>(groups.pp->transport(), *groups.pp, DataType::f32, sizeof(float),
-                                                      names.mpi);
+                                                      "mpi");
     } else {
       groups.pp = groups.embedding = nullptr;
     }

@@ -28,7 +28,6 @@ DataParallelNames::DataParallelNames(const std::string& algo_name)
       allreduce(profiler::name_id("allreduce")),
       allgather(profiler::name_id("allgather")),
       reducescatter(profiler::name_id("reducescatter")),
-      algo(profiler::name_id(algo_name)),
-      mpi(profiler::name_id("mpi")) {}
+      algo(profiler::name_id(algo_name)) {}
 
 }  // namespace commscope::trainer

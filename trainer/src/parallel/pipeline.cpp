@@ -1,11 +1,9 @@
 #include "parallel/pipeline.hpp"
 
 #include <algorithm>
-#include <cstdint>
 
 #include "commscope/profiler/session.hpp"
 #include "commscope/profiler/vocabulary.hpp"
-#include "commscope/trainer/collective_activity.hpp"
 #include "parallel/profiled_group.hpp"
 
 namespace commscope::trainer::parallel {
@@ -34,16 +32,14 @@ int pipeline_slots(int stage, int stages, int m, bool gpipe) {
 }
 
 PipelineLink::PipelineLink(Transport& transport, const Communicator& group, DataType type, std::size_t element_bytes,
-                           prof::NameId algo)
+                           std::string_view algo)
     : transport_(transport),
       stages_(group.size()),
       world_ranks_(prof::world_ranks(group.mpi_comm())),
       me_(world_ranks_[static_cast<std::size_t>(group.rank())]),
       type_(type),
       element_bytes_(element_bytes),
-      algo_(algo),
-      send_(prof::name_id(group_op_name(GroupOp::pp_send).profile)),
-      recv_(prof::name_id(group_op_name(GroupOp::pp_recv_activations).profile)) {
+      profiled_(group, "pp", "pipeline", algo) {
   for (const int peer : world_ranks_) {
     to_.emplace_back(prof::link_label("pp", me_, peer));
     from_.emplace_back(prof::link_label("pp", peer, me_));
@@ -60,27 +56,25 @@ prof::CommGroup& PipelineLink::from(int peer) {
 void PipelineLink::send(const void* data, std::size_t n, int peer) {
   transport_.set_context(CallContext{Collective::sendrecv, "pipeline", type_, ReduceOp::sum, 0, n, stages_});
   newest_pending_ = to(peer).next();
-  prof::CommScope c(send_, algo_, static_cast<std::int64_t>(n * element_bytes_), newest_pending_);
-  transport_.post_send(data, n * element_bytes_, peer);
+  profiled_.message(GroupOp::pp_send, n * element_bytes_, newest_pending_,
+                    [&] { transport_.post_send(data, n * element_bytes_, peer); });
   pending_.push_back(data);
 }
 
 void PipelineLink::recv(void* data, std::size_t n, int peer, Message what) {
-  const GroupOpName& name =
-      group_op_name(what == Message::activations ? GroupOp::pp_recv_activations : GroupOp::pp_recv_gradients);
-  CollectiveActivity activity(name.collective, "pipeline", n * element_bytes_, name.what);
   transport_.set_context(CallContext{Collective::sendrecv, "pipeline", type_, ReduceOp::sum, 0, n, stages_});
-  prof::CommScope c(recv_, algo_, static_cast<std::int64_t>(n * element_bytes_), from(peer));
-  transport_.post_recv(data, n * element_bytes_, peer);
-  transport_.wait();
+  profiled_.message(what == Message::activations ? GroupOp::pp_recv_activations : GroupOp::pp_recv_gradients,
+                    n * element_bytes_, from(peer).next(), [&] {
+                      transport_.post_recv(data, n * element_bytes_, peer);
+                      transport_.wait();
+                    });
   pending_.clear();
 }
 
 void PipelineLink::complete(const void* buffer) {
   if (pending_.empty()) return;
   if (buffer != nullptr && std::find(pending_.begin(), pending_.end(), buffer) == pending_.end()) return;
-  prof::CommScope c(send_, algo_, 0, newest_pending_);
-  transport_.wait();
+  profiled_.message(GroupOp::pp_send, 0, newest_pending_, [&] { transport_.wait(); });
   pending_.clear();
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string_view>
 #include <vector>
 
 #include "commscope/collectives/communicator.hpp"
@@ -14,6 +15,7 @@
 #include "commscope/collectives/types.hpp"
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/trainer/layout.hpp"
+#include "parallel/profiled_group.hpp"
 
 namespace commscope::trainer::parallel {
 
@@ -26,19 +28,20 @@ int pipeline_slots(int stage, int stages, int micro_batches, bool gpipe);
 // The pipeline group's messages over its transport (host buffers, or device buffers on a device
 // transport): a send is posted and completed later (at the next receive, before its buffer is
 // written again, at the end of the step), so that neighbouring stages never wait for each other's
-// receives in 1F1B. Profiled as communication pp.send / pp.recv, marked as the collective in
-// progress while receiving ("recv (pipeline, ..., activations from the previous stage)"); the
-// names are profiled_group.hpp's, with the trainer's other communication. Each
-// direction of each pair of stages numbers its messages ("pp[0>2]", world ranks), so that the
+// receives in 1F1B. Each message goes through the pipeline group's ProfiledGroup
+// (profiled_group.hpp), with the trainer's other communication: profiled as communication
+// pp.send / pp.recv, marked as the collective in progress while receiving ("recv (pipeline, ...,
+// activations from the previous stage)"). Each direction of each pair of stages numbers its
+// messages ("pp[0>2]", world ranks), so that the
 // profile matches a send with the receive that takes it; a send's completion (a wait for the
 // receiver) is the newest pending send's instance.
 class PipelineLink {
  public:
   // group: the pipeline group whose ranks `peer` names (its transport, or a device transport
   // over the same ranks); type and element_bytes: the messages' elements; algo: the name the
-  // profile gives their algorithm.
+  // profile gives their algorithm (the stop line's is "pipeline").
   PipelineLink(Transport& transport, const Communicator& group, DataType type, std::size_t element_bytes,
-               profiler::NameId algo);
+               std::string_view algo);
   void send(const void* data, std::size_t n, int peer);
   // Receives n elements, the previous stage's activations or the next stage's gradients (and
   // completes every send posted before).
@@ -57,7 +60,7 @@ class PipelineLink {
   int me_;                        // this rank's world rank
   DataType type_;
   std::size_t element_bytes_;
-  profiler::NameId algo_, send_, recv_;
+  ProfiledGroup profiled_;
   std::vector<profiler::CommGroup> to_, from_;  // by peer: the messages sent to it, received from it
   std::vector<const void*> pending_;
   profiler::CommInstance newest_pending_;  // the newest pending send's instance

@@ -31,7 +31,7 @@ ProfiledGroup::ProfiledGroup(const Communicator& comm, std::string_view kind, st
     : algo_(std::move(algo)),
       algo_id_(profiler::name_id(profiled_algo.empty() ? std::string_view(algo_) : profiled_algo)),
       group_(&profile_group(comm, kind)) {
-  for (int i = 0; i < kGroupOpCount; ++i)
+  for (int i = 0; i < kOpCount; ++i)
     names_[static_cast<std::size_t>(i)] = profiler::name_id(group_op_name(static_cast<GroupOp>(i)).profile);
 }
 

@@ -2,12 +2,14 @@
 // A process group of the trainer as a stopped rank's line and the profiler see it, for both
 // engines: each collective the trainer runs is marked as in progress (CollectiveActivity), timed
 // as a communication of the group (profiler::CommScope, numbered per communicator by
-// profile_group) and then run, in one place, with the operation names spelled once here.
+// profile_group) and then run, in one place, with the operation names spelled once here; the
+// pipeline's messages too (PipelineLink, pipeline.hpp), numbered by their pair of stages.
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -35,8 +37,8 @@ enum class GroupOp : int {
   pp_recv_activations,  // from the previous stage
   pp_recv_gradients,    // from the next stage
 };
-inline constexpr int kGroupOpCount = 10;  // the collectives' (a ProfiledGroup's names)
-inline constexpr int kOpCount = 13;       // and the pipeline's
+inline constexpr int kGroupOpCount = 10;  // the collectives' (ProfiledGroup::run's)
+inline constexpr int kOpCount = 13;       // and the pipeline's messages (ProfiledGroup::message's)
 
 // What an operation is called: its collective and what it carries (the stop line's
 // "allreduce (ring, 4 MiB, gradients)"), and its communication name in the profile.
@@ -54,7 +56,7 @@ class ProfiledGroup {
   ProfiledGroup(const Communicator& comm, std::string_view kind, std::string algo, std::string_view profiled_algo = {});
 
   // Runs call(), the collective `op` of `bytes` on this group, marked and profiled (op: one of
-  // the first kGroupOpCount, a collective; the pipeline's messages are PipelineLink's).
+  // the first kGroupOpCount, a collective; the pipeline's messages go through message()).
   template <class Call>
   void run(GroupOp op, std::size_t bytes, Call&& call) const {
     const GroupOpName& n = group_op_name(op);
@@ -62,12 +64,23 @@ class ProfiledGroup {
     profiler::CommScope c(names_[static_cast<std::size_t>(op)], algo_id_, static_cast<std::int64_t>(bytes), *group_);
     call();
   }
+  // Runs call(), the pipeline's message `op` of `bytes` (one of the last three: PipelineLink's),
+  // profiled as `instance`, its pair of stages' numbering rather than the group's; a receive is
+  // marked as in progress too (a send is only posted, and completing it is PipelineLink's wait).
+  template <class Call>
+  void message(GroupOp op, std::size_t bytes, profiler::CommInstance instance, Call&& call) const {
+    const GroupOpName& n = group_op_name(op);
+    std::optional<CollectiveActivity> activity;
+    if (op != GroupOp::pp_send) activity.emplace(n.collective, algo_, bytes, n.what);
+    profiler::CommScope c(names_[static_cast<std::size_t>(op)], algo_id_, static_cast<std::int64_t>(bytes), instance);
+    call();
+  }
   const std::string& algo() const noexcept { return algo_; }
 
  private:
   std::string algo_;
   profiler::NameId algo_id_;
-  std::array<profiler::NameId, kGroupOpCount> names_{};
+  std::array<profiler::NameId, kOpCount> names_{};
   profiler::CommGroup* group_;
 };
 

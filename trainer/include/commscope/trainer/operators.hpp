@@ -28,7 +28,7 @@ struct DataParallelNames {
   explicit DataParallelNames(const std::string& algo);
 
   ModelOperators::Op grad_allreduce, grad_reducescatter, param_allgather, optimizer, loss;
-  profiler::NameId allreduce, allgather, reducescatter, algo, mpi;
+  profiler::NameId allreduce, allgather, reducescatter, algo;
 };
 
 }  // namespace commscope::trainer
