@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "commscope/analysis/alpha_beta.hpp"
+#include "commscope/common/model_flops.hpp"
 
 namespace commscope::analysis {
 namespace {
@@ -126,7 +127,7 @@ double flops_per_iteration(double b, double s, double d, double l) {
   check(s, "s");
   check(d, "d");
   check(l, "l");
-  return b * (72.0 * s * d * d + 12.0 * s * s * d) * l;
+  return transformer_flops(b, s, d, l);
 }
 
 double flops_per_iteration_with_head(double b, double s, double d, double l, double vocab) {

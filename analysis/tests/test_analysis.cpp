@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "commscope/analysis/model_math.hpp"
+#include "commscope/common/model_flops.hpp"
 
 namespace ca = commscope::analysis;
 
@@ -106,6 +107,9 @@ TEST(ModelMath, FlopsAndActivations) {
   // b=2, l=2, a=3: 2 * (204 + 60) * 2 = 1056.
   EXPECT_DOUBLE_EQ(ca::activation_bytes(2, 2, 3, 2, 3), 1056.0);
   EXPECT_THROW(ca::flops_per_iteration(1, -2, 3, 1), std::invalid_argument);
+  // The one formula, which commscope-train's step log counts too (common/model_flops.hpp).
+  static_assert(commscope::transformer_flops(1, 2, 3, 1) == 1440.0);
+  EXPECT_EQ(ca::flops_per_iteration(4, 256, 384, 6), commscope::transformer_flops(4, 256, 384, 6));
 }
 
 TEST(ModelMath, MegatronTflops) {

@@ -21,6 +21,7 @@
 
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/collectives/error.hpp"
+#include "commscope/common/model_flops.hpp"
 #include "commscope/common/stop_signals.hpp"
 #include "commscope/common/timing.hpp"
 #include "commscope/profiler/profile_file.hpp"
@@ -55,12 +56,10 @@ int stop_agreed(MPI_Comm world) {
   return any;
 }
 
-// FLOPs of one training iteration (forward + backward) for `batch` sequences, the formula of
-// docs/design.md ("Analysis formulas") b (72 s d^2 + 12 s^2 d) l, which leaves out the output
-// head's 6 b s d V.
+// FLOPs of one training iteration (forward + backward) for `batch` sequences, the analysis'
+// formula (commscope/common/model_flops.hpp), which leaves out the output head's 6 b s d V.
 double iteration_flops(const ct::ModelConfig& c, int batch, int seq) {
-  const double b = batch, s = seq, d = c.channels, l = c.layers;
-  return b * (72 * s * d * d + 12 * s * s * d) * l;
+  return commscope::transformer_flops(batch, seq, c.channels, c.layers);
 }
 
 // The node's cores shared among its ranks, unless --threads says.

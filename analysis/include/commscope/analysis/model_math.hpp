@@ -70,7 +70,8 @@ StageParams last_stage_params(double vocab, double max_seq, double d, int layers
 
 // FLOPs of one training iteration (forward + backward = 3x forward), transformer blocks only:
 //   b (72 s d^2 + 12 s^2 d) l
-// (per block forward: 24 b s d^2 for the matmuls + 4 b s^2 d for attention scores and values).
+// (commscope/common/model_flops.hpp's transformer_flops, which the trainer's log counts too;
+// std::invalid_argument for a negative or non-finite argument).
 double flops_per_iteration(double b, double s, double d, double l);
 // ... plus the output head (logits [b, s, V] = [b, s, d] x [d, V]): + 6 b s d V.
 double flops_per_iteration_with_head(double b, double s, double d, double l, double vocab);
