@@ -3,7 +3,7 @@
 add_library(commscope_analysis_inputs STATIC ${CMAKE_CURRENT_SOURCE_DIR}/src/inputs.cpp)
 target_include_directories(commscope_analysis_inputs PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
 target_compile_features(commscope_analysis_inputs PUBLIC cxx_std_20)
-target_link_libraries(commscope_analysis_inputs PUBLIC commscope::h5 commscope::profiler_core commscope::common
+target_link_libraries(commscope_analysis_inputs PUBLIC commscope::h5 commscope::profiler_core commscope::model commscope::common
                       PRIVATE commscope::formats commscope_build_flags)
 
 if(COMMSCOPE_BUILD_TESTS)

@@ -164,9 +164,9 @@ if(COMMSCOPE_BUILD_TESTS)
   # the files, tests/verdicts_end_to_end.sh works out every figure by hand and compares the
   # report's Verdict lines and CSV cells to the printed digit).
   add_executable(test_analysis_synthetic_verdicts tests/synthetic_verdicts.cpp)
-  target_link_libraries(test_analysis_synthetic_verdicts PRIVATE commscope::formats commscope::common
+  target_link_libraries(test_analysis_synthetic_verdicts PRIVATE commscope::formats commscope::model commscope::common
                                                                  commscope_build_flags)
-  target_include_directories(test_analysis_synthetic_verdicts PRIVATE ${PROJECT_SOURCE_DIR}/common/tests)
+  target_include_directories(test_analysis_synthetic_verdicts PRIVATE ${PROJECT_SOURCE_DIR}/model/tests)
   add_test(NAME analysis.report.verdicts_known_answers
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/verdicts_end_to_end.sh $<TARGET_FILE:test_analysis_synthetic_verdicts>
                    ${report} ${rdir}/verdicts_known_answers)

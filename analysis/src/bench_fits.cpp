@@ -1,6 +1,6 @@
 #include "bench_fits.hpp"
 
-#include "commscope/analysis/row_selection.hpp"
+#include "commscope/model/row_selection.hpp"
 
 #include <algorithm>
 #include <cmath>

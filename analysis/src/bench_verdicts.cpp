@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "commscope/analysis/format.hpp"
+#include "commscope/model/format.hpp"
 
 namespace commscope::analysis {
 namespace {

@@ -7,8 +7,8 @@
 #include <set>
 #include <utility>
 
-#include "commscope/analysis/format.hpp"
 #include "commscope/analysis/outliers.hpp"
+#include "commscope/model/format.hpp"
 
 namespace commscope::analysis {
 namespace {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "commscope/analysis/format.hpp"
 #include "commscope/common/stats.hpp"
+#include "commscope/model/format.hpp"
 
 namespace commscope::analysis {
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "commscope/analysis/format.hpp"
+#include "commscope/model/format.hpp"
 
 namespace commscope::analysis {
 

@@ -14,9 +14,9 @@
 
 #include "bench_fits.hpp"
 #include "bench_verdicts.hpp"
-#include "commscope/analysis/expected_verdicts.hpp"
 #include "commscope/analysis/inputs.hpp"
-#include "commscope/common/row_expectation.hpp"
+#include "commscope/model/expected_verdicts.hpp"
+#include "commscope/model/row_expectation.hpp"
 #include "report_writer.hpp"
 
 namespace commscope::analysis {

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "commscope/analysis/doctor_findings.hpp"
-#include "commscope/analysis/format.hpp"
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/analysis/outliers.hpp"
+#include "commscope/model/format.hpp"
 #include "report_writer.hpp"
 
 namespace commscope::analysis {

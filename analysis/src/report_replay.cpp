@@ -6,9 +6,9 @@
 #include <cmath>
 #include <string>
 
-#include "commscope/analysis/format.hpp"
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/analysis/outliers.hpp"
+#include "commscope/model/format.hpp"
 #include "commscope/profiler/placement.hpp"
 #include "replay_compare.hpp"
 #include "report_writer.hpp"

@@ -6,8 +6,8 @@
 #include <limits>
 #include <optional>
 
-#include "commscope/analysis/format.hpp"
 #include "commscope/analysis/inputs.hpp"
+#include "commscope/model/format.hpp"
 
 namespace commscope::analysis {
 

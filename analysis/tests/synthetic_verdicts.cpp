@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "bench_file_writer.hpp"
-#include "commscope/common/machine_model.hpp"
+#include "commscope/model/machine_model.hpp"
 #include "machine_fixtures.hpp"
 
 namespace h5 = commscope::h5;

@@ -6,11 +6,11 @@
 #include <map>
 #include <utility>
 
-#include "commscope/analysis/expected_verdicts.hpp"
-#include "commscope/analysis/format.hpp"
-#include "commscope/analysis/row_selection.hpp"
 #include "commscope/collectives/types.hpp"
-#include "commscope/common/row_expectation.hpp"
+#include "commscope/model/expected_verdicts.hpp"
+#include "commscope/model/format.hpp"
+#include "commscope/model/row_expectation.hpp"
+#include "commscope/model/row_selection.hpp"
 
 namespace commscope::bench {
 namespace {

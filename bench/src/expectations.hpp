@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "commscope/common/machine_model.hpp"
+#include "commscope/model/machine_model.hpp"
 #include "rows.hpp"
 
 namespace commscope::bench {

@@ -11,8 +11,8 @@
 
 #include "commscope/collectives/error.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
-#include "commscope/common/machine_model.hpp"
 #include "commscope/common/stop_signals.hpp"
+#include "commscope/model/machine_model.hpp"
 #include "measure.hpp"
 #include "table.hpp"
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "commscope/common/machine_model.hpp"
+#include "commscope/model/machine_model.hpp"
 
 namespace commscope::bench {
 

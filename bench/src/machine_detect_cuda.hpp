@@ -2,7 +2,7 @@
 // defines COMMSCOPE_WITH_CUDA (bench/CMakeLists.txt); otherwise no GPUs and nothing to detect.
 #pragma once
 
-#include "commscope/common/machine_model.hpp"
+#include "commscope/model/machine_model.hpp"
 
 namespace commscope::bench::detail {
 

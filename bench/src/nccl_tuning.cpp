@@ -9,7 +9,7 @@
 #include <fstream>
 #include <map>
 
-#include "commscope/analysis/format.hpp"
+#include "commscope/model/format.hpp"
 
 namespace commscope::bench {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <string_view>
 
-#include "commscope/common/machine_model.hpp"
+#include "commscope/model/machine_model.hpp"
 
 namespace commscope::bench {
 

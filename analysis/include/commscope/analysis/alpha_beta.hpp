@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "commscope/analysis/format.hpp"
-#include "commscope/common/collective_model.hpp"
+#include "commscope/model/collective_model.hpp"
+#include "commscope/model/format.hpp"
 
 namespace commscope::analysis {
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "commscope/common/machine_model.hpp"
+#include "commscope/model/machine_model.hpp"
 #include "commscope/profiler/profile.hpp"
 
 namespace commscope::analysis {
@@ -89,7 +89,7 @@ struct DoctorFile {
 // Reads a bench results file. Throws InputError.
 BenchFile read_bench_file(const std::string& path);
 // The machine model in a bench file's header (/meta machine_model, the text form of
-// commscope/common/machine_model.hpp); an empty model (no nodes) for files without one. InputError
+// commscope/model/machine_model.hpp); an empty model (no nodes) for files without one. InputError
 // for a damaged one.
 MachineModel machine_model_of(const BenchFile& bench);
 

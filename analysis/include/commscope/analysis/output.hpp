@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "commscope/analysis/format.hpp"
+#include "commscope/model/format.hpp"
 
 namespace commscope::analysis {
 

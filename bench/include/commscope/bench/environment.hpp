@@ -39,7 +39,7 @@ struct Environment {
   // Environment variables that change how communication behaves, sorted by name (see
   // is_recorded_variable). Values as they are on rank 0.
   std::vector<std::pair<std::string, std::string>> env_vars;
-  // The machine model's text form (commscope/common/machine_model.hpp), set by the bench after
+  // The machine model's text form (commscope/model/machine_model.hpp), set by the bench after
   // capture on rank 0 (commscope-bench's detect_machine); "" where none was made.
   std::string machine_model;
 

@@ -13,7 +13,7 @@
 #include "commscope/collectives/algorithm.hpp"
 #include "commscope/collectives/shm_options.hpp"
 #include "commscope/collectives/types.hpp"
-#include "commscope/common/machine_model.hpp"
+#include "commscope/model/machine_model.hpp"
 
 namespace commscope::bench {
 

@@ -10,7 +10,7 @@
 #include <string_view>
 
 // Collective, kAllCollectives, collective_name, busbw_factor and the ring's cost terms.
-#include "commscope/common/collective_model.hpp"
+#include "commscope/model/collective_model.hpp"
 
 namespace commscope {
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "commscope/common/collective_model.hpp"
+#include "commscope/model/collective_model.hpp"
 
 namespace commscope::profiler {
 

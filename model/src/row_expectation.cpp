@@ -1,4 +1,4 @@
-#include "commscope/common/row_expectation.hpp"
+#include "commscope/model/row_expectation.hpp"
 
 #include <algorithm>
 #include <cctype>

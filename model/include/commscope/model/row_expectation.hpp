@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "commscope/common/expected_time.hpp"
+#include "commscope/model/expected_time.hpp"
 
 namespace commscope {
 

@@ -2,7 +2,7 @@
 // the figures to the printed digit. n = 64 MiB; 2 hosts x 2 CPU ranks, copy 10 GB/s, links
 // 0.125 GB/s (1 Gbit/s), 50 us per message. The ring allreduce expects 6 x 50 + 1.5 n / 125 +
 // 0.75 n / 1e4 = 810639.5 us, busbw 1.5 n / that = 0.1242 GB/s.
-#include "commscope/analysis/expected_verdicts.hpp"
+#include "commscope/model/expected_verdicts.hpp"
 #include "machine_fixtures.hpp"
 
 #include <gtest/gtest.h>

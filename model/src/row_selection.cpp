@@ -1,4 +1,4 @@
-#include "commscope/analysis/row_selection.hpp"
+#include "commscope/model/row_selection.hpp"
 
 #include <algorithm>
 

@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "commscope/common/collective_model.hpp"
-#include "commscope/common/machine_model.hpp"
+#include "commscope/model/collective_model.hpp"
+#include "commscope/model/machine_model.hpp"
 
 namespace commscope {
 

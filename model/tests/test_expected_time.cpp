@@ -1,6 +1,6 @@
 // Known answers of expected_time on synthetic machine models: the numbers below are worked out by
 // hand from docs/verdicts.md's formulas (n = 64 MiB = 67108864 B, rates in GB/s = 1e3 B/us).
-#include "commscope/common/expected_time.hpp"
+#include "commscope/model/expected_time.hpp"
 #include "machine_fixtures.hpp"
 
 #include <gtest/gtest.h>

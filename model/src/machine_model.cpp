@@ -1,6 +1,6 @@
 // The machine model's text form (machine_model.hpp): one line per node, key=value fields, and the
 // rates people write (tc's bits, bytes with a slash).
-#include "commscope/common/machine_model.hpp"
+#include "commscope/model/machine_model.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "commscope/analysis/format.hpp"
+#include "commscope/model/format.hpp"
 
 #include <algorithm>
 #include <array>

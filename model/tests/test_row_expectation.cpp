@@ -1,6 +1,6 @@
 // expected_row: the expectation the bench writes into its rows and the report recomputes, with
 // NCCL_ALGO's pricing rule for nccl rows (docs/verdicts.md).
-#include "commscope/common/row_expectation.hpp"
+#include "commscope/model/row_expectation.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "commscope/common/expected_time.hpp"
+#include "commscope/model/expected_time.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 // hand-worked numbers start from the same model.
 #pragma once
 
-#include "commscope/common/machine_model.hpp"
+#include "commscope/model/machine_model.hpp"
 
 #include <string>
 #include <utility>

@@ -1,10 +1,10 @@
-#include "commscope/analysis/expected_verdicts.hpp"
+#include "commscope/model/expected_verdicts.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "commscope/analysis/format.hpp"
+#include "commscope/model/format.hpp"
 
 namespace commscope::analysis {
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
 // "Is my number good?": each bench row set against the time its algorithm needs on the run's
-// machine model (commscope/common/expected_time.hpp), and a verdict per collective, algorithm and
+// machine model (commscope/model/expected_time.hpp), and a verdict per collective, algorithm and
 // size range in words. The rule over tables of values; no I/O (report_bench prints it).
 // Thresholds and formulas: docs/verdicts.md.
 
@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "commscope/common/expected_time.hpp"
-#include "commscope/common/machine_model.hpp"
+#include "commscope/model/expected_time.hpp"
+#include "commscope/model/machine_model.hpp"
 
 namespace commscope::analysis {
 

@@ -2,7 +2,7 @@
 // user's machine file (any subset, `*` for every node, refusals naming the line).
 #include <gtest/gtest.h>
 
-#include "commscope/common/machine_model.hpp"
+#include "commscope/model/machine_model.hpp"
 
 namespace commscope {
 namespace {
