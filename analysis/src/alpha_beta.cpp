@@ -20,68 +20,19 @@ void check_ranks(int p) {
 
 }  // namespace
 
-Collective parse_collective(std::string_view name) {
-  for (const Collective c : kAllCollectives)
-    if (collective_name(c) == name) return c;
-  std::string known;
-  for (const Collective c : kAllCollectives) known += (known.empty() ? "" : ", ") + std::string(collective_name(c));
-  throw std::invalid_argument("unknown collective '" + std::string(name) + "' (known: " + known + ")");
-}
-
 std::optional<CostTerms> textbook_cost(Collective c, TextbookAlgorithm a, int p) {
   check_ranks(p);
   return textbook_cost_terms(c, a, p);
 }
 
 std::optional<TextbookAlgorithm> textbook_algorithm_for(Collective c, std::string_view algorithm) {
-  using A = TextbookAlgorithm;
-  if (algorithm == "mpi" || algorithm == "nccl") return std::nullopt;  // the library chooses inside
-  // Node shared memory: its cost (Algorithm::cost in the library) is not a network textbook's.
-  if (algorithm == "shm") return std::nullopt;
-  // Node-aware: two levels (shm within nodes, a network algorithm among them); its two-level
-  // cost is the library's hier_cost, not one textbook curve over p ranks.
-  if (algorithm == "hier") return std::nullopt;
-  if (algorithm == "ring") {
-    switch (c) {
-      case Collective::allreduce:
-      case Collective::allgather:
-      case Collective::reducescatter:
-        return A::ring;
-      case Collective::alltoall:
-        return A::pairwise_exchange;
-      default:
-        return std::nullopt;
-    }
-  }
-  if (algorithm == "rhd") {
-    switch (c) {
-      case Collective::allreduce:
-      case Collective::reduce:
-        return A::rabenseifner;
-      case Collective::allgather:
-        return A::recursive_doubling;
-      case Collective::reducescatter:
-        return A::recursive_halving;
-      case Collective::broadcast:
-        return A::scatter_allgather;
-      default:
-        return std::nullopt;
-    }
-  }
-  if (algorithm == "tree") {
-    switch (c) {
-      case Collective::allreduce:
-      case Collective::reduce:
-      case Collective::broadcast:
-      case Collective::gather:
-      case Collective::scatter:
-        return A::binomial_tree;
-      default:
-        return std::nullopt;
-    }
-  }
-  throw std::invalid_argument("unknown algorithm '" + std::string(algorithm) +
-                              "' (known: mpi, nccl, ring, tree, rhd, shm, hier)");
+  static constexpr std::array<std::string_view, 7> kKnown = {"mpi", "nccl", "ring", "tree", "rhd", "shm", "hier"};
+  if (std::find(kKnown.begin(), kKnown.end(), algorithm) == kKnown.end())
+    throw std::invalid_argument("unknown algorithm '" + std::string(algorithm) +
+                                "' (known: mpi, nccl, ring, tree, rhd, shm, hier)");
+  // The library's table (collective_model.hpp): mpi and nccl choose inside, shm's and hier's costs
+  // are their own (a node's memory; two levels), none a network textbook's curve over p ranks.
+  return textbook_algorithm_of(c, algorithm);
 }
 
 std::optional<double> textbook_time_us(Collective c, std::string_view algorithm, int p, double bytes,

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iomanip>
 #include <sstream>
+#include <stdexcept>
 
 #include "cli_parse.hpp"
 #include "commscope/collectives/error.hpp"
@@ -170,7 +171,7 @@ Collective parse_collective_name(const std::string& s, Options& o) {
   }
   try {
     return parse_collective(s);
-  } catch (const UnknownName& e) {
+  } catch (const std::invalid_argument& e) {
     throw InvalidArgument(
         std::string(e.what()) +
         ", or nccl-tests' all_reduce, all_gather, broadcast, reduce, reduce_scatter, alltoall, "

@@ -103,9 +103,6 @@ DataType parse_datatype(std::string_view name) {
 ReduceOp parse_reduce_op(std::string_view name) {
   return parse_name(name, kAllReduceOps, "reduction op");
 }
-Collective parse_collective(std::string_view name) {
-  return parse_name(name, kAllCollectives, "collective");
-}
 
 bool is_reducing(Collective c) {
   return c == Collective::allreduce || c == Collective::reducescatter || c == Collective::reduce;

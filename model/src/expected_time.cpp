@@ -473,16 +473,13 @@ Expectation price(const MachineModel& model, std::span<const int> node_of_rank, 
   } else if (algorithm == "nccl_tree") {
     e = nccl_tree(pr, c, node_of_rank, bytes, alpha);
   } else if (algorithm == "ring" || algorithm == "rhd" || algorithm == "tree") {
-    const std::optional<CostTerms> terms = algorithm == "ring"
-                                               ? ring_cost_terms(c, p, bytes, options.ring_segment_bytes)
-                                           : algorithm == "rhd" ? rhd_cost_terms(c, p)
-                                                                : tree_cost_terms(c, p);
+    const std::optional<CostTerms> terms = cost_terms_of(algorithm, c, p, {bytes, options.ring_segment_bytes});
     if (terms)
       e = flat(pr, *terms, steps_of(algorithm, c, p), alpha, bytes, local_copy_factor(c, algorithm, p));
     else
       pr.miss(std::string(algorithm) + "'s cost terms for " + std::string(collective_name(c)));
     e.basis = std::string(algorithm);
-  } else if (algorithm == "mpi" || algorithm == "nccl") {
+  } else if (library_chooses(algorithm)) {
     for (const TextbookAlgorithm a : kAllTextbookAlgorithms) {
       const auto terms = textbook_cost_terms(c, a, p);
       if (!terms) continue;

@@ -189,16 +189,11 @@ bool same_range(const JudgedRow& a, VerdictClass va, const JudgedRow& b, Verdict
          a.expected.limit.level == b.expected.limit.level && a.expected.limit.host == b.expected.limit.host;
 }
 
-// The fewest messages any algorithm the name stands for sends for c on p ranks (0: none known).
+// The fewest messages any algorithm the name stands for sends for c on p ranks (0: none known):
+// its own terms (cost_terms_of), or for the vendor's choice the fewest of the textbook algorithms'.
 double alpha_count(Collective c, std::string_view algorithm, int p) {
-  std::optional<CostTerms> t;
-  if (algorithm == "ring")
-    t = ring_cost_terms(c, p, 0, 1);
-  else if (algorithm == "rhd")
-    t = rhd_cost_terms(c, p);
-  else if (algorithm == "tree")
-    t = tree_cost_terms(c, p);
-  else if (algorithm == "mpi" || algorithm == "nccl")
+  std::optional<CostTerms> t = cost_terms_of(algorithm, c, p);
+  if (library_chooses(algorithm))
     for (const TextbookAlgorithm a : kAllTextbookAlgorithms)
       if (const auto x = textbook_cost_terms(c, a, p); x && (!t || x->alpha_count < t->alpha_count)) t = x;
   return t ? t->alpha_count : 0;

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <stdexcept>
 #include <string>
 
 using namespace commscope;
@@ -300,4 +302,34 @@ TEST(ExpectedTime, EachSizeAtTheRateOfItsWorkingSet) {
   EXPECT_DOUBLE_EQ(expect(m, "ring", Collective::allreduce, 1048576).limit.link_GBps, 3);
   m.nodes[0].copy.curve.clear();
   EXPECT_DOUBLE_EQ(expect(m, "shm", Collective::allreduce, kN, slots).limit.link_GBps, 8);
+}
+
+// One dispatch from a name to its terms (cost_terms_of): the library's flat algorithms' own terms
+// (the ring's chains at the segment), nothing for the other names; every textbook algorithm's
+// terms are those of the algorithm of the library that runs it, and textbook_algorithm_of reads
+// library_algorithm_of backwards.
+TEST(CostTermsOf, OneDispatchForTheFlatAndTextbookAlgorithms) {
+  auto same = [](const std::optional<CostTerms>& a, const std::optional<CostTerms>& b) {
+    return a.has_value() == b.has_value() &&
+           (!a || (a->alpha_count == b->alpha_count && a->beta_factor == b->beta_factor &&
+                   a->gamma_factor == b->gamma_factor));
+  };
+  for (const Collective c : kAllCollectives)
+    for (int p = 1; p <= 9; ++p) {
+      const std::string what = std::string(collective_name(c)) + " p=" + std::to_string(p);
+      EXPECT_TRUE(same(cost_terms_of("ring", c, p, {kN, 65536}), ring_cost_terms(c, p, kN, 65536))) << what;
+      EXPECT_TRUE(same(cost_terms_of("rhd", c, p), rhd_cost_terms(c, p))) << what;
+      EXPECT_TRUE(same(cost_terms_of("tree", c, p), tree_cost_terms(c, p))) << what;
+      for (const char* other : {"mpi", "nccl", "shm", "hier", "bogus"})
+        EXPECT_FALSE(cost_terms_of(other, c, p)) << other << " " << what;
+      for (const TextbookAlgorithm a : kAllTextbookAlgorithms) {
+        const std::string_view ours = library_algorithm_of(c, a);
+        if (ours.empty()) continue;
+        EXPECT_TRUE(same(textbook_cost_terms(c, a, p), cost_terms_of(ours, c, p))) << ours << " " << what;
+        EXPECT_EQ(textbook_algorithm_of(c, ours), a) << ours << " " << what;
+      }
+    }
+  EXPECT_TRUE(library_chooses("mpi") && library_chooses("nccl") && !library_chooses("ring"));
+  EXPECT_EQ(parse_collective("reducescatter"), Collective::reducescatter);
+  EXPECT_THROW(parse_collective("all_reduce"), std::invalid_argument);
 }

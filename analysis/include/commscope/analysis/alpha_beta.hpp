@@ -24,7 +24,7 @@ using commscope::busbw_factor;
 using commscope::Collective;
 using commscope::collective_name;
 using commscope::CostTerms;
-Collective parse_collective(std::string_view name);  // std::invalid_argument for an unknown name
+using commscope::parse_collective;  // std::invalid_argument for an unknown name
 
 // The textbook algorithms (Thakur, Rabenseifner, Gropp 2005) that have a closed-form cost, and
 // their names: the library's (collective_model.hpp).

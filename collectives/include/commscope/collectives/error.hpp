@@ -19,7 +19,8 @@ class InvalidArgument : public Error {
   using Error::Error;
 };
 
-// A name (algorithm, datatype, op, collective) that does not exist.
+// A name (algorithm, datatype, op) that does not exist (a collective's: parse_collective's
+// std::invalid_argument, collective_model.hpp).
 class UnknownName : public InvalidArgument {
  public:
   using InvalidArgument::InvalidArgument;

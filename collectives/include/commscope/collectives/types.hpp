@@ -31,10 +31,10 @@ std::string_view to_string(DataType t);
 std::string_view to_string(ReduceOp op);
 std::string_view to_string(Collective c);
 
-// Parse a name as printed by to_string; throw UnknownName listing the valid names.
+// Parse a name as printed by to_string; throw UnknownName listing the valid names. Collectives:
+// the model's parse_collective (collective_model.hpp; std::invalid_argument listing them).
 DataType parse_datatype(std::string_view name);
 ReduceOp parse_reduce_op(std::string_view name);
-Collective parse_collective(std::string_view name);
 
 // True for the collectives that combine values with a ReduceOp.
 bool is_reducing(Collective c);

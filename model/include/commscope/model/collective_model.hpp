@@ -2,7 +2,8 @@
 // (analysis) share, in one header that depends on nothing: the collectives and their names,
 // nccl-tests' bus-bandwidth factor, and every algorithm's alpha-beta-gamma cost terms: the
 // ring's, rhd's, the tree's, shm's and hier's (per level), which the library's Algorithm::cost
-// returns, and the textbook algorithms' that the report draws (the same functions).
+// returns, the textbook algorithms' that the report draws (the same functions), and the one
+// dispatch from an algorithm's name to its terms (cost_terms_of).
 // Installed with the collectives library's headers (types.hpp includes it).
 #pragma once
 
@@ -62,6 +63,18 @@ constexpr std::string_view collective_name(Collective c) {
       return "alltoallv";
   }
   throw std::invalid_argument("collective_name: invalid Collective value");
+}
+
+// The Collective of a name as collective_name spells it: the library's, the bench's and the
+// report's one parser. std::invalid_argument listing the valid names for any other name.
+inline Collective parse_collective(std::string_view name) {
+  std::string valid;
+  for (const Collective c : kAllCollectives) {
+    if (collective_name(c) == name) return c;
+    valid += valid.empty() ? "" : ", ";
+    valid += collective_name(c);
+  }
+  throw std::invalid_argument("unknown collective '" + std::string(name) + "' (valid: " + valid + ")");
 }
 
 // nccl-tests' bus-bandwidth factor, busbw = algbw x factor on p >= 1 ranks: allreduce 2(p-1)/p;
@@ -266,52 +279,86 @@ constexpr std::string_view textbook_algorithm_name(TextbookAlgorithm a) {
   throw std::invalid_argument("textbook_algorithm_name: invalid TextbookAlgorithm value");
 }
 
-// The terms of textbook algorithm `a` running `c` on p >= 1 ranks, nullopt where `a` is not one
-// of c's: the library's own terms (ring, pairwise exchange: the ring's; rabenseifner, recursive
-// doubling allgather, recursive halving, scatter + allgather: rhd's; binomial tree: the tree's
-// allreduce, reduce, broadcast, gather and scatter), and recursive doubling allreduce, which no
-// algorithm of the library runs: (lg+2e) a + (lg+2e) nB + (lg+e) nG.
-constexpr std::optional<CostTerms> textbook_cost_terms(Collective c, TextbookAlgorithm a, int p) {
+// The algorithms whose names stand for the vendor library's choice (MPI's, NCCL's), made inside
+// and hidden: no terms of their own, priced as the textbook algorithms (expected_time).
+constexpr bool library_chooses(std::string_view algorithm) {
+  return algorithm == "mpi" || algorithm == "nccl";
+}
+
+// What the terms of an algorithm depend on besides the collective and the ranks: the array's
+// bytes and the ring's pipeline segment (its reduce and broadcast chains; AlgoOptions::segment_bytes).
+struct CostOptions {
+  double bytes = 0;
+  double ring_segment_bytes = 1 << 20;
+};
+
+// The one dispatch from an algorithm's name to its terms: the library's flat algorithms "ring"
+// (ring_cost_terms, its chains in segments of o.ring_segment_bytes for o.bytes), "rhd" and "tree"
+// running c on p ranks; nullopt where the algorithm has no variant of c and for every other name
+// (shm and hier have terms of their own over a node's settings: shm_cost_terms, hier_cost_terms;
+// mpi and nccl: library_chooses).
+inline std::optional<CostTerms> cost_terms_of(std::string_view algorithm, Collective c, int p,
+                                              const CostOptions& o = {}) {
+  if (algorithm == "ring") return ring_cost_terms(c, p, o.bytes, o.ring_segment_bytes);
+  if (algorithm == "rhd") return rhd_cost_terms(c, p);
+  if (algorithm == "tree") return tree_cost_terms(c, p);
+  return std::nullopt;
+}
+
+// The library's algorithm that runs textbook algorithm `a` for `c` ("ring", "rhd", "tree"), ""
+// where none does or `a` is not one of c's: ring (allreduce, allgather, reducescatter) and pairwise
+// exchange (alltoall): the ring; rabenseifner (allreduce, reduce), recursive doubling (allgather),
+// recursive halving (reducescatter), scatter + allgather (broadcast): rhd; binomial tree
+// (allreduce, reduce, broadcast, gather, scatter): the tree. Recursive doubling's allreduce has
+// terms but no algorithm of the library runs it.
+constexpr std::string_view library_algorithm_of(Collective c, TextbookAlgorithm a) {
   using A = TextbookAlgorithm;
   switch (c) {
     case Collective::allreduce:
-      if (a == A::ring) return ring_cost_terms(c, p);
-      if (a == A::rabenseifner) return rhd_cost_terms(c, p);
-      if (a == A::recursive_doubling) {
-        const int lg = cost_detail::floor_log2(p);
-        const double l = lg, e = (1 << lg) == p ? 0.0 : 1.0;
-        return CostTerms{l + 2 * e, l + 2 * e, l + e};
-      }
-      if (a == A::binomial_tree) return tree_cost_terms(c, p);
-      return std::nullopt;
+      return a == A::ring ? "ring" : a == A::rabenseifner ? "rhd" : a == A::binomial_tree ? "tree" : "";
     case Collective::allgather:
-      if (a == A::ring) return ring_cost_terms(c, p);
-      if (a == A::recursive_doubling) return rhd_cost_terms(c, p);
-      return std::nullopt;
+      return a == A::ring ? "ring" : a == A::recursive_doubling ? "rhd" : "";
     case Collective::reducescatter:
-      if (a == A::ring) return ring_cost_terms(c, p);
-      if (a == A::recursive_halving) return rhd_cost_terms(c, p);
-      return std::nullopt;
+      return a == A::ring ? "ring" : a == A::recursive_halving ? "rhd" : "";
     case Collective::reduce:
-      if (a == A::binomial_tree) return tree_cost_terms(c, p);
-      if (a == A::rabenseifner) return rhd_cost_terms(c, p);
-      return std::nullopt;
+      return a == A::binomial_tree ? "tree" : a == A::rabenseifner ? "rhd" : "";
     case Collective::broadcast:
-      if (a == A::binomial_tree) return tree_cost_terms(c, p);
-      if (a == A::scatter_allgather) return rhd_cost_terms(c, p);
-      return std::nullopt;
+      return a == A::binomial_tree ? "tree" : a == A::scatter_allgather ? "rhd" : "";
     case Collective::alltoall:
-      if (a == A::pairwise_exchange) return ring_cost_terms(c, p);
-      return std::nullopt;
+      return a == A::pairwise_exchange ? "ring" : "";
     case Collective::gather:
     case Collective::scatter:
-      if (a == A::binomial_tree) return tree_cost_terms(c, p);
-      return std::nullopt;
+      return a == A::binomial_tree ? "tree" : "";
     case Collective::sendrecv:
     case Collective::alltoallv:
-      return std::nullopt;
+      return "";
   }
+  return "";
+}
+
+// The textbook algorithm that `algorithm` (the library's name) runs for `c` (library_algorithm_of
+// read backwards); nullopt where it runs none (the ring's chains, the tree's allgather and
+// reducescatter, shm, hier, mpi, nccl).
+constexpr std::optional<TextbookAlgorithm> textbook_algorithm_of(Collective c, std::string_view algorithm) {
+  if (algorithm.empty()) return std::nullopt;
+  for (const TextbookAlgorithm a : kAllTextbookAlgorithms)
+    if (library_algorithm_of(c, a) == algorithm) return a;
   return std::nullopt;
+}
+
+// The terms of textbook algorithm `a` running `c` on p >= 1 ranks, nullopt where `a` is not one
+// of c's: the terms of the library's algorithm that runs it (library_algorithm_of, cost_terms_of),
+// and recursive doubling allreduce, which no algorithm of the library runs:
+// (lg+2e) a + (lg+2e) nB + (lg+e) nG.
+inline std::optional<CostTerms> textbook_cost_terms(Collective c, TextbookAlgorithm a, int p) {
+  if (c == Collective::allreduce && a == TextbookAlgorithm::recursive_doubling) {
+    const int lg = cost_detail::floor_log2(p);
+    const double l = lg, e = (1 << lg) == p ? 0.0 : 1.0;
+    return CostTerms{l + 2 * e, l + 2 * e, l + e};
+  }
+  const std::string_view ours = library_algorithm_of(c, a);
+  if (ours.empty()) return std::nullopt;
+  return cost_terms_of(ours, c, p);
 }
 
 // What shm's cost depends on besides the call: the bytes a step moves per rank (its chunk, at
