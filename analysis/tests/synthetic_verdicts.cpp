@@ -1,7 +1,7 @@
 // synthetic_verdicts OUT_DIR: bench results files whose header records a machine model, for the
 // verdicts' known answers end to end (tests/verdicts_end_to_end.sh works them out by hand):
 //   cluster.h5  4 ranks on host1:2,host2:2 (allreduce f32 sum, out-of-place), the model
-//               common/tests/machine_fixtures.hpp's cluster(2, 2) (copy 10 GB/s, links 0.125 GB/s,
+//               model/tests/machine_fixtures.hpp's cluster(2, 2) (copy 10 GB/s, links 0.125 GB/s,
 //               system "eth0 1000 Mb/s") but host2's link given as 0.1 GB/s
 //               (--link-rate host2=800mbit), no latency of its own (the run's own is taken), and
 //               the doctor's measured links as the bench records them from --doctor: host1 0.116,

@@ -1,5 +1,5 @@
 // Synthetic machine models for the known-answer tests of expected_time (common.expected_time) and
-// of the verdict rule (analysis.unit's ExpectedVerdicts): one definition, so that both suites'
+// of the verdict rule (model.expected_verdicts): one definition, so that both suites'
 // hand-worked numbers start from the same model.
 #pragma once
 

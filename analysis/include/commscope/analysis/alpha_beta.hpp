@@ -18,7 +18,7 @@ namespace commscope::analysis {
 
 // ---------------------------------------------------------------- collectives and algorithms
 
-// The library's vocabulary (common/collective_model.hpp): the collectives, their names, the
+// The library's vocabulary (model/collective_model.hpp): the collectives, their names, the
 // busbw factor and the algorithms' cost terms are the library's own.
 using commscope::busbw_factor;
 using commscope::Collective;

@@ -1,5 +1,5 @@
 // Datatypes, reduction operations and collectives: the vocabulary shared by the library,
-// the benchmarks and the result files (the collectives themselves in common/collective_model.hpp,
+// the benchmarks and the result files (the collectives themselves in model/collective_model.hpp,
 // which the report shares).
 #pragma once
 
