@@ -164,6 +164,23 @@ struct CommState {
   std::map<int, const FlightCall*> waiting;  // members in a call on it now (collective)
 };
 
+// The sequence number a communicator is stuck at: the highest any member waits in (-1: none waits).
+std::int64_t stuck_at(const CommState& s) {
+  std::int64_t next = -1;
+  for (const auto& [rank, call] : s.waiting) next = std::max(next, call->seq);
+  return next;
+}
+
+// Its members that have not posted call `next` (none have a record: every member).
+std::vector<int> behind(const CommState& s, std::int64_t next) {
+  std::vector<int> out;
+  for (int m : s.members) {
+    const auto p = s.posted.find(m);
+    if (p == s.posted.end() || p->second < next) out.push_back(m);
+  }
+  return out;
+}
+
 }  // namespace
 
 void report_hang(const std::string& dir, const ReportOptions& options) {
@@ -200,16 +217,11 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
   std::vector<std::string> verdicts, desyncs;
   for (auto& [label, s] : comms) {
     if (s.waiting.empty()) continue;
-    std::int64_t next = -1;
-    for (const auto& [rank, call] : s.waiting) next = std::max(next, call->seq);
+    const std::int64_t next = stuck_at(s);
     const FlightCall* any = s.waiting.begin()->second;
-    std::vector<int> waiting, behind;
+    std::vector<int> waiting;
     for (const auto& [rank, call] : s.waiting)
       if (call->seq == next) waiting.push_back(rank);
-    for (int m : s.members) {
-      const auto p = s.posted.find(m);
-      if (p == s.posted.end() || p->second < next) behind.push_back(m);
-    }
     // A desync: members at the same number with another call.
     std::map<std::string, std::vector<int>> kinds;
     for (const auto& [rank, call] : s.waiting)
@@ -221,7 +233,7 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
       d.pop_back();
       desyncs.push_back(d);
     }
-    for (int b : behind) {
+    for (int b : behind(s, next)) {
       const auto it = by_rank.find(b);
       const std::string host = it != by_rank.end() ? " (" + it->second->host + ")" : "";
       std::string v = "rank " + std::to_string(b) + host + " never called " + any->op + " #" + std::to_string(next) +
@@ -299,17 +311,8 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
     }
     std::vector<int> waiting;
     for (const auto& [rank, call] : s.waiting) waiting.push_back(rank);
-    std::int64_t next = all + 1;
-    std::vector<int> behind;
-    if (!waiting.empty()) {
-      for (const auto& [rank, call] : s.waiting) next = std::max(next, call->seq);
-      for (int m : s.members) {
-        const auto p = s.posted.find(m);
-        if (p == s.posted.end() || p->second < next) behind.push_back(m);
-      }
-    }
     c.add({label, rank_list(s.members), all >= 0 ? "#" + std::to_string(all) : "-", rank_list(waiting),
-           rank_list(behind)});
+           waiting.empty() ? "" : rank_list(behind(s, stuck_at(s)))});
   }
   out.table("communicators", c);
   out.finish();

@@ -61,7 +61,6 @@ struct State {
   std::mutex wait_mutex;
   std::condition_variable wake;
   bool stopping = false;
-  int dumps = 0;
 };
 State* g = nullptr;
 
@@ -261,7 +260,6 @@ std::string dump(const char* reason) {
     std::remove(partial.c_str());
     return "";
   }
-  ++g->dumps;
   std::fprintf(stderr, "libcommscope-mpiprof: rank %d: %s: flight record written to %s\n", g->rank, reason,
                path.c_str());
   return path;
