@@ -336,9 +336,12 @@ class Bench {
   // records (its machine_model rewritten) and the verdicts allow for.
   void record_load() {
     load_.finish(comm_.mpi_comm(), machine_);
-    // A run of minutes met the machine at more than one moment: its rates by size again.
-    if (o_.reprobe_after_s >= 0 && timing::now_s() - probed_at_s_ > o_.reprobe_after_s)
-      remeasure_curves(comm_.mpi_comm(), o_.device, given_, machine_);
+    // A run of minutes met the machine at more than one moment: its rates by size again. Rank 0's
+    // clock decides for every rank: the measurement is collective, and each rank's own reading
+    // could fall on either side of the threshold, one rank measuring while the others had left.
+    int again = o_.reprobe_after_s >= 0 && timing::now_s() - probed_at_s_ > o_.reprobe_after_s ? 1 : 0;
+    COMMSCOPE_MPI_CHECK(MPI_Bcast(&again, 1, MPI_INT, 0, comm_.mpi_comm()));
+    if (again) remeasure_curves(comm_.mpi_comm(), o_.device, given_, machine_);
     if (rank_ != 0 || machine_.nodes.empty()) return;
     env_.machine_model = to_text(machine_);
     if (file_) file_->set_meta("machine_model", env_.machine_model);
