@@ -12,6 +12,7 @@
 #include <cstring>
 #include <exception>
 #include <thread>
+#include <utility>
 
 #include "hdf5_calls.hpp"
 
@@ -317,12 +318,18 @@ bool locked_by_another(const std::string& path, bool exclusive) {
 Handle open_waiting(const std::string& path, unsigned flags, std::chrono::milliseconds wait) {
   const bool rw = flags == H5F_ACC_RDWR;
   const auto deadline = std::chrono::steady_clock::now() + wait;
-  for (;;) {
+  for (bool again = true;;) {
     try {
       return Handle(checked([&] { return H5Fopen(path.c_str(), flags, H5P_DEFAULT); },
                             [&] { return "H5Fopen " + quoted(path) + (rw ? " read-write" : " read-only"); }));
     } catch (const Error&) {
-      if (!locked_by_another(path, rw)) throw;
+      // No lock now: a writer may have let go since H5Fopen failed on its lock (a rank exiting
+      // just then); once more before the failure stands.
+      if (!locked_by_another(path, rw)) {
+        if (!std::exchange(again, false)) throw;
+        continue;
+      }
+      again = true;
       if (std::chrono::steady_clock::now() >= deadline) {
         char waited[32];
         std::snprintf(waited, sizeof waited, "%.3g", static_cast<double>(wait.count()) / 1000);
