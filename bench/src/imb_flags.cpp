@@ -79,11 +79,11 @@ constexpr Named kImbCollectives[] = {
 };
 
 // Those without one, and the nearest command.
-struct Nearest {
+struct ImbNearest {
   const char* name;
   const char* instead;
 };
-constexpr Nearest kImbOthers[] = {
+constexpr ImbNearest kImbOthers[] = {
     {"pingpong", "the ping-pong of 2 ranks is commscope-bench osu_latency (half the round trip, IMB's t[usec])"},
     {"pingpongspecificsource", "the ping-pong of 2 ranks is commscope-bench osu_latency"},
     {"pingponganysource", "the ping-pong of 2 ranks is commscope-bench osu_latency"},
@@ -169,7 +169,7 @@ std::optional<Collective> imb_collective(std::string_view name) {
   const std::string low = lower(name);
   for (const Named& n : kImbCollectives)
     if (low == n.name) return n.coll;
-  for (const Nearest& n : kImbOthers)
+  for (const ImbNearest& n : kImbOthers)
     if (low == n.name)
       throw InvalidArgument("IMB-MPI1's " + std::string(name) + " has no collective here: " + n.instead);
   // IMB-NBC's non-blocking collectives (Iallreduce, Ibcast_pure, ...).

@@ -16,7 +16,7 @@
 namespace commscope::bench {
 namespace {
 
-constexpr int kTag = 7342;  // apart from the tags the library's algorithms and the ping-pong use
+constexpr int kCurveTag = 7342;  // apart from the tags the library's algorithms and the ping-pong use
 
 // The fastest of kCurveReps samples after one untimed, each `batch` calls of `work`, its seconds
 // per call the slowest rank's of the node (a collective's step waits for it): per sample the max
@@ -101,8 +101,8 @@ NodeCurves measure_node_curves(MPI_Comm node, bool copy, bool exchange, std::siz
       const double t = node_seconds(
           node, std::max<std::size_t>(1, kCurveBatchBytes / 4 / s),
           [&] {
-            COMMSCOPE_MPI_CHECK(MPI_Sendrecv(src.data(), static_cast<int>(s), MPI_BYTE, next, kTag, dst.data(),
-                                             static_cast<int>(s), MPI_BYTE, prev, kTag, node, MPI_STATUS_IGNORE));
+            COMMSCOPE_MPI_CHECK(MPI_Sendrecv(src.data(), static_cast<int>(s), MPI_BYTE, next, kCurveTag, dst.data(),
+                                             static_cast<int>(s), MPI_BYTE, prev, kCurveTag, node, MPI_STATUS_IGNORE));
           },
           &samples);
       if (t > 0) out.exchange.push_back({ws, static_cast<double>(s) / t / 1e9});
@@ -114,13 +114,13 @@ NodeCurves measure_node_curves(MPI_Comm node, bool copy, bool exchange, std::siz
           node, std::max<std::size_t>(1, kCurveBatchBytes / 8 / s),
           [&] {
             if (rank == 0) {
-              COMMSCOPE_MPI_CHECK(MPI_Send(src.data(), static_cast<int>(s), MPI_BYTE, 1, kTag, node));
+              COMMSCOPE_MPI_CHECK(MPI_Send(src.data(), static_cast<int>(s), MPI_BYTE, 1, kCurveTag, node));
               COMMSCOPE_MPI_CHECK(
-                  MPI_Recv(dst.data(), static_cast<int>(s), MPI_BYTE, 1, kTag, node, MPI_STATUS_IGNORE));
+                  MPI_Recv(dst.data(), static_cast<int>(s), MPI_BYTE, 1, kCurveTag, node, MPI_STATUS_IGNORE));
             } else if (rank == 1) {
               COMMSCOPE_MPI_CHECK(
-                  MPI_Recv(dst.data(), static_cast<int>(s), MPI_BYTE, 0, kTag, node, MPI_STATUS_IGNORE));
-              COMMSCOPE_MPI_CHECK(MPI_Send(src.data(), static_cast<int>(s), MPI_BYTE, 0, kTag, node));
+                  MPI_Recv(dst.data(), static_cast<int>(s), MPI_BYTE, 0, kCurveTag, node, MPI_STATUS_IGNORE));
+              COMMSCOPE_MPI_CHECK(MPI_Send(src.data(), static_cast<int>(s), MPI_BYTE, 0, kCurveTag, node));
             }
           },
           &samples);

@@ -78,13 +78,6 @@ void idle_barrier(MPI_Comm comm, double timeout_s) {
   }
 }
 
-std::string processor_name() {
-  char name[MPI_MAX_PROCESSOR_NAME + 1] = {};
-  int len = 0;
-  if (MPI_Get_processor_name(name, &len) != MPI_SUCCESS || len <= 0) return "unknown";
-  return std::string(name, static_cast<std::size_t>(len));
-}
-
 // This node's figures (its first rank measures); the copy rate unless `skip_copy`. On the host
 // the rates by size and the rate between its ranks come after, with every rank of the node
 // (measure_node_curves).
@@ -204,6 +197,13 @@ std::string moved_text(double spread) {
 }
 
 }  // namespace
+
+std::string processor_name() {
+  char name[MPI_MAX_PROCESSOR_NAME + 1] = {};
+  int len = 0;
+  if (MPI_Get_processor_name(name, &len) != MPI_SUCCESS || len <= 0) return "unknown";
+  return std::string(name, static_cast<std::size_t>(len));
+}
 
 double nvlink_gbytes_per_link(unsigned version) {
   if (version == 1) return 20;

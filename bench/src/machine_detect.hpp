@@ -113,6 +113,9 @@ struct GivenFigures {
   bool gives_latency() const;                                     // a machine entry with latency_us
 };
 
+// This rank's host as MPI_Get_processor_name gives it ("unknown" where it gives none).
+std::string processor_name();
+
 // Collective over `comm`: each node's first rank measures its node (the others wait asleep); on
 // the host every rank of each node then measures its rates by size together (measure_node_curves:
 // the copy rate's curve, and the rate between its ranks, a ring exchange among them, per flow,

@@ -16,7 +16,7 @@
 namespace commscope::bench {
 namespace {
 
-constexpr int kTag = 7341;  // apart from the tags the library's algorithms use
+constexpr int kProbeTag = 7341;  // apart from the tags the library's algorithms use
 
 // One round trip: `first` sends then receives, its peer receives then sends. The first 8 bytes
 // carry whether the peer is to wait for another round trip (1) or stop after this one (0).
@@ -24,12 +24,12 @@ void round_trip(MPI_Comm comm, int peer, bool first, std::vector<std::int64_t>& 
   const int n = static_cast<int>(buf.size());
   if (first) {
     buf[0] = more;
-    COMMSCOPE_MPI_CHECK(MPI_Send(buf.data(), n, MPI_INT64_T, peer, kTag, comm));
-    COMMSCOPE_MPI_CHECK(MPI_Recv(buf.data(), n, MPI_INT64_T, peer, kTag, comm, MPI_STATUS_IGNORE));
+    COMMSCOPE_MPI_CHECK(MPI_Send(buf.data(), n, MPI_INT64_T, peer, kProbeTag, comm));
+    COMMSCOPE_MPI_CHECK(MPI_Recv(buf.data(), n, MPI_INT64_T, peer, kProbeTag, comm, MPI_STATUS_IGNORE));
   } else {
-    COMMSCOPE_MPI_CHECK(MPI_Recv(buf.data(), n, MPI_INT64_T, peer, kTag, comm, MPI_STATUS_IGNORE));
+    COMMSCOPE_MPI_CHECK(MPI_Recv(buf.data(), n, MPI_INT64_T, peer, kProbeTag, comm, MPI_STATUS_IGNORE));
     more = buf[0];
-    COMMSCOPE_MPI_CHECK(MPI_Send(buf.data(), n, MPI_INT64_T, peer, kTag, comm));
+    COMMSCOPE_MPI_CHECK(MPI_Send(buf.data(), n, MPI_INT64_T, peer, kProbeTag, comm));
     buf[0] = more;
   }
 }

@@ -196,11 +196,11 @@ void apply_osu_flags(CLI::App& app, const OsuFlags& f, OsuOptions& o) {
 }
 
 // OSU's tests that are not here, and the nearest one that is.
-struct Nearest {
+struct OsuNearest {
   const char* name;
   const char* instead;
 };
-constexpr Nearest kOsuOthers[] = {
+constexpr OsuNearest kOsuOthers[] = {
     {"osu_barrier", "the bench times collectives that move data, not barriers"},
     {"osu_allgatherv", "OSU's blocks are equal: osu_allgather makes the same calls"},
     {"osu_alltoallv", "OSU's blocks are equal: osu_alltoall makes the same calls"},
@@ -256,7 +256,7 @@ std::string osu_refusal(std::string_view name) {
   if (const std::size_t slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
   if (!name.starts_with("osu_") || osu_test_named(name)) return "";
   const std::string n(name);
-  for (const Nearest& o : kOsuOthers)
+  for (const OsuNearest& o : kOsuOthers)
     if (n == o.name) return n + " is not here: " + o.instead;
   // osu_iallreduce ...: the non-blocking form of one of ours.
   if (const std::optional<OsuTest> blocking = osu_test_named("osu_" + n.substr(5)); blocking && n[4] == 'i')

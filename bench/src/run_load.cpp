@@ -15,6 +15,7 @@
 
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/timing.hpp"
+#include "machine_detect.hpp"  // processor_name
 
 namespace commscope::bench {
 namespace {
@@ -48,13 +49,6 @@ double own_queued_seconds() {
 
 double node_busy_seconds() {
   return busy_cpu_seconds(read_file("/proc/stat"), static_cast<double>(std::max(1L, sysconf(_SC_CLK_TCK))));
-}
-
-std::string processor_name() {
-  char name[MPI_MAX_PROCESSOR_NAME + 1] = {};
-  int len = 0;
-  if (MPI_Get_processor_name(name, &len) != MPI_SUCCESS || len <= 0) return "unknown";
-  return std::string(name, static_cast<std::size_t>(len));
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 // column the same; a file without an optional column still reads, one without a required
 // column does not; each column's unit agrees with its name.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -12,18 +11,13 @@
 
 #include "commscope/common/schemas.hpp"
 #include "commscope/formats/bench_results.hpp"
+#include "temp_path.hpp"
 
 namespace fs = std::filesystem;
 using namespace commscope;
 namespace fb = commscope::formats::bench;
 
 namespace {
-
-std::string temp_path(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("commscope-formats-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return (dir / name).string();
-}
 
 // A row whose every column holds a value of its own (no two alike, none the default).
 fb::ResultRow distinct_row(int i) {

@@ -2,27 +2,19 @@
 // column the same; a file with the name before the one form and without the columns added
 // later (pass, round, node) still reads; each column's unit agrees with its name.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "commscope/common/schemas.hpp"
 #include "commscope/formats/doctor_file.hpp"
+#include "temp_path.hpp"
 
-namespace fs = std::filesystem;
 using namespace commscope;
 namespace fd = commscope::formats::doctor;
 
 namespace {
-
-std::string temp_path(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("commscope-formats-doctor-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return (dir / name).string();
-}
 
 fd::PairRow pair(std::int64_t src, std::int64_t dst) {
   fd::PairRow r;
@@ -78,7 +70,7 @@ void expect_same(const fd::PairRow& g, const fd::PairRow& w, bool later_columns 
 }  // namespace
 
 TEST(DoctorFile, RoundTripOfEveryColumn) {
-  const std::string path = temp_path("round-trip.h5");
+  const std::string path = temp_path("doctor-round-trip.h5");
   write_file(path);
   const fd::Contents d = fd::read(path);
   EXPECT_EQ(d.schema, schemas::kDoctor);
@@ -110,7 +102,7 @@ TEST(DoctorFile, RoundTripOfEveryColumn) {
 // A file as the doctor wrote it before the one form of the schema names, and with the required
 // columns only: it reads, the later columns at their defaults.
 TEST(DoctorFile, AnOldFileStillReads) {
-  const std::string path = temp_path("old.h5");
+  const std::string path = temp_path("doctor-old.h5");
   {
     h5::File f = h5::File::create(path);
     h5::Group meta = f.create_group("meta");

@@ -7,6 +7,7 @@
 
 #include "chakra/et_trace.hpp"
 #include "chakra/names.hpp"
+#include "commscope/profiler/breakdown.hpp"  // Window
 #include "commscope/profiler/chakra.hpp"
 #include "commscope/profiler/vocabulary.hpp"
 
@@ -15,11 +16,6 @@ namespace commscope::profiler {
 namespace {
 
 namespace ck = chakra;
-
-struct Window {
-  std::int64_t start_ns = 0, end_ns = 0;
-  std::int32_t iteration = -1;
-};
 
 // One rank's communication: one event per instance (a host call and the NCCL kernel of one scope
 // share its id), by start time.
@@ -38,7 +34,7 @@ std::vector<const Event*> communication_of(const std::vector<Event>& events) {
 std::vector<Window> windows_of(const std::vector<Event>& events) {
   std::vector<Window> out;
   for (const Event& e : events)
-    if (e.kind == EventKind::kIteration) out.push_back({e.start_ns, e.end_ns, e.iteration});
+    if (e.kind == EventKind::kIteration) out.push_back({e.iteration, e.start_ns, e.end_ns});
   std::sort(out.begin(), out.end(), [](const Window& a, const Window& b) { return a.start_ns < b.start_ns; });
   return out;
 }

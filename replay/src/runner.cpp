@@ -18,6 +18,7 @@
 #include "commscope/replay/gap_budget.hpp"
 #include "mpi_calls.hpp"
 #include "watch.hpp"
+#include "zeros.hpp"
 
 namespace commscope::replay {
 namespace {
@@ -75,18 +76,6 @@ std::map<int, std::int64_t> largest_messages_to(const ReplayPlan& plan, int me) 
         if (op.kind == OpKind::kSend && op.peer == me) most[r] = std::max(most[r], op.bytes);
   return most;
 }
-
-// Memory that reads as zeros (calloc: its pages stay the kernel's zero page until written, so the
-// 2 GiB that sends read cost nothing; a receive's cost it only when they land).
-struct Zeros {
-  explicit Zeros(std::size_t bytes) : data(static_cast<char*>(std::calloc(std::max<std::size_t>(bytes, 1), 1))) {
-    if (data == nullptr) throw std::runtime_error("cannot allocate " + bytes_text(bytes) + " of buffers");
-  }
-  ~Zeros() { std::free(data); }
-  Zeros(const Zeros&) = delete;
-  Zeros& operator=(const Zeros&) = delete;
-  char* data;
-};
 
 class Replayer {
  public:
@@ -260,7 +249,7 @@ class Replayer {
         open.requests.push_back(MPI_REQUEST_NULL);
         check(MPI_Ibarrier(comm, &open.requests.back()), "MPI_Ibarrier");
       } else {
-        post_collective(comm, coll, e.count, e.type, zeros_.data, open.buffer.data.get(), open.requests);
+        post_collective(comm, coll, e.count, e.type, zeros_.data(), open.buffer.data.get(), open.requests);
       }
     });
     keep(op, std::move(open));
@@ -290,14 +279,14 @@ class Replayer {
     scope(prof::name_id(op.name), algo_name_, op.bytes, g, [&] {
       if (op.kind == OpKind::kSend) {
         const ByteCount n = byte_count(op.bytes);
-        check(MPI_Isend(zeros_.data, n.count, n.type, peer, 0, messages_, &r), "MPI_Isend");
+        check(MPI_Isend(zeros_.data(), n.count, n.type, peer, 0, messages_, &r), "MPI_Isend");
       } else {
         const auto most = incoming_.find(op.peer);
         const std::int64_t bytes = most == incoming_.end() ? op.bytes : most->second;
         const ByteCount n = byte_count(bytes);
         // A posted receive gets a buffer of its own, kept until its completion.
         if (op.posted) open.buffer = take_buffer(static_cast<std::size_t>(bytes));
-        check(MPI_Irecv(op.posted ? open.buffer.data.get() : recv_->data, n.count, n.type, peer, 0, messages_, &r),
+        check(MPI_Irecv(op.posted ? open.buffer.data.get() : recv_->data(), n.count, n.type, peer, 0, messages_, &r),
               "MPI_Irecv");
       }
       if (op.posted) return;
