@@ -4,6 +4,11 @@ target_compile_options(commscope_build_flags INTERFACE
   $<$<COMPILE_LANGUAGE:C,CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Woverloaded-virtual>
   $<$<AND:$<COMPILE_LANGUAGE:C,CXX>,$<BOOL:${COMMSCOPE_WERROR}>>:-Werror>
   $<$<AND:$<COMPILE_LANGUAGE:C,CXX>,$<BOOL:${COMMSCOPE_NATIVE}>>:-march=native>)
+# A unity build's batch includes the .cpp files, so GCC takes their anonymous namespaces for a
+# header's and warns of each class holding one of their types (model_cuda.cpp's Impl).
+if(COMMSCOPE_UNITY AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  target_compile_options(commscope_build_flags INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wno-subobject-linkage>)
+endif()
 if(COMMSCOPE_SANITIZE)
   target_compile_options(commscope_build_flags INTERFACE
     $<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)

@@ -47,10 +47,14 @@ if [ "$install" = 1 ]; then
 fi
 
 jobs=${JOBS:-$(nproc)}
+# A new build folder compiles in batches (COMMSCOPE_UNITY: a first build in less time); one built
+# before keeps what it has, file by file for a working tree rebuilt often.
+first=()
+[ -f "$build_dir/CMakeCache.txt" ] || first=(-DCOMMSCOPE_UNITY=ON)
 cmake -S "$root" -B "$build_dir" \
   -DCMAKE_BUILD_TYPE="${COMMSCOPE_BUILD_TYPE:-Release}" \
   -DCOMMSCOPE_CUDA="${COMMSCOPE_CUDA:-AUTO}" \
-  "${cmake_extra[@]}"
+  "${first[@]}" "${cmake_extra[@]}"
 cmake --build "$build_dir" -j "$jobs"
 echo "setup.sh: built into $build_dir (binaries in $build_dir/bin)"
 # The trainer's default corpus (data/kjv.txt), when the bible program is there.
