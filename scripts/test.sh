@@ -13,6 +13,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$root/scripts/setup.sh" -- -DCOMMSCOPE_WERROR=ON
 # Open MPI refuses to run as root without these; the MPI tests launch real mpirun.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# As the tests' own environment (cmake/CommscopeTesting.cmake) for those that launch mpirun
+# without it: Open MPI's ob1, which it picks here anyway, without loading the other transports.
+export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1}
 cd "$root/build"
 # Two test slots: a test holds as many as it declares (PROCESSORS: an MPI test of 2 ranks or more
 # both, so it runs alone), the single-process tests two at a time, and those whose timing is the
