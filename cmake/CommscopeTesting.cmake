@@ -34,8 +34,9 @@ endforeach()
 
 # The test programs (every target whose sources are all in a tests/ folder) compile at -O1: what
 # they test is in the libraries, built as the project is (-O3 in Release); their own code only
-# calls and checks it, and at -O3 took 40% more of a first build's time (108 files, 767 of 1,883
-# CPU seconds). Called once, after every folder is added.
+# calls and checks it. At -O3 they took 767 of a first build's 1,883 compile CPU seconds (108
+# files); at -O1 a file compiles in about 40% less time (test_chakra.cpp 11.5 s against 18.7 s).
+# Called once, after every folder is added.
 function(commscope_tests_optimised_less)
   set(dirs ${PROJECT_SOURCE_DIR})
   while(dirs)
