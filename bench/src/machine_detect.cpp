@@ -440,11 +440,7 @@ void remeasure_curves(MPI_Comm comm, const std::string& device, const GivenFigur
   if (rank != 0) return;
   for (const NodeModel& a : from_text(all).nodes)
     for (NodeModel& n : model.nodes)
-      if (n.host == a.host)
-        for (auto [mine, theirs] : {std::pair{&n.copy, &a.copy}, std::pair{&n.copy_in, &a.copy_in},
-                                    std::pair{&n.copy_out, &a.copy_out}, std::pair{&n.reduce, &a.reduce},
-                                    std::pair{&n.intra, &a.intra}, std::pair{&n.intra_one, &a.intra_one}})
-          if (keep_faster(*mine, *theirs)) mine->detail += kAgainAtTheEnd;
+      if (n.host == a.host) keep_faster(n, a, kAgainAtTheEnd);
 }
 
 std::vector<std::string> machine_lines(const MachineModel& model) {

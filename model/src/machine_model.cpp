@@ -277,6 +277,11 @@ bool keep_faster(Rate& r, const Rate& again) {
   return true;
 }
 
+void keep_faster(NodeModel& n, const NodeModel& again, std::string_view note) {
+  for (const RateKey& r : kRates)
+    if (keep_faster(n.*r.rate, again.*r.rate)) (n.*r.rate).detail += note;
+}
+
 double contention(const NodeModel& n) {
   if (!n.load.known() || n.cpus <= 0) return 1;
   if (n.load.ranks_queued >= 0 && n.load.ranks_cpus > 0) return short_of_cpu(n);  // the run delay says it all

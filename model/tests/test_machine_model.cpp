@@ -330,5 +330,26 @@ TEST(MachineRate, KeepFasterOfTwoMoments) {
   EXPECT_EQ(flat.gbytes_per_s, 5.0);
 }
 
+// A node's rates measured again: each with a curve takes the other moment in and says so; a rate
+// without one (the NIC's) is left as it was.
+TEST(MachineRate, KeepFasterOfANode) {
+  NodeModel n, again;
+  n.copy_out = {5.0, FigureSource::measured, "memcpy", 0, 268435456, {{16384, 30}, {134217728, 4}}};
+  again.copy_out.curve = {{16384, 20}, {134217728, 5}};
+  n.intra_one = {2.0, FigureSource::measured, "ping-pong", 0, 134217728, {{16384, 1.0}, {134217728, 2.0}}};
+  again.intra_one.curve = {{16384, 1.5}, {134217728, 1.0}};
+  n.nic = {1.25, FigureSource::system, "eth0 10000 Mb/s", 0, 0, {}};
+  again.nic = {9.0, FigureSource::system, "eth0", 0, 0, {}};
+  keep_faster(n, again, "; again");
+  EXPECT_EQ(n.copy_out.curve[1].gbytes_per_s, 5.0);
+  EXPECT_EQ(n.copy_out.detail, "memcpy; again");
+  EXPECT_EQ(n.intra_one.curve[0].gbytes_per_s, 1.5);
+  EXPECT_EQ(n.intra_one.curve[1].gbytes_per_s, 2.0);
+  EXPECT_EQ(n.intra_one.detail, "ping-pong; again");
+  EXPECT_EQ(n.nic.gbytes_per_s, 1.25);
+  EXPECT_EQ(n.nic.detail, "eth0 10000 Mb/s");
+  EXPECT_EQ(n.copy.detail, "");  // no curve on either side
+}
+
 }  // namespace
 }  // namespace commscope

@@ -97,6 +97,9 @@ struct NodeModel {
   NodeLoad load;      // what else ran on the node during the run (the bench records it at the end)
 };
 
+// keep_faster for every rate of `n` (those measured by size take `again`'s in); each that took it
+// in gains `note` at the end of its detail.
+void keep_faster(NodeModel& n, const NodeModel& again, std::string_view note);
 // A node's CPU contention during a run, how much slower its ranks ran for want of a CPU, at least
 // 1; 1 where the load was not recorded. Where the ranks' run delay was recorded: (the CPU they had
 // + the time they waited for one) / the CPU they had (2 ranks beside 2 busy processes on 2 CPUs had
