@@ -127,6 +127,11 @@ std::string rank_list(const std::vector<int>& ranks) {
   return out;
 }
 
+// "rank 3", "ranks 0-2": the word and rank_list's list.
+std::string ranks_named(const std::vector<int>& ranks) {
+  return (ranks.size() > 1 ? "ranks " : "rank ") + rank_list(ranks);
+}
+
 // Where a rank is: its newest call not completed (the communicator's label, the call), else
 // outside MPI since its last call completed.
 struct Where {
@@ -225,11 +230,10 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
     // A desync: members at the same number with another call.
     std::map<std::string, std::vector<int>> kinds;
     for (const auto& [rank, call] : s.waiting)
-      if (call->seq == next)
-        kinds[call->op + " of " + std::to_string(call->bytes) + " B"].push_back(rank);
+      if (call->seq == next) kinds[call->op + " of " + std::to_string(call->bytes) + " B"].push_back(rank);
     if (kinds.size() > 1) {
       std::string d = "desync at #" + std::to_string(next) + " on " + label + ":";
-      for (const auto& [kind, who] : kinds) d += " rank" + std::string(who.size() > 1 ? "s " : " ") + rank_list(who) + " " + kind + ";";
+      for (const auto& [kind, who] : kinds) d += " " + ranks_named(who) + " " + kind + ";";
       d.pop_back();
       desyncs.push_back(d);
     }
@@ -238,8 +242,9 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
       const std::string host = it != by_rank.end() ? " (" + it->second->host + ")" : "";
       std::string v = "rank " + std::to_string(b) + host + " never called " + any->op + " #" + std::to_string(next) +
                       " on " + label + "; ";
-      v += it != by_rank.end() ? "it has been " + where_text(*it->second) : "it wrote no flight record (dead, or unreachable)";
-      v += "; rank" + std::string(waiting.size() > 1 ? "s " : " ") + rank_list(waiting) + (waiting.size() > 1 ? " wait" : " waits") + " in " + any->op + " #" +
+      v += it != by_rank.end() ? "it has been " + where_text(*it->second)
+                               : "it wrote no flight record (dead, or unreachable)";
+      v += "; " + ranks_named(waiting) + (waiting.size() > 1 ? " wait" : " waits") + " in " + any->op + " #" +
            std::to_string(next);
       verdicts.push_back(v);
     }
@@ -261,9 +266,11 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
     const auto peer = by_rank.find(from);
     if (peer == by_rank.end() || from <= r.rank) continue;
     const Where pw = where_is(*peer->second);
-    if (pw.call != nullptr && pw.call->op == "recv" && pw.call->link.find("[" + std::to_string(r.rank) + ">") != std::string::npos)
+    if (pw.call != nullptr && pw.call->op == "recv" &&
+        pw.call->link.find("[" + std::to_string(r.rank) + ">") != std::string::npos)
       cycles.push_back("ranks " + std::to_string(r.rank) + " and " + std::to_string(from) +
-                       " each wait to receive from the other (" + w.call->link + ", " + pw.call->link + "), a deadlock");
+                       " each wait to receive from the other (" + w.call->link + ", " + pw.call->link +
+                       "), a deadlock");
   }
 
   ReportWriter out(options, "Hang: " + dir);
@@ -275,15 +282,14 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
   else if (!cycles.empty())
     verdict = cycles.front();
   else if (!missing.empty())
-    verdict = "rank" + std::string(missing.size() > 1 ? "s " : " ") + rank_list(missing) +
-              " wrote no flight record (dead, or unreachable); the others are behind no collective";
+    verdict =
+        ranks_named(missing) + " wrote no flight record (dead, or unreachable); the others are behind no collective";
   else
     verdict = "no rank is behind a collective, no call differs and no two ranks wait on each other's messages";
   out.text("Verdict: " + verdict + ".");
   for (std::size_t i = 1; i < verdicts.size(); ++i) out.text("Also: " + verdicts[i] + ".");
   for (std::size_t i = verdicts.empty() ? 1 : 0; i < desyncs.size(); ++i) out.text("Also: " + desyncs[i] + ".");
-  if (!missing.empty() && !verdicts.empty())
-    out.text("No flight record from rank" + std::string(missing.size() > 1 ? "s " : " ") + rank_list(missing) + ".");
+  if (!missing.empty() && !verdicts.empty()) out.text("No flight record from " + ranks_named(missing) + ".");
 
   out.section("Ranks");
   Table t({"rank", "host", "pid", "written_by", "where", "since_s"});
