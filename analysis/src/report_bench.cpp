@@ -341,14 +341,24 @@ struct ModelJudgement {
   std::vector<int> placement;
   std::string note;
   std::string nccl_algo;  // the run's NCCL_ALGO (/meta/env), which prices its nccl rows; "" where unset
+  ExpectationOptions options;  // the run's settings that change a price (/meta segment_bytes, shm_adapt_bytes)
 };
 
 std::optional<ModelJudgement> model_judgement(const std::vector<BenchFile>& runs, const BenchData& data) {
   const BenchFile& bench = runs.front();
   if (!bench.machine) return std::nullopt;
-  ModelJudgement j{*bench.machine, {}, {}, {}};
+  ModelJudgement j{*bench.machine, {}, {}, {}, {}};
   for (const auto& [name, value] : bench.env)
     if (name == "NCCL_ALGO") j.nccl_algo = value;
+  auto number = [&](const std::string& key) -> std::optional<double> {
+    const std::string v = bench.meta_value(key);
+    try {
+      return v.empty() ? std::nullopt : std::optional<double>(std::stod(v));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  };
+  j.options = run_expectation_options(number("segment_bytes"), number("shm_adapt_bytes"));
   try {
     j.placement = placement_of(j.model, bench.nranks);
   } catch (const std::invalid_argument& e) {
@@ -396,7 +406,7 @@ std::vector<JudgedRow> judged(const ModelJudgement& j, const std::string& collec
     // Judged by the typical call (the lower of the mean and the median: a stalled call raises a
     // mean a thousandfold), as the bench's rows are (typical_time_us), its busbw scaled to it.
     const MeasuredRow r{m.bytes[i], m.typical_us[i], m.busbw_GBps[i] * m.time_us[i] / m.typical_us[i]};
-    Expectation e = expected_row(j.model, j.placement, parse_collective(collective), m.algorithm, r.bytes, j.nccl_algo);
+    Expectation e = expected_row(j.model, j.placement, parse_collective(collective), m.algorithm, r.bytes, j.nccl_algo, j.options);
     const std::optional<double> of = of_expected(e, r.time_us);
     rows.push_back({r, std::move(e), of});
   }

@@ -74,8 +74,9 @@ std::string verdict_thresholds() {
          format_number(100 * analysis::kAboveModelOfExpected) + "% (docs/verdicts.md)";
 }
 
-RunExpectations::RunExpectations(const std::string& model_text, int nranks, std::string nccl_algo, bool verdicts)
-    : nccl_algo_(std::move(nccl_algo)), verdicts_(verdicts) {
+RunExpectations::RunExpectations(const std::string& model_text, int nranks, std::string nccl_algo, bool verdicts,
+                                 ExpectationOptions options)
+    : nccl_algo_(std::move(nccl_algo)), options_(options), verdicts_(verdicts) {
   if (model_text.empty()) return;
   try {
     model_ = from_text(model_text);
@@ -101,7 +102,7 @@ void RunExpectations::judge(ResultRow& row) {
   if (static_cast<std::size_t>(row.nranks) != placement_.size()) return;
   try {
     const Expectation e = expected_row(*model_, placement_, parse_collective(text(row.collective)), text(row.algorithm),
-                                       static_cast<double>(row.bytes), nccl_algo_);
+                                       static_cast<double>(row.bytes), nccl_algo_, options_);
     const double nan = std::numeric_limits<double>::quiet_NaN();
     row.expected_time_us = e.time_us.value_or(nan);
     row.expected_busbw_GBps = e.busbw_GBps.value_or(nan);
@@ -128,7 +129,7 @@ std::vector<std::string> RunExpectations::verdict_lines() const {
   for (const Series& s : series) {
     std::vector<analysis::JudgedRow> judged;
     for (const MeasuredRow& m : lower_middles(s)) {
-      Expectation e = expected_row(model, placement_, parse_collective(s.collective), s.algorithm, m.bytes, nccl_algo_);
+      Expectation e = expected_row(model, placement_, parse_collective(s.collective), s.algorithm, m.bytes, nccl_algo_, options_);
       const std::optional<double> of = of_expected(e, m.time_us);
       any = any || of.has_value();
       judged.push_back({m, std::move(e), of});

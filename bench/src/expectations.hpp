@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "commscope/model/expected_time.hpp"
 #include "commscope/model/machine_model.hpp"
+#include "commscope/model/row_expectation.hpp"
 #include "rows.hpp"
 
 namespace commscope::bench {
@@ -22,7 +24,9 @@ class RunExpectations {
   // none), read back as the report reads it. `nccl_algo`: the run's NCCL_ALGO ("" where unset).
   // `verdicts`: keep the rows for verdict_lines (not for a run that ends only by a signal, -N 0,
   // whose rows would pile up for nothing).
-  RunExpectations(const std::string& model_text, int nranks, std::string nccl_algo, bool verdicts = true);
+  // `options`: the run's settings that change a price (run_expectation_options).
+  RunExpectations(const std::string& model_text, int nranks, std::string nccl_algo, bool verdicts = true,
+                  ExpectationOptions options = {});
 
   // The model again, as the header records it at the end of the run (its nodes' load added);
   // the placement is kept.
@@ -45,6 +49,7 @@ class RunExpectations {
   std::vector<int> placement_;
   std::string problem_;  // why the model cannot place the run's ranks
   std::string nccl_algo_;
+  ExpectationOptions options_;
   bool verdicts_ = true;
   bool not_measured_ = false;
   std::vector<ResultRow> rows_;  // out-of-place rows judged so far

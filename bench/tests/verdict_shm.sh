@@ -19,7 +19,8 @@
 # significant digits), the rates measured again at the end of the run (--reprobe-after 0: the header's
 # curves are the faster of the two moments). --shm-adapt never: every call takes the segment, the algorithm the terms
 # price (from 256 KiB the bench's default picks the faster of the segment and direct reads per
-# call, which the model does not know). Exit 77 without hdf5-tools' h5dump.
+# call, and the model prices the faster of the two); the results header records it, and the
+# bench and the report price the segment alone. Exit 77 without hdf5-tools' h5dump.
 #   verdict_shm.sh WORKDIR REPORT BENCH DOCTOR -- LAUNCHER... (2 ranks)
 set -u
 work=$1 report=$2 bench=$3 doctor=$4
@@ -29,11 +30,16 @@ me=verdict_shm.sh
 command -v h5dump >/dev/null || { echo "$me: no h5dump: skipped"; exit 77; }
 fail() { echo "$me: FAIL: $*"; exit 1; }
 d=$work/verdict-shm-doctor.h5 b=$work/verdict-shm.h5 j=$work/verdict-shm.json out=$work/verdict-shm-report
+m=$work/verdict-shm-machine.txt
+# A rate between the ranks far above the copies': shm's direct reads would price far below its
+# slots, so a model that let the library choose (--shm-adapt's default) would take them; the run
+# says never, and the price must be the slots' (the bench records it, the report reads it back).
+echo 'node host=* intra=1000GB/s' >"$m"
 rm -rf "$d" "$b" "$j" "$j".* "$out"
 "$@" "$doctor" --no-probes --no-nodes --passes 2 --bytes 256K --bw-iters 2 --lat-iters 20 -o "$d" \
   >"$work/verdict-shm-doctor.log" 2>&1 || fail "the doctor exited $? (log: $work/verdict-shm-doctor.log)"
 n=$((64 * 1024 * 1024))
-"$@" "$bench" allreduce --algo ring,shm -b 1K -e 64M -i $((n - 1024)) -n 5 -w 2 -I 1 --shm-adapt never --doctor "$d" \
+"$@" "$bench" allreduce --algo ring,shm -b 1K -e 64M -i $((n - 1024)) -n 5 -w 2 -I 1 --shm-adapt never --doctor "$d" --machine "$m" \
   --reprobe-after 0 --out "$b" -J "$j" >"$work/verdict-shm-bench.log" 2>&1 || fail "the bench exited $? (log: $work/verdict-shm-bench.log)"
 "$report" bench "$b" -o "$out" >"$work/verdict-shm-report.log" 2>&1 || fail "the report exited $?"
 model=$(h5dump -a /meta/machine_model "$b") || fail "no /meta machine_model in $b"

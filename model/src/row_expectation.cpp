@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 namespace commscope {
 
@@ -23,12 +24,22 @@ NcclAlgorithm nccl_algorithm(std::string_view text) {
   return a;
 }
 
+ExpectationOptions run_expectation_options(std::optional<double> segment_bytes, std::optional<double> shm_adapt_bytes) {
+  ExpectationOptions o;
+  if (segment_bytes && *segment_bytes > 0) o.ring_segment_bytes = *segment_bytes;
+  // UINT64_MAX (1.8e19) and SIZE_MAX mean never; no run adapts from an exabyte.
+  if (shm_adapt_bytes && *shm_adapt_bytes >= 0)
+    o.shm_adapt_bytes = *shm_adapt_bytes >= 1e18 ? std::numeric_limits<double>::infinity() : *shm_adapt_bytes;
+  return o;
+}
+
 Expectation expected_row(const MachineModel& model, std::span<const int> node_of_rank, Collective c,
-                         std::string_view algorithm, double bytes, std::string_view nccl_algo) {
+                         std::string_view algorithm, double bytes, std::string_view nccl_algo,
+                         const ExpectationOptions& options) {
   // One rank copies whatever NCCL_ALGO says: expected_time's one copy.
   const NcclAlgorithm chosen =
       algorithm == "nccl" && node_of_rank.size() > 1 ? nccl_algorithm(nccl_algo) : NcclAlgorithm{};
-  if (chosen.basis.empty()) return expected_time(model, node_of_rank, c, algorithm, bytes);
+  if (chosen.basis.empty()) return expected_time(model, node_of_rank, c, algorithm, bytes, options);
   if (!chosen.missing.empty()) {
     Expectation e;
     e.basis = chosen.basis;
@@ -44,7 +55,7 @@ Expectation expected_row(const MachineModel& model, std::span<const int> node_of
     algorithm_run = "ring";
     fallback = "NCCL runs only allreduce as a tree; " + std::string(collective_name(c)) + " falls back to ring";
   }
-  Expectation e = expected_time(model, node_of_rank, c, algorithm_run, bytes);
+  Expectation e = expected_time(model, node_of_rank, c, algorithm_run, bytes, options);
   e.basis = chosen.basis + ": " + e.basis + (fallback.empty() ? "" : " (" + fallback + ")");
   if (!fallback.empty() && e.limit.level != LinkLevel::none)
     e.limit.detail += (e.limit.detail.empty() ? "" : "; ") + fallback;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -122,4 +124,30 @@ TEST(ExpectedRow, OfExpectedIsExpectedOverMeasured) {
   EXPECT_DOUBLE_EQ(*of_expected(e, 2 * *e.time_us), 0.5);
   EXPECT_FALSE(of_expected(e, 0));
   EXPECT_FALSE(of_expected(Expectation{}, 10));
+}
+
+// The run's recorded settings reach the price: --shm-adapt never (UINT64_MAX in the header) prices
+// shm's segment alone where direct reads would price far lower; a file without the settings, or
+// 0, keeps the library's defaults.
+TEST(ExpectedRow, TheRunsSettingsChangeThePrice) {
+  const ExpectationOptions never = run_expectation_options(1 << 20, 18446744073709551615.0);
+  EXPECT_EQ(never.shm_adapt_bytes, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(never.ring_segment_bytes, 1 << 20);
+  const ExpectationOptions old_file = run_expectation_options(std::nullopt, std::nullopt);
+  EXPECT_EQ(old_file.shm_adapt_bytes, ExpectationOptions{}.shm_adapt_bytes);
+  EXPECT_EQ(old_file.ring_segment_bytes, ExpectationOptions{}.ring_segment_bytes);
+  EXPECT_EQ(run_expectation_options(0, 65536).ring_segment_bytes, ExpectationOptions{}.ring_segment_bytes);
+  EXPECT_EQ(run_expectation_options(0, 65536).shm_adapt_bytes, 65536);
+  // One node of 2 ranks whose rate between them is far above its copies: direct reads are cheaper.
+  MachineModel m = two_hosts();
+  m.nodes.resize(1);
+  m.nodes[0].intra = {1000, FigureSource::user, "intra=1000GB/s"};
+  const std::vector<int> one{0, 0};
+  const Expectation adaptive = expected_row(m, one, Collective::allreduce, "shm", kN);
+  const Expectation segment = expected_row(m, one, Collective::allreduce, "shm", kN, "", never);
+  ASSERT_TRUE(adaptive.time_us && segment.time_us);
+  EXPECT_EQ(adaptive.basis, "shm, direct reads (its measured choice from --shm-adapt's size)");
+  EXPECT_EQ(segment.basis, "shm");
+  EXPECT_GT(*segment.time_us, 2 * *adaptive.time_us);
+  EXPECT_EQ(*segment.time_us, *expected_time(m, one, Collective::allreduce, "shm", kN, never).time_us);
 }

@@ -29,9 +29,17 @@ NcclAlgorithm nccl_algorithm(std::string_view nccl_algo);
 // basis and the limit's detail say ("NCCL runs only allreduce as a tree; broadcast falls back to
 // ring"); any other is missing ("a cost model of NCCL_ALGO=NVLS"); the basis then starts
 // "NCCL_ALGO=Ring". A list or an exclusion leaves NCCL its choice: the best textbook algorithm,
-// as without NCCL_ALGO. One rank: one copy, whatever NCCL_ALGO says.
+// as without NCCL_ALGO. One rank: one copy, whatever NCCL_ALGO says. `options`: the run's own
+// settings that change a price (run_expectation_options).
 Expectation expected_row(const MachineModel& model, std::span<const int> node_of_rank, Collective c,
-                         std::string_view algorithm, double bytes, std::string_view nccl_algo = {});
+                         std::string_view algorithm, double bytes, std::string_view nccl_algo = {},
+                         const ExpectationOptions& options = {});
+
+// The settings of a run that change a price, as the bench records them in its results header
+// (/meta segment_bytes, shm_adapt_bytes): the ring's chain segment, and the size from which shm
+// measures its two paths on each call (UINT64_MAX, --shm-adapt never: never; a value not given,
+// from a file before it: the library's default).
+ExpectationOptions run_expectation_options(std::optional<double> segment_bytes, std::optional<double> shm_adapt_bytes);
 
 // of_expected = expected time / measured time: nullopt where either is not positive.
 std::optional<double> of_expected(const Expectation& e, double measured_time_us);
