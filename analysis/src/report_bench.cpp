@@ -230,6 +230,7 @@ void write_machine(ReportWriter& w, const BenchFile& run) {
     for (const auto& [name, r] : {std::pair<const char*, const Rate*>{"copy into the caches", &n.copy_in},
                                   {"copy out of the caches", &n.copy_out},
                                   {"reduction", &n.reduce},
+                                  {"reduction of a slot another rank wrote", &n.reduce_slot},
                                   {"one message alone between two ranks", &n.intra_one}})
       if (r->known())
         details += (details.empty() ? "" : "; ") + n.host + " " + name + ": " + format_number(r->gbytes_per_s, 4) +
@@ -239,6 +240,7 @@ void write_machine(ReportWriter& w, const BenchFile& run) {
                                   {"copy_in", &n.copy_in},
                                   {"copy_out", &n.copy_out},
                                   {"reduce", &n.reduce},
+                                  {"reduce_slot", &n.reduce_slot},
                                   {"intra", &n.intra},
                                   {"intra_one", &n.intra_one}})
       for (const CurvePoint& c : r->curve)
@@ -256,8 +258,10 @@ void write_machine(ReportWriter& w, const BenchFile& run) {
     w.text(
         "The rates by size, measured at start-up with every rank of the node at once (docs/verdicts.md, \"The rate "
         "of a size\"): copy, each rank's memcpy between its two buffers; copy_in and copy_out, from its buffer into a "
-        "slot that stays in the caches and back, a slot at a time (shm's steps); reduce, f32 sums of one buffer into "
-        "the other (the reductions); intra, a ring exchange among the "
+        "slot that stays in the caches and back, a slot at a time (shm's steps: each figure says whether the slots "
+        "went from core to core, into a rank's own and out of the previous rank's, as shm's do); reduce, f32 sums of "
+        "one buffer into the other (the reductions); reduce_slot, f32 sums of the previous rank's slot into a rank's "
+        "buffer (shm's reductions); intra, a ring exchange among the "
         "node's ranks, per flow; intra_one, a ping-pong between two of them, the others idle. working_set is a rank's "
         "two buffers; each row is priced at the rate of its own working set (log2-interpolated between the sizes, the "
         "nearest end beyond them), and its verdict names the point.");

@@ -136,12 +136,19 @@ void set_curves(NodeModel& n, const NodeCurves& c, int ranks) {
     n.copy.curve = c.copy;
     const std::string how = ", every rank at once, " + largest + "buffer" + fastest;
     const std::string slot = std::to_string(kCurveSlotBytes >> 10) + " KiB slot in the caches";
+    // Between ranks: the slots went from core to core, each rank's into its own, out of the previous rank's.
+    const std::string handed = c.slots_between_ranks ? " that the next rank then reads" : "";
+    const std::string from = c.slots_between_ranks ? "the previous rank's " : "a ";
     if (!c.into.empty())
-      n.copy_in = curve_rate(c.into, "memcpy from its buffer into a " + slot + ", a slot at a time" + how);
+      n.copy_in = curve_rate(c.into, "memcpy from its buffer into a " + slot + handed + ", a slot at a time" + how);
     if (!c.reduce.empty()) n.reduce = curve_rate(c.reduce, "f32 sums of one of its buffers into the other" + how);
     if (!c.out_of.empty())
-      n.copy_out = curve_rate(c.out_of, "from a " + slot + " into its buffer, a slot at a time (non-temporal stores from " +
+      n.copy_out = curve_rate(c.out_of, "from " + from + slot + (c.slots_between_ranks ? " just written" : "") +
+                                            " into its buffer, a slot at a time (non-temporal stores from " +
                                             std::to_string(kStreamOutputBytes >> 20) + " MiB)" + how);
+    if (!c.reduce_slot.empty())
+      n.reduce_slot = curve_rate(c.reduce_slot, "f32 sums of the previous rank's " + slot +
+                                                    " just written into its buffer, a slot at a time" + how);
   }
   if (c.exchange.empty()) return;
   n.intra = curve_rate(c.exchange,

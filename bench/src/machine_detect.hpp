@@ -45,19 +45,24 @@ double host_copy_rate(std::size_t bytes, int reps, std::string& detail, double* 
                       std::size_t* used = nullptr);
 // The rates of a node by size, measured with every rank of the node at once
 // (machine_curves.cpp): per rank size S from kCurveFirstBytes by 4x to `largest`, each rank's
-// memcpy of S (copy; and through a cache-resident slot, into and out_of) and a ring exchange of S
+// memcpy of S (copy; and through cache-resident slots, into, out_of and reduce_slot) and a ring exchange of S
 // among the node's ranks, each rank sending to the next
 // and receiving from the previous (exchange: per flow), and one message alone, a ping-pong between
 // its first two ranks (one: half a round trip), each the fastest of kCurveReps samples of
 // back-to-back calls (kCurveBatchBytes a sample for the copy, a quarter of it for the exchange),
 // the slowest rank's. Points are keyed by a rank's working set, 2 S (its two buffers), as
-// buffer_bytes_per_rank keys a row. About 0.8 s on 2 ranks of the 2-core VM to 64 MiB.
+// buffer_bytes_per_rank keys a row. About 1.1 s on 2 ranks of the 2-core VM to 64 MiB.
 struct NodeCurves {
   std::vector<CurvePoint> copy, exchange;
-  // S bytes through a slot of kCurveSlotBytes that stays in the caches, a slot at a time: from the
-  // rank's buffer into it (into), and from it into the buffer (out_of; non-temporal stores from
-  // kStreamOutputBytes, as shm writes its outputs): how shm's steps move a large array.
-  std::vector<CurvePoint> into, out_of;
+  // S bytes through slots of kCurveSlotBytes that stay in the caches, a slot at a time: from the
+  // rank's buffer into one (into), and from one into the buffer (out_of; non-temporal stores from
+  // kStreamOutputBytes, as shm writes its outputs): how shm's steps move a large array. Where the
+  // node's ranks share memory and are two or more (slots_between_ranks), the slots are handed from
+  // core to core as shm's are: each rank copies into its own and out of the previous rank's, and
+  // (reduce_slot) sums the previous rank's into its buffer as f32, each part timed alone; else
+  // each rank copies into and out of its own slot, and reduce_slot is empty.
+  std::vector<CurvePoint> into, out_of, reduce_slot;
+  bool slots_between_ranks = false;
   // S bytes of f32 summed from one of its buffers into the other (reduce_host): the reductions' rate.
   std::vector<CurvePoint> reduce;
   std::vector<CurvePoint> one;  // one message alone: a ping-pong between the node's first two ranks

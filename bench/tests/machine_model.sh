@@ -47,7 +47,12 @@ assert fields["intra_one.source"] == "measured" and fields["intra_one.detail"].s
 # The rates by size (docs/verdicts.md, "The rate of a size"): from 16 KiB to past the caches,
 # sizes ascending, every rate positive; the rates between ranks are their largest size's (copy's
 # own figure is one rank's memcpy alone, its curve every rank's at once).
-for k in ("copy", "intra", "intra_one"):
+# On 2 ranks the slots go from core to core, as shm's do: into a rank's own, out of (and summed
+# from) the previous rank's.
+assert fields["copy_in.detail"].startswith('"memcpy from its buffer into a 256 KiB slot in the caches that the next rank then reads'), fields
+assert fields["copy_out.detail"].startswith('"from the previous rank\'s 256 KiB slot in the caches just written'), fields
+assert fields["reduce_slot.detail"].startswith('"f32 sums of the previous rank\'s 256 KiB slot'), fields
+for k in ("copy", "intra", "intra_one", "copy_in", "copy_out", "reduce_slot"):
     points = [tuple(map(float, p.split(":"))) for p in fields[k + ".curve"].split(",")]
     sizes = [b for b, _ in points]
     assert len(points) >= 4 and sizes[0] == 16384 and sizes == sorted(set(sizes)), (k, points)
@@ -73,4 +78,5 @@ printf '%s\n' "$rep" | grep -Eq "^$(hostname) +2 +$(getconf _NPROCESSORS_ONLN) +
   fail "the report's Machine section lacks the node's row"
 printf '%s\n' "$rep" | grep -q "$(hostname) nic: --link-rate $(hostname)=1gbit" || fail "the report does not say what the nic figure is"
 printf '%s\n' "$rep" | grep -Eq "^$(hostname) +intra_one +16 KiB +[0-9.]+$" || fail "the report's Machine section lacks the rates by size"
+printf '%s\n' "$rep" | grep -Eq "^$(hostname) +reduce_slot +16 KiB +[0-9.]+$" || fail "the report's rates by size lack reduce_slot"
 echo "machine_model.sh: ok"

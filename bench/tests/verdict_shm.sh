@@ -9,8 +9,9 @@
 #   2 ranks, n = 64 MiB >= the two-shot threshold (64 KiB on 2 ranks), chunks of 256 KiB:
 #   k = n / 256 KiB = 256 steps; A = 2k = 512, B = (2p-1)/p = 1.5 (into the slots n, out of them
 #   n/2: shm_slot_copies), G = (p-1)/p = 0.5; each rate read off its curve (log2-interpolated, the
-#   nearest end beyond it) at a rank's working set, 2n, the reduction's at a step's slots, 3 x 256 KiB:
-#   t = A a + n / copy_in(2n) + n/2 / copy_out(2n) + n/2 / reduce(768 KiB);
+#   nearest end beyond it) at a rank's working set, 2n, the reduction's too (reduce_slot: the bench
+#   measures it summing the slots the previous rank just wrote, as shm's reductions do):
+#   t = A a + n / copy_in(2n) + n/2 / copy_out(2n) + n/2 / reduce_slot(2n);
 #   expected_busbw = 2(p-1)/p n / t = n / t; of_expected = busbw /
 #   expected_busbw; a = the model's latency_us as the header writes it (full precision; the
 #   report prints 3 digits, which is not enough when the latency term is large), else the min over
@@ -61,7 +62,7 @@ def rate_at(c, b):
     i = next(i for i in range(1, len(c)) if c[i][0] >= b)
     t = math.log2(b / c[i - 1][0]) / math.log2(c[i][0] / c[i - 1][0])
     return c[i - 1][1] + t * (c[i][1] - c[i - 1][1])
-rin, rout, red = rate_at(curve("copy_in"), 2 * n), rate_at(curve("copy_out"), 2 * n), rate_at(curve("reduce"), 3 * 262144)
+rin, rout, red = rate_at(curve("copy_in"), 2 * n), rate_at(curve("copy_out"), 2 * n), rate_at(curve("reduce_slot"), 2 * n)
 rows = json.load(open(jpath))["results"]
 p = 2
 def row(algo, size):
@@ -91,8 +92,8 @@ busbw = shm["out_of_place"]["bus_bw"] * mean / typical
 of = busbw / expected_busbw
 with open(cpath, newline="") as f:
     cells = next(r for r in csv.DictReader(f) if r["size_bytes"] == str(int(n)))
-print(f"verdict_shm.sh: copy_in {rin:.6g}, copy_out {rout:.6g}, reduce {red:.6g} GB/s, alpha {alpha:.6g} us ({stated.group(1)}),"
-      f" t = {A} a + n / copy_in + n/2 / copy_out + n/2 / reduce = {A * alpha:.6g} + {moved:.6g} = {t:.6g} us")
+print(f"verdict_shm.sh: copy_in {rin:.6g}, copy_out {rout:.6g}, reduce_slot {red:.6g} GB/s, alpha {alpha:.6g} us ({stated.group(1)}),"
+      f" t = {A} a + n / copy_in + n/2 / copy_out + n/2 / reduce_slot = {A * alpha:.6g} + {moved:.6g} = {t:.6g} us")
 print(f"verdict_shm.sh: shm at 64 MiB: busbw {busbw:.6g} GB/s, expected_busbw {expected_busbw:.6g}, of_expected {of:.6g};"
       f" the report's {cells['shm_expected_busbw']}, {cells['shm_of_expected']}")
 def same(mine, printed, sig):

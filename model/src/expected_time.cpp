@@ -131,6 +131,14 @@ class Pricer {
     return link(LinkLevel::memory, n, n.reduce, bytes, what);
   }
   std::optional<LimitingLink> reduction(int k) { return reduction_at(k, rank_bytes_, kBuffers); }
+  // shm's reductions, of slots that other ranks of node k just wrote (`slots`: the bytes of a step's
+  // slots): the rate measured so at the rank's buffers' working set where there is one (and the
+  // copy rate is not the user's), else the reduction rate with the slots in the caches.
+  std::optional<LimitingLink> slot_reduction(int k, double slots) {
+    const NodeModel& n = at(k);
+    if (!n.reduce_slot.known() || n.copy.source == FigureSource::user) return reduction_at(k, slots, kSlotsInCaches);
+    return link(LinkLevel::memory, n, n.reduce_slot, rank_bytes_, kBuffers);
+  }
   // A copy between a rank's buffer and a slot that stays in the caches, into the slot (`into`) or
   // out of it: its measured rate where there is one (and the copy rate is not the user's), else
   // the copy rate.
@@ -179,6 +187,7 @@ class Pricer {
 
  private:
   static constexpr std::string_view kBuffers = "a rank, its buffers";  // the row's working set
+  static constexpr std::string_view kSlotsInCaches = "a step, its slots in the caches";  // shm's reductions' working set
   // Node n's rate r at a working set of `bytes` (whose: `what`) as the link that limits a price.
   LimitingLink link(LinkLevel level, const NodeModel& n, const Rate& r, double bytes, std::string_view what) const {
     return LimitingLink{level, n.host, rate_at(r, bytes), 1, r.source, detail_at(r, bytes, what), r.spread};
@@ -282,13 +291,14 @@ Expectation flat(Pricer& pr, const CostTerms& terms, const std::vector<Step>& st
 // shm: one node's copies and reductions (docs/verdicts.md, "The rate of a size"). Through the
 // segment, each byte copied (B) moves between a rank's buffer and a slot that stays in the caches
 // (shm_slot_copies: into a slot at the measured copy_in rate, out of one at copy_out's, the rest
-// from input to output at the copy rate, each at the rank's buffers' working set); each byte
-// reduced (G) is read from slots a step fills, (p + 1) chunks that stay in the caches, at the
-// reduction rate there (the copy rate's where none was measured). Direct, each byte is read from
+// from input to output at the copy rate, each at the rank's buffers' working set; the bench
+// measures copy_in and copy_out with the slots handed from core to core, as shm's are); each byte
+// reduced (G) is read from slots other ranks just wrote, at the rate measured so (reduce_slot);
+// where none was, from (p + 1) chunks in the caches at the reduction rate there (the copy rate's
+// where none was measured). Direct, each byte is read from
 // a peer's buffer through the kernel, as a message between the node's ranks is (the rate between
 // them), and reduced in pieces that stay in the caches. From --shm-adapt's size the library times
 // both on the call and keeps the faster: so does the price.
-constexpr std::string_view kSlotsInCaches = "a step, its slots in the caches";  // shm's reductions' working set
 Expectation shm(Pricer& pr, Collective c, int p, double n, double alpha, const ExpectationOptions& o) {
   Expectation e;
   e.basis = "shm";
@@ -305,7 +315,7 @@ Expectation shm(Pricer& pr, Collective c, int p, double n, double alpha, const E
   }
   const int k = used.front();
   const auto mem = pr.copy(k), in = pr.staged(k, true), out = pr.staged(k, false);
-  const auto cached = pr.reduction_at(k, (p + 1) * settings.chunk_bytes, kSlotsInCaches);
+  const auto cached = pr.slot_reduction(k, (p + 1) * settings.chunk_bytes);
   const auto split = shm_slot_copies(c, p, n, settings);
   if (!mem || !in || !out || !cached || !split) return e;
   auto us = [&](double factor, const LimitingLink& l) { return factor * n / (l.link_GBps * kBytesPerUsPerGBps); };
@@ -382,8 +392,7 @@ Expectation hier(Pricer& pr, Collective c, std::span<const int> node_of_rank, do
   const auto link = nn > 1 ? pr.slowest(&Pricer::nic) : std::nullopt;
   if (!mem || !red || (nn > 1 && !link)) return e;
   // The node level's reductions read slots that stay in the caches, as shm's do.
-  const auto cached = pr.slowest(
-      [&](int k) { return pr.reduction_at(k, (s + 1) * node_settings.chunk_bytes, kSlotsInCaches); });
+  const auto cached = pr.slowest([&](int k) { return pr.slot_reduction(k, (s + 1) * node_settings.chunk_bytes); });
   if (!cached) return e;
   const double intra_us = t.intra.beta_factor * n / (mem->link_GBps * kBytesPerUsPerGBps) +
                           t.intra.gamma_factor * n / (cached->link_GBps * kBytesPerUsPerGBps);

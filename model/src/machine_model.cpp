@@ -23,10 +23,11 @@ struct RateKey {
   std::string_view key;
   Rate NodeModel::*rate;
 };
-constexpr std::array<RateKey, 8> kRates{{{"copy", &NodeModel::copy},
+constexpr std::array<RateKey, 9> kRates{{{"copy", &NodeModel::copy},
                                          {"copy_in", &NodeModel::copy_in},
                                          {"copy_out", &NodeModel::copy_out},
                                          {"reduce", &NodeModel::reduce},
+                                         {"reduce_slot", &NodeModel::reduce_slot},
                                          {"intra", &NodeModel::intra},
                                          {"intra_one", &NodeModel::intra_one},
                                          {"nic", &NodeModel::nic},
@@ -368,9 +369,10 @@ std::vector<MachineEntry> parse_machine_entries(std::string_view text, bool unkn
       } else if (known_key(k)) {
         e.fields.emplace_back(k, v);
       } else if (!unknown_keys_ok) {
-        fail(line, "unknown key '" + k +
-                       "' (host ranks cpus gpus, copy copy_in copy_out reduce intra intra_one nic nic_measured and "
-                       "their .source, .detail and .spread, .bytes, .curve, load.seconds load.others_cpus "
+        std::string rates;
+        for (const RateKey& r : kRates) rates += std::string(r.key) + " ";
+        fail(line, "unknown key '" + k + "' (host ranks cpus gpus, " + rates +
+                       "and their .source, .detail and .spread, .bytes, .curve, load.seconds load.others_cpus "
                        "load.loadavg_start load.loadavg_end load.ranks_cpus load.ranks_queued)");
       }
     }

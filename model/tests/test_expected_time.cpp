@@ -304,6 +304,42 @@ TEST(ExpectedTime, EachSizeAtTheRateOfItsWorkingSet) {
   EXPECT_DOUBLE_EQ(expect(m, "shm", Collective::allreduce, kN, slots).limit.link_GBps, 8);
 }
 
+// shm's reductions read slots other ranks of the node just wrote: priced at reduce_slot (measured
+// by the bench with the slots handed from core to core) at the rank's buffers' working set, where
+// the node has it, for shm, hier on one node, and hier's node level across nodes. An allreduce of
+// 1 MiB on 2 ranks (2 MiB a rank), reduce_slot 6 GB/s at 16 KiB and 3 at 128 MiB: 2 MiB is 7/13 of
+// the way in log2, 6 - 3 x 7/13 GB/s; without it, the reduction at the copy rate, 10 GB/s.
+TEST(ExpectedTime, ShmReductionsAtTheRateOfSlotsOtherRanksWrote) {
+  MachineModel m = cluster(1, 2);
+  ExpectationOptions slots;
+  slots.shm_adapt_bytes = std::numeric_limits<double>::infinity();
+  const double n = 1048576, slot_rate = 6 - 3.0 * 7 / 13;
+  const auto t = shm_cost_terms(Collective::allreduce, 2, n, shm_default_cost_settings(2));
+  ASSERT_TRUE(t);
+  const Expectation cached = expect(m, "shm", Collective::allreduce, n, slots);
+  ASSERT_TRUE(cached.time_us);
+  m.nodes[0].reduce_slot = rate(3, FigureSource::measured, "f32 sums of the previous rank's slot");
+  m.nodes[0].reduce_slot.curve = {{16384, 6}, {134217728, 3}};
+  const Expectation e = expect(m, "shm", Collective::allreduce, n, slots);
+  ASSERT_TRUE(e.time_us);
+  EXPECT_NEAR(*e.time_us - *cached.time_us, t->gamma_factor * n / (slot_rate * 1e3) - t->gamma_factor * n / 1e4, 1e-9);
+  EXPECT_NEAR(*expect(m, "hier", Collective::allreduce, n, slots).time_us, *e.time_us, 1e-9);
+  // A copy rate the user gave sets every rate of the node's memory: the measured one is not used.
+  MachineModel given = m;
+  given.nodes[0].copy.source = FigureSource::user;
+  EXPECT_NEAR(*expect(given, "shm", Collective::allreduce, n, slots).time_us, *cached.time_us, 1e-9);
+  // hier across 2 nodes of 2: the node level's reductions at reduce_slot too (slower here).
+  MachineModel two = cluster(2, 2);
+  const Expectation across = expect(two, "hier", Collective::allreduce, n, slots);
+  for (NodeModel& node : two.nodes) node.reduce_slot = m.nodes[0].reduce_slot;
+  const Expectation across_slots = expect(two, "hier", Collective::allreduce, n, slots);
+  ASSERT_TRUE(across.time_us && across_slots.time_us);
+  const HierCostTerms h = hier_cost_terms(Collective::allreduce, 2, 2, n,
+                                          {shm_default_cost_settings(2), ExpectationOptions{}.ring_segment_bytes});
+  EXPECT_NEAR(*across_slots.time_us - *across.time_us,
+              h.intra.gamma_factor * n / (slot_rate * 1e3) - h.intra.gamma_factor * n / 1e4, 1e-9);
+}
+
 // One dispatch from a name to its terms (cost_terms_of): the library's flat algorithms' own terms
 // (the ring's chains at the segment), nothing for the other names; every textbook algorithm's
 // terms are those of the algorithm of the library that runs it, and textbook_algorithm_of reads

@@ -169,7 +169,7 @@ TEST(MachineFile, RefusalsNameTheLine) {
             "line 1: unknown key 'latency' of a machine line (latency_us, latency.source, latency.detail, "
             "latency.spread)");
   EXPECT_EQ(message("node host=a nics=1gbit\n"),
-            "line 1: unknown key 'nics' (host ranks cpus gpus, copy copy_in copy_out reduce intra intra_one nic "
+            "line 1: unknown key 'nics' (host ranks cpus gpus, copy copy_in copy_out reduce reduce_slot intra intra_one nic "
             "nic_measured and their .source, .detail and .spread, .bytes, .curve, load.seconds load.others_cpus "
             "load.loadavg_start load.loadavg_end load.ranks_cpus load.ranks_queued)");
   EXPECT_EQ(message("node host=a nic\n"), "line 1: 'nic': expected key=value");
@@ -275,6 +275,8 @@ TEST(MachineText, RateCurve) {
   m.nodes[0].copy.curve = {{16384, 36.5}, {1048576, 24}, {134217728, 8.5}};
   m.nodes[0].copy.at_bytes = 134217728;
   m.nodes[0].intra.curve = {{32768, 5}, {134217728, 3.25}};
+  m.nodes[0].reduce_slot = {6.5, FigureSource::measured, "f32 sums of the previous rank's slot", 0, 134217728,
+                            {{16384, 18}, {134217728, 6.5}}};
   const std::string text = to_text(m);
   EXPECT_NE(text.find(" copy.bytes=134217728 copy.curve=16384:36.5,1048576:24,134217728:8.5 "), std::string::npos)
       << text;
@@ -284,6 +286,9 @@ TEST(MachineText, RateCurve) {
   EXPECT_EQ(back.nodes[0].copy.curve[1].bytes, 1048576);
   EXPECT_EQ(back.nodes[0].copy.at_bytes, 134217728);
   EXPECT_EQ(back.nodes[0].intra.curve.size(), 2u);
+  EXPECT_NE(text.find(" reduce_slot=6.5GB/s reduce_slot.source=measured "), std::string::npos) << text;
+  EXPECT_EQ(back.nodes[0].reduce_slot.curve.size(), 2u);
+  EXPECT_EQ(back.nodes[0].reduce_slot.detail, "f32 sums of the previous rank's slot");
   EXPECT_EQ(to_text(back), text);
   const Rate& c = back.nodes[0].copy;
   EXPECT_EQ(rate_at(c, 1024), 36.5);                // below the first point: the first

@@ -89,6 +89,8 @@ struct NodeModel {
   Rate copy_in;       // from a rank's buffer into a slot that stays in the caches (shm's steps); unknown: copy
   Rate copy_out;      // from such a slot into a rank's buffer, streamed where large; unknown: copy
   Rate reduce;        // bytes reduced per second (f32 sum of one buffer into another); unknown: copy
+  Rate reduce_slot;   // f32 sums of a slot another rank of the node just wrote into a rank's buffer
+                      // (shm's reductions); unknown: reduce, in the caches
   Rate intra;         // between two ranks of this node, each flow with every rank at once (shm: derived
                       // from copy; NVLink or PCIe)
   Rate intra_one;     // one message alone between two of its ranks (a chain's step); unknown: intra
@@ -136,7 +138,7 @@ struct MachineModel {
 //   node host=host1 ranks=2 cpus=4 gpus=0 copy=9.8GB/s copy.source=measured
 //        copy.detail="memcpy 256 MiB, best of 4" nic=0.125GB/s nic.source=user ...
 //
-// keys: host, ranks, cpus, gpus, and per rate (copy, copy_in, copy_out, reduce, intra, intra_one,
+// keys: host, ranks, cpus, gpus, and per rate (copy, copy_in, copy_out, reduce, reduce_slot, intra, intra_one,
 // nic, nic_measured) the rate with its
 // unit, RATE.source (none measured system user doctor), RATE.detail, RATE.spread (a fraction) and
 // RATE.bytes (the size it was measured at), RATE.curve (the rate by size, curve_text);
