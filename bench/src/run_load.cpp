@@ -15,7 +15,7 @@
 
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/timing.hpp"
-#include "machine_detect.hpp"  // processor_name
+#include "machine/machine_detect.hpp"  // processor_name
 
 namespace commscope::bench {
 namespace {

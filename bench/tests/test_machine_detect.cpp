@@ -9,7 +9,7 @@
 
 #include "commscope/collectives/error.hpp"
 #include "commscope/formats/doctor_file.hpp"
-#include "machine_detect.hpp"
+#include "machine/machine_detect.hpp"
 #include "run_load.hpp"
 
 namespace commscope::bench {

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "osu_coll.hpp"
-#include "osu_options.hpp"
-#include "osu_pt2pt.hpp"
-#include "osu_report.hpp"
+#include "osu/osu_coll.hpp"
+#include "osu/osu_options.hpp"
+#include "osu/osu_pt2pt.hpp"
+#include "osu/osu_report.hpp"
 
 namespace commscope::bench {
 namespace {

@@ -14,7 +14,7 @@
 #include "commscope/common/stats.hpp"
 #include "commscope/formats/doctor_file.hpp"
 #include "commscope/h5/h5.hpp"
-#include "machine_detect.hpp"
+#include "machine/machine_detect.hpp"
 
 namespace commscope::bench {
 

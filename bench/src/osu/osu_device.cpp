@@ -1,4 +1,4 @@
-#include "osu_device.hpp"
+#include "osu/osu_device.hpp"
 
 #include <mpi.h>
 

@@ -1,4 +1,4 @@
-#include "osu_pt2pt.hpp"
+#include "osu/osu_pt2pt.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include "cases.hpp"
 #include "commscope/collectives/error.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
-#include "osu_device.hpp"
+#include "osu/osu_device.hpp"
 #include "watchdog.hpp"
 
 // The MPI return code checked without a call on the fast path (the loops time single calls).

@@ -9,8 +9,8 @@
 
 #include <cstdio>
 
-#include "osu_options.hpp"
-#include "osu_pt2pt.hpp"
+#include "osu/osu_options.hpp"
+#include "osu/osu_pt2pt.hpp"
 
 namespace commscope::bench {
 

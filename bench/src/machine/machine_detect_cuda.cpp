@@ -10,8 +10,8 @@
 #include <string>
 
 #include "commscope/common/timing.hpp"
-#include "machine_detect.hpp"
-#include "machine_detect_cuda.hpp"
+#include "machine/machine_detect.hpp"
+#include "machine/machine_detect_cuda.hpp"
 
 namespace commscope::bench::detail {
 namespace {

@@ -21,7 +21,7 @@
 
 #include <cstddef>
 
-#include "osu_options.hpp"
+#include "osu/osu_options.hpp"
 
 namespace commscope::bench {
 

@@ -1,4 +1,4 @@
-#include "osu_report.hpp"
+#include "osu/osu_report.hpp"
 
 namespace commscope::bench {
 

@@ -1,6 +1,6 @@
 // Detecting the machine model (machine_detect.hpp): sysfs and procfs readers, the host copy
 // probe, and the gathering of every node's figures to rank 0.
-#include "machine_detect.hpp"
+#include "machine/machine_detect.hpp"
 
 #include "commscope/common/stream_copy.hpp"
 
@@ -28,7 +28,7 @@
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/stats.hpp"
 #include "commscope/common/timing.hpp"
-#include "machine_detect_cuda.hpp"
+#include "machine/machine_detect_cuda.hpp"
 
 namespace commscope::bench {
 namespace {

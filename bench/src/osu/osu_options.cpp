@@ -1,4 +1,4 @@
-#include "osu_options.hpp"
+#include "osu/osu_options.hpp"
 
 #include <CLI/CLI.hpp>
 

@@ -11,7 +11,7 @@
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/stats.hpp"
 #include "commscope/common/timing.hpp"
-#include "machine_detect.hpp"
+#include "machine/machine_detect.hpp"
 
 namespace commscope::bench {
 namespace {

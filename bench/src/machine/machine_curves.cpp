@@ -18,7 +18,7 @@
 #include "commscope/common/stats.hpp"
 #include "commscope/common/stream_copy.hpp"
 #include "commscope/common/timing.hpp"
-#include "machine_detect.hpp"
+#include "machine/machine_detect.hpp"
 
 namespace commscope::bench {
 namespace {

@@ -1,4 +1,4 @@
-#include "osu_run.hpp"
+#include "osu/osu_run.hpp"
 
 #include <mpi.h>
 
@@ -7,11 +7,11 @@
 
 #include "commscope/collectives/error.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
-#include "osu_coll.hpp"
-#include "osu_device.hpp"
-#include "osu_options.hpp"
-#include "osu_pt2pt.hpp"
-#include "osu_report.hpp"
+#include "osu/osu_coll.hpp"
+#include "osu/osu_device.hpp"
+#include "osu/osu_options.hpp"
+#include "osu/osu_pt2pt.hpp"
+#include "osu/osu_report.hpp"
 #include "watchdog.hpp"
 
 namespace commscope::bench {

@@ -1,4 +1,4 @@
-#include "osu_coll.hpp"
+#include "osu/osu_coll.hpp"
 
 #include <mpi.h>
 

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "commscope/collectives/communicator.hpp"
-#include "osu_options.hpp"
-#include "osu_pt2pt.hpp"
+#include "osu/osu_options.hpp"
+#include "osu/osu_pt2pt.hpp"
 
 namespace commscope::bench {
 
