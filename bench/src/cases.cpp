@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "backend.hpp"
+#include "backends/backend.hpp"
 #include "commscope/collectives/error.hpp"
 
 namespace commscope::bench {

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
+#include "backends/backend.hpp"
 #include "commscope/bench/environment.hpp"
 #include "commscope/bench/options.hpp"
 #include "commscope/collectives/collectives.hpp"
@@ -31,11 +31,11 @@
 #include "commscope/common/timing.hpp"
 #include "disk_space.hpp"
 #include "expectations.hpp"
-#include "imb_flags.hpp"
-#include "json_results.hpp"
+#include "compat/imb_flags.hpp"
+#include "compat/json_results.hpp"
 #include "machine/machine_detect.hpp"
 #include "measure.hpp"
-#include "nccl_tests_header.hpp"
+#include "compat/nccl_tests_header.hpp"
 #include "nccl_tuning.hpp"
 #include "osu/osu_run.hpp"
 #include "results.hpp"

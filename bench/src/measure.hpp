@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "backend.hpp"
+#include "backends/backend.hpp"
 #include "rows.hpp"
 
 namespace commscope::bench {

@@ -10,8 +10,8 @@
 
 #include "cli_parse.hpp"
 #include "commscope/collectives/error.hpp"
-#include "imb_flags.hpp"
-#include "nccl_tests_flags.hpp"
+#include "compat/imb_flags.hpp"
+#include "compat/nccl_tests_flags.hpp"
 
 namespace commscope::bench {
 

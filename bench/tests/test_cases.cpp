@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
+#include "backends/backend.hpp"
 #include "cases.hpp"
 #include "commscope/bench/options.hpp"
 #include "commscope/collectives/error.hpp"

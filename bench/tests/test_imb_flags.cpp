@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "commscope/bench/options.hpp"
-#include "imb_flags.hpp"
+#include "compat/imb_flags.hpp"
 #include "parse_args.hpp"
 
 using namespace commscope;

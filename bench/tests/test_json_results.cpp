@@ -1,7 +1,7 @@
 // The -J results file's fields computed apart from writing it.
 #include <gtest/gtest.h>
 
-#include "json_results.hpp"
+#include "compat/json_results.hpp"
 
 using namespace commscope;
 using namespace commscope::bench;

@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "commscope/collectives/error.hpp"
-#include "json_writer.hpp"
+#include "compat/json_writer.hpp"
 
 using namespace commscope;
 using namespace commscope::bench;

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "nccl_tests_header.hpp"
+#include "compat/nccl_tests_header.hpp"
 
 using namespace commscope::bench;
 

@@ -1,4 +1,4 @@
-#include "imb_flags.hpp"
+#include "compat/imb_flags.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -11,7 +11,7 @@
 #include <new>
 #include <thread>
 
-#include "backend.hpp"
+#include "backends/backend.hpp"
 #include "clock.hpp"
 #include "commscope/collectives/check_data.hpp"
 #include "watchdog.hpp"

@@ -1,4 +1,4 @@
-#include "device_buffer.hpp"
+#include "backends/device_buffer.hpp"
 
 #include <algorithm>
 #include <string>

@@ -1,4 +1,4 @@
-#include "nccl_tests_flags.hpp"
+#include "compat/nccl_tests_flags.hpp"
 
 #include <limits>
 #include <string>

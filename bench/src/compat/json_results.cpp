@@ -1,4 +1,4 @@
-#include "json_results.hpp"
+#include "compat/json_results.hpp"
 #include "results.hpp"
 
 #include <unistd.h>

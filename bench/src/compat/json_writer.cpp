@@ -1,4 +1,4 @@
-#include "json_writer.hpp"
+#include "compat/json_writer.hpp"
 
 #include <cmath>
 #include <string>

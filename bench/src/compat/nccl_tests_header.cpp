@@ -1,4 +1,4 @@
-#include "nccl_tests_header.hpp"
+#include "compat/nccl_tests_header.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "backend.hpp"
+#include "backends/backend.hpp"
 
 #include <algorithm>
 

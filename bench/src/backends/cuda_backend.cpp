@@ -7,7 +7,7 @@
 // stream, and the time is the host's wall time; CUDA events between calls give the
 // per-iteration samples (our algorithms wait inside each call, so their calls do not overlap).
 // NCCL reads NCCL_ALGO / NCCL_PROTO itself; we never override them.
-#include "backend.hpp"
+#include "backends/backend.hpp"
 #include "commscope/collectives/error.hpp"
 
 #if COMMSCOPE_WITH_CUDA
@@ -28,7 +28,7 @@
 #include "clock.hpp"
 #include "commscope/collectives/check_data.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
-#include "device_buffer.hpp"
+#include "backends/device_buffer.hpp"
 #include "device_collectives.hpp"
 #include "gpu_setup.hpp"
 #include "nccl.hpp"

@@ -22,12 +22,12 @@
 #include <string>
 #include <vector>
 
-#include "backend.hpp"
+#include "backends/backend.hpp"
 #include "commscope/bench/environment.hpp"
 #include "commscope/bench/options.hpp"
 #include "commscope/common/stop_signals.hpp"
-#include "json_writer.hpp"
-#include "nccl_tests_header.hpp"
+#include "compat/json_writer.hpp"
+#include "compat/nccl_tests_header.hpp"
 #include "results.hpp"
 
 namespace commscope::bench {
