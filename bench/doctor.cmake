@@ -6,8 +6,10 @@ include(CommscopeOpenBLAS)
 # The tool: the run (doctor/main.cpp) and its three phases, one file each.
 add_executable(commscope-doctor ${CMAKE_CURRENT_LIST_DIR}/doctor/main.cpp ${CMAKE_CURRENT_LIST_DIR}/doctor/pairs.cpp
                                 ${CMAKE_CURRENT_LIST_DIR}/doctor/probes.cpp ${CMAKE_CURRENT_LIST_DIR}/doctor/nodes.cpp)
-target_link_libraries(commscope-doctor PRIVATE commscope_bench_core commscope::formats commscope_openblas CLI11::CLI11
-                      commscope_build_flags)
+# Not the bench's core: the environment record, the collectives, the file formats and common's
+# utilities (parse_size) are all it takes.
+target_link_libraries(commscope-doctor PRIVATE commscope_bench_env commscope::collectives commscope::common commscope::h5
+                                               commscope::formats commscope_openblas CLI11::CLI11 commscope_build_flags)
 install(TARGETS commscope-doctor RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 if(COMMSCOPE_BUILD_TESTS)

@@ -25,7 +25,7 @@
 #include <string>
 
 #include "commscope/bench/environment.hpp"
-#include "commscope/bench/options.hpp"
+#include "commscope/common/byte_size.hpp"
 #include "commscope/h5/h5.hpp"
 #include "doctor.hpp"
 
@@ -51,7 +51,7 @@ Output::Output(const Options& o, const bench::Environment& env, const Layout& l)
   h5::Group meta = file_->meta();
   for (const auto& [k, v] : env.fields)
     if (k != "nranks") meta.set_attr(k, v);
-  meta.set_attr("bandwidth_bytes", static_cast<std::uint64_t>(bench::parse_size(o.bytes)));
+  meta.set_attr("bandwidth_bytes", static_cast<std::uint64_t>(parse_size(o.bytes)));
   meta.set_attr("window", o.window);
   meta.set_attr("bandwidth_iters", o.bw_iters);
   meta.set_attr("latency_bytes", 8);
@@ -61,7 +61,7 @@ Output::Output(const Options& o, const bench::Environment& env, const Layout& l)
   meta.set_attr("sgemm_n", o.gemm_n);
   meta.set_attr("probe_time_s", o.probe_time_s);
   meta.set_attr("probe_windows", o.probe_windows);
-  meta.set_attr("memcpy_bytes", static_cast<std::uint64_t>(bench::parse_size(o.copy_bytes)));
+  meta.set_attr("memcpy_bytes", static_cast<std::uint64_t>(parse_size(o.copy_bytes)));
   meta.set_attr("node_allreduce_algo", o.node_algo);
   meta.set_attr("timeout_s", o.timeout_s);
   tracked_ = std::make_unique<stop::TrackedFile>(file_->h5().partial_path(), o.out, "rows");
@@ -128,10 +128,10 @@ int parse_options(int argc, char** argv, int rank, Options& o) {
   app.add_flag("--no-nodes", o.no_nodes, "skip the per-node allreduce");
   try {
     app.parse(argc, argv);
-    const std::size_t bw = bench::parse_size(o.bytes);
+    const std::size_t bw = parse_size(o.bytes);
     if (bw < static_cast<std::size_t>(o.window)) throw CLI::ValidationError("--bytes", "at least one byte per message");
-    if (bench::parse_size(o.copy_bytes) == 0) throw CLI::ValidationError("--copy-bytes", "must be positive");
-    if (bench::parse_size(o.node_bytes) < 4) throw CLI::ValidationError("--node-bytes", "at least one f32");
+    if (parse_size(o.copy_bytes) == 0) throw CLI::ValidationError("--copy-bytes", "must be positive");
+    if (parse_size(o.node_bytes) < 4) throw CLI::ValidationError("--node-bytes", "at least one f32");
     const Algorithm& a = find_algorithm(o.node_algo);
     if (!a.supports(Collective::allreduce)) throw CLI::ValidationError("--node-algo", "has no allreduce");
   } catch (const CLI::CallForHelp& e) {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "commscope/bench/options.hpp"
+#include "commscope/common/byte_size.hpp"
 #include "commscope/common/stats.hpp"
 #include "commscope/common/timing.hpp"
 #include "doctor.hpp"
@@ -18,7 +18,7 @@ using timing::now_s;
 void run_nodes(Communicator& world, const Options& o, const Layout& layout, Output* file) {
   const int rank = world.rank(), p = world.size();
   Communicator node = world.split_by_node();
-  const std::size_t bytes = bench::parse_size(o.node_bytes) / 4 * 4;
+  const std::size_t bytes = parse_size(o.node_bytes) / 4 * 4;
   const std::size_t count = bytes / 4;
   const int n = node.size();
   double t_med = kNaN;

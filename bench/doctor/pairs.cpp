@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "commscope/bench/options.hpp"
+#include "commscope/common/byte_size.hpp"
 #include "commscope/collectives/transport.hpp"
 #include "commscope/common/stats.hpp"
 #include "commscope/common/timing.hpp"
 #include "doctor.hpp"
-#include "doctor_schedule.hpp"
+#include "schedule.hpp"
 
 namespace commscope::doctor {
 namespace {
@@ -82,7 +82,7 @@ void run_pairs(Communicator& world, const Options& o, const Layout& layout, Outp
   const int rank = world.rank(), p = world.size();
   Transport& t = world.transport();
   t.set_context(CallContext{Collective::sendrecv, "doctor", DataType::u8, ReduceOp::sum, 0, 0, p});
-  std::vector<std::byte> buf(bench::parse_size(o.bytes));
+  std::vector<std::byte> buf(parse_size(o.bytes));
   const int rounds = doctor::rounds(p);
   if (rank == 0)
     std::printf(

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "commscope/bench/options.hpp"
+#include "commscope/common/byte_size.hpp"
 #include "commscope/common/timing.hpp"
 #include "doctor.hpp"
 
@@ -84,7 +84,7 @@ std::pair<ProbeRate, ProbeRate> probe(const Options& o) {
   const std::size_t n = static_cast<std::size_t>(o.gemm_n);
   std::vector<float> a(n * n), b(n * n), c(n * n);
   for (std::size_t i = 0; i < n * n; ++i) a[i] = static_cast<float>(i % 7) * 0.25f, b[i] = static_cast<float>(i % 5);
-  const std::size_t bytes = bench::parse_size(o.copy_bytes);
+  const std::size_t bytes = parse_size(o.copy_bytes);
   std::vector<std::byte> src(bytes, std::byte{1}), dst(bytes);
   const RunQueue queue;
   const double cpus = static_cast<double>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));

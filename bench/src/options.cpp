@@ -10,6 +10,7 @@
 
 #include "cli_parse.hpp"
 #include "commscope/collectives/error.hpp"
+#include "commscope/common/byte_size.hpp"
 #include "compat/imb_flags.hpp"
 #include "compat/nccl_tests_flags.hpp"
 
@@ -30,26 +31,11 @@ std::string_view to_string(Combine c) {
 }
 
 std::size_t parse_size(const std::string& s) {
-  std::size_t pos = 0;
-  double v = 0;
   try {
-    v = std::stod(s, &pos);
-  } catch (const std::exception&) {
-    throw InvalidArgument("bad size '" + s + "' (use a number of bytes with an optional K, M or G)");
+    return commscope::parse_size(s);
+  } catch (const std::invalid_argument& e) {
+    throw InvalidArgument(e.what());
   }
-  const std::string suffix = s.substr(pos);
-  double mult = 1;
-  if (suffix == "K" || suffix == "k")
-    mult = 1024;
-  else if (suffix == "M" || suffix == "m")
-    mult = 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "g")
-    mult = 1024.0 * 1024 * 1024;
-  else if (!suffix.empty())
-    throw InvalidArgument("bad size '" + s + "' (use a number of bytes with an optional K, M or G)");
-  const double bytes = v * mult;
-  if (!(bytes >= 0) || bytes > 1e15) throw InvalidArgument("bad size '" + s + "' (out of range)");
-  return static_cast<std::size_t>(bytes);
 }
 
 namespace {

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "doctor_schedule.hpp"
+#include "schedule.hpp"  // bench/doctor/
 
 namespace doc = commscope::doctor;
 

@@ -114,7 +114,8 @@ std::optional<Collective> nccl_tests_collective(std::string_view name);
 // nccl-tests' name of a datatype ("float" for f32, "bfloat16" for bf16, ...).
 std::string_view nccl_tests_name(DataType t);
 
-// Parse "8", "64K", "1.5M", "2G" (powers of 1024, as nccl-tests). Throws InvalidArgument.
+// Parse "8", "64K", "1.5M", "2G" (powers of 1024, as nccl-tests; commscope::parse_size, whose
+// error this throws as InvalidArgument, the bench's usage error).
 std::size_t parse_size(const std::string& s);
 
 // The requested sizes: from min to max by factor (or step), max included when reached.
