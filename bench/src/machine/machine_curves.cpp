@@ -4,13 +4,14 @@
 // node has two ranks or more), and a ring exchange among the node's ranks, from buffers that stay
 // in the L1 to past the last-level cache.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <new>
 #include <optional>
+#include <span>
 #include <thread>
-#include <utility>
 #include <vector>
 
 #include "commscope/collectives/mpi_transport.hpp"
@@ -25,25 +26,43 @@ namespace {
 
 constexpr int kCurveTag = 7342;  // apart from the tags the library's algorithms and the ping-pong use
 
-// The fastest of kCurveReps samples after one untimed, each `batch` calls of `work`, its seconds
-// per call the slowest rank's of the node (a collective's step waits for it): per sample the max
-// over the ranks, over the samples the min. `samples`, where given, receives every timed sample.
-template <class Work>
-double node_seconds(MPI_Comm node, std::size_t batch, Work&& work, std::vector<double>* samples = nullptr) {
-  double best = 0;
+// The fastest of kCurveReps samples after one untimed, each part of a sample the slowest rank's
+// of the node (a collective's step waits for it): per sample the max over the ranks, over the
+// samples the min, each of the N parts alone. `sample(mine)` sets this rank's seconds per call of
+// each part; false where it could not go on (a peer stopped answering), and then every rank
+// returns nullopt. `samples`, where given, receives part 0's every timed sample.
+template <std::size_t N, class Sample>
+std::optional<std::array<double, N>> node_fastest(MPI_Comm node, Sample&& sample,
+                                                  std::vector<double>* samples = nullptr) {
+  std::array<double, N> best{};
   for (int rep = 0; rep <= kCurveReps; ++rep) {
     COMMSCOPE_MPI_CHECK(MPI_Barrier(node));
-    const double mine = timing::seconds_of([&] {
-                          for (std::size_t i = 0; i < batch; ++i) work();
-                        }) /
-                        static_cast<double>(batch);
-    double slowest = 0;
-    COMMSCOPE_MPI_CHECK(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, node));
+    std::array<double, N + 1> mine{}, slowest{};  // the last: 1 where this rank gave up
+    if (!sample(std::span<double, N>(mine.data(), N))) mine[N] = 1;
+    COMMSCOPE_MPI_CHECK(MPI_Allreduce(mine.data(), slowest.data(), N + 1, MPI_DOUBLE, MPI_MAX, node));
+    if (slowest[N] > 0) return std::nullopt;
     if (rep == 0) continue;  // the warm-up: pages and caches settle
-    if (samples) samples->push_back(slowest);
-    if (best == 0 || slowest < best) best = slowest;
+    if (samples) samples->push_back(slowest[0]);
+    for (std::size_t k = 0; k < N; ++k)
+      if (best[k] == 0 || slowest[k] < best[k]) best[k] = slowest[k];
   }
   return best;
+}
+
+// node_fastest of `batch` calls of `work` timed together: seconds per call (0 where none).
+template <class Work>
+double node_seconds(MPI_Comm node, std::size_t batch, Work&& work, std::vector<double>* samples = nullptr) {
+  const auto best = node_fastest<1>(
+      node,
+      [&](std::span<double, 1> mine) {
+        mine[0] = timing::seconds_of([&] {
+                    for (std::size_t i = 0; i < batch; ++i) work();
+                  }) /
+                  static_cast<double>(batch);
+        return true;
+      },
+      samples);
+  return best ? (*best)[0] : 0;
 }
 
 // Slots handed from core to core as shm's steps hand them (collectives/src/algorithms/shm.cpp):
@@ -159,28 +178,19 @@ class SlotRing {
   bool broken_ = false;
 };
 
-// The fastest of kCurveReps samples after one untimed, each `batch` passes of `s` bytes through
-// the ring: per sample each rank's seconds per pass in the copies in and out (or reductions), the
-// slowest rank's of each; nullopt where any rank's ring stopped.
-std::optional<std::pair<double, double>> ring_seconds(MPI_Comm node, SlotRing& ring, const std::byte* src,
-                                                      std::byte* dst, std::size_t s, bool reduce) {
+// node_fastest of `batch` passes of `s` bytes through the ring: seconds per pass in the copies
+// into the slots and in those out of them (or the reductions); nullopt where any rank's ring stopped.
+std::optional<std::array<double, 2>> ring_seconds(MPI_Comm node, SlotRing& ring, const std::byte* src, std::byte* dst,
+                                                  std::size_t s, bool reduce) {
   // A quarter of the copies' bytes a sample, as the exchange's: each chunk's parts are timed alone,
   // so a sample needs fewer bytes to stand above the clock (0.66 s of start-up at the full batch).
   const std::size_t batch = std::max<std::size_t>(1, kCurveBatchBytes / 4 / s);
-  std::pair<double, double> best{0, 0};
-  for (int rep = 0; rep <= kCurveReps; ++rep) {
-    COMMSCOPE_MPI_CHECK(MPI_Barrier(node));
-    double mine[3] = {0, 0, 0}, slowest[3] = {0, 0, 0};
-    for (std::size_t i = 0; i < batch && mine[2] == 0; ++i)
-      if (!ring.pass(src, dst, s, reduce, mine[0], mine[1])) mine[2] = 1;
+  return node_fastest<2>(node, [&](std::span<double, 2> mine) {
+    for (std::size_t i = 0; i < batch; ++i)
+      if (!ring.pass(src, dst, s, reduce, mine[0], mine[1])) return false;
     mine[0] /= static_cast<double>(batch), mine[1] /= static_cast<double>(batch);
-    COMMSCOPE_MPI_CHECK(MPI_Allreduce(mine, slowest, 3, MPI_DOUBLE, MPI_MAX, node));
-    if (slowest[2] > 0) return std::nullopt;
-    if (rep == 0) continue;
-    if (best.first == 0 || slowest[0] < best.first) best.first = slowest[0];
-    if (best.second == 0 || slowest[1] < best.second) best.second = slowest[1];
-  }
-  return best;
+    return true;
+  });
 }
 
 }  // namespace
@@ -225,9 +235,9 @@ NodeCurves measure_node_curves(MPI_Comm node, bool copy, bool exchange, std::siz
         const auto moved = ring_seconds(node, *ring, src.data(), dst.data(), s, false);
         const auto reduced = moved ? ring_seconds(node, *ring, src.data(), dst.data(), s, true) : std::nullopt;
         if (moved && reduced) {
-          out.into.push_back({ws, static_cast<double>(s) / moved->first / 1e9});
-          out.out_of.push_back({ws, static_cast<double>(s) / moved->second / 1e9});
-          out.reduce_slot.push_back({ws, static_cast<double>(s) / reduced->second / 1e9});
+          out.into.push_back({ws, static_cast<double>(s) / (*moved)[0] / 1e9});
+          out.out_of.push_back({ws, static_cast<double>(s) / (*moved)[1] / 1e9});
+          out.reduce_slot.push_back({ws, static_cast<double>(s) / (*reduced)[1] / 1e9});
           out.slots_between_ranks = true;
         } else {  // a rank stopped answering (every rank saw it): no curves through the slots
           ring.reset(), lost = true;
