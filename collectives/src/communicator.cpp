@@ -1,6 +1,7 @@
 #include "commscope/collectives/communicator.hpp"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -26,6 +27,30 @@ bool launched() {
     if (std::getenv(name) != nullptr) return true;
   }
   return false;
+}
+
+// Open MPI's isolated singleton names its session directory alike in every process
+// (<tmp>/ompi.<host>.<uid>/jf.0/1/0): two started at once share it, and one's MPI_Finalize
+// removes what the other is creating, which then fails MPI_Init ("A call to mkdir was unable to
+// create the desired directory ... File exists": 1 of 100 fuzzed trainer runs, two at a time,
+// in one CI run). Each singleton gets its own, named as mpirun names its own (pid.<pid>) under
+// the same top directory; Open MPI removes it at MPI_Finalize. A directory the user named is kept.
+void own_singleton_session_dir() {
+  if (std::getenv("OMPI_MCA_orte_jobfam_session_dir") != nullptr) return;
+  std::string base = "/tmp";
+  for (const char* name : {"OMPI_MCA_orte_tmpdir_base", "TMPDIR", "TEMP", "TMP"}) {
+    const char* v = std::getenv(name);
+    if (v != nullptr && *v != '\0') {
+      base = v;
+      break;
+    }
+  }
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "localhost");
+  std::string node = host;
+  node = node.substr(0, node.find('.'));
+  const std::string dir = base + "/ompi." + node + "." + std::to_string(getuid()) + "/pid." + std::to_string(getpid());
+  ::setenv("OMPI_MCA_orte_jobfam_session_dir", dir.c_str(), 0);
 }
 
 // Whether the MPI library idles by yielding the core: Open MPI's `mpi_yield_when_idle`
@@ -97,7 +122,10 @@ MpiRuntime::MpiRuntime(int& argc, char**& argv) {
     // One rank without a launcher: Open MPI's singleton start execs its daemon (orted), which a
     // machine with only the MPI libraries (a GPU node, a container) lacks; isolated, it needs none.
     // A value the user set is kept; other MPI libraries ignore the variable.
-    if (!launched()) ::setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+    if (!launched()) {
+      ::setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+      if (std::strcmp(std::getenv("OMPI_MCA_ess_singleton_isolated"), "1") == 0) own_singleton_session_dir();
+    }
     int provided = 0;
     COMMSCOPE_MPI_CHECK(MPI_Init_thread(&argc, &argv, requested_thread_level(), &provided));
     owns_ = true;
