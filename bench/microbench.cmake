@@ -6,6 +6,7 @@ find_package(benchmark REQUIRED)
 add_executable(commscope-microbench ${CMAKE_CURRENT_LIST_DIR}/microbench.cpp ${CMAKE_CURRENT_LIST_DIR}/harness_overhead.cpp)
 target_link_libraries(commscope-microbench PRIVATE commscope_bench_core commscope::collectives benchmark::benchmark
                       CLI11::CLI11 commscope_build_flags)
+target_include_directories(commscope-microbench PRIVATE ${COMMSCOPE_BENCH_SRC})
 install(TARGETS commscope-microbench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 if(COMMSCOPE_BUILD_TESTS)
