@@ -225,7 +225,8 @@ TrainParse parse_train_options(int argc, char** argv) {
       ->check(kNonNegative);
   app.add_option("--gemm-gflops", o.gemm_gflops,
                  "the reference GEMM rate per rank for \"% of GEMM\" (GFLOP/s; default: measured at start, the best "
-                 "of 7 GEMMs after a warm-up)")
+                 "of 7 GEMMs after a warm-up, about 0.5 s of the start)")
+      ->envname("COMMSCOPE_GEMM_GFLOPS")
       ->check(kPositive);
   app.add_option("--bucket-mb", bucket_mb, "DDP gradient bucket size (MiB)")
       ->capture_default_str()
