@@ -355,7 +355,7 @@ bool is_recorded_variable(std::string_view name) {
   // Libraries' tuning: whatever the user (or a site module) set.
   for (std::string_view p : {"NCCL_", "UCX_", "FI_", "PSM2_", "MPICH_", "I_MPI_", "HCOLL_"})
     if (starts(p)) return true;
-  for (std::string_view v : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_MAX_CONNECTIONS", "OMP_NUM_THREADS"})
+  for (std::string_view v : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_MAX_CONNECTIONS", "OMP_NUM_THREADS", "COMMSCOPE_MACHINE"})
     if (name == v) return true;
   // Slurm: which job, step and nodes, and the binding it applied; not its hundred others.
   for (std::string_view v : {"SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_JOB_NODELIST", "SLURM_NNODES", "SLURM_NODEID",

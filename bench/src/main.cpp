@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,27 @@
 
 namespace commscope::bench {
 namespace {
+
+// Rank 0's value of environment variable `name` (set or not) on every rank of `comm`: what
+// decides a collective step (which of the machine's figures are measured) must not differ
+// between ranks whose launcher passed different environments.
+void share_rank0_variable(const char* name, MPI_Comm comm) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::string value;
+  int length = -1;  // -1: unset
+  if (rank == 0)
+    if (const char* v = std::getenv(name)) value = v, length = static_cast<int>(value.size());
+  MPI_Bcast(&length, 1, MPI_INT, 0, comm);
+  if (length > 0) {
+    value.resize(static_cast<std::size_t>(length));
+    MPI_Bcast(value.data(), length, MPI_CHAR, 0, comm);
+  }
+  if (length < 0)
+    ::unsetenv(name);
+  else
+    ::setenv(name, value.c_str(), 1);
+}
 
 class Bench {
  public:
@@ -311,6 +333,7 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 3);
     return 3;
   }
+  bench::share_rank0_variable("COMMSCOPE_MACHINE", MPI_COMM_WORLD);  // ranks on other hosts may lack it
   const bench::ParseResult parsed = bench::parse_options(argc, argv);
   if (parsed.exit_code >= 0) {
     if (rank == 0) std::fprintf(parsed.exit_code ? stderr : stdout, "%s\n", parsed.message.c_str());

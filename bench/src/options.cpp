@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
@@ -308,7 +309,8 @@ void add_machine_options(CLI::App& app, Options& o, RawFlags& r) {
   app.add_option(
       "--machine", r.machine_file,
       "machine file: lines 'node host=NAME key=value ...' and 'machine latency_us=US' completing or overriding "
-      "the detected model (docs/bench.md, \"The machine model\")");
+      "the detected model (docs/bench.md, \"The machine model\"); without it, the file COMMSCOPE_MACHINE names, "
+      "if set");
   app.add_option("--doctor", o.doctor_file,
                  "commscope-doctor file: its measured pairs give each host's link rate and the latency per message");
   app.add_option("--reprobe-after", o.reprobe_after_s,
@@ -318,17 +320,22 @@ void add_machine_options(CLI::App& app, Options& o, RawFlags& r) {
 }
 
 // --machine FILE's lines and each --link-rate as entries over the detected model, every value checked.
+// A site's machine file, written once, serves every run without --machine: COMMSCOPE_MACHINE names
+// it (rank 0's value on every rank: main shares it before the options are read).
 void apply_machine(const RawFlags& r, Options& o) {
   NodeModel scratch;  // the values are checked by applying them once
   MachineModel scratch_machine;
-  if (!r.machine_file.empty()) {
-    std::ifstream in(r.machine_file);
-    if (!in) throw InvalidArgument("--machine '" + r.machine_file + "': cannot read it");
+  std::string file = r.machine_file, source = "--machine";
+  if (const char* v = std::getenv("COMMSCOPE_MACHINE"); file.empty() && v != nullptr && *v != '\0')
+    file = v, source = "COMMSCOPE_MACHINE";
+  if (!file.empty()) {
+    std::ifstream in(file);
+    if (!in) throw InvalidArgument(source + " '" + file + "': cannot read it");
     std::stringstream text;
     text << in.rdbuf();
     try {
       for (MachineEntry& e : parse_machine_entries(text.str())) {
-        const std::string origin = "--machine " + r.machine_file + " line " + std::to_string(e.line);
+        const std::string origin = source + " " + file + " line " + std::to_string(e.line);
         if (e.machine)
           apply_machine_entry(scratch_machine, e, origin);
         else
@@ -337,7 +344,7 @@ void apply_machine(const RawFlags& r, Options& o) {
         o.machine_origins.push_back(origin);
       }
     } catch (const MachineModelError& e) {
-      throw InvalidArgument("--machine " + r.machine_file + ": " + e.what());
+      throw InvalidArgument(source + " " + file + ": " + e.what());
     }
   }
   for (const std::string& l : r.link_rates) {
