@@ -6,6 +6,7 @@ add_executable(commscope-report
   src/report_scaling.cpp src/step_prediction.cpp src/report_predict.cpp src/report_trace.cpp src/report_doctor.cpp
   src/replay_compare.cpp src/report_replay.cpp
   src/report_hang.cpp)
+commscope_command_line_sources(src/main.cpp)  # the subcommands' flags (CLI11); the work is in the others
 target_link_libraries(commscope-report PRIVATE commscope_analysis_core commscope_analysis_inputs
                       commscope_analysis_output CLI11::CLI11 commscope_build_flags)
 install(TARGETS commscope-report RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

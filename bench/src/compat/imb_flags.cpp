@@ -1,5 +1,7 @@
 #include "compat/imb_flags.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>

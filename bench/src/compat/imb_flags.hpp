@@ -10,14 +10,18 @@
 // IMB's other flags and benchmarks are refused with one line naming what to use instead.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "commscope/bench/options.hpp"
+
+// CLI11's App, declared only: CLI11 is the heaviest header of the build (7-16 s a translation
+// unit), read by the files that parse, not by every one that names a flag's result.
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace commscope::bench {
 

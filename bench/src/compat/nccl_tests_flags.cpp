@@ -1,5 +1,7 @@
 #include "compat/nccl_tests_flags.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <limits>
 #include <string>
 

@@ -6,9 +6,13 @@
 // cannot apply to the device, is a one-line InvalidArgument naming the flag and why.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include "commscope/bench/options.hpp"
+
+// CLI11's App, declared only: CLI11 is the heaviest header of the build (7-16 s a translation
+// unit), read by the files that parse, not by every one that names a flag's result.
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace commscope::bench {
 
