@@ -1,11 +1,11 @@
-// The process grid's rank formula (common/process_grid.hpp): rank = tp_rank + tp (dp_rank + dp
+// The process grid's rank formula (common/grid_ranks.hpp): rank = tp_rank + tp (dp_rank + dp
 // pp_rank), and the group colours the trainer splits the world with.
 #include <gtest/gtest.h>
 
 #include <optional>
 #include <set>
 
-#include "commscope/common/process_grid.hpp"
+#include "commscope/common/grid_ranks.hpp"
 
 namespace {
 

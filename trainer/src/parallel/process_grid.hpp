@@ -1,14 +1,14 @@
 #pragma once
 // The trainer's process groups: the PP x DP x TP grid over the world, TP innermost and PP
 // outermost (Megatron-LM's order; the rank formula and the groups' colours are
-// common/process_grid.hpp's, which the profiler and the report share), so a TP group is tp
+// common/grid_ranks.hpp's, which the profiler and the report share), so a TP group is tp
 // consecutive ranks (one node under a by-slot placement) and a pipeline's stages are dp x tp
 // ranks apart; and a rank's place in it for commscope-train (Placement).
 
 #include <memory>
 
 #include "commscope/collectives/communicator.hpp"
-#include "commscope/common/process_grid.hpp"
+#include "commscope/common/grid_ranks.hpp"
 #include "commscope/trainer/config.hpp"
 #include "commscope/trainer/layout.hpp"
 #include "commscope/trainer/parallel_plan.hpp"

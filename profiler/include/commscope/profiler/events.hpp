@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "commscope/common/process_grid.hpp"
+#include "commscope/common/grid_ranks.hpp"
 
 namespace commscope::profiler {
 
@@ -38,7 +38,7 @@ std::string_view to_string(EventKind kind);
 // "dp" (the data parallelism's collectives and everything else).
 std::string_view communication_group(std::string_view name);
 
-// A rank's place in the trainer's PP x DP x TP grid (common/process_grid.hpp); all zero when
+// A rank's place in the trainer's PP x DP x TP grid (common/grid_ranks.hpp); all zero when
 // tp x pp does not divide nranks.
 using GridPlace = commscope::GridPlace;
 GridPlace grid_place(int rank, int nranks, int tp, int pp);
