@@ -1,6 +1,6 @@
 # The report's input readers (bench results files and profiles, HDF5 only) and their tests.
 # Included from analysis/CMakeLists.txt.
-add_library(commscope_analysis_inputs STATIC ${CMAKE_CURRENT_SOURCE_DIR}/src/inputs.cpp)
+add_library(commscope_analysis_inputs STATIC ${CMAKE_CURRENT_SOURCE_DIR}/src/inputs/inputs.cpp)
 target_include_directories(commscope_analysis_inputs PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
 target_compile_features(commscope_analysis_inputs PUBLIC cxx_std_20)
 target_link_libraries(commscope_analysis_inputs PUBLIC commscope::h5 commscope::profiler_core commscope::model commscope::common
@@ -9,7 +9,7 @@ target_link_libraries(commscope_analysis_inputs PUBLIC commscope::h5 commscope::
 if(COMMSCOPE_BUILD_TESTS)
   # bench_fits.cpp: the report's pooling of bench rows, tested on files built in memory.
   add_executable(test_analysis_inputs ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_inputs.cpp
-                                      ${CMAKE_CURRENT_SOURCE_DIR}/src/bench_fits.cpp)
+                                      ${CMAKE_CURRENT_SOURCE_DIR}/src/report/bench_fits.cpp)
   target_link_libraries(test_analysis_inputs PRIVATE commscope_analysis_inputs commscope::analysis_core
                                                      commscope::formats commscope::common commscope_build_flags
                                                      GTest::gtest_main)

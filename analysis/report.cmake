@@ -2,11 +2,13 @@
 # outputs (output.cmake). It links neither the collectives nor the trainer.
 find_package(CLI11 CONFIG REQUIRED)
 add_executable(commscope-report
-  src/main.cpp src/report_writer.cpp src/bench_fits.cpp src/bench_verdicts.cpp src/report_bench.cpp src/report_profile.cpp
-  src/report_scaling.cpp src/step_prediction.cpp src/report_predict.cpp src/report_trace.cpp src/report_doctor.cpp
-  src/replay_compare.cpp src/report_replay.cpp
-  src/report_hang.cpp)
-commscope_command_line_sources(src/main.cpp)  # the subcommands' flags (CLI11); the work is in the others
+  src/report/main.cpp src/report/report_writer.cpp src/report/bench_fits.cpp src/report/bench_verdicts.cpp
+  src/report/report_bench.cpp src/report/report_compare.cpp src/report/report_profile.cpp
+  src/report/report_scaling.cpp src/report/step_prediction.cpp src/report/report_predict.cpp src/report/report_trace.cpp
+  src/report/report_doctor.cpp
+  src/report/replay_compare.cpp src/report/report_replay.cpp
+  src/report/report_hang.cpp)
+commscope_command_line_sources(src/report/main.cpp)  # the subcommands' flags (CLI11); the work is in the others
 target_link_libraries(commscope-report PRIVATE commscope_analysis_core commscope_analysis_inputs
                       commscope_analysis_output CLI11::CLI11 commscope_build_flags)
 install(TARGETS commscope-report RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -443,8 +445,8 @@ if(COMMSCOPE_BUILD_TESTS)
   set_tests_properties(analysis.report.bad.scaling_bench_one_line PROPERTIES FIXTURES_REQUIRED report_fixtures
                                                                             LABELS "unit")
   # replay's counts on made-up profiles: per communicator, from each file's own events.
-  add_executable(test_analysis_replay_compare tests/test_replay_compare.cpp src/replay_compare.cpp)
-  target_include_directories(test_analysis_replay_compare PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  add_executable(test_analysis_replay_compare tests/test_replay_compare.cpp src/report/replay_compare.cpp)
+  target_include_directories(test_analysis_replay_compare PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src/report)
   target_link_libraries(test_analysis_replay_compare PRIVATE commscope_analysis_inputs commscope_build_flags
                                                              GTest::gtest_main)
   add_test(NAME analysis.replay_compare COMMAND test_analysis_replay_compare)

@@ -523,7 +523,7 @@ TEST(Preflight, UnknownKind) {
 
 // The bench report's fits go through measurements(): one size whose mean is raised 10x by a
 // stalled call must not hide a protocol switch (the fit takes the median call there).
-#include "../src/bench_fits.hpp"
+#include "../src/report/bench_fits.hpp"
 
 namespace {
 
