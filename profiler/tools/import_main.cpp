@@ -18,6 +18,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "commscope/common/cli_subcommand.hpp"
 #include "commscope/common/output_path.hpp"
 #include "commscope/h5/h5.hpp"
 #include "commscope/profiler/chakra.hpp"
@@ -32,18 +33,6 @@ constexpr const char* kTool = "commscope-import";
 int fail(const std::string& reason) {
   std::fprintf(stderr, "%s: %s\n", kTool, commscope::h5::one_line(reason).c_str());
   return 2;
-}
-
-// "" unless the first argument is a word that is not one of app's subcommands; then the one line
-// that names it and the valid ones (CLI11 alone says "A subcommand is required").
-std::string unknown_subcommand(CLI::App& app, int argc, char** argv) {
-  if (argc < 2 || argv[1][0] == '-') return "";
-  std::string names;
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-    if (sub->check_name(argv[1])) return "";
-    names += (names.empty() ? "" : ", ") + sub->get_name();
-  }
-  return "unknown subcommand '" + std::string(argv[1]) + "' (one of: " + names + "; see --help)";
 }
 
 std::string ms(std::int64_t ns) {
@@ -166,7 +155,7 @@ int main(int argc, char** argv) {
       "Chakra execution traces (protobuf), one file per rank: a prefix (PREFIX.0.et, PREFIX.1.et, ...) or the files");
   chakra->add_option("traces", inputs, "trace prefixes or files")->required()->expected(1, -1);
   chakra->add_option("-o,--output", output, "profile file to write")->required();
-  if (const std::string bad = unknown_subcommand(app, argc, argv); !bad.empty()) return fail(bad);
+  if (const std::string bad = commscope::unknown_subcommand(app, argc, argv); !bad.empty()) return fail(bad);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -24,6 +24,7 @@
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/analysis/output.hpp"
 #include "commscope/analysis/report.hpp"
+#include "commscope/common/cli_subcommand.hpp"
 #include "commscope/h5/h5.hpp"
 
 namespace ca = commscope::analysis;
@@ -33,18 +34,6 @@ namespace {
 int fail(const std::string& message) {
   std::fprintf(stderr, "commscope-report: %s\n", commscope::h5::one_line(message).c_str());
   return 2;
-}
-
-// "" unless the first argument is a word that is not one of app's subcommands; then the one line
-// that names it and the valid ones (CLI11 alone says "A subcommand is required").
-std::string unknown_subcommand(CLI::App& app, int argc, char** argv) {
-  if (argc < 2 || argv[1][0] == '-') return "";
-  std::string names;
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-    if (sub->check_name(argv[1])) return "";
-    names += (names.empty() ? "" : ", ") + sub->get_name();
-  }
-  return "unknown subcommand '" + std::string(argv[1]) + "' (one of: " + names + "; see --help)";
 }
 
 // The predict subcommand and its options, into `p`; --gpus as given (parsed by rank_counts).
@@ -176,7 +165,7 @@ int main(int argc, char** argv) {
   hang->add_option("dir", file, "the folder of rankNNNNN.flight files (docs/hang.md)")->required();
   hang->add_option("-o,--out", out, "folder for report.md and CSV files");
 
-  if (const std::string bad = unknown_subcommand(app, argc, argv); !bad.empty()) return fail(bad);
+  if (const std::string bad = commscope::unknown_subcommand(app, argc, argv); !bad.empty()) return fail(bad);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
