@@ -5,9 +5,9 @@
 #include <exception>
 
 #include "commscope/collectives/error.hpp"
-#include "commscope/common/output_path.hpp"
 #include "commscope/common/stop_signals.hpp"
 #include "disk_space.hpp"
+#include "run/preflight.hpp"
 
 namespace commscope::bench {
 
@@ -20,16 +20,10 @@ OutputFiles open_output_files(const Options& o, const Environment& env, const st
   out.ranks = gather_rank_info(comm, device);  // the header's and -J's device list
   std::string error;
   if (rank == 0) {
-    // A folder given as a file is found now, not when the finished file is renamed after the
-    // sweep (--out) or moved aside to DIR.0 (-J).
-    if (!o.json_out.empty()) {
-      if (const std::string p = output_path_problem(o.json_out); !p.empty())
-        error = "cannot create -J/--output_file '" + o.json_out + "': " + p;
-    }
-    if (error.empty() && !o.out.empty()) {
-      if (const std::string p = output_path_problem(o.out); !p.empty())
-        error = "cannot create --out '" + o.out + "': " + p;
-    }
+    // Again as the files are made (the paths were checked before the probes): a folder given as a
+    // file is found now, not when the finished file is renamed after the sweep (--out) or moved
+    // aside to DIR.0 (-J).
+    error = output_paths_problem(o);
     try {
       if (error.empty() && !o.json_out.empty())
         out.json = std::make_unique<JsonResults>(o.json_out, o, env, args, out.ranks);

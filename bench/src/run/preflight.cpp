@@ -43,16 +43,18 @@ void check_host_memory(const Options& o, const std::vector<Case>& cases, const C
                           std::to_string(comm.local_size()) + " on a node), " + over);
 }
 
+std::string output_paths_problem(const Options& o) {
+  if (const std::string p = o.json_out.empty() ? "" : output_path_problem(o.json_out); !p.empty())
+    return "cannot create -J/--output_file '" + o.json_out + "': " + p;
+  if (const std::string q = o.out.empty() ? "" : output_path_problem(o.out); !q.empty())
+    return "cannot create --out '" + o.out + "': " + q;
+  return "";
+}
+
 void check_output_paths(const Options& o, MPI_Comm comm) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  std::string error;
-  if (rank == 0) {
-    if (const std::string p = o.json_out.empty() ? "" : output_path_problem(o.json_out); !p.empty())
-      error = "cannot create -J/--output_file '" + o.json_out + "': " + p;
-    else if (const std::string q = o.out.empty() ? "" : output_path_problem(o.out); !q.empty())
-      error = "cannot create --out '" + o.out + "': " + q;
-  }
+  const std::string error = rank == 0 ? output_paths_problem(o) : std::string();
   int failed = !error.empty();
   MPI_Bcast(&failed, 1, MPI_INT, 0, comm);
   if (failed) throw InvalidArgument(rank == 0 ? error : std::string());

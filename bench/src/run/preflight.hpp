@@ -3,6 +3,7 @@
 // that cannot be created.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "cases.hpp"
@@ -19,8 +20,12 @@ namespace commscope::bench {
 // least headroom of any rank. CPU runs only.
 void check_host_memory(const Options& o, const std::vector<Case>& cases, const Communicator& comm);
 
-// A folder given as a file, a missing folder (--out, -J): said before the machine's start-up
-// probes. Rank 0 looks; every rank learns whether it may go on.
+// Why -J's or --out's path cannot be created (a folder given as a file, a missing folder), the
+// first of the two in that order; "" where both can.
+std::string output_paths_problem(const Options& o);
+
+// output_paths_problem, said before the machine's start-up probes. Rank 0 looks; every rank
+// learns whether it may go on.
 void check_output_paths(const Options& o, MPI_Comm comm);
 
 }  // namespace commscope::bench
