@@ -45,7 +45,7 @@ if(COMMSCOPE_BUILD_TESTS)
                    ${COMMSCOPE_MPIEXEC_FLAGS} $<TARGET_FILE:commscope-doctor> --bytes 64K --lat-iters 200 --bw-iters 1
                    --passes 1000 --no-probes --node-bytes 64K)
   set_tests_properties(bench.doctor.interrupt.np3 PROPERTIES LABELS "mpi" TIMEOUT 120 PROCESSORS 2
-                                                             ENVIRONMENT "${COMMSCOPE_TEST_ENV}")
+                                                             ENVIRONMENT "${COMMSCOPE_STOP_TEST_ENV}")
   # They measure speed: alone.
   set_tests_properties(bench.doctor.np3 bench.doctor.np1 bench.doctor.busy PROPERTIES RUN_SERIAL TRUE)
   foreach(case
