@@ -19,8 +19,8 @@
 #include "../../profiler/tests/expect_rows.hpp"
 #include "bench_file_writer.hpp"
 #include "commscope/analysis/inputs.hpp"
+#include "commscope/formats/profile_file.hpp"
 #include "commscope/h5/h5.hpp"
-#include "commscope/profiler/profile_file.hpp"
 
 namespace {
 

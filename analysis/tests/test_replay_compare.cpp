@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "commscope/profiler/profile.hpp"
+#include "commscope/formats/profile.hpp"
 #include "replay_compare.hpp"
 
 namespace ca = commscope::analysis;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "commscope/profiler/events.hpp"
+#include "commscope/formats/events.hpp"
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/profiler/session.hpp"
 #include "commscope/profiler/vocabulary.hpp"

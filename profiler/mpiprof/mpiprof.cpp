@@ -55,7 +55,7 @@
 #include <thread>
 
 #include "commscope/common/stop_signals.hpp"
-#include "commscope/profiler/profile_file.hpp"
+#include "commscope/formats/profile_file.hpp"
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/profiler/session.hpp"
 #include "communicators.hpp"

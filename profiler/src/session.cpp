@@ -13,10 +13,10 @@
 #include <thread>
 
 #include "commscope/collectives/clock_offsets.hpp"
+#include "commscope/formats/profile_file.hpp"
 #include "commscope/profiler/breakdown.hpp"
 #include "commscope/profiler/device_records.hpp"
 #include "commscope/profiler/placement.hpp"
-#include "commscope/profiler/profile_file.hpp"
 #include "cupti_backend.hpp"
 #include "rank_row.hpp"
 #include "registry.hpp"

@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "commscope/common/stop_signals.hpp"
+#include "commscope/formats/profile_file.hpp"
 #include "commscope/profiler/breakdown.hpp"
 #include "commscope/profiler/clock.hpp"
 #include "commscope/profiler/device_records.hpp"
-#include "commscope/profiler/profile_file.hpp"
 #include "commscope/profiler/session.hpp"
 #include "cupti_backend.hpp"
 

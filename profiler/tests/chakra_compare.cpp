@@ -6,7 +6,7 @@
 #include <exception>
 
 #include "chakra_sequence.hpp"
-#include "commscope/profiler/profile_file.hpp"
+#include "commscope/formats/profile_file.hpp"
 
 namespace cp = commscope::profiler;
 

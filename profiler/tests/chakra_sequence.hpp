@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "chakra/names.hpp"
-#include "commscope/profiler/profile.hpp"
+#include "commscope/formats/profile.hpp"
 
 namespace commscope::profiler::testing {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "commscope/profiler/profile.hpp"
+#include "commscope/formats/profile.hpp"
 
 inline void expect_same_breakdown(const std::vector<commscope::profiler::BreakdownRow>& got,
                                   const std::vector<commscope::profiler::BreakdownRow>& want) {

@@ -5,7 +5,7 @@
 #include <exception>
 #include <string>
 
-#include "commscope/profiler/profile_file.hpp"
+#include "commscope/formats/profile_file.hpp"
 
 namespace cp = commscope::profiler;
 

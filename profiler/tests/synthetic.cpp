@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "commscope/formats/profile_file.hpp"
 #include "commscope/profiler/breakdown.hpp"
-#include "commscope/profiler/profile_file.hpp"
 #include "commscope/profiler/session.hpp"
 
 namespace cp = commscope::profiler;

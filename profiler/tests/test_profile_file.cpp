@@ -17,8 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "commscope/formats/profile_file.hpp"
 #include "commscope/h5/h5.hpp"
-#include "commscope/profiler/profile_file.hpp"
 #include "expect_rows.hpp"
 
 namespace fs = std::filesystem;
@@ -717,7 +717,7 @@ TEST_F(ProfileFileTest, StringIdOutOfRangeAndBadKinds) {
   const auto forge = [&](const std::string& name, Event bad) {
     const std::string path = write_single(p, name);
     h5::File f = h5::File::open_rw(path);
-    h5::Table<Event>::open(f.open_group("events"), "rank00001", event_compound_type()).append(bad);
+    h5::Table<Event>::open(f.open_group("events"), "rank00001", event_columns().all()).append(bad);
     return path;
   };
   Event bad = p.events[1][0];
@@ -773,7 +773,7 @@ TEST_F(ProfileFileTest, PerRankFileErrors) {
     meta.set_attr("nranks", 3);
     meta.set_attr("main_file", "pr.h5");
     h5::write_strings(f, "strings", short_table);
-    h5::Table<Event>::create(f, "events", event_compound_type()).append(p.events[1]);
+    h5::Table<Event>::create(f, "events", event_columns().all()).append(p.events[1]);
   }
   expect_error(path, "out of range", rank1);
 

@@ -1,4 +1,4 @@
-// A rank's one fixed-size row (src/rank_row.hpp), which the /ranks table and the session's gather
+// A rank's one fixed-size row (formats/src/rank_row.hpp), which the /ranks table and the session's gather
 // both carry: every field of RankInfo goes into it and comes back, strings cut to their fields.
 #include <gtest/gtest.h>
 

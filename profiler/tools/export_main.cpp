@@ -14,9 +14,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "commscope/formats/profile_file.hpp"
 #include "commscope/h5/h5.hpp"
 #include "commscope/profiler/chakra.hpp"
-#include "commscope/profiler/profile_file.hpp"
 
 namespace {
 

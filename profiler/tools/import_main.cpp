@@ -20,10 +20,10 @@
 
 #include "commscope/common/cli_subcommand.hpp"
 #include "commscope/common/output_path.hpp"
+#include "commscope/formats/profile_file.hpp"
 #include "commscope/h5/h5.hpp"
 #include "commscope/profiler/chakra.hpp"
 #include "commscope/profiler/kineto_import.hpp"
-#include "commscope/profiler/profile_file.hpp"
 
 namespace {
 

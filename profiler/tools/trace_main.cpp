@@ -16,9 +16,9 @@
 #include <CLI/CLI.hpp>
 
 #include "commscope/common/output_path.hpp"
+#include "commscope/formats/profile_file.hpp"
 #include "commscope/h5/h5.hpp"
 #include "commscope/profiler/chrome_trace.hpp"
-#include "commscope/profiler/profile_file.hpp"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "commscope/profiler/profile_file.hpp"
+#include "commscope/formats/profile_file.hpp"
 
 namespace prof = commscope::profiler;
 

@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "commscope/formats/profile_file.hpp"
 #include "commscope/profiler/calls.hpp"
-#include "commscope/profiler/profile_file.hpp"
 #include "commscope/replay/plan.hpp"
 
 namespace prof = commscope::profiler;

@@ -1,7 +1,7 @@
 // The replay's plan and rank mapping on made-up profiles: no MPI.
 #include <gtest/gtest.h>
 
-#include "commscope/profiler/events.hpp"
+#include "commscope/formats/events.hpp"
 #include "commscope/profiler/vocabulary.hpp"
 #include "commscope/replay/gap_budget.hpp"
 #include "commscope/replay/plan.hpp"

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <set>
 
-#include "commscope/profiler/profile_file.hpp"
+#include "commscope/formats/profile_file.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 4) {

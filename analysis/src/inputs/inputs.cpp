@@ -24,8 +24,8 @@
 #include "commscope/common/schemas.hpp"
 #include "commscope/formats/bench_results.hpp"
 #include "commscope/formats/doctor_file.hpp"
+#include "commscope/formats/profile_file.hpp"
 #include "commscope/h5/h5.hpp"
-#include "commscope/profiler/profile_file.hpp"
 
 namespace commscope::analysis {
 namespace {

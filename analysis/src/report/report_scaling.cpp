@@ -17,7 +17,7 @@
 #include "commscope/analysis/model_math.hpp"
 #include "commscope/analysis/prediction_parts.hpp"
 #include "commscope/common/counted.hpp"
-#include "commscope/profiler/events.hpp"
+#include "commscope/formats/events.hpp"
 #include "commscope/profiler/placement.hpp"
 #include "commscope/profiler/run_description.hpp"
 #include "report_writer.hpp"

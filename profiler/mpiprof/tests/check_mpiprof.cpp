@@ -31,7 +31,7 @@
 #include <string>
 #include <utility>
 
-#include "commscope/profiler/profile_file.hpp"
+#include "commscope/formats/profile_file.hpp"
 
 namespace pf = commscope::profiler;
 

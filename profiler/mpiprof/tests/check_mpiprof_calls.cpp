@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "commscope/profiler/profile_file.hpp"
+#include "commscope/formats/profile_file.hpp"
 
 namespace pf = commscope::profiler;
 

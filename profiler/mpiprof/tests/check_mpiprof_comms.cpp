@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "commscope/profiler/profile_file.hpp"
+#include "commscope/formats/profile_file.hpp"
 
 namespace pf = commscope::profiler;
 

@@ -4,7 +4,7 @@
 // the NCCL kernels they launched; then the windows (iterations) and each event's step.
 #pragma once
 
-#include "commscope/profiler/events.hpp"
+#include "commscope/formats/events.hpp"
 #include "commscope/profiler/kineto_import.hpp"
 #include "rank_trace.hpp"
 

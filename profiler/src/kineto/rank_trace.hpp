@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "commscope/profiler/events.hpp"
+#include "commscope/formats/events.hpp"
 #include "commscope/profiler/kineto_import.hpp"
 
 namespace commscope::profiler::kineto {

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "commscope/profiler/events.hpp"
+#include "commscope/formats/events.hpp"
 #include "rank_trace.hpp"
 
 namespace commscope::profiler::kineto {

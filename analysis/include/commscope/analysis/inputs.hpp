@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "commscope/formats/profile.hpp"
 #include "commscope/model/machine_model.hpp"
-#include "commscope/profiler/profile.hpp"
 
 namespace commscope::analysis {
 

@@ -1,6 +1,6 @@
 // The names of commscope's file formats, in one form, "commscope.<format>/<version>", written in
 // /meta's schema attribute: the bench's results (formats/src/bench_results.cpp), the profile
-// (profiler/src/profile_file.cpp) and the doctor's file (formats/src/doctor_file.cpp). The
+// (formats/src/profile_file.cpp) and the doctor's file (formats/src/doctor_file.cpp). The
 // readers (analysis/src/inputs/inputs.cpp) also accept the names written before the one form.
 #pragma once
 

@@ -249,10 +249,12 @@ std::size_t member_offset(M T::*member) {
   return static_cast<std::size_t>(field - base);
 }
 
-// The HDF5 native type of an arithmetic member (bool as uint8).
+// The HDF5 native type of an arithmetic member (bool as uint8; an enum as its underlying type).
 template <class M>
 hid_t native_type() {
-  if constexpr (std::is_same_v<M, bool>) {
+  if constexpr (std::is_enum_v<M>) {
+    return native_type<std::underlying_type_t<M>>();
+  } else if constexpr (std::is_same_v<M, bool>) {
     static_assert(sizeof(bool) == 1, "bool members are stored as uint8");
     return H5T_NATIVE_UINT8;
   } else if constexpr (std::is_integral_v<M> && sizeof(M) == 1) {
@@ -268,7 +270,7 @@ hid_t native_type() {
   } else if constexpr (std::is_same_v<M, double>) {
     return H5T_NATIVE_DOUBLE;
   } else {
-    static_assert(kDependentFalse<M>, "CompoundType: members must be integers, float, double, bool or char[N]");
+    static_assert(kDependentFalse<M>, "CompoundType: members must be integers, enums, float, double, bool or char[N]");
   }
 }
 
@@ -276,8 +278,9 @@ hid_t native_type() {
 
 // Maps a plain struct T to an HDF5 compound type, one add() per member that goes in the file:
 //   auto type = CompoundType<Row>{}.add("rank", &Row::rank).add("host", &Row::host);
-// Members: int8..int64, uint8..uint64, float, double, bool (stored as uint8), and char[N]
-// (fixed-length string of N bytes; see insert_string). Move-only.
+// Members: int8..int64, uint8..uint64, enums (stored as their underlying integer), float, double,
+// bool (stored as uint8), and char[N] (fixed-length string of N bytes; see insert_string).
+// Move-only.
 template <class T>
 class CompoundType : public CompoundTypeBase {
   static_assert(std::is_trivially_copyable_v<T> && std::is_standard_layout_v<T>,

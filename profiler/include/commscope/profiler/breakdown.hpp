@@ -12,14 +12,15 @@
 //   rank arrived at the same collective instance (same communicator and sequence number).
 // All functions here are pure: they are unit tested with hand-computed timelines.
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <span>
 #include <unordered_map>
 #include <vector>
 
-#include "commscope/profiler/events.hpp"
-#include "commscope/profiler/profile.hpp"
+#include "commscope/formats/events.hpp"
+#include "commscope/formats/profile.hpp"
 
 namespace commscope::profiler {
 
@@ -154,5 +155,13 @@ RankBreakdown analyze_rank(std::int32_t rank, std::span<const Event> events, con
 // their string ids (the communicators') are one table's.
 std::vector<RankBreakdown> analyze_ranks(std::span<const std::vector<Event>> events,
                                          std::span<const std::int64_t> clock_offsets_ns, Timeline timeline);
+
+// One iteration of a profile in the mean over its (rank, iteration) rows, in ms: what a tool
+// prints after a profiled run.
+struct StepSummary {
+  std::size_t rows = 0;
+  double window_ms = 0, kernel_ms = 0, intra_ms = 0, inter_ms = 0, comm_ms = 0, comm_wait_ms = 0;
+};
+StepSummary summarize(const Profile& profile);
 
 }  // namespace commscope::profiler

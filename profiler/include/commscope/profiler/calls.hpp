@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "commscope/profiler/events.hpp"
+#include "commscope/formats/events.hpp"
 
 namespace commscope::profiler {
 

@@ -8,7 +8,7 @@
 #include <iosfwd>
 #include <string>
 
-#include "commscope/profiler/profile.hpp"
+#include "commscope/formats/profile.hpp"
 
 namespace commscope::profiler {
 

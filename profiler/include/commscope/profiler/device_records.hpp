@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "commscope/profiler/events.hpp"
+#include "commscope/formats/events.hpp"
 
 namespace commscope::profiler {
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "commscope/profiler/profile.hpp"
+#include "commscope/formats/profile.hpp"
 
 namespace commscope::profiler {
 

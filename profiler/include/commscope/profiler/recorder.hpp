@@ -28,8 +28,8 @@
 #include <string_view>
 #include <vector>
 
+#include "commscope/formats/events.hpp"
 #include "commscope/profiler/clock.hpp"
-#include "commscope/profiler/events.hpp"
 
 namespace commscope::profiler {
 

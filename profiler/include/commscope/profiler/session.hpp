@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "commscope/profiler/profile.hpp"
+#include "commscope/formats/profile.hpp"
 #include "commscope/profiler/recorder.hpp"
 
 namespace commscope::profiler {

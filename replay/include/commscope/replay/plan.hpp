@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "commscope/collectives/types.hpp"
-#include "commscope/profiler/profile.hpp"
+#include "commscope/formats/profile.hpp"
 #include "commscope/profiler/vocabulary.hpp"
 
 namespace commscope::replay {

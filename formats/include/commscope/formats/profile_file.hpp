@@ -1,6 +1,9 @@
 #pragma once
-// Profile files (HDF5, schema commscope.profile/1, docs/profile-format.md). A file is written
-// under NAME.partial and renamed to NAME when it is complete.
+// Profile files (HDF5, schema commscope.profile/1, docs/profile-format.md): the reader and the
+// writer, here and nowhere else (the profiler's Session, the importers and the tests write with
+// them; the report, the replay and the trace export read with them). A file is written under
+// NAME.partial and renamed to NAME when it is complete. Namespace commscope::profiler: the
+// profile's vocabulary (events.hpp, profile.hpp) is the profiler's.
 
 #include <cstddef>
 #include <memory>
@@ -8,8 +11,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "commscope/formats/columns.hpp"
+#include "commscope/formats/profile.hpp"
 #include "commscope/h5/h5.hpp"
-#include "commscope/profiler/profile.hpp"
 
 namespace commscope::profiler {
 
@@ -20,9 +24,14 @@ class ProfileFileError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The HDF5 compound type of an events table row (Event's members under their own names; kind
-// and track_kind as uint8). Without `communicator`: the columns of files written before it.
-h5::CompoundType<Event> event_compound_type(bool with_communicator = true);
+// The columns of the events, /breakdown and /operators tables, in file order (Event's and the
+// rows' members under their own names; kind and track_kind as uint8; /ranks': rank_row.hpp). The
+// writer creates a table with all(), the reader reads it with in(table): the columns added after
+// the first files are optional (an event's communicator, an operator's total_ns), read as the
+// row's default where absent (total_ns: kUnknownTotal); a table without a required one is refused.
+const formats::Columns<Event>& event_columns();
+const formats::Columns<BreakdownRow>& breakdown_columns();
+const formats::Columns<OperatorTotalRow>& operator_columns();
 
 // "run.h5", rank 3 -> "run.rank00003.h5" (same folder). Names without ".h5" get ".rank00003.h5" appended.
 std::string rank_event_file_name(const std::string& main_path, int rank);

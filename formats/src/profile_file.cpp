@@ -2,7 +2,7 @@
 // /ranks, /strings, /events/rankNNNNN, /breakdown, /operators) and the per-rank events files.
 // Everything goes through commscope::h5; read_profile turns every failure into one
 // ProfileFileError line naming the file.
-#include "commscope/profiler/profile_file.hpp"
+#include "commscope/formats/profile_file.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -59,55 +59,51 @@ static_assert(std::is_trivially_copyable_v<Event> && std::is_standard_layout_v<E
               "Event is written to HDF5 as it is");
 static_assert(sizeof(EventKind) == 1 && sizeof(TrackKind) == 1, "kind and track_kind are stored as uint8");
 
-// with_placement false: files written before /ranks had the CPUs (they read as unknown);
-// with_machine false: before it had the machine.
-h5::CompoundType<RankRow> rank_type(bool with_placement = true, bool with_machine = true) {
-  h5::CompoundType<RankRow> t;
-  t.add("rank", &RankRow::rank)
-      .add("host", &RankRow::host)
-      .add("clock_offset_ns", &RankRow::clock_offset_ns)
-      .add("clock_error_ns", &RankRow::clock_error_ns)
-      .add("backend", &RankRow::backend)
-      .add("events", &RankRow::events)
-      .add("dropped_events", &RankRow::dropped_events);
-  if (with_placement)
-    t.add("cpus", &RankRow::cpus).add("cpu_count", &RankRow::cpu_count).add("node_cpus", &RankRow::node_cpus);
-  if (with_machine) t.add("machine", &RankRow::machine);
-  return t;
+constexpr formats::Need kOptional = formats::Need::kOptional;
+
+formats::Columns<RankRow> make_rank_columns() {
+  formats::Columns<RankRow> c;
+  c.add("rank", &RankRow::rank).add("host", &RankRow::host);
+  c.add("clock_offset_ns", &RankRow::clock_offset_ns, "ns").add("clock_error_ns", &RankRow::clock_error_ns, "ns");
+  c.add("backend", &RankRow::backend).add("events", &RankRow::events).add("dropped_events", &RankRow::dropped_events);
+  // Added later: the placement, then the machine.
+  c.add("cpus", &RankRow::cpus, "", kOptional).add("cpu_count", &RankRow::cpu_count, "", kOptional);
+  c.add("node_cpus", &RankRow::node_cpus, "", kOptional).add("machine", &RankRow::machine, "", kOptional);
+  return c;
 }
 
-h5::CompoundType<BreakdownRow> breakdown_type() {
-  h5::CompoundType<BreakdownRow> t;
-  t.add("rank", &BreakdownRow::rank)
-      .add("iteration", &BreakdownRow::iteration)
-      .add("start_ns", &BreakdownRow::start_ns)
-      .add("window_ns", &BreakdownRow::window_ns)
-      .add("kernel_ns", &BreakdownRow::kernel_ns)
-      .add("intra_ns", &BreakdownRow::intra_ns)
-      .add("inter_ns", &BreakdownRow::inter_ns)
-      .add("comm_ns", &BreakdownRow::comm_ns)
-      .add("comm_wait_ns", &BreakdownRow::comm_wait_ns)
-      .add("comm_transfer_ns", &BreakdownRow::comm_transfer_ns)
-      .add("overlap_ns", &BreakdownRow::overlap_ns)
-      .add("kernels", &BreakdownRow::kernels)
-      .add("communications", &BreakdownRow::communications)
-      .add("operators", &BreakdownRow::operators)
-      .add("identity_ok", &BreakdownRow::identity_ok);
-  return t;
+formats::Columns<BreakdownRow> make_breakdown_columns() {
+  formats::Columns<BreakdownRow> c;
+  c.add("rank", &BreakdownRow::rank).add("iteration", &BreakdownRow::iteration);
+  c.add("start_ns", &BreakdownRow::start_ns, "ns").add("window_ns", &BreakdownRow::window_ns, "ns");
+  c.add("kernel_ns", &BreakdownRow::kernel_ns, "ns").add("intra_ns", &BreakdownRow::intra_ns, "ns");
+  c.add("inter_ns", &BreakdownRow::inter_ns, "ns").add("comm_ns", &BreakdownRow::comm_ns, "ns");
+  c.add("comm_wait_ns", &BreakdownRow::comm_wait_ns, "ns");
+  c.add("comm_transfer_ns", &BreakdownRow::comm_transfer_ns, "ns").add("overlap_ns", &BreakdownRow::overlap_ns, "ns");
+  c.add("kernels", &BreakdownRow::kernels).add("communications", &BreakdownRow::communications);
+  c.add("operators", &BreakdownRow::operators).add("identity_ok", &BreakdownRow::identity_ok);
+  return c;
 }
 
-// with_total false: files written before /operators had total_ns (read as kUnknownTotal).
-h5::CompoundType<OperatorTotalRow> operator_type(bool with_total = true) {
-  h5::CompoundType<OperatorTotalRow> t;
-  t.add("rank", &OperatorTotalRow::rank)
-      .add("name", &OperatorTotalRow::name)
-      .add("calls", &OperatorTotalRow::calls)
-      .add("host_ns", &OperatorTotalRow::host_ns)
-      .add("kernel_ns", &OperatorTotalRow::kernel_ns)
-      .add("comm_ns", &OperatorTotalRow::comm_ns)
-      .add("intra_ns", &OperatorTotalRow::intra_ns);
-  if (with_total) t.add("total_ns", &OperatorTotalRow::total_ns);
-  return t;
+formats::Columns<OperatorTotalRow> make_operator_columns() {
+  formats::Columns<OperatorTotalRow> c;
+  c.add("rank", &OperatorTotalRow::rank).add("name", &OperatorTotalRow::name).add("calls", &OperatorTotalRow::calls);
+  c.add("host_ns", &OperatorTotalRow::host_ns, "ns").add("kernel_ns", &OperatorTotalRow::kernel_ns, "ns");
+  c.add("comm_ns", &OperatorTotalRow::comm_ns, "ns").add("intra_ns", &OperatorTotalRow::intra_ns, "ns");
+  c.add("total_ns", &OperatorTotalRow::total_ns, "ns", kOptional);  // added later: kUnknownTotal where absent
+  return c;
+}
+
+// The enums are one byte each (static_assert above): stored as their uint8 values.
+formats::Columns<Event> make_event_columns() {
+  formats::Columns<Event> c;
+  c.add("start_ns", &Event::start_ns, "ns").add("end_ns", &Event::end_ns, "ns");
+  c.add("id", &Event::id).add("parent", &Event::parent).add("correlation", &Event::correlation);
+  c.add("bytes", &Event::bytes, "B").add("seq", &Event::seq).add("iteration", &Event::iteration);
+  c.add("name", &Event::name).add("detail", &Event::detail).add("track", &Event::track).add("device", &Event::device);
+  c.add("communicator", &Event::communicator, "", kOptional);  // added later: 0, the profiled communicator
+  c.add("kind", &Event::kind).add("track_kind", &Event::track_kind);
+  return c;
 }
 
 std::string in_quotes(std::string_view text) {
@@ -202,19 +198,13 @@ std::int64_t int_attr(const h5::Object& object, const char* name, const std::str
   return object.attr_int(name);
 }
 
+// Table `name` of `parent` read with columns.in(table) (formats::read_rows: file_bytes, the size
+// of the file holding it, bounds the rows it may claim).
 template <class T>
-std::vector<T> read_table(const h5::Group& parent, const std::string& name, const h5::CompoundType<T>& type,
-                          const std::string& path) {
+std::vector<T> read_table(const h5::Group& parent, const std::string& name, const formats::Columns<T>& columns,
+                          const std::string& path, std::uintmax_t file_bytes) {
   if (!parent.exists(name)) fail(path, "missing table " + in_quotes(name) + " in " + parent.name());
-  return h5::Table<T>::open(parent, name, type).read_all();
-}
-
-// A rank's events; files written before events had a communicator read as the profiled
-// communicator's (0), which is how they were numbered.
-std::vector<Event> read_events(const h5::Group& parent, const std::string& name, const std::string& path) {
-  if (!parent.exists(name)) fail(path, "missing table " + in_quotes(name) + " in " + parent.name());
-  const bool with_communicator = parent.open_dataset(name).has_field("communicator");
-  return h5::Table<Event>::open(parent, name, event_compound_type(with_communicator)).read_all();
+  return formats::read_rows(parent, name, columns, file_bytes);
 }
 
 std::vector<std::string> read_string_table(const h5::Group& parent, const std::string& path) {
@@ -261,7 +251,7 @@ std::vector<Event> read_rank_events(const std::string& rank_path, int rank, Prof
     fail(rank_path, "belongs to another run (epoch_unix_ns differs from the main file's)");
   }
   const std::vector<std::string> strings = read_string_table(f, rank_path);
-  std::vector<Event> events = read_events(f, "events", rank_path);
+  std::vector<Event> events = read_table(f, "events", event_columns(), rank_path, fs::file_size(rank_path));
   validate_events(events, strings.size(), rank, rank_path);
   if (strings != profile.strings) {
     if (index.empty()) {
@@ -320,18 +310,15 @@ Profile read_main(const std::string& path, bool with_events) {
     }
   }
 
-  const bool with_placement = f.exists("ranks") && f.open_dataset("ranks").has_field("cpus");
-  const bool with_machine = f.exists("ranks") && f.open_dataset("ranks").has_field("machine");
-  for (const RankRow& row : read_table(f, "ranks", rank_type(with_placement, with_machine), path))
-    p.ranks.push_back(rank_info(row));
+  const std::uintmax_t bytes = fs::file_size(path);
+  for (const RankRow& row : read_table(f, "ranks", rank_columns(), path, bytes)) p.ranks.push_back(rank_info(row));
   if (p.ranks.size() != static_cast<std::size_t>(nranks)) {
     fail(path, "/ranks has " + std::to_string(p.ranks.size()) + " rows for " + std::to_string(nranks) + " ranks");
   }
   p.strings = read_string_table(f, path);
-  p.breakdown = read_table(f, "breakdown", breakdown_type(), path);
-  const bool with_total = f.exists("operators") && f.open_dataset("operators").has_field("total_ns");
-  p.operators = read_table(f, "operators", operator_type(with_total), path);
-  if (!with_total)
+  p.breakdown = read_table(f, "breakdown", breakdown_columns(), path, bytes);
+  p.operators = read_table(f, "operators", operator_columns(), path, bytes);
+  if (!f.open_dataset("operators").has_field("total_ns"))
     for (OperatorTotalRow& o : p.operators) o.total_ns = kUnknownTotal;
   for (std::size_t i = 0; i < p.operators.size(); ++i) {
     if (p.operators[i].name >= p.strings.size()) {
@@ -348,7 +335,7 @@ Profile read_main(const std::string& path, bool with_events) {
     for (int r = 0; r < p.meta.nranks; ++r) {
       const std::string name = rank_table_name(r);
       if (!events.exists(name)) continue;  // a rank without events
-      p.events[static_cast<std::size_t>(r)] = read_events(events, name, path);
+      p.events[static_cast<std::size_t>(r)] = formats::read_rows(f, "events/" + name, event_columns(), bytes);
       validate_events(p.events[static_cast<std::size_t>(r)], p.strings.size(), r, path);
     }
     return p;
@@ -371,25 +358,21 @@ Profile read_main(const std::string& path, bool with_events) {
 
 }  // namespace
 
-h5::CompoundType<Event> event_compound_type(bool with_communicator) {
-  h5::CompoundType<Event> t;
-  t.add("start_ns", &Event::start_ns)
-      .add("end_ns", &Event::end_ns)
-      .add("id", &Event::id)
-      .add("parent", &Event::parent)
-      .add("correlation", &Event::correlation)
-      .add("bytes", &Event::bytes)
-      .add("seq", &Event::seq)
-      .add("iteration", &Event::iteration)
-      .add("name", &Event::name)
-      .add("detail", &Event::detail)
-      .add("track", &Event::track)
-      .add("device", &Event::device);
-  if (with_communicator) t.add("communicator", &Event::communicator);
-  // The enums are one byte each (static_assert above): stored as their uint8 values.
-  t.insert("kind", offsetof(Event, kind), H5T_NATIVE_UINT8);
-  t.insert("track_kind", offsetof(Event, track_kind), H5T_NATIVE_UINT8);
-  return t;
+const formats::Columns<RankRow>& rank_columns() {
+  static const formats::Columns<RankRow> columns = make_rank_columns();
+  return columns;
+}
+const formats::Columns<BreakdownRow>& breakdown_columns() {
+  static const formats::Columns<BreakdownRow> columns = make_breakdown_columns();
+  return columns;
+}
+const formats::Columns<OperatorTotalRow>& operator_columns() {
+  static const formats::Columns<OperatorTotalRow> columns = make_operator_columns();
+  return columns;
+}
+const formats::Columns<Event>& event_columns() {
+  static const formats::Columns<Event> columns = make_event_columns();
+  return columns;
 }
 
 std::string rank_event_file_name(const std::string& main_path, int rank) {
@@ -433,7 +416,7 @@ struct ProfileWriter::Impl {
   std::size_t nstrings = 0;
   std::size_t event_chunk_rows = kEventChunkRows;
   bool closed = false;
-  h5::CompoundType<Event> events_type = event_compound_type();
+  h5::CompoundType<Event> events_type = event_columns().all();
   std::map<int, h5::Table<Event>> events;
   std::optional<h5::Table<BreakdownRow>> breakdown;
   std::optional<h5::Table<OperatorTotalRow>> operators;
@@ -443,7 +426,7 @@ struct ProfileWriter::Impl {
   }
   void ensure_breakdown() {
     if (breakdown) return;
-    breakdown.emplace(h5::Table<BreakdownRow>::create(file, "breakdown", breakdown_type(), 1024));
+    breakdown.emplace(h5::Table<BreakdownRow>::create(file, "breakdown", breakdown_columns().all(), 1024));
     breakdown->set_attr("units", "ns");
     breakdown->set_attr("description",
                         "one row per (rank, iteration): kernel_ns + intra_ns + inter_ns + comm_ns == window_ns; "
@@ -451,7 +434,7 @@ struct ProfileWriter::Impl {
   }
   void ensure_operators() {
     if (operators) return;
-    operators.emplace(h5::Table<OperatorTotalRow>::create(file, "operators", operator_type(), 1024));
+    operators.emplace(h5::Table<OperatorTotalRow>::create(file, "operators", operator_columns().all(), 1024));
     operators->set_attr("units", "ns");
     operators->set_attr("description", "one row per (rank, operator name): totals over the run; name = /strings id");
   }
@@ -495,7 +478,7 @@ ProfileWriter::ProfileWriter(const std::string& path, const ProfileMeta& meta, c
     h5::Group attributes = m.create_group("attributes");
     for (const auto& [key, value] : meta.attributes) attributes.set_attr(key, value);
 
-    auto rank_table = h5::Table<RankRow>::create(w.file, "ranks", rank_type(), 256);
+    auto rank_table = h5::Table<RankRow>::create(w.file, "ranks", rank_columns().all(), 256);
     rank_table.set_attr("units", "ns");
     rank_table.set_attr("description", "one row per rank; clock_offset_ns: add it to the rank's times");
     rank_table.append(rank_rows(ranks));
@@ -578,7 +561,7 @@ void ProfileWriter::replace_ranks(const std::vector<RankInfo>& ranks) {
     throw std::invalid_argument("ProfileWriter::replace_ranks: " + std::to_string(ranks.size()) + " RankInfo for " +
                                 std::to_string(w.nranks) + " ranks");
   }
-  h5::Table<RankRow>::open(w.file, "ranks", rank_type()).replace(rank_rows(ranks));
+  h5::Table<RankRow>::open(w.file, "ranks", rank_columns().all()).replace(rank_rows(ranks));
 }
 
 void ProfileWriter::replace_operators(std::span<const OperatorTotalRow> rows) {
@@ -636,7 +619,7 @@ void write_rank_event_file(const std::string& path, const ProfileMeta& meta, int
     m.set_attr("version", meta.version);
     m.set_attr("epoch_unix_ns", meta.epoch_unix_ns);
     h5::write_strings(f, "strings", strings);
-    auto table = h5::Table<Event>::create(f, "events", event_compound_type(), kEventChunkRows);
+    auto table = h5::Table<Event>::create(f, "events", event_columns().all(), kEventChunkRows);
     table.set_attr("units", "ns");
     table.append(events);
   } catch (...) {

@@ -1,4 +1,4 @@
-#include "commscope/profiler/events.hpp"
+#include "commscope/formats/events.hpp"
 
 #include <optional>
 #include <stdexcept>

@@ -5,7 +5,8 @@
 
 #include <cstdint>
 
-#include "commscope/profiler/profile.hpp"
+#include "commscope/formats/columns.hpp"
+#include "commscope/formats/profile.hpp"
 
 namespace commscope::profiler {
 
@@ -26,5 +27,9 @@ struct RankRow {
 // The strings cut to their fields (a NUL ends them, none where they fill one).
 RankRow rank_row(const RankInfo& info);
 RankInfo rank_info(const RankRow& row);
+
+// The /ranks table's columns, in file order: the placement (cpus, cpu_count, node_cpus) and the
+// machine were added later and are optional (files written before read "", 0, 0 and "").
+const formats::Columns<RankRow>& rank_columns();
 
 }  // namespace commscope::profiler

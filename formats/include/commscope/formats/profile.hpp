@@ -3,14 +3,13 @@
 // (docs/profile-format.md). Rows are trivially copyable: they are gathered over MPI as bytes
 // and written to HDF5 as compound tables with the same field names.
 
-#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "commscope/common/schemas.hpp"
-#include "commscope/profiler/events.hpp"
+#include "commscope/formats/events.hpp"
 
 namespace commscope::profiler {
 
@@ -109,13 +108,5 @@ struct Profile {
   std::vector<BreakdownRow> breakdown;      // by rank, then iteration
   std::vector<OperatorTotalRow> operators;  // by rank, then name
 };
-
-// One iteration of a profile in the mean over its (rank, iteration) rows, in ms: what a tool
-// prints after a profiled run.
-struct StepSummary {
-  std::size_t rows = 0;
-  double window_ms = 0, kernel_ms = 0, intra_ms = 0, inter_ms = 0, comm_ms = 0, comm_wait_ms = 0;
-};
-StepSummary summarize(const Profile& profile);
 
 }  // namespace commscope::profiler
