@@ -47,6 +47,7 @@ struct Ring {
 struct State {
   int rank = -1, size = 0, calls = kDefaultCalls;
   std::string dir, host;
+  std::vector<std::string> hosts;  // every world rank's
   double timeout_s = 0;
   bool exit_on_hang = false;
   std::mutex mutex;  // open_ring, dump
@@ -125,11 +126,13 @@ std::string default_dir(const std::string& profile) {
 
 }  // namespace
 
-std::string start(int world_rank, int world_size, const std::string& profile, const std::string& host) {
+std::string start(int world_rank, int world_size, const std::string& profile, std::vector<std::string> hosts) {
   if (g != nullptr) return "";
   std::string warning;
   g = new State;
-  g->rank = world_rank, g->size = world_size, g->host = host;
+  g->rank = world_rank, g->size = world_size;
+  g->host = world_rank < static_cast<int>(hosts.size()) ? hosts[static_cast<std::size_t>(world_rank)] : "";
+  g->hosts = std::move(hosts);
   if (const char* v = std::getenv("COMMSCOPE_FLIGHT_CALLS"); v != nullptr && *v) {
     char* end = nullptr;
     const long n = std::strtol(v, &end, 10);
@@ -231,6 +234,10 @@ std::string dump(const char* reason) {
   std::fprintf(f, "commscope-flight 1\nrank %d\nsize %d\nhost %s\npid %d\nreason %s\nwritten %.6f\nlast_done %.6f\n",
                g->rank, g->size, g->host.c_str(), static_cast<int>(getpid()), reason, wall.now_wall,
                wall(g->last_done.load()));
+  // Every world rank's host, in rank order ("-" for a name it did not give).
+  std::fprintf(f, "hosts");
+  for (const std::string& h : g->hosts) std::fprintf(f, " %s", h.empty() ? "-" : h.c_str());
+  std::fprintf(f, "\n");
   std::fprintf(f, "unrecorded_communicators %d\n", g->refused.load());
   const int used = g->used.load(std::memory_order_acquire);
   for (int i = 0; i < used; ++i) {

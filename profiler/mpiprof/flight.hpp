@@ -24,8 +24,10 @@ struct Handle {
 };
 
 // At MPI_Init: the settings from the environment; `profile` is the profile's path (the folder's
-// default is beside it), `host` this rank's. Returns "" or a one-line warning for a bad setting.
-std::string start(int world_rank, int world_size, const std::string& profile, const std::string& host);
+// default is beside it), `hosts` every world rank's host, this rank's among them (gathered at
+// MPI_Init, so that a record names the hosts of ranks that write none: a stopped or dead one).
+// Returns "" or a one-line warning for a bad setting.
+std::string start(int world_rank, int world_size, const std::string& profile, std::vector<std::string> hosts);
 // At MPI_Finalize: the watchdog ends; nothing is written.
 void stop();
 bool on();

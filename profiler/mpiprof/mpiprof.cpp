@@ -53,6 +53,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "commscope/common/stop_signals.hpp"
 #include "commscope/formats/profile_file.hpp"
@@ -248,6 +249,25 @@ void stop_watcher() {
   g_watcher_done.wait(false);
 }
 
+// Every world rank's host, in rank order: one allgather on MPI_COMM_WORLD inside MPI_Init (every
+// rank makes it there, before the program's first call), for the flight records.
+std::vector<std::string> world_hosts() {
+  char host[MPI_MAX_PROCESSOR_NAME + 1] = {};
+  int len = 0, size = 1;
+  PMPI_Get_processor_name(host, &len);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::vector<char> all(static_cast<std::size_t>(size) * MPI_MAX_PROCESSOR_NAME);
+  std::vector<std::string> hosts;
+  if (PMPI_Allgather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
+                     MPI_COMM_WORLD) != MPI_SUCCESS)
+    return {std::string(host, static_cast<std::size_t>(len))};
+  for (int r = 0; r < size; ++r) {
+    const char* h = all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME;
+    hosts.emplace_back(h, strnlen(h, MPI_MAX_PROCESSOR_NAME));
+  }
+  return hosts;
+}
+
 void start() {
   if (g_session) return;
   ++t_inside;
@@ -275,11 +295,7 @@ void start() {
     g_session = std::make_unique<pf::Session>(MPI_COMM_WORLD, std::move(o));
     g_window_start = PMPI_Wtime();
     next_iteration();
-    char host[MPI_MAX_PROCESSOR_NAME + 1] = {};
-    int len = 0;
-    PMPI_Get_processor_name(host, &len);
-    const std::string warning =
-        mpiprof::flight::start(g_session->rank(), g_session->size(), output, std::string(host, static_cast<std::size_t>(len)));
+    const std::string warning = mpiprof::flight::start(g_session->rank(), g_session->size(), output, world_hosts());
     if (!warning.empty()) std::fprintf(stderr, "libcommscope-mpiprof: %s\n", warning.c_str());
     install_handlers(output);
   } catch (const std::exception& e) {

@@ -38,6 +38,7 @@ struct FlightComm {
 struct FlightRank {
   int rank = -1, size = 0, pid = 0;
   std::string host, reason, file;
+  std::vector<std::string> hosts;  // every world rank's, as gathered at MPI_Init ("-": none given)
   double written = 0, last_done = 0;
   std::vector<FlightComm> comms;
 };
@@ -71,6 +72,8 @@ FlightRank read_flight(const fs::path& path) {
       ok = static_cast<bool>(s >> r.size);
     } else if (key == "host") {
       ok = static_cast<bool>(s >> r.host);
+    } else if (key == "hosts") {
+      for (std::string h; s >> h;) r.hosts.push_back(h);
     } else if (key == "pid") {
       ok = static_cast<bool>(s >> r.pid);
     } else if (key == "reason") {
@@ -130,6 +133,20 @@ std::string rank_list(const std::vector<int>& ranks) {
 // "rank 3", "ranks 0-2": the word and rank_list's list.
 std::string ranks_named(const std::vector<int>& ranks) {
   return (ranks.size() > 1 ? "ranks " : "rank ") + rank_list(ranks);
+}
+
+// " (on host1, host2)": the hosts of `ranks` where known, each once; "" where none is.
+template <class HostOf>
+std::string hosts_named(const std::vector<int>& ranks, const HostOf& host_of) {
+  std::vector<std::string> hosts;
+  for (int r : ranks)
+    if (const std::string h = host_of(r); !h.empty() && std::find(hosts.begin(), hosts.end(), h) == hosts.end())
+      hosts.push_back(h);
+  if (hosts.empty()) return "";
+  std::string out = " (on ";
+  for (const std::string& h : hosts) out += h + ", ";
+  out.resize(out.size() - 2);
+  return out + ")";
 }
 
 // Where a rank is: its newest call not completed (the communicator's label, the call), else
@@ -202,6 +219,15 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
   std::vector<int> missing;
   for (int k = 0; k < size; ++k)
     if (!by_rank.contains(k)) missing.push_back(k);
+  // Each rank's host: its own record's, else the one every record lists (records written before
+  // the list, or a rank that wrote none: "" when no record names it).
+  const auto host_of = [&](int rank) -> std::string {
+    if (const auto it = by_rank.find(rank); it != by_rank.end()) return it->second->host;
+    for (const FlightRank& r : ranks)
+      if (rank < static_cast<int>(r.hosts.size()) && r.hosts[static_cast<std::size_t>(rank)] != "-")
+        return r.hosts[static_cast<std::size_t>(rank)];
+    return "";
+  };
 
   // Every communicator's members and how far each got.
   std::map<std::string, CommState> comms;
@@ -239,11 +265,11 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
     }
     for (int b : behind(s, next)) {
       const auto it = by_rank.find(b);
-      const std::string host = it != by_rank.end() ? " (" + it->second->host + ")" : "";
+      const std::string h = host_of(b), host = h.empty() ? "" : " (" + h + ")";
       std::string v = "rank " + std::to_string(b) + host + " never called " + any->op + " #" + std::to_string(next) +
                       " on " + label + "; ";
       v += it != by_rank.end() ? "it has been " + where_text(*it->second)
-                               : "it wrote no flight record (dead, or unreachable)";
+                               : "it wrote no flight record (dead, stopped or unreachable)";
       v += "; " + ranks_named(waiting) + (waiting.size() > 1 ? " wait" : " waits") + " in " + any->op + " #" +
            std::to_string(next);
       verdicts.push_back(v);
@@ -282,14 +308,15 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
   else if (!cycles.empty())
     verdict = cycles.front();
   else if (!missing.empty())
-    verdict =
-        ranks_named(missing) + " wrote no flight record (dead, or unreachable); the others are behind no collective";
+    verdict = ranks_named(missing) + hosts_named(missing, host_of) +
+              " wrote no flight record (dead, stopped or unreachable); the others are behind no collective";
   else
     verdict = "no rank is behind a collective, no call differs and no two ranks wait on each other's messages";
   out.text("Verdict: " + verdict + ".");
   for (std::size_t i = 1; i < verdicts.size(); ++i) out.text("Also: " + verdicts[i] + ".");
   for (std::size_t i = verdicts.empty() ? 1 : 0; i < desyncs.size(); ++i) out.text("Also: " + desyncs[i] + ".");
-  if (!missing.empty() && !verdicts.empty()) out.text("No flight record from " + ranks_named(missing) + ".");
+  if (!missing.empty() && !verdicts.empty())
+    out.text("No flight record from " + ranks_named(missing) + hosts_named(missing, host_of) + ".");
 
   out.section("Ranks");
   Table t({"rank", "host", "pid", "written_by", "where", "since_s"});
@@ -300,7 +327,10 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
     t.add({std::to_string(r.rank), r.host, std::to_string(r.pid), r.reason,
            w.call != nullptr ? call_text(*w.comm, *w.call) : "outside MPI", since});
   }
-  for (int m : missing) t.add({std::to_string(m), "-", "-", "no record", "-", "-"});
+  for (int m : missing) {
+    const std::string h = host_of(m);
+    t.add({std::to_string(m), h.empty() ? "-" : h, "-", "no record", "-", "-"});
+  }
   out.table("ranks", t);
 
   out.section("Communicators");

@@ -7,8 +7,11 @@
  *               waits in a receive from rank 2 on MPI_COMM_WORLD, which never comes
  *     desync:   rank 1 calls MPI_Bcast where the others call MPI_Allreduce (world #3)
  *     recv:     ranks 0 and 1 each receive from the other first
+ *     stopped:  rank 1 stops itself (SIGSTOP) before world allreduce #3: it writes no record, and
+ *               the others' records name its host
  * A stuck rank stays stuck until the test kills the job (the watchdog writes the records). */
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -42,6 +45,7 @@ int main(int argc, char** argv) {
   } else {
     for (int i = 0; i < 5; ++i) {
       if (i == 3 && rank == 1 && strcmp(mode, "compute") == 0) compute_forever();
+      if (i == 3 && rank == 1 && strcmp(mode, "stopped") == 0) raise(SIGSTOP);
       if (i == 3 && rank == 1 && strcmp(mode, "desync") == 0)
         MPI_Bcast(&v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
       else
