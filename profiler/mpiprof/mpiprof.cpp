@@ -251,19 +251,23 @@ void stop_watcher() {
 
 // Every world rank's host, in rank order: one allgather on MPI_COMM_WORLD inside MPI_Init (every
 // rank makes it there, before the program's first call), for the flight records.
+// Where the allgather fails, only this rank's own is known (the others' empty: "-" in a record).
 std::vector<std::string> world_hosts() {
   char host[MPI_MAX_PROCESSOR_NAME + 1] = {};
-  int len = 0, size = 1;
+  int len = 0, size = 1, rank = 0;
   PMPI_Get_processor_name(host, &len);
   PMPI_Comm_size(MPI_COMM_WORLD, &size);
-  std::vector<char> all(static_cast<std::size_t>(size) * MPI_MAX_PROCESSOR_NAME);
-  std::vector<std::string> hosts;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::vector<std::string> hosts(static_cast<std::size_t>(size));
+  std::vector<char> all(hosts.size() * MPI_MAX_PROCESSOR_NAME);
   if (PMPI_Allgather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
-                     MPI_COMM_WORLD) != MPI_SUCCESS)
-    return {std::string(host, static_cast<std::size_t>(len))};
-  for (int r = 0; r < size; ++r) {
-    const char* h = all.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME;
-    hosts.emplace_back(h, strnlen(h, MPI_MAX_PROCESSOR_NAME));
+                     MPI_COMM_WORLD) != MPI_SUCCESS) {
+    hosts[static_cast<std::size_t>(rank)].assign(host, static_cast<std::size_t>(len));
+    return hosts;
+  }
+  for (std::size_t r = 0; r < hosts.size(); ++r) {
+    const char* h = all.data() + r * MPI_MAX_PROCESSOR_NAME;
+    hosts[r].assign(h, strnlen(h, MPI_MAX_PROCESSOR_NAME));
   }
   return hosts;
 }
