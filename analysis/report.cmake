@@ -7,7 +7,7 @@ add_executable(commscope-report
   src/report/report_scaling.cpp src/report/step_prediction.cpp src/report/report_predict.cpp src/report/report_trace.cpp
   src/report/report_doctor.cpp
   src/report/replay_compare.cpp src/report/report_replay.cpp
-  src/report/report_hang.cpp)
+  src/report/report_hang.cpp src/report/step_communication.cpp)
 commscope_command_line_sources(src/report/main.cpp)  # the subcommands' flags (CLI11); the work is in the others
 target_link_libraries(commscope-report PRIVATE commscope_analysis_core commscope_analysis_inputs
                       commscope_analysis_output CLI11::CLI11 commscope_build_flags)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_set>
 
 namespace commscope::profiler {
@@ -148,6 +149,68 @@ Components breakdown_window(std::int64_t start_ns, std::int64_t end_ns, std::spa
   return c;
 }
 
+std::vector<CommShare> communication_shares(std::int64_t start_ns, std::int64_t end_ns,
+                                            std::span<const Activity> activities) {
+  // The sweep of breakdown_window over the same changes, with the communications in progress
+  // held by (start, index): the first of them takes each piece.
+  struct Change {
+    std::int64_t t;
+    int compute, wait;
+    std::size_t comm;  // index + 1 of a communication beginning (> 0) or ending (set below), 0: none
+    bool begins;
+  };
+  std::vector<Change> changes;
+  changes.reserve(activities.size() * 3);
+  for (std::size_t i = 0; i < activities.size(); ++i) {
+    const Activity& a = activities[i];
+    const std::int64_t s = std::max(a.start_ns, start_ns), e = std::min(a.end_ns, end_ns);
+    if (s >= e) continue;
+    if (a.cls != ActivityClass::kCommunication) {
+      changes.push_back({s, 1, 0, 0, false});
+      changes.push_back({e, -1, 0, 0, false});
+      continue;
+    }
+    changes.push_back({s, 0, 0, i + 1, true});
+    changes.push_back({e, 0, 0, i + 1, false});
+    if (a.wait_until_ns != kNoArrival && s < std::min(e, a.wait_until_ns)) {
+      changes.push_back({s, 0, 1, 0, false});
+      changes.push_back({std::min(e, a.wait_until_ns), 0, -1, 0, false});
+    }
+  }
+  std::sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) { return a.t < b.t; });
+  std::vector<CommShare> by_activity(activities.size());
+  std::set<std::pair<std::int64_t, std::size_t>> open;  // (clipped start, index)
+  int compute = 0, wait = 0;
+  for (std::size_t i = 0; i < changes.size();) {
+    const std::int64_t x = changes[i].t;
+    for (; i < changes.size() && changes[i].t == x; ++i) {
+      const Change& c = changes[i];
+      compute += c.compute;
+      wait += c.wait;
+      if (c.comm == 0) continue;
+      const std::size_t k = c.comm - 1;
+      const std::pair<std::int64_t, std::size_t> key{std::max(activities[k].start_ns, start_ns), k};
+      if (c.begins)
+        open.insert(key);
+      else
+        open.erase(key);
+    }
+    if (i == changes.size() || open.empty()) continue;
+    const std::int64_t len = changes[i].t - x;
+    CommShare& share = by_activity[open.begin()->second];
+    share.comm_ns += len;
+    if (wait > 0) share.wait_ns += len;
+    if (compute > 0) share.overlap_ns += len;
+  }
+  std::vector<CommShare> shares;
+  for (std::size_t k = 0; k < by_activity.size(); ++k)
+    if (by_activity[k].comm_ns > 0) {
+      by_activity[k].activity = k;
+      shares.push_back(by_activity[k]);
+    }
+  return shares;
+}
+
 RankTimeline build_timeline(std::span<const Event> events, Timeline timeline) {
   RankTimeline t;
   // Collectives that NCCL's kernels carry out: on the device timeline their kernels are the
@@ -167,8 +230,10 @@ RankTimeline build_timeline(std::span<const Event> events, Timeline timeline) {
   for (const Event& e : events)
     if (e.kind == EventKind::kOperator) t.tree.add(e.id, e.parent);
 
-  for (const Event& e : events) {
+  for (std::size_t index = 0; index < events.size(); ++index) {
+    const Event& e = events[index];
     const bool on_device = e.track_kind == TrackKind::kDeviceStream;
+    const std::size_t before = t.activities.size();
     switch (e.kind) {
       case EventKind::kIteration:
         t.windows.push_back({e.iteration, e.start_ns, e.end_ns});
@@ -200,6 +265,7 @@ RankTimeline build_timeline(std::span<const Event> events, Timeline timeline) {
       case EventKind::kSync:
         break;
     }
+    if (t.activities.size() > before) t.activities.back().source = static_cast<std::uint32_t>(index);
   }
   std::stable_sort(t.windows.begin(), t.windows.end(),
                    [](const Window& a, const Window& b) { return a.start_ns < b.start_ns; });
@@ -306,13 +372,41 @@ std::vector<OperatorTotalRow> operator_totals(std::int32_t rank, std::span<const
 
 }  // namespace
 
+namespace {
+
+std::int64_t longest_activity(const RankTimeline& timeline) {
+  std::int64_t longest = 0;
+  for (const Activity& a : timeline.activities) longest = std::max(longest, a.end_ns - a.start_ns);
+  return longest;
+}
+
+// The activities a window needs: activities are sorted by start, and a window needs those with
+// start < end_ns and end > start_ns, i.e. starting at or after start_ns - (longest activity).
+std::span<const Activity> window_activities(const RankTimeline& timeline, const Window& w, std::int64_t longest) {
+  const auto first = std::lower_bound(timeline.activities.begin(), timeline.activities.end(), w.start_ns - longest,
+                                      [](const Activity& a, std::int64_t t) { return a.start_ns < t; });
+  const auto last = std::lower_bound(first, timeline.activities.end(), w.end_ns,
+                                     [](const Activity& a, std::int64_t t) { return a.start_ns < t; });
+  return {first, last};
+}
+
+}  // namespace
+
+std::vector<CallShare> call_shares(const RankTimeline& timeline) {
+  std::vector<CallShare> out;
+  const std::int64_t longest = longest_activity(timeline);
+  for (const Window& w : timeline.windows) {
+    const std::span<const Activity> acts = window_activities(timeline, w, longest);
+    for (const CommShare& s : communication_shares(w.start_ns, w.end_ns, acts))
+      out.push_back({w.iteration, acts[s.activity].source, s.comm_ns, s.wait_ns, s.overlap_ns});
+  }
+  return out;
+}
+
 RankBreakdown analyze_rank(std::int32_t rank, std::span<const Event> events, const RankTimeline& timeline,
                            std::int64_t clock_offset_ns) {
   RankBreakdown out;
-  // Activities are sorted by start; a window needs those with start < end_ns and end > start_ns,
-  // i.e. starting at or after start_ns - (longest activity).
-  std::int64_t longest = 0;
-  for (const Activity& a : timeline.activities) longest = std::max(longest, a.end_ns - a.start_ns);
+  const std::int64_t longest = longest_activity(timeline);
   struct Span {
     std::int64_t start, end;
   };
@@ -327,15 +421,11 @@ RankBreakdown analyze_rank(std::int32_t rank, std::span<const Event> events, con
 
   IntraGaps intra_by_op;
   for (const Window& w : timeline.windows) {
-    const auto first = std::lower_bound(timeline.activities.begin(), timeline.activities.end(), w.start_ns - longest,
-                                        [](const Activity& a, std::int64_t t) { return a.start_ns < t; });
-    const auto last = std::lower_bound(first, timeline.activities.end(), w.end_ns,
-                                       [](const Activity& a, std::int64_t t) { return a.start_ns < t; });
+    const std::span<const Activity> acts = window_activities(timeline, w, longest);
     const auto m_first = std::lower_bound(timeline.markers.begin(), timeline.markers.end(), w.start_ns,
                                           [](const Marker& m, std::int64_t t) { return m.t_ns < t; });
     const auto m_last = std::upper_bound(m_first, timeline.markers.end(), w.end_ns,
                                          [](std::int64_t t, const Marker& m) { return t < m.t_ns; });
-    const std::span<const Activity> acts(first, last);
     const Components c = breakdown_window(w.start_ns, w.end_ns, acts, std::span<const Marker>(m_first, m_last),
                                           timeline.tree, &intra_by_op);
     BreakdownRow row;
@@ -367,26 +457,32 @@ RankBreakdown analyze_rank(std::int32_t rank, std::span<const Event> events, con
   return out;
 }
 
-std::vector<RankBreakdown> analyze_ranks(std::span<const std::vector<Event>> events,
-                                         std::span<const std::int64_t> clock_offsets_ns, Timeline timeline) {
-  std::vector<RankTimeline> timelines;
-  timelines.reserve(events.size());
+MatchedRanks match_ranks(std::span<const std::vector<Event>> events, std::span<const std::int64_t> clock_offsets_ns,
+                         std::span<const Timeline> timelines) {
+  MatchedRanks m;
+  m.timelines.reserve(events.size());
   std::vector<std::int64_t> counts;
   for (std::size_t r = 0; r < events.size(); ++r) {
-    timelines.push_back(build_timeline(events[r], timeline));
-    merge_latest_arrivals(counts, instance_counts(timelines.back()));
+    m.timelines.push_back(build_timeline(events[r], timelines[r]));
+    merge_latest_arrivals(counts, instance_counts(m.timelines.back()));
   }
-  std::vector<std::int64_t> latest;
   for (std::size_t r = 0; r < events.size(); ++r) {
-    number_instances(timelines[r], counts);
-    merge_latest_arrivals(latest, collective_arrivals(timelines[r], clock_offsets_ns[r]));
+    number_instances(m.timelines[r], counts);
+    m.arrivals.push_back(collective_arrivals(m.timelines[r], clock_offsets_ns[r]));
+    merge_latest_arrivals(m.latest, m.arrivals.back());
   }
+  for (std::size_t r = 0; r < events.size(); ++r) apply_latest_arrivals(m.timelines[r], m.latest, clock_offsets_ns[r]);
+  return m;
+}
+
+std::vector<RankBreakdown> analyze_ranks(std::span<const std::vector<Event>> events,
+                                         std::span<const std::int64_t> clock_offsets_ns, Timeline timeline) {
+  const std::vector<Timeline> kinds(events.size(), timeline);
+  const MatchedRanks m = match_ranks(events, clock_offsets_ns, kinds);
   std::vector<RankBreakdown> out;
   out.reserve(events.size());
-  for (std::size_t r = 0; r < events.size(); ++r) {
-    apply_latest_arrivals(timelines[r], latest, clock_offsets_ns[r]);
-    out.push_back(analyze_rank(static_cast<std::int32_t>(r), events[r], timelines[r], clock_offsets_ns[r]));
-  }
+  for (std::size_t r = 0; r < events.size(); ++r)
+    out.push_back(analyze_rank(static_cast<std::int32_t>(r), events[r], m.timelines[r], clock_offsets_ns[r]));
   return out;
 }
 

@@ -537,5 +537,63 @@ TEST(Breakdown, RandomTimelinesMatchTheDefinition) {
     ASSERT_EQ(got.comm_ns, want.comm_ns);
     ASSERT_EQ(got.comm_wait_ns, want.comm_wait_ns);
     ASSERT_EQ(got.overlap_ns, want.overlap_ns);
+
+    // Each call's share, one ns at a time: the earliest-started communication in progress (the
+    // first listed among equal starts) takes the ns; wait and overlap as the window's.
+    std::vector<cp::CommShare> want_shares(acts.size());
+    for (std::int64_t t = 0; t < 100; ++t) {
+      std::size_t owner = acts.size();
+      bool waiting = false, compute = false;
+      for (std::size_t i = 0; i < acts.size(); ++i) {
+        const Activity& a = acts[i];
+        if (!(a.start_ns <= t && t < a.end_ns)) continue;
+        if (a.cls != ActivityClass::kCommunication) {
+          compute = true;
+          continue;
+        }
+        if (a.wait_until_ns != cp::kNoArrival && t < a.wait_until_ns) waiting = true;
+        if (owner == acts.size() ||
+            std::max<std::int64_t>(a.start_ns, 0) < std::max<std::int64_t>(acts[owner].start_ns, 0))
+          owner = i;
+      }
+      if (owner == acts.size()) continue;
+      ++want_shares[owner].comm_ns;
+      want_shares[owner].wait_ns += waiting ? 1 : 0;
+      want_shares[owner].overlap_ns += compute ? 1 : 0;
+    }
+    std::int64_t comm = 0, wait = 0, overlap = 0;
+    for (const cp::CommShare& share : cp::communication_shares(0, 100, acts)) {
+      ASSERT_LT(share.activity, acts.size());
+      const cp::CommShare& w = want_shares[share.activity];
+      ASSERT_EQ(share.comm_ns, w.comm_ns) << "activity " << share.activity;
+      ASSERT_EQ(share.wait_ns, w.wait_ns) << "activity " << share.activity;
+      ASSERT_EQ(share.overlap_ns, w.overlap_ns) << "activity " << share.activity;
+      comm += share.comm_ns, wait += share.wait_ns, overlap += share.overlap_ns;
+    }
+    ASSERT_EQ(comm, got.comm_ns);
+    ASSERT_EQ(wait, got.comm_wait_ns);
+    ASSERT_EQ(overlap, got.overlap_ns);
   }
+}
+
+// Two collectives in flight at once and compute under the second: the first takes the union's
+// pieces while it runs, the second the rest; the sums are the window's.
+TEST(Breakdown, CommunicationSharesOfConcurrentCalls) {
+  const std::vector<Activity> acts{C(10, 40, 1, 25), C(30, 60, 2), K(50, 80, 3), C(90, 120, 4)};
+  const std::vector<cp::CommShare> shares = cp::communication_shares(0, 100, acts);
+  ASSERT_EQ(shares.size(), 3u);
+  EXPECT_EQ(shares[0].activity, 0u);
+  EXPECT_EQ(shares[0].comm_ns, 30);  // [10, 40)
+  EXPECT_EQ(shares[0].wait_ns, 15);  // [10, 25)
+  EXPECT_EQ(shares[0].overlap_ns, 0);
+  EXPECT_EQ(shares[1].activity, 1u);
+  EXPECT_EQ(shares[1].comm_ns, 20);  // [40, 60): [30, 40) was the first's
+  EXPECT_EQ(shares[1].wait_ns, 0);
+  EXPECT_EQ(shares[1].overlap_ns, 10);  // [50, 60)
+  EXPECT_EQ(shares[2].activity, 3u);
+  EXPECT_EQ(shares[2].comm_ns, 10);  // [90, 100): clipped to the window
+  const Components c = cp::breakdown_window(0, 100, acts, {}, flat({1, 2, 3, 4}));
+  EXPECT_EQ(c.comm_ns, 60);
+  EXPECT_EQ(c.comm_wait_ns, 15);
+  EXPECT_EQ(c.overlap_ns, 10);
 }

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <limits>
 
+#include "commscope/model/expected_verdicts.hpp"
 #include "commscope/model/format.hpp"
+#include "commscope/model/row_expectation.hpp"
 
 namespace commscope::analysis {
 namespace {
@@ -81,6 +83,60 @@ std::string describe_regime(const Regime& r) {
       break;
   }
   return range + "does not fit (" + r2 + ", off by up to " + format_number(100 * r.fit.max_relative_error, 3) + "%)";
+}
+
+std::optional<ModelJudgement> model_judgement(const std::vector<BenchFile>& runs, const BenchData& data) {
+  const BenchFile& bench = runs.front();
+  if (!bench.machine) return std::nullopt;
+  ModelJudgement j{*bench.machine, {}, {}, {}, {}};
+  for (const auto& [name, value] : bench.env)
+    if (name == "NCCL_ALGO") j.nccl_algo = value;
+  auto number = [&](const std::string& key) -> std::optional<double> {
+    const std::string v = bench.meta_value(key);
+    try {
+      return v.empty() ? std::nullopt : std::optional<double>(std::stod(v));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  };
+  j.options = run_expectation_options(number("segment_bytes"), number("shm_adapt_bytes"));
+  try {
+    j.placement = placement_of(j.model, bench.nranks);
+  } catch (const std::invalid_argument& e) {
+    j.note = "Machine model: no verdicts, " + std::string(e.what()) + ".";
+    return j;
+  }
+  std::string alpha;
+  if (j.model.latency_known()) {
+    const FigureSource s = j.model.latency_source;
+    alpha = std::string(s == FigureSource::doctor     ? "the doctor's 8 B latency, "
+                        : s == FigureSource::measured ? "measured by the bench at start-up, "
+                                                      : "given, ") +
+            format_number(j.model.latency_us, 3) + " us per message" +
+            (j.model.latency_detail.empty() ? "" : " (" + j.model.latency_detail + ")");
+  } else {
+    std::vector<RowOfRun> rows;
+    for (const auto& [collective, algos] : data)
+      for (const Measured& m : algos)
+        for (std::size_t i = 0; i < m.bytes.size(); ++i)
+          rows.push_back({parse_collective(collective), m.algorithm, m.nranks, {m.bytes[i], m.typical_us[i], 0}});
+    if (const auto l = fill_latency_from_run(j.model, rows)) {
+      alpha = "the run's own smallest time per message, " + format_number(l->latency_us, 3) + " us (" + l->from +
+              "; no doctor file: latency-bound sizes are judged against the run's best, not an independent figure)";
+    } else {
+      alpha =
+          "unknown (not in the model, and the run's smallest size is over 1 KiB): sizes where 20x a generous "
+          "latency is under their time are priced without it, the others not judged";
+    }
+  }
+  j.note =
+      "Each row is set against the time its algorithm needs on the recorded machine model (docs/verdicts.md): "
+      "expected_busbw, and of_expected = expected time / the time of the typical call (the lower of the mean and the "
+      "median: a stalled call raises a mean a thousandfold), whose figures the verdicts give: good from " +
+      format_number(100 * kGoodOfExpected) + "%, below from " + format_number(100 * kFarBelowOfExpected) +
+      "%, far below under it, above the model over " + format_number(100 * kAboveModelOfExpected) +
+      "% (a figure of the model is too low). Latency per message: " + alpha + ".";
+  return j;
 }
 
 }  // namespace commscope::analysis

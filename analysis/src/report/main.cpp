@@ -2,7 +2,8 @@
 //
 //   commscope-report bench r.h5 [r2.h5 ...] [-o DIR]  busbw/latency per size, alpha-beta fits, crossovers
 //   commscope-report compare a.h5 b.h5 [...] [-o DIR]  interconnects side by side
-//   commscope-report profile p.h5 [-o DIR]           per-iteration breakdown, ranks, top operators
+//   commscope-report profile p.h5 [--bench B.h5 ...] [-o DIR]  per-iteration breakdown, ranks, top operators;
+//                                                    with --bench each call against the same call alone
 //   commscope-report scaling p1.h5 p2.h5 [...] [--bench B] [-o DIR]  speedup, efficiency, prediction vs measurement
 //   commscope-report predict --model 125m --gpus 8,64 --bench r.h5 --flops 1e14 [--zero 0..3]
 //                            [--tp N --pp N --micro-batches M]
@@ -122,6 +123,13 @@ int main(int argc, char** argv) {
 
   auto* profile = app.add_subcommand("profile", "per-iteration breakdown, spread, ranks and stragglers, top operators");
   profile->add_option("file", file, "profile (commscope-train --profile)")->required();
+  ca::ProfileOptions pr;
+  profile
+      ->add_option("--bench", pr.bench,
+                   "bench results files of the profile's group sizes: every call of the step against the same call "
+                   "alone and the machine's limit (repeat for several: --bench b2.h5 --bench b4.h5)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   profile->add_option("-o,--out", out, "folder for report.md, CSV files and plots");
 
   ca::ScalingOptions sc;
@@ -185,7 +193,7 @@ int main(int argc, char** argv) {
   try {
     if (*bench) ca::report_bench(files, options);
     if (*compare) ca::report_compare(files, options);
-    if (*profile) ca::report_profile(file, options);
+    if (*profile) ca::report_profile(file, pr, options);
     if (*scaling) ca::report_scaling(files, sc, options);
     if (*predict) {
       p.gpus = rank_counts(gpus);

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -12,7 +14,9 @@
 #include "commscope/analysis/model_math.hpp"
 #include "commscope/common/stats.hpp"
 #include "commscope/profiler/run_description.hpp"
+#include "commscope/profiler/vocabulary.hpp"
 #include "report_writer.hpp"
+#include "step_communication.hpp"
 
 namespace commscope::analysis {
 
@@ -130,13 +134,52 @@ void communication_by_group(ReportWriter& w, const profiler::Profile& p) {
   w.table("pipeline_stages", st);
 }
 
+// The bench files that time the profile's calls alone: each one's rank count must be a group
+// size of the profile and its device the profile's (std::invalid_argument: one line, exit 2).
+std::vector<BenchFile> alone_files(const profiler::Profile& p, const std::string& file,
+                                   const std::vector<std::string>& paths) {
+  if (p.events.empty()) throw InputError(file + ": the profile holds no events to set against --bench");
+  std::set<int> sizes;
+  for (const auto& events : p.events)
+    for (const profiler::Event& e : events) {
+      if (e.kind != profiler::EventKind::kCommunication) continue;
+      const std::string label = e.communicator < p.strings.size() ? p.strings[e.communicator] : "";
+      if (label.empty()) {
+        sizes.insert(std::max(1, p.meta.nranks));
+      } else if (const auto parsed = profiler::parse_label(label); parsed && !parsed->link) {
+        sizes.insert(static_cast<int>(parsed->members.size()));
+      }
+    }
+  std::string have;
+  for (int n : sizes) have += (have.empty() ? "" : ", ") + std::to_string(n);
+  const std::string device = profiler::read_run_description(p.meta.attributes).device;
+  std::vector<BenchFile> files;
+  for (const std::string& path : paths) {
+    preflight(path, "bench");
+    for (const BenchFile& f : files)
+      if (std::filesystem::equivalent(f.path, path)) throw std::invalid_argument(path + " is given twice");
+    files.push_back(read_bench_file(path));
+    const BenchFile& b = files.back();
+    if (!sizes.contains(b.nranks))
+      throw std::invalid_argument(path + ": a bench of " + std::to_string(b.nranks) +
+                                  " ranks, but the collectives of " + file + " run on groups of " +
+                                  (have.empty() ? "no" : have) +
+                                  " ranks: bench the profile's group sizes (commscope-bench -np N)");
+    if (!device.empty() && !b.device.empty() && b.device != device)
+      throw std::invalid_argument(path + ": a bench on " + b.device + ", but " + file + " ran on " + device);
+  }
+  return files;
+}
+
 }  // namespace
 
-void report_profile(const std::string& file, const ReportOptions& options) {
+void report_profile(const std::string& file, const ProfileOptions& profile, const ReportOptions& options) {
   preflight(file, "profile");
   const profiler::Profile p = read_profile_file(file, true);
   if (p.breakdown.empty()) throw InputError(file + ": the profile holds no iterations");
   const int nranks = std::max(1, p.meta.nranks);
+  const std::vector<BenchFile> alone =
+      profile.bench.empty() ? std::vector<BenchFile>{} : alone_files(p, file, profile.bench);
 
   ReportWriter w(options, "commscope profile report: " + file);
   std::string head = std::to_string(nranks) + " ranks, " + std::to_string(p.breakdown.size()) +
@@ -283,6 +326,7 @@ void report_profile(const std::string& file, const ReportOptions& options) {
   }
   w.table("operators", top);
   communication_by_group(w, p);
+  if (!alone.empty()) write_step_communication(w, step_communication(p, alone));
   w.finish();
 }
 

@@ -20,7 +20,12 @@ struct ReportOptions {
 // bench: one results file, or several runs of one configuration (pooled; their spread counts).
 void report_bench(const std::vector<std::string>& files, const ReportOptions& options);
 void report_compare(const std::vector<std::string>& files, const ReportOptions& options);
-void report_profile(const std::string& file, const ReportOptions& options);
+// profile: with bench files (--bench), every call of the step against the same call alone and the
+// machine's limit ("Communication in the step", docs/report.md).
+struct ProfileOptions {
+  std::vector<std::string> bench;
+};
+void report_profile(const std::string& file, const ProfileOptions& profile, const ReportOptions& options);
 // scaling: profiles of one workload at different rank counts or layouts (dp, tp, pp). With
 // `bench` (a bench results file) each run's step is also predicted as predict does for its layout,
 // at `flops` FLOP/s per rank, or (0) at the rate the baseline run's compute measured, and set

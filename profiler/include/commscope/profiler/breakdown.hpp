@@ -37,6 +37,7 @@ struct Activity {
   std::int64_t seq = -1;                    // communication: instance within the communicator (after
                                             // number_instances: across all of them), -1 = unknown
   std::int64_t wait_until_ns = kNoArrival;  // communication: local time the slowest rank arrived
+  std::uint32_t source = 0;                 // build_timeline: the index of its event in the rank's events
 };
 
 // An operator's begin or end on the host timeline. Markers split idle gaps; in a span of
@@ -90,6 +91,21 @@ Components breakdown_window(std::int64_t start_ns, std::int64_t end_ns, std::spa
                             std::span<const Marker> markers, const OperatorTree& tree,
                             IntraGaps* intra_by_op = nullptr);
 
+// One communication activity's part of a window's communication C: each piece of C goes to the
+// earliest-started communication in progress (ties: the first listed), and is wait, overlap or
+// neither by breakdown_window's rules (some communication in progress still waits for its slowest
+// member; compute runs). So over a window's activities the shares' comm, wait and overlap sum to
+// its Components' comm_ns, comm_wait_ns and overlap_ns exactly. One share per communication
+// activity that holds a piece, in the activities' order; `activity` indexes `activities`.
+struct CommShare {
+  std::size_t activity = 0;
+  std::int64_t comm_ns = 0;
+  std::int64_t wait_ns = 0;
+  std::int64_t overlap_ns = 0;
+};
+std::vector<CommShare> communication_shares(std::int64_t start_ns, std::int64_t end_ns,
+                                            std::span<const Activity> activities);
+
 // |union of the intervals| (any order, overlaps counted once).
 std::int64_t union_ns(std::vector<Interval> intervals);
 
@@ -116,6 +132,18 @@ struct RankTimeline {
   OperatorTree tree;
 };
 RankTimeline build_timeline(std::span<const Event> events, Timeline timeline);
+
+// Every communication activity's share of each iteration window it overlaps (communication_shares),
+// per window in order: what commscope-report profile sets against the same calls alone. Per
+// window the shares sum to analyze_rank's row (comm_ns, comm_wait_ns, overlap_ns).
+struct CallShare {
+  std::int32_t iteration = 0;
+  std::uint32_t event = 0;  // the activity's source: its event's index in the rank's events
+  std::int64_t comm_ns = 0;
+  std::int64_t wait_ns = 0;
+  std::int64_t overlap_ns = 0;
+};
+std::vector<CallShare> call_shares(const RankTimeline& timeline);
 
 // Instances are matched across ranks by (communicator, seq), the communicator's string id in a
 // table shared by the ranks. To match them with one dense vector: each communicator's instance
@@ -148,6 +176,18 @@ struct RankBreakdown {
 // |S minus (K or C or I)| >= 0: its scope's time outside its own work (nested operators, launching).
 RankBreakdown analyze_rank(std::int32_t rank, std::span<const Event> events, const RankTimeline& timeline,
                            std::int64_t clock_offset_ns);
+
+// The ranks' timelines matched as analyze_ranks matches them (instances numbered, every
+// communication's wait_until_ns set from the latest arrivals), with each rank's own arrivals and
+// the latest, on rank 0's clock, by numbered instance. events[r], clock_offsets_ns[r] and
+// timelines[r] are rank r's.
+struct MatchedRanks {
+  std::vector<RankTimeline> timelines;
+  std::vector<std::vector<std::int64_t>> arrivals;
+  std::vector<std::int64_t> latest;
+};
+MatchedRanks match_ranks(std::span<const std::vector<Event>> events, std::span<const std::int64_t> clock_offsets_ns,
+                         std::span<const Timeline> timelines);
 
 // The breakdown of several ranks held in one process (an imported trace): each rank's timeline,
 // the instances numbered and their arrivals merged over all ranks (what Session::finish does

@@ -1,0 +1,538 @@
+#include "step_communication.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "bench_fits.hpp"
+#include "bench_verdicts.hpp"
+#include "commscope/common/stats.hpp"
+#include "commscope/model/expected_verdicts.hpp"
+#include "commscope/model/format.hpp"
+#include "commscope/model/row_expectation.hpp"
+#include "commscope/profiler/breakdown.hpp"
+#include "commscope/profiler/vocabulary.hpp"
+#include "report_writer.hpp"
+
+namespace commscope::analysis {
+
+bool StepCommunication::identity_holds() const {
+  double in_step = 0, wait = 0;
+  for (const StepCallRow& r : rows) in_step += r.in_step_ns, wait += r.wait_ns;
+  return std::llround(in_step) == std::llround(comm_ns) && std::llround(wait) == std::llround(comm_wait_ns);
+}
+
+namespace {
+
+// What a communication event is, from its name, communicator and algorithm.
+StepCallKey key_of(const profiler::Profile& p, const profiler::Event& e) {
+  auto text = [&](std::uint32_t id) { return id < p.strings.size() ? p.strings[id] : std::string(); };
+  StepCallKey k;
+  const std::string label = text(e.communicator);
+  k.group = label.empty() ? "world" : label;
+  k.group_size = std::max(1, p.meta.nranks);
+  if (!label.empty()) {
+    const auto parsed = profiler::parse_label(label);
+    k.group_size = parsed ? static_cast<int>(parsed->members.size()) : 0;
+  }
+  const std::string name = text(e.name);
+  const auto call = profiler::classify_call(name);
+  k.collective = call && call->exact && call->kind == profiler::CallKind::kCollective;
+  k.call = k.collective ? std::string(collective_name(call->collective)) : name;
+  const std::string detail = text(e.detail);
+  k.algorithm = detail.starts_with("process group ") ? "" : detail;
+  k.bytes = std::max<std::int64_t>(0, e.bytes);
+  return k;
+}
+
+// The time of the same call alone, from the bench files of its group's rank count: the rows of
+// its size (the median of several), else the fitted regime whose measured sizes hold it.
+class AloneTimes {
+ public:
+  explicit AloneTimes(std::span<const BenchFile> files) : files_(files) {
+    for (const BenchFile& f : files) data_.push_back(measurements(f));
+  }
+
+  PerCall of(const StepCallKey& k) const {
+    if (!k.collective) return {std::nullopt, "not a collective (the bench times collectives)"};
+    if (k.algorithm.empty()) return {std::nullopt, "the profile names no algorithm for it"};
+    if (k.group_size < 1) return {std::nullopt, "its communicator's size is not known"};
+    std::vector<double> times;
+    bool any_file = false;
+    for (const BenchFile& f : files_) {
+      if (f.nranks != k.group_size) continue;
+      any_file = true;
+      for (const BenchRow& r : f.rows)
+        if (!r.in_place && r.collective == k.call && r.algorithm == k.algorithm &&
+            r.bytes == static_cast<std::uint64_t>(k.bytes))
+          times.push_back(typical_time_us(r.time_us, r.p50_us));
+    }
+    const std::string what = k.call + " " + k.algorithm + " on " + std::to_string(k.group_size) + " ranks";
+    if (!any_file) return {std::nullopt, "no bench file of " + std::to_string(k.group_size) + " ranks"};
+    if (!times.empty())
+      return {stats::percentile(times, 0.5), "measured at " + format_bytes(static_cast<double>(k.bytes))};
+    std::string measured;
+    for (std::size_t i = 0; i < files_.size(); ++i) {
+      if (files_[i].nranks != k.group_size) continue;
+      for (const auto& [collective, algos] : data_[i])
+        for (const Measured& m : algos) {
+          if (collective != k.call || m.algorithm != k.algorithm || m.bytes.empty()) continue;
+          measured = " (measured " + format_bytes(m.bytes.front()) + " to " + format_bytes(m.bytes.back()) + ")";
+          const auto b = static_cast<double>(k.bytes);
+          for (const Regime& r : m.regimes)
+            if (r.from_bytes <= b && b <= r.to_bytes && r.quality != FitQuality::poor)
+              return {r.fit.predict_us(b), "the fit of " + format_bytes(r.from_bytes) + " to " +
+                                               format_bytes(r.to_bytes) + " (between measured sizes, one regime)"};
+        }
+    }
+    return {std::nullopt, "no bench row of " + what + " at " + format_bytes(static_cast<double>(k.bytes)) +
+                              (measured.empty() ? "" : measured + ", nor one fitted regime holding it")};
+  }
+
+ private:
+  std::span<const BenchFile> files_;
+  std::vector<BenchData> data_;
+};
+
+// The machine's time for a call: expected_row on the first bench file's model that has one, the
+// group's members placed on its nodes by their hosts.
+class Expectations {
+ public:
+  Expectations(const profiler::Profile& p, std::span<const BenchFile> files) : profile_(p) {
+    for (const BenchFile& f : files) {
+      if (!f.machine) continue;
+      const std::vector<BenchFile> one{f};
+      judgement_ = model_judgement(one, measurements(f));
+      if (judgement_) {
+        note_ = "expected: " + f.path + "'s machine model. " + judgement_->note;
+        break;
+      }
+    }
+    if (!judgement_) note_ = "no bench file given records a machine model: expected is not known";
+  }
+  const std::string& note() const { return note_; }
+
+  PerCall of(const StepCallKey& k) const {
+    if (!judgement_) return {std::nullopt, "no machine model"};
+    if (!k.collective) return {std::nullopt, "not a collective"};
+    if (k.algorithm.empty()) return {std::nullopt, "the profile names no algorithm for it"};
+    std::vector<int> members;
+    if (k.group == "world") {
+      for (int r = 0; r < std::max(1, profile_.meta.nranks); ++r) members.push_back(r);
+    } else if (const auto parsed = profiler::parse_label(k.group)) {
+      members = parsed->members;
+    } else {
+      return {std::nullopt, "its communicator's members are not known"};
+    }
+    const MachineModel& model = judgement_->model;
+    std::vector<int> nodes;
+    for (int m : members) {
+      const auto info = std::find_if(profile_.ranks.begin(), profile_.ranks.end(),
+                                     [&](const profiler::RankInfo& i) { return i.rank == m; });
+      const std::string host = info != profile_.ranks.end() ? info->host : "";
+      const auto node =
+          std::find_if(model.nodes.begin(), model.nodes.end(), [&](const NodeModel& n) { return n.host == host; });
+      if (node != model.nodes.end())
+        nodes.push_back(static_cast<int>(node - model.nodes.begin()));
+      else if (model.nodes.size() == 1)
+        nodes.push_back(0);
+      else
+        return {std::nullopt, "rank " + std::to_string(m) + "'s host " + host + " is not in the machine model"};
+    }
+    const Expectation e = expected_row(model, nodes, parse_collective(k.call), k.algorithm,
+                                       static_cast<double>(k.bytes), judgement_->nccl_algo, judgement_->options);
+    if (!e.time_us) {
+      std::string missing;
+      for (const std::string& m : e.missing) missing += (missing.empty() ? "" : ", ") + m;
+      return {std::nullopt, "the model lacks " + (missing.empty() ? std::string("an input") : missing)};
+    }
+    return {*e.time_us, e.basis};
+  }
+
+ private:
+  const profiler::Profile& profile_;
+  std::optional<ModelJudgement> judgement_;
+  std::string note_;
+};
+
+// One call on one rank in one window, its shares summed.
+struct CallPart {
+  std::size_t row = 0;         // its StepCallRow
+  std::int64_t instance = -1;  // numbered across communicators, -1: unmatched
+  double comm = 0, wait = 0, overlap = 0;
+};
+
+// Who arrived last at each numbered instance matched by two members or more (-1: none), and
+// when the first one did (rank 0's clock).
+struct Arrivals {
+  std::vector<int> last;
+  std::vector<std::int64_t> first;
+};
+Arrivals first_and_last(const profiler::MatchedRanks& m) {
+  Arrivals a{std::vector<int>(m.latest.size(), -1), std::vector<std::int64_t>(m.latest.size(), 0)};
+  for (std::size_t i = 0; i < m.latest.size(); ++i) {
+    int members = 0;
+    for (std::size_t r = 0; r < m.arrivals.size(); ++r) {
+      const std::vector<std::int64_t>& at = m.arrivals[r];
+      if (i >= at.size() || at[i] == profiler::kNoArrival) continue;
+      if (members++ == 0 || at[i] < a.first[i]) a.first[i] = at[i];
+      if (at[i] == m.latest[i] && a.last[i] < 0) a.last[i] = static_cast<int>(r);
+    }
+    if (members < 2) a.last[i] = -1;
+  }
+  return a;
+}
+
+using Calls = std::map<std::tuple<std::size_t, std::uint32_t, std::int32_t>, CallPart>;
+
+// Every call's shares, by (rank, call event, iteration), each with its row (added to `rows` as
+// new keys appear); the call event of a device kernel that carries a collective's id is the
+// collective's own event.
+Calls collect_calls(const profiler::Profile& p, const profiler::MatchedRanks& m, std::vector<StepCallRow>& rows) {
+  std::map<StepCallKey, std::size_t> row_of;
+  Calls calls;
+  for (std::size_t r = 0; r < m.timelines.size(); ++r) {
+    const std::vector<profiler::Event>& events = p.events[r];
+    std::unordered_map<std::uint64_t, std::uint32_t> call_event;  // communication id -> its host event
+    for (std::size_t i = 0; i < events.size(); ++i)
+      if (events[i].kind == profiler::EventKind::kCommunication && events[i].id != 0 &&
+          events[i].track_kind == profiler::TrackKind::kHostThread)
+        call_event.emplace(events[i].id, static_cast<std::uint32_t>(i));
+    std::unordered_map<std::uint32_t, std::int64_t> instance_of;  // event -> numbered instance
+    for (const profiler::Activity& a : m.timelines[r].activities)
+      if (a.cls == profiler::ActivityClass::kCommunication) instance_of.emplace(a.source, a.seq);
+    for (const profiler::CallShare& s : profiler::call_shares(m.timelines[r])) {
+      std::uint32_t ev = s.event;
+      if (events[ev].kind != profiler::EventKind::kCommunication)
+        if (const auto it = call_event.find(events[ev].id); it != call_event.end()) ev = it->second;
+      const StepCallKey key = key_of(p, events[ev]);
+      const auto [it, fresh] = row_of.try_emplace(key, rows.size());
+      if (fresh) {
+        StepCallRow row;
+        row.key = key;
+        rows.push_back(std::move(row));
+      }
+      CallPart& part = calls[{r, ev, s.iteration}];
+      part.row = it->second;
+      if (const auto inst = instance_of.find(s.event); inst != instance_of.end()) part.instance = inst->second;
+      part.comm += static_cast<double>(s.comm_ns);
+      part.wait += static_cast<double>(s.wait_ns);
+      part.overlap += static_cast<double>(s.overlap_ns);
+    }
+  }
+  return calls;
+}
+
+// Per instance: the members' waiting in it and its row.
+struct InstanceSums {
+  std::map<std::int64_t, double> wait;
+  std::map<std::int64_t, std::size_t> row;
+};
+
+// Per (last rank, row) the instances it arrived last at while others waited, and what it ran
+// between the first member's arrival and its own: its compute by operator (the innermost one,
+// else the activity's own name).
+std::vector<LateRank> late_ranks(const profiler::Profile& p, const profiler::MatchedRanks& m, const Arrivals& arrivals,
+                                 std::span<const std::int64_t> offsets, const InstanceSums& sums,
+                                 const std::vector<StepCallRow>& rows) {
+  const std::size_t nranks = m.timelines.size();
+  std::vector<std::unordered_map<std::uint64_t, std::uint32_t>> operator_name(nranks);
+  std::vector<std::int64_t> longest(nranks, 0);
+  for (std::size_t r = 0; r < nranks; ++r) {
+    for (const profiler::Event& e : p.events[r])
+      if (e.kind == profiler::EventKind::kOperator) operator_name[r].emplace(e.id, e.name);
+    for (const profiler::Activity& a : m.timelines[r].activities)
+      longest[r] = std::max(longest[r], a.end_ns - a.start_ns);
+  }
+  auto text = [&](std::uint32_t id) { return id < p.strings.size() ? p.strings[id] : std::string("?"); };
+  std::map<std::pair<int, std::size_t>, LateRank> late;
+  std::map<std::size_t, double> instances_of_row;
+  for (std::size_t i = 0; i < m.latest.size(); ++i) {
+    const int last = arrivals.last[i];
+    const auto row = sums.row.find(static_cast<std::int64_t>(i));
+    if (last < 0 || row == sums.row.end()) continue;
+    instances_of_row[row->second] += 1;
+    const auto lr = static_cast<std::size_t>(last);
+    LateRank& l = late[{last, row->second}];
+    l.rank = last;
+    l.key = rows[row->second].key;
+    l.instances += 1;
+    const auto waited = sums.wait.find(static_cast<std::int64_t>(i));
+    if (waited == sums.wait.end()) continue;
+    l.waited += 1;
+    l.caused_ns += waited->second;
+    l.late_ns += static_cast<double>(m.latest[i] - arrivals.first[i]);
+    const std::int64_t from = arrivals.first[i] - offsets[lr], to = m.latest[i] - offsets[lr];
+    const auto& acts = m.timelines[lr].activities;
+    auto a = std::lower_bound(acts.begin(), acts.end(), from - longest[lr],
+                              [](const profiler::Activity& x, std::int64_t t) { return x.start_ns < t; });
+    for (; a != acts.end() && a->start_ns < to; ++a) {
+      if (a->cls != profiler::ActivityClass::kCompute || a->end_ns <= from) continue;
+      const auto op = operator_name[lr].find(a->op);
+      const std::string name = text(op != operator_name[lr].end() ? op->second : p.events[lr][a->source].name);
+      l.doing_ns[name] += static_cast<double>(std::min(a->end_ns, to) - std::max(a->start_ns, from));
+    }
+  }
+  std::vector<LateRank> out;
+  for (auto& [where, l] : late) {
+    l.of_instances = instances_of_row[where.second];
+    if (l.waited > 0) out.push_back(std::move(l));
+  }
+  std::sort(out.begin(), out.end(), [](const LateRank& a, const LateRank& b) { return a.caused_ns > b.caused_ns; });
+  return out;
+}
+
+}  // namespace
+
+StepCommunication step_communication(const profiler::Profile& p, std::span<const BenchFile> alone) {
+  StepCommunication out;
+  const std::size_t nranks = p.events.size();
+  out.steps = static_cast<double>(p.breakdown.size());
+  for (const profiler::BreakdownRow& r : p.breakdown)
+    out.comm_ns += static_cast<double>(r.comm_ns), out.comm_wait_ns += static_cast<double>(r.comm_wait_ns);
+
+  // The breakdown's timelines and matching (analyze_ranks), each rank on its own timeline.
+  std::vector<std::int64_t> offsets(nranks, 0);
+  std::vector<profiler::Timeline> kinds(nranks, profiler::Timeline::kHost);
+  for (const profiler::RankInfo& info : p.ranks) {
+    if (info.rank < 0 || static_cast<std::size_t>(info.rank) >= nranks) continue;
+    offsets[static_cast<std::size_t>(info.rank)] = info.clock_offset_ns;
+    if (info.backend != "host") kinds[static_cast<std::size_t>(info.rank)] = profiler::Timeline::kDevice;
+  }
+  const profiler::MatchedRanks m = profiler::match_ranks(p.events, offsets, kinds);
+  const Arrivals arrivals = first_and_last(m);
+  const Calls calls = collect_calls(p, m, out.rows);
+
+  const AloneTimes alone_times(alone);
+  const Expectations expectations(p, alone);
+  out.model_note = expectations.note();
+  for (StepCallRow& row : out.rows) {
+    row.alone = alone_times.of(row.key);
+    row.expected = expectations.of(row.key);
+  }
+
+  // The rows' sums, contention where alone is known, and the waiting by instance.
+  InstanceSums sums;
+  for (const auto& [where, part] : calls) {
+    StepCallRow& row = out.rows[part.row];
+    const double transfer = part.comm - part.wait;
+    row.calls += 1;
+    row.in_step_ns += part.comm;
+    row.wait_ns += part.wait;
+    row.transfer_ns += transfer;
+    if (part.instance >= 0) sums.row.emplace(part.instance, part.row);
+    if (part.instance >= 0 && part.wait > 0) {
+      sums.wait[part.instance] += part.wait;
+      if (const int last = arrivals.last[static_cast<std::size_t>(part.instance)]; last >= 0)
+        row.waited_for[last] += part.wait;
+    }
+    if (!row.alone.us || transfer <= 0 || part.overlap < kOverlappedShare * transfer) continue;
+    row.overlapped_calls += 1;
+    row.overlapped_transfer_ns += transfer;
+    row.contention_ns += std::max(0.0, transfer - *row.alone.us * 1e3);
+  }
+  out.late = late_ranks(p, m, arrivals, offsets, sums, out.rows);
+  std::sort(out.rows.begin(), out.rows.end(), [](const StepCallRow& a, const StepCallRow& b) { return a.key < b.key; });
+  return out;
+}
+
+namespace {
+
+std::string ms_of(double ns) {
+  return format_number(ns / 1e6);
+}
+
+// "rank 1" or "ranks 1 (70%), 3 (30%)": who the row's waiting was for.
+std::string waited_for(const StepCallRow& row) {
+  std::vector<std::pair<double, int>> by;
+  for (const auto& [rank, ns] : row.waited_for) by.push_back({ns, rank});
+  std::sort(by.rbegin(), by.rend());
+  if (by.empty()) return "";
+  if (by.size() == 1) return "rank " + std::to_string(by[0].second);
+  std::string out = "ranks ";
+  for (std::size_t i = 0; i < by.size() && i < 3; ++i)
+    out += (i ? ", " : "") + std::to_string(by[i].second) + " (" + format_number(100 * by[i].first / row.wait_ns, 2) +
+           "%)";
+  return out;
+}
+
+// "allreduce 1 MiB calls on world"
+std::string describe(const StepCallKey& k) {
+  return k.call + " " + format_bytes(static_cast<double>(k.bytes)) + " calls on " + k.group;
+}
+
+// What a late rank ran meanwhile, per call: "compute 20.1 ms a call, ..." (its `n` largest).
+std::string top_doing(const LateRank& l, std::size_t n) {
+  std::vector<std::pair<double, std::string>> doing;
+  for (const auto& [name, ns] : l.doing_ns) doing.push_back({ns, name});
+  std::sort(doing.rbegin(), doing.rend());
+  std::string d;
+  for (std::size_t i = 0; i < doing.size() && i < n; ++i)
+    d += (i ? ", " : "") + doing[i].second + " " + ms_of(doing[i].first / std::max(1.0, l.waited)) + " ms a call";
+  return d;
+}
+
+// The row's excess over alone in words: its parts of at least 5% of the time in the step.
+std::string cause(const StepCallRow& row) {
+  if (!row.alone.us) return row.wait_ns >= 0.05 * row.in_step_ns ? "waiting for " + waited_for(row) : "";
+  const double alone = row.alone_ns();
+  const double ratio = alone > 0 ? row.in_step_ns / alone : 0;
+  std::vector<std::pair<double, std::string>> parts;
+  if (row.wait_ns >= 0.05 * row.in_step_ns) parts.push_back({row.wait_ns, "waiting for " + waited_for(row)});
+  if (row.contention_ns >= 0.05 * row.in_step_ns)
+    parts.push_back(
+        {row.contention_ns,
+         "contention with compute (x" +
+             format_number(row.overlapped_transfer_ns / std::max(1.0, *row.alone.us * 1e3 * row.overlapped_calls), 3) +
+             " of alone over " + format_number(row.overlapped_calls / row.calls * 100, 2) + "% of calls)"});
+  if (std::abs(row.rest_ns()) >= 0.05 * row.in_step_ns)
+    parts.push_back({std::abs(row.rest_ns()), row.rest_ns() > 0
+                                                  ? "the rest (launch, dispatch, protocol)"
+                                                  : "faster than alone by " + ms_of(-row.rest_ns()) + " ms"});
+  if (parts.empty()) return ratio >= 0.9 && ratio <= 1.1 ? "none: as alone" : "";
+  std::sort(parts.rbegin(), parts.rend());
+  std::string out;
+  for (const auto& [ns, what] : parts) out += (out.empty() ? "" : "; ") + what;
+  return out;
+}
+
+}  // namespace
+
+void write_step_communication(ReportWriter& w, const StepCommunication& s) {
+  w.section("Communication in the step");
+  const double steps = std::max(1.0, s.steps);
+  double in_step = 0, wait = 0, contention = 0, alone = 0, covered = 0, expected = 0, alone_priced = 0, rest = 0;
+  for (const StepCallRow& r : s.rows) {
+    in_step += r.in_step_ns;
+    wait += r.wait_ns;
+    if (!r.alone.us) continue;
+    covered += r.in_step_ns;
+    alone += r.alone_ns();
+    contention += r.contention_ns;
+    rest += r.rest_ns();
+    if (r.expected.us) expected += *r.expected.us * 1e3 * r.calls, alone_priced += r.alone_ns();
+  }
+  std::string text =
+      "Every call of the step against the same call alone (the bench file's rows of its collective, "
+      "algorithm, size and group size) and the machine's limit (expected, the bench's model), per rank "
+      "and step (means over the profile's " +
+      format_number(s.steps) +
+      " (rank, iteration) rows). in_step is the call's part of the step's communication (concurrent "
+      "calls counted once, the earlier-started first) = alone + wait + contention + rest: wait is the "
+      "time before the last member arrived, contention the transfer beyond alone of calls during "
+      "which the rank's own compute ran (" +
+      format_number(100 * kOverlappedShare) +
+      "% of their transfer or more), rest the remainder (launch, dispatch, protocol; below 0 where "
+      "the step's call ran faster than alone). " +
+      std::string(s.identity_holds() ? "The rows add up to the breakdown's communication exactly."
+                                     : "WARNING: the rows do not add up to the breakdown's "
+                                       "communication (" +
+                                           ms_of(in_step / steps) + " against " + ms_of(s.comm_ns / steps) +
+                                           " ms): a bug; please report it.");
+  w.text(text);
+  if (!s.model_note.empty()) w.text(s.model_note);
+
+  std::string summary = "The step's communication: " + ms_of(in_step / steps) + " ms.";
+  if (covered > 0) {
+    summary += " Alone it takes " + ms_of(alone / steps) + " ms";
+    if (covered < in_step)
+      summary += " (the calls with a bench row, " + format_number(100 * covered / in_step, 3) + "% of the step's)";
+    if (alone_priced > 0 && expected > 0) {
+      const double of = expected / alone_priced;
+      summary += ", " + format_number(of, 2) +
+                 " of what the machine allows: " + std::string(verdict_class_name(classify_of_expected(of)));
+    }
+    summary += ".";
+    const double excess = covered - alone;
+    if (std::abs(excess) < 0.1 * alone && wait < 0.1 * alone)
+      summary += " Inside the step it takes " + format_number(covered / std::max(1.0, alone), 3) +
+                 " of alone: the step adds nothing measurable to its communication.";
+    else
+      summary += " Inside the step " + ms_of(excess / steps) + " ms more:";
+    if (!(std::abs(excess) < 0.1 * alone && wait < 0.1 * alone)) {
+      if (!s.late.empty()) {
+        const LateRank& l = s.late.front();
+        const std::string doing = top_doing(l, 1);
+        summary += " " + ms_of(wait / steps) + " ms waiting, " +
+                   format_number(100 * l.caused_ns / std::max(1.0, wait), 3) + "% of it for rank " +
+                   std::to_string(l.rank) + ": it arrives last at " + format_number(l.waited) + " of the " +
+                   format_number(l.of_instances) + " " + describe(l.key) + ", " +
+                   ms_of(l.late_ns / std::max(1.0, l.waited)) + " ms after the first member" +
+                   (doing.empty() ? "" : " (running " + doing + ")") + ";";
+      } else {
+        summary += " " + ms_of(wait / steps) + " ms waiting;";
+      }
+      summary += " " + ms_of(contention / steps) + " ms more transfer while compute overlapped; " +
+                 ms_of(rest / steps) + " ms the rest.";
+    }
+  } else {
+    summary +=
+        " No call has a bench row to set it against (see alone_basis): give a bench file of the group's "
+        "rank count (commscope-bench with the same collectives, sizes and algorithms).";
+  }
+  w.text(summary);
+
+  Table t({"group", "call", "algorithm", "size", "ranks", "calls", "expected_ms", "alone_ms", "in_step_ms", "wait_ms",
+           "transfer_ms", "contention_ms", "rest_ms", "alone_of_expected", "verdict", "in_step_over_alone", "cause",
+           "alone_basis", "expected_basis"});
+  t.bytes_column(3);
+  StackedBars bars{"Communication in the step by group (per rank and step)",
+                   "group",
+                   "time (ms)",
+                   {},
+                   {"expected", "alone beyond expected", "contention", "waiting", "rest"},
+                   {}};
+  std::map<std::string, std::vector<double>> by_group;
+  for (const StepCallRow& r : s.rows) {
+    const double alone_ns = r.alone_ns();
+    const bool priced = r.expected.us.has_value(), timed = r.alone.us.has_value();
+    const double exp_ns = priced ? *r.expected.us * 1e3 * r.calls : 0;
+    const bool judged = priced && timed && alone_ns > 0;
+    const double of = judged ? exp_ns / alone_ns : 0;
+    auto opt = [&](bool known, double ns) { return known ? ms_of(ns / steps) : std::string("-"); };
+    t.add({r.key.group, r.key.call, r.key.algorithm.empty() ? "-" : r.key.algorithm, std::to_string(r.key.bytes),
+           r.key.group_size > 0 ? std::to_string(r.key.group_size) : "-", format_number(r.calls / steps),
+           opt(priced, exp_ns), opt(timed, alone_ns), ms_of(r.in_step_ns / steps), ms_of(r.wait_ns / steps),
+           ms_of(r.transfer_ns / steps), opt(timed, r.contention_ns), opt(timed, r.rest_ns()),
+           judged ? format_number(of, 3) : "-",
+           judged ? std::string(verdict_class_name(classify_of_expected(of))) : "-",
+           timed && alone_ns > 0 ? format_number(r.in_step_ns / alone_ns, 3) : "-", cause(r), r.alone.basis,
+           r.expected.basis});
+    std::vector<double>& g = by_group[r.key.group];
+    g.resize(5, 0.0);
+    const double e = std::min(exp_ns, alone_ns);
+    g[0] += e / steps / 1e6;
+    g[1] += (alone_ns - e) / steps / 1e6;
+    g[2] += r.contention_ns / steps / 1e6;
+    g[3] += r.wait_ns / steps / 1e6;
+    g[4] += std::max(0.0, r.alone.us ? r.rest_ns() : r.transfer_ns) / steps / 1e6;
+  }
+  w.table("step_communication", t);
+
+  if (!s.late.empty()) {
+    Table lt({"rank", "group", "call", "size", "last_at_calls", "of_calls", "caused_wait_ms", "wait_per_call_ms",
+              "mean_late_ms", "running_meanwhile"});
+    lt.bytes_column(3);
+    for (const LateRank& l : s.late) {
+      const std::string d = top_doing(l, 3);
+      lt.add({std::to_string(l.rank), l.key.group, l.key.call, std::to_string(l.key.bytes), format_number(l.waited),
+              format_number(l.of_instances), ms_of(l.caused_ns / steps), ms_of(l.caused_ns / std::max(1.0, l.waited)),
+              ms_of(l.late_ns / std::max(1.0, l.waited)), d.empty() ? "-" : d});
+    }
+    w.text(
+        "Who the waiting was for: per rank and call, the calls it arrived last at while other members waited, "
+        "their waiting (caused_wait_ms per rank and step, wait_per_call_ms summed over the waiting members), how "
+        "late it arrived after the first member, and what it ran meanwhile (its compute by operator, per call).");
+    w.table("waiting_for", lt);
+  }
+  for (auto& [group, v] : by_group) {
+    bars.categories.push_back(group);
+    if (bars.values.empty()) bars.values.assign(5, {});
+    for (std::size_t c = 0; c < 5; ++c) bars.values[c].push_back(v[c]);
+  }
+  if (!bars.categories.empty()) w.plot("step_communication", bars);
+}
+
+}  // namespace commscope::analysis

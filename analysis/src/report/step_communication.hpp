@@ -1,0 +1,89 @@
+#pragma once
+// The in-training gap (docs/report.md, "Communication in the step"): every collective of a
+// profiled step set against the same call alone (a bench file's rows) and the machine's limit (the
+// bench file's machine model), with the step's excess over alone split into waiting for the last
+// member, contention with the rank's own compute and the rest. Measured figures only: what the
+// profile, the bench rows and the model do not give stays unknown and is said so.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "commscope/analysis/inputs.hpp"
+#include "commscope/formats/profile.hpp"
+
+namespace commscope::analysis {
+
+// A call's share of its rank's window counts as overlapped by compute when compute ran during at
+// least this part of its transfer (the rest of it: the transfer alone).
+inline constexpr double kOverlappedShare = 0.1;
+
+// One kind of call of the step: its communicator, what it is and its size.
+struct StepCallKey {
+  std::string group;      // the communicator's label ("world", "tp[0,1]", "pp[0>2]")
+  std::string call;       // the collective as the bench names it ("allreduce"), else the event's name
+  std::string algorithm;  // the event's algorithm ("mpi", "ring"); "" where it names none
+  std::int64_t bytes = 0;
+  int group_size = 0;  // members (0: not known from the label)
+  bool collective = false;
+  auto operator<=>(const StepCallKey&) const = default;
+};
+
+// A figure per call with where it came from, or why there is none.
+struct PerCall {
+  std::optional<double> us;
+  std::string basis;  // "measured at 4 MiB", "fit of 1 KiB to 64 KiB", or the reason it is missing
+};
+
+struct StepCallRow {
+  StepCallKey key;
+  // Sums over the profile's (rank, iteration) rows, in ns: the calls' shares of the communication
+  // (in_step = wait + transfer), and of the transfer the part with compute running.
+  double calls = 0;
+  double in_step_ns = 0, wait_ns = 0, transfer_ns = 0;
+  PerCall alone, expected;
+  // Where alone is known: the calls whose transfer compute overlapped (kOverlappedShare), their
+  // transfer beyond alone (never below 0) = contention; rest = in_step - alone - wait - contention.
+  double overlapped_calls = 0, overlapped_transfer_ns = 0, contention_ns = 0;
+  std::map<int, double> waited_for;  // the wait_ns by the member that arrived last
+  double alone_ns() const { return alone.us ? *alone.us * 1e3 * calls : 0; }
+  double rest_ns() const { return in_step_ns - alone_ns() - wait_ns - contention_ns; }
+};
+
+// Who the waiting was for: per rank and kind of call, the instances it arrived last at.
+struct LateRank {
+  int rank = 0;
+  StepCallKey key;
+  double instances = 0;                    // instances (one per call across its members) it arrived last at
+  double of_instances = 0;                 // the key's instances matched across two members or more
+  double waited = 0;                       // of `instances`, those where some member waited
+  double caused_ns = 0;                    // the other members' waiting in those calls (their shares' wait)
+  double late_ns = 0;                      // summed: its arrival minus the first member's
+  std::map<std::string, double> doing_ns;  // what it ran meanwhile: compute by operator (or kernel) name
+};
+
+struct StepCommunication {
+  std::vector<StepCallRow> rows;         // by key
+  std::vector<LateRank> late;            // by caused_ns, largest first
+  double steps = 0;                      // the profile's (rank, iteration) rows: the table's figures are per row
+  double comm_ns = 0, comm_wait_ns = 0;  // the breakdown's sums, which the rows' must equal
+  bool identity_holds() const;
+  std::vector<std::string> notes;  // what the join left out and why
+  std::string model_note;          // the expectation's basis ("" without a model)
+};
+
+// The join, from a profile read with its events and the bench files that time its calls alone
+// (any number: each serves the groups of its rank count). InputError for a profile without
+// events.
+StepCommunication step_communication(const profiler::Profile& profile, std::span<const BenchFile> alone);
+
+// The section "Communication in the step": the summary paragraph, the table per call
+// (step_communication.csv), who the waiting was for (waiting_for.csv) and the stacked bars per
+// communicator.
+class ReportWriter;
+void write_step_communication(ReportWriter& w, const StepCommunication& s);
+
+}  // namespace commscope::analysis
