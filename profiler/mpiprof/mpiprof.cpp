@@ -44,6 +44,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -80,7 +81,39 @@ std::int32_t g_step = 0;
 std::atomic<std::int64_t> g_world_seq{0};  // threads may call collectives (MPI_THREAD_MULTIPLE)
 double g_window_s = 0;
 double g_window_start = 0;
-pf::NameId g_mpi = 0, g_compute_name = 0;
+pf::NameId g_mpi = 0, g_compute_name = 0, g_other_threads = 0;
+
+// Compute on the program's other threads during a collective (a helper thread streaming memory,
+// an OpenMP team left running): the process's CPU time less the calling thread's over the call,
+// read for collectives of kOtherThreadsBytes or more (four CPU-clock reads, about 1 us, are under
+// 1% of such a call). Recorded as a compute event "other threads" from the call's start, as long
+// as that CPU time (at most the call): the breakdown counts it as compute overlapping the call,
+// and commscope-report profile --bench the call's transfer beyond alone as contention.
+constexpr std::int64_t kOtherThreadsBytes = 64 * 1024;
+struct CpuClocks {
+  std::int64_t process = 0, thread = 0, wall = 0;
+};
+std::int64_t clock_ns(clockid_t id) {
+  timespec t{};
+  clock_gettime(id, &t);
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+CpuClocks cpu_clocks() {
+  return {clock_ns(CLOCK_PROCESS_CPUTIME_ID), clock_ns(CLOCK_THREAD_CPUTIME_ID), clock_ns(CLOCK_MONOTONIC)};
+}
+// The "other threads" event of a call [start, end) (ticks) that began at `before`.
+void record_other_threads(const CpuClocks& before, std::int64_t start, std::int64_t end) {
+  const CpuClocks after = cpu_clocks();
+  const std::int64_t others = (after.process - before.process) - (after.thread - before.thread);
+  const std::int64_t wall = after.wall - before.wall;
+  if (others <= 0 || wall <= 0 || end <= start || !pf::recording()) return;
+  pf::detail::ThreadBuffer* buffer = nullptr;
+  if (pf::Event* e = pf::detail::open_event(buffer, pf::EventKind::kKernel, g_other_threads)) {
+    const double share = std::min(1.0, static_cast<double>(others) / static_cast<double>(wall));
+    e->start_ns = start;
+    e->end_ns = start + std::llround(share * static_cast<double>(end - start));
+  }
+}
 
 bool on_main() {
   return std::this_thread::get_id() == g_main;
@@ -294,6 +327,7 @@ void start() {
     }
     g_mpi = pf::name_id("mpi");
     g_compute_name = pf::name_id("compute");
+    g_other_threads = pf::name_id("other threads");
     g_main = std::this_thread::get_id();
     const std::string output = o.output;
     g_session = std::make_unique<pf::Session>(MPI_COMM_WORLD, std::move(o));
@@ -403,9 +437,12 @@ int mpiprof::record_call(const Names& names, std::span<const Part> parts, MPI_Co
   const mpiprof::flight::Handle flown =
       mpiprof::flight::posted(ring, instance.seq, names.comm, n > 0 ? parts[0].bytes : 0, -1,
                               n > 0 && parts[0].link != nullptr ? *parts[0].link : 0, start);
+  const bool others = kind == Kind::kCollective && n > 0 && parts[0].bytes >= kOtherThreadsBytes;
+  const CpuClocks before = others ? cpu_clocks() : CpuClocks{};
   const int rc = call(ctx);
   const std::int64_t end = pf::ticks();
   mpiprof::flight::completed(flown, end);
+  if (others) record_other_threads(before, start, end);
   if (pf::recording()) {  // not when a signal ended the session during the call
     if (op != nullptr) op->end_ns = end;
     for (std::size_t i = 0; i < n; ++i) {

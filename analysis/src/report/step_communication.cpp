@@ -340,8 +340,9 @@ StepCommunication step_communication(const profiler::Profile& p, std::span<const
 
 namespace {
 
+// Sums of fractional ns (alone's us x calls) leave residues like 1e-14 ms: under half a ns is 0.
 std::string ms_of(double ns) {
-  return format_number(ns / 1e6);
+  return format_number(std::abs(ns) < 0.5 ? 0.0 : ns / 1e6);
 }
 
 // "rank 1" or "ranks 1 (70%), 3 (30%)": who the row's waiting was for.
