@@ -44,6 +44,15 @@ if(COMMSCOPE_BUILD_TESTS)
   set_tests_properties(analysis.fixtures_stale PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "mpi" PROCESSORS 2
                                                           TIMEOUT 300 ENVIRONMENT "${COMMSCOPE_TEST_ENV}")
 
+  # commscope-bench --from-profile on the trainer's profiles (ddp and ZeRO-3 at 2 ranks, tp 2 x pp 2
+  # at 4): every collective call of each has its bench row in commscope-report profile --bench.
+  add_test(NAME analysis.from_profile
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/from_profile.sh $<TARGET_FILE_DIR:commscope-bench>
+                   ${CMAKE_BINARY_DIR}/fixtures ${CMAKE_CURRENT_BINARY_DIR}/from-profile ${MPIEXEC_EXECUTABLE}
+                   ${COMMSCOPE_MPIEXEC_FLAGS})
+  set_tests_properties(analysis.from_profile PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "mpi" PROCESSORS 2
+                                                        TIMEOUT 300 ENVIRONMENT "${COMMSCOPE_TEST_ENV}")
+
   # Damaged variants of the fixtures: every one read without a crash, a hang or a multi-line error.
   add_test(NAME analysis.fuzz_inputs
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/fuzz_inputs.sh $<TARGET_FILE:test_analysis_read_any>

@@ -4,6 +4,7 @@
 
 #include "backends/backend.hpp"
 #include "commscope/collectives/error.hpp"
+#include "from_profile.hpp"
 
 namespace commscope::bench {
 
@@ -26,8 +27,32 @@ std::size_t count_for_bytes(Collective c, std::size_t bytes, DataType t, int nra
   return bytes / type_size(t) / per_count;
 }
 
+namespace {
+
+// --from-profile: whether the profile holds a call of `c`'s collective, algorithm and size on a
+// communicator of this run's size.
+bool in_profile(const Options& o, Collective coll, const std::string& algo, std::size_t bytes, int nranks) {
+  return std::any_of(o.profile_calls.begin(), o.profile_calls.end(), [&](const ProfileCall& p) {
+    return p.coll == coll && p.algo == algo && p.bytes == bytes && p.group_size == nranks;
+  });
+}
+
+// --from-profile without --algo: the device's algorithms the profile's calls name.
+std::vector<std::string> profile_algorithms(const Options& o, const Backend& backend) {
+  std::vector<std::string> algos;
+  for (const std::string& a : backend.algorithms())
+    if (std::any_of(o.profile_calls.begin(), o.profile_calls.end(), [&](const ProfileCall& p) { return p.algo == a; }))
+      algos.push_back(a);
+  return algos;
+}
+
+}  // namespace
+
 std::vector<Case> make_cases(const Options& o, int nranks, const Backend& backend) {
-  std::vector<std::string> algos = o.algos.empty() ? backend.algorithms() : o.algos;
+  const bool from_profile = !o.profile_calls.empty();
+  std::vector<std::string> algos = !o.algos.empty() ? o.algos
+                                   : from_profile   ? profile_algorithms(o, backend)
+                                                    : backend.algorithms();
   const std::vector<std::string> have = backend.algorithms();
   for (const std::string& a : algos) {
     if (std::find(have.begin(), have.end(), a) == have.end()) {
@@ -61,8 +86,10 @@ std::vector<Case> make_cases(const Options& o, int nranks, const Backend& backen
         for (std::size_t req : sizes) {
           for (const std::string& algo : algos) {
             if (!backend.supports(algo, coll)) continue;
+            if (from_profile && !in_profile(o, coll, algo, req, nranks)) continue;
             for (bool in_place : {false, true}) {
               if (in_place && !has_in_place(coll)) continue;  // alltoallv: out of place only
+              if (in_place && from_profile) continue;         // what the report sets a call against
               Case c;
               c.id = static_cast<int>(cases.size());
               c.row = row;
@@ -87,6 +114,11 @@ std::vector<Case> make_cases(const Options& o, int nranks, const Backend& backen
       }
     }
   }
+  if (from_profile && cases.empty())
+    throw InvalidArgument("--from-profile " + o.from_profile + ": none of its collective calls runs on " +
+                          std::to_string(nranks) + (nranks == 1 ? " rank" : " ranks") + " with " + backend.device() +
+                          "'s algorithms (it calls " + describe_profile_calls(o.profile_calls) +
+                          "): run with as many ranks as one of its communicators has");
   return cases;
 }
 

@@ -1,4 +1,5 @@
 #include "commscope/bench/options.hpp"
+#include "from_profile.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -51,6 +52,12 @@ std::string format_factor(double factor) {
 
 std::vector<std::size_t> size_list(const Options& o) {
   std::vector<std::size_t> sizes;
+  if (!o.profile_calls.empty()) {
+    for (const ProfileCall& c : o.profile_calls) sizes.push_back(c.bytes);
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    return sizes;
+  }
   for (std::size_t s = o.min_bytes; s <= o.max_bytes;) {
     if (sizes.size() == kMaxSizes)
       throw InvalidArgument("-b " + std::to_string(o.min_bytes) + " to -e " + std::to_string(o.max_bytes) +
@@ -235,8 +242,12 @@ void add_sweep_options(CLI::App& app, Options& o, RawFlags& r) {
                  "allreduce allgather reducescatter reduce broadcast alltoall gather scatter sendrecv alltoallv, "
                  "a comma list, or all; nccl-tests' names (all_reduce_perf ...) and IMB-MPI1's (Allreduce Bcast ..., "
                  "with its -msglog [MIN:]MAX, -npmin P, -iter N) too (OSU's osu_latency osu_bw osu_bibw osu_mbw_mr "
-                 "osu_allreduce ... take OSU's flags: see `commscope-bench osu_latency -h`)")
-      ->required();
+                 "osu_allreduce ... take OSU's flags: see `commscope-bench osu_latency -h`)");
+  app.add_option(
+      "--from-profile", o.from_profile,
+      "a profile (commscope-train --profile, commscope-import, the PMPI library): run exactly its collective "
+      "calls (collectives, sizes, algorithms) whose communicator has this run's rank count, for "
+      "`commscope-report profile P.h5 --bench`");
   app.add_option("-b,--minbytes", r.minb, "smallest size in bytes (K, M, G suffixes)")->capture_default_str();
   app.add_option("-e,--maxbytes", r.maxb, "largest size in bytes")->capture_default_str();
   auto* f =
@@ -382,8 +393,19 @@ void apply_sweep(const CLI::App& app, const RawFlags& r, Options& o) {
   }
   std::string colls;  // IMB-MPI1 Allreduce Bcast: names one by one, as one list
   for (const std::string& c : r.colls) colls += (colls.empty() ? "" : ",") + c;
-  o.collectives = parse_list<Collective>(
-      colls, [&o](const std::string& s) { return parse_collective_name(s, o); }, kAllCollectives);
+  if (!o.from_profile.empty()) {
+    if (!colls.empty())
+      throw InvalidArgument("--from-profile takes the collectives from the profile: name none ('" + colls + "')");
+    o.profile_calls = profile_calls_of(o.from_profile);
+    for (const ProfileCall& c : o.profile_calls)
+      if (std::find(o.collectives.begin(), o.collectives.end(), c.coll) == o.collectives.end())
+        o.collectives.push_back(c.coll);
+  } else if (colls.empty()) {
+    throw InvalidArgument("collective is required: name one (allreduce, ..., all) or give --from-profile FILE");
+  } else {
+    o.collectives = parse_list<Collective>(
+        colls, [&o](const std::string& s) { return parse_collective_name(s, o); }, kAllCollectives);
+  }
   o.types = parse_list<DataType>(r.types, parse_type_name, kAllDataTypes);
   o.ops = parse_list<ReduceOp>(r.ops, parse_op_name, kAllReduceOps);
   o.combine = parse_combine(r.combine);

@@ -399,22 +399,69 @@ std::string cause(const StepCallRow& row) {
   return out;
 }
 
-}  // namespace
-
-void write_step_communication(ReportWriter& w, const StepCommunication& s) {
-  w.section("Communication in the step");
+// The summary paragraph: the step's communication, what its calls with a bench row take alone
+// and against the machine, what the step adds to them (waiting, contention, the rest), the calls
+// without a row, and who the waiting is for.
+std::string summary_of(const StepCommunication& s) {
   const double steps = std::max(1.0, s.steps);
-  double in_step = 0, wait = 0, contention = 0, alone = 0, covered = 0, expected = 0, alone_priced = 0, rest = 0;
+  double in_step = 0, wait = 0, contention = 0, alone = 0, covered = 0, covered_wait = 0, expected = 0,
+         alone_priced = 0, rest = 0;
   for (const StepCallRow& r : s.rows) {
     in_step += r.in_step_ns;
     wait += r.wait_ns;
     if (!r.alone.us) continue;
     covered += r.in_step_ns;
+    covered_wait += r.wait_ns;
     alone += r.alone_ns();
     contention += r.contention_ns;
     rest += r.rest_ns();
     if (r.expected.us) expected += *r.expected.us * 1e3 * r.calls, alone_priced += r.alone_ns();
   }
+  std::string out = "The step's communication: " + ms_of(in_step / steps) + " ms.";
+  if (covered <= 0)
+    return out +
+           " No call has a bench row to set it against (see alone_basis): commscope-bench --from-profile at each "
+           "of the profile's communicator sizes measures exactly its calls.";
+  out += covered < in_step
+             ? " Its calls with a bench row (" + ms_of(covered / steps) + " ms, " +
+                   format_number(100 * covered / in_step, 3) + "% of it) take " + ms_of(alone / steps) + " ms alone"
+             : " Alone it takes " + ms_of(alone / steps) + " ms";
+  if (alone_priced > 0 && expected > 0) {
+    const double of = expected / alone_priced;
+    out += ", " + format_number(of, 2) +
+           " of what the machine allows: " + std::string(verdict_class_name(classify_of_expected(of)));
+  }
+  out += ".";
+  const double excess = covered - alone;
+  if (std::abs(excess) < 0.1 * alone && covered_wait < 0.1 * alone)
+    out += " Inside the step they take " + format_number(covered / std::max(1.0, alone), 3) +
+           " of alone: the step adds nothing measurable to them.";
+  else
+    out += " Inside the step they take " + ms_of(excess / steps) + " ms more: " + ms_of(covered_wait / steps) +
+           " ms waiting, " + ms_of(contention / steps) + " ms more transfer while compute overlapped, " +
+           ms_of(rest / steps) + " ms the rest.";
+  if (covered < in_step)
+    out += " The other " + ms_of((in_step - covered) / steps) +
+           " ms are calls without a bench row (messages, completions, calls of other sizes: alone_basis says why), " +
+           ms_of((wait - covered_wait) / steps) + " ms of it waiting.";
+  if (!s.late.empty() && wait > 0) {
+    const LateRank& l = s.late.front();
+    const std::string doing = top_doing(l, 1);
+    out += " Of all the waiting (" + ms_of(wait / steps) + " ms), " + format_number(100 * l.caused_ns / wait, 3) +
+           "% is for rank " + std::to_string(l.rank) + ": it arrives last at " + format_number(l.waited) + " of the " +
+           format_number(l.of_instances) + " " + describe(l.key) + ", " + ms_of(l.late_ns / std::max(1.0, l.waited)) +
+           " ms after the first member" + (doing.empty() ? "" : " (running " + doing + ")") + ".";
+  }
+  return out;
+}
+
+}  // namespace
+
+void write_step_communication(ReportWriter& w, const StepCommunication& s) {
+  w.section("Communication in the step");
+  const double steps = std::max(1.0, s.steps);
+  double in_step = 0;
+  for (const StepCallRow& r : s.rows) in_step += r.in_step_ns;
   std::string text =
       "Every call of the step against the same call alone (the bench file's rows of its collective, "
       "algorithm, size and group size) and the machine's limit (expected, the bench's model), per rank "
@@ -435,45 +482,7 @@ void write_step_communication(ReportWriter& w, const StepCommunication& s) {
   w.text(text);
   if (!s.model_note.empty()) w.text(s.model_note);
 
-  std::string summary = "The step's communication: " + ms_of(in_step / steps) + " ms.";
-  if (covered > 0) {
-    summary += " Alone it takes " + ms_of(alone / steps) + " ms";
-    if (covered < in_step)
-      summary += " (the calls with a bench row, " + format_number(100 * covered / in_step, 3) + "% of the step's)";
-    if (alone_priced > 0 && expected > 0) {
-      const double of = expected / alone_priced;
-      summary += ", " + format_number(of, 2) +
-                 " of what the machine allows: " + std::string(verdict_class_name(classify_of_expected(of)));
-    }
-    summary += ".";
-    const double excess = covered - alone;
-    if (std::abs(excess) < 0.1 * alone && wait < 0.1 * alone)
-      summary += " Inside the step it takes " + format_number(covered / std::max(1.0, alone), 3) +
-                 " of alone: the step adds nothing measurable to its communication.";
-    else
-      summary += " Inside the step " + ms_of(excess / steps) + " ms more:";
-    if (!(std::abs(excess) < 0.1 * alone && wait < 0.1 * alone)) {
-      if (!s.late.empty()) {
-        const LateRank& l = s.late.front();
-        const std::string doing = top_doing(l, 1);
-        summary += " " + ms_of(wait / steps) + " ms waiting, " +
-                   format_number(100 * l.caused_ns / std::max(1.0, wait), 3) + "% of it for rank " +
-                   std::to_string(l.rank) + ": it arrives last at " + format_number(l.waited) + " of the " +
-                   format_number(l.of_instances) + " " + describe(l.key) + ", " +
-                   ms_of(l.late_ns / std::max(1.0, l.waited)) + " ms after the first member" +
-                   (doing.empty() ? "" : " (running " + doing + ")") + ";";
-      } else {
-        summary += " " + ms_of(wait / steps) + " ms waiting;";
-      }
-      summary += " " + ms_of(contention / steps) + " ms more transfer while compute overlapped; " +
-                 ms_of(rest / steps) + " ms the rest.";
-    }
-  } else {
-    summary +=
-        " No call has a bench row to set it against (see alone_basis): give a bench file of the group's "
-        "rank count (commscope-bench with the same collectives, sizes and algorithms).";
-  }
-  w.text(summary);
+  w.text(summary_of(s));
 
   Table t({"group", "call", "algorithm", "size", "ranks", "calls", "expected_ms", "alone_ms", "in_step_ms", "wait_ms",
            "transfer_ms", "contention_ms", "rest_ms", "alone_of_expected", "verdict", "in_step_over_alone", "cause",

@@ -22,8 +22,21 @@ namespace commscope::bench {
 enum class Combine : std::uint8_t { rank0, avg, min, max };
 std::string_view to_string(Combine c);
 
+// One kind of collective call a profile holds (--from-profile): what it is, its algorithm as the
+// profile names it ("" for none), its array bytes and its communicator's size.
+struct ProfileCall {
+  Collective coll = Collective::allreduce;
+  std::string algo;
+  std::size_t bytes = 0;
+  int group_size = 0;
+};
+
 struct Options {
   std::vector<Collective> collectives;
+  // --from-profile FILE: the profile's collective calls; the run's cases are those of its rank
+  // count (collectives, sizes and algorithms from the profile, not the command line).
+  std::string from_profile;
+  std::vector<ProfileCall> profile_calls;
   // Named as nccl-tests names them (all_reduce, all_reduce_perf, or installed under that name):
   // nccl-tests' table columns, and only the vendor's algorithm unless --algo is given.
   bool nccl_tests_names = false;
@@ -118,7 +131,8 @@ std::string_view nccl_tests_name(DataType t);
 // error this throws as InvalidArgument, the bench's usage error).
 std::size_t parse_size(const std::string& s);
 
-// The requested sizes: from min to max by factor (or step), max included when reached.
+// The requested sizes: from min to max by factor (or step), max included when reached; with
+// --from-profile, the profile's sizes.
 // InvalidArgument for more than kMaxSizes sizes (-f 1.0000001 or -i 1 to 64M: a run that never
 // ends, and gigabytes of cases before the first call).
 inline constexpr std::size_t kMaxSizes = 65536;
