@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what is missing, build, and run the whole suite on localhost ranks (or a cluster):
 #   1. commscope-bench: every collective and algorithm, 8 B to 64 MiB by 2x, checked
-#   2. commscope-train --model small, profiled, at 1 rank and at --ranks ranks
+#   2. commscope-train --model small, profiled, at 1 rank and at --ranks ranks, and the step's
+#      collective calls alone (commscope-bench --from-profile)
 #   3. commscope-report: bench, profile and scaling reports (Markdown + CSV + plots), a trace
 #   4. scripts/check-report.py: the reports' numbers against the HDF5 files (read with h5py)
 #   (the summary's verdicts: scripts/suite-verdicts.py, from the bench report's Verdict lines)
@@ -164,11 +165,22 @@ step 2 "commscope-train --model small, $steps steps, global batch $batch, 1 rank
 launch 1 "${train[@]}" --profile "$out/train-np1.h5" | tee "$out/train-np1.log"
 step 3 "commscope-train --model small, $steps steps, global batch $batch, $ranks ranks, profiled"
 launch "$ranks" "${train[@]}" --profile "$out/train-np$ranks.h5" | tee "$out/train-np$ranks.log"
+# The profiled step's collective calls alone, each at its size and algorithm (--from-profile), so
+# that the profile's report sets every call against its time alone (docs/report.md).
+alone=()
+echo "run-suite.sh: the step's collective calls alone ($out/alone-np$ranks.h5, log alone.log)"
+if launch "$ranks" "$bin/commscope-bench" --from-profile "$out/train-np$ranks.h5" --device "$device" -n "$iters" -c 1 \
+  ${doctor[@]+"${doctor[@]}"} ${link_rates[@]+"${link_rates[@]}"} --out "$out/alone-np$ranks.h5" >"$out/alone.log" 2>&1; then
+  alone=(--bench "$out/alone-np$ranks.h5")
+else
+  echo "run-suite.sh: the calls alone: none measured (exit $?, see $out/alone.log): the profile's report goes without"
+fi
 
 step 4 "commscope-report bench"
 "$bin/commscope-report" bench "$out/bench.h5" -o "$out/report/bench" >"$out/report-bench.txt"
 step 5 "commscope-report profile and scaling"
-"$bin/commscope-report" profile "$out/train-np$ranks.h5" -o "$out/report/profile" >"$out/report-profile.txt"
+"$bin/commscope-report" profile "$out/train-np$ranks.h5" ${alone[@]+"${alone[@]}"} -o "$out/report/profile" \
+  >"$out/report-profile.txt"
 "$bin/commscope-report" scaling "$out/train-np1.h5" "$out/train-np$ranks.h5" -o "$out/report/scaling" \
   >"$out/report-scaling.txt"
 step 6 "trace export (ui.perfetto.dev)"
@@ -228,6 +240,10 @@ echo "Scaling 1 -> $ranks ranks:"
 csv_table "$out/report/scaling/scaling.csv" ranks cores t_iter_ms t_comp_ms t_comm_ms speedup parallel_eff predicted_speedup prediction_error
 echo "Breakdown at $ranks ranks (ms):"
 csv_table "$out/report/profile/components.csv" component median_ms p10_ms p90_ms share_of_step
+if grep -q "^The step's communication" "$out/report-profile.txt"; then
+  echo "Communication in the step at $ranks ranks, each call against the same call alone (report/profile):"
+  grep -m1 "^The step's communication" "$out/report-profile.txt" | fold -s -w 110 | sed 's/^/  /'
+fi
 echo "Report: $checked"
 echo "Files: $out (summary.txt, report/*/report.md, HDF5 files, trace-np$ranks.json)"
 } | tee "$out/summary.txt"
