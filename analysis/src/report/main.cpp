@@ -130,6 +130,12 @@ int main(int argc, char** argv) {
                    "alone and the machine's limit (repeat for several: --bench b2.h5 --bench b4.h5)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  profile->add_option("--alone", pr.alone,
+                      "a replay of the profile with --gaps none (commscope-replay): each call's time alone where no "
+                      "bench row has it");
+  profile->add_option("--machine", pr.machine,
+                      "a machine file (docs/bench.md, \"The machine model\") completing the bench file's model, or "
+                      "with the profile's hosts making one, to price each call");
   profile->add_option("-o,--out", out, "folder for report.md, CSV files and plots");
 
   ca::ScalingOptions sc;

@@ -121,9 +121,9 @@ ReplayComparison compare_replay(const prof::Profile& original, const prof::Profi
       n += 1;
     }
     if (n > 0)
-      for (double* v : {&row.recorded_comm_ns, &row.replayed_comm_ns, &row.recorded_wait_ns, &row.replayed_wait_ns,
-                        &row.recorded_transfer_ns, &row.replayed_transfer_ns, &row.recorded_step_ns,
-                        &row.projected_step_ns})
+      for (double* v :
+           {&row.recorded_comm_ns, &row.replayed_comm_ns, &row.recorded_wait_ns, &row.replayed_wait_ns,
+            &row.recorded_transfer_ns, &row.replayed_transfer_ns, &row.recorded_step_ns, &row.projected_step_ns})
         *v /= n;
   }
   std::map<std::pair<std::string, std::string>, ReplayCollectiveRow> rows;

@@ -18,7 +18,7 @@ struct ReplayIterationRow {
   // (arrival skew: the gaps, a late rank) and after it (the transfer itself).
   double recorded_wait_ns = 0, replayed_wait_ns = 0;
   double recorded_transfer_ns = 0, replayed_transfer_ns = 0;
-  double recorded_step_ns = 0;                        // mean window
+  double recorded_step_ns = 0;  // mean window
   // Mean over ranks of window - comm + max(replayed comm, overlap): the recorded compute and
   // gaps, the replayed communication, the compute that hid under communication still hidden.
   double projected_step_ns = 0;

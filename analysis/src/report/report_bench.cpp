@@ -330,7 +330,8 @@ std::vector<JudgedRow> judged(const ModelJudgement& j, const std::string& collec
     // Judged by the typical call (the lower of the mean and the median: a stalled call raises a
     // mean a thousandfold), as the bench's rows are (typical_time_us), its busbw scaled to it.
     const MeasuredRow r{m.bytes[i], m.typical_us[i], m.busbw_GBps[i] * m.time_us[i] / m.typical_us[i]};
-    Expectation e = expected_row(j.model, j.placement, parse_collective(collective), m.algorithm, r.bytes, j.nccl_algo, j.options);
+    Expectation e =
+        expected_row(j.model, j.placement, parse_collective(collective), m.algorithm, r.bytes, j.nccl_algo, j.options);
     const std::optional<double> of = of_expected(e, r.time_us);
     rows.push_back({r, std::move(e), of});
   }

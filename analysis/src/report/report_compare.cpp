@@ -131,8 +131,8 @@ void report_compare(const std::vector<std::string>& files, const ReportOptions& 
           std::vector<double> busbw(found->bytes.size());
           for (std::size_t k = 0; k < busbw.size(); ++k)
             busbw[k] = found->busbw_GBps[k] * found->time_us[k] / found->typical_us[k];
-          bw.series.push_back({names[i] + " " + base.algorithm, found->bytes, busbw, true, i > 0, names[i],
-                               base.algorithm});
+          bw.series.push_back(
+              {names[i] + " " + base.algorithm, found->bytes, busbw, true, i > 0, names[i], base.algorithm});
           fits.add({collective, base.algorithm, names[i], found->fit ? format_number(found->fit->alpha_us) : "-",
                     found->fit ? format_number(found->fit->bandwidth_gbps) : "-",
                     found->fit ? format_number(found->fit->r_squared, 5) : "-"});

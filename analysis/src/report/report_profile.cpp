@@ -5,7 +5,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +18,7 @@
 #include "commscope/common/stats.hpp"
 #include "commscope/profiler/run_description.hpp"
 #include "commscope/profiler/vocabulary.hpp"
+#include "replay_compare.hpp"
 #include "report_writer.hpp"
 #include "step_communication.hpp"
 
@@ -171,6 +175,65 @@ std::vector<BenchFile> alone_files(const profiler::Profile& p, const std::string
   return files;
 }
 
+// What --bench, --alone and --machine give: the bench files, the replay (checked to be one of
+// this profile, with --gaps none), the machine file's entries. std::invalid_argument (one line,
+// exit 2) for a replay of another profile or with gaps, a bad machine file, or --alone with no
+// machine model to price the calls.
+struct Alone {
+  bool wanted = false;
+  std::vector<BenchFile> bench;
+  std::optional<profiler::Profile> replay;
+  MachineFile machine;
+};
+Alone alone_sources(const profiler::Profile& p, const std::string& file, const ProfileOptions& o) {
+  Alone a;
+  a.wanted = !o.bench.empty() || !o.alone.empty() || !o.machine.empty();
+  if (!a.wanted) return a;
+  if (!o.bench.empty()) a.bench = alone_files(p, file, o.bench);
+  if (!o.machine.empty()) {
+    std::ifstream in(o.machine);
+    if (!in) throw std::invalid_argument("--machine " + o.machine + ": cannot read it");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    try {
+      a.machine = {o.machine, parse_machine_entries(text)};
+    } catch (const MachineModelError& e) {
+      throw std::invalid_argument("--machine " + o.machine + ": " + e.what());
+    }
+  }
+  if (!o.alone.empty()) {
+    preflight(o.alone, "profile");
+    a.replay = read_profile_file(o.alone, true);
+    const std::string gaps = value_of(a.replay->meta.attributes, "replay_gaps");
+    if (value_of(a.replay->meta.attributes, "replay_of").empty())
+      throw std::invalid_argument("--alone " + o.alone + ": not a replay (commscope-replay " + file +
+                                  " --gaps none writes one)");
+    if (gaps != "none")
+      throw std::invalid_argument("--alone " + o.alone + ": replayed with --gaps " + gaps +
+                                  ", so its calls did not run alone: replay with --gaps none");
+    ReplayComparison c;
+    try {
+      c = compare_replay(p, *a.replay);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("--alone " + o.alone + " is not a replay of " + file + ": " + e.what());
+    }
+    // Its calls and bytes must be the profile's, communicator by communicator.
+    for (const ReplayCollectiveRow& r : c.by_collective)
+      if (r.recorded_calls != r.replayed_calls || r.recorded_bytes != r.replayed_bytes)
+        throw std::invalid_argument("--alone " + o.alone + " is not a replay of " + file + ": " + r.name + " on " +
+                                    r.group + ", " + std::to_string(r.recorded_calls) + " calls of " +
+                                    std::to_string(r.recorded_bytes) + " B recorded, " +
+                                    std::to_string(r.replayed_calls) + " of " + std::to_string(r.replayed_bytes) +
+                                    " B replayed");
+    const bool model = std::any_of(a.bench.begin(), a.bench.end(), [](const BenchFile& b) { return b.machine; });
+    if (!model && o.machine.empty())
+      throw std::invalid_argument(file +
+                                  ": no machine model to price its calls against: the profile records none "
+                                  "and no --bench file gives one; give --machine FILE (docs/bench.md, \"The "
+                                  "machine model\")");
+  }
+  return a;
+}
+
 }  // namespace
 
 void report_profile(const std::string& file, const ProfileOptions& profile, const ReportOptions& options) {
@@ -178,8 +241,7 @@ void report_profile(const std::string& file, const ProfileOptions& profile, cons
   const profiler::Profile p = read_profile_file(file, true);
   if (p.breakdown.empty()) throw InputError(file + ": the profile holds no iterations");
   const int nranks = std::max(1, p.meta.nranks);
-  const std::vector<BenchFile> alone =
-      profile.bench.empty() ? std::vector<BenchFile>{} : alone_files(p, file, profile.bench);
+  const Alone alone = alone_sources(p, file, profile);
 
   ReportWriter w(options, "commscope profile report: " + file);
   std::string head = std::to_string(nranks) + " ranks, " + std::to_string(p.breakdown.size()) +
@@ -326,7 +388,9 @@ void report_profile(const std::string& file, const ProfileOptions& profile, cons
   }
   w.table("operators", top);
   communication_by_group(w, p);
-  if (!alone.empty()) write_step_communication(w, step_communication(p, alone));
+  if (alone.wanted)
+    write_step_communication(
+        w, step_communication(p, {alone.bench, alone.replay ? &*alone.replay : nullptr, alone.machine}));
   w.finish();
 }
 

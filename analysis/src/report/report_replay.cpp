@@ -75,10 +75,9 @@ void differences(ReportWriter& w, const ReplayComparison& c) {
   const double step = median(&R::recorded_step_ns), projected = median(&R::projected_step_ns);
   const double rec_wait = median(&R::recorded_wait_ns), rep_wait = median(&R::replayed_wait_ns);
   const double rec_xfer = median(&R::recorded_transfer_ns), rep_xfer = median(&R::replayed_transfer_ns);
-  const std::string over =
-      skip == 0 ? "all " + std::to_string(c.by_iteration.size())
-                : "steps " + std::to_string(c.by_iteration[1].iteration) + " to " +
-                      std::to_string(c.by_iteration.back().iteration) + "; the first warms up";
+  const std::string over = skip == 0 ? "all " + std::to_string(c.by_iteration.size())
+                                     : "steps " + std::to_string(c.by_iteration[1].iteration) + " to " +
+                                           std::to_string(c.by_iteration.back().iteration) + "; the first warms up";
   std::string text = "Per step (median over " + over + "): communication recorded " + fms(rec) + " ms, replayed " +
                      fms(rep) + " ms (x" + ratio(rep, rec) + "); step recorded " + fms(step) + " ms, projected " +
                      fms(projected) + " ms (x" + ratio(projected, step) + ").";
@@ -131,7 +130,9 @@ std::string placements(const profiler::Profile& original, const profiler::Profil
   std::string text = "Placement of the recording: " + a.text + "; of the replay: " + b.text + ".";
   if (a.shared_unbound || b.shared_unbound)
     text += std::string(" ") +
-            (a.shared_unbound && b.shared_unbound ? "Both" : a.shared_unbound ? "The recording" : "The replay") +
+            (a.shared_unbound && b.shared_unbound ? "Both"
+             : a.shared_unbound                   ? "The recording"
+                                                  : "The replay") +
             " ran more ranks than CPUs, unbound: " + profiler::kSharedUnboundNote + ".";
   return text;
 }

@@ -51,11 +51,22 @@ StepCallKey key_of(const profiler::Profile& p, const profiler::Event& e) {
 // its size (the median of several), else the fitted regime whose measured sizes hold it.
 class AloneTimes {
  public:
-  explicit AloneTimes(std::span<const BenchFile> files) : files_(files) {
+  AloneTimes(std::span<const BenchFile> files, const std::map<StepCallKey, PerCall>& replayed)
+      : files_(files), replayed_(replayed) {
     for (const BenchFile& f : files) data_.push_back(measurements(f));
   }
 
   PerCall of(const StepCallKey& k) const {
+    const PerCall bench = of_bench(k);
+    if (bench.us || replayed_.empty()) return bench;
+    const auto r = replayed_.find(k);
+    if (r != replayed_.end()) return r->second;
+    return {std::nullopt, files_.empty() ? "not in the replay" : bench.basis + "; not in the replay"};
+  }
+
+ private:
+  PerCall of_bench(const StepCallKey& k) const {
+    if (files_.empty()) return {std::nullopt, "no bench file"};
     if (!k.collective) return {std::nullopt, "not a collective (the bench times collectives)"};
     if (k.algorithm.empty()) return {std::nullopt, "the profile names no algorithm for it"};
     if (k.group_size < 1) return {std::nullopt, "its communicator's size is not known"};
@@ -91,30 +102,67 @@ class AloneTimes {
                               (measured.empty() ? "" : measured + ", nor one fitted regime holding it")};
   }
 
- private:
   std::span<const BenchFile> files_;
+  const std::map<StepCallKey, PerCall>& replayed_;
   std::vector<BenchData> data_;
 };
+
+// A model of the profile's hosts alone (nodes in the order of their first ranks, each with its
+// ranks), for a --machine file's figures.
+MachineModel hosts_model(const profiler::Profile& p) {
+  MachineModel m;
+  std::vector<profiler::RankInfo> ranks = p.ranks;
+  std::sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  for (const profiler::RankInfo& r : ranks) {
+    auto node = std::find_if(m.nodes.begin(), m.nodes.end(), [&](const NodeModel& n) { return n.host == r.host; });
+    if (node == m.nodes.end()) {
+      m.nodes.push_back(NodeModel{});
+      m.nodes.back().host = r.host;
+      node = m.nodes.end() - 1;
+    }
+    node->ranks += 1;
+    m.node_of_rank.push_back(static_cast<int>(node - m.nodes.begin()));
+  }
+  return m;
+}
 
 // The machine's time for a call: expected_row on the first bench file's model that has one, the
 // group's members placed on its nodes by their hosts.
 class Expectations {
  public:
-  Expectations(const profiler::Profile& p, std::span<const BenchFile> files) : profile_(p) {
+  Expectations(const profiler::Profile& p, std::span<const BenchFile> files, const MachineFile& machine) : profile_(p) {
     for (const BenchFile& f : files) {
       if (!f.machine) continue;
       const std::vector<BenchFile> one{f};
       judgement_ = model_judgement(one, measurements(f));
       if (judgement_) {
-        note_ = "expected: " + f.path + "'s machine model. " + judgement_->note;
+        note_ = "expected: " + f.path + "'s machine model" +
+                (machine.path.empty() ? "" : ", completed by " + machine.path) + ". " + judgement_->note;
         break;
       }
     }
-    if (!judgement_) note_ = "no bench file given records a machine model: expected is not known";
+    if (!judgement_ && !machine.path.empty()) {
+      judgement_ = ModelJudgement{};
+      judgement_->model = hosts_model(p);
+      note_ = "expected: " + machine.path + "'s figures on the profile's hosts (docs/bench.md, \"The machine model\").";
+    }
+    if (!judgement_) {
+      note_ = "no bench file given records a machine model, and no --machine file gives one: expected is not known";
+      return;
+    }
+    for (const MachineEntry& e : machine.entries) {
+      const std::string origin = machine.path + " line " + std::to_string(e.line);
+      if (e.machine) apply_machine_entry(judgement_->model, e, origin);
+      for (NodeModel& node : judgement_->model.nodes)
+        if (!e.machine && entry_names(e, node.host)) apply_entry(node, e, origin);
+    }
   }
   const std::string& note() const { return note_; }
+  const MachineModel* model() const { return judgement_ ? &judgement_->model : nullptr; }
 
-  PerCall of(const StepCallKey& k) const {
+  // The expectation of a call, and its basis or why there is none; `e_out` receives the whole
+  // expectation where it has a time.
+  PerCall of(const StepCallKey& k, std::optional<Expectation>* e_out = nullptr) const {
     if (!judgement_) return {std::nullopt, "no machine model"};
     if (!k.collective) return {std::nullopt, "not a collective"};
     if (k.algorithm.empty()) return {std::nullopt, "the profile names no algorithm for it"};
@@ -148,6 +196,7 @@ class Expectations {
       for (const std::string& m : e.missing) missing += (missing.empty() ? "" : ", ") + m;
       return {std::nullopt, "the model lacks " + (missing.empty() ? std::string("an input") : missing)};
     }
+    if (e_out != nullptr) *e_out = e;
     return {*e.time_us, e.basis};
   }
 
@@ -233,7 +282,7 @@ struct InstanceSums {
 
 // Per (last rank, row) the instances it arrived last at while others waited, and what it ran
 // between the first member's arrival and its own: its compute by operator (the innermost one,
-// else the activity's own name).
+// else the activity's own name) and its communication by call ("allreduce (communication)").
 std::vector<LateRank> late_ranks(const profiler::Profile& p, const profiler::MatchedRanks& m, const Arrivals& arrivals,
                                  std::span<const std::int64_t> offsets, const InstanceSums& sums,
                                  const std::vector<StepCallRow>& rows) {
@@ -269,9 +318,12 @@ std::vector<LateRank> late_ranks(const profiler::Profile& p, const profiler::Mat
     auto a = std::lower_bound(acts.begin(), acts.end(), from - longest[lr],
                               [](const profiler::Activity& x, std::int64_t t) { return x.start_ns < t; });
     for (; a != acts.end() && a->start_ns < to; ++a) {
-      if (a->cls != profiler::ActivityClass::kCompute || a->end_ns <= from) continue;
+      if (a->end_ns <= from) continue;
       const auto op = operator_name[lr].find(a->op);
-      const std::string name = text(op != operator_name[lr].end() ? op->second : p.events[lr][a->source].name);
+      // Its own earlier calls still running (a slow link finishing the last one late) by name.
+      const std::string name = a->cls == profiler::ActivityClass::kCommunication
+                                   ? text(p.events[lr][a->source].name) + " (communication)"
+                                   : text(op != operator_name[lr].end() ? op->second : p.events[lr][a->source].name);
       l.doing_ns[name] += static_cast<double>(std::min(a->end_ns, to) - std::max(a->start_ns, from));
     }
   }
@@ -286,7 +338,7 @@ std::vector<LateRank> late_ranks(const profiler::Profile& p, const profiler::Mat
 
 }  // namespace
 
-StepCommunication step_communication(const profiler::Profile& p, std::span<const BenchFile> alone) {
+StepCommunication step_communication(const profiler::Profile& p, const AloneSources& sources) {
   StepCommunication out;
   const std::size_t nranks = p.events.size();
   out.steps = static_cast<double>(p.breakdown.size());
@@ -305,12 +357,29 @@ StepCommunication step_communication(const profiler::Profile& p, std::span<const
   const Arrivals arrivals = first_and_last(m);
   const Calls calls = collect_calls(p, m, out.rows);
 
-  const AloneTimes alone_times(alone);
-  const Expectations expectations(p, alone);
+  // The replay's calls (--gaps none), its mean call per kind: the time alone where no bench row has it.
+  std::map<StepCallKey, PerCall> replayed;
+  if (sources.replay != nullptr)
+    for (const StepCallRow& r : step_communication(*sources.replay, AloneSources{}).rows)
+      if (r.calls > 0)
+        replayed[r.key] = {r.in_step_ns / r.calls / 1e3,
+                           "the replay's mean call (gaps none, " + format_number(r.calls) + " calls)"};
+  const AloneTimes alone_times(sources.bench, replayed);
+  const Expectations expectations(p, sources.bench, sources.machine);
   out.model_note = expectations.note();
   for (StepCallRow& row : out.rows) {
     row.alone = alone_times.of(row.key);
-    row.expected = expectations.of(row.key);
+    std::optional<Expectation> e;
+    row.expected = expectations.of(row.key, &e);
+    // The calls alone judged as the bench judges its rows (its words, the limiting link named).
+    if (!e || !row.alone.us || *row.alone.us <= 0 || row.key.group_size < 1) continue;
+    const double bytes = static_cast<double>(row.key.bytes), us = *row.alone.us;
+    const Collective c = parse_collective(row.key.call);
+    const JudgedRow judged{
+        {bytes, us, busbw_factor(c, row.key.group_size) * bytes / us / 1e3}, *e, of_expected(*e, us)};
+    for (const std::string& line :
+         verdict_lines(row.key.call, row.key.algorithm, std::span(&judged, 1), *expectations.model()))
+      out.verdicts.push_back(row.key.group + ": " + line);
   }
 
   // The rows' sums, contention where alone is known, and the waiting by instance.
@@ -520,6 +589,9 @@ void write_step_communication(ReportWriter& w, const StepCommunication& s) {
     g[4] += std::max(0.0, r.alone.us ? r.rest_ns() : r.transfer_ns) / steps / 1e6;
   }
   w.table("step_communication", t);
+  if (!s.verdicts.empty())
+    w.text("The calls alone against the machine, as the bench judges its rows (docs/verdicts.md):");
+  for (const std::string& v : s.verdicts) w.text("Verdict: " + v);
 
   if (!s.late.empty()) {
     Table lt({"rank", "group", "call", "size", "last_at_calls", "of_calls", "caused_wait_ms", "wait_per_call_ms",
@@ -534,7 +606,8 @@ void write_step_communication(ReportWriter& w, const StepCommunication& s) {
     w.text(
         "Who the waiting was for: per rank and call, the calls it arrived last at while other members waited, "
         "their waiting (caused_wait_ms per rank and step, wait_per_call_ms summed over the waiting members), how "
-        "late it arrived after the first member, and what it ran meanwhile (its compute by operator, per call).");
+        "late it arrived after the first member, and what it ran meanwhile (its compute by operator, its own "
+        "earlier calls still running, per call).");
     w.table("waiting_for", lt);
   }
   for (auto& [group, v] : by_group) {

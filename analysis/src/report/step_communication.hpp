@@ -14,6 +14,7 @@
 
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/formats/profile.hpp"
+#include "commscope/model/machine_model.hpp"
 
 namespace commscope::analysis {
 
@@ -62,7 +63,8 @@ struct LateRank {
   double waited = 0;                       // of `instances`, those where some member waited
   double caused_ns = 0;                    // the other members' waiting in those calls (their shares' wait)
   double late_ns = 0;                      // summed: its arrival minus the first member's
-  std::map<std::string, double> doing_ns;  // what it ran meanwhile: compute by operator (or kernel) name
+  std::map<std::string, double> doing_ns;  // what it ran meanwhile: compute by operator (or kernel) name, its
+                                           // earlier calls as "NAME (communication)"
 };
 
 struct StepCommunication {
@@ -71,14 +73,27 @@ struct StepCommunication {
   double steps = 0;                      // the profile's (rank, iteration) rows: the table's figures are per row
   double comm_ns = 0, comm_wait_ns = 0;  // the breakdown's sums, which the rows' must equal
   bool identity_holds() const;
-  std::vector<std::string> notes;  // what the join left out and why
-  std::string model_note;          // the expectation's basis ("" without a model)
+  std::vector<std::string> verdicts;  // per collective row with alone and expected: the bench's verdict line
+  std::string model_note;             // the expectation's basis ("" without a model)
 };
 
-// The join, from a profile read with its events and the bench files that time its calls alone
-// (any number: each serves the groups of its rank count). InputError for a profile without
-// events.
-StepCommunication step_communication(const profiler::Profile& profile, std::span<const BenchFile> alone);
+// A --machine file's figures: the expectation's model is the first bench file's with them
+// applied, else the profile's hosts with them alone.
+struct MachineFile {
+  std::string path;  // "" for none
+  std::vector<MachineEntry> entries;
+};
+
+// What times the calls alone, and what prices them.
+struct AloneSources {
+  std::span<const BenchFile> bench;           // any number: each serves the groups of its rank count
+  const profiler::Profile* replay = nullptr;  // a replay of the profile with --gaps none (its mean call
+                                              // per kind, where no bench row has the call)
+  MachineFile machine;
+};
+
+// The join, from a profile read with its events.
+StepCommunication step_communication(const profiler::Profile& profile, const AloneSources& sources);
 
 // The section "Communication in the step": the summary paragraph, the table per call
 // (step_communication.csv), who the waiting was for (waiting_for.csv) and the stacked bars per

@@ -56,13 +56,45 @@ case $mode in
       fail "rank 1 is $late_ms ms late with $per_call ms of waiting a call; 20 (+-10%) late, 20 a waiting member wanted"
     awk -v c="$contention" -v s="$in_step" 'BEGIN { exit !(c <= 0.05 * s) }' || fail "contention $contention ms of $in_step"
     grep -q "for rank 1: it arrives last at" <<<"$summary" || fail "the summary does not name rank 1"
+    # The same calls alone from a replay of the profile (--gaps none) instead of the bench, priced
+    # with a machine file: the same known answer.
+    "$@" -np "$np" "$bin/commscope-replay" "$dir/p.h5" --gaps none -o "$dir/replay.h5" >"$dir/replay.log" 2>&1 ||
+      fail "commscope-replay --gaps none exited $? (log: $dir/replay.log)"
+    printf 'node host=* copy=10GB/s intra=5GB/s\nmachine latency_us=2\n' >"$dir/machine.txt"
+    "$bin/commscope-report" profile "$dir/p.h5" --alone "$dir/replay.h5" --machine "$dir/machine.txt" \
+      -o "$dir/report-replay" >"$dir/report-replay.log" 2>&1 || fail "report profile --alone exited $?"
+    python3 - "$dir/report-replay/step_communication.csv" "$dir/report-replay/waiting_for.csv" <<'PY' || fail "--alone: above"
+import csv, sys
+row = next(r for r in csv.DictReader(open(sys.argv[1])) if r["group"] == "world" and r["call"] == "allreduce")
+late = next(csv.DictReader(open(sys.argv[2])))
+ok = row["alone_basis"].startswith("the replay's mean call") and row["expected_ms"] != "-" and late["rank"] == "1"
+print("gap.sh late: --alone: alone %s ms (%s), expected %s ms, waiting for rank %s, %s ms late" %
+      (row["alone_ms"], row["alone_basis"], row["expected_ms"], late["rank"], late["mean_late_ms"]))
+sys.exit(0 if ok and 18 <= float(late["mean_late_ms"]) <= 22 else 1)
+PY
+    # Bad input, one line and exit 2 each: a replay of another profile (the program at 64 KiB),
+    # a replay without a machine model to price the calls, a bench of a rank count none of the
+    # profile's groups has.
+    "$@" -np "$np" -x LD_PRELOAD="$lib" -x COMMSCOPE_PROFILE_OUT="$dir/other.h5" "$app" "$mode" 3 65536 \
+      >"$dir/other.log" 2>&1 || fail "the program at 64 KiB exited $?"
+    "$@" -np "$np" "$bin/commscope-replay" "$dir/other.h5" --gaps none -o "$dir/other-replay.h5" >>"$dir/other.log" 2>&1 ||
+      fail "its replay exited $?"
+    refused() {  # refused WHAT PATTERN ARGS...: commscope-report profile ARGS exits 2 with one line matching
+      local what=$1 pattern=$2
+      shift 2
+      local out rc
+      out=$("$bin/commscope-report" profile "$dir/p.h5" "$@" 2>&1)
+      rc=$?
+      [ $rc = 2 ] && [ "$(wc -l <<<"$out")" = 1 ] && grep -q "$pattern" <<<"$out" ||
+        fail "$what: exit $rc, '$out'; one line matching '$pattern' and exit 2 wanted"
+      echo "$me: $what: $out"
+    }
+    refused "a replay of another profile" "is not a replay of" --alone "$dir/other-replay.h5" --machine "$dir/machine.txt"
+    refused "no machine model" "no machine model to price its calls" --alone "$dir/replay.h5"
     # A bench of a rank count none of the profile's groups has: one line, exit 2.
     "$bin/commscope-bench" allreduce --algo mpi -b 8 -e 8 -n 2 --out "$dir/one.h5" >"$dir/one.log" 2>&1 ||
       fail "commscope-bench at 1 rank exited $? (log: $dir/one.log)"
-    out=$("$bin/commscope-report" profile "$dir/p.h5" --bench "$dir/one.h5" 2>&1)
-    rc=$?
-    [ $rc = 2 ] && [ "$(wc -l <<<"$out")" = 1 ] && grep -q "a bench of 1 ranks" <<<"$out" ||
-      fail "a bench of 1 rank: exit $rc, '$out'; one line and exit 2 wanted"
+    refused "a bench of another rank count" "a bench of 1 ranks" --bench "$dir/one.h5"
     ;;
   stream)
     awk -v a="$alone" -v s="$in_step" -v w="$wait" -v c="$contention" \

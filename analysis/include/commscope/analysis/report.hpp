@@ -20,10 +20,12 @@ struct ReportOptions {
 // bench: one results file, or several runs of one configuration (pooled; their spread counts).
 void report_bench(const std::vector<std::string>& files, const ReportOptions& options);
 void report_compare(const std::vector<std::string>& files, const ReportOptions& options);
-// profile: with bench files (--bench), every call of the step against the same call alone and the
-// machine's limit ("Communication in the step", docs/report.md).
+// profile: with bench files (--bench) or a replay (--alone), every call of the step against the
+// same call alone and the machine's limit ("Communication in the step", docs/report.md).
 struct ProfileOptions {
   std::vector<std::string> bench;
+  std::string alone;    // a replay of the profile with --gaps none: its calls alone where no bench row has them
+  std::string machine;  // a machine file completing (or, without a bench file's, making) the model
 };
 void report_profile(const std::string& file, const ProfileOptions& profile, const ReportOptions& options);
 // scaling: profiles of one workload at different rank counts or layouts (dp, tp, pp). With
