@@ -23,22 +23,12 @@ std::vector<ProfileCall> profile_calls_of(const std::string& path) {
   std::vector<ProfileCall> calls;
   for (const auto& events : p.events)
     for (const profiler::Event& e : events) {
-      if (e.kind != profiler::EventKind::kCommunication || e.bytes < 0) continue;
-      auto text = [&](std::uint32_t id) { return id < p.strings.size() ? p.strings[id] : std::string(); };
-      const auto call = profiler::classify_call(text(e.name));
-      if (!call || !call->exact || call->kind != profiler::CallKind::kCollective) continue;
-      const std::string label = text(e.communicator);
-      int size = std::max(1, p.meta.nranks);
-      if (!label.empty()) {
-        const auto parsed = profiler::parse_label(label);
-        if (!parsed || parsed->link || parsed->inter) continue;
-        size = static_cast<int>(parsed->members.size());
-      }
-      const std::string detail = text(e.detail);
-      const std::string algo = detail.empty() || detail.starts_with("process group ") ? "" : detail;
-      const auto bytes = static_cast<std::size_t>(e.bytes);
-      if (seen.insert({size, call->collective, algo, bytes}).second)
-        calls.push_back({call->collective, algo, bytes, size});
+      if (e.kind != profiler::EventKind::kCommunication) continue;
+      const profiler::ProfiledCall c = profiler::profiled_call(p, e);
+      if (!c.collective() || c.link || c.inter || c.group_size < 1) continue;
+      const auto bytes = static_cast<std::size_t>(c.bytes);
+      if (seen.insert({c.group_size, c.call->collective, c.algorithm, bytes}).second)
+        calls.push_back({c.call->collective, c.algorithm, bytes, c.group_size});
     }
   if (calls.empty()) throw InvalidArgument("--from-profile " + path + ": the profile holds no collective calls");
   std::sort(calls.begin(), calls.end(), [](const ProfileCall& a, const ProfileCall& b) {

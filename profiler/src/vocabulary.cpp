@@ -273,4 +273,23 @@ std::optional<CallName> classify_call(std::string_view name) {
   return call;
 }
 
+ProfiledCall profiled_call(const Profile& profile, const Event& e) {
+  auto text = [&](std::uint32_t id) { return id < profile.strings.size() ? profile.strings[id] : std::string(); };
+  ProfiledCall c;
+  c.label = text(e.communicator);
+  c.group_size = std::max(1, profile.meta.nranks);
+  if (!c.label.empty()) {
+    const auto parsed = parse_label(c.label);
+    c.group_size = parsed ? static_cast<int>(parsed->members.size()) : 0;
+    c.link = parsed && parsed->link;
+    c.inter = parsed && parsed->inter;
+  }
+  c.call = classify_call(text(e.name));
+  const std::string detail = text(e.detail);
+  const bool nccl_kernel = e.track_kind == TrackKind::kDeviceStream && detail.starts_with("nccl");
+  c.algorithm = nccl_kernel ? "nccl" : detail.starts_with("process group ") ? "" : detail;
+  c.bytes = std::max<std::int64_t>(0, e.bytes);
+  return c;
+}
+
 }  // namespace commscope::profiler

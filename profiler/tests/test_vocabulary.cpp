@@ -234,3 +234,39 @@ TEST(CallNames, NoCall) {
                                  "MPI_Startall", "compute", "collective", "adamw", "matmul_forward"})
     EXPECT_FALSE(cp::classify_call(name).has_value()) << name;
 }
+
+// A communication event as the bench would run it: its communicator's size from its label (the
+// profile's ranks for the profiled one), its call, the algorithm its writer named (an imported
+// NCCL kernel: nccl; a process group: none) and its bytes.
+TEST(ProfiledCalls, CommunicatorCallAlgorithmAndBytes) {
+  cp::Profile p;
+  p.meta.nranks = 4;
+  p.strings = {"", "allreduce", "mpi", "tp[0,1]", "ring", "pp.send", "pp[0>2]", "ncclKernel_AllReduce_RING_LL",
+               "process group 0 default_pg", "scan"};
+  auto event = [](std::uint32_t name, std::uint32_t detail, std::uint32_t comm, std::int64_t bytes,
+                  cp::TrackKind track = cp::TrackKind::kHostThread) {
+    cp::Event e;
+    e.kind = cp::EventKind::kCommunication;
+    e.name = name, e.detail = detail, e.communicator = comm, e.bytes = bytes, e.track_kind = track;
+    return e;
+  };
+  const cp::ProfiledCall world = cp::profiled_call(p, event(1, 2, 0, 4096));
+  EXPECT_TRUE(world.collective());
+  EXPECT_EQ(world.label, "");
+  EXPECT_EQ(world.group_size, 4);
+  EXPECT_EQ(world.algorithm, "mpi");
+  EXPECT_EQ(world.bytes, 4096);
+  const cp::ProfiledCall tp = cp::profiled_call(p, event(1, 4, 3, 8));
+  EXPECT_EQ(tp.group_size, 2);
+  EXPECT_EQ(tp.algorithm, "ring");
+  EXPECT_FALSE(tp.link);
+  const cp::ProfiledCall send = cp::profiled_call(p, event(5, 2, 6, 64));
+  EXPECT_FALSE(send.collective());
+  EXPECT_TRUE(send.link);
+  EXPECT_EQ(send.group_size, 2);
+  EXPECT_EQ(cp::profiled_call(p, event(1, 7, 0, 8, cp::TrackKind::kDeviceStream)).algorithm, "nccl");
+  EXPECT_EQ(cp::profiled_call(p, event(1, 7, 0, 8)).algorithm, "ncclKernel_AllReduce_RING_LL");  // on a host track
+  EXPECT_EQ(cp::profiled_call(p, event(1, 8, 0, 8)).algorithm, "");
+  EXPECT_FALSE(cp::profiled_call(p, event(9, 2, 0, 8)).collective());
+  EXPECT_EQ(cp::profiled_call(p, event(1, 2, 0, -1)).bytes, 0);
+}

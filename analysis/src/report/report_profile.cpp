@@ -147,12 +147,8 @@ std::vector<BenchFile> alone_files(const profiler::Profile& p, const std::string
   for (const auto& events : p.events)
     for (const profiler::Event& e : events) {
       if (e.kind != profiler::EventKind::kCommunication) continue;
-      const std::string label = e.communicator < p.strings.size() ? p.strings[e.communicator] : "";
-      if (label.empty()) {
-        sizes.insert(std::max(1, p.meta.nranks));
-      } else if (const auto parsed = profiler::parse_label(label); parsed && !parsed->link) {
-        sizes.insert(static_cast<int>(parsed->members.size()));
-      }
+      const profiler::ProfiledCall c = profiler::profiled_call(p, e);
+      if (!c.link && c.group_size > 0) sizes.insert(c.group_size);
     }
   std::string have;
   for (int n : sizes) have += (have.empty() ? "" : ", ") + std::to_string(n);
@@ -219,11 +215,10 @@ Alone alone_sources(const profiler::Profile& p, const std::string& file, const P
     // Its calls and bytes must be the profile's, communicator by communicator.
     for (const ReplayCollectiveRow& r : c.by_collective)
       if (r.recorded_calls != r.replayed_calls || r.recorded_bytes != r.replayed_bytes)
-        throw std::invalid_argument("--alone " + o.alone + " is not a replay of " + file + ": " + r.name + " on " +
-                                    r.group + ", " + std::to_string(r.recorded_calls) + " calls of " +
-                                    std::to_string(r.recorded_bytes) + " B recorded, " +
-                                    std::to_string(r.replayed_calls) + " of " + std::to_string(r.replayed_bytes) +
-                                    " B replayed");
+        throw std::invalid_argument(
+            "--alone " + o.alone + " is not a replay of " + file + ": " + r.name + " on " + r.group + ", " +
+            std::to_string(r.recorded_calls) + " calls of " + std::to_string(r.recorded_bytes) + " B recorded, " +
+            std::to_string(r.replayed_calls) + " of " + std::to_string(r.replayed_bytes) + " B replayed");
     const bool model = std::any_of(a.bench.begin(), a.bench.end(), [](const BenchFile& b) { return b.machine; });
     if (!model && o.machine.empty())
       throw std::invalid_argument(file +

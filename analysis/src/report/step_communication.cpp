@@ -28,22 +28,16 @@ namespace {
 
 // What a communication event is, from its name, communicator and algorithm.
 StepCallKey key_of(const profiler::Profile& p, const profiler::Event& e) {
-  auto text = [&](std::uint32_t id) { return id < p.strings.size() ? p.strings[id] : std::string(); };
+  const profiler::ProfiledCall c = profiler::profiled_call(p, e);
   StepCallKey k;
-  const std::string label = text(e.communicator);
-  k.group = label.empty() ? "world" : label;
-  k.group_size = std::max(1, p.meta.nranks);
-  if (!label.empty()) {
-    const auto parsed = profiler::parse_label(label);
-    k.group_size = parsed ? static_cast<int>(parsed->members.size()) : 0;
-  }
-  const std::string name = text(e.name);
-  const auto call = profiler::classify_call(name);
-  k.collective = call && call->exact && call->kind == profiler::CallKind::kCollective;
-  k.call = k.collective ? std::string(collective_name(call->collective)) : name;
-  const std::string detail = text(e.detail);
-  k.algorithm = detail.starts_with("process group ") ? "" : detail;
-  k.bytes = std::max<std::int64_t>(0, e.bytes);
+  k.group = c.label.empty() ? "world" : c.label;
+  k.group_size = c.group_size;
+  k.collective = c.collective();
+  k.call = k.collective                ? std::string(collective_name(c.call->collective))
+           : e.name < p.strings.size() ? p.strings[e.name]
+                                       : "?";
+  k.algorithm = c.algorithm;
+  k.bytes = c.bytes;
   return k;
 }
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "commscope/formats/profile.hpp"
 #include "commscope/model/collective_model.hpp"
 
 namespace commscope::profiler {
@@ -69,5 +70,26 @@ struct CallName {
 };
 // nullopt for a name that is none of these ("scan", "probe", "MPI_Start", "compute").
 std::optional<CallName> classify_call(std::string_view name);
+
+// --- a communication event as a call
+
+// What a communication event of a profile is, as the bench would run it: its communicator (the
+// label, "" for the profiled one, whose members are the profile's ranks) and size, its call, the
+// algorithm its writer named and its bytes. The one reading of an event that the bench's
+// --from-profile and the report's "Communication in the step" share.
+struct ProfiledCall {
+  std::string label;
+  int group_size = 0;  // members; 0 where the label does not parse
+  bool link = false;   // a message between two ranks ("pp[0>2]")
+  bool inter = false;  // an intercommunicator's
+  std::optional<CallName> call;
+  // The writer's name for it ("mpi", "ring"); an imported NCCL kernel's detail names the kernel,
+  // which is NCCL's own choice: "nccl"; a process group (an import's host call) names none: "".
+  std::string algorithm;
+  std::int64_t bytes = 0;
+  // An exact collective: one the bench has a case of.
+  bool collective() const { return call && call->exact && call->kind == CallKind::kCollective; }
+};
+ProfiledCall profiled_call(const Profile& profile, const Event& e);
 
 }  // namespace commscope::profiler
