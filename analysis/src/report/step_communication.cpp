@@ -290,6 +290,19 @@ std::vector<LateRank> late_ranks(const profiler::Profile& p, const profiler::Mat
       longest[r] = std::max(longest[r], a.end_ns - a.start_ns);
   }
   auto text = [&](std::uint32_t id) { return id < p.strings.size() ? p.strings[id] : std::string("?"); };
+  // An activity's name: its operator's (the innermost), else its own; its own earlier calls still
+  // running (a slow link finishing the last one late) as "NAME (communication)".
+  auto name_of = [&](std::size_t r, const profiler::Activity& a) {
+    if (a.cls == profiler::ActivityClass::kCommunication) return text(p.events[r][a.source].name) + " (communication)";
+    const auto op = operator_name[r].find(a.op);
+    return text(op != operator_name[r].end() ? op->second : p.events[r][a.source].name);
+  };
+  // Each rank's compute by that name over the whole run: the late rank's against the others'.
+  std::vector<std::map<std::string, double>> compute_ns(nranks);
+  for (std::size_t r = 0; r < nranks; ++r)
+    for (const profiler::Activity& a : m.timelines[r].activities)
+      if (a.cls == profiler::ActivityClass::kCompute)
+        compute_ns[r][name_of(r, a)] += static_cast<double>(a.end_ns - a.start_ns);
   std::map<std::pair<int, std::size_t>, LateRank> late;
   std::map<std::size_t, double> instances_of_row;
   for (std::size_t i = 0; i < m.latest.size(); ++i) {
@@ -313,18 +326,24 @@ std::vector<LateRank> late_ranks(const profiler::Profile& p, const profiler::Mat
                               [](const profiler::Activity& x, std::int64_t t) { return x.start_ns < t; });
     for (; a != acts.end() && a->start_ns < to; ++a) {
       if (a->end_ns <= from) continue;
-      const auto op = operator_name[lr].find(a->op);
-      // Its own earlier calls still running (a slow link finishing the last one late) by name.
-      const std::string name = a->cls == profiler::ActivityClass::kCommunication
-                                   ? text(p.events[lr][a->source].name) + " (communication)"
-                                   : text(op != operator_name[lr].end() ? op->second : p.events[lr][a->source].name);
-      l.doing_ns[name] += static_cast<double>(std::min(a->end_ns, to) - std::max(a->start_ns, from));
+      l.doing_ns[name_of(lr, *a)] += static_cast<double>(std::min(a->end_ns, to) - std::max(a->start_ns, from));
     }
   }
   std::vector<LateRank> out;
   for (auto& [where, l] : late) {
     l.of_instances = instances_of_row[where.second];
-    if (l.waited > 0) out.push_back(std::move(l));
+    if (l.waited <= 0) continue;
+    // The compute it ran most of meanwhile, over the run against the other ranks that run it.
+    std::pair<double, std::string> top{0, ""};
+    for (const auto& [name, ns] : l.doing_ns)
+      if (ns > top.first && !name.ends_with(" (communication)")) top = {ns, name};
+    double others = 0, n = 0;
+    for (std::size_t r = 0; r < nranks && !top.second.empty(); ++r)
+      if (static_cast<int>(r) != l.rank)
+        if (const auto it = compute_ns[r].find(top.second); it != compute_ns[r].end() && it->second > 0)
+          others += it->second, n += 1;
+    if (n > 0) l.compute = {top.second, compute_ns[static_cast<std::size_t>(l.rank)][top.second] / (others / n)};
+    out.push_back(std::move(l));
   }
   std::sort(out.begin(), out.end(), [](const LateRank& a, const LateRank& b) { return a.caused_ns > b.caused_ns; });
   return out;
@@ -422,6 +441,17 @@ std::string waited_for(const StepCallRow& row) {
   return out;
 }
 
+// "; over the run its compute takes 5.01x the others'" (where other ranks run it too).
+std::string compared(const LateRank& l) {
+  if (l.compute.first.empty()) return "";
+  const double x = l.compute.second;
+  return "; over the run its " + l.compute.first + " takes " +
+         (x >= 1.1 || x <= 0.9 ? format_number(x, 3) + "x"
+          : x >= 1             ? format_number(100 * (x - 1), 2) + "% more than"
+                               : format_number(100 * (1 - x), 2) + "% less than") +
+         " the others'";
+}
+
 // "allreduce 1 MiB calls on world"
 std::string describe(const StepCallKey& k) {
   return k.call + " " + format_bytes(static_cast<double>(k.bytes)) + " calls on " + k.group;
@@ -513,7 +543,7 @@ std::string summary_of(const StepCommunication& s) {
     out += " Of all the waiting (" + ms_of(wait / steps) + " ms), " + format_number(100 * l.caused_ns / wait, 3) +
            "% is for rank " + std::to_string(l.rank) + ": it arrives last at " + format_number(l.waited) + " of the " +
            format_number(l.of_instances) + " " + describe(l.key) + ", " + ms_of(l.late_ns / std::max(1.0, l.waited)) +
-           " ms after the first member" + (doing.empty() ? "" : " (running " + doing + ")") + ".";
+           " ms after the first member" + (doing.empty() ? "" : " (running " + doing + ")") + compared(l) + ".";
   }
   return out;
 }
@@ -589,13 +619,14 @@ void write_step_communication(ReportWriter& w, const StepCommunication& s) {
 
   if (!s.late.empty()) {
     Table lt({"rank", "group", "call", "size", "last_at_calls", "of_calls", "caused_wait_ms", "wait_per_call_ms",
-              "mean_late_ms", "running_meanwhile"});
+              "mean_late_ms", "running_meanwhile", "its_compute_over_others"});
     lt.bytes_column(3);
     for (const LateRank& l : s.late) {
       const std::string d = top_doing(l, 3);
       lt.add({std::to_string(l.rank), l.key.group, l.key.call, std::to_string(l.key.bytes), format_number(l.waited),
               format_number(l.of_instances), ms_of(l.caused_ns / steps), ms_of(l.caused_ns / std::max(1.0, l.waited)),
-              ms_of(l.late_ns / std::max(1.0, l.waited)), d.empty() ? "-" : d});
+              ms_of(l.late_ns / std::max(1.0, l.waited)), d.empty() ? "-" : d,
+              l.compute.first.empty() ? "-" : l.compute.first + " " + format_number(l.compute.second, 3)});
     }
     w.text(
         "Who the waiting was for: per rank and call, the calls it arrived last at while other members waited, "

@@ -56,6 +56,14 @@ case $mode in
       fail "rank 1 is $late_ms ms late with $per_call ms of waiting a call; 20 (+-10%) late, 20 a waiting member wanted"
     awk -v c="$contention" -v s="$in_step" 'BEGIN { exit !(c <= 0.05 * s) }' || fail "contention $contention ms of $in_step"
     grep -q "for rank 1: it arrives last at" <<<"$summary" || fail "the summary does not name rank 1"
+    # Why it is late: over the run its compute takes 5x the others' (25 ms a step against 5).
+    python3 - "$dir/report/waiting_for.csv" <<'PY' || fail "rank 1's compute against the others': above"
+import csv, sys
+row = next(csv.DictReader(open(sys.argv[1])))
+name, _, ratio = row["its_compute_over_others"].rpartition(" ")
+print("gap.sh late: rank %s's %s over the others': x%s" % (row["rank"], name, ratio))
+sys.exit(0 if name == "compute" and 4.5 <= float(ratio) <= 5.5 else 1)
+PY
     # The same calls alone from a replay of the profile (--gaps none) instead of the bench, priced
     # with a machine file: the same known answer.
     "$@" -np "$np" "$bin/commscope-replay" "$dir/p.h5" --gaps none -o "$dir/replay.h5" >"$dir/replay.log" 2>&1 ||
