@@ -44,7 +44,7 @@ if(COMMSCOPE_BUILD_TESTS)
   set_tests_properties(analysis.fixtures_stale PROPERTIES FIXTURES_REQUIRED report_fixtures LABELS "mpi" PROCESSORS 2
                                                           TIMEOUT 300 ENVIRONMENT "${COMMSCOPE_TEST_ENV}")
 
-  # commscope-bench --from-profile on the trainer's profiles (ddp and ZeRO-3 at 2 ranks, tp 2 x pp 2
+  # commscope-bench --from-profile on the trainer's profiles (ddp, ZeRO-3 and tp 2 with SP at 2 ranks, tp 2 x pp 2
   # at 4): every collective call of each has its bench row in commscope-report profile --bench.
   add_test(NAME analysis.from_profile
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/from_profile.sh $<TARGET_FILE_DIR:commscope-bench>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # commscope-bench --from-profile on the trainer's profiles (data parallel at 2 ranks, ZeRO-3 at 2,
-# tp 2 x pp 2 at 4): run at each of a profile's communicator sizes, the bench files give every
+# tp 2 with sequence parallelism at 2, tp 2 x pp 2 at 4): run at each of a profile's communicator sizes, the bench files give every
 # collective call of the profile its row, and commscope-report profile --bench sets each against
 # it (alone_basis "measured at ..."); the rows add up to the breakdown's communication. A profile
 # whose communicators have none of the run's rank count is refused in one line (exit 2).
@@ -16,6 +16,9 @@ rm -rf "$work" && mkdir -p "$work" || exit 1
 "$@" -np 2 "$bin/commscope-train" --model tiny --steps 3 --batch 4 --threads 1 --dp zero3 \
   --data "$here/../../trainer/tests/data/tiny.txt" --profile "$work/zero3-np2.h5" >"$work/zero3.log" 2>&1 ||
   fail "commscope-train --dp zero3 exited $? (log: $work/zero3.log)"
+"$@" -np 2 "$bin/commscope-train" --model tiny --steps 3 --batch 4 --threads 1 --tp 2 --sp \
+  --data "$here/../../trainer/tests/data/tiny.txt" --profile "$work/tp2sp-np2.h5" >"$work/tp2sp.log" 2>&1 ||
+  fail "commscope-train --tp 2 --sp exited $? (log: $work/tp2sp.log)"
 # bench NAME PROFILE NP: the profile's calls of NP ranks into $work/NAME-bench-npNP.h5.
 bench() {
   local launch=("$@")
@@ -25,7 +28,8 @@ bench() {
     >"$work/$1-bench-np$3.log" 2>&1 || fail "commscope-bench --from-profile $2 at $3 ranks exited $? (log: $work/$1-bench-np$3.log)"
   files+=(--bench "$work/$1-bench-np$3.h5")
 }
-for case in "ddp|$fixtures/train-np2.h5|2" "zero3|$work/zero3-np2.h5|2" "tp2pp2|$fixtures/train3d-np4.h5|1 2"; do
+for case in "ddp|$fixtures/train-np2.h5|2" "zero3|$work/zero3-np2.h5|2" "tp2sp|$work/tp2sp-np2.h5|1 2" \
+  "tp2pp2|$fixtures/train3d-np4.h5|1 2"; do
   IFS='|' read -r name profile sizes <<<"$case"
   files=()
   for np in $sizes; do bench "$name" "$profile" "$np" "$@"; done
