@@ -25,7 +25,7 @@ rm -rf "$dir" && mkdir -p "$dir" || exit 1
 bytes=1048576 iters=20
 [ "$mode" = stream ] && bytes=33554432 iters=10
 [ "$mode" = none ] && bytes=8388608 iters=20
-"$@" -np "$np" "$bin/commscope-bench" allreduce --algo mpi -b $bytes -e $bytes -n $((800 / iters)) -w 2 --out "$dir/alone.h5" \
+"$@" -np "$np" "$bin/commscope-bench" allreduce --algo mpi -b $bytes -e $bytes -n $((400 / iters)) -w 2 --out "$dir/alone.h5" \
   >"$dir/bench.log" 2>&1 || fail "commscope-bench exited $? (log: $dir/bench.log)"
 "$@" -np "$np" -x LD_PRELOAD="$lib" -x COMMSCOPE_PROFILE_OUT="$dir/p.h5" "$app" "$mode" $iters $bytes \
   >"$dir/run.log" 2>&1 || fail "the program exited $? (log: $dir/run.log)"
