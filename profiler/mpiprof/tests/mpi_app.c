@@ -14,17 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static void busy(double ms) {
-  const double end = now() + ms / 1e3;
-  volatile double x = 0;
-  while (now() < end) x += 1.0;
-}
+#include "busy.h"
 
 int main(int argc, char** argv) {
   const int iters = argc > 1 ? atoi(argv[1]) : 4;

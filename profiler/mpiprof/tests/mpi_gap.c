@@ -17,17 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static void busy(double ms) {
-  const double end = now() + ms / 1e3;
-  volatile double x = 0;
-  while (now() < end) x += 1.0;
-}
+#include "busy.h"
 
 /* The streaming thread: copies between two buffers while `streaming` is set, until `quit`. */
 static volatile int streaming = 0, quit = 0;
