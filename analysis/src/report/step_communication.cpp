@@ -64,16 +64,21 @@ class AloneTimes {
     if (!k.collective) return {std::nullopt, "not a collective (the bench times collectives)"};
     if (k.algorithm.empty()) return {std::nullopt, "the profile names no algorithm for it"};
     if (k.group_size < 1) return {std::nullopt, "its communicator's size is not known"};
-    std::vector<double> times;
+    // A profile records no datatype: float rows (the trainer's, the bench's default) where there
+    // are any, else every type's.
+    std::vector<double> times, float_times;
     bool any_file = false;
     for (const BenchFile& f : files_) {
       if (f.nranks != k.group_size) continue;
       any_file = true;
       for (const BenchRow& r : f.rows)
         if (!r.in_place && r.collective == k.call && r.algorithm == k.algorithm &&
-            r.bytes == static_cast<std::uint64_t>(k.bytes))
+            r.bytes == static_cast<std::uint64_t>(k.bytes)) {
           times.push_back(typical_time_us(r.time_us, r.p50_us));
+          if (r.type == "float") float_times.push_back(times.back());
+        }
     }
+    if (!float_times.empty()) times = float_times;
     const std::string what = k.call + " " + k.algorithm + " on " + std::to_string(k.group_size) + " ranks";
     if (!any_file) return {std::nullopt, "no bench file of " + std::to_string(k.group_size) + " ranks"};
     if (!times.empty())
