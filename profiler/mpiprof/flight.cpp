@@ -50,7 +50,8 @@ struct State {
   std::vector<std::string> hosts;  // every world rank's
   double timeout_s = 0;
   bool exit_on_hang = false;
-  std::mutex mutex;  // open_ring, dump
+  std::mutex mutex;            // open_ring, dump
+  bool error_written = false;  // an "error" record was written: no later dump replaces it (under mutex)
   Ring rings[kMaxRings];
   std::atomic<int> used{0};
   std::atomic<int> refused{0};
@@ -213,9 +214,13 @@ void completed(Handle h, std::int64_t ticks) {
   g->progress.store(g->progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
-std::string dump(const char* reason) {
+std::string dump(const char* reason, const std::string& error) {
   if (g == nullptr) return "";
   std::lock_guard lock(g->mutex);
+  // The record of an error stays: the end of the job that follows it (the launcher's SIGTERM)
+  // would only replace it with the same calls and without the error.
+  if (g->error_written) return "";
+  if (!error.empty()) g->error_written = true;
   if (mkdir(g->dir.c_str(), 0777) != 0 && errno != EEXIST) {
     std::fprintf(stderr, "libcommscope-mpiprof: rank %d: no flight record: cannot create %s: %s\n", g->rank,
                  g->dir.c_str(), std::strerror(errno));
@@ -234,6 +239,7 @@ std::string dump(const char* reason) {
   std::fprintf(f, "commscope-flight 1\nrank %d\nsize %d\nhost %s\npid %d\nreason %s\nwritten %.6f\nlast_done %.6f\n",
                g->rank, g->size, g->host.c_str(), static_cast<int>(getpid()), reason, wall.now_wall,
                wall(g->last_done.load()));
+  if (!error.empty()) std::fprintf(f, "error %s\n", error.c_str());
   // Every world rank's host, in rank order ("-" for a name it did not give).
   std::fprintf(f, "hosts");
   for (const std::string& h : g->hosts) std::fprintf(f, " %s", h.empty() ? "-" : h.c_str());

@@ -4,6 +4,10 @@
 // when it was posted and completed (or that it has not). Written per rank, without MPI (the job
 // may be stuck), to COMMSCOPE_FLIGHT_DIR (default: beside the profile, NAME.flight/) when:
 //   - SIGUSR1 arrives (the job goes on),
+//   - an MPI error reaches MPI_COMM_WORLD's (or a communicator made from it) default handler
+//     (errors are fatal): the record, then the job aborts as MPI_ERRORS_ARE_FATAL would;
+//   - SIGTERM or SIGINT (the launcher ending the job after another rank's error, a user's Ctrl-C),
+//     before the rank's profile;
 //   - the watchdog fires: COMMSCOPE_HANG_TIMEOUT=SECONDS, no MPI call of the rank's main thread has
 //     completed for that long (the rank is stuck inside a call, or outside MPI: computing); the
 //     job goes on, once per stall (COMMSCOPE_HANG_EXIT=1: the rank ends, exit status 3).
@@ -44,8 +48,8 @@ Handle posted(int ring, std::int64_t seq, std::uint32_t op, std::int64_t bytes, 
               std::int64_t ticks);
 void completed(Handle h, std::int64_t ticks);
 
-// Writes this rank's file now (reason "signal", "watchdog" or "error"); its path, or "" after
-// saying why on stderr. No MPI calls.
-std::string dump(const char* reason);
+// Writes this rank's file now (reason "signal", "watchdog" or "error"; `error`, for an MPI error:
+// its text and class, on an "error" line); its path, or "" after saying why on stderr. No MPI calls.
+std::string dump(const char* reason, const std::string& error = {});
 
 }  // namespace commscope::mpiprof::flight

@@ -213,6 +213,9 @@ void watch_once() {
       (void)mpiprof::flight::dump("signal");
       continue;
     }
+    // The job ends (a launcher ending it after another rank's error, a user's Ctrl-C): where
+    // this rank was, first (a few hundred bytes), then its profile.
+    (void)mpiprof::flight::dump("signal");
     int expected = kRunning;
     if (g_state.compare_exchange_strong(expected, kSignalled)) {
       try {
@@ -282,6 +285,38 @@ void stop_watcher() {
   g_watcher_done.wait(false);
 }
 
+// An MPI error where the program left errors fatal: this rank's flight record (its call in
+// progress, the one that failed, with the error's text), then the end MPI_ERRORS_ARE_FATAL makes.
+void fatal_error(MPI_Comm* comm, int* code, ...) {
+  char text[MPI_MAX_ERROR_STRING + 1] = {}, name[MPI_MAX_ERROR_STRING + 1] = {};
+  int len = 0, error_class = 0;
+  PMPI_Error_string(*code, text, &len);
+  PMPI_Error_class(*code, &error_class);
+  PMPI_Error_string(error_class, name, &len);
+  std::string error = text;
+  if (std::strcmp(text, name) != 0) error += " (" + std::string(name) + ")";
+  for (char& c : error)
+    if (c == '\n') c = ' ';
+  (void)mpiprof::flight::dump("error", error);
+  std::fprintf(stderr, "libcommscope-mpiprof: MPI error: %s: the job ends (errors are fatal)\n", error.c_str());
+  PMPI_Abort(comm != nullptr ? *comm : MPI_COMM_WORLD, *code);
+}
+
+// MPI_COMM_WORLD's handler, where it is the default (fatal), becomes fatal_error, which the
+// communicators made from world inherit; a program's own handler is left alone.
+void catch_fatal_errors() {
+  MPI_Errhandler current = MPI_ERRHANDLER_NULL;
+  if (PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &current) != MPI_SUCCESS) return;
+  if (current != MPI_ERRORS_ARE_FATAL) {
+    if (current != MPI_ERRHANDLER_NULL && current != MPI_ERRORS_RETURN) PMPI_Errhandler_free(&current);
+    return;
+  }
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  if (PMPI_Comm_create_errhandler(fatal_error, &handler) != MPI_SUCCESS) return;
+  PMPI_Comm_set_errhandler(MPI_COMM_WORLD, handler);
+  PMPI_Errhandler_free(&handler);
+}
+
 // Every world rank's host, in rank order: one allgather on MPI_COMM_WORLD inside MPI_Init (every
 // rank makes it there, before the program's first call), for the flight records.
 // Where the allgather fails, only this rank's own is known (the others' empty: "-" in a record).
@@ -335,6 +370,7 @@ void start() {
     next_iteration();
     const std::string warning = mpiprof::flight::start(g_session->rank(), g_session->size(), output, world_hosts());
     if (!warning.empty()) std::fprintf(stderr, "libcommscope-mpiprof: %s\n", warning.c_str());
+    if (mpiprof::flight::on()) catch_fatal_errors();
     install_handlers(output);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "libcommscope-mpiprof: not profiling: %s\n", e.what());

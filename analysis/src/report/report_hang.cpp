@@ -38,6 +38,7 @@ struct FlightComm {
 struct FlightRank {
   int rank = -1, size = 0, pid = 0;
   std::string host, reason, file;
+  std::string error;               // the MPI error that made the rank write it ("error" records)
   std::vector<std::string> hosts;  // every world rank's, as gathered at MPI_Init ("-": none given)
   double written = 0, last_done = 0;
   std::vector<FlightComm> comms;
@@ -78,6 +79,8 @@ FlightRank read_flight(const fs::path& path) {
       ok = static_cast<bool>(s >> r.pid);
     } else if (key == "reason") {
       ok = static_cast<bool>(s >> r.reason);
+    } else if (key == "error") {
+      std::getline(s >> std::ws, r.error);
     } else if (key == "written") {
       ok = static_cast<bool>(s >> r.written);
     } else if (key == "last_done") {
@@ -298,6 +301,17 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
                        " each wait to receive from the other (" + w.call->link + ", " + pw.call->link +
                        "), a deadlock");
   }
+
+  // A rank that failed with an MPI error comes first: the others were stopped because of it.
+  std::vector<std::string> failures;
+  for (const FlightRank& r : ranks) {
+    if (r.error.empty()) continue;
+    const Where w = where_is(r);
+    const std::string h = host_of(r.rank);
+    failures.push_back("rank " + std::to_string(r.rank) + (h.empty() ? "" : " (" + h + ")") + " failed" +
+                       (w.call != nullptr ? " in " + call_text(*w.comm, *w.call) : "") + ": " + r.error);
+  }
+  verdicts.insert(verdicts.begin(), failures.begin(), failures.end());
 
   ReportWriter out(options, "Hang: " + dir);
   std::string verdict;

@@ -41,5 +41,11 @@ out=$("$report" hang "$dir/records" -o "$dir/report") || fail "commscope-report 
 line=$(printf '%s\n' "$out" | grep '^Verdict: ')
 echo "$me: $line"
 printf '%s\n' "$line" | grep -Eq "$verdict" || fail "the verdict does not match '$verdict'"
+if [ "$mode" = count ]; then  # the others' records, written at the launcher's SIGTERM: the desync
+  also=$(printf '%s\n' "$out" | grep '^Also: desync')
+  echo "$me: $also"
+  grep -q "^Also: desync at #3 on world: rank 1 allreduce of 32768 B; ranks 0, 2 allreduce of 8 B" <<<"$also" ||
+    fail "no desync line naming rank 1's 32768 B against the others' 8 B"
+fi
 [ -f "$dir/report/ranks.csv" ] && [ -f "$dir/report/communicators.csv" ] || fail "no ranks.csv or communicators.csv"
 echo "$me: ok"

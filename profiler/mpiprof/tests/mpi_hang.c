@@ -9,6 +9,9 @@
  *     recv:     ranks 0 and 1 each receive from the other first
  *     stopped:  rank 1 stops itself (SIGSTOP) before world allreduce #3: it writes no record, and
  *               the others' records name its host
+ *     count:    rank 1's world allreduce #3 has 4096 doubles where the others' has 1: the rank that
+ *               receives its part fails (MPI_ERR_TRUNCATE, fatal), its record says so, and the
+ *               launcher's SIGTERM has the others write theirs (the desync)
  * A stuck rank stays stuck until the test kills the job (the watchdog writes the records). */
 #include <mpi.h>
 #include <signal.h>
@@ -29,6 +32,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const char* mode = argc > 1 ? argv[1] : "healthy";
   double v = rank, sum = 0;
+  static double big[4096], big_sum[4096]; /* "count": rank 1's allreduce of 4096 where the others' is of 1 */
   if (strcmp(mode, "skip") == 0) {
     MPI_Comm row;
     MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &row);
@@ -48,6 +52,8 @@ int main(int argc, char** argv) {
       if (i == 3 && rank == 1 && strcmp(mode, "stopped") == 0) raise(SIGSTOP);
       if (i == 3 && rank == 1 && strcmp(mode, "desync") == 0)
         MPI_Bcast(&v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      else if (i == 3 && rank == 1 && strcmp(mode, "count") == 0)
+        MPI_Allreduce(big, big_sum, 4096, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
       else
         MPI_Allreduce(&v, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     }
