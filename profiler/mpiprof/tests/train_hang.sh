@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# A hang of commscope-train found by the flight recorder: the trainer (tiny model, many steps) runs
+# at 2 ranks under libcommscope-mpiprof.so; rank 1 is stopped (SIGSTOP) mid-run, then SIGUSR1 goes
+# to every rank through mpirun (Open MPI forwards it). Rank 0 writes its record from inside the
+# gradients' allreduce; the stopped rank writes none. commscope-report hang must name rank 1 and
+# its host, the allreduce and the communicator rank 0 waits in.
+#   train_hang.sh WORKDIR TRAIN LIB REPORT DATA -- MPIEXEC [FLAGS...]
+set -u
+work=$1 train=$2 lib=$3 report=$4 data=$5
+shift 5
+[ "$1" = "--" ] && shift
+me=train_hang.sh
+fail() { echo "$me: FAIL: $*"; exit 1; }
+dir=$work/train-hang
+rm -rf "$dir" && mkdir -p "$dir" || exit 1
+export OMP_NUM_THREADS=1
+"$@" -np 2 -x LD_PRELOAD="$lib" -x COMMSCOPE_PROFILE_OUT="$dir/t.h5" "$train" --model tiny --steps 1000000 \
+  --batch 4 --threads 1 --val-every 0 --log-every 1000000 --data "$data" >"$dir/run.log" 2>&1 &
+job=$!
+ranks=""
+cleanup() {  # the ranks themselves too: a launcher killed with SIGKILL leaves its children running
+  [ -n "${rank1:-}" ] && kill -CONT "$rank1" 2>/dev/null
+  kill -TERM $job 2>/dev/null
+  sleep 1
+  kill -KILL $job $ranks 2>/dev/null
+  wait $job 2>/dev/null
+}
+trap cleanup EXIT
+# Rank 1's process: the trainer whose environment says so (Open MPI's OMPI_COMM_WORLD_RANK).
+rank1=""
+for _ in $(seq 1 100); do
+  ranks=$(pgrep -f "$train --model tiny --steps 1000000" | tr '\n' ' ')
+  for p in $ranks; do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && rank1=$p
+  done
+  [ -n "$rank1" ] && grep -q "^step" "$dir/run.log" 2>/dev/null && break
+  kill -0 $job 2>/dev/null || fail "the trainer ended (log: $dir/run.log)"
+  sleep 0.1
+done
+[ -n "$rank1" ] || fail "no rank 1 found (not Open MPI?)"
+sleep 0.5
+kill -STOP "$rank1"
+sleep 1  # rank 0 reaches the next allreduce and waits in it
+kill -USR1 $job
+for _ in $(seq 1 50); do
+  [ -f "$dir/t.flight/rank00000.flight" ] && break
+  sleep 0.1
+done
+[ -f "$dir/t.flight/rank00000.flight" ] || fail "rank 0 wrote no flight record at SIGUSR1 (log: $dir/run.log)"
+[ -f "$dir/t.flight/rank00001.flight" ] && fail "the stopped rank wrote a record"
+out=$("$report" hang "$dir/t.flight" 2>&1) || fail "commscope-report hang exited $?: $out"
+line=$(grep '^Verdict: ' <<<"$out")
+echo "$me: $line"
+grep -Eq "^Verdict: rank 1 \([^)]+\) never called allreduce #[0-9]+ on mpi\[0,1\]; it wrote no flight record \(dead, stopped or unreachable\); rank 0 waits in allreduce #[0-9]+" <<<"$line" ||
+  fail "the verdict does not name rank 1, its host, and rank 0's allreduce"
+echo "$me: ok"
