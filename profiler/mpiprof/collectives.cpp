@@ -25,30 +25,35 @@ int MPI_Barrier(MPI_Comm comm) {
 
 int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Bcast"), pf::name_id("broadcast")};
+  set_detail(type, MPI_OP_NULL, root);
   return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Bcast(buf, count, type, root, comm); });
 }
 
 int MPI_Allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Allreduce"), pf::name_id("allreduce")};
+  set_detail(type, op);
   return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Allreduce(send, recv, count, type, op, comm); });
 }
 
 int MPI_Reduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Reduce"), pf::name_id("reduce")};
+  set_detail(type, op, root);
   return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Reduce(send, recv, count, type, op, root, comm); });
 }
 
 int MPI_Scan(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Scan"), pf::name_id("scan")};
+  set_detail(type, op);
   return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Scan(send, recv, count, type, op, comm); });
 }
 
 int MPI_Exscan(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Exscan"), pf::name_id("exscan")};
+  set_detail(type, op);
   return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Exscan(send, recv, count, type, op, comm); });
 }
@@ -56,6 +61,7 @@ int MPI_Exscan(const void* send, void* recv, int count, MPI_Datatype type, MPI_O
 int MPI_Allgather(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype,
                   MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Allgather"), pf::name_id("allgather")};
+  set_detail(rtype);
   return record(names, bytes_of(rcount, rtype) * peers(comm), comm, Kind::kCollective,
                 [&] { return PMPI_Allgather(send, scount, stype, recv, rcount, rtype, comm); });
 }
@@ -63,6 +69,7 @@ int MPI_Allgather(const void* send, int scount, MPI_Datatype stype, void* recv, 
 int MPI_Allgatherv(const void* send, int scount, MPI_Datatype stype, void* recv, const int rcounts[],
                    const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Allgatherv"), pf::name_id("allgatherv")};
+  set_detail(rtype);
   return record(names, sum_bytes(rcounts, rtype, peers(comm)), comm, Kind::kCollective,
                 [&] { return PMPI_Allgatherv(send, scount, stype, recv, rcounts, displs, rtype, comm); });
 }
@@ -70,6 +77,7 @@ int MPI_Allgatherv(const void* send, int scount, MPI_Datatype stype, void* recv,
 int MPI_Gather(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype, int root,
                MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Gather"), pf::name_id("gather")};
+  set_detail(rtype, MPI_OP_NULL, root);
   return record(names, gather_bytes(scount, stype, rcount, rtype, root, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Gather(send, scount, stype, recv, rcount, rtype, root, comm); });
 }
@@ -77,6 +85,7 @@ int MPI_Gather(const void* send, int scount, MPI_Datatype stype, void* recv, int
 int MPI_Gatherv(const void* send, int scount, MPI_Datatype stype, void* recv, const int rcounts[], const int displs[],
                 MPI_Datatype rtype, int root, MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Gatherv"), pf::name_id("gatherv")};
+  set_detail(rtype, MPI_OP_NULL, root);
   return record(names, gatherv_bytes(scount, stype, rcounts, rtype, root, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Gatherv(send, scount, stype, recv, rcounts, displs, rtype, root, comm); });
 }
@@ -84,6 +93,7 @@ int MPI_Gatherv(const void* send, int scount, MPI_Datatype stype, void* recv, co
 int MPI_Scatter(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype, int root,
                 MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Scatter"), pf::name_id("scatter")};
+  set_detail(rtype, MPI_OP_NULL, root);
   return record(names, scatter_bytes(scount, stype, rcount, rtype, root, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Scatter(send, scount, stype, recv, rcount, rtype, root, comm); });
 }
@@ -91,6 +101,7 @@ int MPI_Scatter(const void* send, int scount, MPI_Datatype stype, void* recv, in
 int MPI_Scatterv(const void* send, const int scounts[], const int displs[], MPI_Datatype stype, void* recv, int rcount,
                  MPI_Datatype rtype, int root, MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Scatterv"), pf::name_id("scatterv")};
+  set_detail(rtype, MPI_OP_NULL, root);
   return record(names, scatterv_bytes(scounts, stype, rcount, rtype, root, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Scatterv(send, scounts, displs, stype, recv, rcount, rtype, root, comm); });
 }
@@ -98,6 +109,7 @@ int MPI_Scatterv(const void* send, const int scounts[], const int displs[], MPI_
 int MPI_Alltoall(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype,
                  MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Alltoall"), pf::name_id("alltoall")};
+  set_detail(rtype);
   return record(names, alltoall_bytes(rcount, rtype, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Alltoall(send, scount, stype, recv, rcount, rtype, comm); });
 }
@@ -105,6 +117,7 @@ int MPI_Alltoall(const void* send, int scount, MPI_Datatype stype, void* recv, i
 int MPI_Alltoallv(const void* send, const int scounts[], const int sdispls[], MPI_Datatype stype, void* recv,
                   const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Alltoallv"), pf::name_id("alltoallv")};
+  set_detail(rtype);
   return record(names, alltoallv_bytes(send, scounts, stype, rcounts, rtype, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Alltoallv(send, scounts, sdispls, stype, recv, rcounts, rdispls, rtype, comm); });
 }
@@ -118,12 +131,14 @@ int MPI_Alltoallw(const void* send, const int scounts[], const int sdispls[], co
 
 int MPI_Reduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Reduce_scatter_block"), pf::name_id("reducescatter")};
+  set_detail(type, op);
   return record(names, bytes_of(count, type) * group_size(comm), comm, Kind::kCollective,
                 [&] { return PMPI_Reduce_scatter_block(send, recv, count, type, op, comm); });
 }
 
 int MPI_Reduce_scatter(const void* send, void* recv, const int counts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   static const Names names{pf::name_id("MPI_Reduce_scatter"), pf::name_id("reducescatter")};
+  set_detail(type, op);
   return record(names, sum_bytes(counts, type, group_size(comm)), comm, Kind::kCollective,
                 [&] { return PMPI_Reduce_scatter(send, recv, counts, type, op, comm); });
 }
@@ -137,6 +152,7 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
 
 int MPI_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ibcast"), pf::name_id("ibroadcast")};
+  set_detail(type, MPI_OP_NULL, root);
   return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Ibcast(buf, count, type, root, comm, request); });
 }
@@ -144,6 +160,7 @@ int MPI_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
 int MPI_Iallreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                    MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iallreduce"), pf::name_id("iallreduce")};
+  set_detail(type, op);
   return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Iallreduce(send, recv, count, type, op, comm, request); });
 }
@@ -151,6 +168,7 @@ int MPI_Iallreduce(const void* send, void* recv, int count, MPI_Datatype type, M
 int MPI_Ireduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
                 MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ireduce"), pf::name_id("ireduce")};
+  set_detail(type, op, root);
   return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Ireduce(send, recv, count, type, op, root, comm, request); });
 }
@@ -158,6 +176,7 @@ int MPI_Ireduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_
 int MPI_Iscan(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
               MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iscan"), pf::name_id("iscan")};
+  set_detail(type, op);
   return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Iscan(send, recv, count, type, op, comm, request); });
 }
@@ -165,6 +184,7 @@ int MPI_Iscan(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op
 int MPI_Iexscan(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                 MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iexscan"), pf::name_id("iexscan")};
+  set_detail(type, op);
   return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Iexscan(send, recv, count, type, op, comm, request); });
 }
@@ -172,6 +192,7 @@ int MPI_Iexscan(const void* send, void* recv, int count, MPI_Datatype type, MPI_
 int MPI_Iallgather(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype,
                    MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iallgather"), pf::name_id("iallgather")};
+  set_detail(rtype);
   return record(names, bytes_of(rcount, rtype) * peers(comm), comm, Kind::kCollective,
                 [&] { return PMPI_Iallgather(send, scount, stype, recv, rcount, rtype, comm, request); });
 }
@@ -179,6 +200,7 @@ int MPI_Iallgather(const void* send, int scount, MPI_Datatype stype, void* recv,
 int MPI_Iallgatherv(const void* send, int scount, MPI_Datatype stype, void* recv, const int rcounts[],
                     const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iallgatherv"), pf::name_id("iallgatherv")};
+  set_detail(rtype);
   return record(names, sum_bytes(rcounts, rtype, peers(comm)), comm, Kind::kCollective,
                 [&] { return PMPI_Iallgatherv(send, scount, stype, recv, rcounts, displs, rtype, comm, request); });
 }
@@ -186,6 +208,7 @@ int MPI_Iallgatherv(const void* send, int scount, MPI_Datatype stype, void* recv
 int MPI_Igather(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype, int root,
                 MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Igather"), pf::name_id("igather")};
+  set_detail(rtype, MPI_OP_NULL, root);
   return record(names, gather_bytes(scount, stype, rcount, rtype, root, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Igather(send, scount, stype, recv, rcount, rtype, root, comm, request); });
 }
@@ -193,6 +216,7 @@ int MPI_Igather(const void* send, int scount, MPI_Datatype stype, void* recv, in
 int MPI_Igatherv(const void* send, int scount, MPI_Datatype stype, void* recv, const int rcounts[], const int displs[],
                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Igatherv"), pf::name_id("igatherv")};
+  set_detail(rtype, MPI_OP_NULL, root);
   return record(names, gatherv_bytes(scount, stype, rcounts, rtype, root, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Igatherv(send, scount, stype, recv, rcounts, displs, rtype, root, comm, request); });
 }
@@ -200,6 +224,7 @@ int MPI_Igatherv(const void* send, int scount, MPI_Datatype stype, void* recv, c
 int MPI_Iscatter(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype, int root,
                  MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iscatter"), pf::name_id("iscatter")};
+  set_detail(rtype, MPI_OP_NULL, root);
   return record(names, scatter_bytes(scount, stype, rcount, rtype, root, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Iscatter(send, scount, stype, recv, rcount, rtype, root, comm, request); });
 }
@@ -207,6 +232,7 @@ int MPI_Iscatter(const void* send, int scount, MPI_Datatype stype, void* recv, i
 int MPI_Iscatterv(const void* send, const int scounts[], const int displs[], MPI_Datatype stype, void* recv, int rcount,
                   MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iscatterv"), pf::name_id("iscatterv")};
+  set_detail(rtype, MPI_OP_NULL, root);
   return record(names, scatterv_bytes(scounts, stype, rcount, rtype, root, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Iscatterv(send, scounts, displs, stype, recv, rcount, rtype, root, comm, request); });
 }
@@ -214,6 +240,7 @@ int MPI_Iscatterv(const void* send, const int scounts[], const int displs[], MPI
 int MPI_Ialltoall(const void* send, int scount, MPI_Datatype stype, void* recv, int rcount, MPI_Datatype rtype,
                   MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ialltoall"), pf::name_id("ialltoall")};
+  set_detail(rtype);
   return record(names, alltoall_bytes(rcount, rtype, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Ialltoall(send, scount, stype, recv, rcount, rtype, comm, request); });
 }
@@ -221,6 +248,7 @@ int MPI_Ialltoall(const void* send, int scount, MPI_Datatype stype, void* recv, 
 int MPI_Ialltoallv(const void* send, const int scounts[], const int sdispls[], MPI_Datatype stype, void* recv,
                    const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ialltoallv"), pf::name_id("ialltoallv")};
+  set_detail(rtype);
   return record(names, alltoallv_bytes(send, scounts, stype, rcounts, rtype, comm), comm, Kind::kCollective, [&] {
     return PMPI_Ialltoallv(send, scounts, sdispls, stype, recv, rcounts, rdispls, rtype, comm, request);
   });
@@ -238,6 +266,7 @@ int MPI_Ialltoallw(const void* send, const int scounts[], const int sdispls[], c
 int MPI_Ireduce_scatter_block(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                               MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ireduce_scatter_block"), pf::name_id("ireducescatter")};
+  set_detail(type, op);
   return record(names, bytes_of(count, type) * group_size(comm), comm, Kind::kCollective,
                 [&] { return PMPI_Ireduce_scatter_block(send, recv, count, type, op, comm, request); });
 }
@@ -245,6 +274,7 @@ int MPI_Ireduce_scatter_block(const void* send, void* recv, int count, MPI_Datat
 int MPI_Ireduce_scatter(const void* send, void* recv, const int counts[], MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                         MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ireduce_scatter"), pf::name_id("ireducescatter")};
+  set_detail(type, op);
   return record(names, sum_bytes(counts, type, group_size(comm)), comm, Kind::kCollective,
                 [&] { return PMPI_Ireduce_scatter(send, recv, counts, type, op, comm, request); });
 }

@@ -24,7 +24,7 @@ struct CommunicatorInfo {
   std::vector<int> peers;  // the world ranks a message's rank names (an intercommunicator: its remote group)
   std::mutex links_mutex;  // threads may send on one communicator (MPI_THREAD_MULTIPLE)
   std::vector<std::uint32_t> to, from;  // per peer: the label's id, 0 until first used
-  int flight_ring = -1;                  // its ring in the flight recorder (flight.hpp), -1: none
+  int flight_ring = -1;                 // its ring in the flight recorder (flight.hpp), -1: none
 };
 
 // Guards the counts below and the making of every communicator's info: two threads making the

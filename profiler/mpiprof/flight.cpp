@@ -33,6 +33,7 @@ struct Entry {
   std::uint32_t op = 0, link = 0;
   std::int64_t bytes = 0;
   int peer = -1;
+  Detail detail;
   std::atomic<std::int64_t> posted{0};     // the profiler's raw clock (pf::ticks); 0: empty
   std::atomic<std::int64_t> completed{0};  // 0: not (yet)
 };
@@ -194,14 +195,14 @@ int open_ring(std::uint32_t label, std::vector<int> members) {
 }
 
 Handle posted(int ring, std::int64_t seq, std::uint32_t op, std::int64_t bytes, int peer, std::uint32_t link,
-              std::int64_t ticks) {
+              std::int64_t ticks, const Detail& detail) {
   if (g == nullptr || ring < 0 || ring >= g->used.load(std::memory_order_acquire)) return {};
   Ring& r = g->rings[ring];
   const std::uint64_t at = r.next.fetch_add(1, std::memory_order_relaxed);
   Entry& e = r.entries[at % static_cast<std::uint64_t>(g->calls)];
   e.posted.store(0, std::memory_order_relaxed);
   e.completed.store(0, std::memory_order_relaxed);
-  e.seq = seq, e.op = op, e.bytes = bytes, e.peer = peer, e.link = link;
+  e.seq = seq, e.op = op, e.bytes = bytes, e.peer = peer, e.link = link, e.detail = detail;
   e.posted.store(ticks, std::memory_order_release);
   return {ring, at};
 }
@@ -262,8 +263,13 @@ std::string dump(const char* reason, const std::string& error) {
       const std::int64_t posted_ticks = e.posted.load(std::memory_order_acquire);
       if (posted_ticks == 0) continue;  // being written
       const double posted = wall(posted_ticks), completed = wall(e.completed.load(std::memory_order_acquire));
-      std::fprintf(f, "call %lld %s %lld %d %s %.6f %.6f\n", static_cast<long long>(e.seq), name_of(e.op).c_str(),
-                   static_cast<long long>(e.bytes), e.peer, name_of(e.link).c_str(), posted, completed);
+      // A collective's root as its world rank (the ring's members are the communicator's, by rank).
+      const int root = e.detail.root >= 0 && e.detail.root < static_cast<int>(r.members.size())
+                           ? r.members[static_cast<std::size_t>(e.detail.root)]
+                           : -1;
+      std::fprintf(f, "call %lld %s %lld %d %s %.6f %.6f %s %s %d\n", static_cast<long long>(e.seq),
+                   name_of(e.op).c_str(), static_cast<long long>(e.bytes), e.peer, name_of(e.link).c_str(), posted,
+                   completed, name_of(e.detail.type).c_str(), name_of(e.detail.reduction).c_str(), root);
     }
   }
   const bool ok = std::fflush(f) == 0 && std::ferror(f) == 0;

@@ -1,6 +1,7 @@
 // The flight recorder of libcommscope-mpiprof.so (docs/hang.md): per communicator a ring of its
 // last N calls (COMMSCOPE_FLIGHT_CALLS, default 64), each with its communicator's label, its
-// sequence number there (collectives), the operation, bytes, the peer's or root's world rank, and
+// sequence number there (collectives), the operation, bytes, the peer's or root's world rank, the
+// datatype and reduction (collectives), and
 // when it was posted and completed (or that it has not). Written per rank, without MPI (the job
 // may be stuck), to COMMSCOPE_FLIGHT_DIR (default: beside the profile, NAME.flight/) when:
 //   - SIGUSR1 arrives (the job goes on),
@@ -44,8 +45,14 @@ int open_ring(std::uint32_t label, std::vector<int> members);
 // A call posted on ring `ring` at `ticks` (the profiler's raw clock, pf::ticks(): the caller has
 // read it already): op, the profiler's string id of the operation; peer, the world rank of the root
 // or the peer (-1: none); link, a message's label id (0: none).
+// detail: a collective's datatype and reduction (the profiler's string ids of their names, 0: none)
+// and its root's rank in the communicator (-1: none), written as the root's world rank.
+struct Detail {
+  std::uint32_t type = 0, reduction = 0;
+  int root = -1;
+};
 Handle posted(int ring, std::int64_t seq, std::uint32_t op, std::int64_t bytes, int peer, std::uint32_t link,
-              std::int64_t ticks);
+              std::int64_t ticks, const Detail& detail = {});
 void completed(Handle h, std::int64_t ticks);
 
 // Writes this rank's file now (reason "signal", "watchdog" or "error"; `error`, for an MPI error:

@@ -54,6 +54,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "commscope/common/stop_signals.hpp"
@@ -429,8 +430,72 @@ bool mpiprof::recording_program_call() {
   return t_inside == 0 && g_session && pf::recording();
 }
 
+namespace {
+
+thread_local mpiprof::flight::Detail t_detail;  // set_detail's, for this thread's next recorded call
+
+// A predefined handle's name: a short table, compared by value (no MPI call).
+template <class Handle>
+struct Named {
+  Handle handle;
+  const char* name;
+};
+template <class Handle, std::size_t N>
+std::uint32_t name_in(const Named<Handle> (&table)[N], Handle h, const char* other) {
+  static std::array<pf::NameId, N> ids = [&] {
+    std::array<pf::NameId, N> out{};
+    for (std::size_t i = 0; i < N; ++i) out[i] = pf::name_id(table[i].name);
+    return out;
+  }();
+  static const pf::NameId other_id = pf::name_id(other);
+  for (std::size_t i = 0; i < N; ++i)
+    if (table[i].handle == h) return ids[i];
+  return other_id;
+}
+
+std::uint32_t type_name(MPI_Datatype t) {
+  static const Named<MPI_Datatype> kTypes[] = {{MPI_FLOAT, "float"},
+                                               {MPI_DOUBLE, "double"},
+                                               {MPI_INT, "int"},
+                                               {MPI_LONG, "long"},
+                                               {MPI_LONG_LONG, "long_long"},
+                                               {MPI_UNSIGNED, "unsigned"},
+                                               {MPI_UNSIGNED_LONG, "unsigned_long"},
+                                               {MPI_CHAR, "char"},
+                                               {MPI_BYTE, "byte"},
+                                               {MPI_SHORT, "short"},
+                                               {MPI_INT8_T, "int8"},
+                                               {MPI_UINT8_T, "uint8"},
+                                               {MPI_INT32_T, "int32"},
+                                               {MPI_UINT32_T, "uint32"},
+                                               {MPI_INT64_T, "int64"},
+                                               {MPI_UINT64_T, "uint64"},
+                                               {MPI_C_BOOL, "bool"},
+                                               {MPI_LONG_DOUBLE, "long_double"},
+                                               {MPI_DOUBLE_INT, "double_int"},
+                                               {MPI_2INT, "2int"},
+                                               {MPI_FLOAT_INT, "float_int"}};
+  return t == MPI_DATATYPE_NULL ? 0 : name_in(kTypes, t, "derived");
+}
+
+std::uint32_t op_name(MPI_Op op) {
+  static const Named<MPI_Op> kOps[] = {
+      {MPI_SUM, "sum"},       {MPI_PROD, "prod"},     {MPI_MAX, "max"},        {MPI_MIN, "min"},   {MPI_LAND, "land"},
+      {MPI_LOR, "lor"},       {MPI_BAND, "band"},     {MPI_BOR, "bor"},        {MPI_LXOR, "lxor"}, {MPI_BXOR, "bxor"},
+      {MPI_MAXLOC, "maxloc"}, {MPI_MINLOC, "minloc"}, {MPI_REPLACE, "replace"}};
+  return op == MPI_OP_NULL ? 0 : name_in(kOps, op, "user");
+}
+
+}  // namespace
+
+void mpiprof::set_detail(MPI_Datatype type, MPI_Op op, int root) {
+  if (!recording_program_call()) return;
+  t_detail = {type_name(type), op_name(op), root};
+}
+
 int mpiprof::record_call(const Names& names, std::span<const Part> parts, MPI_Comm comm, Kind kind, int (*call)(void*),
                          void* ctx) {
+  const mpiprof::flight::Detail detail = std::exchange(t_detail, {});
   if (t_inside > 0 || !g_session || !pf::recording()) return call(ctx);
   ++t_inside;
   const bool main = on_main();
@@ -472,7 +537,7 @@ int mpiprof::record_call(const Names& names, std::span<const Part> parts, MPI_Co
   const int ring = kind == Kind::kCollective ? instance.ring : mpiprof::flight_ring(comm);
   const mpiprof::flight::Handle flown =
       mpiprof::flight::posted(ring, instance.seq, names.comm, n > 0 ? parts[0].bytes : 0, -1,
-                              n > 0 && parts[0].link != nullptr ? *parts[0].link : 0, start);
+                              n > 0 && parts[0].link != nullptr ? *parts[0].link : 0, start, detail);
   const bool others = kind == Kind::kCollective && n > 0 && parts[0].bytes >= kOtherThreadsBytes;
   const CpuClocks before = others ? cpu_clocks() : CpuClocks{};
   const int rc = call(ctx);

@@ -35,6 +35,11 @@ struct Part {
   const std::uint32_t* link = nullptr;
 };
 
+// A collective's datatype, reduction and root, for the flight record (flight.hpp): a wrapper sets
+// them just before record(), which takes them for its call (this thread's next call only).
+// Predefined datatypes and reductions by name ("float", "sum"), others "derived" and "user".
+void set_detail(MPI_Datatype type, MPI_Op op = MPI_OP_NULL, int root = -1);
+
 // Records one MPI call around call(ctx): the compute before it ends; an operator event named
 // after the MPI function holds a communication event per part (MPI_Sendrecv: its send and its
 // receive; none for one whose peers are both MPI_PROC_NULL), each spanning the call.

@@ -29,6 +29,10 @@ struct FlightCall {
   std::int64_t bytes = 0;
   int peer = -1;
   double posted = 0, completed = 0;  // completed 0: not completed
+  // A collective's datatype, reduction and root's world rank ("" and -1 where none, or in records
+  // written before them).
+  std::string type, reduction;
+  int root = -1;
 };
 struct FlightComm {
   std::string label;
@@ -105,6 +109,10 @@ FlightRank read_flight(const fs::path& path) {
       FlightCall c;
       ok = static_cast<bool>(s >> c.seq >> c.op >> c.bytes >> c.peer >> c.link >> c.posted >> c.completed);
       if (c.link == "-") c.link.clear();
+      if (ok && s >> c.type >> c.reduction >> c.root) {  // the later fields
+        if (c.type == "-") c.type.clear();
+        if (c.reduction == "-") c.reduction.clear();
+      }
       r.comms.back().calls.push_back(std::move(c));
     }  // other keys: later versions' additions, skipped
     if (!ok) bad(r.file, n, "cannot read '" + line + "'");
@@ -166,6 +174,16 @@ Where where_is(const FlightRank& r) {
       if (call.completed == 0 && (w.call == nullptr || call.posted > w.call->posted)) w.comm = &c, w.call = &call;
   w.since = r.written - (w.call != nullptr ? w.call->posted : r.last_done);
   return w;
+}
+
+// What a call is, for telling members apart at one sequence number: "allreduce of 8 B (double,
+// sum)", "broadcast of 8 B (double, root 0)".
+std::string kind_text(const FlightCall& call) {
+  std::string s = call.op + " of " + std::to_string(call.bytes) + " B", detail;
+  for (const std::string& d : {call.type, call.reduction})
+    if (!d.empty()) detail += (detail.empty() ? "" : ", ") + d;
+  if (call.root >= 0) detail += (detail.empty() ? "" : ", ") + std::string("root ") + std::to_string(call.root);
+  return detail.empty() ? s : s + " (" + detail + ")";
 }
 
 std::string call_text(const FlightComm& c, const FlightCall& call) {
@@ -259,7 +277,7 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
     // A desync: members at the same number with another call.
     std::map<std::string, std::vector<int>> kinds;
     for (const auto& [rank, call] : s.waiting)
-      if (call->seq == next) kinds[call->op + " of " + std::to_string(call->bytes) + " B"].push_back(rank);
+      if (call->seq == next) kinds[kind_text(*call)].push_back(rank);
     if (kinds.size() > 1) {
       std::string d = "desync at #" + std::to_string(next) + " on " + label + ":";
       for (const auto& [kind, who] : kinds) d += " " + ranks_named(who) + " " + kind + ";";

@@ -44,7 +44,7 @@ printf '%s\n' "$line" | grep -Eq "$verdict" || fail "the verdict does not match 
 if [ "$mode" = count ]; then  # the others' records, written at the launcher's SIGTERM: the desync
   also=$(printf '%s\n' "$out" | grep '^Also: desync')
   echo "$me: $also"
-  grep -q "^Also: desync at #3 on world: rank 1 allreduce of 32768 B; ranks 0, 2 allreduce of 8 B" <<<"$also" ||
+  grep -q "^Also: desync at #3 on world: rank 1 allreduce of 32768 B (double, sum); ranks 0, 2 allreduce of 8 B (double, sum)" <<<"$also" ||
     fail "no desync line naming rank 1's 32768 B against the others' 8 B"
 fi
 [ -f "$dir/report/ranks.csv" ] && [ -f "$dir/report/communicators.csv" ] || fail "no ranks.csv or communicators.csv"
