@@ -199,6 +199,9 @@ std::string where_text(const FlightRank& r) {
   return "in " + call_text(*w.comm, *w.call) + " for " + seconds(w.since);
 }
 
+// A call every member reached, in flight this long on each that has not completed it, is stalled.
+constexpr double kStallS = 1.0;
+
 // One communicator across its members' records.
 struct CommState {
   std::string label;
@@ -266,7 +269,7 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
       s.posted[r.rank] = top;
     }
 
-  std::vector<std::string> verdicts, desyncs;
+  std::vector<std::string> verdicts, desyncs, stalled;
   for (auto& [label, s] : comms) {
     if (s.waiting.empty()) continue;
     const std::int64_t next = stuck_at(s);
@@ -274,6 +277,42 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
     std::vector<int> waiting;
     for (const auto& [rank, call] : s.waiting)
       if (call->seq == next) waiting.push_back(rank);
+    // A stall: every member has a record and reached call #m, the lowest any member waits in,
+    // and some have not completed it: neither a late rank nor a desync holds it, but what lies
+    // between them (a cut or dead link, the MPI library). Those that completed it may wait in
+    // the next one already.
+    std::int64_t lowest = next;
+    for (const auto& [rank, call] : s.waiting) lowest = std::min(lowest, call->seq);
+    bool reached = true;
+    for (int m : s.members) reached = reached && by_rank.contains(m) && s.posted.contains(m) && s.posted[m] >= lowest;
+    std::vector<int> in_it, past_it;
+    for (int m : s.members) {
+      const auto w = s.waiting.find(m);
+      (w != s.waiting.end() && w->second->seq == lowest ? in_it : past_it).push_back(m);
+    }
+    bool same = true;  // at #lowest all members stuck in it call the same (else: a desync below)
+    for (int m : in_it) same = same && kind_text(*s.waiting.at(m)) == kind_text(*s.waiting.at(in_it.front()));
+    double least = 0, most = 0;
+    for (std::size_t i = 0; i < in_it.size(); ++i) {
+      const double since = by_rank.at(in_it[i])->written - s.waiting.at(in_it[i])->posted;
+      least = i == 0 ? since : std::min(least, since), most = std::max(most, since);
+    }
+    // A second at least: a snapshot (SIGUSR1) of a running job catches calls in flight.
+    if (reached && same && !in_it.empty() && least >= kStallS) {
+      const FlightCall& call = *s.waiting.at(in_it.front());
+      std::string v =
+          past_it.empty()
+              ? "every member of " + label + ", " + ranks_named(in_it) + hosts_named(in_it, host_of) + ", has been in "
+              : call.op + " #" + std::to_string(lowest) + " on " + label + " has not completed on " +
+                    ranks_named(in_it) + hosts_named(in_it, host_of) + ", in it for ";
+      if (past_it.empty()) v += call.op + " #" + std::to_string(lowest) + " for ";
+      v += seconds(least) + (most - least >= 0.05 ? " to " + seconds(most) : "");
+      if (!past_it.empty()) v += ", where " + ranks_named(past_it) + " completed it";
+      stalled.push_back(v +
+                        ": a call all members reached does not complete (the network between them, or the MPI "
+                        "library)");
+      continue;  // its members behind the next call are in this one
+    }
     // A desync: members at the same number with another call.
     std::map<std::string, std::vector<int>> kinds;
     for (const auto& [rank, call] : s.waiting)
@@ -337,6 +376,8 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
     verdict = verdicts.front();
   else if (!desyncs.empty())
     verdict = desyncs.front();
+  else if (!stalled.empty())
+    verdict = stalled.front();
   else if (!cycles.empty())
     verdict = cycles.front();
   else if (!missing.empty())
