@@ -494,4 +494,25 @@ MachineModel from_text(std::string_view text) {
   return model;
 }
 
+std::vector<std::string> apply_entries(MachineModel& model, const std::vector<MachineEntry>& entries,
+                                       const std::vector<std::string>& origins) {
+  std::vector<std::string> warnings;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].machine) {
+      apply_machine_entry(model, entries[i], i < origins.size() ? origins[i] : std::string());
+      continue;
+    }
+    bool named = false;
+    for (NodeModel& n : model.nodes) {
+      if (!entry_names(entries[i], n.host)) continue;
+      apply_entry(n, entries[i], i < origins.size() ? origins[i] : std::string());
+      named = true;
+    }
+    if (!named)
+      warnings.push_back((i < origins.size() ? origins[i] : std::string("an entry")) + " names host '" +
+                         entries[i].host + "', which this run has not");
+  }
+  return warnings;
+}
+
 }  // namespace commscope

@@ -149,12 +149,9 @@ class Expectations {
       note_ = "no bench file given records a machine model, and no --machine file gives one: expected is not known";
       return;
     }
-    for (const MachineEntry& e : machine.entries) {
-      const std::string origin = machine.path + " line " + std::to_string(e.line);
-      if (e.machine) apply_machine_entry(judgement_->model, e, origin);
-      for (NodeModel& node : judgement_->model.nodes)
-        if (!e.machine && entry_names(e, node.host)) apply_entry(node, e, origin);
-    }
+    std::vector<std::string> origins;
+    for (const MachineEntry& e : machine.entries) origins.push_back(machine.path + " line " + std::to_string(e.line));
+    (void)apply_entries(judgement_->model, machine.entries, origins);  // an entry naming no host: no figure
   }
   const std::string& note() const { return note_; }
   const MachineModel* model() const { return judgement_ ? &judgement_->model : nullptr; }

@@ -151,13 +151,13 @@ void set_curves(NodeModel& n, const NodeCurves& c, int ranks) {
                                                     " just written into its buffer, a slot at a time" + how);
   }
   if (c.exchange.empty()) return;
-  n.intra = curve_rate(c.exchange,
-                       "ring exchange among its " + std::to_string(ranks) + " ranks at once, per flow, " + largest +
-                           "message" + fastest,
-                       c.exchange_spread);
+  n.intra = curve_rate(
+      c.exchange,
+      "ring exchange among its " + std::to_string(ranks) + " ranks at once, per flow, " + largest + "message" + fastest,
+      c.exchange_spread);
   if (!c.one.empty())
-    n.intra_one = curve_rate(c.one, "ping-pong between two of its ranks, the others idle, " + largest + "message" + fastest,
-                             c.one_spread);
+    n.intra_one = curve_rate(
+        c.one, "ping-pong between two of its ranks, the others idle, " + largest + "message" + fastest, c.one_spread);
 }
 
 // Runs the latency probes, one pair at a time while the others sleep, and sets rank 0's model's
@@ -489,27 +489,6 @@ std::vector<std::string> load_lines(const MachineModel& model) {
                   (busy ? ": busy, which its verdicts allow for (docs/verdicts.md)" : ""));
   }
   return out;
-}
-
-std::vector<std::string> apply_entries(MachineModel& model, const std::vector<MachineEntry>& entries,
-                                       const std::vector<std::string>& origins) {
-  std::vector<std::string> warnings;
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    if (entries[i].machine) {
-      apply_machine_entry(model, entries[i], i < origins.size() ? origins[i] : std::string());
-      continue;
-    }
-    bool named = false;
-    for (NodeModel& n : model.nodes) {
-      if (!entry_names(entries[i], n.host)) continue;
-      apply_entry(n, entries[i], i < origins.size() ? origins[i] : std::string());
-      named = true;
-    }
-    if (!named)
-      warnings.push_back((i < origins.size() ? origins[i] : std::string("an entry")) + " names host '" +
-                         entries[i].host + "', which this run has not");
-  }
-  return warnings;
 }
 
 }  // namespace commscope::bench

@@ -139,11 +139,6 @@ MachineModel detect_machine(MPI_Comm comm, const std::string& device, double tim
 // the detail says so). Nothing on a GPU device or where nothing records the model.
 void remeasure_curves(MPI_Comm comm, const std::string& device, const GivenFigures& given, MachineModel& model);
 
-// The user's figures over the detected ones, in order (later entries win): a warning for each
-// entry naming no host of the model, "" where every entry named one.
-std::vector<std::string> apply_entries(MachineModel& model, const std::vector<MachineEntry>& entries,
-                                       const std::vector<std::string>& origins);
-
 // --doctor FILE: one entry per host with its nic_measured from the file's pairs between hosts (the
 // best pass of each direction, a host pair's slower direction, the median over the host's
 // partners), and a `machine` entry with the latency (alpha: the largest over its rank pairs of the

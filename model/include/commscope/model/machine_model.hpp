@@ -188,6 +188,13 @@ void apply_entry(NodeModel& node, const MachineEntry& entry, const std::string& 
 // user's, `origin` its detail). Throws MachineModelError for a bad value.
 void apply_machine_entry(MachineModel& model, const MachineEntry& entry, const std::string& origin);
 
+// Entries over a model, in order (later entries win): a `machine` entry on the model, a node's on
+// each node it names (entry_names); origins[i] is entry i's detail (apply_entry). Returns a warning
+// for each entry naming no node of the model ("... names host 'x', which this run has not"),
+// none where every entry named one. Throws MachineModelError for a bad value.
+std::vector<std::string> apply_entries(MachineModel& model, const std::vector<MachineEntry>& entries,
+                                       const std::vector<std::string>& origins);
+
 // Whether an entry names this node: "*", the same name, or the same name up to the first '.'
 // (never for a `machine` entry).
 bool entry_names(const MachineEntry& entry, std::string_view host);
