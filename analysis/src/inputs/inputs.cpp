@@ -332,6 +332,17 @@ BenchFile read_bench_file(const std::string& path) {
   });
 }
 
+std::vector<BenchFile> read_bench_files(const std::vector<std::string>& paths) {
+  std::vector<BenchFile> files;
+  for (const std::string& path : paths) {
+    preflight(path, "bench");  // first: equivalent() needs the file to exist
+    for (const BenchFile& f : files)
+      if (std::filesystem::equivalent(f.path, path)) throw std::invalid_argument(path + " is given twice");
+    files.push_back(read_bench_file(path));
+  }
+  return files;
+}
+
 profiler::Profile read_profile_file(const std::string& path, bool with_events) {
   return guarded(path, [&]() -> profiler::Profile {
     check_file(path, "a profile file");

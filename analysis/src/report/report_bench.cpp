@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -85,16 +84,11 @@ std::optional<CostParams> fit_link_model(const BenchData& data) {
 // Sizes at most this factor apart: the sweep resolves a switch down to 3 sizes from either end.
 constexpr double kDenseSweepFactor = 2.0;
 
-// The files of `bench`: one, or runs of one configuration (rank count, device); each read
-// once in a child first (preflight).
+// The files of `bench`: one, or runs of one configuration (rank count, device).
 std::vector<BenchFile> read_runs(const std::vector<std::string>& files) {
-  std::vector<BenchFile> runs;
-  for (const std::string& f : files) {
-    preflight(f, "bench");  // first: equivalent() needs the file to exist
-    for (const BenchFile& run : runs)
-      if (std::filesystem::equivalent(run.path, f)) throw std::invalid_argument(f + " is given twice");
-    runs.push_back(read_bench_file(f));
-    const BenchFile &a = runs.front(), &b = runs.back();
+  std::vector<BenchFile> runs = read_bench_files(files);
+  for (const BenchFile& b : runs) {
+    const BenchFile& a = runs.front();
     if (b.nranks != a.nranks || b.device != a.device)
       throw std::invalid_argument(b.path + " has " + std::to_string(b.nranks) + " ranks on " + b.device + ", " +
                                   a.path + " " + std::to_string(a.nranks) + " on " + a.device +

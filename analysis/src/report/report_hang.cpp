@@ -252,6 +252,11 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
         return r.hosts[static_cast<std::size_t>(rank)];
     return "";
   };
+  // "rank 3 (host2)", or "rank 3" where no record names its host.
+  const auto rank_on = [&](int rank) {
+    const std::string h = host_of(rank);
+    return "rank " + std::to_string(rank) + (h.empty() ? "" : " (" + h + ")");
+  };
 
   // Every communicator's members and how far each got.
   std::map<std::string, CommState> comms;
@@ -300,17 +305,14 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
     // A second at least: a snapshot (SIGUSR1) of a running job catches calls in flight.
     if (reached && same && !in_it.empty() && least >= kStallS) {
       const FlightCall& call = *s.waiting.at(in_it.front());
-      std::string v =
-          past_it.empty()
-              ? "every member of " + label + ", " + ranks_named(in_it) + hosts_named(in_it, host_of) + ", has been in "
-              : call.op + " #" + std::to_string(lowest) + " on " + label + " has not completed on " +
-                    ranks_named(in_it) + hosts_named(in_it, host_of) + ", in it for ";
-      if (past_it.empty()) v += call.op + " #" + std::to_string(lowest) + " for ";
-      v += seconds(least) + (most - least >= 0.05 ? " to " + seconds(most) : "");
-      if (!past_it.empty()) v += ", where " + ranks_named(past_it) + " completed it";
-      stalled.push_back(v +
-                        ": a call all members reached does not complete (the network between them, or the MPI "
-                        "library)");
+      const std::string at = call.op + " #" + std::to_string(lowest),
+                        who = ranks_named(in_it) + hosts_named(in_it, host_of),
+                        how_long = seconds(least) + (most - least >= 0.05 ? " to " + seconds(most) : "");
+      stalled.push_back(
+          (past_it.empty() ? "every member of " + label + ", " + who + ", has been in " + at + " for " + how_long
+                           : at + " on " + label + " has not completed on " + who + ", in it for " + how_long +
+                                 ", where " + ranks_named(past_it) + " completed it") +
+          ": a call all members reached does not complete (the network between them, or the MPI library)");
       continue;  // its members behind the next call are in this one
     }
     // A desync: members at the same number with another call.
@@ -325,9 +327,7 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
     }
     for (int b : behind(s, next)) {
       const auto it = by_rank.find(b);
-      const std::string h = host_of(b), host = h.empty() ? "" : " (" + h + ")";
-      std::string v = "rank " + std::to_string(b) + host + " never called " + any->op + " #" + std::to_string(next) +
-                      " on " + label + "; ";
+      std::string v = rank_on(b) + " never called " + any->op + " #" + std::to_string(next) + " on " + label + "; ";
       v += it != by_rank.end() ? "it has been " + where_text(*it->second)
                                : "it wrote no flight record (dead, stopped or unreachable)";
       v += "; " + ranks_named(waiting) + (waiting.size() > 1 ? " wait" : " waits") + " in " + any->op + " #" +
@@ -364,9 +364,8 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
   for (const FlightRank& r : ranks) {
     if (r.error.empty()) continue;
     const Where w = where_is(r);
-    const std::string h = host_of(r.rank);
-    failures.push_back("rank " + std::to_string(r.rank) + (h.empty() ? "" : " (" + h + ")") + " failed" +
-                       (w.call != nullptr ? " in " + call_text(*w.comm, *w.call) : "") + ": " + r.error);
+    failures.push_back(rank_on(r.rank) + " failed" + (w.call != nullptr ? " in " + call_text(*w.comm, *w.call) : "") +
+                       ": " + r.error);
   }
   verdicts.insert(verdicts.begin(), failures.begin(), failures.end());
 

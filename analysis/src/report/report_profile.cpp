@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -153,20 +152,15 @@ std::vector<BenchFile> alone_files(const profiler::Profile& p, const std::string
   std::string have;
   for (int n : sizes) have += (have.empty() ? "" : ", ") + std::to_string(n);
   const std::string device = profiler::read_run_description(p.meta.attributes).device;
-  std::vector<BenchFile> files;
-  for (const std::string& path : paths) {
-    preflight(path, "bench");
-    for (const BenchFile& f : files)
-      if (std::filesystem::equivalent(f.path, path)) throw std::invalid_argument(path + " is given twice");
-    files.push_back(read_bench_file(path));
-    const BenchFile& b = files.back();
+  std::vector<BenchFile> files = read_bench_files(paths);
+  for (const BenchFile& b : files) {
     if (!sizes.contains(b.nranks))
-      throw std::invalid_argument(path + ": a bench of " + std::to_string(b.nranks) +
+      throw std::invalid_argument(b.path + ": a bench of " + std::to_string(b.nranks) +
                                   " ranks, but the collectives of " + file + " run on groups of " +
                                   (have.empty() ? "no" : have) +
                                   " ranks: bench the profile's group sizes (commscope-bench -np N)");
     if (!device.empty() && !b.device.empty() && b.device != device)
-      throw std::invalid_argument(path + ": a bench on " + b.device + ", but " + file + " ran on " + device);
+      throw std::invalid_argument(b.path + ": a bench on " + b.device + ", but " + file + " ran on " + device);
   }
   return files;
 }

@@ -88,6 +88,9 @@ struct DoctorFile {
 
 // Reads a bench results file. Throws InputError.
 BenchFile read_bench_file(const std::string& path);
+// Several, each read once in a child first (preflight): the one reading of a subcommand's list
+// of bench files. std::invalid_argument for a file given twice ("PATH is given twice").
+std::vector<BenchFile> read_bench_files(const std::vector<std::string>& paths);
 // The machine model in a bench file's header (/meta machine_model, the text form of
 // commscope/model/machine_model.hpp); an empty model (no nodes) for files without one. InputError
 // for a damaged one.
