@@ -1,16 +1,19 @@
 # commscope-report: the subcommands over the readers (inputs.cmake), the numeric core and the
 # outputs (output.cmake). It links neither the collectives nor the trainer.
 find_package(CLI11 CONFIG REQUIRED)
-add_executable(commscope-report
-  src/report/main.cpp src/report/report_writer.cpp src/report/bench_fits.cpp src/report/bench_verdicts.cpp
+# The subcommands' work, a library so that the unit tests link what the report runs.
+add_library(commscope_report STATIC
+  src/report/report_writer.cpp src/report/bench_fits.cpp src/report/bench_verdicts.cpp
   src/report/report_bench.cpp src/report/report_compare.cpp src/report/report_profile.cpp
   src/report/report_scaling.cpp src/report/step_prediction.cpp src/report/report_predict.cpp src/report/report_trace.cpp
   src/report/report_doctor.cpp
   src/report/replay_compare.cpp src/report/report_replay.cpp
   src/report/report_hang.cpp src/report/step_communication.cpp)
+target_link_libraries(commscope_report PUBLIC commscope_analysis_core commscope_analysis_inputs
+                      commscope_analysis_output PRIVATE commscope_build_flags)
+add_executable(commscope-report src/report/main.cpp)
 commscope_command_line_sources(src/report/main.cpp)  # the subcommands' flags (CLI11); the work is in the others
-target_link_libraries(commscope-report PRIVATE commscope_analysis_core commscope_analysis_inputs
-                      commscope_analysis_output CLI11::CLI11 commscope_build_flags)
+target_link_libraries(commscope-report PRIVATE commscope_report CLI11::CLI11 commscope_build_flags)
 install(TARGETS commscope-report RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 if(COMMSCOPE_BUILD_TESTS)
@@ -444,11 +447,11 @@ if(COMMSCOPE_BUILD_TESTS)
                    ${fx}/train-np1.h5 ${fx}/train-np2.h5 --bench ${fx}/bench-np1.h5)
   set_tests_properties(analysis.report.bad.scaling_bench_one_line PROPERTIES FIXTURES_REQUIRED report_fixtures
                                                                             LABELS "unit")
-  # replay's counts on made-up profiles: per communicator, from each file's own events.
-  add_executable(test_analysis_replay_compare tests/test_replay_compare.cpp src/report/replay_compare.cpp)
-  target_include_directories(test_analysis_replay_compare PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src/report)
-  target_link_libraries(test_analysis_replay_compare PRIVATE commscope_analysis_inputs commscope_build_flags
-                                                             GTest::gtest_main)
-  add_test(NAME analysis.replay_compare COMMAND test_analysis_replay_compare)
-  set_tests_properties(analysis.replay_compare PROPERTIES LABELS "unit")
+  # The subcommands' pieces on made-up inputs: replay's counts per communicator, from each file's
+  # own events; the step's communication summary in words.
+  add_executable(test_analysis_report tests/test_replay_compare.cpp tests/test_step_communication.cpp)
+  target_include_directories(test_analysis_report PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src/report)
+  target_link_libraries(test_analysis_report PRIVATE commscope_report commscope_build_flags GTest::gtest_main)
+  add_test(NAME analysis.report_unit COMMAND test_analysis_report)
+  set_tests_properties(analysis.report_unit PROPERTIES LABELS "unit")
 endif()

@@ -494,10 +494,9 @@ std::string cause(const StepCallRow& row) {
   return out;
 }
 
-// The summary paragraph: the step's communication, what its calls with a bench row take alone
-// and against the machine, what the step adds to them (waiting, contention, the rest), the calls
-// without a row, and who the waiting is for.
-std::string summary_of(const StepCommunication& s) {
+}  // namespace
+
+std::string step_communication_summary(const StepCommunication& s) {
   const double steps = std::max(1.0, s.steps);
   double in_step = 0, wait = 0, contention = 0, alone = 0, covered = 0, covered_wait = 0, expected = 0,
          alone_priced = 0, rest = 0;
@@ -532,9 +531,12 @@ std::string summary_of(const StepCommunication& s) {
     out += " Inside the step they take " + format_number(covered / std::max(1.0, alone), 3) +
            " of alone: the step adds nothing measurable to them.";
   else
-    out += " Inside the step they take " + ms_of(excess / steps) + " ms more: " + ms_of(covered_wait / steps) +
-           " ms waiting, " + ms_of(contention / steps) + " ms more transfer while compute overlapped, " +
-           ms_of(rest / steps) + " ms the rest.";
+    // The rest in words where it is below 0: the step's transfer beat alone (never a negative time).
+    out += " Inside the step they take " + ms_of(std::abs(excess) / steps) + (excess >= 0 ? " ms more" : " ms less") +
+           ": " + ms_of(covered_wait / steps) + " ms waiting, " + ms_of(contention / steps) +
+           " ms more transfer while compute overlapped" +
+           (rest >= 0 ? ", " + ms_of(rest / steps) + " ms the rest."
+                      : "; the rest of their transfer took " + ms_of(-rest / steps) + " ms less than alone.");
   if (covered < in_step)
     out += " The other " + ms_of((in_step - covered) / steps) +
            " ms are calls without a bench row (messages, completions, calls of other sizes: alone_basis says why), " +
@@ -549,8 +551,6 @@ std::string summary_of(const StepCommunication& s) {
   }
   return out;
 }
-
-}  // namespace
 
 void write_step_communication(ReportWriter& w, const StepCommunication& s) {
   w.section("Communication in the step");
@@ -577,7 +577,7 @@ void write_step_communication(ReportWriter& w, const StepCommunication& s) {
   w.text(text);
   if (!s.model_note.empty()) w.text(s.model_note);
 
-  w.text(summary_of(s));
+  w.text(step_communication_summary(s));
 
   Table t({"group", "call", "algorithm", "size", "ranks", "calls", "expected_ms", "alone_ms", "in_step_ms", "wait_ms",
            "transfer_ms", "contention_ms", "rest_ms", "alone_of_expected", "verdict", "in_step_over_alone", "cause",

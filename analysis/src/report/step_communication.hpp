@@ -98,6 +98,11 @@ struct AloneSources {
 // The join, from a profile read with its events.
 StepCommunication step_communication(const profiler::Profile& profile, const AloneSources& sources);
 
+// The summary paragraph: the step's communication, what its calls with a bench row take alone and
+// against the machine, what the step adds to them (waiting, contention, the rest: a transfer faster
+// than alone said in words, never as a negative time), the calls without a row, who the waiting is for.
+std::string step_communication_summary(const StepCommunication& s);
+
 // The section "Communication in the step": the summary paragraph, the table per call
 // (step_communication.csv), who the waiting was for (waiting_for.csv) and the stacked bars per
 // communicator.
