@@ -2,7 +2,8 @@
 // (Kind::kCollective: MPI_COMM_WORLD's as the session's, the others' under their labels,
 // communicators.hpp). Nonblocking ones are their post, numbered in the same count as the
 // blocking ones (MPI orders both alike on every member); their wait is in MPI_Wait* / MPI_Test*
-// (point_to_point.cpp). Bytes: bytes.hpp.
+// (point_to_point.cpp), where the flight recorder follows their requests (set_request). Bytes:
+// bytes.hpp.
 #include <mpi.h>
 
 #include "bytes.hpp"
@@ -147,12 +148,14 @@ int MPI_Reduce_scatter(const void* send, void* recv, const int counts[], MPI_Dat
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ibarrier"), pf::name_id("ibarrier")};
+  set_request(request);
   return record(names, 0, comm, Kind::kCollective, [&] { return PMPI_Ibarrier(comm, request); });
 }
 
 int MPI_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ibcast"), pf::name_id("ibroadcast")};
   set_detail(type, MPI_OP_NULL, root);
+  set_request(request);
   return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Ibcast(buf, count, type, root, comm, request); });
 }
@@ -161,6 +164,7 @@ int MPI_Iallreduce(const void* send, void* recv, int count, MPI_Datatype type, M
                    MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iallreduce"), pf::name_id("iallreduce")};
   set_detail(type, op);
+  set_request(request);
   return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Iallreduce(send, recv, count, type, op, comm, request); });
 }
@@ -169,6 +173,7 @@ int MPI_Ireduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_
                 MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ireduce"), pf::name_id("ireduce")};
   set_detail(type, op, root);
+  set_request(request);
   return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Ireduce(send, recv, count, type, op, root, comm, request); });
 }
@@ -177,6 +182,7 @@ int MPI_Iscan(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op
               MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iscan"), pf::name_id("iscan")};
   set_detail(type, op);
+  set_request(request);
   return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Iscan(send, recv, count, type, op, comm, request); });
 }
@@ -185,6 +191,7 @@ int MPI_Iexscan(const void* send, void* recv, int count, MPI_Datatype type, MPI_
                 MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iexscan"), pf::name_id("iexscan")};
   set_detail(type, op);
+  set_request(request);
   return record(names, bytes_of(count, type), comm, Kind::kCollective,
                 [&] { return PMPI_Iexscan(send, recv, count, type, op, comm, request); });
 }
@@ -193,6 +200,7 @@ int MPI_Iallgather(const void* send, int scount, MPI_Datatype stype, void* recv,
                    MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iallgather"), pf::name_id("iallgather")};
   set_detail(rtype);
+  set_request(request);
   return record(names, bytes_of(rcount, rtype) * peers(comm), comm, Kind::kCollective,
                 [&] { return PMPI_Iallgather(send, scount, stype, recv, rcount, rtype, comm, request); });
 }
@@ -201,6 +209,7 @@ int MPI_Iallgatherv(const void* send, int scount, MPI_Datatype stype, void* recv
                     const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iallgatherv"), pf::name_id("iallgatherv")};
   set_detail(rtype);
+  set_request(request);
   return record(names, sum_bytes(rcounts, rtype, peers(comm)), comm, Kind::kCollective,
                 [&] { return PMPI_Iallgatherv(send, scount, stype, recv, rcounts, displs, rtype, comm, request); });
 }
@@ -209,6 +218,7 @@ int MPI_Igather(const void* send, int scount, MPI_Datatype stype, void* recv, in
                 MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Igather"), pf::name_id("igather")};
   set_detail(rtype, MPI_OP_NULL, root);
+  set_request(request);
   return record(names, gather_bytes(scount, stype, rcount, rtype, root, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Igather(send, scount, stype, recv, rcount, rtype, root, comm, request); });
 }
@@ -217,6 +227,7 @@ int MPI_Igatherv(const void* send, int scount, MPI_Datatype stype, void* recv, c
                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Igatherv"), pf::name_id("igatherv")};
   set_detail(rtype, MPI_OP_NULL, root);
+  set_request(request);
   return record(names, gatherv_bytes(scount, stype, rcounts, rtype, root, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Igatherv(send, scount, stype, recv, rcounts, displs, rtype, root, comm, request); });
 }
@@ -225,6 +236,7 @@ int MPI_Iscatter(const void* send, int scount, MPI_Datatype stype, void* recv, i
                  MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iscatter"), pf::name_id("iscatter")};
   set_detail(rtype, MPI_OP_NULL, root);
+  set_request(request);
   return record(names, scatter_bytes(scount, stype, rcount, rtype, root, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Iscatter(send, scount, stype, recv, rcount, rtype, root, comm, request); });
 }
@@ -233,6 +245,7 @@ int MPI_Iscatterv(const void* send, const int scounts[], const int displs[], MPI
                   MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Iscatterv"), pf::name_id("iscatterv")};
   set_detail(rtype, MPI_OP_NULL, root);
+  set_request(request);
   return record(names, scatterv_bytes(scounts, stype, rcount, rtype, root, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Iscatterv(send, scounts, displs, stype, recv, rcount, rtype, root, comm, request); });
 }
@@ -241,6 +254,7 @@ int MPI_Ialltoall(const void* send, int scount, MPI_Datatype stype, void* recv, 
                   MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ialltoall"), pf::name_id("ialltoall")};
   set_detail(rtype);
+  set_request(request);
   return record(names, alltoall_bytes(rcount, rtype, comm), comm, Kind::kCollective,
                 [&] { return PMPI_Ialltoall(send, scount, stype, recv, rcount, rtype, comm, request); });
 }
@@ -249,6 +263,7 @@ int MPI_Ialltoallv(const void* send, const int scounts[], const int sdispls[], M
                    const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ialltoallv"), pf::name_id("ialltoallv")};
   set_detail(rtype);
+  set_request(request);
   return record(names, alltoallv_bytes(send, scounts, stype, rcounts, rtype, comm), comm, Kind::kCollective, [&] {
     return PMPI_Ialltoallv(send, scounts, sdispls, stype, recv, rcounts, rdispls, rtype, comm, request);
   });
@@ -258,6 +273,7 @@ int MPI_Ialltoallw(const void* send, const int scounts[], const int sdispls[], c
                    const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
                    MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ialltoallw"), pf::name_id("ialltoallw")};
+  set_request(request);
   return record(names, alltoallw_bytes(send, scounts, stypes, rcounts, rtypes, comm), comm, Kind::kCollective, [&] {
     return PMPI_Ialltoallw(send, scounts, sdispls, stypes, recv, rcounts, rdispls, rtypes, comm, request);
   });
@@ -267,6 +283,7 @@ int MPI_Ireduce_scatter_block(const void* send, void* recv, int count, MPI_Datat
                               MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ireduce_scatter_block"), pf::name_id("ireducescatter")};
   set_detail(type, op);
+  set_request(request);
   return record(names, bytes_of(count, type) * group_size(comm), comm, Kind::kCollective,
                 [&] { return PMPI_Ireduce_scatter_block(send, recv, count, type, op, comm, request); });
 }
@@ -275,6 +292,7 @@ int MPI_Ireduce_scatter(const void* send, void* recv, const int counts[], MPI_Da
                         MPI_Request* request) {
   static const Names names{pf::name_id("MPI_Ireduce_scatter"), pf::name_id("ireducescatter")};
   set_detail(type, op);
+  set_request(request);
   return record(names, sum_bytes(counts, type, group_size(comm)), comm, Kind::kCollective,
                 [&] { return PMPI_Ireduce_scatter(send, recv, counts, type, op, comm, request); });
 }

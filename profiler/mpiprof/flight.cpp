@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -36,6 +37,19 @@ struct Entry {
   Detail detail;
   std::atomic<std::int64_t> posted{0};     // the profiler's raw clock (pf::ticks); 0: empty
   std::atomic<std::int64_t> completed{0};  // 0: not (yet)
+  // A nonblocking call's request (track_request): when a wait or test first looked at it, when
+  // one returned it done (0: not yet).
+  std::atomic<bool> nonblocking{false};
+  std::atomic<std::int64_t> checked{0}, done{0};
+};
+
+// A tracked request: its key, its call's slot and that slot's posting time (a ring that wrapped
+// around since holds another call there: then the request's marks are not written).
+struct Pending {
+  std::uint64_t key = 0;
+  Handle h;
+  std::int64_t posted = 0;
+  bool used = false;
 };
 
 struct Ring {
@@ -60,6 +74,12 @@ struct State {
   std::atomic<std::uint64_t> progress{0};  // calls completed (an estimate under threads: no RMW)
   std::int64_t ticks0 = 0;                 // a calibration pair of the raw clock and the wall clock
   double wall0 = 0;
+  // Requests of nonblocking calls not yet done: slots [0, pending_high) hold the used ones (few
+  // at once in practice, so a scan is short); under pending_mutex, pending_count read without it.
+  Pending pending[kMaxPending];
+  int pending_high = 0;
+  std::mutex pending_mutex;
+  std::atomic<int> pending_count{0};
   std::thread watchdog;
   std::mutex wait_mutex;
   std::condition_variable wake;
@@ -131,6 +151,8 @@ std::string default_dir(const std::string& profile) {
 std::string start(int world_rank, int world_size, const std::string& profile, std::vector<std::string> hosts) {
   if (g != nullptr) return "";
   std::string warning;
+  // COMMSCOPE_FLIGHT_CALLS=0: no recorder (what it costs a call is then measurable beside it).
+  if (const char* v = std::getenv("COMMSCOPE_FLIGHT_CALLS"); v != nullptr && std::strcmp(v, "0") == 0) return "";
   g = new State;
   g->rank = world_rank, g->size = world_size;
   g->host = world_rank < static_cast<int>(hosts.size()) ? hosts[static_cast<std::size_t>(world_rank)] : "";
@@ -139,7 +161,7 @@ std::string start(int world_rank, int world_size, const std::string& profile, st
     char* end = nullptr;
     const long n = std::strtol(v, &end, 10);
     if (end == v || *end != '\0' || n < 1 || n > 1 << 20)
-      warning = std::string("COMMSCOPE_FLIGHT_CALLS='") + v + "' is not 1 to 1048576: 64 calls a communicator";
+      warning = std::string("COMMSCOPE_FLIGHT_CALLS='") + v + "' is not 0 (off) or 1 to 1048576: 64 calls a communicator";
     else
       g->calls = static_cast<int>(n);
   }
@@ -202,6 +224,9 @@ Handle posted(int ring, std::int64_t seq, std::uint32_t op, std::int64_t bytes, 
   Entry& e = r.entries[at % static_cast<std::uint64_t>(g->calls)];
   e.posted.store(0, std::memory_order_relaxed);
   e.completed.store(0, std::memory_order_relaxed);
+  e.nonblocking.store(false, std::memory_order_relaxed);
+  e.checked.store(0, std::memory_order_relaxed);
+  e.done.store(0, std::memory_order_relaxed);
   e.seq = seq, e.op = op, e.bytes = bytes, e.peer = peer, e.link = link, e.detail = detail;
   e.posted.store(ticks, std::memory_order_release);
   return {ring, at};
@@ -213,6 +238,68 @@ void completed(Handle h, std::int64_t ticks) {
   r.entries[h.at % static_cast<std::uint64_t>(g->calls)].completed.store(ticks, std::memory_order_release);
   g->last_done.store(ticks, std::memory_order_relaxed);
   g->progress.store(g->progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+namespace {
+
+// The entry of a tracked request's call, or null where the ring has moved past it.
+Entry* entry_of(const Pending& p) {
+  if (p.h.ring < 0) return nullptr;
+  Entry& e = g->rings[p.h.ring].entries[p.h.at % static_cast<std::uint64_t>(g->calls)];
+  return e.posted.load(std::memory_order_acquire) == p.posted ? &e : nullptr;
+}
+
+// The slot tracking `key`, or -1 (under pending_mutex).
+int pending_slot(std::uint64_t key) {
+  for (int i = 0; i < g->pending_high; ++i)
+    if (g->pending[i].used && g->pending[i].key == key) return i;
+  return -1;
+}
+
+}  // namespace
+
+void track_request(std::uint64_t key, Handle h) {
+  if (g == nullptr || h.ring < 0) return;
+  Entry& e = g->rings[h.ring].entries[h.at % static_cast<std::uint64_t>(g->calls)];
+  std::lock_guard lock(g->pending_mutex);
+  int slot = pending_slot(key);  // a key seen again: its request was freed unseen, the handle reused
+  for (int i = 0; slot < 0 && i < kMaxPending; ++i)
+    if (!g->pending[i].used) slot = i;
+  if (slot < 0) return;  // full: this call reads as a blocking one
+  if (!g->pending[slot].used) g->pending_count.fetch_add(1, std::memory_order_relaxed);
+  g->pending[slot] = {key, h, e.posted.load(std::memory_order_relaxed), true};
+  g->pending_high = std::max(g->pending_high, slot + 1);
+  e.nonblocking.store(true, std::memory_order_release);
+}
+
+bool tracking() {
+  return g != nullptr && g->pending_count.load(std::memory_order_relaxed) > 0;
+}
+
+bool check_request(std::uint64_t key, std::int64_t ticks) {
+  if (!tracking()) return false;
+  std::lock_guard lock(g->pending_mutex);
+  const int slot = pending_slot(key);
+  if (slot < 0) return false;
+  if (Entry* e = entry_of(g->pending[slot]); e != nullptr && e->checked.load(std::memory_order_relaxed) == 0)
+    e->checked.store(ticks, std::memory_order_release);
+  return true;
+}
+
+void finish_request(std::uint64_t key, std::int64_t ticks, bool freed) {
+  if (!tracking()) return;
+  std::lock_guard lock(g->pending_mutex);
+  const int slot = pending_slot(key);
+  if (slot < 0) return;
+  if (Entry* e = entry_of(g->pending[slot]); e != nullptr) {
+    if (freed)
+      e->nonblocking.store(false, std::memory_order_release);  // no claim on it: read as its post alone
+    else
+      e->done.store(ticks, std::memory_order_release);
+  }
+  g->pending[slot].used = false;
+  g->pending_count.fetch_sub(1, std::memory_order_relaxed);
+  while (g->pending_high > 0 && !g->pending[g->pending_high - 1].used) --g->pending_high;
 }
 
 std::string dump(const char* reason, const std::string& error) {
@@ -267,9 +354,15 @@ std::string dump(const char* reason, const std::string& error) {
       const int root = e.detail.root >= 0 && e.detail.root < static_cast<int>(r.members.size())
                            ? r.members[static_cast<std::size_t>(e.detail.root)]
                            : -1;
-      std::fprintf(f, "call %lld %s %lld %d %s %.6f %.6f %s %s %d\n", static_cast<long long>(e.seq),
+      // A nonblocking call's request: when a wait or test first looked at it, when it was done
+      // (0: not); "- -" for a blocking call.
+      char request[64] = "- -";
+      if (e.nonblocking.load(std::memory_order_acquire))
+        std::snprintf(request, sizeof request, "%.6f %.6f", wall(e.checked.load(std::memory_order_acquire)),
+                      wall(e.done.load(std::memory_order_acquire)));
+      std::fprintf(f, "call %lld %s %lld %d %s %.6f %.6f %s %s %d %s\n", static_cast<long long>(e.seq),
                    name_of(e.op).c_str(), static_cast<long long>(e.bytes), e.peer, name_of(e.link).c_str(), posted,
-                   completed, name_of(e.detail.type).c_str(), name_of(e.detail.reduction).c_str(), root);
+                   completed, name_of(e.detail.type).c_str(), name_of(e.detail.reduction).c_str(), root, request);
     }
   }
   const bool ok = std::fflush(f) == 0 && std::ferror(f) == 0;

@@ -1,8 +1,9 @@
 // The flight recorder of libcommscope-mpiprof.so (docs/hang.md): per communicator a ring of its
-// last N calls (COMMSCOPE_FLIGHT_CALLS, default 64), each with its communicator's label, its
+// last N calls (COMMSCOPE_FLIGHT_CALLS, default 64; 0: no recorder), each with its communicator's label, its
 // sequence number there (collectives), the operation, bytes, the peer's or root's world rank, the
 // datatype and reduction (collectives), and
-// when it was posted and completed (or that it has not). Written per rank, without MPI (the job
+// when it was posted and completed (or that it has not); a nonblocking call's request also when a
+// wait or test first looked at it and when it completed. Written per rank, without MPI (the job
 // may be stuck), to COMMSCOPE_FLIGHT_DIR (default: beside the profile, NAME.flight/) when:
 //   - SIGUSR1 arrives (the job goes on),
 //   - an MPI error reaches MPI_COMM_WORLD's (or a communicator made from it) default handler
@@ -54,6 +55,23 @@ struct Detail {
 Handle posted(int ring, std::int64_t seq, std::uint32_t op, std::int64_t bytes, int peer, std::uint32_t link,
               std::int64_t ticks, const Detail& detail = {});
 void completed(Handle h, std::int64_t ticks);
+
+// Nonblocking calls (MPI_Iallreduce, ...): the post is the call above; its request, by `key` (the
+// request handle's bits), is tracked until a completion call (MPI_Wait*, MPI_Test*) returns it
+// done: the record then says when a wait or test first looked at it (checked) and when it
+// completed (done), so that a request never waited on is told from one waited on in vain. At most
+// kMaxPending requests at once are tracked (later ones are not: their calls read as blocking ones).
+inline constexpr int kMaxPending = 4096;
+void track_request(std::uint64_t key, Handle h);
+// Whether any request is tracked now: the completion calls' fast path.
+bool tracking();
+// A completion call looks at `key` (before the MPI call): its call is checked, if it was not.
+// Returns whether the request is tracked.
+bool check_request(std::uint64_t key, std::int64_t ticks);
+// After the MPI call: a tracked request found completed (its handle MPI_REQUEST_NULL) is done,
+// and no longer tracked; `freed` (MPI_Request_free): no longer tracked, and its call reads as its
+// post alone (a blocking call's record).
+void finish_request(std::uint64_t key, std::int64_t ticks, bool freed = false);
 
 // Writes this rank's file now (reason "signal", "watchdog" or "error"; `error`, for an MPI error:
 // its text and class, on an "error" line); its path, or "" after saying why on stderr. No MPI calls.

@@ -433,6 +433,16 @@ bool mpiprof::recording_program_call() {
 namespace {
 
 thread_local mpiprof::flight::Detail t_detail;  // set_detail's, for this thread's next recorded call
+thread_local MPI_Request* t_request = nullptr;   // set_request's, alike
+
+// RequestWatch's requests of this thread's current completion call: their index in the call's
+// array and their key (no allocation per call).
+constexpr int kMaxWatched = 1024;
+struct Watched {
+  int index;
+  std::uint64_t key;
+};
+thread_local std::array<Watched, kMaxWatched> t_watched;
 
 // A predefined handle's name: a short table, compared by value (no MPI call).
 template <class Handle>
@@ -493,9 +503,34 @@ void mpiprof::set_detail(MPI_Datatype type, MPI_Op op, int root) {
   t_detail = {type_name(type), op_name(op), root};
 }
 
+void mpiprof::set_request(MPI_Request* request) {
+  if (!recording_program_call()) return;
+  t_request = request;
+}
+
+mpiprof::RequestWatch::RequestWatch(const MPI_Request* requests, int count) {
+  if (requests == nullptr || !flight::tracking() || !recording_program_call()) return;
+  const std::int64_t now = pf::ticks();
+  for (int i = 0; i < count; ++i) {
+    if (requests[i] == MPI_REQUEST_NULL) continue;
+    const std::uint64_t key = request_key(requests[i]);
+    if (flight::check_request(key, now) && n_ < kMaxWatched) t_watched[static_cast<std::size_t>(n_++)] = {i, key};
+  }
+}
+
+void mpiprof::RequestWatch::after(const MPI_Request* requests, bool freed) const {
+  if (n_ == 0) return;
+  const std::int64_t now = pf::ticks();
+  for (int k = 0; k < n_; ++k) {
+    const Watched& w = t_watched[static_cast<std::size_t>(k)];
+    if (freed || requests[w.index] == MPI_REQUEST_NULL) flight::finish_request(w.key, now, freed);
+  }
+}
+
 int mpiprof::record_call(const Names& names, std::span<const Part> parts, MPI_Comm comm, Kind kind, int (*call)(void*),
                          void* ctx) {
   const mpiprof::flight::Detail detail = std::exchange(t_detail, {});
+  MPI_Request* const request = std::exchange(t_request, nullptr);
   if (t_inside > 0 || !g_session || !pf::recording()) return call(ctx);
   ++t_inside;
   const bool main = on_main();
@@ -543,6 +578,8 @@ int mpiprof::record_call(const Names& names, std::span<const Part> parts, MPI_Co
   const int rc = call(ctx);
   const std::int64_t end = pf::ticks();
   mpiprof::flight::completed(flown, end);
+  if (request != nullptr && rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL)
+    mpiprof::flight::track_request(mpiprof::request_key(*request), flown);
   if (others) record_other_threads(before, start, end);
   if (pf::recording()) {  // not when a signal ended the session during the call
     if (op != nullptr) op->end_ns = end;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 
 #include "bytes.hpp"
 #include "communicators.hpp"
@@ -49,6 +50,16 @@ int sendrecv(const Names& names, std::int64_t sent, int dest, int source, MPI_Da
     if (rc == MPI_SUCCESS) received = received_bytes(st, rtype), from = link_from(comm, st->MPI_SOURCE);
     return rc;
   });
+}
+
+// A completion call's event around call(), and the flight recorder's marks on the nonblocking
+// collectives' requests among `requests` (RequestWatch: checked before, done after).
+template <class Call>
+int completion(const Names& names, MPI_Request* requests, int count, Call&& call) {
+  const commscope::mpiprof::RequestWatch watch(requests, count);
+  const int rc = record(names, 0, MPI_COMM_NULL, Kind::kUnnumbered, std::forward<Call>(call));
+  watch.after(requests);
+  return rc;
 }
 
 }  // namespace
@@ -227,51 +238,58 @@ int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MP
                 [&] { return PMPI_Imrecv(buf, count, type, message, request); });
 }
 
-// --- completion: "wait" and "test" events span the call
+// --- completion: "wait" and "test" events span the call; the flight recorder marks the
+// nonblocking collectives' requests among theirs (RequestWatch)
 
 int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   static const Names names{pf::name_id("MPI_Wait"), pf::name_id("wait")};
-  return record(names, 0, MPI_COMM_NULL, Kind::kUnnumbered, [&] { return PMPI_Wait(request, status); });
+  return completion(names, request, 1, [&] { return PMPI_Wait(request, status); });
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   static const Names names{pf::name_id("MPI_Waitall"), pf::name_id("wait")};
-  return record(names, 0, MPI_COMM_NULL, Kind::kUnnumbered, [&] { return PMPI_Waitall(count, requests, statuses); });
+  return completion(names, requests, count, [&] { return PMPI_Waitall(count, requests, statuses); });
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
   static const Names names{pf::name_id("MPI_Waitany"), pf::name_id("wait")};
-  return record(names, 0, MPI_COMM_NULL, Kind::kUnnumbered,
-                [&] { return PMPI_Waitany(count, requests, index, status); });
+  return completion(names, requests, count, [&] { return PMPI_Waitany(count, requests, index, status); });
 }
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   static const Names names{pf::name_id("MPI_Waitsome"), pf::name_id("wait")};
-  return record(names, 0, MPI_COMM_NULL, Kind::kUnnumbered,
-                [&] { return PMPI_Waitsome(incount, requests, outcount, indices, statuses); });
+  return completion(names, requests, incount,
+                    [&] { return PMPI_Waitsome(incount, requests, outcount, indices, statuses); });
 }
 
 int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   static const Names names{pf::name_id("MPI_Test"), pf::name_id("test"), true};
-  return record(names, 0, MPI_COMM_NULL, Kind::kUnnumbered, [&] { return PMPI_Test(request, flag, status); });
+  return completion(names, request, 1, [&] { return PMPI_Test(request, flag, status); });
 }
 
 int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
   static const Names names{pf::name_id("MPI_Testall"), pf::name_id("test"), true};
-  return record(names, 0, MPI_COMM_NULL, Kind::kUnnumbered,
-                [&] { return PMPI_Testall(count, requests, flag, statuses); });
+  return completion(names, requests, count, [&] { return PMPI_Testall(count, requests, flag, statuses); });
 }
 
 int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
   static const Names names{pf::name_id("MPI_Testany"), pf::name_id("test"), true};
-  return record(names, 0, MPI_COMM_NULL, Kind::kUnnumbered,
-                [&] { return PMPI_Testany(count, requests, index, flag, status); });
+  return completion(names, requests, count, [&] { return PMPI_Testany(count, requests, index, flag, status); });
 }
 
 int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
   static const Names names{pf::name_id("MPI_Testsome"), pf::name_id("test"), true};
-  return record(names, 0, MPI_COMM_NULL, Kind::kUnnumbered,
-                [&] { return PMPI_Testsome(incount, requests, outcount, indices, statuses); });
+  return completion(names, requests, incount,
+                    [&] { return PMPI_Testsome(incount, requests, outcount, indices, statuses); });
+}
+
+// Not an event (it waits for nothing); a nonblocking collective's request freed is no longer
+// followed, and its record makes no claim on it.
+int MPI_Request_free(MPI_Request* request) {
+  const commscope::mpiprof::RequestWatch watch(request, 1);
+  const int rc = PMPI_Request_free(request);
+  watch.after(request, true);
+  return rc;
 }
 
 }  // extern "C"

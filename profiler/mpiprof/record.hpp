@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -39,6 +40,32 @@ struct Part {
 // them just before record(), which takes them for its call (this thread's next call only).
 // Predefined datatypes and reductions by name ("float", "sum"), others "derived" and "user".
 void set_detail(MPI_Datatype type, MPI_Op op = MPI_OP_NULL, int root = -1);
+
+// A nonblocking collective's request, set just before record() as set_detail: after the post the
+// flight recorder tracks the request, so that its record says whether a wait or test looked at it
+// and when one completed it (RequestWatch, in the completion wrappers).
+void set_request(MPI_Request* request);
+
+// A request handle's bits, the flight recorder's key for it (an int or a pointer by MPI library).
+inline std::uint64_t request_key(MPI_Request r) {
+  std::uint64_t key = 0;
+  std::memcpy(&key, &r, sizeof r < sizeof key ? sizeof r : sizeof key);
+  return key;
+}
+
+// Around a completion call's MPI call (MPI_Wait*, MPI_Test*, MPI_Request_free): before it, every
+// tracked request among `requests` is marked checked (a wait or test looked at it) and kept; after
+// it, each of those now MPI_REQUEST_NULL is done (or, `freed`, no longer tracked). Nothing where
+// no request is tracked or the call is not the program's. The first kMaxWatched of a call's
+// tracked requests are followed to their end; the others are marked checked only.
+class RequestWatch {
+ public:
+  RequestWatch(const MPI_Request* requests, int count);
+  void after(const MPI_Request* requests, bool freed = false) const;
+
+ private:
+  int n_ = 0;
+};
 
 // Records one MPI call around call(ctx): the compute before it ends; an operator event named
 // after the MPI function holds a communication event per part (MPI_Sendrecv: its send and its

@@ -33,7 +33,16 @@ struct FlightCall {
   // written before them).
   std::string type, reduction;
   int root = -1;
+  // A nonblocking call (its post above): when a wait or test first looked at its request and when
+  // one completed it (0: not), in records that follow requests.
+  bool nonblocking = false;
+  double checked = 0, done = 0;
 };
+
+// A nonblocking call whose post returned and that no wait or test has completed.
+bool open_request(const FlightCall& c) {
+  return c.nonblocking && c.completed != 0 && c.done == 0;
+}
 struct FlightComm {
   std::string label;
   std::vector<int> members;
@@ -112,6 +121,14 @@ FlightRank read_flight(const fs::path& path) {
       if (ok && s >> c.type >> c.reduction >> c.root) {  // the later fields
         if (c.type == "-") c.type.clear();
         if (c.reduction == "-") c.reduction.clear();
+        std::string checked, done;  // a nonblocking call's request; "- -" for a blocking call
+        if (s >> checked >> done && checked != "-") {
+          try {
+            c.checked = std::stod(checked), c.done = std::stod(done), c.nonblocking = true;
+          } catch (const std::exception&) {
+            ok = false;
+          }
+        }
       }
       r.comms.back().calls.push_back(std::move(c));
     }  // other keys: later versions' additions, skipped
@@ -207,7 +224,9 @@ struct CommState {
   std::string label;
   std::vector<int> members;
   std::map<int, std::int64_t> posted;  // per member with a record: the highest sequence number it posted (-1: none)
-  std::map<int, const FlightCall*> waiting;  // members in a call on it now (collective)
+  std::map<int, const FlightCall*> waiting;  // members in a call on it now (collective), or waiting or
+                                             // testing for a nonblocking one not done
+  std::map<int, const FlightCall*> unwaited;  // members with a nonblocking call no wait or test looked at
 };
 
 // The sequence number a communicator is stuck at: the highest any member waits in (-1: none waits).
@@ -269,7 +288,10 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
       for (const FlightCall& call : c.calls) {
         if (call.seq < 0) continue;
         top = std::max(top, call.seq);
-        if (call.completed == 0) s.waiting[r.rank] = &call;
+        if (call.completed == 0 || (open_request(call) && call.checked != 0))
+          s.waiting[r.rank] = &call;
+        else if (open_request(call))
+          s.unwaited[r.rank] = &call;
       }
       s.posted[r.rank] = top;
     }
@@ -295,6 +317,19 @@ void report_hang(const std::string& dir, const ReportOptions& options) {
       const auto w = s.waiting.find(m);
       (w != s.waiting.end() && w->second->seq == lowest ? in_it : past_it).push_back(m);
     }
+    // Members that posted the call the others wait in as a nonblocking one and never waited on it
+    // or tested it: the MPI library need not progress it on them until they do.
+    std::vector<int> unwaited;
+    for (const auto& [rank, call] : s.unwaited)
+      if (call->seq == lowest && !s.waiting.contains(rank)) unwaited.push_back(rank);
+    for (int u : unwaited) {
+      const FlightCall& call = *s.unwaited.at(u);
+      verdicts.push_back(rank_on(u) + " posted " + call.op + " #" + std::to_string(call.seq) + " on " + label +
+                         " and never waited on it (no wait or test of its request); it has been " +
+                         where_text(*by_rank.at(u)) + "; " + ranks_named(in_it) +
+                         (in_it.size() > 1 ? " wait" : " waits") + " for it");
+    }
+    if (!unwaited.empty()) continue;
     bool same = true;  // at #lowest all members stuck in it call the same (else: a desync below)
     for (int m : in_it) same = same && kind_text(*s.waiting.at(m)) == kind_text(*s.waiting.at(in_it.front()));
     double least = 0, most = 0;

@@ -7,6 +7,10 @@
  *               waits in a receive from rank 2 on MPI_COMM_WORLD, which never comes
  *     desync:   rank 1 calls MPI_Bcast where the others call MPI_Allreduce (world #3)
  *     recv:     ranks 0 and 1 each receive from the other first
+ *     nowait:   world collective #3 is MPI_Ibarrier; rank 1 posts it, never waits on it and computes
+ *               (outside MPI), the others wait on it in MPI_Wait: at 3 ranks Open MPI's
+ *               dissemination barrier needs rank 1's second round, sent only from inside an MPI
+ *               call, so rank 0 waits for ever (rank 2 completes it and waits in allreduce #4)
  *     stopped:  rank 1 stops itself (SIGSTOP) before world allreduce #3: it writes no record, and
  *               the others' records name its host
  *     count:    rank 1's world allreduce #3 has 4096 doubles where the others' has 1: the rank that
@@ -50,7 +54,12 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 5; ++i) {
       if (i == 3 && rank == 1 && strcmp(mode, "compute") == 0) compute_forever();
       if (i == 3 && rank == 1 && strcmp(mode, "stopped") == 0) raise(SIGSTOP);
-      if (i == 3 && rank == 1 && strcmp(mode, "desync") == 0)
+      if (i == 3 && strcmp(mode, "nowait") == 0) {
+        MPI_Request barrier;
+        MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+        if (rank == 1) compute_forever();
+        MPI_Wait(&barrier, MPI_STATUS_IGNORE);
+      } else if (i == 3 && rank == 1 && strcmp(mode, "desync") == 0)
         MPI_Bcast(&v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
       else if (i == 3 && rank == 1 && strcmp(mode, "count") == 0)
         MPI_Allreduce(big, big_sum, 4096, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
