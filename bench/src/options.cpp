@@ -359,16 +359,11 @@ void apply_machine(const RawFlags& r, Options& o) {
     }
   }
   for (const std::string& l : r.link_rates) {
-    const std::size_t eq = l.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw InvalidArgument("--link-rate '" + l + "': expected HOST=RATE (HOST or *; RATE like 1gbit or 12.5GB/s)");
-    MachineEntry e{l.substr(0, eq), {{"nic", l.substr(eq + 1)}}, 0};
     try {
-      (void)parse_rate(e.fields[0].second);
+      o.machine_entries.push_back(link_rate_entry(l));
     } catch (const MachineModelError& err) {
       throw InvalidArgument("--link-rate '" + l + "': " + err.what());
     }
-    o.machine_entries.push_back(std::move(e));
     o.machine_origins.push_back("--link-rate " + l);
   }
 }

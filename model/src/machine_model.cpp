@@ -339,6 +339,15 @@ std::string rate_text(double gbytes_per_s) {
   return std::string(buf, ec == std::errc() ? end : buf) + "GB/s";
 }
 
+MachineEntry link_rate_entry(std::string_view text) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    throw MachineModelError("expected HOST=RATE (HOST or *; RATE like 1gbit or 12.5GB/s)");
+  MachineEntry e{std::string(text.substr(0, eq)), {{"nic", std::string(text.substr(eq + 1))}}, 0};
+  (void)parse_rate(e.fields[0].second);
+  return e;
+}
+
 std::vector<MachineEntry> parse_machine_entries(std::string_view text, bool unknown_keys_ok) {
   std::vector<MachineEntry> out;
   int line = 0;

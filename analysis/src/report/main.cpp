@@ -136,6 +136,12 @@ int main(int argc, char** argv) {
   profile->add_option("--machine", pr.machine,
                       "a machine file (docs/bench.md, \"The machine model\") completing the bench file's model, or "
                       "with the profile's hosts making one, to price each call");
+  profile
+      ->add_option("--link-rate", pr.link_rates,
+                   "HOST=RATE (HOST or *; RATE like 1gbit or 12.5GB/s): a host's link rate for the machine model, as "
+                   "commscope-bench's (repeat for several)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   profile->add_option("-o,--out", out, "folder for report.md, CSV files and plots");
 
   ca::ScalingOptions sc;

@@ -165,19 +165,20 @@ std::vector<BenchFile> alone_files(const profiler::Profile& p, const std::string
   return files;
 }
 
-// What --bench, --alone and --machine give: the bench files, the replay (checked to be one of
-// this profile, with --gaps none), the machine file's entries. std::invalid_argument (one line,
-// exit 2) for a replay of another profile or with gaps, a bad machine file, or --alone with no
-// machine model to price the calls.
+// What --bench, --alone, --machine and --link-rate give: the bench files, the replay (checked to be
+// one of this profile, with --gaps none), the machine file's and the link rates' entries (in that
+// order: a link rate given wins). std::invalid_argument (one line, exit 2) for a replay of another
+// profile or with gaps, a bad machine file or link rate, or --alone with no machine model to price
+// the calls.
 struct Alone {
   bool wanted = false;
   std::vector<BenchFile> bench;
   std::optional<profiler::Profile> replay;
-  MachineFile machine;
+  MachineFigures machine;
 };
 Alone alone_sources(const profiler::Profile& p, const std::string& file, const ProfileOptions& o) {
   Alone a;
-  a.wanted = !o.bench.empty() || !o.alone.empty() || !o.machine.empty();
+  a.wanted = !o.bench.empty() || !o.alone.empty() || !o.machine.empty() || !o.link_rates.empty();
   if (!a.wanted) return a;
   if (!o.bench.empty()) a.bench = alone_files(p, file, o.bench);
   if (!o.machine.empty()) {
@@ -185,10 +186,21 @@ Alone alone_sources(const profiler::Profile& p, const std::string& file, const P
     if (!in) throw std::invalid_argument("--machine " + o.machine + ": cannot read it");
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     try {
-      a.machine = {o.machine, parse_machine_entries(text)};
+      a.machine.entries = parse_machine_entries(text);
     } catch (const MachineModelError& e) {
       throw std::invalid_argument("--machine " + o.machine + ": " + e.what());
     }
+    a.machine.source = o.machine;
+    for (const MachineEntry& e : a.machine.entries) a.machine.origins.push_back(o.machine + " line " + std::to_string(e.line));
+  }
+  for (const std::string& l : o.link_rates) {
+    try {
+      a.machine.entries.push_back(link_rate_entry(l));
+    } catch (const MachineModelError& e) {
+      throw std::invalid_argument("--link-rate '" + l + "': " + e.what());
+    }
+    a.machine.origins.push_back("--link-rate " + l);
+    a.machine.source += (a.machine.source.empty() ? "" : ", ") + a.machine.origins.back();
   }
   if (!o.alone.empty()) {
     preflight(o.alone, "profile");
@@ -214,11 +226,11 @@ Alone alone_sources(const profiler::Profile& p, const std::string& file, const P
             std::to_string(r.recorded_calls) + " calls of " + std::to_string(r.recorded_bytes) + " B recorded, " +
             std::to_string(r.replayed_calls) + " of " + std::to_string(r.replayed_bytes) + " B replayed");
     const bool model = std::any_of(a.bench.begin(), a.bench.end(), [](const BenchFile& b) { return b.machine; });
-    if (!model && o.machine.empty())
+    if (!model && a.machine.entries.empty())
       throw std::invalid_argument(file +
                                   ": no machine model to price its calls against: the profile records none "
-                                  "and no --bench file gives one; give --machine FILE (docs/bench.md, \"The "
-                                  "machine model\")");
+                                  "and no --bench file gives one; give --machine FILE or --link-rate HOST=RATE "
+                                  "(docs/bench.md, \"The machine model\")");
   }
   return a;
 }

@@ -129,29 +129,29 @@ MachineModel hosts_model(const profiler::Profile& p) {
 // group's members placed on its nodes by their hosts.
 class Expectations {
  public:
-  Expectations(const profiler::Profile& p, std::span<const BenchFile> files, const MachineFile& machine) : profile_(p) {
+  Expectations(const profiler::Profile& p, std::span<const BenchFile> files, const MachineFigures& machine)
+      : profile_(p) {
     for (const BenchFile& f : files) {
       if (!f.machine) continue;
       const std::vector<BenchFile> one{f};
       judgement_ = model_judgement(one, measurements(f));
       if (judgement_) {
         note_ = "expected: " + f.path + "'s machine model" +
-                (machine.path.empty() ? "" : ", completed by " + machine.path) + ". " + judgement_->note;
+                (machine.source.empty() ? "" : ", completed by " + machine.source) + ". " + judgement_->note;
         break;
       }
     }
-    if (!judgement_ && !machine.path.empty()) {
+    if (!judgement_ && !machine.source.empty()) {
       judgement_ = ModelJudgement{};
       judgement_->model = hosts_model(p);
-      note_ = "expected: " + machine.path + "'s figures on the profile's hosts (docs/bench.md, \"The machine model\").";
+      note_ = "expected: the figures of " + machine.source +
+              " on the profile's hosts (docs/bench.md, \"The machine model\").";
     }
     if (!judgement_) {
       note_ = "no bench file given records a machine model, and no --machine file gives one: expected is not known";
       return;
     }
-    std::vector<std::string> origins;
-    for (const MachineEntry& e : machine.entries) origins.push_back(machine.path + " line " + std::to_string(e.line));
-    (void)apply_entries(judgement_->model, machine.entries, origins);  // an entry naming no host: no figure
+    (void)apply_entries(judgement_->model, machine.entries, machine.origins);  // an entry naming no host: no figure
   }
   const std::string& note() const { return note_; }
   const MachineModel* model() const { return judgement_ ? &judgement_->model : nullptr; }

@@ -80,11 +80,12 @@ struct StepCommunication {
   std::string model_note;             // the expectation's basis ("" without a model)
 };
 
-// A --machine file's figures: the expectation's model is the first bench file's with them
-// applied, else the profile's hosts with them alone.
-struct MachineFile {
-  std::string path;  // "" for none
+// The figures of --machine FILE and --link-rate HOST=RATE: the expectation's model is the first
+// bench file's with them applied, else the profile's hosts with them alone.
+struct MachineFigures {
+  std::string source;  // where they come from ("m.txt", "--link-rate host2=100mbit"); "" for none
   std::vector<MachineEntry> entries;
+  std::vector<std::string> origins;  // each entry's ("m.txt line 3", "--link-rate host2=100mbit")
 };
 
 // What times the calls alone, and what prices them.
@@ -92,7 +93,7 @@ struct AloneSources {
   std::span<const BenchFile> bench;           // any number: each serves the groups of its rank count
   const profiler::Profile* replay = nullptr;  // a replay of the profile with --gaps none (its mean call
                                               // per kind, where no bench row has the call)
-  MachineFile machine;
+  MachineFigures machine;
 };
 
 // The join, from a profile read with its events.

@@ -93,12 +93,14 @@ PY
       local out rc
       out=$("$bin/commscope-report" profile "$dir/p.h5" "$@" 2>&1)
       rc=$?
-      [ $rc = 2 ] && [ "$(wc -l <<<"$out")" = 1 ] && grep -q "$pattern" <<<"$out" ||
+      [ $rc = 2 ] && [ "$(wc -l <<<"$out")" = 1 ] && grep -q -- "$pattern" <<<"$out" ||
         fail "$what: exit $rc, '$out'; one line matching '$pattern' and exit 2 wanted"
       echo "$me: $what: $out"
     }
     refused "a replay of another profile" "is not a replay of" --alone "$dir/other-replay.h5" --machine "$dir/machine.txt"
     refused "no machine model" "no machine model to price its calls" --alone "$dir/replay.h5"
+    refused "a link rate without a host" "--link-rate '1gbit': expected HOST=RATE" --link-rate 1gbit
+    refused "a link rate that is no rate" "--link-rate 'host2=fast'" --link-rate host2=fast
     # A bench of a rank count none of the profile's groups has: one line, exit 2.
     "$bin/commscope-bench" allreduce --algo mpi -b 8 -e 8 -n 2 --out "$dir/one.h5" >"$dir/one.log" 2>&1 ||
       fail "commscope-bench at 1 rank exited $? (log: $dir/one.log)"

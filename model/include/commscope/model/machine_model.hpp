@@ -180,6 +180,10 @@ struct MachineEntry {
 // are skipped (reading a file's header) instead of refused (a user's file).
 std::vector<MachineEntry> parse_machine_entries(std::string_view text, bool unknown_keys_ok = false);
 
+// --link-rate's HOST=RATE (HOST or *; RATE as parse_rate reads it): an entry giving that host's
+// link rate (nic). Throws MachineModelError for another form or a bad rate.
+MachineEntry link_rate_entry(std::string_view text);
+
 // Sets a node's fields from an entry; a rate given without a source is the user's, with
 // `origin` ("--machine m.txt line 3") as its detail unless the entry gives one. Throws
 // MachineModelError for a bad value.
