@@ -10,14 +10,10 @@
 set -uo pipefail
 prefix=$1 work=$2 bench=$3 doctor=$4
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-emulate=$root/scripts/emulate-cluster.sh
-fail() { echo "machine_cluster.sh: FAIL: $*"; exit 1; }
-trap '"$emulate" down --prefix "$prefix" >/dev/null 2>&1' EXIT
-"$emulate" down --prefix "$prefix" >/dev/null 2>&1
-"$emulate" up 2 --slots 2 --link 1gbit --host-link host2=100mbit --prefix "$prefix"
-rc=$?
-[ $rc = 77 ] && exit 77
-[ $rc = 0 ] || fail "no cluster (emulate-cluster.sh up: exit $rc)"
+. "$root/scripts/tests/own-cluster.sh"  # own_cluster, $emulate
+me=machine_cluster.sh
+fail() { echo "$me: FAIL: $*"; exit 1; }
+own_cluster "$prefix" 2 --slots 2 --link 1gbit --host-link host2=100mbit
 run() { "$emulate" mpirun --prefix "$prefix" -np 4 --map-by ppr:2:node "$@"; }
 d=$work/machine-cluster-doctor.h5 b=$work/machine-cluster-bench.h5
 rm -f "$d" "$b"

@@ -28,7 +28,7 @@
 set -uo pipefail
 mode=$1 prefix=$2 work=$3 bench=$4 doctor=$5 report=$6
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-emulate=$root/scripts/emulate-cluster.sh
+. "$root/scripts/tests/own-cluster.sh"  # own_cluster, $emulate
 me="verdict_cluster.sh $mode"
 fail() { echo "$me: FAIL: $*"; exit 1; }
 case "$mode" in
@@ -36,12 +36,7 @@ case "$mode" in
   slow) hosts=3 per_host=1 links=(--link 1gbit --host-link host2=100mbit) smallest=768 largest=3M largest_label="3 MiB" iters=2 ;;
   *) echo "$me: mode good or slow" >&2; exit 2 ;;
 esac
-trap '"$emulate" down --prefix "$prefix" >/dev/null 2>&1' EXIT
-"$emulate" down --prefix "$prefix" >/dev/null 2>&1
-"$emulate" up $hosts --slots $per_host "${links[@]}" --prefix "$prefix"
-rc=$?
-[ $rc = 77 ] && exit 77
-[ $rc = 0 ] || fail "no cluster (emulate-cluster.sh up: exit $rc)"
+own_cluster "$prefix" $hosts --slots $per_host "${links[@]}"
 run() { "$emulate" mpirun --prefix "$prefix" -np $((hosts * per_host)) --map-by ppr:$per_host:node "$@"; }
 d=$work/verdict-$mode-doctor.h5 b=$work/verdict-$mode-bench.h5 out=$work/verdict-$mode-report
 rm -rf "$d" "$b" "$out"

@@ -46,15 +46,15 @@ not_up() {  # exit 77 saying why the cluster is missing
   exit 77
 }
 is_up() { [ -x "/run/$prefix/agent" ]; }
-# own_cluster SUFFIX UP-ARGS...: a cluster of the check's own, PREFIX-SUFFIX (named in $own),
-# made after removing one a killed run left, and removed when the check ends.
+# own SUFFIX UP-ARGS...: a cluster of the check's own, PREFIX-SUFFIX (named in $own), made after
+# removing one a killed run left, and removed when the check ends (own-cluster.sh).
 own_suffixes="s d c"  # shaped, doctor, cut: the fixture's cleanup removes them too
-own_cluster() {
+me=cluster.sh
+. "$root/scripts/tests/own-cluster.sh"
+own() {
   own=$prefix-$1
   shift
-  trap '"$emulate" down --prefix "$own" >/dev/null 2>&1' EXIT
-  "$emulate" down --prefix "$own" >/dev/null 2>&1
-  "$emulate" up "$@" --prefix "$own" || exit 1
+  own_cluster "$own" "$@"
 }
 
 case "$cmd" in
@@ -93,7 +93,7 @@ case "$cmd" in
   shaped)
     is_up || not_up
     bench=$1 min_ratio=$2
-    own_cluster s 2 --slots 1 --host-link host2=100mbit
+    own s 2 --slots 1 --host-link host2=100mbit
     slow=$own
     # Out-of-place time (us) of the 1 MiB line of each algorithm: size count type redop root time
     # ... (nccl-tests' columns), the algorithm last.
@@ -122,7 +122,7 @@ case "$cmd" in
     doctor=$1 report=$2 fault=$3
     up=(4 --slots 1 --link 1gbit)
     [ "$fault" != link ] || up+=(--host-link host3=100mbit)
-    own_cluster d "${up[@]}"
+    own d "${up[@]}"
     d=$own
     [ "$fault" != cpu ] || "$emulate" throttle host3 10 --prefix "$d" || exit 1
     "$emulate" mpirun --prefix "$d" -np 4 "$doctor" -T 60 -o "$PWD/$d.h5" || exit 1
@@ -147,7 +147,7 @@ case "$cmd" in
     bench=$1 t=$2
     out=$PWD/$prefix-c.h5 log=$PWD/$prefix-c.log
     rm -f "$out" "$out.partial"
-    own_cluster c 2 --slots 1
+    own c 2 --slots 1
     c=$own
     "$emulate" mpirun --prefix "$c" -np 2 "$bench" allreduce --algo ring -b 1K -e 1G -f 2 -n 5 -w 1 -T "$t" \
       --out "$out" >"$log" 2>&1 &

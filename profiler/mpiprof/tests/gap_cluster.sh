@@ -13,15 +13,10 @@
 set -uo pipefail
 prefix=$1 work=$2 bin=$3 lib=$4 app=$5
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
-emulate=$root/scripts/emulate-cluster.sh
+. "$root/scripts/tests/own-cluster.sh"  # own_cluster, $emulate
 me=gap_cluster.sh
 fail() { echo "$me: FAIL: $*"; exit 1; }
-trap '"$emulate" down --prefix "$prefix" >/dev/null 2>&1' EXIT
-"$emulate" down --prefix "$prefix" >/dev/null 2>&1
-"$emulate" up 3 --slots 1 --link 1gbit --host-link host2=100mbit --prefix "$prefix"
-rc=$?
-[ $rc = 77 ] && exit 77
-[ $rc = 0 ] || fail "no cluster (emulate-cluster.sh up: exit $rc)"
+own_cluster "$prefix" 3 --slots 1 --link 1gbit --host-link host2=100mbit
 run() { "$emulate" mpirun --prefix "$prefix" -np 3 --map-by ppr:1:node "$@"; }
 dir=$work/gap-cluster
 rm -rf "$dir" && mkdir -p "$dir" || exit 1

@@ -9,6 +9,7 @@ mode=$1 np=$2 verdict=$3 work=$4 lib=$5 app=$6 report=$7
 shift 7
 [ "$1" = "--" ] && shift
 me="hang.sh $mode"
+. "$(dirname "${BASH_SOURCE[0]}")/records.sh"  # wait_for_records
 fail() { echo "$me: FAIL: $*"; exit 1; }
 dir=$work/hang-$mode
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
@@ -23,11 +24,7 @@ if [ "$mode" = healthy ]; then
 fi
 want=$np
 [ "$mode" = stopped ] && want=$((np - 1))
-for _ in $(seq 1 300); do  # up to 30 s for every rank's record
-  [ "$(ls "$dir/p.flight" 2>/dev/null | grep -c '\.flight$')" -ge "$want" ] && break
-  kill -0 $job 2>/dev/null || break
-  sleep 0.1
-done
+wait_for_records "$dir/p.flight" "$want" 30 $job
 # The records as they are while the job hangs, as a person reads them then (ending the job would
 # let a stopped rank run again, and its watchdog write one).
 rm -rf "$dir/records" && mkdir -p "$dir/records" && cp "$dir/p.flight"/*.flight "$dir/records/" 2>/dev/null

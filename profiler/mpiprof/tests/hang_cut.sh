@@ -8,15 +8,11 @@
 set -uo pipefail
 prefix=$1 work=$2 bin=$3 lib=$4 app=$5
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
-emulate=$root/scripts/emulate-cluster.sh
+. "$root/scripts/tests/own-cluster.sh"  # own_cluster, $emulate
 me=hang_cut.sh
+. "$(dirname "${BASH_SOURCE[0]}")/records.sh"  # wait_for_records
 fail() { echo "$me: FAIL: $*"; exit 1; }
-trap '"$emulate" down --prefix "$prefix" >/dev/null 2>&1' EXIT
-"$emulate" down --prefix "$prefix" >/dev/null 2>&1
-"$emulate" up 3 --slots 1 --prefix "$prefix"
-rc=$?
-[ $rc = 77 ] && exit 77
-[ $rc = 0 ] || fail "no cluster (emulate-cluster.sh up: exit $rc)"
+own_cluster "$prefix" 3 --slots 1
 dir=$work/hang-cut
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
 "$emulate" mpirun --prefix "$prefix" -np 3 --map-by ppr:1:node -x LD_PRELOAD="$lib" -x COMMSCOPE_HANG_TIMEOUT=2 \
@@ -25,10 +21,7 @@ job=$!
 sleep 3
 kill -0 $job 2>/dev/null || fail "the program ended before the cut (log: $dir/run.log)"
 "$emulate" cut host3 --prefix "$prefix" || fail "no cut"
-for _ in $(seq 1 150); do  # up to 15 s for the three watchdogs' records
-  [ "$(ls "$dir/p.flight" 2>/dev/null | grep -c '\.flight$')" -ge 3 ] && break
-  sleep 0.1
-done
+wait_for_records "$dir/p.flight" 3 15  # the three watchdogs' records
 rm -rf "$dir/records" && mkdir -p "$dir/records" && cp "$dir/p.flight"/*.flight "$dir/records/" 2>/dev/null
 kill -TERM $job 2>/dev/null
 found=$(ls "$dir/records" | grep -c '\.flight$')

@@ -10,6 +10,7 @@ work=$1 train=$2 lib=$3 report=$4 data=$5
 shift 5
 [ "$1" = "--" ] && shift
 me=train_hang.sh
+. "$(dirname "${BASH_SOURCE[0]}")/records.sh"  # wait_for_records
 fail() { echo "$me: FAIL: $*"; exit 1; }
 dir=$work/train-hang
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
@@ -42,10 +43,7 @@ sleep 0.5
 kill -STOP "$rank1"
 sleep 1  # rank 0 reaches the next allreduce and waits in it
 kill -USR1 $job
-for _ in $(seq 1 50); do
-  [ -f "$dir/t.flight/rank00000.flight" ] && break
-  sleep 0.1
-done
+wait_for_records "$dir/t.flight" 1 5  # rank 0's: the stopped rank writes none
 [ -f "$dir/t.flight/rank00000.flight" ] || fail "rank 0 wrote no flight record at SIGUSR1 (log: $dir/run.log)"
 [ -f "$dir/t.flight/rank00001.flight" ] && fail "the stopped rank wrote a record"
 out=$("$report" hang "$dir/t.flight" 2>&1) || fail "commscope-report hang exited $?: $out"
