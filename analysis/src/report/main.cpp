@@ -136,6 +136,9 @@ int main(int argc, char** argv) {
   profile->add_option("--machine", pr.machine,
                       "a machine file (docs/bench.md, \"The machine model\") completing the bench file's model, or "
                       "with the profile's hosts making one, to price each call");
+  profile->add_option("--doctor", pr.doctor,
+                      "a commscope-doctor file: its hosts' measured link rates and latency for the machine model, as "
+                      "commscope-bench's --doctor");
   profile
       ->add_option("--link-rate", pr.link_rates,
                    "HOST=RATE (HOST or *; RATE like 1gbit or 12.5GB/s): a host's link rate for the machine model, as "

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -165,9 +166,9 @@ std::vector<BenchFile> alone_files(const profiler::Profile& p, const std::string
   return files;
 }
 
-// What --bench, --alone, --machine and --link-rate give: the bench files, the replay (checked to be
-// one of this profile, with --gaps none), the machine file's and the link rates' entries (in that
-// order: a link rate given wins). std::invalid_argument (one line, exit 2) for a replay of another
+// What --bench, --alone, --doctor, --machine and --link-rate give: the bench files, the replay
+// (checked to be one of this profile, with --gaps none), the doctor file's, the machine file's and
+// the link rates' entries (in that order, as the bench applies them: a figure given wins). std::invalid_argument (one line, exit 2) for a replay of another
 // profile or with gaps, a bad machine file or link rate, or --alone with no machine model to price
 // the calls.
 struct Alone {
@@ -178,20 +179,32 @@ struct Alone {
 };
 Alone alone_sources(const profiler::Profile& p, const std::string& file, const ProfileOptions& o) {
   Alone a;
-  a.wanted = !o.bench.empty() || !o.alone.empty() || !o.machine.empty() || !o.link_rates.empty();
+  a.wanted =
+      !o.bench.empty() || !o.alone.empty() || !o.machine.empty() || !o.link_rates.empty() || !o.doctor.empty();
   if (!a.wanted) return a;
   if (!o.bench.empty()) a.bench = alone_files(p, file, o.bench);
+  if (!o.doctor.empty()) {
+    preflight(o.doctor, "doctor");
+    const DoctorFile d = read_doctor_file(o.doctor);
+    a.machine.entries = doctor_entries(std::filesystem::path(o.doctor).filename().string(), d.pairs);
+    a.machine.origins.assign(a.machine.entries.size(), "--doctor " + o.doctor);
+    if (!a.machine.entries.empty()) a.machine.source = "--doctor " + o.doctor;
+  }
   if (!o.machine.empty()) {
     std::ifstream in(o.machine);
     if (!in) throw std::invalid_argument("--machine " + o.machine + ": cannot read it");
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<MachineEntry> entries;
     try {
-      a.machine.entries = parse_machine_entries(text);
+      entries = parse_machine_entries(text);
     } catch (const MachineModelError& e) {
       throw std::invalid_argument("--machine " + o.machine + ": " + e.what());
     }
-    a.machine.source = o.machine;
-    for (const MachineEntry& e : a.machine.entries) a.machine.origins.push_back(o.machine + " line " + std::to_string(e.line));
+    for (MachineEntry& e : entries) {
+      a.machine.origins.push_back(o.machine + " line " + std::to_string(e.line));
+      a.machine.entries.push_back(std::move(e));
+    }
+    a.machine.source += (a.machine.source.empty() ? "" : ", ") + o.machine;
   }
   for (const std::string& l : o.link_rates) {
     try {
@@ -229,8 +242,8 @@ Alone alone_sources(const profiler::Profile& p, const std::string& file, const P
     if (!model && a.machine.entries.empty())
       throw std::invalid_argument(file +
                                   ": no machine model to price its calls against: the profile records none "
-                                  "and no --bench file gives one; give --machine FILE or --link-rate HOST=RATE "
-                                  "(docs/bench.md, \"The machine model\")");
+                                  "and no --bench file gives one; give --machine FILE, --link-rate HOST=RATE or "
+                                  "--doctor FILE (docs/bench.md, \"The machine model\")");
   }
   return a;
 }

@@ -139,11 +139,9 @@ MachineModel detect_machine(MPI_Comm comm, const std::string& device, double tim
 // the detail says so). Nothing on a GPU device or where nothing records the model.
 void remeasure_curves(MPI_Comm comm, const std::string& device, const GivenFigures& given, MachineModel& model);
 
-// --doctor FILE: one entry per host with its nic_measured from the file's pairs between hosts (the
-// best pass of each direction, a host pair's slower direction, the median over the host's
-// partners), and a `machine` entry with the latency (alpha: the largest over its rank pairs of the
-// pair's best 8 B half round trip, source doctor) where the file has one. Throws InvalidArgument
-// naming the file when it cannot be read as a doctor file.
+// --doctor FILE: the model's doctor_entries over the file's pairs (per host its nic_measured, and
+// the latency where the file has one). Throws InvalidArgument naming the file when it cannot be
+// read as a doctor file.
 std::vector<MachineEntry> doctor_link_entries(const std::string& path);
 
 // The model as the bench's header prints it: "# machine: host1: 2 ranks, 4 CPUs, ..." per node.

@@ -101,6 +101,8 @@ PY
     refused "no machine model" "no machine model to price its calls" --alone "$dir/replay.h5"
     refused "a link rate without a host" "--link-rate '1gbit': expected HOST=RATE" --link-rate 1gbit
     refused "a link rate that is no rate" "--link-rate 'host2=fast'" --link-rate host2=fast
+    refused "a doctor file that is not there" "no-such-doctor.h5" --doctor "$dir/no-such-doctor.h5"
+    refused "a doctor file that is a profile" "p.h5" --doctor "$dir/p.h5"
     # A bench of a rank count none of the profile's groups has: one line, exit 2.
     "$bin/commscope-bench" allreduce --algo mpi -b 8 -e 8 -n 2 --out "$dir/one.h5" >"$dir/one.log" 2>&1 ||
       fail "commscope-bench at 1 rank exited $? (log: $dir/one.log)"

@@ -7,7 +7,9 @@
 # the verdict names host2 (the network), while the step adds little to them (in_step/alone
 # 0.8-1.25: a call of ~0.1 s over the slow link, against which the ranks' skew is small). With
 # --link-rate host2=100mbit, the link's true rate, the report prices the calls with it: the same
-# calls alone are no longer far below what the machine allows.
+# calls alone are no longer far below what the machine allows. And without a bench: a replay of the
+# step (--gaps none) priced by the report's own --doctor, --link-rate '*=1gbit' and a machine file
+# with the copy rate (which a bench measures, and the reduction's model needs) names host2 too.
 # Exit 77 where no cluster can be made here.
 #   gap_cluster.sh PREFIX WORKDIR BINDIR LIB APP
 set -uo pipefail
@@ -54,4 +56,14 @@ print("gap_cluster.sh: --link-rate host2=100mbit: expected %s ms (was %s), alone
 sys.exit(0 if after >= 0.4 and after > 3 * before else 1)
 PY
   fail "with host2's true link rate the calls alone are still far below"
+run "$bin/commscope-replay" "$dir/p.h5" --gaps none -o "$dir/replay.h5" >"$dir/replay.log" 2>&1 ||
+  fail "commscope-replay --gaps none exited $? (log: $dir/replay.log)"
+printf 'node host=* copy=10GB/s\n' >"$dir/copy.txt"
+"$bin/commscope-report" profile "$dir/p.h5" --alone "$dir/replay.h5" --doctor "$dir/doctor.h5" --machine "$dir/copy.txt" \
+  --link-rate '*=1gbit' -o "$dir/report-doctor" >"$dir/report-doctor.log" 2>&1 ||
+  fail "the report with --alone --doctor exited $?: $(tail -1 "$dir/report-doctor.log")"
+line=$(grep "^Verdict: world: allreduce mpi at 1 MiB" "$dir/report-doctor.log" | head -1)
+echo "$me: --alone, --doctor: $line"
+[[ $line == *": far below;"* && ${line#*far below;} == *"host2's link measured"*"(doctor)"* ]] ||
+  fail "priced by the report's --doctor, the replay's calls are not far below naming host2's measured link"
 echo "$me: ok"

@@ -60,11 +60,7 @@ struct BenchFile {
 
 // commscope-doctor's file (schema commscope.doctor/1, earlier commscope-doctor/1; docs/doctor.md). Values a phase did
 // not measure are NaN; a run that failed keeps the rows it finished (meta "status" says why).
-struct DoctorPair {
-  std::int64_t src = 0, dst = 0;
-  std::string src_host, dst_host;
-  double latency_us = 0, bandwidth_GBps = 0;  // half round trip; src -> dst
-};
+using DoctorPair = PairMeasurement;  // one direction of one pair in one pass (model/machine_model.hpp)
 struct DoctorRank {
   std::int64_t rank = 0;
   std::string host;

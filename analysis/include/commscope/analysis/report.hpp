@@ -27,6 +27,7 @@ struct ProfileOptions {
   std::string alone;    // a replay of the profile with --gaps none: its calls alone where no bench row has them
   std::string machine;  // a machine file completing (or, without a bench file's, making) the model
   std::vector<std::string> link_rates;  // --link-rate HOST=RATE: a host's link rate, as a machine file's nic
+  std::string doctor;                   // a commscope-doctor file: its hosts' measured link rates and latency
 };
 void report_profile(const std::string& file, const ProfileOptions& profile, const ReportOptions& options);
 // scaling: profiles of one workload at different rank counts or layouts (dp, tp, pp). With

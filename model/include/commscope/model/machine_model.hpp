@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -179,6 +180,23 @@ struct MachineEntry {
 // `node` or `machine`, an unknown key, a bad value, a missing host. `unknown_keys_ok`: keys of a later version
 // are skipped (reading a file's header) instead of refused (a user's file).
 std::vector<MachineEntry> parse_machine_entries(std::string_view text, bool unknown_keys_ok = false);
+
+// One direction of one rank pair as commscope-doctor measured it in one pass (docs/doctor.md): its
+// half round trip and its rate, NaN or 0 where not measured. The report's reading of a doctor file
+// gives these (analysis's DoctorPair); the bench converts the file's rows.
+struct PairMeasurement {
+  std::int64_t src = 0, dst = 0;
+  std::string src_host, dst_host;
+  double latency_us = 0, bandwidth_GBps = 0;  // half round trip; src -> dst, 1e9 bytes/s
+};
+
+// --doctor FILE's figures as a machine file's entries (`file_name` in their details): per host its
+// nic_measured, the fastest of its host pairs, a pair's figure being its slower direction at its
+// best pass (a pair crosses both hosts' links, so each is at least that fast, and a slow host's
+// link slows all its pairs while the others keep their fast ones); and a `machine` entry with the
+// latency (alpha: the largest over the rank pairs of the pair's best 8 B half round trip, source
+// doctor) where a pair measured one. Pairs inside a node give no link rate.
+std::vector<MachineEntry> doctor_entries(std::string_view file_name, std::span<const PairMeasurement> pairs);
 
 // --link-rate's HOST=RATE (HOST or *; RATE as parse_rate reads it): an entry giving that host's
 // link rate (nic). Throws MachineModelError for another form or a bad rate.
