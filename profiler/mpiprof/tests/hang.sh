@@ -9,7 +9,7 @@ mode=$1 np=$2 verdict=$3 work=$4 lib=$5 app=$6 report=$7
 shift 7
 [ "$1" = "--" ] && shift
 me="hang.sh $mode"
-. "$(dirname "${BASH_SOURCE[0]}")/records.sh"  # wait_for_records
+. "$(dirname "${BASH_SOURCE[0]}")/records.sh"  # wait_for_records, hang_verdict
 fail() { echo "$me: FAIL: $*"; exit 1; }
 dir=$work/hang-$mode
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
@@ -34,9 +34,7 @@ kill -KILL $job 2>/dev/null
 wait $job 2>/dev/null
 found=$(ls "$dir/records" 2>/dev/null | grep -c '\.flight$')
 [ "$found" -ge "$want" ] || fail "$found of $np ranks wrote a flight record, $want wanted (log: $dir/run.log)"
-out=$("$report" hang "$dir/records" -o "$dir/report") || fail "commscope-report hang exited $?: $out"
-line=$(printf '%s\n' "$out" | grep '^Verdict: ')
-echo "$me: $line"
+hang_verdict "$report" "$dir/records" -o "$dir/report"
 printf '%s\n' "$line" | grep -Eq "$verdict" || fail "the verdict does not match '$verdict'"
 if [ "$mode" = count ]; then  # the others' records, written at the launcher's SIGTERM: the desync
   also=$(printf '%s\n' "$out" | grep '^Also: desync')

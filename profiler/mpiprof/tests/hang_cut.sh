@@ -10,7 +10,7 @@ prefix=$1 work=$2 bin=$3 lib=$4 app=$5
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 . "$root/scripts/tests/own-cluster.sh"  # own_cluster, $emulate
 me=hang_cut.sh
-. "$(dirname "${BASH_SOURCE[0]}")/records.sh"  # wait_for_records
+. "$(dirname "${BASH_SOURCE[0]}")/records.sh"  # wait_for_records, hang_verdict
 fail() { echo "$me: FAIL: $*"; exit 1; }
 own_cluster "$prefix" 3 --slots 1
 dir=$work/hang-cut
@@ -26,9 +26,7 @@ rm -rf "$dir/records" && mkdir -p "$dir/records" && cp "$dir/p.flight"/*.flight 
 kill -TERM $job 2>/dev/null
 found=$(ls "$dir/records" | grep -c '\.flight$')
 [ "$found" = 3 ] || fail "$found of 3 ranks wrote a flight record (log: $dir/run.log)"
-out=$("$bin/commscope-report" hang "$dir/records" 2>&1) || fail "commscope-report hang exited $?: $out"
-line=$(grep '^Verdict: ' <<<"$out")
-echo "$me: $line"
+hang_verdict "$bin/commscope-report" "$dir/records"
 # Each rank stays in the allreduce it was in when the link went: all in the same one, or those that
 # had host3's part already completed it and wait in the next.
 grep -Eq "^Verdict: (every member of world, ranks 0-2 \(on host1, host2, host3\), has been in allreduce #[0-9]+|allreduce #[0-9]+ on world has not completed on ranks? [0-9, -]+ \(on [^)]+\), in it for [^,]+, where ranks? [0-9, -]+ completed it).*: a call all members reached does not complete" <<<"$line" ||

@@ -1,4 +1,4 @@
-# Sourced by the hang tests: wait_for_records DIR COUNT SECONDS [PID] returns 0 once DIR holds
+# Sourced by the hang tests. wait_for_records DIR COUNT SECONDS [PID] returns 0 once DIR holds
 # COUNT flight records (rankNNNNN.flight), 1 when SECONDS pass first or process PID has ended.
 wait_for_records() {
   local dir=$1 count=$2 tenths=$(($3 * 10)) pid=${4:-}
@@ -8,4 +8,15 @@ wait_for_records() {
     sleep 0.1
   done
   return 1
+}
+
+# hang_verdict REPORT DIR [ARGS...]: `REPORT hang DIR ARGS` (commscope-report) into $out, failing
+# the test (the caller's fail) where it exits non-zero; its verdict line into $line, printed after
+# "$me: ".
+hang_verdict() {
+  local report=$1
+  shift
+  out=$("$report" hang "$@" 2>&1) || fail "commscope-report hang exited $?: $out"
+  line=$(grep '^Verdict: ' <<<"$out")
+  echo "$me: $line"
 }

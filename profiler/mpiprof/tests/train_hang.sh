@@ -10,7 +10,7 @@ work=$1 train=$2 lib=$3 report=$4 data=$5
 shift 5
 [ "$1" = "--" ] && shift
 me=train_hang.sh
-. "$(dirname "${BASH_SOURCE[0]}")/records.sh"  # wait_for_records
+. "$(dirname "${BASH_SOURCE[0]}")/records.sh"  # wait_for_records, hang_verdict
 fail() { echo "$me: FAIL: $*"; exit 1; }
 dir=$work/train-hang
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
@@ -46,9 +46,7 @@ kill -USR1 $job
 wait_for_records "$dir/t.flight" 1 5  # rank 0's: the stopped rank writes none
 [ -f "$dir/t.flight/rank00000.flight" ] || fail "rank 0 wrote no flight record at SIGUSR1 (log: $dir/run.log)"
 [ -f "$dir/t.flight/rank00001.flight" ] && fail "the stopped rank wrote a record"
-out=$("$report" hang "$dir/t.flight" 2>&1) || fail "commscope-report hang exited $?: $out"
-line=$(grep '^Verdict: ' <<<"$out")
-echo "$me: $line"
+hang_verdict "$report" "$dir/t.flight"
 grep -Eq "^Verdict: rank 1 \([^)]+\) never called allreduce #[0-9]+ on mpi\[0,1\]; it wrote no flight record \(dead, stopped or unreachable\); rank 0 waits in allreduce #[0-9]+" <<<"$line" ||
   fail "the verdict does not name rank 1, its host, and rank 0's allreduce"
 echo "$me: ok"
