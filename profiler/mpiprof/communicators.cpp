@@ -10,12 +10,13 @@
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/profiler/session.hpp"
 #include "commscope/profiler/vocabulary.hpp"
-#include "flight.hpp"
+#include "commscope/profiler/flight.hpp"
 
 namespace commscope::mpiprof {
 namespace {
 
 namespace pf = commscope::profiler;
+namespace flight = commscope::profiler::flight;
 
 struct CommunicatorInfo {
   std::uint32_t label = 0;  // "mpi[0,2]", "mpi[0,2]#1", "mpi[0,1|2,3]"; 0 for MPI_COMM_WORLD's (the session's)

@@ -59,14 +59,15 @@
 
 #include "commscope/common/stop_signals.hpp"
 #include "commscope/formats/profile_file.hpp"
+#include "commscope/profiler/flight.hpp"
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/profiler/session.hpp"
 #include "communicators.hpp"
-#include "flight.hpp"
 #include "record.hpp"
 
 namespace pf = commscope::profiler;
 namespace mpiprof = commscope::mpiprof;
+namespace flight = commscope::profiler::flight;
 namespace stop = commscope::stop;
 
 namespace {
@@ -211,12 +212,12 @@ void watch_once() {
     if (n <= 0 || byte == 0) return;  // MPI_Finalize
     const int sig = byte;
     if (sig == SIGUSR1) {  // the flight record (flight.hpp), and the job goes on
-      (void)mpiprof::flight::dump("signal");
+      (void)flight::dump("signal");
       continue;
     }
     // The job ends (a launcher ending it after another rank's error, a user's Ctrl-C): where
     // this rank was, first (a few hundred bytes), then its profile.
-    (void)mpiprof::flight::dump("signal");
+    (void)flight::dump("signal");
     int expected = kRunning;
     if (g_state.compare_exchange_strong(expected, kSignalled)) {
       try {
@@ -298,7 +299,7 @@ void fatal_error(MPI_Comm* comm, int* code, ...) {
   if (std::strcmp(text, name) != 0) error += " (" + std::string(name) + ")";
   for (char& c : error)
     if (c == '\n') c = ' ';
-  (void)mpiprof::flight::dump("error", error);
+  (void)flight::dump("error", error);
   std::fprintf(stderr, "libcommscope-mpiprof: MPI error: %s: the job ends (errors are fatal)\n", error.c_str());
   PMPI_Abort(comm != nullptr ? *comm : MPI_COMM_WORLD, *code);
 }
@@ -369,9 +370,10 @@ void start() {
     g_session = std::make_unique<pf::Session>(MPI_COMM_WORLD, std::move(o));
     g_window_start = PMPI_Wtime();
     next_iteration();
-    const std::string warning = mpiprof::flight::start(g_session->rank(), g_session->size(), output, world_hosts());
+    const std::string warning = flight::start(g_session->rank(), g_session->size(), output, world_hosts(),
+                                                       "libcommscope-mpiprof", true);
     if (!warning.empty()) std::fprintf(stderr, "libcommscope-mpiprof: %s\n", warning.c_str());
-    if (mpiprof::flight::on()) catch_fatal_errors();
+    if (flight::on()) catch_fatal_errors();
     install_handlers(output);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "libcommscope-mpiprof: not profiling: %s\n", e.what());
@@ -432,7 +434,7 @@ bool mpiprof::recording_program_call() {
 
 namespace {
 
-thread_local mpiprof::flight::Detail t_detail;  // set_detail's, for this thread's next recorded call
+thread_local flight::Detail t_detail;  // set_detail's, for this thread's next recorded call
 thread_local MPI_Request* t_request = nullptr;   // set_request's, alike
 
 // RequestWatch's requests of this thread's current completion call: their index in the call's
@@ -529,7 +531,7 @@ void mpiprof::RequestWatch::after(const MPI_Request* requests, bool freed) const
 
 int mpiprof::record_call(const Names& names, std::span<const Part> parts, MPI_Comm comm, Kind kind, int (*call)(void*),
                          void* ctx) {
-  const mpiprof::flight::Detail detail = std::exchange(t_detail, {});
+  const flight::Detail detail = std::exchange(t_detail, {});
   MPI_Request* const request = std::exchange(t_request, nullptr);
   if (t_inside > 0 || !g_session || !pf::recording()) return call(ctx);
   ++t_inside;
@@ -570,16 +572,16 @@ int mpiprof::record_call(const Names& names, std::span<const Part> parts, MPI_Co
     if (ev != nullptr) ev->start_ns = start;
   // The flight recorder's slot (flight.hpp): the first part's bytes and link.
   const int ring = kind == Kind::kCollective ? instance.ring : mpiprof::flight_ring(comm);
-  const mpiprof::flight::Handle flown =
-      mpiprof::flight::posted(ring, instance.seq, names.comm, n > 0 ? parts[0].bytes : 0, -1,
+  const flight::Handle flown =
+      flight::posted(ring, instance.seq, names.comm, n > 0 ? parts[0].bytes : 0, -1,
                               n > 0 && parts[0].link != nullptr ? *parts[0].link : 0, start, detail);
   const bool others = kind == Kind::kCollective && n > 0 && parts[0].bytes >= kOtherThreadsBytes;
   const CpuClocks before = others ? cpu_clocks() : CpuClocks{};
   const int rc = call(ctx);
   const std::int64_t end = pf::ticks();
-  mpiprof::flight::completed(flown, end);
+  flight::completed(flown, end);
   if (request != nullptr && rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL)
-    mpiprof::flight::track_request(mpiprof::request_key(*request), flown);
+    flight::track_request(mpiprof::request_key(*request), flown);
   if (others) record_other_threads(before, start, end);
   if (pf::recording()) {  // not when a signal ended the session during the call
     if (op != nullptr) op->end_ns = end;
@@ -618,11 +620,11 @@ int MPI_Finalize(void) {
   // In the flight record as a call on MPI_COMM_WORLD until it returns: a rank that finished waits
   // here for the others, and the watchdog still watches.
   static const pf::NameId finalize = pf::name_id("finalize");
-  const mpiprof::flight::Handle h = mpiprof::flight::posted(0, -1, finalize, 0, -1, 0, pf::ticks());
+  const flight::Handle h = flight::posted(0, -1, finalize, 0, -1, 0, pf::ticks());
   finish();
   const int rc = PMPI_Finalize();
-  mpiprof::flight::completed(h, pf::ticks());
-  mpiprof::flight::stop();
+  flight::completed(h, pf::ticks());
+  flight::stop();
   return rc;
 }
 
@@ -636,3 +638,9 @@ int MPI_Pcontrol(const int level, ...) {
 }
 
 }  // extern "C"
+
+// Whether this library's flight recorder is on: commscope's own tools, run under the library, keep
+// theirs off then (profiler/flight_watch.hpp), so that one recorder writes each rank's file.
+extern "C" __attribute__((visibility("default"))) int commscope_mpiprof_flight() {
+  return flight::on() ? 1 : 0;
+}

@@ -1,6 +1,6 @@
 // The flight recorder's own cost per call (flight.hpp), without MPI: a slot posted and completed
-// per call, against the two clock readings alone (the profiler's, which a recorded call takes
-// anyway), and a nonblocking call's request tracked, checked and finished. The median of ROUNDS
+// per call, against the two clock readings alone (the recorder's now(), which the library's
+// wrappers read for their events anyway), and a nonblocking call's request tracked, checked and finished. The median of ROUNDS
 // rounds of CALLS calls each, the three kinds interleaved. A benchmark, not a test: it prints.
 //   bench_flight_cost [CALLS [ROUNDS]]
 #include <algorithm>
@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "commscope/profiler/clock.hpp"
+#include "commscope/profiler/flight.hpp"
 #include "commscope/profiler/recorder.hpp"
-#include "flight.hpp"
 
-namespace fl = commscope::mpiprof::flight;
+namespace fl = commscope::profiler::flight;
 namespace pf = commscope::profiler;
 
 namespace {
@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: bench_flight_cost [CALLS >= 10 [ROUNDS >= 1]]\n");
     return 2;
   }
-  (void)fl::start(0, 1, "/tmp/bench-flight-cost.h5", {"here"});
+  (void)fl::start(0, 1, "/tmp/bench-flight-cost.h5", {"here"}, "bench_flight_cost", false);
   if (!fl::on()) {
     std::fprintf(stderr, "bench_flight_cost: the recorder is off (COMMSCOPE_FLIGHT_CALLS=0)\n");
     return 2;
@@ -51,20 +51,20 @@ int main(int argc, char** argv) {
   std::vector<double> clocks, recorded, requests;
   for (int r = 0; r < rounds; ++r) {
     clocks.push_back(ns_per_call(calls, [&](long) {
-      const std::int64_t a = pf::ticks();
-      sink = sink + a + pf::ticks();
+      const std::int64_t a = fl::now();
+      sink = sink + a + fl::now();
     }));
     recorded.push_back(ns_per_call(calls, [&](long i) {
-      const fl::Handle h = fl::posted(0, i, op, 8, -1, 0, pf::ticks());
-      fl::completed(h, pf::ticks());
+      const fl::Handle h = fl::posted(0, i, op, 8, -1, 0, fl::now());
+      fl::completed(h, fl::now());
     }));
     requests.push_back(ns_per_call(calls / 10, [&](long i) {
-      const fl::Handle h = fl::posted(0, i, op, 8, -1, 0, pf::ticks());
-      fl::completed(h, pf::ticks());
+      const fl::Handle h = fl::posted(0, i, op, 8, -1, 0, fl::now());
+      fl::completed(h, fl::now());
       const auto key = static_cast<std::uint64_t>(i + 1);
       fl::track_request(key, h);
-      (void)fl::check_request(key, pf::ticks());
-      fl::finish_request(key, pf::ticks());
+      (void)fl::check_request(key, fl::now());
+      fl::finish_request(key, fl::now());
     }));
   }
   fl::stop();

@@ -90,12 +90,15 @@ inline std::atomic<std::int64_t> g_comm_seq{0};
 inline std::atomic<std::uint64_t> g_session_generation{0};
 // Set while a device backend wants external correlation ids (CUPTI).
 inline std::atomic<bool> g_device_hooks{false};
+// Set while the flight recorder (flight.hpp) is on: an operator entered is its rank's phase.
+inline std::atomic<bool> g_flight_phases{false};
 inline thread_local ThreadBuffer* t_buffer = nullptr;
 
 ThreadBuffer* register_thread() noexcept;                 // nullptr when out of memory
 NameId iteration_name() noexcept;                         // the name of every iteration event: "iteration"
 void push_external(int kind, std::uint64_t id) noexcept;  // kind: ExternalKind
 void pop_external(int kind) noexcept;
+void flight_phase(NameId name) noexcept;  // flight::enter_phase(name, now)
 
 // A slot for a new event on this thread, or nullptr (not recording, or dropped).
 inline Event* reserve(ThreadBuffer*& buffer) noexcept {
@@ -183,6 +186,7 @@ class KernelScope {
 class OperatorScope {
  public:
   explicit OperatorScope(NameId name) noexcept {
+    if (detail::g_flight_phases.load(std::memory_order_relaxed)) detail::flight_phase(name);
     if (!recording() || (event_ = detail::open_event(buffer_, EventKind::kOperator, name)) == nullptr) return;
     event_->id = buffer_->new_id();
     if (buffer_->depth < detail::kMaxOperatorDepth) buffer_->op_stack[buffer_->depth] = event_->id;

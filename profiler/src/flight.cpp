@@ -1,5 +1,7 @@
-#include "flight.hpp"
+#include "commscope/profiler/flight.hpp"
 
+#include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -7,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -19,7 +22,7 @@
 #include "commscope/profiler/clock.hpp"
 #include "commscope/profiler/recorder.hpp"
 
-namespace commscope::mpiprof::flight {
+namespace commscope::profiler::flight {
 namespace {
 
 namespace pf = commscope::profiler;
@@ -35,7 +38,7 @@ struct Entry {
   std::int64_t bytes = 0;
   int peer = -1;
   Detail detail;
-  std::atomic<std::int64_t> posted{0};     // the profiler's raw clock (pf::ticks); 0: empty
+  std::atomic<std::int64_t> posted{0};     // now()'s clock; 0: empty
   std::atomic<std::int64_t> completed{0};  // 0: not (yet)
   // A nonblocking call's request (track_request): when a wait or test first looked at it, when
   // one returned it done (0: not yet).
@@ -61,7 +64,7 @@ struct Ring {
 
 struct State {
   int rank = -1, size = 0, calls = kDefaultCalls;
-  std::string dir, host;
+  std::string dir, host, tool;
   std::vector<std::string> hosts;  // every world rank's
   double timeout_s = 0;
   bool exit_on_hang = false;
@@ -72,6 +75,8 @@ struct State {
   std::atomic<int> refused{0};
   std::atomic<std::int64_t> last_done{0};  // ticks: when a call last completed (or MPI_Init)
   std::atomic<std::uint64_t> progress{0};  // calls completed (an estimate under threads: no RMW)
+  std::atomic<std::uint32_t> phase{0};     // enter_phase's: a name id (0: none), since when (ticks)
+  std::atomic<std::int64_t> phase_since{0};
   std::int64_t ticks0 = 0;                 // a calibration pair of the raw clock and the wall clock
   double wall0 = 0;
   // Requests of nonblocking calls not yet done: slots [0, pending_high) hold the used ones (few
@@ -99,7 +104,7 @@ struct ToWall {
   double now_wall;
   std::int64_t now_ticks;
   double seconds_per_tick;
-  ToWall() : now_wall(wall_now()), now_ticks(pf::ticks()) {
+  ToWall() : now_wall(wall_now()), now_ticks(now()) {
     const double dt = static_cast<double>(now_ticks - g->ticks0);
     seconds_per_tick = dt > 1e6 ? (now_wall - g->wall0) / dt : 1e-9;
   }
@@ -132,8 +137,8 @@ void watch() {
     lock.unlock();
     const std::string path = dump("watchdog");
     if (g->exit_on_hang) {
-      std::fprintf(stderr, "libcommscope-mpiprof: rank %d: no MPI progress for %g s (COMMSCOPE_HANG_EXIT=1): ending\n",
-                   g->rank, g->timeout_s);
+      std::fprintf(stderr, "%s: rank %d: no MPI progress for %g s (COMMSCOPE_HANG_EXIT=1): ending\n",
+                   g->tool.c_str(), g->rank, g->timeout_s);
       std::fflush(stderr);
       _exit(3);
     }
@@ -148,13 +153,15 @@ std::string default_dir(const std::string& profile) {
 
 }  // namespace
 
-std::string start(int world_rank, int world_size, const std::string& profile, std::vector<std::string> hosts) {
+std::string start(int world_rank, int world_size, const std::string& profile, std::vector<std::string> hosts,
+                  std::string tool, bool profiler_clock) {
   if (g != nullptr) return "";
   std::string warning;
   // COMMSCOPE_FLIGHT_CALLS=0: no recorder (what it costs a call is then measurable beside it).
   if (const char* v = std::getenv("COMMSCOPE_FLIGHT_CALLS"); v != nullptr && std::strcmp(v, "0") == 0) return "";
   g = new State;
   g->rank = world_rank, g->size = world_size;
+  g->tool = std::move(tool);
   g->host = world_rank < static_cast<int>(hosts.size()) ? hosts[static_cast<std::size_t>(world_rank)] : "";
   g->hosts = std::move(hosts);
   if (const char* v = std::getenv("COMMSCOPE_FLIGHT_CALLS"); v != nullptr && *v) {
@@ -177,12 +184,14 @@ std::string start(int world_rank, int world_size, const std::string& profile, st
   }
   const char* ex = std::getenv("COMMSCOPE_HANG_EXIT");
   g->exit_on_hang = ex != nullptr && std::strcmp(ex, "1") == 0;
-  g->ticks0 = pf::ticks(), g->wall0 = wall_now();
+  detail::g_tsc.store(profiler_clock ? pf::detail::g_use_tsc.load() : pf::tsc_usable());
+  g->ticks0 = now(), g->wall0 = wall_now();
   g->last_done.store(g->ticks0);
   std::vector<int> all(static_cast<std::size_t>(world_size));
   for (int r = 0; r < world_size; ++r) all[static_cast<std::size_t>(r)] = r;
   open_ring(0, std::move(all));  // ring 0: MPI_COMM_WORLD
   if (g->timeout_s > 0) g->watchdog = std::thread(watch);
+  pf::detail::g_flight_phases.store(true, std::memory_order_relaxed);
   return warning;
 }
 
@@ -214,6 +223,14 @@ int open_ring(std::uint32_t label, std::vector<int> members) {
   r.entries = std::make_unique<Entry[]>(static_cast<std::size_t>(g->calls));
   g->used.store(i + 1, std::memory_order_release);
   return i;
+}
+
+int ring_of(std::uint32_t label) {
+  if (g == nullptr) return -1;
+  std::lock_guard lock(g->mutex);
+  for (int i = 1; i < g->used.load(); ++i)
+    if (g->rings[i].label == label) return i;
+  return -1;
 }
 
 Handle posted(int ring, std::int64_t seq, std::uint32_t op, std::int64_t bytes, int peer, std::uint32_t link,
@@ -302,6 +319,58 @@ void finish_request(std::uint64_t key, std::int64_t ticks, bool freed) {
   while (g->pending_high > 0 && !g->pending[g->pending_high - 1].used) --g->pending_high;
 }
 
+void enter_phase(std::uint32_t name, std::int64_t ticks) {
+  if (g == nullptr) return;
+  g->phase_since.store(ticks, std::memory_order_relaxed);
+  g->phase.store(name, std::memory_order_release);
+}
+
+}  // namespace commscope::profiler::flight
+
+void commscope::profiler::detail::flight_phase(NameId name) noexcept {
+  flight::enter_phase(name, flight::now());
+}
+
+namespace commscope::profiler::flight {
+
+namespace {
+
+int g_signal_pipe[2] = {-1, -1};
+
+void on_sigusr1(int) {
+  const int saved = errno;
+  const unsigned char byte = 1;
+  (void)!write(g_signal_pipe[1], &byte, 1);
+  errno = saved;
+}
+
+}  // namespace
+
+void watch_sigusr1() {
+  if (g == nullptr || g_signal_pipe[0] >= 0) return;
+  if (pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
+  fcntl(g_signal_pipe[1], F_SETFL, O_NONBLOCK);  // a burst of signals never blocks the handler
+  // The thread takes no signal: a process-directed one lands on the program's threads.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  std::thread([] {
+    for (;;) {
+      unsigned char byte = 0;
+      const ssize_t n = read(g_signal_pipe[0], &byte, 1);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      (void)dump("signal");
+    }
+  }).detach();
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  struct sigaction sa {};
+  sa.sa_handler = on_sigusr1;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGUSR1, &sa, nullptr);
+}
+
 std::string dump(const char* reason, const std::string& error) {
   if (g == nullptr) return "";
   std::lock_guard lock(g->mutex);
@@ -310,7 +379,7 @@ std::string dump(const char* reason, const std::string& error) {
   if (g->error_written) return "";
   if (!error.empty()) g->error_written = true;
   if (mkdir(g->dir.c_str(), 0777) != 0 && errno != EEXIST) {
-    std::fprintf(stderr, "libcommscope-mpiprof: rank %d: no flight record: cannot create %s: %s\n", g->rank,
+    std::fprintf(stderr, "%s: rank %d: no flight record: cannot create %s: %s\n", g->tool.c_str(), g->rank,
                  g->dir.c_str(), std::strerror(errno));
     return "";
   }
@@ -319,7 +388,7 @@ std::string dump(const char* reason, const std::string& error) {
   const std::string path = g->dir + name, partial = path + ".partial";
   FILE* f = std::fopen(partial.c_str(), "w");
   if (f == nullptr) {
-    std::fprintf(stderr, "libcommscope-mpiprof: rank %d: no flight record: cannot write %s: %s\n", g->rank,
+    std::fprintf(stderr, "%s: rank %d: no flight record: cannot write %s: %s\n", g->tool.c_str(), g->rank,
                  partial.c_str(), std::strerror(errno));
     return "";
   }
@@ -327,7 +396,14 @@ std::string dump(const char* reason, const std::string& error) {
   std::fprintf(f, "commscope-flight 1\nrank %d\nsize %d\nhost %s\npid %d\nreason %s\nwritten %.6f\nlast_done %.6f\n",
                g->rank, g->size, g->host.c_str(), static_cast<int>(getpid()), reason, wall.now_wall,
                wall(g->last_done.load()));
-  if (!error.empty()) std::fprintf(f, "error %s\n", error.c_str());
+  if (!error.empty()) {  // one line
+    std::string line = error;
+    std::replace(line.begin(), line.end(), '\n', ' ');
+    std::fprintf(f, "error %s\n", line.c_str());
+  }
+  std::fprintf(f, "tool %s\n", g->tool.c_str());
+  if (const std::uint32_t phase = g->phase.load(std::memory_order_acquire); phase != 0)
+    std::fprintf(f, "phase %s %.6f\n", name_of(phase).c_str(), wall(g->phase_since.load(std::memory_order_relaxed)));
   // Every world rank's host, in rank order ("-" for a name it did not give).
   std::fprintf(f, "hosts");
   for (const std::string& h : g->hosts) std::fprintf(f, " %s", h.empty() ? "-" : h.c_str());
@@ -368,13 +444,14 @@ std::string dump(const char* reason, const std::string& error) {
   const bool ok = std::fflush(f) == 0 && std::ferror(f) == 0;
   std::fclose(f);
   if (!ok || std::rename(partial.c_str(), path.c_str()) != 0) {
-    std::fprintf(stderr, "libcommscope-mpiprof: rank %d: no flight record: cannot write %s\n", g->rank, path.c_str());
+    std::fprintf(stderr, "%s: rank %d: no flight record: cannot write %s\n", g->tool.c_str(), g->rank,
+                 path.c_str());
     std::remove(partial.c_str());
     return "";
   }
-  std::fprintf(stderr, "libcommscope-mpiprof: rank %d: %s: flight record written to %s\n", g->rank, reason,
+  std::fprintf(stderr, "%s: rank %d: %s: flight record written to %s\n", g->tool.c_str(), g->rank, reason,
                path.c_str());
   return path;
 }
 
-}  // namespace commscope::mpiprof::flight
+}  // namespace commscope::profiler::flight
