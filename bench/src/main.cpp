@@ -25,6 +25,7 @@
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/memory_headroom.hpp"
 #include "commscope/common/stop_signals.hpp"
+#include "commscope/profiler/flight_watch.hpp"
 #include "compat/imb_flags.hpp"
 #include "compat/nccl_tests_header.hpp"
 #include "expectations.hpp"
@@ -75,6 +76,9 @@ class Bench {
     o_.shm_two_shot_bytes =
         shm_two_shot_switch(comm_options(o).algo.get<ShmOptions>(), comm_.local_size(), comm_.oversubscribed());
     stop::install("commscope-bench", rank_, stop::Mode::kPublishAndDie);
+    // The flight recorder (docs/hang.md): the run's calls; SIGUSR1, -T and COMMSCOPE_HANG_TIMEOUT
+    // write where each rank is.
+    if (profiler::flight::start_tool("commscope-bench", o_.out)) profiler::flight::watch(comm_, "");
     // NCCL's tuning log, before its first communicator (rank 0 of each logs the choices).
     if (o_.device == "cuda" && rank_ == 0) nccl_log_.start(temp_dir());
     backend_ = o_.device == "cuda" ? make_cuda_backend(comm_, o_) : make_cpu_backend(comm_, o_);
@@ -283,6 +287,7 @@ class Bench {
   [[noreturn]] void fatal(const std::string& what) {
     std::fprintf(stderr, "commscope-bench: rank %d: %s\n", rank_, what.c_str());
     std::fflush(stderr);
+    (void)profiler::flight::dump("error", what);  // where this rank failed, for commscope-report hang
     if (rank_ == 0) {
       try {
         reporter_->flush_pending();

@@ -13,6 +13,7 @@
 #include "clock.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/stop_signals.hpp"
+#include "commscope/profiler/flight.hpp"
 #include "results.hpp"
 
 namespace commscope::bench {
@@ -80,6 +81,7 @@ void Watchdog::watch() {
                  c ? describe(*c).c_str() : "?", static_cast<long long>(it + 1),
                  silent.empty() ? "none" : silent.c_str());
     std::fflush(stderr);
+    (void)profiler::flight::dump("timeout");  // where this rank is, for commscope-report hang
     // The main thread is blocked in communication, not in the results file: publish what
     // was flushed so far, then end without running destructors that could block on MPI.
     stop::publish_now();

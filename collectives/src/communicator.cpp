@@ -165,7 +165,16 @@ Transport& Communicator::transport() {
 }
 
 void Communicator::barrier() {
+  const std::uint64_t token = watch_ ? watch_->posted(nullptr) : 0;
   COMMSCOPE_MPI_CHECK(MPI_Barrier(transport_->comm()));
+  if (watch_) watch_->completed(token);
+}
+
+void Communicator::run_watched(const CollArgs& args, const Algorithm& algo) {
+  if (!watch_) return algo.run(*transport_, args, options_.algo);
+  const std::uint64_t token = watch_->posted(&args);
+  algo.run(*transport_, args, options_.algo);
+  watch_->completed(token);
 }
 
 namespace {
@@ -313,7 +322,7 @@ bool CollArgs::operator==(const CollArgs& o) const noexcept {
 
 void Communicator::run(const CollArgs& args, const Algorithm& algo) {
   if (&algo == checked_algo_ && args == checked_args_) {
-    if (args.count != 0) algo.run(*transport_, args, options_.algo);
+    if (args.count != 0) run_watched(args, algo);
     return;
   }
   validate(args, rank(), size());
@@ -332,7 +341,7 @@ void Communicator::run(const CollArgs& args, const Algorithm& algo) {
   checked_args_ = args;
   checked_algo_ = args.coll == Collective::alltoallv ? nullptr : &algo;
   if (args.count == 0) return;  // every rank passes the same count, so every rank returns here
-  algo.run(*transport_, args, options_.algo);
+  run_watched(args, algo);
 }
 
 void Communicator::allreduce(const void* send, void* recv, std::size_t count, DataType type, ReduceOp op,

@@ -16,7 +16,9 @@
 #include "commscope/formats/profile_file.hpp"
 #include "commscope/profiler/breakdown.hpp"
 #include "commscope/profiler/device_records.hpp"
+#include "commscope/profiler/flight.hpp"
 #include "commscope/profiler/placement.hpp"
+#include "commscope/profiler/vocabulary.hpp"
 #include "cupti_backend.hpp"
 #include "rank_row.hpp"
 #include "registry.hpp"
@@ -295,6 +297,11 @@ Session::Session(MPI_Comm comm, SessionOptions options) : impl_(std::make_unique
   detail::g_session_generation.fetch_add(1);
   detail::g_iteration.store(-1);
   if (s.options.stream) s.start_stream();
+  if (flight::on()) {  // a tool's recorder (a library's starts after its session: none then)
+    s.flight_ring = flight::open_ring(name_id(communicator_label("profiler", world_ranks(s.comm))), world_ranks(s.comm));
+    s.flight_finish = name_id("profile.finish"), s.flight_write = name_id("profile.write");
+    s.flight_append = name_id("profile.append");
+  }
   MPI_Barrier(s.comm);
   detail::g_recording.store(true);
 }
@@ -442,6 +449,7 @@ Profile Session::finish() {
   Impl& s = *impl_;
   if (s.finished) throw std::logic_error("Session::finish() called twice");
   s.finished = true;
+  const flight::Section flown(s.flight_ring, s.flight_seq++, s.flight_finish);
   const std::int64_t close_ticks = ticks();
   s.stop_recording();
   if (s.stream.started) return s.finish_stream(close_ticks);
@@ -457,6 +465,7 @@ Profile Session::finish() {
 bool Session::write_so_far() {
   Impl& s = *impl_;
   if (s.finished) throw std::logic_error("Session::write_so_far() after the session finished");
+  const flight::Section flown(s.flight_ring, s.flight_seq++, s.flight_write);
   if (s.stream.started) return s.write_stream_so_far();
   // Every rank must take part or none: a rank with CUPTI (whose records come at stop) declines.
   int can = s.tracer == nullptr && !s.options.output.empty() ? 1 : 0;
@@ -473,7 +482,9 @@ bool Session::write_so_far() {
 bool Session::append_so_far() {
   Impl& s = *impl_;
   if (s.finished) throw std::logic_error("Session::append_so_far() after the session finished");
-  return s.stream.started && s.append_stream(0, false);
+  if (!s.stream.started) return false;
+  const flight::Section flown(s.flight_ring, s.flight_seq++, s.flight_append);
+  return s.append_stream(0, false);
 }
 
 bool Session::finish_local(const std::string& path,

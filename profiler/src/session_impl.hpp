@@ -88,6 +88,11 @@ struct Session::Impl {
   bool finished = false;
   bool written = false;
   SessionStream stream;
+  // The flight recorder's ring of the session's communicator (flight.hpp; -1: none) and its
+  // sections' numbers: a rank stuck in the profile's gather of a step says so in its record.
+  int flight_ring = -1;
+  std::int64_t flight_seq = 0;
+  std::uint32_t flight_finish = 0, flight_write = 0, flight_append = 0;
 
   void estimate_offsets();
   void stop_recording();

@@ -13,6 +13,7 @@
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/collectives/error.hpp"
 #include "commscope/common/memory_headroom.hpp"
+#include "commscope/profiler/flight_watch.hpp"
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/profiler/session.hpp"
 #include "commscope/replay/gap_budget.hpp"
@@ -51,6 +52,7 @@ std::map<std::string, Group> rebuild_groups(const ReplayPlan& plan, int me, cons
     if (split == MPI_COMM_NULL) continue;
     g.comm = std::make_unique<Communicator>(split, options);
     MPI_Comm_free(&split);
+    prof::flight::watch(*g.comm, label);  // the recorded label ("": the profiled communicator's, world's ring)
     backend.add_group(label, *g.comm);
   }
   return groups;

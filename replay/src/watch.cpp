@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "commscope/common/memory_headroom.hpp"
+#include "commscope/profiler/flight.hpp"
 
 namespace commscope::replay {
 namespace {
@@ -135,6 +136,7 @@ void Watch::watch() {
     if (!armed_.load(std::memory_order_acquire) || arms_.load(std::memory_order_relaxed) != seen) continue;
     std::fprintf(stderr, "commscope-replay: %s\n", text.c_str());
     std::fflush(stderr);
+    (void)commscope::profiler::flight::dump("timeout");  // where this rank is, for commscope-report hang
     std::_Exit(1);  // no destructors: they would wait on MPI
   }
 }

@@ -29,6 +29,7 @@
 #include "commscope/common/output_path.hpp"
 #include "commscope/formats/profile_file.hpp"
 #include "commscope/h5/h5.hpp"
+#include "commscope/profiler/flight_watch.hpp"
 #include "commscope/replay/heap.hpp"
 #include "commscope/replay/plan.hpp"
 #include "runner.hpp"
@@ -133,6 +134,9 @@ int replay(const Cli& cli, int argc, char** argv) {
                 << " calls whose group's members recorded other bytes replay the largest of them\n";
     for (const auto& [name, n] : mine.skipped) std::cout << "not replayed (rank 0): " << n << " x " << name << '\n';
   }
+  // The flight recorder (docs/hang.md): the rebuilt groups' calls; SIGUSR1, COMMSCOPE_HANG_TIMEOUT
+  // and --timeout write where each rank is.
+  (void)commscope::profiler::flight::start_tool("commscope-replay", cli.output);
   rp::RunCounts counts;
   try {
     counts = rp::run_replay(plan, mapping, options);
@@ -140,6 +144,7 @@ int replay(const Cli& cli, int argc, char** argv) {
     return fail(e.what(), speak);
   } catch (const std::exception& e) {
     std::cerr << kTool << ": rank " << rank << ": " << commscope::h5::one_line(e.what()) << '\n';
+    (void)commscope::profiler::flight::dump("error", e.what());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   std::int64_t dropped = counts.dropped_messages, all = 0;

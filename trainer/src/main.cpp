@@ -26,6 +26,7 @@
 #include "commscope/common/timing.hpp"
 #include "commscope/formats/profile_file.hpp"
 #include "commscope/profiler/breakdown.hpp"
+#include "commscope/profiler/flight_watch.hpp"
 #include "commscope/profiler/session.hpp"
 #include "commscope/trainer/checkpoint.hpp"
 #include "commscope/trainer/cpu_engine.hpp"
@@ -51,9 +52,10 @@ using ct::parallel::Placement;
 
 // Whether a stop signal (Ctrl-C, SIGTERM: commscope/common/stop_signals.hpp) reached any rank, so
 // that every rank leaves the loop after the same step: its number, 0 for none. Collective.
-int stop_agreed(MPI_Comm world) {
-  int mine = commscope::stop::requested(), any = 0;
-  MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, world);
+// Through the Communicator, so that the flight recorder counts it among world's calls.
+int stop_agreed(commscope::Communicator& world) {
+  std::int32_t mine = commscope::stop::requested(), any = 0;
+  world.allreduce(&mine, &any, 1, commscope::DataType::i32, commscope::ReduceOp::max);
   return any;
 }
 
@@ -135,7 +137,7 @@ struct StepLoop {
   double gemm;                    // the reference rate per rank
   std::size_t accounted;          // bytes, the memory line's total
   std::size_t resident_at_start;  // bytes
-  MPI_Comm world;
+  commscope::Communicator& world;
   std::function<void()> checkpoint;      // --save-every's (collective)
   std::function<void()> profile_step;    // --profile's append of the step (collective)
   std::function<void()> profile_so_far;  // --profile-every's (collective)
@@ -292,6 +294,9 @@ int run(int argc, char** argv, commscope::Communicator& world) {
   omp_set_num_threads(threads);
   openblas_set_num_threads(threads);
   const Placement at = ct::parallel::place(o.parallel, setup.config, world);
+  // The flight recorder (docs/hang.md): every group's calls; SIGUSR1 and COMMSCOPE_HANG_TIMEOUT
+  // write where each rank is.
+  if (prof::flight::start_tool("commscope-train", o.profile)) ct::parallel::watch_groups(at, world);
   ct::BatchLoader loader(setup.train, o.batch, setup.seq, at.dp_comm->rank(), at.dp_comm->size(), o.seed);
   loader.set_step(setup.start_step);
 
@@ -325,7 +330,7 @@ int run(int argc, char** argv, commscope::Communicator& world) {
                       chosen.gemm_gflops,
                       mem.total(),
                       resident_at_start,
-                      world.mpi_comm(),
+                      world,
                       [&] { save_outputs(o, setup, at, engine, rank, false); },
                       [&] {
                         if (session) session->append_so_far();
@@ -381,6 +386,7 @@ int main(int argc, char** argv) {
     // ranks may be waiting in a collective.
     std::fprintf(stderr, "commscope-train: rank %d: %s\n", rank, e.what());
     std::fflush(stderr);
+    (void)prof::flight::dump("error", e.what());  // where this rank failed, for commscope-report hang
     MPI_Abort(MPI_COMM_WORLD, 1);
     return 1;
   }

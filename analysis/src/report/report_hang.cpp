@@ -50,7 +50,8 @@ struct FlightComm {
 };
 struct FlightRank {
   int rank = -1, size = 0, pid = 0;
-  std::string host, reason, file;
+  std::string host, reason, file, tool;
+  std::string phase;                // the operator or phase it last entered ("" where none said)
   std::string error;               // the MPI error that made the rank write it ("error" records)
   std::vector<std::string> hosts;  // every world rank's, as gathered at MPI_Init ("-": none given)
   double written = 0, last_done = 0;
@@ -94,6 +95,10 @@ FlightRank read_flight(const fs::path& path) {
       ok = static_cast<bool>(s >> r.reason);
     } else if (key == "error") {
       std::getline(s >> std::ws, r.error);
+    } else if (key == "tool") {
+      ok = static_cast<bool>(s >> r.tool);
+    } else if (key == "phase") {  // NAME SINCE: the time is not used (a phase may have ended since)
+      ok = static_cast<bool>(s >> r.phase);
     } else if (key == "written") {
       ok = static_cast<bool>(s >> r.written);
     } else if (key == "last_done") {
@@ -212,7 +217,8 @@ std::string call_text(const FlightComm& c, const FlightCall& call) {
 
 std::string where_text(const FlightRank& r) {
   const Where w = where_is(r);
-  if (w.call == nullptr) return "outside MPI (computing) for " + seconds(w.since);
+  if (w.call == nullptr)
+    return "outside MPI (computing" + (r.phase.empty() ? "" : "; last entered " + r.phase) + ") for " + seconds(w.since);
   return "in " + call_text(*w.comm, *w.call) + " for " + seconds(w.since);
 }
 

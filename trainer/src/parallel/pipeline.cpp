@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "commscope/profiler/flight.hpp"
 #include "commscope/profiler/session.hpp"
 #include "commscope/profiler/vocabulary.hpp"
 #include "parallel/profiled_group.hpp"
@@ -44,6 +45,10 @@ PipelineLink::PipelineLink(Transport& transport, const Communicator& group, Data
     to_.emplace_back(prof::link_label("pp", me_, peer));
     from_.emplace_back(prof::link_label("pp", peer, me_));
   }
+  if (prof::flight::on()) {
+    flight_ring_ = prof::flight::ring_of(prof::name_id(prof::communicator_label("pp", world_ranks_)));
+    flight_send_ = prof::name_id("send"), flight_recv_ = prof::name_id("recv");
+  }
 }
 
 prof::CommGroup& PipelineLink::to(int peer) {
@@ -56,18 +61,26 @@ prof::CommGroup& PipelineLink::from(int peer) {
 void PipelineLink::send(const void* data, std::size_t n, int peer) {
   transport_.set_context(CallContext{Collective::sendrecv, "pipeline", type_, ReduceOp::sum, 0, n, stages_});
   newest_pending_ = to(peer).next();
+  const auto bytes = static_cast<std::int64_t>(n * element_bytes_);
+  const prof::flight::Handle flown = prof::flight::posted(
+      flight_ring_, -1, flight_send_, bytes, world_ranks_[static_cast<std::size_t>(peer)], to(peer).label(), prof::flight::now());
   profiled_.message(GroupOp::pp_send, n * element_bytes_, newest_pending_,
                     [&] { transport_.post_send(data, n * element_bytes_, peer); });
+  prof::flight::completed(flown, prof::flight::now());
   pending_.push_back(data);
 }
 
 void PipelineLink::recv(void* data, std::size_t n, int peer, Message what) {
   transport_.set_context(CallContext{Collective::sendrecv, "pipeline", type_, ReduceOp::sum, 0, n, stages_});
+  const prof::flight::Handle flown =
+      prof::flight::posted(flight_ring_, -1, flight_recv_, static_cast<std::int64_t>(n * element_bytes_),
+                           world_ranks_[static_cast<std::size_t>(peer)], from(peer).label(), prof::flight::now());
   profiled_.message(what == Message::activations ? GroupOp::pp_recv_activations : GroupOp::pp_recv_gradients,
                     n * element_bytes_, from(peer).next(), [&] {
                       transport_.post_recv(data, n * element_bytes_, peer);
                       transport_.wait();
                     });
+  prof::flight::completed(flown, prof::flight::now());
   pending_.clear();
 }
 

@@ -64,6 +64,9 @@ class PipelineLink {
   std::vector<profiler::CommGroup> to_, from_;  // by peer: the messages sent to it, received from it
   std::vector<const void*> pending_;
   profiler::CommInstance newest_pending_;  // the newest pending send's instance
+  // The flight recorder's ring of the group (-1: none) and its names for a message's two ends.
+  int flight_ring_ = -1;
+  std::uint32_t flight_send_ = 0, flight_recv_ = 0;
 };
 
 // What one engine does for micro-batch i (of the step's m) on its stage.

@@ -6,6 +6,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "commscope/profiler/flight_watch.hpp"
+#include "commscope/profiler/session.hpp"
+#include "commscope/profiler/vocabulary.hpp"
+
 namespace commscope::trainer::parallel {
 
 namespace {
@@ -71,6 +75,20 @@ Placement place(const ParallelPlan& plan, const ModelConfig& config, Communicato
   p.tp_rank = p.grid ? p.grid->tp_rank : 0;
   p.stage = pipeline_stage(config, plan.pp, p.grid ? p.grid->pp_rank : 0);
   return p;
+}
+
+void watch_groups(const Placement& placement, Communicator& world) {
+  namespace prof = commscope::profiler;
+  const auto watch = [](Communicator& c, std::string_view kind) {
+    prof::flight::watch(c, prof::communicator_label(kind, prof::world_ranks(c.mpi_comm())));
+  };
+  if (!placement.grid) return watch(world, "dp");  // world is the data-parallel group
+  ProcessGrid& g = *placement.grid;
+  prof::flight::watch(world, "");
+  if (g.tp_size > 1) watch(g.tp, "tp");
+  watch(g.dp, "dp");
+  if (g.pp_size > 1) watch(g.pp, "pp");
+  if (g.embedding) watch(*g.embedding, "embedding");
 }
 
 }  // namespace commscope::trainer::parallel

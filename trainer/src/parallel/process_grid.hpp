@@ -43,4 +43,8 @@ struct Placement {
 // The placement of `plan`'s tp and pp over `world`. Collective over world.
 Placement place(const ParallelPlan& plan, const ModelConfig& config, Communicator& world);
 
+// The flight recorder's rings (commscope/profiler/flight_watch.hpp) for the placement's groups,
+// labelled as the profile labels them ("dp[0:4]", "tp[0,1]", ...), and world's.
+void watch_groups(const Placement& placement, Communicator& world);
+
 }  // namespace commscope::trainer::parallel

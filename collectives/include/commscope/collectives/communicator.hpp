@@ -8,6 +8,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -46,6 +47,17 @@ struct CommOptions {
   // When more ranks share a node than it has cores available to them, waiting ranks sleep
   // between polls instead of spinning (spinning would starve the ranks they wait for).
   bool yield_when_oversubscribed = true;
+};
+
+// Sees every call a Communicator makes (the flight recorder, commscope/profiler/flight_watch.hpp):
+// `posted` before the algorithm runs (args: nullptr for a barrier), `completed` after it
+// returned; a call that throws (a timeout, an MPI error) stays posted and not completed, which is
+// where the rank was.
+class CallWatch {
+ public:
+  virtual ~CallWatch() = default;
+  virtual std::uint64_t posted(const CollArgs* args) noexcept = 0;
+  virtual void completed(std::uint64_t token) noexcept = 0;
 };
 
 class Communicator {
@@ -100,7 +112,12 @@ class Communicator {
 
   void barrier();
 
+  // Every later call is shown to `watch` (nullptr: none); moves with the communicator.
+  void watch(std::shared_ptr<CallWatch> watch) { watch_ = std::move(watch); }
+
  private:
+  void run_watched(const CollArgs& args, const Algorithm& algo);
+
   std::unique_ptr<MpiTransport> transport_;
   CommOptions options_;
   int local_size_ = 1;
@@ -110,6 +127,7 @@ class Communicator {
   // repeating it needs no new checks (nor a new error context).
   CollArgs checked_args_;
   const Algorithm* checked_algo_ = nullptr;
+  std::shared_ptr<CallWatch> watch_;
 };
 
 // Throws InvalidArgument describing the first problem with `args` on a communicator of

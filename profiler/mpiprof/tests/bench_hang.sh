@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# A hang of commscope-bench found by its own flight recorder (profiler/flight_watch.hpp), with no
+# library: first a healthy run, which must write no record; then a long run of 8-byte allreduces
+# whose rank 1 is stopped (SIGSTOP) mid-run: rank 0's -T watchdog ends the run after writing its
+# record ("timeout"). commscope-report hang must name rank 1 and its host, and the allreduce and the
+# communicator (the bench's world) rank 0 waits in.
+#   bench_hang.sh WORKDIR BENCH REPORT -- MPIEXEC [FLAGS...]
+set -u
+work=$1 bench=$2 report=$3
+shift 3
+[ "$1" = "--" ] && shift
+me=bench_hang.sh
+. "$(dirname "${BASH_SOURCE[0]}")/records.sh"  # wait_for_records, hang_verdict
+fail() { echo "$me: FAIL: $*"; exit 1; }
+dir=$work/bench-hang
+rm -rf "$dir" && mkdir -p "$dir" || exit 1
+"$@" -np 2 -x COMMSCOPE_FLIGHT_DIR="$dir/healthy" "$bench" allreduce -b 8 -e 8 -n 10 -w 1 -T 10 >"$dir/healthy.log" 2>&1 ||
+  fail "the healthy run failed (log: $dir/healthy.log)"
+[ -e "$dir/healthy" ] && fail "a healthy run wrote flight records ($dir/healthy)"
+"$@" -np 2 -x COMMSCOPE_FLIGHT_DIR="$dir/flight" "$bench" allreduce -b 8 -e 8 -n 100000000 -w 1 -c 0 -T 1 \
+  >"$dir/run.log" 2>&1 &
+job=$!
+ranks=""
+cleanup() {
+  [ -n "${rank1:-}" ] && kill -CONT "$rank1" 2>/dev/null
+  kill -TERM $job 2>/dev/null
+  sleep 1
+  kill -KILL $job $ranks 2>/dev/null
+  wait $job 2>/dev/null
+}
+trap cleanup EXIT
+rank1=""
+for _ in $(seq 1 100); do
+  ranks=$(pgrep -f "$bench allreduce -b 8 -e 8 -n 100000000" | tr '\n' ' ')
+  for p in $ranks; do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && rank1=$p
+  done
+  [ -n "$rank1" ] && break
+  kill -0 $job 2>/dev/null || fail "the bench ended (log: $dir/run.log)"
+  sleep 0.1
+done
+[ -n "$rank1" ] || fail "no rank 1 found (not Open MPI?)"
+sleep 1  # into the timed allreduces
+kill -STOP "$rank1"
+wait_for_records "$dir/flight" 1 20 || fail "rank 0 wrote no flight record at its -T watchdog (log: $dir/run.log)"
+[ -f "$dir/flight/rank00001.flight" ] && fail "the stopped rank wrote a record"
+grep -qx "reason timeout" "$dir/flight/rank00000.flight" || fail "rank 0's record is not its watchdog's"
+hang_verdict "$report" "$dir/flight"
+grep -Eq "^Verdict: rank 1 \([^)]+\) never called allreduce #[0-9]+ on world; it wrote no flight record \(dead, stopped or unreachable\); rank 0 waits in allreduce #[0-9]+" <<<"$line" ||
+  fail "the verdict does not name rank 1, its host, and rank 0's allreduce on world"
+echo "$me: ok"
