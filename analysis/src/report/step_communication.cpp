@@ -8,11 +8,13 @@
 
 #include "bench_fits.hpp"
 #include "bench_verdicts.hpp"
+#include "commscope/common/grid_ranks.hpp"
 #include "commscope/common/stats.hpp"
 #include "commscope/model/expected_verdicts.hpp"
 #include "commscope/model/format.hpp"
 #include "commscope/model/row_expectation.hpp"
 #include "commscope/profiler/breakdown.hpp"
+#include "commscope/profiler/run_description.hpp"
 #include "commscope/profiler/vocabulary.hpp"
 #include "report_writer.hpp"
 
@@ -33,6 +35,7 @@ StepCallKey key_of(const profiler::Profile& p, const profiler::Event& e) {
   k.group = c.label.empty() ? "world" : c.label;
   k.group_size = c.group_size;
   k.collective = c.collective();
+  k.link = c.link;
   k.call = k.collective                ? std::string(collective_name(c.call->collective))
            : e.name < p.strings.size() ? p.strings[e.name]
                                        : "?";
@@ -270,19 +273,29 @@ Calls collect_calls(const profiler::Profile& p, const profiler::MatchedRanks& m,
   return calls;
 }
 
-// Per instance: the members' waiting in it and its row.
+// Per instance: the members' waiting in it and its row; a message's (a link's instance), the
+// member that waited for the other and the row of its call (its first call that waited).
 struct InstanceSums {
   std::map<std::int64_t, double> wait;
   std::map<std::int64_t, std::size_t> row;
+  std::map<std::int64_t, std::pair<int, std::size_t>> waiter;
 };
 
 // Per (last rank, row) the instances it arrived last at while others waited, and what it ran
 // between the first member's arrival and its own: its compute by operator (the innermost one,
-// else the activity's own name) and its communication by call ("allreduce (communication)").
+// else the activity's own name) and its communication by call ("allreduce (communication)"). A
+// message's row is the waiting member's call, and its instances those of its link.
 std::vector<LateRank> late_ranks(const profiler::Profile& p, const profiler::MatchedRanks& m, const Arrivals& arrivals,
                                  std::span<const std::int64_t> offsets, const InstanceSums& sums,
                                  const std::vector<StepCallRow>& rows) {
   const std::size_t nranks = m.timelines.size();
+  // The ranks' pipeline stages where the profile's run has a pipeline (PP outermost in the grid).
+  const profiler::RunDescription run = profiler::read_run_description(p.meta.attributes);
+  const auto grid = GridShape::of(p.meta.nranks > 0 ? p.meta.nranks : static_cast<int>(nranks), run.tp, run.pp);
+  auto stage_of = [&](int rank) { return grid && run.pp > 1 && rank >= 0 ? grid->place(rank).pp_rank : -1; };
+  // The (rank, iteration) rows of each rank: a waiting rank's steps.
+  std::map<int, double> steps_of;
+  for (const profiler::BreakdownRow& b : p.breakdown) steps_of[b.rank] += 1;
   std::vector<std::unordered_map<std::uint64_t, std::uint32_t>> operator_name(nranks);
   std::vector<std::int64_t> longest(nranks, 0);
   for (std::size_t r = 0; r < nranks; ++r) {
@@ -307,15 +320,30 @@ std::vector<LateRank> late_ranks(const profiler::Profile& p, const profiler::Mat
         compute_ns[r][name_of(r, a)] += static_cast<double>(a.end_ns - a.start_ns);
   std::map<std::pair<int, std::size_t>, LateRank> late;
   std::map<std::size_t, double> instances_of_row;
+  std::map<std::string, double> instances_of_link;
   for (std::size_t i = 0; i < m.latest.size(); ++i) {
     const int last = arrivals.last[i];
-    const auto row = sums.row.find(static_cast<std::int64_t>(i));
-    if (last < 0 || row == sums.row.end()) continue;
-    instances_of_row[row->second] += 1;
+    const auto found = sums.row.find(static_cast<std::int64_t>(i));
+    if (last < 0 || found == sums.row.end()) continue;
+    std::size_t row = found->second;
+    int waiting = -1;
+    if (rows[row].key.link) {
+      instances_of_link[rows[row].key.group] += 1;
+      if (const auto w = sums.waiter.find(static_cast<std::int64_t>(i)); w != sums.waiter.end())
+        waiting = w->second.first, row = w->second.second;
+    } else {
+      instances_of_row[row] += 1;
+    }
     const auto lr = static_cast<std::size_t>(last);
-    LateRank& l = late[{last, row->second}];
+    LateRank& l = late[{last, row}];
     l.rank = last;
-    l.key = rows[row->second].key;
+    l.key = rows[row].key;
+    l.stage = stage_of(last);
+    if (waiting >= 0) {
+      l.waiting_rank = waiting;
+      l.waiting_stage = stage_of(waiting);
+      l.waiting_steps = steps_of[waiting];
+    }
     l.instances += 1;
     const auto waited = sums.wait.find(static_cast<std::int64_t>(i));
     if (waited == sums.wait.end()) continue;
@@ -333,7 +361,7 @@ std::vector<LateRank> late_ranks(const profiler::Profile& p, const profiler::Mat
   }
   std::vector<LateRank> out;
   for (auto& [where, l] : late) {
-    l.of_instances = instances_of_row[where.second];
+    l.of_instances = l.key.link ? instances_of_link[l.key.group] : instances_of_row[where.second];
     if (l.waited <= 0) continue;
     // The compute it ran most of meanwhile, over the run against the other ranks that run it.
     std::pair<double, std::string> top{0, ""};
@@ -409,8 +437,11 @@ StepCommunication step_communication(const profiler::Profile& p, const AloneSour
     if (part.instance >= 0) sums.row.emplace(part.instance, part.row);
     if (part.instance >= 0 && part.wait > 0) {
       sums.wait[part.instance] += part.wait;
-      if (const int last = arrivals.last[static_cast<std::size_t>(part.instance)]; last >= 0)
-        row.waited_for[last] += part.wait;
+      const int last = arrivals.last[static_cast<std::size_t>(part.instance)];
+      if (last >= 0) row.waited_for[last] += part.wait;
+      // A message's waiting member: the one of its two that is not last (a receive: its sender's).
+      if (const int rank = static_cast<int>(std::get<0>(where)); last >= 0 && row.key.link && rank != last)
+        sums.waiter.try_emplace(part.instance, rank, part.row);
     }
     if (!row.alone.us || transfer <= 0 || part.overlap < kOverlappedShare * transfer) continue;
     row.overlapped_calls += 1;
@@ -470,6 +501,55 @@ std::string top_doing(const LateRank& l, std::size_t n) {
   return d;
 }
 
+// "rank 1 (stage 1)", or "rank 1" where no pipeline gives its stage.
+std::string rank_name(int rank, int stage) {
+  return "rank " + std::to_string(rank) + (stage >= 0 ? " (stage " + std::to_string(stage) + ")" : "");
+}
+
+// What a late rank ran meanwhile as shares of its lateness, its `n` largest: "block0.mlp.fwd 85%,
+// block0.attn.fwd 12%"; where the trainer's operator names (".fwd", ".bwd") cover half of it or
+// more, the passes first: "its backward 58% and forward 30% (block1.mlp.bwd 34%, head.fwd 28%, ...)".
+std::string doing_shares(const LateRank& l, std::size_t n) {
+  if (l.late_ns <= 0) return "";
+  std::vector<std::pair<double, std::string>> doing;
+  double forward = 0, backward = 0;
+  for (const auto& [name, ns] : l.doing_ns) {
+    doing.push_back({ns, name});
+    if (name.ends_with(".fwd")) forward += ns;
+    if (name.ends_with(".bwd")) backward += ns;
+  }
+  std::sort(doing.rbegin(), doing.rend());
+  auto share = [&](double ns) { return format_number(100 * ns / l.late_ns, 2) + "%"; };
+  std::string d;
+  for (std::size_t i = 0; i < doing.size() && i < n; ++i)
+    d += (i ? ", " : "") + doing[i].second + " " + share(doing[i].first);
+  if (forward + backward < 0.5 * l.late_ns) return d;
+  std::vector<std::pair<double, std::string>> passes{{backward, "backward"}, {forward, "forward"}};
+  std::sort(passes.rbegin(), passes.rend());
+  std::string p = "its " + passes[0].second + " " + share(passes[0].first);
+  if (passes[1].first >= 0.05 * l.late_ns) p += " and " + passes[1].second + " " + share(passes[1].first);
+  return p + " (" + d + ")";
+}
+
+// The messages' waiting in words, largest first (those of 1% of all the waiting or more, at most
+// 4): "rank 1 (stage 1) waits 0.043 ms a step in pp.recv on pp[0>1] for rank 0 (stage 0) (11% of
+// all the waiting; at 3 of the 6 messages, 0.086 ms a message), which ran its forward (...) meanwhile".
+std::string messages_waiting(const StepCommunication& s, double wait) {
+  std::string out;
+  int said = 0;
+  for (const LateRank& l : s.late) {
+    if (l.waiting_rank < 0 || l.caused_ns < 0.01 * wait || said == 4) continue;
+    const std::string doing = doing_shares(l, 3);
+    out += std::string(said++ ? "; " : "") + rank_name(l.waiting_rank, l.waiting_stage) + " waits " +
+           ms_of(l.caused_ns / std::max(1.0, l.waiting_steps)) + " ms a step in " + l.key.call + " on " + l.key.group +
+           " for " + rank_name(l.rank, l.stage) + " (" + format_number(100 * l.caused_ns / wait, 3) +
+           "% of all the waiting; at " + format_number(l.waited) + " of the " + format_number(l.of_instances) +
+           " messages, " + ms_of(l.caused_ns / std::max(1.0, l.waited)) + " ms a message)" +
+           (doing.empty() ? "" : ", which ran " + doing + " meanwhile");
+  }
+  return out.empty() ? "" : " In the messages a receive waits for its sender and a send for its receiver: " + out + ".";
+}
+
 // The row's excess over alone in words: its parts of at least 5% of the time in the step.
 std::string cause(const StepCallRow& row) {
   if (!row.alone.us) return row.wait_ns >= 0.05 * row.in_step_ns ? "waiting for " + waited_for(row) : "";
@@ -494,28 +574,10 @@ std::string cause(const StepCallRow& row) {
   return out;
 }
 
-}  // namespace
-
-std::string step_communication_summary(const StepCommunication& s) {
-  const double steps = std::max(1.0, s.steps);
-  double in_step = 0, wait = 0, contention = 0, alone = 0, covered = 0, covered_wait = 0, expected = 0,
-         alone_priced = 0, rest = 0;
-  for (const StepCallRow& r : s.rows) {
-    in_step += r.in_step_ns;
-    wait += r.wait_ns;
-    if (!r.alone.us) continue;
-    covered += r.in_step_ns;
-    covered_wait += r.wait_ns;
-    alone += r.alone_ns();
-    contention += r.contention_ns;
-    rest += r.rest_ns();
-    if (r.expected.us) expected += *r.expected.us * 1e3 * r.calls, alone_priced += r.alone_ns();
-  }
-  std::string out = "The step's communication: " + ms_of(in_step / steps) + " ms.";
-  if (covered <= 0)
-    return out +
-           " No call has a bench row to set it against (see alone_basis): commscope-bench --from-profile at each "
-           "of the profile's communicator sizes measures exactly its calls.";
+// The calls with a bench row: alone, against the machine, and what the step adds to them.
+std::string alone_and_step(double covered, double in_step, double alone, double alone_priced, double expected,
+                           double covered_wait, double contention, double rest, double wait, double steps) {
+  std::string out;
   out += covered < in_step
              ? " Its calls with a bench row (" + ms_of(covered / steps) + " ms, " +
                    format_number(100 * covered / in_step, 3) + "% of it) take " + ms_of(alone / steps) + " ms alone"
@@ -541,15 +603,50 @@ std::string step_communication_summary(const StepCommunication& s) {
     out += " The other " + ms_of((in_step - covered) / steps) +
            " ms are calls without a bench row (messages, completions, calls of other sizes: alone_basis says why), " +
            ms_of((wait - covered_wait) / steps) + " ms of it waiting.";
-  if (!s.late.empty() && wait > 0) {
-    const LateRank& l = s.late.front();
-    const std::string doing = top_doing(l, 1);
-    out += " Of all the waiting (" + ms_of(wait / steps) + " ms), " + format_number(100 * l.caused_ns / wait, 3) +
-           "% is for rank " + std::to_string(l.rank) + ": it arrives last at " + format_number(l.waited) + " of the " +
-           format_number(l.of_instances) + " " + describe(l.key) + ", " + ms_of(l.late_ns / std::max(1.0, l.waited)) +
-           " ms after the first member" + (doing.empty() ? "" : " (running " + doing + ")") + compared(l) + ".";
-  }
   return out;
+}
+
+}  // namespace
+
+std::string step_communication_summary(const StepCommunication& s) {
+  const double steps = std::max(1.0, s.steps);
+  double in_step = 0, wait = 0, contention = 0, alone = 0, covered = 0, covered_wait = 0, expected = 0,
+         alone_priced = 0, rest = 0;
+  for (const StepCallRow& r : s.rows) {
+    in_step += r.in_step_ns;
+    wait += r.wait_ns;
+    if (!r.alone.us) continue;
+    covered += r.in_step_ns;
+    covered_wait += r.wait_ns;
+    alone += r.alone_ns();
+    contention += r.contention_ns;
+    rest += r.rest_ns();
+    if (r.expected.us) expected += *r.expected.us * 1e3 * r.calls, alone_priced += r.alone_ns();
+  }
+  std::string out = "The step's communication: " + ms_of(in_step / steps) + " ms.";
+  // Without a bench row for any call, still who the waiting is for (measured in the profile alone).
+  if (covered <= 0)
+    out +=
+        " No call has a bench row to set it against (see alone_basis): commscope-bench --from-profile at each "
+        "of the profile's communicator sizes measures exactly its calls.";
+  else
+    out += alone_and_step(covered, in_step, alone, alone_priced, expected, covered_wait, contention, rest, wait, steps);
+  if (s.late.empty() || wait <= 0) return out;
+  // The collective most waited for, and the messages' waiting (a receive's for its sender), the
+  // larger first.
+  std::string collective;
+  const auto top = std::find_if(s.late.begin(), s.late.end(), [](const LateRank& l) { return l.waiting_rank < 0; });
+  if (top != s.late.end()) {
+    const LateRank& l = *top;
+    const std::string doing = top_doing(l, 1);
+    collective = " Of all the waiting (" + ms_of(wait / steps) + " ms), " + format_number(100 * l.caused_ns / wait, 3) +
+                 "% is for rank " + std::to_string(l.rank) + ": it arrives last at " + format_number(l.waited) +
+                 " of the " + format_number(l.of_instances) + " " + describe(l.key) + ", " +
+                 ms_of(l.late_ns / std::max(1.0, l.waited)) + " ms after the first member" +
+                 (doing.empty() ? "" : " (running " + doing + ")") + compared(l) + ".";
+  }
+  const std::string messages = messages_waiting(s, wait);
+  return out + (s.late.front().waiting_rank < 0 ? collective + messages : messages + collective);
 }
 
 void write_step_communication(ReportWriter& w, const StepCommunication& s) {
@@ -621,20 +718,28 @@ void write_step_communication(ReportWriter& w, const StepCommunication& s) {
 
   if (!s.late.empty()) {
     Table lt({"rank", "group", "call", "size", "last_at_calls", "of_calls", "caused_wait_ms", "wait_per_call_ms",
-              "mean_late_ms", "running_meanwhile", "its_compute_over_others"});
+              "mean_late_ms", "running_meanwhile", "its_compute_over_others", "waiting_rank",
+              "waiting_rank_wait_per_step_ms", "stage", "waiting_stage"});
     lt.bytes_column(3);
     for (const LateRank& l : s.late) {
       const std::string d = top_doing(l, 3);
       lt.add({std::to_string(l.rank), l.key.group, l.key.call, std::to_string(l.key.bytes), format_number(l.waited),
               format_number(l.of_instances), ms_of(l.caused_ns / steps), ms_of(l.caused_ns / std::max(1.0, l.waited)),
               ms_of(l.late_ns / std::max(1.0, l.waited)), d.empty() ? "-" : d,
-              l.compute.first.empty() ? "-" : l.compute.first + " " + format_number(l.compute.second, 3)});
+              l.compute.first.empty() ? "-" : l.compute.first + " " + format_number(l.compute.second, 3),
+              l.waiting_rank >= 0 ? std::to_string(l.waiting_rank) : "-",
+              l.waiting_rank >= 0 ? ms_of(l.caused_ns / std::max(1.0, l.waiting_steps)) : "-",
+              l.stage >= 0 ? std::to_string(l.stage) : "-",
+              l.waiting_stage >= 0 ? std::to_string(l.waiting_stage) : "-"});
     }
     w.text(
         "Who the waiting was for: per rank and call, the calls it arrived last at while other members waited, "
         "their waiting (caused_wait_ms per rank and step, wait_per_call_ms summed over the waiting members), how "
         "late it arrived after the first member, and what it ran meanwhile (its compute by operator, its own "
-        "earlier calls still running, per call).");
+        "earlier calls still running, per call). A message has one other member: the row is the waiting "
+        "member's call (a receive's waiting is for its sender, a send's for its receiver), waiting_rank that "
+        "member, waiting_rank_wait_per_step_ms its waiting per step of its own; stage and waiting_stage are "
+        "the two ranks' pipeline stages.");
     w.table("waiting_for", lt);
   }
   for (auto& [group, v] : by_group) {

@@ -30,6 +30,7 @@ struct StepCallKey {
   std::int64_t bytes = 0;
   int group_size = 0;  // members (0: not known from the label)
   bool collective = false;
+  bool link = false;  // a message between two ranks ("pp[0>1]": rank 0's sends, rank 1's receives)
   auto operator<=>(const StepCallKey&) const = default;
 };
 
@@ -54,10 +55,18 @@ struct StepCallRow {
   double rest_ns() const { return in_step_ns - alone_ns() - wait_ns - contention_ns; }
 };
 
-// Who the waiting was for: per rank and kind of call, the instances it arrived last at.
+// Who the waiting was for: per rank and kind of call, the instances it arrived last at. A message
+// (a link's instance: a send and the receive that takes it) has one other member, the one that
+// waited: per (late rank, waiting rank) and the waiting member's call, so a receive that waited
+// is set against its sender ("pp.recv" on "pp[0>1]", rank 0 late, rank 1 waiting) and a send
+// that waited against its receiver.
 struct LateRank {
   int rank = 0;
-  StepCallKey key;
+  StepCallKey key;          // a message: the waiting member's call
+  int waiting_rank = -1;    // a message: the member that waited; -1: a collective's other members
+  int stage = -1;           // the pipeline stages of the two (the profile's run: pp > 1), else -1
+  int waiting_stage = -1;
+  double waiting_steps = 0;  // a message: the waiting rank's (rank, iteration) rows
   double instances = 0;     // instances (one per call across its members) it arrived last at
   double of_instances = 0;  // the key's instances matched across two members or more
   double waited = 0;        // of `instances`, those where some member waited
@@ -101,7 +110,8 @@ StepCommunication step_communication(const profiler::Profile& profile, const Alo
 
 // The summary paragraph: the step's communication, what its calls with a bench row take alone and
 // against the machine, what the step adds to them (waiting, contention, the rest: a transfer faster
-// than alone said in words, never as a negative time), the calls without a row, who the waiting is for.
+// than alone said in words, never as a negative time), the calls without a row, who the waiting is for
+// (a message's: the sender a receive waited for, the receiver a send waited for, with their stages).
 std::string step_communication_summary(const StepCommunication& s);
 
 // The section "Communication in the step": the summary paragraph, the table per call
