@@ -440,6 +440,14 @@ if(COMMSCOPE_BUILD_TESTS)
                    ${COMMSCOPE_MPIEXEC_FLAGS} ${MPIEXEC_NUMPROC_FLAG})
   set_tests_properties(analysis.report.scaling_uneven_stages.np2 PROPERTIES FIXTURES_REQUIRED report_fixtures
                        LABELS "mpi" PROCESSORS 2 TIMEOUT 120 ENVIRONMENT "${COMMSCOPE_TEST_ENV};OMP_NUM_THREADS=1")
+  # Who a pipeline's receives wait for (tests/pp_waiting.sh): a profile of pp 2 at 2 ranks, whose
+  # receive waits the report sets against the sending stage's rank, in waiting_for.csv and in words.
+  add_test(NAME analysis.report.pp_waiting.np2
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/pp_waiting.sh $<TARGET_FILE:commscope-train> ${report}
+                   ${fx}/bench-np2.h5 ${rdir}/pp_waiting ${PROJECT_SOURCE_DIR}/trainer/tests/data/tiny.txt -- ${MPIEXEC_EXECUTABLE}
+                   ${COMMSCOPE_MPIEXEC_FLAGS} ${MPIEXEC_NUMPROC_FLAG})
+  set_tests_properties(analysis.report.pp_waiting.np2 PROPERTIES FIXTURES_REQUIRED report_fixtures
+                       LABELS "mpi" PROCESSORS 2 TIMEOUT 120 ENVIRONMENT "${COMMSCOPE_TEST_ENV};OMP_NUM_THREADS=1")
   # scaling --bench checks the bench and every run before it writes anything: one line, no
   # partial report (it printed the scaling tables before failing on the bench).
   add_test(NAME analysis.report.bad.scaling_bench_one_line
