@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # commscope-bench --from-profile on the trainer's profiles (data parallel at 2 ranks, ZeRO-3 at 2,
-# tp 2 with sequence parallelism at 2, tp 2 x pp 2 at 4): run at each of a profile's communicator sizes, the bench files give every
-# collective call of the profile its row, and commscope-report profile --bench sets each against
-# it (alone_basis "measured at ..."); the rows add up to the breakdown's communication. A profile
-# whose communicators have none of the run's rank count is refused in one line (exit 2).
+# tp 2 with sequence parallelism at 2, tp 2 x pp 2 at 4), one bench run at the profile's own rank
+# count each (its smaller communicators rebuilt as groups of the run, every group at once: the
+# 1-rank dp groups of tp 2, the 2-rank tp, pp and embedding groups of tp 2 x pp 2): the bench file
+# gives every collective call of the profile its row, and commscope-report profile --bench sets
+# each against it (alone_basis "measured at ..."); the rows add up to the breakdown's
+# communication. A profile whose communicators fit none of the run's groups is refused in one line
+# (exit 2).
 #   from_profile.sh BINDIR FIXTURES WORKDIR MPIEXEC [FLAGS...]
 set -u
 bin=$1 fixtures=$2 work=$3
@@ -28,8 +31,8 @@ bench() {
     >"$work/$1-bench-np$3.log" 2>&1 || fail "commscope-bench --from-profile $2 at $3 ranks exited $? (log: $work/$1-bench-np$3.log)"
   files+=(--bench "$work/$1-bench-np$3.h5")
 }
-for case in "ddp|$fixtures/train-np2.h5|2" "zero3|$work/zero3-np2.h5|2" "tp2sp|$work/tp2sp-np2.h5|1 2" \
-  "tp2pp2|$fixtures/train3d-np4.h5|1 2"; do
+for case in "ddp|$fixtures/train-np2.h5|2" "zero3|$work/zero3-np2.h5|2" "tp2sp|$work/tp2sp-np2.h5|2" \
+  "tp2pp2|$fixtures/train3d-np4.h5|4"; do
   IFS='|' read -r name profile sizes <<<"$case"
   files=()
   for np in $sizes; do bench "$name" "$profile" "$np" "$@"; done

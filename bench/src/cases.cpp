@@ -30,11 +30,24 @@ std::size_t count_for_bytes(Collective c, std::size_t bytes, DataType t, int nra
 namespace {
 
 // --from-profile: whether the profile holds a call of `c`'s collective, algorithm and size on a
-// communicator of this run's size.
-bool in_profile(const Options& o, Collective coll, const std::string& algo, std::size_t bytes, int nranks) {
+// communicator of `group` ranks.
+bool in_profile(const Options& o, Collective coll, const std::string& algo, std::size_t bytes, int group) {
   return std::any_of(o.profile_calls.begin(), o.profile_calls.end(), [&](const ProfileCall& p) {
-    return p.coll == coll && p.algo == algo && p.bytes == bytes && p.group_size == nranks;
+    return p.coll == coll && p.algo == algo && p.bytes == bytes && p.group_size == group;
   });
+}
+
+// The communicator sizes a run's cases take: the run's; with --from-profile, each size of the
+// profile's communicators the run can rebuild (group_colors), the run's own first; on a device
+// without groups (`groups` false), the run's alone.
+std::vector<int> group_sizes(const Options& o, int nranks, bool groups) {
+  if (o.profile_calls.empty() || !groups) return {nranks};
+  std::vector<int> sizes{nranks};
+  for (const ProfileCall& p : o.profile_calls)
+    if (p.group_size < nranks && std::find(sizes.begin(), sizes.end(), p.group_size) == sizes.end() &&
+        group_colors(o.profile_calls, p.group_size, nranks))
+      sizes.push_back(p.group_size);
+  return sizes;
 }
 
 // --from-profile without --algo: the device's algorithms the profile's calls name.
@@ -48,7 +61,7 @@ std::vector<std::string> profile_algorithms(const Options& o, const Backend& bac
 
 }  // namespace
 
-std::vector<Case> make_cases(const Options& o, int nranks, const Backend& backend) {
+std::vector<Case> make_cases(const Options& o, int nranks, const Backend& backend, bool groups) {
   const bool from_profile = !o.profile_calls.empty();
   std::vector<std::string> algos = !o.algos.empty() ? o.algos
                                    : from_profile   ? profile_algorithms(o, backend)
@@ -79,36 +92,39 @@ std::vector<Case> make_cases(const Options& o, int nranks, const Backend& backen
   std::vector<Case> cases;
   int row = 0;
   for (Collective coll : o.collectives) {
-    for (DataType type : o.types) {
-      // Non-reducing collectives run once per type, not once per op.
-      const std::vector<ReduceOp> ops = is_reducing(coll) ? o.ops : std::vector<ReduceOp>{ReduceOp::sum};
-      for (ReduceOp op : ops) {
-        for (std::size_t req : sizes) {
-          for (const std::string& algo : algos) {
-            if (!backend.supports(algo, coll)) continue;
-            if (from_profile && !in_profile(o, coll, algo, req, nranks)) continue;
-            for (bool in_place : {false, true}) {
-              if (in_place && !has_in_place(coll)) continue;  // alltoallv: out of place only
-              if (in_place && from_profile) continue;         // what the report sets a call against
-              Case c;
-              c.id = static_cast<int>(cases.size());
-              c.row = row;
-              c.coll = coll;
-              c.algo = algo;
-              c.type = type;
-              c.op = op;
-              c.root = is_rooted(coll) ? o.root : 0;
-              c.in_place = in_place;
-              c.requested_bytes = req;
-              c.count = count_for_bytes(coll, req, type, nranks);
-              c.bytes = collective_bytes(coll, c.count, type, nranks);
-              c.nranks = nranks;
-              c.name = std::string(to_string(coll)) + "/" + algo + "/" + std::string(to_string(type)) + "/" +
-                       std::string(c.op_name()) + "/root:" + std::to_string(c.root_shown()) +
-                       "/bytes:" + std::to_string(c.bytes) + "/inplace:" + (in_place ? "1" : "0");
-              cases.push_back(std::move(c));
+    for (const int group : group_sizes(o, nranks, groups)) {  // --from-profile's groups: a section each
+      for (DataType type : o.types) {
+        // Non-reducing collectives run once per type, not once per op.
+        const std::vector<ReduceOp> ops = is_reducing(coll) ? o.ops : std::vector<ReduceOp>{ReduceOp::sum};
+        for (ReduceOp op : ops) {
+          for (std::size_t req : sizes) {
+            for (const std::string& algo : algos) {
+              if (!backend.supports(algo, coll)) continue;
+              if (from_profile && !in_profile(o, coll, algo, req, group)) continue;
+              for (bool in_place : {false, true}) {
+                if (in_place && !has_in_place(coll)) continue;  // alltoallv: out of place only
+                if (in_place && from_profile) continue;         // what the report sets a call against
+                Case c;
+                c.id = static_cast<int>(cases.size());
+                c.row = row;
+                c.coll = coll;
+                c.algo = algo;
+                c.type = type;
+                c.op = op;
+                c.root = is_rooted(coll) ? o.root : 0;
+                c.in_place = in_place;
+                c.requested_bytes = req;
+                c.count = count_for_bytes(coll, req, type, group);
+                c.bytes = collective_bytes(coll, c.count, type, group);
+                c.nranks = group;
+                c.name = std::string(to_string(coll)) + "/" + algo + "/" + std::string(to_string(type)) + "/" +
+                         std::string(c.op_name()) + "/root:" + std::to_string(c.root_shown()) +
+                         "/bytes:" + std::to_string(c.bytes) + "/inplace:" + (in_place ? "1" : "0") +
+                         (group != nranks ? "/group:" + std::to_string(group) : "");
+                cases.push_back(std::move(c));
+              }
+              ++row;
             }
-            ++row;
           }
         }
       }
@@ -118,7 +134,7 @@ std::vector<Case> make_cases(const Options& o, int nranks, const Backend& backen
     throw InvalidArgument("--from-profile " + o.from_profile + ": none of its collective calls runs on " +
                           std::to_string(nranks) + (nranks == 1 ? " rank" : " ranks") + " with " + backend.device() +
                           "'s algorithms (it calls " + describe_profile_calls(o.profile_calls) +
-                          "): run with as many ranks as one of its communicators has");
+                          "): run with as many ranks as one of its communicators has, or a multiple of it");
   return cases;
 }
 

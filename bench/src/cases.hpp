@@ -47,7 +47,9 @@ std::string describe(const Case& c);
 
 // Every case of the run. Throws InvalidArgument for an algorithm the device lacks or a root
 // out of range; skips (algorithm, collective) pairs the algorithm has no variant for unless
-// the algorithm was named explicitly and supports none of the requested collectives.
-std::vector<Case> make_cases(const Options& o, int nranks, const Backend& backend);
+// the algorithm was named explicitly and supports none of the requested collectives. With
+// --from-profile and `groups` (a device whose calls can run on groups of the run's ranks), also
+// the profile's calls on smaller communicators, each case's nranks its group's size.
+std::vector<Case> make_cases(const Options& o, int nranks, const Backend& backend, bool groups = false);
 
 }  // namespace commscope::bench

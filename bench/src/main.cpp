@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,9 +27,11 @@
 #include "commscope/common/memory_headroom.hpp"
 #include "commscope/common/stop_signals.hpp"
 #include "commscope/profiler/flight_watch.hpp"
+#include "commscope/profiler/vocabulary.hpp"
 #include "compat/imb_flags.hpp"
 #include "compat/nccl_tests_header.hpp"
 #include "expectations.hpp"
+#include "from_profile.hpp"
 #include "machine/machine_detect.hpp"
 #include "measure.hpp"
 #include "nccl_tuning.hpp"
@@ -82,7 +85,8 @@ class Bench {
     // NCCL's tuning log, before its first communicator (rank 0 of each logs the choices).
     if (o_.device == "cuda" && rank_ == 0) nccl_log_.start(temp_dir());
     backend_ = o_.device == "cuda" ? make_cuda_backend(comm_, o_) : make_cpu_backend(comm_, o_);
-    cases_ = make_cases(o_, comm_.size(), *backend_);
+    cases_ = make_cases(o_, comm_.size(), *backend_, o_.device != "cuda");
+    make_groups();
     check_host_memory(o_, cases_, comm_);
     env_ = capture_environment(MPI_COMM_WORLD, argc, argv);
     check_output_paths(o_, comm_.mpi_comm());  // a bad path ends the run before the machine's probes
@@ -109,6 +113,7 @@ class Bench {
       for (const std::string& line : loop_shape_lines(o_)) std::printf("%s\n", line.c_str());
       if (const std::string shm = shm_shape_line(o_, *backend_, comm_.local_size()); !shm.empty())
         std::printf("%s\n", shm.c_str());
+      std::printf("%s", groups_line_.c_str());
       // nccl-tests' device list, each rank's line as nccl-tests prints it.
       std::printf("#\n# Using devices\n");
       for (const RankInfo& r : out_.ranks) std::printf("%s\n", nccl_tests_rank_line(r).c_str());
@@ -124,7 +129,8 @@ class Bench {
                                                         .cputime = o_.report_cputime,
                                                         .timestamps = o_.report_timestamps,
                                                         .checked = o_.check_iters > 0,
-                                                        .algo_column = !one_algorithm()});
+                                                        .algo_column = !one_algorithm(),
+                                                        .ranks = comm_.size()});
     if (rank_ == 0) {
       expected_ =
           std::make_unique<RunExpectations>(env_.machine_model, comm_.size(), env_var("NCCL_ALGO"), o_.run_cycles != 0,
@@ -241,6 +247,31 @@ class Bench {
     return std::all_of(cases_.begin(), cases_.end(), [&](const Case& c) { return c.algo == cases_.front().algo; });
   }
 
+  // --from-profile's calls on communicators smaller than the run's: per size, this rank's group
+  // (group_colors: the profile's groups, all at once) and a backend over it. Collective.
+  void make_groups() {
+    for (const Case& c : cases_) {
+      if (c.nranks == comm_.size() || groups_.contains(c.nranks)) continue;
+      const std::vector<int> colors = *group_colors(o_.profile_calls, c.nranks, comm_.size());
+      MPI_Comm split = MPI_COMM_NULL;
+      COMMSCOPE_MPI_CHECK(MPI_Comm_split(comm_.mpi_comm(), colors[static_cast<std::size_t>(rank_)], rank_, &split));
+      Group& g = groups_[c.nranks];
+      g.comm = std::make_unique<Communicator>(split, comm_options(o_));
+      MPI_Comm_free(&split);
+      std::vector<int> members;
+      for (std::size_t r = 0; r < colors.size(); ++r)
+        if (colors[r] == colors[static_cast<std::size_t>(rank_)]) members.push_back(static_cast<int>(r));
+      profiler::flight::watch(*g.comm, profiler::communicator_label("group", members));
+      g.backend = make_cpu_backend(*g.comm, o_);
+      std::map<int, std::vector<int>> sets;
+      for (std::size_t r = 0; r < colors.size(); ++r) sets[colors[r]].push_back(static_cast<int>(r));
+      groups_line_.append("# groups: the profile's calls on ").append(std::to_string(c.nranks));
+      groups_line_.append("-rank communicators run on ").append(std::to_string(sets.size())).append(" groups at once:");
+      for (const auto& [color, set] : sets) groups_line_.append(" ").append(profiler::communicator_label("group", set));
+      groups_line_.append("; rows of rank 0's group\n");
+    }
+  }
+
   static CommOptions comm_options(const Options& o) {
     CommOptions c;
     c.algo.segment_bytes = o.segment_bytes;
@@ -254,10 +285,12 @@ class Bench {
 
   void run_case(benchmark::State& st, const Case& c) {
     try {
-      Measurement m = measure(*backend_, comm_, c, st.max_iterations, o_, *dog_);
+      const bool world = c.nranks == comm_.size();
+      Backend& backend = world ? *backend_ : *groups_.at(c.nranks).backend;
+      Measurement m = measure(backend, world ? comm_ : *groups_.at(c.nranks).comm, c, st.max_iterations, o_, *dog_);
       for (auto _ : st) st.SetIterationTime(m.time_s);
       // Google Benchmark's counters are the result row's fields (percentiles: rank 0 only).
-      const ResultRow r = make_row(c, m, o_, backend_->device());
+      const ResultRow r = make_row(c, m, o_, backend.device());
       st.counters["bytes"] = static_cast<double>(r.bytes);
       st.counters["algbw_GBps"] = r.algbw_GBps;
       st.counters["busbw_GBps"] = r.busbw_GBps;
@@ -311,6 +344,12 @@ class Bench {
   int rank_ = 0;
   std::unique_ptr<Backend> backend_;
   std::vector<Case> cases_;
+  struct Group {
+    std::unique_ptr<Communicator> comm;
+    std::unique_ptr<Backend> backend;
+  };
+  std::map<int, Group> groups_;  // make_groups'
+  std::string groups_line_;      // their '#' lines
   Environment env_;
   std::unique_ptr<RunMachine> machine_;         // the model the rows are set against
   std::unique_ptr<RunExpectations> expected_;  // rank 0's: the rows against the recorded model

@@ -52,10 +52,11 @@ int Table::side_width() const {
 // nccl-tests' header: the id columns as its common.cu spaces them; the algorithm in the comment,
 // or, with several, a last column titled "algo".
 void Table::header(const ResultRow& r) {
-  if (style_.algo_column)
-    std::fprintf(out_, "#\n# %s\n", text(r.collective).c_str());
-  else
-    std::fprintf(out_, "#\n# %s, algorithm %s\n", text(r.collective).c_str(), text(r.algorithm).c_str());
+  std::string what = text(r.collective);
+  if (!style_.algo_column) what.append(", algorithm ").append(text(r.algorithm));
+  // --from-profile's calls on smaller communicators: their group's size ("groups" line above).
+  if (style_.ranks > 0 && r.nranks != style_.ranks) what.append(", on groups of ").append(std::to_string(r.nranks));
+  std::fprintf(out_, "#\n# %s\n", what.c_str());
   std::fprintf(out_, "# %10s  %12s  %8s  %6s  %6s  %-*s  %s\n", "", "", "", "", "", side_width() - 2, "out-of-place",
                "in-place");
   const char* ids[2][5] = {{"size", "count", "type", "redop", "root"}, {"(B)", "(elements)", "", "", ""}};
@@ -105,8 +106,10 @@ void Table::side(const ResultRow* r) {
 void Table::row(const ResultRow* oop, const ResultRow* ip) {
   const ResultRow* any = oop ? oop : ip;
   if (!any) return;
-  if (text(any->collective) != section_) {
-    section_ = text(any->collective);
+  std::string section = text(any->collective);
+  if (any->nranks != style_.ranks) section.append("/").append(std::to_string(any->nranks));
+  if (section != section_) {
+    section_ = section;
     header(*any);
   }
   std::fprintf(out_, "  %10llu  %12llu  %8s  %6s  %6d", static_cast<unsigned long long>(any->bytes),

@@ -29,6 +29,7 @@ struct TableStyle {
   bool timestamps = false;   // -S 1
   bool checked = true;       // -c > 0: results were checked (else the footer says N/A, not "0 OK")
   bool algo_column = false;  // several algorithms: each line ends with its algorithm
+  int ranks = 0;             // the run's: a row of another (--from-profile's groups) heads a section of its own
 };
 
 class Table {
@@ -57,7 +58,7 @@ class Table {
   std::FILE* out_;
   TableStyle style_;
   std::vector<Column> columns_;  // of one side
-  std::string section_;          // collective of the last header
+  std::string section_;          // collective (and group size, where not the run's) of the last header
   std::uint64_t wrong_ = 0;
   std::map<std::string, std::pair<double, int>> busbw_;  // per algorithm: sum, rows
   double busbw_sum_ = 0;

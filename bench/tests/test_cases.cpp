@@ -7,6 +7,7 @@
 
 #include "backends/backend.hpp"
 #include "cases.hpp"
+#include "from_profile.hpp"
 #include "commscope/bench/options.hpp"
 #include "commscope/collectives/error.hpp"
 #include "parse_args.hpp"
@@ -151,4 +152,31 @@ TEST(Cases, InPlaceLayouts) {
   l = buffer_layout(c, 1, 0);
   EXPECT_EQ(l.send_offset, 0u);
   EXPECT_EQ(l.recv_offset, 80u);
+}
+
+// --from-profile at more ranks than a communicator has: the profile's groups where they partition
+// the run's ranks, else consecutive blocks where the size divides the run's, else none.
+TEST(Cases, FromProfileGroups) {
+  const std::vector<ProfileCall> calls = {
+      {Collective::allreduce, "mpi", 8, 2, {{0, 2}, {1, 3}}},  // pp-like: strided
+      {Collective::allreduce, "mpi", 64, 3, {{0, 1, 2}}},      // one group of 3
+  };
+  EXPECT_EQ(group_colors(calls, 2, 4), (std::vector<int>{0, 1, 0, 1}));
+  EXPECT_EQ(group_colors(calls, 2, 6), (std::vector<int>{0, 0, 1, 1, 2, 2}));  // the sets do not cover 6
+  EXPECT_EQ(group_colors(calls, 3, 6), (std::vector<int>{0, 0, 0, 1, 1, 1}));
+  EXPECT_FALSE(group_colors(calls, 3, 4));  // 3 does not divide 4
+  EXPECT_FALSE(group_colors(calls, 4, 2));  // larger than the run
+  EXPECT_EQ(group_colors(calls, 3, 3), (std::vector<int>{0, 0, 0}));
+
+  // The cases: the run's size first (none here), then each smaller size the run can rebuild.
+  Options o = parse({"allreduce", "-b", "8", "-e", "64"}).options;
+  o.profile_calls = calls;
+  o.from_profile = "p.h5";
+  FakeBackend be;
+  const std::vector<Case> cases = make_cases(o, 4, be, true);
+  ASSERT_EQ(cases.size(), 1u);  // the 2-rank call (the 3-rank one fits no grouping of 4)
+  EXPECT_EQ(cases[0].nranks, 2);
+  EXPECT_EQ(cases[0].bytes, 8u);
+  EXPECT_NE(cases[0].name.find("/group:2"), std::string::npos);
+  EXPECT_THROW(make_cases(o, 4, be, false), InvalidArgument);  // a device without groups: the run's size only
 }

@@ -155,11 +155,15 @@ std::vector<BenchFile> alone_files(const profiler::Profile& p, const std::string
   const std::string device = profiler::read_run_description(p.meta.attributes).device;
   std::vector<BenchFile> files = read_bench_files(paths);
   for (const BenchFile& b : files) {
-    if (!sizes.contains(b.nranks))
+    // Its run's size, or a row's on groups of a smaller size (commscope-bench --from-profile's).
+    const bool fits = sizes.contains(b.nranks) || std::any_of(b.rows.begin(), b.rows.end(), [&](const BenchRow& r) {
+                        return sizes.contains(r.nranks);
+                      });
+    if (!fits)
       throw std::invalid_argument(b.path + ": a bench of " + std::to_string(b.nranks) +
                                   " ranks, but the collectives of " + file + " run on groups of " +
                                   (have.empty() ? "no" : have) +
-                                  " ranks: bench the profile's group sizes (commscope-bench -np N)");
+                                  " ranks: bench the profile's group sizes (commscope-bench -np N --from-profile)");
     if (!device.empty() && !b.device.empty() && b.device != device)
       throw std::invalid_argument(b.path + ": a bench on " + b.device + ", but " + file + " ran on " + device);
   }

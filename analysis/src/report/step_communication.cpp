@@ -71,16 +71,19 @@ class AloneTimes {
     // are any, else every type's.
     std::vector<double> times, float_times;
     bool any_file = false;
-    for (const BenchFile& f : files_) {
-      if (f.nranks != k.group_size) continue;
-      any_file = true;
-      for (const BenchRow& r : f.rows)
+    // A row of the group's size: a file of that many ranks, or a larger run's row on groups of it
+    // (commscope-bench --from-profile's).
+    for (const BenchFile& f : files_)
+      for (const BenchRow& r : f.rows) {
+        if ((r.nranks > 0 ? r.nranks : f.nranks) != k.group_size) continue;
+        any_file = true;
         if (!r.in_place && r.collective == k.call && r.algorithm == k.algorithm &&
             r.bytes == static_cast<std::uint64_t>(k.bytes)) {
           times.push_back(typical_time_us(r.time_us, r.p50_us));
           if (r.type == "float") float_times.push_back(times.back());
         }
-    }
+      }
+    for (const BenchFile& f : files_) any_file |= f.nranks == k.group_size;
     if (!float_times.empty()) times = float_times;
     const std::string what = k.call + " " + k.algorithm + " on " + std::to_string(k.group_size) + " ranks";
     if (!any_file) return {std::nullopt, "no bench file of " + std::to_string(k.group_size) + " ranks"};

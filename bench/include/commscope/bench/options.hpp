@@ -29,6 +29,9 @@ struct ProfileCall {
   std::string algo;
   std::size_t bytes = 0;
   int group_size = 0;
+  // The world ranks of the profile's communicators of group_size that made this call, each set
+  // ascending (from their labels: tp[0,1], tp[2,3]); empty where no label says.
+  std::vector<std::vector<int>> groups;
 };
 
 struct Options {
