@@ -67,6 +67,23 @@ TEST(StepCommunicationSummary, AsAloneAddsNothing) {
   EXPECT_NE(text.find("the step adds nothing measurable to them"), std::string::npos) << text;
 }
 
+// alone/expected as the bench's of_expected: below 1.05 "0.93 of what the machine allows"; above
+// it the call beat the model (a figure of the model is too low), said as how many times faster,
+// not as "59 of what the machine allows".
+TEST(StepCommunicationSummary, AloneAgainstTheMachineInWords) {
+  ca::StepCommunication good = one_row(10, 0, 0);
+  good.rows[0].expected.us = 1860.0;  // 2 ms alone: 0.93
+  std::string text = ca::step_communication_summary(good);
+  EXPECT_NE(text.find("Alone it takes 10 ms, 0.93 of what the machine allows: good."), std::string::npos) << text;
+  ca::StepCommunication beaten = one_row(10, 0, 0);
+  beaten.rows[0].expected.us = 118000.0;  // a model 59 times too slow
+  text = ca::step_communication_summary(beaten);
+  EXPECT_NE(text.find("Alone it takes 10 ms, 59 times faster than the machine model allows: above the model"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("59 of what"), std::string::npos) << text;
+}
+
 // --- who the waiting is for, on a made-up pipeline of 2 stages (rank 0: stage 0, rank 1: stage 1)
 
 namespace {
