@@ -382,34 +382,60 @@ std::vector<LateRank> late_ranks(const profiler::Profile& p, const profiler::Mat
   return out;
 }
 
+// A profile's calls matched across its ranks (the breakdown's timelines and matching,
+// analyze_ranks', each rank on its own timeline), each with its share of the communication.
+struct StepCalls {
+  std::vector<std::int64_t> offsets;
+  profiler::MatchedRanks m;
+  Arrivals arrivals;
+  Calls calls;
+};
+
+StepCalls step_calls(const profiler::Profile& p, std::vector<StepCallRow>& rows) {
+  const std::size_t nranks = p.events.size();
+  StepCalls s;
+  s.offsets.assign(nranks, 0);
+  std::vector<profiler::Timeline> kinds(nranks, profiler::Timeline::kHost);
+  for (const profiler::RankInfo& info : p.ranks) {
+    if (info.rank < 0 || static_cast<std::size_t>(info.rank) >= nranks) continue;
+    s.offsets[static_cast<std::size_t>(info.rank)] = info.clock_offset_ns;
+    if (info.backend != "host") kinds[static_cast<std::size_t>(info.rank)] = profiler::Timeline::kDevice;
+  }
+  s.m = profiler::match_ranks(p.events, s.offsets, kinds);
+  s.arrivals = first_and_last(s.m);
+  s.calls = collect_calls(p, s.m, rows);
+  return s;
+}
+
+// The replay's calls (--gaps none), its mean call per kind: the time alone where no bench row has
+// it. Only the calls' sums: none of the step's attribution is needed of a replay.
+std::map<StepCallKey, PerCall> replay_means(const profiler::Profile& replay) {
+  std::vector<StepCallRow> rows;
+  const StepCalls s = step_calls(replay, rows);
+  std::vector<std::pair<double, double>> sums(rows.size());  // per row: ns, calls
+  for (const auto& [where, part] : s.calls) sums[part.row].first += part.comm, sums[part.row].second += 1;
+  std::map<StepCallKey, PerCall> means;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (const auto& [ns, calls] = sums[i]; calls > 0)
+      means[rows[i].key] = {ns / calls / 1e3, "the replay's mean call (gaps none, " + format_number(calls) + " calls)"};
+  return means;
+}
+
 }  // namespace
 
 StepCommunication step_communication(const profiler::Profile& p, const AloneSources& sources) {
   StepCommunication out;
-  const std::size_t nranks = p.events.size();
   out.steps = static_cast<double>(p.breakdown.size());
   for (const profiler::BreakdownRow& r : p.breakdown)
     out.comm_ns += static_cast<double>(r.comm_ns), out.comm_wait_ns += static_cast<double>(r.comm_wait_ns);
+  const StepCalls matched = step_calls(p, out.rows);
+  const profiler::MatchedRanks& m = matched.m;
+  const Arrivals& arrivals = matched.arrivals;
+  const Calls& calls = matched.calls;
+  const std::vector<std::int64_t>& offsets = matched.offsets;
 
-  // The breakdown's timelines and matching (analyze_ranks), each rank on its own timeline.
-  std::vector<std::int64_t> offsets(nranks, 0);
-  std::vector<profiler::Timeline> kinds(nranks, profiler::Timeline::kHost);
-  for (const profiler::RankInfo& info : p.ranks) {
-    if (info.rank < 0 || static_cast<std::size_t>(info.rank) >= nranks) continue;
-    offsets[static_cast<std::size_t>(info.rank)] = info.clock_offset_ns;
-    if (info.backend != "host") kinds[static_cast<std::size_t>(info.rank)] = profiler::Timeline::kDevice;
-  }
-  const profiler::MatchedRanks m = profiler::match_ranks(p.events, offsets, kinds);
-  const Arrivals arrivals = first_and_last(m);
-  const Calls calls = collect_calls(p, m, out.rows);
-
-  // The replay's calls (--gaps none), its mean call per kind: the time alone where no bench row has it.
   std::map<StepCallKey, PerCall> replayed;
-  if (sources.replay != nullptr)
-    for (const StepCallRow& r : step_communication(*sources.replay, AloneSources{}).rows)
-      if (r.calls > 0)
-        replayed[r.key] = {r.in_step_ns / r.calls / 1e3,
-                           "the replay's mean call (gaps none, " + format_number(r.calls) + " calls)"};
+  if (sources.replay != nullptr) replayed = replay_means(*sources.replay);
   const AloneTimes alone_times(sources.bench, replayed);
   const Expectations expectations(p, sources.bench, sources.machine);
   out.model_note = expectations.note();
