@@ -8,7 +8,7 @@ add_library(commscope_report STATIC
   src/report/report_scaling.cpp src/report/step_prediction.cpp src/report/report_predict.cpp src/report/report_trace.cpp
   src/report/report_doctor.cpp
   src/report/replay_compare.cpp src/report/report_replay.cpp
-  src/report/report_hang.cpp src/report/step_communication.cpp)
+  src/report/report_hang.cpp src/report/step_communication.cpp src/report/step_communication_text.cpp)
 target_link_libraries(commscope_report PUBLIC commscope_analysis_core commscope_analysis_inputs
                       commscope_analysis_output PRIVATE commscope_build_flags)
 add_executable(commscope-report src/report/main.cpp)
