@@ -9,6 +9,7 @@
 
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/common/schemas.hpp"
+#include "commscope/common/temp_folder.hpp"
 #include "commscope/formats/doctor_file.hpp"
 #include "commscope/h5/h5.hpp"
 
@@ -18,9 +19,7 @@ using namespace commscope;
 namespace {
 
 std::string doctor_file(const std::string& name, const std::string& schema = "") {
-  const fs::path dir = fs::temp_directory_path() / ("commscope-schemas-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const std::string path = (dir / name).string();
+  const std::string path = commscope::temp_file("commscope-schemas", name);
   {
     formats::doctor::File f(path, 2, 1);
     formats::doctor::RankRow r;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "commscope/common/stop_signals.hpp"
+#include "commscope/common/temp_folder.hpp"
 
 namespace fs = std::filesystem;
 namespace stop = commscope::stop;
@@ -21,9 +22,7 @@ namespace {
 struct Files {
   std::string partial, final_path;
   explicit Files(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("commscope-stop-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    final_path = (dir / name).string();
+    final_path = commscope::temp_file("commscope-stop", name);
     partial = final_path + ".partial";
     fs::remove(final_path);
     std::ofstream(partial) << "rows";

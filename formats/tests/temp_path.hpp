@@ -1,14 +1,11 @@
-// The formats tests' files: NAME in a folder of this process's own under the temporary directory.
+// The formats tests' files: NAME in a folder of this process's own under the temporary directory,
+// removed when the tests end.
 #pragma once
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <string>
 
+#include "commscope/common/temp_folder.hpp"
+
 inline std::string temp_path(const std::string& name) {
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("commscope-formats-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  return (dir / name).string();
+  return commscope::temp_file("commscope-formats", name);
 }

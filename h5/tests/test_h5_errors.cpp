@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "commscope/common/temp_folder.hpp"
 #include "commscope/h5/h5.hpp"
 
 namespace fs = std::filesystem;
@@ -20,9 +21,7 @@ using namespace commscope::h5;
 namespace {
 
 std::string temp_path(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("commscope-h5-errors-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return (dir / name).string();
+  return commscope::temp_file("commscope-h5-errors", name);
 }
 
 template <class F>
