@@ -60,6 +60,7 @@
 #include "commscope/common/stop_signals.hpp"
 #include "commscope/formats/profile_file.hpp"
 #include "commscope/profiler/flight.hpp"
+#include "commscope/profiler/flight_watch.hpp"
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/profiler/session.hpp"
 #include "communicators.hpp"
@@ -319,29 +320,6 @@ void catch_fatal_errors() {
   PMPI_Errhandler_free(&handler);
 }
 
-// Every world rank's host, in rank order: one allgather on MPI_COMM_WORLD inside MPI_Init (every
-// rank makes it there, before the program's first call), for the flight records.
-// Where the allgather fails, only this rank's own is known (the others' empty: "-" in a record).
-std::vector<std::string> world_hosts() {
-  char host[MPI_MAX_PROCESSOR_NAME + 1] = {};
-  int len = 0, size = 1, rank = 0;
-  PMPI_Get_processor_name(host, &len);
-  PMPI_Comm_size(MPI_COMM_WORLD, &size);
-  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  std::vector<std::string> hosts(static_cast<std::size_t>(size));
-  std::vector<char> all(hosts.size() * MPI_MAX_PROCESSOR_NAME);
-  if (PMPI_Allgather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
-                     MPI_COMM_WORLD) != MPI_SUCCESS) {
-    hosts[static_cast<std::size_t>(rank)].assign(host, static_cast<std::size_t>(len));
-    return hosts;
-  }
-  for (std::size_t r = 0; r < hosts.size(); ++r) {
-    const char* h = all.data() + r * MPI_MAX_PROCESSOR_NAME;
-    hosts[r].assign(h, strnlen(h, MPI_MAX_PROCESSOR_NAME));
-  }
-  return hosts;
-}
-
 void start() {
   if (g_session) return;
   ++t_inside;
@@ -370,8 +348,11 @@ void start() {
     g_session = std::make_unique<pf::Session>(MPI_COMM_WORLD, std::move(o));
     g_window_start = PMPI_Wtime();
     next_iteration();
-    const std::string warning = flight::start(g_session->rank(), g_session->size(), output, world_hosts(),
-                                                       "libcommscope-mpiprof", true);
+    // Every world rank's host for the flight records: one allgather on MPI_COMM_WORLD inside
+    // MPI_Init, which every rank makes there before the program's first call.
+    const std::string warning = flight::start(g_session->rank(), g_session->size(), output,
+                                              flight::world_hosts(PMPI_Allgather, PMPI_Get_processor_name),
+                                              "libcommscope-mpiprof", true);
     if (!warning.empty()) std::fprintf(stderr, "libcommscope-mpiprof: %s\n", warning.c_str());
     if (flight::on()) catch_fatal_errors();
     install_handlers(output);

@@ -18,25 +18,6 @@
 namespace commscope::profiler::flight {
 namespace {
 
-// Every world rank's host, gathered over MPI_COMM_WORLD (this rank's alone if that fails).
-std::vector<std::string> world_hosts(int rank, int size) {
-  char host[MPI_MAX_PROCESSOR_NAME + 1] = {};
-  int len = 0;
-  MPI_Get_processor_name(host, &len);
-  std::vector<std::string> hosts(static_cast<std::size_t>(size));
-  std::vector<char> all(hosts.size() * MPI_MAX_PROCESSOR_NAME);
-  if (MPI_Allgather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR,
-                    MPI_COMM_WORLD) != MPI_SUCCESS) {
-    hosts[static_cast<std::size_t>(rank)].assign(host, static_cast<std::size_t>(len));
-    return hosts;
-  }
-  for (std::size_t r = 0; r < hosts.size(); ++r) {
-    const char* h = all.data() + r * MPI_MAX_PROCESSOR_NAME;
-    hosts[r].assign(h, strnlen(h, MPI_MAX_PROCESSOR_NAME));
-  }
-  return hosts;
-}
-
 // A communicator's ring: its calls numbered from 0 (every member makes them in the same order),
 // each with its operation, bytes, datatype, reduction and root.
 class RingWatch final : public CallWatch {
@@ -74,6 +55,26 @@ class RingWatch final : public CallWatch {
 
 }  // namespace
 
+std::vector<std::string> world_hosts(AllgatherCall allgather, ProcessorNameCall processor_name) {
+  char host[MPI_MAX_PROCESSOR_NAME + 1] = {};
+  int len = 0, rank = 0, size = 1;
+  processor_name(host, &len);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::vector<std::string> hosts(static_cast<std::size_t>(size));
+  std::vector<char> all(hosts.size() * MPI_MAX_PROCESSOR_NAME);
+  if (allgather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD) !=
+      MPI_SUCCESS) {
+    hosts[static_cast<std::size_t>(rank)].assign(host, static_cast<std::size_t>(len));
+    return hosts;
+  }
+  for (std::size_t r = 0; r < hosts.size(); ++r) {
+    const char* h = all.data() + r * MPI_MAX_PROCESSOR_NAME;
+    hosts[r].assign(h, strnlen(h, MPI_MAX_PROCESSOR_NAME));
+  }
+  return hosts;
+}
+
 bool start_tool(const char* tool, const std::string& output) {
   // libcommscope-mpiprof.so, preloaded, records every MPI call of this process already.
   using Probe = int (*)();
@@ -83,8 +84,7 @@ bool start_tool(const char* tool, const std::string& output) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  std::vector<std::string> hosts = world_hosts(rank, size);
-  const std::string warning = start(rank, size, output.empty() ? std::string(tool) : output, std::move(hosts), tool, false);
+  const std::string warning = start(rank, size, output.empty() ? std::string(tool) : output, world_hosts(), tool, false);
   if (!warning.empty()) std::fprintf(stderr, "%s: %s\n", tool, warning.c_str());
   if (!on()) return false;
   watch_sigusr1();

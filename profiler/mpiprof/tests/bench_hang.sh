@@ -10,7 +10,7 @@ work=$1 bench=$2 report=$3
 shift 3
 [ "$1" = "--" ] && shift
 me=bench_hang.sh
-. "$(dirname "${BASH_SOURCE[0]}")/records.sh"  # wait_for_records, hang_verdict
+. "$(dirname "${BASH_SOURCE[0]}")/records.sh"  # wait_for_records, hang_verdict, watch_job, find_rank1
 fail() { echo "$me: FAIL: $*"; exit 1; }
 dir=$work/bench-hang
 rm -rf "$dir" && mkdir -p "$dir" || exit 1
@@ -19,27 +19,8 @@ rm -rf "$dir" && mkdir -p "$dir" || exit 1
 [ -e "$dir/healthy" ] && fail "a healthy run wrote flight records ($dir/healthy)"
 "$@" -np 2 -x COMMSCOPE_FLIGHT_DIR="$dir/flight" "$bench" allreduce -b 8 -e 8 -n 100000000 -w 1 -c 0 -T 1 \
   >"$dir/run.log" 2>&1 &
-job=$!
-ranks=""
-cleanup() {
-  [ -n "${rank1:-}" ] && kill -CONT "$rank1" 2>/dev/null
-  kill -TERM $job 2>/dev/null
-  sleep 1
-  kill -KILL $job $ranks 2>/dev/null
-  wait $job 2>/dev/null
-}
-trap cleanup EXIT
-rank1=""
-for _ in $(seq 1 100); do
-  ranks=$(pgrep -f "$bench allreduce -b 8 -e 8 -n 100000000" | tr '\n' ' ')
-  for p in $ranks; do
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && rank1=$p
-  done
-  [ -n "$rank1" ] && break
-  kill -0 $job 2>/dev/null || fail "the bench ended (log: $dir/run.log)"
-  sleep 0.1
-done
-[ -n "$rank1" ] || fail "no rank 1 found (not Open MPI?)"
+watch_job $! "$bench allreduce -b 8 -e 8 -n 100000000"
+find_rank1 true
 sleep 1  # into the timed allreduces
 kill -STOP "$rank1"
 wait_for_records "$dir/flight" 1 20 || fail "rank 0 wrote no flight record at its -T watchdog (log: $dir/run.log)"

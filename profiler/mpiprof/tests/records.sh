@@ -20,3 +20,34 @@ hang_verdict() {
   line=$(grep '^Verdict: ' <<<"$out")
   echo "$me: $line"
 }
+
+# A job of commscope's tools whose rank 1 the test stops. watch_job JOB PATTERN: the job's pid
+# ($job) and the command line its ranks run (pgrep -f PATTERN); on exit (trap) rank 1 is let go
+# and the job and its ranks ended (a launcher killed with SIGKILL leaves its children running).
+# find_rank1 READY: waits up to 10 s for rank 1's process (the one whose environment says
+# OMPI_COMM_WORLD_RANK=1) into $rank1, and for READY (a command) to succeed; fails the test (the
+# caller's fail) when the job ends first or none is found.
+watch_job() {
+  job=$1 pattern=$2 ranks="" rank1=""
+  trap 'stop_job' EXIT
+}
+stop_job() {
+  [ -n "${rank1:-}" ] && kill -CONT "$rank1" 2>/dev/null
+  kill -TERM "$job" 2>/dev/null
+  sleep 1
+  kill -KILL "$job" $ranks 2>/dev/null
+  wait "$job" 2>/dev/null
+}
+find_rank1() {
+  local ready=$1 p
+  for _ in $(seq 1 100); do
+    ranks=$(pgrep -f "$pattern" | tr '\n' ' ')
+    for p in $ranks; do
+      tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && rank1=$p
+    done
+    [ -n "$rank1" ] && eval "$ready" && return 0
+    kill -0 "$job" 2>/dev/null || fail "the job ended (log: $dir/run.log)"
+    sleep 0.1
+  done
+  fail "no rank 1 found (not Open MPI?)"
+}

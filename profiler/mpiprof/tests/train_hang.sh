@@ -13,7 +13,7 @@ work=$1 train=$2 lib=$3 report=$4 data=$5
 shift 5
 [ "$1" = "--" ] && shift
 me=train_hang.sh
-. "$(dirname "${BASH_SOURCE[0]}")/records.sh"  # wait_for_records, hang_verdict
+. "$(dirname "${BASH_SOURCE[0]}")/records.sh"  # wait_for_records, hang_verdict, watch_job, find_rank1
 fail() { echo "$me: FAIL: $*"; exit 1; }
 if [ "$lib" = - ]; then
   dir=$work/train-hang-own
@@ -33,28 +33,8 @@ else
   "$@" -np 2 "${how[@]}" "$train" --model tiny --steps 1000000 --batch 4 --threads 1 --val-every 0 \
     --log-every 1000000 --data "$data" >"$dir/run.log" 2>&1 &
 fi
-job=$!
-ranks=""
-cleanup() {  # the ranks themselves too: a launcher killed with SIGKILL leaves its children running
-  [ -n "${rank1:-}" ] && kill -CONT "$rank1" 2>/dev/null
-  kill -TERM $job 2>/dev/null
-  sleep 1
-  kill -KILL $job $ranks 2>/dev/null
-  wait $job 2>/dev/null
-}
-trap cleanup EXIT
-# Rank 1's process: the trainer whose environment says so (Open MPI's OMPI_COMM_WORLD_RANK).
-rank1=""
-for _ in $(seq 1 100); do
-  ranks=$(pgrep -f "$train --model tiny --steps 1000000" | tr '\n' ' ')
-  for p in $ranks; do
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && rank1=$p
-  done
-  [ -n "$rank1" ] && grep -q "^step" "$dir/run.log" 2>/dev/null && break
-  kill -0 $job 2>/dev/null || fail "the trainer ended (log: $dir/run.log)"
-  sleep 0.1
-done
-[ -n "$rank1" ] || fail "no rank 1 found (not Open MPI?)"
+watch_job $! "$train --model tiny --steps 1000000"
+find_rank1 'grep -q "^step" "$dir/run.log" 2>/dev/null'  # and training has begun
 sleep 0.5
 kill -STOP "$rank1"
 sleep 1  # rank 0 reaches the next allreduce and waits in it

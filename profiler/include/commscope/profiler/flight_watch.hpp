@@ -4,8 +4,11 @@
 // reads a hung tool's ranks as it reads an MPI program's under libcommscope-mpiprof.so.
 #pragma once
 
+#include <mpi.h>
+
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "commscope/profiler/flight.hpp"  // dump, on: the tools' other triggers
 
@@ -14,6 +17,15 @@ class Communicator;
 }
 
 namespace commscope::profiler::flight {
+
+// Every world rank's host as MPI_Get_processor_name gives it, gathered over MPI_COMM_WORLD
+// (collective), or this rank's alone where the gather fails: the record names the hosts of ranks
+// that write none. The library inside another program passes the PMPI entry points (its own calls
+// are not the program's).
+using AllgatherCall = int (*)(const void*, int, MPI_Datatype, void*, int, MPI_Datatype, MPI_Comm);
+using ProcessorNameCall = int (*)(char*, int*);
+std::vector<std::string> world_hosts(AllgatherCall allgather = MPI_Allgather,
+                                     ProcessorNameCall processor_name = MPI_Get_processor_name);
 
 // At a tool's start-up, after MPI_Init; collective over MPI_COMM_WORLD (it gathers the hosts).
 // The recorder's settings as the library's (COMMSCOPE_FLIGHT_CALLS, COMMSCOPE_FLIGHT_DIR,
