@@ -26,13 +26,13 @@
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/memory_headroom.hpp"
 #include "commscope/common/stop_signals.hpp"
+#include "commscope/machine/machine_detect.hpp"
 #include "commscope/profiler/flight_watch.hpp"
 #include "commscope/profiler/vocabulary.hpp"
 #include "compat/imb_flags.hpp"
 #include "compat/nccl_tests_header.hpp"
 #include "expectations.hpp"
 #include "from_profile.hpp"
-#include "machine/machine_detect.hpp"
 #include "measure.hpp"
 #include "nccl_tuning.hpp"
 #include "osu/osu_run.hpp"
@@ -101,7 +101,7 @@ class Bench {
   int run(char* argv0) {
     if (rank_ == 0) {
       print_environment(stdout, env_, "commscope-bench");
-      for (const std::string& line : machine_lines(machine_->model())) std::printf("%s\n", line.c_str());
+      for (const std::string& line : machine::machine_lines(machine_->model())) std::printf("%s\n", line.c_str());
       for (const std::string& w : machine_->warnings()) std::printf("# machine: WARNING: %s\n", w.c_str());
       std::printf("%s\n", nccl_tests_run_line(o_).c_str());
       std::printf(
@@ -172,7 +172,7 @@ class Bench {
     if (rank_ == 0) {
       reporter_->flush_pending();
       table_->footer();
-      for (const std::string& line : load_lines(machine_->model())) std::printf("%s\n", line.c_str());
+      for (const std::string& line : machine::load_lines(machine_->model())) std::printf("%s\n", line.c_str());
       print_verdicts();
       if (!memory.empty()) std::printf("%s\n#\n", memory.c_str());
       const std::string nccl = nccl_choices();

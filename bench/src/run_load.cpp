@@ -15,7 +15,7 @@
 
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/timing.hpp"
-#include "machine/machine_detect.hpp"  // processor_name
+#include "commscope/machine/machine_detect.hpp"  // processor_name
 
 namespace commscope::bench {
 namespace {
@@ -105,7 +105,7 @@ void LoadMeter::finish(MPI_Comm comm, MachineModel& model) const {
                                  loadavg_1min(read_file("/proc/loadavg")),
                                  queued0_ >= 0 && queued1 >= 0 ? std::max(0.0, queued1 - queued0_) : -1};
   char host[MPI_MAX_PROCESSOR_NAME + 1] = {};
-  std::snprintf(host, sizeof host, "%s", processor_name().c_str());
+  std::snprintf(host, sizeof host, "%s", machine::processor_name().c_str());
   std::vector<double> all(rank == 0 ? kFigures * static_cast<std::size_t>(p) : 0);
   std::vector<char> hosts(rank == 0 ? sizeof host * static_cast<std::size_t>(p) : 0);
   COMMSCOPE_MPI_CHECK(MPI_Gather(mine, kFigures, MPI_DOUBLE, all.data(), kFigures, MPI_DOUBLE, 0, comm));

@@ -9,11 +9,13 @@
 
 #include "commscope/collectives/error.hpp"
 #include "commscope/formats/doctor_file.hpp"
-#include "machine/machine_detect.hpp"
+#include "commscope/machine/machine_detect.hpp"
 #include "run_load.hpp"
 
 namespace commscope::bench {
 namespace {
+
+using namespace commscope::machine;  // the detection pieces under test (machine/)
 
 namespace fs = std::filesystem;
 namespace doctor = commscope::formats::doctor;

@@ -8,12 +8,12 @@ namespace commscope::bench {
 RunMachine::RunMachine(const Options& o, MPI_Comm comm) : device_(o.device), reprobe_after_s_(o.reprobe_after_s) {
   std::vector<MachineEntry> entries;
   std::vector<std::string> origins;
-  if (!o.doctor_file.empty()) entries = doctor_link_entries(o.doctor_file);
+  if (!o.doctor_file.empty()) entries = machine::doctor_link_entries(o.doctor_file);
   origins.assign(entries.size(), "--doctor " + o.doctor_file);
   entries.insert(entries.end(), o.machine_entries.begin(), o.machine_entries.end());
   origins.insert(origins.end(), o.machine_origins.begin(), o.machine_origins.end());
-  given_ = GivenFigures{entries, !o.out.empty() || !o.json_out.empty()};
-  model_ = detect_machine(comm, o.device, o.timeout_s, given_);
+  given_ = machine::GivenFigures{entries, !o.out.empty() || !o.json_out.empty()};
+  model_ = machine::detect_machine(comm, o.device, o.timeout_s, given_);
   probed_at_s_ = timing::now_s();
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
@@ -25,7 +25,7 @@ void RunMachine::finish(MPI_Comm comm) {
   load_.finish(comm, model_);
   int again = reprobe_after_s_ >= 0 && timing::now_s() - probed_at_s_ > reprobe_after_s_ ? 1 : 0;
   COMMSCOPE_MPI_CHECK(MPI_Bcast(&again, 1, MPI_INT, 0, comm));
-  if (again) remeasure_curves(comm, device_, given_, model_);
+  if (again) machine::remeasure_curves(comm, device_, given_, model_);
 }
 
 }  // namespace commscope::bench

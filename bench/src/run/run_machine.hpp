@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "commscope/bench/options.hpp"
+#include "commscope/machine/machine_detect.hpp"
 #include "commscope/model/machine_model.hpp"
-#include "machine/machine_detect.hpp"
 #include "run_load.hpp"
 
 namespace commscope::bench {
@@ -37,7 +37,7 @@ class RunMachine {
   std::string device_;
   double reprobe_after_s_ = 0;
   MachineModel model_;
-  GivenFigures given_;  // what the user's entries give, not measured
+  machine::GivenFigures given_;  // what the user's entries give, not measured
   double probed_at_s_ = 0;  // when the start-up probes ended
   LoadMeter load_;  // other processes' CPU time on each node
   std::vector<std::string> warnings_;

@@ -1,6 +1,6 @@
 // memcpy with non-temporal stores, for outputs that would not stay in the caches anyway: shm's
 // large outputs (collectives/src/algorithms/shm.cpp) and the bench's probe of the rate a copy out
-// of the caches reaches (bench/src/machine/machine_curves.cpp), which prices them.
+// of the caches reaches (machine/src/machine_curves.cpp), which prices them.
 #pragma once
 
 #include <algorithm>

@@ -6,9 +6,9 @@
 #include "commscope/common/schemas.hpp"
 #include "commscope/formats/doctor_file.hpp"
 #include "commscope/h5/h5.hpp"
-#include "machine/machine_detect.hpp"
+#include "commscope/machine/machine_detect.hpp"
 
-namespace commscope::bench {
+namespace commscope::machine {
 
 std::vector<MachineEntry> doctor_link_entries(const std::string& path) {
   std::vector<PairMeasurement> pairs;
@@ -27,4 +27,4 @@ std::vector<MachineEntry> doctor_link_entries(const std::string& path) {
   return doctor_entries(std::filesystem::path(path).filename().string(), pairs);
 }
 
-}  // namespace commscope::bench
+}  // namespace commscope::machine

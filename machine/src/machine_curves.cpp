@@ -19,9 +19,9 @@
 #include "commscope/common/stats.hpp"
 #include "commscope/common/stream_copy.hpp"
 #include "commscope/common/timing.hpp"
-#include "machine/machine_detect.hpp"
+#include "commscope/machine/machine_detect.hpp"
 
-namespace commscope::bench {
+namespace commscope::machine {
 namespace {
 
 constexpr int kCurveTag = 7342;  // apart from the tags the library's algorithms and the ping-pong use
@@ -306,4 +306,4 @@ NodeCurves measure_node_curves(MPI_Comm node, bool copy, bool exchange, std::siz
   return out;
 }
 
-}  // namespace commscope::bench
+}  // namespace commscope::machine

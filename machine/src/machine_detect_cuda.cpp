@@ -10,10 +10,10 @@
 #include <string>
 
 #include "commscope/common/timing.hpp"
-#include "machine/machine_detect.hpp"
-#include "machine/machine_detect_cuda.hpp"
+#include "commscope/machine/machine_detect.hpp"
+#include "machine_detect_cuda.hpp"
 
-namespace commscope::bench::detail {
+namespace commscope::machine::detail {
 namespace {
 
 using NvmlDevice = struct NvmlDeviceOpaque*;
@@ -134,4 +134,4 @@ void detect_device(NodeModel& node) {
   node.intra = Nvml().link(bus);
 }
 
-}  // namespace commscope::bench::detail
+}  // namespace commscope::machine::detail

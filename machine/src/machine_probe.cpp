@@ -11,9 +11,9 @@
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/stats.hpp"
 #include "commscope/common/timing.hpp"
-#include "machine/machine_detect.hpp"
+#include "commscope/machine/machine_detect.hpp"
 
-namespace commscope::bench {
+namespace commscope::machine {
 namespace {
 
 constexpr int kProbeTag = 7341;  // apart from the tags the library's algorithms use
@@ -66,4 +66,4 @@ std::vector<double> pingpong_half_round_trips_us(MPI_Comm comm, int peer, bool f
   return passes;
 }
 
-}  // namespace commscope::bench
+}  // namespace commscope::machine

@@ -1,6 +1,6 @@
 // Detecting the machine model (machine_detect.hpp): sysfs and procfs readers, the host copy
 // probe, and the gathering of every node's figures to rank 0.
-#include "machine/machine_detect.hpp"
+#include "commscope/machine/machine_detect.hpp"
 
 #include "commscope/common/stream_copy.hpp"
 
@@ -28,9 +28,9 @@
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/stats.hpp"
 #include "commscope/common/timing.hpp"
-#include "machine/machine_detect_cuda.hpp"
+#include "machine_detect_cuda.hpp"
 
-namespace commscope::bench {
+namespace commscope::machine {
 namespace {
 
 std::string read_line(const std::filesystem::path& p) {
@@ -491,4 +491,4 @@ std::vector<std::string> load_lines(const MachineModel& model) {
   return out;
 }
 
-}  // namespace commscope::bench
+}  // namespace commscope::machine

@@ -1,10 +1,10 @@
 // Internal: the GPU part of detect_machine. Built from machine_detect_cuda.cpp when the build
-// defines COMMSCOPE_WITH_CUDA (bench/CMakeLists.txt); otherwise no GPUs and nothing to detect.
+// defines COMMSCOPE_WITH_CUDA (machine/CMakeLists.txt); otherwise no GPUs and nothing to detect.
 #pragma once
 
 #include "commscope/model/machine_model.hpp"
 
-namespace commscope::bench::detail {
+namespace commscope::machine::detail {
 
 #ifdef COMMSCOPE_WITH_CUDA
 // Visible CUDA devices; 0 without a driver or device.
@@ -22,4 +22,4 @@ inline void detect_device(NodeModel& node) {
 }
 #endif
 
-}  // namespace commscope::bench::detail
+}  // namespace commscope::machine::detail

@@ -15,7 +15,7 @@
 
 #include "commscope/model/machine_model.hpp"
 
-namespace commscope::bench {
+namespace commscope::machine {
 
 // GB/s per NVLink link and direction by NVML's version code (nvmlNvlinkVersion_t: 1 = 1.0,
 // 2 = 2.0, 3 = 2.2, 4 = 3.0, 5 = 3.1, 6 = 4.0, 7 = 5.0; older drivers said 1 to 4 plainly, which
@@ -151,4 +151,4 @@ std::vector<std::string> machine_lines(const MachineModel& model);
 // (": busy, ..." from kBusyContention on); none for a node whose load is unknown.
 std::vector<std::string> load_lines(const MachineModel& model);
 
-}  // namespace commscope::bench
+}  // namespace commscope::machine
