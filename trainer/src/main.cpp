@@ -21,10 +21,13 @@
 
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/collectives/error.hpp"
+#include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/model_flops.hpp"
 #include "commscope/common/stop_signals.hpp"
 #include "commscope/common/timing.hpp"
 #include "commscope/formats/profile_file.hpp"
+#include "commscope/machine/machine_detect.hpp"
+#include "commscope/model/machine_model.hpp"
 #include "commscope/profiler/breakdown.hpp"
 #include "commscope/profiler/flight_watch.hpp"
 #include "commscope/profiler/session.hpp"
@@ -100,10 +103,38 @@ double validate(const ct::TrainOptions& o, const ct::RunSetup& setup, commscope:
   return sum / o.val_batches;
 }
 
-// The profiler session of --profile (null without), the run's description in its attributes:
+// --machine-probe: the machine model detected as commscope-bench detects it at start-up
+// (commscope/machine/machine_detect.hpp: each node's system and copy rate, its rates by size with
+// every rank of the node, the 8 B latency between nodes and between a node's first two ranks),
+// collective over world, before training; nothing given, everything measured (commscope-report's
+// --machine, --link-rate and --doctor complete it). Its text form (rank 0's) on every rank, for
+// the profile's attributes; "" without the flag. Rank 0 prints what it took and the model.
+std::string probe_machine(const ct::TrainOptions& o, commscope::Communicator& world) {
+  if (!o.machine_probe) return {};
+  constexpr double kProbeTimeout = 300;  // s, a rank that stops answering (the bench's -T default)
+  const double t0 = timing::now_s();
+  const commscope::MachineModel m = commscope::machine::detect_machine(world.mpi_comm(), o.device, kProbeTimeout);
+  const double took = timing::now_s() - t0;
+  std::string text = world.rank() == 0 ? commscope::to_text(m) : std::string();
+  long long size = static_cast<long long>(text.size());
+  COMMSCOPE_MPI_CHECK(MPI_Bcast(&size, 1, MPI_LONG_LONG, 0, world.mpi_comm()));
+  text.resize(static_cast<std::size_t>(size));
+  COMMSCOPE_MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(size), MPI_CHAR, 0, world.mpi_comm()));
+  if (world.rank() == 0) {
+    std::printf("machine model: detected at start-up in %.2f s (--machine-probe), recorded in %s\n", took,
+                o.profile.c_str());
+    for (const std::string& line : commscope::machine::machine_lines(m)) std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  }
+  return text;
+}
+
+// The profiler session of --profile (null without), the run's description in its attributes
+// (and the machine model --machine-probe detected, as machine_model):
 // CUPTI on the GPU (kernels, NCCL, runtime records), the host tracer on the CPU.
 std::unique_ptr<prof::Session> start_profile(const ct::TrainOptions& o, int argc, char** argv,
-                                             const prof::RunDescription& description, commscope::Communicator& world) {
+                                             const prof::RunDescription& description, const std::string& machine_model,
+                                             commscope::Communicator& world) {
   if (o.profile.empty()) return nullptr;
   prof::SessionOptions so;
   so.output = o.profile;
@@ -113,6 +144,7 @@ std::unique_ptr<prof::Session> start_profile(const ct::TrainOptions& o, int argc
     so.command_line += argv[i];
   }
   so.attributes = prof::to_attributes(description);
+  if (!machine_model.empty()) so.attributes.emplace_back("machine_model", machine_model);
   // Written step by step: a stop keeps every step appended (Open MPI's mpirun SIGKILLs the ranks
   // about 1 s after forwarding a Ctrl-C, long before a CPU step of a larger model ends).
   so.stream = true;
@@ -319,8 +351,9 @@ int run(int argc, char** argv, commscope::Communicator& world) {
                      {ranks, threads, loader.local_batch(), mem, std::move(by_rank), chosen.gemm_gflops,
                       chosen.gemm_what, engine.compute_details()});
 
+  const std::string machine_model = probe_machine(o, world);
   std::unique_ptr<prof::Session> session =
-      start_profile(o, argc, argv, ct::describe_run(o, setup, threads, chosen.gemm_gflops), world);
+      start_profile(o, argc, argv, ct::describe_run(o, setup, threads, chosen.gemm_gflops), machine_model, world);
   const StepLoop loop{o,
                       setup,
                       loader,

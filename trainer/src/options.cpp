@@ -98,6 +98,9 @@ void add_output_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--profile-every", o.profile_every, "also write the --profile file, so far, every N steps (0: never)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 30));
+  app.add_flag("--machine-probe", o.machine_probe,
+               "detect the machine model at start-up as commscope-bench does (about 1-2 s, collective, before "
+               "training) and record it in the --profile file, for commscope-report profile's expected times");
   app.add_option("--load-llmc", o.load_llmc, "start from an llm.c model file (fp32)");
   app.add_option("--save-llmc", o.save_llmc, "save the model in llm.c's format at the end");
   app.add_option("--load", o.load, "resume from a commscope training checkpoint");
@@ -121,6 +124,7 @@ void add_output_options(CLI::App& app, TrainOptions& o) {
 std::string check_periodic_outputs(const TrainOptions& o) {
   if (o.save_every > 0 && o.save.empty()) return "--save-every needs --save FILE";
   if (o.profile_every > 0 && o.profile.empty()) return "--profile-every needs --profile FILE";
+  if (o.machine_probe && o.profile.empty()) return "--machine-probe needs --profile FILE (the model is recorded there)";
   if (o.profile_every > 0 && o.device == "cuda")
     return "--profile-every needs --device cpu (CUPTI's records are read when the run ends)";
   return {};

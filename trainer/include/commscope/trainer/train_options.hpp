@@ -32,6 +32,7 @@ struct TrainOptions {
   std::string profile;             // profile file (HDF5)
   std::string load_llmc, save_llmc, load, save;
   int profile_every = 0;  // --profile written also every N steps, so far (host tracer); 0: at the end only
+  bool machine_probe = false;  // --profile records the machine model detected at start-up (as the bench's)
   int save_every = 0;     // --save also every N steps; 0: at the end (and at a stop) only
   int sample = 0;         // tokens to generate after training (rank 0)
   std::string prompt = "And God said";
