@@ -448,6 +448,16 @@ if(COMMSCOPE_BUILD_TESTS)
                    ${COMMSCOPE_MPIEXEC_FLAGS} ${MPIEXEC_NUMPROC_FLAG})
   set_tests_properties(analysis.report.pp_waiting.np2 PROPERTIES FIXTURES_REQUIRED report_fixtures
                        LABELS "mpi" PROCESSORS 2 TIMEOUT 120 ENVIRONMENT "${COMMSCOPE_TEST_ENV};OMP_NUM_THREADS=1")
+  # The machine model a profile records (tests/train_machine_model.sh): commscope-train
+  # --machine-probe at 2 ranks, its replay with --gaps none, and commscope-report profile --alone
+  # prices the step's collectives on the profile's model, no bench file given.
+  add_test(NAME analysis.report.train_machine_model.np2
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/train_machine_model.sh $<TARGET_FILE:commscope-train>
+                   $<TARGET_FILE:commscope-replay> ${report} ${rdir}/train_machine_model
+                   ${PROJECT_SOURCE_DIR}/trainer/tests/data/tiny.txt -- ${MPIEXEC_EXECUTABLE} ${COMMSCOPE_MPIEXEC_FLAGS}
+                   ${MPIEXEC_NUMPROC_FLAG})
+  set_tests_properties(analysis.report.train_machine_model.np2 PROPERTIES LABELS "mpi" PROCESSORS 2 TIMEOUT 120
+                       ENVIRONMENT "${COMMSCOPE_TEST_ENV};OMP_NUM_THREADS=1")
   # scaling --bench checks the bench and every run before it writes anything: one line, no
   # partial report (it printed the scaling tables before failing on the bench).
   add_test(NAME analysis.report.bad.scaling_bench_one_line

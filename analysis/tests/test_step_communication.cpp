@@ -1,9 +1,12 @@
 // The summary paragraph of the step's communication (step_communication.cpp) on made-up rows: the
-// step's excess over alone in words, a transfer faster than alone never as a negative time.
+// step's excess over alone in words, a transfer faster than alone never as a negative time; who the
+// waiting is for; which machine model prices the calls (a bench file's, else the profile's own).
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <regex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -201,4 +204,40 @@ TEST(StepCommunicationWaiting, NoStagesWithoutAPipeline) {
   EXPECT_EQ(sender->waiting_stage, -1);
   const std::string text = ca::step_communication_summary(s);
   EXPECT_NE(text.find("rank 1 waits 30 ms a step in pp.recv on pp[0>1] for rank 0 (50%"), std::string::npos) << text;
+}
+
+// The model the profile records (commscope-train --machine-probe: /meta/attributes machine_model)
+// prices the calls where no bench file gives one, and the note says whose it is.
+TEST(StepCommunicationModel, TheProfilesOwnModelWhereNoBenchFileGivesOne) {
+  prof::Profile p = pipeline_of_two();
+  EXPECT_FALSE(ca::machine_model_of(p, "p.h5"));
+  const ca::StepCommunication none = ca::step_communication(p, ca::AloneSources{});
+  EXPECT_NE(none.model_note.find("nor does the profile"), std::string::npos) << none.model_note;
+  p.meta.attributes.emplace_back("machine_model",
+                                 "node host=host ranks=2 cpus=2 gpus=0 copy=10GB/s copy.source=measured\n"
+                                 "machine latency_us=0.5 latency.source=measured\n");
+  const std::optional<commscope::MachineModel> m = ca::machine_model_of(p, "p.h5");
+  ASSERT_TRUE(m);
+  ca::AloneSources sources;
+  sources.recorded = &*m;
+  const ca::StepCommunication s = ca::step_communication(p, sources);
+  EXPECT_EQ(s.model_note.rfind("expected: the profile's machine model, measured by commscope-train at start-up", 0), 0u)
+      << s.model_note;
+  EXPECT_NE(s.model_note.find("Latency per message: 0.5 us"), std::string::npos) << s.model_note;
+  // Completed by the user's figures, which the note names.
+  sources.machine.source = "--link-rate host=10gbit";
+  EXPECT_NE(ca::step_communication(p, sources).model_note.find(", completed by --link-rate host=10gbit."),
+            std::string::npos);
+}
+
+// A damaged model in the profile: one line naming the file and the attribute.
+TEST(StepCommunicationModel, ADamagedRecordedModelNamesTheFile) {
+  prof::Profile p = pipeline_of_two();
+  p.meta.attributes.emplace_back("machine_model", "node host=host ranks=2 copy=fast\n");
+  try {
+    (void)ca::machine_model_of(p, "p.h5");
+    FAIL() << "a damaged model was read";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("p.h5: /meta/attributes machine_model: ", 0), 0u) << e.what();
+  }
 }

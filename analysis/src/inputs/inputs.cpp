@@ -323,6 +323,18 @@ MachineModel machine_model_of(const BenchFile& bench) {
   }
 }
 
+std::optional<MachineModel> machine_model_of(const profiler::Profile& profile, const std::string& path) {
+  const std::string text = value_of(profile.meta.attributes, "machine_model");
+  if (text.empty()) return std::nullopt;
+  try {
+    MachineModel m = from_text(text);
+    if (m.nodes.empty()) return std::nullopt;
+    return m;
+  } catch (const MachineModelError& e) {
+    throw std::invalid_argument(path + ": /meta/attributes machine_model: " + std::string(e.what()));
+  }
+}
+
 BenchFile read_bench_file(const std::string& path) {
   return guarded(path, [&] {
     BenchFile f = read_bench(path);

@@ -134,8 +134,9 @@ int main(int argc, char** argv) {
                       "a replay of the profile with --gaps none (commscope-replay): each call's time alone where no "
                       "bench row has it");
   profile->add_option("--machine", pr.machine,
-                      "a machine file (docs/bench.md, \"The machine model\") completing the bench file's model, or "
-                      "with the profile's hosts making one, to price each call");
+                      "a machine file (docs/bench.md, \"The machine model\") completing the bench file's model, else "
+                      "the profile's (commscope-train --machine-probe), or with the profile's hosts making one, to "
+                      "price each call");
   profile->add_option("--doctor", pr.doctor,
                       "a commscope-doctor file: its hosts' measured link rates and latency for the machine model, as "
                       "commscope-bench's --doctor");

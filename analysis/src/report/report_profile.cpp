@@ -180,6 +180,7 @@ struct Alone {
   std::vector<BenchFile> bench;
   std::optional<profiler::Profile> replay;
   MachineFigures machine;
+  std::optional<MachineModel> recorded;  // the profile's own (commscope-train --machine-probe)
 };
 Alone alone_sources(const profiler::Profile& p, const std::string& file, const ProfileOptions& o) {
   Alone a;
@@ -187,6 +188,7 @@ Alone alone_sources(const profiler::Profile& p, const std::string& file, const P
       !o.bench.empty() || !o.alone.empty() || !o.machine.empty() || !o.link_rates.empty() || !o.doctor.empty();
   if (!a.wanted) return a;
   if (!o.bench.empty()) a.bench = alone_files(p, file, o.bench);
+  a.recorded = machine_model_of(p, file);
   if (!o.doctor.empty()) {
     preflight(o.doctor, "doctor");
     const DoctorFile d = read_doctor_file(o.doctor);
@@ -243,11 +245,12 @@ Alone alone_sources(const profiler::Profile& p, const std::string& file, const P
             std::to_string(r.recorded_calls) + " calls of " + std::to_string(r.recorded_bytes) + " B recorded, " +
             std::to_string(r.replayed_calls) + " of " + std::to_string(r.replayed_bytes) + " B replayed");
     const bool model = std::any_of(a.bench.begin(), a.bench.end(), [](const BenchFile& b) { return b.machine; });
-    if (!model && a.machine.entries.empty())
+    if (!model && !a.recorded && a.machine.entries.empty())
       throw std::invalid_argument(file +
                                   ": no machine model to price its calls against: the profile records none "
-                                  "and no --bench file gives one; give --machine FILE, --link-rate HOST=RATE or "
-                                  "--doctor FILE (docs/bench.md, \"The machine model\")");
+                                  "(commscope-train --machine-probe records one) and no --bench file gives one; give "
+                                  "--machine FILE, --link-rate HOST=RATE or --doctor FILE (docs/bench.md, \"The "
+                                  "machine model\")");
   }
   return a;
 }
@@ -407,8 +410,8 @@ void report_profile(const std::string& file, const ProfileOptions& profile, cons
   w.table("operators", top);
   communication_by_group(w, p);
   if (alone.wanted)
-    write_step_communication(
-        w, step_communication(p, {alone.bench, alone.replay ? &*alone.replay : nullptr, alone.machine}));
+    write_step_communication(w, step_communication(p, {alone.bench, alone.replay ? &*alone.replay : nullptr,
+                                                       alone.machine, alone.recorded ? &*alone.recorded : nullptr}));
   w.finish();
 }
 

@@ -135,7 +135,8 @@ MachineModel hosts_model(const profiler::Profile& p) {
 // group's members placed on its nodes by their hosts.
 class Expectations {
  public:
-  Expectations(const profiler::Profile& p, std::span<const BenchFile> files, const MachineFigures& machine)
+  Expectations(const profiler::Profile& p, std::span<const BenchFile> files, const MachineFigures& machine,
+               const MachineModel* recorded)
       : profile_(p) {
     for (const BenchFile& f : files) {
       if (!f.machine) continue;
@@ -147,6 +148,17 @@ class Expectations {
         break;
       }
     }
+    if (!judgement_ && recorded != nullptr) {
+      judgement_ = ModelJudgement{};
+      judgement_->model = *recorded;
+      note_ = "expected: the profile's machine model, measured by commscope-train at start-up (--machine-probe)" +
+              (machine.source.empty() ? "" : ", completed by " + machine.source) + ". Latency per message: " +
+              (recorded->latency_known()
+                   ? format_number(recorded->latency_us, 3) + " us" +
+                         (recorded->latency_detail.empty() ? "" : " (" + recorded->latency_detail + ")")
+                   : std::string("unknown (not in the model): sizes where it matters are not priced")) +
+              ".";
+    }
     if (!judgement_ && !machine.source.empty()) {
       judgement_ = ModelJudgement{};
       judgement_->model = hosts_model(p);
@@ -154,7 +166,9 @@ class Expectations {
               " on the profile's hosts (docs/bench.md, \"The machine model\").";
     }
     if (!judgement_) {
-      note_ = "no bench file given records a machine model, and no --machine file gives one: expected is not known";
+      note_ =
+          "no bench file given records a machine model, nor does the profile (commscope-train --machine-probe), and "
+          "no --machine file gives one: expected is not known";
       return;
     }
     (void)apply_entries(judgement_->model, machine.entries, machine.origins);  // an entry naming no host: no figure
@@ -437,7 +451,7 @@ StepCommunication step_communication(const profiler::Profile& p, const AloneSour
   std::map<StepCallKey, PerCall> replayed;
   if (sources.replay != nullptr) replayed = replay_means(*sources.replay);
   const AloneTimes alone_times(sources.bench, replayed);
-  const Expectations expectations(p, sources.bench, sources.machine);
+  const Expectations expectations(p, sources.bench, sources.machine, sources.recorded);
   out.model_note = expectations.note();
   for (StepCallRow& row : out.rows) {
     row.alone = alone_times.of(row.key);

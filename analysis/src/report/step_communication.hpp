@@ -1,9 +1,10 @@
 #pragma once
 // The in-training gap (docs/report.md, "Communication in the step"): every collective of a
 // profiled step set against the same call alone (a bench file's rows) and the machine's limit (the
-// bench file's machine model), with the step's excess over alone split into waiting for the last
-// member, contention with the rank's own compute and the rest. Measured figures only: what the
-// profile, the bench rows and the model do not give stays unknown and is said so.
+// bench file's machine model, else the one the profile records), with the step's excess over
+// alone split into waiting for the last member, contention with the rank's own compute and the
+// rest. Measured figures only: what the profile, the bench rows and the model do not give stays
+// unknown and is said so.
 
 #include <cstdint>
 #include <map>
@@ -90,7 +91,8 @@ struct StepCommunication {
 };
 
 // The figures of --machine FILE and --link-rate HOST=RATE: the expectation's model is the first
-// bench file's with them applied, else the profile's hosts with them alone.
+// bench file's with them applied, else the profile's recorded model with them applied, else the
+// profile's hosts with them alone.
 struct MachineFigures {
   std::string source;  // where they come from ("m.txt", "--link-rate host2=100mbit"); "" for none
   std::vector<MachineEntry> entries;
@@ -103,6 +105,9 @@ struct AloneSources {
   const profiler::Profile* replay = nullptr;  // a replay of the profile with --gaps none (its mean call
                                               // per kind, where no bench row has the call)
   MachineFigures machine;
+  // The profile's own machine model (its machine_model attribute: commscope-train --machine-probe),
+  // the expectation's model where no bench file gives one, completed by `machine`; null for none.
+  const MachineModel* recorded = nullptr;
 };
 
 // The join, from a profile read with its events.

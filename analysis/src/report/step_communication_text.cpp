@@ -219,8 +219,8 @@ void write_step_communication(ReportWriter& w, const StepCommunication& s) {
   for (const StepCallRow& r : s.rows) in_step += r.in_step_ns;
   std::string text =
       "Every call of the step against the same call alone (the bench file's rows of its collective, "
-      "algorithm, size and group size) and the machine's limit (expected, the bench's model), per rank "
-      "and step (means over the profile's " +
+      "algorithm, size and group size) and the machine's limit (expected, on the machine model the note below "
+      "names), per rank and step (means over the profile's " +
       format_number(s.steps) +
       " (rank, iteration) rows). in_step is the call's part of the step's communication (concurrent "
       "calls counted once, the earlier-started first) = alone + wait + contention + rest: wait is the "

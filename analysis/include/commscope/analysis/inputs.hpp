@@ -91,6 +91,10 @@ std::vector<BenchFile> read_bench_files(const std::vector<std::string>& paths);
 // commscope/model/machine_model.hpp); an empty model (no nodes) for files without one. InputError
 // for a damaged one.
 MachineModel machine_model_of(const BenchFile& bench);
+// The machine model a profile records (its /meta/attributes machine_model: commscope-train
+// --machine-probe detects it at start-up as the bench does); nullopt for a profile without one.
+// std::invalid_argument naming `path` for a damaged one.
+std::optional<MachineModel> machine_model_of(const profiler::Profile& profile, const std::string& path);
 
 // Reads a profile (with_events: the raw events too, for the trace export). Throws InputError.
 profiler::Profile read_profile_file(const std::string& path, bool with_events = false);
