@@ -1,0 +1,103 @@
+// A node's GPU figures from text as nvidia-smi and sysfs write it: the CSV of
+// `nvidia-smi --query-gpu=... --format=csv` (with units, and with noheader's sibling nounits), the
+// PCIe link files of a made-up sysfs tree, and refusals of text that is neither.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "commscope/machine/gpu_links.hpp"
+
+namespace commscope::machine {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The form of nvidia-smi 535's output for the query on an 8-GPU H100 SXM node (GPU 5's
+// link trained at x8, GPU 7 idle at gen 1, as current_link_* read on an idle GPU).
+constexpr const char* kSmi =
+    "index, name, pci.bus_id, pcie.link.gen.current, pcie.link.width.current, clocks.max.sm [MHz], "
+    "clocks.max.memory [MHz]\n"
+    "0, NVIDIA H100 80GB HBM3, 00000000:18:00.0, 5, 16, 1980 MHz, 2619 MHz\n"
+    "1, NVIDIA H100 80GB HBM3, 00000000:2A:00.0, 5, 16, 1980 MHz, 2619 MHz\n"
+    "5, NVIDIA H100 80GB HBM3, 00000000:AB:00.0, 5, 8, 1980 MHz, 2619 MHz\n"
+    "7, NVIDIA H100 80GB HBM3, 00000000:DB:00.0, 1, 16, 1980 MHz, 2619 MHz\n";
+
+TEST(GpuLinks, NvidiaSmiCsv) {
+  const std::vector<SmiGpu> g = parse_nvidia_smi_csv(kSmi);
+  ASSERT_EQ(g.size(), 4u);
+  EXPECT_EQ(g[0].index, 0);
+  EXPECT_EQ(g[0].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(g[0].bus_id, "00000000:18:00.0");
+  EXPECT_EQ(g[0].sm_clock_max_mhz, 1980);
+  EXPECT_EQ(g[0].mem_clock_max_mhz, 2619);
+  EXPECT_EQ(g[0].link.gen, 5u);
+  EXPECT_EQ(g[0].link.width, 16u);
+  EXPECT_NEAR(g[0].link.gbytes, 63.0, 0.01);
+  EXPECT_EQ(g[0].link.detail, "PCIe gen 5 x16 (nvidia-smi, current)");
+  EXPECT_NEAR(g[2].link.gbytes, 31.5, 0.01);  // x8
+  EXPECT_EQ(g[2].index, 5);
+  EXPECT_NEAR(g[3].link.gbytes, 4.0, 0.01);  // gen 1 x16: 16 x 0.25
+}
+
+TEST(GpuLinks, NvidiaSmiNoUnitsOtherOrderAndNotAvailable) {
+  const std::vector<SmiGpu> g = parse_nvidia_smi_csv(
+      "pci.bus_id, index, clocks.max.mem, pcie.link.gen.max, pcie.link.width.max, pcie.link.gen.current\n"
+      "00000000:07:00.0, 0, 1215, 4, 16, [N/A]\n");
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].mem_clock_max_mhz, 1215);
+  EXPECT_EQ(g[0].gen_current, 0u);
+  EXPECT_NEAR(g[0].link.gbytes, 31.5, 0.01);  // current not given: the maximum
+  EXPECT_EQ(g[0].link.detail, "PCIe gen 4 x16 (nvidia-smi, max)");
+  const std::vector<SmiGpu> none = parse_nvidia_smi_csv("index, name\n0, Tesla V100-SXM2-16GB\n");
+  EXPECT_EQ(none[0].link.gbytes, 0);
+  EXPECT_EQ(none[0].link.detail, "nvidia-smi, max: PCIe generation not known");
+}
+
+TEST(GpuLinks, NvidiaSmiRefusals) {
+  EXPECT_THROW(parse_nvidia_smi_csv(""), std::invalid_argument);
+  EXPECT_THROW(parse_nvidia_smi_csv("0, NVIDIA H100, 00000000:18:00.0\n"), std::invalid_argument);  // noheader
+  EXPECT_THROW(parse_nvidia_smi_csv("index, name\n0\n"), std::invalid_argument);
+  try {
+    parse_nvidia_smi_csv("index, clocks.max.sm [MHz]\n0, fast\n");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "nvidia-smi CSV: column clocks.max.sm: 'fast' is not a number");
+  }
+}
+
+TEST(GpuLinks, SysfsSpeedText) {
+  EXPECT_EQ(pcie_gen_of_speed("16.0 GT/s PCIe"), 4u);
+  EXPECT_EQ(pcie_gen_of_speed("32.0 GT/s PCIe\n"), 5u);
+  EXPECT_EQ(pcie_gen_of_speed("8 GT/s"), 3u);  // older kernels
+  EXPECT_EQ(pcie_gen_of_speed("2.5 GT/s PCIe"), 1u);
+  EXPECT_EQ(pcie_gen_of_speed("Unknown speed"), 0u);
+  EXPECT_EQ(pcie_gen_of_speed("12 GT/s"), 0u);
+  const PcieLink l = sysfs_link("16.0 GT/s PCIe", "16\n");
+  EXPECT_NEAR(l.gbytes, 31.5, 0.01);
+  EXPECT_EQ(l.detail, "PCIe gen 4 x16 (sysfs)");
+  EXPECT_EQ(sysfs_link("Unknown speed", "0").gbytes, 0);
+}
+
+TEST(GpuLinks, SysfsTree) {
+  EXPECT_EQ(sysfs_address("00000000:AB:00.0"), "0000:ab:00.0");
+  EXPECT_EQ(sysfs_address("0000:18:00.0"), "0000:18:00.0");
+  const fs::path sys = fs::temp_directory_path() / ("gpu-links-" + std::to_string(::getpid()));
+  const fs::path dev = sys / "bus/pci/devices/0000:ab:00.0";
+  fs::create_directories(dev);
+  std::ofstream(dev / "current_link_speed") << "32.0 GT/s PCIe\n";
+  std::ofstream(dev / "current_link_width") << "8\n";
+  const PcieLink l = sysfs_link_of(sys.string(), "00000000:AB:00.0");
+  EXPECT_EQ(l.gen, 5u);
+  EXPECT_EQ(l.width, 8u);
+  EXPECT_NEAR(l.gbytes, 31.5, 0.01);
+  const PcieLink missing = sysfs_link_of(sys.string(), "00000000:18:00.0");
+  EXPECT_EQ(missing.gbytes, 0);
+  EXPECT_NE(missing.detail.find("no PCIe link files"), std::string::npos);
+  fs::remove_all(sys);
+}
+
+}  // namespace
+}  // namespace commscope::machine

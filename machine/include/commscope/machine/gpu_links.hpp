@@ -1,0 +1,51 @@
+// The figures of a node's GPUs as the system states them, read from text so that tests give
+// recorded text (commscope-doctor --device cuda, docs/doctor.md "GPU nodes"): nvidia-smi's CSV
+// (`nvidia-smi --query-gpu=index,name,pci.bus_id,pcie.link.gen.current,pcie.link.width.current,
+// clocks.max.sm,clocks.max.mem --format=csv`, with or without its header's units and the values'),
+// and the PCIe link files of sysfs (/sys/bus/pci/devices/ADDR/current_link_speed "16.0 GT/s PCIe",
+// current_link_width "16"). The link's rate is width x pcie_gbytes_per_lane(gen) (machine_detect.hpp).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace commscope::machine {
+
+// A GPU's link to its host.
+struct PcieLink {
+  unsigned gen = 0, width = 0;  // 0: not known
+  double gbytes = 0;            // per direction, 1e9 bytes/s; 0 where gen or width is not known
+  std::string detail;           // "PCIe gen 5 x16 (nvidia-smi)", or why it is not known
+};
+// width x pcie_gbytes_per_lane(gen), with `source` named in the detail.
+PcieLink pcie_link(unsigned gen, unsigned width, const std::string& source);
+
+// One row of nvidia-smi's CSV. Numbers not given ("[N/A]", "[Not Supported]", a column not
+// asked for) stay 0.
+struct SmiGpu {
+  int index = -1;
+  std::string name, bus_id;  // bus_id as nvidia-smi writes it: "00000000:18:00.0"
+  unsigned gen_current = 0, width_current = 0, gen_max = 0, width_max = 0;
+  double sm_clock_max_mhz = 0, mem_clock_max_mhz = 0;
+  PcieLink link;  // from the current generation and width (the maximum where current is not given)
+};
+// The rows of `text`, its first line the header naming the columns (any order; "clocks.max.mem"
+// and "clocks.max.memory" alike; "[MHz]" after a name ignored). Throws std::invalid_argument with
+// a one-line reason for text that is not such CSV (no header, a row of another width, a number
+// that is not one).
+std::vector<SmiGpu> parse_nvidia_smi_csv(std::string_view text);
+
+// "16.0 GT/s PCIe" (or "8 GT/s", "2.5 GT/s") -> its generation (4); 0 for a speed not known
+// ("Unknown speed", text that is not a rate).
+unsigned pcie_gen_of_speed(std::string_view speed);
+// The link from the text of current_link_speed and current_link_width.
+PcieLink sysfs_link(std::string_view speed_text, std::string_view width_text);
+// The sysfs device directory's name of nvidia-smi's bus id: "00000000:18:00.0" -> "0000:18:00.0"
+// (a 4-digit domain, lower case).
+std::string sysfs_address(std::string_view bus_id);
+// The link of the device at `bus_id` from a sysfs tree (`sys` is "/sys", or a test's copy): its
+// bus/pci/devices/ADDR/current_link_{speed,width}; unknown, the reason in detail, where absent.
+PcieLink sysfs_link_of(const std::string& sys, std::string_view bus_id);
+
+}  // namespace commscope::machine

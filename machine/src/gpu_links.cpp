@@ -1,0 +1,144 @@
+#include "commscope/machine/gpu_links.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "commscope/machine/machine_detect.hpp"
+
+namespace commscope::machine {
+namespace {
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return std::string(s);
+}
+
+std::vector<std::string> split_csv(std::string_view line) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= line.size(); ++i)
+    if (i == line.size() || line[i] == ',') {
+      out.push_back(trim(line.substr(start, i - start)));
+      start = i + 1;
+    }
+  return out;
+}
+
+// "1980 MHz", "1980", "[N/A]" -> 1980, 1980, 0; throws for anything else.
+double number_of(const std::string& cell, const std::string& column) {
+  if (cell.empty() || cell.front() == '[') return 0;  // [N/A], [Not Supported]
+  std::string s = cell;
+  if (s.size() > 4 && s.compare(s.size() - 4, 4, " MHz") == 0) s.resize(s.size() - 4);
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || !(v >= 0))
+    throw std::invalid_argument("nvidia-smi CSV: column " + column + ": '" + cell + "' is not a number");
+  return v;
+}
+
+}  // namespace
+
+PcieLink pcie_link(unsigned gen, unsigned width, const std::string& source) {
+  PcieLink l{gen, width, 0, ""};
+  const double lane = pcie_gbytes_per_lane(gen);
+  if (lane > 0 && width > 0) {
+    l.gbytes = width * lane;
+    l.detail = "PCIe gen " + std::to_string(gen) + " x" + std::to_string(width) + " (" + source + ")";
+  } else {
+    l.detail = source + ": PCIe " + (lane > 0 ? "width" : "generation") + " not known";
+  }
+  return l;
+}
+
+std::vector<SmiGpu> parse_nvidia_smi_csv(std::string_view text) {
+  std::istringstream in{std::string(text)};
+  std::string line;
+  std::vector<std::string> header;
+  while (header.empty() && std::getline(in, line))
+    if (!trim(line).empty()) header = split_csv(line);
+  if (header.empty()) throw std::invalid_argument("nvidia-smi CSV: no header line");
+  for (std::string& h : header) h = trim(h.substr(0, h.find('[')));  // "clocks.max.sm [MHz]"
+  if (std::find(header.begin(), header.end(), "index") == header.end())
+    throw std::invalid_argument("nvidia-smi CSV: the header has no 'index' column (run with --format=csv)");
+  std::vector<SmiGpu> out;
+  int row = 1;
+  while (std::getline(in, line)) {
+    ++row;
+    if (trim(line).empty()) continue;
+    const std::vector<std::string> cells = split_csv(line);
+    if (cells.size() != header.size())
+      throw std::invalid_argument("nvidia-smi CSV: line " + std::to_string(row) + " has " +
+                                  std::to_string(cells.size()) + " values for " + std::to_string(header.size()) +
+                                  " columns");
+    SmiGpu g;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      const std::string& h = header[c];
+      auto n = [&] { return number_of(cells[c], h); };
+      if (h == "index") g.index = static_cast<int>(n());
+      else if (h == "name") g.name = cells[c];
+      else if (h == "pci.bus_id") g.bus_id = cells[c];
+      else if (h == "pcie.link.gen.current") g.gen_current = static_cast<unsigned>(n());
+      else if (h == "pcie.link.width.current") g.width_current = static_cast<unsigned>(n());
+      else if (h == "pcie.link.gen.max") g.gen_max = static_cast<unsigned>(n());
+      else if (h == "pcie.link.width.max") g.width_max = static_cast<unsigned>(n());
+      else if (h == "clocks.max.sm" || h == "clocks.max.sm_clock") g.sm_clock_max_mhz = n();
+      else if (h == "clocks.max.mem" || h == "clocks.max.memory" || h == "clocks.max.memory_clock")
+        g.mem_clock_max_mhz = n();
+    }
+    const bool current = g.gen_current > 0 && g.width_current > 0;
+    g.link = current ? pcie_link(g.gen_current, g.width_current, "nvidia-smi, current")
+                     : pcie_link(g.gen_max, g.width_max, "nvidia-smi, max");
+    out.push_back(g);
+  }
+  return out;
+}
+
+unsigned pcie_gen_of_speed(std::string_view speed) {
+  const std::string s = trim(speed);
+  double gt = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), gt);
+  if (ec != std::errc() || std::string_view(end).find("GT/s") == std::string_view::npos) return 0;
+  constexpr double kRates[] = {2.5, 5, 8, 16, 32, 64};  // GT/s per lane of gen 1 to 6
+  for (unsigned g = 0; g < std::size(kRates); ++g)
+    if (std::fabs(gt - kRates[g]) < 0.01) return g + 1;
+  return 0;
+}
+
+PcieLink sysfs_link(std::string_view speed_text, std::string_view width_text) {
+  unsigned width = 0;
+  const std::string w = trim(width_text);
+  const auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), width);
+  if (ec != std::errc() || end != w.data() + w.size()) width = 0;
+  const unsigned gen = pcie_gen_of_speed(speed_text);
+  PcieLink l = pcie_link(gen, width, "sysfs");
+  if (l.gbytes == 0) l.detail += " ('" + trim(speed_text) + "', width '" + w + "')";
+  return l;
+}
+
+std::string sysfs_address(std::string_view bus_id) {
+  std::string s = trim(bus_id);
+  if (const std::size_t colon = s.find(':'); colon != std::string::npos && colon > 4) s.erase(0, colon - 4);
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+PcieLink sysfs_link_of(const std::string& sys, std::string_view bus_id) {
+  const std::filesystem::path dir = std::filesystem::path(sys) / "bus/pci/devices" / sysfs_address(bus_id);
+  auto read = [&](const char* name, std::string& out) {
+    std::ifstream f(dir / name);
+    return static_cast<bool>(std::getline(f, out));
+  };
+  std::string speed, width;
+  if (!read("current_link_speed", speed) || !read("current_link_width", width))
+    return {0, 0, 0, "sysfs: no PCIe link files under " + dir.string()};
+  return sysfs_link(speed, width);
+}
+
+}  // namespace commscope::machine
