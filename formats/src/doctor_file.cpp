@@ -32,6 +32,26 @@ Columns<NodeRow> make_node_columns() {
   return c;
 }
 
+Columns<GpuRow> make_gpu_columns() {
+  Columns<GpuRow> c;
+  c.add("rank", &GpuRow::rank).add("node", &GpuRow::node).add("host", &GpuRow::host);
+  c.add("device", &GpuRow::device).add("name", &GpuRow::name);
+  c.add("gemm_fp32_gflops", &GpuRow::gemm_fp32_gflops, "GFLOP/s");
+  c.add("gemm_fp32_peak_gflops", &GpuRow::gemm_fp32_peak_gflops, "GFLOP/s");
+  c.add("gemm_bf16_gflops", &GpuRow::gemm_bf16_gflops, "GFLOP/s");
+  c.add("gemm_bf16_peak_gflops", &GpuRow::gemm_bf16_peak_gflops, "GFLOP/s");
+  c.add("d2d_GBps", &GpuRow::d2d_GBps, "GB/s").add("d2d_peak_GBps", &GpuRow::d2d_peak_GBps, "GB/s");
+  c.add("h2d_GBps", &GpuRow::h2d_GBps, "GB/s").add("d2h_GBps", &GpuRow::d2h_GBps, "GB/s");
+  c.add("host_link_GBps", &GpuRow::host_link_GBps, "GB/s").add("host_link", &GpuRow::host_link);
+  return c;
+}
+Columns<PeerRow> make_peer_columns() {
+  Columns<PeerRow> c;
+  c.add("node", &PeerRow::node).add("host", &PeerRow::host).add("src", &PeerRow::src).add("dst", &PeerRow::dst);
+  c.add("oneway_GBps", &PeerRow::oneway_GBps, "GB/s").add("bidir_GBps", &PeerRow::bidir_GBps, "GB/s");
+  return c;
+}
+
 h5::File with_meta(const std::string& path, std::int64_t nranks, std::int64_t nnodes) {
   h5::File f = h5::File::create(path);
   h5::Group meta = f.create_group("meta");
@@ -54,6 +74,15 @@ const Columns<RankRow>& rank_columns() {
 }
 const Columns<NodeRow>& node_columns() {
   static const Columns<NodeRow> columns = make_node_columns();
+  return columns;
+}
+
+const Columns<GpuRow>& gpu_columns() {
+  static const Columns<GpuRow> columns = make_gpu_columns();
+  return columns;
+}
+const Columns<PeerRow>& peer_columns() {
+  static const Columns<PeerRow> columns = make_peer_columns();
   return columns;
 }
 
@@ -84,6 +113,27 @@ void File::add(const std::vector<NodeRow>& rows) {
   file_.flush();
 }
 
+void File::add(const std::vector<GpuRow>& rows) {
+  if (!gpus_) {
+    gpus_ = h5::Table<GpuRow>::create(file_, "gpus", gpu_columns().all());
+    gpus_->set_attr("units", std::string("gemm_*_gflops: 1e9 flop/s (cuBLAS, 2 m n k per call), their peaks "
+                                         "SMs x SM clock x the architecture's rate; *_GBps: 1e9 bytes/s, "
+                                         "d2d_peak_GBps bus width x memory clock x 2 / 8, host_link_GBps "
+                                         "PCIe width x rate per lane, per direction"));
+  }
+  gpus_->append(rows);
+  file_.flush();
+}
+void File::add(const std::vector<PeerRow>& rows) {
+  if (!peers_) {
+    peers_ = h5::Table<PeerRow>::create(file_, "peers", peer_columns().all());
+    peers_->set_attr("units", std::string("oneway_GBps: 1e9 bytes/s from src to dst alone; bidir_GBps: both "
+                                          "directions at once, the sum"));
+  }
+  peers_->append(rows);
+  file_.flush();
+}
+
 void File::finish(const std::string& status) {
   meta().set_attr("status", status);
   file_.close();
@@ -99,6 +149,15 @@ std::vector<NodeRow> read_nodes(const h5::Group& file, std::uintmax_t file_bytes
   return read_rows(file, "nodes", node_columns(), file_bytes);
 }
 
+std::vector<GpuRow> read_gpus(const h5::Group& file, std::uintmax_t file_bytes) {
+  if (!file.exists("gpus")) return {};
+  return read_rows(file, "gpus", gpu_columns(), file_bytes);
+}
+std::vector<PeerRow> read_peers(const h5::Group& file, std::uintmax_t file_bytes) {
+  if (!file.exists("peers")) return {};
+  return read_rows(file, "peers", peer_columns(), file_bytes);
+}
+
 Contents read(const std::string& path) {
   const std::uintmax_t bytes = std::filesystem::file_size(path);
   const h5::File f = h5::File::open(path);
@@ -111,6 +170,8 @@ Contents read(const std::string& path) {
   d.pairs = read_pairs(f, bytes);
   d.ranks = read_ranks(f, bytes);
   d.nodes = read_nodes(f, bytes);
+  d.gpus = read_gpus(f, bytes);
+  d.peers = read_peers(f, bytes);
   return d;
 }
 

@@ -97,6 +97,80 @@ TEST(DoctorFile, RoundTripOfEveryColumn) {
   EXPECT_EQ(h5::get_fixed(d.nodes[0].host), "node-b");
   EXPECT_EQ(d.nodes[0].allreduce_us, 400.5);
   EXPECT_EQ(d.nodes[0].busbw_GBps, 4.25);
+  EXPECT_TRUE(d.gpus.empty());  // a CPU run's file: no /gpus, no /peers
+  EXPECT_TRUE(d.peers.empty());
+}
+
+// A GPU run's file: its /gpus and /peers rows read back, every column the same.
+TEST(DoctorFile, GpuRowsRoundTrip) {
+  const std::string path = temp_path("doctor-gpus.h5");
+  std::vector<fd::GpuRow> gpus(2);
+  for (std::int64_t i = 0; i < 2; ++i) {
+    fd::GpuRow& g = gpus[static_cast<std::size_t>(i)];
+    g.rank = 4 + i, g.node = 1, g.device = i;
+    h5::set_fixed(g.host, "gpu-node-2");
+    h5::set_fixed(g.name, "NVIDIA H100 80GB HBM3");
+    g.gemm_fp32_gflops = 51000.5 + static_cast<double>(i);
+    g.gemm_fp32_peak_gflops = 66908.2;
+    g.gemm_bf16_gflops = 701000.25;
+    g.gemm_bf16_peak_gflops = 1070530.6;
+    g.d2d_GBps = 2800.5;
+    g.d2d_peak_GBps = 3352.3;
+    g.h2d_GBps = 53.25;
+    g.d2h_GBps = i == 1 ? std::nan("") : 54.5;  // a probe not run
+    g.host_link_GBps = 63.0;
+    h5::set_fixed(g.host_link, "PCIe gen 5 x16 (nvidia-smi, current)");
+  }
+  std::vector<fd::PeerRow> peers;
+  for (std::int64_t s = 0; s < 2; ++s) {
+    fd::PeerRow p;
+    p.node = 1, p.src = s, p.dst = 1 - s;
+    h5::set_fixed(p.host, "gpu-node-2");
+    p.oneway_GBps = 370.5 + static_cast<double>(s);
+    p.bidir_GBps = 700.25;
+    peers.push_back(p);
+  }
+  {
+    fd::File f(path, 8, 2);
+    f.add(std::vector<fd::RankRow>{rank(0), rank(1)});
+    f.add(gpus);
+    f.add(peers);
+    f.finish("complete");
+  }
+  const fd::Contents d = fd::read(path);
+  ASSERT_EQ(d.gpus.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const fd::GpuRow &g = d.gpus[i], &w = gpus[i];
+    EXPECT_EQ(g.rank, w.rank);
+    EXPECT_EQ(g.node, 1);
+    EXPECT_EQ(g.device, w.device);
+    EXPECT_EQ(h5::get_fixed(g.host), "gpu-node-2");
+    EXPECT_EQ(h5::get_fixed(g.name), "NVIDIA H100 80GB HBM3");
+    EXPECT_EQ(g.gemm_fp32_gflops, w.gemm_fp32_gflops);
+    EXPECT_EQ(g.gemm_fp32_peak_gflops, w.gemm_fp32_peak_gflops);
+    EXPECT_EQ(g.gemm_bf16_gflops, w.gemm_bf16_gflops);
+    EXPECT_EQ(g.gemm_bf16_peak_gflops, w.gemm_bf16_peak_gflops);
+    EXPECT_EQ(g.d2d_GBps, w.d2d_GBps);
+    EXPECT_EQ(g.d2d_peak_GBps, w.d2d_peak_GBps);
+    EXPECT_EQ(g.h2d_GBps, w.h2d_GBps);
+    EXPECT_EQ(std::isnan(g.d2h_GBps), i == 1);
+    if (i == 0) {
+      EXPECT_EQ(g.d2h_GBps, 54.5);
+    }
+    EXPECT_EQ(g.host_link_GBps, 63.0);
+    EXPECT_EQ(h5::get_fixed(g.host_link), "PCIe gen 5 x16 (nvidia-smi, current)");
+  }
+  ASSERT_EQ(d.peers.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(d.peers[i].node, 1);
+    EXPECT_EQ(d.peers[i].src, peers[i].src);
+    EXPECT_EQ(d.peers[i].dst, peers[i].dst);
+    EXPECT_EQ(h5::get_fixed(d.peers[i].host), "gpu-node-2");
+    EXPECT_EQ(d.peers[i].oneway_GBps, peers[i].oneway_GBps);
+    EXPECT_EQ(d.peers[i].bidir_GBps, 700.25);
+  }
+  ASSERT_EQ(d.ranks.size(), 2u);
+  EXPECT_TRUE(d.pairs.empty());
 }
 
 // A file as the doctor wrote it before the one form of the schema names, and with the required
@@ -131,6 +205,7 @@ TEST(DoctorFile, AnOldFileStillReads) {
   ASSERT_EQ(d.nodes.size(), 1u);
   EXPECT_EQ(d.nodes[0].node, 0);
   EXPECT_EQ(d.nodes[0].busbw_GBps, 4.25);
+  EXPECT_TRUE(d.gpus.empty());
 }
 
 TEST(DoctorFile, EachUnitAgreesWithItsName) {
@@ -152,4 +227,6 @@ TEST(DoctorFile, EachUnitAgreesWithItsName) {
   check(fd::pair_columns());
   check(fd::rank_columns());
   check(fd::node_columns());
+  check(fd::gpu_columns());
+  check(fd::peer_columns());
 }
