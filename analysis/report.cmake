@@ -180,7 +180,7 @@ if(COMMSCOPE_BUILD_TESTS)
   # commscope-report doctor on files with known faults (tests/synthetic_doctor.cpp): each fault
   # named, and nothing else; the heatmaps drawn.
   add_executable(test_analysis_synthetic_doctor tests/synthetic_doctor.cpp)
-  target_link_libraries(test_analysis_synthetic_doctor PRIVATE commscope::formats commscope_build_flags)
+  target_link_libraries(test_analysis_synthetic_doctor PRIVATE commscope::formats commscope::model commscope_build_flags)
   set(sdoc ${fx}/synthetic-doctor)
   add_test(NAME analysis.synthetic_doctor COMMAND test_analysis_synthetic_doctor ${sdoc})
   set_tests_properties(analysis.synthetic_doctor PROPERTIES FIXTURES_SETUP synthetic_doctor LABELS "unit")
@@ -196,10 +196,13 @@ if(COMMSCOPE_BUILD_TESTS)
       "oversubscribed|slow host links: host3"
       "probes_shared|none"
       "three_hosts_slow_host|slow host links: host1"
-      "three_hosts_slow_link|slow link: host2 <-> host3")
+      "three_hosts_slow_link|slow link: host2 <-> host3"
+      "gpu_clean|none"
+      "gpu_faults|slow GPU: host2 rank 13 GPU 5|slow peer link: host1 GPU 2 <-> GPU 6"
+      "gpu_host_link|slow GPU host link: host1 rank 3 GPU 3")
     string(REPLACE "|" ";" parts "${case}")
     list(GET parts 0 name)
-    list(GET parts 1 want)
+    list(SUBLIST parts 1 -1 want)
     add_test(NAME analysis.report.doctor_${name} COMMAND ${findings} ${report} ${sdoc}/${name}.h5 ${want})
     set_tests_properties(analysis.report.doctor_${name} PROPERTIES FIXTURES_REQUIRED synthetic_doctor LABELS "unit")
   endforeach()
@@ -211,6 +214,14 @@ if(COMMSCOPE_BUILD_TESTS)
   add_test(NAME analysis.report.doctor_heatmap_from_zero
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/doctor_heatmap_from_zero.sh ${rdir}/doctor_heatmap ${report}
                    ${sdoc}/clean.h5)
+  # A CPU run's file (no /gpus, no /peers) reports as before: no word of GPUs.
+  add_test(NAME analysis.report.doctor_cpu_file_no_gpus
+           COMMAND sh -c "out=$(\"$0\" doctor \"$1\" 2>&1) || exit 1; if printf '%s' \"$out\" | grep -n GPU; then exit 1; fi"
+                   ${report} ${sdoc}/clean.h5)
+  # A GPU run's file: its GPUs' table with each rate's share of its peak, and each node's peer matrix.
+  add_test(NAME analysis.report.doctor_gpu_tables
+           COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "Peer copies on host2: both ways at once" 0 --
+                   ${report} doctor ${sdoc}/gpu_faults.h5)
   add_test(NAME analysis.report.doctor_oversubscribed_said
            COMMAND ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh 0 "Latency is not judged: ranks outnumber CPUs \\(hosts host1" 0 --
                    ${report} doctor ${sdoc}/oversubscribed.h5)
@@ -231,7 +242,8 @@ if(COMMSCOPE_BUILD_TESTS)
   set_tests_properties(analysis.report.doctor_outputs analysis.report.doctor_cut_short_said
                        analysis.report.doctor_heatmap_from_zero
                        analysis.report.doctor_oversubscribed_said analysis.report.doctor_probes_shared_said
-                       analysis.report.doctor_cannot_judge
+                       analysis.report.doctor_cannot_judge analysis.report.doctor_cpu_file_no_gpus
+                       analysis.report.doctor_gpu_tables
                        analysis.report.doctor_bench_file analysis.report.bench_doctor_file
                        PROPERTIES FIXTURES_REQUIRED "synthetic_doctor;synthetic_bench" LABELS "unit" TIMEOUT 120)
   # Without gnuplot (GPU nodes often lack it) the report still writes its text, CSV files and

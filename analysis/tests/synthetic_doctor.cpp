@@ -16,6 +16,12 @@
 //   three_hosts_slow_host.h5  3 hosts, host1's links at half (links 5, 5 and 10: host1 named)
 //   three_hosts_slow_link.h5  3 hosts, the link host2 <-> host3 at half (that link named)
 //   one_host.h5    1 host of 2 ranks: 1 link, 2 ranks' probes, 1 node (nothing can be judged)
+// and GPU runs (--device cuda): 2 hosts of 8 ranks, a GPU each (H100 SXM figures, their peaks
+// from model/gpu_peaks.hpp), every value spread by up to +-1%:
+//   gpu_clean.h5   none
+//   gpu_faults.h5  host2's GPU 5 (rank 13) at half the GEMM rates (bf16 and fp32), and the peer
+//                  link host1 GPU 2 <-> GPU 6 at a quarter (one way and both ways)
+//   gpu_host_link.h5  host1's GPU 3 (rank 3) at half the host-to-device and device-to-host rates
 //   usage: test_analysis_synthetic_doctor DIR
 #include <cstdio>
 #include <filesystem>
@@ -24,10 +30,13 @@
 #include <vector>
 
 #include "commscope/formats/doctor_file.hpp"
+#include "commscope/model/gpu_peaks.hpp"
 
 namespace {
 
 using commscope::formats::doctor::File;
+using commscope::formats::doctor::GpuRow;
+using commscope::formats::doctor::PeerRow;
 using commscope::formats::doctor::NodeRow;
 using commscope::formats::doctor::PairRow;
 using commscope::formats::doctor::RankRow;
@@ -112,6 +121,88 @@ void write(const std::filesystem::path& dir, const Fault& f) {
   file.finish("complete");
 }
 
+struct GpuFault {
+  std::string name;
+  int gemm_rank = -1;            // this rank's GPU at half the GEMM rates
+  int link_rank = -1;            // and this one's host link at half
+  int peer_host = -1, peer_a = -1, peer_b = -1;  // this pair of GPUs at a quarter
+};
+
+void write_gpus(const std::filesystem::path& dir, const GpuFault& f) {
+  constexpr int kHosts = 2, kGpus = 8, nranks = kHosts * kGpus;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> spread(0.99, 1.01);
+  auto gpu_host = [](int h) { return "host" + std::to_string(h + 1); };
+  File file((dir / (f.name + ".h5")).string(), nranks, kHosts);
+  auto meta = file.meta();
+  meta.set_attr("bandwidth_bytes", std::uint64_t{1} << 20);
+  meta.set_attr("window", 8);
+  meta.set_attr("passes", 1);
+  meta.set_attr("probes", std::string("concurrent"));
+  meta.set_attr("device", std::string("cuda"));
+  std::vector<PairRow> rows;
+  for (int s = 0; s < nranks; ++s)
+    for (int d = 0; d < nranks; ++d) {
+      if (s == d) continue;
+      PairRow r;
+      r.src = s, r.dst = d;
+      commscope::h5::set_fixed(r.src_host, gpu_host(s / kGpus));
+      commscope::h5::set_fixed(r.dst_host, gpu_host(d / kGpus));
+      const bool inside = s / kGpus == d / kGpus;
+      r.bandwidth_GBps = (inside ? 150.0 : 45.0) * spread(rng);
+      r.latency_us = (inside ? 2.0 : 4.5) * spread(rng);
+      rows.push_back(r);
+    }
+  file.add(rows);
+  using commscope::model::GemmType;
+  const double bf16_peak = commscope::model::gemm_peak_flops(9, 0, 132, 1980, GemmType::bf16) / 1e9;
+  const double fp32_peak = commscope::model::gemm_peak_flops(9, 0, 132, 1980, GemmType::fp32) / 1e9;
+  const double mem_peak = commscope::model::memory_peak_bytes(5120, 2619) / 1e9;
+  std::vector<RankRow> ranks;
+  std::vector<GpuRow> gpus;
+  for (int r = 0; r < nranks; ++r) {
+    RankRow row;
+    row.rank = r, row.node = r / kGpus;
+    commscope::h5::set_fixed(row.host, gpu_host(r / kGpus));
+    row.sgemm_gflops = 60 * spread(rng);
+    row.memcpy_GBps = 10 * spread(rng);
+    ranks.push_back(row);
+    GpuRow g;
+    g.rank = r, g.node = r / kGpus, g.device = r % kGpus;
+    commscope::h5::set_fixed(g.host, gpu_host(r / kGpus));
+    commscope::h5::set_fixed(g.name, "NVIDIA H100 80GB HBM3");
+    const double gemm = r == f.gemm_rank ? 0.5 : 1.0, link = r == f.link_rank ? 0.5 : 1.0;
+    g.gemm_bf16_gflops = 0.66 * bf16_peak * spread(rng) * gemm;
+    g.gemm_bf16_peak_gflops = bf16_peak;
+    g.gemm_fp32_gflops = 0.75 * fp32_peak * spread(rng) * gemm;
+    g.gemm_fp32_peak_gflops = fp32_peak;
+    g.d2d_GBps = 0.84 * mem_peak * spread(rng);
+    g.d2d_peak_GBps = mem_peak;
+    g.h2d_GBps = 53.5 * spread(rng) * link;
+    g.d2h_GBps = 54.5 * spread(rng) * link;
+    g.host_link_GBps = 63.0;
+    commscope::h5::set_fixed(g.host_link, "PCIe gen 5 x16 (nvidia-smi, current)");
+    gpus.push_back(g);
+  }
+  file.add(ranks);
+  file.add(gpus);
+  std::vector<PeerRow> peers;
+  for (int h = 0; h < kHosts; ++h)
+    for (int a = 0; a < kGpus; ++a)
+      for (int b = 0; b < kGpus; ++b) {
+        if (a == b) continue;
+        PeerRow p;
+        p.node = h, p.src = a, p.dst = b;
+        commscope::h5::set_fixed(p.host, gpu_host(h));
+        const bool slow = h == f.peer_host && ((a == f.peer_a && b == f.peer_b) || (a == f.peer_b && b == f.peer_a));
+        p.oneway_GBps = 370 * spread(rng) * (slow ? 0.25 : 1.0);
+        p.bidir_GBps = 720 * spread(rng) * (slow ? 0.25 : 1.0);
+        peers.push_back(p);
+      }
+  file.add(peers);
+  file.finish("complete");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -139,6 +230,12 @@ int main(int argc, char** argv) {
       {"one_host", one, one, one_h, false, false, false, 1},
   };
   for (const Fault& f : faults) write(dir, f);
-  std::printf("wrote %zu doctor files to %s\n", std::size(faults), dir.string().c_str());
+  const GpuFault gpu_faults[] = {
+      {"gpu_clean"},
+      {"gpu_faults", 13, -1, 0, 2, 6},
+      {"gpu_host_link", -1, 3},
+  };
+  for (const GpuFault& f : gpu_faults) write_gpus(dir, f);
+  std::printf("wrote %zu doctor files to %s\n", std::size(faults) + std::size(gpu_faults), dir.string().c_str());
   return 0;
 }

@@ -1,5 +1,6 @@
 // The doctor's findings rule (doctor_findings.hpp) on tables of values, without a file: a slow
-// link, a slow host, nothing wrong, one host, missing rows, latency not judged.
+// link, a slow host, nothing wrong, one host, missing rows, latency not judged; and GPUs: a slow GPU,
+// a node of slow GPUs, a slow peer link one way or only both ways, a slow host link.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -150,4 +151,74 @@ TEST(DoctorFindings, SlowNodeAllreduce) {
   ca::DoctorValues v = cluster(4, 2);
   v.nodes = {{"h0", 5}, {"h1", 5}, {"h2", 0.5}, {"h3", 5}};
   EXPECT_EQ(kinds(ca::find_doctor_outliers(v)), (std::vector<std::string>{"allreduce node: h2"}));
+}
+
+namespace {
+
+// `hosts` hosts of 4 GPUs each (rank = host x 4 + device): every GPU at 700 TFLOP/s bf16, 50 fp32,
+// 2800 GB/s device copy, 53 and 54 GB/s to and from the host; every ordered GPU pair of a host at
+// 370 GB/s one way and 720 both ways; `gpu(i, g)` and `peer(host, a, b, p)` may change them.
+ca::DoctorValues gpu_cluster(int hosts, const std::function<void(int, ca::DoctorGpu&)>& gpu = nullptr,
+                             const std::function<void(int, int, int, ca::DoctorPeer&)>& peer = nullptr) {
+  ca::DoctorValues v;
+  for (int r = 0; r < hosts * 4; ++r) {
+    std::string host = "g";
+    host += std::to_string(r / 4);
+    v.host_of.push_back(host);
+    ca::DoctorGpu g{host, r, r % 4, "", 50e3, 67e3, 700e3, 1070e3, 2800, 3352, 53, 54, 63, ""};
+    if (gpu) gpu(r, g);
+    v.gpus.push_back(g);
+    for (int d = 0; d < 4; ++d) {
+      if (d == r % 4) continue;
+      ca::DoctorPeer p{host, r % 4, d, 370, 720};
+      if (peer) peer(r / 4, r % 4, d, p);
+      v.peers.push_back(p);
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST(DoctorGpuFindings, NothingWrong) {
+  const ca::DoctorFindings f = ca::find_doctor_outliers(gpu_cluster(3));
+  EXPECT_TRUE(f.findings.empty()) << ::testing::PrintToString(kinds(f));
+}
+
+TEST(DoctorGpuFindings, SlowGpuIsOneFindingOfItsProbes) {
+  const ca::DoctorFindings f = ca::find_doctor_outliers(gpu_cluster(2, [](int r, ca::DoctorGpu& g) {
+    if (r == 5) g.gemm_bf16_gflops /= 2, g.d2d_GBps /= 3;
+  }));
+  ASSERT_EQ(kinds(f), std::vector<std::string>{"gpu: g1 rank 5 GPU 1"});
+  EXPECT_NE(f.findings[0].text.find("bf16 GEMM 350 TFLOP/s (0.33 of its peak 1070 TFLOP/s), 2x below"),
+            std::string::npos)
+      << f.findings[0].text;
+  EXPECT_NE(f.findings[0].text.find("\n  device copy 933 GB/s"), std::string::npos) << f.findings[0].text;
+}
+
+TEST(DoctorGpuFindings, NodeOfSlowGpusIsNamedNotEachGpu) {
+  // 3 nodes, every GPU of g2 at a third: g2 is the median's odd one, its GPUs not named apart.
+  const ca::DoctorFindings f = ca::find_doctor_outliers(
+      gpu_cluster(3, [](int r, ca::DoctorGpu& g) { g.gemm_fp32_gflops /= r / 4 == 2 ? 3 : 1; }));
+  EXPECT_EQ(kinds(f), std::vector<std::string>{"gemm_fp32 gpu node: g2"});
+}
+
+TEST(DoctorGpuFindings, PeerLinkSlowOneWayOrOnlyBothWays) {
+  // g0: GPU 0 -> 3 at a quarter one way (the pair's worse direction); g1: 1 <-> 2 fine one way
+  // but at a third both ways at once.
+  const ca::DoctorFindings f =
+      ca::find_doctor_outliers(gpu_cluster(2, nullptr, [](int h, int a, int b, ca::DoctorPeer& p) {
+        if (h == 0 && a == 0 && b == 3) p.oneway_GBps /= 4;
+        if (h == 1 && std::min(a, b) == 1 && std::max(a, b) == 2) p.bidir_GBps /= 3;
+      }));
+  EXPECT_EQ(kinds(f), (std::vector<std::string>{"peer link: g0 GPU 0 <-> GPU 3", "peer link both ways: g1 GPU 1 <-> GPU 2"}));
+}
+
+TEST(DoctorGpuFindings, SlowHostLinkApartFromCompute) {
+  const ca::DoctorFindings f = ca::find_doctor_outliers(gpu_cluster(2, [](int r, ca::DoctorGpu& g) {
+    if (r == 2) g.h2d_GBps /= 4;
+  }));
+  ASSERT_EQ(kinds(f), std::vector<std::string>{"gpu host link: g0 rank 2 GPU 2"});
+  EXPECT_NE(f.findings[0].text.find("host to device 13.2 GB/s (0.21 of its link's 63 GB/s)"), std::string::npos)
+      << f.findings[0].text;
 }

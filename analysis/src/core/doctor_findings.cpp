@@ -1,6 +1,7 @@
 #include "commscope/analysis/doctor_findings.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -170,13 +171,180 @@ void judge_probes(const DoctorValues& v, const DoctorFindings& f, std::set<std::
   }
 }
 
+// "host2 rank 13 GPU 5"
+std::string gpu_name(const DoctorGpu& g) {
+  return g.host + " rank " + std::to_string(g.rank) + " GPU " + std::to_string(g.device);
+}
+
+// " (0.48 of its peak 989 TFLOP/s)", " (0.43 of its link's 63 GB/s, PCIe gen 5 x16 (...))"; "" where
+// the peak is not known.
+std::string of_peak(double value, double peak, double scale, const std::string& unit, const std::string& whose,
+                    const std::string& detail) {
+  if (!(peak > 0) || !std::isfinite(value)) return "";
+  return " (" + format_number(value / peak, 2) + " of " + whose + " " + num(peak * scale) + " " + unit +
+         (detail.empty() ? "" : ", " + detail) + ")";
+}
+
+// The GPUs' probes: per node (the median of its GPUs, over the nodes), then per GPU over all the
+// run's GPUs, those of a node named left out; one finding per GPU for its compute (GEMM, device
+// copy) and one for its host link (both directions), each listing every probe found slow.
+void judge_gpus(const DoctorValues& v, std::vector<DoctorFinding>& findings) {
+  struct Probe {
+    const char* kind;   // "gemm_bf16"
+    const char* label;  // "bf16 GEMM"
+    const char* unit;
+    double scale;  // the file's unit to the text's (GFLOP/s to TFLOP/s)
+    double DoctorGpu::*field;
+    double DoctorGpu::*peak;
+    bool host_link;
+  };
+  const Probe probes[] = {
+      {"gemm_bf16", "bf16 GEMM", "TFLOP/s", 1e-3, &DoctorGpu::gemm_bf16_gflops, &DoctorGpu::gemm_bf16_peak_gflops, false},
+      {"gemm_fp32", "fp32 GEMM", "TFLOP/s", 1e-3, &DoctorGpu::gemm_fp32_gflops, &DoctorGpu::gemm_fp32_peak_gflops, false},
+      {"d2d", "device copy", "GB/s", 1, &DoctorGpu::d2d_GBps, &DoctorGpu::d2d_peak_GBps, false},
+      {"h2d", "host to device", "GB/s", 1, &DoctorGpu::h2d_GBps, &DoctorGpu::host_link_GBps, true},
+      {"d2h", "device to host", "GB/s", 1, &DoctorGpu::d2h_GBps, &DoctorGpu::host_link_GBps, true},
+  };
+  std::map<std::string, std::size_t> node_of;
+  std::vector<std::string> hosts;
+  std::vector<std::size_t> node(v.gpus.size());
+  for (std::size_t i = 0; i < v.gpus.size(); ++i) {
+    auto [it, fresh] = node_of.emplace(v.gpus[i].host, hosts.size());
+    if (fresh) hosts.push_back(v.gpus[i].host);
+    node[i] = it->second;
+  }
+  // Per GPU, the slow probes' words: [0] compute, [1] host link.
+  std::vector<std::array<std::vector<std::string>, 2>> slow(v.gpus.size());
+  std::vector<std::array<std::pair<double, double>, 2>> first(v.gpus.size());  // value, median of the first
+  std::vector<std::array<std::string, 2>> first_unit(v.gpus.size());
+  for (const Probe& pr : probes) {
+    std::vector<double> all(v.gpus.size());
+    std::vector<std::vector<double>> by_node(hosts.size());
+    for (std::size_t i = 0; i < v.gpus.size(); ++i) {
+      all[i] = v.gpus[i].*pr.field * pr.scale;
+      by_node[node[i]].push_back(all[i]);
+    }
+    std::vector<double> score(hosts.size());
+    for (std::size_t h = 0; h < hosts.size(); ++h) score[h] = finite_median(by_node[h]);
+    const double node_median = finite_median(score), gpu_median = finite_median(all);
+    std::set<std::size_t> named;
+    for (std::size_t h : outliers(score, Worse::low)) {
+      named.insert(h);
+      findings.push_back({std::string(pr.kind) + " gpu node", hosts[h], score[h], node_median, pr.unit,
+                          std::string(pr.host_link ? "slow GPU host links on node: " : "slow GPU node: ") + hosts[h] +
+                              ": " + pr.label + " " + num(score[h]) + " " + pr.unit + " (the median of its GPUs), " +
+                              against(score[h], node_median, Worse::low, pr.unit) + " over the nodes"});
+    }
+    for (std::size_t i : outliers(all, Worse::low)) {
+      if (named.count(node[i])) continue;  // said of its node already
+      const DoctorGpu& g = v.gpus[i];
+      const int part = pr.host_link ? 1 : 0;
+      if (slow[i][part].empty()) first[i][part] = {all[i], gpu_median}, first_unit[i][part] = pr.unit;
+      slow[i][part].push_back(std::string(pr.label) + " " + num(all[i]) + " " + pr.unit +
+                              of_peak(all[i] / pr.scale, g.*pr.peak, pr.scale, pr.unit,
+                                      pr.host_link ? "its link's" : "its peak", pr.host_link ? g.host_link : "") + ", " +
+                              against(all[i], gpu_median, Worse::low, pr.unit) + " over the GPUs");
+    }
+  }
+  for (int part = 0; part < 2; ++part)
+    for (std::size_t i = 0; i < v.gpus.size(); ++i) {
+      if (slow[i][part].empty()) continue;
+      std::string text = std::string(part ? "slow GPU host link: " : "slow GPU: ") + gpu_name(v.gpus[i]) + ": " +
+                         slow[i][part][0];
+      for (std::size_t k = 1; k < slow[i][part].size(); ++k) text += "\n  " + slow[i][part][k];
+      findings.push_back({part ? "gpu host link" : "gpu", gpu_name(v.gpus[i]), first[i][part].first,
+                          first[i][part].second, first_unit[i][part], text});
+    }
+}
+
+// A node's GPU pairs, each unordered pair by the worse direction of its one-way copies and the
+// worse of its both-ways figures.
+struct PeerPair {
+  std::int64_t a = 0, b = 0;
+  double oneway = kNaN, bidir = kNaN;
+};
+std::map<std::string, std::vector<PeerPair>> peer_pairs(const DoctorValues& v, std::vector<std::string>& hosts) {
+  std::map<std::string, std::map<std::pair<std::int64_t, std::int64_t>, PeerPair>> by;
+  auto worse = [](double x, double y) { return std::isfinite(x) && (!std::isfinite(y) || x < y) ? x : y; };
+  for (const DoctorPeer& p : v.peers) {
+    if (!by.count(p.host)) hosts.push_back(p.host);
+    PeerPair& pp = by[p.host][{std::min(p.src, p.dst), std::max(p.src, p.dst)}];
+    pp.a = std::min(p.src, p.dst), pp.b = std::max(p.src, p.dst);
+    pp.oneway = worse(p.oneway_GBps, pp.oneway);
+    pp.bidir = worse(p.bidir_GBps, pp.bidir);
+  }
+  std::map<std::string, std::vector<PeerPair>> out;
+  for (const auto& [host, pairs] : by)
+    for (const auto& [at, pp] : pairs) out[host].push_back(pp);
+  return out;
+}
+
+// Peer links: per node (the median of its pairs one way, over the nodes), then each pair one way
+// among its node's pairs, its both-ways figure with it; a pair slow only both ways at once apart.
+void judge_peers(const DoctorValues& v, std::vector<DoctorFinding>& findings) {
+  std::vector<std::string> hosts;
+  const std::map<std::string, std::vector<PeerPair>> pairs = peer_pairs(v, hosts);
+  std::vector<double> score;
+  for (const std::string& h : hosts) {
+    std::vector<double> x;
+    for (const PeerPair& p : pairs.at(h)) x.push_back(p.oneway);
+    score.push_back(finite_median(x));
+  }
+  const double node_median = finite_median(score);
+  std::set<std::string> named;
+  for (std::size_t h : outliers(score, Worse::low)) {
+    named.insert(hosts[h]);
+    findings.push_back({"peer node", hosts[h], score[h], node_median, "GB/s",
+                        "slow peer links on node: " + hosts[h] + ": median " + num(score[h]) +
+                            " GB/s one way between its GPUs, " + against(score[h], node_median, Worse::low, "GB/s") +
+                            " over the nodes"});
+  }
+  for (const std::string& h : hosts) {
+    if (named.count(h)) continue;
+    const std::vector<PeerPair>& ps = pairs.at(h);
+    std::vector<double> oneway, bidir;
+    for (const PeerPair& p : ps) oneway.push_back(p.oneway), bidir.push_back(p.bidir);
+    const double om = finite_median(oneway), bm = finite_median(bidir);
+    const std::vector<std::size_t> slow_both = outliers(bidir, Worse::low);
+    const std::set<std::size_t> both(slow_both.begin(), slow_both.end());
+    auto subject = [&](const PeerPair& p) {
+      return h + " GPU " + std::to_string(p.a) + " <-> GPU " + std::to_string(p.b);
+    };
+    std::set<std::size_t> said;
+    for (std::size_t i : outliers(oneway, Worse::low)) {
+      said.insert(i);
+      std::string text = "slow peer link: " + subject(ps[i]) + ": " + num(oneway[i]) + " GB/s one way, " +
+                         against(oneway[i], om, Worse::low, "GB/s") + " over " + h + "'s GPU pairs";
+      if (both.count(i))
+        text += "\n  both ways at once: " + num(bidir[i]) + " GB/s, " + against(bidir[i], bm, Worse::low, "GB/s");
+      findings.push_back({"peer link", subject(ps[i]), oneway[i], om, "GB/s", text});
+    }
+    for (std::size_t i : slow_both)
+      if (!said.count(i))
+        findings.push_back({"peer link both ways", subject(ps[i]), bidir[i], bm, "GB/s",
+                            "slow peer link both ways: " + subject(ps[i]) + ": " + num(bidir[i]) +
+                                " GB/s both ways at once, " + against(bidir[i], bm, Worse::low, "GB/s") + " over " +
+                                h + "'s GPU pairs (" + num(oneway[i]) + " GB/s one way)"});
+  }
+}
+
 // The rule names an odd one among 3 or more values of a kind; with fewer it cannot judge.
+// The most unordered GPU pairs on one node (the peer links are judged per node).
+std::size_t most_peer_pairs(const DoctorValues& v) {
+  std::vector<std::string> hosts;
+  std::size_t most = 0;
+  for (const auto& [host, pairs] : peer_pairs(v, hosts)) most = std::max(most, pairs.size());
+  return most;
+}
+
 void count_judged(const DoctorValues& v, DoctorFindings& f) {
   std::set<std::pair<std::int64_t, std::int64_t>> links;  // a link, both directions, every pass
   for (const DoctorValues::Pair& pr : v.pairs) links.insert({std::min(pr.src, pr.dst), std::max(pr.src, pr.dst)});
   for (const auto& [kind, n] : {std::pair<const char*, std::size_t>{"links", links.size()},
                                 {"ranks' probes", v.ranks.size()},
-                                {"nodes' allreduce", v.nodes.size()}}) {
+                                {"nodes' allreduce", v.nodes.size()},
+                                {"GPUs", v.gpus.size()},
+                                {"GPU pairs of a node", most_peer_pairs(v)}}) {
     if (n == 0) continue;
     if (n >= kOutlierMinValues) {
       ++f.judged_kinds;
@@ -218,6 +386,8 @@ DoctorFindings find_doctor_outliers(const DoctorValues& v) {
     f.findings.push_back({"allreduce node", v.nodes[i].host, busbw[i], med, "GB/s",
                           "slow node allreduce: " + v.nodes[i].host + ": busbw " + num(busbw[i]) + " GB/s, " +
                               against(busbw[i], med, Worse::low, "GB/s") + " over the nodes"});
+  if (!v.gpus.empty()) judge_gpus(v, f.findings);
+  if (!v.peers.empty()) judge_peers(v, f.findings);
   // A host whose links are slow and that is slow to compute too.
   for (DoctorFinding& finding : f.findings) {
     const auto it = host_index.find(finding.subject);

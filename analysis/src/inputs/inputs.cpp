@@ -254,6 +254,21 @@ DoctorFile read_doctor(const std::string& path) {
   }
   for (const auto& r : formats::doctor::read_nodes(file, file_bytes))
     out.nodes.push_back({std::string(h5::get_fixed(r.host)), r.ranks, r.bytes, r.allreduce_us, r.busbw_GBps});
+  for (const auto& r : formats::doctor::read_gpus(file, file_bytes)) {
+    if (r.rank < 0 || r.rank >= out.nranks || r.device < 0)
+      fail(path, "/gpus holds rank " + std::to_string(r.rank) + " of " + std::to_string(out.nranks) + ", device " +
+                     std::to_string(r.device) + ": a damaged file?");
+    out.gpus.push_back({std::string(h5::get_fixed(r.host)), r.rank, r.device, std::string(h5::get_fixed(r.name)),
+                        r.gemm_fp32_gflops, r.gemm_fp32_peak_gflops, r.gemm_bf16_gflops, r.gemm_bf16_peak_gflops,
+                        r.d2d_GBps, r.d2d_peak_GBps, r.h2d_GBps, r.d2h_GBps, r.host_link_GBps,
+                        std::string(h5::get_fixed(r.host_link))});
+  }
+  for (const auto& r : formats::doctor::read_peers(file, file_bytes)) {
+    if (r.src < 0 || r.dst < 0 || r.src == r.dst)
+      fail(path, "/peers holds the GPU pair " + std::to_string(r.src) + " -> " + std::to_string(r.dst) +
+                     ": a damaged file?");
+    out.peers.push_back({std::string(h5::get_fixed(r.host)), r.src, r.dst, r.oneway_GBps, r.bidir_GBps});
+  }
   return out;
 }
 

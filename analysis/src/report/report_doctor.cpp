@@ -3,6 +3,7 @@
 // find_doctor_outliers (doctor_findings.hpp: the rule and how links are judged), printed.
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -47,6 +48,9 @@ DoctorValues values_of(const DoctorFile& d) {
     v.ranks.push_back({r.rank, r.sgemm_gflops, r.memcpy_GBps});
   }
   for (const DoctorNode& n : d.nodes) v.nodes.push_back({n.host, n.busbw_GBps});
+  for (const DoctorGpu& g : d.gpus) v.host_of[static_cast<std::size_t>(g.rank)] = g.host;
+  v.gpus = d.gpus;
+  v.peers = d.peers;
   v.judge_latency = d.meta_value("oversubscribed").empty();
   v.judge_probes = d.meta_value("probes_shared").empty();
   return v;
@@ -91,9 +95,61 @@ void print_links(ReportWriter& w, const DoctorLinks& m, const DoctorFindings& f,
   w.plot(std::string("pairs_") + m.name, hm);
 }
 
+// "0.71" of a peak, "-" where either is not known.
+std::string share(double value, double peak) {
+  return std::isfinite(value) && peak > 0 ? format_number(value / peak, 2) : std::string("-");
+}
+
+// The GPUs' rates and what each is of its peak, and each node's peer copies as a matrix.
+void print_gpus(ReportWriter& w, const DoctorFile& d) {
+  w.section("GPUs (per rank and device; each rate against its peak: the architecture's GEMM rate x SMs x "
+            "clock, bus width x memory clock, the host link's PCIe rate)");
+  Table t({"host", "rank", "GPU", "bf16 GEMM TFLOP/s", "of peak", "fp32 GEMM TFLOP/s", "of peak", "device copy GB/s",
+           "of peak", "host to device GB/s", "device to host GB/s", "of link", "link"});
+  for (const DoctorGpu& g : d.gpus)
+    t.add({g.host, std::to_string(g.rank), std::to_string(g.device), num(g.gemm_bf16_gflops / 1e3),
+           share(g.gemm_bf16_gflops, g.gemm_bf16_peak_gflops), num(g.gemm_fp32_gflops / 1e3),
+           share(g.gemm_fp32_gflops, g.gemm_fp32_peak_gflops), num(g.d2d_GBps), share(g.d2d_GBps, g.d2d_peak_GBps),
+           num(g.h2d_GBps), num(g.d2h_GBps), share(std::min(g.h2d_GBps, g.d2h_GBps), g.host_link_GBps),
+           g.host_link.empty() ? std::string("-") : g.host_link});
+  if (d.gpus.size() <= 128) w.table("gpus", t);
+  std::vector<std::string> hosts;
+  for (const DoctorPeer& p : d.peers)
+    if (std::find(hosts.begin(), hosts.end(), p.host) == hosts.end()) hosts.push_back(p.host);
+  for (const std::string& h : hosts) {
+    std::int64_t n = 0;
+    for (const DoctorPeer& p : d.peers)
+      if (p.host == h) n = std::max({n, p.src + 1, p.dst + 1});
+    if (n > 16) continue;
+    std::vector<std::vector<std::string>> oneway(static_cast<std::size_t>(n), std::vector<std::string>(n, "-"));
+    auto bidir = oneway;
+    for (const DoctorPeer& p : d.peers)
+      if (p.host == h) {
+        oneway[static_cast<std::size_t>(p.src)][static_cast<std::size_t>(p.dst)] = num(p.oneway_GBps);
+        bidir[static_cast<std::size_t>(p.src)][static_cast<std::size_t>(p.dst)] = num(p.bidir_GBps);
+      }
+    for (const auto& [what, m] : {std::pair<const char*, const std::vector<std::vector<std::string>>*>{"one way", &oneway},
+                                  {"both ways at once", &bidir}}) {
+      w.section("Peer copies on " + h + ": " + what + " (GB/s, row GPU to column GPU)");
+      std::vector<std::string> headers{"GPU"};
+      for (std::int64_t j = 0; j < n; ++j) headers.push_back(std::to_string(j));
+      Table pt(headers);
+      for (std::int64_t i = 0; i < n; ++i) {
+        std::vector<std::string> cells{std::to_string(i)};
+        for (const std::string& c : (*m)[static_cast<std::size_t>(i)]) cells.push_back(c);
+        pt.add(cells);
+      }
+      std::string file_host = h;
+      for (char& c : file_host)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '_';
+      w.table(std::string("peers_") + (what[0] == 'o' ? "oneway_" : "bidir_") + file_host, pt);
+    }
+  }
+}
+
 // The rule in words, and the findings (or why there are none).
 void print_findings(ReportWriter& w, const DoctorFindings& f, const std::string& oversubscribed,
-                    const std::string& probes_shared, const ReportOptions& options) {
+                    const std::string& probes_shared, bool gpus, const ReportOptions& options) {
   w.section("Findings");
   w.text("Rule: a link, node or rank is named when the logarithm of its value lies more than " +
          format_number(kOutlierSigmas, 2) +
@@ -103,6 +159,9 @@ void print_findings(ReportWriter& w, const DoctorFindings& f, const std::string&
          "x from it. Hosts are judged first, each by the median of its links against the links between the other "
          "hosts, then single links; a pair measured in "
          "several passes counts by its best pass (interference only slows a measurement)." +
+         (gpus ? std::string(" GPUs are judged per node (the median of its GPUs), then each over all GPUs; peer "
+                             "links per node, then each pair (its worse direction) among its node's pairs.")
+               : std::string()) +
          (oversubscribed.empty() ? std::string()
                                  : " Latency is not judged: ranks outnumber CPUs (" + oversubscribed + ").") +
          (probes_shared.empty() ? std::string() : " Probes are not judged: other work shared their CPUs.") +
@@ -142,7 +201,7 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
          d.meta_value("window") + " messages; latency: half an 8 B round trip; " + d.meta_value("passes") +
          " passes over the pairs; probes " + d.meta_value("probes") + ". Run " +
          (status.empty() ? "cut short (no status: the doctor was killed)" : status) + ".");
-  if (d.pairs.empty() && d.ranks.empty() && d.nodes.empty()) throw InputError(file + ": the doctor file holds no rows");
+  if (d.pairs.empty() && d.ranks.empty() && d.nodes.empty() && d.gpus.empty() && d.peers.empty()) throw InputError(file + ": the doctor file holds no rows");
 
   // Ranks outnumbering their machine's CPUs wait for one: latency is then the scheduler's.
   const std::string oversubscribed = d.meta_value("oversubscribed");
@@ -174,7 +233,8 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
              num(n.busbw_GBps)});
     w.table("nodes", t);
   }
-  print_findings(w, f, oversubscribed, probes_shared, options);
+  if (!d.gpus.empty() || !d.peers.empty()) print_gpus(w, d);
+  print_findings(w, f, oversubscribed, probes_shared, !d.gpus.empty() || !d.peers.empty(), options);
   w.finish();
 }
 

@@ -13,6 +13,14 @@
 // made of the bad host's links), and a host named slow takes its links with it; the links left
 // are then judged among themselves. A rank pair measured in several passes counts by its best pass:
 // interference (other work, a busy switch) only ever slows a measurement down.
+//
+// GPUs (--device cuda) by the same rule: each probe (bf16 and fp32 GEMM, the device copy, and
+// the host link's two directions) per node first (the median of its GPUs, over the nodes), then
+// per GPU over every GPU of the run, a node's GPUs left out once the node is named; a GPU slow in
+// several probes is one finding, its compute apart from its host link. Peer links (GPU pairs of
+// a node, the worse direction of the one-way copies, and both directions at once) per node first
+// (the median of its pairs), then each pair among the pairs of its node: NVLink and PCIe nodes
+// are not each other's peers.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +29,23 @@
 #include <vector>
 
 namespace commscope::analysis {
+
+// One GPU of one rank (commscope-doctor --device cuda): its rates and the peaks they are set against
+// (NaN: not measured or not known).
+struct DoctorGpu {
+  std::string host;
+  std::int64_t rank = 0, device = 0;
+  std::string name;
+  double gemm_fp32_gflops = 0, gemm_fp32_peak_gflops = 0, gemm_bf16_gflops = 0, gemm_bf16_peak_gflops = 0;
+  double d2d_GBps = 0, d2d_peak_GBps = 0, h2d_GBps = 0, d2h_GBps = 0, host_link_GBps = 0;
+  std::string host_link;  // "PCIe gen 5 x16 (nvidia-smi, current)"
+};
+// One ordered pair of a node's GPUs: the peer copy src -> dst alone, and both directions at once.
+struct DoctorPeer {
+  std::string host;
+  std::int64_t src = 0, dst = 0;
+  double oneway_GBps = 0, bidir_GBps = 0;
+};
 
 // What a doctor run measured, as plain values (the file's rows, without their file).
 struct DoctorValues {
@@ -40,13 +65,15 @@ struct DoctorValues {
   std::vector<Pair> pairs;
   std::vector<Rank> ranks;
   std::vector<Node> nodes;
+  std::vector<DoctorGpu> gpus;    // none in a CPU run
+  std::vector<DoctorPeer> peers;  // none in a CPU run or on nodes of one GPU
   bool judge_latency = true;  // false where ranks outnumber CPUs (latency is the scheduler's)
   bool judge_probes = true;   // false where other work shared the probing CPUs
 };
 
 struct DoctorFinding {
-  std::string kind;     // "bandwidth host", "latency link", "sgemm node", "allreduce node", ...
-  std::string subject;  // a host, "hostA <-> hostB", a rank
+  std::string kind;     // "bandwidth host", "latency link", "sgemm node", "allreduce node", "gpu", ...
+  std::string subject;  // a host, "hostA <-> hostB", a rank, "host rank 3 GPU 3", "host GPU 2 <-> GPU 6"
   double value = 0, median = 0;
   std::string unit, text;  // text: what the report prints, one or more lines
 };

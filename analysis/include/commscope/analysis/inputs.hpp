@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "commscope/analysis/doctor_findings.hpp"
 #include "commscope/formats/profile.hpp"
 #include "commscope/model/machine_model.hpp"
 
@@ -78,6 +79,8 @@ struct DoctorFile {
   std::vector<DoctorPair> pairs;
   std::vector<DoctorRank> ranks;
   std::vector<DoctorNode> nodes;
+  std::vector<DoctorGpu> gpus;    // /gpus, none where the file has none (a CPU run)
+  std::vector<DoctorPeer> peers;  // /peers
 
   std::string meta_value(const std::string& key) const;  // "" when absent
 };
