@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "commscope/machine/gpu_links.hpp"
+#include "gpu_probes.hpp"  // declarations only: they compile on the CPU build
 
 namespace commscope::machine {
 namespace {
