@@ -16,9 +16,9 @@ namespace commscope::model {
 //  - Ada sm_89: "NVIDIA Ada GPU Architecture" whitepaper (2022): 128 FP32 cores per SM (RTX 4090:
 //    82.6 TFLOP/s = 128 x 2.52 GHz x 256); 4 tensor cores per SM, 1024 dense fp16/bf16 flop/clk per
 //    SM (L40S: 362 TFLOP/s bf16 = 142 x 2.52 GHz x 1024; GeForce parts halve it with fp32 accumulate).
-//  - Hopper sm_90: "NVIDIA H100 Tensor Core GPU Architecture" whitepaper (2022), Table 2 (dense FMA
-//    per clock per SM: 1024 fp16/bf16 for H100 against 512 for A100) and the H100 SXM datasheet:
-//    128 FP32 cores per SM; bf16 989.4 TFLOP/s dense = 132 SMs x 1.83 GHz x 4096.
+//  - Hopper sm_90: "NVIDIA H100 Tensor Core GPU Architecture" whitepaper (2022) and the H100 SXM
+//    datasheet: 128 FP32 cores per SM; 4 tensor cores per SM, 512 dense fp16/bf16 FMA/clk each
+//    (twice A100's 256): bf16 989.4 TFLOP/s dense = 132 SMs x 1.83 GHz x 4096.
 //  - Blackwell sm_100 is not in the table: its public sources (the B200 datasheets) give per-GPU
 //    figures without the SM count and clock they were taken at, so no per-SM rate can be cited.
 const std::vector<ArchPeak>& arch_peaks() {
