@@ -28,6 +28,9 @@ grep -q 'node host=' "$out/model.txt" || fail "the profile's machine_model names
 grep -q 'latency_us=' "$out/model.txt" || fail "the profile's machine_model has no latency ($out/model.txt)"
 "$@" 2 "$replay" "$out/p.h5" -o "$out/r.h5" --gaps none >"$out/replay.log" 2>&1 ||
   fail "commscope-replay exited with status $? (log: $out/replay.log)"
+# The replay keeps the original's attributes but not its machine model (it may run elsewhere).
+h5dump -a /meta/attributes/machine_model "$out/r.h5" >/dev/null 2>&1 &&
+  fail "the replay carries the original run's machine_model"
 "$report" profile "$out/p.h5" --alone "$out/r.h5" -o "$out/report" >"$out/report.log" 2>&1 ||
   fail "commscope-report profile exited with status $? (log: $out/report.log)"
 note=$(grep "^expected: " "$out/report.log") || fail "the report names no model for expected ($out/report.log)"

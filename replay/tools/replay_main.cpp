@@ -85,8 +85,10 @@ std::string joined(int argc, char** argv) {
 std::vector<std::pair<std::string, std::string>> attributes(const commscope::profiler::Profile& original,
                                                             const Cli& cli, const rp::RankMapping& mapping) {
   std::vector<std::pair<std::string, std::string>> out;
+  // Not the machine model the original run measured (commscope-train --machine-probe): the replay
+  // may run elsewhere, and a report on it would price its calls on another machine's figures.
   for (const auto& [key, value] : original.meta.attributes)
-    if (!key.starts_with("replay_")) out.emplace_back(key, key == "algo" ? cli.algo : value);
+    if (!key.starts_with("replay_") && key != "machine_model") out.emplace_back(key, key == "algo" ? cli.algo : value);
   out.emplace_back("replay_of", cli.input);
   out.emplace_back("replay_algo", cli.algo);
   out.emplace_back("replay_device", cli.device);
