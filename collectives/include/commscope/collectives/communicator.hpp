@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <utility>
 
 #include "commscope/collectives/algorithm.hpp"
 #include "commscope/collectives/types.hpp"
@@ -114,6 +115,10 @@ class Communicator {
 
   // Every later call is shown to `watch` (nullptr: none); moves with the communicator.
   void watch(std::shared_ptr<CallWatch> watch) { watch_ = std::move(watch); }
+  // The watch, taken off until watch() gives it back: a benchmark's timed loop runs its calls
+  // unwatched and shows the watch the loop as one call (a watch's clock readings would be timed
+  // with every call).
+  std::shared_ptr<CallWatch> unwatch() { return std::exchange(watch_, nullptr); }
 
  private:
   void run_watched(const CollArgs& args, const Algorithm& algo);
