@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # On a GPU machine: build the CUDA configuration, run the GPU tests, a bench sweep on device
-# buffers (NCCL and our algorithms, 8 B to 1 GiB), a profiled training run and the reports,
-# then write a summary table (summary.md) to record in docs/gpu-results.md.
+# buffers (NCCL and our algorithms, 8 B to 1 GiB), a profiled training run and the reports, the
+# in-training gap (2 ranks sharing GPU 0, the step against its replay alone: the contention of
+# the backward's kernels with the gradients' allreduce), then write a summary table (summary.md)
+# to record in docs/gpu-results.md.
 #
 #   scripts/gpu-check.sh [--out DIR] [--build DIR] [--size BYTES] [--ranks N] [--iters N] [--jobs N] [--no-build]
 #   scripts/gpu-check.sh --count-tests CTEST.LOG   (the GPU tests' verdict line of a ctest log)
@@ -144,6 +146,21 @@ report_rc=0
   >"$out/report-bench.txt" 2>&1 || report_rc=1
 [ ! -s "$out/train.h5" ] || "$bin/commscope-report" profile "$out/train.h5" -o "$out/report/profile" \
   >"$out/report-profile.txt" 2>&1 || report_rc=1
+# The in-training gap on the GPU (docs/report.md, "Communication in the step"): 2 ranks sharing
+# GPU 0 (--transport staged), GPT-2 124M with its gradients' allreduce overlapping the backward's
+# kernels, the machine model measured at start-up (--machine-probe); its replay without the
+# compute (--gaps none) is each call alone, and the report sets every call against it: contention
+# is the transfer beyond alone of the calls the rank's own kernels overlapped.
+gap_rc=0
+if command -v mpirun >/dev/null; then
+  mpirun -np 2 --bind-to none -x CUDA_VISIBLE_DEVICES=0 "$bin/commscope-train" --device cuda --precision bf16 \
+    --model gpt2-124m --batch 8 --seq 1024 --steps 10 --transport staged --machine-probe --data "$data" \
+    --profile "$out/gap-train.h5" >"$out/gap-train.log" 2>&1 &&
+    mpirun -np 2 --bind-to none -x CUDA_VISIBLE_DEVICES=0 "$bin/commscope-replay" "$out/gap-train.h5" --device cuda \
+      --gaps none -o "$out/gap-replay.h5" >"$out/gap-replay.log" 2>&1 &&
+    "$bin/commscope-report" profile "$out/gap-train.h5" --alone "$out/gap-replay.h5" -o "$out/report/gap" \
+      >"$out/report-gap.txt" 2>&1 || gap_rc=1
+fi
 
 # --- summary.md: what docs/gpu-results.md records
 {
@@ -204,12 +221,18 @@ PY
     echo
     sed 's/^/    /' "$out/report/profile/components.csv"
   fi
+  if [ -s "$out/report-gap.txt" ]; then
+    echo
+    echo "## The in-training gap (2 ranks sharing GPU 0, staged; the step against its replay alone)"
+    echo
+    grep -E "^The step's communication" "$out/report-gap.txt" | fold -s -w 100 | sed 's/^/    /' || true
+  fi
 } >"$out/summary.md"
 
 echo
 cat "$out/summary.md"
 echo
 echo "gpu-check.sh: results in $out (summary.md, logs, HDF5 files, report/)"
-status=$((gpu_tests | bench_rc | train_rc | report_rc))
-[ $status = 0 ] || echo "gpu-check.sh: some steps failed: gpu tests $gpu_tests, bench $bench_rc, train $train_rc, reports $report_rc"
+status=$((gpu_tests | bench_rc | train_rc | report_rc | gap_rc))
+[ $status = 0 ] || echo "gpu-check.sh: some steps failed: gpu tests $gpu_tests, bench $bench_rc, train $train_rc, reports $report_rc, in-training gap $gap_rc"
 exit $status
