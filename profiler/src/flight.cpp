@@ -1,6 +1,5 @@
 #include "commscope/profiler/flight.hpp"
 
-#include <fcntl.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -19,6 +18,7 @@
 #include <mutex>
 #include <thread>
 
+#include "commscope/common/stop_signals.hpp"
 #include "commscope/profiler/clock.hpp"
 #include "commscope/profiler/recorder.hpp"
 
@@ -333,42 +333,28 @@ void commscope::profiler::detail::flight_phase(NameId name) noexcept {
 
 namespace commscope::profiler::flight {
 
-namespace {
-
-int g_signal_pipe[2] = {-1, -1};
-
-void on_sigusr1(int) {
-  const int saved = errno;
-  const unsigned char byte = 1;
-  (void)!write(g_signal_pipe[1], &byte, 1);
-  errno = saved;
-}
-
-}  // namespace
-
 void watch_sigusr1() {
-  if (g == nullptr || g_signal_pipe[0] >= 0) return;
-  if (pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
-  fcntl(g_signal_pipe[1], F_SETFL, O_NONBLOCK);  // a burst of signals never blocks the handler
+  static bool watching = false;  // once a process
+  if (g == nullptr || watching) return;
+  const int fd = commscope::stop::signal_pipe::open();  // the handler only writes the signal's number there
+  if (fd < 0) return;
+  watching = true;
   // The thread takes no signal: a process-directed one lands on the program's threads.
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
-  std::thread([] {
+  std::thread([fd] {
     for (;;) {
       unsigned char byte = 0;
-      const ssize_t n = read(g_signal_pipe[0], &byte, 1);
+      const ssize_t n = read(fd, &byte, 1);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;
+      if (n <= 0 || byte == 0) return;
       (void)dump("signal");
     }
   }).detach();
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  struct sigaction sa {};
-  sa.sa_handler = on_sigusr1;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGUSR1, &sa, nullptr);
+  static const int kSignals[] = {SIGUSR1};
+  commscope::stop::signal_pipe::install(kSignals, 1);
 }
 
 std::string dump(const char* reason, const std::string& error) {
