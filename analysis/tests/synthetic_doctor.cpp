@@ -36,9 +36,9 @@ namespace {
 
 using commscope::formats::doctor::File;
 using commscope::formats::doctor::GpuRow;
-using commscope::formats::doctor::PeerRow;
 using commscope::formats::doctor::NodeRow;
 using commscope::formats::doctor::PairRow;
+using commscope::formats::doctor::PeerRow;
 using commscope::formats::doctor::RankRow;
 
 constexpr int kPerHost = 2;
@@ -123,8 +123,8 @@ void write(const std::filesystem::path& dir, const Fault& f) {
 
 struct GpuFault {
   std::string name;
-  int gemm_rank = -1;            // this rank's GPU at half the GEMM rates
-  int link_rank = -1;            // and this one's host link at half
+  int gemm_rank = -1;                            // this rank's GPU at half the GEMM rates
+  int link_rank = -1;                            // and this one's host link at half
   int peer_host = -1, peer_a = -1, peer_b = -1;  // this pair of GPUs at a quarter
 };
 

@@ -211,7 +211,8 @@ TEST(DoctorGpuFindings, PeerLinkSlowOneWayOrOnlyBothWays) {
         if (h == 0 && a == 0 && b == 3) p.oneway_GBps /= 4;
         if (h == 1 && std::min(a, b) == 1 && std::max(a, b) == 2) p.bidir_GBps /= 3;
       }));
-  EXPECT_EQ(kinds(f), (std::vector<std::string>{"peer link: g0 GPU 0 <-> GPU 3", "peer link both ways: g1 GPU 1 <-> GPU 2"}));
+  EXPECT_EQ(kinds(f),
+            (std::vector<std::string>{"peer link: g0 GPU 0 <-> GPU 3", "peer link both ways: g1 GPU 1 <-> GPU 2"}));
 }
 
 TEST(DoctorGpuFindings, SlowHostLinkApartFromCompute) {

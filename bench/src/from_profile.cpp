@@ -26,7 +26,8 @@ std::vector<ProfileCall> profile_calls_of(const std::string& path) {
       if (e.kind != profiler::EventKind::kCommunication) continue;
       const profiler::ProfiledCall c = profiler::profiled_call(p, e);
       if (!c.collective() || c.link || c.inter || c.group_size < 1) continue;
-      std::set<std::vector<int>>& groups = seen[{c.group_size, c.call->collective, c.algorithm, static_cast<std::size_t>(c.bytes)}];
+      std::set<std::vector<int>>& groups =
+          seen[{c.group_size, c.call->collective, c.algorithm, static_cast<std::size_t>(c.bytes)}];
       if (const auto label = profiler::parse_label(c.label); label && !label->members.empty())
         groups.insert(label->members);
     }

@@ -7,9 +7,9 @@
 
 #include "backends/backend.hpp"
 #include "cases.hpp"
-#include "from_profile.hpp"
 #include "commscope/bench/options.hpp"
 #include "commscope/collectives/error.hpp"
+#include "from_profile.hpp"
 #include "parse_args.hpp"
 
 using namespace commscope;

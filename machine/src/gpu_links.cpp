@@ -81,14 +81,22 @@ std::vector<SmiGpu> parse_nvidia_smi_csv(std::string_view text) {
     for (std::size_t c = 0; c < cells.size(); ++c) {
       const std::string& h = header[c];
       auto n = [&] { return number_of(cells[c], h); };
-      if (h == "index") g.index = static_cast<int>(n());
-      else if (h == "name") g.name = cells[c];
-      else if (h == "pci.bus_id") g.bus_id = cells[c];
-      else if (h == "pcie.link.gen.current") g.gen_current = static_cast<unsigned>(n());
-      else if (h == "pcie.link.width.current") g.width_current = static_cast<unsigned>(n());
-      else if (h == "pcie.link.gen.max") g.gen_max = static_cast<unsigned>(n());
-      else if (h == "pcie.link.width.max") g.width_max = static_cast<unsigned>(n());
-      else if (h == "clocks.max.sm" || h == "clocks.max.sm_clock") g.sm_clock_max_mhz = n();
+      if (h == "index")
+        g.index = static_cast<int>(n());
+      else if (h == "name")
+        g.name = cells[c];
+      else if (h == "pci.bus_id")
+        g.bus_id = cells[c];
+      else if (h == "pcie.link.gen.current")
+        g.gen_current = static_cast<unsigned>(n());
+      else if (h == "pcie.link.width.current")
+        g.width_current = static_cast<unsigned>(n());
+      else if (h == "pcie.link.gen.max")
+        g.gen_max = static_cast<unsigned>(n());
+      else if (h == "pcie.link.width.max")
+        g.width_max = static_cast<unsigned>(n());
+      else if (h == "clocks.max.sm" || h == "clocks.max.sm_clock")
+        g.sm_clock_max_mhz = n();
       else if (h == "clocks.max.mem" || h == "clocks.max.memory" || h == "clocks.max.memory_clock")
         g.mem_clock_max_mhz = n();
     }

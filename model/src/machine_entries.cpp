@@ -18,8 +18,8 @@ std::vector<MachineEntry> doctor_entries(std::string_view file_name, std::span<c
   std::map<std::pair<std::string, std::string>, double> best;  // (src, dst) host -> best GB/s
   for (const PairMeasurement& p : pairs) {
     if (p.latency_us > 0 && std::isfinite(p.latency_us)) {
-      auto [it, fresh] =
-          latency.try_emplace({std::min(p.src, p.dst), std::max(p.src, p.dst)}, p.latency_us, p.src_host + "-" + p.dst_host);
+      auto [it, fresh] = latency.try_emplace({std::min(p.src, p.dst), std::max(p.src, p.dst)}, p.latency_us,
+                                             p.src_host + "-" + p.dst_host);
       if (!fresh && p.latency_us < it->second.first) it->second = {p.latency_us, p.src_host + "-" + p.dst_host};
     }
     if (p.src_host == p.dst_host || !(p.bandwidth_GBps > 0) || !std::isfinite(p.bandwidth_GBps)) continue;
@@ -50,8 +50,8 @@ std::vector<MachineEntry> doctor_entries(std::string_view file_name, std::span<c
     const auto worst = std::max_element(latency.begin(), latency.end(),
                                         [](const auto& a, const auto& b) { return a.second.first < b.second.first; });
     const std::string detail = name + ": 8 B half round trip, the largest of " + std::to_string(latency.size()) +
-                               " pair" + (latency.size() > 1 ? "s" : "") + " (best pass each; " +
-                               worst->second.second + ")";
+                               " pair" + (latency.size() > 1 ? "s" : "") + " (best pass each; " + worst->second.second +
+                               ")";
     char us[64];
     const auto [end, ec] = std::to_chars(us, us + sizeof us, worst->second.first);
     out.push_back({"",

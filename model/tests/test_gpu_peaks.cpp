@@ -21,9 +21,9 @@ TEST(GpuPeaks, H100Sxm) {
 }
 
 TEST(GpuPeaks, OtherArchitectures) {
-  EXPECT_NEAR(gemm_peak_flops(7, 0, 80, 1530, GemmType::fp32) / 1e12, 15.7, 0.05);  // V100
+  EXPECT_NEAR(gemm_peak_flops(7, 0, 80, 1530, GemmType::fp32) / 1e12, 15.7, 0.05);   // V100
   EXPECT_EQ(gemm_peak_flops(7, 0, 80, 1530, GemmType::bf16), 0);                     // no bf16
-  EXPECT_NEAR(gemm_peak_flops(8, 6, 84, 1740, GemmType::bf16) / 1e12, 149.7, 0.1);  // A40
+  EXPECT_NEAR(gemm_peak_flops(8, 6, 84, 1740, GemmType::bf16) / 1e12, 149.7, 0.1);   // A40
   EXPECT_NEAR(gemm_peak_flops(8, 9, 142, 2520, GemmType::bf16) / 1e12, 366.4, 0.5);  // L40S
   EXPECT_NEAR(gemm_peak_flops(8, 9, 128, 2520, GemmType::fp32) / 1e12, 82.6, 0.1);   // RTX 4090
 }

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "commscope/formats/events.hpp"
+#include "commscope/profiler/flight.hpp"
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/profiler/session.hpp"
 #include "commscope/profiler/vocabulary.hpp"
-#include "commscope/profiler/flight.hpp"
 
 namespace commscope::mpiprof {
 namespace {

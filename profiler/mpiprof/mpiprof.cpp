@@ -350,9 +350,9 @@ void start() {
     next_iteration();
     // Every world rank's host for the flight records: one allgather on MPI_COMM_WORLD inside
     // MPI_Init, which every rank makes there before the program's first call.
-    const std::string warning = flight::start(g_session->rank(), g_session->size(), output,
-                                              flight::world_hosts(PMPI_Allgather, PMPI_Get_processor_name),
-                                              "libcommscope-mpiprof", true);
+    const std::string warning =
+        flight::start(g_session->rank(), g_session->size(), output,
+                      flight::world_hosts(PMPI_Allgather, PMPI_Get_processor_name), "libcommscope-mpiprof", true);
     if (!warning.empty()) std::fprintf(stderr, "libcommscope-mpiprof: %s\n", warning.c_str());
     if (flight::on()) catch_fatal_errors();
     install_handlers(output);
@@ -415,8 +415,8 @@ bool mpiprof::recording_program_call() {
 
 namespace {
 
-thread_local flight::Detail t_detail;  // set_detail's, for this thread's next recorded call
-thread_local MPI_Request* t_request = nullptr;   // set_request's, alike
+thread_local flight::Detail t_detail;           // set_detail's, for this thread's next recorded call
+thread_local MPI_Request* t_request = nullptr;  // set_request's, alike
 
 // RequestWatch's requests of this thread's current completion call: their index in the call's
 // array and their key (no allocation per call).
@@ -553,9 +553,8 @@ int mpiprof::record_call(const Names& names, std::span<const Part> parts, MPI_Co
     if (ev != nullptr) ev->start_ns = start;
   // The flight recorder's slot (flight.hpp): the first part's bytes and link.
   const int ring = kind == Kind::kCollective ? instance.ring : mpiprof::flight_ring(comm);
-  const flight::Handle flown =
-      flight::posted(ring, instance.seq, names.comm, n > 0 ? parts[0].bytes : 0, -1,
-                              n > 0 && parts[0].link != nullptr ? *parts[0].link : 0, start, detail);
+  const flight::Handle flown = flight::posted(ring, instance.seq, names.comm, n > 0 ? parts[0].bytes : 0, -1,
+                                              n > 0 && parts[0].link != nullptr ? *parts[0].link : 0, start, detail);
   const bool others = kind == Kind::kCollective && n > 0 && parts[0].bytes >= kOtherThreadsBytes;
   const CpuClocks before = others ? cpu_clocks() : CpuClocks{};
   const int rc = call(ctx);

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <csignal>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -77,7 +77,7 @@ struct State {
   std::atomic<std::uint64_t> progress{0};  // calls completed (an estimate under threads: no RMW)
   std::atomic<std::uint32_t> phase{0};     // enter_phase's: a name id (0: none), since when (ticks)
   std::atomic<std::int64_t> phase_since{0};
-  std::int64_t ticks0 = 0;                 // a calibration pair of the raw clock and the wall clock
+  std::int64_t ticks0 = 0;  // a calibration pair of the raw clock and the wall clock
   double wall0 = 0;
   // Requests of nonblocking calls not yet done: slots [0, pending_high) hold the used ones (few
   // at once in practice, so a scan is short); under pending_mutex, pending_count read without it.
@@ -137,8 +137,8 @@ void watch() {
     lock.unlock();
     const std::string path = dump("watchdog");
     if (g->exit_on_hang) {
-      std::fprintf(stderr, "%s: rank %d: no MPI progress for %g s (COMMSCOPE_HANG_EXIT=1): ending\n",
-                   g->tool.c_str(), g->rank, g->timeout_s);
+      std::fprintf(stderr, "%s: rank %d: no MPI progress for %g s (COMMSCOPE_HANG_EXIT=1): ending\n", g->tool.c_str(),
+                   g->rank, g->timeout_s);
       std::fflush(stderr);
       _exit(3);
     }
@@ -168,7 +168,8 @@ std::string start(int world_rank, int world_size, const std::string& profile, st
     char* end = nullptr;
     const long n = std::strtol(v, &end, 10);
     if (end == v || *end != '\0' || n < 1 || n > 1 << 20)
-      warning = std::string("COMMSCOPE_FLIGHT_CALLS='") + v + "' is not 0 (off) or 1 to 1048576: 64 calls a communicator";
+      warning =
+          std::string("COMMSCOPE_FLIGHT_CALLS='") + v + "' is not 0 (off) or 1 to 1048576: 64 calls a communicator";
     else
       g->calls = static_cast<int>(n);
   }
@@ -430,8 +431,7 @@ std::string dump(const char* reason, const std::string& error) {
   const bool ok = std::fflush(f) == 0 && std::ferror(f) == 0;
   std::fclose(f);
   if (!ok || std::rename(partial.c_str(), path.c_str()) != 0) {
-    std::fprintf(stderr, "%s: rank %d: no flight record: cannot write %s\n", g->tool.c_str(), g->rank,
-                 path.c_str());
+    std::fprintf(stderr, "%s: rank %d: no flight record: cannot write %s\n", g->tool.c_str(), g->rank, path.c_str());
     std::remove(partial.c_str());
     return "";
   }

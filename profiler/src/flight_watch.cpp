@@ -42,8 +42,7 @@ class RingWatch final : public CallWatch {
 
  private:
   static bool rooted(Collective c) {
-    return c == Collective::reduce || c == Collective::broadcast || c == Collective::gather ||
-           c == Collective::scatter;
+    return c == Collective::reduce || c == Collective::broadcast || c == Collective::gather || c == Collective::scatter;
   }
   int ring_;
   std::int64_t seq_ = 0;
@@ -84,7 +83,8 @@ bool start_tool(const char* tool, const std::string& output) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const std::string warning = start(rank, size, output.empty() ? std::string(tool) : output, world_hosts(), tool, false);
+  const std::string warning =
+      start(rank, size, output.empty() ? std::string(tool) : output, world_hosts(), tool, false);
   if (!warning.empty()) std::fprintf(stderr, "%s: %s\n", tool, warning.c_str());
   if (!on()) return false;
   watch_sigusr1();

@@ -137,7 +137,7 @@ void Watch::watch() {
     std::fprintf(stderr, "commscope-replay: %s\n", text.c_str());
     std::fflush(stderr);
     (void)commscope::profiler::flight::dump("timeout");  // where this rank is, for commscope-report hang
-    std::_Exit(1);  // no destructors: they would wait on MPI
+    std::_Exit(1);                                       // no destructors: they would wait on MPI
   }
 }
 

@@ -199,8 +199,10 @@ void judge_gpus(const DoctorValues& v, std::vector<DoctorFinding>& findings) {
     bool host_link;
   };
   const Probe probes[] = {
-      {"gemm_bf16", "bf16 GEMM", "TFLOP/s", 1e-3, &DoctorGpu::gemm_bf16_gflops, &DoctorGpu::gemm_bf16_peak_gflops, false},
-      {"gemm_fp32", "fp32 GEMM", "TFLOP/s", 1e-3, &DoctorGpu::gemm_fp32_gflops, &DoctorGpu::gemm_fp32_peak_gflops, false},
+      {"gemm_bf16", "bf16 GEMM", "TFLOP/s", 1e-3, &DoctorGpu::gemm_bf16_gflops, &DoctorGpu::gemm_bf16_peak_gflops,
+       false},
+      {"gemm_fp32", "fp32 GEMM", "TFLOP/s", 1e-3, &DoctorGpu::gemm_fp32_gflops, &DoctorGpu::gemm_fp32_peak_gflops,
+       false},
       {"d2d", "device copy", "GB/s", 1, &DoctorGpu::d2d_GBps, &DoctorGpu::d2d_peak_GBps, false},
       {"h2d", "host to device", "GB/s", 1, &DoctorGpu::h2d_GBps, &DoctorGpu::host_link_GBps, true},
       {"d2h", "device to host", "GB/s", 1, &DoctorGpu::d2h_GBps, &DoctorGpu::host_link_GBps, true},
@@ -242,15 +244,15 @@ void judge_gpus(const DoctorValues& v, std::vector<DoctorFinding>& findings) {
       if (slow[i][part].empty()) first[i][part] = {all[i], gpu_median}, first_unit[i][part] = pr.unit;
       slow[i][part].push_back(std::string(pr.label) + " " + num(all[i]) + " " + pr.unit +
                               of_peak(all[i] / pr.scale, g.*pr.peak, pr.scale, pr.unit,
-                                      pr.host_link ? "its link's" : "its peak", pr.host_link ? g.host_link : "") + ", " +
-                              against(all[i], gpu_median, Worse::low, pr.unit) + " over the GPUs");
+                                      pr.host_link ? "its link's" : "its peak", pr.host_link ? g.host_link : "") +
+                              ", " + against(all[i], gpu_median, Worse::low, pr.unit) + " over the GPUs");
     }
   }
   for (int part = 0; part < 2; ++part)
     for (std::size_t i = 0; i < v.gpus.size(); ++i) {
       if (slow[i][part].empty()) continue;
-      std::string text = std::string(part ? "slow GPU host link: " : "slow GPU: ") + gpu_name(v.gpus[i]) + ": " +
-                         slow[i][part][0];
+      std::string text =
+          std::string(part ? "slow GPU host link: " : "slow GPU: ") + gpu_name(v.gpus[i]) + ": " + slow[i][part][0];
       for (std::size_t k = 1; k < slow[i][part].size(); ++k) text += "\n  " + slow[i][part][k];
       findings.push_back({part ? "gpu host link" : "gpu", gpu_name(v.gpus[i]), first[i][part].first,
                           first[i][part].second, first_unit[i][part], text});
@@ -323,12 +325,11 @@ void judge_peers(const DoctorValues& v, std::vector<DoctorFinding>& findings) {
       if (!said.count(i))
         findings.push_back({"peer link both ways", subject(ps[i]), bidir[i], bm, "GB/s",
                             "slow peer link both ways: " + subject(ps[i]) + ": " + num(bidir[i]) +
-                                " GB/s both ways at once, " + against(bidir[i], bm, Worse::low, "GB/s") + " over " +
-                                h + "'s GPU pairs (" + num(oneway[i]) + " GB/s one way)"});
+                                " GB/s both ways at once, " + against(bidir[i], bm, Worse::low, "GB/s") + " over " + h +
+                                "'s GPU pairs (" + num(oneway[i]) + " GB/s one way)"});
   }
 }
 
-// The rule names an odd one among 3 or more values of a kind; with fewer it cannot judge.
 // The most unordered GPU pairs on one node (the peer links are judged per node).
 std::size_t most_peer_pairs(const DoctorValues& v) {
   std::vector<std::string> hosts;
@@ -337,6 +338,7 @@ std::size_t most_peer_pairs(const DoctorValues& v) {
   return most;
 }
 
+// The rule names an odd one among 3 or more values of a kind; with fewer it cannot judge.
 void count_judged(const DoctorValues& v, DoctorFindings& f) {
   std::set<std::pair<std::int64_t, std::int64_t>> links;  // a link, both directions, every pass
   for (const DoctorValues::Pair& pr : v.pairs) links.insert({std::min(pr.src, pr.dst), std::max(pr.src, pr.dst)});

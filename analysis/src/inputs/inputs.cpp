@@ -265,8 +265,8 @@ DoctorFile read_doctor(const std::string& path) {
   }
   for (const auto& r : formats::doctor::read_peers(file, file_bytes)) {
     if (r.src < 0 || r.dst < 0 || r.src == r.dst)
-      fail(path, "/peers holds the GPU pair " + std::to_string(r.src) + " -> " + std::to_string(r.dst) +
-                     ": a damaged file?");
+      fail(path,
+           "/peers holds the GPU pair " + std::to_string(r.src) + " -> " + std::to_string(r.dst) + ": a damaged file?");
     out.peers.push_back({std::string(h5::get_fixed(r.host)), r.src, r.dst, r.oneway_GBps, r.bidir_GBps});
   }
   return out;

@@ -102,8 +102,9 @@ std::string share(double value, double peak) {
 
 // The GPUs' rates and what each is of its peak, and each node's peer copies as a matrix.
 void print_gpus(ReportWriter& w, const DoctorFile& d) {
-  w.section("GPUs (per rank and device; each rate against its peak: the architecture's GEMM rate x SMs x "
-            "clock, bus width x memory clock, the host link's PCIe rate)");
+  w.section(
+      "GPUs (per rank and device; each rate against its peak: the architecture's GEMM rate x SMs x "
+      "clock, bus width x memory clock, the host link's PCIe rate)");
   Table t({"host", "rank", "GPU", "bf16 GEMM TFLOP/s", "of peak", "fp32 GEMM TFLOP/s", "of peak", "device copy GB/s",
            "of peak", "host to device GB/s", "device to host GB/s", "of link", "link"});
   for (const DoctorGpu& g : d.gpus)
@@ -128,8 +129,9 @@ void print_gpus(ReportWriter& w, const DoctorFile& d) {
         oneway[static_cast<std::size_t>(p.src)][static_cast<std::size_t>(p.dst)] = num(p.oneway_GBps);
         bidir[static_cast<std::size_t>(p.src)][static_cast<std::size_t>(p.dst)] = num(p.bidir_GBps);
       }
-    for (const auto& [what, m] : {std::pair<const char*, const std::vector<std::vector<std::string>>*>{"one way", &oneway},
-                                  {"both ways at once", &bidir}}) {
+    for (const auto& [what, m] :
+         {std::pair<const char*, const std::vector<std::vector<std::string>>*>{"one way", &oneway},
+          {"both ways at once", &bidir}}) {
       w.section("Peer copies on " + h + ": " + what + " (GB/s, row GPU to column GPU)");
       std::vector<std::string> headers{"GPU"};
       for (std::int64_t j = 0; j < n; ++j) headers.push_back(std::to_string(j));
@@ -201,7 +203,8 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
          d.meta_value("window") + " messages; latency: half an 8 B round trip; " + d.meta_value("passes") +
          " passes over the pairs; probes " + d.meta_value("probes") + ". Run " +
          (status.empty() ? "cut short (no status: the doctor was killed)" : status) + ".");
-  if (d.pairs.empty() && d.ranks.empty() && d.nodes.empty() && d.gpus.empty() && d.peers.empty()) throw InputError(file + ": the doctor file holds no rows");
+  if (d.pairs.empty() && d.ranks.empty() && d.nodes.empty() && d.gpus.empty() && d.peers.empty())
+    throw InputError(file + ": the doctor file holds no rows");
 
   // Ranks outnumbering their machine's CPUs wait for one: latency is then the scheduler's.
   const std::string oversubscribed = d.meta_value("oversubscribed");

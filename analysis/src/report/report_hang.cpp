@@ -51,7 +51,7 @@ struct FlightComm {
 struct FlightRank {
   int rank = -1, size = 0, pid = 0;
   std::string host, reason, file, tool;
-  std::string phase;                // the operator or phase it last entered ("" where none said)
+  std::string phase;               // the operator or phase it last entered ("" where none said)
   std::string error;               // the MPI error that made the rank write it ("error" records)
   std::vector<std::string> hosts;  // every world rank's, as gathered at MPI_Init ("-": none given)
   double written = 0, last_done = 0;
@@ -218,7 +218,8 @@ std::string call_text(const FlightComm& c, const FlightCall& call) {
 std::string where_text(const FlightRank& r) {
   const Where w = where_is(r);
   if (w.call == nullptr)
-    return "outside MPI (computing" + (r.phase.empty() ? "" : "; last entered " + r.phase) + ") for " + seconds(w.since);
+    return "outside MPI (computing" + (r.phase.empty() ? "" : "; last entered " + r.phase) + ") for " +
+           seconds(w.since);
   return "in " + call_text(*w.comm, *w.call) + " for " + seconds(w.since);
 }
 
@@ -230,8 +231,8 @@ struct CommState {
   std::string label;
   std::vector<int> members;
   std::map<int, std::int64_t> posted;  // per member with a record: the highest sequence number it posted (-1: none)
-  std::map<int, const FlightCall*> waiting;  // members in a call on it now (collective), or waiting or
-                                             // testing for a nonblocking one not done
+  std::map<int, const FlightCall*> waiting;   // members in a call on it now (collective), or waiting or
+                                              // testing for a nonblocking one not done
   std::map<int, const FlightCall*> unwaited;  // members with a nonblocking call no wait or test looked at
 };
 

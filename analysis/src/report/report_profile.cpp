@@ -172,9 +172,9 @@ std::vector<BenchFile> alone_files(const profiler::Profile& p, const std::string
 
 // What --bench, --alone, --doctor, --machine and --link-rate give: the bench files, the replay
 // (checked to be one of this profile, with --gaps none), the doctor file's, the machine file's and
-// the link rates' entries (in that order, as the bench applies them: a figure given wins). std::invalid_argument (one line, exit 2) for a replay of another
-// profile or with gaps, a bad machine file or link rate, or --alone with no machine model to price
-// the calls.
+// the link rates' entries (in that order, as the bench applies them: a figure given wins). std::invalid_argument (one
+// line, exit 2) for a replay of another profile or with gaps, a bad machine file or link rate, or --alone with no
+// machine model to price the calls.
 struct Alone {
   bool wanted = false;
   std::vector<BenchFile> bench;
@@ -184,8 +184,7 @@ struct Alone {
 };
 Alone alone_sources(const profiler::Profile& p, const std::string& file, const ProfileOptions& o) {
   Alone a;
-  a.wanted =
-      !o.bench.empty() || !o.alone.empty() || !o.machine.empty() || !o.link_rates.empty() || !o.doctor.empty();
+  a.wanted = !o.bench.empty() || !o.alone.empty() || !o.machine.empty() || !o.link_rates.empty() || !o.doctor.empty();
   if (!a.wanted) return a;
   if (!o.bench.empty()) a.bench = alone_files(p, file, o.bench);
   a.recorded = machine_model_of(p, file);

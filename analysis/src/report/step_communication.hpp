@@ -63,16 +63,16 @@ struct StepCallRow {
 // that waited against its receiver.
 struct LateRank {
   int rank = 0;
-  StepCallKey key;          // a message: the waiting member's call
-  int waiting_rank = -1;    // a message: the member that waited; -1: a collective's other members
-  int stage = -1;           // the pipeline stages of the two (the profile's run: pp > 1), else -1
+  StepCallKey key;        // a message: the waiting member's call
+  int waiting_rank = -1;  // a message: the member that waited; -1: a collective's other members
+  int stage = -1;         // the pipeline stages of the two (the profile's run: pp > 1), else -1
   int waiting_stage = -1;
   double waiting_steps = 0;  // a message: the waiting rank's (rank, iteration) rows
-  double instances = 0;     // instances (one per call across its members) it arrived last at
-  double of_instances = 0;  // the key's instances matched across two members or more
-  double waited = 0;        // of `instances`, those where some member waited
-  double caused_ns = 0;     // the other members' waiting in those calls (their shares' wait)
-  double late_ns = 0;       // summed: its arrival minus the first member's
+  double instances = 0;      // instances (one per call across its members) it arrived last at
+  double of_instances = 0;   // the key's instances matched across two members or more
+  double waited = 0;         // of `instances`, those where some member waited
+  double caused_ns = 0;      // the other members' waiting in those calls (their shares' wait)
+  double late_ns = 0;        // summed: its arrival minus the first member's
   // The compute it ran most of meanwhile, and over the whole run its time in it against the mean
   // of the other ranks that run it (1.14: 14% longer); "" where no other rank runs it.
   std::pair<std::string, double> compute{"", 0.0};

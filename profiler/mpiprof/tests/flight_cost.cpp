@@ -1,7 +1,7 @@
 // The flight recorder's own cost per call (flight.hpp), without MPI: a slot posted and completed
 // per call, against the two clock readings alone (the recorder's now(), which the library's
-// wrappers read for their events anyway), and a nonblocking call's request tracked, checked and finished. The median of ROUNDS
-// rounds of CALLS calls each, the three kinds interleaved. A benchmark, not a test: it prints.
+// wrappers read for their events anyway), and a nonblocking call's request tracked, checked and finished. The median of
+// ROUNDS rounds of CALLS calls each, the three kinds interleaved. A benchmark, not a test: it prints.
 //   bench_flight_cost [CALLS [ROUNDS]]
 #include <algorithm>
 #include <chrono>

@@ -62,8 +62,9 @@ void PipelineLink::send(const void* data, std::size_t n, int peer) {
   transport_.set_context(CallContext{Collective::sendrecv, "pipeline", type_, ReduceOp::sum, 0, n, stages_});
   newest_pending_ = to(peer).next();
   const auto bytes = static_cast<std::int64_t>(n * element_bytes_);
-  const prof::flight::Handle flown = prof::flight::posted(
-      flight_ring_, -1, flight_send_, bytes, world_ranks_[static_cast<std::size_t>(peer)], to(peer).label(), prof::flight::now());
+  const prof::flight::Handle flown =
+      prof::flight::posted(flight_ring_, -1, flight_send_, bytes, world_ranks_[static_cast<std::size_t>(peer)],
+                           to(peer).label(), prof::flight::now());
   profiled_.message(GroupOp::pp_send, n * element_bytes_, newest_pending_,
                     [&] { transport_.post_send(data, n * element_bytes_, peer); });
   prof::flight::completed(flown, prof::flight::now());

@@ -67,8 +67,8 @@ struct DoctorValues {
   std::vector<Node> nodes;
   std::vector<DoctorGpu> gpus;    // none in a CPU run
   std::vector<DoctorPeer> peers;  // none in a CPU run or on nodes of one GPU
-  bool judge_latency = true;  // false where ranks outnumber CPUs (latency is the scheduler's)
-  bool judge_probes = true;   // false where other work shared the probing CPUs
+  bool judge_latency = true;      // false where ranks outnumber CPUs (latency is the scheduler's)
+  bool judge_probes = true;       // false where other work shared the probing CPUs
 };
 
 struct DoctorFinding {

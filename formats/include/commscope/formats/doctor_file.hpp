@@ -1,10 +1,10 @@
 // The file commscope-doctor writes, schema commscope.doctor/1 (common/.../schemas.hpp; written
 // commscope-doctor/1 before, still read; docs/doctor.md): /meta attributes and three appendable
 // tables, and on GPU nodes (--device cuda) two more, /gpus and /peers, made when their first rows
-// are added (a CPU run's file has none, and reads as before), each flushed when rows are added, so that a run cut short keeps what it measured. The
-// rows, their columns, the writer and the reader are here and nowhere else: commscope-doctor
-// writes with them, commscope-report and the report's tests with known answers read and write
-// with them. Needs HDF5 only.
+// are added (a CPU run's file has none, and reads as before); each is flushed when rows are added,
+// so that a run cut short keeps what it measured. The rows, their columns, the writer and the
+// reader are here and nowhere else: commscope-doctor writes with them, commscope-report and the
+// report's tests with known answers read and write with them. Needs HDF5 only.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +41,7 @@ struct NodeRow {
 // (model/gpu_peaks.hpp; NaN where the architecture or a property is not known).
 struct GpuRow {
   std::int64_t rank = 0, node = 0, device = 0;  // device: the CUDA device index on its node
-  char host[64]{}, name[64]{};                   // name: "NVIDIA H100 80GB HBM3"
+  char host[64]{}, name[64]{};                  // name: "NVIDIA H100 80GB HBM3"
   double gemm_fp32_gflops = std::numeric_limits<double>::quiet_NaN();
   double gemm_fp32_peak_gflops = std::numeric_limits<double>::quiet_NaN();
   double gemm_bf16_gflops = std::numeric_limits<double>::quiet_NaN();
@@ -51,7 +51,7 @@ struct GpuRow {
   double h2d_GBps = std::numeric_limits<double>::quiet_NaN();  // pinned host to device
   double d2h_GBps = std::numeric_limits<double>::quiet_NaN();
   double host_link_GBps = std::numeric_limits<double>::quiet_NaN();  // the host link's rate, per direction
-  char host_link[64]{};  // "PCIe gen 5 x16 (nvidia-smi, current)"
+  char host_link[64]{};                                              // "PCIe gen 5 x16 (nvidia-smi, current)"
 };
 // One ordered pair of GPUs of one node (--device cuda, 2 or more GPUs on a node): the peer copy
 // from src to dst alone, and both directions at once (the sum of the two).
@@ -62,8 +62,9 @@ struct PeerRow {
   double bidir_GBps = std::numeric_limits<double>::quiet_NaN();
 };
 
-// The columns of /pairs, /ranks and /nodes (and /gpus and /peers), in file order, with their units. A reader needs the
-// required ones; the optional ones (pass, round, node) read as the row's defaults where absent.
+// The columns of /pairs, /ranks and /nodes (and /gpus and /peers), in file order, with their
+// units. A reader needs the required ones; the optional ones (pass, round, node) read as the
+// row's defaults where absent.
 const Columns<PairRow>& pair_columns();
 const Columns<RankRow>& rank_columns();
 const Columns<NodeRow>& node_columns();
@@ -80,7 +81,7 @@ class File {
   void add(const std::vector<PairRow>& rows);
   void add(const std::vector<RankRow>& rows);
   void add(const std::vector<NodeRow>& rows);
-  void add(const std::vector<GpuRow>& rows);  // the first rows make /gpus
+  void add(const std::vector<GpuRow>& rows);   // the first rows make /gpus
   void add(const std::vector<PeerRow>& rows);  // and /peers
   // Records /meta status ("complete", or why the run stopped) and publishes the file.
   void finish(const std::string& status);

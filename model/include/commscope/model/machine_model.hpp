@@ -7,8 +7,8 @@
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>

@@ -71,10 +71,10 @@ int open_ring(std::uint32_t label, std::vector<int> members);
 // it watches (flight_watch.hpp). A scan: at start-up, not per call.
 int ring_of(std::uint32_t label);
 
-// A call posted on ring `ring` at `ticks` (now(): the caller has read it already): op, the profiler's string id of the operation; peer, the world rank of the root
-// or the peer (-1: none); link, a message's label id (0: none).
-// detail: a collective's datatype and reduction (the profiler's string ids of their names, 0: none)
-// and its root's rank in the communicator (-1: none), written as the root's world rank.
+// A call posted on ring `ring` at `ticks` (now(): the caller has read it already): op, the profiler's string id of the
+// operation; peer, the world rank of the root or the peer (-1: none); link, a message's label id (0: none). detail: a
+// collective's datatype and reduction (the profiler's string ids of their names, 0: none) and its root's rank in the
+// communicator (-1: none), written as the root's world rank.
 struct Detail {
   std::uint32_t type = 0, reduction = 0;
   int root = -1;

@@ -31,10 +31,10 @@ struct TrainOptions {
   double gemm_gflops = 0;          // the reference GEMM rate per rank for "% of GEMM"; 0: measured
   std::string profile;             // profile file (HDF5)
   std::string load_llmc, save_llmc, load, save;
-  int profile_every = 0;  // --profile written also every N steps, so far (host tracer); 0: at the end only
+  int profile_every = 0;       // --profile written also every N steps, so far (host tracer); 0: at the end only
   bool machine_probe = false;  // --profile records the machine model detected at start-up (as the bench's)
-  int save_every = 0;     // --save also every N steps; 0: at the end (and at a stop) only
-  int sample = 0;         // tokens to generate after training (rank 0)
+  int save_every = 0;          // --save also every N steps; 0: at the end (and at a stop) only
+  int sample = 0;              // tokens to generate after training (rank 0)
   std::string prompt = "And God said";
   float temperature = 1.0f;
   int log_every = 1;
