@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "commscope/collectives/error.hpp"
+#include "commscope/common/trim.hpp"
 #include "environment_cuda.hpp"
 
 #ifndef COMMSCOPE_VERSION
@@ -44,13 +45,7 @@ void check_mpi(int rc, const char* what) {
 }
 
 std::string trim(std::string_view s) {
-  const auto is_space = [](char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-  };
-  std::size_t b = 0, e = s.size();
-  while (b < e && is_space(s[b])) ++b;
-  while (e > b && is_space(s[e - 1])) --e;
-  return std::string(s.substr(b, e - b));
+  return std::string(trimmed(s));
 }
 
 // One argument as a POSIX shell would need it: plain when safe, else single-quoted.

@@ -9,15 +9,14 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "commscope/common/trim.hpp"
 #include "commscope/machine/machine_detect.hpp"
 
 namespace commscope::machine {
 namespace {
 
 std::string trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return std::string(s);
+  return std::string(trimmed(s));
 }
 
 std::vector<std::string> split_csv(std::string_view line) {

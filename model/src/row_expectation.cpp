@@ -4,11 +4,12 @@
 #include <cctype>
 #include <limits>
 
+#include "commscope/common/trim.hpp"
+
 namespace commscope {
 
 NcclAlgorithm nccl_algorithm(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  text = trimmed(text);
   NcclAlgorithm a;
   // A list ("Ring,Tree"), an exclusion ("^NVLS") or per-collective lists ("allreduce:tree;...")
   // leave NCCL a choice among several: priced as without NCCL_ALGO.
