@@ -298,8 +298,9 @@ Session::Session(MPI_Comm comm, SessionOptions options) : impl_(std::make_unique
   detail::g_iteration.store(-1);
   if (s.options.stream) s.start_stream();
   if (flight::on()) {  // a tool's recorder (a library's starts after its session: none then)
-    s.flight_ring =
-        flight::open_ring(name_id(communicator_label("profiler", world_ranks(s.comm))), world_ranks(s.comm));
+    std::vector<int> members = world_ranks(s.comm);
+    const NameId label = name_id(communicator_label("profiler", members));
+    s.flight_ring = flight::open_ring(label, std::move(members));
     s.flight_finish = name_id("profile.finish"), s.flight_write = name_id("profile.write");
     s.flight_append = name_id("profile.append");
   }

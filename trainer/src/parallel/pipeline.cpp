@@ -46,7 +46,7 @@ PipelineLink::PipelineLink(Transport& transport, const Communicator& group, Data
     from_.emplace_back(prof::link_label("pp", peer, me_));
   }
   if (prof::flight::on()) {
-    flight_ring_ = prof::flight::ring_of(prof::name_id(prof::communicator_label("pp", world_ranks_)));
+    flight_ring_ = prof::flight::ring_of(profiled_.label());
     flight_send_ = prof::name_id("send"), flight_recv_ = prof::name_id("recv");
   }
 }

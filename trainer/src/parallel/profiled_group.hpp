@@ -76,6 +76,7 @@ class ProfiledGroup {
     call();
   }
   const std::string& algo() const noexcept { return algo_; }
+  profiler::NameId label() const noexcept { return group_->label(); }  // the communicator's, as profiled
 
  private:
   std::string algo_;
