@@ -258,13 +258,11 @@ class Bench {
       Group& g = groups_[c.nranks];
       g.comm = std::make_unique<Communicator>(split, comm_options(o_));
       MPI_Comm_free(&split);
-      std::vector<int> members;
-      for (std::size_t r = 0; r < colors.size(); ++r)
-        if (colors[r] == colors[static_cast<std::size_t>(rank_)]) members.push_back(static_cast<int>(r));
-      profiler::flight::watch(*g.comm, profiler::communicator_label("group", members));
-      g.backend = make_cpu_backend(*g.comm, o_);
-      std::map<int, std::vector<int>> sets;
+      std::map<int, std::vector<int>> sets;  // each group's world ranks, by color
       for (std::size_t r = 0; r < colors.size(); ++r) sets[colors[r]].push_back(static_cast<int>(r));
+      profiler::flight::watch(*g.comm,
+                              profiler::communicator_label("group", sets.at(colors[static_cast<std::size_t>(rank_)])));
+      g.backend = make_cpu_backend(*g.comm, o_);
       groups_line_.append("# groups: the profile's calls on ").append(std::to_string(c.nranks));
       groups_line_.append("-rank communicators run on ").append(std::to_string(sets.size())).append(" groups at once:");
       for (const auto& [color, set] : sets) groups_line_.append(" ").append(profiler::communicator_label("group", set));
