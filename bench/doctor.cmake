@@ -10,6 +10,16 @@ add_executable(commscope-doctor ${CMAKE_CURRENT_LIST_DIR}/doctor/main.cpp ${CMAK
 # utilities (parse_size) are all it takes.
 target_link_libraries(commscope-doctor PRIVATE commscope_bench_env commscope::collectives commscope::common commscope::h5
                                                commscope::formats commscope_openblas CLI11::CLI11 commscope_build_flags)
+# --device cuda: the GPU phase (doctor/gpus.cpp) and its probes (doctor/gpu_probes.cpp: cuBLAS and
+# the CUDA runtime; the peaks from model, the host links from machine's nvidia-smi and sysfs
+# readers, the CUDA checks from the device collectives).
+if(COMMSCOPE_WITH_CUDA)
+  target_sources(commscope-doctor PRIVATE ${CMAKE_CURRENT_LIST_DIR}/doctor/gpus.cpp
+                                          ${CMAKE_CURRENT_LIST_DIR}/doctor/gpu_probes.cpp)
+  target_compile_definitions(commscope-doctor PRIVATE COMMSCOPE_WITH_CUDA=1)
+  target_link_libraries(commscope-doctor PRIVATE commscope::model commscope::machine commscope::collectives_cuda
+                                                 CUDA::cudart CUDA::cublas)
+endif()
 install(TARGETS commscope-doctor RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 if(COMMSCOPE_BUILD_TESTS)
@@ -46,13 +56,34 @@ if(COMMSCOPE_BUILD_TESTS)
                    --passes 1000 --no-probes --node-bytes 64K)
   set_tests_properties(bench.doctor.interrupt.np3 PROPERTIES LABELS "mpi" TIMEOUT 120 PROCESSORS 2
                                                              ENVIRONMENT "${COMMSCOPE_STOP_TEST_ENV}")
+  # --device cuda without a GPU, or in a build without CUDA: one line naming why, exit status 2,
+  # no file (skipped where a GPU is usable: bench.doctor.cuda runs there instead).
+  add_test(NAME bench.doctor.cuda.no_gpu
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/tests/gpu.sh absent -- ${expect} 2
+                   "^commscope-doctor: --device cuda: (this build has no CUDA|no usable GPU on rank 0 )" 30 --
+                   $<TARGET_FILE:commscope-doctor> --device cuda ${doctor_quick} -o ${CMAKE_BINARY_DIR}/doctor-no-gpu.h5)
+  set_tests_properties(bench.doctor.cuda.no_gpu PROPERTIES SKIP_RETURN_CODE 77 LABELS "unit"
+                                                           ENVIRONMENT "${COMMSCOPE_TEST_ENV}")
+  # On a GPU: every GPU's rates against its peaks, each share between 0.2 and 1.1, /gpus written,
+  # and the report's table of them (label gpu: skipped where no GPU is usable).
+  if(COMMSCOPE_WITH_CUDA)
+    add_test(NAME bench.doctor.cuda
+             COMMAND ${CMAKE_CURRENT_LIST_DIR}/tests/gpu.sh need -- ${CMAKE_CURRENT_LIST_DIR}/tests/doctor_gpu.sh
+                     $<TARGET_FILE:commscope-report> ${CMAKE_BINARY_DIR}/doctor-cuda.h5 -- $<TARGET_FILE:commscope-doctor>
+                     --device cuda --bytes 64K --lat-iters 5 --bw-iters 1 --passes 1 --probe-time 0.1 --probe-windows 2
+                     --gemm 64 --copy-bytes 1M --no-nodes --gpu-gemm 4096 --gpu-bytes 256M)
+    set_tests_properties(bench.doctor.cuda PROPERTIES SKIP_RETURN_CODE 77 LABELS "gpu" TIMEOUT 300 RUN_SERIAL TRUE
+                                                      ENVIRONMENT "${COMMSCOPE_TEST_ENV}")
+  endif()
   # They measure speed: alone.
   set_tests_properties(bench.doctor.np3 bench.doctor.np1 bench.doctor.busy PROPERTIES RUN_SERIAL TRUE)
   foreach(case
       "probes|--probes: x not in|--probes x"
       "bytes|--bytes: at least one byte per message|--bytes 4 --window 8"
       "node_algo|unknown algorithm 'nope'|--node-algo nope"
-      "timeout|--timeout: Value 0 not in range 0.001|-T 0")
+      "timeout|--timeout: Value 0 not in range 0.001|-T 0"
+      "device|--device: tpu not in \\{cpu,cuda\\}|--device tpu"
+      "gpu_bytes|--gpu-bytes: must be positive|--gpu-bytes 0")
     string(REPLACE "|" ";" parts "${case}")
     list(GET parts 0 name)
     list(GET parts 1 regex)

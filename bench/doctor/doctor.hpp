@@ -1,6 +1,6 @@
 // commscope-doctor's parts (docs/doctor.md): the options, the ranks' layout and rank 0's file,
-// shared by the run (main.cpp) and its three phases: pairs (pairs.cpp), probes (probes.cpp) and
-// each node's allreduce (nodes.cpp).
+// shared by the run (main.cpp) and its phases: pairs (pairs.cpp), probes (probes.cpp), each
+// node's allreduce (nodes.cpp) and, with --device cuda, the GPUs (gpus.cpp, a CUDA build's).
 #pragma once
 
 #include <mpi.h>
@@ -21,8 +21,10 @@ namespace commscope::doctor {
 
 // The file's format, rows and writer (formats/doctor_file.hpp).
 using formats::doctor::File;
+using formats::doctor::GpuRow;
 using formats::doctor::NodeRow;
 using formats::doctor::PairRow;
+using formats::doctor::PeerRow;
 using formats::doctor::RankRow;
 
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -44,6 +46,9 @@ struct Options {
   int node_iters = 5;
   double timeout_s = 60;
   bool no_probes = false, no_nodes = false;
+  std::string device = "cpu";      // cuda: the GPU phase too
+  int gpu_gemm_n = 8192;           // GPU GEMMs: n x n x n
+  std::string gpu_bytes = "512M";  // GPU copies: bytes per copy
 };
 
 // Every rank's host name, in rank order, and each rank's node: hosts numbered in order of
@@ -86,5 +91,15 @@ void run_pairs(Communicator& world, const Options& o, const Layout& layout, Outp
 void run_probes(Communicator& world, const Options& o, const Layout& layout, Output* file);
 // 3. Each node's allreduce, the nodes at once. Collective.
 void run_nodes(Communicator& world, const Options& o, const Layout& layout, Output* file);
+// 4. (--device cuda) Every GPU's GEMM and copy rates against its peaks, and each node's peer
+// copies. Collective. A CUDA build's (gpus.cpp).
+void run_gpus(Communicator& world, const Options& o, const Layout& layout, Output* file);
+// Whether every rank sees a GPU; each rank that sees none says so on stderr. Collective.
+bool gpus_usable(Communicator& world, const Layout& layout);
+
+// A barrier whose waiting ranks sleep (1 ms between tests) rather than poll, for the probes: a
+// rank polling in MPI_Barrier takes a share of a CPU from the rank probing beside it. Past
+// timeout_s: TimeoutError naming `what`.
+void idle_barrier(MPI_Comm comm, double timeout_s, const std::string& what);
 
 }  // namespace commscope::doctor

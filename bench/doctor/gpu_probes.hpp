@@ -1,9 +1,10 @@
-// The doctor's GPU probes (commscope-doctor --device cuda; docs/doctor.md "GPU nodes"): declared
-// here, not yet implemented. Their CUDA part (gpu_probes.cu, built where COMMSCOPE_WITH_CUDA) is to
-// be written and checked on a GPU node; what is CPU-side is done and tested: the peaks
-// (model/gpu_peaks.hpp), the links from nvidia-smi's and sysfs's text (machine/gpu_links.hpp),
-// the rows (formats/doctor_file.hpp: GpuRow, PeerRow) and the report's rule (analysis's
-// doctor_findings.hpp). Each rate is the best of the probe's windows, as the CPU probes' are.
+// The doctor's GPU probes (commscope-doctor --device cuda; docs/doctor.md "GPU nodes"), built
+// where COMMSCOPE_WITH_CUDA (gpu_probes.cpp), run by the doctor's GPU phase (gpus.cpp). The peaks
+// they are set against are model/gpu_peaks.hpp's, the host links machine/gpu_links.hpp's, the
+// rows formats/doctor_file.hpp's (GpuRow, PeerRow), the rule over them analysis's
+// doctor_findings.hpp. Each rate is the best of `windows` windows of `window_s` seconds (many
+// calls, then one synchronisation), as the CPU probes' are. Errors: TransportError (CUDA) or
+// std::runtime_error (cuBLAS) naming the call.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +13,9 @@
 #include "commscope/model/gpu_peaks.hpp"
 
 namespace commscope::doctor::gpu {
+
+// Visible CUDA devices; 0 where there is no driver or device.
+int visible_devices();
 
 // What a device says of itself. SMs, the SM and memory clocks and the bus width from
 // cudaDeviceGetAttribute (cudaDevAttrMultiProcessorCount, cudaDevAttrClockRate,
@@ -32,19 +36,24 @@ struct Properties {
 Properties properties(int device);
 
 // cuBLAS GEMM of n x n x n (cublasGemmEx; fp32: CUBLAS_COMPUTE_32F, bf16: bf16 in, fp32
-// accumulate), n large enough for the rate to reach its plateau (to be chosen on a GPU), 2 n^3
-// flop per call, timed with events over windows of `window_s`; GFLOP/s.
+// accumulate; CUBLAS_DEFAULT_MATH, so fp32 is not TF32), random values in [-1, 1), n large enough
+// for the rate to reach its plateau (the doctor's --gpu-gemm, 8192), 2 n^3 flop per call; GFLOP/s.
 double gemm_gflops(int device, model::GemmType type, int n, double window_s, int windows);
-// cudaMemcpyAsync device to device of `bytes` (at least 4x the L2 cache; 1 GiB); GB/s counted once.
-double d2d_gbytes(int device, std::size_t bytes, int windows);
+// cudaMemcpyAsync device to device of `bytes` (many times the L2 cache); GB/s counted once (the
+// memory moves twice that: each byte is read and written).
+double d2d_gbytes(int device, std::size_t bytes, double window_s, int windows);
 // Pinned host memory (cudaMallocHost) to the device and back, `bytes` each way; GB/s.
-double h2d_gbytes(int device, std::size_t bytes, int windows);
-double d2h_gbytes(int device, std::size_t bytes, int windows);
-// Peer copy src -> dst (cudaDeviceEnablePeerAccess, cudaMemcpyPeerAsync) alone, and both
-// directions at once on two streams (the sum); NaN where the pair cannot access each other.
+double h2d_gbytes(int device, std::size_t bytes, double window_s, int windows);
+double d2h_gbytes(int device, std::size_t bytes, double window_s, int windows);
+// Whether src can read and write dst's memory, peer access enabled where it can.
+bool peer_access(int src, int dst);
+// Peer copy src -> dst (cudaMemcpyPeerAsync on a stream of src, peer access enabled both ways)
+// alone, and with `both_ways` the two directions at once, each on a stream of its source (the
+// sum of the two); NaN where the pair cannot access each other (a copy would be staged through
+// the host, which is no peer link).
 struct PeerRate {
   double oneway_gbytes = 0, bidir_gbytes = 0;
 };
-PeerRate peer_copy(int src, int dst, std::size_t bytes, int windows);
+PeerRate peer_copy(int src, int dst, std::size_t bytes, double window_s, int windows, bool both_ways);
 
 }  // namespace commscope::doctor::gpu

@@ -14,6 +14,9 @@
 //    Ranks not probing wait asleep; a probe whose CPUs other work shared (runnable tasks beyond
 //    the machine's CPUs) in every window is said to be, and the report does not judge it.
 // 3. nodes: allreduce inside each node (the nodes at once, each on its own ranks).
+// 4. gpus (--device cuda): every GPU's bf16 and fp32 GEMM rate (cuBLAS), device copy rate and
+//    pinned host-to-device and device-to-host rates, each against the peak its properties give;
+//    each node's peer copies between its GPUs, every ordered pair, one way and both ways at once.
 // Rows are written after each round and phase (pairs.cpp, probes.cpp, nodes.cpp), so an interrupted run keeps what it
 // measured. A pair that stops answering ends the run within -T, naming the pair and its hosts.
 #include <cblas.h>
@@ -64,6 +67,11 @@ Output::Output(const Options& o, const bench::Environment& env, const Layout& l)
   meta.set_attr("memcpy_bytes", static_cast<std::uint64_t>(parse_size(o.copy_bytes)));
   meta.set_attr("node_allreduce_algo", o.node_algo);
   meta.set_attr("timeout_s", o.timeout_s);
+  meta.set_attr("device", o.device);
+  if (o.device == "cuda") {
+    meta.set_attr("gpu_gemm_n", o.gpu_gemm_n);
+    meta.set_attr("gpu_bytes", static_cast<std::uint64_t>(parse_size(o.gpu_bytes)));
+  }
   tracked_ = std::make_unique<stop::TrackedFile>(file_->h5().partial_path(), o.out, "rows");
 }
 
@@ -124,6 +132,14 @@ int parse_options(int argc, char** argv, int rank, Options& o) {
   app.add_option("-T,--timeout", o.timeout_s, "seconds a pair or node may stop answering before the run ends")
       ->check(CLI::Range(0.001, 1e6))
       ->capture_default_str();
+  app.add_option("--device", o.device,
+                 "cuda: the GPUs too (each GPU's GEMM and copy rates against its peaks, each node's peer copies)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  app.add_option("--gpu-gemm", o.gpu_gemm_n, "GPU GEMMs (--device cuda): n x n matrices")
+      ->check(CLI::Range(64, 65536))
+      ->capture_default_str();
+  app.add_option("--gpu-bytes", o.gpu_bytes, "GPU copies (--device cuda): bytes per copy")->capture_default_str();
   app.add_flag("--no-probes", o.no_probes, "skip the sgemm and memcpy probes");
   app.add_flag("--no-nodes", o.no_nodes, "skip the per-node allreduce");
   try {
@@ -132,6 +148,11 @@ int parse_options(int argc, char** argv, int rank, Options& o) {
     if (bw < static_cast<std::size_t>(o.window)) throw CLI::ValidationError("--bytes", "at least one byte per message");
     if (parse_size(o.copy_bytes) == 0) throw CLI::ValidationError("--copy-bytes", "must be positive");
     if (parse_size(o.node_bytes) < 4) throw CLI::ValidationError("--node-bytes", "at least one f32");
+    if (parse_size(o.gpu_bytes) == 0) throw CLI::ValidationError("--gpu-bytes", "must be positive");
+#ifndef COMMSCOPE_WITH_CUDA
+    if (o.device == "cuda")
+      throw CLI::ValidationError("--device cuda", "this build has no CUDA (configure with -DCOMMSCOPE_CUDA=ON)");
+#endif
     const Algorithm& a = find_algorithm(o.node_algo);
     if (!a.supports(Collective::allreduce)) throw CLI::ValidationError("--node-algo", "has no allreduce");
   } catch (const CLI::CallForHelp& e) {
@@ -163,6 +184,9 @@ int run(int argc, char** argv) {
   Communicator world(MPI_COMM_WORLD, copts);
   stop::install("commscope-doctor", rank, stop::Mode::kPublishAndDie);
   const Layout layout = layout_of(*world.transport().as_mpi());
+#ifdef COMMSCOPE_WITH_CUDA
+  if (o.device == "cuda" && !gpus_usable(world, layout)) return 2;  // each rank without one said so
+#endif
   const bench::Environment env = bench::capture_environment(world.mpi_comm(), argc, argv);
   const std::string* found = env.find("oversubscribed");
   const std::string oversubscribed = found ? *found : std::string();
@@ -177,6 +201,9 @@ int run(int argc, char** argv) {
   run_pairs(world, o, layout, file);
   if (!o.no_probes) run_probes(world, o, layout, file);
   if (!o.no_nodes) run_nodes(world, o, layout, file);
+#ifdef COMMSCOPE_WITH_CUDA
+  if (o.device == "cuda") run_gpus(world, o, layout, file);
+#endif
   if (rank == 0) {
     file->finish("complete");
     g_file.reset();

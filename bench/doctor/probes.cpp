@@ -27,22 +27,6 @@ namespace {
 
 using timing::now_s;
 
-// A barrier whose waiting ranks sleep (1 ms between tests) rather than poll, for the probes: a
-// rank polling in MPI_Barrier takes a share of a CPU from the rank probing beside it, whatever
-// mpi_yield_when_idle says, since each rank a launcher's daemon starts sits in a session (a
-// scheduler autogroup) of its own, where yielding yields to no one. Past timeout_s: TimeoutError.
-void idle_barrier(MPI_Comm comm, double timeout_s, const std::string& what) {
-  MPI_Request req;
-  MPI_Ibarrier(comm, &req);
-  const double t0 = now_s();
-  for (int done = 0; !done;) {
-    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (!done && now_s() - t0 > timeout_s)
-      throw TimeoutError(what + ": a rank stopped answering: timeout after " + std::to_string(timeout_s) + " s");
-    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-}
-
 // Runnable tasks on this machine now (the kernel's nr_running, /proc/loadavg's "R/T"), the
 // caller included; NaN where it cannot be read.
 class RunQueue {
@@ -126,6 +110,21 @@ std::pair<ProbeRate, ProbeRate> probe(const Options& o) {
 }
 
 }  // namespace
+
+// Waiting ranks sleep rather than poll: whatever mpi_yield_when_idle says, each rank a launcher's
+// daemon starts sits in a session (a scheduler autogroup) of its own, where yielding yields to
+// no one.
+void idle_barrier(MPI_Comm comm, double timeout_s, const std::string& what) {
+  MPI_Request req;
+  MPI_Ibarrier(comm, &req);
+  const double t0 = now_s();
+  for (int done = 0; !done;) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (!done && now_s() - t0 > timeout_s)
+      throw TimeoutError(what + ": a rank stopped answering: timeout after " + std::to_string(timeout_s) + " s");
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
 
 // Every rank's probes, concurrent or one rank at a time, the others asleep in idle_barrier; rank 0
 // writes the rows and, where a probe's CPU was shared with other work in every window, says so

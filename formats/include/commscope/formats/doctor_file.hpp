@@ -46,12 +46,12 @@ struct GpuRow {
   double gemm_fp32_peak_gflops = std::numeric_limits<double>::quiet_NaN();
   double gemm_bf16_gflops = std::numeric_limits<double>::quiet_NaN();
   double gemm_bf16_peak_gflops = std::numeric_limits<double>::quiet_NaN();
-  double d2d_GBps = std::numeric_limits<double>::quiet_NaN();  // device to device copy
-  double d2d_peak_GBps = std::numeric_limits<double>::quiet_NaN();
-  double h2d_GBps = std::numeric_limits<double>::quiet_NaN();  // pinned host to device
+  double d2d_GBps = std::numeric_limits<double>::quiet_NaN();       // device to device copy
+  double d2d_peak_GBps = std::numeric_limits<double>::quiet_NaN();  // half the memory's: a copy reads and writes
+  double h2d_GBps = std::numeric_limits<double>::quiet_NaN();       // pinned host to device
   double d2h_GBps = std::numeric_limits<double>::quiet_NaN();
   double host_link_GBps = std::numeric_limits<double>::quiet_NaN();  // the host link's rate, per direction
-  char host_link[64]{};                                              // "PCIe gen 5 x16 (nvidia-smi, current)"
+  char host_link[64]{};  // "PCIe gen 5 x16 (nvidia-smi: max gen, width now)"
 };
 // One ordered pair of GPUs of one node (--device cuda, 2 or more GPUs on a node): the peer copy
 // from src to dst alone, and both directions at once (the sum of the two).

@@ -1,0 +1,152 @@
+// commscope-doctor, phase 4 (--device cuda): every GPU's GEMM, device copy and host link rates
+// against its peaks, then each node's peer copies (gpu_probes.hpp). A node's ranks take its
+// visible GPUs in turn, as the bench's do; where ranks outnumber GPUs only the first of each GPU
+// probes it. The GPUs probe at once (what a job sees: 8 GPUs copying from the host share the
+// host's memory and PCIe switches); the peer copies run one pair at a time on each node (its
+// first rank measures every ordered pair of the node's visible GPUs), the other ranks asleep.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "commscope/common/byte_size.hpp"
+#include "doctor.hpp"
+#include "gpu_probes.hpp"
+
+namespace commscope::doctor {
+namespace {
+
+// NaN where a peak is not known (0): the report then shows "-" for its share.
+double gflops_or_nan(double flops) {
+  return flops > 0 ? flops / 1e9 : kNaN;
+}
+
+// This rank's GPU row; device -1 where the rank has no GPU of its own to probe.
+GpuRow probe_gpu(const Options& o, int rank, const Layout& layout, int device) {
+  GpuRow row;
+  row.rank = rank, row.node = layout.node[static_cast<std::size_t>(rank)], row.device = device;
+  h5::set_fixed(row.host, layout.hosts[static_cast<std::size_t>(rank)]);
+  if (device < 0) return row;
+  const gpu::Properties p = gpu::properties(device);
+  h5::set_fixed(row.name, p.name);
+  const std::size_t bytes = parse_size(o.gpu_bytes);
+  row.gemm_fp32_gflops = gpu::gemm_gflops(device, model::GemmType::fp32, o.gpu_gemm_n, o.probe_time_s, o.probe_windows);
+  row.gemm_fp32_peak_gflops = gflops_or_nan(p.gemm_fp32_peak_flops);
+  if (p.major >= 8) {  // bf16 tensor cores: Ampere on
+    row.gemm_bf16_gflops =
+        gpu::gemm_gflops(device, model::GemmType::bf16, o.gpu_gemm_n, o.probe_time_s, o.probe_windows);
+    row.gemm_bf16_peak_gflops = gflops_or_nan(p.gemm_bf16_peak_flops);
+  }
+  row.d2d_GBps = gpu::d2d_gbytes(device, bytes, o.probe_time_s, o.probe_windows);
+  // A copy reads and writes each byte: its peak is half the memory's.
+  row.d2d_peak_GBps = p.memory_peak_bytes > 0 ? p.memory_peak_bytes / 2 / 1e9 : kNaN;
+  row.h2d_GBps = gpu::h2d_gbytes(device, bytes, o.probe_time_s, o.probe_windows);
+  row.d2h_GBps = gpu::d2h_gbytes(device, bytes, o.probe_time_s, o.probe_windows);
+  row.host_link_GBps = p.host_link_gbytes > 0 ? p.host_link_gbytes : kNaN;
+  h5::set_fixed(row.host_link, p.host_link);
+  return row;
+}
+
+// "0.74 of peak", or "" where the peak is not known; " ABOVE its peak" beyond 1.1 of it (the
+// peak table, or the clock it was given, is wrong for this device).
+std::string of_peak(double value, double peak) {
+  if (!std::isfinite(value) || !(peak > 0)) return "";
+  char text[64];
+  std::snprintf(text, sizeof text, " (%.2f of peak%s)", value / peak, value > 1.1 * peak ? ", ABOVE its peak" : "");
+  return text;
+}
+
+// Every ordered pair of this node's visible GPUs: the copy one way, and both ways at once (the
+// same figure for i -> j and j -> i, measured once).
+std::vector<PeerRow> probe_peers(const Options& o, int node, const std::string& host, int ngpu) {
+  std::vector<PeerRow> rows;
+  const std::size_t bytes = parse_size(o.gpu_bytes);
+  for (int i = 0; i < ngpu; ++i)
+    for (int j = i + 1; j < ngpu; ++j) {
+      const gpu::PeerRate ij = gpu::peer_copy(i, j, bytes, o.probe_time_s, o.probe_windows, true);
+      const gpu::PeerRate ji = gpu::peer_copy(j, i, bytes, o.probe_time_s, o.probe_windows, false);
+      for (const auto& [src, dst, oneway] : {std::tuple{i, j, ij.oneway_gbytes}, std::tuple{j, i, ji.oneway_gbytes}}) {
+        PeerRow r;
+        r.node = node, r.src = src, r.dst = dst, r.oneway_GBps = oneway, r.bidir_GBps = ij.bidir_gbytes;
+        h5::set_fixed(r.host, host);
+        rows.push_back(r);
+      }
+    }
+  return rows;
+}
+
+}  // namespace
+
+bool gpus_usable(Communicator& world, const Layout& layout) {
+  const int have = gpu::visible_devices();
+  int fewest = have;
+  MPI_Allreduce(&have, &fewest, 1, MPI_INT, MPI_MIN, world.mpi_comm());
+  if (fewest > 0) return true;
+  // Each rank without one says so (its host named); rank 0 speaks for the run.
+  if (have == 0)
+    std::fprintf(stderr, "commscope-doctor: --device cuda: no usable GPU on rank %d (%s)\n", world.rank(),
+                 layout.hosts[static_cast<std::size_t>(world.rank())].c_str());
+  return false;
+}
+
+void run_gpus(Communicator& world, const Options& o, const Layout& layout, Output* file) {
+  const int rank = world.rank(), p = world.size();
+  Communicator node = world.split_by_node();
+  const int ngpu = gpu::visible_devices();
+  int most = ngpu;  // the most GPUs a node has: how long its peer copies may take
+  MPI_Allreduce(&ngpu, &most, 1, MPI_INT, MPI_MAX, world.mpi_comm());
+  // A probe's rate takes its windows, a first call and its buffers (2 s allowed): the waits are
+  // -T beyond what the probes take (5 rates a GPU; 3 a pair of GPUs, one pair at a time).
+  const double rate_s = o.probe_windows * o.probe_time_s + 2;
+  idle_barrier(world.mpi_comm(), o.timeout_s, "GPU probes, before them");
+  const GpuRow mine = probe_gpu(o, rank, layout, node.rank() < ngpu ? node.rank() : -1);
+  idle_barrier(world.mpi_comm(), o.timeout_s + 5 * rate_s, "GPU probes, after them");
+  std::vector<GpuRow> all(rank == 0 ? static_cast<std::size_t>(p) : 0);
+  MPI_Gather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, 0, world.mpi_comm());
+  if (rank == 0) {
+    std::printf("# gpus: cuBLAS GEMM n=%d, copies of %s, the GPUs at once\n", o.gpu_gemm_n, o.gpu_bytes.c_str());
+    std::vector<GpuRow> rows;
+    for (const GpuRow& g : all) {
+      if (g.device < 0) continue;
+      rows.push_back(g);
+      std::printf(
+          "  rank %4lld %-16s GPU %lld %s: bf16 GEMM %.1f TFLOP/s%s, fp32 %.1f%s; device copy %.0f GB/s%s; "
+          "host to device %.1f, device to host %.1f GB/s%s, link %s\n",
+          static_cast<long long>(g.rank), g.host, static_cast<long long>(g.device), g.name, g.gemm_bf16_gflops / 1e3,
+          of_peak(g.gemm_bf16_gflops, g.gemm_bf16_peak_gflops).c_str(), g.gemm_fp32_gflops / 1e3,
+          of_peak(g.gemm_fp32_gflops, g.gemm_fp32_peak_gflops).c_str(), g.d2d_GBps,
+          of_peak(g.d2d_GBps, g.d2d_peak_GBps).c_str(), g.h2d_GBps, g.d2h_GBps,
+          of_peak(std::min(g.h2d_GBps, g.d2h_GBps), g.host_link_GBps).c_str(), g.host_link);
+    }
+    file->add(rows);
+  }
+  // The peer copies: each node's first rank, the others asleep.
+  std::vector<PeerRow> peers;
+  if (node.rank() == 0 && ngpu >= 2)
+    peers =
+        probe_peers(o, layout.node[static_cast<std::size_t>(rank)], layout.hosts[static_cast<std::size_t>(rank)], ngpu);
+  idle_barrier(world.mpi_comm(), o.timeout_s + most * (most - 1) / 2 * 3 * rate_s, "GPU peer copies");
+  const int bytes = static_cast<int>(peers.size() * sizeof(PeerRow));
+  std::vector<int> counts(rank == 0 ? static_cast<std::size_t>(p) : 0), offsets(counts.size());
+  MPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, world.mpi_comm());
+  int total = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) offsets[r] = total, total += counts[r];
+  std::vector<PeerRow> gathered(static_cast<std::size_t>(total) / sizeof(PeerRow));
+  MPI_Gatherv(peers.data(), bytes, MPI_BYTE, gathered.data(), counts.data(), offsets.data(), MPI_BYTE, 0,
+              world.mpi_comm());
+  if (rank != 0 || gathered.empty()) return;
+  std::printf("# peers: every ordered pair of a node's GPUs, one way and both ways at once (GB/s)\n");
+  for (const PeerRow& r : gathered) {
+    if (std::isfinite(r.oneway_GBps))
+      std::printf("  %-16s GPU %lld -> %lld %8.1f one way %8.1f both ways\n", r.host, static_cast<long long>(r.src),
+                  static_cast<long long>(r.dst), r.oneway_GBps, r.bidir_GBps);
+    else
+      std::printf("  %-16s GPU %lld -> %lld no peer access (a copy would go through the host)\n", r.host,
+                  static_cast<long long>(r.src), static_cast<long long>(r.dst));
+  }
+  file->add(gathered);
+}
+
+}  // namespace commscope::doctor
