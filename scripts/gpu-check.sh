@@ -1,20 +1,33 @@
 #!/usr/bin/env bash
-# On a GPU machine: build the CUDA configuration, run the GPU tests, a bench sweep on device
-# buffers (NCCL and our algorithms, 8 B to 1 GiB), a profiled training run and the reports, the
-# in-training gap (2 ranks sharing GPU 0, the step against its replay alone: the contention of
-# the backward's kernels with the gradients' allreduce), then write a summary table (summary.md)
-# to record in docs/gpu-results.md.
+# On a GPU machine: build the CUDA configuration, run the GPU tests, the GPU doctor (every GPU's
+# rates against its peaks), a bench sweep on device buffers (NCCL and our algorithms, 8 B to
+# 1 GiB), a profiled training run and the reports, the in-training gap (2 ranks sharing GPU 0,
+# the step against its replay alone: the contention of the backward's kernels with the
+# gradients' allreduce), optionally the training step beside llm.c's and PyTorch's and the
+# same-machine replay ratios, then write a summary (summary.md) to record in
+# docs/gpu-results.md.
 #
-#   scripts/gpu-check.sh [--out DIR] [--build DIR] [--size BYTES] [--ranks N] [--iters N] [--jobs N] [--no-build]
+#   scripts/gpu-check.sh [--out DIR] [--build DIR] [--size BYTES] [--collectives LIST] [--ranks N]
+#                        [--iters N] [--jobs N] [--no-build] [--anchors DIR] [--replays]
 #   scripts/gpu-check.sh --count-tests CTEST.LOG   (the GPU tests' verdict line of a ctest log)
+#
+# The whole check on one GPU within about 8 minutes, from a packed build (scripts/pack-gpu.sh):
+#   scripts/gpu-check.sh --no-build --build /tmp/cs/build --collectives allreduce --anchors DIR --replays
 #
 # --ranks: bench ranks (default: one per GPU when mpirun is present, else 1: a single rank
 # runs without a launcher); --size: largest bench size (default 1G); --iters: timed iterations
 # per bench case (default 20, as the bench's -n and nccl-tests; 0: Google Benchmark picks,
-# which takes longer); --jobs: gpu tests run at once (ctest -j, default 1; they share the GPUs,
-# and the one that times kernels, profiler.cuda.known_durations, runs alone); --build: build folder (default build-cuda/); --no-build: use it
-# as it is. Needs what scripts/setup.sh installs
-# (MPI, HDF5, ...) plus the CUDA toolkit with cuBLAS, CUPTI and NCCL (NCCL_HOME if elsewhere).
+# which takes longer); --collectives: the bench's (default all); --jobs: gpu tests run at once
+# (ctest -j, default 1; they share the GPUs, and the ones that time kernels run alone); --build:
+# build folder (default build-cuda/); --no-build: use it as it is. --anchors DIR: the training
+# step beside llm.c's and PyTorch's (GPT-2 124M, sequence 1024, bf16, B=8 and B=32, each timed by
+# its own step lines: commscope-train with our flash attention and with cuDNN's, llm.c's
+# train_gpt2cu with cuDNN (DIR/train_gpt2cu_cudnn) and without (DIR/train_gpt2cu), llm.c's
+# train_gpt2.py under torch.compile; DIR also holds the token shards train.bin and val.bin in
+# llm.c's format). --replays: scripts/replay-ratios.sh's four layouts on the upper half of the
+# cores (16 cores: 8 for the 8-rank layout), while the GPU runs of --anchors use the lower half.
+# Needs what scripts/setup.sh installs (MPI, HDF5, ...) plus the CUDA toolkit with cuBLAS, CUPTI
+# and NCCL (NCCL_HOME if elsewhere), or a packed build (scripts/pack-gpu.sh).
 set -euo pipefail
 
 # --help: this file's opening comment, up to the first line of code, without the '# '.
@@ -28,6 +41,9 @@ ranks=""
 iters=20
 jobs=1
 build=1
+collectives=all
+anchors=""
+replays=0
 die() { echo "gpu-check.sh: $*" >&2; exit 2; }
 # count_tests LOG: "GPU tests: P passed, S skipped, F failed (of N)" from a ctest log, and status 1
 # when any was skipped or failed: on a GPU machine a GPU test that skips did not run, and ctest's
@@ -54,6 +70,9 @@ while [ $# -gt 0 ]; do
     --iters) [ $# -ge 2 ] || die "--iters needs a value"; iters=$2; shift 2 ;;
     --jobs) [ $# -ge 2 ] || die "--jobs needs a value"; jobs=$2; shift 2 ;;
     --no-build) build=0; shift ;;
+    --collectives) [ $# -ge 2 ] || die "--collectives needs a list"; collectives=$2; shift 2 ;;
+    --anchors) [ $# -ge 2 ] || die "--anchors needs a folder"; anchors=$(realpath -m "$2"); shift 2 ;;
+    --replays) replays=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
@@ -61,6 +80,11 @@ done
 case "$ranks" in ''|*[!0-9]*|0) [ -z "$ranks" ] || die "--ranks needs a positive integer, not '$ranks'" ;; esac
 case "$iters" in ''|*[!0-9]*) die "--iters needs a non-negative integer, not '$iters'" ;; esac
 case "$jobs" in ''|*[!0-9]*|0) die "--jobs needs a positive integer, not '$jobs'" ;; esac
+if [ -n "$anchors" ]; then
+  for f in train_gpt2cu train_gpt2cu_cudnn train_gpt2.py train.bin val.bin; do
+    [ -e "$anchors/$f" ] || die "--anchors: no $f in '$anchors'"
+  done
+fi
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 [ "$ngpu" -gt 0 ] || die "no NVIDIA GPU is usable here (nvidia-smi -L lists none)"
 out=${out:-$root/results/gpu-$(date +%Y%m%d-%H%M%S)}
@@ -75,7 +99,7 @@ launch() {  # launch N command...: without a launcher for one rank
   if [ "$n" = 1 ]; then "$@"; else mpirun -np "$n" --bind-to none "$@"; fi
 }
 start=$(date +%s)
-step() { echo; echo "== [$1/5] $2 ($(($(date +%s) - start)) s so far)"; }
+step() { echo; echo "== [$1/7] $2 ($(($(date +%s) - start)) s so far)"; }
 
 step 1 "build the CUDA configuration in $build_dir"
 if [ $build = 1 ]; then
@@ -102,12 +126,18 @@ done
 [ -x "$bin/test_trainer_cuda" ] &&
   { "$bin/test_trainer_cuda" "$root/trainer/tests/data/tiny.txt" --transports nccl >"$out/test_trainer_cuda.log" 2>&1 || true; }
 
-step 3 "commscope-bench on device buffers: every collective, NCCL and our algorithms, 8 B to $size, $ranks ranks"
+step 3 "commscope-doctor --device cuda: every GPU against its peaks, the peer copies"
+doctor_rc=0
+launch "$(command -v mpirun >/dev/null && echo "$ngpu" || echo 1)" "$bin/commscope-doctor" --device cuda --passes 1 --no-nodes -o "$out/doctor.h5" >"$out/doctor.log" 2>&1 &&
+  "$bin/commscope-report" doctor "$out/doctor.h5" >"$out/report-doctor.txt" 2>&1 || doctor_rc=1
+grep -A40 -E '^# (gpus|peers):' "$out/doctor.log" | grep -E '^(#|  )' || tail -5 "$out/doctor.log" || true
+
+step 4 "commscope-bench on device buffers: $collectives, NCCL and our algorithms, 8 B to $size, $ranks ranks"
 bench_rc=0
-launch "$ranks" "$bin/commscope-bench" all --device cuda --algo all -b 8 -e "$size" -f 4 -c 1 -n "$iters" --stats \
+launch "$ranks" "$bin/commscope-bench" "$collectives" --device cuda --algo all -b 8 -e "$size" -f 4 -c 1 -n "$iters" --stats \
   --out "$out/bench-cuda.h5" 2>&1 | tee "$out/bench-cuda.log" || bench_rc=1
 
-step 4 "commscope-train --device cuda: GPT-2 124M in bf16, profiled, $ranks rank(s)"
+step 5 "commscope-train --device cuda: GPT-2 124M in bf16, profiled, $ranks rank(s)"
 # MFU against the datasheet's dense bf16 peak of the GPUs named here (PEAK_TFLOPS overrides;
 # unknown GPUs get no MFU, only the fraction of the GEMM rate measured at start).
 gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
@@ -140,7 +170,88 @@ train=("$bin/commscope-train" --device cuda --precision bf16 --model gpt2-124m -
 train_rc=0
 launch "$ranks" "${train[@]}" 2>&1 | tee "$out/train.log" || train_rc=1
 
-step 5 "reports"
+step 6 "the training step beside llm.c and PyTorch${anchors:+ ($anchors)}; the replay ratios${replays:+ on the upper CPUs}"
+# The replays take the upper half of the cores in the background, one CPU each (a core's other
+# hardware thread left idle); the GPU runs take the lower half's CPUs, every thread.
+read -r low high < <(lscpu -p=CPU,CORE 2>/dev/null | grep -v '^#' | sort -t, -k2,2n -k1,1n | awk -F, '
+  { cpu[NR] = $1; core[NR] = $2; if (!($2 in seen)) { seen[$2] = 1; cores[++n] = $2 } }
+  END { half = int(n / 2); for (i = 1; i <= n; ++i) rank[cores[i]] = i
+        for (i = 1; i <= NR; ++i) if (rank[core[i]] <= half) low = low "," cpu[i]; else if (!(core[i] in took)) { took[core[i]] = 1; high = high "," cpu[i] }
+        print substr(low, 2), substr(high, 2) }')
+# With fewer than 8 cores in the upper half (the largest layout's ranks), the replays wait for
+# the GPU runs and then take every core.
+replays_pid=""
+run_replays() { bash "$root/scripts/replay-ratios.sh" --bin "$bin" --out "$out/replays" "$@" >"$out/replays.log" 2>&1; }
+together=0
+[ $replays = 1 ] && [ "$(echo "$high" | tr ',' '\n' | grep -c .)" -ge 8 ] && together=1
+if [ $together = 1 ]; then
+  run_replays --cpus "$high" &
+  replays_pid=$!
+else
+  high=""
+fi
+side_rc=0
+# mean_step LOG: the mean of the "NNN.NN ms" of a trainer's step lines after the first 3 (llm.c's
+# and PyTorch's print one per step; torch.compile's first steps compile), or commscope-train's
+# own "mean step" figure (after its first step).
+mean_step() {
+  python3 - "$1" <<'PY'
+import re, statistics, sys
+text = open(sys.argv[1], errors="replace").read()
+m = re.search(r"^mean step ([0-9.]+) ms", text, re.M)
+if m:
+    print(m.group(1)); sys.exit()
+steps = [float(x) for x in re.findall(r"^step +\d+/\d+ \|.*?\(?([0-9.]+) ms", text, re.M)]
+print(f"{statistics.mean(steps[3:]):.2f}" if len(steps) > 3 else "-")
+PY
+}
+if [ -n "$anchors" ]; then
+  pin=(taskset -c "$low")
+  command -v taskset >/dev/null && [ -n "$low" ] && [ $together = 1 ] || pin=()
+  side="$out/side"
+  mkdir -p "$side"
+  for b in 8 32; do
+    n=$([ $b = 8 ] && echo 30 || echo 15)
+    for att in flash cudnn; do
+      timeout 180 "${pin[@]}" "$bin/commscope-train" --device cuda --precision bf16 --model gpt2-124m --batch $b \
+        --seq 1024 --steps $n --attention $att --peak-tflops "$peak" --data "$anchors/train.bin" --val-fraction 0.05 --val-batches 1 \
+        >"$side/commscope-$att-b$b.log" 2>&1 || side_rc=1
+    done
+    for v in train_gpt2cu_cudnn train_gpt2cu; do
+      (cd "$anchors" && timeout 120 "${pin[@]}" "./$v" -i train.bin -j val.bin -e d12 -b $b -t 1024 -x $n -v 100000 \
+        -s 100000 -h 0) >"$side/$v-b$b.log" 2>&1 || side_rc=1
+    done
+    # PyTorch with the machine's own libraries, not the packed build's.
+    (cd "$side" && LD_LIBRARY_PATH=${COMMSCOPE_ORIGINAL_LD_LIBRARY_PATH-${LD_LIBRARY_PATH:-}} PYTHONUNBUFFERED=1 \
+      timeout 300 "${pin[@]}" python3 "$anchors/train_gpt2.py" --input_bin "$anchors/train.bin" --model d12 \
+      --batch_size $b --sequence_length 1024 --total_batch_size $((b * 1024)) --num_iterations $n --compile 1 \
+      --flash 1 --dtype bfloat16 --tensorcores 1 --write_tensors 0 --overfit_single_batch 0 --device cuda) \
+      >"$side/pytorch-b$b.log" 2>&1 || side_rc=1
+  done
+  {
+    echo "| trainer | B=8 step ms | B=32 step ms | B=8 / llm.c cuDNN | B=32 / llm.c cuDNN |"
+    echo "|---|---:|---:|---:|---:|"
+    ref8=$(mean_step "$side/train_gpt2cu_cudnn-b8.log") ref32=$(mean_step "$side/train_gpt2cu_cudnn-b32.log")
+    for t in commscope-flash:"commscope-train, our flash attention" commscope-cudnn:"commscope-train, cuDNN attention" \
+      train_gpt2cu_cudnn:"llm.c, cuDNN attention" train_gpt2cu:"llm.c, its own attention" \
+      pytorch:"PyTorch (llm.c's train_gpt2.py), torch.compile, flash SDPA"; do
+      s8=$(mean_step "$side/${t%%:*}-b8.log") s32=$(mean_step "$side/${t%%:*}-b32.log")
+      r8=$(python3 -c "print(f'{$s8 / $ref8:.3f}')" 2>/dev/null || echo -)
+      r32=$(python3 -c "print(f'{$s32 / $ref32:.3f}')" 2>/dev/null || echo -)
+      echo "| ${t#*:} | $s8 | $s32 | $r8 | $r32 |"
+    done
+  } >"$out/side-by-side.md"
+  cat "$out/side-by-side.md"
+fi
+replays_rc=0
+if [ -n "$replays_pid" ]; then
+  wait "$replays_pid" || replays_rc=1
+elif [ $replays = 1 ]; then
+  run_replays || replays_rc=1
+fi
+[ $replays = 0 ] || tail -12 "$out/replays.log"
+
+step 7 "reports"
 report_rc=0
 [ ! -s "$out/bench-cuda.h5" ] || "$bin/commscope-report" bench "$out/bench-cuda.h5" -o "$out/report/bench" \
   >"$out/report-bench.txt" 2>&1 || report_rc=1
@@ -168,7 +279,7 @@ fi
   echo
   echo "- device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | sort | uniq -c | sed 's/^ *//' | paste -sd ';' -)"
   grep -m3 -E "^# (cuda|nccl|CUDA|NCCL)" "$out/bench-cuda.log" | sed 's/^# /- /' || true
-  echo "- commands: scripts/gpu-check.sh --size $size --ranks $ranks --iters $iters (bench: $ranks rank(s))"
+  echo "- commands: scripts/gpu-check.sh --size $size --collectives $collectives --ranks $ranks --iters $iters${anchors:+ --anchors DIR}$([ $replays = 1 ] && echo ' --replays') (bench: $ranks rank(s)); $(nproc) CPUs"
   echo
   echo "## GPU tests"
   echo
@@ -190,6 +301,25 @@ fi
     head -120 "$out/$t.log"
     echo '```'
   done
+  echo
+  echo "## GPU doctor (commscope-doctor --device cuda; each rate's share of its peak)"
+  echo
+  echo '```'
+  grep -A40 -E '^# (gpus|peers):' "$out/doctor.log" | grep -E '^(#|  )' || tail -5 "$out/doctor.log" || true
+  sed -n '/^Findings/,$p' "$out/report-doctor.txt" 2>/dev/null | head -12 || true
+  echo '```'
+  if [ -s "$out/side-by-side.md" ]; then
+    echo
+    echo "## The training step beside llm.c and PyTorch (GPT-2 124M, T=1024, bf16; mean step after the first 3, ms)"
+    echo
+    cat "$out/side-by-side.md"
+  fi
+  if [ -s "$out/replays/ratios.md" ]; then
+    echo
+    echo "## Same-machine replay ratios (scripts/replay-ratios.sh, rank i on the i-th of CPUs ${high:-all}: median of 5 replays / median of 3 recordings)"
+    echo
+    cat "$out/replays/ratios.md"
+  fi
   echo
   echo "## Bench (time us and busbw GB/s by size, out of place; full table in bench-cuda.log)"
   echo
@@ -233,6 +363,6 @@ echo
 cat "$out/summary.md"
 echo
 echo "gpu-check.sh: results in $out (summary.md, logs, HDF5 files, report/)"
-status=$((gpu_tests | bench_rc | train_rc | report_rc | gap_rc))
-[ $status = 0 ] || echo "gpu-check.sh: some steps failed: gpu tests $gpu_tests, bench $bench_rc, train $train_rc, reports $report_rc, in-training gap $gap_rc"
+status=$((gpu_tests | doctor_rc | bench_rc | train_rc | side_rc | replays_rc | report_rc | gap_rc))
+[ $status = 0 ] || echo "gpu-check.sh: some steps failed: gpu tests $gpu_tests, doctor $doctor_rc, bench $bench_rc, train $train_rc, side by side $side_rc, replays $replays_rc, reports $report_rc, in-training gap $gap_rc"
 exit $status

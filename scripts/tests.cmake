@@ -5,6 +5,8 @@ set(expect ${PROJECT_SOURCE_DIR}/bench/tests/expect.sh)
 set(suite ${PROJECT_SOURCE_DIR}/scripts/run-suite.sh)
 set(compare ${PROJECT_SOURCE_DIR}/scripts/compare-interconnects.sh)
 set(gpucheck ${PROJECT_SOURCE_DIR}/scripts/gpu-check.sh)
+set(ratios ${PROJECT_SOURCE_DIR}/scripts/replay-ratios.sh)
+set(pack ${PROJECT_SOURCE_DIR}/scripts/pack-gpu.sh)
 set(bindir $<TARGET_FILE_DIR:commscope-bench>)
 
 # The summary is saved as summary.txt and fits one screen, 45 lines (the fits' 60 lines are in the report),
@@ -47,7 +49,15 @@ foreach(case
     "compare|unwritable_out|cannot write the output folder|--bin ${bindir} --out /proc/commscope-compare"
     "gpucheck|bad_ranks|--ranks needs a positive integer|--ranks x"
     "gpucheck|bad_iters|--iters needs a non-negative integer|--iters -3"
-    "gpucheck|unknown|unknown argument '--cpu'|--cpu")
+    "gpucheck|unknown|unknown argument '--cpu'|--cpu"
+    "gpucheck|anchors_missing|--anchors: no train_gpt2cu in '/no/such/anchors'|--anchors /no/such/anchors"
+    "ratios|records_zero|--records needs a positive integer, not '0'|--records 0"
+    "ratios|steps_two|--steps needs at least 3|--steps 2"
+    "ratios|bad_layout|layout '4': RANKS:OPTIONS|4"
+    "ratios|layout_ranks|layout 'x:--dp_ddp': RANKS:OPTIONS, RANKS a positive integer|x:--dp_ddp"
+    "ratios|bad_cpus|--cpus 'x' is not a list of CPUs|--bin ${bindir} --cpus x"
+    "ratios|no_bin|no commscope-train in '/no/such/bin'|--bin /no/such/bin"
+    "pack|no_build|no build in '/no/such/build'|--build /no/such/build")
   string(REPLACE "|" ";" parts "${case}")
   list(GET parts 0 script)
   list(GET parts 1 name)
@@ -82,6 +92,19 @@ set_tests_properties(gpucheck.no_gpu PROPERTIES SKIP_RETURN_CODE 77 LABELS "unit
 # "100% tests passed" counts them as passed).
 add_test(NAME gpucheck.count_tests COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/tests/gpu-count.sh)
 set_tests_properties(gpucheck.count_tests PROPERTIES LABELS "unit" TIMEOUT 60)
+# pack-gpu.sh packs a CUDA build only.
+if(NOT COMMSCOPE_WITH_CUDA)
+  add_test(NAME pack.flags.not_cuda COMMAND ${expect} 2 "is not a CUDA build \\(configure with -DCOMMSCOPE_CUDA=ON\\)" 0
+                                            -- bash ${pack} --build ${CMAKE_BINARY_DIR})
+  set_tests_properties(pack.flags.not_cuda PROPERTIES LABELS "unit" TIMEOUT 60)
+endif()
+# replay-ratios.sh at its smallest (1 recording, 1 replay, 3 steps, ddp on 2 ranks): its table's row
+# with a ratio and identical calls and bytes, exit status 0. The ratio is printed, not judged.
+add_test(NAME ratios.np2
+         COMMAND ${expect} 0 "\\| 2 \\| [0-9.]+ \\([0-9. ]+\\) \\| [0-9.]+ \\([0-9. ]+\\) \\| [0-9.]+ \\| identical \\|" 0 --
+                 bash ${ratios} --bin ${bindir} --out ${CMAKE_BINARY_DIR}/ratios-np2 --records 1 --replays 1 --steps 3
+                 "2:--dp ddp")
+set_tests_properties(ratios.np2 PROPERTIES ENVIRONMENT "${COMMSCOPE_TEST_ENV}" LABELS "mpi" PROCESSORS 2 TIMEOUT 120)
 # Every script's --help: its usage text, whole, without code; emulate-cluster.sh takes --prefix
 # before its command.
 add_test(NAME scripts.help COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/tests/help.sh)
