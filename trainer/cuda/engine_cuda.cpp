@@ -229,7 +229,8 @@ class CudaEngine final : public TrainEngine {
 
   std::size_t device_bytes_measured() const noexcept override { return device_measured_; }
   std::string compute_details() const override {
-    return "attention " + cuda::attention_description(model_.attention());
+    const std::string& timed = model_.attention_timing();
+    return "attention " + cuda::attention_description(model_.attention()) + (timed.empty() ? "" : "; " + timed);
   }
   // The device's free memory before this engine allocated anything (make_cuda_engine's reading).
   void set_device_free_at_start(size_t bytes) { device_free_at_start_ = bytes; }

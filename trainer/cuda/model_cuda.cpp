@@ -4,6 +4,8 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -110,6 +112,7 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
   cublasHandle_t cublas = nullptr;
   Attention attention;
   std::optional<CudnnAttention> cudnn;  // attention == Attention::cudnn
+  std::string attention_timing;         // --attention auto's times of the two it chose between
   ModelOperators ops;
   Hooks hooks;
   TensorParallel tp_ops;
@@ -146,7 +149,7 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
       throw std::invalid_argument("CudaGpt2: need batch >= 1 and 1 <= seq <= max_seq (" + std::to_string(c.max_seq) +
                                   "), got batch " + std::to_string(batch) + ", seq " + std::to_string(seq));
     if (slots < 1) throw std::invalid_argument("CudaGpt2: need at least one activation slot");
-    if (attention == Attention::automatic) attention = choose_attention();
+    if (attention == Attention::automatic) attention = choose_attention(batch, seq);
     check_attention(attention, batch, seq);
     slot_acts.resize(static_cast<size_t>(slots));
     if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cuBLAS: cublasCreate failed");
@@ -348,11 +351,70 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
   // size 64 (measured in a whole training step on an H100; cuDNN's has passed its kernel checks
   // but not yet been timed in a step, so it is asked for by name), today's T x T kernels for fp32
   // (the equivalence tests' precision) and other head sizes.
-  Attention choose_attention() const {
+  // --attention auto: naive where no fused attention runs (fp32, a head size other than 64); ours
+  // where cuDNN cannot (a build without it, a shape it has no plan for); else the faster of the
+  // two on this GPU and shape, timed (fastest_fused_attention).
+  Attention choose_attention(int batch, int seq) {
     if constexpr (!std::is_same_v<T, __nv_bfloat16>) {
       return Attention::naive;
     } else {
-      return k::flash_attention_supported(Cl / NHl) ? Attention::flash : Attention::naive;
+      if (!k::flash_attention_supported(Cl / NHl)) return Attention::naive;
+      if (!CudnnAttention::built()) return Attention::flash;
+      try {
+        cudnn.emplace();
+        if (cudnn->supports(batch, seq, Cl, NHl)) return fastest_fused_attention();
+      } catch (const std::runtime_error&) {  // no cuDNN at run time: ours
+      }
+      cudnn.reset();
+      return Attention::flash;
+    }
+  }
+  // Ours and cuDNN's, each timed on this shape with CUDA events (one layer's forward and backward
+  // on scratch buffers, the best of 3 after one untimed), the faster kept, both times said
+  // (attention_timing); cuDNN's handle and workspace are let go where ours wins.
+  Attention fastest_fused_attention() {
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+      const size_t N = static_cast<size_t>(B) * Tn;
+      DeviceArray<T> qkv(N * 3 * Cl), out(N * Cl), dout(N * Cl), dqkv(N * 3 * Cl);
+      DeviceArray<float> lse(static_cast<size_t>(B) * NHl * Tn);
+      cudaEvent_t start = nullptr, stop = nullptr;
+      COMMSCOPE_CUDA_CHECK(cudaEventCreate(&start));
+      COMMSCOPE_CUDA_CHECK(cudaEventCreate(&stop));
+      struct Events {
+        cudaEvent_t a, b;
+        ~Events() { cudaEventDestroy(a), cudaEventDestroy(b); }
+      } events{start, stop};
+      auto time = [&](Attention a) {
+        float best = std::numeric_limits<float>::infinity();
+        for (int rep = 0; rep < 4; ++rep) {
+          COMMSCOPE_CUDA_CHECK(cudaEventRecord(start, stream));
+          if (a == Attention::cudnn) {
+            cudnn->forward(out.data(), lse.data(), qkv.data(), B, Tn, Cl, NHl, stream);
+            cudnn->backward(dqkv.data(), dout.data(), qkv.data(), out.data(), lse.data(), B, Tn, Cl, NHl, stream);
+          } else {
+            k::flash_attention_forward(out.data(), lse.data(), qkv.data(), B, Tn, Cl, NHl, stream);
+            k::flash_attention_backward(dqkv.data(), dout.data(), qkv.data(), out.data(), lse.data(), B, Tn, Cl, NHl,
+                                        stream);
+          }
+          COMMSCOPE_CUDA_CHECK(cudaEventRecord(stop, stream));
+          COMMSCOPE_CUDA_CHECK(cudaEventSynchronize(stop));
+          float ms = 0;
+          COMMSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+          if (rep > 0) best = std::min(best, ms);
+        }
+        return best;
+      };
+      const float ours = time(Attention::flash), theirs = time(Attention::cudnn);
+      char text[160];
+      std::snprintf(text, sizeof text,
+                    "auto, timed here: one layer's forward and backward %.3f ms ours, %.3f ms cuDNN's",
+                    static_cast<double>(ours), static_cast<double>(theirs));
+      attention_timing = text;
+      if (theirs < ours) return Attention::cudnn;
+      cudnn.reset();
+      return Attention::flash;
+    } else {
+      return Attention::naive;
     }
   }
   void check_attention(Attention a, int batch, int seq) {
@@ -533,6 +595,10 @@ const Stage& CudaGpt2<T>::stage() const noexcept {
 template <class T>
 Attention CudaGpt2<T>::attention() const noexcept {
   return impl_->attention;
+}
+template <class T>
+const std::string& CudaGpt2<T>::attention_timing() const noexcept {
+  return impl_->attention_timing;
 }
 template <class T>
 int CudaGpt2<T>::slots() const noexcept {

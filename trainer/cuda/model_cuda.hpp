@@ -47,7 +47,8 @@ namespace commscope::trainer::cuda {
 // How a layer's causal attention runs. naive: today's kernels (the T x T scores in memory,
 // cuBLAS products and a causal softmax), every precision and head size; flash: our flash-attention
 // kernels (bf16, head size 64); cudnn: cuDNN's fused flash attention (bf16, head size 64, builds
-// with cuDNN); automatic: flash for bf16 and head size 64, else naive.
+// with cuDNN); automatic: naive where neither fused one runs, ours where cuDNN cannot, else the
+// faster of ours and cuDNN's on this GPU and shape, timed when the model is made.
 enum class Attention { automatic, naive, flash, cudnn };
 std::string attention_name(Attention a);         // "auto", "naive", "flash", "cudnn"
 std::string attention_description(Attention a);  // the name and what runs (cuDNN's version)
@@ -75,7 +76,10 @@ class CudaGpt2 {
   const Stage& stage() const noexcept;
   int slots() const noexcept;
   Attention attention() const noexcept;  // the one chosen (never automatic)
-  void select_slot(int slot);            // std::out_of_range unless 0 <= slot < slots()
+  // Where --attention auto timed ours against cuDNN's on this shape, the two times ("auto, timed
+  // here: ..."); "" otherwise.
+  const std::string& attention_timing() const noexcept;
+  void select_slot(int slot);  // std::out_of_range unless 0 <= slot < slots()
   cudaStream_t stream() const noexcept;
 
   // The whole-model parameter and gradient buffers (device, layout().total() elements),

@@ -219,9 +219,12 @@ TrainParse parse_train_options(int argc, char** argv) {
                         ->capture_default_str()
                         ->check(CLI::IsMember({"nccl", "staged"}));
   auto* attention =
-      app.add_option("--attention", o.attention,
-                     "--device cuda: how attention runs: cudnn (cuDNN's fused flash attention), flash (ours), naive "
-                     "(the T x T scores in memory), or auto (flash for bf16 and head size 64, else naive)")
+      app.add_option(
+             "--attention", o.attention,
+             "--device cuda: how attention runs: cudnn (cuDNN's fused flash attention), flash (ours), naive "
+             "(the T x T scores in memory), or auto (the faster of cudnn and flash, timed at start on this GPU and "
+             "shape, where both run; flash where cuDNN cannot; naive where neither can: fp32, a head size "
+             "other than 64)")
           ->capture_default_str()
           ->check(CLI::IsMember({"auto", "cudnn", "flash", "naive"}));
   app.add_option("--peak-tflops", o.peak_tflops,
