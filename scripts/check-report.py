@@ -237,6 +237,19 @@ def check_profile(path, report):
         if name != "step":
             c.expect(f"components.csv {name} share_of_step", 100.0 * sum(values) * 1e6 / total, row["share_of_step"],
                      rel=1e-2)
+    # The activities a step ran, mean over ranks (iterations.csv's kernels and communications).
+    steps = {}
+    for r in b:
+        steps.setdefault(int(r["iteration"]), []).append(r)
+    lines = {int(row["step"]): row for row in read_csv(os.path.join(report, "iterations.csv"))}
+    for it, rs in steps.items():
+        row = lines.get(it)
+        if row is None:
+            c.mismatches.append(f"iterations.csv: no line for step {it}")
+            continue
+        for field in ("kernels", "communications"):
+            c.expect(f"iterations.csv step {it} {field}", sum(float(r[field]) for r in rs) / len(rs),
+                     row.get(field, "-"))
     return c.finish(f"profile {os.path.basename(path)} vs {report} ({len(b)} rows)")
 
 

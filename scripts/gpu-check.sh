@@ -345,6 +345,21 @@ PY
   echo "## Training"
   echo
   grep -E "^mean step|^step +[0-9]+ " "$out/train.log" | tail -4 | sed 's/^/    /' || true
+  if [ -s "$out/report/profile/iterations.csv" ]; then
+    python3 - "$out/report/profile/iterations.csv" <<'PY' || true
+import csv, statistics, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if int(r["step"]) >= 1 and "kernels" in r]
+if rows:
+    print(f"Activities a step (median over steps 1 on, mean over ranks): {statistics.median(float(r['kernels']) for r in rows):g} "
+          f"kernels, memcpy and memset; {statistics.median(float(r['communications']) for r in rows):g} communications.")
+PY
+  fi
+  if [ -s "$out/report/profile/operators.csv" ]; then
+    echo
+    echo "Top operators (ms over every rank and step; the per-operator profile, report/profile/operators.csv):"
+    echo
+    head -21 "$out/report/profile/operators.csv" | sed 's/^/    /'
+  fi
   if [ -s "$out/report/profile/components.csv" ]; then
     echo
     echo "Breakdown (ms, over every rank and step; kernel + intra-op + inter-op + communication = step):"

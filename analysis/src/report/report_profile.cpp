@@ -280,19 +280,22 @@ void report_profile(const std::string& file, const ProfileOptions& profile, cons
   std::map<int, std::vector<const profiler::BreakdownRow*>> by_step;
   for (const auto& r : p.breakdown) by_step[r.iteration].push_back(&r);
   w.section("Per iteration (mean over ranks)");
+  // kernels, communications: the activities a rank's step ran (kernels, memcpy and memset; the
+  // communication's), mean over ranks: on a GPU, the launches a step costs.
   Table steps({"step", "ranks", "step_ms", "kernel", "intra-op", "inter-op", "comm_wait", "comm_transfer", "overlap",
-               "slowest_rank", "slowest_ms"});
+               "slowest_rank", "slowest_ms", "kernels", "communications"});
   StackedBars bars{"Iteration breakdown (mean over ranks)", "iteration", "time (ms)", {}, {}, {}};
   for (const auto& c : kComponents) bars.components.push_back(c.name);
   bars.values.assign(std::size(kComponents), {});
   std::vector<double> slowest_ms;
   for (const auto& [step, rows] : by_step) {
-    double win = 0, over = 0;
+    double win = 0, over = 0, kernels = 0, communications = 0;
     std::vector<double> comp(std::size(kComponents), 0.0);
     const profiler::BreakdownRow* slowest = rows.front();
     for (const auto* r : rows) {
       win += static_cast<double>(r->window_ns);
       over += static_cast<double>(r->overlap_ns);
+      kernels += r->kernels, communications += r->communications;
       for (std::size_t c = 0; c < std::size(kComponents); ++c) comp[c] += kComponents[c].get(*r);
       if (r->window_ns > slowest->window_ns) slowest = r;
     }
@@ -302,7 +305,8 @@ void report_profile(const std::string& file, const ProfileOptions& profile, cons
     slowest_ms.push_back(ms(static_cast<double>(slowest->window_ns)));
     steps.add({std::to_string(step), std::to_string(rows.size()), fms(win / n), fms(comp[0] / n), fms(comp[1] / n),
                fms(comp[2] / n), fms(comp[3] / n), fms(comp[4] / n), fms(over / n), std::to_string(slowest->rank),
-               fms(static_cast<double>(slowest->window_ns))});
+               fms(static_cast<double>(slowest->window_ns)), format_number(kernels / n),
+               format_number(communications / n)});
   }
   w.table("iterations", steps);
   w.plot("iterations", bars);
