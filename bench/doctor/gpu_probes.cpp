@@ -303,13 +303,4 @@ PeerRate peer_copy(int src, int dst, std::size_t bytes, double window_s, int win
   return r;
 }
 
-int visible_devices() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return n;
-}
-
 }  // namespace commscope::doctor::gpu

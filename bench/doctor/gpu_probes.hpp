@@ -14,9 +14,6 @@
 
 namespace commscope::doctor::gpu {
 
-// Visible CUDA devices; 0 where there is no driver or device.
-int visible_devices();
-
 // What a device says of itself. SMs, the SM and memory clocks and the bus width from
 // cudaDeviceGetAttribute (cudaDevAttrMultiProcessorCount, cudaDevAttrClockRate,
 // cudaDevAttrMemoryClockRate, cudaDevAttrGlobalMemoryBusWidth: cudaDeviceProp's clockRate and

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commscope/common/byte_size.hpp"
+#include "commscope/machine/machine_detect.hpp"
 #include "doctor.hpp"
 #include "gpu_probes.hpp"
 
@@ -80,7 +81,7 @@ std::vector<PeerRow> probe_peers(const Options& o, int node, const std::string& 
 }  // namespace
 
 bool gpus_usable(Communicator& world, const Layout& layout) {
-  const int have = gpu::visible_devices();
+  const int have = machine::visible_gpus();
   int fewest = have;
   MPI_Allreduce(&have, &fewest, 1, MPI_INT, MPI_MIN, world.mpi_comm());
   if (fewest > 0) return true;
@@ -94,7 +95,7 @@ bool gpus_usable(Communicator& world, const Layout& layout) {
 void run_gpus(Communicator& world, const Options& o, const Layout& layout, Output* file) {
   const int rank = world.rank(), p = world.size();
   Communicator node = world.split_by_node();
-  const int ngpu = gpu::visible_devices();
+  const int ngpu = machine::visible_gpus();
   int most = ngpu;  // the most GPUs a node has: how long its peer copies may take
   MPI_Allreduce(&ngpu, &most, 1, MPI_INT, MPI_MAX, world.mpi_comm());
   // A probe's rate takes its windows, a first call and its buffers (2 s allowed): the waits are

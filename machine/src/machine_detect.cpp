@@ -212,6 +212,10 @@ std::string processor_name() {
   return std::string(name, static_cast<std::size_t>(len));
 }
 
+int visible_gpus() {
+  return detail::visible_gpus();
+}
+
 double nvlink_gbytes_per_link(unsigned version) {
   if (version == 1) return 20;
   if (version >= 2 && version <= 6) return 25;

@@ -120,6 +120,8 @@ struct GivenFigures {
 
 // This rank's host as MPI_Get_processor_name gives it ("unknown" where it gives none).
 std::string processor_name();
+// The CUDA devices this process sees; 0 without a driver or device, or in a build without CUDA.
+int visible_gpus();
 
 // Collective over `comm`: each node's first rank measures its node (the others wait asleep); on
 // the host every rank of each node then measures its rates by size together (measure_node_curves:
