@@ -4,8 +4,6 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -13,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "attention_choice.hpp"
 #include "commscope/profiler/recorder.hpp"
 #include "commscope/trainer/operators.hpp"
 #include "commscope/trainer/segment_views.hpp"
@@ -353,7 +352,7 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
   // (the equivalence tests' precision) and other head sizes.
   // --attention auto: naive where no fused attention runs (fp32, a head size other than 64); ours
   // where cuDNN cannot (a build without it, a shape it has no plan for); else the faster of the
-  // two on this GPU and shape, timed (fastest_fused_attention).
+  // two on this GPU and shape, timed (attention_choice.hpp).
   Attention choose_attention(int batch, int seq) {
     if constexpr (!std::is_same_v<T, __nv_bfloat16>) {
       return Attention::naive;
@@ -362,59 +361,15 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
       if (!CudnnAttention::built()) return Attention::flash;
       try {
         cudnn.emplace();
-        if (cudnn->supports(batch, seq, Cl, NHl)) return fastest_fused_attention();
+        if (cudnn->supports(batch, seq, Cl, NHl)) {
+          const Attention fastest = fastest_fused_attention(*cudnn, B, Tn, Cl, NHl, stream, attention_timing);
+          if (fastest == Attention::flash) cudnn.reset();  // its handle and workspace let go
+          return fastest;
+        }
       } catch (const std::runtime_error&) {  // no cuDNN at run time: ours
       }
       cudnn.reset();
       return Attention::flash;
-    }
-  }
-  // Ours and cuDNN's, each timed on this shape with CUDA events (one layer's forward and backward
-  // on scratch buffers, the best of 3 after one untimed), the faster kept, both times said
-  // (attention_timing); cuDNN's handle and workspace are let go where ours wins.
-  Attention fastest_fused_attention() {
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-      const size_t N = static_cast<size_t>(B) * Tn;
-      DeviceArray<T> qkv(N * 3 * Cl), out(N * Cl), dout(N * Cl), dqkv(N * 3 * Cl);
-      DeviceArray<float> lse(static_cast<size_t>(B) * NHl * Tn);
-      cudaEvent_t start = nullptr, stop = nullptr;
-      COMMSCOPE_CUDA_CHECK(cudaEventCreate(&start));
-      COMMSCOPE_CUDA_CHECK(cudaEventCreate(&stop));
-      struct Events {
-        cudaEvent_t a, b;
-        ~Events() { cudaEventDestroy(a), cudaEventDestroy(b); }
-      } events{start, stop};
-      auto time = [&](Attention a) {
-        float best = std::numeric_limits<float>::infinity();
-        for (int rep = 0; rep < 4; ++rep) {
-          COMMSCOPE_CUDA_CHECK(cudaEventRecord(start, stream));
-          if (a == Attention::cudnn) {
-            cudnn->forward(out.data(), lse.data(), qkv.data(), B, Tn, Cl, NHl, stream);
-            cudnn->backward(dqkv.data(), dout.data(), qkv.data(), out.data(), lse.data(), B, Tn, Cl, NHl, stream);
-          } else {
-            k::flash_attention_forward(out.data(), lse.data(), qkv.data(), B, Tn, Cl, NHl, stream);
-            k::flash_attention_backward(dqkv.data(), dout.data(), qkv.data(), out.data(), lse.data(), B, Tn, Cl, NHl,
-                                        stream);
-          }
-          COMMSCOPE_CUDA_CHECK(cudaEventRecord(stop, stream));
-          COMMSCOPE_CUDA_CHECK(cudaEventSynchronize(stop));
-          float ms = 0;
-          COMMSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-          if (rep > 0) best = std::min(best, ms);
-        }
-        return best;
-      };
-      const float ours = time(Attention::flash), theirs = time(Attention::cudnn);
-      char text[160];
-      std::snprintf(text, sizeof text,
-                    "auto, timed here: one layer's forward and backward %.3f ms ours, %.3f ms cuDNN's",
-                    static_cast<double>(ours), static_cast<double>(theirs));
-      attention_timing = text;
-      if (theirs < ours) return Attention::cudnn;
-      cudnn.reset();
-      return Attention::flash;
-    } else {
-      return Attention::naive;
     }
   }
   void check_attention(Attention a, int batch, int seq) {
@@ -658,40 +613,6 @@ void CudaGpt2<T>::backward(float loss_scale, const T* output_grad) {
 template <class T>
 std::size_t CudaGpt2<T>::activation_bytes() const noexcept {
   return impl_->acts_t.bytes() + impl_->acts_f.bytes() + impl_->grads_t.bytes() + impl_->tokens.bytes();
-}
-
-std::string attention_name(Attention a) {
-  switch (a) {
-    case Attention::automatic:
-      return "auto";
-    case Attention::naive:
-      return "naive";
-    case Attention::flash:
-      return "flash";
-    case Attention::cudnn:
-      return "cudnn";
-  }
-  return "?";
-}
-
-std::string attention_description(Attention a) {
-  switch (a) {
-    case Attention::naive:
-      return "naive (T x T scores through cuBLAS and a causal softmax)";
-    case Attention::flash:
-      return "flash (commscope's flash-attention kernels)";
-    case Attention::cudnn:
-      return "cudnn (cuDNN " + CudnnAttention::version() + " fused flash attention)";
-    case Attention::automatic:
-      break;
-  }
-  return "auto";
-}
-
-std::optional<Attention> parse_attention(const std::string& name) {
-  for (Attention a : {Attention::automatic, Attention::naive, Attention::flash, Attention::cudnn})
-    if (attention_name(a) == name) return a;
-  return std::nullopt;
 }
 
 template class CudaGpt2<float>;
