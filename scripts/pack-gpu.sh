@@ -17,8 +17,9 @@
 #   and C++ runtimes and the NVIDIA stack, which the GPU machine has in its own versions;
 # - usr/: Open MPI's launcher, components and help texts, and PMIx's components, relocated
 #   (OPAL_PREFIX, PMIX_MCA_mca_base_component_path);
-# - env.sh: sourced, it sets PATH, LD_LIBRARY_PATH (the NVIDIA libraries of PyTorch's packages
-#   where the system has none) and Open MPI's variables, and writes the test lists' paths.
+# - env.sh: sourced, it sets PATH, LD_LIBRARY_PATH (the packed libraries whose soname the
+#   machine lacks, and the NVIDIA libraries of PyTorch's packages where the system has none) and
+#   Open MPI's variables, and writes the test lists' paths.
 # Where the launcher is another than Debian's Open MPI 4 (its files under
 # /usr/lib/x86_64-linux-gnu/openmpi), the archive has no launcher: the tools run one rank.
 set -euo pipefail
@@ -110,7 +111,23 @@ cs_source=${COMMSCOPE_SOURCE:-$PWD}
 [ -f "$cs_source/CMakeLists.txt" ] || echo "env.sh: '$cs_source' is not the repository (set COMMSCOPE_SOURCE)" >&2
 find "$cs_pack/build" -name CTestTestfile.cmake -exec sed -i -e "s|@BUILD@|$cs_pack/build|g" -e "s|@SOURCE@|$cs_source|g" {} +
 export COMMSCOPE_ORIGINAL_LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}
-cs_libs=$cs_pack/lib
+# Of the packed libraries, Open MPI's own and those whose soname this machine lacks (its own
+# serve the others, and the programs that are not ours, Python's, see no older copy of them):
+# links in lib-used/. Open MPI's are always the packed ones: its launcher and components are,
+# and a component refuses a library of another Open MPI version. COMMSCOPE_PACK_ALL_LIBS=1 takes
+# every packed one.
+rm -rf "$cs_pack/lib-used" && mkdir -p "$cs_pack/lib-used"
+cs_have=$(ldconfig -p 2>/dev/null | awk '{print $1}')
+for f in "$cs_pack"/lib/*; do
+  case "$(basename "$f")" in
+    libmpi*|libopen-rte*|libopen-pal*|libmca_common_*|liboshmem*|libpmix*|libevent*|libhwloc*) cs_ours=1 ;;
+    *) cs_ours=${COMMSCOPE_PACK_ALL_LIBS:-0} ;;
+  esac
+  if [ "$cs_ours" = 1 ] || ! printf '%s\n' "$cs_have" | grep -qxF "$(basename "$f")"; then
+    ln -s "$f" "$cs_pack/lib-used/"
+  fi
+done
+cs_libs=$cs_pack/lib-used
 # The NVIDIA libraries: the system's (ldconfig, the CUDA toolkit), else PyTorch's packages'.
 for cs_lib in libcudnn.so.9 libnccl.so.2 libcublas.so.13 libcupti.so.13 libcudart.so.13; do
   ldconfig -p 2>/dev/null | grep -q "$cs_lib" && continue
@@ -129,7 +146,7 @@ if [ -x "$cs_pack/usr/bin/orterun" ]; then
   export OMPI_MCA_mca_base_component_show_load_errors=0 PMIX_MCA_mca_base_component_show_load_errors=0
   export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader,tcp
 fi
-unset cs_lib cs_libs d f
+unset cs_lib cs_libs cs_have cs_ours d f
 ENV
 
 mkdir -p "$(dirname "$out")"
