@@ -112,10 +112,13 @@ void run_gpus(Communicator& world, const Options& o, const Layout& layout, Outpu
     for (const GpuRow& g : all) {
       if (g.device < 0) continue;
       rows.push_back(g);
+      // No bf16 GEMM before Ampere: "-".
+      char bf16[32] = "-";
+      if (std::isfinite(g.gemm_bf16_gflops)) std::snprintf(bf16, sizeof bf16, "%.1f", g.gemm_bf16_gflops / 1e3);
       std::printf(
-          "  rank %4lld %-16s GPU %lld %s: bf16 GEMM %.1f TFLOP/s%s, fp32 %.1f%s; device copy %.0f GB/s%s; "
+          "  rank %4lld %-16s GPU %lld %s: bf16 GEMM %s TFLOP/s%s, fp32 %.1f%s; device copy %.0f GB/s%s; "
           "host to device %.1f, device to host %.1f GB/s%s, link %s\n",
-          static_cast<long long>(g.rank), g.host, static_cast<long long>(g.device), g.name, g.gemm_bf16_gflops / 1e3,
+          static_cast<long long>(g.rank), g.host, static_cast<long long>(g.device), g.name, bf16,
           of_peak(g.gemm_bf16_gflops, g.gemm_bf16_peak_gflops).c_str(), g.gemm_fp32_gflops / 1e3,
           of_peak(g.gemm_fp32_gflops, g.gemm_fp32_peak_gflops).c_str(), g.d2d_GBps,
           of_peak(g.d2d_GBps, g.d2d_peak_GBps).c_str(), g.h2d_GBps, g.d2h_GBps,
