@@ -12,7 +12,7 @@
 #   scripts/gpu-check.sh --count-tests CTEST.LOG   (the GPU tests' verdict line of a ctest log)
 #
 # The whole check on one GPU within about 8 minutes, from a packed build (scripts/pack-gpu.sh):
-#   scripts/gpu-check.sh --no-build --build /tmp/cs/build --collectives allreduce --anchors DIR --replays
+#   scripts/gpu-check.sh --no-build --build /tmp/cs/build --collectives allreduce --jobs 4 --anchors DIR --replays
 #
 # --ranks: bench ranks (default: one per GPU when mpirun is present, else 1: a single rank
 # runs without a launcher); --size: largest bench size (default 1G); --iters: timed iterations
