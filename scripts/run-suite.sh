@@ -154,8 +154,12 @@ if [ "$nhosts" -gt 1 ] && [ -x "$bin/commscope-doctor" ]; then
     echo "run-suite.sh: the doctor failed (exit $?, see $out/doctor.log): the bench runs without its pairs"
   fi
 fi
+# --reprobe-after 0: the machine's rates by size measured again at the end of the sweep, however
+# short (--quick's lasts seconds), each size's figure the faster of the two moments: a start-up
+# that met a slow moment at some size no longer makes that size's rows read above the model.
 launch "$ranks" "$bin/commscope-bench" all --algo all --device "$device" -b 8 -e "$size" -f 2 -n "$iters" -c 1 \
-  ${doctor[@]+"${doctor[@]}"} ${link_rates[@]+"${link_rates[@]}"} --out "$out/bench.h5" | tee "$out/bench.log"
+  --reprobe-after 0 ${doctor[@]+"${doctor[@]}"} ${link_rates[@]+"${link_rates[@]}"} --out "$out/bench.h5" |
+  tee "$out/bench.log"
 
 # The trainer's global batch is the same at 1 and N ranks (strong scaling): a multiple of N.
 batch=$(( (8 + ranks - 1) / ranks * ranks ))
