@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "commscope/bench/environment.hpp"
 #include "commscope/collectives/collectives.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
+#include "commscope/collectives/transport.hpp"
 #include "commscope/common/stop_signals.hpp"
 #include "commscope/formats/doctor_file.hpp"
 
@@ -85,8 +87,22 @@ class Output {
 };
 
 // 1. Every pair's latency and bandwidth, o.passes times over the round-robin tournament's rounds;
-// rank 0 writes the rows after each round. Collective.
+// rank 0 writes the rows after each round. Collective. From host buffers over MPI (run_pairs),
+// or over any transport from its own memory (run_pairs_on: with --device cuda, device buffers
+// through NCCL's point-to-point, run_pairs_device in gpus.cpp); `buffers` names them in the
+// pairs' line and /meta pairs_buffers.
+struct PairBuffers {
+  std::byte* data = nullptr;  // o.bytes: the bandwidth messages
+  std::size_t bytes = 0;
+  std::byte* small = nullptr;  // 8 bytes: the round trips and acknowledgements
+};
 void run_pairs(Communicator& world, const Options& o, const Layout& layout, Output* file);
+void run_pairs_on(Communicator& world, Transport& t, const PairBuffers& buf, const Options& o, const Layout& layout,
+                  Output* file, const std::string& buffers);
+// With a GPU of its own for every rank: the pairs from device buffers through NCCL, and true;
+// else (ranks sharing a GPU: NCCL takes one GPU per rank) nothing measured, a line saying why,
+// and false (the caller measures them from host buffers). Collective. A CUDA build's.
+bool run_pairs_device(Communicator& world, const Options& o, const Layout& layout, Output* file);
 // 2. Every rank's sgemm and memcpy probes (concurrent or one rank at a time). Collective.
 void run_probes(Communicator& world, const Options& o, const Layout& layout, Output* file);
 // 3. Each node's allreduce, the nodes at once. Collective.

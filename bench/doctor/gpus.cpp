@@ -1,5 +1,6 @@
-// commscope-doctor, phase 4 (--device cuda): every GPU's GEMM, device copy and host link rates
-// against its peaks, then each node's peer copies (gpu_probes.hpp). A node's ranks take its
+// commscope-doctor's GPU parts (--device cuda): phase 1's pairs from device buffers through NCCL
+// (run_pairs_device), and phase 4: every GPU's GEMM, device copy and host link rates against its
+// peaks, then each node's peer copies (gpu_probes.hpp). A node's ranks take its
 // visible GPUs in turn, as the bench's do; where ranks outnumber GPUs only the first of each GPU
 // probes it. The GPUs probe at once (what a job sees: 8 GPUs copying from the host share the
 // host's memory and PCIe switches); the peer copies run one pair at a time on each node (its
@@ -13,8 +14,12 @@
 
 #include "commscope/common/byte_size.hpp"
 #include "commscope/machine/machine_detect.hpp"
+#include "cuda_check.hpp"
 #include "doctor.hpp"
 #include "gpu_probes.hpp"
+#include "gpu_setup.hpp"
+#include "nccl.hpp"
+#include "nccl_p2p_transport.hpp"
 
 namespace commscope::doctor {
 namespace {
@@ -90,6 +95,48 @@ bool gpus_usable(Communicator& world, const Layout& layout) {
     std::fprintf(stderr, "commscope-doctor: --device cuda: no usable GPU on rank %d (%s)\n", world.rank(),
                  layout.hosts[static_cast<std::size_t>(world.rank())].c_str());
   return false;
+}
+
+bool run_pairs_device(Communicator& world, const Options& o, const Layout& layout, Output* file) {
+  const int rank = world.rank();
+  Communicator node = world.split_by_node();
+  // NCCL takes a GPU per rank: every node needs as many visible GPUs as it has ranks.
+  const int short_by = std::max(0, node.size() - machine::visible_gpus());
+  int worst = short_by;
+  MPI_Allreduce(&short_by, &worst, 1, MPI_INT, MPI_MAX, world.mpi_comm());
+  if (worst > 0) {
+    if (node.rank() == 0 && short_by > 0)
+      std::printf("# pairs: %s: %d ranks share %d GPUs, and NCCL takes one a rank: the pairs from host buffers\n",
+                  layout.hosts[static_cast<std::size_t>(rank)].c_str(), node.size(), node.size() - short_by);
+    std::fflush(stdout);
+    return false;
+  }
+  bind_local_gpu(world, true, "--device cuda");
+  ncclComm_t comm = init_nccl(world);
+  cudaStream_t stream = nullptr;
+  void *data = nullptr, *small = nullptr;
+  const std::size_t bytes = parse_size(o.bytes);
+  struct Owned {
+    ncclComm_t& comm;
+    cudaStream_t& stream;
+    void*& data;
+    void*& small;
+    ~Owned() {
+      if (data) cudaFree(data);
+      if (small) cudaFree(small);
+      if (stream) cudaStreamDestroy(stream);
+      if (comm) ncclCommDestroy(comm);
+    }
+  } owned{comm, stream, data, small};
+  COMMSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  COMMSCOPE_CUDA_CHECK(cudaMalloc(&data, bytes));
+  COMMSCOPE_CUDA_CHECK(cudaMalloc(&small, 8));
+  COMMSCOPE_CUDA_CHECK(cudaMemset(data, 1, bytes));
+  COMMSCOPE_CUDA_CHECK(cudaMemset(small, 0, 8));
+  NcclP2pTransport t(comm, stream, rank, world.size(), o.timeout_s);
+  run_pairs_on(world, t, PairBuffers{static_cast<std::byte*>(data), bytes, static_cast<std::byte*>(small)}, o, layout,
+               file, "device buffers, NCCL's point-to-point");
+  return true;
 }
 
 void run_gpus(Communicator& world, const Options& o, const Layout& layout, Output* file) {

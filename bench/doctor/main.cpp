@@ -6,7 +6,9 @@
 //
 // 1. pairs: point-to-point latency (ping-pong, half the round trip) and bandwidth, both directions,
 //    between every pair of ranks, in rounds of a round-robin tournament so that each rank is in
-//    one pair at a time (p-1 rounds for even p, p for odd: one rank sits out each round).
+//    one pair at a time (p-1 rounds for even p, p for odd: one rank sits out each round); with
+//    --device cuda from device buffers through NCCL's point-to-point where every rank has a GPU
+//    of its own, else from host buffers over MPI.
 // 2. probes: every rank's sgemm rate (OpenBLAS, one thread) and memcpy rate (bytes copied per
 //    second), all ranks at once (--probes concurrent, what a job sees) or one rank at a time
 //    (--probes serial: no rank shares the machine with another's probe); by default serial
@@ -198,7 +200,11 @@ int run(int argc, char** argv) {
     g_file = std::make_unique<Output>(o, env, layout);
   }
   Output* file = g_file.get();
+#ifdef COMMSCOPE_WITH_CUDA
+  if (o.device != "cuda" || !run_pairs_device(world, o, layout, file)) run_pairs(world, o, layout, file);
+#else
   run_pairs(world, o, layout, file);
+#endif
   if (!o.no_probes) run_probes(world, o, layout, file);
   if (!o.no_nodes) run_nodes(world, o, layout, file);
 #ifdef COMMSCOPE_WITH_CUDA

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "commscope/common/byte_size.hpp"
 #include "commscope/collectives/transport.hpp"
+#include "commscope/common/byte_size.hpp"
 #include "commscope/common/stats.hpp"
 #include "commscope/common/timing.hpp"
 #include "doctor.hpp"
@@ -23,12 +23,11 @@ using stats::median;
 using timing::now_s;
 
 // One 8-byte round trip between this rank and `peer`, the lower rank sending first: its duration.
-double round_trip(Transport& t, int me, int peer) {
-  std::array<std::byte, 8> small{};
+// `small`: 8 bytes of the transport's memory (host, or device for a device transport).
+double round_trip(Transport& t, int me, int peer, std::byte* small) {
   const double t0 = now_s();
   for (int leg = 0; leg < 2; ++leg) {
-    (leg == 0) == (me < peer) ? t.post_send(small.data(), small.size(), peer)
-                              : t.post_recv(small.data(), small.size(), peer);
+    (leg == 0) == (me < peer) ? t.post_send(small, 8, peer) : t.post_recv(small, 8, peer);
     t.wait();
   }
   return now_s() - t0;
@@ -40,29 +39,28 @@ struct PairResult {
   double latency_us = kNaN, send_GBps = kNaN;
 };
 
-PairResult measure_pair(Transport& t, int me, int peer, const Options& o, std::vector<std::byte>& buf) {
+PairResult measure_pair(Transport& t, int me, int peer, const Options& o, const PairBuffers& buf) {
   PairResult res;
   const bool lower = me < peer;
-  std::array<std::byte, 8> small{};
   // Latency: 5 warm-up round trips, then lat_iters timed ones; the median half round trip.
   std::vector<double> rtt;
   for (int i = 0; i < 5 + o.lat_iters; ++i) {
-    const double dt = round_trip(t, me, peer);
+    const double dt = round_trip(t, me, peer, buf.small);
     if (i >= 5) rtt.push_back(dt);
   }
   if (lower) res.latency_us = median(rtt) / 2 * 1e6;
   // Bandwidth: `window` messages in flight, then a 1-byte acknowledgement; one warm-up.
-  const std::size_t msg = buf.size() / static_cast<std::size_t>(o.window);
+  const std::size_t msg = buf.bytes / static_cast<std::size_t>(o.window);
   auto stream = [&](bool sending) {
     std::vector<double> rate;
     for (int i = 0; i < 1 + o.bw_iters; ++i) {
       const double t0 = now_s();
       for (int w = 0; w < o.window; ++w) {
-        std::byte* b = buf.data() + static_cast<std::size_t>(w) * msg;
+        std::byte* b = buf.data + static_cast<std::size_t>(w) * msg;
         sending ? t.post_send(b, msg, peer) : t.post_recv(b, msg, peer);
       }
       t.wait();
-      sending ? t.post_recv(small.data(), 1, peer) : t.post_send(small.data(), 1, peer);
+      sending ? t.post_recv(buf.small, 1, peer) : t.post_send(buf.small, 1, peer);
       t.wait();
       if (i >= 1) rate.push_back(static_cast<double>(msg) * o.window / (now_s() - t0) / 1e9);
     }
@@ -79,20 +77,29 @@ PairResult measure_pair(Transport& t, int me, int peer, const Options& o, std::v
 }  // namespace
 
 void run_pairs(Communicator& world, const Options& o, const Layout& layout, Output* file) {
+  std::vector<std::byte> buf(parse_size(o.bytes)), small(8);
+  run_pairs_on(world, world.transport(), PairBuffers{buf.data(), buf.size(), small.data()}, o, layout, file,
+               "host buffers, MPI");
+}
+
+void run_pairs_on(Communicator& world, Transport& t, const PairBuffers& buf, const Options& o, const Layout& layout,
+                  Output* file, const std::string& buffers) {
   const int rank = world.rank(), p = world.size();
-  Transport& t = world.transport();
   t.set_context(CallContext{Collective::sendrecv, "doctor", DataType::u8, ReduceOp::sum, 0, 0, p});
-  std::vector<std::byte> buf(parse_size(o.bytes));
   const int rounds = doctor::rounds(p);
-  if (rank == 0)
+  if (rank == 0) {
     std::printf(
-        "# pairs: %d ranks on %zu nodes, %d passes of %d rounds; latency %d B x %d, bandwidth %s in %d messages x %d\n",
-        p, layout.node_host.size(), o.passes, rounds, 8, o.lat_iters, o.bytes.c_str(), o.window, o.bw_iters);
+        "# pairs: %d ranks on %zu nodes, %d passes of %d rounds; latency %d B x %d, bandwidth %s in %d messages x %d "
+        "(%s)\n",
+        p, layout.node_host.size(), o.passes, rounds, 8, o.lat_iters, o.bytes.c_str(), o.window, o.bw_iters,
+        buffers.c_str());
+    file->meta().set_attr("pairs_buffers", buffers);
+  }
   // A warm-up pass: every pair exchanges a few small messages first, so that no round pays for
   // connections being made (many transports connect a pair on its first message).
   for (int r = 0; r < rounds; ++r) {
     const int peer = partner(rank, r, p);
-    for (int i = 0; peer >= 0 && i < 10; ++i) round_trip(t, rank, peer);
+    for (int i = 0; peer >= 0 && i < 10; ++i) round_trip(t, rank, peer, buf.small);
   }
   world.barrier();
   // Each pass deals the ranks to the tournament's seats anew, so that the pairs sharing a round

@@ -198,8 +198,11 @@ void report_doctor(const std::string& file, const ReportOptions& options) {
     layout += (h ? ", " : "") + f.hosts[h] + ":" + std::to_string(f.ranks_on[h]);
   if (nh > 16) layout += ", ...";
   const std::string status = d.meta_value("status");
-  w.text(std::to_string(d.nranks) + " ranks on " + std::to_string(nh) + " hosts (" + layout +
-         "). Bandwidth: " + format_bytes(std::strtod(d.meta_value("bandwidth_bytes").c_str(), nullptr)) + " in " +
+  // Files before pairs_buffers measured from host buffers over MPI, as a --device cpu run does.
+  const std::string buffers = d.meta_value("pairs_buffers");
+  w.text(std::to_string(d.nranks) + " ranks on " + std::to_string(nh) + " hosts (" + layout + "). Pairs from " +
+         (buffers.empty() ? std::string("host buffers, MPI") : buffers) +
+         ". Bandwidth: " + format_bytes(std::strtod(d.meta_value("bandwidth_bytes").c_str(), nullptr)) + " in " +
          d.meta_value("window") + " messages; latency: half an 8 B round trip; " + d.meta_value("passes") +
          " passes over the pairs; probes " + d.meta_value("probes") + ". Run " +
          (status.empty() ? "cut short (no status: the doctor was killed)" : status) + ".");
