@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -122,10 +123,12 @@ bool run_pairs_device(Communicator& world, const Options& o, const Layout& layou
     void*& data;
     void*& small;
     ~Owned() {
+      // The communicator first: after a pair stopped answering NCCL's kernels may be stuck, and
+      // are aborted, not waited for (cudaFree would wait for them).
+      if (comm) std::uncaught_exceptions() > 0 ? ncclCommAbort(comm) : ncclCommDestroy(comm);
       if (data) cudaFree(data);
       if (small) cudaFree(small);
       if (stream) cudaStreamDestroy(stream);
-      if (comm) ncclCommDestroy(comm);
     }
   } owned{comm, stream, data, small};
   COMMSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
