@@ -341,6 +341,14 @@ PY
     echo
   done
   grep -E "Out of bounds|Avg bus bandwidth" "$out/bench-cuda.log" | sed 's/^#/-/' || true
+  # The rows against the machine model (the device's copy rate measured at start-up; one rank's
+  # NCCL rows are one copy of the array): the report's verdict lines.
+  if grep -q '^Verdict' "$out/report-bench.txt" 2>/dev/null; then
+    echo
+    echo "Verdicts against the machine model (report-bench.txt):"
+    echo
+    grep '^Verdict' "$out/report-bench.txt" | head -24 | sed 's/^/    /' || true
+  fi
   echo
   echo "## Training"
   echo
