@@ -101,6 +101,121 @@ launch() {  # launch N command...: without a launcher for one rank
 start=$(date +%s)
 step() { echo; echo "== [$1/7] $2 ($(($(date +%s) - start)) s so far)"; }
 
+# summary.md, what docs/gpu-results.md records: from whatever the steps have written so far (it is
+# also written when the run is stopped: timeout's TERM, Ctrl-C).
+write_summary() {
+set +e
+{
+  echo "# commscope GPU check, $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo
+  echo "- device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | sort | uniq -c | sed 's/^ *//' | paste -sd ';' -)"
+  grep -m3 -E "^# (cuda|nccl|CUDA|NCCL)" "$out/bench-cuda.log" | sed 's/^# /- /' || true
+  echo "- commands: scripts/gpu-check.sh --size $size --collectives $collectives --ranks $ranks --iters $iters${anchors:+ --anchors DIR}$([ $replays = 1 ] && echo ' --replays') (bench: $ranks rank(s)); $(nproc) CPUs"
+  echo
+  echo "## GPU tests"
+  echo
+  cat "$out/gpu-tests-count.txt"
+  echo
+  echo '```'
+  grep -E "Test +#|tests passed|skipped" "$out/gpu-tests.log" | head -60 || true
+  echo '```'
+  for t in test_trainer_cuda_kernels test_trainer_cuda test_profiler_cupti_known_durations; do
+    [ -s "$out/$t.log" ] || continue
+    case $t in
+      test_profiler_cupti_known_durations) title="CUPTI vs known kernel durations ($t)" ;;
+      *) title=$t ;;
+    esac
+    echo
+    echo "### $title"
+    echo
+    echo '```'
+    head -120 "$out/$t.log"
+    echo '```'
+  done
+  echo
+  echo "## GPU doctor (commscope-doctor --device cuda; each rate's share of its peak)"
+  echo
+  echo '```'
+  grep -A40 -E '^# (gpus|peers):' "$out/doctor.log" | grep -E '^(#|  )' || tail -5 "$out/doctor.log" || true
+  sed -n '/^Findings/,$p' "$out/report-doctor.txt" 2>/dev/null | head -12 || true
+  echo '```'
+  if [ -s "$out/side-by-side.md" ]; then
+    echo
+    echo "## The training step beside llm.c and PyTorch (GPT-2 124M, T=1024, bf16; mean step after the first 3, ms)"
+    echo
+    cat "$out/side-by-side.md"
+  fi
+  if [ -s "$out/replays/ratios.md" ]; then
+    echo
+    echo "## Same-machine replay ratios (scripts/replay-ratios.sh, rank i on the i-th of CPUs ${high:-all}: median of 5 replays / median of 3 recordings)"
+    echo
+    cat "$out/replays/ratios.md"
+  fi
+  echo
+  echo "## Bench (time us and busbw GB/s by size, out of place; full table in bench-cuda.log)"
+  echo
+  for csv in "$out"/report/bench/*.csv; do
+    [ -e "$csv" ] && [ "$(basename "$csv")" != fits.csv ] || continue
+    echo "### $(basename "$csv" .csv)"
+    echo
+    python3 - "$csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+# time and busbw of each algorithm (one rank has busbw 0 for most collectives: the time tells)
+size = "size_bytes" if rows and "size_bytes" in rows[0] else "size"  # the report's CSV since 2026-11-26: bytes
+cols = [size] + [c for c in rows[0].keys() if c.endswith("_us") or c.endswith("_busbw")] if rows else []
+print("| " + " | ".join(cols) + " |")
+print("|" + "---|" * len(cols))
+for r in rows:
+    print("| " + " | ".join(r[c] for c in cols) + " |")
+PY
+    echo
+  done
+  grep -E "Out of bounds|Avg bus bandwidth" "$out/bench-cuda.log" | sed 's/^#/-/' || true
+  # The rows against the machine model (the device's copy rate measured at start-up; one rank's
+  # NCCL rows are one copy of the array): the report's verdict lines.
+  if grep -q '^Verdict' "$out/report-bench.txt" 2>/dev/null; then
+    echo
+    echo "Verdicts against the machine model (report-bench.txt):"
+    echo
+    grep '^Verdict' "$out/report-bench.txt" | head -24 | sed 's/^/    /' || true
+  fi
+  echo
+  echo "## Training"
+  echo
+  grep -E "^mean step|^step +[0-9]+ " "$out/train.log" | tail -4 | sed 's/^/    /' || true
+  if [ -s "$out/report/profile/iterations.csv" ]; then
+    python3 - "$out/report/profile/iterations.csv" <<'PY' || true
+import csv, statistics, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if int(r["step"]) >= 1 and "kernels" in r]
+if rows:
+    print(f"Activities a step (median over steps 1 on, mean over ranks): {statistics.median(float(r['kernels']) for r in rows):g} "
+          f"kernels, memcpy and memset; {statistics.median(float(r['communications']) for r in rows):g} communications.")
+PY
+  fi
+  if [ -s "$out/report/profile/operators.csv" ]; then
+    echo
+    echo "Top operators (ms over every rank and step; the per-operator profile, report/profile/operators.csv):"
+    echo
+    head -21 "$out/report/profile/operators.csv" | sed 's/^/    /'
+  fi
+  if [ -s "$out/report/profile/components.csv" ]; then
+    echo
+    echo "Breakdown (ms, over every rank and step; kernel + intra-op + inter-op + communication = step):"
+    echo
+    sed 's/^/    /' "$out/report/profile/components.csv"
+  fi
+  if [ -s "$out/report-gap.txt" ]; then
+    echo
+    echo "## The in-training gap (2 ranks sharing GPU 0, staged; the step against its replay alone)"
+    echo
+    grep -E "^The step's communication" "$out/report-gap.txt" | fold -s -w 100 | sed 's/^/    /' || true
+  fi
+} >"$out/summary.md"
+set -e
+}
+trap 'echo; echo "gpu-check.sh: stopped: the summary of what ran ($out/summary.md)"; write_summary; exit 143' TERM INT
+
 step 1 "build the CUDA configuration in $build_dir"
 if [ $build = 1 ]; then
   cmake -S "$root" -B "$build_dir" -DCOMMSCOPE_CUDA=ON -DCOMMSCOPE_WERROR=ON -DCMAKE_BUILD_TYPE=Release \
@@ -273,114 +388,7 @@ if command -v mpirun >/dev/null; then
       >"$out/report-gap.txt" 2>&1 || gap_rc=1
 fi
 
-# --- summary.md: what docs/gpu-results.md records
-{
-  echo "# commscope GPU check, $(date -u +%Y-%m-%dT%H:%MZ)"
-  echo
-  echo "- device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | sort | uniq -c | sed 's/^ *//' | paste -sd ';' -)"
-  grep -m3 -E "^# (cuda|nccl|CUDA|NCCL)" "$out/bench-cuda.log" | sed 's/^# /- /' || true
-  echo "- commands: scripts/gpu-check.sh --size $size --collectives $collectives --ranks $ranks --iters $iters${anchors:+ --anchors DIR}$([ $replays = 1 ] && echo ' --replays') (bench: $ranks rank(s)); $(nproc) CPUs"
-  echo
-  echo "## GPU tests"
-  echo
-  cat "$out/gpu-tests-count.txt"
-  echo
-  echo '```'
-  grep -E "Test +#|tests passed|skipped" "$out/gpu-tests.log" | head -60 || true
-  echo '```'
-  for t in test_trainer_cuda_kernels test_trainer_cuda test_profiler_cupti_known_durations; do
-    [ -s "$out/$t.log" ] || continue
-    case $t in
-      test_profiler_cupti_known_durations) title="CUPTI vs known kernel durations ($t)" ;;
-      *) title=$t ;;
-    esac
-    echo
-    echo "### $title"
-    echo
-    echo '```'
-    head -120 "$out/$t.log"
-    echo '```'
-  done
-  echo
-  echo "## GPU doctor (commscope-doctor --device cuda; each rate's share of its peak)"
-  echo
-  echo '```'
-  grep -A40 -E '^# (gpus|peers):' "$out/doctor.log" | grep -E '^(#|  )' || tail -5 "$out/doctor.log" || true
-  sed -n '/^Findings/,$p' "$out/report-doctor.txt" 2>/dev/null | head -12 || true
-  echo '```'
-  if [ -s "$out/side-by-side.md" ]; then
-    echo
-    echo "## The training step beside llm.c and PyTorch (GPT-2 124M, T=1024, bf16; mean step after the first 3, ms)"
-    echo
-    cat "$out/side-by-side.md"
-  fi
-  if [ -s "$out/replays/ratios.md" ]; then
-    echo
-    echo "## Same-machine replay ratios (scripts/replay-ratios.sh, rank i on the i-th of CPUs ${high:-all}: median of 5 replays / median of 3 recordings)"
-    echo
-    cat "$out/replays/ratios.md"
-  fi
-  echo
-  echo "## Bench (time us and busbw GB/s by size, out of place; full table in bench-cuda.log)"
-  echo
-  for csv in "$out"/report/bench/*.csv; do
-    [ -e "$csv" ] && [ "$(basename "$csv")" != fits.csv ] || continue
-    echo "### $(basename "$csv" .csv)"
-    echo
-    python3 - "$csv" <<'PY'
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1], newline="")))
-# time and busbw of each algorithm (one rank has busbw 0 for most collectives: the time tells)
-size = "size_bytes" if rows and "size_bytes" in rows[0] else "size"  # the report's CSV since 2026-11-26: bytes
-cols = [size] + [c for c in rows[0].keys() if c.endswith("_us") or c.endswith("_busbw")] if rows else []
-print("| " + " | ".join(cols) + " |")
-print("|" + "---|" * len(cols))
-for r in rows:
-    print("| " + " | ".join(r[c] for c in cols) + " |")
-PY
-    echo
-  done
-  grep -E "Out of bounds|Avg bus bandwidth" "$out/bench-cuda.log" | sed 's/^#/-/' || true
-  # The rows against the machine model (the device's copy rate measured at start-up; one rank's
-  # NCCL rows are one copy of the array): the report's verdict lines.
-  if grep -q '^Verdict' "$out/report-bench.txt" 2>/dev/null; then
-    echo
-    echo "Verdicts against the machine model (report-bench.txt):"
-    echo
-    grep '^Verdict' "$out/report-bench.txt" | head -24 | sed 's/^/    /' || true
-  fi
-  echo
-  echo "## Training"
-  echo
-  grep -E "^mean step|^step +[0-9]+ " "$out/train.log" | tail -4 | sed 's/^/    /' || true
-  if [ -s "$out/report/profile/iterations.csv" ]; then
-    python3 - "$out/report/profile/iterations.csv" <<'PY' || true
-import csv, statistics, sys
-rows = [r for r in csv.DictReader(open(sys.argv[1])) if int(r["step"]) >= 1 and "kernels" in r]
-if rows:
-    print(f"Activities a step (median over steps 1 on, mean over ranks): {statistics.median(float(r['kernels']) for r in rows):g} "
-          f"kernels, memcpy and memset; {statistics.median(float(r['communications']) for r in rows):g} communications.")
-PY
-  fi
-  if [ -s "$out/report/profile/operators.csv" ]; then
-    echo
-    echo "Top operators (ms over every rank and step; the per-operator profile, report/profile/operators.csv):"
-    echo
-    head -21 "$out/report/profile/operators.csv" | sed 's/^/    /'
-  fi
-  if [ -s "$out/report/profile/components.csv" ]; then
-    echo
-    echo "Breakdown (ms, over every rank and step; kernel + intra-op + inter-op + communication = step):"
-    echo
-    sed 's/^/    /' "$out/report/profile/components.csv"
-  fi
-  if [ -s "$out/report-gap.txt" ]; then
-    echo
-    echo "## The in-training gap (2 ranks sharing GPU 0, staged; the step against its replay alone)"
-    echo
-    grep -E "^The step's communication" "$out/report-gap.txt" | fold -s -w 100 | sed 's/^/    /' || true
-  fi
-} >"$out/summary.md"
+write_summary
 
 echo
 cat "$out/summary.md"
