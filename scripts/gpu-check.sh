@@ -285,7 +285,7 @@ train=("$bin/commscope-train" --device cuda --precision bf16 --model gpt2-124m -
 train_rc=0
 launch "$ranks" "${train[@]}" 2>&1 | tee "$out/train.log" || train_rc=1
 
-step 6 "the training step beside llm.c and PyTorch${anchors:+ ($anchors)}; the replay ratios${replays:+ on the upper CPUs}"
+step 6 "$([ -n "$anchors" ] && echo "the training step beside llm.c and PyTorch ($anchors)" || echo "no --anchors: no side-by-side table"); $([ $replays = 1 ] && echo "the replay ratios" || echo "no --replays")"
 # The replays take the upper half of the cores in the background, one CPU each (a core's other
 # hardware thread left idle); the GPU runs take the lower half's CPUs, every thread.
 read -r low high < <(lscpu -p=CPU,CORE 2>/dev/null | grep -v '^#' | sort -t, -k2,2n -k1,1n | awk -F, '
