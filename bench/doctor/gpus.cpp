@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "commscope/collectives/gather_rows.hpp"
 #include "commscope/common/byte_size.hpp"
 #include "commscope/machine/machine_detect.hpp"
 #include "cuda_check.hpp"
@@ -143,7 +144,7 @@ bool run_pairs_device(Communicator& world, const Options& o, const Layout& layou
 }
 
 void run_gpus(Communicator& world, const Options& o, const Layout& layout, Output* file) {
-  const int rank = world.rank(), p = world.size();
+  const int rank = world.rank();
   Communicator node = world.split_by_node();
   const int ngpu = machine::visible_gpus();
   int most = ngpu;  // the most GPUs a node has: how long its peer copies may take
@@ -154,8 +155,7 @@ void run_gpus(Communicator& world, const Options& o, const Layout& layout, Outpu
   idle_barrier(world.mpi_comm(), o.timeout_s, "GPU probes, before them");
   const GpuRow mine = probe_gpu(o, rank, layout, node.rank() < ngpu ? node.rank() : -1);
   idle_barrier(world.mpi_comm(), o.timeout_s + 5 * rate_s, "GPU probes, after them");
-  std::vector<GpuRow> all(rank == 0 ? static_cast<std::size_t>(p) : 0);
-  MPI_Gather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, 0, world.mpi_comm());
+  const std::vector<GpuRow> all = gather_rows(world.mpi_comm(), std::vector<GpuRow>{mine});
   if (rank == 0) {
     std::printf("# gpus: cuBLAS GEMM n=%d, copies of %s, the GPUs at once\n", o.gpu_gemm_n, o.gpu_bytes.c_str());
     std::vector<GpuRow> rows;
@@ -182,14 +182,7 @@ void run_gpus(Communicator& world, const Options& o, const Layout& layout, Outpu
     peers =
         probe_peers(o, layout.node[static_cast<std::size_t>(rank)], layout.hosts[static_cast<std::size_t>(rank)], ngpu);
   idle_barrier(world.mpi_comm(), o.timeout_s + most * (most - 1) / 2 * 3 * rate_s, "GPU peer copies");
-  const int bytes = static_cast<int>(peers.size() * sizeof(PeerRow));
-  std::vector<int> counts(rank == 0 ? static_cast<std::size_t>(p) : 0), offsets(counts.size());
-  MPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, world.mpi_comm());
-  int total = 0;
-  for (std::size_t r = 0; r < counts.size(); ++r) offsets[r] = total, total += counts[r];
-  std::vector<PeerRow> gathered(static_cast<std::size_t>(total) / sizeof(PeerRow));
-  MPI_Gatherv(peers.data(), bytes, MPI_BYTE, gathered.data(), counts.data(), offsets.data(), MPI_BYTE, 0,
-              world.mpi_comm());
+  const std::vector<PeerRow> gathered = gather_rows(world.mpi_comm(), peers);
   if (rank != 0 || gathered.empty()) return;
   std::printf("# peers: every ordered pair of a node's GPUs, one way and both ways at once (GB/s)\n");
   for (const PeerRow& r : gathered) {

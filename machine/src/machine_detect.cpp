@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "commscope/collectives/error.hpp"
+#include "commscope/collectives/gather_rows.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/stats.hpp"
 #include "commscope/common/timing.hpp"
@@ -369,17 +370,8 @@ struct Nodes {
 
 // Rank 0 receives every rank's `text`, concatenated in rank order (the others get "").
 std::string gather_text(MPI_Comm comm, const std::string& text) {
-  int rank = 0, p = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &p);
-  int len = static_cast<int>(text.size());
-  std::vector<int> lens(rank == 0 ? static_cast<std::size_t>(p) : 0), at(lens.size());
-  COMMSCOPE_MPI_CHECK(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm));
-  int total = 0;
-  for (std::size_t r = 0; r < lens.size(); ++r) at[r] = total, total += lens[r];
-  std::string all(static_cast<std::size_t>(total), '\0');
-  COMMSCOPE_MPI_CHECK(MPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), at.data(), MPI_CHAR, 0, comm));
-  return all;
+  const std::vector<char> all = gather_rows(comm, std::vector<char>(text.begin(), text.end()));
+  return std::string(all.begin(), all.end());
 }
 
 constexpr std::string_view kAgainAtTheEnd = "; measured again at the end of the run, each size the faster of the two";

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "commscope/collectives/clock_offsets.hpp"
+#include "commscope/collectives/gather_rows.hpp"
 #include "commscope/formats/profile_file.hpp"
 #include "commscope/profiler/breakdown.hpp"
 #include "commscope/profiler/device_records.hpp"
@@ -26,7 +27,6 @@
 
 namespace commscope::profiler {
 
-using session_detail::gather_rows;
 using session_detail::warn;
 
 namespace {
@@ -422,8 +422,8 @@ Profile Session::Impl::assemble(std::vector<Event>& events, std::int64_t dropped
   RankBreakdown mine = breakdown(rank, events, true);
 
   profile.ranks = gather_infos(info(rank, static_cast<std::int64_t>(events.size()), dropped));
-  profile.breakdown = gather_rows(comm, rank, size, mine.rows);
-  profile.operators = gather_rows(comm, rank, size, mine.operators);
+  profile.breakdown = gather_rows(comm, mine.rows);
+  profile.operators = gather_rows(comm, mine.operators);
 
   profile.meta = meta(size);
   if (rank != 0) {
@@ -439,7 +439,7 @@ Profile Session::Impl::assemble(std::vector<Event>& events, std::int64_t dropped
 
 std::vector<RankInfo> Session::Impl::gather_infos(const RankInfo& me) const {
   // One fixed-size row a rank (rank_row.hpp, the /ranks table's row too).
-  const auto rows = gather_rows(comm, rank, size, std::vector<RankRow>{rank_row(me)});
+  const auto rows = gather_rows(comm, std::vector<RankRow>{rank_row(me)});
   if (rank != 0) return {me};
   std::vector<RankInfo> infos;
   infos.reserve(rows.size());

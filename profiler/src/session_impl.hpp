@@ -31,26 +31,6 @@ void warn(const char* fmt, Args... args) {
   std::fputc('\n', stderr);
 }
 
-// Every rank's `mine` on rank 0, by rank (as bytes: T is trivially copyable); empty elsewhere.
-template <class T>
-std::vector<T> gather_rows(MPI_Comm comm, int rank, int size, const std::vector<T>& mine) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  const int bytes = static_cast<int>(mine.size() * sizeof(T));
-  std::vector<int> counts(static_cast<std::size_t>(size)), displs(static_cast<std::size_t>(size));
-  MPI_Gather(&bytes, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
-  std::vector<T> all;
-  if (rank == 0) {
-    std::size_t total = 0;
-    for (int r = 0; r < size; ++r) {
-      displs[static_cast<std::size_t>(r)] = static_cast<int>(total);
-      total += static_cast<std::size_t>(counts[static_cast<std::size_t>(r)]);
-    }
-    all.resize(total / sizeof(T));
-  }
-  MPI_Gatherv(mine.data(), bytes, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, 0, comm);
-  return all;
-}
-
 }  // namespace session_detail
 
 // SessionOptions::stream's file: NAME.partial, extended at every append_so_far() with what the
