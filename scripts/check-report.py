@@ -217,6 +217,14 @@ def breakdown(path):
     return b, nranks
 
 
+def by_iteration(b):
+    """The breakdown's rows by iteration: {iteration: [rows of every rank]}."""
+    steps = {}
+    for r in b:
+        steps.setdefault(int(r["iteration"]), []).append(r)
+    return steps
+
+
 COMPONENTS = [("kernel", "kernel_ns"), ("intra-op", "intra_ns"), ("inter-op", "inter_ns"),
               ("comm wait", "comm_wait_ns"), ("comm transfer", "comm_transfer_ns"), ("step", "window_ns")]
 
@@ -238,9 +246,7 @@ def check_profile(path, report):
             c.expect(f"components.csv {name} share_of_step", 100.0 * sum(values) * 1e6 / total, row["share_of_step"],
                      rel=1e-2)
     # The activities a step ran, mean over ranks (iterations.csv's kernels and communications).
-    steps = {}
-    for r in b:
-        steps.setdefault(int(r["iteration"]), []).append(r)
+    steps = by_iteration(b)
     lines = {int(row["step"]): row for row in read_csv(os.path.join(report, "iterations.csv"))}
     for it, rs in steps.items():
         row = lines.get(it)
@@ -264,9 +270,7 @@ def summarize(path):
     over ranks of communication and kernel time; averaged over iterations, in ms; and the run's
     layout and model from its attributes."""
     b, nranks = breakdown(path)
-    steps = {}
-    for r in b:
-        steps.setdefault(int(r["iteration"]), []).append(r)
+    steps = by_iteration(b)
     keys = sorted(steps)
     if len(keys) > 1:
         keys = keys[1:]
