@@ -34,16 +34,13 @@ class RingWatch final : public CallWatch {
     Detail d;
     d.type = types_[static_cast<std::size_t>(a->type)];
     if (is_reducing(a->coll)) d.reduction = reductions_[static_cast<std::size_t>(a->op)];
-    if (rooted(a->coll)) d.root = a->root;
+    if (is_rooted(a->coll)) d.root = a->root;
     const auto bytes = static_cast<std::int64_t>(a->count * type_size(a->type));
     return flight::posted(ring_, seq_++, ops_[static_cast<std::size_t>(a->coll)], bytes, -1, 0, t, d).at;
   }
   void completed(std::uint64_t token) noexcept override { flight::completed({ring_, token}, now()); }
 
  private:
-  static bool rooted(Collective c) {
-    return c == Collective::reduce || c == Collective::broadcast || c == Collective::gather || c == Collective::scatter;
-  }
   int ring_;
   std::int64_t seq_ = 0;
   std::array<std::uint32_t, kAllCollectives.size()> ops_{};
