@@ -3,6 +3,7 @@
 // o.probe_time seconds, so a call's launch and the synchronisation are lost in it), the best
 // window counting, as the CPU probes count.
 #include "gpu_probes.hpp"
+#include "gpu_memory.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -35,21 +36,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
       throw std::runtime_error(std::string(#call) + ": " + cublasGetStatusString(rc_) + " (" __FILE__ ")"); \
   } while (0)
 
-// Device memory freed when it goes out of scope (on the device it was taken on).
-struct DeviceBuffer {
-  DeviceBuffer(int on, std::size_t bytes) : device(on) {
-    COMMSCOPE_CUDA_CHECK(cudaSetDevice(on));
-    COMMSCOPE_CUDA_CHECK(cudaMalloc(&ptr, bytes));
-  }
-  ~DeviceBuffer() {
-    if (ptr && cudaSetDevice(device) == cudaSuccess) cudaFree(ptr);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  int device;
-  void* ptr = nullptr;
-};
-
 struct HostBuffer {
   explicit HostBuffer(std::size_t bytes) { COMMSCOPE_CUDA_CHECK(cudaMallocHost(&ptr, bytes)); }
   ~HostBuffer() {
@@ -58,20 +44,6 @@ struct HostBuffer {
   HostBuffer(const HostBuffer&) = delete;
   HostBuffer& operator=(const HostBuffer&) = delete;
   void* ptr = nullptr;
-};
-
-struct Stream {
-  explicit Stream(int on) : device(on) {
-    COMMSCOPE_CUDA_CHECK(cudaSetDevice(on));
-    COMMSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  }
-  ~Stream() {
-    if (s && cudaSetDevice(device) == cudaSuccess) cudaStreamDestroy(s);
-  }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  int device;
-  cudaStream_t s = nullptr;
 };
 
 // Units of work per second of `issue` (which enqueues one call and returns its units), the best

@@ -18,6 +18,7 @@
 #include "commscope/machine/machine_detect.hpp"
 #include "cuda_check.hpp"
 #include "doctor.hpp"
+#include "gpu_memory.hpp"
 #include "gpu_probes.hpp"
 #include "gpu_setup.hpp"
 #include "nccl.hpp"
@@ -113,33 +114,21 @@ bool run_pairs_device(Communicator& world, const Options& o, const Layout& layou
     std::fflush(stdout);
     return false;
   }
-  bind_local_gpu(world, true, "--device cuda");
-  ncclComm_t comm = init_nccl(world);
-  cudaStream_t stream = nullptr;
-  void *data = nullptr, *small = nullptr;
+  const int device = bind_local_gpu(world, true, "--device cuda");
   const std::size_t bytes = parse_size(o.bytes);
-  struct Owned {
-    ncclComm_t& comm;
-    cudaStream_t& stream;
-    void*& data;
-    void*& small;
-    ~Owned() {
-      // The communicator first: after a pair stopped answering NCCL's kernels may be stuck, and
-      // are aborted, not waited for (cudaFree would wait for them).
-      if (comm) std::uncaught_exceptions() > 0 ? ncclCommAbort(comm) : ncclCommDestroy(comm);
-      if (data) cudaFree(data);
-      if (small) cudaFree(small);
-      if (stream) cudaStreamDestroy(stream);
-    }
-  } owned{comm, stream, data, small};
-  COMMSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  COMMSCOPE_CUDA_CHECK(cudaMalloc(&data, bytes));
-  COMMSCOPE_CUDA_CHECK(cudaMalloc(&small, 8));
-  COMMSCOPE_CUDA_CHECK(cudaMemset(data, 1, bytes));
-  COMMSCOPE_CUDA_CHECK(cudaMemset(small, 0, 8));
-  NcclP2pTransport t(comm, stream, rank, world.size(), o.timeout_s);
-  run_pairs_on(world, t, PairBuffers{static_cast<std::byte*>(data), bytes, static_cast<std::byte*>(small)}, o, layout,
-               file, "device buffers, NCCL's point-to-point");
+  const gpu::DeviceBuffer data(device, bytes), small(device, 8);
+  const gpu::Stream stream(device);
+  COMMSCOPE_CUDA_CHECK(cudaMemset(data.ptr, 1, bytes));
+  COMMSCOPE_CUDA_CHECK(cudaMemset(small.ptr, 0, 8));
+  // Made after the buffers, so ended before them: after a pair stopped answering NCCL's kernels
+  // may be stuck, and are aborted, not waited for (freeing the buffers would wait for them).
+  struct Nccl {
+    ncclComm_t comm;
+    ~Nccl() { std::uncaught_exceptions() > 0 ? ncclCommAbort(comm) : ncclCommDestroy(comm); }
+  } const nccl{init_nccl(world)};
+  NcclP2pTransport t(nccl.comm, stream.s, rank, world.size(), o.timeout_s);
+  run_pairs_on(world, t, PairBuffers{static_cast<std::byte*>(data.ptr), bytes, static_cast<std::byte*>(small.ptr)}, o,
+               layout, file, "device buffers, NCCL's point-to-point");
   return true;
 }
 
