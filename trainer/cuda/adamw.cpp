@@ -33,11 +33,13 @@ void adamw_update(float* params, const float* grads, float* m, float* v, std::si
                   float weight_decay, const AdamWOptions& options, std::int64_t t, cudaStream_t stream) {
   if (count == 0) return;
   const AdamWPiece whole{0, count, weight_decay};
-  detail::launch_adamw(params, grads, m, v, &whole, 1, step_scalars(lr, grad_scale, options, t), stream);
+  detail::launch_adamw(params, grads, m, v, static_cast<float*>(nullptr), &whole, 1,
+                       step_scalars(lr, grad_scale, options, t), stream);
 }
 
-void adamw_update(const ParameterLayout& layout, std::size_t begin, float* params, const float* grads, float* m,
-                  float* v, std::size_t count, float lr, float grad_scale, const AdamWOptions& options, std::int64_t t,
+template <class G>
+void adamw_update(const ParameterLayout& layout, std::size_t begin, float* params, const G* grads, float* m, float* v,
+                  G* out, std::size_t count, float lr, float grad_scale, const AdamWOptions& options, std::int64_t t,
                   cudaStream_t stream) {
   // The pieces of [begin, begin + count) that lie in one tensor each, as the CPU update walks
   // them, relative to begin; then in buffer order with same-decay neighbours merged, so that a
@@ -63,8 +65,14 @@ void adamw_update(const ParameterLayout& layout, std::size_t begin, float* param
       merged.push_back(p);
   }
   if (merged.empty()) return;
-  detail::launch_adamw(params, grads, m, v, merged.data(), merged.size(), step_scalars(lr, grad_scale, options, t),
+  detail::launch_adamw(params, grads, m, v, out, merged.data(), merged.size(), step_scalars(lr, grad_scale, options, t),
                        stream);
 }
+
+template void adamw_update<float>(const ParameterLayout&, std::size_t, float*, const float*, float*, float*, float*,
+                                  std::size_t, float, float, const AdamWOptions&, std::int64_t, cudaStream_t);
+template void adamw_update<__nv_bfloat16>(const ParameterLayout&, std::size_t, float*, const __nv_bfloat16*, float*,
+                                          float*, __nv_bfloat16*, std::size_t, float, float, const AdamWOptions&,
+                                          std::int64_t, cudaStream_t);
 
 }  // namespace commscope::trainer::cuda_kernels

@@ -175,7 +175,6 @@ class CudaEngine final : public TrainEngine {
     v_.resize(buffers_.state);
     master_.resize(buffers_.master);
     grad_shard_.resize(buffers_.grad_shard);
-    grad32_.resize(buffers_.grad32);
     staging_.resize(buffers_.staging);
     if (parallel_plan.dp_mode == DpMode::kZero2 || parallel_plan.dp_mode == DpMode::kZero3) {
       grad_work0_.resize(buffers_.grad_work0);
@@ -253,26 +252,25 @@ class CudaEngine final : public TrainEngine {
     reduce_scatter(staging_.data(), sh);
   }
   void backward_comm_done() { to_compute_.order(comm_stream_, compute_); }  // before the update
-  // The gradient norm over fp32 gradients (widened first in bf16; kept for the update).
+  // The gradient norm, read in the model's type (bf16 widened as it is read; kept for the update).
   float grad_norm(bool sharded) {
-    T* grads = sharded ? grad_shard_.data() : model_.grads();
+    grads_ = sharded ? grad_shard_.data() : model_.grads();
     const size_t n = sharded ? plan_.shard_total : layout_.total();
-    g32_ = grads32(grads, n);
-    return grid_ != nullptr ? norm_mp(g32_, sharded) : norm_dp(g32_, n, sharded);
+    return grid_ != nullptr ? norm_mp(grads_, sharded) : norm_dp(grads_, n, sharded);
   }
-  // AdamW on the fp32 master weights (this rank's shards under ZeRO), then the model's
-  // parameters from them: converted (bf16), allgathered (zero1/2) or left to the next forward's
-  // gathers (zero3).
+  // AdamW on the fp32 master weights (this rank's shards under ZeRO), reading the gradients in
+  // the model's type, then the model's parameters from them: written by the update itself (bf16
+  // ddp; zero3's parameter shards), allgathered (zero1/2) or the masters themselves (fp32 ddp).
   cuda::DeviceOp optimizer_scope() { return cuda::DeviceOp(names_.optimizer); }
   void update_whole(float lr, float scale) {
-    k::adamw_update(layout_, 0, master(), g32_, m_.data(), v_.data(), layout_.total(), lr, scale, adamw_, step_,
-                    compute_);
-    if constexpr (!kFloat) k::convert(model_.params(), master_.data(), layout_.total(), compute_);
+    k::adamw_update<T>(layout_, 0, master(), grads_, m_.data(), v_.data(), kFloat ? nullptr : model_.params(),
+                       layout_.total(), lr, scale, adamw_, step_, compute_);
   }
   void update_shard(const Shard& sh, size_t begin, size_t count, float lr, float scale) {
+    T* out = parallel_.dp_mode == DpMode::kZero3 ? param_shard_.data() + sh.storage : nullptr;
     if (count > 0)
-      k::adamw_update(layout_, begin, master_.data() + sh.storage, g32_ + sh.storage, m_.data() + sh.storage,
-                      v_.data() + sh.storage, count, lr, scale, adamw_, step_, compute_);
+      k::adamw_update<T>(layout_, begin, master_.data() + sh.storage, grads_ + sh.storage, m_.data() + sh.storage,
+                         v_.data() + sh.storage, out, count, lr, scale, adamw_, step_, compute_);
   }
   // This rank's updated shard (in T) -> every rank's whole segment of the model's parameters.
   void publish_shard(const Shard& sh, size_t count) {
@@ -285,7 +283,7 @@ class CudaEngine final : public TrainEngine {
     COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(model_.params() + sh.offset, staging_.data(), sh.count * sizeof(T),
                                          cudaMemcpyDeviceToDevice, compute_));
   }
-  void updated_shards() { narrow(param_shard_.data(), master_.data(), plan_.shard_total, compute_); }  // zero3
+  void updated_shards() {}  // zero3: update_shard wrote the parameter shards
   void end_step() {
     // Waited for, so that a step's time (and its profile window) holds its update.
     COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute_));
@@ -325,15 +323,6 @@ class CudaEngine final : public TrainEngine {
     }
     return master_.data();
   }
-  // The gradients as fp32 (widened into grad32_ in bf16).
-  float* grads32(T* grads, size_t n) {
-    if constexpr (kFloat) {
-      return grads;
-    } else {
-      k::convert(grad32_.data(), grads, n, compute_);
-      return grad32_.data();
-    }
-  }
   // fp32 -> T, n elements, on `stream`.
   static void narrow(T* dst, const float* src, size_t n, cudaStream_t stream) {
     if (n == 0) return;
@@ -352,8 +341,8 @@ class CudaEngine final : public TrainEngine {
 
   // The gradient norm without model parallelism: one sum of squares (over the DP group when
   // the gradients are sharded).
-  float norm_dp(const float* g32, size_t n, bool sharded) {
-    k::sum_squares(norm_.data(), g32, n, compute_);
+  float norm_dp(const T* grads, size_t n, bool sharded) {
+    k::sum_squares(norm_.data(), grads, n, compute_);
     COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(norm_host_, norm_.data(), sizeof(float), cudaMemcpyDeviceToHost, compute_));
     COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute_));
     return sums_->norm(static_cast<double>(*norm_host_), sharded);
@@ -372,9 +361,9 @@ class CudaEngine final : public TrainEngine {
       }
     return out;
   }
-  float norm_mp(const float* g32, bool sharded) {
+  float norm_mp(const T* grads, bool sharded) {
     for (size_t i = 0; i < norm_pieces_.size(); ++i)
-      k::sum_squares(norm_.data() + i, g32 + norm_pieces_[i].offset, norm_pieces_[i].count, compute_);
+      k::sum_squares(norm_.data() + i, grads + norm_pieces_[i].offset, norm_pieces_[i].count, compute_);
     COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute_));
     const std::vector<float> squares = cuda::download(norm_.data(), norm_pieces_.size());
     double split = 0, replicated = 0;
@@ -525,7 +514,7 @@ class CudaEngine final : public TrainEngine {
   EngineCollectives coll_;
   cuda::CudaGpt2<T> model_;
 
-  DeviceArray<float> m_, v_, master_, grad32_, norm_;
+  DeviceArray<float> m_, v_, master_, norm_;
   DeviceArray<T> grad_shard_, staging_, grad_work0_, param_shard_, param_work0_;
   DeviceArray<T> rs_sum_, stage_in_, output_grad_;  // micro-batches' reduce-scatter; pipeline messages
   std::array<DeviceArray<T>, 2> grad_work_, param_work_;
@@ -538,7 +527,7 @@ class CudaEngine final : public TrainEngine {
   std::vector<NormPiece> norm_pieces_;
   std::unique_ptr<parallel::ProfiledGroup> tp_group_, emb_group_;  // their profiled groups
   float* norm_host_ = nullptr;
-  const float* g32_ = nullptr;  // the step's fp32 gradients (grad_norm's, the update's)
+  const T* grads_ = nullptr;  // the step's gradients (grad_norm's, the update's)
   std::int64_t step_ = 0;
   size_t device_free_at_start_ = 0, device_measured_ = 0;
 

@@ -425,14 +425,18 @@ struct AdamWPieces {
   float weight_decay[kMaxPieces] = {};
 };
 
-__global__ void adamw_kernel(float* params, const float* grads, float* m, float* v, AdamWPieces pieces,
+// G: the gradients' type (bf16 widened exactly as convert() widens); out, unless null, receives
+// the updated parameter in G as well (bf16: rounded to nearest even, as convert() rounds), so
+// that the model's copy of the parameters needs no pass of its own.
+template <class G>
+__global__ void adamw_kernel(float* params, const G* grads, float* m, float* v, G* out, AdamWPieces pieces,
                              detail::AdamWStep s) {
   const size_t n = pieces.end[pieces.count - 1];
   int p = 0;
   for (size_t i = global_thread(); i < n; i += grid_threads()) {
     while (i >= pieces.end[p]) ++p;
     if (i < pieces.begin[p]) continue;  // between two pieces: not part of the update
-    const float g = __fmul_rn(grads[i], s.grad_scale);
+    const float g = __fmul_rn(to_f(grads[i]), s.grad_scale);
     const float mi = __fadd_rn(__fmul_rn(s.beta1, m[i]), __fmul_rn(s.one_minus_beta1, g));
     const float vi = __fadd_rn(__fmul_rn(s.beta2, v[i]), __fmul_rn(__fmul_rn(s.one_minus_beta2, g), g));
     m[i] = mi;
@@ -440,7 +444,9 @@ __global__ void adamw_kernel(float* params, const float* grads, float* m, float*
     const float m_hat = __fdiv_rn(mi, s.correction1), v_hat = __fdiv_rn(vi, s.correction2);
     const float step =
         __fadd_rn(__fdiv_rn(m_hat, __fadd_rn(__fsqrt_rn(v_hat), s.eps)), __fmul_rn(pieces.weight_decay[p], params[i]));
-    params[i] = __fsub_rn(params[i], __fmul_rn(s.lr, step));
+    const float updated = __fsub_rn(params[i], __fmul_rn(s.lr, step));
+    params[i] = updated;
+    if (out != nullptr) out[i] = from_f<G>(updated);
   }
 }
 
@@ -717,7 +723,8 @@ void sum_squares(float* out, const T* src, std::size_t n, cudaStream_t stream) {
   COMMSCOPE_CUDA_LAUNCH_CHECK("sum_partials_kernel");
 }
 
-void detail::launch_adamw(float* params, const float* grads, float* m, float* v, const AdamWPiece* pieces,
+template <class G>
+void detail::launch_adamw(float* params, const G* grads, float* m, float* v, G* out, const AdamWPiece* pieces,
                           std::size_t piece_count, const AdamWStep& step, cudaStream_t stream) {
   for (size_t first = 0; first < piece_count; first += kMaxPieces) {
     const size_t last = std::min(piece_count, first + kMaxPieces);
@@ -731,8 +738,8 @@ void detail::launch_adamw(float* params, const float* grads, float* m, float* v,
     }
     const size_t n = pieces[last - 1].end - base;
     if (n == 0) continue;
-    adamw_kernel<<<elementwise_blocks(n), kBlock, 0, stream>>>(params + base, grads + base, m + base, v + base, batch,
-                                                               step);
+    adamw_kernel<<<elementwise_blocks(n), kBlock, 0, stream>>>(params + base, grads + base, m + base, v + base,
+                                                               out == nullptr ? nullptr : out + base, batch, step);
     COMMSCOPE_CUDA_LAUNCH_CHECK("adamw_kernel");
   }
 }
@@ -764,7 +771,9 @@ void detail::launch_adamw(float* params, const float* grads, float* m, float* v,
   template void xent_sums<T>(float*, float*, const T*, const float*, const int*, int, int, int, int, cudaStream_t);  \
   template void xent_normalize<T>(T*, float*, const T*, const float*, const float*, const float*, int, int, int,     \
                                   cudaStream_t);                                                                      \
-  template void sum_squares<T>(float*, const T*, std::size_t, cudaStream_t);
+  template void sum_squares<T>(float*, const T*, std::size_t, cudaStream_t);                                          \
+  template void detail::launch_adamw<T>(float*, const T*, float*, float*, T*, const detail::AdamWPiece*, std::size_t, \
+                                        const detail::AdamWStep&, cudaStream_t);
 
 COMMSCOPE_CUDA_KERNELS_INSTANTIATE(float)
 COMMSCOPE_CUDA_KERNELS_INSTANTIATE(__nv_bfloat16)

@@ -210,9 +210,13 @@ void adamw_update(float* params, const float* grads, float* m, float* v, std::si
                   float weight_decay, const AdamWOptions& options, std::int64_t t, cudaStream_t stream);
 // The CPU adamw_update's counterpart: the parameters [begin, begin + count) of the layout (a whole
 // buffer or a rank's shard), weight decay on the tensors decays() names. The range is cut into
-// pieces of one weight decay each on the host; each launch covers up to 32 pieces.
-void adamw_update(const ParameterLayout& layout, std::size_t begin, float* params, const float* grads, float* m,
-                  float* v, std::size_t count, float lr, float grad_scale, const AdamWOptions& options, std::int64_t t,
+// pieces of one weight decay each on the host; each launch covers up to 32 pieces. The gradients
+// are read in the model's type G (float or bf16, widened as they are read: no fp32 copy of them
+// is needed); with out non-null the updated parameters are also written there in G, the model's
+// copy of them made in the same pass (bf16: rounded to nearest even, as convert() rounds).
+template <class G>
+void adamw_update(const ParameterLayout& layout, std::size_t begin, float* params, const G* grads, float* m, float* v,
+                  G* out, std::size_t count, float lr, float grad_scale, const AdamWOptions& options, std::int64_t t,
                   cudaStream_t stream);
 
 namespace detail {
@@ -226,7 +230,9 @@ struct AdamWPiece {
   std::size_t begin, end;
   float weight_decay;
 };
-void launch_adamw(float* params, const float* grads, float* m, float* v, const AdamWPiece* pieces,
+// G: float or __nv_bfloat16 (kernels.cu instantiates both); out may be null.
+template <class G>
+void launch_adamw(float* params, const G* grads, float* m, float* v, G* out, const AdamWPiece* pieces,
                   std::size_t piece_count, const AdamWStep& step, cudaStream_t stream);
 }  // namespace detail
 

@@ -1032,9 +1032,10 @@ void test_vocab_parallel_xent(Report& r, const Gpu& g) {
 }
 
 // AdamW against the CPU update (float on both sides), on a shard that cuts tensors in the middle
-// and on one tensor with the single-range overload.
+// and on one tensor with the single-range overload; then with bf16 gradients read as they are
+// (against the CPU update of the same gradients widened) writing the model's bf16 copy of the
+// updated parameters in the same pass (against those parameters rounded to bf16: exact).
 void test_adamw(Report& r, const Gpu& g) {
-  const char* p = "fp32";
   ct::ModelConfig config;
   config.max_seq = 8;
   config.vocab = 10;
@@ -1049,8 +1050,8 @@ void test_adamw(Report& r, const Gpu& g) {
   const std::int64_t step = 3;
 
   std::mt19937 rng(17);
-  auto floats = [&rng](std::size_t n, double lo, double hi) {
-    const Vec v = quantize<float>(random_vec(n, lo, hi, rng));
+  auto floats = [&rng](std::size_t n, double lo, double hi, bool narrow = false) {
+    const Vec v = narrow ? quantize<bf16>(random_vec(n, lo, hi, rng)) : quantize<float>(random_vec(n, lo, hi, rng));
     return std::vector<float>(v.begin(), v.end());
   };
   const auto widen = [](const std::vector<float>& v) { return Vec(v.begin(), v.end()); };
@@ -1059,29 +1060,38 @@ void test_adamw(Report& r, const Gpu& g) {
     const char* name;
     std::size_t begin, count;
     bool single_range;  // through the overload without a layout (wte only: decayed)
+    bool half;          // bf16 gradients, and the bf16 copy written
   };
   const std::size_t wte = layout.size(ct::Tensor::wte);
-  const Case cases[] = {{"adamw_update(shard)", 37, layout.total() - 37 - 11, false},
-                        {"adamw_update(one range)", 0, wte, true}};
+  const Case cases[] = {{"adamw_update(shard)", 37, layout.total() - 37 - 11, false, false},
+                        {"adamw_update(one range)", 0, wte, true, false},
+                        {"adamw_update(bf16 grads, bf16 copy)", 5, layout.total() - 5, false, true}};
   for (const Case& c : cases) {
-    const std::vector<float> params0 = floats(c.count, -1, 1), grads = floats(c.count, -1, 1);
+    const char* p = c.half ? "bf16" : "fp32";
+    const std::vector<float> params0 = floats(c.count, -1, 1), grads = floats(c.count, -1, 1, c.half);
     const std::vector<float> m0 = floats(c.count, -0.1, 0.1), v0 = floats(c.count, 0, 0.01);
     std::vector<float> params = params0, m = m0, v = v0;
     ct::adamw_update(layout, c.begin, params, grads, m, v, lr, grad_scale, o, step);
 
     auto d_params = to_device<float>(widen(params0));
-    auto d_grads = to_device<float>(widen(grads));
     auto d_m = to_device<float>(widen(m0));
     auto d_v = to_device<float>(widen(v0));
+    auto d_grads = to_device<float>(widen(grads));
+    auto d_grads16 = to_device<bf16>(widen(grads));
+    auto d_copy = to_device<bf16>(random_vec(c.count, -9, 9, rng));
     if (c.single_range)
       gpu::adamw_update(d_params.get(), d_grads.get(), d_m.get(), d_v.get(), c.count, lr, grad_scale, o.weight_decay, o,
                         step, g.stream);
+    else if (c.half)
+      gpu::adamw_update<bf16>(layout, c.begin, d_params.get(), d_grads16.get(), d_m.get(), d_v.get(), d_copy.get(),
+                              c.count, lr, grad_scale, o, step, g.stream);
     else
-      gpu::adamw_update(layout, c.begin, d_params.get(), d_grads.get(), d_m.get(), d_v.get(), c.count, lr, grad_scale,
-                        o, step, g.stream);
+      gpu::adamw_update<float>(layout, c.begin, d_params.get(), d_grads.get(), d_m.get(), d_v.get(), nullptr, c.count,
+                               lr, grad_scale, o, step, g.stream);
     g.sync();
     // The update itself (params - params0), not the parameters, so the bound means something.
-    Vec got = to_host(d_params), want = widen(params);
+    const Vec updated = to_host(d_params);
+    Vec got = updated, want = widen(params);
     for (std::size_t i = 0; i < c.count; ++i) {
       got[i] -= params0[i];
       want[i] -= params0[i];
@@ -1090,6 +1100,7 @@ void test_adamw(Report& r, const Gpu& g) {
     r.compare(name + ".params_delta", p, got, want, kBoundFp32);
     r.compare(name + ".m", p, to_host(d_m), widen(m), kBoundFp32);
     r.compare(name + ".v", p, to_host(d_v), widen(v), kBoundFp32);
+    if (c.half) r.exact(name + ".copy", p, to_host(d_copy), quantize<bf16>(updated));
   }
 }
 

@@ -21,7 +21,6 @@ BufferPlan::BufferPlan(DpMode m, const ShardPlan& plan, std::size_t total, int m
   }
   if (micro_batches > 1 && zero23) rs_sum = plan.max_padded / static_cast<std::size_t>(plan.ranks);
   if (has_master) master = zero ? plan.shard_total : (mixed ? total : 0);
-  if (mixed) grad32 = zero ? plan.shard_total : total;
   if (m == DpMode::kDdp) bucket_first = plan.buckets(bucket_bytes, element);
 }
 
@@ -37,7 +36,7 @@ MemoryReport BufferPlan::memory(int work_buffers, std::size_t activations) const
   const std::size_t e = element_bytes, w = static_cast<std::size_t>(work_buffers);
   MemoryReport r;
   r.params = (mode == DpMode::kZero3 ? param_shard : full) * e + master * sizeof(float);
-  r.grads = (full_grads ? full : 0) * e + grad_shard * e + grad32 * sizeof(float);
+  r.grads = (full_grads ? full : 0) * e + grad_shard * e;
   r.optimizer = 2 * state * sizeof(float);
   r.working = (staging + grad_work0 + w * grad_work + param_work0 + w * param_work) * e;
   r.activations = activations;

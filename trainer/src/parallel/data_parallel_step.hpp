@@ -22,7 +22,8 @@ namespace commscope::trainer::parallel {
 struct BufferPlan {
   // element_bytes: of the model's parameters and gradients (the optimizer state is fp32).
   // master: the device keeps fp32 master weights apart from the model's parameters (CUDA), and
-  // mixed: in another precision (bf16, whose gradients are widened to fp32 for the update).
+  // mixed: in another precision (bf16: fp32 master weights beside the model's; its gradients are
+  // widened as the update reads them, so they take no fp32 copy).
   BufferPlan(DpMode mode, const ShardPlan& plan, std::size_t total, int micro_batches, std::size_t element_bytes,
              std::size_t bucket_bytes, bool master = false, bool mixed = false);
 
@@ -37,7 +38,7 @@ struct BufferPlan {
   std::size_t grad_work0 = 0, grad_work = 0;    // zero2/3: segment 0's and another segment's gradients
   std::size_t param_work0 = 0, param_work = 0;  // zero3: gathered segment 0 / another segment
   std::size_t rs_sum = 0;                       // zero2/3 with micro-batches: one reduce-scatter's output
-  std::size_t master = 0, grad32 = 0;           // fp32 master weights and widened gradients
+  std::size_t master = 0;                       // fp32 master weights
   std::vector<int> bucket_first;                // ddp: ShardPlan::buckets
 
   bool sharded() const noexcept { return mode != DpMode::kDdp; }
