@@ -208,58 +208,32 @@ void encoder_lookup(T* out, const int* inp, const T* wte, const T* wpe, int v0, 
   COMMSCOPE_CUDA_LAUNCH_CHECK("encoder_forward_kernel");
 }
 
-// dwpe[t, c] += sum_b dout[b, t, c], in order of b.
-template <class T>
-__global__ void encoder_backward_wpe_kernel(T* dwpe, const T* dout, int B, int Tn, int C) {
-  const size_t total = static_cast<size_t>(Tn) * C;
-  for (size_t i = global_thread(); i < total; i += grid_threads()) {
-    float s = 0.0f;
-    for (int b = 0; b < B; ++b) s += to_f(dout[static_cast<size_t>(b) * total + i]);
-    add_to(dwpe[i], s);
-  }
-}
-
-// Block (n, channel block): if n is the first position of its token, sums dout over all the
-// token's positions (in order) for its channels and adds the sum into dwte's row token - v0 once;
-// any other block stops as soon as it meets an earlier position of the token, and every block of a
-// token outside the rows [v0, v0 + rows) stops at once. The positions are scanned a chunk
-// of blockDim.x at a time; a ballot per warp lists the chunk's matches in order in shared memory.
+// Block (g, channel block), g < groups: sums dout over token group g's positions (token_groups.hpp:
+// ascending) for the block's channels and adds the sum into dwte's row token - v0 once. Block
+// (groups + t, channel block): dwpe[t, c] += sum_b dout[b, t, c], in order of b. One launch, N C
+// reads of dout for dwte and as many for dwpe; no atomics.
 constexpr int kEncoderBlock = 128;
 
 template <class T>
 __global__ void __launch_bounds__(kEncoderBlock)
-    encoder_backward_wte_kernel(T* dwte, const T* dout, const int* inp, int v0, int rows, int N, int C) {
-  __shared__ int matches[kEncoderBlock];
-  __shared__ int warp_counts[kEncoderBlock / kWarp];
-  const int n = blockIdx.x;
-  const int token = inp[n];
-  if (token < v0 || token - v0 >= rows) return;  // another rank's row (uniform across the block)
+    encoder_backward_kernel(T* dwte, T* dwpe, const T* dout, const int* packed, int groups, int v0, int B, int Tn,
+                            int C) {
   const int c = blockIdx.y * kEncoderBlock + threadIdx.x;
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  bool first_seen = false;  // the token's first position has been met (it was n: we own the row)
+  if (c >= C) return;
+  const int g = blockIdx.x;
+  const int N = B * Tn;
   float acc = 0.0f;
-  for (int base = 0; base < N; base += kEncoderBlock) {
-    const int i = base + threadIdx.x;
-    const bool match = i < N && inp[i] == token;
-    const unsigned ballot = __ballot_sync(0xffffffffu, match);
-    if (lane == 0) warp_counts[warp] = __popc(ballot);
-    __syncthreads();
-    int before = 0, count = 0;
-    for (int w = 0; w < kEncoderBlock / kWarp; ++w) {
-      before += w < warp ? warp_counts[w] : 0;
-      count += warp_counts[w];
-    }
-    if (match) matches[before + __popc(ballot & ((1u << lane) - 1u))] = i;
-    __syncthreads();
-    if (!first_seen && count > 0) {
-      if (matches[0] != n) return;  // uniform across the block: every thread read the same value
-      first_seen = true;
-    }
-    if (c < C)
-      for (int j = 0; j < count; ++j) acc += to_f(dout[static_cast<size_t>(matches[j]) * C + c]);
-    __syncthreads();  // matches and warp_counts are rewritten by the next chunk
+  if (g < groups) {
+    const int* positions = packed;
+    const int* start = packed + N;
+    const int token = packed[2 * static_cast<size_t>(N) + 1 + g];
+    for (int j = start[g]; j < start[g + 1]; ++j) acc += to_f(dout[static_cast<size_t>(positions[j]) * C + c]);
+    add_to(dwte[static_cast<size_t>(token - v0) * C + c], acc);
+  } else {
+    const size_t t = static_cast<size_t>(g - groups);
+    for (int b = 0; b < B; ++b) acc += to_f(dout[(static_cast<size_t>(b) * Tn + t) * C + c]);
+    add_to(dwpe[t * C + c], acc);
   }
-  if (c < C) add_to(dwte[static_cast<size_t>(token - v0) * C + c], acc);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -461,11 +435,6 @@ void encoder_forward(T* out, const int* inp, const T* wte, const T* wpe, int B, 
 }
 
 template <class T>
-void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* inp, int B, int Tn, int C, cudaStream_t stream) {
-  encoder_backward(dwte, dwpe, dout, inp, 0, INT_MAX, B, Tn, C, stream);
-}
-
-template <class T>
 void embedding_lookup(T* out, const int* inp, const T* wte, int v0, int rows, int B, int Tn, int C,
                       cudaStream_t stream) {
   encoder_lookup(out, inp, wte, static_cast<const T*>(nullptr), v0, rows, B, Tn, C, stream);
@@ -477,16 +446,12 @@ void add_positions(T* out, const T* wpe, int B, int Tn, int C, cudaStream_t stre
 }
 
 template <class T>
-void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* inp, int v0, int rows, int B, int Tn, int C,
+void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* groups, int group_count, int v0, int B, int Tn, int C,
                       cudaStream_t stream) {
-  const int N = B * Tn;
-  if (N <= 0 || C <= 0) return;
-  encoder_backward_wpe_kernel<<<elementwise_blocks(static_cast<size_t>(Tn) * C), kBlock, 0, stream>>>(dwpe, dout, B, Tn,
-                                                                                                      C);
-  COMMSCOPE_CUDA_LAUNCH_CHECK("encoder_backward_wpe_kernel");
-  encoder_backward_wte_kernel<<<dim3(N, ceil_div(C, kEncoderBlock)), kEncoderBlock, 0, stream>>>(dwte, dout, inp, v0,
-                                                                                                 rows, N, C);
-  COMMSCOPE_CUDA_LAUNCH_CHECK("encoder_backward_wte_kernel");
+  if (B <= 0 || Tn <= 0 || C <= 0) return;
+  encoder_backward_kernel<<<dim3(static_cast<unsigned>(group_count + Tn), ceil_div(C, kEncoderBlock)), kEncoderBlock, 0,
+                            stream>>>(dwte, dwpe, dout, groups, group_count, v0, B, Tn, C);
+  COMMSCOPE_CUDA_LAUNCH_CHECK("encoder_backward_kernel");
 }
 
 template <class T>
@@ -748,7 +713,6 @@ void detail::launch_adamw(float* params, const G* grads, float* m, float* v, G* 
 
 #define COMMSCOPE_CUDA_KERNELS_INSTANTIATE(T)                                                                         \
   template void encoder_forward<T>(T*, const int*, const T*, const T*, int, int, int, cudaStream_t);                  \
-  template void encoder_backward<T>(T*, T*, const T*, const int*, int, int, int, cudaStream_t);                       \
   template void matmul_forward<T>(T*, const T*, const T*, const T*, int, int, int, cublasHandle_t, cudaStream_t);     \
   template void matmul_forward_gelu<T>(T*, T*, const T*, const T*, const T*, int, int, int, cublasHandle_t,           \
                                        cudaStream_t);                                                                 \

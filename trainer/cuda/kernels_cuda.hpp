@@ -18,10 +18,10 @@
 //   - Results are deterministic: no float atomics. Reductions over positions into a parameter
 //     gradient (layernorm dw/db, matmul dbias) run in two stages through a float scratch that the
 //     launcher takes from the stream-ordered allocator (cudaMallocAsync) and frees on the stream.
-//   - encoder_backward gives each token's dwte row to one block (the block of the token's first
-//     position), which sums every position of that token in order in float and adds once: no
-//     atomics, so it is deterministic and, for bf16, rounds once instead of once per repeat (bf16
-//     atomicAdd would round the running row at every occurrence of the token).
+//   - encoder_backward gives each token's dwte row to one block (per channel block), which sums
+//     the token's positions (grouped on the host: token_groups.hpp) in order in float and adds
+//     once: no atomics, so it is deterministic and, for bf16, rounds once instead of once per
+//     repeat (bf16 atomicAdd would round the running row at every occurrence of the token).
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -42,9 +42,12 @@ namespace commscope::trainer::cuda_kernels {
 // out[B,T,C] = wte[inp[b,t], :] + wpe[t, :]. inp: token ids < rows of wte.
 template <class T>
 void encoder_forward(T* out, const int* inp, const T* wte, const T* wpe, int B, int Tn, int C, cudaStream_t stream);
-// dwte[inp[b,t], :] += dout[b,t,:]; dwpe[t, :] += dout[b,t,:].
+// dwte[inp[b,t] - v0, :] += dout[b,t,:] for the tokens of the groups (device memory, made by
+// group_tokens over inp with the same v0: every token with v0 = 0, a rank's vocabulary rows
+// otherwise); dwpe[t, :] += dout[b,t,:] for every position. One launch.
 template <class T>
-void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* inp, int B, int Tn, int C, cudaStream_t stream);
+void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* groups, int group_count, int v0, int B, int Tn, int C,
+                      cudaStream_t stream);
 
 // Per position n: mean[n], rstd[n] = 1 / sqrt(biased variance + 1e-5) of inp[n,:];
 // out[n,c] = (inp[n,c] - mean[n]) * rstd[n] * w[c] + b[c]. Shapes: inp/out [N,C], w/b [C]; one
@@ -158,12 +161,6 @@ void embedding_lookup(T* out, const int* inp, const T* wte, int v0, int rows, in
 // out[b,t,:] += wpe[t,:].
 template <class T>
 void add_positions(T* out, const T* wpe, int B, int Tn, int C, cudaStream_t stream);
-// encoder_backward for this rank's rows: dwte[inp - v0, :] += dout[b,t,:] for the tokens in
-// [v0, v0 + rows) only (as deterministic as encoder_backward: one block per token's first
-// position); dwpe[t, :] += dout[b,t,:] for every position.
-template <class T>
-void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* inp, int v0, int rows, int B, int Tn, int C,
-                      cudaStream_t stream);
 // out[n, o] += bias[o], out [N, OC]: a row-parallel layer's bias, added once after the TP sum.
 template <class T>
 void add_bias(T* out, const T* bias, int N, int OC, cudaStream_t stream);

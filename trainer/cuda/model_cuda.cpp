@@ -4,6 +4,8 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -20,6 +22,7 @@
 #include "device_op.hpp"
 #include "flash_attention.hpp"
 #include "kernels_cuda.hpp"
+#include "token_groups.hpp"
 
 namespace commscope::trainer::cuda {
 
@@ -56,6 +59,48 @@ class Arena {
   DeviceArray<U> buf_;
 };
 
+// The host's side of the encoder backward's token groups (token_groups.hpp): grouped into pinned
+// memory, so that the upload is asynchronous and the host runs on ahead, and the event of the last
+// upload, waited for before the buffer is written again.
+class GroupUpload {
+ public:
+  GroupUpload() = default;
+  ~GroupUpload() { release(); }
+  GroupUpload(const GroupUpload&) = delete;
+  GroupUpload& operator=(const GroupUpload&) = delete;
+
+  // Groups the tokens [0, n) that lie in [v0, v0 + rows) and copies the groups to `device`
+  // (token_groups_ints(n) ints) on `stream`; returns the number of groups.
+  int upload(const int* tokens, int n, int v0, int rows, int* device, cudaStream_t stream) {
+    const size_t ints = token_groups_ints(static_cast<size_t>(n));
+    if (event_ == nullptr) COMMSCOPE_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
+    COMMSCOPE_CUDA_CHECK(cudaEventSynchronize(event_));  // the last upload has read the buffer
+    if (ints > capacity_) {
+      if (host_ != nullptr) COMMSCOPE_CUDA_CHECK(cudaFreeHost(host_));
+      host_ = nullptr;
+      COMMSCOPE_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_), ints * sizeof(int)));
+      capacity_ = ints;
+    }
+    const int groups = group_tokens(tokens, n, v0, rows, host_, keys_);
+    COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(device, host_, ints * sizeof(int), cudaMemcpyHostToDevice, stream));
+    COMMSCOPE_CUDA_CHECK(cudaEventRecord(event_, stream));
+    return groups;
+  }
+
+ private:
+  void release() noexcept {
+    if (event_ != nullptr) {
+      static_cast<void>(cudaEventSynchronize(event_));
+      static_cast<void>(cudaEventDestroy(event_));
+    }
+    if (host_ != nullptr) static_cast<void>(cudaFreeHost(host_));
+  }
+  int* host_ = nullptr;
+  size_t capacity_ = 0;
+  cudaEvent_t event_ = nullptr;
+  std::vector<std::uint64_t> keys_;
+};
+
 }  // namespace
 
 template <class T>
@@ -90,6 +135,8 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
   // the last stage, the head's.
   struct SlotActs {
     int *inputs = nullptr, *targets = nullptr;
+    int* groups = nullptr;         // the first stage: the inputs grouped by token (the encoder's backward)
+    std::vector<int> host_inputs;  // the first stage: the inputs, grouped in backward
     bool have_targets = false;
     T* encoded = nullptr;  // the embeddings, or the previous stage's output
     std::vector<LayerActs> layers;
@@ -121,6 +168,7 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
   Arena<float> acts_f;
   Arena<int> tokens;
   std::vector<float> losses_host;  // the selected slot's losses, copied back by loss()
+  GroupUpload group_upload;        // the encoder backward's token groups
 
   std::vector<SlotActs> slot_acts;
   SlotActs* acts = nullptr;                            // the selected slot
@@ -175,6 +223,7 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
       a.layers.resize(static_cast<size_t>(layout.layers()));
       f(tokens, a.inputs, N);
       f(tokens, a.targets, N);
+      f(tokens, a.groups, stage.first() ? token_groups_ints(N) : 0);
       f(acts_t, a.encoded, NC);
       for (LayerActs& l : a.layers) {
         f(acts_t, l.ln1, NC);
@@ -268,6 +317,7 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
     if (tg != nullptr) config.check_tokens(tg, count, "CudaGpt2::forward", "target");
     // Pageable sources: the copies return once the host data is staged, so the caller may reuse it.
     COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(x.inputs, in, count * sizeof(int), cudaMemcpyHostToDevice, stream));
+    if (stage.first()) x.host_inputs.assign(in, in + count);  // grouped by token in backward, off the GPU's path
     x.have_targets = tg != nullptr;
     if (x.have_targets)
       COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(x.targets, tg, count * sizeof(int), cudaMemcpyHostToDevice, stream));
@@ -508,11 +558,10 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
     }
     DeviceOp op(ops.embed_bwd);
     T* g = grad(0);  // (the encoder's backward needs no parameters: nothing acquired)
-    if (tp == 1)
-      k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dres, x.inputs, B, Tn, C, stream);
-    else  // this rank's vocabulary rows; wpe whole
-      k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dres, x.inputs, vocab_first(), Vp / tp, B, Tn,
-                          C, stream);
+    // This rank's vocabulary rows (all of them without TP); wpe whole.
+    const int v0 = tp == 1 ? 0 : vocab_first(), rows = tp == 1 ? INT_MAX : Vp / tp;
+    const int groups = group_upload.upload(x.host_inputs.data(), B * Tn, v0, rows, x.groups, stream);
+    k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dres, x.groups, groups, v0, B, Tn, C, stream);
     grads_ready(0);
   }
 };

@@ -12,7 +12,9 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <limits>
@@ -30,6 +32,7 @@
 #include "flash_attention.hpp"
 #include "kernels.hpp"
 #include "kernels_cuda.hpp"
+#include "token_groups.hpp"
 
 namespace {
 
@@ -138,6 +141,14 @@ DeviceBuffer<int> to_device(const std::vector<int>& h) {
   DeviceBuffer<int> d(h.size());
   d.upload(h);
   return d;
+}
+// The tokens' groups for encoder_backward (those in [v0, v0 + rows)), on the device; count: how many.
+DeviceBuffer<int> token_groups(const std::vector<int>& tokens, int v0, int rows, int& count) {
+  std::vector<int> packed(commscope::trainer::cuda::token_groups_ints(tokens.size()));
+  std::vector<std::uint64_t> keys;
+  count = commscope::trainer::cuda::group_tokens(tokens.data(), static_cast<int>(tokens.size()), v0, rows,
+                                                  packed.data(), keys);
+  return to_device(packed);
 }
 template <class T>
 Vec to_host(const DeviceBuffer<T>& d) {
@@ -252,7 +263,9 @@ void test_encoder(Report& r, const Gpu& g) {
   auto d_dwte = to_device<T>(dwte);
   auto d_dwpe = to_device<T>(dwpe);
   cpu::encoder_backward<double>(dwte.data(), dwpe.data(), dout.data(), tokens.data(), kB, kT, kC);
-  gpu::encoder_backward<T>(d_dwte.get(), d_dwpe.get(), d_dout.get(), d_tokens.get(), kB, kT, kC, g.stream);
+  int groups = 0;
+  auto d_groups = token_groups(tokens, 0, INT_MAX, groups);
+  gpu::encoder_backward<T>(d_dwte.get(), d_dwpe.get(), d_dout.get(), d_groups.get(), groups, 0, kB, kT, kC, g.stream);
   g.sync();
   r.compare("encoder_backward.dwte", p, to_host(d_dwte), dwte, bound);
   r.compare("encoder_backward.dwpe", p, to_host(d_dwpe), dwpe, bound);
@@ -845,7 +858,9 @@ void test_tensor_parallel_encoder(Report& r, const Gpu& g) {
     Vec dwpe = quantize<T>(random_vec(wpe.size(), -1, 1, rng));
     auto d_dwte = to_device<T>(dwte);
     auto d_dwpe = to_device<T>(dwpe);
-    gpu::encoder_backward<T>(d_dwte.get(), d_dwpe.get(), d_dout.get(), d_tokens.get(), rank * Vl, Vl, kB, kT, kC,
+    int groups = 0;
+    auto d_groups = token_groups(tokens, rank * Vl, Vl, groups);
+    gpu::encoder_backward<T>(d_dwte.get(), d_dwpe.get(), d_dout.get(), d_groups.get(), groups, rank * Vl, kB, kT, kC,
                              g.stream);
     g.sync();
     for (std::size_t i = 0; i < nc; ++i) {
