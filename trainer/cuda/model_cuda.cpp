@@ -560,6 +560,8 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
     T* g = grad(0);  // (the encoder's backward needs no parameters: nothing acquired)
     // This rank's vocabulary rows (all of them without TP); wpe whole.
     const int v0 = tp == 1 ? 0 : vocab_first(), rows = tp == 1 ? INT_MAX : Vp / tp;
+    if (x.host_inputs.size() != static_cast<size_t>(B) * Tn)
+      throw std::logic_error("CudaGpt2::backward: the slot's forward did not run");
     const int groups = group_upload.upload(x.host_inputs.data(), B * Tn, v0, rows, x.groups, stream);
     k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dres, x.groups, groups, v0, B, Tn, C, stream);
     grads_ready(0);
