@@ -15,6 +15,7 @@
 
 #include <cudnn.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <compare>
@@ -613,17 +614,36 @@ void CudnnAttention::forward(__nv_bfloat16* out, float* lse, const __nv_bfloat16
       workspace);
 }
 
+namespace {
+
+// The backward's workspace: [plan workspace | softmax_sum [B,NH,T] float | dQ accumulator [B,NH,T,hs] float].
+struct BackwardWorkspace {
+  std::size_t sum_at, accum_at, accum_bytes;
+  std::size_t bytes() const { return accum_at + accum_bytes; }
+};
+BackwardWorkspace backward_workspace(const Plan& plan, const Shape& x) {
+  const std::size_t rows = static_cast<std::size_t>(x.b * x.h * x.s);
+  const std::size_t sum_at = aligned(static_cast<std::size_t>(plan.workspace_bytes));
+  return {sum_at, sum_at + aligned(rows * sizeof(float)), rows * static_cast<std::size_t>(x.d) * sizeof(float)};
+}
+
+}  // namespace
+
+std::size_t CudnnAttention::reserve(int B, int Tn, int C, int NH) {
+  const Shape x = shape_of(B, Tn, C, NH);
+  const std::size_t forward = static_cast<std::size_t>(impl_->plan(false, x).workspace_bytes);
+  impl_->reserve(std::max(forward, backward_workspace(impl_->plan(true, x), x).bytes()));
+  return impl_->capacity;
+}
+
 void CudnnAttention::backward(__nv_bfloat16* dqkv, const __nv_bfloat16* dout, const __nv_bfloat16* qkv,
                               const __nv_bfloat16* out, const float* lse, int B, int Tn, int C, int NH,
                               cudaStream_t stream) {
   const Shape x = shape_of(B, Tn, C, NH);
   Plan& plan = impl_->plan(true, x);
-  // [plan workspace | softmax_sum [B,NH,T] float | dQ accumulator [B,NH,T,hs] float]
-  const std::size_t rows = static_cast<std::size_t>(x.b * x.h * x.s);
-  const std::size_t sum_at = aligned(static_cast<std::size_t>(plan.workspace_bytes));
-  const std::size_t accum_at = sum_at + aligned(rows * sizeof(float));
-  const std::size_t accum_bytes = rows * static_cast<std::size_t>(x.d) * sizeof(float);
-  auto* workspace = static_cast<char*>(impl_->reserve(accum_at + accum_bytes));
+  const BackwardWorkspace layout = backward_workspace(plan, x);
+  const std::size_t sum_at = layout.sum_at, accum_at = layout.accum_at, accum_bytes = layout.accum_bytes;
+  auto* workspace = static_cast<char*>(impl_->reserve(layout.bytes()));
   // cuDNN before 9.6 adds into the dQ accumulator (cudnn-frontend zeroes it for those versions).
   if (cudnnGetVersion() < 90600)
     check_cuda(cudaMemsetAsync(workspace + accum_at, 0, accum_bytes, stream), "cudaMemsetAsync dQ accumulator");
@@ -663,6 +683,9 @@ CudnnAttention::CudnnAttention() {
 CudnnAttention::~CudnnAttention() = default;
 bool CudnnAttention::supports(int, int, int, int) {
   return false;
+}
+std::size_t CudnnAttention::reserve(int, int, int, int) {
+  throw std::runtime_error("CudnnAttention: this build has no cuDNN");
 }
 void CudnnAttention::forward(__nv_bfloat16*, float*, const __nv_bfloat16*, int, int, int, int, cudaStream_t) {
   throw std::runtime_error("CudnnAttention: this build has no cuDNN");

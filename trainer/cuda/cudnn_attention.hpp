@@ -41,6 +41,9 @@ class CudnnAttention {
   CudnnAttention& operator=(const CudnnAttention&) = delete;
   // True when cuDNN builds a plan for this shape (tries and caches; no throw).
   bool supports(int B, int Tn, int C, int NH);
+  // Allocates now the workspace that forward and backward of this shape take (the plans built if
+  // they were not); returns the workspace's bytes. Throws std::runtime_error where there is no plan.
+  std::size_t reserve(int B, int Tn, int C, int NH);
   // WRITES out [B,T,C] and lse [B,NH,T] float (cuDNN's softmax stats: logsumexp of the scaled
   // scores, natural log).
   void forward(__nv_bfloat16* out, float* lse, const __nv_bfloat16* qkv, int B, int Tn, int C, int NH,

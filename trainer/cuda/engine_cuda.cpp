@@ -226,15 +226,27 @@ class CudaEngine final : public TrainEngine {
   std::vector<float> full_v() override { return full(v_); }
   std::int64_t step() const noexcept override { return step_; }
 
-  std::size_t device_bytes_measured() const noexcept override { return device_measured_; }
+  DeviceMemoryTaken device_memory_taken() const noexcept override {
+    return measured_first_step_ ? device_taken_ : DeviceMemoryTaken{};
+  }
   std::string compute_details() const override {
     const std::string& timed = model_.attention_timing();
     return "attention " + cuda::attention_description(model_.attention()) + (timed.empty() ? "" : "; " + timed);
   }
-  // The device's free memory before this engine allocated anything (make_cuda_engine's reading).
-  void set_device_free_at_start(size_t bytes) { device_free_at_start_ = bytes; }
+  // The device's free memory before this engine allocated anything (make_cuda_engine's reading):
+  // what its construction took is measured from it now.
+  void set_device_free_at_start(size_t bytes) {
+    size_t free = 0, total = 0;
+    COMMSCOPE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    device_taken_.setup = bytes > free ? bytes - free : 0;
+    device_free_after_setup_ = free;
+  }
 
-  MemoryReport memory() const override { return buffers_.memory(2, model_.activation_bytes()); }
+  MemoryReport memory() const override {
+    MemoryReport r = buffers_.memory(2, model_.activation_bytes());
+    r.libraries = model_.library_bytes();
+    return r;
+  }
 
   // --- the device's side of the step recipe (parallel/data_parallel_step.hpp), which also calls
   // the private run_micro_batches, sum_embedding_grads and global_mean
@@ -287,10 +299,11 @@ class CudaEngine final : public TrainEngine {
   void end_step() {
     // Waited for, so that a step's time (and its profile window) holds its update.
     COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(compute_));
-    if (step_ == 1 && device_free_at_start_ > 0) {  // what the first step left allocated
+    if (!measured_first_step_ && device_free_after_setup_ > 0) {  // what the first step took more
       size_t free = 0, total = 0;
       COMMSCOPE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-      device_measured_ = device_free_at_start_ > free ? device_free_at_start_ - free : 0;
+      device_taken_.first_step = device_free_after_setup_ > free ? device_free_after_setup_ - free : 0;
+      measured_first_step_ = true;
     }
   }
   void put_state(int which, std::span<const float> values) {
@@ -529,7 +542,9 @@ class CudaEngine final : public TrainEngine {
   float* norm_host_ = nullptr;
   const T* grads_ = nullptr;  // the step's gradients (grad_norm's, the update's)
   std::int64_t step_ = 0;
-  size_t device_free_at_start_ = 0, device_measured_ = 0;
+  size_t device_free_after_setup_ = 0;
+  DeviceMemoryTaken device_taken_;
+  bool measured_first_step_ = false;
 
   DataParallelNames names_;
   parallel::ProfiledGroup dp_group_;

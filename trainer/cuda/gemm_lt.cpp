@@ -134,6 +134,11 @@ bool lt_run(const DeviceLt& lt, const MatmulDesc& desc, const Layout& a, const L
 
 }  // namespace
 
+std::size_t lt_workspace() {
+  static_cast<void>(device_lt());
+  return kWorkspaceBytes;
+}
+
 template <class T>
 bool lt_matmul_forward(T* out, T* pre_gelu, const T* inp, const T* w, const T* bias, int N, int C, int OC,
                        cudaStream_t stream) {

@@ -3,7 +3,13 @@
 // GEMM's epilogue instead of in passes of their own over the output.
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+
 namespace commscope::trainer::cuda_kernels::detail {
+
+// The bytes of cuBLASLt's workspace, one per device for the process; made here on this device
+// if it was not yet (so that a model counts it where it plans its memory).
+std::size_t lt_workspace();
 
 // out[N,OC] = inp[N,C] w[OC,C]^T + bias[OC]; with pre_gelu: pre_gelu = that, out = gelu(that)
 // (the tanh approximation, as gelu_forward). Both WRITTEN. Returns false, having done nothing,

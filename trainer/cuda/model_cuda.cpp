@@ -21,6 +21,7 @@
 #include "device_array.hpp"
 #include "device_op.hpp"
 #include "flash_attention.hpp"
+#include "gemm_lt.hpp"
 #include "kernels_cuda.hpp"
 #include "token_groups.hpp"
 
@@ -33,6 +34,9 @@ using std::size_t;
 
 // Sub-buffers start on 256-byte boundaries.
 constexpr size_t kAlignBytes = 256;
+// cuBLAS's workspace, given to its handle so that the plan counts it: 32 MiB, what cuBLAS itself
+// takes on Hopper.
+constexpr size_t kCublasWorkspaceBytes = size_t{32} << 20;
 
 // Carves typed pieces out of one allocation: first count() the pieces, then allocate and take().
 template <class U>
@@ -163,6 +167,8 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
   Hooks hooks;
   TensorParallel tp_ops;
   DeviceArray<T> params, grads;
+  DeviceArray<char> cublas_workspace;
+  size_t library_bytes = 0;  // the workspaces above and the libraries' (cuBLASLt's, cuDNN's)
 
   Arena<T> acts_t, grads_t;
   Arena<float> acts_f;
@@ -202,6 +208,13 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
     if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cuBLAS: cublasCreate failed");
     try {
       allocate();
+      // The libraries' workspaces, made now so that the memory plan holds them: cuBLAS's (ours, on
+      // its handle), cuBLASLt's (one per device) and cuDNN's attention's (forward and backward).
+      cublas_workspace.resize(kCublasWorkspaceBytes);
+      if (cublasSetWorkspace(cublas, cublas_workspace.data(), cublas_workspace.bytes()) != CUBLAS_STATUS_SUCCESS)
+        throw std::runtime_error("cuBLAS: cublasSetWorkspace failed");
+      library_bytes = cublas_workspace.bytes() + k::detail::lt_workspace();
+      if (cudnn) library_bytes += cudnn->reserve(B, Tn, Cl, NHl);
     } catch (...) {
       cublasDestroy(cublas);
       throw;
@@ -664,6 +677,11 @@ void CudaGpt2<T>::backward(float loss_scale, const T* output_grad) {
 template <class T>
 std::size_t CudaGpt2<T>::activation_bytes() const noexcept {
   return impl_->acts_t.bytes() + impl_->acts_f.bytes() + impl_->grads_t.bytes() + impl_->tokens.bytes();
+}
+
+template <class T>
+std::size_t CudaGpt2<T>::library_bytes() const noexcept {
+  return impl_->library_bytes;
 }
 
 template class CudaGpt2<float>;

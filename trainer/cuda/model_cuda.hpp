@@ -112,6 +112,9 @@ class CudaGpt2 {
   const T* stage_input_grad() const noexcept;  // after backward: d loss / d stage input
 
   std::size_t activation_bytes() const noexcept;  // activations, their gradients and scratch
+  // The libraries' workspaces made for this model: cuBLAS's, cuBLASLt's (the device's one) and,
+  // with cuDNN's attention, cuDNN's.
+  std::size_t library_bytes() const noexcept;
 
  private:
   struct Impl;

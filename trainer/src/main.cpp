@@ -182,13 +182,17 @@ void print_resident(const StepLoop& l) {
   std::printf("resident after step 1: %s (rank 0), %s more than at start; accounted above: %s; data %s\n",
               mib(now).c_str(), mib(now > l.resident_at_start ? now - l.resident_at_start : 0).c_str(),
               mib(l.accounted).c_str(), mib(l.setup.data.size() * sizeof(std::uint16_t)).c_str());
-  // The device's own count beside the plan: what the engine's allocations took (cudaMemGetInfo
-  // before the first and after step 1: cuBLAS's, cuDNN's and NCCL's workspaces included).
-  if (const std::size_t used = l.engine.device_bytes_measured(); used > 0)
+  // The device's own count beside the plan, taken apart: at set-up (the plan's buffers, the
+  // libraries' handles, NCCL's communicators) and in step 1 (what loads and grows on first use).
+  if (const ct::DeviceMemoryTaken taken = l.engine.device_memory_taken(); taken.total() > 0) {
+    const std::size_t used = taken.total();
     std::printf(
-        "device memory after step 1: %s taken (rank 0), planned %s above (%+.1f%%)\n", mib(used).c_str(),
-        mib(l.accounted).c_str(),
-        100.0 * (static_cast<double>(used) - static_cast<double>(l.accounted)) / static_cast<double>(l.accounted));
+        "device memory after step 1: %s taken (rank 0), planned %s above (%+.1f%%): %s at set-up, %s more in step "
+        "1\n",
+        mib(used).c_str(), mib(l.accounted).c_str(),
+        100.0 * (static_cast<double>(used) - static_cast<double>(l.accounted)) / static_cast<double>(l.accounted),
+        mib(taken.setup).c_str(), mib(taken.first_step).c_str());
+  }
 }
 
 Trained train(const StepLoop& l) {

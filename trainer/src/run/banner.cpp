@@ -37,13 +37,15 @@ void print_pipeline(const TrainOptions& o, const RunSetup& setup, const BannerFa
 
 std::vector<MemoryReport> gather_memory(const MemoryReport& mine, Communicator& world) {
   const bool root = world.rank() == 0;
-  std::vector<std::uint64_t> all(root ? 5 * static_cast<std::size_t>(world.size()) : 0);
-  const std::uint64_t values[5] = {mine.params, mine.grads, mine.optimizer, mine.working, mine.activations};
-  MPI_Gather(values, 5, MPI_UINT64_T, all.data(), 5, MPI_UINT64_T, 0, world.mpi_comm());
+  constexpr int kinds = 6;
+  std::vector<std::uint64_t> all(root ? kinds * static_cast<std::size_t>(world.size()) : 0);
+  const std::uint64_t values[kinds] = {mine.params,  mine.grads,       mine.optimizer,
+                                       mine.working, mine.activations, mine.libraries};
+  MPI_Gather(values, kinds, MPI_UINT64_T, all.data(), kinds, MPI_UINT64_T, 0, world.mpi_comm());
   std::vector<MemoryReport> by_rank;
-  for (std::size_t r = 0; r < all.size() / 5; ++r) {
-    const std::uint64_t* x = all.data() + 5 * r;
-    by_rank.push_back({x[0], x[1], x[2], x[3], x[4]});
+  for (std::size_t r = 0; r < all.size() / kinds; ++r) {
+    const std::uint64_t* x = all.data() + kinds * r;
+    by_rank.push_back({x[0], x[1], x[2], x[3], x[4], x[5]});
   }
   return by_rank;
 }
@@ -85,8 +87,10 @@ void print_banner(const TrainOptions& o, const RunSetup& setup, const BannerFact
 }
 
 std::string memory_text(const MemoryReport& m) {
-  return "params " + mib(m.params) + ", grads " + mib(m.grads) + ", AdamW " + mib(m.optimizer) + ", working " +
-         mib(m.working) + ", activations " + mib(m.activations) + ", total " + mib(m.total());
+  std::string text = "params " + mib(m.params) + ", grads " + mib(m.grads) + ", AdamW " + mib(m.optimizer) +
+                     ", working " + mib(m.working) + ", activations " + mib(m.activations);
+  if (m.libraries > 0) text.append(", libraries' workspaces ").append(mib(m.libraries));
+  return text.append(", total ").append(mib(m.total()));
 }
 
 std::string of_gemm(double gflops, double gemm, int decimals) {

@@ -45,10 +45,21 @@ namespace commscope::trainer {
 // s runs min(p - s - 1, m) forwards ahead, then alternates one forward, one backward.
 // (src/parallel/pipeline.hpp runs the schedule.)
 
-// Bytes this rank holds, by kind.
+// Bytes this rank holds, by kind. libraries: the workspaces made for the libraries the engine
+// calls (on CUDA cuBLAS's, cuBLASLt's and cuDNN's; 0 on the CPU).
 struct MemoryReport {
-  std::size_t params = 0, grads = 0, optimizer = 0, working = 0, activations = 0;
-  std::size_t total() const noexcept { return params + grads + optimizer + working + activations; }
+  std::size_t params = 0, grads = 0, optimizer = 0, working = 0, activations = 0, libraries = 0;
+  std::size_t total() const noexcept { return params + grads + optimizer + working + activations + libraries; }
+};
+
+// The device memory a GPU engine took (cudaMemGetInfo), bytes: at set-up, from before its first
+// allocation to the end of its construction (its buffers, the libraries' handles and workspaces,
+// NCCL's communicators); in the first step, what more it took (kernels loaded on first use and
+// the local memory they reserve, what the libraries allocate as they run). All 0 on the CPU and
+// before the first step.
+struct DeviceMemoryTaken {
+  std::size_t setup = 0, first_step = 0;
+  std::size_t total() const noexcept { return setup + first_step; }
 };
 
 // Training of this rank's part of one model on its device.
@@ -81,9 +92,8 @@ class TrainEngine {
   virtual std::int64_t step() const noexcept = 0;
 
   virtual MemoryReport memory() const = 0;
-  // What a GPU engine measured: the device memory its allocations took from the first one to
-  // the end of the first step (cudaMemGetInfo), 0 before that step or on the CPU.
-  virtual std::size_t device_bytes_measured() const noexcept { return 0; }
+  // What a GPU engine measured of the device's memory (DeviceMemoryTaken).
+  virtual DeviceMemoryTaken device_memory_taken() const noexcept { return {}; }
   // How the engine computes, beyond precision and device, for the run's header ("" when nothing
   // to say): on CUDA, the attention implementation.
   virtual std::string compute_details() const { return {}; }
