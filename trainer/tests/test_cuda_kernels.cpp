@@ -667,6 +667,29 @@ void test_elementwise(Report& r, const Gpu& g) {
   r.compare("residual_backward.db", p, to_host(d_db), db, bound);
 }
 
+// sum_squares (the gradient norm's), read in T as the update reads the gradients, against the sum
+// in double: on the MLP's activations and on a count past one grid (1024 blocks of 256: each thread
+// strides), not a multiple of a block; and 0 for no elements.
+template <class T>
+void test_sum_squares(Report& r, const Gpu& g) {
+  const char* p = Precision<T>::name;
+  std::mt19937 rng(19);
+  for (const std::size_t n : {static_cast<std::size_t>(kN) * 4 * kC, std::size_t{300001}}) {
+    const Vec x = quantize<T>(random_vec(n, -2, 2, rng));
+    double want = 0;
+    for (const double e : x) want += e * e;
+    auto d_x = to_device<T>(x);
+    auto d_sum = to_device<float>(Vec{-1.0});
+    gpu::sum_squares<T>(d_sum.get(), d_x.get(), n, g.stream);
+    g.sync();
+    r.compare("sum_squares(n=" + std::to_string(n) + ")", p, to_host(d_sum), Vec{want}, kBoundFp32);
+  }
+  auto d_sum = to_device<float>(Vec{-1.0});
+  gpu::sum_squares<T>(d_sum.get(), static_cast<const T*>(nullptr), 0, g.stream);
+  g.sync();
+  r.exact("sum_squares(n=0)", p, to_host(d_sum), Vec{0.0});
+}
+
 bool padded_column(int /*row*/, int col) {
   return col >= kV;
 }
@@ -1206,6 +1229,7 @@ void test_precision(Report& r, const Gpu& g) {
   test_matmul<T>(r, g);
   test_attention<T>(r, g);
   test_elementwise<T>(r, g);
+  test_sum_squares<T>(r, g);
   test_softmax_xent<T>(r, g);
   test_xent_fused<T>(r, g);
   test_tensor_parallel_encoder<T>(r, g);
