@@ -8,11 +8,12 @@
 # docs/gpu-results.md.
 #
 #   scripts/gpu-check.sh [--out DIR] [--build DIR] [--size BYTES] [--collectives LIST] [--ranks N]
-#                        [--iters N] [--jobs N] [--no-build] [--anchors DIR] [--replays]
+#                        [--iters N] [--jobs N] [--no-build] [--anchors DIR] [--replays] [--mutants DIR]
 #   scripts/gpu-check.sh --count-tests CTEST.LOG   (the GPU tests' verdict line of a ctest log)
 #
 # The whole check on one GPU within about 8 minutes, from a packed build (scripts/pack-gpu.sh):
-#   scripts/gpu-check.sh --no-build --build /tmp/cs/build --collectives allreduce --jobs 4 --anchors DIR --replays
+#   scripts/gpu-check.sh --no-build --build /tmp/cs/build --collectives allreduce --jobs 4 --anchors DIR --replays \
+#     --mutants /tmp/cs/mutants
 #
 # --ranks: bench ranks (default: one per GPU when mpirun is present, else 1: a single rank
 # runs without a launcher); --size: largest bench size (default 1G); --iters: timed iterations
@@ -26,6 +27,8 @@
 # train_gpt2.py under torch.compile; DIR also holds the token shards train.bin and val.bin in
 # llm.c's format). --replays: scripts/replay-ratios.sh's four layouts on the upper half of the
 # cores (16 cores: 8 for the 8-rank layout), while the GPU runs of --anchors use the lower half.
+# --mutants DIR: scripts/mutants.py's programs (the kernels' test, one fused kernel broken in
+# each), run after the gpu tests: each must fail, on the check meant to catch it.
 # Needs what scripts/setup.sh installs (MPI, HDF5, ...) plus the CUDA toolkit with cuBLAS, CUPTI
 # and NCCL (NCCL_HOME if elsewhere), or a packed build (scripts/pack-gpu.sh).
 set -euo pipefail
@@ -44,6 +47,7 @@ build=1
 collectives=all
 anchors=""
 replays=0
+mutants=""
 die() { echo "gpu-check.sh: $*" >&2; exit 2; }
 # count_tests LOG: "GPU tests: P passed, S skipped, F failed (of N)" from a ctest log, and status 1
 # when any was skipped or failed: on a GPU machine a GPU test that skips did not run, and ctest's
@@ -73,6 +77,7 @@ while [ $# -gt 0 ]; do
     --collectives) [ $# -ge 2 ] || die "--collectives needs a list"; collectives=$2; shift 2 ;;
     --anchors) [ $# -ge 2 ] || die "--anchors needs a folder"; anchors=$(realpath -m "$2"); shift 2 ;;
     --replays) replays=1; shift ;;
+    --mutants) [ $# -ge 2 ] || die "--mutants needs a folder"; mutants=$(realpath -m "$2"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
@@ -85,6 +90,7 @@ if [ -n "$anchors" ]; then
     [ -e "$anchors/$f" ] || die "--anchors: no $f in '$anchors'"
   done
 fi
+[ -z "$mutants" ] || [ -f "$mutants/mutants.tsv" ] || die "--mutants: no mutants.tsv in '$mutants' (scripts/mutants.py build)"
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 [ "$ngpu" -gt 0 ] || die "no NVIDIA GPU is usable here (nvidia-smi -L lists none)"
 out=${out:-$root/results/gpu-$(date +%Y%m%d-%H%M%S)}
@@ -110,7 +116,7 @@ set +e
   echo
   echo "- device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | sort | uniq -c | sed 's/^ *//' | paste -sd ';' -)"
   grep -m3 -E "^# (cuda|nccl|CUDA|NCCL)" "$out/bench-cuda.log" | sed 's/^# /- /' || true
-  echo "- commands: scripts/gpu-check.sh --size $size --collectives $collectives --ranks $ranks --iters $iters${anchors:+ --anchors DIR}$([ $replays = 1 ] && echo ' --replays') (bench: $ranks rank(s)); $(nproc) CPUs"
+  echo "- commands: scripts/gpu-check.sh --size $size --collectives $collectives --ranks $ranks --iters $iters${anchors:+ --anchors DIR}$([ $replays = 1 ] && echo ' --replays')${mutants:+ --mutants DIR} (bench: $ranks rank(s)); $(nproc) CPUs"
   echo
   echo "## GPU tests"
   echo
@@ -132,6 +138,12 @@ set +e
     head -120 "$out/$t.log"
     echo '```'
   done
+  if [ -s "$out/mutants.md" ]; then
+    echo
+    echo "## Mutation checks (scripts/mutants.py: trainer.cuda.kernels with one fused kernel broken)"
+    echo
+    cat "$out/mutants.md"
+  fi
   echo
   echo "## GPU doctor (commscope-doctor --device cuda; each rate's share of its peak)"
   echo
@@ -240,6 +252,10 @@ for t in test_trainer_cuda_kernels test_profiler_cupti_known_durations; do
 done
 [ -x "$bin/test_trainer_cuda" ] &&
   { "$bin/test_trainer_cuda" "$root/trainer/tests/data/tiny.txt" --transports nccl >"$out/test_trainer_cuda.log" 2>&1 || true; }
+if [ -n "$mutants" ]; then
+  python3 "$root/scripts/mutants.py" run --dir "$mutants" --jobs 4 --out "$out/mutants.md" || gpu_tests=1
+  cat "$out/mutants.md"
+fi
 
 step 3 "commscope-doctor --device cuda: every GPU against its peaks, the peer copies"
 doctor_rc=0

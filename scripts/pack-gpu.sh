@@ -4,12 +4,13 @@
 # libraries the build links (Open MPI, HDF5, OpenBLAS, ...), so that scripts/gpu-check.sh runs
 # there without building anything (--no-build).
 #
-#   scripts/pack-gpu.sh [--build DIR] [--out FILE.tar.xz]
+#   scripts/pack-gpu.sh [--build DIR] [--out FILE.tar.xz] [--mutants DIR]
 #   then, on the GPU machine, in the repository's root:
 #     tar -xJf FILE.tar.xz -C /tmp/cs && . /tmp/cs/env.sh && scripts/gpu-check.sh --no-build --build /tmp/cs/build
 #
 # --build: the CUDA build (default build-cuda/, as gpu-check.sh builds it); --out: the archive
-# (default results/gpu-pack.tar.xz). The archive holds:
+# (default results/gpu-pack.tar.xz); --mutants: scripts/mutants.py's programs (its build's
+# --out), packed as mutants/ for gpu-check.sh --mutants. The archive holds:
 # - build/: the build tree's test lists (every CTestTestfile.cmake, its paths made relative to
 #   where it is unpacked and to the repository it runs from: env.sh writes them back) and, in
 #   build/bin, the tools, what the gpu-labelled tests run and h5dump;
@@ -30,8 +31,10 @@ die() { echo "pack-gpu.sh: $*" >&2; exit 2; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build="$root/build-cuda"
 out="$root/results/gpu-pack.tar.xz"
+mutants=""
 while [ $# -gt 0 ]; do
   case "$1" in
+    --mutants) [ $# -ge 2 ] || die "--mutants needs a folder"; mutants=$(realpath -m "$2"); shift 2 ;;
     --build) [ $# -ge 2 ] || die "--build needs a folder"; build=$(realpath -m "$2"); shift 2 ;;
     --out) [ $# -ge 2 ] || die "--out needs a file"; out=$(realpath -m "$2"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -42,6 +45,7 @@ done
 [ -x "$build/bin/test_trainer_cuda_kernels" ] || die "'$build' is not a CUDA build (configure with -DCOMMSCOPE_CUDA=ON)"
 src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
 [ -n "$src" ] || die "'$build/CMakeCache.txt' names no source folder"
+[ -z "$mutants" ] || [ -f "$mutants/mutants.tsv" ] || die "--mutants: no mutants.tsv in '$mutants' (scripts/mutants.py build)"
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
@@ -53,6 +57,12 @@ programs=$(cd "$build" && ctest -L gpu -N -V 2>/dev/null | grep 'Test command' |
 for p in $(cd "$build/bin" && ls commscope-* 2>/dev/null) $programs; do
   [ -f "$build/bin/$p" ] && cp -a "$build/bin/$p" "$stage/build/bin/"
 done
+# The mutants (they load what test_trainer_cuda_kernels loads).
+if [ -n "$mutants" ]; then
+  mkdir -p "$stage/mutants"
+  cut -f1 "$mutants/mutants.tsv" | tail -n +2 | while read -r m; do cp -a "$mutants/$m" "$stage/mutants/"; done
+  cp "$mutants/mutants.tsv" "$stage/mutants/"
+fi
 # h5dump, which tests read files with (hdf5-tools).
 if command -v h5dump >/dev/null; then cp -L "$(command -v h5dump)" "$stage/build/bin/"; fi
 # nccl-tests' and OSU's names are links to commscope-bench.
@@ -151,4 +161,4 @@ ENV
 
 mkdir -p "$(dirname "$out")"
 tar -C "$stage" -cJf "$out" .
-echo "pack-gpu.sh: $out ($(du -h "$out" | cut -f1)): $(ls "$stage/build/bin" | wc -l) programs, $(ls "$stage/lib" | wc -l) libraries$([ -x "$stage/usr/bin/orterun" ] && echo ", Open MPI's launcher")"
+echo "pack-gpu.sh: $out ($(du -h "$out" | cut -f1)): $(ls "$stage/build/bin" | wc -l) programs, $(ls "$stage/lib" | wc -l) libraries$([ -x "$stage/usr/bin/orterun" ] && echo ", Open MPI's launcher")$([ -n "$mutants" ] && echo ", $(($(wc -l <"$mutants/mutants.tsv") - 1)) mutants")"
