@@ -211,6 +211,12 @@ PY
     echo
     head -21 "$out/report/profile/operators.csv" | sed 's/^/    /'
   fi
+  if [ -s "$out/report/profile/operator_kinds.csv" ]; then
+    echo
+    echo "Operators by kind, per step (the layers' of a kind summed; report/profile/operator_kinds.csv):"
+    echo
+    sed 's/^/    /' "$out/report/profile/operator_kinds.csv"
+  fi
   if [ -s "$out/report/profile/components.csv" ]; then
     echo
     echo "Breakdown (ms, over every rank and step; kernel + intra-op + inter-op + communication = step):"

@@ -57,6 +57,58 @@ std::string comm_group(const std::string& name, const std::string& detail) {
   return "dp and others";
 }
 
+// An operator's kind: its name with each dot-separated part that ends in a number (a layer's index:
+// "block3", or "3") given "*" for the number: "block3.attn.fwd" -> "block*.attn.fwd".
+std::string operator_kind(const std::string& name) {
+  std::string kind;
+  std::size_t start = 0;
+  while (start <= name.size()) {
+    const std::size_t end = std::min(name.find('.', start), name.size());
+    std::size_t digits = end;
+    while (digits > start && name[digits - 1] >= '0' && name[digits - 1] <= '9') --digits;
+    if (!kind.empty() || start > 0) kind.push_back('.');
+    kind.append(name, start, digits - start);
+    if (digits < end) kind.push_back('*');
+    start = end + 1;
+  }
+  return kind;
+}
+
+// Every operator, its layers folded together (operator_kind), per step: what a layer's kind of
+// work costs a step, all of it (the top operators above are single layers' and only 20). Left out
+// where no name folds.
+void operator_kinds(ReportWriter& w, const profiler::Profile& p, const std::vector<profiler::OperatorTotalRow>& ops) {
+  struct Kind {
+    std::set<std::string> names;
+    profiler::OperatorTotalRow t;
+  };
+  std::map<std::string, Kind> kinds;
+  for (const auto& o : ops) {
+    const std::string name = o.name < p.strings.size() ? p.strings[o.name] : "?";
+    Kind& k = kinds[operator_kind(name)];
+    k.names.insert(name);
+    profiler::add_totals(k.t, o);
+  }
+  if (kinds.size() == ops.size()) return;
+  std::set<int> steps;
+  for (const auto& r : p.breakdown) steps.insert(r.iteration);
+  const double per = static_cast<double>(std::max<std::size_t>(1, steps.size())) * std::max(1, p.meta.nranks);
+  std::vector<std::pair<std::string, const Kind*>> sorted;
+  for (const auto& [name, k] : kinds) sorted.emplace_back(name, &k);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return a.second->t.total_ns > b.second->t.total_ns; });
+  w.section("Operators by kind (each layer's of a kind together; per step and rank)");
+  w.text("Every operator, those that differ only in a layer's number summed (block3.attn.fwd and block7.attn.fwd "
+         "are block*.attn.fwd), divided by the " + std::to_string(steps.size()) + " steps and " +
+         std::to_string(std::max(1, p.meta.nranks)) + " ranks: the columns of the table above, per step.");
+  Table table({"operator", "operators", "calls_per_step", "total_ms", "kernel_ms", "comm_ms", "intra_op_ms"});
+  for (const auto& [name, k] : sorted)
+    table.add({name, std::to_string(k->names.size()), format_number(static_cast<double>(k->t.calls) / per),
+               fms(static_cast<double>(k->t.total_ns) / per), fms(static_cast<double>(k->t.kernel_ns) / per),
+               fms(static_cast<double>(k->t.comm_ns) / per), fms(static_cast<double>(k->t.intra_ns) / per)});
+  w.table("operator_kinds", table);
+}
+
 // Communication per group and name (per rank and step), and for a pipeline each stage's time
 // waiting for its neighbours against the bubble (p - 1)/(m + p - 1). Needs the events.
 void communication_by_group(ReportWriter& w, const profiler::Profile& p) {
@@ -411,6 +463,7 @@ void report_profile(const std::string& file, const ProfileOptions& profile, cons
              fms(static_cast<double>(t.host_ns) / std::max<double>(1, static_cast<double>(t.calls)))});
   }
   w.table("operators", top);
+  operator_kinds(w, p, sorted);
   communication_by_group(w, p);
   if (alone.wanted)
     write_step_communication(w, step_communication(p, {alone.bench, alone.replay ? &*alone.replay : nullptr,
