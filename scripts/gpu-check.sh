@@ -9,6 +9,7 @@
 #
 #   scripts/gpu-check.sh [--out DIR] [--build DIR] [--size BYTES] [--collectives LIST] [--ranks N]
 #                        [--iters N] [--jobs N] [--no-build] [--anchors DIR] [--replays] [--mutants DIR]
+#                        [--baseline BIN]
 #   scripts/gpu-check.sh --count-tests CTEST.LOG   (the GPU tests' verdict line of a ctest log)
 #
 # The whole check on one GPU within about 8 minutes, from a packed build (scripts/pack-gpu.sh):
@@ -28,7 +29,9 @@
 # llm.c's format). --replays: scripts/replay-ratios.sh's four layouts on the upper half of the
 # cores (16 cores: 8 for the 8-rank layout), while the GPU runs of --anchors use the lower half.
 # --mutants DIR: scripts/mutants.py's programs (the kernels' test, one fused kernel broken in
-# each), run after the gpu tests: each must fail, on the check meant to catch it.
+# each), run after the gpu tests: each must fail, on the check meant to catch it. --baseline BIN:
+# an earlier build's commscope-train, run beside this one (profiled, and with --anchors in the
+# side-by-side table): the step and its operators by kind before and after, in one run.
 # Needs what scripts/setup.sh installs (MPI, HDF5, ...) plus the CUDA toolkit with cuBLAS, CUPTI
 # and NCCL (NCCL_HOME if elsewhere), or a packed build (scripts/pack-gpu.sh).
 set -euo pipefail
@@ -48,6 +51,7 @@ collectives=all
 anchors=""
 replays=0
 mutants=""
+baseline=""
 die() { echo "gpu-check.sh: $*" >&2; exit 2; }
 # count_tests LOG: "GPU tests: P passed, S skipped, F failed (of N)" from a ctest log, and status 1
 # when any was skipped or failed: on a GPU machine a GPU test that skips did not run, and ctest's
@@ -78,6 +82,7 @@ while [ $# -gt 0 ]; do
     --anchors) [ $# -ge 2 ] || die "--anchors needs a folder"; anchors=$(realpath -m "$2"); shift 2 ;;
     --replays) replays=1; shift ;;
     --mutants) [ $# -ge 2 ] || die "--mutants needs a folder"; mutants=$(realpath -m "$2"); shift 2 ;;
+    --baseline) [ $# -ge 2 ] || die "--baseline needs a program"; baseline=$(realpath -m "$2"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
@@ -90,6 +95,7 @@ if [ -n "$anchors" ]; then
     [ -e "$anchors/$f" ] || die "--anchors: no $f in '$anchors'"
   done
 fi
+[ -z "$baseline" ] || [ -x "$baseline" ] || die "--baseline: '$baseline' is not a program"
 [ -z "$mutants" ] || [ -f "$mutants/mutants.tsv" ] || die "--mutants: no mutants.tsv in '$mutants' (scripts/mutants.py build)"
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 [ "$ngpu" -gt 0 ] || die "no NVIDIA GPU is usable here (nvidia-smi -L lists none)"
@@ -116,7 +122,7 @@ set +e
   echo
   echo "- device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | sort | uniq -c | sed 's/^ *//' | paste -sd ';' -)"
   grep -m3 -E "^# (cuda|nccl|CUDA|NCCL)" "$out/bench-cuda.log" | sed 's/^# /- /' || true
-  echo "- commands: scripts/gpu-check.sh --size $size --collectives $collectives --ranks $ranks --iters $iters${anchors:+ --anchors DIR}$([ $replays = 1 ] && echo ' --replays')${mutants:+ --mutants DIR} (bench: $ranks rank(s)); $(nproc) CPUs"
+  echo "- commands: scripts/gpu-check.sh --size $size --collectives $collectives --ranks $ranks --iters $iters${anchors:+ --anchors DIR}$([ $replays = 1 ] && echo ' --replays')${mutants:+ --mutants DIR}${baseline:+ --baseline BIN} (bench: $ranks rank(s)); $(nproc) CPUs"
   echo
   echo "## GPU tests"
   echo
@@ -217,6 +223,28 @@ PY
     echo
     sed 's/^/    /' "$out/report/profile/operator_kinds.csv"
   fi
+  if [ -s "$out/report/profile-baseline/operator_kinds.csv" ]; then
+    echo
+    echo "The baseline build's run beside it (--baseline): $(grep -m1 -E '^mean step' "$out/train-baseline.log")"
+    echo
+    python3 - "$out/report/profile-baseline/operator_kinds.csv" "$out/report/profile/operator_kinds.csv" \
+      "$out/report/profile-baseline/iterations.csv" "$out/report/profile/iterations.csv" <<'PY' || true
+import csv, statistics, sys
+before, after = ({r["operator"]: r for r in csv.DictReader(open(p))} for p in sys.argv[1:3])
+print("| operator (per step) | baseline total ms | this build total ms | ratio | baseline kernel ms | this build kernel ms |")
+print("|---|---:|---:|---:|---:|---:|")
+for op in sorted(set(before) | set(after), key=lambda o: -float(after.get(o, before.get(o))["total_ms"])):
+    b, a = before.get(op), after.get(op)
+    ratio = f"{float(a['total_ms']) / float(b['total_ms']):.3f}" if a and b and float(b["total_ms"]) > 0 else "-"
+    print(f"| {op} | {b['total_ms'] if b else '-'} | {a['total_ms'] if a else '-'} | {ratio} | "
+          f"{b['kernel_ms'] if b else '-'} | {a['kernel_ms'] if a else '-'} |")
+for label, path in (("baseline", sys.argv[3]), ("this build", sys.argv[4])):
+    rows = [r for r in csv.DictReader(open(path)) if int(r["step"]) >= 1 and "kernels" in r]
+    if rows:
+        print(f"\nKernels, memcpy and memset a step, {label}: {statistics.median(float(r['kernels']) for r in rows):g} (median over steps 1 on)", end="")
+print()
+PY
+  fi
   if [ -s "$out/report/profile/components.csv" ]; then
     echo
     echo "Breakdown (ms, over every rank and step; kernel + intra-op + inter-op + communication = step):"
@@ -302,10 +330,15 @@ with open(sys.argv[1], "wb") as f:
     f.write(h.tobytes()); f.write(array.array("H", (random.randrange(50257) for _ in range(n))).tobytes())
 PY
 fi
-train=("$bin/commscope-train" --device cuda --precision bf16 --model gpt2-124m --batch $((8 * ranks)) --seq 1024
-  --steps 20 --log-every 1 --peak-tflops "$peak" --data "$data" --profile "$out/train.h5")
+train=(--device cuda --precision bf16 --model gpt2-124m --batch $((8 * ranks)) --seq 1024 --steps 20 --log-every 1
+  --peak-tflops "$peak" --data "$data")
 train_rc=0
-launch "$ranks" "${train[@]}" 2>&1 | tee "$out/train.log" || train_rc=1
+launch "$ranks" "$bin/commscope-train" "${train[@]}" --profile "$out/train.h5" 2>&1 | tee "$out/train.log" || train_rc=1
+if [ -n "$baseline" ]; then  # the same run by the earlier build
+  launch "$ranks" "$baseline" "${train[@]}" --profile "$out/train-baseline.h5" >"$out/train-baseline.log" 2>&1 ||
+    train_rc=1
+  grep -E "^mean step" "$out/train-baseline.log" | sed 's/^/baseline build: /' || true
+fi
 
 step 6 "$([ -n "$anchors" ] && echo "the training step beside llm.c and PyTorch ($anchors)" || echo "no --anchors: no side-by-side table"); $([ $replays = 1 ] && echo "the replay ratios" || echo "no --replays")"
 # The replays take the upper half of the cores in the background, one CPU each (a core's other
@@ -349,9 +382,11 @@ if [ -n "$anchors" ]; then
   mkdir -p "$side"
   for b in 8 32; do
     n=$([ $b = 8 ] && echo 30 || echo 15)
-    for att in flash cudnn; do
-      timeout 180 "${pin[@]}" "$bin/commscope-train" --device cuda --precision bf16 --model gpt2-124m --batch $b \
-        --seq 1024 --steps $n --attention $att --peak-tflops "$peak" --data "$anchors/train.bin" --val-fraction 0.05 --val-batches 1 \
+    for att in flash cudnn baseline; do
+      trainer=$bin/commscope-train
+      [ $att != baseline ] || { [ -n "$baseline" ] || continue; trainer=$baseline; }
+      timeout 180 "${pin[@]}" "$trainer" --device cuda --precision bf16 --model gpt2-124m --batch $b \
+        --seq 1024 --steps $n --attention "${att/baseline/flash}" --peak-tflops "$peak" --data "$anchors/train.bin" --val-fraction 0.05 --val-batches 1 \
         >"$side/commscope-$att-b$b.log" 2>&1 || side_rc=1
     done
     for v in train_gpt2cu_cudnn train_gpt2cu; do
@@ -370,6 +405,7 @@ if [ -n "$anchors" ]; then
     echo "|---|---:|---:|---:|---:|"
     ref8=$(mean_step "$side/train_gpt2cu_cudnn-b8.log") ref32=$(mean_step "$side/train_gpt2cu_cudnn-b32.log")
     for t in commscope-flash:"commscope-train, our flash attention" commscope-cudnn:"commscope-train, cuDNN attention" \
+      $([ -n "$baseline" ] && echo commscope-baseline:"commscope-train, the baseline build, our flash attention") \
       train_gpt2cu_cudnn:"llm.c, cuDNN attention" train_gpt2cu:"llm.c, its own attention" \
       pytorch:"PyTorch (llm.c's train_gpt2.py), torch.compile, flash SDPA"; do
       s8=$(mean_step "$side/${t%%:*}-b8.log") s32=$(mean_step "$side/${t%%:*}-b32.log")
@@ -394,6 +430,8 @@ report_rc=0
   >"$out/report-bench.txt" 2>&1 || report_rc=1
 [ ! -s "$out/train.h5" ] || "$bin/commscope-report" profile "$out/train.h5" -o "$out/report/profile" \
   >"$out/report-profile.txt" 2>&1 || report_rc=1
+[ ! -s "$out/train-baseline.h5" ] || "$bin/commscope-report" profile "$out/train-baseline.h5" \
+  -o "$out/report/profile-baseline" >"$out/report-profile-baseline.txt" 2>&1 || report_rc=1
 # The in-training gap on the GPU (docs/report.md, "Communication in the step"): 2 ranks sharing
 # GPU 0 (--transport staged), GPT-2 124M with its gradients' allreduce overlapping the backward's
 # kernels, the machine model measured at start-up (--machine-probe); its replay without the

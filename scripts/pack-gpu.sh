@@ -4,13 +4,15 @@
 # libraries the build links (Open MPI, HDF5, OpenBLAS, ...), so that scripts/gpu-check.sh runs
 # there without building anything (--no-build).
 #
-#   scripts/pack-gpu.sh [--build DIR] [--out FILE.tar.xz] [--mutants DIR]
+#   scripts/pack-gpu.sh [--build DIR] [--out FILE.tar.xz] [--mutants DIR] [--baseline BIN]
 #   then, on the GPU machine, in the repository's root:
 #     tar -xJf FILE.tar.xz -C /tmp/cs && . /tmp/cs/env.sh && scripts/gpu-check.sh --no-build --build /tmp/cs/build
 #
 # --build: the CUDA build (default build-cuda/, as gpu-check.sh builds it); --out: the archive
 # (default results/gpu-pack.tar.xz); --mutants: scripts/mutants.py's programs (its build's
-# --out), packed as mutants/ for gpu-check.sh --mutants. The archive holds:
+# --out), packed as mutants/ for gpu-check.sh --mutants; --baseline: an earlier build's
+# commscope-train (built as this one, loading the same libraries), packed as
+# baseline/commscope-train for gpu-check.sh --baseline. The archive holds:
 # - build/: the build tree's test lists (every CTestTestfile.cmake, its paths made relative to
 #   where it is unpacked and to the repository it runs from: env.sh writes them back) and, in
 #   build/bin, the tools, what the gpu-labelled tests run and h5dump;
@@ -32,8 +34,10 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build="$root/build-cuda"
 out="$root/results/gpu-pack.tar.xz"
 mutants=""
+baseline=""
 while [ $# -gt 0 ]; do
   case "$1" in
+    --baseline) [ $# -ge 2 ] || die "--baseline needs a program"; baseline=$(realpath -m "$2"); shift 2 ;;
     --mutants) [ $# -ge 2 ] || die "--mutants needs a folder"; mutants=$(realpath -m "$2"); shift 2 ;;
     --build) [ $# -ge 2 ] || die "--build needs a folder"; build=$(realpath -m "$2"); shift 2 ;;
     --out) [ $# -ge 2 ] || die "--out needs a file"; out=$(realpath -m "$2"); shift 2 ;;
@@ -45,6 +49,7 @@ done
 [ -x "$build/bin/test_trainer_cuda_kernels" ] || die "'$build' is not a CUDA build (configure with -DCOMMSCOPE_CUDA=ON)"
 src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
 [ -n "$src" ] || die "'$build/CMakeCache.txt' names no source folder"
+[ -z "$baseline" ] || [ -x "$baseline" ] || die "--baseline: '$baseline' is not a program"
 [ -z "$mutants" ] || [ -f "$mutants/mutants.tsv" ] || die "--mutants: no mutants.tsv in '$mutants' (scripts/mutants.py build)"
 
 stage=$(mktemp -d)
@@ -63,6 +68,10 @@ if [ -n "$mutants" ]; then
   cut -f1 "$mutants/mutants.tsv" | tail -n +2 | while read -r m; do cp -a "$mutants/$m" "$stage/mutants/"; done
   cp "$mutants/mutants.tsv" "$stage/mutants/"
 fi
+if [ -n "$baseline" ]; then
+  mkdir -p "$stage/baseline"
+  cp -a "$baseline" "$stage/baseline/commscope-train"
+fi
 # h5dump, which tests read files with (hdf5-tools).
 if command -v h5dump >/dev/null; then cp -L "$(command -v h5dump)" "$stage/build/bin/"; fi
 # nccl-tests' and OSU's names are links to commscope-bench.
@@ -79,6 +88,7 @@ done
 ompi=/usr/lib/x86_64-linux-gnu/openmpi
 pmix=/usr/lib/x86_64-linux-gnu/pmix2
 elves=("$stage"/build/bin/*)
+for e in "$stage"/baseline/* "$stage"/mutants/*; do [ -x "$e" ] && elves+=("$e"); done
 if [ -x /usr/bin/orterun ] && [ -x /usr/bin/orted ] && [ -d "$ompi/lib/openmpi3" ]; then
   mkdir -p "$stage/usr/bin" "$stage$ompi/lib" "$stage/usr/share"
   cp -a /usr/bin/orterun /usr/bin/orted "$stage/usr/bin/"  # orted: a rank started without a launcher starts one
@@ -103,7 +113,7 @@ for e in "${elves[@]}"; do
   [ -f "$e" ] || continue
   deps=$(ldd "$e" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $1 " " $3 }')
   if printf '%s\n' "$deps" | awk '{print $1}' | grep -qE "$fabric"; then
-    case "$e" in "$stage/build/"*) ;; *) rm -f "$e"; continue ;; esac  # a fabric's component
+    case "$e" in "$stage/build/"* | "$stage/baseline/"* | "$stage/mutants/"*) ;; *) rm -f "$e"; continue ;; esac  # a fabric's component
   fi
   printf '%s\n' "$deps" | while read -r name path; do
     [ -n "$name" ] || continue
@@ -161,4 +171,4 @@ ENV
 
 mkdir -p "$(dirname "$out")"
 tar -C "$stage" -cJf "$out" .
-echo "pack-gpu.sh: $out ($(du -h "$out" | cut -f1)): $(ls "$stage/build/bin" | wc -l) programs, $(ls "$stage/lib" | wc -l) libraries$([ -x "$stage/usr/bin/orterun" ] && echo ", Open MPI's launcher")$([ -n "$mutants" ] && echo ", $(($(wc -l <"$mutants/mutants.tsv") - 1)) mutants")"
+echo "pack-gpu.sh: $out ($(du -h "$out" | cut -f1)): $(ls "$stage/build/bin" | wc -l) programs, $(ls "$stage/lib" | wc -l) libraries$([ -x "$stage/usr/bin/orterun" ] && echo ", Open MPI's launcher")$([ -n "$mutants" ] && echo ", $(($(wc -l <"$mutants/mutants.tsv") - 1)) mutants")$([ -n "$baseline" ] && echo ", a baseline commscope-train")"
