@@ -404,10 +404,11 @@ if [ -n "$anchors" ]; then
     echo "| trainer | B=8 step ms | B=32 step ms | B=8 / llm.c cuDNN | B=32 / llm.c cuDNN |"
     echo "|---|---:|---:|---:|---:|"
     ref8=$(mean_step "$side/train_gpt2cu_cudnn-b8.log") ref32=$(mean_step "$side/train_gpt2cu_cudnn-b32.log")
-    for t in commscope-flash:"commscope-train, our flash attention" commscope-cudnn:"commscope-train, cuDNN attention" \
-      $([ -n "$baseline" ] && echo commscope-baseline:"commscope-train, the baseline build, our flash attention") \
-      train_gpt2cu_cudnn:"llm.c, cuDNN attention" train_gpt2cu:"llm.c, its own attention" \
-      pytorch:"PyTorch (llm.c's train_gpt2.py), torch.compile, flash SDPA"; do
+    rows=(commscope-flash:"commscope-train, our flash attention" commscope-cudnn:"commscope-train, cuDNN attention")
+    [ -z "$baseline" ] || rows+=(commscope-baseline:"commscope-train, the baseline build, our flash attention")
+    rows+=(train_gpt2cu_cudnn:"llm.c, cuDNN attention" train_gpt2cu:"llm.c, its own attention"
+      pytorch:"PyTorch (llm.c's train_gpt2.py), torch.compile, flash SDPA")
+    for t in "${rows[@]}"; do
       s8=$(mean_step "$side/${t%%:*}-b8.log") s32=$(mean_step "$side/${t%%:*}-b32.log")
       r8=$(python3 -c "print(f'{$s8 / $ref8:.3f}')" 2>/dev/null || echo -)
       r32=$(python3 -c "print(f'{$s32 / $ref32:.3f}')" 2>/dev/null || echo -)
