@@ -11,6 +11,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -560,6 +561,19 @@ void agree(Communicator& comm, const std::string& problem) {
     throw InvalidArgument(problem.empty() ? "another rank could not start on its GPU (see its message)" : problem);
 }
 
+// The kernels' stream-ordered scratch (cudaMallocAsync: LayerNorm's and the bias gradients' partial
+// sums, the norm's) comes from the device's default pool. With its default release threshold (0)
+// the pool hands its free memory back at every synchronisation, three a step (the loss, the
+// norm, the step's end), and the next step maps it again; kept, it is mapped once.
+void keep_stream_ordered_memory() {
+  int device = 0;
+  COMMSCOPE_CUDA_CHECK(cudaGetDevice(&device));
+  cudaMemPool_t pool = nullptr;
+  COMMSCOPE_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  std::uint64_t keep = UINT64_MAX;
+  COMMSCOPE_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+}
+
 }  // namespace
 
 std::unique_ptr<TrainEngine> make_cuda_engine(Communicator& comm, const ModelConfig& config, int local_batch, int seq,
@@ -587,6 +601,7 @@ std::unique_ptr<TrainEngine> make_cuda_engine(Communicator& comm, const ModelCon
   std::unique_ptr<TrainEngine> engine;
   size_t free_at_start = 0, total = 0;
   try {
+    keep_stream_ordered_memory();
     COMMSCOPE_CUDA_CHECK(cudaMemGetInfo(&free_at_start, &total));
     const auto make = [&](auto element) {
       auto e = std::make_unique<CudaEngine<decltype(element)>>(dp_comm, config, local_batch, seq, parallel_plan, adamw,
