@@ -9,7 +9,7 @@
 #
 #   scripts/gpu-check.sh [--out DIR] [--build DIR] [--size BYTES] [--collectives LIST] [--ranks N]
 #                        [--iters N] [--jobs N] [--no-build] [--anchors DIR] [--replays] [--mutants DIR]
-#                        [--baseline BIN]
+#                        [--baseline BIN] [--only LIST]
 #   scripts/gpu-check.sh --count-tests CTEST.LOG   (the GPU tests' verdict line of a ctest log)
 #
 # The whole check on one GPU within about 8 minutes, from a packed build (scripts/pack-gpu.sh):
@@ -31,7 +31,10 @@
 # --mutants DIR: scripts/mutants.py's programs (the kernels' test, one fused kernel broken in
 # each), run after the gpu tests: each must fail, on the check meant to catch it. --baseline BIN:
 # an earlier build's commscope-train, run beside this one (profiled, and with --anchors in the
-# side-by-side table): the step and its operators by kind before and after, in one run.
+# side-by-side table): the step and its operators by kind before and after, in one run. --only:
+# the steps to run, of tests (with --mutants), doctor, bench, train (with --baseline), side
+# (--anchors and --replays) and gap, comma-separated (default all); the reports follow for what
+# ran. The summary says when each step started, to plan a run that must fit a time.
 # Needs what scripts/setup.sh installs (MPI, HDF5, ...) plus the CUDA toolkit with cuBLAS, CUPTI
 # and NCCL (NCCL_HOME if elsewhere), or a packed build (scripts/pack-gpu.sh).
 set -euo pipefail
@@ -52,6 +55,7 @@ anchors=""
 replays=0
 mutants=""
 baseline=""
+only=tests,doctor,bench,train,side,gap
 die() { echo "gpu-check.sh: $*" >&2; exit 2; }
 # count_tests LOG: "GPU tests: P passed, S skipped, F failed (of N)" from a ctest log, and status 1
 # when any was skipped or failed: on a GPU machine a GPU test that skips did not run, and ctest's
@@ -83,6 +87,7 @@ while [ $# -gt 0 ]; do
     --replays) replays=1; shift ;;
     --mutants) [ $# -ge 2 ] || die "--mutants needs a folder"; mutants=$(realpath -m "$2"); shift 2 ;;
     --baseline) [ $# -ge 2 ] || die "--baseline needs a program"; baseline=$(realpath -m "$2"); shift 2 ;;
+    --only) [ $# -ge 2 ] || die "--only needs a list"; only=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
@@ -90,6 +95,11 @@ done
 case "$ranks" in ''|*[!0-9]*|0) [ -z "$ranks" ] || die "--ranks needs a positive integer, not '$ranks'" ;; esac
 case "$iters" in ''|*[!0-9]*) die "--iters needs a non-negative integer, not '$iters'" ;; esac
 case "$jobs" in ''|*[!0-9]*|0) die "--jobs needs a positive integer, not '$jobs'" ;; esac
+for s in ${only//,/ }; do
+  case "$s" in tests|doctor|bench|train|side|gap) ;; *) die "--only: no step '$s' (tests, doctor, bench, train, side, gap)" ;; esac
+done
+wants() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+wants side || { anchors=""; replays=0; }
 if [ -n "$anchors" ]; then
   for f in train_gpt2cu train_gpt2cu_cudnn train_gpt2.py train.bin val.bin; do
     [ -e "$anchors/$f" ] || die "--anchors: no $f in '$anchors'"
@@ -111,7 +121,11 @@ launch() {  # launch N command...: without a launcher for one rank
   if [ "$n" = 1 ]; then "$@"; else mpirun -np "$n" --bind-to none "$@"; fi
 }
 start=$(date +%s)
-step() { echo; echo "== [$1/7] $2 ($(($(date +%s) - start)) s so far)"; }
+step() {
+  echo; echo "== [$1/7] $2 ($(($(date +%s) - start)) s so far)"
+  echo "$1 at $(($(date +%s) - start)) s: $2" >>"$out/steps.txt"
+}
+: >"$out/steps.txt"
 
 # summary.md, what docs/gpu-results.md records: from whatever the steps have written so far (it is
 # also written when the run is stopped: timeout's TERM, Ctrl-C).
@@ -122,15 +136,18 @@ set +e
   echo
   echo "- device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | sort | uniq -c | sed 's/^ *//' | paste -sd ';' -)"
   grep -m3 -E "^# (cuda|nccl|CUDA|NCCL)" "$out/bench-cuda.log" | sed 's/^# /- /' || true
-  echo "- commands: scripts/gpu-check.sh --size $size --collectives $collectives --ranks $ranks --iters $iters${anchors:+ --anchors DIR}$([ $replays = 1 ] && echo ' --replays')${mutants:+ --mutants DIR}${baseline:+ --baseline BIN} (bench: $ranks rank(s)); $(nproc) CPUs"
+  echo "- steps (started at, s from the start; $(($(date +%s) - start)) s in all): $(cut -d: -f1 "$out/steps.txt" | sed 's/ at /: /' | paste -sd ',' - | sed 's/,/, /g')"
+  echo "- commands: scripts/gpu-check.sh --only $only --size $size --collectives $collectives --ranks $ranks --iters $iters${anchors:+ --anchors DIR}$([ $replays = 1 ] && echo ' --replays')${mutants:+ --mutants DIR}${baseline:+ --baseline BIN} (bench: $ranks rank(s)); $(nproc) CPUs"
   echo
-  echo "## GPU tests"
-  echo
-  cat "$out/gpu-tests-count.txt"
-  echo
-  echo '```'
-  grep -E "Test +#|tests passed|skipped" "$out/gpu-tests.log" | head -60 || true
-  echo '```'
+  if [ -s "$out/gpu-tests-count.txt" ]; then
+    echo "## GPU tests"
+    echo
+    cat "$out/gpu-tests-count.txt"
+    echo
+    echo '```'
+    grep -E "Test +#|tests passed|skipped" "$out/gpu-tests.log" | head -60 || true
+    echo '```'
+  fi
   for t in test_trainer_cuda_kernels test_trainer_cuda test_profiler_cupti_known_durations; do
     [ -s "$out/$t.log" ] || continue
     case $t in
@@ -150,13 +167,15 @@ set +e
     echo
     cat "$out/mutants.md"
   fi
-  echo
-  echo "## GPU doctor (commscope-doctor --device cuda; each rate's share of its peak)"
-  echo
-  echo '```'
-  grep -A40 -E '^# (gpus|peers):' "$out/doctor.log" | grep -E '^(#|  )' || tail -5 "$out/doctor.log" || true
-  sed -n '/^Findings/,$p' "$out/report-doctor.txt" 2>/dev/null | head -12 || true
-  echo '```'
+  if [ -s "$out/doctor.log" ]; then
+    echo
+    echo "## GPU doctor (commscope-doctor --device cuda; each rate's share of its peak)"
+    echo
+    echo '```'
+    grep -A40 -E '^# (gpus|peers):' "$out/doctor.log" | grep -E '^(#|  )' || tail -5 "$out/doctor.log" || true
+    sed -n '/^Findings/,$p' "$out/report-doctor.txt" 2>/dev/null | head -12 || true
+    echo '```'
+  fi
   if [ -s "$out/side-by-side.md" ]; then
     echo
     echo "## The training step beside llm.c and PyTorch (GPT-2 124M, T=1024, bf16; mean step after the first 3, ms)"
@@ -275,8 +294,9 @@ bin="$build_dir/bin"
 # Tests labelled gpu4 need four GPUs (one per rank): left out on fewer, where they could only skip.
 exclude=()
 [ "$ngpu" -ge 4 ] || exclude=(-LE gpu4)
-step 2 "the gpu tests (ctest -L gpu${exclude[*]:+ ${exclude[*]}})"
 gpu_tests=0
+if wants tests; then
+step 2 "the gpu tests (ctest -L gpu${exclude[*]:+ ${exclude[*]}})"
 (cd "$build_dir" && ctest -L gpu "${exclude[@]}" -j "$jobs" --output-on-failure) 2>&1 | tee "$out/gpu-tests.log" || gpu_tests=1
 count_tests "$out/gpu-tests.log" | tee "$out/gpu-tests-count.txt" || gpu_tests=1
 # The measured errors and times behind those verdicts, for the summary (ctest shows a passing
@@ -290,19 +310,23 @@ if [ -n "$mutants" ]; then
   python3 "$root/scripts/mutants.py" run --dir "$mutants" --jobs 4 --out "$out/mutants.md" || gpu_tests=1
   cat "$out/mutants.md"
 fi
+fi
 
-step 3 "commscope-doctor --device cuda: every GPU against its peaks, the peer copies"
 doctor_rc=0
+if wants doctor; then
+step 3 "commscope-doctor --device cuda: every GPU against its peaks, the peer copies"
 launch "$(command -v mpirun >/dev/null && echo "$ngpu" || echo 1)" "$bin/commscope-doctor" --device cuda --passes 1 --no-nodes -o "$out/doctor.h5" >"$out/doctor.log" 2>&1 &&
   "$bin/commscope-report" doctor "$out/doctor.h5" >"$out/report-doctor.txt" 2>&1 || doctor_rc=1
 grep -A40 -E '^# (gpus|peers):' "$out/doctor.log" | grep -E '^(#|  )' || tail -5 "$out/doctor.log" || true
+fi
 
-step 4 "commscope-bench on device buffers: $collectives, NCCL and our algorithms, 8 B to $size, $ranks ranks"
 bench_rc=0
+if wants bench; then
+step 4 "commscope-bench on device buffers: $collectives, NCCL and our algorithms, 8 B to $size, $ranks ranks"
 launch "$ranks" "$bin/commscope-bench" "$collectives" --device cuda --algo all -b 8 -e "$size" -f 4 -c 1 -n "$iters" --stats \
   --out "$out/bench-cuda.h5" 2>&1 | tee "$out/bench-cuda.log" || bench_rc=1
+fi
 
-step 5 "commscope-train --device cuda: GPT-2 124M in bf16, profiled, $ranks rank(s)"
 # MFU against the datasheet's dense bf16 peak of the GPUs named here (PEAK_TFLOPS overrides;
 # unknown GPUs get no MFU, only the fraction of the GEMM rate measured at start).
 gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
@@ -333,8 +357,11 @@ fi
 train=(--device cuda --precision bf16 --model gpt2-124m --batch $((8 * ranks)) --seq 1024 --steps 20 --log-every 1
   --peak-tflops "$peak" --data "$data")
 train_rc=0
+if wants train; then
+step 5 "commscope-train --device cuda: GPT-2 124M in bf16, profiled, $ranks rank(s)"
 launch "$ranks" "$bin/commscope-train" "${train[@]}" --profile "$out/train.h5" 2>&1 | tee "$out/train.log" || train_rc=1
-if [ -n "$baseline" ]; then  # the same run by the earlier build
+fi
+if wants train && [ -n "$baseline" ]; then  # the same run by the earlier build
   launch "$ranks" "$baseline" "${train[@]}" --profile "$out/train-baseline.h5" >"$out/train-baseline.log" 2>&1 ||
     train_rc=1
   grep -E "^mean step" "$out/train-baseline.log" | sed 's/^/baseline build: /' || true
@@ -439,7 +466,7 @@ report_rc=0
 # compute (--gaps none) is each call alone, and the report sets every call against it: contention
 # is the transfer beyond alone of the calls the rank's own kernels overlapped.
 gap_rc=0
-if command -v mpirun >/dev/null; then
+if wants gap && command -v mpirun >/dev/null; then
   mpirun -np 2 --bind-to none -x CUDA_VISIBLE_DEVICES=0 "$bin/commscope-train" --device cuda --precision bf16 \
     --model gpt2-124m --batch 8 --seq 1024 --steps 10 --transport staged --machine-probe --data "$data" \
     --profile "$out/gap-train.h5" >"$out/gap-train.log" 2>&1 &&
