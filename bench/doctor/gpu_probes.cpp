@@ -22,6 +22,7 @@
 
 #include "commscope/common/timing.hpp"
 #include "commscope/machine/gpu_links.hpp"
+#include "commscope/machine/nvml.hpp"
 #include "cuda_check.hpp"
 
 namespace commscope::doctor::gpu {
@@ -138,17 +139,26 @@ Properties properties(int device) {
   COMMSCOPE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   p.name = prop.name;
   p.bus_id = bus;
-  // nvidia-smi's row of this device (by bus id): its maximum clocks, and the host link at the
-  // generation's maximum and the width now (an idle GPU drops its link to a lower generation; a
-  // link trained narrower than it should be keeps its width low).
-  const std::string address = machine::sysfs_address(p.bus_id);
+  // The maximum clocks, and the host link at the generation's maximum and the width now (an idle
+  // GPU drops its link to a lower generation; a link trained narrower than it should be keeps its
+  // width low): from NVML, as the machine model reads the GPUs' links (machine/nvml.hpp); else
+  // nvidia-smi's row of this device (by bus id); the link else from sysfs.
   machine::PcieLink link;
-  for (const machine::SmiGpu& g : smi_gpus()) {
-    if (machine::sysfs_address(g.bus_id) != address) continue;
-    if (g.sm_clock_max_mhz > 0) p.sm_clock_mhz = g.sm_clock_max_mhz;
-    if (g.mem_clock_max_mhz > 0) p.mem_clock_mhz = g.mem_clock_max_mhz;
-    link = machine::pcie_link(g.gen_max ? g.gen_max : g.gen_current, g.width_current ? g.width_current : g.width_max,
-                              "nvidia-smi: max gen, width now");
+  const auto take = [&p, &link](unsigned sm_mhz, unsigned mem_mhz, unsigned gen_max, unsigned gen_now,
+                                unsigned width_max, unsigned width_now, const char* source) {
+    if (sm_mhz > 0) p.sm_clock_mhz = sm_mhz;
+    if (mem_mhz > 0) p.mem_clock_mhz = mem_mhz;
+    link = machine::pcie_link(gen_max ? gen_max : gen_now, width_now ? width_now : width_max, source);
+  };
+  if (const machine::NvmlGpu g = machine::nvml_gpu(p.bus_id); g.error.empty()) {
+    take(g.sm_clock_max_mhz, g.mem_clock_max_mhz, g.pcie_gen_max, g.pcie_gen_current, g.pcie_width_max,
+         g.pcie_width_current, "NVML: max gen, width now");
+  } else {
+    const std::string address = machine::sysfs_address(p.bus_id);
+    for (const machine::SmiGpu& s : smi_gpus())
+      if (machine::sysfs_address(s.bus_id) == address)
+        take(static_cast<unsigned>(s.sm_clock_max_mhz), static_cast<unsigned>(s.mem_clock_max_mhz), s.gen_max,
+             s.gen_current, s.width_max, s.width_current, "nvidia-smi: max gen, width now");
   }
   if (!(link.gbytes > 0)) link = machine::sysfs_link_of("/sys", p.bus_id);
   p.host_link_gbytes = link.gbytes;

@@ -17,9 +17,10 @@ namespace commscope::doctor::gpu {
 // What a device says of itself. SMs, the SM and memory clocks and the bus width from
 // cudaDeviceGetAttribute (cudaDevAttrMultiProcessorCount, cudaDevAttrClockRate,
 // cudaDevAttrMemoryClockRate, cudaDevAttrGlobalMemoryBusWidth: cudaDeviceProp's clockRate and
-// memoryClockRate are deprecated in CUDA 12 and gone in 13), the maximum clocks from nvidia-smi's
-// clocks.max.sm and clocks.max.mem where it answers (parse_nvidia_smi_csv), the host link from
-// its pcie.link.* figures, else sysfs (sysfs_link_of, by the device's PCI bus id).
+// memoryClockRate are deprecated in CUDA 12 and gone in 13); the maximum clocks and the host link
+// (the generation's maximum, the width now) from NVML as the machine model reads the GPUs' links
+// (machine/nvml.hpp), else from nvidia-smi's clocks.max.* and pcie.link.* where it answers
+// (parse_nvidia_smi_csv); the link else from sysfs (sysfs_link_of, by the device's PCI bus id).
 struct Properties {
   int device = 0;
   std::string name, bus_id;
