@@ -105,7 +105,12 @@ void gemm_batched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, 
                "cublasGemmStridedBatchedEx");
 }
 
+// The handle on `stream`, set only where it is on another: cublasSetStream also hands the handle
+// back to cuBLAS's own workspace, and the model gives its handle one of its own (counted in its
+// memory plan) after setting the stream once.
 void bind(cublasHandle_t handle, cudaStream_t stream) {
+  cudaStream_t now = nullptr;
+  if (cublasGetStream(handle, &now) == CUBLAS_STATUS_SUCCESS && now == stream) return;
   cublas_check(cublasSetStream(handle, stream), "cublasSetStream");
 }
 

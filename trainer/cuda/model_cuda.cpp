@@ -210,9 +210,12 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
       allocate();
       // The libraries' workspaces, made now so that the memory plan holds them: cuBLAS's (ours, on
       // its handle), cuBLASLt's (one per device) and cuDNN's attention's (forward and backward).
+      // (cublasSetStream hands a handle back to cuBLAS's own workspace: the stream first, and the
+      // kernels set it again only for another stream.)
       cublas_workspace.resize(kCublasWorkspaceBytes);
-      if (cublasSetWorkspace(cublas, cublas_workspace.data(), cublas_workspace.bytes()) != CUBLAS_STATUS_SUCCESS)
-        throw std::runtime_error("cuBLAS: cublasSetWorkspace failed");
+      if (cublasSetStream(cublas, stream) != CUBLAS_STATUS_SUCCESS ||
+          cublasSetWorkspace(cublas, cublas_workspace.data(), cublas_workspace.bytes()) != CUBLAS_STATUS_SUCCESS)
+        throw std::runtime_error("cuBLAS: cublasSetStream or cublasSetWorkspace failed");
       library_bytes = cublas_workspace.bytes() + k::detail::lt_workspace();
       if (cudnn) library_bytes += cudnn->reserve(B, Tn, Cl, NHl);
     } catch (...) {
