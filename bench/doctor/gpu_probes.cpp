@@ -150,10 +150,10 @@ Properties properties(int device) {
     if (mem_mhz > 0) p.mem_clock_mhz = mem_mhz;
     link = machine::pcie_link(gen_max ? gen_max : gen_now, width_now ? width_now : width_max, source);
   };
-  if (const machine::NvmlGpu g = machine::nvml_gpu(p.bus_id); g.error.empty()) {
+  if (const machine::NvmlGpu g = machine::nvml_gpu(p.bus_id); g.error.empty())
     take(g.sm_clock_max_mhz, g.mem_clock_max_mhz, g.pcie_gen_max, g.pcie_gen_current, g.pcie_width_max,
          g.pcie_width_current, "NVML: max gen, width now");
-  } else {
+  if (!(link.gbytes > 0)) {  // no NVML, or it gave no link
     const std::string address = machine::sysfs_address(p.bus_id);
     for (const machine::SmiGpu& s : smi_gpus())
       if (machine::sysfs_address(s.bus_id) == address)

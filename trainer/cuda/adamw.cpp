@@ -42,20 +42,12 @@ void adamw_update(const ParameterLayout& layout, std::size_t begin, float* param
                   G* out, std::size_t count, float lr, float grad_scale, const AdamWOptions& options, std::int64_t t,
                   cudaStream_t stream) {
   // The pieces of [begin, begin + count) that lie in one tensor each, as the CPU update walks
-  // them, relative to begin; then in buffer order with same-decay neighbours merged, so that a
-  // launch (up to 32 pieces) covers as much as it can.
-  const std::size_t end = begin + count;
+  // them (for_each_tensor_piece), relative to begin; then in buffer order with same-decay
+  // neighbours merged, so that a launch (up to 32 pieces) covers as much as it can.
   std::vector<AdamWPiece> pieces;
-  const int layers = layout.config().layers;
-  for (int ti = 0; ti < kTensorCount; ++ti) {
-    const auto tensor = static_cast<Tensor>(ti);
-    const float wd = decays(tensor) ? options.weight_decay : 0.0f;
-    for (int l = 0; l < (is_per_layer(tensor) ? layers : 1); ++l) {
-      const std::size_t b = std::max(begin, layout.offset(tensor, l));
-      const std::size_t e = std::min(end, layout.offset(tensor, l) + layout.size(tensor));
-      if (b < e) pieces.push_back({b - begin, e - begin, wd});
-    }
-  }
+  for_each_tensor_piece(layout, begin, begin + count, [&](std::size_t b, std::size_t e, bool decay) {
+    pieces.push_back({b - begin, e - begin, decay ? options.weight_decay : 0.0f});
+  });
   std::sort(pieces.begin(), pieces.end(), [](const AdamWPiece& x, const AdamWPiece& y) { return x.begin < y.begin; });
   std::vector<AdamWPiece> merged;
   for (const AdamWPiece& p : pieces) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -65,7 +66,8 @@ class Arena {
 
 // The host's side of the encoder backward's token groups (token_groups.hpp): grouped into pinned
 // memory, so that the upload is asynchronous and the host runs on ahead, and the event of the last
-// upload, waited for before the buffer is written again.
+// upload, waited for before the buffer is written again (one per activation slot: a slot's next
+// backward comes after its next forward, long after its last upload).
 class GroupUpload {
  public:
   GroupUpload() = default;
@@ -140,7 +142,8 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
   struct SlotActs {
     int *inputs = nullptr, *targets = nullptr;
     int* groups = nullptr;         // the first stage: the inputs grouped by token (the encoder's backward)
-    std::vector<int> host_inputs;  // the first stage: the inputs, grouped in backward
+    std::vector<int> host_inputs;  // the first stage: the inputs, grouped in backward (then cleared)
+    std::unique_ptr<GroupUpload> upload;  // the first stage: the groups' pinned buffer, one per slot
     bool have_targets = false;
     T* encoded = nullptr;  // the embeddings, or the previous stage's output
     std::vector<LayerActs> layers;
@@ -174,7 +177,6 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
   Arena<float> acts_f;
   Arena<int> tokens;
   std::vector<float> losses_host;  // the selected slot's losses, copied back by loss()
-  GroupUpload group_upload;        // the encoder backward's token groups
 
   std::vector<SlotActs> slot_acts;
   SlotActs* acts = nullptr;                            // the selected slot
@@ -286,6 +288,8 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
     grads_t.allocate();
     tokens.allocate();
     pieces([](auto& arena, auto*& slot, size_t n) { slot = arena.take(n); });
+    if (stage.first())
+      for (SlotActs& a : slot_acts) a.upload = std::make_unique<GroupUpload>();
     input_grad = dres;  // where every backward ends (never null, as on the CPU)
     losses_host.assign(static_cast<size_t>(B) * Tn, 0.0f);
   }
@@ -494,7 +498,7 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
   }
 
   void backward(float loss_scale, const T* output_grad) {
-    const SlotActs& x = *acts;
+    SlotActs& x = *acts;  // (its token groups are made here)
     if (stage.last() && !x.have_targets) throw std::logic_error("CudaGpt2::backward: the last forward had no targets");
     if (!stage.last() && output_grad == nullptr)
       throw std::invalid_argument("CudaGpt2::backward: an earlier pipeline stage needs the gradient of its output");
@@ -578,7 +582,8 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
     const int v0 = tp == 1 ? 0 : vocab_first(), rows = tp == 1 ? INT_MAX : Vp / tp;
     if (x.host_inputs.size() != static_cast<size_t>(B) * Tn)
       throw std::logic_error("CudaGpt2::backward: the slot's forward did not run");
-    const int groups = group_upload.upload(x.host_inputs.data(), B * Tn, v0, rows, x.groups, stream);
+    const int groups = x.upload->upload(x.host_inputs.data(), B * Tn, v0, rows, x.groups, stream);
+    x.host_inputs.clear();  // used: a second backward without a forward is refused above
     k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dres, x.groups, groups, v0, B, Tn, C, stream);
     grads_ready(0);
   }

@@ -21,24 +21,6 @@ bool decays(Tensor t) {
          t == Tensor::fcprojw;
 }
 
-namespace {
-
-// Calls f(begin, end, decay) for the pieces of [begin, end) that lie in one tensor each.
-template <class F>
-void for_each_tensor_piece(const ParameterLayout& layout, std::size_t begin, std::size_t end, F&& f) {
-  const int layers = layout.layers();
-  for (int ti = 0; ti < kTensorCount; ++ti) {
-    const auto t = static_cast<Tensor>(ti);
-    for (int l = 0; l < (is_per_layer(t) ? layers : 1); ++l) {
-      const std::size_t b = std::max(begin, layout.offset(t, l)),
-                        e = std::min(end, layout.offset(t, l) + layout.size(t));
-      if (b < e) f(b, e, decays(t));
-    }
-  }
-}
-
-}  // namespace
-
 void adamw_update(const ParameterLayout& layout, std::size_t begin, std::span<float> params,
                   std::span<const float> grads, std::span<float> m, std::span<float> v, float lr, float grad_scale,
                   const AdamWOptions& o, std::int64_t t) {

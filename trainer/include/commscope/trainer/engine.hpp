@@ -55,8 +55,9 @@ struct MemoryReport {
 // The device memory a GPU engine took (cudaMemGetInfo), bytes: at set-up, from before its first
 // allocation to the end of its construction (its buffers, the libraries' handles and workspaces,
 // NCCL's communicators); in the first step, what more it took (kernels loaded on first use and
-// the local memory they reserve, what the libraries allocate as they run). All 0 on the CPU and
-// before the first step.
+// the local memory they reserve, NCCL's buffers, connected at the first collective, what the
+// libraries allocate as they run). Ranks that share a GPU see each other's allocations. All 0 on
+// the CPU and before the first step.
 struct DeviceMemoryTaken {
   std::size_t setup = 0, first_step = 0;
   std::size_t total() const noexcept { return setup + first_step; }
