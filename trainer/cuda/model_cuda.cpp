@@ -24,7 +24,7 @@
 #include "flash_attention.hpp"
 #include "gemm_lt.hpp"
 #include "kernels_cuda.hpp"
-#include "token_groups.hpp"
+#include "group_upload.hpp"
 
 namespace commscope::trainer::cuda {
 
@@ -62,49 +62,6 @@ class Arena {
   }
   size_t total_ = 0, next_ = 0;
   DeviceArray<U> buf_;
-};
-
-// The host's side of the encoder backward's token groups (token_groups.hpp): grouped into pinned
-// memory, so that the upload is asynchronous and the host runs on ahead, and the event of the last
-// upload, waited for before the buffer is written again (one per activation slot: a slot's next
-// backward comes after its next forward, long after its last upload).
-class GroupUpload {
- public:
-  GroupUpload() = default;
-  ~GroupUpload() { release(); }
-  GroupUpload(const GroupUpload&) = delete;
-  GroupUpload& operator=(const GroupUpload&) = delete;
-
-  // Groups the tokens [0, n) that lie in [v0, v0 + rows) and copies the groups to `device`
-  // (token_groups_ints(n) ints) on `stream`; returns the number of groups.
-  int upload(const int* tokens, int n, int v0, int rows, int* device, cudaStream_t stream) {
-    const size_t ints = token_groups_ints(static_cast<size_t>(n));
-    if (event_ == nullptr) COMMSCOPE_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
-    COMMSCOPE_CUDA_CHECK(cudaEventSynchronize(event_));  // the last upload has read the buffer
-    if (ints > capacity_) {
-      if (host_ != nullptr) COMMSCOPE_CUDA_CHECK(cudaFreeHost(host_));
-      host_ = nullptr;
-      COMMSCOPE_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_), ints * sizeof(int)));
-      capacity_ = ints;
-    }
-    const int groups = group_tokens(tokens, n, v0, rows, host_, keys_);
-    COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(device, host_, ints * sizeof(int), cudaMemcpyHostToDevice, stream));
-    COMMSCOPE_CUDA_CHECK(cudaEventRecord(event_, stream));
-    return groups;
-  }
-
- private:
-  void release() noexcept {
-    if (event_ != nullptr) {
-      static_cast<void>(cudaEventSynchronize(event_));
-      static_cast<void>(cudaEventDestroy(event_));
-    }
-    if (host_ != nullptr) static_cast<void>(cudaFreeHost(host_));
-  }
-  int* host_ = nullptr;
-  size_t capacity_ = 0;
-  cudaEvent_t event_ = nullptr;
-  std::vector<std::uint64_t> keys_;
 };
 
 }  // namespace
