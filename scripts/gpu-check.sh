@@ -145,7 +145,7 @@ set +e
     cat "$out/gpu-tests-count.txt"
     echo
     echo '```'
-    grep -E "Test +#|tests passed|skipped" "$out/gpu-tests.log" | head -60 || true
+    grep -E "Test +#|tests passed|tests failed" "$out/gpu-tests.log" | grep -vE "^[0-9]+: " | head -60 || true
     echo '```'
   fi
   for t in test_trainer_cuda_kernels test_trainer_cuda test_profiler_cupti_known_durations; do
@@ -297,15 +297,24 @@ exclude=()
 gpu_tests=0
 if wants tests; then
 step 2 "the gpu tests (ctest -L gpu${exclude[*]:+ ${exclude[*]}})"
-(cd "$build_dir" && ctest -L gpu "${exclude[@]}" -j "$jobs" --output-on-failure) 2>&1 | tee "$out/gpu-tests.log" || gpu_tests=1
+# -V: every test's output in the log, each line after its test's number, so that the measured
+# errors and times behind the verdicts come from these runs (no test runs twice); the console
+# shows the verdicts.
+(cd "$build_dir" && ctest -L gpu "${exclude[@]}" -j "$jobs" -V) >"$out/gpu-tests.log" 2>&1 || gpu_tests=1
+grep -E "Test +#|tests passed|tests failed" "$out/gpu-tests.log" | grep -vE "^[0-9]+: " || true
 count_tests "$out/gpu-tests.log" | tee "$out/gpu-tests-count.txt" || gpu_tests=1
-# The measured errors and times behind those verdicts, for the summary (ctest shows a passing
-# test's output only with -V).
-for t in test_trainer_cuda_kernels test_profiler_cupti_known_durations; do
-  [ -x "$bin/$t" ] && { "$bin/$t" >"$out/$t.log" 2>&1 || true; }
-done
-[ -x "$bin/test_trainer_cuda" ] &&
-  { "$bin/test_trainer_cuda" "$root/trainer/tests/data/tiny.txt" --transports nccl >"$out/test_trainer_cuda.log" 2>&1 || true; }
+test_output() {  # test_output NAME: that test's lines of the log, without their number
+  local n
+  n=$(grep -oE "Test +#[0-9]+: $1 " "$out/gpu-tests.log" | grep -oE "[0-9]+" | head -1)
+  [ -z "$n" ] || grep -E "^$n: " "$out/gpu-tests.log" | sed "s/^$n: //" | awk '
+    /^(Test command|Working Directory|Test timeout computed)/ { next }
+    /^Environment variables:/ { env = 1; next }
+    env && /^ / { next }
+    { env = 0; print }'
+}
+test_output trainer.cuda.kernels >"$out/test_trainer_cuda_kernels.log"
+test_output profiler.cuda.known_durations >"$out/test_profiler_cupti_known_durations.log"
+test_output trainer.cuda.equivalence.np1 >"$out/test_trainer_cuda.log"
 if [ -n "$mutants" ]; then
   python3 "$root/scripts/mutants.py" run --dir "$mutants" --jobs 4 --out "$out/mutants.md" || gpu_tests=1
   cat "$out/mutants.md" 2>/dev/null || true
