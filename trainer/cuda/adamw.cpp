@@ -6,6 +6,7 @@
 
 #include "commscope/trainer/layout.hpp"
 #include "commscope/trainer/optimizer.hpp"
+#include "adamw_pieces.hpp"
 #include "kernels_cuda.hpp"
 
 namespace commscope::trainer::cuda_kernels {
@@ -41,21 +42,7 @@ template <class G>
 void adamw_update(const ParameterLayout& layout, std::size_t begin, float* params, const G* grads, float* m, float* v,
                   G* out, std::size_t count, float lr, float grad_scale, const AdamWOptions& options, std::int64_t t,
                   cudaStream_t stream) {
-  // The pieces of [begin, begin + count) that lie in one tensor each, as the CPU update walks
-  // them (for_each_tensor_piece), relative to begin; then in buffer order with same-decay
-  // neighbours merged, so that a launch (up to 32 pieces) covers as much as it can.
-  std::vector<AdamWPiece> pieces;
-  for_each_tensor_piece(layout, begin, begin + count, [&](std::size_t b, std::size_t e, bool decay) {
-    pieces.push_back({b - begin, e - begin, decay ? options.weight_decay : 0.0f});
-  });
-  std::sort(pieces.begin(), pieces.end(), [](const AdamWPiece& x, const AdamWPiece& y) { return x.begin < y.begin; });
-  std::vector<AdamWPiece> merged;
-  for (const AdamWPiece& p : pieces) {
-    if (!merged.empty() && merged.back().end == p.begin && merged.back().weight_decay == p.weight_decay)
-      merged.back().end = p.end;
-    else
-      merged.push_back(p);
-  }
+  const std::vector<AdamWPiece> merged = adamw_pieces(layout, begin, count, options.weight_decay);
   if (merged.empty()) return;
   detail::launch_adamw(params, grads, m, v, out, merged.data(), merged.size(), step_scalars(lr, grad_scale, options, t),
                        stream);

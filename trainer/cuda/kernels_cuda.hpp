@@ -30,6 +30,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "adamw_piece.hpp"
+
 // Declared only: kernels.cu is compiled as C++17 (CMake 3.25 has no C++20 dialect for nvcc) and
 // the trainer headers need C++20; the AdamW launchers that read them live in adamw.cpp.
 namespace commscope::trainer {
@@ -223,10 +225,7 @@ namespace detail {
 struct AdamWStep {
   float lr, grad_scale, beta1, beta2, one_minus_beta1, one_minus_beta2, eps, correction1, correction2;
 };
-struct AdamWPiece {
-  std::size_t begin, end;
-  float weight_decay;
-};
+// AdamWPiece: adamw_piece.hpp.
 // G: float or __nv_bfloat16 (kernels.cu instantiates both); out may be null.
 template <class G>
 void launch_adamw(float* params, const G* grads, float* m, float* v, G* out, const AdamWPiece* pieces,
