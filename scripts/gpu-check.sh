@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# On a GPU machine: build the CUDA configuration, run the GPU tests, the GPU doctor (every GPU's
-# rates against its peaks), a bench sweep on device buffers (NCCL and our algorithms, 8 B to
-# 1 GiB), a profiled training run and the reports, the in-training gap (2 ranks sharing GPU 0,
-# the step against its replay alone: the contention of the backward's kernels with the
-# gradients' allreduce), optionally the training step beside llm.c's and PyTorch's and the
-# same-machine replay ratios, then write a summary (summary.md) to record in
-# docs/gpu-results.md.
+# On a GPU machine: build the CUDA configuration, then, in this order (the training step's figures
+# first, so that a run stopped early keeps them): a profiled training run, optionally the
+# training step beside llm.c's and PyTorch's and the same-machine replay ratios, the GPU tests,
+# the GPU doctor (every GPU's rates against its peaks), a bench sweep on device buffers (NCCL and
+# our algorithms, 8 B to 1 GiB), the reports and the in-training gap (2 ranks sharing GPU 0, the
+# step against its replay alone: the contention of the backward's kernels with the gradients'
+# allreduce); then write a summary (summary.md) to record in docs/gpu-results.md.
 #
 #   scripts/gpu-check.sh [--out DIR] [--build DIR] [--size BYTES] [--collectives LIST] [--ranks N]
 #                        [--iters N] [--jobs N] [--no-build] [--anchors DIR] [--replays] [--mutants DIR]
@@ -139,43 +139,6 @@ set +e
   echo "- steps (started at, s from the start; $(($(date +%s) - start)) s in all): $(cut -d: -f1 "$out/steps.txt" | sed 's/ at /: /' | paste -sd ',' - | sed 's/,/, /g')"
   echo "- commands: scripts/gpu-check.sh --only $only --size $size --collectives $collectives --ranks $ranks --iters $iters${anchors:+ --anchors DIR}$([ $replays = 1 ] && echo ' --replays')${mutants:+ --mutants DIR}${baseline:+ --baseline BIN} (bench: $ranks rank(s)); $(nproc) CPUs"
   echo
-  if [ -s "$out/gpu-tests-count.txt" ]; then
-    echo "## GPU tests"
-    echo
-    cat "$out/gpu-tests-count.txt"
-    echo
-    echo '```'
-    grep -E "Test +#|tests passed|tests failed" "$out/gpu-tests.log" | grep -vE "^[0-9]+: " | head -60 || true
-    echo '```'
-  fi
-  for t in test_trainer_cuda_kernels test_trainer_cuda test_profiler_cupti_known_durations; do
-    [ -s "$out/$t.log" ] || continue
-    case $t in
-      test_profiler_cupti_known_durations) title="CUPTI vs known kernel durations ($t)" ;;
-      *) title=$t ;;
-    esac
-    echo
-    echo "### $title"
-    echo
-    echo '```'
-    head -120 "$out/$t.log"
-    echo '```'
-  done
-  if [ -s "$out/mutants.md" ]; then
-    echo
-    echo "## Mutation checks (scripts/mutants.py: trainer.cuda.kernels with one fused kernel broken)"
-    echo
-    cat "$out/mutants.md"
-  fi
-  if [ -s "$out/doctor.log" ]; then
-    echo
-    echo "## GPU doctor (commscope-doctor --device cuda; each rate's share of its peak)"
-    echo
-    echo '```'
-    grep -A40 -E '^# (gpus|peers):' "$out/doctor.log" | grep -E '^(#|  )' || tail -5 "$out/doctor.log" || true
-    sed -n '/^Findings/,$p' "$out/report-doctor.txt" 2>/dev/null | head -12 || true
-    echo '```'
-  fi
   if [ -s "$out/side-by-side.md" ]; then
     echo
     echo "## The training step beside llm.c and PyTorch (GPT-2 124M, T=1024, bf16; mean step after the first 3, ms)"
@@ -187,35 +150,6 @@ set +e
     echo "## Same-machine replay ratios (scripts/replay-ratios.sh, rank i on the i-th of CPUs ${high:-all}: median of 5 replays / median of 3 recordings)"
     echo
     cat "$out/replays/ratios.md"
-  fi
-  echo
-  echo "## Bench (time us and busbw GB/s by size, out of place; full table in bench-cuda.log)"
-  echo
-  for csv in "$out"/report/bench/*.csv; do
-    [ -e "$csv" ] && [ "$(basename "$csv")" != fits.csv ] || continue
-    echo "### $(basename "$csv" .csv)"
-    echo
-    python3 - "$csv" <<'PY'
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1], newline="")))
-# time and busbw of each algorithm (one rank has busbw 0 for most collectives: the time tells)
-size = "size_bytes" if rows and "size_bytes" in rows[0] else "size"  # the report's CSV since 2026-11-26: bytes
-cols = [size] + [c for c in rows[0].keys() if c.endswith("_us") or c.endswith("_busbw")] if rows else []
-print("| " + " | ".join(cols) + " |")
-print("|" + "---|" * len(cols))
-for r in rows:
-    print("| " + " | ".join(r[c] for c in cols) + " |")
-PY
-    echo
-  done
-  grep -E "Out of bounds|Avg bus bandwidth" "$out/bench-cuda.log" | sed 's/^#/-/' || true
-  # The rows against the machine model (the device's copy rate measured at start-up; one rank's
-  # NCCL rows are one copy of the array): the report's verdict lines.
-  if grep -q '^Verdict' "$out/report-bench.txt" 2>/dev/null; then
-    echo
-    echo "Verdicts against the machine model (report-bench.txt):"
-    echo
-    grep '^Verdict' "$out/report-bench.txt" | head -24 | sed 's/^/    /' || true
   fi
   echo
   echo "## Training"
@@ -270,6 +204,73 @@ PY
     echo
     sed 's/^/    /' "$out/report/profile/components.csv"
   fi
+  if [ -s "$out/gpu-tests-count.txt" ]; then
+    echo
+    echo "## GPU tests"
+    echo
+    cat "$out/gpu-tests-count.txt"
+    echo
+    echo '```'
+    grep -E "Test +#|tests passed|tests failed" "$out/gpu-tests.log" | grep -vE "^[0-9]+: " | head -60 || true
+    echo '```'
+  fi
+  for t in test_trainer_cuda_kernels test_trainer_cuda test_profiler_cupti_known_durations; do
+    [ -s "$out/$t.log" ] || continue
+    case $t in
+      test_profiler_cupti_known_durations) title="CUPTI vs known kernel durations ($t)" ;;
+      *) title=$t ;;
+    esac
+    echo
+    echo "### $title"
+    echo
+    echo '```'
+    head -120 "$out/$t.log"
+    echo '```'
+  done
+  if [ -s "$out/mutants.md" ]; then
+    echo
+    echo "## Mutation checks (scripts/mutants.py: trainer.cuda.kernels with one fused kernel broken)"
+    echo
+    cat "$out/mutants.md"
+  fi
+  if [ -s "$out/doctor.log" ]; then
+    echo
+    echo "## GPU doctor (commscope-doctor --device cuda; each rate's share of its peak)"
+    echo
+    echo '```'
+    grep -A40 -E '^# (gpus|peers):' "$out/doctor.log" | grep -E '^(#|  )' || tail -5 "$out/doctor.log" || true
+    sed -n '/^Findings/,$p' "$out/report-doctor.txt" 2>/dev/null | head -12 || true
+    echo '```'
+  fi
+  echo
+  echo "## Bench (time us and busbw GB/s by size, out of place; full table in bench-cuda.log)"
+  echo
+  for csv in "$out"/report/bench/*.csv; do
+    [ -e "$csv" ] && [ "$(basename "$csv")" != fits.csv ] || continue
+    echo "### $(basename "$csv" .csv)"
+    echo
+    python3 - "$csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+# time and busbw of each algorithm (one rank has busbw 0 for most collectives: the time tells)
+size = "size_bytes" if rows and "size_bytes" in rows[0] else "size"  # the report's CSV since 2026-11-26: bytes
+cols = [size] + [c for c in rows[0].keys() if c.endswith("_us") or c.endswith("_busbw")] if rows else []
+print("| " + " | ".join(cols) + " |")
+print("|" + "---|" * len(cols))
+for r in rows:
+    print("| " + " | ".join(r[c] for c in cols) + " |")
+PY
+    echo
+  done
+  grep -E "Out of bounds|Avg bus bandwidth" "$out/bench-cuda.log" | sed 's/^#/-/' || true
+  # The rows against the machine model (the device's copy rate measured at start-up; one rank's
+  # NCCL rows are one copy of the array): the report's verdict lines.
+  if grep -q '^Verdict' "$out/report-bench.txt" 2>/dev/null; then
+    echo
+    echo "Verdicts against the machine model (report-bench.txt):"
+    echo
+    grep '^Verdict' "$out/report-bench.txt" | head -24 | sed 's/^/    /' || true
+  fi
   if [ -s "$out/report-gap.txt" ]; then
     echo
     echo "## The in-training gap (2 ranks sharing GPU 0, staged; the step against its replay alone)"
@@ -290,51 +291,6 @@ if [ $build = 1 ]; then
 fi
 bin="$build_dir/bin"
 [ -x "$bin/commscope-bench" ] || die "no commscope-bench in $bin"
-
-# Tests labelled gpu4 need four GPUs (one per rank): left out on fewer, where they could only skip.
-exclude=()
-[ "$ngpu" -ge 4 ] || exclude=(-LE gpu4)
-gpu_tests=0
-if wants tests; then
-step 2 "the gpu tests (ctest -L gpu${exclude[*]:+ ${exclude[*]}})"
-# -V: every test's output in the log, each line after its test's number, so that the measured
-# errors and times behind the verdicts come from these runs (no test runs twice); the console
-# shows the verdicts.
-(cd "$build_dir" && ctest -L gpu "${exclude[@]}" -j "$jobs" -V) >"$out/gpu-tests.log" 2>&1 || gpu_tests=1
-grep -E "Test +#|tests passed|tests failed" "$out/gpu-tests.log" | grep -vE "^[0-9]+: " || true
-count_tests "$out/gpu-tests.log" | tee "$out/gpu-tests-count.txt" || gpu_tests=1
-test_output() {  # test_output NAME: that test's lines of the log, without their number
-  local n
-  n=$(grep -oE "Test +#[0-9]+: $1 " "$out/gpu-tests.log" | grep -oE "[0-9]+" | head -1)
-  [ -z "$n" ] || grep -E "^$n: " "$out/gpu-tests.log" | sed "s/^$n: //" | awk '
-    /^(Test command|Working Directory|Test timeout computed)/ { next }
-    /^Environment variables:/ { env = 1; next }
-    env && /^ / { next }
-    { env = 0; print }'
-}
-test_output trainer.cuda.kernels >"$out/test_trainer_cuda_kernels.log"
-test_output profiler.cuda.known_durations >"$out/test_profiler_cupti_known_durations.log"
-test_output trainer.cuda.equivalence.np1 >"$out/test_trainer_cuda.log"
-if [ -n "$mutants" ]; then
-  python3 "$root/scripts/mutants.py" run --dir "$mutants" --jobs 4 --out "$out/mutants.md" || gpu_tests=1
-  cat "$out/mutants.md" 2>/dev/null || true
-fi
-fi
-
-doctor_rc=0
-if wants doctor; then
-step 3 "commscope-doctor --device cuda: every GPU against its peaks, the peer copies"
-launch "$(command -v mpirun >/dev/null && echo "$ngpu" || echo 1)" "$bin/commscope-doctor" --device cuda --passes 1 --no-nodes -o "$out/doctor.h5" >"$out/doctor.log" 2>&1 &&
-  "$bin/commscope-report" doctor "$out/doctor.h5" >"$out/report-doctor.txt" 2>&1 || doctor_rc=1
-grep -A40 -E '^# (gpus|peers):' "$out/doctor.log" | grep -E '^(#|  )' || tail -5 "$out/doctor.log" || true
-fi
-
-bench_rc=0
-if wants bench; then
-step 4 "commscope-bench on device buffers: $collectives, NCCL and our algorithms, 8 B to $size, $ranks ranks"
-launch "$ranks" "$bin/commscope-bench" "$collectives" --device cuda --algo all -b 8 -e "$size" -f 4 -c 1 -n "$iters" --stats \
-  --out "$out/bench-cuda.h5" 2>&1 | tee "$out/bench-cuda.log" || bench_rc=1
-fi
 
 # MFU against the datasheet's dense bf16 peak of the GPUs named here (PEAK_TFLOPS overrides;
 # unknown GPUs get no MFU, only the fraction of the GEMM rate measured at start).
@@ -367,7 +323,7 @@ train=(--device cuda --precision bf16 --model gpt2-124m --batch $((8 * ranks)) -
   --peak-tflops "$peak" --data "$data")
 train_rc=0
 if wants train; then
-step 5 "commscope-train --device cuda: GPT-2 124M in bf16, profiled, $ranks rank(s)"
+step 2 "commscope-train --device cuda: GPT-2 124M in bf16, profiled, $ranks rank(s)"
 launch "$ranks" "$bin/commscope-train" "${train[@]}" --profile "$out/train.h5" 2>&1 | tee "$out/train.log" || train_rc=1
 fi
 if wants train && [ -n "$baseline" ]; then  # the same run by the earlier build
@@ -376,7 +332,7 @@ if wants train && [ -n "$baseline" ]; then  # the same run by the earlier build
   grep -E "^mean step" "$out/train-baseline.log" | sed 's/^/baseline build: /' || true
 fi
 
-step 6 "$([ -n "$anchors" ] && echo "the training step beside llm.c and PyTorch ($anchors)" || echo "no --anchors: no side-by-side table"); $([ $replays = 1 ] && echo "the replay ratios" || echo "no --replays")"
+step 3 "$([ -n "$anchors" ] && echo "the training step beside llm.c and PyTorch ($anchors)" || echo "no --anchors: no side-by-side table"); $([ $replays = 1 ] && echo "the replay ratios" || echo "no --replays")"
 # The replays take the upper half of the cores in the background, one CPU each (a core's other
 # hardware thread left idle); the GPU runs take the lower half's CPUs, every thread.
 read -r low high < <(lscpu -p=CPU,CORE 2>/dev/null | grep -v '^#' | sort -t, -k2,2n -k1,1n | awk -F, '
@@ -460,6 +416,51 @@ elif [ $replays = 1 ]; then
   run_replays || replays_rc=1
 fi
 [ $replays = 0 ] || tail -12 "$out/replays.log"
+
+# Tests labelled gpu4 need four GPUs (one per rank): left out on fewer, where they could only skip.
+exclude=()
+[ "$ngpu" -ge 4 ] || exclude=(-LE gpu4)
+gpu_tests=0
+if wants tests; then
+step 4 "the gpu tests (ctest -L gpu${exclude[*]:+ ${exclude[*]}})"
+# -V: every test's output in the log, each line after its test's number, so that the measured
+# errors and times behind the verdicts come from these runs (no test runs twice); the console
+# shows the verdicts.
+(cd "$build_dir" && ctest -L gpu "${exclude[@]}" -j "$jobs" -V) >"$out/gpu-tests.log" 2>&1 || gpu_tests=1
+grep -E "Test +#|tests passed|tests failed" "$out/gpu-tests.log" | grep -vE "^[0-9]+: " || true
+count_tests "$out/gpu-tests.log" | tee "$out/gpu-tests-count.txt" || gpu_tests=1
+test_output() {  # test_output NAME: that test's lines of the log, without their number
+  local n
+  n=$(grep -oE "Test +#[0-9]+: $1 " "$out/gpu-tests.log" | grep -oE "[0-9]+" | head -1)
+  [ -z "$n" ] || grep -E "^$n: " "$out/gpu-tests.log" | sed "s/^$n: //" | awk '
+    /^(Test command|Working Directory|Test timeout computed)/ { next }
+    /^Environment variables:/ { env = 1; next }
+    env && /^ / { next }
+    { env = 0; print }'
+}
+test_output trainer.cuda.kernels >"$out/test_trainer_cuda_kernels.log"
+test_output profiler.cuda.known_durations >"$out/test_profiler_cupti_known_durations.log"
+test_output trainer.cuda.equivalence.np1 >"$out/test_trainer_cuda.log"
+if [ -n "$mutants" ]; then
+  python3 "$root/scripts/mutants.py" run --dir "$mutants" --jobs 4 --out "$out/mutants.md" || gpu_tests=1
+  cat "$out/mutants.md" 2>/dev/null || true
+fi
+fi
+
+doctor_rc=0
+if wants doctor; then
+step 5 "commscope-doctor --device cuda: every GPU against its peaks, the peer copies"
+launch "$(command -v mpirun >/dev/null && echo "$ngpu" || echo 1)" "$bin/commscope-doctor" --device cuda --passes 1 --no-nodes -o "$out/doctor.h5" >"$out/doctor.log" 2>&1 &&
+  "$bin/commscope-report" doctor "$out/doctor.h5" >"$out/report-doctor.txt" 2>&1 || doctor_rc=1
+grep -A40 -E '^# (gpus|peers):' "$out/doctor.log" | grep -E '^(#|  )' || tail -5 "$out/doctor.log" || true
+fi
+
+bench_rc=0
+if wants bench; then
+step 6 "commscope-bench on device buffers: $collectives, NCCL and our algorithms, 8 B to $size, $ranks ranks"
+launch "$ranks" "$bin/commscope-bench" "$collectives" --device cuda --algo all -b 8 -e "$size" -f 4 -c 1 -n "$iters" --stats \
+  --out "$out/bench-cuda.h5" 2>&1 | tee "$out/bench-cuda.log" || bench_rc=1
+fi
 
 step 7 "reports"
 report_rc=0
