@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "commscope/collectives/half.hpp"
 #include "commscope/common/timing.hpp"
 #include "commscope/machine/gpu_links.hpp"
 #include "commscope/machine/nvml.hpp"
@@ -68,13 +69,6 @@ double best_rate(double window_s, int windows, Issue&& issue, Sync&& sync) {
   return best;
 }
 
-// bf16 of a float, rounded to nearest (even), as the tensor cores take it.
-std::uint16_t to_bf16(float f) {
-  std::uint32_t u = 0;
-  std::memcpy(&u, &f, sizeof u);
-  return static_cast<std::uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
 // Matrices of values in [-1, 1) from a fixed generator: a constant matrix flips few bits, draws
 // less power than a GEMM of real values and would run faster than one.
 void fill_random(void* device_ptr, std::size_t count, bool bf16) {
@@ -89,7 +83,7 @@ void fill_random(void* device_ptr, std::size_t count, bool bf16) {
     return;
   }
   std::vector<std::uint16_t> h(count);
-  std::transform(f.begin(), f.end(), h.begin(), to_bf16);
+  std::transform(f.begin(), f.end(), h.begin(), f32_to_bf16);  // rounded to nearest even (half.hpp)
   COMMSCOPE_CUDA_CHECK(cudaMemcpy(device_ptr, h.data(), count * sizeof(std::uint16_t), cudaMemcpyHostToDevice));
 }
 
