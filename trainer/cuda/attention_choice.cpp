@@ -3,11 +3,10 @@
 
 #include <cuda_bf16.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <limits>
 #include <optional>
 
+#include "commscope/common/timing.hpp"
 #include "device_array.hpp"
 #include "flash_attention.hpp"
 
@@ -20,36 +19,26 @@ Attention fastest_fused_attention(CudnnAttention& cudnn, int B, int Tn, int C, i
   const std::size_t N = static_cast<std::size_t>(B) * Tn, Cs = static_cast<std::size_t>(C);
   DeviceArray<T> qkv(N * 3 * Cs), out(N * Cs), dout(N * Cs), dqkv(N * 3 * Cs);
   DeviceArray<float> lse(static_cast<std::size_t>(B) * NH * Tn);
-  cudaEvent_t start = nullptr, stop = nullptr;
-  COMMSCOPE_CUDA_CHECK(cudaEventCreate(&start));
-  COMMSCOPE_CUDA_CHECK(cudaEventCreate(&stop));
-  struct Events {
-    cudaEvent_t a, b;
-    ~Events() { cudaEventDestroy(a), cudaEventDestroy(b); }
-  } events{start, stop};
+  EventTimer timer;
+  // One layer's forward and backward, the best of 3 after one (ms).
   auto time = [&](Attention a) {
-    float best = std::numeric_limits<float>::infinity();
-    for (int rep = 0; rep < 4; ++rep) {
-      COMMSCOPE_CUDA_CHECK(cudaEventRecord(start, stream));
-      if (a == Attention::cudnn) {
-        cudnn.forward(out.data(), lse.data(), qkv.data(), B, Tn, C, NH, stream);
-        cudnn.backward(dqkv.data(), dout.data(), qkv.data(), out.data(), lse.data(), B, Tn, C, NH, stream);
-      } else {
-        k::flash_attention_forward(out.data(), lse.data(), qkv.data(), B, Tn, C, NH, stream);
-        k::flash_attention_backward(dqkv.data(), dout.data(), qkv.data(), out.data(), lse.data(), B, Tn, C, NH, stream);
-      }
-      COMMSCOPE_CUDA_CHECK(cudaEventRecord(stop, stream));
-      COMMSCOPE_CUDA_CHECK(cudaEventSynchronize(stop));
-      float ms = 0;
-      COMMSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      if (rep > 0) best = std::min(best, ms);
-    }
-    return best;
+    return 1e3 * timing::best_seconds(4, [&] {
+             return timer.seconds(stream, [&] {
+               if (a == Attention::cudnn) {
+                 cudnn.forward(out.data(), lse.data(), qkv.data(), B, Tn, C, NH, stream);
+                 cudnn.backward(dqkv.data(), dout.data(), qkv.data(), out.data(), lse.data(), B, Tn, C, NH, stream);
+               } else {
+                 k::flash_attention_forward(out.data(), lse.data(), qkv.data(), B, Tn, C, NH, stream);
+                 k::flash_attention_backward(dqkv.data(), dout.data(), qkv.data(), out.data(), lse.data(), B, Tn, C,
+                                             NH, stream);
+               }
+             });
+           });
   };
-  const float ours = time(Attention::flash), theirs = time(Attention::cudnn);
+  const double ours = time(Attention::flash), theirs = time(Attention::cudnn);
   char text[160];
   std::snprintf(text, sizeof text, "auto, timed here: one layer's forward and backward %.3f ms ours, %.3f ms cuDNN's",
-                static_cast<double>(ours), static_cast<double>(theirs));
+                ours, theirs);
   timing = text;
   return theirs < ours ? Attention::cudnn : Attention::flash;
 }

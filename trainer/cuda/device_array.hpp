@@ -1,6 +1,7 @@
 #pragma once
 // Device memory for the CUDA trainer: an owning array, and fp32 host buffers copied to and from
-// device arrays of float or bf16 (converted on the host, rounding to nearest even).
+// device arrays of float or bf16 (converted on the host, rounding to nearest even); and a timer
+// of a stream's work by CUDA events.
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
@@ -79,6 +80,40 @@ class DeviceArray {
  private:
   U* p_ = nullptr;
   std::size_t n_ = 0;
+};
+
+// Seconds that work on a stream takes on the device, timed by two CUDA events around it (the
+// trainer's GEMM reference and --attention auto's choice; timing::best_seconds picks the best).
+class EventTimer {
+ public:
+  EventTimer() {
+    COMMSCOPE_CUDA_CHECK(cudaEventCreate(&start_));
+    if (const cudaError_t e = cudaEventCreate(&stop_); e != cudaSuccess) {
+      cudaEventDestroy(start_);
+      COMMSCOPE_CUDA_CHECK(e);
+    }
+  }
+  ~EventTimer() {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+
+  // Enqueues work() (which enqueues on `stream`) between the events and waits for it.
+  template <class Work>
+  double seconds(cudaStream_t stream, Work&& work) {
+    COMMSCOPE_CUDA_CHECK(cudaEventRecord(start_, stream));
+    work();
+    COMMSCOPE_CUDA_CHECK(cudaEventRecord(stop_, stream));
+    COMMSCOPE_CUDA_CHECK(cudaEventSynchronize(stop_));
+    float ms = 0;
+    COMMSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    return static_cast<double>(ms) * 1e-3;
+  }
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
 
 // Host fp32 -> device T (synchronous).

@@ -639,20 +639,12 @@ CudaDeviceInfo cuda_device_info(bool bf16) {
   auto measure = [&](auto* tag) {
     using U = std::remove_pointer_t<decltype(tag)>;
     DeviceArray<U> a(elems), b(elems), c(elems);
-    cudaEvent_t e0, e1;
-    COMMSCOPE_CUDA_CHECK(cudaEventCreate(&e0));
-    COMMSCOPE_CUDA_CHECK(cudaEventCreate(&e1));
+    cuda::EventTimer timer;
     const double s = timing::best_seconds(4, [&] {  // each GEMM timed by CUDA events
-      COMMSCOPE_CUDA_CHECK(cudaEventRecord(e0, stream));
-      k::matmul_forward(c.data(), a.data(), b.data(), static_cast<const U*>(nullptr), n, n, n, handle, stream);
-      COMMSCOPE_CUDA_CHECK(cudaEventRecord(e1, stream));
-      COMMSCOPE_CUDA_CHECK(cudaEventSynchronize(e1));
-      float ms = 0;
-      COMMSCOPE_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-      return ms * 1e-3;
+      return timer.seconds(stream, [&] {
+        k::matmul_forward(c.data(), a.data(), b.data(), static_cast<const U*>(nullptr), n, n, n, handle, stream);
+      });
     });
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
     return std::isfinite(s) ? 2.0 * n * n * static_cast<double>(n) / s / 1e12 : 0.0;
   };
   try {
