@@ -12,44 +12,41 @@
 
 namespace commscope::trainer::cuda {
 
-// Grouped into pinned memory, so that the upload is asynchronous and the host runs on ahead, and the event of the last
-// upload, waited for before the buffer is written again (one per activation slot: a slot's next
-// backward comes after its next forward, long after its last upload).
+// Grouped into pinned memory, so that the upload is asynchronous and the host runs on ahead, and
+// the event of the last upload, waited for before the buffer is written again (one per activation
+// slot: a slot's next backward comes after its next forward, long after its last upload).
 class GroupUpload {
  public:
-  GroupUpload() = default;
-  ~GroupUpload() { release(); }
+  // For micro-batches of `positions` tokens.
+  explicit GroupUpload(int positions) : positions_(positions) {
+    COMMSCOPE_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_), bytes()));
+    if (const cudaError_t e = cudaEventCreateWithFlags(&event_, cudaEventDisableTiming); e != cudaSuccess) {
+      cudaFreeHost(host_);
+      COMMSCOPE_CUDA_CHECK(e);
+    }
+  }
+  ~GroupUpload() {
+    static_cast<void>(cudaEventSynchronize(event_));  // the last upload has read the buffer
+    static_cast<void>(cudaEventDestroy(event_));
+    static_cast<void>(cudaFreeHost(host_));
+  }
   GroupUpload(const GroupUpload&) = delete;
   GroupUpload& operator=(const GroupUpload&) = delete;
 
-  // Groups the tokens [0, n) that lie in [v0, v0 + rows) and copies the groups to `device`
-  // (token_groups_ints(n) ints) on `stream`; returns the number of groups.
-  int upload(const int* tokens, int n, int v0, int rows, int* device, cudaStream_t stream) {
-    const std::size_t ints = token_groups_ints(static_cast<std::size_t>(n));
-    if (event_ == nullptr) COMMSCOPE_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
+  // Groups the micro-batch's tokens that lie in [v0, v0 + rows) and copies the groups to `device`
+  // (token_groups_ints(positions) ints) on `stream`; returns the number of groups.
+  int upload(const int* tokens, int v0, int rows, int* device, cudaStream_t stream) {
     COMMSCOPE_CUDA_CHECK(cudaEventSynchronize(event_));  // the last upload has read the buffer
-    if (ints > capacity_) {
-      if (host_ != nullptr) COMMSCOPE_CUDA_CHECK(cudaFreeHost(host_));
-      host_ = nullptr;
-      COMMSCOPE_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&host_), ints * sizeof(int)));
-      capacity_ = ints;
-    }
-    const int groups = group_tokens(tokens, n, v0, rows, host_, keys_);
-    COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(device, host_, ints * sizeof(int), cudaMemcpyHostToDevice, stream));
+    const int groups = group_tokens(tokens, positions_, v0, rows, host_, keys_);
+    COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(device, host_, bytes(), cudaMemcpyHostToDevice, stream));
     COMMSCOPE_CUDA_CHECK(cudaEventRecord(event_, stream));
     return groups;
   }
 
  private:
-  void release() noexcept {
-    if (event_ != nullptr) {
-      static_cast<void>(cudaEventSynchronize(event_));
-      static_cast<void>(cudaEventDestroy(event_));
-    }
-    if (host_ != nullptr) static_cast<void>(cudaFreeHost(host_));
-  }
+  std::size_t bytes() const { return token_groups_ints(static_cast<std::size_t>(positions_)) * sizeof(int); }
+  int positions_;
   int* host_ = nullptr;
-  std::size_t capacity_ = 0;
   cudaEvent_t event_ = nullptr;
   std::vector<std::uint64_t> keys_;
 };

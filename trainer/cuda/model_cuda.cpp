@@ -246,7 +246,7 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
     tokens.allocate();
     pieces([](auto& arena, auto*& slot, size_t n) { slot = arena.take(n); });
     if (stage.first())
-      for (SlotActs& a : slot_acts) a.upload = std::make_unique<GroupUpload>();
+      for (SlotActs& a : slot_acts) a.upload = std::make_unique<GroupUpload>(B * Tn);
     input_grad = dres;  // where every backward ends (never null, as on the CPU)
     losses_host.assign(static_cast<size_t>(B) * Tn, 0.0f);
   }
@@ -539,7 +539,7 @@ struct CudaGpt2<T>::Impl : SegmentViews<typename CudaGpt2<T>::Impl, T> {
     const int v0 = tp == 1 ? 0 : vocab_first(), rows = tp == 1 ? INT_MAX : Vp / tp;
     if (x.host_inputs.size() != static_cast<size_t>(B) * Tn)
       throw std::logic_error("CudaGpt2::backward: the slot's forward did not run");
-    const int groups = x.upload->upload(x.host_inputs.data(), B * Tn, v0, rows, x.groups, stream);
+    const int groups = x.upload->upload(x.host_inputs.data(), v0, rows, x.groups, stream);
     x.host_inputs.clear();  // used: a second backward without a forward is refused above
     k::encoder_backward(at(g, 0, Tensor::wte), at(g, 0, Tensor::wpe), dres, x.groups, groups, v0, B, Tn, C, stream);
     grads_ready(0);
