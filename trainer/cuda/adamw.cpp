@@ -1,12 +1,11 @@
 // The CUDA AdamW launchers (the kernel is in kernels.cu): the host side, which needs the trainer's
 // C++20 headers, so it is compiled as C++ rather than by nvcc.
-#include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "adamw_pieces.hpp"
 #include "commscope/trainer/layout.hpp"
 #include "commscope/trainer/optimizer.hpp"
-#include "adamw_pieces.hpp"
 #include "kernels_cuda.hpp"
 
 namespace commscope::trainer::cuda_kernels {
