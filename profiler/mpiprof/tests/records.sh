@@ -21,14 +21,16 @@ hang_verdict() {
   echo "$me: $line"
 }
 
-# A job of commscope's tools whose rank 1 the test stops. watch_job JOB PATTERN: the job's pid
-# ($job) and the command line its ranks run (pgrep -f PATTERN); on exit (trap) rank 1 is let go
-# and the job and its ranks ended (a launcher killed with SIGKILL leaves its children running).
+# A job of commscope's tools whose rank 1 the test stops. watch_job JOB: the launcher's pid ($job),
+# whose children are the ranks (on one node Open MPI's mpirun starts them itself; found by their
+# parent, not by their command line, which another test's job running beside this one may share);
+# on exit (trap) rank 1 is let go and the job and its ranks ended (a launcher killed with SIGKILL
+# leaves its children running).
 # find_rank1 READY: waits up to 10 s for rank 1's process (the one whose environment says
 # OMPI_COMM_WORLD_RANK=1) into $rank1, and for READY (a command) to succeed; fails the test (the
 # caller's fail) when the job ends first or none is found.
 watch_job() {
-  job=$1 pattern=$2 ranks="" rank1=""
+  job=$1 ranks="" rank1=""
   trap 'stop_job' EXIT
 }
 stop_job() {
@@ -41,7 +43,7 @@ stop_job() {
 find_rank1() {
   local ready=$1 p
   for _ in $(seq 1 100); do
-    ranks=$(pgrep -f "$pattern" | tr '\n' ' ')
+    ranks=$(pgrep -P "$job" | tr '\n' ' ')
     for p in $ranks; do
       tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && rank1=$p
     done

@@ -33,7 +33,7 @@ else
   "$@" -np 2 "${how[@]}" "$train" --model tiny --steps 1000000 --batch 4 --threads 1 --val-every 0 \
     --log-every 1000000 --data "$data" >"$dir/run.log" 2>&1 &
 fi
-watch_job $! "$train --model tiny --steps 1000000"
+watch_job $!
 find_rank1 'grep -q "^step" "$dir/run.log" 2>/dev/null'  # and training has begun
 sleep 0.5
 kill -STOP "$rank1"
