@@ -56,6 +56,7 @@ if(COMMSCOPE_BUILD_TESTS)
                    --passes 1000 --no-probes --node-bytes 64K)
   set_tests_properties(bench.doctor.interrupt.np3 PROPERTIES LABELS "mpi" TIMEOUT 120 PROCESSORS 2
                                                              ENVIRONMENT "${COMMSCOPE_STOP_TEST_ENV}")
+  commscope_tests_wait(bench.doctor.interrupt.np3)
   # --device cuda without a GPU, or in a build without CUDA: one line naming why, exit status 2,
   # no file (skipped where a GPU is usable: bench.doctor.cuda runs there instead).
   add_test(NAME bench.doctor.cuda.no_gpu

@@ -28,6 +28,18 @@ function(commscope_add_mpi_test)
                                             LABELS "mpi;${T_LABELS}" PROCESSORS 2)
 endfunction()
 
+# commscope_tests_wait(NAME...): MPI tests whose ranks spend their seconds waiting (a watchdog's or
+# a timeout's, a stop's or a signal's: 0.02-0.16 CPU seconds a second, measured) hold one of
+# ctest's two slots, not both, so that a single-process test runs beside them. Each writes files
+# of its own; a test that finds its ranks finds them as its launcher's children, never by name.
+# Labelled "waits" (ctest -L waits).
+function(commscope_tests_wait)
+  set_tests_properties(${ARGN} PROPERTIES PROCESSORS 1)
+  foreach(t IN LISTS ARGN)
+    set_property(TEST ${t} APPEND PROPERTY LABELS waits)
+  endforeach()
+endfunction()
+
 # A Python 3 with h5py for the tests that read HDF5 files independently (Debian: python3-h5py):
 # COMMSCOPE_H5PY_PYTHON, empty when there is none (those tests then skip, saying why).
 set(COMMSCOPE_H5PY_PYTHON "")

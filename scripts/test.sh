@@ -18,6 +18,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1}
 cd "$root/build"
 # Two test slots: a test holds as many as it declares (PROCESSORS: an MPI test of 2 ranks or more
-# both, so it runs alone), the single-process tests two at a time, and those whose timing is the
+# both, so it runs alone), the single-process tests two at a time, an MPI test whose ranks mostly
+# wait (label waits: a timeout, a hang, a stop) beside one of them, and those whose timing is the
 # check run alone (RUN_SERIAL). CTEST_PARALLEL_LEVEL overrides the 2.
 ctest --output-on-failure -j "${CTEST_PARALLEL_LEVEL:-2}" "$@"
