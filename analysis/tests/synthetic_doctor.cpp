@@ -181,7 +181,7 @@ void write_gpus(const std::filesystem::path& dir, const GpuFault& f) {
     g.h2d_GBps = 53.5 * spread(rng) * link;
     g.d2h_GBps = 54.5 * spread(rng) * link;
     g.host_link_GBps = 63.0;
-    commscope::h5::set_fixed(g.host_link, "PCIe gen 5 x16 (nvidia-smi, current)");
+    commscope::h5::set_fixed(g.host_link, "PCIe gen 5 x16 (nvidia-smi: max gen, width now)");
     gpus.push_back(g);
   }
   file.add(ranks);

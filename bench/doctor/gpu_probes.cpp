@@ -18,6 +18,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commscope/collectives/half.hpp"
@@ -133,26 +134,23 @@ Properties properties(int device) {
   COMMSCOPE_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   p.name = prop.name;
   p.bus_id = bus;
-  // The maximum clocks, and the host link at the generation's maximum and the width now (an idle
-  // GPU drops its link to a lower generation; a link trained narrower than it should be keeps its
-  // width low): from NVML, as the machine model reads the GPUs' links (machine/nvml.hpp); else
+  // The maximum clocks, and the host link by machine::trained_link (the generation's maximum, the
+  // width now): from NVML, as the machine model reads the GPUs' links (machine/nvml.hpp); else
   // nvidia-smi's row of this device (by bus id); the link else from sysfs.
   machine::PcieLink link;
-  const auto take = [&p, &link](unsigned sm_mhz, unsigned mem_mhz, unsigned gen_max, unsigned gen_now,
-                                unsigned width_max, unsigned width_now, const char* source) {
+  const auto take = [&p, &link](double sm_mhz, double mem_mhz, machine::PcieLink from) {
     if (sm_mhz > 0) p.sm_clock_mhz = sm_mhz;
     if (mem_mhz > 0) p.mem_clock_mhz = mem_mhz;
-    link = machine::pcie_link(gen_max ? gen_max : gen_now, width_now ? width_now : width_max, source);
+    link = std::move(from);
   };
   if (const machine::NvmlGpu g = machine::nvml_gpu(p.bus_id); g.error.empty())
-    take(g.sm_clock_max_mhz, g.mem_clock_max_mhz, g.pcie_gen_max, g.pcie_gen_current, g.pcie_width_max,
-         g.pcie_width_current, "NVML: max gen, width now");
+    take(g.sm_clock_max_mhz, g.mem_clock_max_mhz,
+         machine::trained_link(g.pcie_gen_max, g.pcie_gen_current, g.pcie_width_max, g.pcie_width_current,
+                               "NVML: max gen, width now"));
   if (!(link.gbytes > 0)) {  // no NVML, or it gave no link
     const std::string address = machine::sysfs_address(p.bus_id);
     for (const machine::SmiGpu& s : smi_gpus())
-      if (machine::sysfs_address(s.bus_id) == address)
-        take(static_cast<unsigned>(s.sm_clock_max_mhz), static_cast<unsigned>(s.mem_clock_max_mhz), s.gen_max,
-             s.gen_current, s.width_max, s.width_current, "nvidia-smi: max gen, width now");
+      if (machine::sysfs_address(s.bus_id) == address) take(s.sm_clock_max_mhz, s.mem_clock_max_mhz, s.link);
   }
   if (!(link.gbytes > 0)) link = machine::sysfs_link_of("/sys", p.bus_id);
   p.host_link_gbytes = link.gbytes;

@@ -37,10 +37,28 @@ TEST(GpuLinks, NvidiaSmiCsv) {
   EXPECT_EQ(g[0].link.gen, 5u);
   EXPECT_EQ(g[0].link.width, 16u);
   EXPECT_NEAR(g[0].link.gbytes, 63.0, 0.01);
-  EXPECT_EQ(g[0].link.detail, "PCIe gen 5 x16 (nvidia-smi, current)");
+  EXPECT_EQ(g[0].link.detail, "PCIe gen 5 x16 (nvidia-smi: max gen, width now)");
   EXPECT_NEAR(g[2].link.gbytes, 31.5, 0.01);  // x8
   EXPECT_EQ(g[2].index, 5);
-  EXPECT_NEAR(g[3].link.gbytes, 4.0, 0.01);  // gen 1 x16: 16 x 0.25
+  EXPECT_NEAR(g[3].link.gbytes, 4.0, 0.01);  // gen 1 x16: 16 x 0.25 (no maximum asked for)
+}
+
+// The doctor's query: the generation's maximum at the width now. GPU 7 idle at gen 1 is no slow link
+// (it read 4 GB/s by the current generation); GPU 5 trained at x8 in an x16 slot is, and shows.
+TEST(GpuLinks, NvidiaSmiMaxGenerationWidthNow) {
+  const std::vector<SmiGpu> g = parse_nvidia_smi_csv(
+      "index, pci.bus_id, pcie.link.gen.current, pcie.link.width.current, pcie.link.gen.max, pcie.link.width.max\n"
+      "5, 00000000:AB:00.0, 5, 8, 5, 16\n"
+      "7, 00000000:DB:00.0, 1, 16, 5, 16\n");
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_NEAR(g[0].link.gbytes, 31.5, 0.01);
+  EXPECT_EQ(g[0].link.detail, "PCIe gen 5 x8 (nvidia-smi: max gen, width now)");
+  EXPECT_NEAR(g[1].link.gbytes, 63.0, 0.01);
+  EXPECT_EQ(g[1].link.detail, "PCIe gen 5 x16 (nvidia-smi: max gen, width now)");
+  // The rule itself, as NVML's readings take it: each reading stands in for the other not known.
+  EXPECT_EQ(trained_link(5, 1, 16, 8, "NVML").detail, "PCIe gen 5 x8 (NVML)");
+  EXPECT_EQ(trained_link(0, 4, 16, 0, "NVML").detail, "PCIe gen 4 x16 (NVML)");
+  EXPECT_EQ(trained_link(0, 0, 16, 16, "NVML").gbytes, 0);
 }
 
 TEST(GpuLinks, NvidiaSmiNoUnitsOtherOrderAndNotAvailable) {
@@ -51,10 +69,10 @@ TEST(GpuLinks, NvidiaSmiNoUnitsOtherOrderAndNotAvailable) {
   EXPECT_EQ(g[0].mem_clock_max_mhz, 1215);
   EXPECT_EQ(g[0].gen_current, 0u);
   EXPECT_NEAR(g[0].link.gbytes, 31.5, 0.01);  // current not given: the maximum
-  EXPECT_EQ(g[0].link.detail, "PCIe gen 4 x16 (nvidia-smi, max)");
+  EXPECT_EQ(g[0].link.detail, "PCIe gen 4 x16 (nvidia-smi: max gen, width now)");
   const std::vector<SmiGpu> none = parse_nvidia_smi_csv("index, name\n0, Tesla V100-SXM2-16GB\n");
   EXPECT_EQ(none[0].link.gbytes, 0);
-  EXPECT_EQ(none[0].link.detail, "nvidia-smi, max: PCIe generation not known");
+  EXPECT_EQ(none[0].link.detail, "nvidia-smi: max gen, width now: PCIe generation not known");
 }
 
 TEST(GpuLinks, NvidiaSmiRefusals) {
@@ -76,10 +94,6 @@ TEST(GpuLinks, SysfsSpeedText) {
   EXPECT_EQ(pcie_gen_of_speed("2.5 GT/s PCIe"), 1u);
   EXPECT_EQ(pcie_gen_of_speed("Unknown speed"), 0u);
   EXPECT_EQ(pcie_gen_of_speed("12 GT/s"), 0u);
-  const PcieLink l = sysfs_link("16.0 GT/s PCIe", "16\n");
-  EXPECT_NEAR(l.gbytes, 31.5, 0.01);
-  EXPECT_EQ(l.detail, "PCIe gen 4 x16 (sysfs)");
-  EXPECT_EQ(sysfs_link("Unknown speed", "0").gbytes, 0);
 }
 
 TEST(GpuLinks, SysfsTree) {
@@ -94,6 +108,25 @@ TEST(GpuLinks, SysfsTree) {
   EXPECT_EQ(l.gen, 5u);
   EXPECT_EQ(l.width, 8u);
   EXPECT_NEAR(l.gbytes, 31.5, 0.01);
+  EXPECT_EQ(l.detail, "PCIe gen 5 x8 (sysfs: max speed, width now)");
+  // An idle GPU at gen 1 in a gen 5 x16 slot, trained at x16: the slot's generation, not 4 GB/s.
+  const fs::path idle = sys / "bus/pci/devices/0000:db:00.0";
+  fs::create_directories(idle);
+  std::ofstream(idle / "current_link_speed") << "2.5 GT/s PCIe\n";
+  std::ofstream(idle / "max_link_speed") << "32.0 GT/s PCIe\n";
+  std::ofstream(idle / "current_link_width") << "16\n";
+  std::ofstream(idle / "max_link_width") << "16\n";
+  EXPECT_NEAR(sysfs_link_of(sys.string(), "00000000:DB:00.0").gbytes, 63.0, 0.01);
+  // Text that is no rate: unknown, with what was read.
+  const fs::path odd = sys / "bus/pci/devices/0000:07:00.0";
+  fs::create_directories(odd);
+  std::ofstream(odd / "current_link_speed") << "Unknown speed\n";
+  std::ofstream(odd / "current_link_width") << "0\n";
+  const PcieLink unknown = sysfs_link_of(sys.string(), "00000000:07:00.0");
+  EXPECT_EQ(unknown.gbytes, 0);
+  EXPECT_EQ(unknown.detail,
+            "sysfs: max speed, width now: PCIe generation not known (speed '' at most, 'Unknown speed' now; width '0' "
+            "now, '' at most)");
   const PcieLink missing = sysfs_link_of(sys.string(), "00000000:18:00.0");
   EXPECT_EQ(missing.gbytes, 0);
   EXPECT_NE(missing.detail.find("no PCIe link files"), std::string::npos);

@@ -119,7 +119,7 @@ TEST(DoctorFile, GpuRowsRoundTrip) {
     g.h2d_GBps = 53.25;
     g.d2h_GBps = i == 1 ? std::nan("") : 54.5;  // a probe not run
     g.host_link_GBps = 63.0;
-    h5::set_fixed(g.host_link, "PCIe gen 5 x16 (nvidia-smi, current)");
+    h5::set_fixed(g.host_link, "PCIe gen 5 x16 (nvidia-smi: max gen, width now)");
   }
   std::vector<fd::PeerRow> peers;
   for (std::int64_t s = 0; s < 2; ++s) {
@@ -158,7 +158,7 @@ TEST(DoctorFile, GpuRowsRoundTrip) {
       EXPECT_EQ(g.d2h_GBps, 54.5);
     }
     EXPECT_EQ(g.host_link_GBps, 63.0);
-    EXPECT_EQ(h5::get_fixed(g.host_link), "PCIe gen 5 x16 (nvidia-smi, current)");
+    EXPECT_EQ(h5::get_fixed(g.host_link), "PCIe gen 5 x16 (nvidia-smi: max gen, width now)");
   }
   ASSERT_EQ(d.peers.size(), 2u);
   for (std::size_t i = 0; i < 2; ++i) {

@@ -56,6 +56,11 @@ PcieLink pcie_link(unsigned gen, unsigned width, const std::string& source) {
   return l;
 }
 
+PcieLink trained_link(unsigned gen_max, unsigned gen_now, unsigned width_max, unsigned width_now,
+                      const std::string& source) {
+  return pcie_link(gen_max > 0 ? gen_max : gen_now, width_now > 0 ? width_now : width_max, source);
+}
+
 std::vector<SmiGpu> parse_nvidia_smi_csv(std::string_view text) {
   std::istringstream in{std::string(text)};
   std::string line;
@@ -99,9 +104,7 @@ std::vector<SmiGpu> parse_nvidia_smi_csv(std::string_view text) {
       else if (h == "clocks.max.mem" || h == "clocks.max.memory" || h == "clocks.max.memory_clock")
         g.mem_clock_max_mhz = n();
     }
-    const bool current = g.gen_current > 0 && g.width_current > 0;
-    g.link = current ? pcie_link(g.gen_current, g.width_current, "nvidia-smi, current")
-                     : pcie_link(g.gen_max, g.width_max, "nvidia-smi, max");
+    g.link = trained_link(g.gen_max, g.gen_current, g.width_max, g.width_current, "nvidia-smi: max gen, width now");
     out.push_back(g);
   }
   return out;
@@ -118,17 +121,6 @@ unsigned pcie_gen_of_speed(std::string_view speed) {
   return 0;
 }
 
-PcieLink sysfs_link(std::string_view speed_text, std::string_view width_text) {
-  unsigned width = 0;
-  const std::string w = trim(width_text);
-  const auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), width);
-  if (ec != std::errc() || end != w.data() + w.size()) width = 0;
-  const unsigned gen = pcie_gen_of_speed(speed_text);
-  PcieLink l = pcie_link(gen, width, "sysfs");
-  if (l.gbytes == 0) l.detail += " ('" + trim(speed_text) + "', width '" + w + "')";
-  return l;
-}
-
 std::string sysfs_address(std::string_view bus_id) {
   std::string s = trim(bus_id);
   if (const std::size_t colon = s.find(':'); colon != std::string::npos && colon > 4) s.erase(0, colon - 4);
@@ -138,14 +130,27 @@ std::string sysfs_address(std::string_view bus_id) {
 
 PcieLink sysfs_link_of(const std::string& sys, std::string_view bus_id) {
   const std::filesystem::path dir = std::filesystem::path(sys) / "bus/pci/devices" / sysfs_address(bus_id);
-  auto read = [&](const char* name, std::string& out) {
+  int found = 0;
+  auto read = [&](const char* name) {
     std::ifstream f(dir / name);
-    return static_cast<bool>(std::getline(f, out));
+    std::string line;
+    if (std::getline(f, line)) ++found;
+    return trim(line);
   };
-  std::string speed, width;
-  if (!read("current_link_speed", speed) || !read("current_link_width", width))
-    return {0, 0, 0, "sysfs: no PCIe link files under " + dir.string()};
-  return sysfs_link(speed, width);
+  auto width_of = [](const std::string& w) {
+    unsigned width = 0;
+    const auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), width);
+    return ec == std::errc() && end == w.data() + w.size() ? width : 0u;
+  };
+  const std::string speed_max = read("max_link_speed"), speed_now = read("current_link_speed");
+  const std::string width_max = read("max_link_width"), width_now = read("current_link_width");
+  if (found == 0) return {0, 0, 0, "sysfs: no PCIe link files under " + dir.string()};
+  PcieLink l = trained_link(pcie_gen_of_speed(speed_max), pcie_gen_of_speed(speed_now), width_of(width_max),
+                            width_of(width_now), "sysfs: max speed, width now");
+  if (l.gbytes == 0)
+    l.detail += " (speed '" + speed_max + "' at most, '" + speed_now + "' now; width '" + width_now + "' now, '" +
+                width_max + "' at most)";
+  return l;
 }
 
 }  // namespace commscope::machine

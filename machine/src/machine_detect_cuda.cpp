@@ -5,6 +5,7 @@
 #include <string>
 
 #include "commscope/common/timing.hpp"
+#include "commscope/machine/gpu_links.hpp"
 #include "commscope/machine/machine_detect.hpp"
 #include "commscope/machine/nvml.hpp"
 #include "machine_detect_cuda.hpp"
@@ -12,20 +13,19 @@
 namespace commscope::machine::detail {
 namespace {
 
-// The intra-node link of a GPU from what NVML says of it: NVLink where links are up, else PCIe
-// (the most the GPU and its slot can).
+// The intra-node link of a GPU from what NVML says of it: NVLink where links are up, else PCIe by
+// trained_link (the generation's maximum at the width now), as the doctor states a GPU's host link.
 Rate intra_link(const NvmlGpu& g) {
   if (!g.error.empty()) return {0, FigureSource::none, g.error};
-  const bool pcie = g.pcie_gen_max > 0 && g.pcie_width_max > 0;
+  const PcieLink pcie = trained_link(g.pcie_gen_max, g.pcie_gen_current, g.pcie_width_max, g.pcie_width_current,
+                                     "NVML: max gen, width now");
   const std::string pcie_text =
-      pcie ? "PCIe gen " + std::to_string(g.pcie_gen_max) + " x" + std::to_string(g.pcie_width_max) : "PCIe ?";
+      pcie.gbytes > 0 ? "PCIe gen " + std::to_string(pcie.gen) + " x" + std::to_string(pcie.width) : "PCIe ?";
   if (g.nvlinks_up > 0 && nvlink_gbytes_per_link(g.nvlink_version) > 0)
     return {g.nvlinks_up * nvlink_gbytes_per_link(g.nvlink_version), FigureSource::system,
             "NVLink version code " + std::to_string(g.nvlink_version) + " x" + std::to_string(g.nvlinks_up) +
                 " (NVML; " + pcie_text + ")"};
-  if (pcie && pcie_gbytes_per_lane(g.pcie_gen_max) > 0)
-    return {g.pcie_width_max * pcie_gbytes_per_lane(g.pcie_gen_max), FigureSource::system,
-            pcie_text + " (NVML, no NVLink up)"};
+  if (pcie.gbytes > 0) return {pcie.gbytes, FigureSource::system, pcie.detail + ", no NVLink up"};
   return {0, FigureSource::none, "NVML gave no NVLink and no PCIe link"};
 }
 
