@@ -1,10 +1,12 @@
 // commscope-doctor's GPU parts (--device cuda): phase 1's pairs from device buffers through NCCL
 // (run_pairs_device), and phase 4: every GPU's GEMM, device copy and host link rates against its
-// peaks, then each node's peer copies (gpu_probes.hpp). A node's ranks take its
-// visible GPUs in turn, as the bench's do; where ranks outnumber GPUs only the first of each GPU
-// probes it. The GPUs probe at once (what a job sees: 8 GPUs copying from the host share the
-// host's memory and PCIe switches); the peer copies run one pair at a time on each node (its
-// first rank measures every ordered pair of the node's visible GPUs), the other ranks asleep.
+// peaks, then each node's peer copies (gpu_probes.hpp). A node's ranks take its visible GPUs in
+// turn, as the bench's do (node_gpu: told apart by PCI bus id, so that ranks which each see a GPU
+// of their own, device 0 to all of them, are as many GPUs); where ranks outnumber GPUs only the
+// first of each GPU probes it. The GPUs probe at once (what a job sees: 8 GPUs copying from the
+// host share the host's memory and PCIe switches); the peer copies run one pair at a time on each
+// node (its first rank measures every ordered pair of the node's visible GPUs), the other ranks
+// asleep.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -103,14 +105,15 @@ bool gpus_usable(Communicator& world, const Layout& layout) {
 bool run_pairs_device(Communicator& world, const Options& o, const Layout& layout, Output* file) {
   const int rank = world.rank();
   Communicator node = world.split_by_node();
-  // NCCL takes a GPU per rank: every node needs as many visible GPUs as it has ranks.
-  const int short_by = std::max(0, node.size() - machine::visible_gpus());
-  int worst = short_by;
-  MPI_Allreduce(&short_by, &worst, 1, MPI_INT, MPI_MAX, world.mpi_comm());
-  if (worst > 0) {
-    if (node.rank() == 0 && short_by > 0)
+  // NCCL takes a GPU per rank: every rank needs a GPU that no other rank of its node has.
+  const NodeGpu gpu = node_gpu(node, "--device cuda");
+  const int shares = gpu.first != node.rank();
+  int any = shares;
+  MPI_Allreduce(&shares, &any, 1, MPI_INT, MPI_MAX, world.mpi_comm());
+  if (any) {
+    if (node.rank() == 0 && gpu.gpus < node.size())
       std::printf("# pairs: %s: %d ranks share %d GPUs, and NCCL takes one a rank: the pairs from host buffers\n",
-                  layout.hosts[static_cast<std::size_t>(rank)].c_str(), node.size(), node.size() - short_by);
+                  layout.hosts[static_cast<std::size_t>(rank)].c_str(), node.size(), gpu.gpus);
     std::fflush(stdout);
     return false;
   }
@@ -141,8 +144,9 @@ void run_gpus(Communicator& world, const Options& o, const Layout& layout, Outpu
   // A probe's rate takes its windows, a first call and its buffers (2 s allowed): the waits are
   // -T beyond what the probes take (5 rates a GPU; 3 a pair of GPUs, one pair at a time).
   const double rate_s = o.probe_windows * o.probe_time_s + 2;
+  const NodeGpu gpu = node_gpu(node, "--device cuda");
   idle_barrier(world.mpi_comm(), o.timeout_s, "GPU probes, before them");
-  const GpuRow mine = probe_gpu(o, rank, layout, node.rank() < ngpu ? node.rank() : -1);
+  const GpuRow mine = probe_gpu(o, rank, layout, gpu.first == node.rank() ? gpu.device : -1);
   idle_barrier(world.mpi_comm(), o.timeout_s + 5 * rate_s, "GPU probes, after them");
   const std::vector<GpuRow> all = gather_rows(world.mpi_comm(), std::vector<GpuRow>{mine});
   if (rank == 0) {
@@ -165,11 +169,20 @@ void run_gpus(Communicator& world, const Options& o, const Layout& layout, Outpu
     }
     file->add(rows);
   }
-  // The peer copies: each node's first rank, the others asleep.
+  // The peer copies: each node's first rank, the others asleep. Its ranks' GPUs that it does not see
+  // (a GPU of its own to each rank) it cannot copy between: said, on its line.
   std::vector<PeerRow> peers;
   if (node.rank() == 0 && ngpu >= 2)
     peers =
         probe_peers(o, layout.node[static_cast<std::size_t>(rank)], layout.hosts[static_cast<std::size_t>(rank)], ngpu);
+  if (node.rank() == 0 && gpu.gpus > ngpu) {
+    std::printf(
+        "# peers: %s: its ranks hold %d GPUs and its first rank sees %d: no peer copies between the others "
+        "(they need every GPU of the node visible to one rank: CUDA_VISIBLE_DEVICES unset, srun without "
+        "--gpus-per-task)\n",
+        layout.hosts[static_cast<std::size_t>(rank)].c_str(), gpu.gpus, ngpu);
+    std::fflush(stdout);
+  }
   idle_barrier(world.mpi_comm(), o.timeout_s + most * (most - 1) / 2 * 3 * rate_s, "GPU peer copies");
   const std::vector<PeerRow> gathered = gather_rows(world.mpi_comm(), peers);
   if (rank != 0 || gathered.empty()) return;

@@ -1,52 +1,55 @@
 #include "gpu_setup.hpp"
 
 #include <cuda_runtime.h>
-#include <algorithm>
-#include <chrono>
-#include <cstddef>
-#include <cstring>
-#include <sstream>
 
+#include <cstddef>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "commscope/collectives/algorithm.hpp"
 #include "commscope/collectives/communicator.hpp"
 #include "commscope/collectives/error.hpp"
+#include "commscope/collectives/gpu_owners.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
 #include "cuda_check.hpp"
 
 namespace commscope {
 
-int bind_local_gpu(const Communicator& comm, bool exclusive, const std::string& who) {
+NodeGpu node_gpu(const Communicator& node, const std::string& who) {
   int ngpu = 0;
   const cudaError_t e = cudaGetDeviceCount(&ngpu);
   if (e != cudaSuccess || ngpu == 0)
     throw InvalidArgument(who + ": no usable GPU (" + (e != cudaSuccess ? cudaGetErrorString(e) : "no devices") + ")");
-  const Communicator node = comm.split_by_node();
-  const int device = node.rank() % ngpu;
-  COMMSCOPE_CUDA_CHECK(cudaSetDevice(device));
-  if (!exclusive) return device;
+  NodeGpu g;
+  g.visible = ngpu;
+  g.device = node.rank() % ngpu;
   char bus[32] = {};
-  COMMSCOPE_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, device));
-  std::vector<char> buses(sizeof bus * static_cast<std::size_t>(node.size()));
-  COMMSCOPE_MPI_CHECK(MPI_Allgather(bus, sizeof bus, MPI_CHAR, buses.data(), sizeof bus, MPI_CHAR, node.mpi_comm()));
+  COMMSCOPE_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, g.device));
+  g.bus = bus;
+  std::vector<char> all(sizeof bus * static_cast<std::size_t>(node.size()));
+  COMMSCOPE_MPI_CHECK(MPI_Allgather(bus, sizeof bus, MPI_CHAR, all.data(), sizeof bus, MPI_CHAR, node.mpi_comm()));
+  std::vector<std::string> buses;
+  for (int r = 0; r < node.size(); ++r) buses.emplace_back(all.data() + sizeof bus * static_cast<std::size_t>(r));
+  const std::vector<int> first = first_rank_per_gpu(buses);
+  g.first = first[static_cast<std::size_t>(node.rank())];
+  for (int r = 0; r < node.size(); ++r) g.gpus += first[static_cast<std::size_t>(r)] == r;
+  return g;
+}
+
+int bind_local_gpu(const Communicator& comm, bool exclusive, const std::string& who) {
+  const Communicator node = comm.split_by_node();
+  const NodeGpu g = node_gpu(node, who);
+  COMMSCOPE_CUDA_CHECK(cudaSetDevice(g.device));
+  if (!exclusive) return g.device;
   std::string shared;
-  for (int r = 0; r < node.size() && shared.empty(); ++r) {
-    if (r != node.rank() &&
-        std::strncmp(bus, buses.data() + sizeof bus * static_cast<std::size_t>(r), sizeof bus) == 0) {
-      shared = who;
-      shared += ": ranks " + std::to_string(std::min(r, node.rank())) + " and " +
-                std::to_string(std::max(r, node.rank())) + " of this node (" + std::to_string(node.size()) +
-                " ranks, " + std::to_string(ngpu) + " visible GPUs each) share the GPU at " + bus +
-                "; NCCL needs one GPU per rank (--transport staged runs ring/tree/rhd on a shared GPU)";
-    }
-  }
+  if (g.first != node.rank())
+    shared = who + ": ranks " + std::to_string(g.first) + " and " + std::to_string(node.rank()) + " of this node (" +
+             std::to_string(node.size()) + " ranks, " + std::to_string(g.visible) +
+             " visible GPUs each) share the GPU at " + g.bus +
+             "; NCCL needs one GPU per rank (--transport staged runs ring/tree/rhd on a shared GPU)";
   int conflict = !shared.empty(), any_conflict = 0;
   COMMSCOPE_MPI_CHECK(MPI_Allreduce(&conflict, &any_conflict, 1, MPI_INT, MPI_MAX, comm.mpi_comm()));
   if (any_conflict) throw TransportError(shared.empty() ? who + ": ranks share a GPU (see their messages)" : shared);
-  return device;
+  return g.device;
 }
 
 }  // namespace commscope
