@@ -50,18 +50,21 @@ struct HostBuffer {
 };
 
 // Units of work per second of `issue` (which enqueues one call and returns its units), the best
-// of `windows` windows of `window_s` seconds each, after one call that warms up and prices a call
-// (a window takes as many calls as fill it). `sync` waits for what was enqueued.
+// of `windows` windows of `window_s` seconds each, after one call that warms up (cuBLAS's choice
+// of kernel, the lazy loading of a module: the first call can take many times a call) and one that
+// prices a call (a window takes as many calls as fill it). `sync` waits for what was enqueued.
 template <class Issue, class Sync>
 double best_rate(double window_s, int windows, Issue&& issue, Sync&& sync) {
+  issue();
+  sync();
   double t0 = timing::now_s();
-  double units = issue();
+  issue();
   sync();
   const double first = std::max(timing::now_s() - t0, 1e-7);
   const long calls = std::max(1L, static_cast<long>(window_s / first));
   double best = 0;
   for (int w = 0; w < windows; ++w) {
-    units = 0;
+    double units = 0;
     t0 = timing::now_s();
     for (long c = 0; c < calls; ++c) units += issue();
     sync();

@@ -141,7 +141,7 @@ void run_gpus(Communicator& world, const Options& o, const Layout& layout, Outpu
   const int ngpu = machine::visible_gpus();
   int most = ngpu;  // the most GPUs a node has: how long its peer copies may take
   MPI_Allreduce(&ngpu, &most, 1, MPI_INT, MPI_MAX, world.mpi_comm());
-  // A probe's rate takes its windows, a first call and its buffers (2 s allowed): the waits are
+  // A probe's rate takes its windows, two first calls and its buffers (2 s allowed): the waits are
   // -T beyond what the probes take (5 rates a GPU; 3 a pair of GPUs, one pair at a time).
   const double rate_s = o.probe_windows * o.probe_time_s + 2;
   const NodeGpu gpu = node_gpu(node, "--device cuda");
