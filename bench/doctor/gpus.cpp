@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -29,34 +30,56 @@
 namespace commscope::doctor {
 namespace {
 
+// A char[N] field of a row as a string: a value of N bytes has no NUL to end it.
+template <std::size_t N>
+std::string text(const char (&field)[N]) {
+  return std::string(h5::get_fixed(field));
+}
+
 // NaN where a peak is not known (0): the report then shows "-" for its share.
 double gflops_or_nan(double flops) {
   return flops > 0 ? flops / 1e9 : kNaN;
 }
 
-// This rank's GPU row; device -1 where the rank has no GPU of its own to probe.
-GpuRow probe_gpu(const Options& o, int rank, const Layout& layout, int device) {
+// This rank's GPU row; device -1 where the rank has no GPU of its own to probe. Every rank starts
+// each of the five rates with the others (`together`, a barrier that every rank passes as often,
+// a GPU or none): the GPUs' copies from the host share the host's memory and PCIe switches, and a
+// GPU whose windows fell between the others' would read a rate the others could not.
+GpuRow probe_gpu(const Options& o, int rank, const Layout& layout, int device,
+                 const std::function<void(const char*)>& together) {
   GpuRow row;
   row.rank = rank, row.node = layout.node[static_cast<std::size_t>(rank)], row.device = device;
   h5::set_fixed(row.host, layout.hosts[static_cast<std::size_t>(rank)]);
-  if (device < 0) return row;
-  const gpu::Properties p = gpu::properties(device);
+  const bool mine = device >= 0;
+  const gpu::Properties p = mine ? gpu::properties(device) : gpu::Properties{};
   h5::set_fixed(row.name, p.name);
   const std::size_t bytes = parse_size(o.gpu_bytes);
-  row.gemm_fp32_gflops = gpu::gemm_gflops(device, model::GemmType::fp32, o.gpu_gemm_n, o.probe_time_s, o.probe_windows);
-  row.gemm_fp32_peak_gflops = gflops_or_nan(p.gemm_fp32_peak_flops);
-  if (p.major >= 8) {  // bf16 tensor cores: Ampere on
-    row.gemm_bf16_gflops =
-        gpu::gemm_gflops(device, model::GemmType::bf16, o.gpu_gemm_n, o.probe_time_s, o.probe_windows);
+  const double window = o.probe_time_s;
+  const int windows = o.probe_windows;
+  together("the fp32 GEMMs");
+  if (mine) {
+    row.gemm_fp32_gflops = gpu::gemm_gflops(device, model::GemmType::fp32, o.gpu_gemm_n, window, windows);
+    row.gemm_fp32_peak_gflops = gflops_or_nan(p.gemm_fp32_peak_flops);
+  }
+  together("the bf16 GEMMs");
+  if (mine && p.major >= 8) {  // bf16 tensor cores: Ampere on
+    row.gemm_bf16_gflops = gpu::gemm_gflops(device, model::GemmType::bf16, o.gpu_gemm_n, window, windows);
     row.gemm_bf16_peak_gflops = gflops_or_nan(p.gemm_bf16_peak_flops);
   }
-  row.d2d_GBps = gpu::d2d_gbytes(device, bytes, o.probe_time_s, o.probe_windows);
-  // A copy reads and writes each byte: its peak is half the memory's.
-  row.d2d_peak_GBps = p.memory_peak_bytes > 0 ? p.memory_peak_bytes / 2 / 1e9 : kNaN;
-  row.h2d_GBps = gpu::h2d_gbytes(device, bytes, o.probe_time_s, o.probe_windows);
-  row.d2h_GBps = gpu::d2h_gbytes(device, bytes, o.probe_time_s, o.probe_windows);
-  row.host_link_GBps = p.host_link_gbytes > 0 ? p.host_link_gbytes : kNaN;
-  h5::set_fixed(row.host_link, p.host_link);
+  together("the device copies");
+  if (mine) {
+    row.d2d_GBps = gpu::d2d_gbytes(device, bytes, window, windows);
+    // A copy reads and writes each byte: its peak is half the memory's.
+    row.d2d_peak_GBps = p.memory_peak_bytes > 0 ? p.memory_peak_bytes / 2 / 1e9 : kNaN;
+  }
+  together("the copies from the host");
+  if (mine) row.h2d_GBps = gpu::h2d_gbytes(device, bytes, window, windows);
+  together("the copies to the host");
+  if (mine) {
+    row.d2h_GBps = gpu::d2h_gbytes(device, bytes, window, windows);
+    row.host_link_GBps = p.host_link_gbytes > 0 ? p.host_link_gbytes : kNaN;
+    h5::set_fixed(row.host_link, p.host_link);
+  }
   return row;
 }
 
@@ -70,14 +93,37 @@ std::string of_peak(double value, double peak) {
 }
 
 // Every ordered pair of this node's visible GPUs: the copy one way, and both ways at once (the
-// same figure for i -> j and j -> i, measured once).
-std::vector<PeerRow> probe_peers(const Options& o, int node, const std::string& host, int ngpu) {
+// same figure for i -> j and j -> i, measured once). Where other ranks of the node hold contexts
+// on the GPUs (`shared`) and a GPU is in an exclusive compute mode, CUDA would refuse this rank
+// a context on it: none measured, said. A pair that fails is said and left NaN.
+std::vector<PeerRow> probe_peers(const Options& o, int node, const std::string& host, int ngpu, bool shared) {
   std::vector<PeerRow> rows;
+  for (int d = 0; d < ngpu && shared; ++d) {
+    int mode = cudaComputeModeDefault;
+    COMMSCOPE_CUDA_CHECK(cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, d));
+    if (mode != cudaComputeModeDefault) {
+      std::printf(
+          "# peers: %s: GPU %d is in an exclusive compute mode (nvidia-smi -c), and another rank holds it: "
+          "no peer copies (one rank on the node measures them)\n",
+          host.c_str(), d);
+      std::fflush(stdout);
+      return rows;
+    }
+  }
   const std::size_t bytes = parse_size(o.gpu_bytes);
+  const auto copy = [&](int src, int dst, bool both_ways) {
+    try {
+      return gpu::peer_copy(src, dst, bytes, o.probe_time_s, o.probe_windows, both_ways);
+    } catch (const std::exception& e) {
+      std::printf("# peers: %s: GPU %d -> %d: %s\n", host.c_str(), src, dst, e.what());
+      std::fflush(stdout);
+      return gpu::PeerRate{kNaN, kNaN};
+    }
+  };
   for (int i = 0; i < ngpu; ++i)
     for (int j = i + 1; j < ngpu; ++j) {
-      const gpu::PeerRate ij = gpu::peer_copy(i, j, bytes, o.probe_time_s, o.probe_windows, true);
-      const gpu::PeerRate ji = gpu::peer_copy(j, i, bytes, o.probe_time_s, o.probe_windows, false);
+      const gpu::PeerRate ij = copy(i, j, true);
+      const gpu::PeerRate ji = copy(j, i, false);
       for (const auto& [src, dst, oneway] : {std::tuple{i, j, ij.oneway_gbytes}, std::tuple{j, i, ji.oneway_gbytes}}) {
         PeerRow r;
         r.node = node, r.src = src, r.dst = dst, r.oneway_GBps = oneway, r.bidir_GBps = ij.bidir_gbytes;
@@ -95,10 +141,16 @@ bool gpus_usable(Communicator& world, const Layout& layout) {
   int fewest = have;
   MPI_Allreduce(&have, &fewest, 1, MPI_INT, MPI_MIN, world.mpi_comm());
   if (fewest > 0) return true;
-  // Each rank without one says so (its host named); rank 0 speaks for the run.
-  if (have == 0)
-    std::fprintf(stderr, "commscope-doctor: --device cuda: no usable GPU on rank %d (%s)\n", world.rank(),
-                 layout.hosts[static_cast<std::size_t>(world.rank())].c_str());
+  // Each rank without one says so (its host named) and why CUDA says so (a driver older than the
+  // runtime the build links is cudaErrorInsufficientDriver, not "no devices"); rank 0 speaks for
+  // the run.
+  if (have == 0) {
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    std::fprintf(stderr, "commscope-doctor: --device cuda: no usable GPU on rank %d (%s): %s\n", world.rank(),
+                 layout.hosts[static_cast<std::size_t>(world.rank())].c_str(),
+                 e != cudaSuccess ? cudaGetErrorString(e) : "CUDA sees no device");
+  }
   return false;
 }
 
@@ -146,8 +198,10 @@ void run_gpus(Communicator& world, const Options& o, const Layout& layout, Outpu
   const double rate_s = o.probe_windows * o.probe_time_s + 2;
   const NodeGpu gpu = node_gpu(node, "--device cuda");
   idle_barrier(world.mpi_comm(), o.timeout_s, "GPU probes, before them");
-  const GpuRow mine = probe_gpu(o, rank, layout, gpu.first == node.rank() ? gpu.device : -1);
-  idle_barrier(world.mpi_comm(), o.timeout_s + 5 * rate_s, "GPU probes, after them");
+  const GpuRow mine = probe_gpu(o, rank, layout, gpu.first == node.rank() ? gpu.device : -1, [&](const char* next) {
+    idle_barrier(world.mpi_comm(), o.timeout_s + rate_s, std::string("GPU probes, before ") + next);
+  });
+  idle_barrier(world.mpi_comm(), o.timeout_s + rate_s, "GPU probes, after them");
   const std::vector<GpuRow> all = gather_rows(world.mpi_comm(), std::vector<GpuRow>{mine});
   if (rank == 0) {
     std::printf("# gpus: cuBLAS GEMM n=%d, copies of %s, the GPUs at once\n", o.gpu_gemm_n, o.gpu_bytes.c_str());
@@ -161,11 +215,11 @@ void run_gpus(Communicator& world, const Options& o, const Layout& layout, Outpu
       std::printf(
           "  rank %4lld %-16s GPU %lld %s: bf16 GEMM %s TFLOP/s%s, fp32 %.1f%s; device copy %.0f GB/s%s; "
           "host to device %.1f, device to host %.1f GB/s%s, link %s\n",
-          static_cast<long long>(g.rank), g.host, static_cast<long long>(g.device), g.name, bf16,
-          of_peak(g.gemm_bf16_gflops, g.gemm_bf16_peak_gflops).c_str(), g.gemm_fp32_gflops / 1e3,
+          static_cast<long long>(g.rank), text(g.host).c_str(), static_cast<long long>(g.device), text(g.name).c_str(),
+          bf16, of_peak(g.gemm_bf16_gflops, g.gemm_bf16_peak_gflops).c_str(), g.gemm_fp32_gflops / 1e3,
           of_peak(g.gemm_fp32_gflops, g.gemm_fp32_peak_gflops).c_str(), g.d2d_GBps,
           of_peak(g.d2d_GBps, g.d2d_peak_GBps).c_str(), g.h2d_GBps, g.d2h_GBps,
-          of_peak(std::min(g.h2d_GBps, g.d2h_GBps), g.host_link_GBps).c_str(), g.host_link);
+          of_peak(std::min(g.h2d_GBps, g.d2h_GBps), g.host_link_GBps).c_str(), text(g.host_link).c_str());
     }
     file->add(rows);
   }
@@ -173,8 +227,8 @@ void run_gpus(Communicator& world, const Options& o, const Layout& layout, Outpu
   // (a GPU of its own to each rank) it cannot copy between: said, on its line.
   std::vector<PeerRow> peers;
   if (node.rank() == 0 && ngpu >= 2)
-    peers =
-        probe_peers(o, layout.node[static_cast<std::size_t>(rank)], layout.hosts[static_cast<std::size_t>(rank)], ngpu);
+    peers = probe_peers(o, layout.node[static_cast<std::size_t>(rank)], layout.hosts[static_cast<std::size_t>(rank)],
+                        ngpu, node.size() > 1);
   if (node.rank() == 0 && gpu.gpus > ngpu) {
     std::printf(
         "# peers: %s: its ranks hold %d GPUs and its first rank sees %d: no peer copies between the others "
@@ -189,10 +243,10 @@ void run_gpus(Communicator& world, const Options& o, const Layout& layout, Outpu
   std::printf("# peers: every ordered pair of a node's GPUs, one way and both ways at once (GB/s)\n");
   for (const PeerRow& r : gathered) {
     if (std::isfinite(r.oneway_GBps))
-      std::printf("  %-16s GPU %lld -> %lld %8.1f one way %8.1f both ways\n", r.host, static_cast<long long>(r.src),
-                  static_cast<long long>(r.dst), r.oneway_GBps, r.bidir_GBps);
+      std::printf("  %-16s GPU %lld -> %lld %8.1f one way %8.1f both ways\n", text(r.host).c_str(),
+                  static_cast<long long>(r.src), static_cast<long long>(r.dst), r.oneway_GBps, r.bidir_GBps);
     else
-      std::printf("  %-16s GPU %lld -> %lld no peer access (a copy would go through the host)\n", r.host,
+      std::printf("  %-16s GPU %lld -> %lld no peer access (a copy would go through the host)\n", text(r.host).c_str(),
                   static_cast<long long>(r.src), static_cast<long long>(r.dst));
   }
   file->add(gathered);

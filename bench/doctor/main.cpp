@@ -117,7 +117,7 @@ int parse_options(int argc, char** argv, int rank, Options& o) {
   app.add_option("--probe-time", o.probe_time_s, "probes: seconds per timing window (several scheduler periods)")
       ->check(CLI::Range(0.001, 3600.0))
       ->capture_default_str();
-  app.add_option("--probe-windows", o.probe_windows, "probes: timing windows per probe (the median counts)")
+  app.add_option("--probe-windows", o.probe_windows, "probes: timing windows per probe (the best counts)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   app.add_option("--probes", o.probes,
@@ -138,8 +138,11 @@ int parse_options(int argc, char** argv, int rank, Options& o) {
                  "cuda: the GPUs too (each GPU's GEMM and copy rates against its peaks, each node's peer copies)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
+  // At most 16384: an fp32 GEMM of it is 8.8e12 flop, about 0.15 s at an H100's 60 TFLOP/s, and its
+  // matrices are filled through 1 GiB of each rank's host memory; 65536 would be 9 s a call, past
+  // the probes' waits, and 16 GiB a rank.
   app.add_option("--gpu-gemm", o.gpu_gemm_n, "GPU GEMMs (--device cuda): n x n matrices")
-      ->check(CLI::Range(64, 65536))
+      ->check(CLI::Range(64, 16384))
       ->capture_default_str();
   app.add_option("--gpu-bytes", o.gpu_bytes, "GPU copies (--device cuda): bytes per copy")->capture_default_str();
   app.add_flag("--no-probes", o.no_probes, "skip the sgemm and memcpy probes");
