@@ -18,6 +18,8 @@
 
 #include "commscope/collectives/gather_rows.hpp"
 #include "commscope/common/byte_size.hpp"
+#include "commscope/common/cpu_list.hpp"
+#include "commscope/machine/gpu_links.hpp"
 #include "commscope/machine/machine_detect.hpp"
 #include "cuda_check.hpp"
 #include "doctor.hpp"
@@ -53,6 +55,15 @@ GpuRow probe_gpu(const Options& o, int rank, const Layout& layout, int device,
   const bool mine = device >= 0;
   const gpu::Properties p = mine ? gpu::properties(device) : gpu::Properties{};
   h5::set_fixed(row.name, p.name);
+  // The host copies' buffers are pinned where this rank first touches them: near its GPU or not.
+  const std::string placed = mine ? machine::host_memory_placement(machine::sysfs_numa_node("/sys", p.bus_id),
+                                                                   machine::numa_nodes_of("/sys", affinity_cpus()))
+                                  : "";
+  if (!placed.empty()) {
+    std::printf("# gpus: %s rank %d GPU %d: %s\n", layout.hosts[static_cast<std::size_t>(rank)].c_str(), rank, device,
+                placed.c_str());
+    std::fflush(stdout);
+  }
   const std::size_t bytes = parse_size(o.gpu_bytes);
   const double window = o.probe_time_s;
   const int windows = o.probe_windows;

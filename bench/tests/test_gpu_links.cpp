@@ -133,5 +133,40 @@ TEST(GpuLinks, SysfsTree) {
   fs::remove_all(sys);
 }
 
+// A two-socket node: CPUs 0-3 on NUMA node 0, 4-7 on node 1, the GPU at AB:00.0 on node 1.
+TEST(GpuLinks, HostMemoryNearItsGpu) {
+  const fs::path sys = fs::temp_directory_path() / ("gpu-numa-" + std::to_string(::getpid()));
+  fs::create_directories(sys / "devices/system/node/node0");
+  fs::create_directories(sys / "devices/system/node/node1");
+  fs::create_directories(sys / "devices/system/node/possible_not_a_node");
+  std::ofstream(sys / "devices/system/node/node0/cpulist") << "0-3\n";
+  std::ofstream(sys / "devices/system/node/node1/cpulist") << "4-7\n";
+  const fs::path dev = sys / "bus/pci/devices/0000:ab:00.0";
+  fs::create_directories(dev);
+  std::ofstream(dev / "numa_node") << "1\n";
+  const fs::path one = sys / "bus/pci/devices/0000:18:00.0";  // a one-node machine writes -1
+  fs::create_directories(one);
+  std::ofstream(one / "numa_node") << "-1\n";
+  EXPECT_EQ(sysfs_numa_node(sys.string(), "00000000:AB:00.0"), 1);
+  EXPECT_EQ(sysfs_numa_node(sys.string(), "00000000:18:00.0"), -1);
+  EXPECT_EQ(sysfs_numa_node(sys.string(), "00000000:07:00.0"), -1);  // no such device
+  EXPECT_EQ(numa_nodes_of(sys.string(), {4, 5}), std::vector<int>{1});
+  EXPECT_EQ(numa_nodes_of(sys.string(), {0, 1}), std::vector<int>{0});
+  EXPECT_EQ(numa_nodes_of(sys.string(), {3, 4}), (std::vector<int>{0, 1}));
+  EXPECT_TRUE(numa_nodes_of((sys / "none").string(), {0}).empty());
+  // Bound near its GPU: nothing to say; bound to the other socket: said; not bound: said.
+  EXPECT_EQ(host_memory_placement(1, {1}), "");
+  EXPECT_EQ(host_memory_placement(1, {0}),
+            "the GPU is on NUMA node 1, the rank's CPUs on node 0: its pinned host memory is on the other socket, "
+            "and its host copies cross between them (bind each rank near its GPU: mpirun --map-by numa, srun "
+            "--cpu-bind)");
+  EXPECT_EQ(host_memory_placement(1, {0, 1}),
+            "the GPU is on NUMA node 1, the rank may run on nodes 0,1 (not bound to one): its pinned host memory is "
+            "on whichever node it first touched it from");
+  EXPECT_EQ(host_memory_placement(-1, {0}), "");
+  EXPECT_EQ(host_memory_placement(0, {}), "");
+  fs::remove_all(sys);
+}
+
 }  // namespace
 }  // namespace commscope::machine

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "commscope/common/cpu_list.hpp"
 #include "commscope/common/trim.hpp"
 #include "commscope/machine/machine_detect.hpp"
 
@@ -151,6 +152,54 @@ PcieLink sysfs_link_of(const std::string& sys, std::string_view bus_id) {
     l.detail += " (speed '" + speed_max + "' at most, '" + speed_now + "' now; width '" + width_now + "' now, '" +
                 width_max + "' at most)";
   return l;
+}
+
+int sysfs_numa_node(const std::string& sys, std::string_view bus_id) {
+  std::ifstream f(std::filesystem::path(sys) / "bus/pci/devices" / sysfs_address(bus_id) / "numa_node");
+  int node = -1;
+  return f >> node && node >= 0 ? node : -1;
+}
+
+std::vector<int> numa_nodes_of(const std::string& sys, const std::vector<int>& cpus) {
+  std::vector<int> nodes;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(sys) / "devices/system/node", ec)) {
+    const std::string name = entry.path().filename().string();
+    int node = -1;
+    if (name.rfind("node", 0) != 0 ||
+        std::from_chars(name.data() + 4, name.data() + name.size(), node).ec != std::errc())
+      continue;
+    std::ifstream f(entry.path() / "cpulist");
+    std::string list;
+    if (!std::getline(f, list)) continue;
+    const std::vector<int> held = parse_cpu_list(trim(list));
+    if (std::any_of(cpus.begin(), cpus.end(), [&](int c) { return std::binary_search(held.begin(), held.end(), c); }))
+      nodes.push_back(node);
+  }
+  std::sort(nodes.begin(), nodes.end());
+  return nodes;
+}
+
+std::string host_memory_placement(int gpu_node, const std::vector<int>& rank_nodes) {
+  if (gpu_node < 0 || rank_nodes.empty()) return "";
+  if (rank_nodes.size() == 1 && rank_nodes[0] == gpu_node) return "";
+  std::string nodes;
+  for (const int n : rank_nodes) {
+    if (!nodes.empty()) nodes += ',';
+    nodes += std::to_string(n);
+  }
+  std::string out = "the GPU is on NUMA node ";
+  out.append(std::to_string(gpu_node)).append(", ");
+  if (std::find(rank_nodes.begin(), rank_nodes.end(), gpu_node) == rank_nodes.end())
+    return out.append("the rank's CPUs on node ")
+        .append(nodes)
+        .append(
+            ": its pinned host memory is on the other socket, and its host copies cross between them (bind each "
+            "rank near its GPU: mpirun --map-by numa, srun --cpu-bind)");
+  return out.append("the rank may run on nodes ")
+      .append(nodes)
+      .append(" (not bound to one): its pinned host memory is on whichever node it first touched it from");
 }
 
 }  // namespace commscope::machine

@@ -1,4 +1,4 @@
-// Where a profile's ranks ran (placement.hpp): the CPU list, this process's CPUs, and the summary
+// Where a profile's ranks ran (placement.hpp): this process's CPUs, and the summary
 // the replay report sets beside its times.
 
 #include "commscope/profiler/placement.hpp"
@@ -13,13 +13,6 @@ cp::RankInfo on(int rank, const std::string& host, const std::string& cpus, int 
   cp::RankInfo r;
   r.rank = rank, r.host = host, r.cpus = cpus, r.cpu_count = count, r.node_cpus = node_cpus;
   return r;
-}
-
-TEST(Placement, CpuListJoinsRuns) {
-  EXPECT_EQ(cp::cpu_list({}), "");
-  EXPECT_EQ(cp::cpu_list({0}), "0");
-  EXPECT_EQ(cp::cpu_list({0, 1}), "0-1");
-  EXPECT_EQ(cp::cpu_list({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
 }
 
 TEST(Placement, ThisProcessHasCpus) {
@@ -61,8 +54,8 @@ TEST(Placement, HostsCountedApart) {
   EXPECT_FALSE(s.shared_unbound);
   EXPECT_EQ(s.text, "4 ranks on 2 hosts of 8-16 CPUs, partly bound (CPUs 0-7 | 0-7 | 3 | 0-15)");
   // 3 ranks on a host of 2 CPUs, the others elsewhere: that host is shared.
-  EXPECT_TRUE(cp::summarize_placement({on(0, "a", "0-1", 2, 2), on(1, "a", "0-1", 2, 2), on(2, "a", "0-1", 2, 2),
-                                       on(3, "b", "0-1", 2, 2)})
+  EXPECT_TRUE(cp::summarize_placement(
+                  {on(0, "a", "0-1", 2, 2), on(1, "a", "0-1", 2, 2), on(2, "a", "0-1", 2, 2), on(3, "b", "0-1", 2, 2)})
                   .shared_unbound);
 }
 
@@ -71,16 +64,6 @@ TEST(Placement, ManyRanksListedInPart) {
   for (int r = 0; r < 10; ++r) ranks.push_back(on(r, "n", std::to_string(r), 1, 16));
   EXPECT_EQ(cp::summarize_placement(ranks).text,
             "10 ranks on 1 host of 16 CPUs, bound (CPUs 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | ...)");
-}
-
-TEST(Placement, ParseCpuList) {
-  EXPECT_EQ(cp::parse_cpu_list(""), std::vector<int>{});
-  EXPECT_EQ(cp::parse_cpu_list("3"), std::vector<int>{3});
-  EXPECT_EQ(cp::parse_cpu_list("0-3,8,10-11"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
-  EXPECT_EQ(cp::parse_cpu_list("8,0-1,1"), (std::vector<int>{0, 1, 8}));
-  for (const char* bad : {"-1", "3-1", "0,", "0-", "a", "0;1", "1,,2", "99999999"})
-    EXPECT_EQ(cp::parse_cpu_list(bad), std::vector<int>{}) << bad;
-  EXPECT_EQ(cp::parse_cpu_list(cp::cpu_list({0, 1, 2, 5, 7, 8})), (std::vector<int>{0, 1, 2, 5, 7, 8}));
 }
 
 cp::RankInfo at(int rank, const std::string& host, const std::string& machine, const std::string& cpus, int count,

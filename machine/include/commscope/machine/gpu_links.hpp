@@ -56,4 +56,15 @@ std::string sysfs_address(std::string_view bus_id);
 // detail, where none is there or none can be read.
 PcieLink sysfs_link_of(const std::string& sys, std::string_view bus_id);
 
+// The NUMA node of the device at `bus_id` (bus/pci/devices/ADDR/numa_node of the sysfs tree
+// `sys`), -1 where the system does not say (one node: -1).
+int sysfs_numa_node(const std::string& sys, std::string_view bus_id);
+// The NUMA nodes holding any of `cpus` (devices/system/node/nodeN/cpulist), ascending; empty where
+// the tree has none.
+std::vector<int> numa_nodes_of(const std::string& sys, const std::vector<int>& cpus);
+// Where a rank's pinned host memory lands against its GPU on NUMA node `gpu_node`, the rank's CPUs
+// on `rank_nodes` (a page is placed on the node of the CPU that first touches it): "" where they
+// are the GPU's node or either is not known; else why its host copies may cross between sockets.
+std::string host_memory_placement(int gpu_node, const std::vector<int>& rank_nodes);
+
 }  // namespace commscope::machine

@@ -19,11 +19,6 @@ struct CpuPlacement {
 // This process's, now (Linux: sched_getaffinity and the online CPUs).
 CpuPlacement this_process_cpus();
 
-// "0-3,8" for the set CPUs of `set` (a CPU number per element), ascending.
-std::string cpu_list(const std::vector<int>& cpus);
-// The CPUs of such a list, ascending; empty for an empty or malformed one (a list cut at 63
-// characters may end early: compare its size with cpu_count).
-std::vector<int> parse_cpu_list(const std::string& list);
 
 struct PlacementSummary {
   bool known = false;  // every rank recorded its CPUs (files written before they did: false)
