@@ -21,6 +21,7 @@
 #include <fstream>
 #include <memory>
 #include <new>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -368,6 +369,23 @@ struct Nodes {
   int ranks = 1;                   // how many
 };
 
+// The GPUs a node's ranks hold between them, told apart by PCI bus id, each rank's the device the
+// tools bind it to (node rank % its visible GPUs): a launcher that gives each rank a GPU of its
+// own shows each rank one, device 0. Collective over the node's ranks.
+int gpus_held(const Nodes& nodes) {
+  int node_rank = 0;
+  MPI_Comm_rank(nodes.node, &node_rank);
+  const int visible = detail::visible_gpus();
+  char mine[32] = {};
+  if (visible > 0) std::snprintf(mine, sizeof mine, "%s", detail::gpu_bus_id(node_rank % visible).c_str());
+  std::vector<char> all(sizeof mine * static_cast<std::size_t>(nodes.ranks));
+  COMMSCOPE_MPI_CHECK(MPI_Allgather(mine, sizeof mine, MPI_CHAR, all.data(), sizeof mine, MPI_CHAR, nodes.node));
+  std::set<std::string> buses;
+  for (int r = 0; r < nodes.ranks; ++r)
+    if (const char* b = &all[sizeof mine * static_cast<std::size_t>(r)]; *b) buses.insert(b);
+  return static_cast<int>(buses.size());
+}
+
 // Rank 0 receives every rank's `text`, concatenated in rank order (the others get "").
 std::string gather_text(MPI_Comm comm, const std::string& text) {
   const std::vector<char> all = gather_rows(comm, std::vector<char>(text.begin(), text.end()));
@@ -388,9 +406,11 @@ MachineModel detect_machine(MPI_Comm comm, const std::string& device, double tim
   auto name_of = [&](int r) { return nodes.name_of(r); };
   const int first = nodes.first, node_ranks = nodes.ranks;
   const MPI_Comm node = nodes.node;
+  const int held = gpus_held(nodes);
   MachineModel mine_only;
   if (first == rank) {
     mine_only.nodes = {detect_node(device, !given.measure || given.gives(host, "copy"))};
+    mine_only.nodes[0].gpus = std::max(mine_only.nodes[0].gpus, held);  // visible to its first rank, or held
     if (!given.measure && !mine_only.nodes[0].copy.known())
       mine_only.nodes[0].copy.detail = "not measured: no --out or -J records the model";
   }

@@ -69,6 +69,15 @@ int visible_gpus() {
   return count;
 }
 
+std::string gpu_bus_id(int device) {
+  char bus[32] = {};
+  if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "";
+  }
+  return bus;
+}
+
 void detect_device(NodeModel& node) {
   node.copy = device_copy(std::size_t{256} << 20, 4);
   int dev = 0;
