@@ -1,4 +1,4 @@
-// The doctor's device memory and streams, held for a scope (the probes', gpu_probes.cpp, and the
+// The doctor's device memory and streams (cuda_stream.hpp's), held for a scope (the probes', gpu_probes.cpp, and the
 // device pairs', gpus.cpp). CUDA builds only; gpu_probes.hpp stays free of CUDA, for the CPU
 // build's tests.
 #pragma once
@@ -8,6 +8,7 @@
 #include <cstddef>
 
 #include "cuda_check.hpp"
+#include "cuda_stream.hpp"
 
 namespace commscope::doctor::gpu {
 
@@ -26,19 +27,7 @@ struct DeviceBuffer {
   void* ptr = nullptr;
 };
 
-// A non-blocking stream of a device, destroyed when it goes out of scope.
-struct Stream {
-  explicit Stream(int on) : device(on) {
-    COMMSCOPE_CUDA_CHECK(cudaSetDevice(on));
-    COMMSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  }
-  ~Stream() {
-    if (s && cudaSetDevice(device) == cudaSuccess) cudaStreamDestroy(s);
-  }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  int device;
-  cudaStream_t s = nullptr;
-};
+// A non-blocking stream of a device, destroyed when it goes out of scope (on that device).
+using Stream = CudaStream;
 
 }  // namespace commscope::doctor::gpu

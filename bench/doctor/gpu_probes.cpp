@@ -175,7 +175,7 @@ double gemm_gflops(int device, model::GemmType type, int n, double window_s, int
   cublasHandle_t handle = nullptr;
   CS_CUBLAS_CHECK(cublasCreate(&handle));
   const std::unique_ptr<cublasContext, cublasStatus_t (*)(cublasHandle_t)> owned(handle, cublasDestroy);
-  CS_CUBLAS_CHECK(cublasSetStream(handle, stream.s));
+  CS_CUBLAS_CHECK(cublasSetStream(handle, stream.get()));
   // CUBLAS_DEFAULT_MATH: fp32 stays fp32 on the CUDA cores (no TF32); bf16 in, fp32 accumulate.
   CS_CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
   const cudaDataType t = bf16 ? CUDA_R_16BF : CUDA_R_32F;
@@ -188,7 +188,7 @@ double gemm_gflops(int device, model::GemmType type, int n, double window_s, int
                                      c.ptr, t, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         return flop;
       },
-      [&] { COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream.s)); });
+      [&] { COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream.get())); });
   return rate / 1e9;
 }
 
@@ -201,10 +201,10 @@ double copy_rate(int device, void* dst, const void* src, std::size_t bytes, cuda
   return best_rate(
              window_s, windows,
              [&] {
-               COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, stream.s));
+               COMMSCOPE_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, stream.get()));
                return static_cast<double>(bytes);
              },
-             [&] { COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream.s)); }) /
+             [&] { COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(stream.get())); }) /
          1e9;
 }
 
@@ -253,15 +253,15 @@ PeerRate peer_copy(int src, int dst, std::size_t bytes, double window_s, int win
   COMMSCOPE_CUDA_CHECK(cudaMemset(b_dst.ptr, 2, bytes));
   const Stream s_src(src), s_dst(dst);
   const auto sync = [&] {
-    COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(s_src.s));
-    COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(s_dst.s));
+    COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(s_src.get()));
+    COMMSCOPE_CUDA_CHECK(cudaStreamSynchronize(s_dst.get()));
   };
   const double b = static_cast<double>(bytes);
   // One way: the copy on the source's stream (the source's copy engine pushes).
   r.oneway_gbytes = best_rate(
                         window_s, windows,
                         [&] {
-                          COMMSCOPE_CUDA_CHECK(cudaMemcpyPeerAsync(a_dst.ptr, dst, a_src.ptr, src, bytes, s_src.s));
+                          COMMSCOPE_CUDA_CHECK(cudaMemcpyPeerAsync(a_dst.ptr, dst, a_src.ptr, src, bytes, s_src.get()));
                           return b;
                         },
                         sync) /
@@ -271,8 +271,8 @@ PeerRate peer_copy(int src, int dst, std::size_t bytes, double window_s, int win
   r.bidir_gbytes = best_rate(
                        window_s, windows,
                        [&] {
-                         COMMSCOPE_CUDA_CHECK(cudaMemcpyPeerAsync(a_dst.ptr, dst, a_src.ptr, src, bytes, s_src.s));
-                         COMMSCOPE_CUDA_CHECK(cudaMemcpyPeerAsync(b_src.ptr, src, b_dst.ptr, dst, bytes, s_dst.s));
+                         COMMSCOPE_CUDA_CHECK(cudaMemcpyPeerAsync(a_dst.ptr, dst, a_src.ptr, src, bytes, s_src.get()));
+                         COMMSCOPE_CUDA_CHECK(cudaMemcpyPeerAsync(b_src.ptr, src, b_dst.ptr, dst, bytes, s_dst.get()));
                          return 2 * b;
                        },
                        sync) /

@@ -192,7 +192,7 @@ bool run_pairs_device(Communicator& world, const Options& o, const Layout& layou
     ncclComm_t comm;
     ~Nccl() { std::uncaught_exceptions() > 0 ? ncclCommAbort(comm) : ncclCommDestroy(comm); }
   } const nccl{init_nccl(world)};
-  NcclP2pTransport t(nccl.comm, stream.s, rank, world.size(), o.timeout_s);
+  NcclP2pTransport t(nccl.comm, stream.get(), rank, world.size(), o.timeout_s);
   run_pairs_on(world, t, PairBuffers{static_cast<std::byte*>(data.ptr), bytes, static_cast<std::byte*>(small.ptr)}, o,
                layout, file, "device buffers, NCCL's point-to-point");
   return true;

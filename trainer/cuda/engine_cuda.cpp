@@ -27,6 +27,7 @@
 #include "commscope/trainer/collective_activity.hpp"
 #include "commscope/trainer/cuda_engine.hpp"
 #include "commscope/trainer/operators.hpp"
+#include "cuda_stream.hpp"
 #include "device_array.hpp"
 #include "device_collectives.hpp"
 #include "device_op.hpp"
@@ -83,18 +84,6 @@ class Event {
 
  private:
   cudaEvent_t e_ = nullptr;
-};
-
-class Stream {
- public:
-  Stream() { COMMSCOPE_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(s_); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  operator cudaStream_t() const { return s_; }  // NOLINT(google-explicit-constructor)
-
- private:
-  cudaStream_t s_ = nullptr;
 };
 
 // The device collectives of one engine, on the communication stream: NCCL's own, or one of our
@@ -521,7 +510,7 @@ class CudaEngine final : public TrainEngine {
   ParameterLayout layout_;
   ShardPlan plan_;
   parallel::BufferPlan buffers_;
-  Stream compute_, comm_stream_;
+  CudaStream compute_, comm_stream_;
   Event to_comm_, to_compute_;
   std::array<Event, 2> work_free_;  // recorded after the reduce-scatter that read grad_work_[i]
   Event work0_free_;                // ... and grad_work0_
@@ -633,7 +622,7 @@ CudaDeviceInfo cuda_device_info(bool bf16) {
 
   constexpr int n = 4096;
   const size_t elems = static_cast<size_t>(n) * n;
-  Stream stream;
+  CudaStream stream;
   cublasHandle_t handle = nullptr;
   if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cuBLAS: cublasCreate failed");
   auto measure = [&](auto* tag) {
