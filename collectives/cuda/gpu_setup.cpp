@@ -25,13 +25,9 @@ NodeGpu node_gpu(const Communicator& node, const std::string& who) {
   char bus[32] = {};
   COMMSCOPE_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, g.device));
   g.bus = bus;
-  std::vector<char> all(sizeof bus * static_cast<std::size_t>(node.size()));
-  COMMSCOPE_MPI_CHECK(MPI_Allgather(bus, sizeof bus, MPI_CHAR, all.data(), sizeof bus, MPI_CHAR, node.mpi_comm()));
-  std::vector<std::string> buses;
-  for (int r = 0; r < node.size(); ++r) buses.emplace_back(all.data() + sizeof bus * static_cast<std::size_t>(r));
-  const std::vector<int> first = first_rank_per_gpu(buses);
-  g.first = first[static_cast<std::size_t>(node.rank())];
-  for (int r = 0; r < node.size(); ++r) g.gpus += first[static_cast<std::size_t>(r)] == r;
+  const std::vector<std::string> buses = node_gpu_buses(node.mpi_comm(), g.bus);
+  g.first = first_rank_per_gpu(buses)[static_cast<std::size_t>(node.rank())];
+  g.gpus = gpus_among(buses);
   return g;
 }
 

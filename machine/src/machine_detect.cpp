@@ -21,12 +21,12 @@
 #include <fstream>
 #include <memory>
 #include <new>
-#include <set>
 #include <sstream>
 #include <thread>
 
 #include "commscope/collectives/error.hpp"
 #include "commscope/collectives/gather_rows.hpp"
+#include "commscope/collectives/gpu_owners.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/stats.hpp"
 #include "commscope/common/timing.hpp"
@@ -376,14 +376,7 @@ int gpus_held(const Nodes& nodes) {
   int node_rank = 0;
   MPI_Comm_rank(nodes.node, &node_rank);
   const int visible = detail::visible_gpus();
-  char mine[32] = {};
-  if (visible > 0) std::snprintf(mine, sizeof mine, "%s", detail::gpu_bus_id(node_rank % visible).c_str());
-  std::vector<char> all(sizeof mine * static_cast<std::size_t>(nodes.ranks));
-  COMMSCOPE_MPI_CHECK(MPI_Allgather(mine, sizeof mine, MPI_CHAR, all.data(), sizeof mine, MPI_CHAR, nodes.node));
-  std::set<std::string> buses;
-  for (int r = 0; r < nodes.ranks; ++r)
-    if (const char* b = &all[sizeof mine * static_cast<std::size_t>(r)]; *b) buses.insert(b);
-  return static_cast<int>(buses.size());
+  return gpus_among(node_gpu_buses(nodes.node, visible > 0 ? detail::gpu_bus_id(node_rank % visible) : ""));
 }
 
 // Rank 0 receives every rank's `text`, concatenated in rank order (the others get "").

@@ -81,9 +81,10 @@ std::string gpu_bus_id(int device) {
 void detect_device(NodeModel& node) {
   node.copy = device_copy(std::size_t{256} << 20, 4);
   int dev = 0;
-  char bus[32] = {};
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetPCIBusId(bus, sizeof bus, dev) != cudaSuccess) {
-    (void)cudaGetLastError();
+  const bool current = cudaGetDevice(&dev) == cudaSuccess;
+  if (!current) (void)cudaGetLastError();
+  const std::string bus = current ? gpu_bus_id(dev) : "";
+  if (bus.empty()) {
     node.intra = {0, FigureSource::none, "no CUDA device"};
     return;
   }
