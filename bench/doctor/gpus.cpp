@@ -180,7 +180,9 @@ bool run_pairs_device(Communicator& world, const Options& o, const Layout& layou
     std::fflush(stdout);
     return false;
   }
-  const int device = bind_local_gpu(world, true, "--device cuda");
+  // Each rank's own GPU, none shared (checked above, as bind_local_gpu would check it again).
+  const int device = gpu.device;
+  COMMSCOPE_CUDA_CHECK(cudaSetDevice(device));
   const std::size_t bytes = parse_size(o.bytes);
   const gpu::DeviceBuffer data(device, bytes), small(device, 8);
   const gpu::Stream stream(device);
@@ -201,13 +203,13 @@ bool run_pairs_device(Communicator& world, const Options& o, const Layout& layou
 void run_gpus(Communicator& world, const Options& o, const Layout& layout, Output* file) {
   const int rank = world.rank();
   Communicator node = world.split_by_node();
-  const int ngpu = machine::visible_gpus();
+  const NodeGpu gpu = node_gpu(node, "--device cuda");
+  const int ngpu = gpu.visible;
   int most = ngpu;  // the most GPUs a node has: how long its peer copies may take
   MPI_Allreduce(&ngpu, &most, 1, MPI_INT, MPI_MAX, world.mpi_comm());
   // A probe's rate takes its windows, two first calls and its buffers (2 s allowed): the waits are
   // -T beyond what the probes take (5 rates a GPU; 3 a pair of GPUs, one pair at a time).
   const double rate_s = o.probe_windows * o.probe_time_s + 2;
-  const NodeGpu gpu = node_gpu(node, "--device cuda");
   idle_barrier(world.mpi_comm(), o.timeout_s, "GPU probes, before them");
   const GpuRow mine = probe_gpu(o, rank, layout, gpu.first == node.rank() ? gpu.device : -1, [&](const char* next) {
     idle_barrier(world.mpi_comm(), o.timeout_s + rate_s, std::string("GPU probes, before ") + next);
