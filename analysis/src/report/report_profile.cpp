@@ -76,8 +76,9 @@ std::string operator_kind(const std::string& name) {
 
 // Every operator, its layers folded together (operator_kind), per step: what a layer's kind of
 // work costs a step, all of it (the top operators above are single layers' and only 20). Left out
-// where no name folds.
-void operator_kinds(ReportWriter& w, const profiler::Profile& p, const std::vector<profiler::OperatorTotalRow>& ops) {
+// where no name folds. `steps`: the profile's iterations (report_profile's by_step).
+void operator_kinds(ReportWriter& w, const profiler::Profile& p, const std::vector<profiler::OperatorTotalRow>& ops,
+                    std::size_t steps) {
   struct Kind {
     std::set<std::string> names;
     profiler::OperatorTotalRow t;
@@ -90,17 +91,17 @@ void operator_kinds(ReportWriter& w, const profiler::Profile& p, const std::vect
     profiler::add_totals(k.t, o);
   }
   if (kinds.size() == ops.size()) return;
-  std::set<int> steps;
-  for (const auto& r : p.breakdown) steps.insert(r.iteration);
-  const double per = static_cast<double>(std::max<std::size_t>(1, steps.size())) * std::max(1, p.meta.nranks);
+  const double per = static_cast<double>(std::max<std::size_t>(1, steps)) * std::max(1, p.meta.nranks);
   std::vector<std::pair<std::string, const Kind*>> sorted;
   for (const auto& [name, k] : kinds) sorted.emplace_back(name, &k);
   std::sort(sorted.begin(), sorted.end(),
             [](const auto& a, const auto& b) { return a.second->t.total_ns > b.second->t.total_ns; });
   w.section("Operators by kind (each layer's of a kind together; per step and rank)");
-  w.text("Every operator, those that differ only in a layer's number summed (block3.attn.fwd and block7.attn.fwd "
-         "are block*.attn.fwd), divided by the " + std::to_string(steps.size()) + " steps and " +
-         std::to_string(std::max(1, p.meta.nranks)) + " ranks: the columns of the table above, per step.");
+  w.text(
+      "Every operator, those that differ only in a layer's number summed (block3.attn.fwd and block7.attn.fwd "
+      "are block*.attn.fwd), divided by the " +
+      std::to_string(steps) + " steps and " + std::to_string(std::max(1, p.meta.nranks)) +
+      " ranks: the columns of the table above, per step.");
   Table table({"operator", "operators", "calls_per_step", "total_ms", "kernel_ms", "comm_ms", "intra_op_ms"});
   for (const auto& [name, k] : sorted)
     table.add({name, std::to_string(k->names.size()), format_number(static_cast<double>(k->t.calls) / per),
@@ -463,7 +464,7 @@ void report_profile(const std::string& file, const ProfileOptions& profile, cons
              fms(static_cast<double>(t.host_ns) / std::max<double>(1, static_cast<double>(t.calls)))});
   }
   w.table("operators", top);
-  operator_kinds(w, p, sorted);
+  operator_kinds(w, p, sorted, by_step.size());
   communication_by_group(w, p);
   if (alone.wanted)
     write_step_communication(w, step_communication(p, {alone.bench, alone.replay ? &*alone.replay : nullptr,
