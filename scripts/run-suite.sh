@@ -235,8 +235,9 @@ echo "Collectives (the fastest by its median call at the smallest and the larges
 python3 "$root/scripts/suite-collectives.py" "$out/report/bench"
 grep -E "Out of bounds" "$out/bench.log" | tail -1 | sed 's/^#*/ /'
 # The bench report's verdicts against the machine model (docs/verdicts.md): counted at each
-# collective and algorithm's largest sizes, and the few furthest below their model.
-verdicts=$(python3 "$root/scripts/suite-verdicts.py" "$out/report-bench.txt" 3)
+# collective and algorithm's largest sizes, where the machine moved during the bench a line that
+# says so, and the few furthest below their model.
+verdicts=$(python3 "$root/scripts/suite-verdicts.py" "$out/report-bench.txt" 3 --bench-log "$out/bench.log")
 [ -z "$verdicts" ] || printf 'Verdicts (every one in report/bench/report.md):\n%s\n' "$verdicts"
 echo "Training (small), 1 and $ranks ranks:"
 grep -h "^mean step" "$out/train-np1.log" "$out/train-np$ranks.log" | sed 's/^/  /'

@@ -132,10 +132,9 @@ class Bench {
                                                         .algo_column = !one_algorithm(),
                                                         .ranks = comm_.size()});
     if (rank_ == 0) {
-      expected_ =
-          std::make_unique<RunExpectations>(env_.machine_model, comm_.size(), env_var("NCCL_ALGO"), o_.run_cycles != 0,
-                                            run_expectation_options(static_cast<double>(o_.segment_bytes),
-                                                                    static_cast<double>(o_.shm_adapt_bytes)));
+      expected_ = std::make_unique<RunExpectations>(
+          env_.machine_model, comm_.size(), env_var("NCCL_ALGO"), o_.run_cycles != 0,
+          run_expectation_options(static_cast<double>(o_.segment_bytes), static_cast<double>(o_.shm_adapt_bytes)));
       if (o_.out.empty() && o_.json_out.empty()) expected_->set_figures_not_measured();
       reporter_ = std::make_unique<Reporter>(cases_, *table_, out_.file.get(), out_.json.get(), *expected_);
     }
@@ -173,6 +172,7 @@ class Bench {
       reporter_->flush_pending();
       table_->footer();
       for (const std::string& line : machine::load_lines(machine_->model())) std::printf("%s\n", line.c_str());
+      for (const std::string& line : machine::moved_lines(machine_->model())) std::printf("%s\n", line.c_str());
       print_verdicts();
       if (!memory.empty()) std::printf("%s\n#\n", memory.c_str());
       const std::string nccl = nccl_choices();
@@ -349,7 +349,7 @@ class Bench {
   std::map<int, Group> groups_;  // make_groups'
   std::string groups_line_;      // their '#' lines
   Environment env_;
-  std::unique_ptr<RunMachine> machine_;         // the model the rows are set against
+  std::unique_ptr<RunMachine> machine_;        // the model the rows are set against
   std::unique_ptr<RunExpectations> expected_;  // rank 0's: the rows against the recorded model
   OutputFiles out_;                            // --out and -J (rank 0's)
   NcclTuningLog nccl_log_;

@@ -223,4 +223,23 @@ TEST(RunLoad, LoadLines) {
   m.nodes[0].load = {};
   EXPECT_TRUE(load_lines(m).empty());
 }
+
+// The end-of-run lines of what moved between the start and the end: a node's rates by size, and
+// the latency; none where nothing moved.
+TEST(RunLoad, MovedLines) {
+  MachineModel m;
+  NodeModel n;
+  n.host = "vm";
+  n.intra = {5.5, FigureSource::measured, "ring exchange", 0, 268435456, {{1048576, 12.8, 0.76}, {268435456, 5.5}}};
+  m.nodes = {n};
+  EXPECT_EQ(moved_lines(m), (std::vector<std::string>{"# machine: vm between the start and the end of the run: intra "
+                                                      "moved up to 76% (at 1.0 MiB a rank, 12.8 GB/s at its faster "
+                                                      "moment): its verdicts allow for it (docs/verdicts.md, \"Stable "
+                                                      "inputs\")"}));
+  m.latency_us = 0.125, m.latency_moved = 0.64;
+  EXPECT_EQ(moved_lines(m).at(1),
+            "# machine: the latency per message between the start and the end of the run: moved 64% (0.125 us at its "
+            "faster moment): its verdicts allow for it (docs/verdicts.md, \"Stable inputs\")");
+  EXPECT_TRUE(moved_lines(MachineModel{}).empty());
+}
 }  // namespace commscope::bench

@@ -379,6 +379,23 @@ int gpus_held(const Nodes& nodes) {
   return gpus_among(node_gpu_buses(nodes.node, visible > 0 ? detail::gpu_bus_id(node_rank % visible) : ""));
 }
 
+// The pairs of the latency probe over `nodes` (probe_pairs), none where it is given or not measured.
+std::vector<ProbePair> latency_pairs(const Nodes& nodes, const GivenFigures& given) {
+  // Each node's first two ranks, in the order of the nodes' first ranks (from_text's order).
+  std::vector<std::string> hosts;
+  std::vector<int> first_of, second_of;
+  for (int r = 0; r < static_cast<int>(nodes.hosts.size()); ++r) {
+    const std::string& name = nodes.name_of(r);
+    const auto k = static_cast<std::size_t>(std::find(hosts.begin(), hosts.end(), name) - hosts.begin());
+    if (k == hosts.size()) {
+      hosts.push_back(name), first_of.push_back(r), second_of.push_back(-1);
+    } else if (second_of[k] < 0) {
+      second_of[k] = r;
+    }
+  }
+  return probe_pairs(hosts, first_of, second_of, given.measure && !given.gives_latency());
+}
+
 // Rank 0 receives every rank's `text`, concatenated in rank order (the others get "").
 std::string gather_text(MPI_Comm comm, const std::string& text) {
   const std::vector<char> all = gather_rows(comm, std::vector<char>(text.begin(), text.end()));
@@ -386,6 +403,7 @@ std::string gather_text(MPI_Comm comm, const std::string& text) {
 }
 
 constexpr std::string_view kAgainAtTheEnd = "; measured again at the end of the run, each size the faster of the two";
+constexpr std::string_view kLatencyAgainAtTheEnd = "; measured again at the end of the run, the faster of the two";
 
 }  // namespace
 
@@ -418,29 +436,23 @@ MachineModel detect_machine(MPI_Comm comm, const std::string& device, double tim
   // Rank 0 gathers the nodes' lines.
   const std::string all = gather_text(comm, first == rank ? to_text(mine_only) : std::string());
   MachineModel model = rank == 0 ? from_text(all) : MachineModel{};
-  // Each node's first two ranks, in the order of the nodes' first ranks (from_text's order).
-  std::vector<std::string> hosts;
-  std::vector<int> first_of, second_of;
-  for (int r = 0; r < p; ++r) {
-    const auto k = static_cast<std::size_t>(std::find(hosts.begin(), hosts.end(), name_of(r)) - hosts.begin());
-    if (k == hosts.size()) {
-      hosts.push_back(name_of(r)), first_of.push_back(r), second_of.push_back(-1);
-    } else if (second_of[k] < 0) {
-      second_of[k] = r;
-    }
-  }
-  run_probes(comm, probe_pairs(hosts, first_of, second_of, given.measure && !given.gives_latency()), timeout_s, model);
+  run_probes(comm, latency_pairs(nodes, given), timeout_s, model);
   if (rank != 0) return {};
   for (NodeModel& n : model.nodes)
     for (int r = 0; r < p; ++r) n.ranks += name_of(r) == n.host;
   return model;
 }
 
-void remeasure_curves(MPI_Comm comm, const std::string& device, const GivenFigures& given, MachineModel& model) {
-  if (!given.measure || device == "cuda") return;
+void measure_again(MPI_Comm comm, const std::string& device, double timeout_s, const GivenFigures& given,
+                   MachineModel& model) {
+  if (!given.measure) return;
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   const Nodes nodes(comm);
+  MachineModel latency;
+  run_probes(comm, latency_pairs(nodes, given), timeout_s, latency);
+  if (rank == 0) keep_faster_latency(model, latency, kLatencyAgainAtTheEnd);
+  if (device == "cuda") return;
   const bool copy = !given.gives(nodes.host, "copy"), exchange = !given.gives(nodes.host, "intra");
   const NodeCurves c = measure_node_curves(nodes.node, copy, exchange, curve_largest_bytes(nodes.ranks));
   std::string text;
@@ -496,6 +508,26 @@ std::vector<std::string> load_lines(const MachineModel& model) {
     const bool busy = contention(n) >= kBusyContention;
     out.push_back("# machine: " + n.host + " during the run: " + describe_load(n) + avg +
                   (busy ? ": busy, which its verdicts allow for (docs/verdicts.md)" : ""));
+  }
+  return out;
+}
+
+std::vector<std::string> moved_lines(const MachineModel& model) {
+  constexpr std::string_view kAllowed = ": its verdicts allow for it (docs/verdicts.md, \"Stable inputs\")";
+  std::vector<std::string> out;
+  for (const NodeModel& n : model.nodes) {
+    const std::string moved = describe_moved(n);
+    if (!moved.empty())
+      out.push_back("# machine: " + n.host + " between the start and the end of the run: " + moved +
+                    std::string(kAllowed));
+  }
+  if (model.latency_moved > 0) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "# machine: the latency per message between the start and the end of the run: moved %.2g%% "
+                  "(%.3g us at its faster moment)",
+                  100 * model.latency_moved, model.latency_us);
+    out.push_back(buf + std::string(kAllowed));
   }
   return out;
 }

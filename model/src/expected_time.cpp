@@ -102,7 +102,8 @@ class Pricer {
                           1,
                           n.copy.source,
                           detail_at(n.copy, rank_bytes_, kBuffers) + ", halved: copied in and out of shared memory",
-                          n.copy.spread};
+                          n.copy.spread,
+                          moved_at(n.copy, rank_bytes_)};
     miss(n.host + "'s rate between its ranks" +
          (n.gpus > 0 ? " (NVLink or PCIe: intra=RATE in a --machine file)"
                      : " (measured at start-up, or half its memory copy rate: intra=RATE in a --machine file)"));
@@ -117,8 +118,7 @@ class Pricer {
   }
   std::optional<LimitingLink> nic(int k) {
     const NodeModel& n = at(k);
-    if (n.nic.known())
-      return link(LinkLevel::inter, n, n.nic, rank_bytes_, kBuffers);  // one rate: no curve
+    if (n.nic.known()) return link(LinkLevel::inter, n, n.nic, rank_bytes_, kBuffers);  // one rate: no curve
     miss(n.host + "'s link rate (its NIC reports none: --link-rate " + n.host + "=RATE)");
     return std::nullopt;
   }
@@ -187,17 +187,19 @@ class Pricer {
 
  private:
   static constexpr std::string_view kBuffers = "a rank, its buffers";  // the row's working set
-  static constexpr std::string_view kSlotsInCaches = "a step, its slots in the caches";  // shm's reductions' working set
+  static constexpr std::string_view kSlotsInCaches =
+      "a step, its slots in the caches";  // shm's reductions' working set
   // Node n's rate r at a working set of `bytes` (whose: `what`) as the link that limits a price.
   LimitingLink link(LinkLevel level, const NodeModel& n, const Rate& r, double bytes, std::string_view what) const {
-    return LimitingLink{level, n.host, rate_at(r, bytes), 1, r.source, detail_at(r, bytes, what), r.spread};
+    return LimitingLink{
+        level, n.host, rate_at(r, bytes), 1, r.source, detail_at(r, bytes, what), r.spread, moved_at(r, bytes)};
   }
   // What priced a rate at a working set: its curve's point there, or its one figure.
   std::string detail_at(const Rate& r, double bytes, std::string_view what) const {
     if (r.curve.empty()) return r.detail;
     return r.detail + "; at " + bytes_text(static_cast<std::uint64_t>(bytes)) + " " + std::string(what) +
-           ", on its curve (" + bytes_text(static_cast<std::uint64_t>(r.curve.front().bytes)) +
-           " to " + bytes_text(static_cast<std::uint64_t>(r.curve.back().bytes)) + ")";
+           ", on its curve (" + bytes_text(static_cast<std::uint64_t>(r.curve.front().bytes)) + " to " +
+           bytes_text(static_cast<std::uint64_t>(r.curve.back().bytes)) + ")";
   }
 
   const MachineModel& m_;

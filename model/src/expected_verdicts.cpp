@@ -108,7 +108,10 @@ std::string latency_too_high(std::span<const JudgedRow* const> range, const Mach
 // What the allowance's words say about a band: the figure's movement and the busy nodes.
 std::string allowance_words(const Allowance& a) {
   std::vector<std::string> parts;
-  if (a.spread > 0) parts.push_back(a.figure + " moved " + percent(a.spread) + " over its probe's repeats");
+  const std::string repeats = a.spread > 0 ? percent(a.spread) + " over its probe's repeats" : "";
+  const std::string moments = a.moved > 0 ? percent(a.moved) + " between the start and the end of the run" : "";
+  if (!repeats.empty() || !moments.empty())
+    parts.push_back(a.figure + " moved " + repeats + (repeats.empty() || moments.empty() ? "" : " and ") + moments);
   if (!a.busy.empty()) parts.push_back(a.busy);
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
@@ -228,16 +231,19 @@ Allowance allowance_of(const MachineModel& model, const Expectation& e) {
   Allowance a;
   if (e.latency_bound()) {
     a.spread = model.latency_spread;
+    a.moved = model.latency_moved;
     a.figure_probed = model.latency_source == FigureSource::measured;
     a.figure = "the latency per message";
   } else {
     a.spread = e.limit.spread;
+    a.moved = e.limit.moved;
     a.figure_probed = e.limit.source == FigureSource::measured;
     a.figure = e.limit.level == LinkLevel::memory  ? "the copy rate of " + e.limit.host
                : e.limit.level == LinkLevel::intra ? "the rate between " + e.limit.host + "'s ranks"
                                                    : e.limit.host + "'s link";
   }
   a.spread = std::clamp(a.spread, 0.0, 0.99);
+  a.moved = std::clamp(a.moved, 0.0, 0.99);
   const NodeModel* busiest = nullptr;
   for (const NodeModel& n : model.nodes) {
     if (n.cpus > 0 && n.ranks > n.cpus && !a.oversubscribed) a.oversubscribed = true, busiest = &n;
@@ -260,7 +266,8 @@ Allowance allowance_of(const MachineModel& model, const Expectation& e) {
 
 OfBand band_of(double of, const Allowance& a) {
   if (a.oversubscribed) return {a.figure_probed ? 0.0 : of, std::numeric_limits<double>::infinity()};
-  return {of * (1 - a.latency_share) / (a.figure_probed ? a.contention : 1), of * a.contention / (1 - a.spread)};
+  return {of * (1 - a.latency_share) / (a.figure_probed ? a.contention : 1),
+          of * a.contention / ((1 - a.spread) * (1 - a.moved))};
 }
 
 VerdictClass decide(double of, const Allowance& a) {

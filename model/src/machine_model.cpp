@@ -12,6 +12,9 @@
 #include <string>
 #include <system_error>
 
+#include "commscope/common/memory_headroom.hpp"
+#include "commscope/model/format.hpp"
+
 namespace commscope {
 namespace {
 
@@ -178,8 +181,8 @@ std::vector<std::pair<std::string, std::string>> split_fields(std::string_view s
 }
 
 // The keys of a `machine` line.
-constexpr std::array<std::string_view, 4> kMachineKeys{"latency_us", "latency.source", "latency.detail",
-                                                       "latency.spread"};
+constexpr std::array<std::string_view, 5> kMachineKeys{"latency_us", "latency.source", "latency.detail",
+                                                       "latency.spread", "latency.moved"};
 
 bool known_machine_key(std::string_view key) {
   return std::find(kMachineKeys.begin(), kMachineKeys.end(), key) != kMachineKeys.end();
@@ -222,12 +225,19 @@ double short_of_cpu(const NodeModel& n) {
   return std::max(1.0, n.ranks / open);
 }
 
+// 1 - slower / faster of two figures of one thing at two moments; 0 where either is unknown.
+double moved_between(double a, double b) {
+  return a > 0 && b > 0 ? 1 - std::min(a, b) / std::max(a, b) : 0;
+}
+
 }  // namespace
 
 std::string curve_text(const std::vector<CurvePoint>& curve) {
   std::string out;
-  for (const CurvePoint& p : curve)
+  for (const CurvePoint& p : curve) {
     out.append(out.empty() ? "" : ",").append(number_text(p.bytes)).append(":").append(number_text(p.gbytes_per_s));
+    if (p.moved > 0) out.append(":").append(number_text(p.moved));
+  }
   return out;
 }
 
@@ -238,16 +248,26 @@ std::vector<CurvePoint> parse_curve(std::string_view text) {
     std::size_t end = text.find(',', at);
     if (end == std::string_view::npos) end = text.size();
     const std::string_view point = text.substr(at, end - at);
+    // BYTES:GB/s, or BYTES:GB/s:MOVED
     const std::size_t colon = point.find(':');
+    const std::size_t second = colon == std::string_view::npos ? colon : point.find(':', colon + 1);
+    const char* rate_end = point.data() + (second == std::string_view::npos ? point.size() : second);
     CurvePoint p;
     bool ok = colon != std::string_view::npos;
     if (ok) {
       const auto [e1, c1] = std::from_chars(point.data(), point.data() + colon, p.bytes);
-      const auto [e2, c2] = std::from_chars(point.data() + colon + 1, point.data() + point.size(), p.gbytes_per_s);
-      ok = c1 == std::errc() && e1 == point.data() + colon && c2 == std::errc() && e2 == point.data() + point.size() &&
-           p.bytes > 0 && p.gbytes_per_s > 0 && std::isfinite(p.bytes) && std::isfinite(p.gbytes_per_s);
+      const auto [e2, c2] = std::from_chars(point.data() + colon + 1, rate_end, p.gbytes_per_s);
+      ok = c1 == std::errc() && e1 == point.data() + colon && c2 == std::errc() && e2 == rate_end && p.bytes > 0 &&
+           p.gbytes_per_s > 0 && std::isfinite(p.bytes) && std::isfinite(p.gbytes_per_s);
     }
-    if (!ok) throw MachineModelError("'" + std::string(point) + "': expected BYTES:GB/s (16384:36.5)");
+    if (ok && second != std::string_view::npos) {
+      const auto [e3, c3] = std::from_chars(rate_end + 1, point.data() + point.size(), p.moved);
+      ok = c3 == std::errc() && e3 == point.data() + point.size() && p.moved >= 0 && p.moved < 1;
+    }
+    if (!ok)
+      throw MachineModelError(
+          "'" + std::string(point) +
+          "': expected BYTES:GB/s (16384:36.5), or BYTES:GB/s:MOVED (a fraction from 0 to below 1)");
     if (!curve.empty() && !(p.bytes > curve.back().bytes))
       throw MachineModelError("'" + std::string(point) + "': sizes must ascend");
     curve.push_back(p);
@@ -267,15 +287,39 @@ double rate_at(const Rate& r, double bytes) {
   return c[i - 1].gbytes_per_s + t * (c[i].gbytes_per_s - c[i - 1].gbytes_per_s);
 }
 
+double moved_at(const Rate& r, double bytes) {
+  const std::vector<CurvePoint>& c = r.curve;
+  if (c.empty()) return 0;
+  if (!(bytes > c.front().bytes)) return c.front().moved;
+  if (!(bytes < c.back().bytes)) return c.back().moved;
+  std::size_t i = 1;
+  while (c[i].bytes < bytes) ++i;
+  return c[i].bytes == bytes ? c[i].moved : std::max(c[i - 1].moved, c[i].moved);
+}
+
 bool keep_faster(Rate& r, const Rate& again) {
   if (r.curve.empty() || r.curve.size() != again.curve.size()) return false;
   for (std::size_t i = 0; i < r.curve.size(); ++i)
     if (r.curve[i].bytes != again.curve[i].bytes || !(again.curve[i].gbytes_per_s > 0)) return false;
-  const double before = r.curve.back().gbytes_per_s, after = again.curve.back().gbytes_per_s;
-  for (std::size_t i = 0; i < r.curve.size(); ++i)
-    r.curve[i].gbytes_per_s = std::max(r.curve[i].gbytes_per_s, again.curve[i].gbytes_per_s);
+  for (std::size_t i = 0; i < r.curve.size(); ++i) {
+    CurvePoint& p = r.curve[i];
+    const CurvePoint& q = again.curve[i];
+    p.moved = std::max({p.moved, q.moved, moved_between(p.gbytes_per_s, q.gbytes_per_s)});
+    p.gbytes_per_s = std::max(p.gbytes_per_s, q.gbytes_per_s);
+  }
   r.gbytes_per_s = std::max(r.gbytes_per_s, again.gbytes_per_s);  // a rate's one figure, where it was measured again
-  if (before > 0) r.spread = std::max({r.spread, again.spread, 1 - std::min(before, after) / std::max(before, after)});
+  r.spread = std::max(r.spread, again.spread);
+  return true;
+}
+
+bool keep_faster_latency(MachineModel& m, const MachineModel& again, std::string_view note) {
+  if (m.latency_source != FigureSource::measured || again.latency_source != FigureSource::measured ||
+      !(m.latency_us > 0) || !(again.latency_us > 0))
+    return false;
+  m.latency_moved = std::max({m.latency_moved, again.latency_moved, moved_between(m.latency_us, again.latency_us)});
+  m.latency_us = std::min(m.latency_us, again.latency_us);
+  m.latency_spread = std::max(m.latency_spread, again.latency_spread);
+  m.latency_detail += note;
   return true;
 }
 
@@ -290,6 +334,32 @@ double contention(const NodeModel& n) {
   const double others = std::max(0.0, n.load.others_cpus);
   const double shared = (n.ranks + others) / n.cpus;
   return std::max({1.0, shared, short_of_cpu(n)});
+}
+
+std::string describe_moved(const NodeModel& n) {
+  std::vector<std::pair<std::string_view, const CurvePoint*>> most;  // each rate's point that moved most
+  for (const RateKey& r : kRates) {
+    const CurvePoint* top = nullptr;
+    for (const CurvePoint& p : (n.*r.rate).curve)
+      if (p.moved > 0 && (!top || p.moved > top->moved)) top = &p;
+    if (top) most.emplace_back(r.key, top);
+  }
+  std::stable_sort(most.begin(), most.end(),
+                   [](const auto& a, const auto& b) { return a.second->moved > b.second->moved; });
+  std::string out;
+  for (const auto& [key, p] : most) {
+    const bool first = out.empty();
+    out.append(first ? "" : ", ")
+        .append(key)
+        .append(first ? " moved up to " : " ")
+        .append(analysis::format_number(100 * p->moved, 2))
+        .append("% (at ")
+        .append(bytes_text(static_cast<std::uint64_t>(p->bytes)))
+        .append(" a rank, ")
+        .append(analysis::format_number(p->gbytes_per_s, 3))
+        .append(first ? " GB/s at its faster moment)" : " GB/s)");
+  }
+  return out;
 }
 
 std::string describe_load(const NodeModel& n) {
@@ -363,7 +433,8 @@ std::vector<MachineEntry> parse_machine_entries(std::string_view text, bool unkn
           e.fields.emplace_back(k, v);
         else if (!unknown_keys_ok)
           fail(line, "unknown key '" + k +
-                         "' of a machine line (latency_us, latency.source, latency.detail, latency.spread)");
+                         "' of a machine line (latency_us, latency.source, latency.detail, latency.spread, "
+                         "latency.moved)");
       } else if (k == "host") {
         if (v.empty()) fail(line, "host= is empty");
         e.host = v;
@@ -434,11 +505,13 @@ void apply_machine_entry(MachineModel& model, const MachineEntry& entry, const s
     model.latency_source = FigureSource::user;
     model.latency_detail = origin;
     model.latency_spread = 0;
+    model.latency_moved = 0;
   }
   for (const auto& [k, v] : entry.fields) {
     if (k == "latency.source") model.latency_source = parse_source(k, v, entry.line);
     if (k == "latency.detail") model.latency_detail = v;
     if (k == "latency.spread") model.latency_spread = parse_spread(k, v, entry.line);
+    if (k == "latency.moved") model.latency_moved = parse_spread(k, v, entry.line);
   }
 }
 
@@ -475,6 +548,7 @@ std::string to_text(const MachineModel& model) {
     out += " latency.source=" + std::string(to_string(model.latency_source));
     if (!model.latency_detail.empty()) out += " latency.detail=" + quoted(model.latency_detail);
     if (model.latency_spread > 0) out += " latency.spread=" + number_text(model.latency_spread);
+    if (model.latency_moved > 0) out += " latency.moved=" + number_text(model.latency_moved);
     out += "\n";
   }
   return out;

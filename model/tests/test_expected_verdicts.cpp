@@ -199,6 +199,43 @@ TEST(ExpectedVerdicts, NotDecidedInsideTheFiguresSpread) {
   EXPECT_EQ(out[0].substr(out[0].size() - tail.size()), tail) << out[0];
 }
 
+// The machine changed speed during the run: its rate between ranks at the row's working set moved
+// 76% between the start and the end (the model keeps the faster, 12.8 GB/s at 1 MiB a rank, while
+// the rows ran in the slower moment, 3.07 GB/s). A row at 29% of the model could read 121% at the
+// figure's best, so it is not decided and says why; without the movement it was far below. The
+// latency likewise where it moved.
+TEST(ExpectedVerdicts, NotDecidedWhereTheFigureMovedBetweenTheMoments) {
+  MachineModel m = cluster(1, 2);
+  m.latency_us = 0.01, m.latency_source = FigureSource::measured;
+  m.nodes[0].intra = {5.5,
+                      FigureSource::measured,
+                      "ring exchange",
+                      0.05,
+                      268435456,
+                      {{16384, 2}, {1048576, 12.8, 0.76}, {4194304, 13.3, 0.1}, {268435456, 5.5}}};
+  auto judged = judge_rows(m, placement_of(m, 2), Collective::allreduce, "ring", {{allreduce_row(1 << 20, 1)}});
+  ASSERT_TRUE(judged[0].expected.time_us);
+  EXPECT_DOUBLE_EQ(judged[0].expected.limit.moved, 0.76);  // 2 MiB a rank: between 1 and 4 MiB, the larger
+  const Allowance a = allowance_of(m, judged[0].expected);
+  EXPECT_DOUBLE_EQ(a.moved, 0.76);
+  EXPECT_EQ(decide(0.29, a), VerdictClass::not_decided);
+  EXPECT_DOUBLE_EQ(band_of(0.29, a).hi, 0.29 / (0.95 * 0.24));
+  Allowance still = a;
+  still.moved = 0;
+  EXPECT_EQ(decide(0.29, still), VerdictClass::far_below);
+  judged[0].of_expected = 0.29;
+  const auto out = verdict_lines("allreduce", "ring", judged, m);
+  ASSERT_EQ(out.size(), 1u);
+  const std::string tail =
+      "(the rate between host1's ranks moved 5% over its probe's repeats and 76% between the start and the end of "
+      "the run)";
+  EXPECT_EQ(out[0].substr(out[0].size() - tail.size()), tail) << out[0];
+  m.latency_moved = 0.6;
+  Expectation latency_bound;
+  latency_bound.latency_us = latency_bound.time_us.emplace(1.0);
+  EXPECT_DOUBLE_EQ(allowance_of(m, latency_bound).moved, 0.6);
+}
+
 // A busy node (2 ranks and other processes' 1 CPU on 2 CPUs: contention 1.5): a probed figure may
 // read low as the run may, so 90% could be 60% (not decided) and 50% could be 75%; 20% is far
 // below whatever the load (30% at most) and says the machine was busy. Against a given link the

@@ -167,11 +167,12 @@ TEST(MachineFile, RefusalsNameTheLine) {
   EXPECT_EQ(message("nodes host=a\n"), "line 1: expected 'node host=NAME key=value ...' or 'machine key=value ...'");
   EXPECT_EQ(message("machine latency=3us\n"),
             "line 1: unknown key 'latency' of a machine line (latency_us, latency.source, latency.detail, "
-            "latency.spread)");
-  EXPECT_EQ(message("node host=a nics=1gbit\n"),
-            "line 1: unknown key 'nics' (host ranks cpus gpus, copy copy_in copy_out reduce reduce_slot intra intra_one nic "
-            "nic_measured and their .source, .detail and .spread, .bytes, .curve, load.seconds load.others_cpus "
-            "load.loadavg_start load.loadavg_end load.ranks_cpus load.ranks_queued)");
+            "latency.spread, latency.moved)");
+  EXPECT_EQ(
+      message("node host=a nics=1gbit\n"),
+      "line 1: unknown key 'nics' (host ranks cpus gpus, copy copy_in copy_out reduce reduce_slot intra intra_one nic "
+      "nic_measured and their .source, .detail and .spread, .bytes, .curve, load.seconds load.others_cpus "
+      "load.loadavg_start load.loadavg_end load.ranks_cpus load.ranks_queued)");
   EXPECT_EQ(message("node host=a nic\n"), "line 1: 'nic': expected key=value");
   EXPECT_EQ(message("node host=a nic.detail=\"open\n"), "line 1: nic.detail: unterminated quote");
   NodeModel n;
@@ -240,8 +241,9 @@ TEST(MachineText, SpreadAndLoadRoundTrip) {
   // CPUs read 7.1, and the slow link's verdict not decided).
   small.load.ranks_queued = 0.25;
   EXPECT_EQ(contention(small), 1.5);
-  EXPECT_EQ(describe_load(small), "2 ranks (which had 0.5 CPUs of the 0.75 they were ready to use) and other "
-                                  "processes' 1.8 CPUs on 2 CPUs");
+  EXPECT_EQ(describe_load(small),
+            "2 ranks (which had 0.5 CPUs of the 0.75 they were ready to use) and other "
+            "processes' 1.8 CPUs on 2 CPUs");
   small.ranks = 1, small.load.ranks_cpus = 0.14, small.load.others_cpus = 1.9, small.load.ranks_queued = 0.002;
   EXPECT_NEAR(contention(small), 1.014, 0.001);
   EXPECT_EQ(describe_load(small), "1 rank and other processes' 1.9 CPUs on 2 CPUs");
@@ -275,8 +277,8 @@ TEST(MachineText, RateCurve) {
   m.nodes[0].copy.curve = {{16384, 36.5}, {1048576, 24}, {134217728, 8.5}};
   m.nodes[0].copy.at_bytes = 134217728;
   m.nodes[0].intra.curve = {{32768, 5}, {134217728, 3.25}};
-  m.nodes[0].reduce_slot = {6.5, FigureSource::measured, "f32 sums of the previous rank's slot", 0, 134217728,
-                            {{16384, 18}, {134217728, 6.5}}};
+  m.nodes[0].reduce_slot = {6.5,       FigureSource::measured,         "f32 sums of the previous rank's slot", 0,
+                            134217728, {{16384, 18}, {134217728, 6.5}}};
   const std::string text = to_text(m);
   EXPECT_NE(text.find(" copy.bytes=134217728 copy.curve=16384:36.5,1048576:24,134217728:8.5 "), std::string::npos)
       << text;
@@ -295,8 +297,10 @@ TEST(MachineText, RateCurve) {
   EXPECT_EQ(rate_at(c, 1e12), 8.5);                 // past the last: the last
   EXPECT_DOUBLE_EQ(rate_at(c, 131072), 30.25);      // 2^17, half way in log2 from 2^14 to 2^20
   EXPECT_EQ(rate_at(back.nodes[1].copy, 1024), 0);  // no curve: its one figure
-  for (const char* bad : {"x", "16384", "16384:0", "16384:1,8192:2", "16384:1,,32768:2", "a:1"})
+  for (const char* bad : {"x", "16384", "16384:0", "16384:1,8192:2", "16384:1,,32768:2", "a:1", "16384:1:1",
+                          "16384:1:-0.1", "16384:1:", "16384:1:0.5:0.5"})
     EXPECT_THROW(parse_curve(bad), MachineModelError) << bad;
+  EXPECT_EQ(moved_at(c, 131072), 0);  // measured once
   NodeModel given = back.nodes[0];
   apply_entry(given, parse_machine_entries("node host=host1 copy=5GB/s\n").at(0), "--machine f");
   EXPECT_TRUE(given.copy.curve.empty());
@@ -304,8 +308,10 @@ TEST(MachineText, RateCurve) {
   EXPECT_EQ(given.intra.curve.size(), 2u);  // another rate keeps its own
 }
 
-// A rate measured again at the end of a run: each point its faster figure, the spread at least
-// how far the largest point moved; a curve of other sizes, or none, is not taken in.
+// A rate measured again at the end of a run: each point its faster figure and how far it moved
+// between the two moments (each size its own: a machine whose cache-sized transfers slowed 4x while
+// its memory-sized ones did not moved at the small sizes alone), the spread the larger of the two
+// moments'; a curve of other sizes, or none, is not taken in.
 TEST(MachineRate, KeepFasterOfTwoMoments) {
   Rate r{3.0, FigureSource::measured, "ring exchange", 0.02, 134217728, {{16384, 2.0}, {134217728, 3.0}}};
   Rate again{4.0, FigureSource::measured, "ring exchange", 0.01, 134217728, {{16384, 2.5}, {134217728, 4.0}}};
@@ -313,19 +319,29 @@ TEST(MachineRate, KeepFasterOfTwoMoments) {
   EXPECT_EQ(r.curve[0].gbytes_per_s, 2.5);
   EXPECT_EQ(r.curve[1].gbytes_per_s, 4.0);
   EXPECT_EQ(r.gbytes_per_s, 4.0);
-  EXPECT_DOUBLE_EQ(r.spread, 0.25);  // 1 - 3 / 4
+  EXPECT_DOUBLE_EQ(r.curve[0].moved, 0.2);   // 1 - 2 / 2.5
+  EXPECT_DOUBLE_EQ(r.curve[1].moved, 0.25);  // 1 - 3 / 4
+  EXPECT_DOUBLE_EQ(r.spread, 0.02);          // the repeats' spread: the larger of the two moments'
   Rate slower = again;
   slower.curve = {{16384, 1.0}, {134217728, 3.6}};
   slower.gbytes_per_s = 3.6, slower.spread = 0;
-  ASSERT_TRUE(keep_faster(r, slower));  // the faster points stay; the spread does not shrink
+  ASSERT_TRUE(keep_faster(r, slower));  // the faster points stay; what moved does not shrink
   EXPECT_EQ(r.curve[1].gbytes_per_s, 4.0);
-  EXPECT_DOUBLE_EQ(r.spread, 0.25);
+  EXPECT_DOUBLE_EQ(r.curve[0].moved, 0.6);  // 1 - 1 / 2.5
+  EXPECT_DOUBLE_EQ(r.curve[1].moved, 0.25);
+  EXPECT_DOUBLE_EQ(moved_at(r, 16384), 0.6);
+  EXPECT_DOUBLE_EQ(moved_at(r, 1048576), 0.6);  // between two points: the larger
+  EXPECT_DOUBLE_EQ(moved_at(r, 134217728), 0.25);
+  EXPECT_DOUBLE_EQ(moved_at(r, 1e12), 0.25);
+  EXPECT_EQ(curve_text(r.curve), "16384:2.5:0.6,134217728:4:0.25");
+  EXPECT_DOUBLE_EQ(parse_curve(curve_text(r.curve))[0].moved, 0.6);
   Rate copy{5.0, FigureSource::measured, "memcpy", 0, 268435456, {{16384, 30}, {134217728, 4}}};
   Rate copy_again{};
   copy_again.curve = {{16384, 20}, {134217728, 5}};
   ASSERT_TRUE(keep_faster(copy, copy_again));
   EXPECT_EQ(copy.gbytes_per_s, 5.0);  // its one figure was not measured again
-  EXPECT_DOUBLE_EQ(copy.spread, 0.2);
+  EXPECT_DOUBLE_EQ(copy.curve[1].moved, 0.2);
+  EXPECT_DOUBLE_EQ(copy.curve[0].moved, 1 - 20.0 / 30);
   Rate other_sizes = again;
   other_sizes.curve = {{16384, 9}, {67108864, 9}};
   EXPECT_FALSE(keep_faster(r, other_sizes));
@@ -354,6 +370,33 @@ TEST(MachineRate, KeepFasterOfANode) {
   EXPECT_EQ(n.nic.gbytes_per_s, 1.25);
   EXPECT_EQ(n.nic.detail, "eth0 10000 Mb/s");
   EXPECT_EQ(n.copy.detail, "");  // no curve on either side
+  EXPECT_EQ(describe_moved(n),
+            "intra_one moved up to 50% (at 128.0 MiB a rank, 2 GB/s at its faster moment), copy_out 33% (at 16.0 KiB "
+            "a rank, 30 GB/s)");
+  EXPECT_EQ(describe_moved(NodeModel{}), "");
+}
+
+// The latency measured again: the faster of two measured figures, how far they moved apart, the
+// larger spread, and the note; a given latency, or none measured again, is left as it is. Its
+// movement goes through the text form.
+TEST(MachineRate, KeepFasterLatency) {
+  MachineModel m, again;
+  m.latency_us = 0.345, m.latency_source = FigureSource::measured, m.latency_detail = "8 B ping-pong";
+  m.latency_spread = 0.035;
+  again.latency_us = 0.125, again.latency_source = FigureSource::measured, again.latency_spread = 0.077;
+  ASSERT_TRUE(keep_faster_latency(m, again, "; again"));
+  EXPECT_EQ(m.latency_us, 0.125);
+  EXPECT_DOUBLE_EQ(m.latency_moved, 1 - 0.125 / 0.345);
+  EXPECT_EQ(m.latency_spread, 0.077);
+  EXPECT_EQ(m.latency_detail, "8 B ping-pong; again");
+  const MachineModel back = from_text(to_text(m));
+  EXPECT_DOUBLE_EQ(back.latency_moved, m.latency_moved);
+  EXPECT_NE(to_text(m).find(" latency.moved=0.637"), std::string::npos) << to_text(m);
+  EXPECT_FALSE(keep_faster_latency(m, MachineModel{}, "; again"));
+  MachineModel given;
+  given.latency_us = 2, given.latency_source = FigureSource::user;
+  EXPECT_FALSE(keep_faster_latency(given, again, "; again"));
+  EXPECT_EQ(given.latency_us, 2);
 }
 
 }  // namespace

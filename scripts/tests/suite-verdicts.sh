@@ -39,6 +39,28 @@ printf '%s\n' "$got" | grep -q "^  allreduce rhd from 32 KiB: .*: below; host2's
 grep -v -e 'below' "$work/report.txt" >"$work/good.txt"
 got=$(python3 "$dir/suite-verdicts.py" "$work/good.txt") || fail "exit $?"
 printf '%s\n' "$got" | sed -n 2p | grep -q "^  gather ring at 64 MiB: .*above the model" || fail "none below: $got"
+# The machine moved during the bench (--bench-log): after the counts, the node figure that moved
+# most, the other nodes that moved by a quarter or more, the latency; one fewer line below. Under a
+# quarter, or no such lines: nothing more.
+cat >"$work/bench.log" <<'TXT'
+# machine: host1 between the start and the end of the run: copy_in moved up to 89% (at 1.0 MiB a rank, 22.7 GB/s at its faster moment), copy 50% (at 16.0 MiB a rank, 35.8 GB/s): its verdicts allow for it (docs/verdicts.md, "Stable inputs")
+# machine: host2 between the start and the end of the run: intra moved up to 30% (at 16.0 KiB a rank, 2.98 GB/s at its faster moment): its verdicts allow for it (docs/verdicts.md, "Stable inputs")
+# machine: host3 between the start and the end of the run: copy moved up to 4.2% (at 16.0 KiB a rank, 66.1 GB/s at its faster moment): its verdicts allow for it (docs/verdicts.md, "Stable inputs")
+# machine: the latency per message between the start and the end of the run: moved 56% (0.13 us at its faster moment): its verdicts allow for it (docs/verdicts.md, "Stable inputs")
+TXT
+got=$(python3 "$dir/suite-verdicts.py" "$work/report.txt" 2 --bench-log "$work/bench.log") || fail "exit $?"
+[ "$(printf '%s\n' "$got" | sed -n 2p)" = "  The machine moved during the bench (allowed for): host1's copy_in up to 89% at 1.0 MiB a rank (and 1 other node's figures); latency 56%" ] ||
+  fail "moved: got
+$got"
+[ "$(printf '%s\n' "$got" | wc -l)" -eq 3 ] || fail "moved, MAX 2: 3 lines wanted: $got"
+grep -v -e host1 -e latency "$work/bench.log" >"$work/little.log"
+got=$(python3 "$dir/suite-verdicts.py" "$work/report.txt" 2 --bench-log "$work/little.log") || fail "exit $?"
+[ "$(printf '%s\n' "$got" | sed -n 2p)" = "  The machine moved during the bench (allowed for): host2's intra up to 30% at 16.0 KiB a rank" ] ||
+  fail "one node moved: got
+$got"
+grep -v -e host1 -e host2 -e latency "$work/bench.log" >"$work/still.log"
+got=$(python3 "$dir/suite-verdicts.py" "$work/report.txt" 2 --bench-log "$work/still.log") || fail "exit $?"
+[ "$(printf '%s\n' "$got" | wc -l)" -eq 3 ] && ! printf '%s\n' "$got" | grep -q "machine moved" || fail "under a quarter: $got"
 # A report without verdicts (no machine model): nothing.
 printf 'commscope bench report\nFastest measured: ring.\n' >"$work/none.txt"
 got=$(python3 "$dir/suite-verdicts.py" "$work/none.txt") || fail "exit $?"

@@ -5,7 +5,8 @@
 
 namespace commscope::bench {
 
-RunMachine::RunMachine(const Options& o, MPI_Comm comm) : device_(o.device), reprobe_after_s_(o.reprobe_after_s) {
+RunMachine::RunMachine(const Options& o, MPI_Comm comm)
+    : device_(o.device), timeout_s_(o.timeout_s), reprobe_after_s_(o.reprobe_after_s) {
   std::vector<MachineEntry> entries;
   std::vector<std::string> origins;
   if (!o.doctor_file.empty()) entries = machine::doctor_link_entries(o.doctor_file);
@@ -25,7 +26,7 @@ void RunMachine::finish(MPI_Comm comm) {
   load_.finish(comm, model_);
   int again = reprobe_after_s_ >= 0 && timing::now_s() - probed_at_s_ > reprobe_after_s_ ? 1 : 0;
   COMMSCOPE_MPI_CHECK(MPI_Bcast(&again, 1, MPI_INT, 0, comm));
-  if (again) machine::remeasure_curves(comm, device_, given_, model_);
+  if (again) machine::measure_again(comm, device_, timeout_s_, given_, model_);
 }
 
 }  // namespace commscope::bench

@@ -1,7 +1,7 @@
 // The machine a commscope-bench run is set against (docs/bench.md, "The machine model"), over the
 // run: detected on every node at the start, then the doctor's pairs (--doctor) and the user's
 // figures (--machine, --link-rate) over it; at the end the load each node carried, and for a run
-// of minutes its rates by size again (--reprobe-after). Complete on rank 0 only.
+// of minutes its latency and rates by size again (--reprobe-after). Complete on rank 0 only.
 #pragma once
 
 #include <mpi.h>
@@ -23,8 +23,8 @@ class RunMachine {
   // ends every rank alike, before anything is measured.
   RunMachine(const Options& o, MPI_Comm comm);
 
-  // Collective, after the sweep: each node's load over the run into rank 0's model, and its rates
-  // by size again where the run outlasted --reprobe-after. Rank 0's clock decides for every rank:
+  // Collective, after the sweep: each node's load over the run into rank 0's model, and the latency
+  // and its rates by size again where the run outlasted --reprobe-after. Rank 0's clock decides for every rank:
   // the measurement is collective, and each rank's own reading could fall on either side of the
   // threshold, one rank measuring while the others had left.
   void finish(MPI_Comm comm);
@@ -35,11 +35,12 @@ class RunMachine {
 
  private:
   std::string device_;
+  double timeout_s_ = 0;
   double reprobe_after_s_ = 0;
   MachineModel model_;
   machine::GivenFigures given_;  // what the user's entries give, not measured
-  double probed_at_s_ = 0;  // when the start-up probes ended
-  LoadMeter load_;  // other processes' CPU time on each node
+  double probed_at_s_ = 0;       // when the start-up probes ended
+  LoadMeter load_;               // other processes' CPU time on each node
   std::vector<std::string> warnings_;
 };
 

@@ -135,11 +135,13 @@ int visible_gpus();
 // measured (--machine fills it in). The model is complete on rank 0 only.
 MachineModel detect_machine(MPI_Comm comm, const std::string& device, double timeout_s, const GivenFigures& given = {});
 
-// Collective over `comm` at the end of a run: each node's ranks measure the rates by size again
-// (as detect_machine, with the same `given`), and rank 0's `model` keeps each point's faster figure,
-// each rate's spread at least how far its largest point moved between the two moments (keep_faster;
-// the detail says so). Nothing on a GPU device or where nothing records the model.
-void remeasure_curves(MPI_Comm comm, const std::string& device, const GivenFigures& given, MachineModel& model);
+// Collective over `comm` at the end of a run: the latency probe and each node's rates by size
+// again (as detect_machine, with the same `given`; the rates not on a GPU device), and rank 0's
+// `model` keeps the faster latency and each point's faster figure, each with how far it moved
+// between the two moments (keep_faster_latency, keep_faster; the details say so). Nothing where
+// nothing records the model.
+void measure_again(MPI_Comm comm, const std::string& device, double timeout_s, const GivenFigures& given,
+                   MachineModel& model);
 
 // --doctor FILE: the model's doctor_entries over the file's pairs (per host its nic_measured, and
 // the latency where the file has one). Throws InvalidArgument naming the file when it cannot be
@@ -152,5 +154,8 @@ std::vector<std::string> machine_lines(const MachineModel& model);
 // run: 2 ranks and other processes' 0.31 CPUs on 2 CPUs, load average 0.52 before, 1.95 after"
 // (": busy, ..." from kBusyContention on); none for a node whose load is unknown.
 std::vector<std::string> load_lines(const MachineModel& model);
+// "# machine: vm between the start and the end of the run: intra moved up to 76% (...)" per node
+// whose rates by size moved between the two moments (measure_again), and the latency's likewise.
+std::vector<std::string> moved_lines(const MachineModel& model);
 
 }  // namespace commscope::machine

@@ -31,6 +31,7 @@ struct LimitingLink {
   FigureSource source = FigureSource::none;
   std::string detail;  // the model's detail of the figure ("eth0 1000 Mb/s", "memcpy 256 MiB, halved: ...")
   double spread = 0;   // the figure's Rate::spread (how far its probe's repeats moved)
+  double moved = 0;    // how far it moved at this size between the run's two moments (moved_at)
 };
 
 struct ExpectationOptions {

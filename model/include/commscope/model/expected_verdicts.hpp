@@ -26,12 +26,14 @@ std::string_view verdict_class_name(VerdictClass v);
 VerdictClass classify_of_expected(double of_expected);  // by the thresholds alone
 
 // What a verdict allows for beside the row's own figure (docs/verdicts.md, "Stable inputs" and "A
-// busy machine"): the figure that priced the row moved `spread` over its probe's repeats (the model
-// keeps the best, so the run may have met the machine at a slower moment), and the nodes were busy
+// busy machine"): the figure that priced the row moved `spread` over its probe's repeats and `moved`
+// between the run's start and end, where it was measured again there (the model keeps the best, so
+// the run may have met the machine at a slower moment), and the nodes were busy
 // (`contention`: the busiest node's (ranks + other processes' CPUs) / CPUs, 1 where none was busy),
 // which slows the run and, where the figure was probed during the run, the figure too.
 struct Allowance {
   double spread = 0;            // 0 to below 1
+  double moved = 0;             // 0 to below 1
   double contention = 1;        // 1, or kBusyContention and more
   bool figure_probed = false;   // measured by the run's own start-up probes (not given, not the system's)
   bool oversubscribed = false;  // a node ran more ranks than it has CPUs: no margin holds
@@ -45,8 +47,8 @@ struct Allowance {
 // is latency-bound), the busiest node's contention and whether a node is oversubscribed.
 Allowance allowance_of(const MachineModel& model, const Expectation& e);
 // The range a quiet machine's of_expected could lie in: [of x (1 - latency_share) / contention (a
-// probed figure only), of x contention / (1 - spread)]; lo 0 (a probed figure) and hi infinite
-// where a node is oversubscribed.
+// probed figure only), of x contention / ((1 - spread) x (1 - moved))]; lo 0 (a probed figure) and
+// hi infinite where a node is oversubscribed.
 struct OfBand {
   double lo = 0, hi = 0;
 };

@@ -22,9 +22,12 @@ enum class FigureSource : std::uint8_t { none, measured, system, user, doctor };
 
 // A rate at one size: each rank's working set of `bytes` (its buffers: the source and destination
 // of a copy, the send and receive buffers of an exchange) moved at `gbytes_per_s` per rank or flow.
+// `moved`: how far the size's figure moved between the run's two moments where it was measured
+// again at the end (keep_faster), 1 - slower / faster; 0 where measured once.
 struct CurvePoint {
   double bytes = 0;
   double gbytes_per_s = 0;
+  double moved = 0;
 };
 
 // A one-direction rate in GB/s (1e9 bytes per second) and its origin; `detail` says what it is
@@ -52,14 +55,18 @@ struct Rate {
 // The rate for a rank's working set of `bytes`: the curve interpolated linearly in log2 of the
 // size between its points, the nearest end outside them; gbytes_per_s where it has no curve.
 double rate_at(const Rate& r, double bytes);
+// How far the figure for that working set moved between the run's two moments: the larger of its
+// two neighbouring points' `moved` (the nearest end's outside them); 0 without a curve.
+double moved_at(const Rate& r, double bytes);
 // The same rate measured again at another moment (the end of a run, its curve at the same sizes):
 // `r` keeps each point's faster figure, the machine's capability (and the faster of the two one
-// figures where `again` has one), and its spread becomes at least
-// how far its largest point moved between the two, 1 - slower / faster (docs/verdicts.md, "Stable
+// figures where `again` has one), each point's `moved` at least how far it moved between the two,
+// 1 - slower / faster, and its spread the larger of the two moments' (docs/verdicts.md, "Stable
 // inputs"). A rate without a curve, or one whose sizes differ from `again`'s, is left as it is;
 // returns whether `r` took `again` in.
 bool keep_faster(Rate& r, const Rate& again);
-// "16384:36.53,65536:36.42,..." and back; MachineModelError for a bad point or sizes not ascending.
+// "16384:36.53,65536:36.42,..." and back, a point that moved between two moments with its
+// movement third ("1048576:12.8:0.76"); MachineModelError for a bad point or sizes not ascending.
 std::string curve_text(const std::vector<CurvePoint>& curve);
 std::vector<CurvePoint> parse_curve(std::string_view text);
 
@@ -117,6 +124,10 @@ inline constexpr double kBusyContention = 1.1;
 // "2 ranks and other processes' 1.3 CPUs on 2 CPUs" ("2 ranks on 2 CPUs" where the others took
 // under 0.05 CPU); "" where the load was not recorded.
 std::string describe_load(const NodeModel& n);
+// What moved between the run's two moments on `n` (keep_faster), the rates by their largest
+// movement, most first: "intra moved up to 76% (at 1 MiB a rank, 12.8 GB/s at its faster moment),
+// intra_one 70% (...)"; "" where nothing was measured again or nothing moved.
+std::string describe_moved(const NodeModel& n);
 
 struct MachineModel {
   std::vector<NodeModel> nodes;  // in the order of the nodes' first ranks
@@ -130,8 +141,16 @@ struct MachineModel {
   FigureSource latency_source = FigureSource::none;
   std::string latency_detail;  // "8 B ping-pong, median of 3 passes of 100 round trips, ..."
   double latency_spread = 0;   // as Rate::spread: 1 - best / median over the probe's passes
+  // As CurvePoint::moved: how far it moved between the run's two moments (measured again at the
+  // end, keep_faster_latency), 1 - slower / faster; 0 where measured once.
+  double latency_moved = 0;
   bool latency_known() const { return latency_source != FigureSource::none && latency_us > 0; }
 };
+
+// The latency measured again at another moment (the end of a run): where both were measured, `m`
+// keeps the faster, the larger of the two spreads, its latency_moved at least how far the two moved
+// apart (1 - slower / faster) and `note` at the end of its detail; returns whether it took `again` in.
+bool keep_faster_latency(MachineModel& m, const MachineModel& again, std::string_view note);
 
 // ---------------------------------------------------------------------------- text form
 // One line per node, `node` then key=value fields (docs/bench.md, "The machine model"):
@@ -147,6 +166,7 @@ struct MachineModel {
 // whole machine on one `machine` line, after the nodes where the model has any:
 //
 //   machine latency_us=1.25 latency.source=measured latency.detail="8 B ping-pong, ..." latency.spread=0.12
+//           latency.moved=0.6
 //
 // (latency_us in microseconds; a text without the line reads as a model without a latency). A value with blanks,
 // quotes, '#' or '=' is double-quoted with \" and \\ escapes; '#' starts a comment outside quotes.
