@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "commscope/collectives/half.hpp"
+#include "commscope/common/numa_memory.hpp"
 #include "commscope/common/timing.hpp"
 #include "commscope/machine/gpu_links.hpp"
 #include "commscope/machine/nvml.hpp"
@@ -39,13 +40,30 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
       throw std::runtime_error(std::string(#call) + ": " + cublasGetStatusString(rc_) + " (" __FILE__ ")"); \
   } while (0)
 
+// Pinned host memory: placed on NUMA node `node` and registered with CUDA where given (and CUDA
+// registers it), else cudaMallocHost's, where this thread first touches it.
 struct HostBuffer {
-  explicit HostBuffer(std::size_t bytes) { COMMSCOPE_CUDA_CHECK(cudaMallocHost(&ptr, bytes)); }
+  HostBuffer(std::size_t bytes, int node) {
+    if (node >= 0) {
+      placed = std::make_unique<NodeMemory>(bytes, node);
+      if (cudaHostRegister(placed->data(), bytes, cudaHostRegisterDefault) == cudaSuccess) {
+        ptr = placed->data();
+        return;
+      }
+      (void)cudaGetLastError();
+      placed.reset();
+    }
+    COMMSCOPE_CUDA_CHECK(cudaMallocHost(&ptr, bytes));
+  }
   ~HostBuffer() {
-    if (ptr) cudaFreeHost(ptr);
+    if (placed)
+      cudaHostUnregister(placed->data());
+    else if (ptr)
+      cudaFreeHost(ptr);
   }
   HostBuffer(const HostBuffer&) = delete;
   HostBuffer& operator=(const HostBuffer&) = delete;
+  std::unique_ptr<NodeMemory> placed;
   void* ptr = nullptr;
 };
 
@@ -216,16 +234,16 @@ double d2d_gbytes(int device, std::size_t bytes, double window_s, int windows) {
   return copy_rate(device, b.ptr, a.ptr, bytes, cudaMemcpyDeviceToDevice, window_s, windows);
 }
 
-double h2d_gbytes(int device, std::size_t bytes, double window_s, int windows) {
+double h2d_gbytes(int device, std::size_t bytes, double window_s, int windows, int numa_node) {
   DeviceBuffer d(device, bytes);
-  const HostBuffer h(bytes);
+  const HostBuffer h(bytes, numa_node);
   std::memset(h.ptr, 1, bytes);
   return copy_rate(device, d.ptr, h.ptr, bytes, cudaMemcpyHostToDevice, window_s, windows);
 }
 
-double d2h_gbytes(int device, std::size_t bytes, double window_s, int windows) {
+double d2h_gbytes(int device, std::size_t bytes, double window_s, int windows, int numa_node) {
   DeviceBuffer d(device, bytes);
-  const HostBuffer h(bytes);
+  const HostBuffer h(bytes, numa_node);
   COMMSCOPE_CUDA_CHECK(cudaMemset(d.ptr, 1, bytes));
   return copy_rate(device, h.ptr, d.ptr, bytes, cudaMemcpyDeviceToHost, window_s, windows);
 }

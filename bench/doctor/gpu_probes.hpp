@@ -40,9 +40,11 @@ double gemm_gflops(int device, model::GemmType type, int n, double window_s, int
 // cudaMemcpyAsync device to device of `bytes` (many times the L2 cache); GB/s counted once (the
 // memory moves twice that: each byte is read and written).
 double d2d_gbytes(int device, std::size_t bytes, double window_s, int windows);
-// Pinned host memory (cudaMallocHost) to the device and back, `bytes` each way; GB/s.
-double h2d_gbytes(int device, std::size_t bytes, double window_s, int windows);
-double d2h_gbytes(int device, std::size_t bytes, double window_s, int windows);
+// Pinned host memory to the device and back, `bytes` each way; GB/s. The memory is placed on NUMA
+// node `numa_node` and registered (cudaHostRegister) where it is 0 or more, else (or where CUDA
+// will not register it) cudaMallocHost's.
+double h2d_gbytes(int device, std::size_t bytes, double window_s, int windows, int numa_node = -1);
+double d2h_gbytes(int device, std::size_t bytes, double window_s, int windows, int numa_node = -1);
 // Whether src can read and write dst's memory, peer access enabled where it can.
 bool peer_access(int src, int dst);
 // Peer copy src -> dst (cudaMemcpyPeerAsync on a stream of src, peer access enabled both ways)

@@ -19,6 +19,7 @@
 #include "commscope/collectives/gather_rows.hpp"
 #include "commscope/common/byte_size.hpp"
 #include "commscope/common/cpu_list.hpp"
+#include "commscope/common/numa_memory.hpp"
 #include "commscope/machine/gpu_links.hpp"
 #include "commscope/machine/machine_detect.hpp"
 #include "cuda_check.hpp"
@@ -55,10 +56,15 @@ GpuRow probe_gpu(const Options& o, int rank, const Layout& layout, int device,
   const bool mine = device >= 0;
   const gpu::Properties p = mine ? gpu::properties(device) : gpu::Properties{};
   h5::set_fixed(row.name, p.name);
-  // The host copies' buffers are pinned where this rank first touches them: near its GPU or not.
-  const std::string placed = mine ? machine::host_memory_placement(machine::sysfs_numa_node("/sys", p.bus_id),
-                                                                   machine::numa_nodes_of("/sys", affinity_cpus()))
-                                  : "";
+  // The host copies' buffers are placed on the GPU's NUMA node where the system names one and the
+  // kernel binds memory there (one page tried first), else where this rank first touches them.
+  const int gpu_node = mine ? machine::sysfs_numa_node("/sys", p.bus_id) : -1;
+  const NodeMemory trial(1, gpu_node);
+  const int host_node = trial.placed() ? gpu_node : -1;
+  const std::string placed =
+      mine ? machine::host_memory_placement(gpu_node, machine::numa_nodes_of("/sys", affinity_cpus()),
+                                            trial.placed() ? std::string() : trial.why_not())
+           : "";
   if (!placed.empty()) {
     std::printf("# gpus: %s rank %d GPU %d: %s\n", layout.hosts[static_cast<std::size_t>(rank)].c_str(), rank, device,
                 placed.c_str());
@@ -84,10 +90,10 @@ GpuRow probe_gpu(const Options& o, int rank, const Layout& layout, int device,
     row.d2d_peak_GBps = p.memory_peak_bytes > 0 ? p.memory_peak_bytes / 2 / 1e9 : kNaN;
   }
   together("the copies from the host");
-  if (mine) row.h2d_GBps = gpu::h2d_gbytes(device, bytes, window, windows);
+  if (mine) row.h2d_GBps = gpu::h2d_gbytes(device, bytes, window, windows, host_node);
   together("the copies to the host");
   if (mine) {
-    row.d2h_GBps = gpu::d2h_gbytes(device, bytes, window, windows);
+    row.d2h_GBps = gpu::d2h_gbytes(device, bytes, window, windows, host_node);
     row.host_link_GBps = p.host_link_gbytes > 0 ? p.host_link_gbytes : kNaN;
     h5::set_fixed(row.host_link, p.host_link);
   }

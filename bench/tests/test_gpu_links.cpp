@@ -154,17 +154,27 @@ TEST(GpuLinks, HostMemoryNearItsGpu) {
   EXPECT_EQ(numa_nodes_of(sys.string(), {0, 1}), std::vector<int>{0});
   EXPECT_EQ(numa_nodes_of(sys.string(), {3, 4}), (std::vector<int>{0, 1}));
   EXPECT_TRUE(numa_nodes_of((sys / "none").string(), {0}).empty());
-  // Bound near its GPU: nothing to say; bound to the other socket: said; not bound: said.
-  EXPECT_EQ(host_memory_placement(1, {1}), "");
-  EXPECT_EQ(host_memory_placement(1, {0}),
-            "the GPU is on NUMA node 1, the rank's CPUs on node 0: its pinned host memory is on the other socket, "
-            "and its host copies cross between them (bind each rank near its GPU: mpirun --map-by numa, srun "
+  // The memory placed on the GPU's node: nothing to say unless the rank is bound to another node.
+  EXPECT_EQ(host_memory_placement(1, {1}, ""), "");
+  EXPECT_EQ(host_memory_placement(1, {0, 1}, ""), "");
+  EXPECT_EQ(host_memory_placement(1, {0}, ""),
+            "the GPU is on NUMA node 1, the rank's CPUs on node 0: its pinned host memory is placed on the GPU's "
+            "node, and the rank's own work crosses to it (bind each rank near its GPU: mpirun --map-by numa, srun "
             "--cpu-bind)");
-  EXPECT_EQ(host_memory_placement(1, {0, 1}),
-            "the GPU is on NUMA node 1, the rank may run on nodes 0,1 (not bound to one): its pinned host memory is "
-            "on whichever node it first touched it from");
-  EXPECT_EQ(host_memory_placement(-1, {0}), "");
-  EXPECT_EQ(host_memory_placement(0, {}), "");
+  // Not placed (the kernel refused): bound near its GPU: nothing to say; bound to the other
+  // socket: said; not bound: said, each with the reason.
+  const std::string refused = "mbind to node 1: Operation not permitted";
+  EXPECT_EQ(host_memory_placement(1, {1}, refused), "");
+  EXPECT_EQ(host_memory_placement(1, {0}, refused),
+            "the GPU is on NUMA node 1, the rank's CPUs on node 0: its pinned host memory could not be placed on "
+            "the GPU's node (mbind to node 1: Operation not permitted): it is on the other socket, and its host "
+            "copies cross between them (bind each rank near its GPU: mpirun --map-by numa, srun --cpu-bind)");
+  EXPECT_EQ(host_memory_placement(1, {0, 1}, refused),
+            "the GPU is on NUMA node 1, the rank may run on nodes 0,1 (not bound to one): its pinned host memory "
+            "could not be placed on the GPU's node (mbind to node 1: Operation not permitted): it is on whichever "
+            "node the rank first touched it from");
+  EXPECT_EQ(host_memory_placement(-1, {0}, refused), "");
+  EXPECT_EQ(host_memory_placement(0, {}, refused), "");
   fs::remove_all(sys);
 }
 

@@ -181,9 +181,10 @@ std::vector<int> numa_nodes_of(const std::string& sys, const std::vector<int>& c
   return nodes;
 }
 
-std::string host_memory_placement(int gpu_node, const std::vector<int>& rank_nodes) {
+std::string host_memory_placement(int gpu_node, const std::vector<int>& rank_nodes, const std::string& not_placed) {
   if (gpu_node < 0 || rank_nodes.empty()) return "";
-  if (rank_nodes.size() == 1 && rank_nodes[0] == gpu_node) return "";
+  const bool near = std::find(rank_nodes.begin(), rank_nodes.end(), gpu_node) != rank_nodes.end();
+  if (near && (rank_nodes.size() == 1 || not_placed.empty())) return "";
   std::string nodes;
   for (const int n : rank_nodes) {
     if (!nodes.empty()) nodes += ',';
@@ -191,15 +192,27 @@ std::string host_memory_placement(int gpu_node, const std::vector<int>& rank_nod
   }
   std::string out = "the GPU is on NUMA node ";
   out.append(std::to_string(gpu_node)).append(", ");
-  if (std::find(rank_nodes.begin(), rank_nodes.end(), gpu_node) == rank_nodes.end())
+  const std::string bind = "bind each rank near its GPU: mpirun --map-by numa, srun --cpu-bind";
+  if (not_placed.empty())
     return out.append("the rank's CPUs on node ")
         .append(nodes)
-        .append(
-            ": its pinned host memory is on the other socket, and its host copies cross between them (bind each "
-            "rank near its GPU: mpirun --map-by numa, srun --cpu-bind)");
+        .append(": its pinned host memory is placed on the GPU's node, and the rank's own work crosses to it (")
+        .append(bind)
+        .append(")");
+  const std::string unplaced = "its pinned host memory could not be placed on the GPU's node (" + not_placed + ")";
+  if (!near)
+    return out.append("the rank's CPUs on node ")
+        .append(nodes)
+        .append(": ")
+        .append(unplaced)
+        .append(": it is on the other socket, and its host copies cross between them (")
+        .append(bind)
+        .append(")");
   return out.append("the rank may run on nodes ")
       .append(nodes)
-      .append(" (not bound to one): its pinned host memory is on whichever node it first touched it from");
+      .append(" (not bound to one): ")
+      .append(unplaced)
+      .append(": it is on whichever node the rank first touched it from");
 }
 
 }  // namespace commscope::machine

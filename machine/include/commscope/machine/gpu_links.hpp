@@ -62,9 +62,13 @@ int sysfs_numa_node(const std::string& sys, std::string_view bus_id);
 // The NUMA nodes holding any of `cpus` (devices/system/node/nodeN/cpulist), ascending; empty where
 // the tree has none.
 std::vector<int> numa_nodes_of(const std::string& sys, const std::vector<int>& cpus);
-// Where a rank's pinned host memory lands against its GPU on NUMA node `gpu_node`, the rank's CPUs
-// on `rank_nodes` (a page is placed on the node of the CPU that first touches it): "" where they
-// are the GPU's node or either is not known; else why its host copies may cross between sockets.
-std::string host_memory_placement(int gpu_node, const std::vector<int>& rank_nodes);
+// What a rank should hear of where its pinned host memory lies against its GPU on NUMA node
+// `gpu_node`, the rank's CPUs on `rank_nodes`. Where the memory was bound to the GPU's node
+// (`not_placed` empty: common/numa_memory.hpp) the host copies stay on its socket, and only a rank
+// bound to another node hears of it (its own work crosses); where it could not be (`not_placed`
+// says why), a page lands on the node of the CPU that first touches it, and a rank bound away from
+// the GPU or not bound to one hears that its host copies may cross between sockets. "" where there
+// is nothing to say or either node is not known.
+std::string host_memory_placement(int gpu_node, const std::vector<int>& rank_nodes, const std::string& not_placed);
 
 }  // namespace commscope::machine
