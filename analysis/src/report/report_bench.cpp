@@ -192,7 +192,7 @@ void write_machine(ReportWriter& w, const BenchFile& run) {
   Table t({"host", "ranks", "cpus", "gpus", "copy_GBps", "copy_source", "intra_GBps", "intra_source", "nic_GBps",
            "nic_source", "nic_measured_GBps", "nic_measured_source"});
   std::string details, load;
-  Table curves({"host", "rate", "working_set", "GBps"});
+  Table curves({"host", "rate", "working_set", "GBps", "moved_pct"});
   curves.bytes_column(2);
   for (const NodeModel& n : m.nodes) {
     std::vector<std::string> row{n.host, std::to_string(n.ranks), std::to_string(n.cpus), std::to_string(n.gpus)};
@@ -223,7 +223,8 @@ void write_machine(ReportWriter& w, const BenchFile& run) {
                                   {"intra", &n.intra},
                                   {"intra_one", &n.intra_one}})
       for (const CurvePoint& c : r->curve)
-        curves.add({n.host, name, bytes_cell(c.bytes), format_number(c.gbytes_per_s, 4)});
+        curves.add(
+            {n.host, name, bytes_cell(c.bytes), format_number(c.gbytes_per_s, 4), format_number(100 * c.moved, 3)});
     if (n.load.known())
       load += (load.empty() ? "" : "; ") + n.host + ": " + describe_load(n) +
               (contention(n) >= kBusyContention ? " (busy)" : "");
@@ -243,7 +244,9 @@ void write_machine(ReportWriter& w, const BenchFile& run) {
         "buffer (shm's reductions); intra, a ring exchange among the "
         "node's ranks, per flow; intra_one, a ping-pong between two of them, the others idle. working_set is a rank's "
         "two buffers; each row is priced at the rate of its own working set (log2-interpolated between the sizes, the "
-        "nearest end beyond them), and its verdict names the point.");
+        "nearest end beyond them), and its verdict names the point. Where the run measured them again at its end, each "
+        "is the faster of the two moments and moved_pct how far the two were apart (100 x (1 - slower / faster)), "
+        "which the verdicts of rows priced there allow for.");
     w.table("machine_curves", curves);
   }
   if (!load.empty())
