@@ -5,7 +5,8 @@
 # the user's --link-rate and --machine figures over the detected ones (a machine-file line naming
 # no host of the run is warned about), how far each probe moved and the nodes' load over the run
 # (rewritten into the header at the end), and `commscope-report bench` shows them in its Machine
-# section. Exit 77 (skipped) without a python3 with h5py ($H5PY_PYTHON, else python3).
+# section (each rate by size with how far it moved, 0 here: the run is not measured again). Exit 77
+# (skipped) without a python3 with h5py ($H5PY_PYTHON, else python3).
 #   machine_model.sh WORKDIR REPORT -- launcher-and-bench... (2 ranks)
 set -u
 work=$1 report=$2
@@ -77,6 +78,6 @@ printf '%s\n' "$rep" | sed -n '/^Machine$/,/^What each figure is/p'
 printf '%s\n' "$rep" | grep -Eq "^$(hostname) +2 +$(getconf _NPROCESSORS_ONLN) +0 +[0-9.]+ +measured +[0-9.]+ +measured +0\.125 +user +- +none$" ||
   fail "the report's Machine section lacks the node's row"
 printf '%s\n' "$rep" | grep -q "$(hostname) nic: --link-rate $(hostname)=1gbit" || fail "the report does not say what the nic figure is"
-printf '%s\n' "$rep" | grep -Eq "^$(hostname) +intra_one +16 KiB +[0-9.]+$" || fail "the report's Machine section lacks the rates by size"
-printf '%s\n' "$rep" | grep -Eq "^$(hostname) +reduce_slot +16 KiB +[0-9.]+$" || fail "the report's rates by size lack reduce_slot"
+printf '%s\n' "$rep" | grep -Eq "^$(hostname) +intra_one +16 KiB +[0-9.]+ +[0-9.]+$" || fail "the report's Machine section lacks the rates by size"
+printf '%s\n' "$rep" | grep -Eq "^$(hostname) +reduce_slot +16 KiB +[0-9.]+ +[0-9.]+$" || fail "the report's rates by size lack reduce_slot"
 echo "machine_model.sh: ok"
