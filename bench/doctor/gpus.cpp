@@ -57,14 +57,15 @@ GpuRow probe_gpu(const Options& o, int rank, const Layout& layout, int device,
   const gpu::Properties p = mine ? gpu::properties(device) : gpu::Properties{};
   h5::set_fixed(row.name, p.name);
   // The host copies' buffers are placed on the GPU's NUMA node where the system names one and the
-  // kernel binds memory there (one page tried first), else where this rank first touches them.
-  const int gpu_node = mine ? machine::sysfs_numa_node("/sys", p.bus_id) : -1;
-  const NodeMemory trial(1, gpu_node);
-  const int host_node = trial.placed() ? gpu_node : -1;
-  const std::string placed =
-      mine ? machine::host_memory_placement(gpu_node, machine::numa_nodes_of("/sys", affinity_cpus()),
-                                            trial.placed() ? std::string() : trial.why_not())
-           : "";
+  // kernel places memory there (one page tried first), else where this rank first touches them.
+  int host_node = -1;
+  std::string placed;  // what the rank should hear of it
+  if (const int gpu_node = mine ? machine::sysfs_numa_node("/sys", p.bus_id) : -1; gpu_node >= 0) {
+    const NodeMemory trial(1, gpu_node);
+    if (trial.placed()) host_node = gpu_node;
+    placed = machine::host_memory_placement(gpu_node, machine::numa_nodes_of("/sys", affinity_cpus()),
+                                            trial.placed() ? std::string() : trial.why_not());
+  }
   if (!placed.empty()) {
     std::printf("# gpus: %s rank %d GPU %d: %s\n", layout.hosts[static_cast<std::size_t>(rank)].c_str(), rank, device,
                 placed.c_str());

@@ -63,7 +63,7 @@ int sysfs_numa_node(const std::string& sys, std::string_view bus_id);
 // the tree has none.
 std::vector<int> numa_nodes_of(const std::string& sys, const std::vector<int>& cpus);
 // What a rank should hear of where its pinned host memory lies against its GPU on NUMA node
-// `gpu_node`, the rank's CPUs on `rank_nodes`. Where the memory was bound to the GPU's node
+// `gpu_node`, the rank's CPUs on `rank_nodes`. Where the memory was placed on the GPU's node
 // (`not_placed` empty: common/numa_memory.hpp) the host copies stay on its socket, and only a rank
 // bound to another node hears of it (its own work crosses); where it could not be (`not_placed`
 // says why), a page lands on the node of the CPU that first touches it, and a rank bound away from
