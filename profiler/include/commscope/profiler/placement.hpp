@@ -19,7 +19,6 @@ struct CpuPlacement {
 // This process's, now (Linux: sched_getaffinity and the online CPUs).
 CpuPlacement this_process_cpus();
 
-
 struct PlacementSummary {
   bool known = false;  // every rank recorded its CPUs (files written before they did: false)
   // A host ran more ranks than it has CPUs with some rank free to run on any of them: which
