@@ -322,8 +322,10 @@ void add_machine_options(CLI::App& app, Options& o, RawFlags& r) {
       "machine file: lines 'node host=NAME key=value ...' and 'machine latency_us=US' completing or overriding "
       "the detected model (docs/bench.md, \"The machine model\"); without it, the file COMMSCOPE_MACHINE names, "
       "if set");
-  app.add_option("--doctor", o.doctor_file,
-                 "commscope-doctor file: its measured pairs give each host's link rate and the latency per message");
+  app.add_option(
+      "--doctor", o.doctor_file,
+      "commscope-doctor file: its measured pairs give each host's link rate and the latency per message, and with "
+      "--device cuda its GPU pairs (doctor --device cuda) the link between each host's GPUs");
   app.add_option("--reprobe-after", o.reprobe_after_s,
                  "seconds: a run lasting longer measures the machine's rates by size again at its end and keeps the "
                  "faster of the two moments, how far they moved widening its verdicts' band (0: always; -1: never)")

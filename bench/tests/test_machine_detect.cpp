@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "commscope/collectives/error.hpp"
 #include "commscope/formats/doctor_file.hpp"
@@ -158,6 +159,74 @@ TEST(MachineDetect, DoctorLatencyIsTheLargestPair) {
   EXPECT_EQ(m.latency_source, FigureSource::doctor);
   EXPECT_EQ(m.latency_detail, "lat.h5: 8 B half round trip, the largest of 3 pairs (best pass each; host1-host3)");
   EXPECT_DOUBLE_EQ(from_text(to_text(m)).latency_us, 61);
+}
+
+// A GPU doctor file (--device cuda): host1's 4 GPUs, their pairs at 370 GB/s one way and 720 both
+// ways but GPU 1 <-> 3 (120 and 200); host2's 2 GPUs without peer access (NaN). For a run on GPUs
+// host1's intra is the median over its 6 pairs of half the both-ways figure and intra_one the
+// median over its 12 ordered pairs, the slow pair named; host2 has none (its NVML figure stays); a
+// run on CPUs takes only the pairs' figures.
+TEST(MachineDetect, DoctorGpuPairsPerHost) {
+  TempDir dir;
+  const std::string path = (dir.path / "gpus.h5").string();
+  {
+    doctor::File f(path, 2, 2);
+    doctor::PairRow pr;
+    pr.src = 0, pr.dst = 1, pr.bandwidth_GBps = 25, pr.latency_us = 3;
+    h5::set_fixed(pr.src_host, "host1"), h5::set_fixed(pr.dst_host, "host2");
+    f.add(std::vector<doctor::PairRow>{pr});
+    std::vector<doctor::PeerRow> peers;
+    auto peer = [&](const char* host, int s, int d, double oneway, double bidir) {
+      doctor::PeerRow r;
+      r.src = s, r.dst = d, r.oneway_GBps = oneway, r.bidir_GBps = bidir;
+      h5::set_fixed(r.host, host);
+      peers.push_back(r);
+    };
+    for (int s = 0; s < 4; ++s)
+      for (int d = 0; d < 4; ++d)
+        if (s != d) {
+          const bool slow = (s == 1 && d == 3) || (s == 3 && d == 1);
+          peer("host1", s, d, slow ? 120 : 370, slow ? 200 : 720);
+        }
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    peer("host2", 0, 1, nan, nan), peer("host2", 1, 0, nan, nan);
+    f.add(peers);
+    f.finish("complete");
+  }
+  const auto model = [] {
+    MachineModel m;
+    for (const char* h : {"host1", "host2"}) {
+      NodeModel n;
+      n.host = h, n.gpus = 4;
+      n.intra = {450, FigureSource::system, "NVLink version code 4 x18 (NVML; PCIe gen 5 x16)"};
+      m.nodes.push_back(n);
+    }
+    return m;
+  };
+  MachineModel cpu = model();
+  const std::vector<MachineEntry> pairs_only = doctor_link_entries(path);
+  EXPECT_TRUE(apply_entries(cpu, pairs_only, std::vector<std::string>(pairs_only.size(), "d")).empty());
+  EXPECT_EQ(cpu.nodes[0].intra.source, FigureSource::system);
+  EXPECT_DOUBLE_EQ(cpu.nodes[0].nic_measured.gbytes_per_s, 25);
+
+  MachineModel gpu = model();
+  const std::vector<MachineEntry> entries = doctor_link_entries(path, true);
+  ASSERT_EQ(entries.size(), pairs_only.size() + 1);
+  EXPECT_TRUE(apply_entries(gpu, entries, std::vector<std::string>(entries.size(), "d")).empty());
+  const NodeModel& h1 = gpu.nodes[0];
+  EXPECT_DOUBLE_EQ(h1.intra.gbytes_per_s, 360);  // 5 pairs at 720 / 2, one at 200 / 2
+  EXPECT_EQ(h1.intra.source, FigureSource::doctor);
+  EXPECT_EQ(h1.intra.detail,
+            "gpus.h5: median of 6 GPU pairs, both ways at once, per direction (slowest GPU 1 <-> 3 100GB/s)");
+  EXPECT_DOUBLE_EQ(h1.intra_one.gbytes_per_s, 370);
+  EXPECT_EQ(h1.intra_one.detail, "gpus.h5: median of 12 GPU pairs, one way alone (slowest GPU 1 -> 3 120GB/s)");
+  EXPECT_EQ(gpu.nodes[1].intra.source, FigureSource::system);
+  EXPECT_FALSE(gpu.nodes[1].intra_one.known());
+  EXPECT_DOUBLE_EQ(gpu.nodes[0].nic_measured.gbytes_per_s, 25);
+  // The header's text form carries them.
+  const MachineModel back = from_text(to_text(gpu));
+  EXPECT_DOUBLE_EQ(back.nodes[0].intra.gbytes_per_s, 360);
+  EXPECT_EQ(back.nodes[0].intra.source, FigureSource::doctor);
 }
 
 TEST(MachineDetect, EntriesOverTheDetectedModel) {

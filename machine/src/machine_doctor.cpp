@@ -1,5 +1,6 @@
-// --doctor FILE: each host's measured link rate and the latency from a doctor file's pairs
-// (machine_detect.hpp; the rule is the model's doctor_entries, which the report's --doctor shares).
+// --doctor FILE: each host's measured link rate and the latency from a doctor file's pairs, and for
+// a run on GPUs the link between each host's GPUs from its GPU pairs (machine_detect.hpp; the rules
+// are the model's doctor_entries and doctor_gpu_entries, which the report's --doctor shares).
 #include <filesystem>
 
 #include "commscope/collectives/error.hpp"
@@ -10,8 +11,9 @@
 
 namespace commscope::machine {
 
-std::vector<MachineEntry> doctor_link_entries(const std::string& path) {
+std::vector<MachineEntry> doctor_link_entries(const std::string& path, bool gpus) {
   std::vector<PairMeasurement> pairs;
+  std::vector<GpuPairMeasurement> gpu_pairs;
   try {
     if (!std::filesystem::is_regular_file(path)) throw InvalidArgument("no such file");
     const h5::File file = h5::File::open(path);
@@ -21,10 +23,16 @@ std::vector<MachineEntry> doctor_link_entries(const std::string& path) {
     for (const formats::doctor::PairRow& r : formats::doctor::read_pairs(file, std::filesystem::file_size(path)))
       pairs.push_back({r.src, r.dst, std::string(h5::get_fixed(r.src_host)), std::string(h5::get_fixed(r.dst_host)),
                        r.latency_us, r.bandwidth_GBps});
+    if (gpus)
+      for (const formats::doctor::PeerRow& r : formats::doctor::read_peers(file, std::filesystem::file_size(path)))
+        gpu_pairs.push_back({std::string(h5::get_fixed(r.host)), r.src, r.dst, r.oneway_GBps, r.bidir_GBps});
   } catch (const std::exception& e) {
     throw InvalidArgument("--doctor '" + path + "': " + e.what());
   }
-  return doctor_entries(std::filesystem::path(path).filename().string(), pairs);
+  const std::string name = std::filesystem::path(path).filename().string();
+  std::vector<MachineEntry> entries = doctor_entries(name, pairs);
+  for (MachineEntry& e : doctor_gpu_entries(name, gpu_pairs)) entries.push_back(std::move(e));
+  return entries;
 }
 
 }  // namespace commscope::machine

@@ -1,13 +1,16 @@
 // Machine-file entries from the tools' other flags, shared by the bench and the report:
-// --link-rate's HOST=RATE and a doctor file's pairs (machine_model.hpp).
+// --link-rate's HOST=RATE and a doctor file's pairs, its hosts' and its GPUs' (machine_model.hpp).
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <set>
 #include <string>
 #include <system_error>
+#include <tuple>
 #include <utility>
 
+#include "commscope/common/stats.hpp"
 #include "commscope/model/machine_model.hpp"
 
 namespace commscope {
@@ -60,6 +63,57 @@ std::vector<MachineEntry> doctor_entries(std::string_view file_name, std::span<c
                     {"latency.detail", detail}},
                    0,
                    true});
+  }
+  return out;
+}
+
+namespace {
+
+// One figure of a host's GPU pairs as machine-file fields: `key`, the median of `of` over `rows`, its
+// source doctor and a detail naming the slowest pair.
+std::vector<std::pair<std::string, std::string>> gpu_pairs_figure(const std::string& file_name, const std::string& key,
+                                                                  const std::vector<const GpuPairMeasurement*>& rows,
+                                                                  double (*of)(const GpuPairMeasurement&),
+                                                                  std::string_view how, std::string_view between) {
+  std::vector<double> values;
+  for (const GpuPairMeasurement* p : rows) values.push_back(of(*p));
+  const GpuPairMeasurement& slowest =
+      **std::min_element(rows.begin(), rows.end(), [&](const auto* a, const auto* b) { return of(*a) < of(*b); });
+  std::string detail =
+      file_name + ": median of " + std::to_string(rows.size()) + " GPU pair" + (rows.size() > 1 ? "s" : "") + ", ";
+  detail.append(how).append(" (slowest GPU ").append(std::to_string(slowest.src)).append(between);
+  detail.append(std::to_string(slowest.dst)).append(" ").append(rate_text(of(slowest))).append(")");
+  return {{key, rate_text(stats::median(values))}, {key + ".source", "doctor"}, {key + ".detail", detail}};
+}
+
+}  // namespace
+
+std::vector<MachineEntry> doctor_gpu_entries(std::string_view file_name, std::span<const GpuPairMeasurement> pairs) {
+  const auto measured = [](double v) { return v > 0 && std::isfinite(v); };
+  // Per host its ordered pairs, and each pair of GPUs once for the both-ways figure (measured once,
+  // written in both of its rows).
+  std::map<std::string, std::pair<std::vector<const GpuPairMeasurement*>, std::vector<const GpuPairMeasurement*>>>
+      per_host;
+  std::set<std::tuple<std::string, std::int64_t, std::int64_t>> seen;
+  for (const GpuPairMeasurement& p : pairs) {
+    if (!measured(p.oneway_GBps) || !measured(p.bidir_GBps)) continue;
+    auto& [ordered, unordered] = per_host[p.host];
+    ordered.push_back(&p);
+    if (seen.insert({p.host, std::min(p.src, p.dst), std::max(p.src, p.dst)}).second) unordered.push_back(&p);
+  }
+  const std::string name(file_name);
+  std::vector<MachineEntry> out;
+  for (const auto& [host, rows] : per_host) {
+    MachineEntry e{host,
+                   gpu_pairs_figure(
+                       name, "intra", rows.second, [](const GpuPairMeasurement& p) { return p.bidir_GBps / 2; },
+                       "both ways at once, per direction", " <-> "),
+                   0};
+    for (auto& f : gpu_pairs_figure(
+             name, "intra_one", rows.first, [](const GpuPairMeasurement& p) { return p.oneway_GBps; }, "one way alone",
+             " -> "))
+      e.fields.push_back(std::move(f));
+    out.push_back(std::move(e));
   }
   return out;
 }

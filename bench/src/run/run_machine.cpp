@@ -9,7 +9,7 @@ RunMachine::RunMachine(const Options& o, MPI_Comm comm)
     : device_(o.device), timeout_s_(o.timeout_s), reprobe_after_s_(o.reprobe_after_s) {
   std::vector<MachineEntry> entries;
   std::vector<std::string> origins;
-  if (!o.doctor_file.empty()) entries = machine::doctor_link_entries(o.doctor_file);
+  if (!o.doctor_file.empty()) entries = machine::doctor_link_entries(o.doctor_file, o.device == "cuda");
   origins.assign(entries.size(), "--doctor " + o.doctor_file);
   entries.insert(entries.end(), o.machine_entries.begin(), o.machine_entries.end());
   origins.insert(origins.end(), o.machine_origins.begin(), o.machine_origins.end());

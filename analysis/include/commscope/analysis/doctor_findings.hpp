@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "commscope/model/machine_model.hpp"
+
 namespace commscope::analysis {
 
 // One GPU of one rank (commscope-doctor --device cuda): its rates and the peaks they are set against
@@ -41,11 +43,7 @@ struct DoctorGpu {
   std::string host_link;  // "PCIe gen 5 x16 (nvidia-smi: max gen, width now)"
 };
 // One ordered pair of a node's GPUs: the peer copy src -> dst alone, and both directions at once.
-struct DoctorPeer {
-  std::string host;
-  std::int64_t src = 0, dst = 0;
-  double oneway_GBps = 0, bidir_GBps = 0;
-};
+using DoctorPeer = GpuPairMeasurement;  // model/machine_model.hpp
 
 // What a doctor run measured, as plain values (the file's rows, without their file).
 struct DoctorValues {

@@ -218,6 +218,25 @@ struct PairMeasurement {
 // doctor) where a pair measured one. Pairs inside a node give no link rate.
 std::vector<MachineEntry> doctor_entries(std::string_view file_name, std::span<const PairMeasurement> pairs);
 
+// One ordered pair of a node's GPUs as commscope-doctor --device cuda measured it (docs/doctor.md):
+// the peer copy from src to dst alone, and both directions at once (the sum of the two); NaN or 0
+// where not measured (no peer access). The report's reading of a doctor file gives these
+// (analysis's DoctorPeer); the bench converts the file's rows.
+struct GpuPairMeasurement {
+  std::string host;
+  std::int64_t src = 0, dst = 0;  // CUDA device indices on the node
+  double oneway_GBps = 0, bidir_GBps = 0;
+};
+
+// --doctor FILE's GPU pairs as a machine file's entries for a run on GPUs (`file_name` in their
+// details): per host with a measured pair, `intra` (a flow with the reverse one at once, as a
+// ring's or a pairwise step's: half a pair's both-ways figure) and `intra_one` (one copy alone),
+// each the median over the host's pairs, source doctor, the detail naming the slowest pair. The
+// median is the node's link as its pairs measure it, so a collective that crosses a slow pair reads
+// below it, as the doctor's report names that pair; hosts without peer access give none (their
+// copies go through the host; the NVML figure stays).
+std::vector<MachineEntry> doctor_gpu_entries(std::string_view file_name, std::span<const GpuPairMeasurement> pairs);
+
 // --link-rate's HOST=RATE (HOST or *; RATE as parse_rate reads it): an entry giving that host's
 // link rate (nic). Throws MachineModelError for another form or a bad rate.
 MachineEntry link_rate_entry(std::string_view text);
