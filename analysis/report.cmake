@@ -198,8 +198,8 @@ if(COMMSCOPE_BUILD_TESTS)
       "three_hosts_slow_host|slow host links: host1"
       "three_hosts_slow_link|slow link: host2 <-> host3"
       "gpu_clean|none"
-      "gpu_faults|slow GPU: host2 rank 13 GPU 5|slow peer link: host1 GPU 2 <-> GPU 6"
-      "gpu_host_link|slow GPU host link: host1 rank 3 GPU 3")
+      "gpu_faults|slow GPU: host2 rank 13 GPU 5 (0000:68:00.0)|slow peer link: host1 GPU 2 <-> GPU 6"
+      "gpu_host_link|slow GPU host link: host1 rank 3 GPU 3 (0000:48:00.0)")
     string(REPLACE "|" ";" parts "${case}")
     list(GET parts 0 name)
     list(SUBLIST parts 1 -1 want)

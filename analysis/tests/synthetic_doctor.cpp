@@ -171,6 +171,9 @@ void write_gpus(const std::filesystem::path& dir, const GpuFault& f) {
     g.rank = r, g.node = r / kGpus, g.device = r % kGpus;
     commscope::h5::set_fixed(g.host, gpu_host(r / kGpus));
     commscope::h5::set_fixed(g.name, "NVIDIA H100 80GB HBM3");
+    char bus[16];
+    std::snprintf(bus, sizeof bus, "0000:%02X:00.0", 0x18 + 0x10 * (r % kGpus));
+    commscope::h5::set_fixed(g.bus_id, bus);
     const double gemm = r == f.gemm_rank ? 0.5 : 1.0, link = r == f.link_rank ? 0.5 : 1.0;
     g.gemm_bf16_gflops = 0.66 * bf16_peak * spread(rng) * gemm;
     g.gemm_bf16_peak_gflops = bf16_peak;

@@ -3,6 +3,8 @@
 // a node of slow GPUs, a slow peer link one way or only both ways, a slow host link.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -165,7 +167,7 @@ ca::DoctorValues gpu_cluster(int hosts, const std::function<void(int, ca::Doctor
     std::string host = "g";
     host += std::to_string(r / 4);
     v.host_of.push_back(host);
-    ca::DoctorGpu g{host, r, r % 4, "", 50e3, 67e3, 700e3, 1070e3, 2800, 3352, 53, 54, 63, ""};
+    ca::DoctorGpu g{host, r, r % 4, "", 50e3, 67e3, 700e3, 1070e3, 2800, 3352, 53, 54, 63, "", ""};
     if (gpu) gpu(r, g);
     v.gpus.push_back(g);
     for (int d = 0; d < 4; ++d) {
@@ -194,6 +196,18 @@ TEST(DoctorGpuFindings, SlowGpuIsOneFindingOfItsProbes) {
             std::string::npos)
       << f.findings[0].text;
   EXPECT_NE(f.findings[0].text.find("\n  device copy 933 GB/s"), std::string::npos) << f.findings[0].text;
+}
+
+TEST(DoctorGpuFindings, EachRankItsOwnGpuIsNamedByBusId) {
+  // A launcher that gives each rank a GPU of its own shows each rank one, as device 0: the bus id
+  // tells which GPU of the machine is slow.
+  const ca::DoctorFindings f = ca::find_doctor_outliers(gpu_cluster(2, [](int r, ca::DoctorGpu& g) {
+    char bus[16];
+    std::snprintf(bus, sizeof bus, "0000:%02X:00.0", 0x1B + 16 * (r % 4));
+    g.device = 0, g.bus_id = bus;
+    if (r == 5) g.gemm_bf16_gflops /= 2;
+  }));
+  EXPECT_EQ(kinds(f), std::vector<std::string>{"gpu: g1 rank 5 GPU 0 (0000:2B:00.0)"});
 }
 
 TEST(DoctorGpuFindings, NodeOfSlowGpusIsNamedNotEachGpu) {

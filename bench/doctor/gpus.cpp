@@ -56,6 +56,7 @@ GpuRow probe_gpu(const Options& o, int rank, const Layout& layout, int device,
   const bool mine = device >= 0;
   const gpu::Properties p = mine ? gpu::properties(device) : gpu::Properties{};
   h5::set_fixed(row.name, p.name);
+  h5::set_fixed(row.bus_id, p.bus_id);
   // The host copies' buffers are placed on the GPU's NUMA node where the system names one and the
   // kernel places memory there (one page tried first), else where this rank first touches them.
   int host_node = -1;
@@ -233,10 +234,11 @@ void run_gpus(Communicator& world, const Options& o, const Layout& layout, Outpu
       char bf16[32] = "-";
       if (std::isfinite(g.gemm_bf16_gflops)) std::snprintf(bf16, sizeof bf16, "%.1f", g.gemm_bf16_gflops / 1e3);
       std::printf(
-          "  rank %4lld %-16s GPU %lld %s: bf16 GEMM %s TFLOP/s%s, fp32 %.1f%s; device copy %.0f GB/s%s; "
+          "  rank %4lld %-16s GPU %lld (%s) %s: bf16 GEMM %s TFLOP/s%s, fp32 %.1f%s; device copy %.0f GB/s%s; "
           "host to device %.1f, device to host %.1f GB/s%s, link %s\n",
-          static_cast<long long>(g.rank), text(g.host).c_str(), static_cast<long long>(g.device), text(g.name).c_str(),
-          bf16, of_peak(g.gemm_bf16_gflops, g.gemm_bf16_peak_gflops).c_str(), g.gemm_fp32_gflops / 1e3,
+          static_cast<long long>(g.rank), text(g.host).c_str(), static_cast<long long>(g.device),
+          text(g.bus_id).c_str(), text(g.name).c_str(), bf16,
+          of_peak(g.gemm_bf16_gflops, g.gemm_bf16_peak_gflops).c_str(), g.gemm_fp32_gflops / 1e3,
           of_peak(g.gemm_fp32_gflops, g.gemm_fp32_peak_gflops).c_str(), g.d2d_GBps,
           of_peak(g.d2d_GBps, g.d2d_peak_GBps).c_str(), g.h2d_GBps, g.d2h_GBps,
           of_peak(std::min(g.h2d_GBps, g.d2h_GBps), g.host_link_GBps).c_str(), text(g.host_link).c_str());

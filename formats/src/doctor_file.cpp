@@ -43,6 +43,7 @@ Columns<GpuRow> make_gpu_columns() {
   c.add("d2d_GBps", &GpuRow::d2d_GBps, "GB/s").add("d2d_peak_GBps", &GpuRow::d2d_peak_GBps, "GB/s");
   c.add("h2d_GBps", &GpuRow::h2d_GBps, "GB/s").add("d2h_GBps", &GpuRow::d2h_GBps, "GB/s");
   c.add("host_link_GBps", &GpuRow::host_link_GBps, "GB/s").add("host_link", &GpuRow::host_link);
+  c.add("bus_id", &GpuRow::bus_id, "", kOptional);
   return c;
 }
 Columns<PeerRow> make_peer_columns() {

@@ -120,6 +120,7 @@ TEST(DoctorFile, GpuRowsRoundTrip) {
     g.d2h_GBps = i == 1 ? std::nan("") : 54.5;  // a probe not run
     g.host_link_GBps = 63.0;
     h5::set_fixed(g.host_link, "PCIe gen 5 x16 (nvidia-smi: max gen, width now)");
+    h5::set_fixed(g.bus_id, i == 0 ? "0000:1B:00.0" : "0000:2B:00.0");
   }
   std::vector<fd::PeerRow> peers;
   for (std::int64_t s = 0; s < 2; ++s) {
@@ -159,6 +160,7 @@ TEST(DoctorFile, GpuRowsRoundTrip) {
     }
     EXPECT_EQ(g.host_link_GBps, 63.0);
     EXPECT_EQ(h5::get_fixed(g.host_link), "PCIe gen 5 x16 (nvidia-smi: max gen, width now)");
+    EXPECT_EQ(h5::get_fixed(g.bus_id), h5::get_fixed(w.bus_id));
   }
   ASSERT_EQ(d.peers.size(), 2u);
   for (std::size_t i = 0; i < 2; ++i) {

@@ -171,9 +171,11 @@ void judge_probes(const DoctorValues& v, const DoctorFindings& f, std::set<std::
   }
 }
 
-// "host2 rank 13 GPU 5"
+// "host2 rank 13 GPU 5 (0000:1B:00.0)": the bus id names the GPU on the machine where each rank sees
+// its own as GPU 0 (srun --gpus-per-task); "host2 rank 13 GPU 5" in files before it.
 std::string gpu_name(const DoctorGpu& g) {
-  return g.host + " rank " + std::to_string(g.rank) + " GPU " + std::to_string(g.device);
+  return g.host + " rank " + std::to_string(g.rank) + " GPU " + std::to_string(g.device) +
+         (g.bus_id.empty() ? "" : " (" + g.bus_id + ")");
 }
 
 // " (0.48 of its peak 989 TFLOP/s)", " (0.43 of its link's 63 GB/s, PCIe gen 5 x16 (...))"; "" where

@@ -261,7 +261,7 @@ DoctorFile read_doctor(const std::string& path) {
     out.gpus.push_back({std::string(h5::get_fixed(r.host)), r.rank, r.device, std::string(h5::get_fixed(r.name)),
                         r.gemm_fp32_gflops, r.gemm_fp32_peak_gflops, r.gemm_bf16_gflops, r.gemm_bf16_peak_gflops,
                         r.d2d_GBps, r.d2d_peak_GBps, r.h2d_GBps, r.d2h_GBps, r.host_link_GBps,
-                        std::string(h5::get_fixed(r.host_link))});
+                        std::string(h5::get_fixed(r.host_link)), std::string(h5::get_fixed(r.bus_id))});
   }
   for (const auto& r : formats::doctor::read_peers(file, file_bytes)) {
     if (r.src < 0 || r.dst < 0 || r.src == r.dst)

@@ -103,15 +103,17 @@ std::string share(double value, double peak) {
 // The GPUs' rates and what each is of its peak, and each node's peer copies as a matrix.
 void print_gpus(ReportWriter& w, const DoctorFile& d) {
   w.section(
-      "GPUs (per rank and device; each rate against its peak: the architecture's GEMM rate x SMs x "
+      "GPUs (per rank and device, with its PCI bus id; each rate against its peak: the architecture's GEMM rate x SMs "
+      "x "
       "clock, bus width x memory clock, the host link's PCIe rate)");
   Table t({"host", "rank", "GPU", "bf16 GEMM TFLOP/s", "of peak", "fp32 GEMM TFLOP/s", "of peak", "device copy GB/s",
            "of peak", "host to device GB/s", "device to host GB/s", "of link", "link"});
   for (const DoctorGpu& g : d.gpus)
-    t.add({g.host, std::to_string(g.rank), std::to_string(g.device), num(g.gemm_bf16_gflops / 1e3),
-           share(g.gemm_bf16_gflops, g.gemm_bf16_peak_gflops), num(g.gemm_fp32_gflops / 1e3),
-           share(g.gemm_fp32_gflops, g.gemm_fp32_peak_gflops), num(g.d2d_GBps), share(g.d2d_GBps, g.d2d_peak_GBps),
-           num(g.h2d_GBps), num(g.d2h_GBps), share(std::min(g.h2d_GBps, g.d2h_GBps), g.host_link_GBps),
+    t.add({g.host, std::to_string(g.rank), std::to_string(g.device) + (g.bus_id.empty() ? "" : " " + g.bus_id),
+           num(g.gemm_bf16_gflops / 1e3), share(g.gemm_bf16_gflops, g.gemm_bf16_peak_gflops),
+           num(g.gemm_fp32_gflops / 1e3), share(g.gemm_fp32_gflops, g.gemm_fp32_peak_gflops), num(g.d2d_GBps),
+           share(g.d2d_GBps, g.d2d_peak_GBps), num(g.h2d_GBps), num(g.d2h_GBps),
+           share(std::min(g.h2d_GBps, g.d2h_GBps), g.host_link_GBps),
            g.host_link.empty() ? std::string("-") : g.host_link});
   if (d.gpus.size() <= 128) w.table("gpus", t);
   std::vector<std::string> hosts;

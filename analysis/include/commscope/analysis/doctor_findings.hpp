@@ -41,6 +41,7 @@ struct DoctorGpu {
   double gemm_fp32_gflops = 0, gemm_fp32_peak_gflops = 0, gemm_bf16_gflops = 0, gemm_bf16_peak_gflops = 0;
   double d2d_GBps = 0, d2d_peak_GBps = 0, h2d_GBps = 0, d2h_GBps = 0, host_link_GBps = 0;
   std::string host_link;  // "PCIe gen 5 x16 (nvidia-smi: max gen, width now)"
+  std::string bus_id;     // "0000:1B:00.0"; "" in files before it
 };
 // One ordered pair of a node's GPUs: the peer copy src -> dst alone, and both directions at once.
 using DoctorPeer = GpuPairMeasurement;  // model/machine_model.hpp

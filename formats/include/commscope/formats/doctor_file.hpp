@@ -52,6 +52,7 @@ struct GpuRow {
   double d2h_GBps = std::numeric_limits<double>::quiet_NaN();
   double host_link_GBps = std::numeric_limits<double>::quiet_NaN();  // the host link's rate, per direction
   char host_link[64]{};  // "PCIe gen 5 x16 (nvidia-smi: max gen, width now)"
+  char bus_id[16]{};     // its PCI bus id, "0000:1B:00.0" (the GPU on the machine: nvidia-smi's); "" in files before it
 };
 // One ordered pair of GPUs of one node (--device cuda, 2 or more GPUs on a node): the peer copy
 // from src to dst alone, and both directions at once (the sum of the two).
