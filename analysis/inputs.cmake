@@ -8,20 +8,16 @@ target_link_libraries(commscope_analysis_inputs PUBLIC commscope::h5 commscope::
 
 if(COMMSCOPE_BUILD_TESTS)
   # bench_fits.cpp: the report's pooling of bench rows, tested on files built in memory.
-  add_executable(test_analysis_inputs ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_inputs.cpp
-                                      ${CMAKE_CURRENT_SOURCE_DIR}/src/report/bench_fits.cpp)
-  target_link_libraries(test_analysis_inputs PRIVATE commscope_analysis_inputs commscope::analysis_core
-                                                     commscope::formats commscope::common commscope_build_flags
-                                                     GTest::gtest_main)
-  add_test(NAME analysis.inputs COMMAND test_analysis_inputs)
-  set_tests_properties(analysis.inputs PROPERTIES LABELS "unit" ENVIRONMENT "COMMSCOPE_TEST_TMP=${CMAKE_CURRENT_BINARY_DIR}")
+  commscope_add_unit_test(NAME analysis.inputs TARGET test_analysis_inputs
+                          SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_inputs.cpp
+                                  ${CMAKE_CURRENT_SOURCE_DIR}/src/report/bench_fits.cpp
+                          LINK commscope_analysis_inputs commscope::analysis_core commscope::formats commscope::common
+                          ENVIRONMENT COMMSCOPE_TEST_TMP=${CMAKE_CURRENT_BINARY_DIR})
 
   # The schema names: the one form written, the doctor's earlier name still read.
-  add_executable(test_analysis_schemas ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_schemas.cpp)
-  target_link_libraries(test_analysis_schemas PRIVATE commscope_analysis_inputs commscope::formats commscope::common
-                                                      commscope_build_flags GTest::gtest_main)
-  add_test(NAME analysis.schemas COMMAND test_analysis_schemas)
-  set_tests_properties(analysis.schemas PROPERTIES LABELS "unit")
+  commscope_add_unit_test(NAME analysis.schemas TARGET test_analysis_schemas
+                          SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_schemas.cpp
+                          LINK commscope_analysis_inputs commscope::formats commscope::common)
 
   # read_any KIND FILE: preflight + reader, "ok" or the InputError line (the fuzz test's reader).
   add_executable(test_analysis_read_any ${CMAKE_CURRENT_SOURCE_DIR}/tests/read_any.cpp)

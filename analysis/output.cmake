@@ -6,9 +6,7 @@ target_include_directories(commscope_analysis_output PUBLIC ${CMAKE_CURRENT_SOUR
 target_link_libraries(commscope_analysis_output PUBLIC commscope_analysis_core PRIVATE commscope_build_flags)
 
 if(COMMSCOPE_BUILD_TESTS)
-  add_executable(test_analysis_output ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_output.cpp)
-  target_link_libraries(test_analysis_output PRIVATE commscope_analysis_output commscope_build_flags GTest::gtest_main)
-  add_test(NAME analysis.output COMMAND test_analysis_output)
-  set_tests_properties(analysis.output PROPERTIES LABELS "unit"
-                                                  ENVIRONMENT "COMMSCOPE_TEST_TMP=${CMAKE_CURRENT_BINARY_DIR}")
+  commscope_add_unit_test(NAME analysis.output TARGET test_analysis_output
+                          SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/tests/test_output.cpp LINK commscope_analysis_output
+                          ENVIRONMENT COMMSCOPE_TEST_TMP=${CMAKE_CURRENT_BINARY_DIR})
 endif()

@@ -479,9 +479,7 @@ if(COMMSCOPE_BUILD_TESTS)
                                                                             LABELS "unit")
   # The subcommands' pieces on made-up inputs: replay's counts per communicator, from each file's
   # own events; the step's communication summary in words.
-  add_executable(test_analysis_report tests/test_replay_compare.cpp tests/test_step_communication.cpp)
-  target_include_directories(test_analysis_report PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src/report)
-  target_link_libraries(test_analysis_report PRIVATE commscope_report commscope_build_flags GTest::gtest_main)
-  add_test(NAME analysis.report_unit COMMAND test_analysis_report)
-  set_tests_properties(analysis.report_unit PROPERTIES LABELS "unit")
+  commscope_add_unit_test(NAME analysis.report_unit TARGET test_analysis_report
+                          SOURCES tests/test_replay_compare.cpp tests/test_step_communication.cpp LINK commscope_report
+                          INCLUDES ${CMAKE_CURRENT_SOURCE_DIR}/src/report)
 endif()

@@ -28,6 +28,27 @@ function(commscope_add_mpi_test)
                                             LABELS "mpi;${T_LABELS}" PROCESSORS 2)
 endfunction()
 
+# commscope_add_unit_test(NAME name TARGET test_x SOURCES file... LINK library... [INCLUDES dir...]
+#                         [TIMEOUT s] [ENVIRONMENT var=value...])
+# A GoogleTest program (with gtest_main and the project's build flags) run as one test, alone,
+# labelled unit; ctest's default timeout unless TIMEOUT.
+function(commscope_add_unit_test)
+  cmake_parse_arguments(T "" "NAME;TARGET;TIMEOUT" "SOURCES;LINK;INCLUDES;ENVIRONMENT" ${ARGN})
+  add_executable(${T_TARGET} ${T_SOURCES})
+  target_link_libraries(${T_TARGET} PRIVATE ${T_LINK} commscope_build_flags GTest::gtest_main)
+  if(T_INCLUDES)
+    target_include_directories(${T_TARGET} PRIVATE ${T_INCLUDES})
+  endif()
+  add_test(NAME ${T_NAME} COMMAND ${T_TARGET})
+  set_tests_properties(${T_NAME} PROPERTIES LABELS "unit")
+  if(T_TIMEOUT)
+    set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT})
+  endif()
+  if(T_ENVIRONMENT)
+    set_tests_properties(${T_NAME} PROPERTIES ENVIRONMENT "${T_ENVIRONMENT}")
+  endif()
+endfunction()
+
 # commscope_tests_wait(NAME...): MPI tests whose ranks spend their seconds waiting (a watchdog's or
 # a timeout's, a stop's or a signal's: 0.02-0.16 CPU seconds a second, measured) hold one of
 # ctest's two slots, not both, so that a single-process test runs beside them. Each writes files

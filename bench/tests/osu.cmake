@@ -1,8 +1,5 @@
 # OSU's point-to-point tests (included from CMakeLists.txt: expect, mpirun, bench as there).
-add_executable(test_bench_osu test_osu.cpp)
-target_link_libraries(test_bench_osu PRIVATE commscope_bench_core commscope_build_flags GTest::gtest_main)
-add_test(NAME bench.osu.unit COMMAND test_bench_osu)
-set_tests_properties(bench.osu.unit PROPERTIES LABELS "unit")
+commscope_add_unit_test(NAME bench.osu.unit TARGET test_bench_osu SOURCES test_osu.cpp LINK commscope_bench_core)
 
 set(osu_columns ${CMAKE_CURRENT_SOURCE_DIR}/osu_columns.sh)
 set(bindir $<TARGET_FILE_DIR:commscope-bench>)
