@@ -41,11 +41,12 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   } while (0)
 
 // Pinned host memory: placed on NUMA node `node` and registered with CUDA where given (and CUDA
-// registers it), else cudaMallocHost's, where this thread first touches it.
+// registers it), else cudaMallocHost's, where this thread first touches it; every byte `fill`
+// where it is 0 or more (what a copy to the device sends; -1: a copy's destination), written once.
 struct HostBuffer {
-  HostBuffer(std::size_t bytes, int node) {
+  HostBuffer(std::size_t bytes, int node, int fill) {
     if (node >= 0) {
-      placed = std::make_unique<NodeMemory>(bytes, node);
+      placed = std::make_unique<NodeMemory>(bytes, node, static_cast<unsigned char>(std::max(fill, 0)));
       if (cudaHostRegister(placed->data(), bytes, cudaHostRegisterDefault) == cudaSuccess) {
         ptr = placed->data();
         return;
@@ -54,6 +55,7 @@ struct HostBuffer {
       placed.reset();
     }
     COMMSCOPE_CUDA_CHECK(cudaMallocHost(&ptr, bytes));
+    if (fill >= 0) std::memset(ptr, fill, bytes);
   }
   ~HostBuffer() {
     if (placed)
@@ -236,14 +238,13 @@ double d2d_gbytes(int device, std::size_t bytes, double window_s, int windows) {
 
 double h2d_gbytes(int device, std::size_t bytes, double window_s, int windows, int numa_node) {
   DeviceBuffer d(device, bytes);
-  const HostBuffer h(bytes, numa_node);
-  std::memset(h.ptr, 1, bytes);
+  const HostBuffer h(bytes, numa_node, 1);
   return copy_rate(device, d.ptr, h.ptr, bytes, cudaMemcpyHostToDevice, window_s, windows);
 }
 
 double d2h_gbytes(int device, std::size_t bytes, double window_s, int windows, int numa_node) {
   DeviceBuffer d(device, bytes);
-  const HostBuffer h(bytes, numa_node);
+  const HostBuffer h(bytes, numa_node, -1);
   COMMSCOPE_CUDA_CHECK(cudaMemset(d.ptr, 1, bytes));
   return copy_rate(device, h.ptr, d.ptr, bytes, cudaMemcpyDeviceToHost, window_s, windows);
 }

@@ -13,7 +13,7 @@
 
 namespace commscope {
 
-NodeMemory::NodeMemory(std::size_t bytes, int node) : bytes_(bytes) {
+NodeMemory::NodeMemory(std::size_t bytes, int node, unsigned char fill) : bytes_(bytes) {
   void* p = mmap(nullptr, bytes == 0 ? 1 : bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::runtime_error("mmap of " + std::to_string(bytes) + " bytes: " + std::strerror(errno));
   data_ = p;
@@ -31,7 +31,7 @@ NodeMemory::NodeMemory(std::size_t bytes, int node) : bytes_(bytes) {
     placed_ = rc == 0;
     if (!placed_) why_not_ = "mbind to node " + std::to_string(node) + ": " + std::strerror(errno);
   }
-  std::memset(p, 0, bytes);  // each page allocated now, under the policy
+  std::memset(p, fill, bytes);  // each page allocated now, under the policy
   if (placed_ && bytes > 0) {
     const auto* last = static_cast<const unsigned char*>(p) + bytes - 1;
     for (const void* page : {static_cast<const void*>(p), static_cast<const void*>(last)}) {

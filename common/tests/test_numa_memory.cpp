@@ -13,7 +13,7 @@ namespace {
 
 TEST(NodeMemory, PagesOnTheNodeAsked) {
   const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  NodeMemory m(16 * page + 100, 0);
+  NodeMemory m(16 * page + 100, 0, 1);
   // A kernel without NUMA support, or a container whose seccomp profile refuses mbind(2) (Docker's
   // does without CAP_SYS_NICE): nothing to place here (the doctor then says so and pins where the
   // rank first touches).
@@ -26,7 +26,8 @@ TEST(NodeMemory, PagesOnTheNodeAsked) {
   EXPECT_EQ(m.size(), 16 * page + 100);
   auto* bytes = static_cast<unsigned char*>(m.data());
   for (std::size_t at = 0; at < m.size(); at += page) EXPECT_EQ(numa_node_of(bytes + at), 0) << at;
-  EXPECT_EQ(bytes[m.size() - 1], 0);  // written: allocated, zero
+  EXPECT_EQ(bytes[0], 1);  // written with the fill: allocated, and the contents a copy sends
+  EXPECT_EQ(bytes[m.size() - 1], 1);
 }
 
 TEST(NodeMemory, ANodeTheMachineLacksIsSaid) {

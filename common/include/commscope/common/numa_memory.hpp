@@ -11,13 +11,13 @@ namespace commscope {
 
 // An anonymous mapping of `bytes` whose pages prefer NUMA node `node` (MPOL_PREFERRED: a node
 // without room gives them elsewhere rather than the OOM killer ending the rank) and are then
-// written, so that each is allocated there; `node` < 0, a policy the kernel refuses, or pages that
+// written, every byte `fill`, so that each is allocated there; `node` < 0, a policy the kernel refuses, or pages that
 // landed elsewhere leave placed() false and why_not() saying why (the pages then lie where this
 // thread first touched them, or where the kernel had room). Throws std::runtime_error where the
 // mapping itself fails.
 class NodeMemory {
  public:
-  NodeMemory(std::size_t bytes, int node);
+  NodeMemory(std::size_t bytes, int node, unsigned char fill = 0);
   ~NodeMemory();
   NodeMemory(const NodeMemory&) = delete;
   NodeMemory& operator=(const NodeMemory&) = delete;
