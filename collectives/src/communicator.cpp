@@ -5,11 +5,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <limits>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -34,8 +37,12 @@ bool launched() {
 // (<tmp>/ompi.<host>.<uid>/jf.0/1/0): two started at once share it, and one's MPI_Finalize
 // removes what the other is creating, which then fails MPI_Init ("A call to mkdir was unable to
 // create the desired directory ... File exists": 1 of 100 fuzzed trainer runs, two at a time,
-// in one CI run). Each singleton gets its own, named as mpirun names its own (pid.<pid>) under
-// the same top directory; Open MPI removes it at MPI_Finalize. A directory the user named is kept.
+// in one CI run). Each singleton gets its own under the same top directory; Open MPI removes it at
+// MPI_Finalize. Its name is its pid and a random tag (singleton.<pid>.<tag>), not pid.<pid> as
+// mpirun names its own: an mpirun that was killed leaves its directory behind, and where pids wrap
+// (pid_max 32768, a few thousand launches) a singleton given that pid took the stale directory
+// over, and left it behind with the dead job's files at its MPI_Finalize. A directory the user named
+// is kept.
 void own_singleton_session_dir() {
   if (std::getenv("OMPI_MCA_orte_jobfam_session_dir") != nullptr) return;
   std::string base = "/tmp";
@@ -50,7 +57,15 @@ void own_singleton_session_dir() {
   if (gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "localhost");
   std::string node = host;
   node = node.substr(0, node.find('.'));
-  const std::string dir = base + "/ompi." + node + "." + std::to_string(getuid()) + "/pid." + std::to_string(getpid());
+  std::uint64_t tag = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  try {
+    tag ^= std::random_device{}();
+  } catch (const std::exception&) {  // no entropy source: the clock's nanoseconds alone
+  }
+  char tag_hex[24];
+  std::snprintf(tag_hex, sizeof tag_hex, "%08llx", static_cast<unsigned long long>(tag & 0xffffffffULL));
+  const std::string dir = base + "/ompi." + node + "." + std::to_string(getuid()) + "/singleton." +
+                          std::to_string(getpid()) + "." + tag_hex;
   ::setenv("OMPI_MCA_orte_jobfam_session_dir", dir.c_str(), 0);
 }
 

@@ -29,10 +29,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "singleton_session: %s is not a directory while MPI runs\n", dir);
     return 1;
   }
-  const std::string own = "/pid." + std::to_string(getpid());
+  const std::string own = "/singleton." + std::to_string(getpid()) + ".";
   const std::string path = dir;
-  if (path.size() < own.size() || path.compare(path.size() - own.size(), own.size(), own) != 0) {
-    std::fprintf(stderr, "singleton_session: %s does not end in %s\n", dir, own.c_str());
+  const std::size_t at = path.rfind('/');
+  if (at == std::string::npos || path.compare(at, own.size(), own) != 0 || path.size() == at + own.size()) {
+    std::fprintf(stderr, "singleton_session: %s is not .../singleton.%d.TAG\n", dir, static_cast<int>(getpid()));
     return 1;
   }
   std::printf("%s\n", dir);
