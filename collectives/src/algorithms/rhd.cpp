@@ -67,7 +67,8 @@ bool halving(Transport& t, const CollArgs& a, Buf in, Buf acc, Buf tmp, const Fo
 
 // Recursive-doubling allgather among the p2 non-extra ranks, each holding its group v in
 // out, then the whole array to every extra rank.
-void doubling(Transport& t, Buf out, const Fold& fold, int me, const RankMap& map, const UnitRange& range) {
+void doubling(Transport& t, Buf out, const Fold& fold, int me, const RankMap& map, const UnitRange& range,
+              const void* own = nullptr) {
   const auto [first, last] = range(0, fold.p2);
   const std::size_t total = last - first;
   if (fold.is_extra(me)) {
@@ -81,7 +82,10 @@ void doubling(Transport& t, Buf out, const Fold& fold, int me, const RankMap& ma
     const auto [mf, ml] = range(mine, mine + mask);
     const auto [tf, tl] = range(theirs, theirs + mask);
     const int peer_rank = map.real(fold.rel_of(peer));
-    t.sendrecv(out.at(mf), out.bytes(ml - mf), peer_rank, out.at(tf), out.bytes(tl - tf), peer_rank);
+    t.sendrecv(mask == 1 && own ? own : out.at(mf), out.bytes(ml - mf), peer_rank, out.at(tf), out.bytes(tl - tf),
+               peer_rank);
+    // The later steps send the block on from `out`: in place once the first has sent it.
+    if (mask == 1 && own) t.copy(out.at(mf), own, out.bytes(ml - mf));
   }
   if (me < 2 * fold.rem) t.send(out.base, out.bytes(total), map.real(me + 1));
 }
@@ -137,24 +141,33 @@ void reducescatter(Transport& t, const CollArgs& a) {
   t.copy(a.recv, acc.at(blocks.offset(me)), acc.bytes(a.count));
 }
 
-// Every rank holds block `me` (relative numbering) of out; afterwards all blocks.
-void allgather_blocks(Transport& t, Buf out, const Blocks& blocks, int me, const RankMap& map) {
+// Every rank holds block `me` (relative numbering) of out, or (`own`, a rank whose group is its
+// block alone) sends it from there on the first step and then copies it into out; afterwards all
+// blocks.
+void allgather_blocks(Transport& t, Buf out, const Blocks& blocks, int me, const RankMap& map,
+                      const void* own = nullptr) {
   const Fold fold(t.size());
   if (fold.is_extra(me)) {
     t.send(out.at(blocks.offset(me)), out.bytes(blocks.size(me)), map.real(me - 1));
   } else if (me < 2 * fold.rem) {
     t.recv(out.at(blocks.offset(me + 1)), out.bytes(blocks.size(me + 1)), map.real(me + 1));
   }
-  doubling(t, out, fold, me, map, folded_groups(blocks, fold));
+  doubling(t, out, fold, me, map, folded_groups(blocks, fold), own);
 }
 
+// A rank whose group is its own block alone (not folded with a neighbour's) sends it from the send
+// buffer, which it has not just written, and copies it into place after that first step (as the
+// ring allgather: ring.cpp); the others copy it first, as their first messages carry it from `out`.
 void allgather(Transport& t, const CollArgs& a) {
   const std::size_t es = type_size(a.type);
   const int me = t.rank();
   Buf out{a.recv, es};
   const Blocks blocks{a.count * static_cast<std::size_t>(t.size()), t.size()};
-  t.copy(out.at(blocks.offset(me)), a.send, out.bytes(a.count));
-  allgather_blocks(t, out, blocks, me, RankMap{t.size(), 0});
+  const bool in_place = a.send == out.at(blocks.offset(me));
+  const bool alone = me >= 2 * Fold(t.size()).rem;
+  if (!in_place && !alone) t.copy(out.at(blocks.offset(me)), a.send, out.bytes(a.count));
+  allgather_blocks(t, out, blocks, me, RankMap{t.size(), 0}, in_place || !alone ? nullptr : a.send);
+  if (!in_place && alone && t.size() == 1) t.copy(out.base, a.send, out.bytes(a.count));  // no step to send it
 }
 
 // van de Geijn: scatter the root's array in p blocks, then allgather them.
