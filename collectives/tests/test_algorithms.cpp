@@ -208,13 +208,13 @@ class RecordingTransport final : public Transport {
   RecordingTransport(int rank, int size) : rank_(rank), size_(size) {}
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  void post_send(const void* buf, std::size_t, int) override { calls.push_back({"send", buf}); }
+  void post_send(const void* buf, std::size_t bytes, int) override { calls.push_back({"send", buf, bytes}); }
   void post_recv(void*, std::size_t, int) override {}
   void wait() override {}
   void reduce(void*, const void*, const void*, std::size_t, DataType, ReduceOp) override {}
   void copy(void* dst, const void* src, std::size_t bytes) override {
     std::memmove(dst, src, bytes);
-    calls.push_back({"copy", dst});
+    calls.push_back({"copy", dst, bytes});
   }
   void divide(void*, std::size_t, DataType, int) override {}
   void* scratch(int slot, std::size_t bytes) override {
@@ -225,6 +225,7 @@ class RecordingTransport final : public Transport {
   struct Call {
     std::string what;
     const void* buf;
+    std::size_t bytes;
   };
   std::vector<Call> calls;
 
@@ -270,5 +271,48 @@ TEST(Algorithms, AllgatherSendsItsOwnBlockFromTheSendBuffer) {
           std::count_if(in_place.calls.begin(), in_place.calls.end(), [](const auto& c) { return c.what == "copy"; }),
           0)
           << what;
+    }
+}
+
+// The broadcast roots (ring, tree, rhd) send from the caller's send buffer, not from a receive
+// buffer they have just written, as the allgathers send a rank's own block (above). The ring's and
+// the tree's copy the array into their receive buffer after their sends; rhd's (van de Geijn: a
+// scatter, then an allgather that brings the other blocks back) copies only its own block. In
+// place: no copy.
+TEST(Algorithms, BroadcastRootSendsFromTheSendBuffer) {
+  const std::size_t count = 1000;
+  for (const char* algo : {"ring", "tree", "rhd"})
+    for (int p : {2, 3, 4, 5}) {
+      for (int root : {0, p - 1}) {
+        const std::string what = std::string(algo) + " p=" + std::to_string(p) + " root=" + std::to_string(root);
+        std::vector<float> send(count, 1.0f), recv(count, 0.0f);
+        RecordingTransport t(root, p);
+        find_algorithm(algo).run(
+            t, CollArgs{Collective::broadcast, send.data(), recv.data(), count, DataType::f32, ReduceOp::sum, root},
+            AlgoOptions{});
+        ASSERT_FALSE(t.calls.empty()) << what;
+        EXPECT_EQ(t.calls.front().what, "send") << what;
+        const auto* first = static_cast<const float*>(t.calls.front().buf);
+        EXPECT_TRUE(first >= send.data() && first < send.data() + count) << what;
+        const auto copy = [](const auto& c) { return c.what == "copy"; };
+        ASSERT_EQ(std::count_if(t.calls.begin(), t.calls.end(), copy), 1) << what;
+        const auto& copied = *std::find_if(t.calls.begin(), t.calls.end(), copy);
+        EXPECT_EQ(copied.buf, recv.data()) << what;
+        if (std::string(algo) == "rhd") {
+          EXPECT_LE(copied.bytes,
+                    (count + static_cast<std::size_t>(p) - 1) / static_cast<std::size_t>(p) * sizeof(float))
+              << what;  // its own block
+        } else {
+          EXPECT_EQ(&copied, &t.calls.back()) << what;
+          EXPECT_EQ(copied.bytes, count * sizeof(float)) << what;
+        }
+
+        RecordingTransport in_place(root, p);
+        find_algorithm(algo).run(
+            in_place,
+            CollArgs{Collective::broadcast, recv.data(), recv.data(), count, DataType::f32, ReduceOp::sum, root},
+            AlgoOptions{});
+        EXPECT_EQ(std::count_if(in_place.calls.begin(), in_place.calls.end(), copy), 0) << what;
+      }
     }
 }

@@ -170,20 +170,26 @@ void allgather(Transport& t, const CollArgs& a) {
   if (!in_place && alone && t.size() == 1) t.copy(out.base, a.send, out.bytes(a.count));  // no step to send it
 }
 
-// van de Geijn: scatter the root's array in p blocks, then allgather them.
+// van de Geijn: scatter the root's array in p blocks, then allgather them. The root scatters from
+// the send buffer, which it has not just written (as the allgather sends a rank's own block), and
+// the allgather brings every block back into its receive buffer but its own: the root sends that
+// from the send buffer too where it is a group of its own in the fold (copying it in after the
+// first step), else copies it in first. No copy of the whole array.
 void broadcast(Transport& t, const CollArgs& a) {
   const std::size_t es = type_size(a.type);
   const RankMap map{t.size(), a.root};
   const int me = map.rel(t.rank());
   Buf out{a.recv, es};
   const Blocks blocks{a.count, t.size()};
-  if (me == 0) t.copy(out.base, a.send, out.bytes(a.count));
+  const bool apart = me == 0 && a.send != a.recv;  // the root, its array not in place
   detail::binomial_scatter(
-      t, out, t.size(), me, [&](int u) { return map.real(u); },
+      t, apart ? detail::cbuf(a.send, es) : out, t.size(), me, [&](int u) { return map.real(u); },
       [&](int lo, int hi) {
         return std::pair{blocks.offset(lo), blocks.offset(hi)};
       });
-  allgather_blocks(t, out, blocks, me, map);
+  const bool send_own = apart && t.size() > 1 && me >= 2 * Fold(t.size()).rem;
+  if (apart && !send_own) t.copy(out.base, a.send, out.bytes(blocks.size(0)));
+  allgather_blocks(t, out, blocks, me, map, send_own ? a.send : nullptr);
 }
 
 // Rabenseifner's reduce: recursive-halving reduce-scatter, then a binomial gather of the

@@ -157,13 +157,15 @@ void reduce(Transport& t, const CollArgs& a, const AlgoOptions& o) {
   if (v == 0 && a.op == ReduceOp::avg) t.divide(out.base, a.count, a.type, p);
 }
 
-// Chain root -> 1 -> 2 -> ... -> p-1 in relative ranks, one segment at a time.
+// Chain root -> 1 -> 2 -> ... -> p-1 in relative ranks, one segment at a time. The root sends
+// from the send buffer, which it has not just written, and copies it into its receive buffer after
+// (as the allgathers send a rank's own block, above).
 void broadcast(Transport& t, const CollArgs& a, const AlgoOptions& o) {
   const std::size_t es = type_size(a.type);
   const detail::RankMap map{t.size(), a.root};
   const int p = t.size(), v = map.rel(t.rank());
   Buf out{a.recv, es};
-  if (v == 0) t.copy(out.base, a.send, out.bytes(a.count));
+  const Buf from = v == 0 ? detail::cbuf(a.send, es) : out;
   const std::size_t seg = segment_elems(o, es), nseg = (a.count + seg - 1) / seg;
   for (std::size_t j = 0; j < nseg; ++j) {
     const std::size_t len = std::min(seg, a.count - j * seg);
@@ -171,9 +173,10 @@ void broadcast(Transport& t, const CollArgs& a, const AlgoOptions& o) {
       t.post_recv(out.at(j * seg), out.bytes(len), map.real(v - 1));
       t.wait();  // segment j in, segment j-1 forwarded
     }
-    if (v < p - 1) t.post_send(out.at(j * seg), out.bytes(len), map.real(v + 1));
+    if (v < p - 1) t.post_send(from.at(j * seg), out.bytes(len), map.real(v + 1));
   }
   t.wait();
+  if (v == 0 && a.send != a.recv) t.copy(out.base, a.send, out.bytes(a.count));
 }
 
 // A block of a peer's data in a buffer, in elements.

@@ -48,8 +48,10 @@ void broadcast(Transport& t, const CollArgs& a) {
   const detail::RankMap map{t.size(), a.root};
   const int me = map.rel(t.rank());
   Buf out{a.recv, es};
-  if (me == 0) t.copy(out.base, a.send, out.bytes(a.count));
-  detail::binomial_bcast(t, out, a.count, t.size(), me, [&](int u) { return map.real(u); });
+  // The root sends from the send buffer, which it has not just written, and copies it after (ring.cpp).
+  detail::binomial_bcast(t, me == 0 ? detail::cbuf(a.send, es) : out, a.count, t.size(), me,
+                         [&](int u) { return map.real(u); });
+  if (me == 0 && a.send != a.recv) t.copy(out.base, a.send, out.bytes(a.count));
 }
 
 void allgather(Transport& t, const CollArgs& a) {
