@@ -1,7 +1,8 @@
 // The machine a commscope-bench run is set against (docs/bench.md, "The machine model"), over the
-// run: detected on every node at the start, then the doctor's pairs (--doctor; its GPU pairs on GPUs) and the user's
-// figures (--machine, --link-rate) over it; at the end the load each node carried, and for a run
-// of minutes its latency and rates by size again (--reprobe-after). Complete on rank 0 only.
+// run: detected on every node at the start, then the doctor's pairs (--doctor; on GPUs its GPU
+// pairs too) and the user's figures (--machine, --link-rate) over it; at the end the load each node
+// carried, and for a run of minutes its latency and rates by size again (--reprobe-after). Complete
+// on rank 0 only.
 #pragma once
 
 #include <mpi.h>
