@@ -3,9 +3,8 @@
 // a node of slow GPUs, a slow peer link one way or only both ways, a slow host link.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <string>

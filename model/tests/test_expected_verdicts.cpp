@@ -196,7 +196,7 @@ TEST(ExpectedVerdicts, NotDecidedInsideTheFiguresSpread) {
   const std::string tail =
       ": not decided: on a quiet machine at its figures' best this would read 62% to 77% (the copy rate of host1 "
       "moved 20% over its probe's repeats)";
-  EXPECT_EQ(out[0].substr(out[0].size() - tail.size()), tail) << out[0];
+  EXPECT_TRUE(out[0].ends_with(tail)) << out[0];
 }
 
 // The machine changed speed during the run: its rate between ranks at the row's working set moved
@@ -229,7 +229,7 @@ TEST(ExpectedVerdicts, NotDecidedWhereTheFigureMovedBetweenTheMoments) {
   const std::string tail =
       "(the rate between host1's ranks moved 5% over its probe's repeats and 76% between the start and the end of "
       "the run)";
-  EXPECT_EQ(out[0].substr(out[0].size() - tail.size()), tail) << out[0];
+  EXPECT_TRUE(out[0].ends_with(tail)) << out[0];
   m.latency_moved = 0.6;
   Expectation latency_bound;
   latency_bound.latency_us = latency_bound.time_us.emplace(1.0);
@@ -314,7 +314,7 @@ TEST(ExpectedVerdicts, WithoutTheLatencyLargeSizesAreJudged) {
             "generous 100 us per message");
   EXPECT_EQ(out[1].substr(0, 57), "allreduce ring at 64 MiB: busbw 0.11 GB/s = 89% of the 0.") << out[1];
   const std::string tail = " (latency not in the model: priced without it): good";
-  EXPECT_EQ(out[1].substr(out[1].size() - tail.size()), tail) << out[1];
+  EXPECT_TRUE(out[1].ends_with(tail)) << out[1];
 }
 
 // A latency per message above what the run took per message (a start-up probe on a busy machine):
