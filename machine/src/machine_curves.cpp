@@ -219,6 +219,44 @@ NodeCurves measure_node_curves(MPI_Comm node, bool copy, bool exchange, std::siz
   if (copy) ring.emplace(node);
   bool lost = false;
   const int next = (rank + 1) % n, prev = (rank + n - 1) % n;
+  // The rate between the node's ranks at messages of s: every rank at once, and one message alone.
+  auto link_point = [&](std::size_t s) {
+    const double ws = 2.0 * static_cast<double>(s);
+    std::vector<double> samples;
+    const double t = node_seconds(
+        node, std::max<std::size_t>(1, kCurveBatchBytes / 4 / s),
+        [&] {
+          COMMSCOPE_MPI_CHECK(MPI_Sendrecv(src.data(), static_cast<int>(s), MPI_BYTE, next, kCurveTag, dst.data(),
+                                           static_cast<int>(s), MPI_BYTE, prev, kCurveTag, node, MPI_STATUS_IGNORE));
+        },
+        &samples);
+    if (t > 0) out.exchange.push_back({ws, static_cast<double>(s) / t / 1e9});
+    out.exchange_spread = stats::spread_of(samples);  // the last, largest size's
+    // One message alone: a ping-pong between the node's first two ranks (the others wait in the
+    // barrier), half a round trip a message.
+    samples.clear();
+    const double rt = node_seconds(
+        node, std::max<std::size_t>(1, kCurveBatchBytes / 8 / s),
+        [&] {
+          if (rank == 0) {
+            COMMSCOPE_MPI_CHECK(MPI_Send(src.data(), static_cast<int>(s), MPI_BYTE, 1, kCurveTag, node));
+            COMMSCOPE_MPI_CHECK(
+                MPI_Recv(dst.data(), static_cast<int>(s), MPI_BYTE, 1, kCurveTag, node, MPI_STATUS_IGNORE));
+          } else if (rank == 1) {
+            COMMSCOPE_MPI_CHECK(
+                MPI_Recv(dst.data(), static_cast<int>(s), MPI_BYTE, 0, kCurveTag, node, MPI_STATUS_IGNORE));
+            COMMSCOPE_MPI_CHECK(MPI_Send(src.data(), static_cast<int>(s), MPI_BYTE, 0, kCurveTag, node));
+          }
+        },
+        &samples);
+    if (rt > 0) out.one.push_back({ws, 2 * static_cast<double>(s) / rt / 1e9});
+    out.one_spread = stats::spread_of(samples);
+  };
+  // Below the copies' first size, the messages' own points by 2x from kLinkCurveFirstBytes: where a
+  // library changes protocol (Open MPI's shared memory sends 4 KiB and more by rendezvous: on the
+  // 2-core VM an exchange of 2 KiB took 0.51 us, of 4 KiB 2.36), which the 4x grid would miss.
+  if (exchange)
+    for (std::size_t s = kLinkCurveFirstBytes; s < kCurveFirstBytes; s *= 2) link_point(s);
   for (const std::size_t s : sizes) {
     const double ws = 2.0 * static_cast<double>(s);  // a rank's working set: its two buffers
     if (copy) {
@@ -270,37 +308,7 @@ NodeCurves measure_node_curves(MPI_Comm node, bool copy, bool exchange, std::siz
       });
       if (red > 0) out.reduce.push_back({ws, static_cast<double>(s) / red / 1e9});
     }
-    if (exchange) {
-      std::vector<double> samples;
-      const double t = node_seconds(
-          node, std::max<std::size_t>(1, kCurveBatchBytes / 4 / s),
-          [&] {
-            COMMSCOPE_MPI_CHECK(MPI_Sendrecv(src.data(), static_cast<int>(s), MPI_BYTE, next, kCurveTag, dst.data(),
-                                             static_cast<int>(s), MPI_BYTE, prev, kCurveTag, node, MPI_STATUS_IGNORE));
-          },
-          &samples);
-      if (t > 0) out.exchange.push_back({ws, static_cast<double>(s) / t / 1e9});
-      out.exchange_spread = stats::spread_of(samples);  // the last, largest size's
-      // One message alone: a ping-pong between the node's first two ranks (the others wait in the
-      // barrier), half a round trip a message.
-      samples.clear();
-      const double rt = node_seconds(
-          node, std::max<std::size_t>(1, kCurveBatchBytes / 8 / s),
-          [&] {
-            if (rank == 0) {
-              COMMSCOPE_MPI_CHECK(MPI_Send(src.data(), static_cast<int>(s), MPI_BYTE, 1, kCurveTag, node));
-              COMMSCOPE_MPI_CHECK(
-                  MPI_Recv(dst.data(), static_cast<int>(s), MPI_BYTE, 1, kCurveTag, node, MPI_STATUS_IGNORE));
-            } else if (rank == 1) {
-              COMMSCOPE_MPI_CHECK(
-                  MPI_Recv(dst.data(), static_cast<int>(s), MPI_BYTE, 0, kCurveTag, node, MPI_STATUS_IGNORE));
-              COMMSCOPE_MPI_CHECK(MPI_Send(src.data(), static_cast<int>(s), MPI_BYTE, 0, kCurveTag, node));
-            }
-          },
-          &samples);
-      if (rt > 0) out.one.push_back({ws, 2 * static_cast<double>(s) / rt / 1e9});
-      out.one_spread = stats::spread_of(samples);
-    }
+    if (exchange) link_point(s);
   }
   out.largest = sizes.back();
   return out;

@@ -45,13 +45,15 @@ double host_copy_rate(std::size_t bytes, int reps, std::string& detail, double* 
                       std::size_t* used = nullptr);
 // The rates of a node by size, measured with every rank of the node at once
 // (machine_curves.cpp): per rank size S from kCurveFirstBytes by 4x to `largest`, each rank's
-// memcpy of S (copy; and through cache-resident slots, into, out_of and reduce_slot) and a ring exchange of S
-// among the node's ranks, each rank sending to the next
-// and receiving from the previous (exchange: per flow), and one message alone, a ping-pong between
-// its first two ranks (one: half a round trip), each the fastest of kCurveReps samples of
-// back-to-back calls (kCurveBatchBytes a sample for the copy, a quarter of it for the exchange),
-// the slowest rank's. Points are keyed by a rank's working set, 2 S (its two buffers), as
-// buffer_bytes_per_rank keys a row. About 1.1 s on 2 ranks of the 2-core VM to 64 MiB.
+// memcpy of S (copy; and through cache-resident slots, into, out_of and reduce_slot) and a ring
+// exchange of S among the node's ranks, each rank sending to the next and receiving from the
+// previous (exchange: per flow), and one message alone, a ping-pong between its first two ranks
+// (one: half a round trip); the exchange and the ping-pong also from kLinkCurveFirstBytes by 2x
+// below kCurveFirstBytes. Each the fastest of kCurveReps samples of back-to-back calls
+// (kCurveBatchBytes a sample for the copy, a quarter of it for the exchange), the slowest rank's.
+// Points are keyed by a rank's working set, 2 S (its two buffers), as buffer_bytes_per_rank keys
+// a row (the model reads the exchange's at the algorithm's messages). About 1.2 s on 2 ranks of
+// the 2-core VM to 64 MiB.
 struct NodeCurves {
   std::vector<CurvePoint> copy, exchange;
   // S bytes through slots of kCurveSlotBytes that stay in the caches, a slot at a time: from the
@@ -76,6 +78,9 @@ NodeCurves measure_node_curves(MPI_Comm node, bool copy, bool exchange, std::siz
 // kCurveFirstBytes, 4x that, ... below `largest` (at least kCurveFirstBytes), then `largest`.
 std::vector<std::size_t> curve_sizes(std::size_t largest);
 inline constexpr std::size_t kCurveFirstBytes = 8 << 10;
+// The exchange's and the ping-pong's first size: from it by 2x to kCurveFirstBytes, the small
+// messages whose protocol changes (eager to rendezvous) a 4x grid would miss.
+inline constexpr std::size_t kLinkCurveFirstBytes = 512;
 inline constexpr std::size_t kCurveBatchBytes = 16 << 20;
 inline constexpr int kCurveReps = 4;
 inline constexpr std::size_t kCurveSlotBytes = 256 << 10;  // shm's step (ShmOptions::chunk_bytes' default)
