@@ -94,7 +94,7 @@ class Pricer {
   // (a message through shared memory is copied in by the sender and out by the receiver).
   std::optional<LimitingLink> intra(int k) {
     const NodeModel& n = at(k);
-    if (n.intra.known()) return link(LinkLevel::intra, n, n.intra, rank_bytes_, kBuffers);
+    if (n.intra.known()) return message_link(n, n.intra);
     if (n.gpus == 0 && n.copy.known())
       return LimitingLink{LinkLevel::intra,
                           n.host,
@@ -114,8 +114,13 @@ class Pricer {
   std::optional<LimitingLink> intra_one(int k) {
     const NodeModel& n = at(k);
     if (!n.intra_one.known() || n.intra.source == FigureSource::user) return intra(k);
-    return link(LinkLevel::intra, n, n.intra_one, rank_bytes_, kBuffers);
+    return message_link(n, n.intra_one);
   }
+  // The rates between a node's ranks are read by the size of the algorithm's messages where it
+  // says (`bytes` a message, on average: its terms' bytes over its messages), not by the row's
+  // buffers: a message's rate depends on its own size (its protocol, eager or rendezvous; its
+  // per-message costs), which the probe's points measure, one message of S from buffers of 2 S.
+  void price_messages(double bytes) { message_bytes_ = bytes; }
   std::optional<LimitingLink> nic(int k) {
     const NodeModel& n = at(k);
     if (n.nic.known()) return link(LinkLevel::inter, n, n.nic, rank_bytes_, kBuffers);  // one rate: no curve
@@ -194,6 +199,29 @@ class Pricer {
     return LimitingLink{
         level, n.host, rate_at(r, bytes), 1, r.source, detail_at(r, bytes, what), r.spread, moved_at(r, bytes)};
   }
+  // A rate between two ranks of node n: by its curve at the algorithm's messages (price_messages),
+  // where it has both, else at the rank's buffers. A message of m is the probe's point at 2 m (its
+  // two buffers); past the curve's peak, where the buffers leave the caches, no faster than the
+  // rank's own buffers allow: each of the two limits the rate.
+  LimitingLink message_link(const NodeModel& n, const Rate& r) const {
+    if (r.curve.empty() || !(message_bytes_ > 0)) return link(LinkLevel::intra, n, r, rank_bytes_, kBuffers);
+    const double at = 2 * message_bytes_;
+    LimitingLink l{LinkLevel::intra, n.host, rate_at(r, at), 1, r.source, {}, r.spread, moved_at(r, at)};
+    l.detail = r.detail + "; at messages of " + bytes_text(static_cast<std::uint64_t>(message_bytes_)) +
+               " (its point of " + bytes_text(static_cast<std::uint64_t>(at)) + ", a message's two buffers)";
+    const auto peak = std::max_element(r.curve.begin(), r.curve.end(), [](const CurvePoint& a, const CurvePoint& b) {
+      return a.gbytes_per_s < b.gbytes_per_s;
+    });
+    if (rank_bytes_ > peak->bytes && rate_at(r, rank_bytes_) < l.link_GBps) {
+      l.link_GBps = rate_at(r, rank_bytes_);
+      l.moved = std::max(l.moved, moved_at(r, rank_bytes_));
+      l.detail += " and, past its peak at " + bytes_text(static_cast<std::uint64_t>(peak->bytes)) + ", at " +
+                  bytes_text(static_cast<std::uint64_t>(rank_bytes_)) + " " + std::string(kBuffers);
+    }
+    l.detail += ", on its curve (" + bytes_text(static_cast<std::uint64_t>(r.curve.front().bytes)) + " to " +
+                bytes_text(static_cast<std::uint64_t>(r.curve.back().bytes)) + ")";
+    return l;
+  }
   // What priced a rate at a working set: its curve's point there, or its one figure.
   std::string detail_at(const Rate& r, double bytes, std::string_view what) const {
     if (r.curve.empty()) return r.detail;
@@ -205,6 +233,7 @@ class Pricer {
   const MachineModel& m_;
   std::span<const int> node_;
   double rank_bytes_ = 0;
+  double message_bytes_ = 0;  // the algorithm's messages (price_messages); 0: by the rank's buffers
   std::vector<std::string> missing_;
 };
 
@@ -264,6 +293,7 @@ double local_copy_factor(Collective c, std::string_view algorithm, int p) {
 Expectation flat(Pricer& pr, const CostTerms& terms, const std::vector<Step>& steps, double alpha, double n,
                  double copy_factor = 0) {
   Expectation e;
+  if (terms.alpha_count > 0) pr.price_messages(terms.beta_factor * n / terms.alpha_count);
   double weights = 0, inverse = 0, worst = -1;  // sum of weight / (GB/s) over the steps
   bool all = true;
   for (const Step& s : steps) {

@@ -290,7 +290,8 @@ TEST(ExpectedTime, EachSizeAtTheRateOfItsWorkingSet) {
   EXPECT_EQ(expect(m, "shm", Collective::allreduce, 2097152, slots).limit.detail,
             "memcpy 128 MiB, best of 8; at 4.0 MiB a rank, its buffers, on its curve (16.0 KiB to 128.0 MiB)");
   // The rate between the ranks by its own curve: 5 GB/s at 16 KiB, 3 at 4 MiB; a ring allreduce of
-  // 1 MiB (2 MiB a rank, 7/8 of the way in log2) at 3.25: 2 a + n / 3.25 + 0.5 n / 10.
+  // 1 MiB sends messages of 512 KiB (the point of 1 MiB: 3.5), but its ranks' buffers (2 MiB, 7/8
+  // of the way in log2) are past the curve's peak, at 3.25: 2 a + n / 3.25 + 0.5 n / 10.
   m.nodes[0].intra = rate(3, FigureSource::measured, "ring exchange of its 2 ranks at once");
   m.nodes[0].intra.curve = {{16384, 5}, {4194304, 3}};
   const Expectation ring = expect(m, "ring", Collective::allreduce, 1048576);
@@ -302,6 +303,38 @@ TEST(ExpectedTime, EachSizeAtTheRateOfItsWorkingSet) {
   EXPECT_DOUBLE_EQ(expect(m, "ring", Collective::allreduce, 1048576).limit.link_GBps, 3);
   m.nodes[0].copy.curve.clear();
   EXPECT_DOUBLE_EQ(expect(m, "shm", Collective::allreduce, kN, slots).limit.link_GBps, 8);
+}
+
+// The rates between a node's ranks are read at the algorithm's messages (docs/verdicts.md, "The rate
+// of a size"): a message's rate depends on its own size (a library sends small ones eagerly and
+// larger ones by rendezvous), and the probe's point at 2 S is a message of S. The curve below has
+// Open MPI's step on the 2-core VM (2 KiB messages at 4 GB/s, 4 KiB at 1.5) and a peak at 4 MiB.
+// A ring allreduce on 2 ranks sends messages of n / 2: n = 4 KiB at the point of 4 KiB (4 GB/s,
+// where its 8 KiB of buffers would read 1.5), 8 KiB at 1.5 (the row's 16 KiB would read 3); past
+// the peak, no faster than its buffers allow: 64 MiB sends 32 MiB messages (the point of 64 MiB,
+// 4/5 of the way from 4 MiB to 128 MiB in log2: 6.8), its buffers of 128 MiB read 6.
+TEST(ExpectedTime, LinksAtTheRateOfTheAlgorithmsMessages) {
+  MachineModel m = cluster(1, 2);
+  m.nodes[0].intra = rate(6, FigureSource::measured, "ring exchange");
+  m.nodes[0].intra.curve = {{1024, 2}, {4096, 4}, {8192, 1.5}, {16384, 3}, {4194304, 10}, {134217728, 6}};
+  for (const auto& [n, gbps] : std::vector<std::pair<double, double>>{{4096, 4}, {8192, 1.5}, {kN, 6}}) {
+    const Expectation e = expect(m, "ring", Collective::allreduce, n);
+    ASSERT_TRUE(e.time_us) << n;
+    EXPECT_DOUBLE_EQ(e.limit.link_GBps, gbps) << n;
+    EXPECT_NEAR(*e.time_us, 2 * 50 + n / (gbps * 1e3) + 0.5 * n / 10e3, 1e-9) << n;
+  }
+  EXPECT_NEAR(rate_at(m.nodes[0].intra, 2 * kN / 2), 6.8, 1e-12);
+  EXPECT_EQ(expect(m, "ring", Collective::allreduce, 4096).limit.detail,
+            "ring exchange; at messages of 2.0 KiB (its point of 4.0 KiB, a message's two buffers), on its curve "
+            "(1.0 KiB to 128.0 MiB)");
+  EXPECT_EQ(expect(m, "ring", Collective::allreduce, kN).limit.detail,
+            "ring exchange; at messages of 32.0 MiB (its point of 64.0 MiB, a message's two buffers) and, past its "
+            "peak at 4.0 MiB, at 128.0 MiB a rank, its buffers, on its curve (1.0 KiB to 128.0 MiB)");
+  // A binomial tree's broadcast sends the whole array each step: 2 KiB at 4 GB/s, one message alone
+  // (intra_one, where there is none, the exchange's).
+  const Expectation tree = expect(m, "tree", Collective::broadcast, 2048);
+  ASSERT_TRUE(tree.time_us);
+  EXPECT_DOUBLE_EQ(tree.limit.link_GBps, 4);
 }
 
 // shm's reductions read slots other ranks of the node just wrote: priced at reduce_slot (measured

@@ -242,9 +242,11 @@ void write_machine(ReportWriter& w, const BenchFile& run) {
         "went from core to core, into a rank's own and out of the previous rank's, as shm's do); reduce, f32 sums of "
         "one buffer into the other (the reductions); reduce_slot, f32 sums of the previous rank's slot into a rank's "
         "buffer (shm's reductions); intra, a ring exchange among the "
-        "node's ranks, per flow; intra_one, a ping-pong between two of them, the others idle. working_set is a rank's "
-        "two buffers; each row is priced at the rate of its own working set (log2-interpolated between the sizes, the "
-        "nearest end beyond them), and its verdict names the point. Where the run measured them again at its end, each "
+        "node's ranks, per flow (a message of half the working set); intra_one, a ping-pong between two of them, the "
+        "others idle. working_set is a rank's two buffers; each row is priced at the rate of its own working set "
+        "(log2-interpolated between the sizes, the nearest end beyond them), intra and intra_one at the point of its "
+        "algorithm's messages (and past their peak, no faster than at the row's working set), and its verdict names "
+        "the point. Where the run measured them again at its end, each "
         "is the faster of the two moments and moved_pct how far the two were apart (100 x (1 - slower / faster)), "
         "which the verdicts of rows priced there allow for.");
     w.table("machine_curves", curves);
