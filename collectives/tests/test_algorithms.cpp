@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "commscope/collectives/collectives.hpp"
+#include "commscope/common/stream_copy.hpp"
 
 using namespace commscope;
 
@@ -184,7 +185,7 @@ TEST(Algorithms, CostsAreTheSharedHeadersTerms) {
   };
   for (Collective c : kAllCollectives)
     for (int p = 1; p <= 9; ++p)
-      for (double n : {8.0, 5000.0, 3e6}) {
+      for (double n : {8.0, 5000.0, 3e6, 3e8}) {
         const std::string what = std::string(to_string(c)) + " p=" + std::to_string(p) + " n=" + std::to_string(n);
         same(find_algorithm("ring").cost(c, p, n, o), ring_cost_terms(c, p, n, 1 << 20), "ring " + what);
         same(find_algorithm("rhd").cost(c, p, n, o), rhd_cost_terms(c, p), "rhd " + what);
@@ -196,6 +197,8 @@ TEST(Algorithms, CostsAreTheSharedHeadersTerms) {
         same(h.intra, t.intra, "hier intra " + what);
         same(h.inter, t.inter, "hier inter " + what);
       }
+  // The model's defaults are the library's: where shm starts to stream its outputs, too.
+  EXPECT_EQ(shm_default_cost_settings(2).stream_bytes, static_cast<double>(kStreamOutputBytes));
 }
 
 namespace {

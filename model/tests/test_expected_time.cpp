@@ -377,6 +377,35 @@ TEST(ExpectedTime, ShmReductionsAtTheRateOfSlotsOtherRanksWrote) {
 // (the ring's chains at the segment), nothing for the other names; every textbook algorithm's
 // terms are those of the algorithm of the library that runs it, and textbook_algorithm_of reads
 // library_algorithm_of backwards.
+// shm's copies through the slots (collectives/src/algorithms/shm.cpp): a reducescatter reduces
+// its own block from its input into its output, so it copies into its slot only the p - 1
+// others' blocks, until the outputs are streamed (from a block of 32 MiB), when its own goes
+// through the slot too. A two-shot allreduce writes every line of its slot, the p - 1 other
+// slices copied and its own reduced into it, and copies out the p - 1 other reduced slices (its
+// own stays in its caches). And the split is the terms' bytes, for every collective.
+TEST(ShmCostTerms, OwnBlockFromTheInputUntilStreamed) {
+  const ShmCostSettings s = shm_default_cost_settings(4);
+  const double mib = 1048576;
+  const auto rs = shm_slot_copies(Collective::reducescatter, 4, mib, s);
+  ASSERT_TRUE(rs);
+  EXPECT_EQ(rs->in, 0.75);
+  EXPECT_EQ(shm_cost_terms(Collective::reducescatter, 4, mib, s)->beta_factor, 0.75);
+  EXPECT_EQ(shm_slot_copies(Collective::reducescatter, 4, 256 * mib, s)->in, 1);  // 64 MiB a block
+  const auto ar = shm_slot_copies(Collective::allreduce, 4, mib, s);
+  ASSERT_TRUE(ar);
+  EXPECT_EQ(ar->in, 1);
+  EXPECT_EQ(ar->out, 0.75);
+  for (const Collective c : kAllCollectives)
+    for (int p = 2; p <= 9; ++p)
+      for (const double n : {4096.0, mib, 64 * mib, 512 * mib}) {
+        const auto t = shm_cost_terms(c, p, n, shm_default_cost_settings(p));
+        const auto x = shm_slot_copies(c, p, n, shm_default_cost_settings(p));
+        ASSERT_EQ(t.has_value(), x.has_value()) << collective_name(c);
+        if (!t) continue;
+        EXPECT_NEAR(x->in + x->out + x->local, t->beta_factor, 1e-12) << collective_name(c) << " p=" << p << " n=" << n;
+      }
+}
+
 TEST(CostTermsOf, OneDispatchForTheFlatAndTextbookAlgorithms) {
   auto same = [](const std::optional<CostTerms>& a, const std::optional<CostTerms>& b) {
     return a.has_value() == b.has_value() &&

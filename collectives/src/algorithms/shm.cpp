@@ -9,13 +9,14 @@
 // array size as nccl-tests counts it (busbw factors are those of every algorithm):
 //   allreduce one-shot (n < two_shot_bytes): copy in, every rank reduces all p slots
 //                                                      k a + nB + (p-1) nG
-//   allreduce two-shot: copy in, rank r reduces slice r of every slot in place, then every
-//                  rank copies out the p-1 other reduced slices
-//                                                      2k a + (2p-1)/p nB + (p-1)/p nG
+//   allreduce two-shot: copy in the p-1 other slices, rank r reduces slice r of every slot (its
+//                  own from its input) into its slot, then every rank copies out the p reduced
+//                  slices (its own from its caches)   2k a + (2p-1)/p nB + (p-1)/p nG
 //   reduce: one-shot (the root reduces) below the same switch, two-shot (slices reduced in
 //                  parallel, the root copies them out) above: as allreduce
-//   reducescatter: copy in all p blocks, rank r reduces block r of every slot
-//                                                      k a + nB + (p-1)/p nG
+//   reducescatter: copy in the p-1 other blocks, rank r reduces block r of every slot and of
+//                  its input                           k a + (p-1)/p nB + (p-1)/p nG
+//                  (its block streamed: all p blocks through the slot, nB)
 //   allgather, gather: copy in, copy out the own block and the p-1 others'   k a + (p+1)/p nB
 //   broadcast: the root copies its array into its output, then in; the others copy out
 //                                                                      k a + 2nB
@@ -518,7 +519,8 @@ ShmCostSettings shm_cost_settings(const AlgoOptions& o, int node_ranks) {
   // (adapt_bytes) is priced as the slots: which path it takes is known only at run time.
   const ShmOptions& s = o.get<ShmOptions>();
   return {static_cast<double>(std::clamp<std::size_t>(s.chunk_bytes, 1, kShmSlotBytes)),
-          static_cast<double>(s.direct_bytes), static_cast<double>(shm_two_shot_switch(s, node_ranks, false))};
+          static_cast<double>(s.direct_bytes), static_cast<double>(shm_two_shot_switch(s, node_ranks, false)),
+          static_cast<double>(kStreamOutputBytes)};
 }
 
 const Algorithm& shm_algorithm() {

@@ -363,21 +363,26 @@ inline std::optional<CostTerms> textbook_cost_terms(Collective c, TextbookAlgori
 
 // What shm's cost depends on besides the call: the bytes a step moves per rank (its chunk, at
 // least 1), the size from which a call goes direct (ranks read each other's buffers, assumed
-// possible), and the size from which allreduce and reduce run two-shot.
+// possible), the size from which allreduce and reduce run two-shot, and the output size from
+// which shm streams its outputs (a rank's own block then goes through its slot with the rest:
+// kStreamOutputBytes, common/stream_copy.hpp).
 struct ShmCostSettings {
   double chunk_bytes = 1;
   double direct_bytes = 0;
   double two_shot_bytes = 0;
+  double stream_bytes = std::numeric_limits<double>::infinity();
 };
 
 // The library's defaults (AlgoOptions{}) on a node of `node_ranks` ranks on their own cores: 256 KiB
 // steps, never direct, two-shot from 64 KiB on 2 ranks, 4 KiB on 3, 2 KiB from 4 on
-// (shm_two_shot_switch; collectives.unit.algorithms checks the two agree).
+// (shm_two_shot_switch), outputs streamed from 32 MiB (collectives.unit.algorithms checks that
+// they agree).
 constexpr ShmCostSettings shm_default_cost_settings(int node_ranks) {
   return {262144.0, std::numeric_limits<double>::infinity(),
           node_ranks <= 2   ? 65536.0
           : node_ranks == 3 ? 4096.0
-                            : 2048.0};
+                            : 2048.0,
+          33554432.0};
 }
 
 // The collectives shm runs direct from ShmCostSettings::direct_bytes.
@@ -388,7 +393,8 @@ constexpr bool shm_has_direct(Collective c) {
 
 // shm's terms on p ranks of one node for n bytes (the derivation: collectives/src/algorithms/shm.cpp),
 // with k steps of at most a chunk: allreduce and reduce one-shot k a + nB + (p-1) nG, two-shot
-// 2k a + (2p-1)/p nB + (p-1)/p nG; reducescatter k a + nB + (p-1)/p nG; alltoall
+// 2k a + (2p-1)/p nB + (p-1)/p nG; reducescatter k a + (p-1)/p nB +
+// (p-1)/p nG (its block streamed: nB); alltoall
 // k a + (2p-1)/p nB; sendrecv k a + 2nB; allgather and gather k a + (p+1)/p nB (the own block
 // out too); broadcast k a + 2nB (the root's array into its output first); scatter k a + nB. Direct: allreduce
 // 2a + 2f nB + f nG, the others a + f nB (broadcast nB; reducescatter + f nG), f = (p-1)/p.
@@ -414,7 +420,7 @@ inline std::optional<CostTerms> shm_cost_terms(Collective c, int p, double n, co
       if (n < s.two_shot_bytes) return CostTerms{k, 1, q - 1};
       return CostTerms{2 * k, (2 * q - 1) / q, f};
     case Collective::reducescatter:
-      return CostTerms{k, 1, f};
+      return CostTerms{k, n / q < s.stream_bytes ? f : 1, f};
     case Collective::alltoall:
       return CostTerms{k, (2 * q - 1) / q, 0};
     case Collective::sendrecv:
@@ -433,8 +439,11 @@ inline std::optional<CostTerms> shm_cost_terms(Collective c, int p, double n, co
 // slot (or an input chunk just copied, still in the caches) into a rank's output; `local`, from a
 // rank's input straight to its output. A slot stays in the caches, so `in` and `out` move one side
 // through memory, where `local` moves both (docs/verdicts.md, "The rate of a size"):
-//   allreduce, reduce one-shot: in n; two-shot: in n, out (p-1)/p n (the root's, for reduce)
-//   reducescatter: in n                     alltoall: in (p-1)/p n, out (p-1)/p n, local n/p
+//   allreduce, reduce one-shot: in n; two-shot: in n (the p-1 other slices copied, the own one
+//     reduced into the slot: each line written into a slot a peer read last), out (p-1)/p n (the
+//     root's, for reduce; the own slice's copy out stays in the rank's caches)
+//   reducescatter: in (p-1)/p n (the own block is reduced from the input into the output, until
+//     the outputs are streamed: then n)     alltoall: in (p-1)/p n, out (p-1)/p n, local n/p
 //   sendrecv: in n, out n                   allgather, gather: in n/p, out n (the own block too)
 //   broadcast (the root): local n, in n     scatter (the root): in (p-1)/p n, local n/p
 // nullopt for alltoallv, zeros on one rank.
@@ -450,7 +459,7 @@ inline std::optional<ShmCopies> shm_slot_copies(Collective c, int p, double n, c
     case Collective::reduce:
       return n < s.two_shot_bytes ? ShmCopies{1, 0, 0} : ShmCopies{1, f, 0};
     case Collective::reducescatter:
-      return ShmCopies{1, 0, 0};
+      return ShmCopies{n / q < s.stream_bytes ? f : 1, 0, 0};
     case Collective::alltoall:
       return ShmCopies{f, f, 1 / q};
     case Collective::sendrecv:
