@@ -319,3 +319,34 @@ TEST(Algorithms, BroadcastRootSendsFromTheSendBuffer) {
       }
     }
 }
+
+// The tree's gather and allgather: a leaf of the binomial tree (a rank other than the root whose
+// subtree is itself alone: every odd rank, and the last of an even count whose subtree is cut)
+// sends its block from the caller's send buffer and copies nothing (the allgather's broadcast
+// brings its own block back with the rest); a rank with a subtree gathers into a buffer, its own
+// block copied there first.
+TEST(Algorithms, TreeGatherLeavesSendFromTheSendBuffer) {
+  const std::size_t count = 1000;
+  const auto copy = [](const auto& c) { return c.what == "copy"; };
+  for (const Collective c : {Collective::gather, Collective::allgather})
+    for (int p : {2, 3, 5, 8})
+      for (int r = 1; r < p; ++r) {
+        const std::string what = std::string(to_string(c)) + " p=" + std::to_string(p) + " r=" + std::to_string(r);
+        std::vector<float> send(count, 1.0f), recv(count * static_cast<std::size_t>(p), 0.0f);
+        RecordingTransport t(r, p);
+        find_algorithm("tree").run(t, CollArgs{c, send.data(), recv.data(), count}, AlgoOptions{});
+        ASSERT_FALSE(t.calls.empty()) << what;
+        const bool leaf = r % 2 == 1 || r == p - 1;  // its subtree: itself alone
+        if (leaf) {
+          EXPECT_EQ(t.calls.front().what, "send") << what;
+          EXPECT_EQ(t.calls.front().buf, send.data()) << what;
+          EXPECT_EQ(std::count_if(t.calls.begin(), t.calls.end(), copy), 0) << what;
+        } else {
+          EXPECT_EQ(t.calls.front().what, "copy") << what;
+          const auto sent =
+              std::find_if(t.calls.begin(), t.calls.end(), [](const auto& x) { return x.what == "send"; });
+          ASSERT_NE(sent, t.calls.end()) << what;
+          EXPECT_NE(sent->buf, send.data()) << what;  // its subtree's blocks, gathered
+        }
+      }
+}

@@ -27,11 +27,13 @@ void binomial_scatter(Transport& t, Buf buf, int n, int me, const UnitToRank& re
   }
 }
 
-void binomial_gather(Transport& t, Buf buf, int n, int me, const UnitToRank& real, const UnitRange& range) {
+void binomial_gather(Transport& t, Buf buf, int n, int me, const UnitToRank& real, const UnitRange& range,
+                     const void* own) {
   for (int mask = 1; mask < n; mask <<= 1) {
     if (me & mask) {
-      const auto [first, last] = range(me, me + binomial_subtree(me, n));
-      t.send(buf.at(first), buf.bytes(last - first), real(me - mask));
+      const int units = binomial_subtree(me, n);
+      const auto [first, last] = range(me, me + units);
+      t.send(own && units == 1 ? own : buf.at(first), buf.bytes(last - first), real(me - mask));
       return;
     }
     if (me + mask < n) {

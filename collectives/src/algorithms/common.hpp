@@ -93,8 +93,12 @@ int binomial_subtree(int u, int n);
 
 // Root's buf holds every unit's range; afterwards unit u holds units [u, u + subtree) in buf.
 void binomial_scatter(Transport& t, Buf buf, int n, int me, const UnitToRank& real, const UnitRange& range);
-// Every unit holds its own range in buf; afterwards the root holds all of them.
-void binomial_gather(Transport& t, Buf buf, int n, int me, const UnitToRank& real, const UnitRange& range);
+// Every unit holds its own range in buf; afterwards the root holds all of them. A leaf (a unit
+// other than the root whose subtree is itself alone) sends from `own` where given, its send
+// buffer, instead of from buf: the leaf need not copy its range into buf first, and a buffer it
+// has not just written sends faster (ring.cpp's allgather).
+void binomial_gather(Transport& t, Buf buf, int n, int me, const UnitToRank& real, const UnitRange& range,
+                     const void* own = nullptr);
 // Root's buf[0, count) goes to every unit's buf.
 void binomial_bcast(Transport& t, Buf buf, std::size_t count, int n, int me, const UnitToRank& real);
 // acc = in reduced over all units, at the root; non-roots use acc as their accumulator.

@@ -60,10 +60,16 @@ void allgather(Transport& t, const CollArgs& a) {
   const auto real = [](int u) { return u; };
   Buf out{a.recv, es};
   const Blocks blocks{a.count * static_cast<std::size_t>(p), p};
-  t.copy(out.at(blocks.offset(me)), a.send, out.bytes(a.count));
-  detail::binomial_gather(t, out, p, me, real, [&](int lo, int hi) {
-    return std::pair{blocks.offset(lo), blocks.offset(hi)};
-  });
+  // A leaf sends its block from the send buffer and copies nothing: the broadcast brings the
+  // whole array, its own block too. The others gather into the output.
+  const bool leaf = me != 0 && detail::binomial_subtree(me, p) == 1;
+  if (!leaf) t.copy(out.at(blocks.offset(me)), a.send, out.bytes(a.count));
+  detail::binomial_gather(
+      t, out, p, me, real,
+      [&](int lo, int hi) {
+        return std::pair{blocks.offset(lo), blocks.offset(hi)};
+      },
+      leaf ? a.send : nullptr);
   detail::binomial_bcast(t, out, blocks.count, p, me, real);
 }
 
@@ -113,9 +119,11 @@ void gather(Transport& t, const CollArgs& a) {
   // Rank 0 as the root gathers straight into recv; everyone else into scratch.
   const bool direct = me == 0 && a.root == 0;
   Buf buf = direct ? Buf{a.recv, es} : Buf{t.scratch(0, es * blk * static_cast<std::size_t>(units)), es};
-  t.copy(buf.base, a.send, buf.bytes(blk));
+  // A leaf sends its block straight from the send buffer; the others gather into buf.
+  const bool leaf = me != 0 && units == 1;
+  if (!leaf) t.copy(buf.base, a.send, buf.bytes(blk));
   detail::binomial_gather(
-      t, buf, p, me, [&](int u) { return map.real(u); }, from_me(me, blk));
+      t, buf, p, me, [&](int u) { return map.real(u); }, from_me(me, blk), leaf ? a.send : nullptr);
   if (me == 0 && !direct) rotate(t, Buf{a.recv, es}, buf, blk, p, a.root, false);
 }
 
