@@ -12,8 +12,9 @@
 //   allreduce two-shot: copy in the p-1 other slices, rank r reduces slice r of every slot (its
 //                  own from its input) into its slot, then every rank copies out the p reduced
 //                  slices (its own from its caches)   2k a + (2p-1)/p nB + (p-1)/p nG
-//   reduce: one-shot (the root reduces) below the same switch, two-shot (slices reduced in
-//                  parallel, the root copies them out) above: as allreduce
+//   reduce: one-shot (the root reduces; it fills no slot, reading its own elements from its
+//                  input) below the same switch, two-shot (slices reduced in parallel, the root
+//                  copies them out) above: as allreduce
 //   reducescatter: copy in the p-1 other blocks, rank r reduces block r of every slot and of
 //                  its input                           k a + (p-1)/p nB + (p-1)/p nG
 //                  (its block streamed: all p blocks through the slot, nB)
@@ -213,7 +214,12 @@ void all_reduce(Steps& s, const CollArgs& a, const ShmOptions& o, int root) {
     // Every rank combines in rank order, so all get the same bits. Own elements come from the
     // input (one pass fewer) unless it is the output, which the reduction overwrites.
     const bool own_input = a.send != a.recv;
-    auto fill = [&](std::size_t i) { s.t.copy(s.mine(), in.at(i * chunk), in.bytes(len_of(i))); };
+    // In a reduce only the root reads the slots, its own elements from its input: nobody reads
+    // its slot, so it fills none (the copy was the root's alone, on the call's longest path).
+    const bool fills = !(root >= 0 && s.me == root && own_input);
+    auto fill = [&](std::size_t i) {
+      if (fills) s.t.copy(s.mine(), in.at(i * chunk), in.bytes(len_of(i)));
+    };
     return s.run(nsteps, fill, [&](std::size_t i) {
       if (!writes) return;
       const std::size_t off = i * chunk;
