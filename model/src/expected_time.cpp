@@ -351,8 +351,13 @@ Expectation shm(Pricer& pr, Collective c, int p, double n, double alpha, const E
   const auto split = shm_slot_copies(c, p, n, settings);
   if (!mem || !in || !out || !cached || !split) return e;
   auto us = [&](double factor, const LimitingLink& l) { return factor * n / (l.link_GBps * kBytesPerUsPerGBps); };
+  // A one-shot reduce splits the work between the ranks: the others fill their slots, the root
+  // reduces them (it fills none); calls back to back overlap the two (a rank runs up to two
+  // slots ahead), so the slower of them is the call's. Every other call's busiest rank does both.
+  const bool split_roles = c == Collective::reduce && n < settings.two_shot_bytes;
   auto total = [&](const CostTerms& t, double copies_us) {
-    return t.alpha_count * alpha + copies_us + us(t.gamma_factor, *cached);
+    const double gamma_us = us(t.gamma_factor, *cached);
+    return t.alpha_count * alpha + (split_roles ? std::max(copies_us, gamma_us) : copies_us + gamma_us);
   };
   // Direct reads go through the kernel as a message between the node's ranks does: one flow at a
   // time where only the root reads (gather) or only one rank reads the root's (broadcast, scatter

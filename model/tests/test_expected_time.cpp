@@ -125,6 +125,21 @@ TEST(ExpectedTime, ShmAtTheCopyRate) {
   EXPECT_FALSE(expect(cluster(2, 2), "shm", Collective::allreduce, kN).time_us);  // one node only
 }
 
+// shm's one-shot reduce (below 64 KiB on 2 ranks): the other rank fills its slot, the root reduces
+// it, and calls back to back overlap the two: 50 + max(n / 10, n / 10) us for 16 KiB at the copy
+// rate (no curves), where the allreduce, whose every rank does both, takes 50 + n / 10 + n / 10.
+// From two-shot, every rank copies and reduces: the reduce is priced as the allreduce.
+TEST(ExpectedTime, ShmReduceOneShotOverlapsItsRoles) {
+  ExpectationOptions slots;
+  slots.shm_adapt_bytes = std::numeric_limits<double>::infinity();
+  const MachineModel m = cluster(1, 2);
+  const double n = 16384;
+  EXPECT_NEAR(*expect(m, "shm", Collective::reduce, n, slots).time_us, 50 + n / 1e4, 1e-9);
+  EXPECT_NEAR(*expect(m, "shm", Collective::allreduce, n, slots).time_us, 50 + 2 * n / 1e4, 1e-9);
+  EXPECT_NEAR(*expect(m, "shm", Collective::reduce, kN, slots).time_us,
+              *expect(m, "shm", Collective::allreduce, kN, slots).time_us, 1e-9);
+}
+
 // Every rank on its own node with one link rate: the algorithms' terms at that rate, exactly.
 TEST(ExpectedTime, OneRankPerNodeIsTheTermsAtTheLinkRate) {
   for (int p : {2, 3, 5, 8}) {
