@@ -13,6 +13,7 @@
 #include "clock.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/stop_signals.hpp"
+#include "commscope/common/timing.hpp"
 #include "commscope/profiler/flight.hpp"
 #include "results.hpp"
 
@@ -52,13 +53,16 @@ void Watchdog::watch() {
   // The last (step, iteration) seen and when it was first seen: progress is any change of it.
   std::uint64_t seen_step = 0;
   std::int64_t seen_it = -2, seen_ns = now_ns();
+  // A tick far later than its period: this rank itself was not running (timing::Ticks).
+  timing::Ticks ticks(std::max(1.0, 4e-3 * static_cast<double>(period.count())));
   std::unique_lock lock(mu_);
   while (!cv_.wait_for(lock, period, [this] { return stop_; })) {
+    const bool resumed = ticks.late();
     if (!busy_.load(std::memory_order_acquire)) continue;
     const std::uint64_t step = step_.load(std::memory_order_relaxed);
     const std::int64_t it = iteration_.load(std::memory_order_relaxed);
     const std::int64_t now = now_ns();
-    if (step != seen_step || it != seen_it) {
+    if (step != seen_step || it != seen_it || resumed) {
       seen_step = step;
       seen_it = it;
       seen_ns = now;

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "commscope/common/stop_signals.hpp"
+#include "commscope/common/timing.hpp"
 #include "commscope/profiler/clock.hpp"
 #include "commscope/profiler/recorder.hpp"
 
@@ -127,12 +128,19 @@ void watch() {
   std::uint64_t dumped_at = ~std::uint64_t{0};
   std::unique_lock lock(g->wait_mutex);
   const auto tick = std::chrono::duration<double>(std::min(1.0, g->timeout_s / 4));
+  // A tick far later than asked: this rank itself was not running (timing::Ticks), so a stall
+  // counts from its return, not from its last call.
+  timing::Ticks ticks(std::max(1.0, 4 * tick.count()));
+  double resumed_wall = 0;
   while (!g->stopping) {
     g->wake.wait_for(lock, tick);
     if (g->stopping) break;
+    const bool late = ticks.late();
     const std::uint64_t progress = g->progress.load();
     const ToWall wall;
-    if (progress == dumped_at || wall.now_wall - wall(g->last_done.load()) < g->timeout_s) continue;
+    if (late) resumed_wall = wall.now_wall;
+    const double since = wall.now_wall - std::max(wall(g->last_done.load()), resumed_wall);
+    if (progress == dumped_at || since < g->timeout_s) continue;
     dumped_at = progress;
     lock.unlock();
     const std::string path = dump("watchdog");
