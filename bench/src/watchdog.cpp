@@ -54,7 +54,7 @@ void Watchdog::watch() {
   std::uint64_t seen_step = 0;
   std::int64_t seen_it = -2, seen_ns = now_ns();
   // A tick far later than its period: this rank itself was not running (timing::Ticks).
-  timing::Ticks ticks(std::max(1.0, 4e-3 * static_cast<double>(period.count())));
+  timing::Ticks ticks(std::chrono::duration<double>(period).count());
   std::unique_lock lock(mu_);
   while (!cv_.wait_for(lock, period, [this] { return stop_; })) {
     const bool resumed = ticks.late();

@@ -212,21 +212,24 @@ class Pricer {
     const auto peak = std::max_element(r.curve.begin(), r.curve.end(), [](const CurvePoint& a, const CurvePoint& b) {
       return a.gbytes_per_s < b.gbytes_per_s;
     });
-    if (rank_bytes_ > peak->bytes && rate_at(r, rank_bytes_) < l.link_GBps) {
-      l.link_GBps = rate_at(r, rank_bytes_);
+    const double buffers_GBps = rank_bytes_ > peak->bytes ? rate_at(r, rank_bytes_) : l.link_GBps;
+    if (buffers_GBps < l.link_GBps) {
+      l.link_GBps = buffers_GBps;
       l.moved = std::max(l.moved, moved_at(r, rank_bytes_));
       l.detail += " and, past its peak at " + bytes_text(static_cast<std::uint64_t>(peak->bytes)) + ", at " +
                   bytes_text(static_cast<std::uint64_t>(rank_bytes_)) + " " + std::string(kBuffers);
     }
-    l.detail += ", on its curve (" + bytes_text(static_cast<std::uint64_t>(r.curve.front().bytes)) + " to " +
-                bytes_text(static_cast<std::uint64_t>(r.curve.back().bytes)) + ")";
+    l.detail += curve_span(r);
     return l;
   }
   // What priced a rate at a working set: its curve's point there, or its one figure.
   std::string detail_at(const Rate& r, double bytes, std::string_view what) const {
     if (r.curve.empty()) return r.detail;
-    return r.detail + "; at " + bytes_text(static_cast<std::uint64_t>(bytes)) + " " + std::string(what) +
-           ", on its curve (" + bytes_text(static_cast<std::uint64_t>(r.curve.front().bytes)) + " to " +
+    return r.detail + "; at " + bytes_text(static_cast<std::uint64_t>(bytes)) + " " + std::string(what) + curve_span(r);
+  }
+  // ", on its curve (FIRST to LAST)": the sizes a curve's points span, after the point that priced.
+  static std::string curve_span(const Rate& r) {
+    return ", on its curve (" + bytes_text(static_cast<std::uint64_t>(r.curve.front().bytes)) + " to " +
            bytes_text(static_cast<std::uint64_t>(r.curve.back().bytes)) + ")";
   }
 

@@ -130,7 +130,7 @@ void watch() {
   const auto tick = std::chrono::duration<double>(std::min(1.0, g->timeout_s / 4));
   // A tick far later than asked: this rank itself was not running (timing::Ticks), so a stall
   // counts from its return, not from its last call.
-  timing::Ticks ticks(std::max(1.0, 4 * tick.count()));
+  timing::Ticks ticks(tick.count());
   double resumed_wall = 0;
   while (!g->stopping) {
     g->wake.wait_for(lock, tick);

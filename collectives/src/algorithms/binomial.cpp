@@ -31,9 +31,8 @@ void binomial_gather(Transport& t, Buf buf, int n, int me, const UnitToRank& rea
                      const void* own) {
   for (int mask = 1; mask < n; mask <<= 1) {
     if (me & mask) {
-      const int units = binomial_subtree(me, n);
-      const auto [first, last] = range(me, me + units);
-      t.send(own && units == 1 ? own : buf.at(first), buf.bytes(last - first), real(me - mask));
+      const auto [first, last] = range(me, me + binomial_subtree(me, n));
+      t.send(own && binomial_leaf(me, n) ? own : buf.at(first), buf.bytes(last - first), real(me - mask));
       return;
     }
     if (me + mask < n) {

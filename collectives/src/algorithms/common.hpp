@@ -90,11 +90,15 @@ using UnitRange = std::function<std::pair<std::size_t, std::size_t>(int, int)>;
 // Size of unit u's subtree: it holds units [u, u + binomial_subtree(u, n)) of a binomial tree
 // of n units rooted at 0.
 int binomial_subtree(int u, int n);
+// A leaf: a unit other than the root whose subtree is itself alone (it only sends, once).
+inline bool binomial_leaf(int u, int n) {
+  return u != 0 && binomial_subtree(u, n) == 1;
+}
 
 // Root's buf holds every unit's range; afterwards unit u holds units [u, u + subtree) in buf.
 void binomial_scatter(Transport& t, Buf buf, int n, int me, const UnitToRank& real, const UnitRange& range);
-// Every unit holds its own range in buf; afterwards the root holds all of them. A leaf (a unit
-// other than the root whose subtree is itself alone) sends from `own` where given, its send
+// Every unit holds its own range in buf; afterwards the root holds all of them. A leaf
+// (binomial_leaf) sends from `own` where given, its send
 // buffer, instead of from buf: the leaf need not copy its range into buf first, and a buffer it
 // has not just written sends faster (ring.cpp's allgather).
 void binomial_gather(Transport& t, Buf buf, int n, int me, const UnitToRank& real, const UnitRange& range,

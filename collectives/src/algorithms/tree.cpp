@@ -62,7 +62,7 @@ void allgather(Transport& t, const CollArgs& a) {
   const Blocks blocks{a.count * static_cast<std::size_t>(p), p};
   // A leaf sends its block from the send buffer and copies nothing: the broadcast brings the
   // whole array, its own block too. The others gather into the output.
-  const bool leaf = me != 0 && detail::binomial_subtree(me, p) == 1;
+  const bool leaf = detail::binomial_leaf(me, p);
   if (!leaf) t.copy(out.at(blocks.offset(me)), a.send, out.bytes(a.count));
   detail::binomial_gather(
       t, out, p, me, real,
@@ -120,7 +120,7 @@ void gather(Transport& t, const CollArgs& a) {
   const bool direct = me == 0 && a.root == 0;
   Buf buf = direct ? Buf{a.recv, es} : Buf{t.scratch(0, es * blk * static_cast<std::size_t>(units)), es};
   // A leaf sends its block straight from the send buffer; the others gather into buf.
-  const bool leaf = me != 0 && units == 1;
+  const bool leaf = detail::binomial_leaf(me, p);
   if (!leaf) t.copy(buf.base, a.send, buf.bytes(blk));
   detail::binomial_gather(
       t, buf, p, me, [&](int u) { return map.real(u); }, from_me(me, blk), leaf ? a.send : nullptr);

@@ -34,14 +34,15 @@ double best_seconds(int reps, Timed&& timed) {
   return best;
 }
 
-// A watchdog's ticks: late() is true where this tick came more than `late_s` after the last one.
-// The process did not run meanwhile (stopped by SIGSTOP, held by a debugger, its machine paused),
-// so the time without progress a watchdog measured across it is its own, not its peers': it
-// counts again from the late tick (a rank stopped for longer than the timeout, then resumed by
-// its launcher's SIGCONT, would otherwise report a timeout of its own at once).
+// A watchdog's ticks, every `period_s`: late() is true where this tick came more than four
+// periods, and at least a second, after the last one. The process did not run meanwhile (stopped
+// by SIGSTOP, held by a debugger, its machine paused), so the time without progress a watchdog
+// measured across it is its own, not its peers': it counts again from the late tick (a rank
+// stopped for longer than the timeout, then resumed by its launcher's SIGCONT, would otherwise
+// report a timeout of its own at once).
 class Ticks {
  public:
-  explicit Ticks(double late_s) : late_s_(late_s), last_(now_s()) {}
+  explicit Ticks(double period_s) : late_s_(std::max(1.0, 4 * period_s)), last_(now_s()) {}
   bool late() {
     const double t = now_s();
     const bool was_late = t - last_ > late_s_;
