@@ -8,26 +8,27 @@
 # cluster.h5: 4 ranks, host1:2 host2:2 (ranks 0,1 on host1), copy 10 GB/s (1e4 B/us), host1's
 # link 0.125 GB/s (system), host2's 0.1 GB/s (given: --link-rate host2=800mbit), the doctor's
 # links host1 0.116, host2 0.012 GB/s; n = 64 MiB = 67108864 B; busbw = 1.5 S / t (4 ranks).
-# alpha: no latency in the header, so the run's own: the smallest time per message at 8 B,
-#   ring 300 us / 6 messages = 50 us, rhd 400 us / 4 = 100 us: 50 us (allreduce ring at 8 B).
+# alpha: no latency in the header, so the run's own: the smallest time per message at 8 B, less
+#   what the rates price of it (below), ring (300 - 0.1206) us / 6 messages = 49.98 us, rhd
+#   (400 - 0.1614) / 4 = 99.96 us: 49.98 us, "50 us" (allreduce ring at 8 B).
 # ring, 8 B: 6 a + 1.5 S / 100 + 0.75 S / 1e4 (each step crosses host2's link, the slowest,
-#   whole) = 300 + 0.12 + 0.0006 = 300.1206 us; of_expected 300.1206 / 300 = 1.0004 -> 1;
-#   expected_busbw 12 / 300.1206e3 = 3.998e-05; 6 a = 300 of 300.12 us: latency-bound.
-# ring, 64 MiB: 300 + 1.5 n / 100 + 0.75 n / 1e4 = 300 + 1006632.96 + 5033.1648 = 1011966.1248 us;
+#   whole) = 299.8794 + 0.12 + 0.0006 = 300 us; of_expected 300 / 300 = 1;
+#   expected_busbw 12 / 300e3 = 4e-05; 6 a = 299.88 of 300 us: latency-bound.
+# ring, 64 MiB: 6 a + 1.5 n / 100 + 0.75 n / 1e4 = 299.88 + 1006632.96 + 5033.1648 = 1011966.0 us;
 #   expected_busbw 1.5 n / that = 0.099473 -> 0.09947 (line: 0.0995); measured 1.5 n / 88 =
-#   1143901.09 us; of_expected 1011966.1248 / 1143901.09 = 0.88466 -> 0.885, 88%: good.
+#   1143901.09 us; of_expected 1011966.0 / 1143901.09 = 0.88466 -> 0.885, 88%: good.
 # rhd, 8 B: step 1 (distance 2) sends S/2 from both ranks of a host through host2's link at once
 #   (0.1 / 2 = 0.05 each), step 2 (distance 1) S/4 inside a node (copy / 2 = 5):
 #   B_eff S = 1.5 S x (0.5 / 0.05 + 0.25 / 5) / 0.75 / 1e3 = 1.5 S x 0.0134 us/B, so
-#   4 a + 0.1608 + 0.0006 = 200.1614 us; of_expected 200.1614 / 400 = 0.5004 -> 0.5, 50%: below;
-#   expected_busbw 12 / 200.1614e3 = 5.995e-05.
-# rhd, 64 MiB: 200 + 1.5 n x 0.0134 + 5033.1648 = 200 + 1348888.1664 + 5033.1648 = 1354121.3312 us;
+#   4 a + 0.1608 + 0.0006 = 199.9196 + 0.1614 = 200.081 us; of_expected 200.081 / 400 = 0.5002
+#   -> 0.5, 50%: below; expected_busbw 12 / 200.081e3 = 5.998e-05.
+# rhd, 64 MiB: 4 a + 1.5 n x 0.0134 + 5033.1648 = 199.92 + 1348888.1664 + 5033.1648 = 1354121.25 us;
 #   expected_busbw 0.074338 -> 0.07434 (line: 0.0743); measured 1.5 n / 7.5 = 13421772.8 us;
 #   of_expected 0.10089 -> 0.101, 10%: far below; the doctor's host2 0.012 < 0.7 x 0.116: named.
 # hier, 64 MiB (2 nodes x 2): the node level at the copy rate (shm's reducescatter n B + n/2 G and
 #   allgather 3/2 n B), the level between nodes at host2's link, the slowest, shared by the node's
-#   2 cross groups: 2 a + 3 n / 1e4 + n / 100 + 0.25 n / 1e4 = 100 + 20132.6592 + 671088.64 +
-#   1677.7216 = 692999.0208 us; expected_busbw 0.14526 -> 0.1453 (line: 0.145); measured
+#   2 cross groups: 2 a + 3 n / 1e4 + n / 100 + 0.25 n / 1e4 = 99.96 + 20132.6592 + 671088.64 +
+#   1677.7216 = 692998.98 us; expected_busbw 0.14526 -> 0.1453 (line: 0.145); measured
 #   1.5 n / 130 = 774333.05 us; of_expected 0.89496 -> 0.895, 89%: good.
 # nonic.h5: the same rows, host2's link without a rate: nothing judged, what is missing said.
 # curve.h5 (docs/verdicts.md, "The rate of a size"): 2 ranks of one node, latency 1 us, the copy
@@ -83,7 +84,7 @@ grep -q 'Latency per message: the run.s own smallest time per message, 50 us (al
   "$work/cluster/report.md" || { echo "$me: FAIL: not the run's own 50 us per message"; status=1; }
 csv cluster \
   "size_bytes,ring_us,ring_busbw,ring_fitted_us,ring_expected_busbw,ring_of_expected,rhd_us,rhd_busbw,rhd_fitted_us,rhd_expected_busbw,rhd_of_expected,hier_us,hier_busbw,hier_fitted_us,hier_expected_busbw,hier_of_expected" \
-  "8,300,4e-05,300,3.998e-05,1,400,3e-05,400,5.995e-05,0.5,-,-,-,-,-" \
+  "8,300,4e-05,300,4e-05,1,400,3e-05,400,5.998e-05,0.5,-,-,-,-,-" \
   "67108864,1143901,0.088,1143901,0.09947,0.885,13421773,0.0075,13421773,0.07434,0.101,774333,0.13,774333,0.1453,0.895"
 # rhd's latency-bound 8 B line is checked up to its verdict only: what follows names the doctor's
 # slowest link, a bandwidth figure, for a size whose time is latency (see docs/verdicts.md).

@@ -122,7 +122,7 @@ std::vector<std::string> RunExpectations::verdict_lines() const {
     for (const Series& s : series)
       for (const MeasuredRow& m : lower_middles(s))
         all.push_back({parse_collective(s.collective), s.algorithm, s.nranks, m});
-    analysis::fill_latency_from_run(model, all);
+    analysis::fill_latency_from_run(model, all, options_);
   }
   std::vector<std::string> lines;
   bool any = false;  // a row with a verdict

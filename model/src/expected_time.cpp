@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "commscope/common/memory_headroom.hpp"
+#include "commscope/model/format.hpp"
 
 namespace commscope {
 namespace {
@@ -203,12 +204,22 @@ class Pricer {
   // where it has both, else at the rank's buffers. A message of m is the probe's point at 2 m (its
   // two buffers); past the curve's peak, where the buffers leave the caches, no faster than the
   // rank's own buffers allow: each of the two limits the rate.
+  // Below the curve's smallest point a message takes that point's time (its fixed costs: the
+  // library's call, the flags a message waits on), not less: the rate falls with the message's size.
   LimitingLink message_link(const NodeModel& n, const Rate& r) const {
     if (r.curve.empty() || !(message_bytes_ > 0)) return link(LinkLevel::intra, n, r, rank_bytes_, kBuffers);
     const double at = 2 * message_bytes_;
+    const CurvePoint& first = r.curve.front();
     LimitingLink l{LinkLevel::intra, n.host, rate_at(r, at), 1, r.source, {}, r.spread, moved_at(r, at)};
-    l.detail = r.detail + "; at messages of " + bytes_text(static_cast<std::uint64_t>(message_bytes_)) +
-               " (its point of " + bytes_text(static_cast<std::uint64_t>(at)) + ", a message's two buffers)";
+    l.message_floor_us = first.bytes / 2 / (first.gbytes_per_s * kBytesPerUsPerGBps);
+    l.detail = r.detail + "; at messages of " + bytes_text(static_cast<std::uint64_t>(message_bytes_));
+    if (at < first.bytes) {
+      l.link_GBps = first.gbytes_per_s * at / first.bytes;
+      l.detail += " (under its smallest, of " + bytes_text(static_cast<std::uint64_t>(first.bytes / 2)) + ": " +
+                  analysis::format_number(l.message_floor_us, 3) + " us a message, as that one)";
+    } else {
+      l.detail += " (its point of " + bytes_text(static_cast<std::uint64_t>(at)) + ", a message's two buffers)";
+    }
     const auto peak = std::max_element(r.curve.begin(), r.curve.end(), [](const CurvePoint& a, const CurvePoint& b) {
       return a.gbytes_per_s < b.gbytes_per_s;
     });
@@ -298,6 +309,7 @@ Expectation flat(Pricer& pr, const CostTerms& terms, const std::vector<Step>& st
   Expectation e;
   if (terms.alpha_count > 0) pr.price_messages(terms.beta_factor * n / terms.alpha_count);
   double weights = 0, inverse = 0, worst = -1;  // sum of weight / (GB/s) over the steps
+  double floor_us = 0;                          // the largest least time of a message of the steps' links
   bool all = true;
   for (const Step& s : steps) {
     const auto l = slowest_flow(s, pr);
@@ -307,6 +319,7 @@ Expectation flat(Pricer& pr, const CostTerms& terms, const std::vector<Step>& st
     }
     const double part = s.weight * l->sharing / l->link_GBps;
     weights += s.weight, inverse += part;
+    floor_us = std::max(floor_us, l->message_floor_us);
     if (part > worst) worst = part, e.limit = *l;
   }
   // Passes over memory: local copies at the copy rate, reductions at the reduction rate.
@@ -318,8 +331,11 @@ Expectation flat(Pricer& pr, const CostTerms& terms, const std::vector<Step>& st
   const double copy_us = mem ? copy_factor * n / (mem->link_GBps * kBytesPerUsPerGBps) : 0;
   const double gamma_us = red ? terms.gamma_factor * n / (red->link_GBps * kBytesPerUsPerGBps) : 0;
   if (copy_us + gamma_us > beta_us) e.limit = copy_us > gamma_us ? *mem : *red;
-  e.latency_us = terms.alpha_count * alpha;
-  e.time_us = e.latency_us + beta_us + copy_us + gamma_us;
+  // Each message's least time on the curve of its rate is part of beta_us (a message under the
+  // curve's smallest takes that one's time) and a fixed cost per message: counted as latency.
+  e.messages = terms.alpha_count;
+  e.latency_us = terms.alpha_count * alpha + std::min(beta_us, terms.alpha_count * floor_us);
+  e.time_us = terms.alpha_count * alpha + beta_us + copy_us + gamma_us;
   return e;
 }
 
@@ -400,6 +416,7 @@ Expectation shm(Pricer& pr, Collective c, int p, double n, double alpha, const E
     }
   }
   e.limit = copies_us >= us(chosen.gamma_factor, *cached) ? copies : *cached;
+  e.messages = chosen.alpha_count;
   e.latency_us = chosen.alpha_count * alpha;
   e.time_us = time;
   return e;
@@ -443,7 +460,8 @@ Expectation hier(Pricer& pr, Collective c, std::span<const int> node_of_rank, do
   if (inter_us > intra_us) e.limit.sharing = s;
   // The node level's flag handoffs are priced only on one node: across nodes alpha is the
   // network's latency, 10-100x a handoff's, and shm's hundreds of steps would swamp the estimate.
-  e.latency_us = (nn > 1 ? t.inter.alpha_count : t.intra.alpha_count) * alpha;
+  e.messages = nn > 1 ? t.inter.alpha_count : t.intra.alpha_count;
+  e.latency_us = e.messages * alpha;
   e.time_us = e.latency_us + intra_us + inter_us;
   return e;
 }
@@ -481,7 +499,8 @@ Expectation nccl_tree(Pricer& pr, Collective c, std::span<const int> node_of_ran
   const double gamma_us = t.chain.gamma_factor * n / (mem->link_GBps * kBytesPerUsPerGBps);
   const double beta_us = std::max(chain_us, tree_us);
   e.limit = gamma_us > beta_us ? *mem : tree && tree_us >= chain_us ? *tree : *chain;
-  e.latency_us = (t.chain.alpha_count + t.tree.alpha_count) * alpha;
+  e.messages = t.chain.alpha_count + t.tree.alpha_count;
+  e.latency_us = e.messages * alpha;
   e.time_us = e.latency_us + beta_us + gamma_us;
   return e;
 }
@@ -604,8 +623,11 @@ Expectation expected_time(const MachineModel& model, std::span<const int> node_o
       throw std::invalid_argument("expected_time: rank placed on node " + std::to_string(k) + " of " +
                                   std::to_string(model.nodes.size()));
   if (p < 1) throw std::invalid_argument("expected_time: no ranks");
-  const bool has_alpha = model.latency_known();
-  Expectation e = price(model, node_of_rank, c, algorithm, bytes, options, has_alpha ? model.latency_us : 0);
+  const bool has_alpha = options.latency_us || model.latency_known();
+  Expectation e = price(model, node_of_rank, c, algorithm, bytes, options,
+                        options.latency_us ? *options.latency_us
+                        : has_alpha        ? model.latency_us
+                                           : 0);
   if (!has_alpha && p > 1) {
     // A model without the latency (written before the bench measured it): priced without it where
     // even a generous latency would be under 1/kLatencyFreeFactor of the time, else not at all.
@@ -615,7 +637,7 @@ Expectation expected_time(const MachineModel& model, std::span<const int> node_o
     bool negligible = false;
     if (e.missing.empty() && e.time_us) {
       const Expectation g = price(model, node_of_rank, c, algorithm, bytes, options, generous);
-      negligible = g.latency_us * kLatencyFreeFactor <= *e.time_us;
+      negligible = g.messages * generous * kLatencyFreeFactor <= *e.time_us;
     }
     if (negligible)
       e.latency_left_out = true;

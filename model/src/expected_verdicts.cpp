@@ -78,27 +78,34 @@ std::string doctor_links(const MachineModel& model) {
 }
 
 // Above the model at latency-bound sizes (or sizes that took less than the model's messages alone)
-// because the model's latency per message is over what
-// this run took per message (a probe disturbed by load reads a scheduler's slice, not the
-// network; shared memory's steps are a flag and a copy, not an MPI message): that said, with the
-// run's own figure; "" where the range is not such a case. The messages of a row are its
-// expectation's alpha terms over the model's latency.
+// because the model's cost per message (its latency, and a message's least time on the curve of
+// the rate between ranks where one priced it) is over what this run took per message (a probe
+// disturbed by load reads a scheduler's slice, not the network; shared memory's steps are a flag
+// and a copy, not an MPI message): that said, with the run's own figure; "" where the range is not
+// such a case.
 std::string latency_too_high(std::span<const JudgedRow* const> range, const MachineModel& model) {
   // Latency-bound, or a size the run took less time for than the model's messages alone (a probe
   // that read 2000 us per message over TCP on loopback priced a 4 GB/s run at 0.41).
   const JudgedRow& last = *range.back();
-  if (!(model.latency_us > 0) || !(last.expected.latency_bound() ||
-                                   (last.measured.time_us > 0 && last.measured.time_us < last.expected.latency_us)))
+  if (!(model.latency_us > 0) || !(last.expected.messages > 0) ||
+      !(last.expected.latency_bound() ||
+        (last.measured.time_us > 0 && last.measured.time_us < last.expected.latency_us)))
     return "";
   double own = std::numeric_limits<double>::infinity();
-  for (const JudgedRow* x : range) {
-    const double messages = x->expected.latency_us / model.latency_us;
-    if (messages > 0 && x->measured.time_us > 0) own = std::min(own, x->measured.time_us / messages);
-  }
-  if (!(own < model.latency_us)) return "";
+  for (const JudgedRow* x : range)
+    if (x->expected.messages > 0 && x->measured.time_us > 0)
+      own = std::min(own, x->measured.time_us / x->expected.messages);
+  const double priced = last.expected.latency_us / last.expected.messages;  // the model's cost per message
+  if (!(own < priced)) return "";
   const std::string source = std::string(source_name(model.latency_source)) +
                              (model.latency_detail.empty() ? "" : ": " + model.latency_detail);
-  return "above the model: its latency, " + format_number(model.latency_us, 3) + " us per message (" + source +
+  const double floor = priced - model.latency_us;  // a message's least time on a curve
+  return "above the model: its " + std::string(floor > 1e-9 * priced ? "cost per message, " : "latency, ") +
+         format_number(priced, 3) + " us per message (" +
+         (floor > 1e-9 * priced
+              ? "its latency " + format_number(model.latency_us, 3) + " us, " + source +
+                    ", and a message's least time on the curve between ranks, " + format_number(floor, 3) + " us"
+              : source) +
          "), is over this run's own " + format_number(own, 3) +
          " us per message: too high for these steps (a latency measured on a busy machine, or steps that cost less "
          "than "
@@ -322,7 +329,8 @@ std::vector<std::string> verdict_lines(std::string_view collective, std::string_
   return lines;
 }
 
-std::optional<RunLatency> latency_of_run(std::span<const RowOfRun> rows) {
+std::optional<RunLatency> latency_of_run(std::span<const RowOfRun> rows, const MachineModel& model,
+                                         const ExpectationOptions& options) {
   std::optional<RunLatency> best;
   double smallest = std::numeric_limits<double>::infinity();
   for (const RowOfRun& r : rows) smallest = std::min(smallest, r.measured.bytes);
@@ -333,7 +341,20 @@ std::optional<RunLatency> latency_of_run(std::span<const RowOfRun> rows) {
     if (r.measured.bytes != smallest || !(r.measured.time_us > 0)) continue;
     const double k = alpha_count(r.collective, r.algorithm, r.nranks);
     if (!(k > 0)) continue;
-    const double a = r.measured.time_us / k;
+    // What the model's rates price of the row (its messages' least time on the curve between ranks
+    // above all): not latency, or the expectation would count it twice.
+    double rates_us = 0;
+    try {
+      ExpectationOptions none = options;
+      none.latency_us = 0;
+      const Expectation e =
+          expected_time(model, placement_of(model, r.nranks), r.collective, r.algorithm, r.measured.bytes, none);
+      rates_us = e.time_us.value_or(0);
+    } catch (const std::invalid_argument&) {
+      // A row the model does not place: its whole time per message.
+    }
+    const double a = (r.measured.time_us - rates_us) / k;
+    if (!(a > 0)) continue;
     if (!best || a < best->latency_us)
       best = RunLatency{
           a, std::string(collective_name(r.collective)) + " " + r.algorithm + " at " + format_bytes(smallest)};
@@ -341,9 +362,10 @@ std::optional<RunLatency> latency_of_run(std::span<const RowOfRun> rows) {
   return best;
 }
 
-std::optional<RunLatency> fill_latency_from_run(MachineModel& model, std::span<const RowOfRun> rows) {
+std::optional<RunLatency> fill_latency_from_run(MachineModel& model, std::span<const RowOfRun> rows,
+                                                const ExpectationOptions& options) {
   if (model.latency_known()) return std::nullopt;
-  std::optional<RunLatency> l = latency_of_run(rows);
+  std::optional<RunLatency> l = latency_of_run(rows, model, options);
   if (l) {
     model.latency_us = l->latency_us;
     model.latency_source = FigureSource::measured;

@@ -352,6 +352,44 @@ TEST(ExpectedTime, LinksAtTheRateOfTheAlgorithmsMessages) {
   EXPECT_DOUBLE_EQ(tree.limit.link_GBps, 4);
 }
 
+// A message under the curve's smallest point takes that point's time, and each message's least
+// time is a fixed cost counted with the latency. The exchange measured down to messages of 8 B in
+// 0.5 us (16 B of buffers at 0.016 GB/s), latency 0.2 us: a ring allreduce of 8 B on 2 ranks sends
+// 2 messages of 4 B, 0.5 us each (not 0.25 at the point's rate), 1.4 us of latency in 1.4004
+// (latency-bound); 4 KiB sends 2 of 2 KiB at 4 GB/s, 1.024 us each: 0.4 + 2 x 0.5 us of it latency,
+// still latency-bound; 1 MiB sends 2 of 512 KiB at 5.07 GB/s (8/15 of the way to 6 in log2): 1.4 us
+// of latency in 310 us.
+TEST(ExpectedTime, AMessageUnderTheCurvesSmallestTakesItsTime) {
+  MachineModel m = cluster(1, 2);
+  m.latency_us = 0.2;
+  m.nodes[0].intra = rate(6, FigureSource::measured, "ring exchange");
+  m.nodes[0].intra.curve = {{16, 0.016}, {4096, 4}, {134217728, 6}};
+  const Expectation tiny = expect(m, "ring", Collective::allreduce, 8);
+  ASSERT_TRUE(tiny.time_us);
+  EXPECT_NEAR(*tiny.time_us, 0.4 + 1.0 + 0.5 * 8 / 10e3, 1e-12);
+  EXPECT_NEAR(tiny.latency_us, 1.4, 1e-12);
+  EXPECT_DOUBLE_EQ(tiny.messages, 2);
+  EXPECT_TRUE(tiny.latency_bound());
+  EXPECT_DOUBLE_EQ(tiny.limit.message_floor_us, 0.5);
+  EXPECT_EQ(tiny.limit.detail,
+            "ring exchange; at messages of 4 B (under its smallest, of 8 B: 0.5 us a message, as that one), on its "
+            "curve (16 B to 128.0 MiB)");
+  const Expectation row = expect(m, "ring", Collective::allreduce, 4096);
+  ASSERT_TRUE(row.time_us);
+  EXPECT_NEAR(*row.time_us, 0.4 + 4096 / 4e3 + 0.5 * 4096 / 10e3, 1e-12);
+  EXPECT_NEAR(row.latency_us, 1.4, 1e-12);
+  EXPECT_TRUE(row.latency_bound());
+  const double mib = 1 << 20;
+  const Expectation large = expect(m, "ring", Collective::allreduce, mib);
+  ASSERT_TRUE(large.time_us);
+  EXPECT_NEAR(*large.time_us, 0.4 + mib / ((4 + 2.0 * 8 / 15) * 1e3) + 0.5 * mib / 10e3, 1e-9);
+  EXPECT_NEAR(large.latency_us, 1.4, 1e-12);
+  EXPECT_FALSE(large.latency_bound());
+  // Without a curve a message has no least time: the latency alone.
+  m.nodes[0].intra.curve.clear();
+  EXPECT_NEAR(expect(m, "ring", Collective::allreduce, 8).latency_us, 0.4, 1e-12);
+}
+
 // shm's reductions read slots other ranks of the node just wrote: priced at reduce_slot (measured
 // by the bench with the slots handed from core to core) at the rank's buffers' working set, where
 // the node has it, for shm, hier on one node, and hier's node level across nodes. An allreduce of

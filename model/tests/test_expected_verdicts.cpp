@@ -103,19 +103,36 @@ TEST(ExpectedVerdicts, MissingNicRateIsNotJudged) {
 }
 
 // The run's own latency where no doctor file gave one: the smallest time per message at the
-// smallest size (ring allreduce 4 ranks: 6 messages; mpi: the fewest of the textbook's, recursive doubling's 2).
+// smallest size (ring allreduce 4 ranks: 6 messages; mpi: the fewest of the textbook's, recursive
+// doubling's 2), less what the model's rates price of it: on one node of 4 (its ranks at half the
+// copy rate, 5 GB/s) almost nothing, 30 us a message; with the rate between its ranks measured
+// down to messages of 8 B in 0.5 us each (16 B of buffers at 0.016 GB/s), recursive doubling's 2
+// messages of 8 B take 1 us of the 60, and the latency is 29.5 us: the expectation counts the
+// messages' 0.5 us apart, and would count them twice in the run's whole time per message.
 TEST(ExpectedVerdicts, LatencyOfTheRunItself) {
   const std::vector<RowOfRun> rows{{Collective::allreduce, "ring", 4, {8, 300, 0}},
                                    {Collective::allreduce, "mpi", 4, {8, 60, 0}},
                                    {Collective::allreduce, "ring", 4, {1024, 30, 0}}};  // not the smallest size
-  const auto l = latency_of_run(rows);
+  MachineModel m = cluster(1, 4);
+  m.latency_us = 0, m.latency_source = FigureSource::none;
+  const auto l = latency_of_run(rows, m);
   ASSERT_TRUE(l);
-  EXPECT_DOUBLE_EQ(l->latency_us, 30);
+  EXPECT_NEAR(l->latency_us, 30, 0.01);
   EXPECT_EQ(l->from, "allreduce mpi at 8 B");
-  EXPECT_FALSE(latency_of_run({}));
+  m.nodes[0].intra = {5, FigureSource::measured, "ring exchange"};
+  m.nodes[0].intra.curve = {{16, 0.016}, {1 << 20, 5}};
+  const auto floored = latency_of_run(rows, m);
+  ASSERT_TRUE(floored);
+  EXPECT_NEAR(floored->latency_us, 29.5, 0.01);
+  // fill_latency_from_run sets it, and the mpi row then reads its own time again.
+  ASSERT_TRUE(fill_latency_from_run(m, rows));
+  const Expectation e = expected_time(m, placement_of(m, 4), Collective::allreduce, "mpi", 8);
+  ASSERT_TRUE(e.time_us);
+  EXPECT_NEAR(*e.time_us, 60, 0.01);
+  EXPECT_FALSE(latency_of_run({}, m));
   // A sweep from 1 MiB has no latency-sized row: a megabyte's time is not a message's latency.
   const std::vector<RowOfRun> large{{Collective::allreduce, "ring", 2, {1 << 20, 326, 0}}};
-  EXPECT_FALSE(latency_of_run(large));
+  EXPECT_FALSE(latency_of_run(large, cluster(1, 2)));
 }
 
 // A range's figures and its verdict agree: 95%, 50% and 30% over three sizes are three ranges
@@ -335,6 +352,19 @@ TEST(ExpectedVerdicts, LatencyAboveTheRunsOwnIsNamed) {
   EXPECT_NE(lines(m, "ring", {{8, 285, 0}}).front().find("is over this run's own 47.5 us per message"),
             std::string::npos);
   EXPECT_EQ(lines(m, "ring", {{8, 310, 0}}).front().find("is over this run's own"), std::string::npos);
+  // Between ranks of one node whose rate was measured down to messages of 8 B (0.5 us each): the
+  // cost per message is the latency and that least time, both named; 2 messages of 4 B in 0.6 us
+  // each are under the 50.5 the model prices.
+  MachineModel one = cluster(1, 4);
+  one.latency_detail = "8 B pairs";
+  one.nodes[0].intra = {5, FigureSource::measured, "ring exchange"};
+  one.nodes[0].intra.curve = {{16, 0.016}, {1 << 20, 5}};
+  const std::string floored = lines(one, "mpi", {{8, 1.2, 0}}).front();
+  EXPECT_NE(floored.find(": above the model: its cost per message, 50.5 us per message (its latency 50 us, doctor: 8 B "
+                         "pairs, and a message's least time on the curve between ranks, 0.5 us), is over this run's "
+                         "own 0.6 us per message"),
+            std::string::npos)
+      << floored;
   // A probe that read 2000 us per message (TCP on loopback, every round trip a scheduler's slice):
   // a bandwidth-bound 64 MiB in 3000 us took less than the model's 2 messages alone, and its line
   // names the latency, not "a figure of the model".

@@ -120,7 +120,7 @@ std::optional<ModelJudgement> model_judgement(const std::vector<BenchFile>& runs
       for (const Measured& m : algos)
         for (std::size_t i = 0; i < m.bytes.size(); ++i)
           rows.push_back({parse_collective(collective), m.algorithm, m.nranks, {m.bytes[i], m.typical_us[i], 0}});
-    if (const auto l = fill_latency_from_run(j.model, rows)) {
+    if (const auto l = fill_latency_from_run(j.model, rows, j.options)) {
       alpha = "the run's own smallest time per message, " + format_number(l->latency_us, 3) + " us (" + l->from +
               "; no doctor file: latency-bound sizes are judged against the run's best, not an independent figure)";
     } else {

@@ -32,6 +32,10 @@ struct LimitingLink {
   std::string detail;  // the model's detail of the figure ("eth0 1000 Mb/s", "memcpy 256 MiB, halved: ...")
   double spread = 0;   // the figure's Rate::spread (how far its probe's repeats moved)
   double moved = 0;    // how far it moved at this size between the run's two moments (moved_at)
+  // A rate between ranks read at the algorithm's messages (on its curve): the time of the curve's
+  // smallest message (us), which no smaller message beats; a message's fixed cost, counted with
+  // the latency (Expectation::latency_us). 0 for every other rate.
+  double message_floor_us = 0;
 };
 
 struct ExpectationOptions {
@@ -43,12 +47,19 @@ struct ExpectationOptions {
   // the faster (ShmOptions::adapt_bytes, --shm-adapt; infinity: never): priced as the faster of
   // the two's terms.
   double shm_adapt_bytes = 262144;
+  // The latency per message to price with instead of the model's (latency_of_run prices a row with
+  // none, to see what of its time the rates do not explain); nullopt: the model's.
+  std::optional<double> latency_us;
 };
 
 struct Expectation {
   std::optional<double> time_us;     // nullopt where the model lacks an input (`missing` says which)
   std::optional<double> busbw_GBps;  // busbw_factor x bytes / time; nullopt with time or on 1 rank
-  double latency_us = 0;             // the alpha terms' part of time_us
+  // The messages' fixed part of time_us: `messages` x (the model's latency per message + the
+  // least time of a message on the curve of the rate between ranks that priced them, where one
+  // did: LimitingLink::message_floor_us).
+  double latency_us = 0;
+  double messages = 0;  // the alpha terms' count: the messages the latency is paid for
   LimitingLink limit;
   // What was priced: "ring", "hier: shm in nodes, ring between them", "best of the textbook
   // algorithms (the library's choice is hidden): rabenseifner".

@@ -91,8 +91,9 @@ std::vector<std::string> verdict_lines(std::string_view collective, std::string_
                                        std::span<const JudgedRow> rows, const MachineModel& model);
 
 // Where the expectations' alpha comes from when the model has none (no doctor file): the run's
-// own smallest time per message, min over rows at the smallest size of time / the algorithm's
-// message count (mpi, nccl: the fewest of the textbook algorithms'). nullopt for no such row.
+// own smallest time per message, min over rows at the smallest size of (time - what the model's
+// rates price of it, without a latency) / the algorithm's message count (mpi, nccl: the fewest of
+// the textbook algorithms'). nullopt for no such row.
 struct RowOfRun {
   Collective collective = Collective::allreduce;
   std::string algorithm;
@@ -105,10 +106,12 @@ struct RunLatency {
 };
 // The largest array whose time is taken for a message's latency (bytes).
 inline constexpr double kLatencySizeBytes = 1024;
-std::optional<RunLatency> latency_of_run(std::span<const RowOfRun> rows);
+std::optional<RunLatency> latency_of_run(std::span<const RowOfRun> rows, const MachineModel& model,
+                                         const ExpectationOptions& options = {});
 // The report's and the bench's alpha where the model has none: latency_of_run(rows) set into
 // `model` (source measured) and returned; nullopt, the model untouched, where the model has a
 // latency of its own or the rows give none.
-std::optional<RunLatency> fill_latency_from_run(MachineModel& model, std::span<const RowOfRun> rows);
+std::optional<RunLatency> fill_latency_from_run(MachineModel& model, std::span<const RowOfRun> rows,
+                                                const ExpectationOptions& options = {});
 
 }  // namespace commscope::analysis
