@@ -46,7 +46,7 @@ assert fields["copy.source"] == "measured" and float(fields["copy"].removesuffix
 assert fields["intra.source"] == "measured" and fields["intra.detail"].startswith('"ring exchange among its 2 ranks at once, per flow, '), fields
 assert fields["intra_one.source"] == "measured" and fields["intra_one.detail"].startswith('"ping-pong between two of its ranks, the others idle, '), fields
 # The rates by size (docs/verdicts.md, "The rate of a size"): from 16 KiB to past the caches,
-# sizes ascending, every rate positive; the rates between ranks also from messages of 512 B (1 KiB
+# sizes ascending, every rate positive; the rates between ranks also from messages of 8 B (16 B
 # of buffers) by 2x below it, where protocols change, and are their largest size's (copy's own
 # figure is one rank's memcpy alone, its curve every rank's at once).
 # On 2 ranks the slots go from core to core, as shm's do: into a rank's own, out of (and summed
@@ -57,7 +57,7 @@ assert fields["reduce_slot.detail"].startswith('"f32 sums of the previous rank\'
 for k in ("copy", "intra", "intra_one", "copy_in", "copy_out", "reduce_slot"):
     points = [tuple(map(float, p.split(":"))) for p in fields[k + ".curve"].split(",")]
     sizes = [b for b, _ in points]
-    small = [1024, 2048, 4096, 8192] if k in ("intra", "intra_one") else []
+    small = [16 << i for i in range(10)] if k in ("intra", "intra_one") else []
     assert len(points) >= 4 + len(small) and sizes[:len(small) + 1] == small + [16384], (k, points)
     assert sizes == sorted(set(sizes)), (k, points)
     assert all(r > 0 for _, r in points), (k, points)

@@ -224,7 +224,7 @@ NodeCurves measure_node_curves(MPI_Comm node, bool copy, bool exchange, std::siz
     const double ws = 2.0 * static_cast<double>(s);
     std::vector<double> samples;
     const double t = node_seconds(
-        node, std::max<std::size_t>(1, kCurveBatchBytes / 4 / s),
+        node, std::clamp<std::size_t>(kCurveBatchBytes / 4 / s, 1, kLinkCurveMaxCalls),
         [&] {
           COMMSCOPE_MPI_CHECK(MPI_Sendrecv(src.data(), static_cast<int>(s), MPI_BYTE, next, kCurveTag, dst.data(),
                                            static_cast<int>(s), MPI_BYTE, prev, kCurveTag, node, MPI_STATUS_IGNORE));
@@ -236,7 +236,7 @@ NodeCurves measure_node_curves(MPI_Comm node, bool copy, bool exchange, std::siz
     // barrier), half a round trip a message.
     samples.clear();
     const double rt = node_seconds(
-        node, std::max<std::size_t>(1, kCurveBatchBytes / 8 / s),
+        node, std::clamp<std::size_t>(kCurveBatchBytes / 8 / s, 1, kLinkCurveMaxCalls / 2),
         [&] {
           if (rank == 0) {
             COMMSCOPE_MPI_CHECK(MPI_Send(src.data(), static_cast<int>(s), MPI_BYTE, 1, kCurveTag, node));

@@ -79,8 +79,12 @@ NodeCurves measure_node_curves(MPI_Comm node, bool copy, bool exchange, std::siz
 std::vector<std::size_t> curve_sizes(std::size_t largest);
 inline constexpr std::size_t kCurveFirstBytes = 8 << 10;
 // The exchange's and the ping-pong's first size: from it by 2x to kCurveFirstBytes, the small
-// messages whose protocol changes (eager to rendezvous) a 4x grid would miss.
-inline constexpr std::size_t kLinkCurveFirstBytes = 512;
+// messages whose protocol changes (eager to rendezvous) a 4x grid would miss, down to a message
+// whose time is its fixed costs alone (the model's least time of a message: docs/verdicts.md).
+inline constexpr std::size_t kLinkCurveFirstBytes = 8;
+// The most calls of a sample of the small messages (8192 exchanges of 8 B: about 1.3 ms on the
+// 2-core VM, well above the clock; by bytes alone, 500 thousand).
+inline constexpr std::size_t kLinkCurveMaxCalls = 8192;
 inline constexpr std::size_t kCurveBatchBytes = 16 << 20;
 inline constexpr int kCurveReps = 4;
 inline constexpr std::size_t kCurveSlotBytes = 256 << 10;  // shm's step (ShmOptions::chunk_bytes' default)
