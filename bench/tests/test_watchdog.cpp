@@ -4,43 +4,20 @@
 // it must not report a timeout of its own once let go (it did, 2.7 ms after its peer's, in a CI
 // run of profiler.flight.hang.bench_own). A call that truly makes no progress still times out.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <thread>
 
+#include "stopped_child.hpp"
 #include "watchdog.hpp"
 
 using namespace commscope::bench;
-
-namespace {
-
-// Runs `body` in a child; the parent stops it `stop_s` after the start for `stopped_s`, then lets
-// it go; the child's exit status (3: the watchdog's timeout).
-template <class Body>
-int child_status(Body&& body, double stop_s, double stopped_s) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    body();
-    _exit(0);
-  }
-  std::this_thread::sleep_for(std::chrono::duration<double>(stop_s));
-  kill(pid, SIGSTOP);
-  std::this_thread::sleep_for(std::chrono::duration<double>(stopped_s));
-  kill(pid, SIGCONT);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-}  // namespace
+using commscope::test::stopped_child_status;
 
 TEST(Watchdog, ItsOwnStopIsNoTimeout) {
   // -T 2; stopped 0.2 s in, for 3 s; then 1 s more without progress: under -T since it was let go
   // (margins of a second or more either side, for a loaded machine).
-  const int status = child_status(
+  const int status = stopped_child_status(
       [] {
         Watchdog w(2.0, 0);
         w.begin(nullptr, "the test's calls");
@@ -53,7 +30,7 @@ TEST(Watchdog, ItsOwnStopIsNoTimeout) {
 }
 
 TEST(Watchdog, NoProgressStillTimesOut) {
-  const int status = child_status(
+  const int status = stopped_child_status(
       [] {
         Watchdog w(1.0, 0);
         w.begin(nullptr, "the test's calls");
