@@ -100,12 +100,12 @@ std::string latency_too_high(std::span<const JudgedRow* const> range, const Mach
   const std::string source = std::string(source_name(model.latency_source)) +
                              (model.latency_detail.empty() ? "" : ": " + model.latency_detail);
   const double floor = priced - model.latency_us;  // a message's least time on a curve
-  return "above the model: its " + std::string(floor > 1e-9 * priced ? "cost per message, " : "latency, ") +
+  const bool floored = floor > 1e-9 * priced;
+  return "above the model: its " + std::string(floored ? "cost per message, " : "latency, ") +
          format_number(priced, 3) + " us per message (" +
-         (floor > 1e-9 * priced
-              ? "its latency " + format_number(model.latency_us, 3) + " us, " + source +
-                    ", and a message's least time on the curve between ranks, " + format_number(floor, 3) + " us"
-              : source) +
+         (floored ? "its latency " + format_number(model.latency_us, 3) + " us, " + source +
+                        ", and a message's least time on the curve between ranks, " + format_number(floor, 3) + " us"
+                  : source) +
          "), is over this run's own " + format_number(own, 3) +
          " us per message: too high for these steps (a latency measured on a busy machine, or steps that cost less "
          "than "
