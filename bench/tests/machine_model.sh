@@ -45,6 +45,9 @@ assert int(fields["ranks"]) == 2 and int(fields["cpus"]) == cpus, fields
 assert fields["copy.source"] == "measured" and float(fields["copy"].removesuffix("GB/s")) > 0, fields
 assert fields["intra.source"] == "measured" and fields["intra.detail"].startswith('"ring exchange among its 2 ranks at once, per flow, '), fields
 assert fields["intra_one.source"] == "measured" and fields["intra_one.detail"].startswith('"ping-pong between two of its ranks, the others idle, '), fields
+# A message's call alone: each rank's exchange of 8 B with itself, one point (16 B of buffers).
+assert fields["self_exchange.source"] == "measured" and fields["self_exchange.detail"].startswith('"MPI_Sendrecv of 8 B with its own rank, every rank at once'), fields
+assert [float(x) for x in fields["self_exchange.curve"].split(":")][0] == 16 and "," not in fields["self_exchange.curve"], fields
 # The rates by size (docs/verdicts.md, "The rate of a size"): from 16 KiB to past the caches,
 # sizes ascending, every rate positive; the rates between ranks also from messages of 8 B (16 B
 # of buffers) by 2x below it, where protocols change, and are their largest size's (copy's own

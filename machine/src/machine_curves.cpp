@@ -255,8 +255,18 @@ NodeCurves measure_node_curves(MPI_Comm node, bool copy, bool exchange, std::siz
   // Below the copies' first size, the messages' own points by 2x from kLinkCurveFirstBytes: where a
   // library changes protocol (Open MPI's shared memory sends 4 KiB and more by rendezvous: on the
   // 2-core VM an exchange of 2 KiB took 0.51 us, of 4 KiB 2.36), which the 4x grid would miss.
-  if (exchange)
+  if (exchange) {
     for (std::size_t s = kLinkCurveFirstBytes; s < kCurveFirstBytes; s *= 2) link_point(s);
+    // A message's call alone: an exchange of the smallest size with the rank itself, no transfer
+    // between cores (the library's cost of a call, which a collective's step pays beside its
+    // message; the ping-pong's latency is a transfer the exchange's points hold already).
+    const std::size_t s = kLinkCurveFirstBytes;
+    const double t = node_seconds(node, kLinkCurveMaxCalls, [&] {
+      COMMSCOPE_MPI_CHECK(MPI_Sendrecv(src.data(), static_cast<int>(s), MPI_BYTE, rank, kCurveTag, dst.data(),
+                                       static_cast<int>(s), MPI_BYTE, rank, kCurveTag, node, MPI_STATUS_IGNORE));
+    });
+    if (t > 0) out.self.push_back({2.0 * static_cast<double>(s), static_cast<double>(s) / t / 1e9});
+  }
   for (const std::size_t s : sizes) {
     const double ws = 2.0 * static_cast<double>(s);  // a rank's working set: its two buffers
     if (copy) {

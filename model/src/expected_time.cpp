@@ -211,7 +211,11 @@ class Pricer {
     const double at = 2 * message_bytes_;
     const CurvePoint& first = r.curve.front();
     LimitingLink l{LinkLevel::intra, n.host, rate_at(r, at), 1, r.source, {}, r.spread, moved_at(r, at)};
-    l.message_floor_us = first.bytes / 2 / (first.gbytes_per_s * kBytesPerUsPerGBps);
+    l.message_floor_us = message_us(first);
+    if (n.self_exchange.known() && !n.self_exchange.curve.empty()) {
+      l.call_us = message_us(n.self_exchange.curve.front());
+      l.call_detail = n.self_exchange.detail;
+    }
     l.detail = r.detail + "; at messages of " + bytes_text(static_cast<std::uint64_t>(message_bytes_));
     if (at < first.bytes) {
       l.link_GBps = first.gbytes_per_s * at / first.bytes;
@@ -233,6 +237,8 @@ class Pricer {
     l.detail += curve_span(r);
     return l;
   }
+  // The time of a point's message (half its bytes, its two buffers) in us.
+  static double message_us(const CurvePoint& p) { return p.bytes / 2 / (p.gbytes_per_s * kBytesPerUsPerGBps); }
   // What priced a rate at a working set: its curve's point there, or its one figure.
   std::string detail_at(const Rate& r, double bytes, std::string_view what) const {
     if (r.curve.empty()) return r.detail;
@@ -310,7 +316,10 @@ Expectation flat(Pricer& pr, const CostTerms& terms, const std::vector<Step>& st
   if (terms.alpha_count > 0) pr.price_messages(terms.beta_factor * n / terms.alpha_count);
   double weights = 0, inverse = 0, worst = -1;  // sum of weight / (GB/s) over the steps
   double floor_us = 0;                          // the largest least time of a message of the steps' links
-  bool all = true;
+  double call_us = 0;                           // the slowest call of a message alone of the steps' links
+  std::string call_detail;
+  bool all = true, calls = true;  // calls: every step's link has a least time and a call
+
   for (const Step& s : steps) {
     const auto l = slowest_flow(s, pr);
     if (!l) {
@@ -320,6 +329,8 @@ Expectation flat(Pricer& pr, const CostTerms& terms, const std::vector<Step>& st
     const double part = s.weight * l->sharing / l->link_GBps;
     weights += s.weight, inverse += part;
     floor_us = std::max(floor_us, l->message_floor_us);
+    calls = calls && l->message_floor_us > 0 && l->call_us > 0;
+    if (l->call_us > call_us) call_us = l->call_us, call_detail = l->call_detail;
     if (part > worst) worst = part, e.limit = *l;
   }
   // Passes over memory: local copies at the copy rate, reductions at the reduction rate.
@@ -333,9 +344,15 @@ Expectation flat(Pricer& pr, const CostTerms& terms, const std::vector<Step>& st
   if (copy_us + gamma_us > beta_us) e.limit = copy_us > gamma_us ? *mem : *red;
   // Each message's least time on the curve of its rate is part of beta_us (a message under the
   // curve's smallest takes that one's time) and a fixed cost per message: counted as latency.
+  // Where every step is on such a curve, whose points hold the transfer's latency already, each
+  // message pays besides its call, which a rank's exchange with itself measures (the ping-pong's
+  // latency would count the transfer twice: docs/verdicts.md, "A message's least time").
   e.messages = terms.alpha_count;
-  e.latency_us = terms.alpha_count * alpha + std::min(beta_us, terms.alpha_count * floor_us);
-  e.time_us = terms.alpha_count * alpha + beta_us + copy_us + gamma_us;
+  e.call_priced = calls && weights > 0;
+  e.alpha_us = e.call_priced ? call_us : alpha;
+  if (e.call_priced) e.call_detail = call_detail;
+  e.latency_us = terms.alpha_count * e.alpha_us + std::min(beta_us, terms.alpha_count * floor_us);
+  e.time_us = terms.alpha_count * e.alpha_us + beta_us + copy_us + gamma_us;
   return e;
 }
 
@@ -417,6 +434,7 @@ Expectation shm(Pricer& pr, Collective c, int p, double n, double alpha, const E
   }
   e.limit = copies_us >= us(chosen.gamma_factor, *cached) ? copies : *cached;
   e.messages = chosen.alpha_count;
+  e.alpha_us = alpha;
   e.latency_us = chosen.alpha_count * alpha;
   e.time_us = time;
   return e;
@@ -461,6 +479,7 @@ Expectation hier(Pricer& pr, Collective c, std::span<const int> node_of_rank, do
   // The node level's flag handoffs are priced only on one node: across nodes alpha is the
   // network's latency, 10-100x a handoff's, and shm's hundreds of steps would swamp the estimate.
   e.messages = nn > 1 ? t.inter.alpha_count : t.intra.alpha_count;
+  e.alpha_us = alpha;
   e.latency_us = e.messages * alpha;
   e.time_us = e.latency_us + intra_us + inter_us;
   return e;
@@ -500,6 +519,7 @@ Expectation nccl_tree(Pricer& pr, Collective c, std::span<const int> node_of_ran
   const double beta_us = std::max(chain_us, tree_us);
   e.limit = gamma_us > beta_us ? *mem : tree && tree_us >= chain_us ? *tree : *chain;
   e.messages = t.chain.alpha_count + t.tree.alpha_count;
+  e.alpha_us = alpha;
   e.latency_us = e.messages * alpha;
   e.time_us = e.latency_us + beta_us + gamma_us;
   return e;
@@ -628,7 +648,7 @@ Expectation expected_time(const MachineModel& model, std::span<const int> node_o
                         options.latency_us ? *options.latency_us
                         : has_alpha        ? model.latency_us
                                            : 0);
-  if (!has_alpha && p > 1) {
+  if (!has_alpha && p > 1 && !e.call_priced) {
     // A model without the latency (written before the bench measured it): priced without it where
     // even a generous latency would be under 1/kLatencyFreeFactor of the time, else not at all.
     const bool one_node =

@@ -78,16 +78,18 @@ std::string doctor_links(const MachineModel& model) {
 }
 
 // Above the model at latency-bound sizes (or sizes that took less than the model's messages alone)
-// because the model's cost per message (its latency, and a message's least time on the curve of
-// the rate between ranks where one priced it) is over what this run took per message (a probe
-// disturbed by load reads a scheduler's slice, not the network; shared memory's steps are a flag
-// and a copy, not an MPI message): that said, with the run's own figure; "" where the range is not
-// such a case.
+// because the model's cost per message (its latency or a rank's call of a message alone, and a
+// message's least time on the curve of the rate between ranks where one priced it) is over what
+// this run took per message (a probe disturbed by load reads a scheduler's slice, not the network;
+// shared memory's steps are a flag and a copy, not an MPI message; a probe taken in a slower
+// moment of the machine): that said, with the run's own figure; "" where the range is not such a
+// case.
 std::string latency_too_high(std::span<const JudgedRow* const> range, const MachineModel& model) {
   // Latency-bound, or a size the run took less time for than the model's messages alone (a probe
   // that read 2000 us per message over TCP on loopback priced a 4 GB/s run at 0.41).
   const JudgedRow& last = *range.back();
-  if (!(model.latency_us > 0) || !(last.expected.messages > 0) ||
+  const Expectation& e = last.expected;
+  if (!(e.alpha_us > 0) || !(e.messages > 0) ||
       !(last.expected.latency_bound() ||
         (last.measured.time_us > 0 && last.measured.time_us < last.expected.latency_us)))
     return "";
@@ -95,17 +97,21 @@ std::string latency_too_high(std::span<const JudgedRow* const> range, const Mach
   for (const JudgedRow* x : range)
     if (x->expected.messages > 0 && x->measured.time_us > 0)
       own = std::min(own, x->measured.time_us / x->expected.messages);
-  const double priced = last.expected.latency_us / last.expected.messages;  // the model's cost per message
+  const double priced = e.latency_us / e.messages;  // the model's cost per message
   if (!(own < priced)) return "";
   const std::string source = std::string(source_name(model.latency_source)) +
                              (model.latency_detail.empty() ? "" : ": " + model.latency_detail);
-  const double floor = priced - model.latency_us;  // a message's least time on a curve
+  const double floor = priced - e.alpha_us;  // a message's least time on a curve
   const bool floored = floor > 1e-9 * priced;
-  return "above the model: its " + std::string(floored ? "cost per message, " : "latency, ") +
+  const std::string alpha = e.call_priced
+                                ? "a call's own " + format_number(e.alpha_us, 3) + " us (" + e.call_detail + ")"
+                                : "its latency " + format_number(e.alpha_us, 3) + " us, " + source;
+  return "above the model: its " + std::string(floored || e.call_priced ? "cost per message, " : "latency, ") +
          format_number(priced, 3) + " us per message (" +
-         (floored ? "its latency " + format_number(model.latency_us, 3) + " us, " + source +
-                        ", and a message's least time on the curve between ranks, " + format_number(floor, 3) + " us"
-                  : source) +
+         (floored || e.call_priced ? alpha + (floored ? ", and a message's least time on the curve between ranks, " +
+                                                            format_number(floor, 3) + " us"
+                                                      : "")
+                                   : source) +
          "), is over this run's own " + format_number(own, 3) +
          " us per message: too high for these steps (a latency measured on a busy machine, or steps that cost less "
          "than "
@@ -236,7 +242,7 @@ VerdictClass classify_of_expected(double of) {
 
 Allowance allowance_of(const MachineModel& model, const Expectation& e) {
   Allowance a;
-  if (e.latency_bound()) {
+  if (e.latency_bound() && !e.call_priced) {  // a call's own and the curve's: the rate's figures below
     a.spread = model.latency_spread;
     a.moved = model.latency_moved;
     a.figure_probed = model.latency_source == FigureSource::measured;

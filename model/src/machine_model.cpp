@@ -27,15 +27,16 @@ struct RateKey {
   std::string_view key;
   Rate NodeModel::*rate;
 };
-constexpr std::array<RateKey, 9> kRates{{{"copy", &NodeModel::copy},
-                                         {"copy_in", &NodeModel::copy_in},
-                                         {"copy_out", &NodeModel::copy_out},
-                                         {"reduce", &NodeModel::reduce},
-                                         {"reduce_slot", &NodeModel::reduce_slot},
-                                         {"intra", &NodeModel::intra},
-                                         {"intra_one", &NodeModel::intra_one},
-                                         {"nic", &NodeModel::nic},
-                                         {"nic_measured", &NodeModel::nic_measured}}};
+constexpr std::array<RateKey, 10> kRates{{{"copy", &NodeModel::copy},
+                                          {"copy_in", &NodeModel::copy_in},
+                                          {"copy_out", &NodeModel::copy_out},
+                                          {"reduce", &NodeModel::reduce},
+                                          {"reduce_slot", &NodeModel::reduce_slot},
+                                          {"intra", &NodeModel::intra},
+                                          {"intra_one", &NodeModel::intra_one},
+                                          {"self_exchange", &NodeModel::self_exchange},
+                                          {"nic", &NodeModel::nic},
+                                          {"nic_measured", &NodeModel::nic_measured}}};
 struct CountKey {
   std::string_view key;
   int NodeModel::*count;

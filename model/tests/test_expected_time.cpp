@@ -390,6 +390,43 @@ TEST(ExpectedTime, AMessageUnderTheCurvesSmallestTakesItsTime) {
   EXPECT_NEAR(expect(m, "ring", Collective::allreduce, 8).latency_us, 0.4, 1e-12);
 }
 
+// Where every step is between ranks of one node on the rate's curve, whose points hold the
+// transfer's latency, a message pays its call (a rank's exchange with itself) beside it, not the
+// ping-pong's latency again. The exchange as above (0.5 us a message of 8 B or less), a call of
+// 0.05 us (16 B of buffers at 0.16 GB/s), latency 0.2: 8 B on 2 ranks is 2 x (0.05 + 0.5) us of
+// latency in 1.1004; across two nodes of one rank each the steps cross the link and pay the
+// latency; a model without a latency still prices the row by its calls.
+TEST(ExpectedTime, OnOneNodeAMessagePaysItsCallBesideItsTransfer) {
+  MachineModel m = cluster(1, 2);
+  m.latency_us = 0.2;
+  m.nodes[0].intra = rate(6, FigureSource::measured, "ring exchange");
+  m.nodes[0].intra.curve = {{16, 0.016}, {4096, 4}, {134217728, 6}};
+  m.nodes[0].self_exchange = rate(0.16, FigureSource::measured, "MPI_Sendrecv of 8 B with its own rank");
+  m.nodes[0].self_exchange.curve = {{16, 0.16}};
+  const Expectation e = expect(m, "ring", Collective::allreduce, 8);
+  ASSERT_TRUE(e.time_us);
+  EXPECT_TRUE(e.call_priced);
+  EXPECT_NEAR(e.alpha_us, 0.05, 1e-12);
+  EXPECT_NEAR(*e.time_us, 2 * 0.05 + 1.0 + 0.5 * 8 / 10e3, 1e-12);
+  EXPECT_NEAR(e.latency_us, 1.1, 1e-12);
+  EXPECT_TRUE(e.latency_bound());
+  EXPECT_EQ(e.call_detail, "MPI_Sendrecv of 8 B with its own rank");
+  // The library's textbook algorithms are priced so too.
+  EXPECT_TRUE(expect(m, "mpi", Collective::allreduce, 8).call_priced);
+  MachineModel none = m;
+  none.latency_us = 0, none.latency_source = FigureSource::none;
+  const Expectation without = expect(none, "ring", Collective::allreduce, 8);
+  ASSERT_TRUE(without.time_us) << (without.missing.empty() ? "" : without.missing.front());
+  EXPECT_NEAR(*without.time_us, *e.time_us, 1e-12);
+  MachineModel two = cluster(2, 1);
+  two.latency_us = 0.2;
+  for (NodeModel& n : two.nodes) n.intra = m.nodes[0].intra, n.self_exchange = m.nodes[0].self_exchange;
+  const Expectation across = expect(two, "ring", Collective::allreduce, 8);
+  ASSERT_TRUE(across.time_us);
+  EXPECT_FALSE(across.call_priced);
+  EXPECT_NEAR(across.alpha_us, 0.2, 1e-12);
+}
+
 // shm's reductions read slots other ranks of the node just wrote: priced at reduce_slot (measured
 // by the bench with the slots handed from core to core) at the rank's buffers' working set, where
 // the node has it, for shm, hier on one node, and hier's node level across nodes. An allreduce of

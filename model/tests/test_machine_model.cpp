@@ -168,11 +168,11 @@ TEST(MachineFile, RefusalsNameTheLine) {
   EXPECT_EQ(message("machine latency=3us\n"),
             "line 1: unknown key 'latency' of a machine line (latency_us, latency.source, latency.detail, "
             "latency.spread, latency.moved)");
-  EXPECT_EQ(
-      message("node host=a nics=1gbit\n"),
-      "line 1: unknown key 'nics' (host ranks cpus gpus, copy copy_in copy_out reduce reduce_slot intra intra_one nic "
-      "nic_measured and their .source, .detail and .spread, .bytes, .curve, load.seconds load.others_cpus "
-      "load.loadavg_start load.loadavg_end load.ranks_cpus load.ranks_queued)");
+  EXPECT_EQ(message("node host=a nics=1gbit\n"),
+            "line 1: unknown key 'nics' (host ranks cpus gpus, copy copy_in copy_out reduce reduce_slot intra "
+            "intra_one self_exchange nic "
+            "nic_measured and their .source, .detail and .spread, .bytes, .curve, load.seconds load.others_cpus "
+            "load.loadavg_start load.loadavg_end load.ranks_cpus load.ranks_queued)");
   EXPECT_EQ(message("node host=a nic\n"), "line 1: 'nic': expected key=value");
   EXPECT_EQ(message("node host=a nic.detail=\"open\n"), "line 1: nic.detail: unterminated quote");
   NodeModel n;

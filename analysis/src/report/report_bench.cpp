@@ -210,7 +210,8 @@ void write_machine(ReportWriter& w, const BenchFile& run) {
                                   {"copy out of the caches", &n.copy_out},
                                   {"reduction", &n.reduce},
                                   {"reduction of a slot another rank wrote", &n.reduce_slot},
-                                  {"one message alone between two ranks", &n.intra_one}})
+                                  {"one message alone between two ranks", &n.intra_one},
+                                  {"a rank's exchange with itself", &n.self_exchange}})
       if (r->known())
         details += (details.empty() ? "" : "; ") + n.host + " " + name + ": " + format_number(r->gbytes_per_s, 4) +
                    " GB/s, " + r->detail;

@@ -49,7 +49,8 @@ double host_copy_rate(std::size_t bytes, int reps, std::string& detail, double* 
 // exchange of S among the node's ranks, each rank sending to the next and receiving from the
 // previous (exchange: per flow), and one message alone, a ping-pong between its first two ranks
 // (one: half a round trip); the exchange and the ping-pong also from kLinkCurveFirstBytes by 2x
-// below kCurveFirstBytes. Each the fastest of kCurveReps samples of back-to-back calls
+// below kCurveFirstBytes, and (self) each rank's exchange of the first size with itself. Each the
+// fastest of kCurveReps samples of back-to-back calls
 // (kCurveBatchBytes a sample for the copy, a quarter of it for the exchange), the slowest rank's.
 // Points are keyed by a rank's working set, 2 S (its two buffers), as buffer_bytes_per_rank keys
 // a row (the model reads the exchange's at the algorithm's messages). About 1.2 s on 2 ranks of
@@ -68,9 +69,12 @@ struct NodeCurves {
   // S bytes of f32 summed from one of its buffers into the other (reduce_host): the reductions' rate.
   std::vector<CurvePoint> reduce;
   std::vector<CurvePoint> one;  // one message alone: a ping-pong between the node's first two ranks
-  double exchange_spread = 0;   // how far the largest exchange's samples moved (stats::spread_of)
-  double one_spread = 0;        // and the largest ping-pong's
-  std::size_t largest = 0;      // its S
+  // A message's call alone: each rank's MPI_Sendrecv of kLinkCurveFirstBytes with itself, every
+  // rank at once (no transfer between cores: the library's own cost of a call), one point.
+  std::vector<CurvePoint> self;
+  double exchange_spread = 0;  // how far the largest exchange's samples moved (stats::spread_of)
+  double one_spread = 0;       // and the largest ping-pong's
+  std::size_t largest = 0;     // its S
 };
 // Collective over `node` (one node's ranks); `copy`, `exchange`: which to measure (the exchange
 // needs two ranks or more).

@@ -36,6 +36,9 @@ struct LimitingLink {
   // smallest message (us), which no smaller message beats; a message's fixed cost, counted with
   // the latency (Expectation::latency_us). 0 for every other rate.
   double message_floor_us = 0;
+  // With it, the node's call of a message alone (NodeModel::self_exchange, us; 0 where unknown).
+  double call_us = 0;
+  std::string call_detail{};  // that figure's detail
 };
 
 struct ExpectationOptions {
@@ -55,11 +58,17 @@ struct ExpectationOptions {
 struct Expectation {
   std::optional<double> time_us;     // nullopt where the model lacks an input (`missing` says which)
   std::optional<double> busbw_GBps;  // busbw_factor x bytes / time; nullopt with time or on 1 rank
-  // The messages' fixed part of time_us: `messages` x (the model's latency per message + the
-  // least time of a message on the curve of the rate between ranks that priced them, where one
-  // did: LimitingLink::message_floor_us).
+  // The messages' fixed part of time_us: `messages` x (alpha_us + the least time of a message on
+  // the curve of the rate between ranks that priced them, where one did:
+  // LimitingLink::message_floor_us).
   double latency_us = 0;
   double messages = 0;  // the alpha terms' count: the messages the latency is paid for
+  // The cost per message beside its transfer: the model's latency; or where every step is between
+  // ranks of one node on the rate's curve, whose points hold the transfer's latency already, the
+  // node's call of a message alone (`call_priced`, LimitingLink::call_us, its detail `call_detail`).
+  double alpha_us = 0;
+  bool call_priced = false;
+  std::string call_detail;
   LimitingLink limit;
   // What was priced: "ring", "hier: shm in nodes, ring between them", "best of the textbook
   // algorithms (the library's choice is hidden): rabenseifner".

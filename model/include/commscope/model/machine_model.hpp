@@ -90,18 +90,21 @@ struct NodeLoad {
 
 struct NodeModel {
   std::string host;
-  int ranks = 0;      // the run's ranks on this node
-  int cpus = 0;       // online CPUs
-  int gpus = 0;       // visible GPUs (0 on CPU-only nodes)
-  Rate copy;          // memory copy rate (host memcpy; device-to-device copy on GPUs)
-  Rate copy_in;       // from a rank's buffer into a slot that stays in the caches (shm's steps); unknown: copy
-  Rate copy_out;      // from such a slot into a rank's buffer, streamed where large; unknown: copy
-  Rate reduce;        // bytes reduced per second (f32 sum of one buffer into another); unknown: copy
-  Rate reduce_slot;   // f32 sums of a slot another rank of the node just wrote into a rank's buffer
-                      // (shm's reductions); unknown: reduce, in the caches
-  Rate intra;         // between two ranks of this node, each flow with every rank at once (shm: derived
-                      // from copy; NVLink or PCIe)
-  Rate intra_one;     // one message alone between two of its ranks (a chain's step); unknown: intra
+  int ranks = 0;     // the run's ranks on this node
+  int cpus = 0;      // online CPUs
+  int gpus = 0;      // visible GPUs (0 on CPU-only nodes)
+  Rate copy;         // memory copy rate (host memcpy; device-to-device copy on GPUs)
+  Rate copy_in;      // from a rank's buffer into a slot that stays in the caches (shm's steps); unknown: copy
+  Rate copy_out;     // from such a slot into a rank's buffer, streamed where large; unknown: copy
+  Rate reduce;       // bytes reduced per second (f32 sum of one buffer into another); unknown: copy
+  Rate reduce_slot;  // f32 sums of a slot another rank of the node just wrote into a rank's buffer
+                     // (shm's reductions); unknown: reduce, in the caches
+  Rate intra;        // between two ranks of this node, each flow with every rank at once (shm: derived
+                     // from copy; NVLink or PCIe)
+  Rate intra_one;    // one message alone between two of its ranks (a chain's step); unknown: intra
+  // A rank's exchange of a small message with itself (one point, a message of half its bytes): the
+  // library's cost of a call without a transfer between cores, a step's software beside its message.
+  Rate self_exchange;
   Rate nic;           // this node's link to the other nodes (nominal or given)
   Rate nic_measured;  // the doctor's measured rate for this node's link, where a doctor file was given
   NodeLoad load;      // what else ran on the node during the run (the bench records it at the end)
