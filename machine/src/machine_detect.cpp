@@ -162,8 +162,7 @@ void set_curves(NodeModel& n, const NodeCurves& c, int ranks) {
         c.one, "ping-pong between two of its ranks, the others idle, " + largest + "message" + fastest, c.one_spread);
   if (!c.self.empty()) {
     char call[32];
-    std::snprintf(call, sizeof call, ": %.3g us a call",
-                  c.self.front().bytes / 2 / (c.self.front().gbytes_per_s * 1e3));
+    std::snprintf(call, sizeof call, ": %.3g us a call", message_us(c.self.front()));
     n.self_exchange = curve_rate(c.self, "MPI_Sendrecv of " + std::to_string(kLinkCurveFirstBytes) +
                                              " B with its own rank, every rank at once" + fastest + call);
   }

@@ -237,8 +237,6 @@ class Pricer {
     l.detail += curve_span(r);
     return l;
   }
-  // The time of a point's message (half its bytes, its two buffers) in us.
-  static double message_us(const CurvePoint& p) { return p.bytes / 2 / (p.gbytes_per_s * kBytesPerUsPerGBps); }
   // What priced a rate at a working set: its curve's point there, or its one figure.
   std::string detail_at(const Rate& r, double bytes, std::string_view what) const {
     if (r.curve.empty()) return r.detail;
@@ -319,7 +317,6 @@ Expectation flat(Pricer& pr, const CostTerms& terms, const std::vector<Step>& st
   double call_us = 0;                           // the slowest call of a message alone of the steps' links
   std::string call_detail;
   bool all = true, calls = true;  // calls: every step's link has a least time and a call
-
   for (const Step& s : steps) {
     const auto l = slowest_flow(s, pr);
     if (!l) {
@@ -346,13 +343,12 @@ Expectation flat(Pricer& pr, const CostTerms& terms, const std::vector<Step>& st
   // curve's smallest takes that one's time) and a fixed cost per message: counted as latency.
   // Where every step is on such a curve, whose points hold the transfer's latency already, each
   // message pays besides its call, which a rank's exchange with itself measures (the ping-pong's
-  // latency would count the transfer twice: docs/verdicts.md, "A message's least time").
+  // latency would count the transfer twice: docs/verdicts.md, "A message's least time, and its call").
   e.messages = terms.alpha_count;
   e.call_priced = calls && weights > 0;
-  e.alpha_us = e.call_priced ? call_us : alpha;
-  if (e.call_priced) e.call_detail = call_detail;
-  e.latency_us = terms.alpha_count * e.alpha_us + std::min(beta_us, terms.alpha_count * floor_us);
-  e.time_us = terms.alpha_count * e.alpha_us + beta_us + copy_us + gamma_us;
+  if (e.call_priced) alpha = e.alpha_us = call_us, e.call_detail = call_detail;
+  e.latency_us = terms.alpha_count * alpha + std::min(beta_us, terms.alpha_count * floor_us);
+  e.time_us = terms.alpha_count * alpha + beta_us + copy_us + gamma_us;
   return e;
 }
 
@@ -434,7 +430,6 @@ Expectation shm(Pricer& pr, Collective c, int p, double n, double alpha, const E
   }
   e.limit = copies_us >= us(chosen.gamma_factor, *cached) ? copies : *cached;
   e.messages = chosen.alpha_count;
-  e.alpha_us = alpha;
   e.latency_us = chosen.alpha_count * alpha;
   e.time_us = time;
   return e;
@@ -479,7 +474,6 @@ Expectation hier(Pricer& pr, Collective c, std::span<const int> node_of_rank, do
   // The node level's flag handoffs are priced only on one node: across nodes alpha is the
   // network's latency, 10-100x a handoff's, and shm's hundreds of steps would swamp the estimate.
   e.messages = nn > 1 ? t.inter.alpha_count : t.intra.alpha_count;
-  e.alpha_us = alpha;
   e.latency_us = e.messages * alpha;
   e.time_us = e.latency_us + intra_us + inter_us;
   return e;
@@ -519,7 +513,6 @@ Expectation nccl_tree(Pricer& pr, Collective c, std::span<const int> node_of_ran
   const double beta_us = std::max(chain_us, tree_us);
   e.limit = gamma_us > beta_us ? *mem : tree && tree_us >= chain_us ? *tree : *chain;
   e.messages = t.chain.alpha_count + t.tree.alpha_count;
-  e.alpha_us = alpha;
   e.latency_us = e.messages * alpha;
   e.time_us = e.latency_us + beta_us + gamma_us;
   return e;
@@ -587,6 +580,7 @@ Expectation price(const MachineModel& model, std::span<const int> node_of_rank, 
   } else {
     pr.miss("a cost model of algorithm '" + std::string(algorithm) + "'");
   }
+  if (!e.call_priced) e.alpha_us = alpha;  // a call-priced row's is its call (flat)
   e.missing = pr.missing();
   return e;
 }
@@ -645,9 +639,7 @@ Expectation expected_time(const MachineModel& model, std::span<const int> node_o
   if (p < 1) throw std::invalid_argument("expected_time: no ranks");
   const bool has_alpha = options.latency_us || model.latency_known();
   Expectation e = price(model, node_of_rank, c, algorithm, bytes, options,
-                        options.latency_us ? *options.latency_us
-                        : has_alpha        ? model.latency_us
-                                           : 0);
+                        options.latency_us.value_or(model.latency_known() ? model.latency_us : 0));
   if (!has_alpha && p > 1 && !e.call_priced) {
     // A model without the latency (written before the bench measured it): priced without it where
     // even a generous latency would be under 1/kLatencyFreeFactor of the time, else not at all.

@@ -90,8 +90,7 @@ std::string latency_too_high(std::span<const JudgedRow* const> range, const Mach
   const JudgedRow& last = *range.back();
   const Expectation& e = last.expected;
   if (!(e.alpha_us > 0) || !(e.messages > 0) ||
-      !(last.expected.latency_bound() ||
-        (last.measured.time_us > 0 && last.measured.time_us < last.expected.latency_us)))
+      !(e.latency_bound() || (last.measured.time_us > 0 && last.measured.time_us < e.latency_us)))
     return "";
   double own = std::numeric_limits<double>::infinity();
   for (const JudgedRow* x : range)
@@ -103,19 +102,19 @@ std::string latency_too_high(std::span<const JudgedRow* const> range, const Mach
                              (model.latency_detail.empty() ? "" : ": " + model.latency_detail);
   const double floor = priced - e.alpha_us;  // a message's least time on a curve
   const bool floored = floor > 1e-9 * priced;
+  // More than the model's latency alone: its parts named.
+  const bool parts = floored || e.call_priced;
   const std::string alpha = e.call_priced
                                 ? "a call's own " + format_number(e.alpha_us, 3) + " us (" + e.call_detail + ")"
                                 : "its latency " + format_number(e.alpha_us, 3) + " us, " + source;
-  return "above the model: its " + std::string(floored || e.call_priced ? "cost per message, " : "latency, ") +
-         format_number(priced, 3) + " us per message (" +
-         (floored || e.call_priced ? alpha + (floored ? ", and a message's least time on the curve between ranks, " +
-                                                            format_number(floor, 3) + " us"
-                                                      : "")
-                                   : source) +
-         "), is over this run's own " + format_number(own, 3) +
+  const std::string what = !parts ? source
+                                  : alpha + (floored ? ", and a message's least time on the curve between ranks, " +
+                                                           format_number(floor, 3) + " us"
+                                                     : "");
+  return "above the model: its " + std::string(parts ? "cost per message, " : "latency, ") + format_number(priced, 3) +
+         " us per message (" + what + "), is over this run's own " + format_number(own, 3) +
          " us per message: too high for these steps (a latency measured on a busy machine, or steps that cost less "
-         "than "
-         "an MPI message, as shared memory's; a machine file's latency_us sets it)";
+         "than an MPI message, as shared memory's; a machine file's latency_us sets it)";
 }
 
 // What the allowance's words say about a band: the figure's movement and the busy nodes.

@@ -55,6 +55,11 @@ struct Rate {
 // The rate for a rank's working set of `bytes`: the curve interpolated linearly in log2 of the
 // size between its points, the nearest end outside them; gbytes_per_s where it has no curve.
 double rate_at(const Rate& r, double bytes);
+// The time in us of a point's message: half its bytes (a rank's working set is a message's two
+// buffers) at its rate; the rates between ranks' least time of a message and a rank's call of one.
+inline double message_us(const CurvePoint& p) {
+  return p.bytes / 2 / (p.gbytes_per_s * 1e3);
+}
 // How far the figure for that working set moved between the run's two moments: the larger of its
 // two neighbouring points' `moved` (the nearest end's outside them); 0 without a curve.
 double moved_at(const Rate& r, double bytes);
