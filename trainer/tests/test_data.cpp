@@ -24,9 +24,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path tiny_text() {
-  return fs::path(__FILE__).parent_path() / "data" / "tiny.txt";
-}
+fs::path tiny_text() { return COMMSCOPE_TINY_TEXT; }
 
 std::string header_bytes(std::array<std::int32_t, 256> header) {
   return std::string(reinterpret_cast<const char*>(header.data()), sizeof header);
