@@ -111,10 +111,14 @@ std::string latency_too_high(std::span<const JudgedRow* const> range, const Mach
                                   : alpha + (floored ? ", and a message's least time on the curve between ranks, " +
                                                            format_number(floor, 3) + " us"
                                                      : "");
+  // What may have made it too high, and the machine file's keys that set it.
+  const std::string why = e.call_priced ? "the call or the curve's smallest sizes measured at a busy moment; a machine "
+                                          "file's self_exchange and intra curves set them"
+                                        : "a latency measured on a busy machine, or steps that cost less than an MPI "
+                                          "message, as shared memory's; a machine file's latency_us sets it";
   return "above the model: its " + std::string(parts ? "cost per message, " : "latency, ") + format_number(priced, 3) +
          " us per message (" + what + "), is over this run's own " + format_number(own, 3) +
-         " us per message: too high for these steps (a latency measured on a busy machine, or steps that cost less "
-         "than an MPI message, as shared memory's; a machine file's latency_us sets it)";
+         " us per message: too high for these steps (" + why + ")";
 }
 
 // What the allowance's words say about a band: the figure's movement and the busy nodes.
