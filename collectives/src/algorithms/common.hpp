@@ -57,9 +57,12 @@ struct Fold {
     while (p2 * 2 <= p) p2 *= 2;
     rem = p - p2;
   }
-  bool is_extra(int rel) const { return rel < 2 * rem && (rel & 1); }
+  // In one of the first rem pairs: the even rank takes its odd neighbour's part (is_extra: the odd
+  // one); the others' groups are their own blocks alone.
+  bool folded(int rel) const { return rel < 2 * rem; }
+  bool is_extra(int rel) const { return folded(rel) && (rel & 1); }
   // Virtual rank in [0, p2) of a non-extra relative rank, and back.
-  int virt(int rel) const { return rel < 2 * rem ? rel / 2 : rel - rem; }
+  int virt(int rel) const { return folded(rel) ? rel / 2 : rel - rem; }
   int rel_of(int v) const { return v < rem ? 2 * v : v + rem; }
   // Original blocks [first, last) that virtual rank v stands for (its own, plus its extra's).
   int first_block(int v) const { return v < rem ? 2 * v : v + rem; }

@@ -39,7 +39,7 @@ bool halving(Transport& t, const CollArgs& a, Buf in, Buf acc, Buf tmp, const Fo
     return false;
   }
   const void* cur = in.base;  // where this rank's partial results live
-  if (me < 2 * fold.rem) {
+  if (fold.folded(me)) {
     t.recv(tmp.base, tmp.bytes(total), map.real(me + 1));
     t.reduce(acc.base, in.base, tmp.base, total, a.type, a.op);
     cur = acc.base;
@@ -87,7 +87,7 @@ void doubling(Transport& t, Buf out, const Fold& fold, int me, const RankMap& ma
     // The later steps send the block on from `out`: in place once the first has sent it.
     if (mask == 1 && own) t.copy(out.at(mf), own, out.bytes(ml - mf));
   }
-  if (me < 2 * fold.rem) t.send(out.base, out.bytes(total), map.real(me + 1));
+  if (fold.folded(me)) t.send(out.base, out.bytes(total), map.real(me + 1));
 }
 
 // Groups = the p2 near-equal blocks of `count` elements.
@@ -137,7 +137,7 @@ void reducescatter(Transport& t, const CollArgs& a) {
     const std::size_t f = blocks.offset(fold.first_block(v)), l = blocks.offset(fold.last_block(v));
     t.divide(acc.at(f), l - f, a.type, t.size());
   }
-  if (me < 2 * fold.rem) t.send(acc.at(blocks.offset(me + 1)), acc.bytes(a.count), map.real(me + 1));
+  if (fold.folded(me)) t.send(acc.at(blocks.offset(me + 1)), acc.bytes(a.count), map.real(me + 1));
   t.copy(a.recv, acc.at(blocks.offset(me)), acc.bytes(a.count));
 }
 
@@ -149,7 +149,7 @@ void allgather_blocks(Transport& t, Buf out, const Blocks& blocks, int me, const
   const Fold fold(t.size());
   if (fold.is_extra(me)) {
     t.send(out.at(blocks.offset(me)), out.bytes(blocks.size(me)), map.real(me - 1));
-  } else if (me < 2 * fold.rem) {
+  } else if (fold.folded(me)) {
     t.recv(out.at(blocks.offset(me + 1)), out.bytes(blocks.size(me + 1)), map.real(me + 1));
   }
   doubling(t, out, fold, me, map, folded_groups(blocks, fold), own);
@@ -164,7 +164,7 @@ void allgather(Transport& t, const CollArgs& a) {
   Buf out{a.recv, es};
   const Blocks blocks{a.count * static_cast<std::size_t>(t.size()), t.size()};
   const bool in_place = a.send == out.at(blocks.offset(me));
-  const bool alone = me >= 2 * Fold(t.size()).rem;
+  const bool alone = !Fold(t.size()).folded(me);
   if (!in_place && !alone) t.copy(out.at(blocks.offset(me)), a.send, out.bytes(a.count));
   allgather_blocks(t, out, blocks, me, RankMap{t.size(), 0}, in_place || !alone ? nullptr : a.send);
   if (!in_place && alone && t.size() == 1) t.copy(out.base, a.send, out.bytes(a.count));  // no step to send it
@@ -187,7 +187,7 @@ void broadcast(Transport& t, const CollArgs& a) {
       [&](int lo, int hi) {
         return std::pair{blocks.offset(lo), blocks.offset(hi)};
       });
-  const bool send_own = apart && t.size() > 1 && me >= 2 * Fold(t.size()).rem;
+  const bool send_own = apart && t.size() > 1 && !Fold(t.size()).folded(me);
   if (apart && !send_own) t.copy(out.base, a.send, out.bytes(blocks.size(0)));
   allgather_blocks(t, out, blocks, me, map, send_own ? a.send : nullptr);
 }
