@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "backends/backend.hpp"
 #include "commscope/collectives/types.hpp"
 #include "commscope/common/schemas.hpp"
 #include "commscope/formats/bench_results.hpp"
@@ -79,7 +80,9 @@ int main(int argc, char** argv) {
       if (std::abs(algbw - r.algbw_GBps) > 1e-9 * std::max(1.0, algbw)) fail("row " + std::to_string(i) + " algbw");
       if (std::abs(r.busbw_GBps - r.algbw_GBps * busbw_factor(c, r.nranks)) > 1e-9 * std::max(1.0, algbw))
         fail("row " + std::to_string(i) + " busbw is not algbw * factor");
-      if (r.sample_offset != next_sample || r.sample_count != static_cast<std::uint64_t>(r.iterations))
+      // A sample an iteration, at most kMaxSampledIterations.
+      const auto sampled = static_cast<std::uint64_t>(std::min<std::int64_t>(r.iterations, kMaxSampledIterations));
+      if (r.sample_offset != next_sample || r.sample_count != sampled)
         fail("row " + std::to_string(i) + " samples offset/count");
       for (std::uint64_t k = r.sample_offset; k < r.sample_offset + r.sample_count && k < d.samples.size(); ++k)
         if (d.samples[k].result != i) fail("sample " + std::to_string(k) + " belongs to another row");

@@ -138,18 +138,22 @@ class CpuBackend final : public Backend {
       dog.progress(i);
     }
     t.total_s = t.launch_s = static_cast<double>(now_ns() - t0) * 1e-9;
-    // The per-iteration samples from a second pass, kept out of the timed one.
+    // The per-iteration samples from a second pass, kept out of the timed one: its sampled()
+    // iterations alone.
     comm_.barrier();
-    time_iterations(p, dog, t);
+    TimingPlan sampling = p;
+    sampling.iters = p.sampled();
+    time_iterations(sampling, dog, t);
     return t;
   }
 
   // `iters` iterations of `agg` calls (with -z 1's and -z 3's barriers) and a timestamp after
-  // each: per-iteration durations and arrivals (local clock); returns their time without
-  // -z 3's barriers (s).
+  // each: the durations and arrivals (local clock) of the first sampled(); returns their time
+  // without -z 3's barriers (s).
   double time_iterations(const TimingPlan& p, Watchdog& dog, LocalTimings& t) {
-    t.op_s.resize(static_cast<std::size_t>(p.iters));
-    t.arrival_ns.resize(static_cast<std::size_t>(p.iters));
+    const auto kept = static_cast<std::size_t>(p.sampled());
+    t.op_s.resize(kept);
+    t.arrival_ns.resize(kept);
     if (late_us_ > 0) std::this_thread::sleep_for(std::chrono::microseconds(late_us_));
     const std::int64_t t0 = now_ns();
     std::int64_t start = t0, untimed = 0;  // ns: start of this iteration, -z 3 barriers so far
@@ -159,8 +163,10 @@ class CpuBackend final : public Backend {
         if (p.blocking == 1) comm_.barrier();
       }
       const std::int64_t end = now_ns();
-      t.op_s[static_cast<std::size_t>(i)] = static_cast<double>(end - start) * 1e-9 / p.agg;
-      t.arrival_ns[static_cast<std::size_t>(i)] = start;
+      if (static_cast<std::size_t>(i) < kept) {
+        t.op_s[static_cast<std::size_t>(i)] = static_cast<double>(end - start) * 1e-9 / p.agg;
+        t.arrival_ns[static_cast<std::size_t>(i)] = start;
+      }
       dog.progress(i);
       start = end;
       if (p.blocking == 3) {

@@ -25,10 +25,10 @@
 #include <thread>
 #include <vector>
 
+#include "backends/device_buffer.hpp"
 #include "clock.hpp"
 #include "commscope/collectives/check_data.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
-#include "backends/device_buffer.hpp"
 #include "device_collectives.hpp"
 #include "gpu_setup.hpp"
 #include "nccl.hpp"
@@ -157,7 +157,7 @@ class CudaBackend final : public Backend {
     const std::int64_t t1 = now_ns();
     t.total_s = static_cast<double>(t1 - t0 - untimed) * 1e-9;
     t.launch_s = static_cast<double>(issued - t0 - untimed) * 1e-9;
-    t.op_s = sample_calls(p, dog);  // empty beyond kMaxEventSamples: not measured, not made up
+    t.op_s = sample_calls(p, dog);
     return t;
   }
 
@@ -175,8 +175,6 @@ class CudaBackend final : public Backend {
   }
 
  private:
-  static constexpr std::int64_t kMaxEventSamples = 100000;
-
   void upload_input(std::uint64_t seed) {
     const check::Spec s = case_.spec(seed);
     std::vector<std::byte> host(check::send_elements(s) * type_size(case_.type) + 1);
@@ -285,14 +283,13 @@ class CudaBackend final : public Backend {
     }
   }
 
-  // Per-iteration durations (min/p50/p99/max, s per call) from a second pass of the plan with a
-  // CUDA event before and after each iteration (so -z 3's barriers stay out), after the timed
-  // pass so that they cannot slow it. Beyond kMaxEventSamples iterations only the timed pass's
-  // mean is known, and the per-iteration statistics are NaN.
+  // Per-iteration durations (min/p50/p99/max, s per call) from a second pass of the plan's
+  // sampled() iterations with a CUDA event before and after each (so -z 3's barriers stay out),
+  // after the timed pass so that they cannot slow it.
   std::vector<double> sample_calls(const TimingPlan& p, Watchdog& dog) {
     std::vector<double> op_s;
-    if (p.iters <= 0 || p.iters > kMaxEventSamples) return op_s;
-    const auto n = static_cast<std::size_t>(p.iters);
+    if (p.iters <= 0) return op_s;
+    const auto n = static_cast<std::size_t>(p.sampled());
     ensure_events(2 * n);
     comm_.barrier();
     for (std::size_t i = 0; i < n; ++i) {
