@@ -263,6 +263,8 @@ TrainParse parse_train_options(int argc, char** argv) {
       !problem.empty())
     return usage(std::move(problem));
   if (std::string problem = check_periodic_outputs(o); !problem.empty()) return usage(std::move(problem));
+  if (!o.load.empty() && !o.load_llmc.empty()) return usage("--load and --load-llmc both give the model: give one");
+  o.model_named = app.count("--model") > 0;
   plan.dp_mode = parse_dp_mode(dp);
   plan.gpipe = schedule == "gpipe";
   plan.bucket_bytes = static_cast<std::size_t>(bucket_mb * 1024 * 1024);

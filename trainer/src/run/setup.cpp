@@ -51,6 +51,35 @@ std::string mib(std::size_t bytes) {
   return buf;
 }
 
+namespace {
+
+// The shape flags given beside a model file (--load, --load-llmc): the file gives the model, and
+// a flag that names another one is refused rather than left unread ("" where all agree).
+std::string loaded_shape_problem(const TrainOptions& o, const ModelConfig& file, const std::string& path) {
+  ModelConfig wanted = file;
+  std::string flags;
+  auto flag = [&flags](const std::string& text) { flags += (flags.empty() ? "" : " ") + text; };
+  if (o.model_named) {
+    const ModelConfig p = preset(o.model);
+    wanted.layers = p.layers, wanted.heads = p.heads, wanted.channels = p.channels, wanted.vocab = p.vocab;
+    flag("--model " + o.model);
+  }
+  if (o.layers) wanted.layers = o.layers, flag("--layers " + std::to_string(o.layers));
+  if (o.heads) wanted.heads = o.heads, flag("--heads " + std::to_string(o.heads));
+  if (o.dim) wanted.channels = o.dim, flag("--dim " + std::to_string(o.dim));
+  auto shape = [](const ModelConfig& c) {
+    return std::to_string(c.layers) + " layers, " + std::to_string(c.heads) + " heads, " + std::to_string(c.channels) +
+           " channels, vocabulary " + std::to_string(c.vocab);
+  };
+  if (wanted.layers == file.layers && wanted.heads == file.heads && wanted.channels == file.channels &&
+      wanted.vocab == file.vocab)
+    return "";
+  return flags + " (" + shape(wanted) + ") is not the model in " + path + " (" + shape(file) +
+         "): the file gives the model; leave the flag out";
+}
+
+}  // namespace
+
 RunSetup prepare_run(const TrainOptions& o, int ranks) {
   RunSetup r;
   // --- model configuration
@@ -59,10 +88,12 @@ RunSetup prepare_run(const TrainOptions& o, int ranks) {
     if (!o.load_llmc.empty()) {
       ModelFile f = read_llmc_model(o.load_llmc);
       config = f.config;
+      if (std::string p = loaded_shape_problem(o, config, o.load_llmc); !p.empty()) throw UsageError(p);
       r.start_params = std::move(f.params);
     } else if (!o.load.empty()) {
       TrainingState st = read_training_checkpoint(o.load);
       config = st.config;
+      if (std::string p = loaded_shape_problem(o, config, o.load); !p.empty()) throw UsageError(p);
       r.start_params = std::move(st.params);
       r.start_m = std::move(st.m);
       r.start_v = std::move(st.v);

@@ -12,6 +12,7 @@ namespace commscope::trainer {
 
 struct TrainOptions {
   std::string model = "small";
+  bool model_named = false;                     // --model given (beside --load or --load-llmc: checked)
   int layers = 0, heads = 0, dim = 0, seq = 0;  // 0: the preset's (seq: the training sequence length)
   int batch = 8;                                // global batch in sequences (a multiple of the rank count)
   int steps = 20;
