@@ -47,6 +47,15 @@ if(COMMSCOPE_BUILD_TESTS)
     COMMAND ${CMAKE_CURRENT_LIST_DIR}/tests/busy.sh -- ${expect} 0
             "# probes not judged: other work shared the probing CPUs in every window \\(rank 0 " 0 --
             $<TARGET_FILE:commscope-doctor> ${doctor_quick} -o ${CMAKE_BINARY_DIR}/doctor-busy.h5)
+  # A rank slowed for the probe phase's first 3 s (a test aid) still reads its own rate: its windows
+  # lie apart, one a rank per round (4 ranks on 2 CPUs: serial probes).
+  add_test(NAME bench.doctor.windows_apart.np4
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/tests/doctor_windows_apart.sh -- ${MPIEXEC_EXECUTABLE}
+                   ${MPIEXEC_NUMPROC_FLAG} 4 ${COMMSCOPE_MPIEXEC_FLAGS} $<TARGET_FILE:commscope-doctor> --probes serial
+                   --no-nodes --passes 1 --lat-iters 5 --bw-iters 1 --bytes 64K --probe-time 0.2 --probe-windows 3
+                   --debug-slow-probe-rank 1 --debug-slow-probe-seconds 3 -o ${CMAKE_BINARY_DIR}/doctor-apart.h5)
+  set_tests_properties(bench.doctor.windows_apart.np4 PROPERTIES LABELS "mpi" TIMEOUT 120 PROCESSORS 2 RUN_SERIAL TRUE
+                                                                 ENVIRONMENT "${COMMSCOPE_TEST_ENV}")
   # Ctrl-C mid-run: the file published with the rounds so far and named (the doctor renamed it
   # from rank 0's own handler, without the bench's write guard, and said nothing).
   add_test(NAME bench.doctor.interrupt.np3

@@ -42,6 +42,10 @@ struct Options {
   std::string copy_bytes = "32M";
   double probe_time_s = 0.25;
   int probe_windows = 3;
+  // A test aid (hidden flag): this rank's probes run at a tenth of their speed for the first this
+  // many seconds of the probe phase, as a node another tenant slows for a while.
+  int debug_slow_probe_rank = -1;
+  double debug_slow_probe_s = 0;
   std::string probes = "auto";  // concurrent, serial, auto: serial where ranks outnumber CPUs
   std::string node_bytes = "16M";
   std::string node_algo = "mpi";

@@ -117,9 +117,12 @@ int parse_options(int argc, char** argv, int rank, Options& o) {
   app.add_option("--probe-time", o.probe_time_s, "probes: seconds per timing window (several scheduler periods)")
       ->check(CLI::Range(0.001, 3600.0))
       ->capture_default_str();
-  app.add_option("--probe-windows", o.probe_windows, "probes: timing windows per probe (the best counts)")
+  app.add_option("--probe-windows", o.probe_windows,
+                 "probes: timing windows per probe, one a rank per round of the ranks (the best counts)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  app.add_option("--debug-slow-probe-rank", o.debug_slow_probe_rank)->group("");
+  app.add_option("--debug-slow-probe-seconds", o.debug_slow_probe_s)->group("");
   app.add_option("--probes", o.probes,
                  "concurrent: all ranks probe at once; serial: one rank at a time; auto: serial where ranks "
                  "outnumber the CPUs of a machine (concurrent probes would measure their share of a CPU), else "

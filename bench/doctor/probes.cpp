@@ -59,12 +59,26 @@ struct ProbeRate {
   bool shared = false;
 };
 
-// This rank's sgemm rate (2 n^3 flop per call) and memcpy rate, each the best of windows of
-// probe_time seconds in which the machine's runnable tasks did not outnumber its CPUs (else the
-// best of all, marked shared): a window spans many scheduler periods, so that a CPU quota or a
-// clock held low shows in every window's rate, while other work on the machine only ever slows a
-// window down, and is seen in the run queue.
-std::pair<ProbeRate, ProbeRate> probe(const Options& o) {
+// A probe's windows so far: the best of those in which the machine's runnable tasks did not
+// outnumber its CPUs, else the best of all, marked shared.
+class BestWindow {
+ public:
+  void add(const ProbeRate& window) {
+    ProbeRate& kept = window.shared ? shared_ : own_;
+    if (!(window.rate <= kept.rate)) kept = window;
+  }
+  const ProbeRate& best() const { return std::isfinite(own_.rate) ? own_ : shared_; }
+
+ private:
+  ProbeRate own_, shared_;
+};
+
+// One window of probe_time seconds of this rank's sgemm rate (2 n^3 flop per call) and one of its
+// memcpy rate, each added to its best: a window spans many scheduler periods, so that a CPU quota
+// or a clock held low shows in every window's rate, while other work on the machine only ever
+// slows a window down, and is seen in the run queue. `slow_until` (now_s(), the test aid): calls
+// before it take ten times as long.
+void probe(const Options& o, BestWindow& gemm, BestWindow& copy, double slow_until) {
   const std::size_t n = static_cast<std::size_t>(o.gemm_n);
   std::vector<float> a(n * n), b(n * n), c(n * n);
   for (std::size_t i = 0; i < n * n; ++i) a[i] = static_cast<float>(i % 7) * 0.25f, b[i] = static_cast<float>(i % 5);
@@ -72,41 +86,38 @@ std::pair<ProbeRate, ProbeRate> probe(const Options& o) {
   std::vector<std::byte> src(bytes, std::byte{1}), dst(bytes);
   const RunQueue queue;
   const double cpus = static_cast<double>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
-  // Calls of `work` for probe_time seconds, `windows` times (after one untimed call), the run
-  // queue sampled at most once a millisecond.
-  auto rate = [&](double units_per_call, auto&& work) {
+  // Calls of `work` for probe_time seconds (after one untimed call), the run queue sampled at most
+  // once a millisecond.
+  auto window = [&](double units_per_call, auto&& work) {
     work(0);
-    ProbeRate best, best_shared;
-    best_shared.shared = true;
-    for (int w = 0; w < o.probe_windows; ++w) {
-      long calls = 0;
-      double runnable = 0, samples = 0;
-      const double t0 = now_s();
-      double t = t0, sampled = -1;
-      while (t - t0 < o.probe_time_s) {
-        work(calls++), t = now_s();
-        if (t - sampled < 1e-3) continue;
-        const double r = queue.now();
-        if (std::isfinite(r)) runnable += r, ++samples;
-        sampled = t;
+    long calls = 0;
+    double runnable = 0, samples = 0;
+    const double t0 = now_s();
+    double t = t0, sampled = -1;
+    while (t - t0 < o.probe_time_s) {
+      const double before = t;
+      work(calls++), t = now_s();
+      if (t < slow_until) {  // the test aid: nine times the call's time more
+        std::this_thread::sleep_for(std::chrono::duration<double>(9 * (t - before)));
+        t = now_s();
       }
-      const ProbeRate window{units_per_call * static_cast<double>(calls) / (t - t0),
-                             samples > 0 ? runnable / samples : kNaN, false};
-      // Shared: some task waited for a CPU half the window or more (one more runnable than CPUs);
-      // a task busy on another CPU (2.2 runnable on 2 CPUs, every rate alike) takes nothing.
-      ProbeRate& kept = window.runnable > cpus + 0.5 ? best_shared : best;
-      if (!(window.rate <= kept.rate)) kept.rate = window.rate, kept.runnable = window.runnable;
+      if (t - sampled < 1e-3) continue;
+      const double r = queue.now();
+      if (std::isfinite(r)) runnable += r, ++samples;
+      sampled = t;
     }
-    return std::isfinite(best.rate) ? best : best_shared;
+    const double mean_runnable = samples > 0 ? runnable / samples : kNaN;
+    // Shared: some task waited for a CPU half the window or more (one more runnable than CPUs);
+    // a task busy on another CPU (2.2 runnable on 2 CPUs, every rate alike) takes nothing.
+    return ProbeRate{units_per_call * static_cast<double>(calls) / (t - t0), mean_runnable, mean_runnable > cpus + 0.5};
   };
   const int m = o.gemm_n;
-  const ProbeRate gflops = rate(2.0 * static_cast<double>(n * n * n) / 1e9, [&](long) {
+  gemm.add(window(2.0 * static_cast<double>(n * n * n) / 1e9, [&](long) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, m, m, 1.0f, a.data(), m, b.data(), m, 0.0f, c.data(), m);
-  });
-  const ProbeRate gbps = rate(static_cast<double>(bytes) / 1e9, [&](long i) {
+  }));
+  copy.add(window(static_cast<double>(bytes) / 1e9, [&](long i) {
     std::memcpy(i % 2 ? src.data() : dst.data(), i % 2 ? dst.data() : src.data(), bytes);
-  });
-  return {gflops, gbps};
+  }));
 }
 
 }  // namespace
@@ -128,15 +139,26 @@ void idle_barrier(MPI_Comm comm, double timeout_s, const std::string& what) {
 
 // Every rank's probes, concurrent or one rank at a time, the others asleep in idle_barrier; rank 0
 // writes the rows and, where a probe's CPU was shared with other work in every window, says so
-// (printed and in /meta probes_shared: the report then does not judge the probes).
+// (printed and in /meta probes_shared: the report then does not judge the probes). One window a
+// rank per round, --probe-windows rounds: a rank's windows lie apart, so that a moment of
+// interference (another tenant, a host slowed for a few seconds) spoils one of them, not all. One
+// rank's three windows back to back once read half its peers' sgemm, which hid a node at a tenth
+// of them from the rule with 4 nodes (cluster.doctor.cpu).
 void run_probes(Communicator& world, const Options& o, const Layout& layout, Output* file) {
   const int rank = world.rank(), p = world.size();
-  std::pair<ProbeRate, ProbeRate> rates;
-  for (int r = 0; r < (o.probes == "concurrent" ? 1 : p); ++r) {
-    idle_barrier(world.mpi_comm(), o.timeout_s, "probes, before rank " + std::to_string(r) + "'s");
-    if (o.probes == "concurrent" || r == rank) rates = probe(o);
+  const int turns = o.probes == "concurrent" ? 1 : p;
+  BestWindow gemm, copy;
+  double slow_until = -1;
+  for (int w = 0; w < o.probe_windows; ++w) {
+    for (int r = 0; r < turns; ++r) {
+      idle_barrier(world.mpi_comm(), o.timeout_s,
+                   "probes, before rank " + std::to_string(r) + "'s window " + std::to_string(w + 1));
+      if (w == 0 && r == 0 && rank == o.debug_slow_probe_rank) slow_until = now_s() + o.debug_slow_probe_s;
+      if (turns == 1 || r == rank) probe(o, gemm, copy, slow_until);
+    }
   }
   idle_barrier(world.mpi_comm(), o.timeout_s, "probes, after the last");
+  const std::pair<ProbeRate, ProbeRate> rates{gemm.best(), copy.best()};
   const ProbeRate& busier = rates.first.runnable >= rates.second.runnable ? rates.first : rates.second;
   const std::array<double, 5> send{rates.first.rate, rates.second.rate, busier.runnable,
                                    rates.first.shared || rates.second.shared ? 1.0 : 0.0,
