@@ -80,8 +80,7 @@ int main(int argc, char** argv) {
       if (std::abs(algbw - r.algbw_GBps) > 1e-9 * std::max(1.0, algbw)) fail("row " + std::to_string(i) + " algbw");
       if (std::abs(r.busbw_GBps - r.algbw_GBps * busbw_factor(c, r.nranks)) > 1e-9 * std::max(1.0, algbw))
         fail("row " + std::to_string(i) + " busbw is not algbw * factor");
-      // A sample an iteration, at most kMaxSampledIterations.
-      const auto sampled = static_cast<std::uint64_t>(std::min<std::int64_t>(r.iterations, kMaxSampledIterations));
+      const auto sampled = static_cast<std::uint64_t>(sampled_iterations(r.iterations));
       if (r.sample_offset != next_sample || r.sample_count != sampled)
         fail("row " + std::to_string(i) + " samples offset/count");
       for (std::uint64_t k = r.sample_offset; k < r.sample_offset + r.sample_count && k < d.samples.size(); ++k)

@@ -55,8 +55,13 @@ struct TimingPlan {
 // -n 0 Google Benchmark ran an 8 B allreduce on one rank 29 million times: 58 million samples,
 // 3 GB of memory and a 110 MB file for its two rows). 10,000 still hold a p99 of 100 above it.
 inline constexpr std::int64_t kMaxSampledIterations = 10000;
-inline std::int64_t TimingPlan::sampled() const {
+// The iterations of `iters` that have a sample (the first ones), as the backends keep them, the
+// results file holds them and the disk estimate counts them.
+inline std::int64_t sampled_iterations(std::int64_t iters) {
   return std::min(iters, kMaxSampledIterations);
+}
+inline std::int64_t TimingPlan::sampled() const {
+  return sampled_iterations(iters);
 }
 
 // One rank's timings of a TimingPlan.

@@ -37,8 +37,7 @@ OutputFiles open_output_files(const Options& o, const Environment& env, const st
         // until a signal: one), -n samples a row, at most kMaxSampledIterations (-n 0: Google
         // Benchmark's choice, not known now: 1,000 counted, up to that many written).
         const std::uint64_t rows = cases * static_cast<std::uint64_t>(std::max(1, o.run_cycles));
-        const auto samples =
-            static_cast<std::uint64_t>(o.iters > 0 ? std::min<std::int64_t>(o.iters, kMaxSampledIterations) : 1000);
+        const auto samples = static_cast<std::uint64_t>(o.iters > 0 ? sampled_iterations(o.iters) : 1000);
         error = free_space_problem(o.out, results_file_estimate(rows, samples, env), o.free_bytes_override);
         if (error.empty()) out.file = std::make_unique<ResultsFile>(o.out, o, env, size);
       } catch (const std::exception& e) {
