@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>
@@ -329,12 +330,47 @@ std::vector<LateRank> late_ranks(const profiler::Profile& p, const profiler::Mat
     const auto op = operator_name[r].find(a.op);
     return text(op != operator_name[r].end() ? op->second : p.events[r][a.source].name);
   };
-  // Each rank's compute by that name over the whole run: the late rank's against the others'.
-  std::vector<std::map<std::string, double>> compute_ns(nranks);
-  for (std::size_t r = 0; r < nranks; ++r)
-    for (const profiler::Activity& a : m.timelines[r].activities)
-      if (a.cls == profiler::ActivityClass::kCompute)
-        compute_ns[r][name_of(r, a)] += static_cast<double>(a.end_ns - a.start_ns);
+  // Each rank's compute by that name in each of its steps (the part of an activity inside each
+  // iteration window it overlaps; without windows, the whole run as one step): the late rank's
+  // against the others' step by step, so that what runs once (start-up, a checkpoint) does not
+  // weigh.
+  std::vector<std::map<std::string, std::map<std::int32_t, double>>> compute_ns(nranks);
+  for (std::size_t r = 0; r < nranks; ++r) {
+    const std::vector<profiler::Window>& windows = m.timelines[r].windows;
+    for (const profiler::Activity& a : m.timelines[r].activities) {
+      if (a.cls != profiler::ActivityClass::kCompute) continue;
+      std::map<std::int32_t, double>& steps = compute_ns[r][name_of(r, a)];
+      if (windows.empty()) steps[-1] += static_cast<double>(a.end_ns - a.start_ns);
+      // Windows follow one another: from the first that ends after the activity starts.
+      auto w = std::partition_point(windows.begin(), windows.end(),
+                                    [&](const profiler::Window& x) { return x.end_ns <= a.start_ns; });
+      for (; w != windows.end() && w->start_ns < a.end_ns; ++w)
+        steps[w->iteration] += static_cast<double>(std::min(a.end_ns, w->end_ns) - std::max(a.start_ns, w->start_ns));
+    }
+  }
+  // The median step's ratio of the rank's time in NAME to the mean of the other ranks that run it
+  // in that step; nullopt where no step has another rank running it.
+  auto compute_ratio = [&](int rank, const std::string& name) -> std::optional<double> {
+    const auto& mine = compute_ns[static_cast<std::size_t>(rank)];
+    const auto own = mine.find(name);
+    std::map<std::int32_t, std::pair<double, double>> others;  // step: their sum, their count
+    for (std::size_t r = 0; r < nranks; ++r) {
+      if (static_cast<int>(r) == rank) continue;
+      const auto it = compute_ns[r].find(name);
+      if (it == compute_ns[r].end()) continue;
+      for (const auto& [step, ns] : it->second)
+        if (ns > 0) others[step].first += ns, others[step].second += 1;
+    }
+    std::vector<double> ratios;
+    for (const auto& [step, sum] : others) {
+      double own_ns = 0;
+      if (own != mine.end())
+        if (const auto s = own->second.find(step); s != own->second.end()) own_ns = s->second;
+      ratios.push_back(own_ns / (sum.first / sum.second));
+    }
+    if (ratios.empty()) return std::nullopt;
+    return stats::median(std::move(ratios));
+  };
   std::map<std::pair<int, std::size_t>, LateRank> late;
   std::map<std::size_t, double> instances_of_row;
   std::map<std::string, double> instances_of_link;
@@ -380,16 +416,12 @@ std::vector<LateRank> late_ranks(const profiler::Profile& p, const profiler::Mat
   for (auto& [where, l] : late) {
     l.of_instances = l.key.link ? instances_of_link[l.key.group] : instances_of_row[where.second];
     if (l.waited <= 0) continue;
-    // The compute it ran most of meanwhile, over the run against the other ranks that run it.
+    // The compute it ran most of meanwhile, in the median step against the other ranks that run it.
     std::pair<double, std::string> top{0, ""};
     for (const auto& [name, ns] : l.doing_ns)
       if (ns > top.first && !name.ends_with(" (communication)")) top = {ns, name};
-    double others = 0, n = 0;
-    for (std::size_t r = 0; r < nranks && !top.second.empty(); ++r)
-      if (static_cast<int>(r) != l.rank)
-        if (const auto it = compute_ns[r].find(top.second); it != compute_ns[r].end() && it->second > 0)
-          others += it->second, n += 1;
-    if (n > 0) l.compute = {top.second, compute_ns[static_cast<std::size_t>(l.rank)][top.second] / (others / n)};
+    if (!top.second.empty())
+      if (const std::optional<double> ratio = compute_ratio(l.rank, top.second)) l.compute = {top.second, *ratio};
     out.push_back(std::move(l));
   }
   std::sort(out.begin(), out.end(), [](const LateRank& a, const LateRank& b) { return a.caused_ns > b.caused_ns; });

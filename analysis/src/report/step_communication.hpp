@@ -73,8 +73,8 @@ struct LateRank {
   double waited = 0;         // of `instances`, those where some member waited
   double caused_ns = 0;      // the other members' waiting in those calls (their shares' wait)
   double late_ns = 0;        // summed: its arrival minus the first member's
-  // The compute it ran most of meanwhile, and over the whole run its time in it against the mean
-  // of the other ranks that run it (1.14: 14% longer); "" where no other rank runs it.
+  // The compute it ran most of meanwhile, and its time in it against the mean of the other ranks
+  // that run it, step by step, the median step's (1.14: 14% longer); "" where no other rank runs it.
   std::pair<std::string, double> compute{"", 0.0};
   std::map<std::string, double> doing_ns;  // what it ran meanwhile: compute by operator (or kernel) name, its
                                            // earlier calls as "NAME (communication)"

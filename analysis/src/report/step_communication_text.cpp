@@ -34,11 +34,11 @@ std::string waited_for(const StepCallRow& row) {
   return out;
 }
 
-// "; over the run its compute takes 5.01x the others'" (where other ranks run it too).
+// "; in the median step its compute takes 5.01x the others'" (where other ranks run it too).
 std::string compared(const LateRank& l) {
   if (l.compute.first.empty()) return "";
   const double x = l.compute.second;
-  return "; over the run its " + l.compute.first + " takes " +
+  return "; in the median step its " + l.compute.first + " takes " +
          (x >= 1.1 || x <= 0.9 ? format_number(x, 3) + "x"
           : x >= 1             ? format_number(100 * (x - 1), 2) + "% more than"
                                : format_number(100 * (1 - x), 2) + "% less than") +

@@ -8,6 +8,8 @@
  *   stream: as none, and every rank runs a thread copying 64 MiB buffers during its allreduces
  *           (started just before each call, stopped after): the transfer is slower than alone,
  *           the contention of the rank's own compute.
+ * GAP_COMPUTE_MS sets the compute a step (5 ms); GAP_INIT_MS, compute on every rank before the
+ * first allreduce (0 ms), as a program's start-up that runs once.
  *
  *   test_mpiprof_gap MODE [ITERS [BYTES]] */
 #include <mpi.h>
@@ -61,6 +63,7 @@ int main(int argc, char** argv) {
   float* a = malloc(sizeof(float) * (size_t)n);
   float* b = malloc(sizeof(float) * (size_t)n);
   for (int i = 0; i < n; ++i) a[i] = (float)rank;
+  if (getenv("GAP_INIT_MS")) busy(atof(getenv("GAP_INIT_MS")));
   /* Connections are made at the first call: one before the steps, as a benchmark's warm-up. */
   MPI_Allreduce(a, b, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
   for (int it = 0; it < iters; ++it) {
