@@ -49,9 +49,29 @@ std::optional<std::array<double, N>> node_fastest(MPI_Comm node, Sample&& sample
   return best;
 }
 
-// node_fastest of `batch` calls of `work` timed together: seconds per call (0 where none).
+// At most `batch` calls of `work`: as many as fill kCurveSampleSeconds at the pace of a first
+// kCurvePaceCalls, run here (the slowest rank's pace, so that every rank runs as many). Where each
+// call waits for another rank's turn on a core (more ranks than cores, or other processes busy on
+// them), a sample is cut short rather than taking as many calls as on a quiet machine: a one-row
+// run of 4 ranks on 2 emulated hosts of the 2-core VM beside two busy processes took 202 s at
+// full batches, 7.8-16 s paced (docs/verdicts.md, "The rate of a size").
+template <class Work>
+std::size_t paced(MPI_Comm node, std::size_t batch, Work&& work) {
+  if (batch <= kCurvePaceCalls) return batch;
+  const double mine = timing::seconds_of([&] {
+                        for (std::size_t i = 0; i < kCurvePaceCalls; ++i) work();
+                      }) /
+                      static_cast<double>(kCurvePaceCalls);
+  double slowest = 0;
+  COMMSCOPE_MPI_CHECK(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, node));
+  return slowest > 0 ? std::clamp<std::size_t>(static_cast<std::size_t>(kCurveSampleSeconds / slowest), 1, batch)
+                     : batch;
+}
+
+// node_fastest of `batch` calls of `work` timed together (paced): seconds per call (0 where none).
 template <class Work>
 double node_seconds(MPI_Comm node, std::size_t batch, Work&& work, std::vector<double>* samples = nullptr) {
+  batch = paced(node, batch, work);
   const auto best = node_fastest<1>(
       node,
       [&](std::span<double, 1> mine) {
@@ -184,7 +204,9 @@ std::optional<std::array<double, 2>> ring_seconds(MPI_Comm node, SlotRing& ring,
                                                   std::size_t s, bool reduce) {
   // A quarter of the copies' bytes a sample, as the exchange's: each chunk's parts are timed alone,
   // so a sample needs fewer bytes to stand above the clock (0.66 s of start-up at the full batch).
-  const std::size_t batch = std::max<std::size_t>(1, kCurveBatchBytes / 4 / s);
+  double in = 0, out = 0;
+  const std::size_t batch = paced(node, std::max<std::size_t>(1, kCurveBatchBytes / 4 / s),
+                                  [&] { ring.pass(src, dst, s, reduce, in, out); });
   return node_fastest<2>(node, [&](std::span<double, 2> mine) {
     for (std::size_t i = 0; i < batch; ++i)
       if (!ring.pass(src, dst, s, reduce, mine[0], mine[1])) return false;

@@ -50,8 +50,9 @@ double host_copy_rate(std::size_t bytes, int reps, std::string& detail, double* 
 // previous (exchange: per flow), and one message alone, a ping-pong between its first two ranks
 // (one: half a round trip); the exchange and the ping-pong also from kLinkCurveFirstBytes by 2x
 // below kCurveFirstBytes, and (self) each rank's exchange of the first size with itself. Each the
-// fastest of kCurveReps samples of back-to-back calls
-// (kCurveBatchBytes a sample for the copy, a quarter of it for the exchange), the slowest rank's.
+// fastest of kCurveReps samples of back-to-back calls (kCurveBatchBytes a sample for the copy, a
+// quarter of it for the exchange, fewer where they would take over kCurveSampleSeconds), the
+// slowest rank's.
 // Points are keyed by a rank's working set, 2 S (its two buffers), as buffer_bytes_per_rank keys
 // a row (the model reads the exchange's at the algorithm's messages). About 1.2 s on 2 ranks of
 // the 2-core VM to 64 MiB.
@@ -89,6 +90,11 @@ inline constexpr std::size_t kLinkCurveFirstBytes = 8;
 // The most calls of a sample of the small messages (8192 exchanges of 8 B: about 1.3 ms on the
 // 2-core VM, well above the clock; by bytes alone, 500 thousand).
 inline constexpr std::size_t kLinkCurveMaxCalls = 8192;
+// A sample's calls fill at most this time at the pace of the first kCurvePaceCalls (the slowest
+// rank's; machine_curves.cpp's paced): above the 8192 exchanges of 8 B on 2 ranks of the quiet
+// 2-core VM, so that only a node whose ranks wait for cores gets fewer calls a sample.
+inline constexpr double kCurveSampleSeconds = 2e-3;
+inline constexpr std::size_t kCurvePaceCalls = 8;
 inline constexpr std::size_t kCurveBatchBytes = 16 << 20;
 inline constexpr int kCurveReps = 4;
 inline constexpr std::size_t kCurveSlotBytes = 256 << 10;  // shm's step (ShmOptions::chunk_bytes' default)
