@@ -15,6 +15,7 @@
 
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/analysis/model_math.hpp"
+#include "commscope/model/format.hpp"
 #include "commscope/common/stats.hpp"
 #include "commscope/profiler/run_description.hpp"
 #include "commscope/profiler/vocabulary.hpp"
@@ -296,9 +297,11 @@ Alone alone_sources(const profiler::Profile& p, const std::string& file, const P
     for (const ReplayCollectiveRow& r : c.by_collective)
       if (r.recorded_calls != r.replayed_calls || r.recorded_bytes != r.replayed_bytes)
         throw std::invalid_argument(
-            "--alone " + o.alone + " is not a replay of " + file + ": " + r.name + " on " + r.group + ", " +
-            std::to_string(r.recorded_calls) + " calls of " + std::to_string(r.recorded_bytes) + " B recorded, " +
-            std::to_string(r.replayed_calls) + " of " + std::to_string(r.replayed_bytes) + " B replayed");
+            "--alone " + o.alone + " is not a replay of " + file + ": " + r.name + " on " + r.group +
+            " in the steps both hold, " + std::to_string(r.recorded_calls) + " calls moving " +
+            format_bytes(static_cast<double>(r.recorded_bytes)) + " in all recorded, " +
+            std::to_string(r.replayed_calls) + " moving " + format_bytes(static_cast<double>(r.replayed_bytes)) +
+            " replayed");
     const bool model = std::any_of(a.bench.begin(), a.bench.end(), [](const BenchFile& b) { return b.machine; });
     if (!model && !a.recorded && a.machine.entries.empty())
       throw std::invalid_argument(file +

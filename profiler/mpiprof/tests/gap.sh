@@ -101,7 +101,10 @@ PY
         fail "$what: exit $rc, '$out'; one line matching '$pattern' and exit 2 wanted"
       echo "$me: $what: $out"
     }
-    refused "a replay of another profile" "is not a replay of" --alone "$dir/other-replay.h5" --machine "$dir/machine.txt"
+    # Its calls in the steps both hold: 2 ranks x 4 (the warm-up and 3 steps), 1 MiB each recorded,
+    # 64 KiB each replayed; the bytes are the calls' in all, said so.
+    refused "a replay of another profile" "is not a replay of .*: allreduce on all in the steps both hold, 8 calls moving 8 MiB in all recorded, 8 moving 512 KiB replayed" \
+      --alone "$dir/other-replay.h5" --machine "$dir/machine.txt"
     refused "no machine model" "no machine model to price its calls" --alone "$dir/replay.h5"
     refused "a link rate without a host" "--link-rate '1gbit': expected HOST=RATE" --link-rate 1gbit
     refused "a link rate that is no rate" "--link-rate 'host2=fast'" --link-rate host2=fast
