@@ -15,8 +15,8 @@
 
 #include "commscope/analysis/inputs.hpp"
 #include "commscope/analysis/model_math.hpp"
-#include "commscope/model/format.hpp"
 #include "commscope/common/stats.hpp"
+#include "commscope/model/format.hpp"
 #include "commscope/profiler/run_description.hpp"
 #include "commscope/profiler/vocabulary.hpp"
 #include "replay_compare.hpp"

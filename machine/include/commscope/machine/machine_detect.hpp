@@ -91,8 +91,9 @@ inline constexpr std::size_t kLinkCurveFirstBytes = 8;
 // 2-core VM, well above the clock; by bytes alone, 500 thousand).
 inline constexpr std::size_t kLinkCurveMaxCalls = 8192;
 // A sample's calls fill at most this time at the pace of the first kCurvePaceCalls (the slowest
-// rank's; machine_curves.cpp's paced): above the 8192 exchanges of 8 B on 2 ranks of the quiet
-// 2-core VM, so that only a node whose ranks wait for cores gets fewer calls a sample.
+// rank's; machine_curves.cpp's paced): above the 8192 exchanges of 8 B (1.3 ms) on 2 ranks of the
+// quiet 2-core VM; a point whose full count takes longer there is cut to about 2 ms, and a node
+// whose ranks wait for cores gets a few calls a sample instead of thousands.
 inline constexpr double kCurveSampleSeconds = 2e-3;
 inline constexpr std::size_t kCurvePaceCalls = 8;
 inline constexpr std::size_t kCurveBatchBytes = 16 << 20;
