@@ -53,6 +53,13 @@ std::string mib(std::size_t bytes) {
 
 namespace {
 
+// --layers, --heads and --dim over a model's shape (0: left as it is).
+void apply_shape_flags(const TrainOptions& o, ModelConfig& c) {
+  if (o.layers) c.layers = o.layers;
+  if (o.heads) c.heads = o.heads;
+  if (o.dim) c.channels = o.dim;
+}
+
 // The shape flags given beside a model file (--load, --load-llmc): the file gives the model, and
 // a flag that names another one is refused rather than left unread ("" where all agree).
 std::string loaded_shape_problem(const TrainOptions& o, const ModelConfig& file, const std::string& path) {
@@ -64,9 +71,9 @@ std::string loaded_shape_problem(const TrainOptions& o, const ModelConfig& file,
     wanted.layers = p.layers, wanted.heads = p.heads, wanted.channels = p.channels, wanted.vocab = p.vocab;
     flag("--model " + o.model);
   }
-  if (o.layers) wanted.layers = o.layers, flag("--layers " + std::to_string(o.layers));
-  if (o.heads) wanted.heads = o.heads, flag("--heads " + std::to_string(o.heads));
-  if (o.dim) wanted.channels = o.dim, flag("--dim " + std::to_string(o.dim));
+  apply_shape_flags(o, wanted);
+  for (const auto& [name, value] : {std::pair{"--layers", o.layers}, {"--heads", o.heads}, {"--dim", o.dim}})
+    if (value) flag(std::string(name) + " " + std::to_string(value));
   auto shape = [](const ModelConfig& c) {
     return std::to_string(c.layers) + " layers, " + std::to_string(c.heads) + " heads, " + std::to_string(c.channels) +
            " channels, vocabulary " + std::to_string(c.vocab);
@@ -100,9 +107,7 @@ RunSetup prepare_run(const TrainOptions& o, int ranks) {
       r.start_step = st.step;
     } else {
       config = preset(o.model);
-      if (o.layers) config.layers = o.layers;
-      if (o.heads) config.heads = o.heads;
-      if (o.dim) config.channels = o.dim;
+      apply_shape_flags(o, config);
       if (o.seq) config.max_seq = std::max(config.max_seq, o.seq);
     }
   } catch (const std::invalid_argument& e) {
