@@ -1,6 +1,7 @@
 // The doctor's findings rule (doctor_findings.hpp) on tables of values, without a file: a slow
 // link, a slow host, nothing wrong, one host, missing rows, latency not judged; and GPUs: a slow GPU,
-// a node of slow GPUs, a slow peer link one way or only both ways, a slow host link.
+// a node of slow GPUs, a slow peer link one way or only both ways, a slow host link; 3 nodes, one
+// slow against its two peers.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -67,7 +68,7 @@ TEST(DoctorFindings, SlowLinkNamedAloneNotItsHosts) {
   ASSERT_EQ(kinds(f), (std::vector<std::string>{"bandwidth link: h1 <-> h2"}));
   EXPECT_DOUBLE_EQ(f.findings[0].value, 1);
   EXPECT_DOUBLE_EQ(f.findings[0].median, 10);
-  EXPECT_EQ(f.findings[0].text, "slow link: h1 <-> h2: 1 GB/s, 10x below the median of 10 GB/s");
+  EXPECT_EQ(f.findings[0].text, "slow link: h1 <-> h2: 1 GB/s, 10x below the median of 10 GB/s over the other links");
 }
 
 TEST(DoctorFindings, OneDirectionSlowIsASlowLink) {
@@ -106,7 +107,24 @@ TEST(DoctorFindings, OneHostJudgesItsRanks) {
   EXPECT_EQ(f.hosts.size(), 1u);
   EXPECT_TRUE(f.bandwidth.measured);  // the diagonal
   ASSERT_EQ(kinds(f), (std::vector<std::string>{"memcpy rank: 2"}));
-  EXPECT_EQ(f.findings[0].text, "slow rank: 2 (h0): memcpy 1 GB/s, 10x below the median of 10 GB/s over the ranks");
+  EXPECT_EQ(f.findings[0].text,
+            "slow rank: 2 (h0): memcpy 1 GB/s, 10x below the median of 10 GB/s over the other ranks");
+}
+
+TEST(DoctorFindings, ThreeNodesOneSlowAgainstTheOtherTwo) {
+  // 3 nodes whose good two differ by 20% (55 and 45 GFLOP/s) and a third at 20: 2.5x below
+  // them. Judged among all three, the slow node's own value drew the median and the spread
+  // towards it, and it needed 3.1x to be named; against its two peers it is named, and the words
+  // give the peers' median.
+  ca::DoctorValues v = cluster(3, 1);
+  v.ranks[0].sgemm_gflops = 55;
+  v.ranks[1].sgemm_gflops = 45;
+  v.ranks[2].sgemm_gflops = 20;
+  const ca::DoctorFindings f = ca::find_doctor_outliers(v);
+  ASSERT_EQ(kinds(f), (std::vector<std::string>{"sgemm node: h2"}));
+  EXPECT_DOUBLE_EQ(f.findings[0].median, 50);
+  EXPECT_EQ(f.findings[0].text,
+            "slow node: h2: sgemm 20 GFLOP/s, 2.5x below the median of 50 GFLOP/s over the other nodes");
 }
 
 TEST(DoctorFindings, MissingRows) {

@@ -9,9 +9,18 @@
 
 namespace ca = commscope::analysis;
 
+namespace {
+// The indices the rule names.
+std::vector<std::size_t> named(const std::vector<double>& values, ca::Worse worse) {
+  std::vector<std::size_t> out;
+  for (const ca::Outlier& o : ca::outliers(values, worse)) out.push_back(o.index);
+  return out;
+}
+}  // namespace
+
 TEST(Outliers, NamesTheSlowOneOnly) {
   const std::vector<double> bw{1.0, 1.05, 0.95, 0.1, 1.02, 0.98};
-  EXPECT_EQ(ca::outliers(bw, ca::Worse::low), std::vector<std::size_t>{3});
+  EXPECT_EQ(named(bw, ca::Worse::low), std::vector<std::size_t>{3});
   EXPECT_TRUE(ca::outliers(bw, ca::Worse::high).empty());  // 0.1 is not "high"
 }
 
@@ -19,8 +28,8 @@ TEST(Outliers, FloorNeedsAFactorOf189) {
   // Identical peers: the MAD is 0, the floor decides: 1.2^3.5 = 1.892x.
   EXPECT_NEAR(std::pow(ca::kOutlierFloorRatio, ca::kOutlierSigmas), 1.892, 0.001);
   EXPECT_TRUE(ca::outliers({1, 1, 1, 1, 1 / 1.85}, ca::Worse::low).empty());
-  EXPECT_EQ(ca::outliers({1, 1, 1, 1, 1 / 1.95}, ca::Worse::low), std::vector<std::size_t>{4});
-  EXPECT_EQ(ca::outliers({20, 20, 20, 40}, ca::Worse::high), std::vector<std::size_t>{3});
+  EXPECT_EQ(named({1, 1, 1, 1, 1 / 1.95}, ca::Worse::low), std::vector<std::size_t>{4});
+  EXPECT_EQ(named({20, 20, 20, 40}, ca::Worse::high), std::vector<std::size_t>{3});
   EXPECT_TRUE(ca::outliers({20, 20, 20, 36}, ca::Worse::high).empty());
 }
 
@@ -36,7 +45,7 @@ TEST(Outliers, TooFewOrUnusableValues) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   EXPECT_TRUE(ca::outliers({1, 0.01}, ca::Worse::low).empty());              // 2 values: which one is odd?
   EXPECT_TRUE(ca::outliers({1, nan, 0.01, -3, 0}, ca::Worse::low).empty());  // 2 usable
-  EXPECT_EQ(ca::outliers({1, nan, 1.1, 0.9, 0.01}, ca::Worse::low), std::vector<std::size_t>{4});
+  EXPECT_EQ(named({1, nan, 1.1, 0.9, 0.01}, ca::Worse::low), std::vector<std::size_t>{4});
   EXPECT_EQ(ca::robust_spread({nan, 0}).n, 0u);
   EXPECT_TRUE(std::isnan(ca::finite_median({nan})));
   EXPECT_DOUBLE_EQ(ca::finite_median({3, nan, 1, 2, 10}), 2.5);
@@ -51,4 +60,19 @@ TEST(Outliers, BeyondPeersItIsNotAmong) {
   EXPECT_TRUE(ca::beyond(20, one_link, ca::Worse::high));
   EXPECT_FALSE(ca::beyond(1, ca::robust_spread({}), ca::Worse::low));  // no peers
   EXPECT_FALSE(ca::beyond(std::numeric_limits<double>::quiet_NaN(), one_link, ca::Worse::low));
+}
+
+TEST(Outliers, AValueIsJudgedAgainstItsPeersNotItself) {
+  // 3 nodes, two 10% either side of 1 and one 2.5x below them. Taken among all three, the slow
+  // value is the median's neighbour and half the MAD: the rule would need 3.1x and names nothing.
+  // Against its two peers (median 1, spread 10%) the floor decides and it is named.
+  const std::vector<double> three{1.1, 0.9, 0.4};
+  ASSERT_EQ(ca::outliers(three, ca::Worse::low).size(), 1u);
+  EXPECT_EQ(ca::outliers(three, ca::Worse::low)[0].index, 2u);
+  EXPECT_DOUBLE_EQ(ca::outliers(three, ca::Worse::low)[0].peers_median, 1.0);
+  // Half of 4 nodes at half speed: each slow one against the other three (two good) is named.
+  const std::vector<std::size_t> slow_half{1, 3};
+  EXPECT_EQ(named({1, 0.5, 1, 0.5}, ca::Worse::low), slow_half);
+  // Two of 3 at half speed: against one good and one slow peer, neither is named.
+  EXPECT_TRUE(ca::outliers({1, 0.5, 0.5}, ca::Worse::low).empty());
 }

@@ -115,20 +115,21 @@ void judge_links(const DoctorLinks& m, const std::vector<std::string>& hosts, st
     }
     findings.push_back({std::string(m.name) + " host", hosts[a], host_score[a], others_median[a], m.unit, text});
   }
-  for (std::size_t i : outliers(rest, worse)) {
-    const auto [a, b] = rest_at[i];
-    findings.push_back({std::string(m.name) + " link", hosts[a] + " <-> " + hosts[b], rest[i], rest_median, m.unit,
+  for (const Outlier& o : outliers(rest, worse)) {
+    const auto [a, b] = rest_at[o.index];
+    const double x = rest[o.index];
+    findings.push_back({std::string(m.name) + " link", hosts[a] + " <-> " + hosts[b], x, o.peers_median, m.unit,
                         std::string(low ? "slow link: " : "high-latency link: ") + hosts[a] + " <-> " + hosts[b] +
-                            ": " + num(rest[i]) + " " + m.unit + ", " + against(rest[i], rest_median, worse, m.unit)});
+                            ": " + num(x) + " " + m.unit + ", " + against(x, o.peers_median, worse, m.unit) +
+                            " over the other links"});
   }
   std::vector<double> intra(nh, kNaN);
   for (std::size_t a = 0; a < nh; ++a) intra[a] = link[a][a];
-  const double intra_median = finite_median(intra);
-  for (std::size_t a : outliers(intra, worse))
-    findings.push_back({std::string(m.name) + " inside node", hosts[a], intra[a], intra_median, m.unit,
-                        std::string(low ? "slow links inside node: " : "high latency inside node: ") + hosts[a] + ": " +
-                            num(intra[a]) + " " + m.unit + " between its ranks, " +
-                            against(intra[a], intra_median, worse, m.unit) + " inside the other nodes"});
+  for (const Outlier& o : outliers(intra, worse))
+    findings.push_back({std::string(m.name) + " inside node", hosts[o.index], intra[o.index], o.peers_median, m.unit,
+                        std::string(low ? "slow links inside node: " : "high latency inside node: ") + hosts[o.index] +
+                            ": " + num(intra[o.index]) + " " + m.unit + " between its ranks, " +
+                            against(intra[o.index], o.peers_median, worse, m.unit) + " inside the other nodes"});
 }
 
 // The probes: slow nodes (the median of their ranks), then slow ranks not on a node named.
@@ -151,22 +152,22 @@ void judge_probes(const DoctorValues& v, const DoctorFindings& f, std::set<std::
     }
     std::vector<double> score(nh);
     for (std::size_t h = 0; h < nh; ++h) score[h] = finite_median(by_node[h]);
-    const double node_median = finite_median(score), rank_median = finite_median(all);
     std::set<std::size_t> named;
-    for (std::size_t h : outliers(score, Worse::low)) {
+    for (const Outlier& o : outliers(score, Worse::low)) {
+      const std::size_t h = o.index;
       named.insert(h);
       slow_nodes.insert(h);
-      findings.push_back({std::string(pr.name) + " node", f.hosts[h], score[h], node_median, pr.unit,
+      findings.push_back({std::string(pr.name) + " node", f.hosts[h], score[h], o.peers_median, pr.unit,
                           "slow node: " + f.hosts[h] + ": " + pr.name + " " + num(score[h]) + " " + pr.unit + ", " +
-                              against(score[h], node_median, Worse::low, pr.unit) + " over the nodes"});
+                              against(score[h], o.peers_median, Worse::low, pr.unit) + " over the other nodes"});
     }
-    for (std::size_t i : outliers(all, Worse::low)) {
-      const std::size_t r = static_cast<std::size_t>(v.ranks[i].rank);
+    for (const Outlier& o : outliers(all, Worse::low)) {
+      const std::size_t i = o.index, r = static_cast<std::size_t>(v.ranks[i].rank);
       if (named.count(f.node[r])) continue;  // said of its node already
-      findings.push_back({std::string(pr.name) + " rank", std::to_string(r), all[i], rank_median, pr.unit,
+      findings.push_back({std::string(pr.name) + " rank", std::to_string(r), all[i], o.peers_median, pr.unit,
                           "slow rank: " + std::to_string(r) + " (" + v.host_of[r] + "): " + pr.name + " " +
-                              num(all[i]) + " " + pr.unit + ", " + against(all[i], rank_median, Worse::low, pr.unit) +
-                              " over the ranks"});
+                              num(all[i]) + " " + pr.unit + ", " +
+                              against(all[i], o.peers_median, Worse::low, pr.unit) + " over the other ranks"});
     }
   }
 }
@@ -230,24 +231,25 @@ void judge_gpus(const DoctorValues& v, std::vector<DoctorFinding>& findings) {
     }
     std::vector<double> score(hosts.size());
     for (std::size_t h = 0; h < hosts.size(); ++h) score[h] = finite_median(by_node[h]);
-    const double node_median = finite_median(score), gpu_median = finite_median(all);
     std::set<std::size_t> named;
-    for (std::size_t h : outliers(score, Worse::low)) {
+    for (const Outlier& o : outliers(score, Worse::low)) {
+      const std::size_t h = o.index;
       named.insert(h);
-      findings.push_back({std::string(pr.kind) + " gpu node", hosts[h], score[h], node_median, pr.unit,
+      findings.push_back({std::string(pr.kind) + " gpu node", hosts[h], score[h], o.peers_median, pr.unit,
                           std::string(pr.host_link ? "slow GPU host links on node: " : "slow GPU node: ") + hosts[h] +
                               ": " + pr.label + " " + num(score[h]) + " " + pr.unit + " (the median of its GPUs), " +
-                              against(score[h], node_median, Worse::low, pr.unit) + " over the nodes"});
+                              against(score[h], o.peers_median, Worse::low, pr.unit) + " over the other nodes"});
     }
-    for (std::size_t i : outliers(all, Worse::low)) {
+    for (const Outlier& o : outliers(all, Worse::low)) {
+      const std::size_t i = o.index;
       if (named.count(node[i])) continue;  // said of its node already
       const DoctorGpu& g = v.gpus[i];
       const int part = pr.host_link ? 1 : 0;
-      if (slow[i][part].empty()) first[i][part] = {all[i], gpu_median}, first_unit[i][part] = pr.unit;
+      if (slow[i][part].empty()) first[i][part] = {all[i], o.peers_median}, first_unit[i][part] = pr.unit;
       slow[i][part].push_back(std::string(pr.label) + " " + num(all[i]) + " " + pr.unit +
                               of_peak(all[i] / pr.scale, g.*pr.peak, pr.scale, pr.unit,
                                       pr.host_link ? "its link's" : "its peak", pr.host_link ? g.host_link : "") +
-                              ", " + against(all[i], gpu_median, Worse::low, pr.unit) + " over the GPUs");
+                              ", " + against(all[i], o.peers_median, Worse::low, pr.unit) + " over the other GPUs");
     }
   }
   for (int part = 0; part < 2; ++part)
@@ -294,41 +296,41 @@ void judge_peers(const DoctorValues& v, std::vector<DoctorFinding>& findings) {
     for (const PeerPair& p : pairs.at(h)) x.push_back(p.oneway);
     score.push_back(finite_median(x));
   }
-  const double node_median = finite_median(score);
   std::set<std::string> named;
-  for (std::size_t h : outliers(score, Worse::low)) {
+  for (const Outlier& o : outliers(score, Worse::low)) {
+    const std::size_t h = o.index;
     named.insert(hosts[h]);
-    findings.push_back({"peer node", hosts[h], score[h], node_median, "GB/s",
+    findings.push_back({"peer node", hosts[h], score[h], o.peers_median, "GB/s",
                         "slow peer links on node: " + hosts[h] + ": median " + num(score[h]) +
-                            " GB/s one way between its GPUs, " + against(score[h], node_median, Worse::low, "GB/s") +
-                            " over the nodes"});
+                            " GB/s one way between its GPUs, " + against(score[h], o.peers_median, Worse::low, "GB/s") +
+                            " over the other nodes"});
   }
   for (const std::string& h : hosts) {
     if (named.count(h)) continue;
     const std::vector<PeerPair>& ps = pairs.at(h);
     std::vector<double> oneway, bidir;
     for (const PeerPair& p : ps) oneway.push_back(p.oneway), bidir.push_back(p.bidir);
-    const double om = finite_median(oneway), bm = finite_median(bidir);
-    const std::vector<std::size_t> slow_both = outliers(bidir, Worse::low);
-    const std::set<std::size_t> both(slow_both.begin(), slow_both.end());
+    std::map<std::size_t, double> both;  // pair, its peers' median both ways
+    for (const Outlier& o : outliers(bidir, Worse::low)) both[o.index] = o.peers_median;
     auto subject = [&](const PeerPair& p) {
       return h + " GPU " + std::to_string(p.a) + " <-> GPU " + std::to_string(p.b);
     };
     std::set<std::size_t> said;
-    for (std::size_t i : outliers(oneway, Worse::low)) {
+    for (const Outlier& o : outliers(oneway, Worse::low)) {
+      const std::size_t i = o.index;
       said.insert(i);
       std::string text = "slow peer link: " + subject(ps[i]) + ": " + num(oneway[i]) + " GB/s one way, " +
-                         against(oneway[i], om, Worse::low, "GB/s") + " over " + h + "'s GPU pairs";
+                         against(oneway[i], o.peers_median, Worse::low, "GB/s") + " over " + h + "'s other GPU pairs";
       if (both.count(i))
-        text += "\n  both ways at once: " + num(bidir[i]) + " GB/s, " + against(bidir[i], bm, Worse::low, "GB/s");
-      findings.push_back({"peer link", subject(ps[i]), oneway[i], om, "GB/s", text});
+        text += "\n  both ways at once: " + num(bidir[i]) + " GB/s, " + against(bidir[i], both[i], Worse::low, "GB/s");
+      findings.push_back({"peer link", subject(ps[i]), oneway[i], o.peers_median, "GB/s", text});
     }
-    for (std::size_t i : slow_both)
+    for (const auto& [i, bm] : both)
       if (!said.count(i))
         findings.push_back({"peer link both ways", subject(ps[i]), bidir[i], bm, "GB/s",
                             "slow peer link both ways: " + subject(ps[i]) + ": " + num(bidir[i]) +
                                 " GB/s both ways at once, " + against(bidir[i], bm, Worse::low, "GB/s") + " over " + h +
-                                "'s GPU pairs (" + num(oneway[i]) + " GB/s one way)"});
+                                "'s other GPU pairs (" + num(oneway[i]) + " GB/s one way)"});
   }
 }
 
@@ -385,11 +387,11 @@ DoctorFindings find_doctor_outliers(const DoctorValues& v) {
   if (!v.ranks.empty() && v.judge_probes) judge_probes(v, f, slow_nodes, f.findings);
   std::vector<double> busbw;
   for (const DoctorValues::Node& n : v.nodes) busbw.push_back(n.busbw_GBps);
-  const double med = finite_median(busbw);
-  for (std::size_t i : outliers(busbw, Worse::low))
-    f.findings.push_back({"allreduce node", v.nodes[i].host, busbw[i], med, "GB/s",
-                          "slow node allreduce: " + v.nodes[i].host + ": busbw " + num(busbw[i]) + " GB/s, " +
-                              against(busbw[i], med, Worse::low, "GB/s") + " over the nodes"});
+  for (const Outlier& o : outliers(busbw, Worse::low))
+    f.findings.push_back({"allreduce node", v.nodes[o.index].host, busbw[o.index], o.peers_median, "GB/s",
+                          "slow node allreduce: " + v.nodes[o.index].host + ": busbw " + num(busbw[o.index]) +
+                              " GB/s, " + against(busbw[o.index], o.peers_median, Worse::low, "GB/s") +
+                              " over the other nodes"});
   if (!v.gpus.empty()) judge_gpus(v, f.findings);
   if (!v.peers.empty()) judge_peers(v, f.findings);
   // A host whose links are slow and that is slow to compute too.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 
 namespace commscope::analysis {
@@ -48,12 +49,17 @@ bool beyond(double value, const RobustSpread& peers, Worse worse) {
   return bad > kOutlierSigmas * peers.log_sigma;
 }
 
-std::vector<std::size_t> outliers(const std::vector<double>& values, Worse worse) {
-  std::vector<std::size_t> out;
-  const RobustSpread s = robust_spread(values);
-  if (s.n < kOutlierMinValues) return out;
-  for (std::size_t i = 0; i < values.size(); ++i)
-    if (beyond(values[i], s, worse)) out.push_back(i);
+std::vector<Outlier> outliers(const std::vector<double>& values, Worse worse) {
+  std::vector<Outlier> out;
+  if (robust_spread(values).n < kOutlierMinValues) return out;
+  std::vector<double> peers;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!usable(values[i])) continue;
+    peers = values;
+    peers.erase(peers.begin() + static_cast<std::ptrdiff_t>(i));
+    const RobustSpread s = robust_spread(peers);
+    if (beyond(values[i], s, worse)) out.push_back({i, s.median});
+  }
   return out;
 }
 

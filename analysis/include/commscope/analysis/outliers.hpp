@@ -6,8 +6,10 @@
 // the robust standard deviation is 1.4826 x the median absolute deviation (MAD) of the logs, but
 // never less than ln(kOutlierFloorRatio). With the floor a value must be at least
 // kOutlierFloorRatio^kOutlierSigmas = 1.89x below the median (or above, for latencies) to be
-// named, however alike its peers are; a spread-out set needs a proportionally larger factor. At
-// least 3 positive finite values are needed to say which one is odd; with fewer, none is named.
+// named, however alike its peers are; a spread-out set needs a proportionally larger factor. A
+// value's peers are the others of its set, never itself: with 3 or 4 values, a slow one counted in
+// its own median and MAD would pull both towards itself and hide (1.1, 0.9 and 0.4 would need 3.1x).
+// At least 3 positive finite values are needed to say which one is odd; with fewer, none is named.
 
 #include <cstddef>
 #include <vector>
@@ -39,9 +41,14 @@ double outlier_factor(const RobustSpread& spread);
 // and finite, or when there are no peers): for judging a value against peers it is not among.
 bool beyond(double value, const RobustSpread& peers, Worse worse);
 
-// Indices of the outliers of `values` (values that are not positive and finite are never
-// outliers and do not count).
-std::vector<std::size_t> outliers(const std::vector<double>& values, Worse worse);
+struct Outlier {
+  std::size_t index = 0;    // in the values given
+  double peers_median = 0;  // the median of the others, against which it was judged
+};
+
+// The outliers of `values`, each judged against the others (values that are not positive and
+// finite are never outliers and do not count), in the order of `values`.
+std::vector<Outlier> outliers(const std::vector<double>& values, Worse worse);
 
 // Exact median of the finite values (NaN when there are none).
 double finite_median(const std::vector<double>& values);
