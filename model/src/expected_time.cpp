@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -34,13 +35,56 @@ Step shift_step(int p, int shift) {
   return s;
 }
 
-// r -> r + 1 for r < p - 1: the ring's chains (reduce, broadcast, gather, scatter: one segment or
-// block a step down the chain, every link busy in the pipeline's steady state), no wrap-around.
+// r -> r + 1 for r < p - 1: the ring's chains' hops (reduce, broadcast, gather, scatter), hop h
+// joining ranks h - 1 and h, all at once as in the pipeline's steady state; no wrap-around.
 Step chain_step(int p) {
   Step s;
   for (int r = 0; r + 1 < p; ++r) s.flows.push_back({r, r + 1});
   return s;
 }
+
+// A round of a chain (collectives/src/algorithms/ring.cpp): the hops first..last each move one unit
+// at once, and the round lasts as long as the slowest of them; `count` rounds alike.
+struct Round {
+  int first = 1, last = 1;
+  double count = 1;
+};
+
+// The rounds of the ring's chains on p ranks. Reduce and broadcast pipeline k segments: segment j
+// crosses hop h in round h + j - 1, so round r moves hops max(1, r - k + 1) .. min(p - 1, r), p - 2 + k
+// rounds, those of every hop (k - p + 2 of them where k >= p - 1) counted as one. Gather moves a block
+// a round towards the root: hop h carries the blocks of ranks h .. p - 1 in rounds 1 .. p - h;
+// scatter is its mirror image (hop h in rounds h .. p - 1); both take p - 1 rounds, the m-th as long
+// as the slowest of hops 1 .. m.
+std::vector<Round> chain_rounds(Collective c, int p, double segments) {
+  std::vector<Round> rounds;
+  const int hops = p - 1;
+  if (hops < 1) return rounds;
+  if (c == Collective::gather || c == Collective::scatter) {
+    for (int m = 1; m <= hops; ++m) rounds.push_back({1, m, 1});
+    return rounds;
+  }
+  const double k = std::max(1.0, segments);
+  for (double r = 1; r <= hops - 1 + k; ++r) {
+    const int first = static_cast<int>(std::max(1.0, r - k + 1));
+    const int last = static_cast<int>(std::min<double>(hops, r));
+    if (first == 1 && last == hops) {  // every hop: rounds hops .. k
+      const double alike = k - hops + 1;
+      rounds.push_back({1, hops, alike});
+      r += alike - 1;
+    } else {
+      rounds.push_back({first, last, 1});
+    }
+  }
+  return rounds;
+}
+
+// What a flat algorithm's bytes cross: its steps, each a share of the bytes through its slowest
+// flow; or a chain's rounds over the hops of chain_step, each round one unit through its slowest hop.
+struct Pattern {
+  std::vector<Step> steps;
+  std::vector<Round> rounds;  // a chain: steps holds chain_step(p)
+};
 
 // rhd (collectives/src/algorithms/rhd.cpp): the p2 = 2^floor(lg p) ranks exchange with the
 // partner at distance mask = p2/2 .. 1, each step half the previous one's bytes (full_steps: the
@@ -255,27 +299,33 @@ class Pricer {
   std::vector<std::string> missing_;
 };
 
-// The slowest flow of a step: its link and the rate each flow gets (a node's link is shared by
-// the step's flows through it in one direction).
-std::optional<LimitingLink> slowest_flow(const Step& s, Pricer& pr) {
+// The time a byte takes through a link (us per byte, x 1e3), each flow getting its share.
+double inverse_rate(const LimitingLink& l) {
+  return l.sharing / l.link_GBps;
+}
+
+// Each flow of a step with the link that limits it and the rate it gets there (a node's link is
+// shared by the step's flows through it in one direction); nullopt where a link is not known.
+std::optional<std::vector<LimitingLink>> flow_links(const Step& s, Pricer& pr) {
   std::vector<int> out(pr.nodes(), 0), in(pr.nodes(), 0);  // the step's flows leaving, entering each node
   auto count = [](std::vector<int>& v, int k) -> int& { return v[static_cast<std::size_t>(k)]; };
   for (const Flow& f : s.flows)
     if (pr.node(f.src) != pr.node(f.dst)) ++count(out, pr.node(f.src)), ++count(in, pr.node(f.dst));
-  std::optional<LimitingLink> worst;
-  bool all = true;
-  auto consider = [&](std::optional<LimitingLink> l, int sharing) {
-    if (!l) {
-      all = false;
-      return;
-    }
-    l->sharing = sharing;
-    if (!worst || l->link_GBps / l->sharing < worst->link_GBps / worst->sharing) worst = l;
-  };
   std::vector<int> inside(pr.nodes(), 0);  // the step's flows between ranks of each node
   for (const Flow& f : s.flows)
     if (pr.node(f.src) == pr.node(f.dst)) ++count(inside, pr.node(f.src));
+  std::vector<LimitingLink> links;
+  bool all = true;
   for (const Flow& f : s.flows) {
+    std::optional<LimitingLink> worst;
+    auto consider = [&](std::optional<LimitingLink> l, int sharing) {
+      if (!l) {
+        all = false;
+        return;
+      }
+      l->sharing = sharing;
+      if (!worst || inverse_rate(*l) > inverse_rate(*worst)) worst = l;
+    };
     const int a = pr.node(f.src), b = pr.node(f.dst);
     if (a == b) {
       consider(count(inside, a) == 1 ? pr.intra_one(a) : pr.intra(a), 1);
@@ -283,8 +333,57 @@ std::optional<LimitingLink> slowest_flow(const Step& s, Pricer& pr) {
       consider(pr.nic(a), count(out, a));
       consider(pr.nic(b), count(in, b));
     }
+    if (worst) links.push_back(std::move(*worst));
   }
-  return all ? worst : std::nullopt;
+  if (!all) return std::nullopt;
+  return links;
+}
+
+// A share of an algorithm's bytes (relative to the other parts') and the link that carries it.
+struct Part {
+  double weight = 1;
+  LimitingLink link;
+};
+
+// The parts of a pattern: each step through its slowest flow, or each round of a chain through its
+// slowest hop (the hops' rates those of every hop at once), a hop's rounds together; nullopt where
+// a link is not known.
+std::optional<std::vector<Part>> pattern_parts(const Pattern& pattern, Pricer& pr) {
+  std::vector<Part> parts;
+  bool all = true;
+  if (pattern.rounds.empty()) {
+    for (const Step& s : pattern.steps) {
+      const auto links = flow_links(s, pr);
+      if (!links) {
+        all = false;
+        continue;
+      }
+      if (links->empty()) continue;
+      parts.push_back({s.weight, *std::max_element(links->begin(), links->end(), [](const auto& x, const auto& y) {
+                         return inverse_rate(x) < inverse_rate(y);
+                       })});
+    }
+    if (!all) return std::nullopt;
+    return parts;
+  }
+  const auto hops = flow_links(pattern.steps.front(), pr);
+  if (!hops) return std::nullopt;
+  // The slowest hop of each round: the rounds' hops only move forward, so a deque of the hops in
+  // view, slowest first, finds each in one pass.
+  std::vector<double> rounds_of(hops->size(), 0);
+  std::deque<std::size_t> view;
+  std::size_t next = 0;
+  for (const Round& r : pattern.rounds) {
+    for (; next < static_cast<std::size_t>(r.last); ++next) {
+      while (!view.empty() && inverse_rate((*hops)[view.back()]) <= inverse_rate((*hops)[next])) view.pop_back();
+      view.push_back(next);
+    }
+    while (view.front() + 1 < static_cast<std::size_t>(r.first)) view.pop_front();
+    rounds_of[view.front()] += r.count;
+  }
+  for (std::size_t h = 0; h < hops->size(); ++h)
+    if (rounds_of[h] > 0) parts.push_back({rounds_of[h], (*hops)[h]});
+  return parts;
 }
 
 // A flat algorithm's expectation: its terms, its steps' links.
@@ -308,33 +407,30 @@ double local_copy_factor(Collective c, std::string_view algorithm, int p) {
   }
 }
 
-Expectation flat(Pricer& pr, const CostTerms& terms, const std::vector<Step>& steps, double alpha, double n,
+Expectation flat(Pricer& pr, const CostTerms& terms, const Pattern& pattern, double alpha, double n,
                  double copy_factor = 0) {
   Expectation e;
   if (terms.alpha_count > 0) pr.price_messages(terms.beta_factor * n / terms.alpha_count);
-  double weights = 0, inverse = 0, worst = -1;  // sum of weight / (GB/s) over the steps
-  double floor_us = 0;                          // the largest least time of a message of the steps' links
-  double call_us = 0;                           // the slowest call of a message alone of the steps' links
+  double weights = 0, inverse = 0, worst = -1;  // sum of weight / (GB/s) over the parts
+  double floor_us = 0;                          // the largest least time of a message of the parts' links
+  double call_us = 0;                           // the slowest call of a message alone of the parts' links
   std::string call_detail;
-  bool all = true, calls = true;  // calls: every step's link has a least time and a call
-  for (const Step& s : steps) {
-    const auto l = slowest_flow(s, pr);
-    if (!l) {
-      all = false;
-      continue;
-    }
-    const double part = s.weight * l->sharing / l->link_GBps;
-    weights += s.weight, inverse += part;
-    floor_us = std::max(floor_us, l->message_floor_us);
-    calls = calls && l->message_floor_us > 0 && l->call_us > 0;
-    if (l->call_us > call_us) call_us = l->call_us, call_detail = l->call_detail;
-    if (part > worst) worst = part, e.limit = *l;
+  bool calls = true;  // calls: every part's link has a least time and a call
+  const auto parts = pattern_parts(pattern, pr);
+  for (const Part& p : parts ? *parts : std::vector<Part>{}) {
+    const LimitingLink& l = p.link;
+    const double part = p.weight * inverse_rate(l);
+    weights += p.weight, inverse += part;
+    floor_us = std::max(floor_us, l.message_floor_us);
+    calls = calls && l.message_floor_us > 0 && l.call_us > 0;
+    if (l.call_us > call_us) call_us = l.call_us, call_detail = l.call_detail;
+    if (part > worst) worst = part, e.limit = l;
   }
   // Passes over memory: local copies at the copy rate, reductions at the reduction rate.
   std::optional<LimitingLink> mem, red;
   if (copy_factor > 0) mem = pr.slowest(&Pricer::copy);
   if (terms.gamma_factor > 0) red = pr.slowest(&Pricer::reduction);
-  if (!all || (copy_factor > 0 && !mem) || (terms.gamma_factor > 0 && !red)) return e;
+  if (!parts || (copy_factor > 0 && !mem) || (terms.gamma_factor > 0 && !red)) return e;
   const double beta_us = weights > 0 ? terms.beta_factor * n * (inverse / weights) / kBytesPerUsPerGBps : 0;
   const double copy_us = mem ? copy_factor * n / (mem->link_GBps * kBytesPerUsPerGBps) : 0;
   const double gamma_us = red ? terms.gamma_factor * n / (red->link_GBps * kBytesPerUsPerGBps) : 0;
@@ -518,20 +614,21 @@ Expectation nccl_tree(Pricer& pr, Collective c, std::span<const int> node_of_ran
   return e;
 }
 
-// The steps of our flat algorithms and of the textbook ones.
-std::vector<Step> steps_of(std::string_view algorithm, Collective c, int p) {
+// The pattern of our flat algorithms and of the textbook ones (`segments`: the ring's reduce and
+// broadcast chains').
+Pattern pattern_of(std::string_view algorithm, Collective c, int p, double segments = 1) {
   if (algorithm == "ring" || algorithm == "pairwise_exchange") {
     if (algorithm == "ring" &&
         (c == Collective::reduce || c == Collective::broadcast || c == Collective::gather || c == Collective::scatter))
-      return {chain_step(p)};
-    if (c != Collective::alltoall) return {shift_step(p, 1)};
-    std::vector<Step> steps;
-    for (int k = 1; k < p; ++k) steps.push_back(shift_step(p, k));
+      return {{chain_step(p)}, chain_rounds(c, p, segments)};
+    if (c != Collective::alltoall) return {{shift_step(p, 1)}, {}};
+    Pattern steps;
+    for (int k = 1; k < p; ++k) steps.steps.push_back(shift_step(p, k));
     return steps;
   }
   if (algorithm == "tree" || algorithm == "binomial_tree")
-    return tree_steps(p, c == Collective::gather || c == Collective::scatter);
-  return rhd_steps(p, algorithm == "recursive_doubling" && c == Collective::allreduce);
+    return {tree_steps(p, c == Collective::gather || c == Collective::scatter), {}};
+  return {rhd_steps(p, algorithm == "recursive_doubling" && c == Collective::allreduce), {}};
 }
 
 // The expectation at `alpha` us per message (expected_time without the busbw and the latency's
@@ -556,7 +653,8 @@ Expectation price(const MachineModel& model, std::span<const int> node_of_rank, 
   } else if (algorithm == "ring" || algorithm == "rhd" || algorithm == "tree") {
     const std::optional<CostTerms> terms = cost_terms_of(algorithm, c, p, {bytes, options.ring_segment_bytes});
     if (terms)
-      e = flat(pr, *terms, steps_of(algorithm, c, p), alpha, bytes, local_copy_factor(c, algorithm, p));
+      e = flat(pr, *terms, pattern_of(algorithm, c, p, ring_segments(bytes, options.ring_segment_bytes)), alpha, bytes,
+               local_copy_factor(c, algorithm, p));
     else
       pr.miss(std::string(algorithm) + "'s cost terms for " + std::string(collective_name(c)));
     e.basis = std::string(algorithm);
@@ -564,7 +662,7 @@ Expectation price(const MachineModel& model, std::span<const int> node_of_rank, 
     for (const TextbookAlgorithm a : kAllTextbookAlgorithms) {
       const auto terms = textbook_cost_terms(c, a, p);
       if (!terms) continue;
-      Expectation x = flat(pr, *terms, steps_of(textbook_algorithm_name(a), c, p), alpha, bytes,
+      Expectation x = flat(pr, *terms, pattern_of(textbook_algorithm_name(a), c, p), alpha, bytes,
                            c == Collective::broadcast ? 0 : local_copy_factor(c, "", p));
       if (x.time_us && (!e.time_us || *x.time_us < *e.time_us)) {
         e = std::move(x);
@@ -573,7 +671,7 @@ Expectation price(const MachineModel& model, std::span<const int> node_of_rank, 
       }
     }
     if (c == Collective::sendrecv) {  // no textbook algorithm: one message to the next rank, the ring's
-      e = flat(pr, *ring_cost_terms(c, p, bytes, options.ring_segment_bytes), steps_of("ring", c, p), alpha, bytes);
+      e = flat(pr, *ring_cost_terms(c, p, bytes, options.ring_segment_bytes), pattern_of("ring", c, p), alpha, bytes);
       e.basis = "one message to the next rank (the ring's sendrecv; the library's choice is hidden)";
     }
     if (e.basis.empty() && pr.missing().empty()) pr.miss("a textbook algorithm of " + std::string(collective_name(c)));

@@ -162,6 +162,37 @@ TEST(ExpectedTime, OneRankPerNodeIsTheTermsAtTheLinkRate) {
   }
 }
 
+// The ring's chains over 2 hosts x 2 ranks (hops host1 0 -> 1 at copy / 2 = 5, 1 -> 2 across the
+// link at 0.125, 2 -> 3 at 5): a round of the pipeline lasts as long as its slowest hop, and only
+// the hops that hold a unit move. Broadcast of 1 MiB, one segment: the three hops one after the
+// other, 3 a + n (1/5 + 1/0.125 + 1/5) / 1e3, plus the root's copy n / 1e4; the link once, not
+// three times (busbw near the link's 0.125 GB/s, not a third of it).
+TEST(ExpectedTime, RingChainsCrossTheSlowLinkOnlyOnItsHop) {
+  constexpr double kMiB = 1 << 20;
+  const Expectation one = expect(cluster(2, 2), "ring", Collective::broadcast, kMiB);
+  ASSERT_TRUE(one.time_us) << (one.missing.empty() ? "" : one.missing.front());
+  EXPECT_NEAR(*one.time_us, 150 + kMiB * 8.4 / 1e3 + kMiB / 1e4, 1e-6);
+  EXPECT_GT(*one.busbw_GBps, 0.11);
+  EXPECT_EQ(one.limit.level, LinkLevel::inter);
+  // 64 MiB in 64 segments, 66 rounds: hop 1 alone, hops 1-2, 62 rounds of every hop, hops 2-3,
+  // hop 3 alone; the link decides 64 of them: 66 a + n/64 (2 x 0.2 + 64 x 8) / 1e3 + n / 1e4.
+  const Expectation big = expect(cluster(2, 2), "ring", Collective::broadcast, kN);
+  ASSERT_TRUE(big.time_us);
+  EXPECT_NEAR(*big.time_us, 66 * 50 + kN / 64 * 512.4 / 1e3 + kN / 1e4, 1e-6);
+  // Reduce: the same chain towards the root, each segment reduced on the way: 3 n G at 10.
+  const Expectation red = expect(cluster(2, 2), "ring", Collective::reduce, kMiB);
+  ASSERT_TRUE(red.time_us);
+  EXPECT_NEAR(*red.time_us, 150 + kMiB * 8.4 / 1e3 + 3 * kMiB / 1e4, 1e-6);
+  // Gather, a block a round: hop h carries the blocks of ranks h .. 3, in rounds 1 .. 4 - h, so the
+  // rounds are hop 1 alone, hops 1-2, hops 1-3: n/4 (0.2 + 8 + 8) / 1e3, the link twice, plus 3 a
+  // and the root's own block, n/4 / 1e4. Scatter is its mirror image: the same.
+  for (Collective c : {Collective::gather, Collective::scatter}) {
+    const Expectation g = expect(cluster(2, 2), "ring", c, kMiB);
+    ASSERT_TRUE(g.time_us) << collective_name(c);
+    EXPECT_NEAR(*g.time_us, 150 + kMiB / 4 * 16.2 / 1e3 + kMiB / 4 / 1e4, 1e-6) << collective_name(c);
+  }
+}
+
 // One rank: one copy of the array at the copy rate.
 TEST(ExpectedTime, OneRankIsACopy) {
   const Expectation e = expect(cluster(1, 1), "nccl", Collective::allreduce, kN);

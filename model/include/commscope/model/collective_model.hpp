@@ -149,13 +149,18 @@ constexpr int floor_log2(int p) {
 }
 }  // namespace cost_detail
 
+// The segments of the ring's reduce and broadcast chains for n bytes: at least one.
+inline double ring_segments(double n, double segment_bytes) {
+  return std::max(1.0, std::ceil(n / segment_bytes));
+}
+
 // The library's ring on p ranks for n bytes: ring_cost_terms above, and the chains: reduce
 // (q-2+k) a + (q-2+k)/k n(B+G) and broadcast (q-2+k) a + (q-2+k)/k nB in k segments of at most
 // `segment_bytes`, sendrecv a + nB (zero terms on one rank); nullopt for alltoallv.
 inline std::optional<CostTerms> ring_cost_terms(Collective c, int p, double n, double segment_bytes) {
   if (const std::optional<CostTerms> t = ring_cost_terms(c, p)) return t;
   const double q = p;
-  const double k = std::max(1.0, std::ceil(n / segment_bytes));  // chain segments
+  const double k = ring_segments(n, segment_bytes);
   switch (c) {
     case Collective::sendrecv:
       return p == 1 ? CostTerms{} : CostTerms{1, 1, 0};
