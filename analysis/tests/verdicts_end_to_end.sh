@@ -10,21 +10,22 @@
 # links host1 0.116, host2 0.012 GB/s; n = 64 MiB = 67108864 B; busbw = 1.5 S / t (4 ranks).
 # alpha: no latency in the header, so the run's own: the smallest time per message at 8 B, less
 #   what the rates price of it (below), ring (300 - 0.1206) us / 6 messages = 49.98 us, rhd
-#   (400 - 0.1614) / 4 = 99.96 us: 49.98 us, "50 us" (allreduce ring at 8 B).
+#   (400 - 0.0822) / 4 = 99.98 us: 49.98 us, "50 us" (allreduce ring at 8 B).
 # ring, 8 B: 6 a + 1.5 S / 100 + 0.75 S / 1e4 (each step crosses host2's link, the slowest,
 #   whole) = 299.8794 + 0.12 + 0.0006 = 300 us; of_expected 300 / 300 = 1;
 #   expected_busbw 12 / 300e3 = 4e-05; 6 a = 299.88 of 300 us: latency-bound.
 # ring, 64 MiB: 6 a + 1.5 n / 100 + 0.75 n / 1e4 = 299.88 + 1006632.96 + 5033.1648 = 1011966.0 us;
 #   expected_busbw 1.5 n / that = 0.099473 -> 0.09947 (line: 0.0995); measured 1.5 n / 88 =
 #   1143901.09 us; of_expected 1011966.0 / 1143901.09 = 0.88466 -> 0.885, 88%: good.
-# rhd, 8 B: step 1 (distance 2) sends S/2 from both ranks of a host through host2's link at once
-#   (0.1 / 2 = 0.05 each), step 2 (distance 1) S/4 inside a node (copy / 2 = 5):
-#   B_eff S = 1.5 S x (0.5 / 0.05 + 0.25 / 5) / 0.75 / 1e3 = 1.5 S x 0.0134 us/B, so
-#   4 a + 0.1608 + 0.0006 = 199.9196 + 0.1614 = 200.081 us; of_expected 200.081 / 400 = 0.5002
-#   -> 0.5, 50%: below; expected_busbw 12 / 200.081e3 = 5.998e-05.
-# rhd, 64 MiB: 4 a + 1.5 n x 0.0134 + 5033.1648 = 199.92 + 1348888.1664 + 5033.1648 = 1354121.25 us;
-#   expected_busbw 0.074338 -> 0.07434 (line: 0.0743); measured 1.5 n / 7.5 = 13421772.8 us;
-#   of_expected 0.10089 -> 0.101, 10%: far below; the doctor's host2 0.012 < 0.7 x 0.116: named.
+# rhd, 8 B (Rabenseifner's allreduce: the halves to the nearest rank first): step 1 (distance 1)
+#   S/2 inside a node (copy / 2 = 5), step 2 (distance 2) S/4 from both ranks of a host through
+#   host2's link at once (0.1 / 2 = 0.05 each):
+#   B_eff S = 1.5 S x (0.5 / 5 + 0.25 / 0.05) / 0.75 / 1e3 = 1.5 S x 0.0068 us/B, so
+#   4 a + 0.0816 + 0.0006 = 199.9196 + 0.0822 = 200.0018 us; of_expected 200.0018 / 400 = 0.5
+#   -> 0.5, 50%: below; expected_busbw 12 / 200.0018e3 = 5.99995e-05 -> 6e-05.
+# rhd, 64 MiB: 4 a + 1.5 n x 0.0068 + 5033.1648 = 199.92 + 684510.4128 + 5033.1648 = 689743.50 us;
+#   expected_busbw 0.145943 -> 0.1459 (line: 0.146); measured 1.5 n / 7.5 = 13421772.8 us;
+#   of_expected 0.051391 -> 0.0514, 5.1%: far below; the doctor's host2 0.012 < 0.7 x 0.116: named.
 # hier, 64 MiB (2 nodes x 2): the node level at the copy rate (shm's reducescatter n B + n/2 G and
 #   allgather 3/2 n B), the level between nodes at host2's link, the slowest, shared by the node's
 #   2 cross groups: 2 a + 3 n / 1e4 + n / 100 + 0.25 n / 1e4 = 99.96 + 20132.6592 + 671088.64 +
@@ -84,8 +85,8 @@ grep -q 'Latency per message: the run.s own smallest time per message, 50 us (al
   "$work/cluster/report.md" || { echo "$me: FAIL: not the run's own 50 us per message"; status=1; }
 csv cluster \
   "size_bytes,ring_us,ring_busbw,ring_fitted_us,ring_expected_busbw,ring_of_expected,rhd_us,rhd_busbw,rhd_fitted_us,rhd_expected_busbw,rhd_of_expected,hier_us,hier_busbw,hier_fitted_us,hier_expected_busbw,hier_of_expected" \
-  "8,300,4e-05,300,4e-05,1,400,3e-05,400,5.998e-05,0.5,-,-,-,-,-" \
-  "67108864,1143901,0.088,1143901,0.09947,0.885,13421773,0.0075,13421773,0.07434,0.101,774333,0.13,774333,0.1453,0.895"
+  "8,300,4e-05,300,4e-05,1,400,3e-05,400,6e-05,0.5,-,-,-,-,-" \
+  "67108864,1143901,0.088,1143901,0.09947,0.885,13421773,0.0075,13421773,0.1459,0.0514,774333,0.13,774333,0.1453,0.895"
 # rhd's latency-bound 8 B line is checked up to its verdict only: what follows names the doctor's
 # slowest link, a bandwidth figure, for a size whose time is latency (see docs/verdicts.md).
 rhd8=$(grep '^Verdict: allreduce rhd at 8 B: ' "$work/cluster/report.md")
@@ -95,7 +96,7 @@ verdicts cluster \
   "Verdict: allreduce ring at 8 B: latency-bound, 300 us = 100% of the speed of the expected 300 us (latency 300 us): good." \
   "Verdict: allreduce ring at 64 MiB: busbw 0.088 GB/s = 88% of the 0.0995 GB/s that host2's link (0.1 GB/s, given: --link-rate host2=800mbit) allows: good." \
   "$rhd8" \
-  "Verdict: allreduce rhd at 64 MiB: busbw 0.0075 GB/s = 10% of the 0.0743 GB/s that host2's link (0.1 GB/s, given: --link-rate host2=800mbit; 2 flows at once) allows: far below; host2's link measured 0.012 GB/s (doctor), the others 0.116." \
+  "Verdict: allreduce rhd at 64 MiB: busbw 0.0075 GB/s = 5.1% of the 0.146 GB/s that host2's link (0.1 GB/s, given: --link-rate host2=800mbit; 2 flows at once) allows: far below; host2's link measured 0.012 GB/s (doctor), the others 0.116." \
   "Verdict: allreduce hier at 64 MiB: busbw 0.13 GB/s = 89% of the 0.145 GB/s that host2's link (0.1 GB/s, given: --link-rate host2=800mbit; 2 flows at once) allows: good."
 
 csv nonic \

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "commscope/collectives/collectives.hpp"
@@ -204,20 +205,20 @@ TEST(Algorithms, CostsAreTheSharedHeadersTerms) {
 namespace {
 
 // A transport of one rank among `size` that records what it is asked, in order: "send" with the
-// buffer each send reads, "copy" with the destination each local copy writes. Receives deliver
-// nothing (the order of the calls is under test, not their data).
+// buffer each send reads and its peer, "copy" with the destination each local copy writes.
+// Receives deliver nothing (the order of the calls is under test, not their data).
 class RecordingTransport final : public Transport {
  public:
   RecordingTransport(int rank, int size) : rank_(rank), size_(size) {}
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  void post_send(const void* buf, std::size_t bytes, int) override { calls.push_back({"send", buf, bytes}); }
+  void post_send(const void* buf, std::size_t bytes, int peer) override { calls.push_back({"send", buf, bytes, peer}); }
   void post_recv(void*, std::size_t, int) override {}
   void wait() override {}
   void reduce(void*, const void*, const void*, std::size_t, DataType, ReduceOp) override {}
   void copy(void* dst, const void* src, std::size_t bytes) override {
     std::memmove(dst, src, bytes);
-    calls.push_back({"copy", dst, bytes});
+    calls.push_back({"copy", dst, bytes, rank_});
   }
   void divide(void*, std::size_t, DataType, int) override {}
   void* scratch(int slot, std::size_t bytes) override {
@@ -229,6 +230,7 @@ class RecordingTransport final : public Transport {
     std::string what;
     const void* buf;
     std::size_t bytes;
+    int peer;
   };
   std::vector<Call> calls;
 
@@ -238,6 +240,23 @@ class RecordingTransport final : public Transport {
 };
 
 }  // namespace
+
+// rhd's allreduce halves the vector as the distance doubles (as Open MPI's and MPICH's Rabenseifner):
+// on 8 ranks rank 0 sends n/2 to rank 1, n/4 to rank 2, n/8 to rank 4, then gathers back in the
+// mirror order. With a node's ranks numbered together the largest halves stay inside the node;
+// halving from the farthest rank (rank 4 first, n/2) sent them across its link.
+TEST(Algorithms, RhdAllreduceHalvesToTheNearestRankFirst) {
+  const std::size_t count = 1024, n = count * sizeof(float);
+  std::vector<float> send(count, 1.0f), recv(count, 0.0f);
+  RecordingTransport t(0, 8);
+  find_algorithm("rhd").run(t, CollArgs{Collective::allreduce, send.data(), recv.data(), count}, AlgoOptions{});
+  std::vector<std::pair<int, std::size_t>> sends;
+  for (const auto& c : t.calls)
+    if (c.what == "send") sends.emplace_back(c.peer, c.bytes);
+  const std::vector<std::pair<int, std::size_t>> want{{1, n / 2}, {2, n / 4}, {4, n / 8},
+                                                      {4, n / 8}, {2, n / 4}, {1, n / 2}};
+  EXPECT_EQ(sends, want);
+}
 
 // The ring and rhd allgathers send the rank's own block from the caller's send buffer, which the
 // rank has not just written (a buffer it has just written makes a slow handover on machines whose

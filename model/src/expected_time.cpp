@@ -90,14 +90,18 @@ struct Pattern {
 // partner at distance mask = p2/2 .. 1, each step half the previous one's bytes (full_steps: the
 // whole array every step, recursive doubling's allreduce); the p - p2 extra ranks (odd ranks
 // below 2(p - p2)) fold into their even neighbours first and get the result back last.
-std::vector<Step> rhd_steps(int p, bool full_steps) {
+// Rabenseifner's allreduce (near_halves: rhd's, and the MPI libraries' textbook one, Open MPI's
+// redscat_allgather, MPICH's) halves the vector as the distance doubles instead: its largest halves
+// go to the nearest partner, mask 1.
+std::vector<Step> rhd_steps(int p, bool full_steps, bool near_halves = false) {
   int p2 = 1;
   while (p2 * 2 <= p) p2 *= 2;
   const int rem = p - p2;
   auto real = [rem](int v) { return v < rem ? 2 * v : v + rem; };
   std::vector<Step> steps;
   for (int mask = p2 / 2; mask > 0; mask /= 2) {
-    Step s{full_steps ? 1.0 : static_cast<double>(mask) / p2, {}};
+    const double share = near_halves ? p2 / 2.0 / mask : mask;  // the step's blocks of p2
+    Step s{full_steps ? 1.0 : share / p2, {}};
     for (int v = 0; v < p2; ++v) s.flows.push_back({real(v), real(v ^ mask)});
     steps.push_back(std::move(s));
   }
@@ -628,7 +632,8 @@ Pattern pattern_of(std::string_view algorithm, Collective c, int p, double segme
   }
   if (algorithm == "tree" || algorithm == "binomial_tree")
     return {tree_steps(p, c == Collective::gather || c == Collective::scatter), {}};
-  return {rhd_steps(p, algorithm == "recursive_doubling" && c == Collective::allreduce), {}};
+  const bool near = algorithm == "rabenseifner" || (algorithm == "rhd" && c == Collective::allreduce);
+  return {rhd_steps(p, algorithm == "recursive_doubling" && c == Collective::allreduce, near), {}};
 }
 
 // The expectation at `alpha` us per message (expected_time without the busbw and the latency's

@@ -1,7 +1,8 @@
 // Recursive halving / doubling (Thakur, Rabenseifner, Gropp 2005). Non-power-of-two rank
 // counts fold the odd ranks among the first 2(p - p2) onto their even neighbours (Fold), run
 // the power-of-two algorithm on p2 ranks, and hand the result back.
-//   allreduce:     Rabenseifner: recursive-halving reduce-scatter + recursive-doubling allgather
+//   allreduce:     Rabenseifner: recursive-halving reduce-scatter + recursive-doubling allgather,
+//                  the halves to the nearest rank first (Order)
 //                  2 lg p a + 2(p-1)/p nB + (p-1)/p nG
 //   reducescatter: recursive halving                    lg p a + (p-1)/p n(B+G)
 //   allgather:     recursive doubling                   lg p a + (p-1)/p nB
@@ -26,12 +27,36 @@ using detail::Fold;
 using detail::RankMap;
 using detail::UnitRange;
 
+// The order in which the halving meets its partners. Recursive halving exchanges its largest
+// halves with the farthest virtual rank (p2/2 away) first, so that group v ends at virtual rank v
+// (reducescatter and reduce need that); `near` with the nearest first, the distance doubling as
+// the vector halves, as the MPI libraries run Rabenseifner's allreduce (Open MPI's
+// redscat_allgather, MPICH's): the same steps over the virtual ranks in bit-reversed order, so a
+// node's consecutively numbered ranks exchange the largest halves among themselves and only the
+// smaller parts cross between nodes. at() maps a virtual rank to its place in the steps and back.
+struct Order {
+  int bits = 0;  // lg p2
+  bool near = false;
+  int at(int v) const {
+    if (!near) return v;
+    int r = 0;
+    for (int b = 0; b < bits; ++b) r |= ((v >> b) & 1) << (bits - 1 - b);
+    return r;
+  }
+};
+
+Order near_order(const Fold& fold) {
+  Order o{0, true};
+  while ((1 << o.bits) < fold.p2) ++o.bits;
+  return o;
+}
+
 // Recursive-halving reduce-scatter over the p2 "groups" of `in` (range(lo, hi) gives the
 // elements of groups [lo, hi)). Extra ranks send their whole input to their partner and
-// return false. Otherwise, on return, acc holds this rank's group v = fold.virt(me) fully
+// return false. Otherwise, on return, acc holds this rank's group order.at(fold.virt(me)) fully
 // reduced (other parts of acc are scratch). tmp must hold range(0, p2) elements.
 bool halving(Transport& t, const CollArgs& a, Buf in, Buf acc, Buf tmp, const Fold& fold, int me, const RankMap& map,
-             const UnitRange& range) {
+             const UnitRange& range, const Order& order = {}) {
   const auto [first, last] = range(0, fold.p2);
   const std::size_t total = last - first;
   if (fold.is_extra(me)) {
@@ -44,7 +69,7 @@ bool halving(Transport& t, const CollArgs& a, Buf in, Buf acc, Buf tmp, const Fo
     t.reduce(acc.base, in.base, tmp.base, total, a.type, a.op);
     cur = acc.base;
   }
-  const int v = fold.virt(me);
+  const int v = order.at(fold.virt(me));
   int lo = 0, hi = fold.p2;
   for (int mask = fold.p2 / 2; mask > 0; mask /= 2) {
     const int mid = lo + (hi - lo) / 2;
@@ -52,8 +77,8 @@ bool halving(Transport& t, const CollArgs& a, Buf in, Buf acc, Buf tmp, const Fo
     const auto [kf, kl] = upper ? range(mid, hi) : range(lo, mid);  // kept
     const auto [gf, gl] = upper ? range(lo, mid) : range(mid, hi);  // given away
     const Buf c = detail::cbuf(cur, in.esize);
-    t.sendrecv(c.at(gf), c.bytes(gl - gf), map.real(fold.rel_of(v ^ mask)), tmp.base, tmp.bytes(kl - kf),
-               map.real(fold.rel_of(v ^ mask)));
+    const int peer = map.real(fold.rel_of(order.at(v ^ mask)));
+    t.sendrecv(c.at(gf), c.bytes(gl - gf), peer, tmp.base, tmp.bytes(kl - kf), peer);
     t.reduce(acc.at(kf), c.at(kf), tmp.base, kl - kf, a.type, a.op);
     cur = acc.base;
     if (upper)
@@ -65,23 +90,23 @@ bool halving(Transport& t, const CollArgs& a, Buf in, Buf acc, Buf tmp, const Fo
   return true;
 }
 
-// Recursive-doubling allgather among the p2 non-extra ranks, each holding its group v in
-// out, then the whole array to every extra rank.
+// Recursive-doubling allgather among the p2 non-extra ranks, each holding its group
+// order.at(fold.virt(me)) in out, then the whole array to every extra rank.
 void doubling(Transport& t, Buf out, const Fold& fold, int me, const RankMap& map, const UnitRange& range,
-              const void* own = nullptr) {
+              const void* own = nullptr, const Order& order = {}) {
   const auto [first, last] = range(0, fold.p2);
   const std::size_t total = last - first;
   if (fold.is_extra(me)) {
     t.recv(out.base, out.bytes(total), map.real(me - 1));
     return;
   }
-  const int v = fold.virt(me);
+  const int v = order.at(fold.virt(me));
   for (int mask = 1; mask < fold.p2; mask *= 2) {
     const int peer = v ^ mask;
     const int mine = v / mask * mask, theirs = peer / mask * mask;
     const auto [mf, ml] = range(mine, mine + mask);
     const auto [tf, tl] = range(theirs, theirs + mask);
-    const int peer_rank = map.real(fold.rel_of(peer));
+    const int peer_rank = map.real(fold.rel_of(order.at(peer)));
     t.sendrecv(mask == 1 && own ? own : out.at(mf), out.bytes(ml - mf), peer_rank, out.at(tf), out.bytes(tl - tf),
                peer_rank);
     // The later steps send the block on from `out`: in place once the first has sent it.
@@ -111,11 +136,13 @@ void allreduce(Transport& t, const CollArgs& a) {
   Buf in = detail::cbuf(a.send, es), out{a.recv, es};
   Buf tmp{t.scratch(0, in.bytes(a.count)), es};
   const UnitRange groups = even_groups(a.count, fold.p2);
-  if (halving(t, a, in, out, tmp, fold, me, map, groups) && a.op == ReduceOp::avg) {
-    const auto [f, l] = groups(fold.virt(me), fold.virt(me) + 1);
+  const Order near = near_order(fold);
+  if (halving(t, a, in, out, tmp, fold, me, map, groups, near) && a.op == ReduceOp::avg) {
+    const int g = near.at(fold.virt(me));
+    const auto [f, l] = groups(g, g + 1);
     t.divide(out.at(f), l - f, a.type, t.size());
   }
-  doubling(t, out, fold, me, map, groups);
+  doubling(t, out, fold, me, map, groups, nullptr, near);
 }
 
 void reducescatter(Transport& t, const CollArgs& a) {
