@@ -93,36 +93,78 @@ struct Pattern {
 // Rabenseifner's allreduce (near_halves: rhd's, and the MPI libraries' textbook one, Open MPI's
 // redscat_allgather, MPICH's) halves the vector as the distance doubles instead: its largest halves
 // go to the nearest partner, mask 1.
-std::vector<Step> rhd_steps(int p, bool full_steps, bool near_halves = false) {
-  int p2 = 1;
-  while (p2 * 2 <= p) p2 *= 2;
-  const int rem = p - p2;
-  auto real = [rem](int v) { return v < rem ? 2 * v : v + rem; };
-  std::vector<Step> steps;
-  for (int mask = p2 / 2; mask > 0; mask /= 2) {
-    const double share = near_halves ? p2 / 2.0 / mask : mask;  // the step's blocks of p2
-    Step s{full_steps ? 1.0 : share / p2, {}};
-    for (int v = 0; v < p2; ++v) s.flows.push_back({real(v), real(v ^ mask)});
-    steps.push_back(std::move(s));
+// rhd's virtual ranks: p2 = 2^floor(lg p) of them, the extra ranks (odd ones below 2(p - p2))
+// folded into their even neighbours.
+struct RhdFold {
+  int p2 = 1, rem = 0;
+  explicit RhdFold(int p) {
+    while (p2 * 2 <= p) p2 *= 2;
+    rem = p - p2;
   }
-  if (rem > 0) {
-    Step in{full_steps ? 1.0 : 0.5, {}}, out{full_steps ? 1.0 : 0.5, {}};
-    for (int i = 0; i < rem; ++i) in.flows.push_back({2 * i + 1, 2 * i}), out.flows.push_back({2 * i, 2 * i + 1});
-    steps.push_back(std::move(in));
-    steps.push_back(std::move(out));
+  int real(int v) const { return v < rem ? 2 * v : v + rem; }
+};
+
+// Binomial tree rooted at unit 0 of n units (rank real(u)): ceil(lg n) steps, in step i unit u + 2^i
+// sends to u (u a multiple of 2^(i+1)); each the whole array, or (gathered: gather, scatter) 2^i of
+// n parts. A scatter's or a broadcast's steps cross the same links the other way.
+template <class Real>
+std::vector<Step> binomial_steps(int n, bool gathered, Real real) {
+  std::vector<Step> steps;
+  for (int d = 1; d < n; d *= 2) {
+    Step s{gathered ? static_cast<double>(d) / n : 1.0, {}};
+    for (int u = 0; u + d < n; u += 2 * d) s.flows.push_back({real(u + d), real(u)});
+    steps.push_back(std::move(s));
   }
   return steps;
 }
 
-// Binomial tree rooted at 0: ceil(lg p) steps, in step i rank r + 2^i sends to r (r a multiple of
-// 2^(i+1)); each the whole array, or (gathered: gather, scatter) 2^i of p blocks.
 std::vector<Step> tree_steps(int p, bool gathered) {
+  return binomial_steps(p, gathered, [](int r) { return r; });
+}
+
+// The p2 virtual ranks' exchanges, mask = p2/2 .. 1, each the step's share of n (see rhd_steps).
+std::vector<Step> halving_steps(const RhdFold& fold, bool full_steps, bool near_halves) {
+  const int p2 = fold.p2;
   std::vector<Step> steps;
-  for (int d = 1; d < p; d *= 2) {
-    Step s{gathered ? static_cast<double>(d) / p : 1.0, {}};
-    for (int r = 0; r + d < p; r += 2 * d) s.flows.push_back({r + d, r});
+  for (int mask = p2 / 2; mask > 0; mask /= 2) {
+    const double share = near_halves ? p2 / 2.0 / mask : mask;  // the step's blocks of p2
+    Step s{full_steps ? 1.0 : share / p2, {}};
+    for (int v = 0; v < p2; ++v) s.flows.push_back({fold.real(v), fold.real(v ^ mask)});
     steps.push_back(std::move(s));
   }
+  return steps;
+}
+
+// The extra ranks' fold: their arrays into their even neighbours (weight `in`) and the result back
+// (`out`); a weight of 0 leaves that step out.
+void add_fold(std::vector<Step>& steps, const RhdFold& fold, double in, double out) {
+  for (const auto& [weight, into] : {std::pair{in, true}, std::pair{out, false}}) {
+    if (fold.rem == 0 || weight == 0) continue;
+    Step s{weight, {}};
+    for (int i = 0; i < fold.rem; ++i) s.flows.push_back(into ? Flow{2 * i + 1, 2 * i} : Flow{2 * i, 2 * i + 1});
+    steps.push_back(std::move(s));
+  }
+}
+
+std::vector<Step> rhd_steps(int p, bool full_steps, bool near_halves = false) {
+  const RhdFold fold(p);
+  std::vector<Step> steps = halving_steps(fold, full_steps, near_halves);
+  add_fold(steps, fold, full_steps ? 1.0 : 0.5, full_steps ? 1.0 : 0.5);
+  return steps;
+}
+
+// rhd's reduce and broadcast, whose two halves differ: reduce halves (the steps above, n/2 .. n/p2,
+// the extra ranks' arrays folded in first) and gathers the groups to the root down a binomial
+// tree over the p2 virtual ranks; broadcast scatters the root's array down one over all p ranks,
+// then allgathers by doubling (the halving's links, 1 .. p2/2 blocks) and hands the whole array
+// to the extra ranks. Weights: each step's share of n.
+std::vector<Step> rhd_tree_steps(Collective c, int p) {
+  const RhdFold fold(p);
+  const bool reduce = c == Collective::reduce;
+  std::vector<Step> steps = reduce ? binomial_steps(fold.p2, true, [&](int v) { return fold.real(v); })
+                                   : binomial_steps(p, true, [](int r) { return r; });
+  for (Step& s : halving_steps(fold, false, false)) steps.push_back(std::move(s));
+  add_fold(steps, fold, reduce ? 1.0 : 0.0, reduce ? 0.0 : 1.0);
   return steps;
 }
 
@@ -632,6 +674,7 @@ Pattern pattern_of(std::string_view algorithm, Collective c, int p, double segme
   }
   if (algorithm == "tree" || algorithm == "binomial_tree")
     return {tree_steps(p, c == Collective::gather || c == Collective::scatter), {}};
+  if (algorithm == "rhd" && (c == Collective::reduce || c == Collective::broadcast)) return {rhd_tree_steps(c, p), {}};
   const bool near = algorithm == "rabenseifner" || (algorithm == "rhd" && c == Collective::allreduce);
   return {rhd_steps(p, algorithm == "recursive_doubling" && c == Collective::allreduce, near), {}};
 }

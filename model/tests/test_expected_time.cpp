@@ -56,6 +56,22 @@ TEST(ExpectedTime, RhdReducescatterSharesTheLinkInItsFirstStep) {
   EXPECT_EQ(e.limit.sharing, 2);
 }
 
+// rhd's reduce gathers the halving's groups to the root down a binomial tree, and its broadcast
+// scatters the root's array down one before its allgather: in the tree's steps only one message
+// crosses the link (rank 2 -> 0, n/2), alone, where the halving's step sent two at once. Reduce
+// over 2 hosts x 2 ranks: the halving's n/2 at 0.0625 and n/4 at 5, the gather's n/4 at 5 and
+// n/2 at 0.125: 4 a + n (0.5 x 16 + 0.25 x 0.2 + 0.25 x 0.2 + 0.5 x 8) / 1e3 + 0.75 n / 10;
+// broadcast the same steps the other way, and the root's copy n / 10 for the gamma.
+TEST(ExpectedTime, RhdReduceAndBroadcastCrossTheLinkAloneInTheirTrees) {
+  const double beta = kN * 12.1 / 1e3;
+  const Expectation red = expect(cluster(2, 2), "rhd", Collective::reduce, kN);
+  ASSERT_TRUE(red.time_us);
+  EXPECT_NEAR(*red.time_us, 200 + beta + 0.75 * kN / 1e4, 1e-6);
+  const Expectation bc = expect(cluster(2, 2), "rhd", Collective::broadcast, kN);
+  ASSERT_TRUE(bc.time_us);
+  EXPECT_NEAR(*bc.time_us, 200 + beta + kN / 1e4, 1e-6);
+}
+
 // Rabenseifner's allreduce, rhd's and the MPI libraries' (Open MPI's redscat_allgather, MPICH's),
 // halves the vector as the distance doubles: the halves of n/2 go to the neighbour at distance 1,
 // inside the host, and only the quarters cross the link at distance 2, both ranks at once (each
