@@ -432,7 +432,7 @@ std::optional<std::vector<Part>> pattern_parts(const Pattern& pattern, Pricer& p
   return parts;
 }
 
-// A flat algorithm's expectation: its terms, its steps' links.
+// A flat algorithm's expectation: its terms, its pattern's links.
 // The bytes a rank copies locally besides its terms, as a fraction of n (out of place): its own
 // block into the output (allgather, alltoall, gather and scatter at the root: 1/p; rhd's
 // reduce-scatter its block out of the halving's scratch: 1/p), the root's array into its output
@@ -463,15 +463,16 @@ Expectation flat(Pricer& pr, const CostTerms& terms, const Pattern& pattern, dou
   std::string call_detail;
   bool calls = true;  // calls: every part's link has a least time and a call
   const auto parts = pattern_parts(pattern, pr);
-  for (const Part& p : parts ? *parts : std::vector<Part>{}) {
-    const LimitingLink& l = p.link;
-    const double part = p.weight * inverse_rate(l);
-    weights += p.weight, inverse += part;
-    floor_us = std::max(floor_us, l.message_floor_us);
-    calls = calls && l.message_floor_us > 0 && l.call_us > 0;
-    if (l.call_us > call_us) call_us = l.call_us, call_detail = l.call_detail;
-    if (part > worst) worst = part, e.limit = l;
-  }
+  if (parts)
+    for (const Part& p : *parts) {
+      const LimitingLink& l = p.link;
+      const double part = p.weight * inverse_rate(l);
+      weights += p.weight, inverse += part;
+      floor_us = std::max(floor_us, l.message_floor_us);
+      calls = calls && l.message_floor_us > 0 && l.call_us > 0;
+      if (l.call_us > call_us) call_us = l.call_us, call_detail = l.call_detail;
+      if (part > worst) worst = part, e.limit = l;
+    }
   // Passes over memory: local copies at the copy rate, reductions at the reduction rate.
   std::optional<LimitingLink> mem, red;
   if (copy_factor > 0) mem = pr.slowest(&Pricer::copy);
