@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "commscope/analysis/outliers.hpp"
@@ -75,4 +77,39 @@ TEST(Outliers, AValueIsJudgedAgainstItsPeersNotItself) {
   EXPECT_EQ(named({1, 0.5, 1, 0.5}, ca::Worse::low), slow_half);
   // Two of 3 at half speed: against one good and one slow peer, neither is named.
   EXPECT_TRUE(ca::outliers({1, 0.5, 0.5}, ca::Worse::low).empty());
+}
+
+TEST(Outliers, EachAgainstTheSpreadOfTheOthersExactly) {
+  // outliers() works the others' spread out without building it per value: it must name what
+  // robust_spread of the others and beyond() name, with their median, on sets with ties, unusable
+  // values and spread peers.
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<double> spread(0.5, 1.5), low(0.05, 0.6);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::size_t named = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const std::size_t n = 3 + static_cast<std::size_t>(trial % 23);
+    std::vector<double> v(n);
+    for (double& x : v) x = trial % 3 == 0 ? std::round(spread(gen) * 4) / 4 : spread(gen);  // ties every third
+    v[static_cast<std::size_t>(trial) % n] *= trial % 2 ? low(gen) : 1 / low(gen);
+    if (trial % 5 == 0) v[(static_cast<std::size_t>(trial) / 5) % n] = trial % 10 ? nan : 0.0;
+    for (ca::Worse worse : {ca::Worse::low, ca::Worse::high}) {
+      std::vector<ca::Outlier> want;
+      if (ca::robust_spread(v).n >= ca::kOutlierMinValues)
+        for (std::size_t i = 0; i < n; ++i) {
+          std::vector<double> peers = v;
+          peers.erase(peers.begin() + static_cast<std::ptrdiff_t>(i));
+          const ca::RobustSpread s = ca::robust_spread(peers);
+          if (ca::beyond(v[i], s, worse)) want.push_back({i, s.median});
+        }
+      const std::vector<ca::Outlier> got = ca::outliers(v, worse);
+      named += want.size();
+      ASSERT_EQ(got.size(), want.size()) << "trial " << trial;
+      for (std::size_t k = 0; k < got.size(); ++k) {
+        EXPECT_EQ(got[k].index, want[k].index) << "trial " << trial;
+        EXPECT_EQ(got[k].peers_median, want[k].peers_median) << "trial " << trial;
+      }
+    }
+  }
+  EXPECT_GT(named, 200u);  // the sets name something, and on both sides
 }
