@@ -13,7 +13,7 @@
 #                        [--size BYTES] [--steps N] [--device cpu|cuda] [--no-build] [--bin DIR]
 #
 # --ranks: ranks of the multi-rank runs (default: the cores here, at least 2); --quick: bench
-# up to 1 MiB and 5 training steps; --hostfile: mpirun's hostfile (clusters; the hostfile of an
+# up to 1 MiB, 5 training steps of a global batch of 4, not 8; --hostfile: mpirun's hostfile (clusters; the hostfile of an
 # emulated cluster, /run/PREFIX/hostfile, launches through scripts/emulate-cluster.sh mpirun);
 # --cluster N: emulate N hosts here for the run (root; emulate-cluster.sh up N, --ranks spread
 # over them, down at the end; --link RATE shapes every host's link, as tc writes it, and is the
@@ -161,9 +161,12 @@ launch "$ranks" "$bin/commscope-bench" all --algo all --device "$device" -b 8 -e
   --reprobe-after 0 ${doctor[@]+"${doctor[@]}"} ${link_rates[@]+"${link_rates[@]}"} --out "$out/bench.h5" |
   tee "$out/bench.log"
 
-# The trainer's global batch is the same at 1 and N ranks (strong scaling): a multiple of N.
-batch=$(( (8 + ranks - 1) / ranks * ranks ))
+# The trainer's global batch is the same at 1 and N ranks (strong scaling): a multiple of N, from 8
+# sequences (--quick: 4, and the closing validation loss over one batch, not four: half the time).
+batch=$([ $quick = 1 ] && echo 4 || echo 8)
+batch=$(( (batch + ranks - 1) / ranks * ranks ))
 train=("$bin/commscope-train" --model small --steps "$steps" --batch "$batch" --val-every 0 --log-every 1)
+if [ $quick = 1 ]; then train+=(--val-batches 1); fi
 if [ "$device" = cuda ]; then train+=(--device cuda --precision bf16); fi
 step 2 "commscope-train --model small, $steps steps, global batch $batch, 1 rank, profiled"
 launch 1 "${train[@]}" --profile "$out/train-np1.h5" | tee "$out/train-np1.log"
