@@ -14,7 +14,7 @@
 // --no-big: without the > 16 MiB arrays (the suite at 5 and 8 ranks on a 2-core machine: their
 // size paths are those of fewer ranks, which run them; 4 MiB arrays still take many steps), the
 // 1000003 count at one type per element size for the reducing collectives too (their arithmetic
-// at that count is every type's at 2 and 3 ranks; at 8 ranks all ten types took 7 of 27 s), and
+// at that count is every type's at 2 ranks; at 8 ranks all ten types took 7 of 27 s), and
 // mpi (the MPI library's own collectives) at the counts up to 1003 only: its wrapper has one path
 // below 2^30 elements, so the 1000003 count checks the library rather than commscope (at 8
 // oversubscribed ranks they took 13.6 of the test's 27.5 s, reducescatter 6.5).
@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
       }
       const bool runs_big = is_reducing(coll) ? nth == static_cast<std::size_t>(coll) % of_size : first_of_size;
       // Under --no-big the 1000003 count too: every type's arithmetic at that count is checked at 2
-      // and 3 ranks, and the schedules of 4, 5 and 8 ranks do not depend on the type.
+      // ranks, and the schedules of the other rank counts do not depend on the type.
       const bool runs_large = (is_reducing(coll) && !no_big) || runs_big;
       const std::size_t layout = runs_large ? large_index++ : 0;
       // Counts as passed to the collective; the last makes the array (nccl-tests size) > 16 MiB.
