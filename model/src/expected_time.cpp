@@ -26,6 +26,11 @@ struct Flow {
 struct Step {
   double weight = 1;
   std::vector<Flow> flows;
+  // The ring's steps (shift 1, its flows in ring order): each rank's next message waits only for
+  // the one it receives, so a small message's time runs down a chain of consecutive flows, which
+  // crosses a node's edge only where they do (2 hosts x 2 ranks: 3 of the allreduce's 6), not in
+  // every step as the steps' bytes do.
+  bool chained = false;
 };
 
 // r -> r + shift (mod p) for every rank: the ring (shift 1) and the pairwise exchange's steps.
@@ -385,16 +390,44 @@ std::optional<std::vector<LimitingLink>> flow_links(const Step& s, Pricer& pr) {
   return links;
 }
 
-// A share of an algorithm's bytes (relative to the other parts') and the link that carries it.
+// A message through a link on a curve of messages with the node's call (between ranks of one node,
+// where measured) pays that call beside its transfer; through any other (between nodes, or a rate
+// alone) the latency.
+bool pays_call(const LimitingLink& l) {
+  return l.message_floor_us > 0 && l.call_us > 0;
+}
+
+// A share of an algorithm's bytes (relative to the other parts') and the link that carries it;
+// `messages`, its share of the algorithm's messages (a step: one; a chain's hop: its rounds), and
+// of those, `latency_messages` pay the latency: a step or a round pays it where any of its flows
+// does (its slowest by rate may be between ranks of one node, whose rate at the smallest messages
+// is under the link's), a chained step for the share of its chain that crosses; the others pay
+// their call, `call` (the slowest call of the flows that pay one).
 struct Part {
   double weight = 1;
   LimitingLink link;
+  double messages = 1;
+  double latency_messages = 0;
+  LimitingLink call;
 };
+
+// The most flows that pay the latency in a chain of `length` consecutive flows of a chained step
+// (cyclic: the ring's flows in order), over every place it may start.
+double chain_latency_flows(const std::vector<LimitingLink>& links, double length) {
+  const std::size_t p = links.size();
+  if (p == 0 || !(length >= 1)) return 0;
+  std::vector<int> paying(2 * p + 1, 0);  // prefix sums over the flows twice round
+  for (std::size_t i = 0; i < 2 * p; ++i) paying[i + 1] = paying[i] + !pays_call(links[i % p]);
+  const auto whole = static_cast<std::size_t>(length) / p, rest = static_cast<std::size_t>(length) % p;
+  int most = 0;
+  for (std::size_t start = 0; start < p; ++start) most = std::max(most, paying[start + rest] - paying[start]);
+  return static_cast<double>(whole) * paying[p] + most;
+}
 
 // The parts of a pattern: each step through its slowest flow, or each round of a chain through its
 // slowest hop (the hops' rates those of every hop at once), a hop's rounds together; nullopt where
-// a link is not known.
-std::optional<std::vector<Part>> pattern_parts(const Pattern& pattern, Pricer& pr) {
+// a link is not known. `chain`: the messages of a chained step's chain (the cost terms' alpha count).
+std::optional<std::vector<Part>> pattern_parts(const Pattern& pattern, Pricer& pr, double chain = 1) {
   std::vector<Part> parts;
   bool all = true;
   if (pattern.rounds.empty()) {
@@ -405,18 +438,28 @@ std::optional<std::vector<Part>> pattern_parts(const Pattern& pattern, Pricer& p
         continue;
       }
       if (links->empty()) continue;
-      parts.push_back({s.weight, *std::max_element(links->begin(), links->end(), [](const auto& x, const auto& y) {
-                         return inverse_rate(x) < inverse_rate(y);
-                       })});
+      Part part;
+      part.weight = s.weight;
+      part.link = *std::max_element(links->begin(), links->end(),
+                                    [](const auto& x, const auto& y) { return inverse_rate(x) < inverse_rate(y); });
+      const double length = std::max(1.0, std::round(chain));
+      part.latency_messages = s.chained ? std::min(1.0, chain_latency_flows(*links, length) / length)
+                                        : std::all_of(links->begin(), links->end(), pays_call) ? 0.0 : 1.0;
+      for (const LimitingLink& l : *links)
+        if (pays_call(l) && l.call_us > part.call.call_us) part.call = l;
+      parts.push_back(std::move(part));
     }
     if (!all) return std::nullopt;
     return parts;
   }
   const auto hops = flow_links(pattern.steps.front(), pr);
   if (!hops) return std::nullopt;
+  // Hops 1..h that pay the latency, to tell a round that has one.
+  std::vector<int> latency_hops(hops->size() + 1, 0);
+  for (std::size_t h = 0; h < hops->size(); ++h) latency_hops[h + 1] = latency_hops[h] + !pays_call((*hops)[h]);
   // The slowest hop of each round: the rounds' hops only move forward, so a deque of the hops in
   // view, slowest first, finds each in one pass.
-  std::vector<double> rounds_of(hops->size(), 0);
+  std::vector<double> rounds_of(hops->size(), 0), latency_rounds_of(hops->size(), 0);
   std::deque<std::size_t> view;
   std::size_t next = 0;
   for (const Round& r : pattern.rounds) {
@@ -426,9 +469,11 @@ std::optional<std::vector<Part>> pattern_parts(const Pattern& pattern, Pricer& p
     }
     while (view.front() + 1 < static_cast<std::size_t>(r.first)) view.pop_front();
     rounds_of[view.front()] += r.count;
+    if (latency_hops[static_cast<std::size_t>(r.last)] > latency_hops[static_cast<std::size_t>(r.first - 1)])
+      latency_rounds_of[view.front()] += r.count;
   }
   for (std::size_t h = 0; h < hops->size(); ++h)
-    if (rounds_of[h] > 0) parts.push_back({rounds_of[h], (*hops)[h]});
+    if (rounds_of[h] > 0) parts.push_back({rounds_of[h], (*hops)[h], rounds_of[h], latency_rounds_of[h], (*hops)[h]});
   return parts;
 }
 
@@ -461,18 +506,25 @@ Expectation flat(Pricer& pr, const CostTerms& terms, const Pattern& pattern, dou
   double floor_us = 0;                          // the largest least time of a message of the parts' links
   double call_us = 0;                           // the slowest call of a message alone of the parts' links
   std::string call_detail;
-  bool calls = true;  // calls: every part's link has a least time and a call
-  const auto parts = pattern_parts(pattern, pr);
+  // The parts' messages, those of them that pay the latency, and the others' least times and calls
+  // summed over their messages (floors, own_calls).
+  double messages = 0, latency_messages = 0, floors = 0, own_calls = 0;
+  const auto parts = pattern_parts(pattern, pr, terms.alpha_count);
   if (parts)
     for (const Part& p : *parts) {
       const LimitingLink& l = p.link;
       const double part = p.weight * inverse_rate(l);
       weights += p.weight, inverse += part;
       floor_us = std::max(floor_us, l.message_floor_us);
-      calls = calls && l.message_floor_us > 0 && l.call_us > 0;
-      if (l.call_us > call_us) call_us = l.call_us, call_detail = l.call_detail;
+      messages += p.messages, latency_messages += p.latency_messages;
+      const double calling = p.messages - p.latency_messages;  // > 0: pays_call(p.call)
+      if (calling > 0) {
+        floors += calling * p.call.message_floor_us, own_calls += calling * p.call.call_us;
+        if (p.call.call_us > call_us) call_us = p.call.call_us, call_detail = p.call.call_detail;
+      }
       if (part > worst) worst = part, e.limit = l;
     }
+  const bool calls = latency_messages == 0;  // every message pays its call
   // Passes over memory: local copies at the copy rate, reductions at the reduction rate.
   std::optional<LimitingLink> mem, red;
   if (copy_factor > 0) mem = pr.slowest(&Pricer::copy);
@@ -490,6 +542,15 @@ Expectation flat(Pricer& pr, const CostTerms& terms, const Pattern& pattern, dou
   e.messages = terms.alpha_count;
   e.call_priced = calls && weights > 0;
   if (e.call_priced) alpha = e.alpha_us = call_us, e.call_detail = call_detail;
+  if (latency_messages > 0 && latency_messages < messages) {
+    // Some steps between ranks of one node on the curve, the others across a link without one
+    // (between nodes): those pay their call, these the latency, each for its share of the
+    // messages (a chain over 2 hosts x 2 ranks crosses the link in one round of three at 8 B).
+    e.latency_share = latency_messages / messages;
+    e.crossing_alpha_us = alpha, e.call_us = own_calls / (messages - latency_messages), e.call_detail = call_detail;
+    alpha = e.alpha_us = e.latency_share * alpha + own_calls / messages;
+    floor_us = floors / messages;
+  }
   e.latency_us = terms.alpha_count * alpha + std::min(beta_us, terms.alpha_count * floor_us);
   e.time_us = terms.alpha_count * alpha + beta_us + copy_us + gamma_us;
   return e;
@@ -668,7 +729,11 @@ Pattern pattern_of(std::string_view algorithm, Collective c, int p, double segme
     if (algorithm == "ring" &&
         (c == Collective::reduce || c == Collective::broadcast || c == Collective::gather || c == Collective::scatter))
       return {{chain_step(p)}, chain_rounds(c, p, segments)};
-    if (c != Collective::alltoall) return {{shift_step(p, 1)}, {}};
+    if (c != Collective::alltoall) {
+      Step ring = shift_step(p, 1);
+      ring.chained = algorithm == "ring";
+      return {{ring}, {}};
+    }
     Pattern steps;
     for (int k = 1; k < p; ++k) steps.steps.push_back(shift_step(p, k));
     return steps;
@@ -727,7 +792,7 @@ Expectation price(const MachineModel& model, std::span<const int> node_of_rank, 
   } else {
     pr.miss("a cost model of algorithm '" + std::string(algorithm) + "'");
   }
-  if (!e.call_priced) e.alpha_us = alpha;  // a call-priced row's is its call (flat)
+  if (!e.call_priced && e.latency_share == 1) e.alpha_us = alpha;  // a call-priced or mixed row's is flat's
   e.missing = pr.missing();
   return e;
 }

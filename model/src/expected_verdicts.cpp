@@ -103,10 +103,14 @@ std::string latency_too_high(std::span<const JudgedRow* const> range, const Mach
   const double floor = priced - e.alpha_us;  // a message's least time on a curve
   const bool floored = floor > 1e-9 * priced;
   // More than the model's latency alone: its parts named.
-  const bool parts = floored || e.call_priced;
-  const std::string alpha = e.call_priced
-                                ? "a call's own " + format_number(e.alpha_us, 3) + " us (" + e.call_detail + ")"
-                                : "its latency " + format_number(e.alpha_us, 3) + " us, " + source;
+  const bool mixed = e.latency_share < 1;  // the latency on the messages that cross nodes, calls on the others
+  const bool parts = floored || e.call_priced || mixed;
+  const std::string alpha =
+      e.call_priced ? "a call's own " + format_number(e.alpha_us, 3) + " us (" + e.call_detail + ")"
+      : mixed       ? "its latency " + format_number(e.crossing_alpha_us, 3) + " us, " + source + ", on the " +
+                    percent(e.latency_share) + " of its messages that cross nodes, and a call's own " +
+                    format_number(e.call_us, 3) + " us (" + e.call_detail + ") on the others"
+                    : "its latency " + format_number(e.alpha_us, 3) + " us, " + source;
   const std::string what = !parts ? source
                                   : alpha + (floored ? ", and a message's least time on the curve between ranks, " +
                                                            format_number(floor, 3) + " us"
@@ -114,8 +118,10 @@ std::string latency_too_high(std::span<const JudgedRow* const> range, const Mach
   // What may have made it too high, and the machine file's keys that set it.
   const std::string why = e.call_priced ? "the call or the curve's smallest sizes measured at a busy moment; a machine "
                                           "file's self_exchange and intra curves set them"
-                                        : "a latency measured on a busy machine, or steps that cost less than an MPI "
-                                          "message, as shared memory's; a machine file's latency_us sets it";
+                          : mixed ? "a latency, a call or the curve's smallest sizes measured at a busy moment; a machine "
+                                    "file's latency_us, self_exchange and intra curves set them"
+                                  : "a latency measured on a busy machine, or steps that cost less than an MPI "
+                                    "message, as shared memory's; a machine file's latency_us sets it";
   return "above the model: its " + std::string(parts ? "cost per message, " : "latency, ") + format_number(priced, 3) +
          " us per message (" + what + "), is over this run's own " + format_number(own, 3) +
          " us per message: too high for these steps (" + why + ")";

@@ -11,6 +11,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 using namespace commscope;
 using commscope::test_fixtures::cluster;
@@ -228,6 +229,54 @@ TEST(ExpectedTime, RingChainsCrossTheSlowLinkOnlyOnItsHop) {
     ASSERT_TRUE(g.time_us) << collective_name(c);
     EXPECT_NEAR(*g.time_us, 150 + kMiB / 4 * 16.2 / 1e3 + kMiB / 4 / 1e4, 1e-6) << collective_name(c);
   }
+}
+
+// Over 2 hosts x 2 ranks whose rates between ranks were measured down to messages of 8 B (0.5 us
+// each) with a call of 0.05 us: a step between ranks of one host pays its call (its transfer's
+// latency is on the curve), a step across the link the latency, 50 us. At 8 B the ring's broadcast
+// crosses the link in one round of three and the tree's in one step of two: the latency once, not
+// at every message (150 and 100 us, which read its runs "above the model"). The ring's allreduce
+// moves bytes across the link in every step, but each rank waits only for the message it receives:
+// its time runs down a chain of 6 consecutive flows of the ring, 3 of them across the link (before,
+// priced at the call alone: the step's slowest flow by rate is between ranks of a host at 8 B);
+// the allgather's chain of 3 crosses it twice at most; a sendrecv's one message pays it.
+TEST(ExpectedTime, OnlyTheStepsAcrossTheLinkPayItsLatency) {
+  MachineModel m = cluster(2, 2);
+  for (NodeModel& n : m.nodes) {
+    n.intra = rate(6, FigureSource::measured, "ring exchange");
+    n.intra.curve = {{16, 0.016}, {4096, 4}, {134217728, 6}};
+    n.self_exchange = rate(0.16, FigureSource::measured, "MPI_Sendrecv of 8 B with its own rank");
+    n.self_exchange.curve = {{16, 0.16}};
+  }
+  ExpectationOptions none;
+  none.latency_us = 0;
+  for (const auto& [algo, c, messages, latencies] :
+       {std::tuple{"ring", Collective::broadcast, 3, 1}, std::tuple{"tree", Collective::broadcast, 2, 1},
+        std::tuple{"ring", Collective::allreduce, 6, 3}, std::tuple{"ring", Collective::allgather, 3, 2},
+        std::tuple{"ring", Collective::sendrecv, 1, 1}, std::tuple{"rhd", Collective::allreduce, 4, 2}}) {
+    const Expectation e = expect(m, algo, c, 8);
+    const Expectation without = expect(m, algo, c, 8, none);
+    ASSERT_TRUE(e.time_us && without.time_us) << algo;
+    EXPECT_EQ(e.messages, messages) << algo;
+    EXPECT_NEAR(*e.time_us - *without.time_us, 50.0 * latencies, 1e-9) << algo << " " << collective_name(c);
+    EXPECT_FALSE(e.call_priced) << algo;
+    EXPECT_NEAR(e.latency_share, static_cast<double>(latencies) / messages, 1e-12) << algo;
+  }
+  // The ring's broadcast: 2 calls of 0.05 us and one latency over its 3 messages, each its least
+  // time beside (the link's none: (0.5 + 0 + 0.5) / 3 a message).
+  const Expectation ring = expect(m, "ring", Collective::broadcast, 8);
+  EXPECT_NEAR(ring.alpha_us, (50 + 2 * 0.05) / 3, 1e-12);
+  EXPECT_NEAR(ring.crossing_alpha_us, 50, 1e-12);
+  EXPECT_NEAR(ring.call_us, 0.05, 1e-12);
+  EXPECT_EQ(ring.call_detail, "MPI_Sendrecv of 8 B with its own rank");
+  EXPECT_NEAR(ring.latency_us, 50 + 2 * 0.05 + 2 * 0.5, 1e-9);
+  EXPECT_TRUE(ring.latency_bound());
+  // Without curves between ranks (the rates alone) every message pays the latency, as before.
+  const Expectation flat = expect(cluster(2, 2), "ring", Collective::broadcast, 8);
+  const Expectation flat_none = expect(cluster(2, 2), "ring", Collective::broadcast, 8, none);
+  ASSERT_TRUE(flat.time_us && flat_none.time_us);
+  EXPECT_NEAR(*flat.time_us - *flat_none.time_us, 150, 1e-9);
+  EXPECT_EQ(flat.latency_share, 1);
 }
 
 // One rank: one copy of the array at the copy rate.

@@ -375,6 +375,21 @@ TEST(ExpectedVerdicts, LatencyAboveTheRunsOwnIsNamed) {
         "with its own rank), and a message's least time on the curve between ranks, 0.5 us), is over this run's own "
         "0.3 us per message: too high for these steps (the call or the curve's smallest sizes measured at a busy "
         "moment; a machine file's self_exchange and intra curves set them)");
+  // Over 2 hosts x 2 ranks with those curves and calls, the tree's allreduce crosses the link in
+  // half its steps: half its 4 messages pay the latency, the others their call, each its least
+  // time (0.5 us, none across the link) beside: 25.275 us a message, over the run's 10 (8 B in 40 us).
+  MachineModel two = cluster(2, 2);
+  two.latency_detail = "8 B pairs";
+  for (NodeModel& n : two.nodes) n.intra = one.nodes[0].intra, n.self_exchange = one.nodes[0].self_exchange;
+  const std::string tree = lines(two, "tree", {{8, 40, 0}}).front();
+  EXPECT_NE(tree.find(": above the model: its cost per message, 25.3 us per message (its latency 50 us, doctor: 8 B "
+                      "pairs, on the 50% of its messages that cross nodes, and a call's own 0.05 us (MPI_Sendrecv of "
+                      "8 B with its own rank) on the others, and a message's least time on the curve between ranks, "
+                      "0.25 us), is over this run's own 10 us per message: too high for these steps (a latency, a "
+                      "call or the curve's smallest sizes measured at a busy moment; a machine file's latency_us, "
+                      "self_exchange and intra curves set them)"),
+            std::string::npos)
+      << tree;
   // A probe that read 2000 us per message (TCP on loopback, every round trip a scheduler's slice):
   // a bandwidth-bound 64 MiB in 3000 us took less than the model's 2 messages alone, and its line
   // names the latency, not "a figure of the model".

@@ -69,6 +69,13 @@ struct Expectation {
   double alpha_us = 0;
   bool call_priced = false;
   std::string call_detail;
+  // Where some of the steps are between ranks of one node on the rate's curve and the others
+  // cross a link without one (between nodes): the share of the messages that pay the latency,
+  // `crossing_alpha_us` each, while the others pay their node's call, `call_us` on average
+  // (`call_detail`); alpha_us is then the mean over all of them. 1 (and 0, 0) everywhere else.
+  double latency_share = 1;
+  double crossing_alpha_us = 0;
+  double call_us = 0;
   LimitingLink limit;
   // What was priced: "ring", "hier: shm in nodes, ring between them", "best of the textbook
   // algorithms (the library's choice is hidden): rabenseifner".
