@@ -411,13 +411,21 @@ struct Part {
   LimitingLink call;
 };
 
+// How many of links[0 .. i) pay the latency, for i = 0 .. laps x links.size() (the links `laps`
+// times round, for cyclic windows).
+std::vector<int> latency_counts(const std::vector<LimitingLink>& links, std::size_t laps = 1) {
+  const std::size_t n = links.size();
+  std::vector<int> counts(laps * n + 1, 0);
+  for (std::size_t i = 0; i < laps * n; ++i) counts[i + 1] = counts[i] + !pays_call(links[i % n]);
+  return counts;
+}
+
 // The most flows that pay the latency in a chain of `length` consecutive flows of a chained step
 // (cyclic: the ring's flows in order), over every place it may start.
 double chain_latency_flows(const std::vector<LimitingLink>& links, double length) {
   const std::size_t p = links.size();
   if (p == 0 || !(length >= 1)) return 0;
-  std::vector<int> paying(2 * p + 1, 0);  // prefix sums over the flows twice round
-  for (std::size_t i = 0; i < 2 * p; ++i) paying[i + 1] = paying[i] + !pays_call(links[i % p]);
+  const std::vector<int> paying = latency_counts(links, 2);
   const auto whole = static_cast<std::size_t>(length) / p, rest = static_cast<std::size_t>(length) % p;
   int most = 0;
   for (std::size_t start = 0; start < p; ++start) most = std::max(most, paying[start + rest] - paying[start]);
@@ -431,6 +439,7 @@ std::optional<std::vector<Part>> pattern_parts(const Pattern& pattern, Pricer& p
   std::vector<Part> parts;
   bool all = true;
   if (pattern.rounds.empty()) {
+    const double length = std::max(1.0, std::round(chain));
     for (const Step& s : pattern.steps) {
       const auto links = flow_links(s, pr);
       if (!links) {
@@ -442,7 +451,6 @@ std::optional<std::vector<Part>> pattern_parts(const Pattern& pattern, Pricer& p
       part.weight = s.weight;
       part.link = *std::max_element(links->begin(), links->end(),
                                     [](const auto& x, const auto& y) { return inverse_rate(x) < inverse_rate(y); });
-      const double length = std::max(1.0, std::round(chain));
       part.latency_messages = s.chained ? std::min(1.0, chain_latency_flows(*links, length) / length)
                                         : std::all_of(links->begin(), links->end(), pays_call) ? 0.0 : 1.0;
       for (const LimitingLink& l : *links)
@@ -455,8 +463,7 @@ std::optional<std::vector<Part>> pattern_parts(const Pattern& pattern, Pricer& p
   const auto hops = flow_links(pattern.steps.front(), pr);
   if (!hops) return std::nullopt;
   // Hops 1..h that pay the latency, to tell a round that has one.
-  std::vector<int> latency_hops(hops->size() + 1, 0);
-  for (std::size_t h = 0; h < hops->size(); ++h) latency_hops[h + 1] = latency_hops[h] + !pays_call((*hops)[h]);
+  const std::vector<int> latency_hops = latency_counts(*hops);
   // The slowest hop of each round: the rounds' hops only move forward, so a deque of the hops in
   // view, slowest first, finds each in one pass.
   std::vector<double> rounds_of(hops->size(), 0), latency_rounds_of(hops->size(), 0);
