@@ -11,15 +11,18 @@
 
 namespace commscope::machine {
 
-std::vector<MachineEntry> doctor_link_entries(const std::string& path, bool gpus) {
+std::vector<MachineEntry> doctor_link_entries(const std::string& path, bool gpus, std::string* note) {
   std::vector<PairMeasurement> pairs;
   std::vector<GpuPairMeasurement> gpu_pairs;
+  std::string oversubscribed;
   try {
     if (!std::filesystem::is_regular_file(path)) throw InvalidArgument("no such file");
     const h5::File file = h5::File::open(path);
     if (!file.exists("meta") || !file.open_group("meta").has_attr("schema") ||
         !schemas::is_doctor(file.open_group("meta").attr_string("schema")) || !file.exists("pairs"))
       throw InvalidArgument("not a commscope doctor file with pairs");
+    if (file.open_group("meta").has_attr("oversubscribed"))
+      oversubscribed = file.open_group("meta").attr_string("oversubscribed");
     for (const formats::doctor::PairRow& r : formats::doctor::read_pairs(file, std::filesystem::file_size(path)))
       pairs.push_back({r.src, r.dst, std::string(h5::get_fixed(r.src_host)), std::string(h5::get_fixed(r.dst_host)),
                        r.latency_us, r.bandwidth_GBps});
@@ -30,7 +33,8 @@ std::vector<MachineEntry> doctor_link_entries(const std::string& path, bool gpus
     throw InvalidArgument("--doctor '" + path + "': " + e.what());
   }
   const std::string name = std::filesystem::path(path).filename().string();
-  std::vector<MachineEntry> entries = doctor_entries(name, pairs);
+  std::vector<MachineEntry> entries = doctor_entries(name, pairs, oversubscribed);
+  if (note) *note = doctor_latency_not_taken(name, oversubscribed);
   for (MachineEntry& e : doctor_gpu_entries(name, gpu_pairs)) entries.push_back(std::move(e));
   return entries;
 }

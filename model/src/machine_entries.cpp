@@ -15,12 +15,24 @@
 
 namespace commscope {
 
-std::vector<MachineEntry> doctor_entries(std::string_view file_name, std::span<const PairMeasurement> pairs) {
-  // The latency: per rank pair its best 8 B half round trip, the largest of those.
+std::string doctor_latency_not_taken(std::string_view file_name, std::string_view oversubscribed) {
+  if (oversubscribed.empty()) return "";
+  return std::string(file_name) + "'s latency is not taken: its ranks outnumbered their CPUs (" +
+         std::string(oversubscribed) + "), where a round trip waits for the scheduler";
+}
+
+std::vector<MachineEntry> doctor_entries(std::string_view file_name, std::span<const PairMeasurement> pairs,
+                                         std::string_view oversubscribed) {
+  // The latency: per rank pair its best 8 B half round trip, the largest of those between hosts
+  // (a pair inside a host measures that host's memory and scheduler, which the model prices by
+  // the node's call), of all pairs where none crosses.
   std::map<std::pair<std::int64_t, std::int64_t>, std::pair<double, std::string>> latency;  // -> us, hosts
   std::map<std::pair<std::string, std::string>, double> best;  // (src, dst) host -> best GB/s
+  const bool any_between =
+      std::any_of(pairs.begin(), pairs.end(), [](const PairMeasurement& p) { return p.src_host != p.dst_host; });
   for (const PairMeasurement& p : pairs) {
-    if (p.latency_us > 0 && std::isfinite(p.latency_us)) {
+    if (p.latency_us > 0 && std::isfinite(p.latency_us) && oversubscribed.empty() &&
+        (!any_between || p.src_host != p.dst_host)) {
       auto [it, fresh] = latency.try_emplace({std::min(p.src, p.dst), std::max(p.src, p.dst)}, p.latency_us,
                                              p.src_host + "-" + p.dst_host);
       if (!fresh && p.latency_us < it->second.first) it->second = {p.latency_us, p.src_host + "-" + p.dst_host};
@@ -53,8 +65,8 @@ std::vector<MachineEntry> doctor_entries(std::string_view file_name, std::span<c
     const auto worst = std::max_element(latency.begin(), latency.end(),
                                         [](const auto& a, const auto& b) { return a.second.first < b.second.first; });
     const std::string detail = name + ": 8 B half round trip, the largest of " + std::to_string(latency.size()) +
-                               " pair" + (latency.size() > 1 ? "s" : "") + " (best pass each; " + worst->second.second +
-                               ")";
+                               " pair" + (latency.size() > 1 ? "s" : "") + (any_between ? " between hosts" : "") +
+                               " (best pass each; " + worst->second.second + ")";
     char us[64];
     const auto [end, ec] = std::to_chars(us, us + sizeof us, worst->second.first);
     out.push_back({"",

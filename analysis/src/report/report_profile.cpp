@@ -246,7 +246,7 @@ Alone alone_sources(const profiler::Profile& p, const std::string& file, const P
     preflight(o.doctor, "doctor");
     const DoctorFile d = read_doctor_file(o.doctor);
     const std::string name = std::filesystem::path(o.doctor).filename().string();
-    a.machine.entries = doctor_entries(name, d.pairs);
+    a.machine.entries = doctor_entries(name, d.pairs, d.meta_value("oversubscribed"));
     if (profiler::read_run_description(p.meta.attributes).device == "cuda")
       for (MachineEntry& e : doctor_gpu_entries(name, d.peers)) a.machine.entries.push_back(std::move(e));
     a.machine.origins.assign(a.machine.entries.size(), "--doctor " + o.doctor);

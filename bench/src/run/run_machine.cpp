@@ -9,7 +9,8 @@ RunMachine::RunMachine(const Options& o, MPI_Comm comm)
     : device_(o.device), timeout_s_(o.timeout_s), reprobe_after_s_(o.reprobe_after_s) {
   std::vector<MachineEntry> entries;
   std::vector<std::string> origins;
-  if (!o.doctor_file.empty()) entries = machine::doctor_link_entries(o.doctor_file, o.device == "cuda");
+  std::string not_taken;
+  if (!o.doctor_file.empty()) entries = machine::doctor_link_entries(o.doctor_file, o.device == "cuda", &not_taken);
   origins.assign(entries.size(), "--doctor " + o.doctor_file);
   entries.insert(entries.end(), o.machine_entries.begin(), o.machine_entries.end());
   origins.insert(origins.end(), o.machine_origins.begin(), o.machine_origins.end());
@@ -19,6 +20,7 @@ RunMachine::RunMachine(const Options& o, MPI_Comm comm)
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   if (rank == 0) warnings_ = apply_entries(model_, entries, origins);
+  if (rank == 0 && !not_taken.empty()) warnings_.push_back("--doctor " + not_taken);
   load_.start();  // what else the nodes run, from the end of the probes to the end of the run
 }
 

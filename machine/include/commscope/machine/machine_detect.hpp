@@ -164,10 +164,12 @@ void measure_again(MPI_Comm comm, const std::string& device, double timeout_s, c
                    MachineModel& model);
 
 // --doctor FILE: the model's doctor_entries over the file's pairs (per host its nic_measured, and
-// the latency where the file has one), and for a run on GPUs (`gpus`) doctor_gpu_entries over its
-// GPU pairs (per host with measured peer copies its intra and intra_one). Throws InvalidArgument
-// naming the file when it cannot be read as a doctor file.
-std::vector<MachineEntry> doctor_link_entries(const std::string& path, bool gpus = false);
+// the latency where the file has one and its ranks did not outnumber their CPUs), and for a run on
+// GPUs (`gpus`) doctor_gpu_entries over its GPU pairs (per host with measured peer copies its intra
+// and intra_one). `note`, where given: why the file's latency is not taken, "" where it is or has
+// none (doctor_latency_not_taken). Throws InvalidArgument naming the file when it cannot be read as
+// a doctor file.
+std::vector<MachineEntry> doctor_link_entries(const std::string& path, bool gpus = false, std::string* note = nullptr);
 
 // The model as the bench's header prints it: "# machine: host1: 2 ranks, 4 CPUs, ..." per node.
 std::vector<std::string> machine_lines(const MachineModel& model);

@@ -222,9 +222,18 @@ struct PairMeasurement {
 // nic_measured, the fastest of its host pairs, a pair's figure being its slower direction at its
 // best pass (a pair crosses both hosts' links, so each is at least that fast, and a slow host's
 // link slows all its pairs while the others keep their fast ones); and a `machine` entry with the
-// latency (alpha: the largest over the rank pairs of the pair's best 8 B half round trip, source
-// doctor) where a pair measured one. Pairs inside a node give no link rate.
-std::vector<MachineEntry> doctor_entries(std::string_view file_name, std::span<const PairMeasurement> pairs);
+// latency (alpha, what a message between nodes pays: the largest over the rank pairs between hosts
+// of the pair's best 8 B half round trip, over all pairs where none is between hosts; source
+// doctor) where a pair measured one and `oversubscribed` is empty. Pairs inside a node give no
+// link rate. `oversubscribed`: the file's /meta/oversubscribed, where its ranks outnumbered their
+// CPUs: a round trip there waits for the scheduler (the doctor's report does not judge it), and
+// the latency is left to the caller's own measure (doctor_latency_not_taken says why).
+std::vector<MachineEntry> doctor_entries(std::string_view file_name, std::span<const PairMeasurement> pairs,
+                                         std::string_view oversubscribed = {});
+
+// Why doctor_entries gives no latency for a file whose ranks outnumbered their CPUs, one line
+// naming the file; "" where `oversubscribed` is empty.
+std::string doctor_latency_not_taken(std::string_view file_name, std::string_view oversubscribed);
 
 // One ordered pair of a node's GPUs as commscope-doctor --device cuda measured it (docs/doctor.md):
 // the peer copy from src to dst alone, and both directions at once (the sum of the two); NaN or 0
