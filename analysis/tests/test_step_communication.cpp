@@ -67,7 +67,12 @@ TEST(StepCommunicationSummary, APositiveRestIsTheRest) {
 
 TEST(StepCommunicationSummary, AsAloneAddsNothing) {
   const std::string text = ca::step_communication_summary(one_row(10.2, 0, 0));
-  EXPECT_NE(text.find("the step adds nothing measurable to them"), std::string::npos) << text;
+  EXPECT_NE(text.find("Inside the step they take 1.02 times as long as alone: the step adds nothing measurable to them."),
+            std::string::npos)
+      << text;
+  // A ratio within a part in a thousand: still a ratio ("1 of alone" read as a count).
+  const std::string same = ca::step_communication_summary(one_row(10.01, 0, 0));
+  EXPECT_NE(same.find("they take 1.00 times as long as alone"), std::string::npos) << same;
 }
 
 // alone/expected as the bench's of_expected: below 1.05 "0.93 of what the machine allows"; above

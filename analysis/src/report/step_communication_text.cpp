@@ -2,6 +2,7 @@
 // each row's cause, who the waiting was for, and the section "Communication in the step".
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -152,16 +153,20 @@ std::string alone_and_step(double covered, double in_step, double alone, double 
   }
   out += ".";
   const double excess = covered - alone;
-  if (std::abs(excess) < 0.1 * alone && covered_wait < 0.1 * alone)
-    out += " Inside the step they take " + format_number(covered / std::max(1.0, alone), 3) +
-           " of alone: the step adds nothing measurable to them.";
-  else
+  if (std::abs(excess) < 0.1 * alone && covered_wait < 0.1 * alone) {
+    // Two decimals always: within 10% a ratio of 1.001 printed as "1" read as a count.
+    char times[32];
+    std::snprintf(times, sizeof times, "%.2f", covered / std::max(1.0, alone));
+    out += std::string(" Inside the step they take ") + times +
+           " times as long as alone: the step adds nothing measurable to them.";
+  } else {
     // The rest in words where it is below 0: the step's transfer beat alone (never a negative time).
     out += " Inside the step they take " + ms_of(std::abs(excess) / steps) + (excess >= 0 ? " ms more" : " ms less") +
            ": " + ms_of(covered_wait / steps) + " ms waiting, " + ms_of(contention / steps) +
            " ms more transfer while compute overlapped" +
            (rest >= 0 ? ", " + ms_of(rest / steps) + " ms the rest."
                       : "; the rest of their transfer took " + ms_of(-rest / steps) + " ms less than alone.");
+  }
   if (covered < in_step)
     out += " The other " + ms_of((in_step - covered) / steps) +
            " ms are calls without a bench row (messages, completions, calls of other sizes: alone_basis says why), " +
