@@ -330,47 +330,6 @@ std::vector<LateRank> late_ranks(const profiler::Profile& p, const profiler::Mat
     const auto op = operator_name[r].find(a.op);
     return text(op != operator_name[r].end() ? op->second : p.events[r][a.source].name);
   };
-  // Each rank's compute by that name in each of its steps (the part of an activity inside each
-  // iteration window it overlaps; without windows, the whole run as one step): the late rank's
-  // against the others' step by step, so that what runs once (start-up, a checkpoint) does not
-  // weigh.
-  std::vector<std::map<std::string, std::map<std::int32_t, double>>> compute_ns(nranks);
-  for (std::size_t r = 0; r < nranks; ++r) {
-    const std::vector<profiler::Window>& windows = m.timelines[r].windows;
-    for (const profiler::Activity& a : m.timelines[r].activities) {
-      if (a.cls != profiler::ActivityClass::kCompute) continue;
-      std::map<std::int32_t, double>& steps = compute_ns[r][name_of(r, a)];
-      if (windows.empty()) steps[-1] += static_cast<double>(a.end_ns - a.start_ns);
-      // Windows follow one another: from the first that ends after the activity starts.
-      auto w = std::partition_point(windows.begin(), windows.end(),
-                                    [&](const profiler::Window& x) { return x.end_ns <= a.start_ns; });
-      for (; w != windows.end() && w->start_ns < a.end_ns; ++w)
-        steps[w->iteration] += static_cast<double>(std::min(a.end_ns, w->end_ns) - std::max(a.start_ns, w->start_ns));
-    }
-  }
-  // The median step's ratio of the rank's time in NAME to the mean of the other ranks that run it
-  // in that step; nullopt where no step has another rank running it.
-  auto compute_ratio = [&](int rank, const std::string& name) -> std::optional<double> {
-    const auto& mine = compute_ns[static_cast<std::size_t>(rank)];
-    const auto own = mine.find(name);
-    std::map<std::int32_t, std::pair<double, double>> others;  // step: their sum, their count
-    for (std::size_t r = 0; r < nranks; ++r) {
-      if (static_cast<int>(r) == rank) continue;
-      const auto it = compute_ns[r].find(name);
-      if (it == compute_ns[r].end()) continue;
-      for (const auto& [step, ns] : it->second)
-        if (ns > 0) others[step].first += ns, others[step].second += 1;
-    }
-    std::vector<double> ratios;
-    for (const auto& [step, sum] : others) {
-      double own_ns = 0;
-      if (own != mine.end())
-        if (const auto s = own->second.find(step); s != own->second.end()) own_ns = s->second;
-      ratios.push_back(own_ns / (sum.first / sum.second));
-    }
-    if (ratios.empty()) return std::nullopt;
-    return stats::median(std::move(ratios));
-  };
   std::map<std::pair<int, std::size_t>, LateRank> late;
   std::map<std::size_t, double> instances_of_row;
   std::map<std::string, double> instances_of_link;
@@ -412,16 +371,63 @@ std::vector<LateRank> late_ranks(const profiler::Profile& p, const profiler::Mat
       l.doing_ns[name_of(lr, *a)] += static_cast<double>(std::min(a->end_ns, to) - std::max(a->start_ns, from));
     }
   }
+  // The compute each late rank ran most of meanwhile (its top name), and each rank's compute by
+  // those names in each of its steps (the part of an activity inside each iteration window it
+  // overlaps; without windows, the whole run as one step): the late rank's against the others'
+  // step by step, so that what runs once (start-up, a checkpoint) does not weigh. Only the names
+  // asked: every name of every rank by step is ranks x names x steps.
+  std::map<std::pair<int, std::size_t>, std::string> top_of;
+  std::map<std::string, std::vector<std::map<std::int32_t, double>>> compute_ns;  // name -> per rank
+  for (const auto& [where, l] : late) {
+    if (l.waited <= 0) continue;
+    std::pair<double, std::string> top{0, ""};
+    for (const auto& [name, ns] : l.doing_ns)
+      if (ns > top.first && !name.ends_with(" (communication)")) top = {ns, name};
+    if (top.second.empty()) continue;
+    compute_ns.try_emplace(top.second, nranks);
+    top_of[where] = top.second;
+  }
+  for (std::size_t r = 0; r < nranks && !compute_ns.empty(); ++r) {
+    const std::vector<profiler::Window>& windows = m.timelines[r].windows;
+    for (const profiler::Activity& a : m.timelines[r].activities) {
+      if (a.cls != profiler::ActivityClass::kCompute) continue;
+      const auto asked = compute_ns.find(name_of(r, a));
+      if (asked == compute_ns.end()) continue;
+      std::map<std::int32_t, double>& steps = asked->second[r];
+      if (windows.empty()) steps[-1] += static_cast<double>(a.end_ns - a.start_ns);
+      // Windows follow one another: from the first that ends after the activity starts.
+      auto w = std::partition_point(windows.begin(), windows.end(),
+                                    [&](const profiler::Window& x) { return x.end_ns <= a.start_ns; });
+      for (; w != windows.end() && w->start_ns < a.end_ns; ++w)
+        steps[w->iteration] += static_cast<double>(std::min(a.end_ns, w->end_ns) - std::max(a.start_ns, w->start_ns));
+    }
+  }
+  // The median step's ratio of the rank's time in NAME to the mean of the other ranks that run it
+  // in that step; nullopt where no step has another rank running it.
+  auto compute_ratio = [&](int rank, const std::string& name) -> std::optional<double> {
+    const std::vector<std::map<std::int32_t, double>>& by_rank = compute_ns.at(name);
+    const std::map<std::int32_t, double>& own = by_rank[static_cast<std::size_t>(rank)];
+    std::map<std::int32_t, std::pair<double, double>> others;  // step: their sum, their count
+    for (std::size_t r = 0; r < nranks; ++r) {
+      if (static_cast<int>(r) == rank) continue;
+      for (const auto& [step, ns] : by_rank[r])
+        if (ns > 0) others[step].first += ns, others[step].second += 1;
+    }
+    std::vector<double> ratios;
+    for (const auto& [step, sum] : others) {
+      const auto s = own.find(step);
+      ratios.push_back((s != own.end() ? s->second : 0.0) / (sum.first / sum.second));
+    }
+    if (ratios.empty()) return std::nullopt;
+    return stats::median(std::move(ratios));
+  };
   std::vector<LateRank> out;
   for (auto& [where, l] : late) {
     l.of_instances = l.key.link ? instances_of_link[l.key.group] : instances_of_row[where.second];
     if (l.waited <= 0) continue;
     // The compute it ran most of meanwhile, in the median step against the other ranks that run it.
-    std::pair<double, std::string> top{0, ""};
-    for (const auto& [name, ns] : l.doing_ns)
-      if (ns > top.first && !name.ends_with(" (communication)")) top = {ns, name};
-    if (!top.second.empty())
-      if (const std::optional<double> ratio = compute_ratio(l.rank, top.second)) l.compute = {top.second, *ratio};
+    if (const auto top = top_of.find(where); top != top_of.end())
+      if (const std::optional<double> ratio = compute_ratio(l.rank, top->second)) l.compute = {top->second, *ratio};
     out.push_back(std::move(l));
   }
   std::sort(out.begin(), out.end(), [](const LateRank& a, const LateRank& b) { return a.caused_ns > b.caused_ns; });
