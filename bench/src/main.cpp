@@ -134,7 +134,8 @@ class Bench {
     if (rank_ == 0) {
       expected_ = std::make_unique<RunExpectations>(
           env_.machine_model, comm_.size(), env_var("NCCL_ALGO"), o_.run_cycles != 0,
-          run_expectation_options(static_cast<double>(o_.segment_bytes), static_cast<double>(o_.shm_adapt_bytes)));
+          run_expectation_options(static_cast<double>(o_.segment_bytes), static_cast<double>(o_.shm_adapt_bytes),
+                                  static_cast<double>(o_.blocking)));
       if (o_.out.empty() && o_.json_out.empty()) expected_->set_figures_not_measured();
       reporter_ = std::make_unique<Reporter>(cases_, *table_, out_.file.get(), out_.json.get(), *expected_);
     }

@@ -108,10 +108,6 @@ bool is_reducing(Collective c) {
   return c == Collective::allreduce || c == Collective::reducescatter || c == Collective::reduce;
 }
 
-bool is_rooted(Collective c) {
-  return c == Collective::reduce || c == Collective::broadcast || c == Collective::gather || c == Collective::scatter;
-}
-
 bool has_in_place(Collective c) {
   return c != Collective::alltoallv;
 }

@@ -885,6 +885,10 @@ Expectation expected_time(const MachineModel& model, std::span<const int> node_o
   }
   const double factor = busbw_factor(c, p);
   if (e.time_us && *e.time_us > 0 && factor > 0) e.busbw_GBps = factor * bytes / (*e.time_us * kBytesPerUsPerGBps);
+  // Latency-bound, the rest of the time is a message's least time on a curve whose small sizes are
+  // latency too (a ping-pong's): all of it may hide.
+  if (options.calls_overlap && is_rooted(c) && p > 1 && algorithm != "shm")
+    e.hidden_us = e.latency_bound() ? *e.time_us : e.latency_us;
   return e;
 }
 

@@ -25,8 +25,10 @@ NcclAlgorithm nccl_algorithm(std::string_view text) {
   return a;
 }
 
-ExpectationOptions run_expectation_options(std::optional<double> segment_bytes, std::optional<double> shm_adapt_bytes) {
+ExpectationOptions run_expectation_options(std::optional<double> segment_bytes, std::optional<double> shm_adapt_bytes,
+                                           std::optional<double> blocking) {
   ExpectationOptions o;
+  o.calls_overlap = !blocking || *blocking == 0 || *blocking == 2;
   if (segment_bytes && *segment_bytes > 0) o.ring_segment_bytes = *segment_bytes;
   // UINT64_MAX (1.8e19) and SIZE_MAX mean never; no run adapts from an exabyte.
   if (shm_adapt_bytes && *shm_adapt_bytes >= 0)

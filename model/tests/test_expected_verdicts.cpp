@@ -3,6 +3,7 @@
 // 0.125 GB/s (1 Gbit/s), 50 us per message. The ring allreduce expects 6 x 50 + 1.5 n / 125 +
 // 0.75 n / 1e4 = 810639.5 us, busbw 1.5 n / that = 0.1242 GB/s.
 #include "commscope/model/expected_verdicts.hpp"
+#include "commscope/model/row_expectation.hpp"
 #include "machine_fixtures.hpp"
 
 #include <gtest/gtest.h>
@@ -133,6 +134,72 @@ TEST(ExpectedVerdicts, LatencyOfTheRunItself) {
   // A sweep from 1 MiB has no latency-sized row: a megabyte's time is not a message's latency.
   const std::vector<RowOfRun> large{{Collective::allreduce, "ring", 2, {1 << 20, 326, 0}}};
   EXPECT_FALSE(latency_of_run(large, cluster(1, 2)));
+}
+
+// Rooted calls timed back to back (the bench's -z 0 and 2, and a file without the setting): the
+// root returns before the others receive, so consecutive calls overlap and a call may take less
+// than one alone (one node, 2 ranks, 8-512 B: broadcast and reduce read 156-267% of the model
+// timed back to back, 74-100% with -z 3 in the same hour). Up to its messages' latency that is not
+// "above the model"; past it, and for calls timed apart, and for collectives without a root, it is.
+TEST(ExpectedVerdicts, RootedCallsBackToBackMayHideTheirLatency) {
+  const MachineModel m = cluster(2, 2);
+  const std::vector<int> place = placement_of(m, 4);
+  auto line = [&](Collective c, std::optional<double> blocking, double speedup) {
+    const ExpectationOptions o = run_expectation_options(std::nullopt, std::nullopt, blocking);
+    const Expectation e = expected_time(m, place, c, "ring", 8, o);
+    EXPECT_TRUE(e.time_us);
+    const std::vector<MeasuredRow> rows{{8, e.time_us.value_or(1) / speedup, 0}};
+    const auto judged = judge_rows(m, place, c, "ring", rows, o);
+    const auto out = verdict_lines(collective_name(c), "ring", judged, m);
+    EXPECT_EQ(out.size(), 1u);
+    return out.empty() ? std::string() : out.front();
+  };
+  const std::string overlapped = line(Collective::broadcast, 0, 2.5);
+  EXPECT_NE(overlapped.find("= 250% of the speed of the expected"), std::string::npos) << overlapped;
+  EXPECT_NE(overlapped.find(": good: faster than one call alone, as calls timed back to back overlap (a rooted "
+                            "collective's root returns before the others receive, which may hide its messages' "
+                            "latency, up to "),
+            std::string::npos)
+      << overlapped;
+  EXPECT_NE(line(Collective::reduce, std::nullopt, 2.5).find(": good: faster than one call alone"), std::string::npos);
+  EXPECT_NE(line(Collective::broadcast, 2, 2.5).find(": good: faster than one call alone"), std::string::npos);
+  // Timed apart (-z 3: a barrier after each call), or a collective without a root: above the model.
+  EXPECT_NE(line(Collective::broadcast, 3, 2.5).find(": above the model"), std::string::npos);
+  EXPECT_NE(line(Collective::allreduce, 0, 2.5).find(": above the model"), std::string::npos);
+  // Latency-bound, all of it may hide (8 B: 50 us of latency and 0.0 of rate); where the rates
+  // take most of the time, only the messages' latency: past that, above the model.
+  const ExpectationOptions o = run_expectation_options(std::nullopt, std::nullopt, 0);
+  const Expectation small = expected_time(m, place, Collective::broadcast, "ring", 8, o);
+  ASSERT_TRUE(small.time_us);
+  EXPECT_DOUBLE_EQ(small.hidden_us, *small.time_us);
+  EXPECT_NE(line(Collective::broadcast, 0, 50).find(": good: faster than one call alone"), std::string::npos);
+  const Expectation large = expected_time(m, place, Collective::broadcast, "ring", kN, o);
+  ASSERT_TRUE(large.time_us);
+  EXPECT_FALSE(large.latency_bound());
+  EXPECT_GT(large.hidden_us, 0);
+  EXPECT_DOUBLE_EQ(large.hidden_us, large.latency_us);
+  const double beyond = *large.time_us / (*large.time_us - large.hidden_us) * 1.2;
+  const std::vector<MeasuredRow> fast{{kN, *large.time_us / beyond, 0}};
+  const auto judged = judge_rows(m, place, Collective::broadcast, "ring", fast, o);
+  ASSERT_EQ(judged.size(), 1u);
+  EXPECT_EQ(decide(*judged[0].of_expected, allowance_of(m, judged[0].expected)), VerdictClass::above_model);
+  // Within one call alone: good, and said as before.
+  EXPECT_EQ(line(Collective::broadcast, 0, 0.9).find("faster than one call alone"), std::string::npos);
+}
+
+// Nor is such a call's time a message's latency: the run's own latency leaves it out.
+TEST(ExpectedVerdicts, LatencyOfTheRunLeavesOverlappedRootedCallsOut) {
+  const std::vector<RowOfRun> rows{{Collective::broadcast, "ring", 4, {8, 6, 0}},
+                                   {Collective::allreduce, "ring", 4, {8, 300, 0}}};
+  MachineModel m = cluster(1, 4);
+  m.latency_us = 0, m.latency_source = FigureSource::none;
+  const auto apart = latency_of_run(rows, m, run_expectation_options(std::nullopt, std::nullopt, 3));
+  ASSERT_TRUE(apart);
+  EXPECT_EQ(apart->from, "broadcast ring at 8 B");
+  const auto back_to_back = latency_of_run(rows, m, run_expectation_options(std::nullopt, std::nullopt, 0));
+  ASSERT_TRUE(back_to_back);
+  EXPECT_EQ(back_to_back->from, "allreduce ring at 8 B");
+  EXPECT_NEAR(back_to_back->latency_us, 50, 0.01);
 }
 
 // A range's figures and its verdict agree: 95%, 50% and 30% over three sizes are three ranges

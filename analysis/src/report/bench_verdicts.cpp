@@ -99,7 +99,7 @@ std::optional<ModelJudgement> model_judgement(const std::vector<BenchFile>& runs
       return std::nullopt;
     }
   };
-  j.options = run_expectation_options(number("segment_bytes"), number("shm_adapt_bytes"));
+  j.options = run_expectation_options(number("segment_bytes"), number("shm_adapt_bytes"), number("blocking"));
   try {
     j.placement = placement_of(j.model, bench.nranks);
   } catch (const std::invalid_argument& e) {

@@ -38,8 +38,7 @@ ReduceOp parse_reduce_op(std::string_view name);
 
 // True for the collectives that combine values with a ReduceOp.
 bool is_reducing(Collective c);
-// True for the collectives that take a root rank.
-bool is_rooted(Collective c);
+// is_rooted(Collective): collective_model.hpp.
 // False for alltoallv, whose send and recv layouts differ per peer: it has no in-place form
 // (NCCL and nccl-tests have none either).
 bool has_in_place(Collective c);

@@ -65,6 +65,11 @@ constexpr std::string_view collective_name(Collective c) {
   throw std::invalid_argument("collective_name: invalid Collective value");
 }
 
+// True for the collectives that take a root rank.
+constexpr bool is_rooted(Collective c) {
+  return c == Collective::reduce || c == Collective::broadcast || c == Collective::gather || c == Collective::scatter;
+}
+
 // The Collective of a name as collective_name spells it: the library's, the bench's and the
 // report's one parser. std::invalid_argument listing the valid names for any other name.
 inline Collective parse_collective(std::string_view name) {

@@ -53,6 +53,10 @@ struct ExpectationOptions {
   // The latency per message to price with instead of the model's (latency_of_run prices a row with
   // none, to see what of its time the rates do not explain); nullopt: the model's.
   std::optional<double> latency_us;
+  // The calls were timed back to back (the bench's -z 0, and -z 2: no barrier between calls): a
+  // rooted collective's root returns before the others receive, so consecutive calls overlap and
+  // a call's time may hide its messages' fixed part (Expectation::hidden_us).
+  bool calls_overlap = false;
 };
 
 struct Expectation {
@@ -84,6 +88,11 @@ struct Expectation {
   // Priced without the latency (a model that lacks it, at a size where even a generous latency
   // would be under 1/kLatencyFreeFactor of the time): "latency not in the model".
   bool latency_left_out = false;
+  // The part of time_us that calls timed back to back may hide (ExpectationOptions::calls_overlap):
+  // a rooted collective's latency_us, or where that is half the time or more all of time_us (the
+  // rest is a message's least time on a curve whose small sizes are latency too); not shm's, whose
+  // price already overlaps its roles; 0 else.
+  double hidden_us = 0;
   // The latency term is at least half the expected time.
   bool latency_bound() const { return time_us && *time_us > 0 && latency_us >= 0.5 * *time_us; }
 };

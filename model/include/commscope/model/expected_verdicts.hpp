@@ -40,6 +40,9 @@ struct Allowance {
   // On a busy machine, the part of the expected time that is the probed latency (which a ping-pong
   // waiting for a CPU inflates by a time slice): the expectation may be that much too long.
   double latency_share = 0;
+  // The part of the expected time that calls timed back to back may hide (Expectation::hidden_us):
+  // the call may beat the model by that much without a figure of it being too low.
+  double hidden_share = 0;
   std::string figure;  // "the copy rate of vm", "the latency per message"
   std::string busy;    // "vm: 2 ranks and other processes' 1.3 CPUs on 2 CPUs"; "" not busy
 };
@@ -54,7 +57,8 @@ struct OfBand {
 };
 OfBand band_of(double of_expected, const Allowance& a);
 // The verdict that holds over the whole band: above the model where even its low end is over
-// kAboveModelOfExpected, good where its low end is kGoodOfExpected or more, below or far below
+// kAboveModelOfExpected against the expectation less its hidden share, good where its low end is
+// kGoodOfExpected or more, below or far below
 // where its high end is under the threshold above, else not decided.
 VerdictClass decide(double of_expected, const Allowance& a);
 
@@ -93,7 +97,8 @@ std::vector<std::string> verdict_lines(std::string_view collective, std::string_
 // Where the expectations' alpha comes from when the model has none (no doctor file): the run's
 // own smallest time per message, min over rows at the smallest size of (time - what the model's
 // rates price of it, without a latency) / the algorithm's message count (mpi, nccl: the fewest of
-// the textbook algorithms'). nullopt for no such row.
+// the textbook algorithms'), leaving out rooted collectives whose calls overlapped
+// (options.calls_overlap: a call may hide its latency behind the next). nullopt for no such row.
 struct RowOfRun {
   Collective collective = Collective::allreduce;
   std::string algorithm;

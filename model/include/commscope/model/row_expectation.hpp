@@ -36,10 +36,12 @@ Expectation expected_row(const MachineModel& model, std::span<const int> node_of
                          const ExpectationOptions& options = {});
 
 // The settings of a run that change a price, as the bench records them in its results header
-// (/meta segment_bytes, shm_adapt_bytes): the ring's chain segment, and the size from which shm
-// measures its two paths on each call (UINT64_MAX, --shm-adapt never: never; a value not given,
-// from a file before it: the library's default).
-ExpectationOptions run_expectation_options(std::optional<double> segment_bytes, std::optional<double> shm_adapt_bytes);
+// (/meta segment_bytes, shm_adapt_bytes, blocking): the ring's chain segment, the size from which
+// shm measures its two paths on each call (UINT64_MAX, --shm-adapt never: never; a value not
+// given, from a file before it: the library's default), and whether calls ran back to back (-z 0
+// or 2, and a file without it: calls_overlap; -z 1 and 3 put a barrier between calls).
+ExpectationOptions run_expectation_options(std::optional<double> segment_bytes, std::optional<double> shm_adapt_bytes,
+                                           std::optional<double> blocking = std::nullopt);
 
 // of_expected = expected time / measured time: nullopt where either is not positive.
 std::optional<double> of_expected(const Expectation& e, double measured_time_us);
