@@ -104,6 +104,13 @@ case "$cmd" in
     fast=$(times "$prefix") || exit 1
     shaped=$(times "$slow") || exit 1
     fail=0
+    # Both ends of a shaped link send segments of at most 8 KiB: htb passes a whole GSO segment
+    # (64 KiB by default) at the veth's speed while it has tokens.
+    while read -r ns dev; do
+      gso=$(ip -n "$ns" -d link show dev "$dev" | sed -n 's/.* gso_max_size \([0-9]*\).*/\1/p')
+      [ "$gso" = 8192 ] || { echo "cluster.sh: FAIL: $ns $dev: gso_max_size ${gso:-unknown}, not 8192"; fail=1; }
+    done <<<"$slow-host2 eth0
+$slow-switch vhost2"
     for algo in ring mpi; do
       f=$(awk -v a=$algo '$1 == a {print $2}' <<<"$fast") s=$(awk -v a=$algo '$1 == a {print $2}' <<<"$shaped")
       [ -n "$f" ] && [ -n "$s" ] || { echo "cluster.sh: FAIL: no 1 MiB $algo line"; fail=1; continue; }
