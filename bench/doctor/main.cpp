@@ -202,7 +202,8 @@ int run(int argc, char** argv) {
   if (rank == 0) {
     bench::print_environment(stdout, env, "commscope-doctor");
     if (!oversubscribed.empty())
-      std::printf("# ranks outnumber CPUs: latency is the scheduler's here, the report does not judge it\n");
+      std::printf("# ranks outnumber CPUs: latency is the scheduler's here, the report does not judge it and the "
+                  "bench's --doctor does not take it\n");
     g_file = std::make_unique<Output>(o, env, layout);
   }
   Output* file = g_file.get();
