@@ -133,8 +133,8 @@ void run_pairs_on(Communicator& world, Transport& t, const PairBuffers& buf, con
   // trip measured while another pair of its round streams through the same host's link waits
   // behind that stream's queued bytes (2 emulated hosts x 2 ranks at 1gbit, twelve runs each,
   // taken in turn: the largest pair between the hosts read 15.3-155.9 us, over 80 in five, with
-  // the streams beside; 13.8-21.4 without). A pass's rows are written as its streams end, so that
-  // an interrupted run keeps every pass but the one under way.
+  // the streams beside; 13.8-21.4 without). A round's rows are written as its streams end, so that
+  // an interrupted run keeps every round streamed before it.
   std::vector<double> latency_of(static_cast<std::size_t>(steps), kNaN);
   for (int step = 0; step < steps; ++step) {
     const int pass = step / rounds, r = step % rounds;
