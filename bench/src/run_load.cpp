@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "commscope/collectives/communicator.hpp"  // mpi_yields_when_idle
 #include "commscope/collectives/mpi_transport.hpp"
 #include "commscope/common/timing.hpp"
 #include "commscope/machine/machine_detect.hpp"  // processor_name
@@ -96,14 +97,16 @@ void LoadMeter::finish(MPI_Comm comm, MachineModel& model) const {
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &p);
   // Per rank: wall, own CPU, node busy (-1 unknown), load average before and after, own run
-  // delay (-1 unknown; a thread that ended since start() takes its delay with it: a lower bound).
+  // delay (-1 unknown; a thread that ended since start() takes its delay with it: a lower bound),
+  // whether its MPI library yields the CPU while idle (1) or not (0).
   const double busy1 = node_busy_seconds(), queued1 = own_queued_seconds();
   const double mine[kFigures] = {timing::now_s() - wall0_,
                                  own_cpu_seconds() - own0_,
                                  busy0_ >= 0 && busy1 >= 0 ? busy1 - busy0_ : -1,
                                  loadavg0_,
                                  loadavg_1min(read_file("/proc/loadavg")),
-                                 queued0_ >= 0 && queued1 >= 0 ? std::max(0.0, queued1 - queued0_) : -1};
+                                 queued0_ >= 0 && queued1 >= 0 ? std::max(0.0, queued1 - queued0_) : -1,
+                                 mpi_yields_when_idle() ? 1.0 : 0.0};
   char host[MPI_MAX_PROCESSOR_NAME + 1] = {};
   std::snprintf(host, sizeof host, "%s", machine::processor_name().c_str());
   std::vector<double> all(rank == 0 ? kFigures * static_cast<std::size_t>(p) : 0);
@@ -112,19 +115,20 @@ void LoadMeter::finish(MPI_Comm comm, MachineModel& model) const {
   COMMSCOPE_MPI_CHECK(MPI_Gather(host, sizeof host, MPI_CHAR, hosts.data(), sizeof host, MPI_CHAR, 0, comm));
   if (rank != 0) return;
   for (NodeModel& n : model.nodes) {
-    double own = 0, queued = 0;
+    double own = 0, queued = 0, yield = 0;
     int first = -1;
     for (int r = 0; r < p; ++r) {
       if (n.host != &hosts[static_cast<std::size_t>(r) * sizeof host]) continue;
       const double* f = &all[kFigures * static_cast<std::size_t>(r)];
       own += f[1];
       queued = queued < 0 || f[5] < 0 ? -1 : queued + f[5];
+      yield = std::max(yield, f[6]);
       if (first < 0) first = r;
     }
     if (first < 0) continue;
     const double* f = &all[kFigures * static_cast<std::size_t>(first)];
     if (f[2] < 0 || !(f[0] > 0)) continue;  // /proc/stat not readable there
-    n.load = {f[0], others_cpus(f[2], own, f[0]), f[3], f[4], own / f[0], queued < 0 ? -1 : queued / f[0]};
+    n.load = {f[0], others_cpus(f[2], own, f[0]), f[3], f[4], own / f[0], queued < 0 ? -1 : queued / f[0], yield};
   }
 }
 

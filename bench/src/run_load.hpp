@@ -38,7 +38,7 @@ class LoadMeter {
   void finish(MPI_Comm comm, MachineModel& model) const;
 
  private:
-  static constexpr int kFigures = 6;
+  static constexpr int kFigures = 7;
   double wall0_ = 0, own0_ = 0, busy0_ = -1, loadavg0_ = -1, queued0_ = -1;
 };
 

@@ -82,12 +82,12 @@ bool read_mpi_yields_when_idle() {
   return flag != nullptr && *static_cast<const bool*>(flag);
 }
 
+}  // namespace
+
 bool mpi_yields_when_idle() {
   static const bool yes = read_mpi_yields_when_idle();
   return yes;
 }
-
-}  // namespace
 
 // COMMSCOPE_MPI_THREAD_LEVEL, or SINGLE (see MpiRuntime). MPI is not up yet: a bad value is
 // said on stderr and the default used, rather than failing before any rank can report it.

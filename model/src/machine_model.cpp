@@ -51,12 +51,13 @@ struct LoadKey {
   std::string_view key;
   double NodeLoad::*value;
 };
-constexpr std::array<LoadKey, 6> kLoads{{{"load.seconds", &NodeLoad::seconds},
+constexpr std::array<LoadKey, 7> kLoads{{{"load.seconds", &NodeLoad::seconds},
                                          {"load.others_cpus", &NodeLoad::others_cpus},
                                          {"load.loadavg_start", &NodeLoad::loadavg_start},
                                          {"load.loadavg_end", &NodeLoad::loadavg_end},
                                          {"load.ranks_cpus", &NodeLoad::ranks_cpus},
-                                         {"load.ranks_queued", &NodeLoad::ranks_queued}}};
+                                         {"load.ranks_queued", &NodeLoad::ranks_queued},
+                                         {"load.ranks_yield", &NodeLoad::ranks_yield}}};
 
 // The shortest text std::from_chars reads back as the same double.
 std::string number_text(double v) {
@@ -216,8 +217,15 @@ bool known_key(std::string_view key) {
 // for one) / the CPU they had. Else (files from before it): ranks / the CPU open to them (what they
 // had, or what the other processes left, the larger), where others ran. Either way a rank that
 // waited in a blocking call had little CPU beside idle CPUs and is not short of any (1 rank that
-// had 0.15 CPUs beside others' 0.43 on 2 CPUs is 1, not 6.7). contention() and describe_load().
+// had 0.15 CPUs beside others' 0.43 on 2 CPUs is 1, not 6.7). Where the ranks yield when idle
+// (load.ranks_yield), their run delay counts their waits for messages too (a yielding thread stays
+// ready to run), and what they had says how much they yielded: a rank with work does not yield and
+// has its share of the CPUs beside the other processes, (ranks + others' CPUs) / CPUs (3 ranks
+// yielding on 2 CPUs, one of them left 0.12 CPUs of the 1 it was ready to use, moved a 1 MiB
+// allreduce as fast as when it had 0.62). contention() and describe_load().
 double short_of_cpu(const NodeModel& n) {
+  if (n.load.ranks_yield > 0 && n.cpus > 0)
+    return std::max(1.0, (n.ranks + std::max(0.0, n.load.others_cpus)) / n.cpus);
   if (n.load.ranks_queued >= 0 && n.load.ranks_cpus > 0)
     return std::max(1.0, (n.load.ranks_cpus + n.load.ranks_queued) / n.load.ranks_cpus);
   const double others = std::max(0.0, n.load.others_cpus);
@@ -331,7 +339,8 @@ void keep_faster(NodeModel& n, const NodeModel& again, std::string_view note) {
 
 double contention(const NodeModel& n) {
   if (!n.load.known() || n.cpus <= 0) return 1;
-  if (n.load.ranks_queued >= 0 && n.load.ranks_cpus > 0) return short_of_cpu(n);  // the run delay says it all
+  if (n.load.ranks_yield > 0 || (n.load.ranks_queued >= 0 && n.load.ranks_cpus > 0))
+    return short_of_cpu(n);  // the run delay says it all, or the ranks' share where they yield
   const double others = std::max(0.0, n.load.others_cpus);
   const double shared = (n.ranks + others) / n.cpus;
   return std::max({1.0, shared, short_of_cpu(n)});
@@ -368,11 +377,13 @@ std::string describe_load(const NodeModel& n) {
   char others[32];
   std::snprintf(others, sizeof others, "%.2g", n.load.others_cpus);
   std::string ranks = std::to_string(n.ranks) + (n.ranks == 1 ? " rank" : " ranks");
-  if (short_of_cpu(n) > 1.05) {
+  if (short_of_cpu(n) > 1.05 && n.load.ranks_cpus >= 0) {
     char had[32];
     std::snprintf(had, sizeof had, "%.2g", n.load.ranks_cpus);
     ranks += std::string(" (which had ") + had + (std::string_view(had) == "1" ? " CPU" : " CPUs");
-    if (n.load.ranks_queued >= 0) {
+    if (n.load.ranks_yield > 0) {
+      ranks += ", yielding the CPU while idle";
+    } else if (n.load.ranks_queued >= 0) {
       char ready[32];
       std::snprintf(ready, sizeof ready, "%.2g", n.load.ranks_cpus + n.load.ranks_queued);
       ranks += std::string(" of the ") + ready + (n.ranks == 1 ? " it was" : " they were") + " ready to use";
@@ -446,7 +457,7 @@ std::vector<MachineEntry> parse_machine_entries(std::string_view text, bool unkn
         for (const RateKey& r : kRates) rates += std::string(r.key) + " ";
         fail(line, "unknown key '" + k + "' (host ranks cpus gpus, " + rates +
                        "and their .source, .detail and .spread, .bytes, .curve, load.seconds load.others_cpus "
-                       "load.loadavg_start load.loadavg_end load.ranks_cpus load.ranks_queued)");
+                       "load.loadavg_start load.loadavg_end load.ranks_cpus load.ranks_queued load.ranks_yield)");
       }
     }
     if (!e.machine && e.host.empty()) fail(line, "no host= (a host name, or * for every node)");

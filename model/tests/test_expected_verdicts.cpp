@@ -366,6 +366,34 @@ TEST(ExpectedVerdicts, ABusyMachineIsAllowedFor) {
             ": below");
 }
 
+// 3 hosts of 1 rank sharing 2 CPUs (emulated), the MPI library's idle ranks yielding: host1's rank
+// had 0.12 CPUs of the 1 it was ready to use beside the others' 1.9, yet a 1 MiB allreduce over a
+// slow link moved as fast as where it had 0.62. A yielding rank is ready while it waits for
+// messages, and one with work has its share of the CPUs: (1 + 1.9) / 2, and 6% of the given
+// link is far below (its run delay read 8.3: "not decided: 6% to 50%").
+TEST(ExpectedVerdicts, RanksYieldingWhenIdleHaveTheirShareOfTheCpus) {
+  MachineModel m = cluster(3, 1);
+  for (NodeModel& n : m.nodes) n.cpus = 2, n.nic = test_fixtures::rate(0.125, FigureSource::user, "--link-rate *=1gbit");
+  m.nodes[0].load = {1.2, 1.9, 0.1, 0.1, 0.12, 0.88, 1};
+  const double busbw = 0.00735, bytes = 1 << 20;
+  auto judged = judge_rows(m, placement_of(m, 3), Collective::allreduce, "mpi",
+                           {{MeasuredRow{bytes, bytes * 4 / 3 / (busbw * 1e3), busbw}}});
+  ASSERT_TRUE(judged[0].of_expected);
+  EXPECT_NEAR(*judged[0].of_expected, 0.06, 0.001);
+  EXPECT_NEAR(allowance_of(m, judged[0].expected).contention, 1.45, 1e-9);
+  std::string line = verdict_lines("allreduce", "mpi", judged, m).at(0);
+  EXPECT_TRUE(line.ends_with(": far below (no doctor file: its pairs would measure each host's link) (on a busy "
+                             "machine: host1: 1 rank (which had 0.12 CPUs, yielding the CPU while idle) and other "
+                             "processes' 1.9 CPUs on 2 CPUs)"))
+      << line;
+  m.nodes[0].load.ranks_yield = 0;  // spinning or sleeping: its run delay was a wait for a CPU
+  line = verdict_lines("allreduce", "mpi", judged, m).at(0);
+  EXPECT_NE(line.find(": not decided: on a quiet machine at its figures' best this would read 6% to 50% (host1: 1 rank "
+                      "(which had 0.12 CPUs of the 1 it was ready to use)"),
+            std::string::npos)
+      << line;
+}
+
 // More ranks than CPUs on a node (4 on 2): a rank waiting for one without a CPU loses a time slice
 // per message, and no margin holds: every verdict but "good" against a figure the load cannot
 // move is withheld, and the line says why, with or without a recorded load.

@@ -172,7 +172,7 @@ TEST(MachineFile, RefusalsNameTheLine) {
             "line 1: unknown key 'nics' (host ranks cpus gpus, copy copy_in copy_out reduce reduce_slot intra "
             "intra_one self_exchange nic "
             "nic_measured and their .source, .detail and .spread, .bytes, .curve, load.seconds load.others_cpus "
-            "load.loadavg_start load.loadavg_end load.ranks_cpus load.ranks_queued)");
+            "load.loadavg_start load.loadavg_end load.ranks_cpus load.ranks_queued load.ranks_yield)");
   EXPECT_EQ(message("node host=a nic\n"), "line 1: 'nic': expected key=value");
   EXPECT_EQ(message("node host=a nic.detail=\"open\n"), "line 1: nic.detail: unterminated quote");
   NodeModel n;
@@ -199,7 +199,7 @@ TEST(MachineText, SpreadAndLoadRoundTrip) {
   const std::string text = to_text(m);
   EXPECT_NE(text.find(" copy.spread=0.125 "), std::string::npos) << text;
   EXPECT_NE(text.find(" load.seconds=12.5 load.others_cpus=1.25 load.loadavg_start=0.5 load.loadavg_end=2.75 "
-                      "load.ranks_cpus=-1 load.ranks_queued=-1\n"),
+                      "load.ranks_cpus=-1 load.ranks_queued=-1 load.ranks_yield=-1\n"),
             std::string::npos)
       << text;
   const MachineModel back = from_text(text);
@@ -247,9 +247,21 @@ TEST(MachineText, SpreadAndLoadRoundTrip) {
   small.ranks = 1, small.load.ranks_cpus = 0.14, small.load.others_cpus = 1.9, small.load.ranks_queued = 0.002;
   EXPECT_NEAR(contention(small), 1.014, 0.001);
   EXPECT_EQ(describe_load(small), "1 rank and other processes' 1.9 CPUs on 2 CPUs");
+  // Where the ranks yield when idle (Open MPI's mpi_yield_when_idle) their run delay counts their
+  // waits for messages too, as a yielding thread stays ready: a rank left 0.12 CPUs of the 1 it was
+  // ready to use beside others' 1.9 on 2 CPUs has its share of them, (1 + 1.9) / 2 (its run delay
+  // read 8.3, and a slow link's far below "not decided: 5.9% to 48%").
+  small.load.ranks_cpus = 0.12, small.load.ranks_queued = 0.88, small.load.ranks_yield = 1;
+  EXPECT_NEAR(contention(small), 1.45, 1e-9);
+  EXPECT_EQ(describe_load(small),
+            "1 rank (which had 0.12 CPUs, yielding the CPU while idle) and other processes' 1.9 CPUs on 2 CPUs");
+  small.load.others_cpus = 0.5;  // a yielding rank beside idle CPUs: not short of any
+  EXPECT_EQ(contention(small), 1);
+  EXPECT_EQ(describe_load(small), "1 rank and other processes' 0.5 CPUs on 2 CPUs");
   MachineModel one;
   one.nodes = {small};
-  EXPECT_EQ(from_text(to_text(one)).nodes.at(0).load.ranks_queued, 0.002);
+  EXPECT_EQ(from_text(to_text(one)).nodes.at(0).load.ranks_queued, 0.88);
+  EXPECT_EQ(from_text(to_text(one)).nodes.at(0).load.ranks_yield, 1);
   // A user's rate replaces a measured one and its spread.
   NodeModel given = back.nodes[0];
   apply_entry(given, parse_machine_entries("node host=host1 copy=5GB/s\n").at(0), "--machine f");

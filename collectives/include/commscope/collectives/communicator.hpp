@@ -40,6 +40,12 @@ class MpiRuntime {
   bool owns_ = false;
 };
 
+// Whether the MPI library's idle ranks yield the CPU rather than spin (Open MPI's
+// mpi_yield_when_idle, set from its control variable or where the launcher says the ranks
+// outnumber the slots; false in other MPI libraries). A yielding rank stays ready to run while it
+// waits, so the scheduler's run delay of its threads counts its waits for messages too.
+bool mpi_yields_when_idle();
+
 struct CommOptions {
   AlgoOptions algo;
   // Deadline of every point-to-point wait, seconds; <= 0 waits forever. The `mpi` algorithm

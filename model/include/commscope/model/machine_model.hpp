@@ -90,6 +90,11 @@ struct NodeLoad {
   // The seconds per second the ranks were ready to run but waited for a CPU (the scheduler's run
   // delay of their threads, /proc/PID/task/*/schedstat), summed over them; -1 unknown.
   double ranks_queued = -1;
+  // 1 where the MPI library's idle ranks yield the CPU (Open MPI's mpi_yield_when_idle, which it
+  // sets where the ranks outnumber the slots), 0 where they spin or sleep, -1 unknown (files
+  // written before it). A yielding thread stays ready to run while it waits for a message, so its
+  // run delay counts the waits for messages as well as for a CPU.
+  double ranks_yield = -1;
   bool known() const { return seconds > 0; }
 };
 
