@@ -147,7 +147,7 @@ std::string verdict_words(VerdictClass v, std::span<const JudgedRow* const> rang
   // A range's largest share that its calls may hide, where a row of it beat one call alone.
   double hidden = 0;
   for (const JudgedRow* x : range)
-    if (*x->of_expected > kAboveModelOfExpected) hidden = std::max(hidden, allowance_of(model, x->expected).hidden_share);
+    if (*x->of_expected > kAboveModelOfExpected) hidden = std::max(hidden, x->expected.hidden_share());
   if (v == VerdictClass::good && hidden > 0)
     return "good: faster than one call alone, as calls timed back to back overlap (a rooted collective's root "
            "returns before the others receive, which may hide its messages' latency, up to " +
@@ -259,7 +259,7 @@ VerdictClass classify_of_expected(double of) {
 
 Allowance allowance_of(const MachineModel& model, const Expectation& e) {
   Allowance a;
-  if (e.hidden_us > 0 && e.time_us && *e.time_us > 0) a.hidden_share = std::clamp(e.hidden_us / *e.time_us, 0.0, 1.0);
+  a.hidden_share = e.hidden_share();
   if (e.latency_bound() && !e.call_priced) {  // a call's own and the curve's: the rate's figures below
     a.spread = model.latency_spread;
     a.moved = model.latency_moved;

@@ -5,6 +5,7 @@
 // Dependency-free (the standard library only).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -95,6 +96,10 @@ struct Expectation {
   double hidden_us = 0;
   // The latency term is at least half the expected time.
   bool latency_bound() const { return time_us && *time_us > 0 && latency_us >= 0.5 * *time_us; }
+  // hidden_us's share of the expected time, 0 to 1 (0 where it has no time).
+  double hidden_share() const {
+    return hidden_us > 0 && time_us && *time_us > 0 ? std::min(hidden_us / *time_us, 1.0) : 0;
+  }
 };
 
 // Without the model's latency, a size is priced with none where kLatencyFreeFactor x the
