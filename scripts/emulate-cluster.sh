@@ -17,7 +17,8 @@
 # RATE: as tc writes it (100mbit, 10gbit), both directions of every host link (htb, with the
 # link's segments at most 8 KiB: htb passes a whole 64 KiB GSO segment at once while it has
 # tokens, so a 1gbit link moved the 16 KiB calls of a 2 x 2 tree allreduce at 0.179 GB/s busbw,
-# over its 0.125); --host-link host2=100mbit overrides one host. --delay MS / --loss PCT: netem on each host's
+# over its 0.125; the burst is 250 us of the link); --host-link host2=100mbit overrides one host. Every
+# link carries jumbo frames (MTU 9000), as cluster networks do. --delay MS / --loss PCT: netem on each host's
 # egress (one way host to host = MS); they need sch_netem in the kernel: without it `up` fails
 # with exit 77 when they are asked for and says so in one line otherwise. --slots: the hostfile's
 # slots per host (default 2). mpirun runs in host1 with the hostfile, this cluster's agent as
@@ -157,21 +158,38 @@ netem_ok() {  # sch_netem is not in every kernel (no module, or not built): prob
   tc -n "$sw" qdisc add dev lo root netem delay 0ms 2>/dev/null && tc -n "$sw" qdisc del dev lo root
 }
 
-# Shape DEV in namespace NS: htb for the rate (it sizes its own burst), netem under it for
-# delay/loss. Rate only: both link ends; netem only on the host end (host egress). A shaped
-# device sends segments of at most 8 KiB (gso_max_size): htb lets a packet through while it has
-# tokens and pays the debt after, so a 64 KiB GSO segment crossed at the veth's speed (2 hosts x
-# 2 ranks at 1gbit, the quick suite's rows from 8 KiB: 48-56 of 280 above the model, 9-10 far
-# below, mean |log of_expected| 0.29-0.32 in three runs; segments of 8 KiB: 23-30 above, 1 far
-# below, 0.21 in two; of the MTU, 1500 B: 12 above but 100 below, 0.32, each packet's cost on
-# two cores).
+# Shape DEV in namespace NS: htb for the rate, netem under it for delay/loss. Rate only: both
+# link ends; netem only on the host end (host egress). A shaped device sends segments of at most
+# 8 KiB (gso_max_size): htb lets a packet through while it has tokens and pays the debt after, so
+# a 64 KiB GSO segment crossed at the veth's speed (2 hosts x 2 ranks at 1gbit, the quick suite's
+# rows from 8 KiB: 48-56 of 280 above the model, 9-10 far below, mean |log of_expected| 0.29-0.32
+# in three runs; segments of 8 KiB: 23-30 above, 1 far below, 0.21 in two; of the MTU, 1500 B: 12
+# above but 100 below, 0.32, each packet's cost on two cores).
+# The burst is 250 us of the link (at least two jumbo frames; 31 KB at 1gbit), not tc's default
+# of one packet: htb sends again only when the kernel's timer wakes it, and tokens beyond the
+# burst are lost, so a wake-up later than the burst lasts holds the link below its rate. On a
+# 2-core VM whose timers fire 29-31 us late (median; 61-67 us at the 99th percentile), at 1gbit
+# with tc's burst and MTU 1500: the bench's osu_bw 100-107 MB/s, osu_bibw 197-199, the 16 MiB
+# allreduces of cluster.bench.verdict_good at 0.50-0.67 of the link's model; with jumbo frames
+# and this burst: 122 MB/s, 241-243, 0.84-0.92 (a TCP stream with jumbo frames: 82 MB/s with
+# tc's burst, 114 with 16 KiB, 120 with 64 KiB). What a burst costs: a message that fits it
+# crosses an idle link at the veth's speed (docs/suite.md, "Shaping").
+burst_of() {  # htb burst in bytes for a tc rate (RATE as rate_re allows)
+  awk -v r="$1" 'BEGIN {
+    match(r, /^[0-9]+(\.[0-9]+)?/); n = substr(r, 1, RLENGTH) + 0; u = tolower(substr(r, RLENGTH + 1)); m = 1
+    if (u ~ /^k/) m = 1e3; else if (u ~ /^m/) m = 1e6; else if (u ~ /^g/) m = 1e9; else if (u ~ /^t/) m = 1e12
+    if (u ~ /^.i/) m = m == 1e3 ? 1024 : m == 1e6 ? 1048576 : m == 1e9 ? 1073741824 : 1099511627776
+    bytes = n * m / (u ~ /bit$/ ? 8 : 1); b = int(bytes * 250e-6)
+    print (b > 18000 ? b : 18000) }'
+}
 shape() {
-  local ns=$1 dev=$2 rate=$3 em=$4 parent=root
+  local ns=$1 dev=$2 rate=$3 em=$4 parent=root burst
   if [ -n "$rate" ]; then
+    burst=$(burst_of "$rate")
     ip -n "$ns" link set dev "$dev" gso_max_size 8192 2>/dev/null ||
       echo "$me: note: cannot limit $dev's segments to 8 KiB (gso_max_size): messages up to 64 KiB may cross the shaped link faster than its rate" >&2
     tc -n "$ns" qdisc add dev "$dev" root handle 1: htb default 1
-    tc -n "$ns" class add dev "$dev" parent 1: classid 1:1 htb rate "$rate" quantum 60000  # one class: its quantum only silences a warning
+    tc -n "$ns" class add dev "$dev" parent 1: classid 1:1 htb rate "$rate" burst "$burst" cburst "$burst" quantum 60000  # one class: its quantum only silences a warning
     parent="parent 1:1"
   fi
   [ -z "$em" ] || tc -n "$ns" qdisc add dev "$dev" $parent handle 10: netem $em
@@ -210,7 +228,10 @@ do_up() {
     unshare --uts="$run/uts/$h" hostname "$h"
     # The pair is made in the switch with its host end moved straight into the host: neither
     # end ever exists in the root namespace.
-    ip -n "$sw" link add "v$h" type veth peer name eth0 netns "$ns"
+    # Jumbo frames on every link, shaped or not (a bridge drops a frame larger than the port's
+    # MTU): a sixth of the packets, whose cost on a small machine's cores held a 1gbit link below
+    # its rate (above).
+    ip -n "$sw" link add "v$h" mtu 9000 type veth peer name eth0 mtu 9000 netns "$ns"
     ip -n "$sw" link set "v$h" master br0 up
     ip -n "$ns" addr add "$net.$i/24" dev eth0
     ip -n "$ns" link set eth0 up

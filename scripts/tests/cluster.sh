@@ -104,11 +104,18 @@ case "$cmd" in
     fast=$(times "$prefix") || exit 1
     shaped=$(times "$slow") || exit 1
     fail=0
-    # Both ends of a shaped link send segments of at most 8 KiB: htb passes a whole GSO segment
-    # (64 KiB by default) at the veth's speed while it has tokens.
+    # Both ends of a shaped link send segments of at most 8 KiB (htb passes a whole GSO segment,
+    # 64 KiB by default, at the veth's speed while it has tokens) in jumbo frames, with a burst of
+    # 250 us of the link and at least two frames, 18000 B at 100mbit (tc's default, one packet,
+    # held a 1gbit link at 62% of its rate where the kernel woke htb late): emulate-cluster.sh's
+    # shape().
     while read -r ns dev; do
-      gso=$(ip -n "$ns" -d link show dev "$dev" | sed -n 's/.* gso_max_size \([0-9]*\).*/\1/p')
+      link=$(ip -n "$ns" -d link show dev "$dev")
+      gso=$(sed -n 's/.* gso_max_size \([0-9]*\).*/\1/p' <<<"$link") mtu=$(sed -n 's/.* mtu \([0-9]*\).*/\1/p' <<<"$link")
+      burst=$(tc -n "$ns" class show dev "$dev" | sed -n 's/.* burst \([0-9]*\)b.*/\1/p')
       [ "$gso" = 8192 ] || { echo "cluster.sh: FAIL: $ns $dev: gso_max_size ${gso:-unknown}, not 8192"; fail=1; }
+      [ "$mtu" = 9000 ] || { echo "cluster.sh: FAIL: $ns $dev: mtu ${mtu:-unknown}, not 9000"; fail=1; }
+      [ "${burst:-0}" -ge 18000 ] || { echo "cluster.sh: FAIL: $ns $dev: htb burst ${burst:-unknown} B, not two jumbo frames (18000 B) at 100mbit"; fail=1; }
     done <<<"$slow-host2 eth0
 $slow-switch vhost2"
     for algo in ring mpi; do
