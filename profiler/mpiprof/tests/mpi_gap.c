@@ -9,7 +9,11 @@
  *           (started just before each call, stopped after): the transfer is slower than alone,
  *           the contention of the rank's own compute.
  * GAP_COMPUTE_MS sets the compute a step (5 ms); GAP_INIT_MS, compute on every rank before the
- * first allreduce (0 ms), as a program's start-up that runs once.
+ * first allreduce (0 ms), as a program's start-up that runs once. GAP_ARRIVALS=PATH: each rank
+ * writes PATH.RANK, the time it reached each allreduce (CLOCK_MONOTONIC ns, a line a call, the
+ * one before the steps first): what the ranks did, timed without the profiler, for the test to
+ * hold the report against (a machine that stops rank 1 for 24 ms in a step makes it 44 ms late
+ * there, and a right report says so).
  *
  *   test_mpiprof_gap MODE [ITERS [BYTES]] */
 #include <mpi.h>
@@ -64,16 +68,30 @@ int main(int argc, char** argv) {
   float* b = malloc(sizeof(float) * (size_t)n);
   for (int i = 0; i < n; ++i) a[i] = (float)rank;
   if (getenv("GAP_INIT_MS")) busy(atof(getenv("GAP_INIT_MS")));
+  double* arrived = calloc((size_t)(iters > 0 ? iters : 0) + 1, sizeof(double));
   /* Connections are made at the first call: one before the steps, as a benchmark's warm-up. */
+  arrived[0] = now();
   MPI_Allreduce(a, b, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
   for (int it = 0; it < iters; ++it) {
     MPI_Pcontrol(1);
-    busy(compute_ms);
-    if (late && rank == 1) busy(late_ms);
+    /* One deadline: a stop in the first part of a split compute would add to the second. */
+    busy(compute_ms + (late && rank == 1 ? late_ms : 0));
     streaming = streams;
+    arrived[it + 1] = now();
     MPI_Allreduce(a, b, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     streaming = 0;
   }
+  const char* arrivals = getenv("GAP_ARRIVALS");
+  int wrote = 1;
+  if (arrivals && *arrivals) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s.%d", arrivals, rank);
+    FILE* out = fopen(path, "w");
+    for (int it = 0; out && it <= iters; ++it) fprintf(out, "%.0f\n", arrived[it] * 1e9);
+    wrote = out && fclose(out) == 0;
+    if (!wrote) fprintf(stderr, "test_mpiprof_gap: cannot write %s\n", path);
+  }
+  free(arrived);
   if (streams) {
     quit = 1;
     pthread_join(streamer, NULL);
@@ -86,5 +104,5 @@ int main(int argc, char** argv) {
   free(a);
   free(b);
   MPI_Finalize();
-  return ok ? 0 : 1;
+  return ok && wrote ? 0 : 1;
 }
