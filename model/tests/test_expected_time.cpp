@@ -589,7 +589,8 @@ TEST(ExpectedTime, ShmReductionsAtTheRateOfSlotsOtherRanksWrote) {
 // others' blocks, until the outputs are streamed (from a block of 32 MiB), when its own goes
 // through the slot too. A two-shot allreduce writes every line of its slot, the p - 1 other
 // slices copied and its own reduced into it, and copies out the p - 1 other reduced slices (its
-// own stays in its caches). And the split is the terms' bytes, for every collective.
+// own stays in its caches). A gather's root fills no slot. And the split is the terms' bytes, for
+// every collective.
 TEST(ShmCostTerms, OwnBlockFromTheInputUntilStreamed) {
   const ShmCostSettings s = shm_default_cost_settings(4);
   const double mib = 1048576;
@@ -602,6 +603,18 @@ TEST(ShmCostTerms, OwnBlockFromTheInputUntilStreamed) {
   ASSERT_TRUE(ar);
   EXPECT_EQ(ar->in, 1);
   EXPECT_EQ(ar->out, 0.75);
+  // An allgather's rank copies its block into its slot for its peers and to its output; a
+  // gather's root only to its output (no peer reads its slot), and the others' out of theirs.
+  const auto ag = shm_slot_copies(Collective::allgather, 4, mib, s);
+  ASSERT_TRUE(ag);
+  EXPECT_EQ(ag->in, 0.25);
+  EXPECT_EQ(ag->out, 1);
+  const auto g = shm_slot_copies(Collective::gather, 4, mib, s);
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g->in, 0);
+  EXPECT_EQ(g->out, 1);
+  EXPECT_EQ(shm_cost_terms(Collective::allgather, 4, mib, s)->beta_factor, 1.25);
+  EXPECT_EQ(shm_cost_terms(Collective::gather, 4, mib, s)->beta_factor, 1);
   for (const Collective c : kAllCollectives)
     for (int p = 2; p <= 9; ++p)
       for (const double n : {4096.0, mib, 64 * mib, 512 * mib}) {

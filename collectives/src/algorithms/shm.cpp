@@ -19,6 +19,7 @@
 //                  its input                           k a + (p-1)/p nB + (p-1)/p nG
 //                  (its block streamed: all p blocks through the slot, nB)
 //   allgather, gather: copy in, copy out the own block and the p-1 others'   k a + (p+1)/p nB
+//                  (gather: the root copies in nothing, as no peer reads its slot   k a + nB)
 //   broadcast: the root copies its array into its output, then in; the others copy out
 //                                                                      k a + 2nB
 //   scatter: the root copies in (its own block out), the others copy out   k a + nB
@@ -305,7 +306,7 @@ void gather(Steps& s, const CollArgs& a, const ShmOptions& o, int root) {
       ceil_div(a.count, chunk),
       [&](std::size_t i) {
         const std::size_t off = i * chunk, len = std::min(chunk, a.count - off);
-        s.t.copy(s.mine(), in.at(off), in.bytes(len));
+        if (root < 0 || s.me != root) s.t.copy(s.mine(), in.at(off), in.bytes(len));  // no peer reads the root's slot
         if (own_out) s.copy_out(out.at(s.me * a.count + off), in.at(off), in.bytes(len));
       },
       [&](std::size_t i) {

@@ -405,8 +405,8 @@ constexpr bool shm_has_direct(Collective c) {
 // with k steps of at most a chunk: allreduce and reduce one-shot k a + nB + (p-1) nG, two-shot
 // 2k a + (2p-1)/p nB + (p-1)/p nG; reducescatter k a + (p-1)/p nB +
 // (p-1)/p nG (its block streamed: nB); alltoall
-// k a + (2p-1)/p nB; sendrecv k a + 2nB; allgather and gather k a + (p+1)/p nB (the own block
-// out too); broadcast k a + 2nB (the root's array into its output first); scatter k a + nB. Direct: allreduce
+// k a + (2p-1)/p nB; sendrecv k a + 2nB; allgather k a + (p+1)/p nB (the own block out too),
+// gather k a + nB (the root fills no slot, which no peer would read); broadcast k a + 2nB (the root's array into its output first); scatter k a + nB. Direct: allreduce
 // 2a + 2f nB + f nG, the others a + f nB (broadcast nB; reducescatter + f nG), f = (p-1)/p.
 // nullopt for alltoallv, zero terms on one rank.
 inline std::optional<CostTerms> shm_cost_terms(Collective c, int p, double n, const ShmCostSettings& s) {
@@ -437,8 +437,9 @@ inline std::optional<CostTerms> shm_cost_terms(Collective c, int p, double n, co
     case Collective::broadcast:
       return CostTerms{k, 2, 0};
     case Collective::allgather:
-    case Collective::gather:
       return CostTerms{k, (q + 1) / q, 0};
+    case Collective::gather:  // the root fills no slot
+      return CostTerms{k, 1, 0};
     default:
       return CostTerms{k, 1, 0};
   }
@@ -454,7 +455,8 @@ inline std::optional<CostTerms> shm_cost_terms(Collective c, int p, double n, co
 //     root's, for reduce; the own slice's copy out stays in the rank's caches)
 //   reducescatter: in (p-1)/p n (the own block is reduced from the input into the output, until
 //     the outputs are streamed: then n)     alltoall: in (p-1)/p n, out (p-1)/p n, local n/p
-//   sendrecv: in n, out n                   allgather, gather: in n/p, out n (the own block too)
+//   sendrecv: in n, out n                   allgather: in n/p, out n (the own block too)
+//   gather (the root): out n (its own block and the others'; it fills no slot)
 //   broadcast (the root): local n, in n     scatter (the root): in (p-1)/p n, local n/p
 // nullopt for alltoallv, zeros on one rank.
 struct ShmCopies {
@@ -475,8 +477,9 @@ inline std::optional<ShmCopies> shm_slot_copies(Collective c, int p, double n, c
     case Collective::sendrecv:
       return ShmCopies{1, 1, 0};
     case Collective::allgather:
-    case Collective::gather:
       return ShmCopies{1 / q, 1, 0};
+    case Collective::gather:
+      return ShmCopies{0, 1, 0};
     case Collective::broadcast:
       return ShmCopies{1, 0, 1};
     default:  // scatter
