@@ -19,7 +19,10 @@
 # good times 6 calls a size at 16 MiB, bandwidth-bound over 1 Gbit (134 ms a message against a
 # latency of 0.1 ms): one call varies by +-10% on 2 shared cores, and the mean of 2 once read 0.64
 # of the model where 4 read 0.75-0.86. 16 MiB read 0.84-0.89 for ring and rhd in 3 quiet runs (64
-# MiB: 0.75-0.86), in 21.5 s a test where 64 MiB took 50-54 s.
+# MiB: 0.75-0.86), in 21.5 s a test where 64 MiB took 50-54 s. rhd's exchanges across the link as
+# one 4 MiB message each way read 0.69-0.89 (Open MPI's TCP transport queues a rendezvous reply
+# behind its data: docs/verdicts.md); as 1 MiB messages (the MPI transport's to another host)
+# 0.78-0.92 in 5 runs, the ring 0.82-0.88.
 # Without the bench's checked call (-c 0: the correctness tests check every algorithm; here it
 # was a quarter of the calls). Prints each algorithm's busbw and of_expected at the largest size
 # and its Verdict line.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -15,9 +16,19 @@
 namespace commscope {
 namespace {
 
-// MPI counts are int: larger transfers are split into messages of at most this many bytes.
-// Both ends split identically, and MPI matches them in order.
+// A transfer goes as messages of at most these many bytes, all posted at once; both ends split
+// identically (they agree on sizes and on the hosts) and MPI matches them in order. MPI counts are
+// int: at most kMaxMessage. To a peer on another host at most kSegment: Open MPI's TCP transport
+// keeps one connection a pair and queues its rendezvous reply to the peer behind the data it has
+// queued for that peer, so a pair exchanging one large message each way moves one direction at a
+// time for stretches. On 2 emulated hosts x 2 ranks at 1gbit, the exchanges of rhd's 16 MiB
+// allreduce alone (no reductions) took 175-187 ms a call as one 4 MiB message a step across the
+// link, 144-156 as 1 MiB messages (256 KiB: 145-155; the link allows 134), and the bench's rhd
+// read 0.69-0.89 of its expectation before, 0.78-0.92 after (docs/verdicts.md). Within a host
+// whole: shared memory's single copy of a 16 MiB message as 1 MiB messages took 1.08-1.15x as
+// long (2 ranks, 64 MiB allreduces).
 constexpr std::size_t kMaxMessage = std::size_t{1} << 30;
+constexpr std::size_t kSegment = std::size_t{1} << 20;
 
 std::int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -135,8 +146,10 @@ MpiTransport::~MpiTransport() {
 
 void MpiTransport::post(bool is_send, void* buf, std::size_t bytes, int peer) {
   auto* p = static_cast<std::byte*>(buf);
-  for (std::size_t off = 0; off < bytes; off += kMaxMessage) {
-    const int n = static_cast<int>(std::min(kMaxMessage, bytes - off));
+  const std::size_t post = pending_.empty() ? 0 : pending_.back().post + 1;
+  const std::size_t segment = host_of(peer) == host_of(rank_) ? kMaxMessage : kSegment;
+  for (std::size_t off = 0; off < bytes; off += segment) {
+    const int n = static_cast<int>(std::min(segment, bytes - off));
     MPI_Request req;
     if (is_send) {
       COMMSCOPE_MPI_CHECK(MPI_Isend(p + off, n, MPI_BYTE, peer, 0, comm_, &req));
@@ -144,7 +157,7 @@ void MpiTransport::post(bool is_send, void* buf, std::size_t bytes, int peer) {
       COMMSCOPE_MPI_CHECK(MPI_Irecv(p + off, n, MPI_BYTE, peer, 0, comm_, &req));
     }
     requests_.push_back(req);
-    pending_.push_back({peer, is_send, bytes});
+    pending_.push_back({peer, is_send, bytes, post});
   }
 }
 
@@ -178,10 +191,12 @@ void MpiTransport::wait() {
       std::ostringstream os;
       os << "timeout after " << timeout_s_ << " s on rank " << rank_ << " in " << context().describe()
          << ": still waiting on";
-      for (std::size_t i = 0; i < requests_.size(); ++i) {
+      for (std::size_t i = 0, named = SIZE_MAX; i < requests_.size(); ++i) {
         if (requests_[i] == MPI_REQUEST_NULL) continue;
-        os << (pending_[i].is_send ? " send to " : " recv from ") << pending_[i].peer << " on "
-           << host_of(pending_[i].peer) << " (" << pending_[i].bytes << " B)";
+        if (pending_[i].post != named)  // a transfer once, however many of its messages are pending
+          os << (pending_[i].is_send ? " send to " : " recv from ") << pending_[i].peer << " on "
+             << host_of(pending_[i].peer) << " (" << pending_[i].bytes << " B)";
+        named = pending_[i].post;
         // Abandon the request so that it cannot match a later message of this communicator.
         if (!pending_[i].is_send) MPI_Cancel(&requests_[i]);
         MPI_Request_free(&requests_[i]);

@@ -62,7 +62,8 @@ class MpiTransport final : public Transport {
   struct Pending {
     int peer;
     bool is_send;
-    std::size_t bytes;
+    std::size_t bytes;  // the whole transfer's, of which this request is a message
+    std::size_t post;   // the transfer's number since the last wait
   };
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
