@@ -15,6 +15,7 @@
 #include "commscope/collectives/collectives.hpp"
 #include "commscope/collectives/error.hpp"
 #include "commscope/collectives/mpi_transport.hpp"
+#include "mpi_gtest_main.hpp"
 
 using namespace commscope;
 
@@ -104,16 +105,4 @@ TEST(Segments, ATimeoutNamesATransferOnce) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-int main(int argc, char** argv) {
-  MpiRuntime mpi(argc, argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0)
-    delete ::testing::UnitTest::GetInstance()->listeners().Release(
-        ::testing::UnitTest::GetInstance()->listeners().default_result_printer());
-  const int local = RUN_ALL_TESTS();
-  int global = 0;
-  MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return global;
-}
+int main(int argc, char** argv) { return commscope::testing::run_tests_on_every_rank(argc, argv); }
