@@ -75,6 +75,7 @@ MpiTransport::MpiTransport(MPI_Comm comm, double timeout_s) : timeout_s_(timeout
   hosts_.resize(static_cast<std::size_t>(size_) * kHostChars);
   COMMSCOPE_MPI_CHECK(MPI_Allgather(mine, static_cast<int>(kHostChars), MPI_CHAR, hosts_.data(),
                                     static_cast<int>(kHostChars), MPI_CHAR, comm_));
+  for (int i = 0; i < size_; ++i) segment_.push_back(host_of(i) == host_of(rank_) ? kMaxMessage : kSegment);
   // World ranks, so that silent_peers speaks of one numbering whatever the communicator.
   MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
   COMMSCOPE_MPI_CHECK(MPI_Comm_group(comm_, &group));
@@ -147,7 +148,7 @@ MpiTransport::~MpiTransport() {
 void MpiTransport::post(bool is_send, void* buf, std::size_t bytes, int peer) {
   auto* p = static_cast<std::byte*>(buf);
   const std::size_t post = pending_.empty() ? 0 : pending_.back().post + 1;
-  const std::size_t segment = host_of(peer) == host_of(rank_) ? kMaxMessage : kSegment;
+  const std::size_t segment = segment_[static_cast<std::size_t>(peer)];
   for (std::size_t off = 0; off < bytes; off += segment) {
     const int n = static_cast<int>(std::min(segment, bytes - off));
     MPI_Request req;

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -20,8 +19,8 @@
 using namespace commscope;
 
 namespace {
-bool hosts_apart = false;                 // MPI_Get_processor_name says "hostR" for rank R
-std::vector<int> sent;                    // the sizes of the messages MPI_Isend was given
+bool hosts_apart = false;  // MPI_Get_processor_name says "hostR" for rank R
+std::vector<int> sent;     // the sizes of the messages MPI_Isend was given
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 }  // namespace
 
@@ -51,13 +50,14 @@ std::vector<int> exchange(bool apart, std::size_t bytes) {
   MpiTransport t(MPI_COMM_WORLD, 60);
   hosts_apart = false;
   const int peer = 1 - t.rank();
+  // Byte i of rank r's array: every offset and both senders tell apart.
+  const auto byte_of = [](std::size_t i, int r) { return static_cast<unsigned char>((i * 7 + std::size_t(r)) % 251); };
   std::vector<unsigned char> out(bytes), in(bytes, 0);
-  for (std::size_t i = 0; i < bytes; ++i) out[i] = static_cast<unsigned char>((i * 7 + static_cast<std::size_t>(t.rank())) % 251);
+  for (std::size_t i = 0; i < bytes; ++i) out[i] = byte_of(i, t.rank());
   sent.clear();
   t.sendrecv(out.data(), bytes, peer, in.data(), bytes, peer);
   std::size_t wrong = 0;
-  for (std::size_t i = 0; i < bytes; ++i)
-    wrong += in[i] != static_cast<unsigned char>((i * 7 + static_cast<std::size_t>(peer)) % 251);
+  for (std::size_t i = 0; i < bytes; ++i) wrong += in[i] != byte_of(i, peer);
   EXPECT_EQ(wrong, 0u) << "bytes received wrong of " << bytes;
   return sent;
 }
@@ -97,12 +97,14 @@ TEST(Segments, ATimeoutNamesATransferOnce) {
   } catch (const TimeoutError& e) {
     m = e.what();
   }
-  const std::string once = "recv from " + std::to_string(1 - t.rank()) + " on host" + std::to_string(1 - t.rank()) +
-                           " (3145728 B)";
+  const std::string once =
+      "recv from " + std::to_string(1 - t.rank()) + " on host" + std::to_string(1 - t.rank()) + " (3145728 B)";
   const std::size_t at = m.find(once);
   EXPECT_NE(at, std::string::npos) << m;
   EXPECT_EQ(m.find(once, at + 1), std::string::npos) << m;
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-int main(int argc, char** argv) { return commscope::testing::run_tests_on_every_rank(argc, argv); }
+int main(int argc, char** argv) {
+  return commscope::testing::run_tests_on_every_rank(argc, argv);
+}

@@ -77,8 +77,9 @@ class MpiTransport final : public Transport {
     std::size_t bytes = 0;
   };
   std::array<Scratch, kScratchSlots> scratch_;
-  std::vector<char> hosts_;      // size_ names of kHostChars bytes, NUL-padded
-  std::vector<int> world_rank_;  // of every rank of this communicator
+  std::vector<char> hosts_;           // size_ names of kHostChars bytes, NUL-padded
+  std::vector<int> world_rank_;       // of every rank of this communicator
+  std::vector<std::size_t> segment_;  // per rank: the largest message to it (mpi_transport.cpp)
   // When each peer's last receive completed (steady clock ns; 0: never), read by silent_peers.
   std::unique_ptr<std::atomic<std::int64_t>[]> heard_ns_;
 };
