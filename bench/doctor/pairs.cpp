@@ -1,6 +1,7 @@
 // commscope-doctor, phase 1: point-to-point latency (ping-pong, half the round trip) and bandwidth,
 // both directions, between every pair of ranks, in rounds of a round-robin tournament so that each
-// rank is in one pair at a time (p-1 rounds for even p, p for odd: one rank sits out each round).
+// rank is in one pair at a time (p-1 rounds for even p, p for odd: one rank sits out each round),
+// a round's streams in waves so that no node's link carries two at once.
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -102,21 +103,29 @@ void run_pairs_on(Communicator& world, Transport& t, const PairBuffers& buf, con
   }
   world.barrier();
   // Each pass deals the ranks to the tournament's seats anew, so that the pairs sharing a round
-  // (and a host's network link, when hosts hold several ranks) differ from pass to pass: this
-  // rank's peer in each step (-1: it sits out).
+  // differ from pass to pass: the rank at each seat, per pass.
   const int steps = o.passes * rounds;
-  std::vector<int> peer_of(static_cast<std::size_t>(steps));
-  std::vector<int> seat(static_cast<std::size_t>(p)), at_seat(seat.size());
-  for (int step = 0; step < steps; ++step) {
-    const int pass = step / rounds, r = step % rounds;
-    if (r == 0) {
-      std::iota(at_seat.begin(), at_seat.end(), 0);
-      if (pass > 0) std::shuffle(at_seat.begin(), at_seat.end(), std::mt19937(static_cast<unsigned>(pass)));
-      for (int i = 0; i < p; ++i) seat[static_cast<std::size_t>(at_seat[static_cast<std::size_t>(i)])] = i;
-    }
-    const int other = partner(seat[static_cast<std::size_t>(rank)], r, p);
-    peer_of[static_cast<std::size_t>(step)] = other < 0 ? -1 : at_seat[static_cast<std::size_t>(other)];
+  std::vector<std::vector<int>> at_seat(static_cast<std::size_t>(o.passes),
+                                        std::vector<int>(static_cast<std::size_t>(p)));
+  for (int pass = 0; pass < o.passes; ++pass) {
+    std::vector<int>& s = at_seat[static_cast<std::size_t>(pass)];
+    std::iota(s.begin(), s.end(), 0);
+    if (pass > 0) std::shuffle(s.begin(), s.end(), std::mt19937(static_cast<unsigned>(pass)));
   }
+  // Every rank's peer in a step (-1: it sits out).
+  const auto peers_at = [&](int step) {
+    const std::vector<int>& s = at_seat[static_cast<std::size_t>(step / rounds)];
+    std::vector<int> peer(static_cast<std::size_t>(p), -1);
+    for (int i = 0; i < p; ++i) {
+      const int other = partner(i, step % rounds, p);
+      if (other >= 0)
+        peer[static_cast<std::size_t>(s[static_cast<std::size_t>(i)])] = s[static_cast<std::size_t>(other)];
+    }
+    return peer;
+  };
+  std::vector<int> peer_of(static_cast<std::size_t>(steps));  // this rank's
+  for (int step = 0; step < steps; ++step)
+    peer_of[static_cast<std::size_t>(step)] = peers_at(step)[static_cast<std::size_t>(rank)];
   const auto with_peer = [&](int peer, auto measure) {
     if (peer < 0) return kNaN;
     try {
@@ -145,8 +154,16 @@ void run_pairs_on(Communicator& world, Transport& t, const PairBuffers& buf, con
       }
       idle_barrier(world.mpi_comm(), o.timeout_s, "pairs, pass " + std::to_string(pass) + ", after its latencies");
     }
+    // The round's streams in waves, each after the streams before it have ended (the previous
+    // round's too), so that each stream between nodes has both nodes' links to itself (stream_waves).
     const int peer = peer_of[static_cast<std::size_t>(step)];
-    const double send_GBps = with_peer(peer, measure_bandwidth);
+    const std::vector<int> wave = stream_waves(peers_at(step), layout.node);
+    const int waves = 1 + *std::max_element(wave.begin(), wave.end());
+    double send_GBps = kNaN;
+    for (int w = 0; w < waves; ++w) {
+      if (w > 0 || r > 0) idle_barrier(world.mpi_comm(), o.timeout_s, round_name(step) + ", wave " + std::to_string(w));
+      if (w == wave[static_cast<std::size_t>(rank)]) send_GBps = with_peer(peer, measure_bandwidth);
+    }
     std::array<double, 3> send{static_cast<double>(peer), latency_of[static_cast<std::size_t>(step)], send_GBps};
     std::vector<double> all(rank == 0 ? 3 * static_cast<std::size_t>(p) : 0);
     MPI_Gather(send.data(), 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, 0, world.mpi_comm());
@@ -156,14 +173,15 @@ void run_pairs_on(Communicator& world, Transport& t, const PairBuffers& buf, con
       const int d = static_cast<int>(all[3 * s]);
       if (d < 0) continue;
       PairRow row;
-      row.src = s, row.dst = d, row.pass = pass, row.round = r;
+      row.src = s, row.dst = d, row.pass = pass, row.round = r, row.wave = wave[static_cast<std::size_t>(s)];
       h5::set_fixed(row.src_host, layout.hosts[s]);
       h5::set_fixed(row.dst_host, layout.hosts[d]);
       row.latency_us = all[3 * std::min(s, d) + 1];
       row.bandwidth_GBps = all[3 * s + 2];
       rows.push_back(row);
-      std::printf("  pass %d round %3d  %4d -> %-4d %-16s -> %-16s %10.2f us %10.3f GB/s\n", pass, r, s, d,
-                  layout.hosts[s].c_str(), layout.hosts[d].c_str(), row.latency_us, row.bandwidth_GBps);
+      std::printf("  pass %d round %3d wave %2lld  %4d -> %-4d %-16s -> %-16s %10.2f us %10.3f GB/s\n", pass, r,
+                  static_cast<long long>(row.wave), s, d, layout.hosts[s].c_str(), layout.hosts[d].c_str(),
+                  row.latency_us, row.bandwidth_GBps);
     }
     file->add(rows);
     std::fflush(stdout);

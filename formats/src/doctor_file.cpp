@@ -14,6 +14,7 @@ Columns<PairRow> make_pair_columns() {
   Columns<PairRow> c;
   c.add("src", &PairRow::src).add("dst", &PairRow::dst);
   c.add("pass", &PairRow::pass, "", kOptional).add("round", &PairRow::round, "", kOptional);
+  c.add("wave", &PairRow::wave, "", kOptional);
   c.add("src_host", &PairRow::src_host).add("dst_host", &PairRow::dst_host);
   c.add("latency_us", &PairRow::latency_us, "us").add("bandwidth_GBps", &PairRow::bandwidth_GBps, "GB/s");
   return c;

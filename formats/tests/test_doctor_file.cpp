@@ -1,6 +1,6 @@
 // The doctor's file format: a file written with its writer reads back with its reader, every
 // column the same; a file with the name before the one form and without the columns added
-// later (pass, round, node) still reads; each column's unit agrees with its name.
+// later (pass, round, wave, node) still reads; each column's unit agrees with its name.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,7 +18,7 @@ namespace {
 
 fd::PairRow pair(std::int64_t src, std::int64_t dst) {
   fd::PairRow r;
-  r.src = src, r.dst = dst, r.pass = 2, r.round = 3;
+  r.src = src, r.dst = dst, r.pass = 2, r.round = 3, r.wave = 1;
   h5::set_fixed(r.src_host, "host-" + std::to_string(src));
   h5::set_fixed(r.dst_host, std::string(64, 'x'));  // all 64 bytes, no NUL
   r.latency_us = 1.25 + static_cast<double>(src);
@@ -60,6 +60,7 @@ void expect_same(const fd::PairRow& g, const fd::PairRow& w, bool later_columns 
   if (later_columns) {
     EXPECT_EQ(g.pass, w.pass);
     EXPECT_EQ(g.round, w.round);
+    EXPECT_EQ(g.wave, w.wave);
   }
   EXPECT_EQ(h5::get_fixed(g.src_host), h5::get_fixed(w.src_host));
   EXPECT_EQ(h5::get_fixed(g.dst_host), h5::get_fixed(w.dst_host));
@@ -201,6 +202,7 @@ TEST(DoctorFile, AnOldFileStillReads) {
   expect_same(d.pairs[0], pair(0, 1), false);
   EXPECT_EQ(d.pairs[0].pass, 0);
   EXPECT_EQ(d.pairs[0].round, 0);
+  EXPECT_EQ(d.pairs[0].wave, 0);
   ASSERT_EQ(d.ranks.size(), 1u);
   EXPECT_EQ(d.ranks[0].rank, 1);
   EXPECT_EQ(d.ranks[0].node, 0);

@@ -20,6 +20,7 @@ namespace commscope::formats::doctor {
 
 struct PairRow {  // one direction of one pair in one pass
   std::int64_t src = 0, dst = 0, pass = 0, round = 0;
+  std::int64_t wave = 0;  // the round's wave its stream ran in: no node's link carries two streams of one wave
   char src_host[64]{}, dst_host[64]{};
   double latency_us = std::numeric_limits<double>::quiet_NaN();      // half a round trip, the same in both rows
   double bandwidth_GBps = std::numeric_limits<double>::quiet_NaN();  // src -> dst, 1e9 bytes/s
