@@ -11,8 +11,9 @@ add_executable(commscope-doctor ${CMAKE_CURRENT_LIST_DIR}/doctor/main.cpp ${CMAK
 target_link_libraries(commscope-doctor PRIVATE commscope_bench_env commscope::collectives commscope::common commscope::h5
                                                commscope::formats commscope_openblas CLI11::CLI11 commscope_build_flags)
 # --device cuda: the GPU phase (doctor/gpus.cpp) and its probes (doctor/gpu_probes.cpp: cuBLAS,
-# opened at its first call by machine's commscope_cublas, and the CUDA runtime; the peaks from model, the host links from machine's nvidia-smi and sysfs
-# readers, the CUDA checks from the device collectives).
+# opened at its first call by machine's commscope_cublas, and the CUDA runtime; the peaks from
+# model, the host links from machine's nvidia-smi and sysfs readers, the CUDA checks from the
+# device collectives).
 if(COMMSCOPE_WITH_CUDA)
   target_sources(commscope-doctor PRIVATE ${CMAKE_CURRENT_LIST_DIR}/doctor/gpus.cpp
                                           ${CMAKE_CURRENT_LIST_DIR}/doctor/gpu_probes.cpp)
