@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "commscope/model/format.hpp"
@@ -13,7 +14,7 @@ std::string gbps(double v) {
   return format_number(v, 3) + " GB/s";
 }
 std::string percent(double fraction) {
-  return format_number(100 * fraction, 2) + "%";
+  return format_of_expected(fraction, 100) + "%";
 }
 
 std::string_view source_name(FigureSource s) {
@@ -248,6 +249,16 @@ std::string_view verdict_class_name(VerdictClass v) {
       return "not decided";
   }
   return "";
+}
+
+std::string format_of_expected(double of, double scale, int significant) {
+  std::string text = format_number(scale * of, significant);
+  if (!std::isfinite(of)) return text;
+  for (int digits = significant + 1; digits <= std::max(significant, 6); ++digits) {
+    if (classify_of_expected(std::strtod(text.c_str(), nullptr) / scale) == classify_of_expected(of)) break;
+    text = format_number(scale * of, digits);
+  }
+  return text;
 }
 
 VerdictClass classify_of_expected(double of) {

@@ -40,6 +40,19 @@ TEST(ExpectedVerdicts, ThresholdsOnATable) {
   for (const auto& [of, v] : table) EXPECT_EQ(classify_of_expected(of), v) << of;
 }
 
+// A figure said beside its verdict never rounds onto another verdict's side of a threshold: two
+// digits where they keep it, up to six where they would not.
+TEST(ExpectedVerdicts, OfExpectedTextStaysOnItsSide) {
+  EXPECT_EQ(format_of_expected(0.43), "0.43");
+  EXPECT_EQ(format_of_expected(0.696), "0.696");         // below, not "0.7"
+  EXPECT_EQ(format_of_expected(0.696, 100), "69.6");     // the verdict lines' percent
+  EXPECT_EQ(format_of_expected(0.69996), "0.69996");
+  EXPECT_EQ(format_of_expected(0.398), "0.398");         // far below, not "0.4"
+  EXPECT_EQ(format_of_expected(1.049), "1");             // good either way
+  EXPECT_EQ(format_of_expected(1.0504, 100), "105.04");  // above the model, not "105"
+  EXPECT_EQ(format_of_expected(0.72), "0.72");
+}
+
 // 88.6% at 16 and 64 MiB: one range, "from 16 MiB", the figures at 64 MiB; 8 B latency-bound:
 // 300.1 us expected against 320 measured = 93.8%.
 TEST(ExpectedVerdicts, GoodAtTheLinkRateAndLatencyBoundSizes) {

@@ -147,7 +147,7 @@ std::string alone_and_step(double covered, double in_step, double alone, double 
     // The bench's of_expected: past 1.05 the calls beat the model (one of its figures is too low),
     // said as how many times faster, not as a share of it.
     const double of = expected / alone_priced;
-    out += ", " + format_number(of, 2) +
+    out += ", " + format_of_expected(of) +
            (of > 1.05 ? " times faster than the machine model allows: " : " of what the machine allows: ") +
            std::string(verdict_class_name(classify_of_expected(of)));
   }

@@ -24,6 +24,9 @@ enum class VerdictClass { good, below, far_below, above_model, not_decided };
 // "good", "below", "far below", "above the model (...)", "not decided"
 std::string_view verdict_class_name(VerdictClass v);
 VerdictClass classify_of_expected(double of_expected);  // by the thresholds alone
+// of_expected x `scale` at `significant` digits, or at more (up to 6) where fewer would round it
+// onto the other side of a threshold: 0.696 is "0.696" (below), not "0.7" (which reads good).
+std::string format_of_expected(double of_expected, double scale = 1, int significant = 2);
 
 // What a verdict allows for beside the row's own figure (docs/verdicts.md, "Stable inputs" and "A
 // busy machine"): the figure that priced the row moved `spread` over its probe's repeats and `moved`
